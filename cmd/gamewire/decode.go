@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// decodeCmd is `gamewire decode`. Its contract is documented in docs/cli.md.
+// The flags shared by every input live here; each kind of input (a PRUDP packet in
+// hex, a Pia packet in hex, a capture file) adds its own flags and its decoder in a
+// file of its own: decode_prudp.go, decode_pia.go, decode_capture.go.
+var decodeCmd = &cobra.Command{
+	Use:   "decode [CAPTURE]",
+	Short: "Decode packets given in hex, or a pcap/pcapng capture, into readable records",
+	Long: `decode prints one record per packet (or reassembled message) it finds.
+
+  gamewire decode --hex HEX [--dialect auto|nex-v0|nex-v0-friends|nex-v1|nex-lite|quazal|hyperscape]
+                  [--access-key K] [--checksum 1|4] [--rc4-key K | --decrypt] [--format text|json]
+  gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
+  gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
+                  (CAPTURE "-" reads standard input)`,
+	Args: cobra.MaximumNArgs(1),
+	RunE: runDecode,
+}
+
+// decodeFlags holds the flags every decode input shares.
+var decodeFlags struct {
+	hex       string
+	format    string
+	dialect   []string
+	accessKey string
+}
+
+func init() {
+	f := decodeCmd.Flags()
+	f.StringVar(&decodeFlags.hex, "hex", "", "packet bytes in hex (spaces and colons allowed)")
+	f.StringVar(&decodeFlags.format, "format", "text", "output format: text or json (JSON Lines)")
+	f.StringArrayVar(&decodeFlags.dialect, "dialect", nil, "PRUDP dialect for --hex (auto|nex-v0|nex-v0-friends|nex-v1|nex-lite|quazal|hyperscape), or PORT=NAME for a capture (repeatable)")
+	f.StringVar(&decodeFlags.accessKey, "access-key", "", "PRUDP access key (checksums, signatures)")
+	rootCmd.AddCommand(decodeCmd)
+}
+
+func runDecode(cmd *cobra.Command, args []string) error {
+	switch decodeFlags.format {
+	case "text", "json":
+	default:
+		return errors.New("decode: --format must be text or json, not " + decodeFlags.format)
+	}
+	switch {
+	case len(args) == 1:
+		return decodeCapture(cmd, args[0])
+	case piaRequested(cmd):
+		return decodePia(cmd)
+	case decodeFlags.hex != "":
+		return decodePRUDP(cmd)
+	default:
+		return errors.New("decode: give --hex HEX or a capture file (see gamewire decode --help)")
+	}
+}
