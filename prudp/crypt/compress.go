@@ -1,0 +1,93 @@
+package crypt
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Compression errors. Decompress wraps them with the offset or limit involved.
+var (
+	// ErrEmpty reports a payload too short to hold the compression-ratio byte.
+	ErrEmpty = errors.New("missing compression-ratio byte")
+	// ErrTooLarge reports a payload whose decompressed size exceeds the caller's limit.
+	ErrTooLarge = errors.New("decompressed payload exceeds limit")
+	// ErrCorrupt reports a zlib stream that does not decode or is followed by stray bytes.
+	ErrCorrupt = errors.New("corrupt zlib stream")
+)
+
+// maxRatio is the largest ratio the single ratio byte can carry.
+const maxRatio = 255
+
+// Compress appends the compressed form of src to dst and returns the extended
+// slice. It implements "Compression" in specs/prudp-nex.md: one ratio byte
+// followed by a zlib stream.
+//
+// The ratio written is ceil(len(src)/len(zlib)), at least 1 and at most 255.
+// (The spec says "rounded upwards"; field notes report servers that write
+// n/c+1 instead, which Decompress accepts too.) An empty src is written as a
+// ratio byte of 0 with nothing after it, the uncompressed encoding of an empty
+// payload, since a ratio of 0 is how the format says "not compressed".
+func Compress(dst, src []byte) []byte {
+	if len(src) == 0 {
+		return append(dst, 0)
+	}
+	start := len(dst)
+	dst = append(dst, 0) // ratio placeholder
+	w := bytes.NewBuffer(dst)
+	zw := zlib.NewWriter(w)
+	// Writes to a bytes.Buffer cannot fail.
+	_, _ = zw.Write(src)
+	_ = zw.Close()
+	dst = w.Bytes()
+	c := len(dst) - start - 1
+	ratio := (len(src) + c - 1) / c
+	ratio = min(max(ratio, 1), maxRatio)
+	dst[start] = byte(ratio)
+	return dst
+}
+
+// Decompress undoes Compress. It implements "Compression" in
+// specs/prudp-nex.md.
+//
+// A ratio byte of 0 means the rest of b is the payload uncompressed; the
+// returned slice then aliases b. Any non-zero ratio is accepted, because
+// implementations disagree on how they round it, and the ratio is never used
+// to size an allocation: the output grows as the zlib stream decodes and is
+// refused with ErrTooLarge once it would exceed limit bytes (a negative
+// limit counts as 0). Bytes after the end of
+// the zlib stream are an error (ErrCorrupt), not silently dropped.
+func Decompress(b []byte, limit int) ([]byte, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("decompress: %w (payload is 0 bytes)", ErrEmpty)
+	}
+	if b[0] == 0 {
+		rest := b[1:]
+		if len(rest) > limit {
+			return nil, fmt.Errorf("decompress: %w: uncompressed payload is %d bytes, limit %d", ErrTooLarge, len(rest), limit)
+		}
+		return rest, nil
+	}
+	src := bytes.NewReader(b[1:])
+	zr, err := zlib.NewReader(src)
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w at offset 1: %v", ErrCorrupt, err)
+	}
+	defer zr.Close()
+	limit = max(limit, 0)
+	var out bytes.Buffer
+	// Reading one byte past the limit tells "exactly limit" from "more".
+	n, err := io.Copy(&out, io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompress: %w after %d output bytes: %v", ErrCorrupt, n, err)
+	}
+	if n > int64(limit) {
+		return nil, fmt.Errorf("decompress: %w: output passes limit of %d bytes", ErrTooLarge, limit)
+	}
+	if rest := src.Len(); rest != 0 {
+		return nil, fmt.Errorf("decompress: %w: %d stray bytes after zlib stream at offset %d", ErrCorrupt, rest, len(b)-rest)
+	}
+	return out.Bytes(), nil
+}

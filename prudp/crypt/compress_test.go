@@ -1,0 +1,154 @@
+package crypt
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+func zlibBytes(t testing.TB, p []byte) []byte {
+	var b bytes.Buffer
+	w := zlib.NewWriter(&b)
+	w.Write(p)
+	w.Close()
+	return b.Bytes()
+}
+
+func TestCompressRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 3000)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	tests := map[string][]byte{
+		"empty":     {},
+		"one":       {0x42},
+		"text":      []byte("RMC call RMC call RMC call RMC call RMC call"),
+		"zeros 64k": make([]byte, 65536),
+		"random":    random,
+	}
+	for name, src := range tests {
+		t.Run(name, func(t *testing.T) {
+			prefix := []byte{0xAA, 0xBB}
+			enc := Compress(append([]byte(nil), prefix...), src)
+			if !bytes.Equal(enc[:2], prefix) {
+				t.Fatalf("Compress clobbered dst prefix: % x", enc[:2])
+			}
+			enc = enc[2:]
+			if len(src) == 0 {
+				if !bytes.Equal(enc, []byte{0}) {
+					t.Fatalf("empty payload encoded as % x, want 00", enc)
+				}
+			} else {
+				c := len(enc) - 1
+				want := min(max((len(src)+c-1)/c, 1), 255)
+				if int(enc[0]) != want {
+					t.Fatalf("ratio byte = %d, want ceil(%d/%d) = %d", enc[0], len(src), c, want)
+				}
+			}
+			got, err := Decompress(enc, len(src))
+			if err != nil {
+				t.Fatalf("Decompress: %v", err)
+			}
+			if !bytes.Equal(got, src) {
+				t.Fatalf("round trip mismatch: got %d bytes, want %d", len(got), len(src))
+			}
+			if len(src) > 0 {
+				if _, err := Decompress(enc, len(src)-1); !errors.Is(err, ErrTooLarge) {
+					t.Fatalf("limit len-1: err = %v, want ErrTooLarge", err)
+				}
+			}
+		})
+	}
+}
+
+func TestDecompressAnyRatio(t *testing.T) {
+	src := bytes.Repeat([]byte("abcd"), 100)
+	z := zlibBytes(t, src)
+	// ceil(n/c), n/c+1, and nonsense values must all be accepted.
+	for _, ratio := range []byte{1, byte((len(src) + len(z) - 1) / len(z)), byte(len(src)/len(z) + 1), 200, 255} {
+		got, err := Decompress(append([]byte{ratio}, z...), 1<<20)
+		if err != nil {
+			t.Fatalf("ratio %d: %v", ratio, err)
+		}
+		if !bytes.Equal(got, src) {
+			t.Fatalf("ratio %d: wrong output", ratio)
+		}
+	}
+}
+
+func TestDecompressUncompressed(t *testing.T) {
+	in := []byte{0, 1, 2, 3}
+	got, err := Decompress(in, 3)
+	if err != nil || !bytes.Equal(got, []byte{1, 2, 3}) {
+		t.Fatalf("Decompress = % x, %v", got, err)
+	}
+	if _, err := Decompress(in, 2); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestDecompressErrors(t *testing.T) {
+	good := append([]byte{4}, zlibBytes(t, bytes.Repeat([]byte{7}, 100))...)
+	tests := []struct {
+		name  string
+		in    []byte
+		limit int
+		want  error
+	}{
+		{"nil", nil, 100, ErrEmpty},
+		{"not zlib", []byte{3, 1, 2, 3, 4}, 100, ErrCorrupt},
+		{"trailing bytes", append(append([]byte(nil), good...), 0x99), 100, ErrCorrupt},
+		{"bad checksum", func() []byte { b := append([]byte(nil), good...); b[len(b)-1] ^= 1; return b }(), 100, ErrCorrupt},
+		{"over limit", good, 99, ErrTooLarge},
+		{"negative limit", good, -5, ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decompress(tt.in, tt.limit)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	// Every strict prefix of a compressed payload is an error.
+	for i := 1; i < len(good); i++ {
+		if _, err := Decompress(good[:i], 100); err == nil {
+			t.Fatalf("prefix of %d bytes accepted", i)
+		}
+	}
+}
+
+func TestDecompressBomb(t *testing.T) {
+	// 16 MiB of zeros compresses to ~16 KiB; a 64 KiB limit must stop it early.
+	bomb := Compress(nil, make([]byte, 16<<20))
+	if _, err := Decompress(bomb, 64<<10); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+}
+
+func FuzzDecompress(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3})
+	f.Add(Compress(nil, []byte("hello hello hello hello")))
+	f.Add(Compress(nil, make([]byte, 1000)))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		const limit = 1 << 16
+		out, err := Decompress(b, limit)
+		if err != nil {
+			return
+		}
+		if len(out) > limit {
+			t.Fatalf("output %d bytes over limit", len(out))
+		}
+		back, err := Decompress(Compress(nil, out), limit)
+		if err != nil {
+			t.Fatalf("recompress: %v", err)
+		}
+		if !bytes.Equal(back, out) {
+			t.Fatal("recompress round trip mismatch")
+		}
+	})
+}

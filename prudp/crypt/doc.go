@@ -1,0 +1,9 @@
+// Package crypt holds the byte-level building blocks of PRUDP payload
+// protection: the compression wrapper ("Compression" in specs/prudp-nex.md),
+// RC4 streams per direction and substream ("Encryption"), the key of
+// unreliable packets ("Details on substreams and unreliable packets") and the
+// per-packet re-keying used by Quazal Rendez-Vous.
+//
+// Nothing here knows about sockets or packet headers: callers hand in payload
+// slices and keys.
+package crypt
