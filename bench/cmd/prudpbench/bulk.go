@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	kcp "github.com/xtaci/kcp-go/v5"
+)
+
+// runBulk prints one connection's one-way transfer rate for gamewire and for kcp-go
+// (no FEC, no encryption), measured back to back in this run.
+func runBulk(mb int) {
+	fmt.Println("| bulk transfer, one connection | MB/s |")
+	fmt.Println("|---|---|")
+	k, err := bulkKCP(mb)
+	printBulk("kcp-go v5.6.72 (no FEC, no crypt)", k, err)
+	g, err := bulkGamewire(mb)
+	printBulk("gamewire "+*serveDial, g, err)
+	if k > 0 && g > 0 {
+		fmt.Printf("\ngamewire / kcp-go bulk: %.2fx\n", g/k)
+	}
+}
+
+func printBulk(name string, mbps float64, err error) {
+	if err != nil {
+		fmt.Printf("| %s | error: %v |\n", name, err)
+		return
+	}
+	fmt.Printf("| %s | %.1f |\n", name, mbps)
+}
+
+// bulkKCP sends mb megabytes over one kcp-go session in fast mode with a large window.
+func bulkKCP(mb int) (float64, error) {
+	l, err := kcp.ListenWithOptions("127.0.0.1:0", nil, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	total := mb << 20
+	done := make(chan error, 1)
+	go func() {
+		s, err := l.AcceptKCP()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer s.Close()
+		tune(s)
+		_, err = io.CopyN(io.Discard, s, int64(total))
+		done <- err
+	}()
+	s, err := kcp.DialWithOptions(l.Addr().String(), nil, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	tune(s)
+	buf := make([]byte, 64<<10)
+	start := time.Now()
+	for sent := 0; sent < total; sent += len(buf) {
+		if _, err := s.Write(buf); err != nil {
+			return 0, err
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return 0, err
+		}
+	case <-time.After(2 * time.Minute):
+		return 0, fmt.Errorf("kcp bulk did not finish in 2 minutes")
+	}
+	return float64(total) / (1 << 20) / time.Since(start).Seconds(), nil
+}
+
+func tune(s *kcp.UDPSession) {
+	s.SetNoDelay(1, 10, 2, 1)
+	s.SetWindowSize(1024, 1024)
+	s.SetMtu(1400)
+	s.SetStreamMode(true)
+	s.SetACKNoDelay(false)
+}
+
+var _ net.Conn = (*kcp.UDPSession)(nil)

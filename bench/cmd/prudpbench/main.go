@@ -1,0 +1,219 @@
+// Command prudpbench compares, in one run and on loopback, gamewire's PRUDP server with
+// nex-go v2.3.1's and with a plain UDP echo server under the same closed-loop load, and
+// gamewire's bulk transfer with kcp-go's. Each server runs as a child process of this
+// binary so its CPU time and memory are read from /proc apart from the load generator's.
+//
+//	go run ./cmd/prudpbench                     # the full table (a few minutes)
+//	go run ./cmd/prudpbench -duration 1s -clients 16 -sizes 64
+//
+// Results are printed as a markdown table with ratios against the peers measured in the
+// same run; docs/performance.md records a run with the command that produced it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	serveKind = flag.String("serve", "", "internal: run as the server child of this kind")
+	serveDial = flag.String("dialect", "nex-v1", "PRUDP dialect for the PRUDP servers")
+	accessKey = flag.String("access-key", "ridfebb9", "PRUDP access key")
+	duration  = flag.Duration("duration", 3*time.Second, "measuring time per cell")
+	clientsF  = flag.String("clients", "1,16,256", "closed-loop client counts")
+	sizesF    = flag.String("sizes", "64,1024", "message sizes in bytes")
+	serversF  = flag.String("servers", "gamewire,nexgo,udpecho", "servers to measure")
+	bulkMB    = flag.Int("bulk-mb", 64, "megabytes for the bulk transfer comparison (0 skips it)")
+	idleConns = flag.Int("idle", 20000, "idle connections for the memory measurement (0 skips it)")
+)
+
+// requester sends one message and waits for its echo.
+type requester interface {
+	roundTrip(ctx context.Context, msg []byte) error
+	close()
+}
+
+// server kinds: how to serve as a child, and how to dial one as a client.
+type kind struct {
+	serve func(ctx context.Context) (addr string, err error)
+	dial  func(ctx context.Context, addr string) (requester, error)
+}
+
+var kinds = map[string]kind{
+	"udpecho":  {serve: serveUDPEcho, dial: dialUDPEcho},
+	"gamewire": {serve: serveGamewire, dial: dialGamewire},
+	"nexgo":    {serve: serveNexgo, dial: dialNexgo},
+}
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	if *serveKind != "" {
+		k, ok := kinds[*serveKind]
+		if !ok {
+			log.Fatalf("prudpbench: unknown server kind %q", *serveKind)
+		}
+		addr, err := k.serve(context.Background())
+		if err != nil {
+			log.Fatalf("prudpbench: serve %s: %v", *serveKind, err)
+		}
+		fmt.Println("listening", addr)
+		select {} // until killed by the parent
+	}
+	clients := ints(*clientsF)
+	sizes := ints(*sizesF)
+	servers := strings.Split(*serversF, ",")
+	fmt.Printf("# prudpbench %s, %s per cell, dialect %s\n\n", time.Now().UTC().Format(time.RFC3339), *duration, *serveDial)
+	fmt.Println("| server | clients | size | requests/s | p50 | p99 | server CPU/request | server RSS |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	results := map[string]result{}
+	for _, n := range clients {
+		for _, size := range sizes {
+			for _, s := range servers {
+				r, err := measure(s, n, size)
+				if err != nil {
+					fmt.Printf("| %s | %d | %d | error: %v | | | | |\n", s, n, size, err)
+					continue
+				}
+				results[fmt.Sprintf("%s/%d/%d", s, n, size)] = r
+				fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s | %.1f MiB |\n", s, n, size, r.rate, r.p50, r.p99, r.cpuPerReq, float64(r.rss)/(1<<20))
+			}
+		}
+	}
+	fmt.Println()
+	fmt.Println("| clients | size | gamewire / nex-go (req/s) | gamewire / UDP echo (req/s) | gamewire / nex-go (CPU per request) |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, n := range clients {
+		for _, size := range sizes {
+			g, okG := results[fmt.Sprintf("gamewire/%d/%d", n, size)]
+			x, okX := results[fmt.Sprintf("nexgo/%d/%d", n, size)]
+			u, okU := results[fmt.Sprintf("udpecho/%d/%d", n, size)]
+			fmt.Printf("| %d | %d | %s | %s | %s |\n", n, size,
+				ratio(okG && okX, g.rate, x.rate), ratio(okG && okU, g.rate, u.rate),
+				ratio(okG && okX, float64(g.cpuPerReq), float64(x.cpuPerReq)))
+		}
+	}
+	if *bulkMB > 0 {
+		fmt.Println()
+		runBulk(*bulkMB)
+	}
+	if *idleConns > 0 {
+		fmt.Println()
+		runIdle(*idleConns)
+	}
+}
+
+func ratio(ok bool, a, b float64) string {
+	if !ok || b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+type result struct {
+	rate      float64
+	p50, p99  time.Duration
+	cpuPerReq time.Duration
+	rss       int64
+}
+
+// measure runs n closed-loop clients of size-byte messages against a fresh server child.
+func measure(server string, n, size int) (result, error) {
+	k, ok := kinds[server]
+	if !ok {
+		return result{}, fmt.Errorf("unknown server %q", server)
+	}
+	c, err := startChild(server, "-dialect", *serveDial, "-access-key", *accessKey)
+	if err != nil {
+		return result{}, err
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), *duration+30*time.Second)
+	defer cancel()
+	reqs := make([]requester, n)
+	for i := range reqs {
+		r, err := k.dial(ctx, c.addr)
+		if err != nil {
+			for _, r := range reqs[:i] {
+				r.close()
+			}
+			return result{}, fmt.Errorf("dial client %d: %w", i, err)
+		}
+		reqs[i] = r
+	}
+	defer func() {
+		for _, r := range reqs {
+			r.close()
+		}
+	}()
+	msg := make([]byte, size)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	// Warm up, then measure.
+	for _, r := range reqs {
+		if err := r.roundTrip(ctx, msg); err != nil {
+			return result{}, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	var stop atomic.Bool
+	var failed atomic.Value
+	lat := make([]latencies, n)
+	cpu0 := c.cpu()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				t := time.Now()
+				if err := r.roundTrip(ctx, msg); err != nil {
+					failed.Store(err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t))
+			}
+		}()
+	}
+	time.Sleep(*duration)
+	stop.Store(true)
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := c.cpu() - cpu0
+	if err, ok := failed.Load().(error); ok {
+		return result{}, err
+	}
+	all := merge(lat)
+	if len(all) == 0 {
+		return result{}, fmt.Errorf("no request completed")
+	}
+	return result{
+		rate:      float64(len(all)) / elapsed.Seconds(),
+		p50:       all.quantile(0.50),
+		p99:       all.quantile(0.99),
+		cpuPerReq: cpu / time.Duration(len(all)),
+		rss:       c.rss(),
+	}, nil
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "prudpbench: bad number %q\n", f)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}
