@@ -3,8 +3,11 @@ package crypt
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -151,4 +154,64 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatal("recompress round trip mismatch")
 		}
 	})
+}
+
+// TestDecompressGROVector inflates the DO Join Request of the Ghost Recon
+// Online wiki (testdata/prudp/vectors.json "quazal-gro-do-join-request"):
+// ratio byte 0x02, then zlib inflating to 39 bytes.
+func TestDecompressGROVector(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/prudp/vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Packets []struct {
+			Name string `json:"name"`
+			Hex  string `json:"hex"`
+		} `json:"packets"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	var pkt []byte
+	for _, p := range v.Packets {
+		if p.Name == "quazal-gro-do-join-request" {
+			pkt = unhex(t, p.Hex)
+		}
+	}
+	// Quazal V0 DATA header: 10 bytes, fragment id, LE16 size; 1-byte checksum last.
+	const payloadOff = 13
+	if len(pkt) < payloadOff+1 {
+		t.Fatalf("vector missing or short: %d bytes", len(pkt))
+	}
+	size := int(binary.LittleEndian.Uint16(pkt[11:13]))
+	if payloadOff+size+1 != len(pkt) {
+		t.Fatalf("size field %d does not match packet length %d", size, len(pkt))
+	}
+	payload := pkt[payloadOff : payloadOff+size]
+	if payload[0] != 2 {
+		t.Fatalf("ratio byte %d, want 2", payload[0])
+	}
+	out, err := Decompress(payload, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 39 {
+		t.Fatalf("inflated to %d bytes, want 39", len(out))
+	}
+	if _, err := Decompress(payload, 38); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("limit 38: err = %v, want ErrTooLarge", err)
+	}
+}
+
+func BenchmarkDecompress1K(b *testing.B) {
+	src := bytes.Repeat([]byte("RMC response payload "), 50)[:1024]
+	enc := Compress(nil, src)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decompress(enc, 2048); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
