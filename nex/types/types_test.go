@@ -110,8 +110,8 @@ var goldens = []golden{
 		func(r *Reader) any { return r.ResultRange("range") }, ResultRange{1, 2}},
 	{"AnyDataHolder/NullData", hdr, "0900 4e756c6c4461746100 0e000000 0a000000 00 00000000 00 00000000",
 		func(b []byte) ([]byte, error) {
-			data := AppendData(nil, hdr)      // Data level
-			data = AppendData(data, hdr)      // NullData level (no fields)
+			data := AppendData(nil, hdr) // Data level
+			data = AppendData(data, hdr) // NullData level (no fields)
 			return AppendAnyDataHolder(b, AnyDataHolder{TypeName: "NullData", Data: data})
 		},
 		func(r *Reader) any { return r.AnyDataHolder("any") },
