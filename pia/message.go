@@ -1,0 +1,455 @@
+package pia
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Message flags ("Message flags" in specs/pia.md).
+const (
+	FlagMulticast = 0x01 // Destination is a bitmap of station indexes
+	FlagRelay     = 0x02 // the message should be relayed to another console
+	FlagRelayed   = 0x04 // the message was relayed through another console
+	FlagNoBundle  = 0x08 // the message may not share a packet with other messages
+	// FlagZlibOld and FlagZlibNew mark a zlib-compressed payload: 0x10 from about
+	// 5.14, 0x20 in later versions (see ZlibFlag).
+	FlagZlibOld = 0x10
+	FlagZlibNew = 0x20
+)
+
+// Station index special values ("Station index" in specs/pia.md).
+const (
+	StationIndexInvalid   = 253 // a console that has not joined a mesh yet
+	StationIndexHost      = 254 // the host of the mesh
+	StationIndexBroadcast = 255 // broadcast messages
+)
+
+// Presence bits of the 5.18+ message layouts: a field whose bit is clear is copied
+// from the previous message of the packet.
+const (
+	presFlags       = 0x01
+	presSize        = 0x02
+	presProtocol    = 0x04
+	presDestination = 0x08
+	presSource      = 0x10 // 5.18-5.26 only
+)
+
+// maxInflated bounds a decompressed payload (Pia messages fit in one UDP datagram;
+// 64 KiB is far above any MTU and keeps a zlib bomb harmless).
+const maxInflated = 64 << 10
+
+// ZlibFlag returns the message flag that marks a zlib-compressed payload in v:
+// 0x10 for 5.x and 0x20 for 6.x. The spec only says "later versions use 0x20";
+// taking 6.x as "later" is this package's choice (docs/pia.md).
+func ZlibFlag(v Version) uint8 {
+	if v.Major >= 6 {
+		return FlagZlibNew
+	}
+	return FlagZlibOld
+}
+
+// Message is one Pia message ("Messages" in specs/pia.md). Fields that a layout
+// does not carry are zero. Payload aliases the buffer the message was parsed from.
+type Message struct {
+	Flags uint8
+	// SourceStationIndex is carried up to 5.4 only (see StationIndexHost etc.).
+	SourceStationIndex uint8
+	// ProtocolType is 16-bit up to 5.4 and 8-bit later.
+	ProtocolType uint16
+	// ProtocolPort is 16-bit up to 5.4, 8-bit in 5.6-5.12, 24-bit from 5.14.
+	ProtocolPort uint32
+	// Destination is a constant id, or with FlagMulticast a bitmap with bit
+	// 1<<station index set for each destination (32-bit up to 5.4).
+	Destination uint64
+	// SourceConstantID is carried up to 5.26 (32-bit up to 5.4).
+	SourceConstantID uint64
+	// PresenceExtra holds bits of the 5.18+ presence byte that announce no field
+	// (the published 5.27 vector sets 0x7F, of which only 0x0F name fields). They are
+	// kept so that a decoded message re-encodes to the same byte.
+	PresenceExtra uint8
+	Payload       []byte
+}
+
+// Multicast reports whether Destination is a station bitmap.
+func (m *Message) Multicast() bool { return m.Flags&FlagMulticast != 0 }
+
+// DestinationStations returns the station indexes set in a multicast bitmap
+// (appended to dst). It returns dst unchanged for unicast messages.
+func (m *Message) DestinationStations(dst []uint8) []uint8 {
+	if !m.Multicast() {
+		return dst
+	}
+	for i := 0; i < 64; i++ {
+		if m.Destination&(1<<i) != 0 {
+			dst = append(dst, uint8(i))
+		}
+	}
+	return dst
+}
+
+// Compressed reports whether the payload is zlib-compressed under version v.
+func (m *Message) Compressed(v Version) bool { return m.Flags&ZlibFlag(v) != 0 }
+
+// Inflate appends the decompressed payload of a compressed message to dst. It stops
+// with ErrTooLarge beyond 64 KiB.
+func (m *Message) Inflate(dst []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(m.Payload))
+	if err != nil {
+		return dst, fmt.Errorf("pia message: zlib payload: %w", err)
+	}
+	defer zr.Close()
+	w := bytes.NewBuffer(dst)
+	n, err := io.Copy(w, io.LimitReader(zr, maxInflated+1))
+	if err != nil {
+		return dst, fmt.Errorf("pia message: zlib payload: %w", err)
+	}
+	if n > maxInflated {
+		return dst, fmt.Errorf("pia message: zlib payload: %w: over %d bytes", ErrTooLarge, maxInflated)
+	}
+	return w.Bytes(), nil
+}
+
+// Deflate sets m.Payload to the zlib compression of payload and sets flag.
+func (m *Message) Deflate(payload []byte, flag uint8) error {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	if _, err := zw.Write(payload); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	m.Payload = buf.Bytes()
+	m.Flags |= flag
+	return nil
+}
+
+// fixedHeaderSize is the size of a message header in the layouts without inheritance.
+func (l MessageLayout) fixedHeaderSize() int {
+	switch l {
+	case MessageUpTo5_4:
+		return 20
+	case Message5_6, Message5_14:
+		return 24
+	case Message5_11:
+		return 22
+	}
+	return 0
+}
+
+func pad4(n int) int { return (n + 3) &^ 3 }
+
+// ParseMessage implements "Messages" in specs/pia.md: it decodes one message of
+// layout l from b, including its padding to 4 bytes, and returns it with the number
+// of bytes used. For the 5.18+ layouts prev is the previous message of the packet
+// (nil for the first), whose values fill the fields the message leaves out.
+// The payload aliases b.
+func ParseMessage(b []byte, l MessageLayout, prev *Message) (Message, int, error) {
+	var m Message
+	var size, off int
+	if hs := l.fixedHeaderSize(); hs != 0 {
+		if len(b) < hs {
+			return m, 0, fmt.Errorf("pia message %s: %w: %d bytes, header needs %d", l, ErrTruncated, len(b), hs)
+		}
+		m.Flags = b[0]
+		switch l {
+		case MessageUpTo5_4:
+			m.SourceStationIndex = b[1]
+			size = int(binary.BigEndian.Uint16(b[2:]))
+			m.Destination = uint64(binary.BigEndian.Uint32(b[4:]))
+			m.SourceConstantID = uint64(binary.BigEndian.Uint32(b[8:]))
+			m.ProtocolType = binary.BigEndian.Uint16(b[12:])
+			m.ProtocolPort = uint32(binary.BigEndian.Uint16(b[14:]))
+		case Message5_6:
+			size = int(binary.BigEndian.Uint16(b[1:]))
+			m.Destination = binary.BigEndian.Uint64(b[3:])
+			m.SourceConstantID = binary.BigEndian.Uint64(b[11:])
+			m.ProtocolType = uint16(b[19])
+			m.ProtocolPort = uint32(b[20])
+		case Message5_11, Message5_14:
+			want := byte(1)
+			if l == Message5_14 {
+				want = 2
+			}
+			if b[1] != want {
+				return m, 0, fmt.Errorf("pia message %s: %w: version %d at offset 1 (want %d)", l, ErrBadField, b[1], want)
+			}
+			size = int(binary.BigEndian.Uint16(b[2:]))
+			m.ProtocolType = uint16(b[4])
+			if l == Message5_11 {
+				m.ProtocolPort = uint32(b[5])
+				m.Destination = binary.BigEndian.Uint64(b[6:])
+				m.SourceConstantID = binary.BigEndian.Uint64(b[14:])
+			} else {
+				m.ProtocolPort = uint32(b[5])<<16 | uint32(binary.BigEndian.Uint16(b[6:]))
+				m.Destination = binary.BigEndian.Uint64(b[8:])
+				m.SourceConstantID = binary.BigEndian.Uint64(b[16:])
+			}
+		}
+		off = hs
+	} else if l.inherits() {
+		if prev != nil {
+			m = *prev
+			m.Payload = nil
+		}
+		size = len(m.Payload)
+		if prev != nil {
+			size = len(prev.Payload)
+		}
+		if len(b) < 1 {
+			return Message{}, 0, fmt.Errorf("pia message %s: %w: no presence byte", l, ErrTruncated)
+		}
+		pres := b[0]
+		defined := uint8(presFlags | presSize | presProtocol | presDestination)
+		if l == Message5_18 {
+			defined |= presSource
+		}
+		m.PresenceExtra = pres &^ defined
+		need := 1
+		if pres&presFlags != 0 {
+			need++
+		}
+		if pres&presSize != 0 {
+			need += 2
+		}
+		if pres&presProtocol != 0 {
+			need += 4
+		}
+		if pres&presDestination != 0 {
+			need += 8
+		}
+		if l == Message5_18 && pres&presSource != 0 {
+			need += 8
+		}
+		if len(b) < need {
+			return Message{}, 0, fmt.Errorf("pia message %s: %w: presence 0x%02x needs %d header bytes, have %d", l, ErrTruncated, pres, need, len(b))
+		}
+		off = 1
+		if pres&presFlags != 0 {
+			m.Flags = b[off]
+			off++
+		}
+		if pres&presSize != 0 {
+			size = int(binary.BigEndian.Uint16(b[off:]))
+			off += 2
+		}
+		if pres&presProtocol != 0 {
+			m.ProtocolType = uint16(b[off])
+			m.ProtocolPort = uint32(b[off+1])<<16 | uint32(binary.BigEndian.Uint16(b[off+2:]))
+			off += 4
+		}
+		if pres&presDestination != 0 {
+			m.Destination = binary.BigEndian.Uint64(b[off:])
+			off += 8
+		}
+		if l == Message5_18 && pres&presSource != 0 {
+			m.SourceConstantID = binary.BigEndian.Uint64(b[off:])
+			off += 8
+		}
+	} else {
+		return Message{}, 0, fmt.Errorf("pia message: %w: layout %d", ErrUnsupported, l)
+	}
+	if len(b)-off < size {
+		return Message{}, 0, fmt.Errorf("pia message %s: %w: payload size %d at header end (offset %d), only %d bytes left", l, ErrTruncated, size, off, len(b)-off)
+	}
+	m.Payload = b[off : off+size : off+size]
+	total := pad4(off + size)
+	if total > len(b) {
+		// The last message of a packet may lack its padding only if nothing follows;
+		// Pia always pads, so a missing pad is a truncation.
+		return Message{}, 0, fmt.Errorf("pia message %s: %w: padding to 4 bytes needs %d bytes, have %d", l, ErrTruncated, total, len(b))
+	}
+	return m, total, nil
+}
+
+// AppendMessage implements "Messages" in specs/pia.md: it appends m in layout l,
+// padded with zeros to 4 bytes. For the 5.18+ layouts prev is the previous message
+// of the packet (nil for the first, which then carries every field); later messages
+// carry only the fields that differ from prev.
+func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte, error) {
+	if err := m.check(l); err != nil {
+		return b, err
+	}
+	start := len(b)
+	size := len(m.Payload)
+	switch l {
+	case MessageUpTo5_4:
+		b = append(b, m.Flags, m.SourceStationIndex)
+		b = binary.BigEndian.AppendUint16(b, uint16(size))
+		b = binary.BigEndian.AppendUint32(b, uint32(m.Destination))
+		b = binary.BigEndian.AppendUint32(b, uint32(m.SourceConstantID))
+		b = binary.BigEndian.AppendUint16(b, m.ProtocolType)
+		b = binary.BigEndian.AppendUint16(b, uint16(m.ProtocolPort))
+		b = append(b, 0, 0, 0, 0)
+	case Message5_6:
+		b = append(b, m.Flags)
+		b = binary.BigEndian.AppendUint16(b, uint16(size))
+		b = binary.BigEndian.AppendUint64(b, m.Destination)
+		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
+		b = append(b, uint8(m.ProtocolType), uint8(m.ProtocolPort), 0, 0, 0)
+	case Message5_11:
+		b = append(b, m.Flags, 1)
+		b = binary.BigEndian.AppendUint16(b, uint16(size))
+		b = append(b, uint8(m.ProtocolType), uint8(m.ProtocolPort))
+		b = binary.BigEndian.AppendUint64(b, m.Destination)
+		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
+	case Message5_14:
+		b = append(b, m.Flags, 2)
+		b = binary.BigEndian.AppendUint16(b, uint16(size))
+		b = append(b, uint8(m.ProtocolType), uint8(m.ProtocolPort>>16), uint8(m.ProtocolPort>>8), uint8(m.ProtocolPort))
+		b = binary.BigEndian.AppendUint64(b, m.Destination)
+		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
+	case Message5_18, Message5_27:
+		pres := m.PresenceExtra
+		if prev == nil || prev.Flags != m.Flags {
+			pres |= presFlags
+		}
+		if prev == nil || len(prev.Payload) != size {
+			pres |= presSize
+		}
+		if prev == nil || prev.ProtocolType != m.ProtocolType || prev.ProtocolPort != m.ProtocolPort {
+			pres |= presProtocol
+		}
+		if prev == nil || prev.Destination != m.Destination {
+			pres |= presDestination
+		}
+		if l == Message5_18 && (prev == nil || prev.SourceConstantID != m.SourceConstantID) {
+			pres |= presSource
+		}
+		b = append(b, pres)
+		if pres&presFlags != 0 {
+			b = append(b, m.Flags)
+		}
+		if pres&presSize != 0 {
+			b = binary.BigEndian.AppendUint16(b, uint16(size))
+		}
+		if pres&presProtocol != 0 {
+			b = append(b, uint8(m.ProtocolType), uint8(m.ProtocolPort>>16), uint8(m.ProtocolPort>>8), uint8(m.ProtocolPort))
+		}
+		if pres&presDestination != 0 {
+			b = binary.BigEndian.AppendUint64(b, m.Destination)
+		}
+		if l == Message5_18 && pres&presSource != 0 {
+			b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
+		}
+	}
+	b = append(b, m.Payload...)
+	for (len(b)-start)%4 != 0 {
+		b = append(b, 0)
+	}
+	return b, nil
+}
+
+// EncodedSize returns the size AppendMessage would produce for m after prev.
+func EncodedSize(m *Message, l MessageLayout, prev *Message) int {
+	n := l.fixedHeaderSize()
+	if l.inherits() {
+		n = 1
+		if prev == nil || prev.Flags != m.Flags {
+			n++
+		}
+		if prev == nil || len(prev.Payload) != len(m.Payload) {
+			n += 2
+		}
+		if prev == nil || prev.ProtocolType != m.ProtocolType || prev.ProtocolPort != m.ProtocolPort {
+			n += 4
+		}
+		if prev == nil || prev.Destination != m.Destination {
+			n += 8
+		}
+		if l == Message5_18 && (prev == nil || prev.SourceConstantID != m.SourceConstantID) {
+			n += 8
+		}
+	}
+	return pad4(n + len(m.Payload))
+}
+
+// check rejects values layout l cannot carry, so AppendMessage never truncates.
+func (m *Message) check(l MessageLayout) error {
+	bad := func(field string) error {
+		return fmt.Errorf("pia message %s: %w: %s does not fit this layout", l, ErrBadField, field)
+	}
+	if len(m.Payload) > 0xFFFF {
+		return fmt.Errorf("pia message %s: %w: payload of %d bytes (max 65535)", l, ErrTooLarge, len(m.Payload))
+	}
+	switch l {
+	case MessageUpTo5_4:
+		if m.ProtocolPort > 0xFFFF {
+			return bad("protocol port above 16 bits")
+		}
+		if m.Destination > 0xFFFFFFFF || m.SourceConstantID > 0xFFFFFFFF {
+			return bad("destination/source constant id above 32 bits")
+		}
+	case Message5_6, Message5_11, Message5_14, Message5_18, Message5_27:
+		if m.SourceStationIndex != 0 {
+			return bad("source station index")
+		}
+		if m.ProtocolType > 0xFF {
+			return bad("protocol type above 8 bits")
+		}
+		if (l == Message5_6 || l == Message5_11) && m.ProtocolPort > 0xFF {
+			return bad("protocol port above 8 bits")
+		}
+		if m.ProtocolPort > 0xFFFFFF {
+			return bad("protocol port above 24 bits")
+		}
+		if l == Message5_27 && m.SourceConstantID != 0 {
+			return bad("source constant id")
+		}
+	default:
+		return fmt.Errorf("pia message: %w: layout %d", ErrUnsupported, l)
+	}
+	if l.inherits() {
+		defined := uint8(presFlags | presSize | presProtocol | presDestination)
+		if l == Message5_18 {
+			defined |= presSource
+		}
+		if m.PresenceExtra&defined != 0 {
+			return bad("presence extra bits that name fields")
+		}
+	} else if m.PresenceExtra != 0 {
+		return bad("presence byte")
+	}
+	return nil
+}
+
+// isPadding reports whether b is the 0xFF padding that fills encrypted messages
+// to 16 bytes ("Encryption" in specs/pia.md).
+func isPadding(b []byte) bool {
+	if len(b) == 0 || len(b) >= 16 {
+		return false
+	}
+	for _, x := range b {
+		if x != 0xFF {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseMessages decodes every message of layout l in b and appends them to dst.
+// A tail of fewer than 16 0xFF bytes at a message boundary is the encryption
+// padding and ends the list. Payloads alias b.
+func ParseMessages(dst []Message, b []byte, l MessageLayout) ([]Message, error) {
+	off := 0
+	first := len(dst)
+	for off < len(b) {
+		if isPadding(b[off:]) {
+			break
+		}
+		var prev *Message
+		if len(dst) > first {
+			prev = &dst[len(dst)-1]
+		}
+		m, n, err := ParseMessage(b[off:], l, prev)
+		if err != nil {
+			return dst, fmt.Errorf("message %d at offset %d: %w", len(dst)-first, off, err)
+		}
+		dst = append(dst, m)
+		off += n
+	}
+	return dst, nil
+}
