@@ -47,13 +47,13 @@ type HeaderLayout uint8
 
 // The header layouts, named by the Pia versions that use them.
 const (
-	HeaderUpTo5_6  HeaderLayout = iota + 1 // up to 5.6: 12 bytes, AES-ECB + HMAC-MD5
-	Header5_7      HeaderLayout = iota + 1 // 5.7 - 5.10: 36 bytes, GCM 16-byte tag
-	Header5_11     HeaderLayout = iota + 1 // 5.11 - 5.21: 32 bytes, version 3 or 4, GCM 16-byte tag
-	Header5_23     HeaderLayout = iota + 1 // 5.23 - 5.26: 24 bytes, version 5, GCM 8-byte tag
-	Header5_27     HeaderLayout = iota + 1 // 5.27 - 5.44: 32 bytes, version 9, variable ids, footer
-	Header6_16     HeaderLayout = iota + 1 // 6.16 - 6.30: 28 bytes, version 11-13, variable ids, footer
-	numHeaderLayout                        // sentinel
+	HeaderUpTo5_6   HeaderLayout = iota + 1 // up to 5.6: 12 bytes, AES-ECB + HMAC-MD5
+	Header5_7       HeaderLayout = iota + 1 // 5.7 - 5.10: 36 bytes, GCM 16-byte tag
+	Header5_11      HeaderLayout = iota + 1 // 5.11 - 5.21: 32 bytes, version 3 or 4, GCM 16-byte tag
+	Header5_23      HeaderLayout = iota + 1 // 5.23 - 5.26: 24 bytes, version 5, GCM 8-byte tag
+	Header5_27      HeaderLayout = iota + 1 // 5.27 - 5.44: 32 bytes, version 9, variable ids, footer
+	Header6_16      HeaderLayout = iota + 1 // 6.16 - 6.30: 28 bytes, version 11-13, variable ids, footer
+	numHeaderLayout                         // sentinel
 )
 
 // AllHeaderLayouts lists every header layout, oldest first.
