@@ -1,0 +1,356 @@
+package dissect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Callers test them with errors.Is; the messages that wrap
+// them name the frame, offset or line.
+var (
+	ErrNotCapture       = errors.New("dissect: not a pcap or pcapng capture")
+	ErrTruncatedCapture = errors.New("dissect: capture ends in the middle of a record")
+	ErrKeysFile         = errors.New("dissect: bad keys file")
+	ErrDialect          = errors.New("dissect: bad --dialect override")
+)
+
+// DefaultMaxMessage bounds a reassembled application message (PRUDP fragments,
+// a Pip-Boy frame, a WebSocket message) when Config.MaxMessage is zero.
+const DefaultMaxMessage = 16 << 20
+
+// Config configures a Dissector. The zero value decodes every protocol it can
+// recognise without keys.
+type Config struct {
+	// Keys holds access keys, Kerberos keys, session keys and Pia keys.
+	// Nil means none: checksums under an empty access key, no decryption.
+	Keys *Keys
+	// Dialects maps a port (UDP or TCP, either end) to a protocol name that
+	// overrides recognition: a PRUDP dialect (nex-v0, nex-v0-friends, nex-v1,
+	// nex-lite, quazal, hyperscape), "pia", "pipboy", "websocket" or "ignore".
+	Dialects map[uint16]string
+	// MaxMessage bounds reassembled messages; DefaultMaxMessage if zero.
+	MaxMessage int
+	// Logger receives debug logs; nil logs nothing.
+	Logger *slog.Logger
+	// Progress, if set, is called now and then with the bytes of input consumed.
+	Progress func(consumed int64)
+	// Decrypted, if set, receives every frame; UDP payloads that were decrypted
+	// are replaced by their plaintext (see WriteDecrypted).
+	Decrypted FrameWriter
+}
+
+// FrameWriter receives frames for --write-decrypted.
+type FrameWriter interface {
+	WriteFrame(f *Frame) error
+}
+
+// ParseDialectOverrides parses --dialect values of the form PORT=NAME.
+func ParseDialectOverrides(vals []string) (map[uint16]string, error) {
+	m := make(map[uint16]string)
+	for _, v := range vals {
+		port, name, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, fmt.Errorf("%w: %q is not PORT=NAME", ErrDialect, v)
+		}
+		p, err := strconv.ParseUint(strings.TrimSpace(port), 10, 16)
+		if err != nil || p == 0 {
+			return nil, fmt.Errorf("%w: %q: port must be 1-65535", ErrDialect, v)
+		}
+		name = strings.TrimSpace(name)
+		if !knownOverride(name) {
+			return nil, fmt.Errorf("%w: %q: unknown protocol %q (want one of %s)", ErrDialect, v, name, strings.Join(overrideNames, ", "))
+		}
+		m[uint16(p)] = name
+	}
+	return m, nil
+}
+
+var overrideNames = []string{"nex-v0", "nex-v0-friends", "nex-v1", "nex-lite", "quazal", "hyperscape", "pia", "pipboy", "websocket", "ignore"}
+
+func knownOverride(n string) bool {
+	for _, o := range overrideNames {
+		if o == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Dissector turns a capture into records. It is not safe for concurrent use;
+// one Dissector decodes one capture.
+type Dissector struct {
+	cfg     Config
+	flows   map[flowKey]*flow
+	order   []*flow
+	defrag  *defragmenter
+	rec     Record
+	emitFn  func(*Record) error
+	emitErr error
+	frame   *Frame
+	start   time.Time
+	summary Summary
+
+	ip     ipPacket
+	udp    udpDatagram
+	tcp    tcpSegment
+	ctxBuf pktCtx
+
+	rewriteBuf []byte
+}
+
+// Summary counts what the dissector saw in the whole capture.
+type Summary struct {
+	Format      string // "pcap" or "pcapng"
+	Frames      uint64
+	Bytes       int64 // captured bytes of all frames
+	Skipped     uint64
+	Notes       uint64
+	Truncated   bool // the capture ended in the middle of a record
+	FirstFrame  time.Time
+	LastFrame   time.Time
+	FragDropped int // IP datagrams whose fragments never all arrived
+}
+
+// New returns a Dissector for cfg.
+func New(cfg Config) *Dissector {
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = DefaultMaxMessage
+	}
+	if cfg.Keys == nil {
+		cfg.Keys = &Keys{}
+	}
+	return &Dissector{cfg: cfg, flows: make(map[flowKey]*flow), defrag: newDefragmenter()}
+}
+
+// Decode reads the capture from r and calls emit with each record in order.
+// A bad frame produces a note record and decoding goes on; a capture cut
+// short ends decoding with an error wrapping ErrTruncatedCapture after every
+// complete frame was decoded. An error returned by emit stops decoding and is
+// returned. The record passed to emit is reused: copy what must outlive the call.
+func (d *Dissector) Decode(r io.Reader, emit func(*Record) error) error {
+	cr, err := openCapture(r)
+	if err != nil {
+		return err
+	}
+	d.summary.Format = cr.format
+	d.emitFn = emit
+	var f Frame
+	var lastProgress int64
+	for {
+		err := cr.next(&f)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			d.summary.Truncated = true
+			d.finish()
+			if d.emitErr != nil {
+				return d.emitErr
+			}
+			return err
+		}
+		d.frameIn(&f)
+		if d.emitErr != nil {
+			return d.emitErr
+		}
+		if d.cfg.Progress != nil && cr.offset()-lastProgress >= 1<<20 {
+			lastProgress = cr.offset()
+			d.cfg.Progress(lastProgress)
+		}
+	}
+	d.finish()
+	if d.cfg.Progress != nil {
+		d.cfg.Progress(cr.offset())
+	}
+	return d.emitErr
+}
+
+// Summary reports totals for the capture decoded so far.
+func (d *Dissector) Summary() Summary {
+	s := d.summary
+	s.FragDropped = d.defrag.dropped
+	return s
+}
+
+// frameIn decodes one frame down to its transport and hands it to its flow.
+func (d *Dissector) frameIn(f *Frame) {
+	d.frame = f
+	d.summary.Frames++
+	d.summary.Bytes += int64(len(f.Data))
+	if d.start.IsZero() {
+		d.start = f.Time
+		d.summary.FirstFrame = f.Time
+	}
+	d.summary.LastFrame = f.Time
+	writeOriginal := true
+	defer func() {
+		if writeOriginal && d.cfg.Decrypted != nil && d.emitErr == nil {
+			if err := d.cfg.Decrypted.WriteFrame(f); err != nil {
+				d.emitErr = err
+			}
+		}
+	}()
+
+	proto, b, reason := linkDecode(f.Link, f.Data)
+	if proto == netUnknown {
+		d.skip(reason)
+		return
+	}
+	var st ipStatus
+	if proto == netIPv4 {
+		st, reason = decodeIPv4(b, f.Time, d.defrag, &d.ip)
+	} else {
+		st, reason = decodeIPv6(b, f.Time, d.defrag, &d.ip)
+	}
+	switch st {
+	case ipBad:
+		d.skip(reason)
+		return
+	case ipFragment:
+		return
+	}
+	switch d.ip.proto {
+	case protoUDP:
+		if reason := parseUDP(d.ip.payload, &d.udp); reason != "" {
+			d.skip(reason)
+			return
+		}
+		src := netip.AddrPortFrom(d.ip.src, d.udp.srcPort)
+		dst := netip.AddrPortFrom(d.ip.dst, d.udp.dstPort)
+		fl, dir := d.lookup(protoUDP, src, dst)
+		fl.stats.Packets++
+		fl.stats.Bytes += int64(len(d.udp.payload))
+		fl.last = f.Time
+		c := &d.ctxBuf
+		*c = pktCtx{d: d, fl: fl, dir: dir, src: src, dst: dst}
+		if rw, ok := fl.handler.(udpRewriter); ok && d.cfg.Decrypted != nil {
+			writeOriginal = false
+			fl.handler.udp(c, d.udp.payload)
+			d.writeRewritten(f, rw.rewritten())
+			return
+		}
+		fl.handler.udp(c, d.udp.payload)
+	case protoTCP:
+		if reason := parseTCP(d.ip.payload, &d.tcp); reason != "" {
+			d.skip(reason)
+			return
+		}
+		src := netip.AddrPortFrom(d.ip.src, d.tcp.srcPort)
+		dst := netip.AddrPortFrom(d.ip.dst, d.tcp.dstPort)
+		fl, dir := d.lookup(protoTCP, src, dst)
+		fl.stats.Packets++
+		fl.stats.Bytes += int64(len(d.tcp.payload))
+		fl.last = f.Time
+		d.tcpIn(fl, dir, src, dst)
+	default:
+		d.skip("ip protocol " + strconv.Itoa(int(d.ip.proto)) + " is neither UDP nor TCP")
+	}
+}
+
+// skip reports a frame that was not decoded.
+func (d *Dissector) skip(reason string) {
+	d.summary.Skipped++
+	r := d.newRecord(nil, 0, netip.AddrPort{}, netip.AddrPort{})
+	r.Kind = KindNote
+	r.Error = reason
+	d.emit(r)
+}
+
+func (d *Dissector) newRecord(fl *flow, dir int, src, dst netip.AddrPort) *Record {
+	r := &d.rec
+	r.reset()
+	r.Kind = KindPacket
+	if d.frame != nil {
+		r.Frame = d.frame.Number
+		r.Time = d.frame.Time
+	}
+	if fl != nil {
+		r.Flow = fl.id
+		r.Transport = fl.transport()
+		r.NetSrc, r.NetDst = src, dst
+	}
+	return r
+}
+
+func (d *Dissector) emit(r *Record) {
+	if d.emitErr != nil {
+		return
+	}
+	if r.Kind == KindNote {
+		d.summary.Notes++
+	}
+	if d.emitFn != nil {
+		d.emitErr = d.emitFn(r)
+	}
+}
+
+// finish flushes stream reassembly at the end of the capture.
+func (d *Dissector) finish() {
+	for _, fl := range d.order {
+		if fl.key.proto != protoTCP {
+			if fh, ok := fl.handler.(finisher); ok {
+				c := &d.ctxBuf
+				*c = pktCtx{d: d, fl: fl, dir: 0, src: fl.client, dst: fl.server}
+				fh.finish(c)
+			}
+			continue
+		}
+		for dir := 0; dir < 2; dir++ {
+			src, dst := fl.client, fl.server
+			if dir == 1 {
+				src, dst = dst, src
+			}
+			c := &d.ctxBuf
+			*c = pktCtx{d: d, fl: fl, dir: dir, src: src, dst: dst}
+			fl.tcp[dir].flush(func(data []byte, gap int) { d.streamData(c, data, gap) })
+		}
+		if fh, ok := fl.handler.(finisher); ok {
+			c := &d.ctxBuf
+			*c = pktCtx{d: d, fl: fl, src: fl.client, dst: fl.server}
+			fh.finish(c)
+		}
+	}
+}
+
+// pktCtx is what a protocol handler knows about the packet in hand.
+type pktCtx struct {
+	d        *Dissector
+	fl       *flow
+	dir      int // 0: client to server, 1: server to client
+	src, dst netip.AddrPort
+}
+
+// record starts a record for the packet in hand.
+func (c *pktCtx) record(protocol string) *Record {
+	r := c.d.newRecord(c.fl, c.dir, c.src, c.dst)
+	r.Protocol = protocol
+	return r
+}
+
+func (c *pktCtx) emit(r *Record) {
+	switch r.Kind {
+	case KindMessage:
+		c.fl.stats.Messages++
+	}
+	if r.Retransmission {
+		c.fl.stats.Retransmissions++
+	}
+	c.d.emit(r)
+}
+
+// note emits a note record for the packet in hand.
+func (c *pktCtx) note(protocol, reason string) {
+	r := c.record(protocol)
+	r.Kind = KindNote
+	r.Error = reason
+	c.fl.stats.Errors++
+	c.d.emit(r)
+}
+
+func (c *pktCtx) now() time.Time { return c.d.frame.Time }

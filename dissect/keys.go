@@ -1,0 +1,193 @@
+package dissect
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Keys holds what the dissector needs to verify and decrypt traffic. The text
+// format read by ParseKeys is documented in docs/dissector.md:
+//
+//	# comment
+//	access-key KEY                PRUDP access key (tried on every flow, in order)
+//	password PID PASSWORD         Kerberos password of a PID (rest of the line)
+//	kerberos-key PID HEX          Kerberos key of a PID, already derived
+//	session-key HEX               secure-connection session key (16 or 32 bytes)
+//	hyperscape-key HEX            Hyperscape AES-128 shared key (16 bytes)
+//	pia-key HEX                   Pia session key (16 bytes)
+//	pia-game-key HEX              Pia game key (LDN: session key = AES-ECB(game key, SSID))
+//	pia-version N                 Pia version, e.g. 5.18 or 518
+//	pia-network nex|ldn|lan|npln  Pia network kind
+//	pia-network-id N              LDN network id (decimal or 0x hex)
+type Keys struct {
+	AccessKeys    []string
+	Passwords     map[uint64]string
+	KerberosKeys  map[uint64][]byte
+	SessionKeys   [][]byte
+	HyperscapeKey []byte
+	Pia           PiaKeys
+}
+
+// PiaKeys holds Pia keys and network parameters.
+type PiaKeys struct {
+	SessionKeys  [][]byte
+	GameKey      []byte
+	Version      string
+	Network      string
+	NetworkID    uint32
+	HasNetworkID bool
+}
+
+// LoadKeys reads a keys file.
+func LoadKeys(path string) (*Keys, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	k, err := ParseKeys(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// ParseKeys parses the keys file format. Errors wrap ErrKeysFile and name the line.
+func ParseKeys(r io.Reader) (*Keys, error) {
+	k := &Keys{Passwords: map[uint64]string{}, KerberosKeys: map[uint64][]byte{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		kw, rest, _ := strings.Cut(text, " ")
+		kw = strings.ToLower(strings.TrimSpace(kw))
+		rest = strings.TrimSpace(stripComment(rest))
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("%w: line %d (%s): %s", ErrKeysFile, line, kw, fmt.Sprintf(format, a...))
+		}
+		if rest == "" {
+			return nil, bad("missing value")
+		}
+		switch kw {
+		case "access-key":
+			k.AccessKeys = append(k.AccessKeys, rest)
+		case "password", "kerberos-key":
+			pidText, val, ok := strings.Cut(rest, " ")
+			if !ok {
+				return nil, bad("want PID and a value")
+			}
+			pid, err := strconv.ParseUint(pidText, 0, 64)
+			if err != nil {
+				return nil, bad("PID %q is not a number", pidText)
+			}
+			val = strings.TrimSpace(val)
+			if kw == "password" {
+				k.Passwords[pid] = val
+				break
+			}
+			key, err := parseHexKey(val, 16)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.KerberosKeys[pid] = key
+		case "session-key":
+			key, err := parseHexKey(rest, 16, 32)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.SessionKeys = append(k.SessionKeys, key)
+		case "hyperscape-key":
+			key, err := parseHexKey(rest, 16)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.HyperscapeKey = key
+		case "pia-key":
+			key, err := parseHexKey(rest, 16)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.Pia.SessionKeys = append(k.Pia.SessionKeys, key)
+		case "pia-game-key":
+			key, err := parseHexKey(rest, 16)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.Pia.GameKey = key
+		case "pia-version":
+			k.Pia.Version = rest
+		case "pia-network":
+			switch rest {
+			case "nex", "ldn", "lan", "npln":
+				k.Pia.Network = rest
+			default:
+				return nil, bad("network %q is not nex, ldn, lan or npln", rest)
+			}
+		case "pia-network-id":
+			id, err := strconv.ParseUint(rest, 0, 32)
+			if err != nil {
+				return nil, bad("%q is not a 32-bit number", rest)
+			}
+			k.Pia.NetworkID, k.Pia.HasNetworkID = uint32(id), true
+		default:
+			return nil, fmt.Errorf("%w: line %d: unknown keyword %q", ErrKeysFile, line, kw)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: line %d: %v", ErrKeysFile, line+1, err)
+	}
+	return k, nil
+}
+
+// stripComment removes a trailing " # comment" (a '#' preceded by a space).
+func stripComment(s string) string {
+	if i := strings.Index(s, " #"); i >= 0 {
+		return s[:i]
+	}
+	if i := strings.Index(s, "\t#"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// parseHexKey decodes hex (spaces and colons allowed) of one of the given lengths.
+func parseHexKey(s string, lengths ...int) ([]byte, error) {
+	clean := strings.NewReplacer(" ", "", ":", "", "\t", "").Replace(s)
+	b, err := hex.DecodeString(clean)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not hex: %v", s, err)
+	}
+	for _, n := range lengths {
+		if len(b) == n {
+			return b, nil
+		}
+	}
+	want := make([]string, len(lengths))
+	for i, n := range lengths {
+		want[i] = strconv.Itoa(n)
+	}
+	return nil, fmt.Errorf("key is %d bytes, want %s", len(b), strings.Join(want, " or "))
+}
+
+// accessKeys lists the access keys to try, always ending with the empty key
+// (sum 0), under which Quazal's non-RV stream types and keyless tests verify.
+func (k *Keys) accessKeys() []string {
+	out := make([]string, 0, len(k.AccessKeys)+1)
+	out = append(out, k.AccessKeys...)
+	for _, a := range out {
+		if a == "" {
+			return out
+		}
+	}
+	return append(out, "")
+}

@@ -1,0 +1,365 @@
+package dissect
+
+import (
+	"encoding/hex"
+	"net/netip"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Record kinds.
+const (
+	KindPacket  = "packet"  // one datagram or one protocol packet inside it
+	KindMessage = "message" // a whole application message reassembled from fragments or a stream
+	KindNote    = "note"    // something the dissector skipped or could not decode, with Error set
+)
+
+// FieldType says which member of a Field holds its value.
+type FieldType uint8
+
+// Field value types.
+const (
+	FieldString  FieldType = iota // Str
+	FieldInt                      // Int
+	FieldBool                     // Bool
+	FieldNull                     // JSON null (e.g. a signature that cannot be checked)
+	FieldHex                      // Bytes, written as lower-case hex
+	FieldStrings                  // Strs
+	FieldObject                   // the next Int fields are this object's members
+	FieldJSON                     // Bytes hold a JSON value copied verbatim
+)
+
+// Field is one named value of a record. Fields keep their order, so JSON output
+// lists keys in the order the protocol decoder added them.
+type Field struct {
+	Key   string
+	Type  FieldType
+	Str   string
+	Int   int64
+	Bool  bool
+	Bytes []byte
+	Strs  []string
+}
+
+// Record is one line of output: a packet, a reassembled message, or a note about
+// something skipped. Byte slices in Fields alias the dissector's buffers and are
+// valid only during the callback that receives the record.
+type Record struct {
+	Kind           string
+	Frame          uint64 // capture frame number (1-based); for a message, the frame that completed it
+	Time           time.Time
+	Flow           int // flow number (1-based, in order of first appearance); 0 if none
+	Transport      string
+	NetSrc, NetDst netip.AddrPort
+	Protocol       string // "prudp", "pia", "pipboy", "websocket", or "unknown"
+	Retransmission bool   // bytes already decoded once; not decoded again
+	Summary        string // one-line description for text output
+	Fields         []Field
+	Error          string // why the packet was skipped or only partly decoded
+}
+
+func (r *Record) reset() {
+	*r = Record{Fields: r.Fields[:0]}
+}
+
+// Add helpers append fields; they return r for chaining.
+func (r *Record) addString(k, v string) { r.Fields = append(r.Fields, Field{Key: k, Str: v}) }
+func (r *Record) addInt(k string, v int64) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldInt, Int: v})
+}
+func (r *Record) addBool(k string, v bool) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldBool, Bool: v})
+}
+func (r *Record) addNull(k string) { r.Fields = append(r.Fields, Field{Key: k, Type: FieldNull}) }
+func (r *Record) addHex(k string, v []byte) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldHex, Bytes: v})
+}
+func (r *Record) addStrings(k string, v []string) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldStrings, Strs: v})
+}
+func (r *Record) addObject(k string, members int) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldObject, Int: int64(members)})
+}
+func (r *Record) addJSON(k string, raw []byte) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldJSON, Bytes: raw})
+}
+
+// Field returns the first top-level field named key.
+func (r *Record) Field(key string) (Field, bool) {
+	for i := 0; i < len(r.Fields); i++ {
+		f := r.Fields[i]
+		if f.Key == key {
+			return f, true
+		}
+		if f.Type == FieldObject {
+			i += int(f.Int)
+		}
+	}
+	return Field{}, false
+}
+
+// AppendJSON appends the record as one JSON object (no newline). The keys of
+// Fields are the ones `gamewire decode --hex --format json` prints; the capture
+// adds frame, time, flow, transport, net_src, net_dst, record and, when set,
+// retransmission and error.
+func (r *Record) AppendJSON(b []byte) []byte {
+	b = append(b, `{"frame":`...)
+	b = strconv.AppendUint(b, r.Frame, 10)
+	if !r.Time.IsZero() {
+		b = append(b, `,"time":"`...)
+		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	if r.Flow > 0 {
+		b = append(b, `,"flow":`...)
+		b = strconv.AppendInt(b, int64(r.Flow), 10)
+	}
+	if r.Transport != "" {
+		b = append(b, `,"transport":"`...)
+		b = append(b, r.Transport...)
+		b = append(b, '"')
+	}
+	if r.NetSrc.IsValid() {
+		b = append(b, `,"net_src":"`...)
+		b = r.NetSrc.AppendTo(b)
+		b = append(b, `","net_dst":"`...)
+		b = r.NetDst.AppendTo(b)
+		b = append(b, '"')
+	}
+	b = append(b, `,"record":"`...)
+	b = append(b, r.Kind...)
+	b = append(b, '"')
+	if r.Protocol != "" {
+		b = append(b, `,"protocol":`...)
+		b = appendJSONString(b, r.Protocol)
+	}
+	if len(r.Fields) > 0 {
+		b = append(b, ',')
+		b = appendFieldsJSON(b, r.Fields)
+	}
+	if r.Retransmission {
+		b = append(b, `,"retransmission":true`...)
+	}
+	if r.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendJSONString(b, r.Error)
+	}
+	return append(b, '}')
+}
+
+// appendFieldsJSON writes fields as object members and returns b.
+func appendFieldsJSON(b []byte, fs []Field) []byte {
+	for i := 0; i < len(fs); i++ {
+		f := fs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, f.Key)
+		b = append(b, ':')
+		switch f.Type {
+		case FieldString:
+			b = appendJSONString(b, f.Str)
+		case FieldInt:
+			b = strconv.AppendInt(b, f.Int, 10)
+		case FieldBool:
+			b = strconv.AppendBool(b, f.Bool)
+		case FieldNull:
+			b = append(b, "null"...)
+		case FieldHex:
+			b = append(b, '"')
+			b = hex.AppendEncode(b, f.Bytes)
+			b = append(b, '"')
+		case FieldStrings:
+			b = append(b, '[')
+			for j, s := range f.Strs {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, s)
+			}
+			b = append(b, ']')
+		case FieldObject:
+			n := min(int(f.Int), len(fs)-i-1)
+			b = append(b, '{')
+			b = appendFieldsJSON(b, fs[i+1:i+1+n])
+			b = append(b, '}')
+			i += n
+		case FieldJSON:
+			b = append(b, f.Bytes...)
+		}
+	}
+	return b
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	const digits = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', digits[c>>4], digits[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
+
+// AppendText appends the one-line summary tshark-style: frame number, seconds
+// since the first frame, source and destination, protocol, summary.
+func (r *Record) AppendText(b []byte, start time.Time) []byte {
+	b = appendPadded(b, strconv.FormatUint(r.Frame, 10), 6)
+	b = append(b, ' ')
+	if !r.Time.IsZero() && !start.IsZero() {
+		b = appendPadded(b, strconv.FormatFloat(r.Time.Sub(start).Seconds(), 'f', 6, 64), 11)
+	} else {
+		b = appendPadded(b, "-", 11)
+	}
+	b = append(b, ' ')
+	if r.NetSrc.IsValid() {
+		b = r.NetSrc.AppendTo(b)
+		b = append(b, " → "...)
+		b = r.NetDst.AppendTo(b)
+		b = append(b, ' ')
+	}
+	p := r.Protocol
+	if p == "" {
+		p = r.Transport
+	}
+	b = append(b, upper(p)...)
+	if r.Kind == KindMessage {
+		b = append(b, " message"...)
+	}
+	if r.Summary != "" {
+		b = append(b, ' ')
+		b = append(b, r.Summary...)
+	}
+	if r.Retransmission {
+		b = append(b, " [retransmission]"...)
+	}
+	if r.Error != "" {
+		b = append(b, " [error: "...)
+		b = append(b, r.Error...)
+		b = append(b, ']')
+	}
+	return b
+}
+
+// AppendTree appends the -V field tree: one indented "key: value" line per field.
+func (r *Record) AppendTree(b []byte) []byte {
+	b = append(b, "    record: "...)
+	b = append(b, r.Kind...)
+	b = append(b, '\n')
+	if r.Flow > 0 {
+		b = append(b, "    flow: "...)
+		b = strconv.AppendInt(b, int64(r.Flow), 10)
+		b = append(b, " ("...)
+		b = append(b, r.Transport...)
+		b = append(b, ")\n"...)
+	}
+	b = appendFieldsTree(b, r.Fields, 4)
+	if r.Error != "" {
+		b = append(b, "    error: "...)
+		b = append(b, r.Error...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func appendFieldsTree(b []byte, fs []Field, indent int) []byte {
+	for i := 0; i < len(fs); i++ {
+		f := fs[i]
+		for range indent {
+			b = append(b, ' ')
+		}
+		b = append(b, f.Key...)
+		b = append(b, ':')
+		switch f.Type {
+		case FieldObject:
+			n := min(int(f.Int), len(fs)-i-1)
+			b = append(b, '\n')
+			b = appendFieldsTree(b, fs[i+1:i+1+n], indent+4)
+			i += n
+			continue
+		case FieldString:
+			b = append(b, ' ')
+			b = append(b, f.Str...)
+		case FieldInt:
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, f.Int, 10)
+		case FieldBool:
+			b = append(b, ' ')
+			b = strconv.AppendBool(b, f.Bool)
+		case FieldNull:
+			b = append(b, " (unknown)"...)
+		case FieldHex:
+			b = append(b, ' ')
+			if len(f.Bytes) > 64 {
+				b = hex.AppendEncode(b, f.Bytes[:64])
+				b = append(b, "... ("...)
+				b = strconv.AppendInt(b, int64(len(f.Bytes)), 10)
+				b = append(b, " bytes)"...)
+			} else {
+				b = hex.AppendEncode(b, f.Bytes)
+			}
+		case FieldStrings:
+			b = append(b, ' ')
+			for j, s := range f.Strs {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, s...)
+			}
+		case FieldJSON:
+			b = append(b, ' ')
+			if len(f.Bytes) > 200 {
+				b = append(b, f.Bytes[:200]...)
+				b = append(b, "..."...)
+			} else {
+				b = append(b, f.Bytes...)
+			}
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func appendPadded(b []byte, s string, w int) []byte {
+	for i := len(s); i < w; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+func upper(s string) string {
+	switch s {
+	case "prudp":
+		return "PRUDP"
+	case "pia":
+		return "PIA"
+	case "pipboy":
+		return "PIPBOY"
+	case "udp":
+		return "UDP"
+	case "tcp":
+		return "TCP"
+	case "websocket":
+		return "WEBSOCKET"
+	}
+	return s
+}
