@@ -18,9 +18,9 @@ var pipboyCmd = &cobra.Command{
 }
 
 var pipboyDecodeFlags struct {
-	json    bool
-	events  bool
-	path    string
+	json   bool
+	events bool
+	path   string
 }
 
 var pipboyDecodeCmd = &cobra.Command{
