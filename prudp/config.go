@@ -1,0 +1,215 @@
+package prudp
+
+import (
+	"fmt"
+
+	"github.com/gamewire/gamewire/prudp/kerberos"
+	"log/slog"
+	"time"
+)
+
+// Dialect selects the PRUDP encoding a connection speaks. A dialect is
+// configuration of the one engine, not a fork of it.
+type Dialect int
+
+const (
+	// NEXV1 is "V1 Format" in specs/prudp-nex.md (Wii U and most 3DS games):
+	// option TLVs, HMAC-MD5 packet signatures, substreams, aggregate acks.
+	NEXV1 Dialect = iota
+	// NEXV0 is "V0 Format" with the games signature mode (3DS games).
+	NEXV0
+	// NEXV0Friends is "V0 Format" with the friends-server signature mode.
+	NEXV0Friends
+)
+
+// String returns the dialect's CLI name.
+func (d Dialect) String() string {
+	switch d {
+	case NEXV1:
+		return "nex-v1"
+	case NEXV0:
+		return "nex-v0"
+	case NEXV0Friends:
+		return "nex-v0-friends"
+	}
+	return fmt.Sprintf("dialect(%d)", int(d))
+}
+
+// ParseDialect maps a CLI name (nex-v1, nex-v0, nex-v0-friends) to a Dialect.
+func ParseDialect(s string) (Dialect, error) {
+	for _, d := range []Dialect{NEXV1, NEXV0, NEXV0Friends} {
+		if d.String() == s {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("prudp: unknown dialect %q (want nex-v1, nex-v0 or nex-v0-friends)", s)
+}
+
+// Stream types ("Virtual ports" in specs/prudp-nex.md).
+const (
+	StreamDO       = 1
+	StreamRV       = 2
+	StreamRVSec    = 3
+	StreamRVSecure = 10 // what Nintendo games use; the default
+)
+
+// DefaultRC4Key keys the RC4 streams of connections without a session key
+// ("Encryption" in specs/prudp-nex.md).
+const DefaultRC4Key = "CD&ML"
+
+// Config configures one end of PRUDP connections. The zero value works: every
+// zero field takes the default written beside it.
+type Config struct {
+	// Dialect is the encoding; default NEXV1.
+	Dialect Dialect
+	// AccessKey is the game server's sandbox access key, used by checksums and
+	// signatures; default "" (sum 0).
+	AccessKey string
+	// StreamType of the virtual ports; default StreamRVSecure (10).
+	StreamType uint8
+	// Port is the virtual port number (0-15): the server's port (default 1) or
+	// the client's own port (default 15, "the highest unused port").
+	Port uint8
+	// MinorVersion is the highest PRUDP minor version offered in "Supported
+	// functions"; the lower of both ends is used. Default 4 (V1), 0 for V0.
+	MinorVersion uint8
+	// MaxSubstreamID is the highest reliable substream id offered; the lower
+	// of both ends is used. Default 0 (NEX uses only substream 0). V0 has none.
+	MaxSubstreamID uint8
+	// FragmentSize is the largest payload per DATA packet; default 1300 (V1)
+	// or 1264 (V0) ("Fragment size" in specs/prudp-nex.md).
+	FragmentSize int
+	// MaxMessageSize bounds a reassembled message; default 1 MiB. Larger
+	// messages are refused on send and, on receive, dropped as soon as their
+	// fragments cross the limit, without storing the rest.
+	MaxMessageSize int
+	// Compression compresses payloads with zlib and the ratio byte. Default off
+	// (NEX disabled it); both ends must agree.
+	Compression bool
+	// RC4Key keys the payload streams when there is no session key; default
+	// "CD&ML".
+	RC4Key []byte
+	// InitialWindow is the number of unacknowledged reliable packets allowed
+	// in flight at first; it grows by one per acknowledgement up to MaxWindow
+	// and halves on loss. Default 4 (Wii U and 3DS buffer about four).
+	InitialWindow int
+	// MaxWindow caps the send window; default 256.
+	MaxWindow int
+	// ReorderWindow is how far ahead of the next expected sequence id
+	// received packets are buffered; default 512. Packets further ahead are
+	// dropped unacknowledged and resent by the peer.
+	ReorderWindow int
+	// InitialRTO is the retransmission timeout before the first RTT sample;
+	// default 1 s. MinRTO and MaxRTO bound it; defaults 30 ms and 10 s.
+	InitialRTO, MinRTO, MaxRTO time.Duration
+	// MaxRetransmits is how often one packet is resent before the connection
+	// fails with ErrTimeout; default 8.
+	MaxRetransmits int
+	// KeepAlive is the idle time after which a PING is sent; default 5 s.
+	KeepAlive time.Duration
+	// IdleTimeout is how long a peer may stay silent before the connection
+	// fails with ErrPeerDead and its resources are freed; default 30 s.
+	IdleTimeout time.Duration
+	// AckDelay is not used: acknowledgements are sent at the end of every
+	// batch of received datagrams, aggregated when the minor version allows.
+	// IndividualAcks forces one ACK packet per acknowledged packet (what
+	// NintendoClients sends) instead of aggregate acks.
+	IndividualAcks bool
+	// MaxSendQueue bounds the bytes queued for sending on one connection;
+	// Send blocks (or fails with ErrSendQueueFull on a cancelled context)
+	// beyond it. Default 8 MiB.
+	MaxSendQueue int
+	// Ticket makes a client connection secure ("Secure server connection"
+	// in specs/prudp-nex.md): the CONNECT carries Ticket.Internal and the
+	// request data (PID, a connection id, a check value) sealed with
+	// Ticket.SessionKey, the server answers with check+1, and the session
+	// key then keys RC4 and the signatures. Default nil: an authentication
+	// (non-secure) connection keyed with RC4Key.
+	Ticket *kerberos.Ticket
+	// PID is the user's principal id sent in a secure CONNECT.
+	PID uint64
+	// Kerberos sets PID and session key sizes; the zero value is 4-byte PIDs
+	// and 32-byte session keys (3DS / Wii U).
+	Kerberos kerberos.Settings
+	// Logger receives the engine's logs; default none.
+	Logger *slog.Logger
+}
+
+// resolved returns a copy of c with defaults filled in.
+func (c *Config) resolved() Config {
+	r := *c
+	if r.StreamType == 0 {
+		r.StreamType = StreamRVSecure
+	}
+	if r.MinorVersion == 0 && r.Dialect == NEXV1 {
+		r.MinorVersion = 4
+	}
+	if r.Dialect != NEXV1 {
+		r.MinorVersion = 0
+		r.MaxSubstreamID = 0
+	}
+	if r.FragmentSize <= 0 {
+		if r.Dialect == NEXV1 {
+			r.FragmentSize = 1300
+		} else {
+			r.FragmentSize = 1264
+		}
+	}
+	if r.MaxMessageSize <= 0 {
+		r.MaxMessageSize = 1 << 20
+	}
+	if len(r.RC4Key) == 0 {
+		r.RC4Key = []byte(DefaultRC4Key)
+	}
+	if r.InitialWindow <= 0 {
+		r.InitialWindow = 4
+	}
+	if r.MaxWindow <= 0 {
+		r.MaxWindow = 256
+	}
+	r.MaxWindow = max(r.MaxWindow, r.InitialWindow)
+	if r.ReorderWindow <= 0 {
+		r.ReorderWindow = 512
+	}
+	r.ReorderWindow = min(r.ReorderWindow, 16384)
+	if r.InitialRTO <= 0 {
+		r.InitialRTO = time.Second
+	}
+	if r.MinRTO <= 0 {
+		r.MinRTO = 30 * time.Millisecond
+	}
+	if r.MaxRTO <= 0 {
+		r.MaxRTO = 10 * time.Second
+	}
+	if r.MaxRetransmits <= 0 {
+		r.MaxRetransmits = 8
+	}
+	if r.KeepAlive <= 0 {
+		r.KeepAlive = 5 * time.Second
+	}
+	if r.IdleTimeout <= 0 {
+		r.IdleTimeout = 30 * time.Second
+	}
+	if r.MaxSendQueue <= 0 {
+		r.MaxSendQueue = 8 << 20
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	return r
+}
+
+// validate refuses settings the engine cannot honour.
+func (c *Config) validate() error {
+	switch {
+	case len(c.RC4Key) > 256:
+		return fmt.Errorf("prudp: RC4Key of %d bytes (1 to 256)", len(c.RC4Key))
+	case c.FragmentSize < 16 || c.FragmentSize > maxDatagram-128:
+		return fmt.Errorf("prudp: FragmentSize %d (16 to %d)", c.FragmentSize, maxDatagram-128)
+	case c.StreamType > 15 || c.Port > 15:
+		return fmt.Errorf("prudp: virtual port stream type %d, port %d (each 0 to 15)", c.StreamType, c.Port)
+	case c.Ticket != nil && len(c.Ticket.SessionKey) == 0:
+		return fmt.Errorf("prudp: Ticket without a session key")
+	}
+	return nil
+}

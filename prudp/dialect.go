@@ -1,0 +1,141 @@
+package prudp
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// newCodec builds the engine's view of the configured dialect on top of
+// package prudp/wire.
+func newCodec(cfg *Config) (codec, error) {
+	switch cfg.Dialect {
+	case NEXV1:
+		return &v1Codec{d: wire.NewV1(cfg.AccessKey)}, nil
+	case NEXV0:
+		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeGames)}, nil
+	case NEXV0Friends:
+		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)}, nil
+	}
+	return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
+}
+
+// fromWire copies the fields the engine uses out of a decoded packet.
+func (p *pkt) fromWire(w *wire.Packet) {
+	p.typ = uint8(w.Type)
+	p.flags = uint16(w.Flags)
+	p.src, p.dst = w.Src.Byte(), w.Dst.Byte()
+	p.sessionID = w.SessionID
+	p.substream = w.SubstreamID
+	p.seq = w.Seq
+	p.fragment = uint8(w.FragmentID)
+	p.connSig = w.ConnSignature
+	p.supported = w.SupportedFunctions
+	p.maxSubstream = w.MaxSubstreamID
+	p.unreliableSeq = w.UnreliableSeq
+	p.payload = w.Payload
+}
+
+// toWire fills a wire packet from p.
+func (p *pkt) toWire(w *wire.Packet) {
+	*w = wire.Packet{
+		Src:                wire.VPortFromByte(p.src),
+		Dst:                wire.VPortFromByte(p.dst),
+		Type:               wire.PacketType(p.typ),
+		Flags:              wire.Flags(p.flags),
+		SessionID:          p.sessionID,
+		SubstreamID:        p.substream,
+		Seq:                p.seq,
+		FragmentID:         uint32(p.fragment),
+		ConnSignature:      p.connSig,
+		SupportedFunctions: p.supported,
+		MaxSubstreamID:     p.maxSubstream,
+		UnreliableSeq:      p.unreliableSeq,
+		Payload:            p.payload,
+	}
+}
+
+// v1Codec is "V1 Format": option TLVs and a 16-byte HMAC-MD5 signature over
+// the header, session key, access key sum, connection signature, options and
+// payload.
+type v1Codec struct{ d *wire.V1 }
+
+func (c *v1Codec) parse(b []byte, p *pkt) (int, error) {
+	w, n, err := c.d.Parse(b)
+	if err != nil {
+		return 0, err
+	}
+	p.fromWire(&w)
+	return n, nil
+}
+
+func (c *v1Codec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
+	var w wire.Packet
+	p.toWire(&w)
+	if p.typ != typeSyn && p.typ != typeConnect {
+		w.Options = 0
+		if p.typ == typeData {
+			w.Options = wire.OptFragmentID
+		} else {
+			w.Options = wire.OptNone
+		}
+	}
+	start := len(dst)
+	dst, err := c.d.Append(dst, &w)
+	if err != nil {
+		return dst[:start], err
+	}
+	if err := c.d.SignPacket(dst[start:], k.sessionKey, k.connSig); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+func (c *v1Codec) verify(p *pkt, k keys) bool {
+	ok, err := c.d.VerifyPacket(p.raw, k.sessionKey, k.connSig)
+	return err == nil && ok
+}
+
+func (c *v1Codec) connSigLen() int { return 16 }
+func (c *v1Codec) v1() bool        { return true }
+
+// v0Codec is "V0 Format" in the games or friends signature mode: 4-byte
+// signatures that are HMACs for DATA (and DISCONNECT in games mode) and the
+// connection signature for the rest, and a 1-byte checksum.
+type v0Codec struct{ d *wire.V0 }
+
+func (c *v0Codec) parse(b []byte, p *pkt) (int, error) {
+	w, n, err := c.d.Parse(b)
+	if err != nil {
+		return 0, err
+	}
+	p.fromWire(&w)
+	p.w = w
+	return n, nil
+}
+
+func sig32(b []byte) uint32 {
+	if len(b) < 4 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (c *v0Codec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
+	var w wire.Packet
+	p.toWire(&w)
+	w.SubstreamID = 0
+	if p.typ == typeData || p.payload != nil {
+		w.Flags |= wire.FlagHasSize
+	}
+	w.SetSignature32(c.d.PacketSignature(&w, k.sessionKey, sig32(k.connSig)))
+	return c.d.Append(dst, &w)
+}
+
+func (c *v0Codec) verify(p *pkt, k keys) bool {
+	return c.d.VerifySignature(&p.w, k.sessionKey, sig32(k.connSig))
+}
+
+func (c *v0Codec) connSigLen() int { return 4 }
+func (c *v0Codec) v1() bool        { return false }

@@ -1,0 +1,229 @@
+package prudp
+
+import (
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"errors"
+	"hash/maphash"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// PacketConn is the datagram socket the engine runs on. *net.UDPConn
+// implements it; tests use the in-memory lossy link of internal/lossy.
+type PacketConn interface {
+	ReadFromUDPAddrPort(b []byte) (int, netip.AddrPort, error)
+	WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error)
+	LocalAddr() net.Addr
+	Close() error
+}
+
+// endpoint is one socket with its shards: the server's, or a client's.
+type endpoint struct {
+	pc     PacketConn
+	cfg    Config
+	codec  codec
+	shards []*shard
+	seed   maphash.Seed
+	srv    *Server // nil on a client endpoint
+
+	secret [32]byte // keys the server's connection signatures
+	sigMu  sync.Mutex
+
+	sessionsOpen atomic.Int64
+	writeErrors  atomic.Uint64
+	drops        [numEndpointDrops]atomic.Uint64
+	packetsIn    atomic.Uint64
+	wg           sync.WaitGroup
+}
+
+type endpointDrop int
+
+const (
+	epDropChecksum  endpointDrop = iota // checksum mismatch
+	epDropMalformed                     // not a packet of the dialect
+	epDropSignature                     // forged or corrupted packet signature
+	epDropUnknown                       // no connection and not a SYN/CONNECT
+	epDropSession                       // wrong session id for the connection
+	epDropHandshake                     // refused CONNECT (bad ticket, vport)
+	epDropQueue                         // shard queue full
+	numEndpointDrops
+)
+
+var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full"}
+
+func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
+	c, err := newCodec(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	ep := &endpoint{pc: pc, cfg: cfg, codec: c, seed: maphash.MakeSeed()}
+	if _, err := rand.Read(ep.secret[:]); err != nil {
+		return nil, err
+	}
+	for range max(nshards, 1) {
+		ep.shards = append(ep.shards, newShard(ep))
+	}
+	return ep, nil
+}
+
+// start runs the shard loops and the socket reader.
+func (ep *endpoint) start() {
+	for _, sh := range ep.shards {
+		ep.wg.Add(1)
+		go func() {
+			defer ep.wg.Done()
+			sh.loop()
+		}()
+	}
+}
+
+// shardFor picks the shard of a peer: all of one peer's connections share one.
+func (ep *endpoint) shardFor(addr netip.AddrPort) *shard {
+	if len(ep.shards) == 1 {
+		return ep.shards[0]
+	}
+	var h maphash.Hash
+	h.SetSeed(ep.seed)
+	a := addr.Addr().As16()
+	h.Write(a[:])
+	p := addr.Port()
+	h.WriteByte(byte(p))
+	h.WriteByte(byte(p >> 8))
+	return ep.shards[h.Sum64()%uint64(len(ep.shards))]
+}
+
+// readLoop reads datagrams and queues each to its shard until the socket is closed.
+func (ep *endpoint) readLoop() error {
+	for {
+		bp := datagramPool.Get().(*[]byte)
+		n, from, err := ep.pc.ReadFromUDPAddrPort(*bp)
+		if err != nil {
+			datagramPool.Put(bp)
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		ep.packetsIn.Add(1)
+		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		sh := ep.shardFor(from)
+		select {
+		case sh.events <- event{buf: bp, n: n, from: from}:
+		case <-sh.stop:
+			datagramPool.Put(bp)
+			return net.ErrClosed
+		}
+	}
+}
+
+func (ep *endpoint) putDatagram(bp *[]byte) { datagramPool.Put(bp) }
+
+// stopShards ends the shard loops (after their connections were dealt with).
+func (ep *endpoint) stopShards() {
+	for _, sh := range ep.shards {
+		select {
+		case <-sh.stop:
+		default:
+			close(sh.stop)
+		}
+	}
+	ep.wg.Wait()
+}
+
+// handleDatagram decodes every packet of one datagram and routes it.
+func (ep *endpoint) handleDatagram(sh *shard, now time.Time, b []byte, from netip.AddrPort) {
+	for len(b) > 0 {
+		p := &sh.pkt
+		*p = pkt{}
+		n, err := ep.codec.parse(b, p)
+		if err != nil {
+			if errors.Is(err, wire.ErrBadChecksum) {
+				ep.drops[epDropChecksum].Add(1)
+			} else {
+				ep.drops[epDropMalformed].Add(1)
+			}
+			ep.cfg.Logger.Debug("prudp: dropped datagram", "peer", from, "err", err)
+			return
+		}
+		p.raw = b[:n]
+		b = b[n:]
+		ep.route(sh, now, p, from)
+	}
+}
+
+// route delivers one packet to its connection, or to the stateless
+// handshake of the server.
+func (ep *endpoint) route(sh *shard, now time.Time, p *pkt, from netip.AddrPort) {
+	key := demuxKey{addr: from, local: p.dst, remote: p.src}
+	s := sh.sessions[key]
+	if s == nil {
+		if ep.srv != nil {
+			ep.srv.stateless(sh, now, p, from, key)
+			return
+		}
+		ep.drops[epDropUnknown].Add(1)
+		return
+	}
+	if s.client && s.state < stateEstablished {
+		s.clientHandshake(now, p)
+		sh.schedule(s)
+		return
+	}
+	if !s.client && p.typ == typeSyn && !p.has(flagAck) {
+		ep.srv.stateless(sh, now, p, from, key) // a restarted client; its CONNECT will replace s
+		return
+	}
+	if !s.client && p.typ == typeConnect && !p.has(flagAck) && p.sessionID != s.remoteSID {
+		ep.srv.stateless(sh, now, p, from, key)
+		return
+	}
+	if p.sessionID != s.remoteSID {
+		ep.drops[epDropSession].Add(1)
+		return
+	}
+	if !ep.codec.verify(p, s.keysFor(p.typ, false)) {
+		ep.drops[epDropSignature].Add(1)
+		s.conn.stats.drop(dropSignature)
+		return
+	}
+	s.handle(now, p)
+	sh.schedule(s)
+}
+
+// connSig computes the server's connection signature for a client address:
+// an HMAC-MD5 of the address and port under the server's secret, so that the
+// server recognises its own SYN-ACK in a CONNECT without keeping state
+// ("Connection signature" in specs/prudp-nex.md).
+func (ep *endpoint) connSig(dst []byte, addr netip.AddrPort) []byte {
+	m := hmac.New(md5.New, ep.secret[:])
+	a := addr.Addr().As16()
+	m.Write(a[:])
+	m.Write([]byte{byte(addr.Port()), byte(addr.Port() >> 8)})
+	var sum [md5.Size]byte
+	return append(dst, m.Sum(sum[:0])[:ep.codec.connSigLen()]...)
+}
+
+// keysFor returns the signing keys of a packet type: the handshake packets
+// (SYN, CONNECT and their acks) are signed without the session key, as
+// nex-go and NintendoClients do. out selects the outgoing or incoming keys.
+func (s *session) keysFor(typ uint8, out bool) keys {
+	k := keys{sessionKey: s.sessionKey, connSig: s.sigIn}
+	if out {
+		k.connSig = s.sigOut
+	}
+	if typ == typeSyn || typ == typeConnect {
+		k.sessionKey = nil
+	}
+	return k
+}

@@ -1,0 +1,69 @@
+package prudp
+
+import "fmt"
+
+// reassembler joins the fragments of one reliable substream's messages
+// ("Fragment id" in specs/prudp-nex.md: fragments count up from 1 and the last
+// carries id 0). It sees fragments already in sequence order, so a message's
+// fragments never interleave with another's. The buffer grows with the bytes
+// actually received and is never sized from anything the peer claims, so an
+// oversized message is refused as soon as it crosses the limit, before its
+// remaining fragments are stored.
+type reassembler struct {
+	buf      []byte
+	next     uint8 // fragment id expected next within a message (0 = none started)
+	skipping bool  // discarding the rest of a refused message
+	max      int
+}
+
+// add feeds one fragment and returns the completed message, if any. The
+// returned slice is owned by the caller. An error means the message being
+// built was refused; the reassembler then skips to the next message.
+func (r *reassembler) add(fragment uint8, payload []byte) ([]byte, error) {
+	if r.skipping {
+		if fragment == 0 {
+			r.skipping = false
+		}
+		return nil, nil
+	}
+	if r.next != 0 && fragment != 0 && fragment != r.next {
+		got, want := fragment, r.next
+		r.reset(fragment != 0)
+		return nil, fmt.Errorf("%w: fragment id %d where %d was expected", ErrBadFragment, got, want)
+	}
+	if r.next == 0 && fragment > 1 {
+		r.reset(true)
+		return nil, fmt.Errorf("%w: message starts with fragment id %d", ErrBadFragment, fragment)
+	}
+	if len(r.buf)+len(payload) > r.max {
+		size := len(r.buf) + len(payload)
+		r.reset(fragment != 0)
+		return nil, fmt.Errorf("%w: %d bytes so far exceed the limit of %d", ErrMessageTooLarge, size, r.max)
+	}
+	if fragment == 0 {
+		var msg []byte
+		if len(r.buf) == 0 {
+			msg = append([]byte(nil), payload...)
+		} else {
+			msg = append(r.buf, payload...)
+		}
+		r.buf = nil
+		r.next = 0
+		return msg, nil
+	}
+	r.buf = append(r.buf, payload...)
+	r.next = fragment + 1
+	if r.next == 0 { // ids 1..255 then wrap past the terminator id
+		r.next = 1
+	}
+	return nil, nil
+}
+
+func (r *reassembler) reset(skipRest bool) {
+	r.buf = nil
+	r.next = 0
+	r.skipping = skipRest
+}
+
+// pending returns the bytes held for an incomplete message.
+func (r *reassembler) pending() int { return len(r.buf) }

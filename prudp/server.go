@@ -1,0 +1,289 @@
+package prudp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Handler answers the messages of a server's connections. ServePRUDP is
+// called for every received message in order, one call at a time per
+// connection, on a goroutine that exists only while messages are waiting (an
+// idle connection costs no goroutine). It may call c.Send to reply.
+type Handler interface {
+	ServePRUDP(c *Conn, m Message)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(c *Conn, m Message)
+
+// ServePRUDP calls f(c, m).
+func (f HandlerFunc) ServePRUDP(c *Conn, m Message) { f(c, m) }
+
+// EchoHandler sends every reliable message back on the same connection and
+// substream, and every unreliable one back unreliably: the diagnostic
+// service of `gamewire serve --echo`.
+var EchoHandler Handler = HandlerFunc(func(c *Conn, m Message) {
+	ctx := context.Background()
+	if m.Reliable {
+		_ = c.Send(ctx, m.Substream, m.Data)
+	} else {
+		_ = c.SendUnreliable(ctx, m.Data)
+	}
+})
+
+// ConnState is a connection's lifecycle event for Server.ConnState.
+type ConnState int
+
+const (
+	// StateNew: the handshake completed.
+	StateNew ConnState = iota
+	// StateClosed: the connection ended (Conn.Err says why).
+	StateClosed
+)
+
+// Server is a PRUDP server: one UDP socket, many connections, demultiplexed
+// by peer address, virtual ports and session id. The zero value is a working
+// echo server on 127.0.0.1:60000 speaking NEX V1 without an access key.
+type Server struct {
+	// Addr is the UDP address ListenAndServe binds; default "127.0.0.1:60000".
+	Addr string
+	// Config configures the connections (dialect, access key, virtual port,
+	// timers, windows); its zero value works, see Config. Config.Port is the
+	// server's virtual port (default 1).
+	Config Config
+	// Handler receives the messages; default EchoHandler.
+	Handler Handler
+	// ConnState, if set, is called when a connection is established or ends.
+	// It runs on the connection's shard goroutine and must not block.
+	ConnState func(c *Conn, state ConnState)
+	// ServerKey makes the server a secure server: its Kerberos key opens the
+	// tickets of CONNECT requests. Default nil: an authentication server.
+	ServerKey []byte
+	// MaxTicketAge bounds the age of tickets; default 2 minutes (kerberos.DefaultMaxAge).
+	MaxTicketAge time.Duration
+	// Shards is the number of goroutines owning connections; default GOMAXPROCS.
+	Shards int
+
+	mu       sync.Mutex
+	ep       *endpoint
+	conns    map[*Conn]struct{}
+	closed   bool
+	serveErr chan error
+
+	synsAnswered atomic.Uint64
+	accepted     atomic.Uint64
+}
+
+func (srv *Server) handler() Handler {
+	if srv.Handler == nil {
+		return EchoHandler
+	}
+	return srv.Handler
+}
+
+// ListenAndServe binds Addr and serves until Shutdown or Close.
+func (srv *Server) ListenAndServe() error {
+	addr := srv.Addr
+	if addr == "" {
+		addr = "127.0.0.1:60000"
+	}
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return fmt.Errorf("prudp: listen address %q: %w", addr, err)
+	}
+	pc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return fmt.Errorf("prudp: %w", err)
+	}
+	return srv.Serve(pc)
+}
+
+// Serve serves on pc until Shutdown or Close and then returns
+// ErrServerClosed. It closes pc.
+func (srv *Server) Serve(pc PacketConn) error {
+	cfg := srv.Config.resolved()
+	if cfg.Port == 0 {
+		cfg.Port = 1
+	}
+	if err := cfg.validate(); err != nil {
+		pc.Close()
+		return err
+	}
+	n := srv.Shards
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	ep, err := newEndpoint(pc, cfg, n)
+	if err != nil {
+		pc.Close()
+		return err
+	}
+	ep.srv = srv
+	srv.mu.Lock()
+	if srv.closed || srv.ep != nil {
+		srv.mu.Unlock()
+		pc.Close()
+		return ErrServerClosed
+	}
+	srv.ep = ep
+	srv.conns = make(map[*Conn]struct{})
+	srv.mu.Unlock()
+	ep.start()
+	err = ep.readLoop()
+	ep.stopShards()
+	srv.mu.Lock()
+	closed := srv.closed
+	srv.mu.Unlock()
+	if closed {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// LocalAddr returns the bound address once Serve runs, else nil.
+func (srv *Server) LocalAddr() net.Addr {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.ep == nil {
+		return nil
+	}
+	return srv.ep.pc.LocalAddr()
+}
+
+func (srv *Server) connStarted(c *Conn) {
+	srv.accepted.Add(1)
+	srv.mu.Lock()
+	srv.conns[c] = struct{}{}
+	srv.mu.Unlock()
+	if srv.ConnState != nil {
+		srv.ConnState(c, StateNew)
+	}
+}
+
+func (srv *Server) connEnded(c *Conn) {
+	srv.mu.Lock()
+	delete(srv.conns, c)
+	srv.mu.Unlock()
+	if srv.ConnState != nil {
+		srv.ConnState(c, StateClosed)
+	}
+}
+
+// Conns returns the number of open connections.
+func (srv *Server) Conns() int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return len(srv.conns)
+}
+
+// Shutdown disconnects every connection gracefully (queued messages are
+// sent first), waits until they are acknowledged or ctx ends (the rest are
+// then dropped with a forced disconnect), and closes the socket.
+func (srv *Server) Shutdown(ctx context.Context) error {
+	srv.mu.Lock()
+	if srv.closed {
+		srv.mu.Unlock()
+		return nil
+	}
+	srv.closed = true
+	ep := srv.ep
+	conns := make([]*Conn, 0, len(srv.conns))
+	for c := range srv.conns {
+		conns = append(conns, c)
+	}
+	srv.mu.Unlock()
+	if ep == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+	err := ctx.Err()
+	ep.pc.Close()
+	return err
+}
+
+// Close drops every connection with a forced disconnect and closes the socket.
+func (srv *Server) Close() error {
+	srv.mu.Lock()
+	srv.closed = true
+	ep := srv.ep
+	conns := make([]*Conn, 0, len(srv.conns))
+	for c := range srv.conns {
+		conns = append(conns, c)
+	}
+	srv.mu.Unlock()
+	for _, c := range conns {
+		c.Abort()
+	}
+	if ep != nil {
+		return ep.pc.Close()
+	}
+	return nil
+}
+
+// ServerStats are a server's counters.
+type ServerStats struct {
+	Connections  int               // open now
+	Accepted     uint64            // connections established since start
+	SYNsAnswered uint64            // SYN-ACKs sent (statelessly)
+	DatagramsIn  uint64            // datagrams read
+	WriteErrors  uint64            // failed socket writes
+	Drops        map[string]uint64 // packets dropped before reaching a connection, by reason
+	ConnDrops    map[string]uint64 // packets dropped inside open connections, by reason
+	Retransmits  uint64            // over open connections
+	PacketsIn    uint64            // over open connections
+	PacketsOut   uint64            // over open connections
+	BytesIn      uint64            // over open connections
+	BytesOut     uint64            // over open connections
+	Sessions     int64             // connection states held, including lingering ones
+}
+
+// Stats returns the server's counters.
+func (srv *Server) Stats() ServerStats {
+	srv.mu.Lock()
+	ep := srv.ep
+	conns := make([]*Conn, 0, len(srv.conns))
+	for c := range srv.conns {
+		conns = append(conns, c)
+	}
+	srv.mu.Unlock()
+	st := ServerStats{Connections: len(conns), Accepted: srv.accepted.Load(), SYNsAnswered: srv.synsAnswered.Load(),
+		Drops: map[string]uint64{}, ConnDrops: map[string]uint64{}}
+	if ep != nil {
+		st.DatagramsIn = ep.packetsIn.Load()
+		st.WriteErrors = ep.writeErrors.Load()
+		st.Sessions = ep.sessionsOpen.Load()
+		for i := range ep.drops {
+			if v := ep.drops[i].Load(); v > 0 {
+				st.Drops[endpointDropNames[i]] = v
+			}
+		}
+	}
+	for _, c := range conns {
+		cs := c.Stats()
+		st.Retransmits += cs.Retransmits
+		st.PacketsIn += cs.PacketsIn
+		st.PacketsOut += cs.PacketsOut
+		st.BytesIn += cs.BytesIn
+		st.BytesOut += cs.BytesOut
+		for k, v := range cs.Drops {
+			st.ConnDrops[k] += v
+		}
+	}
+	return st
+}
+
+var errNoServer = errors.New("prudp: server not running")

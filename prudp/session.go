@@ -1,0 +1,895 @@
+package prudp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/gamewire/gamewire/prudp/crypt"
+)
+
+// session is the state of one PRUDP connection. It is owned by exactly one
+// goroutine (its shard's loop, see shard.go); every method takes the current
+// time so tests drive it without sleeping. Nothing here touches a socket:
+// packets go out through the shard's write function.
+type session struct {
+	cfg   *Config
+	codec codec
+	sh    *shard
+	conn  *Conn
+
+	client bool
+	state  sessionState
+	peer   netip.AddrPort
+	key    demuxKey
+
+	localPort, remotePort uint8
+	localSID, remoteSID   uint8
+
+	sigOut     []byte // connection signature we sign outgoing packets with (the peer's)
+	sigIn      []byte // connection signature incoming packets are signed with (ours)
+	sessionKey []byte // Kerberos session key, nil on authentication connections
+	baseKey    []byte // RC4 key of substream 0
+
+	minor        uint8
+	maxSubstream uint8
+	supported    uint32
+
+	unrelSendSeq uint16
+	unrelKeys    crypt.UnreliableKeys
+	pingSeq      uint16
+
+	streams []substream
+
+	rtt        rttEstimator
+	cwnd       int
+	inflight   int // reliable packets in flight over all substreams
+	lastShrink time.Time
+
+	created, lastRecv, lastSend time.Time
+	deadline                    time.Time // when tick must run next (zero: never)
+	heapIndex                   int
+
+	// handshake (client): the SYN or CONNECT being retransmitted
+	hs       *outPacket
+	connectB []byte // server: encoded CONNECT-ACK, resent on duplicate CONNECTs
+
+	acks      []ackItem // acknowledgements to send at the end of the batch
+	ackQueued bool
+
+	check      uint32 // secure CONNECT check value (client)
+	closeReq   bool   // graceful close requested: DISCONNECT once the queues drain
+	disconnSeq uint16
+	lingerTill time.Time
+	err        error
+
+	scratch []byte
+}
+
+type sessionState uint8
+
+const (
+	stateSynSent sessionState = iota
+	stateConnecting
+	stateEstablished
+	stateClosing // our DISCONNECT is in flight
+	stateLinger  // closed; lingering to re-acknowledge a peer's retransmitted DISCONNECT
+	stateClosed
+)
+
+type ackItem struct {
+	typ       uint8
+	substream uint8
+	seq       uint16
+	fragment  uint8
+	times     uint8
+}
+
+// outPacket is a reliable packet waiting for its acknowledgement. Its bytes
+// are encoded (encrypted, signed) once and resent as they are.
+type outPacket struct {
+	seq       uint16
+	substream uint8
+	typ       uint8
+	buf       []byte
+	firstSent time.Time
+	deadline  time.Time
+	retries   int
+	skipped   int // acknowledgements of later packets seen (fast retransmit)
+	size      int // message bytes it carries, for the send-queue accounting
+}
+
+// substream is one reliable substream's send and receive state.
+type substream struct {
+	id uint8
+
+	// send side
+	sendSeq  uint16       // next sequence id to assign
+	inflight []*outPacket // in sequence order
+	queue    []sendItem   // messages not yet fully sent
+	queuePos int          // bytes of queue[0] already fragmented
+	nextFrag uint8        // fragment id of the next fragment of queue[0]
+	enc      crypt.RC4
+
+	// receive side
+	recvNext uint16 // next sequence id to deliver
+	reorder  map[uint16]heldPacket
+	reasm    reassembler
+	dec      crypt.RC4
+}
+
+type sendItem struct {
+	data []byte
+	done bool // a DISCONNECT marker rather than data
+}
+
+type heldPacket struct {
+	typ      uint8
+	fragment uint8
+	payload  []byte
+}
+
+func newSession(sh *shard, cfg *Config, c codec, client bool, peer netip.AddrPort, now time.Time) *session {
+	s := &session{
+		cfg:       cfg,
+		codec:     c,
+		sh:        sh,
+		client:    client,
+		peer:      peer,
+		rtt:       newRTTEstimator(cfg.InitialRTO, cfg.MinRTO, cfg.MaxRTO),
+		cwnd:      cfg.InitialWindow,
+		created:   now,
+		lastRecv:  now,
+		lastSend:  now,
+		heapIndex: -1,
+	}
+	return s
+}
+
+// setup prepares the substreams and ciphers once the handshake fixed the
+// maximum substream id and the session key. sendStart and recvStart are the
+// first sequence ids of substream 0 (the client's CONNECT took id 1).
+func (s *session) setup(sendStart, recvStart uint16) {
+	s.baseKey = s.cfg.RC4Key
+	if len(s.sessionKey) > 0 {
+		s.baseKey = s.sessionKey
+	}
+	s.unrelKeys = crypt.NewUnreliableKeys(s.baseKey)
+	s.streams = make([]substream, int(s.maxSubstream)+1)
+	k := append([]byte(nil), s.baseKey...)
+	for i := range s.streams {
+		st := &s.streams[i]
+		st.id = uint8(i)
+		st.sendSeq, st.recvNext = 1, 1
+		if i == 0 {
+			st.sendSeq, st.recvNext = sendStart, recvStart
+		} else {
+			crypt.ModifyKey(k)
+		}
+		// Key lengths were checked when the connection was configured.
+		_ = st.enc.Reset(k)
+		_ = st.dec.Reset(k)
+		st.reasm.max = s.cfg.MaxMessageSize
+	}
+}
+
+// write encodes p and hands the datagram to the shard; it returns the
+// encoding (valid until the next write) for packets that must be kept.
+func (s *session) write(now time.Time, p *pkt) ([]byte, error) {
+	p.src, p.dst = s.localPort, s.remotePort
+	p.sessionID = s.localSID
+	b, err := s.codec.appendPacket(s.scratch[:0], p, s.keysFor(p.typ, true))
+	if err != nil {
+		return nil, err
+	}
+	s.scratch = b
+	s.sh.writeTo(b, s.peer)
+	s.lastSend = now
+	s.conn.stats.packetsOut.Add(1)
+	s.conn.stats.bytesOut.Add(uint64(len(b)))
+	return b, nil
+}
+
+// fail ends the session with err and frees its resources.
+func (s *session) fail(now time.Time, err error) {
+	if s.state == stateClosed {
+		return
+	}
+	if s.err == nil {
+		s.err = err
+	}
+	s.state = stateClosed
+	s.release()
+	s.conn.finish(s.err)
+	s.sh.remove(s)
+	s.cfg.Logger.Debug("prudp connection closed", "peer", s.peer, "err", s.err)
+}
+
+// release drops buffered packets and messages.
+func (s *session) release() {
+	for i := range s.streams {
+		st := &s.streams[i]
+		for _, o := range st.inflight {
+			s.sh.putBuf(o.buf)
+		}
+		st.inflight, st.queue, st.reorder = nil, nil, nil
+		st.reasm = reassembler{}
+	}
+	s.inflight = 0
+	s.acks = nil
+	s.scratch = nil
+	s.hs = nil
+}
+
+// queueAck records an acknowledgement to send at the end of the batch.
+func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint8, times uint8) {
+	s.acks = append(s.acks, ackItem{typ: typ, substream: substream, seq: seq, fragment: fragment, times: times})
+	if !s.ackQueued {
+		s.ackQueued = true
+		s.sh.ackPending = append(s.sh.ackPending, s)
+	}
+}
+
+// flushAcks sends the queued acknowledgements: aggregated per substream when
+// the negotiated minor version allows ("Aggregate acknowledgement" in
+// specs/prudp-nex.md; minor 1 the old format, minor 2 and up the new one),
+// otherwise one ACK packet each.
+func (s *session) flushAcks(now time.Time) {
+	s.ackQueued = false
+	if s.state == stateClosed {
+		s.acks = s.acks[:0]
+		return
+	}
+	acks := s.acks
+	aggregate := s.codec.v1() && s.minor >= 1 && !s.cfg.IndividualAcks
+	for i := range acks {
+		a := &acks[i]
+		if aggregate && a.typ == typeData && a.times <= 1 {
+			continue
+		}
+		for range max(a.times, 1) {
+			p := pkt{typ: a.typ, flags: flagAck, substream: a.substream, seq: a.seq, fragment: a.fragment}
+			_, _ = s.write(now, &p)
+		}
+		s.conn.stats.acksOut.Add(uint64(max(a.times, 1)))
+	}
+	if aggregate {
+		for sub := range s.streams {
+			s.sendAggregate(now, uint8(sub), acks)
+		}
+	}
+	s.acks = acks[:0]
+}
+
+// sendAggregate acknowledges every queued DATA ack of one substream in one
+// packet: everything up to the last in-order sequence id, plus the ids held
+// out of order.
+func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
+	n := 0
+	for i := range acks {
+		if acks[i].typ == typeData && acks[i].substream == sub && acks[i].times <= 1 {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	st := &s.streams[sub]
+	cum := st.recvNext - 1
+	var extra []uint16
+	for i := range acks {
+		a := &acks[i]
+		if a.typ == typeData && a.substream == sub && a.times <= 1 && seqBefore(cum, a.seq) {
+			extra = append(extra, a.seq)
+		}
+	}
+	if n == 1 && len(extra) <= 1 {
+		// A single acknowledgement is cheaper and understood by every peer.
+		for i := range acks {
+			a := &acks[i]
+			if a.typ == typeData && a.substream == sub && a.times <= 1 {
+				p := pkt{typ: typeData, flags: flagAck, substream: sub, seq: a.seq, fragment: a.fragment}
+				_, _ = s.write(now, &p)
+			}
+		}
+		s.conn.stats.acksOut.Add(1)
+		return
+	}
+	const maxExtra = 255
+	for len(extra) > 0 || n > 0 {
+		chunk := extra[:min(len(extra), maxExtra)]
+		extra = extra[len(chunk):]
+		n = 0
+		var p pkt
+		p.typ = typeData
+		p.flags = flagMultiAck
+		buf := s.sh.ackBuf[:0]
+		if s.minor >= 2 {
+			// New format: header sequence id 0, substream id 1 (how NintendoClients
+			// tells the formats apart), the real substream in the payload.
+			p.substream = 1
+			buf = append(buf, sub, byte(len(chunk)))
+			buf = binary.LittleEndian.AppendUint16(buf, cum)
+		} else {
+			p.seq = cum
+		}
+		for _, q := range chunk {
+			buf = binary.LittleEndian.AppendUint16(buf, q)
+		}
+		s.sh.ackBuf = buf
+		p.payload = buf
+		_, _ = s.write(now, &p)
+		s.conn.stats.acksOut.Add(1)
+	}
+}
+
+// handle processes one verified packet addressed to this session.
+func (s *session) handle(now time.Time, p *pkt) {
+	s.lastRecv = now
+	s.conn.stats.packetsIn.Add(1)
+	s.conn.stats.bytesIn.Add(uint64(len(p.raw)))
+	if s.state == stateClosed {
+		return
+	}
+	if s.connectB != nil && p.typ != typeConnect {
+		s.connectB = nil // the client has our CONNECT-ACK
+	}
+	if s.state == stateLinger {
+		if p.typ == typeDisconnect && p.has(flagNeedAck) {
+			s.queueAck(typeDisconnect, p.substream, p.seq, 0, 3)
+		}
+		return
+	}
+	if p.has(flagAck) || p.has(flagMultiAck) {
+		s.handleAck(now, p)
+		return
+	}
+	switch p.typ {
+	case typeSyn:
+		// A retransmitted SYN on an established connection: the server answers
+		// SYNs statelessly in the shard, so nothing reaches here.
+	case typeConnect:
+		if !s.client && s.connectB != nil {
+			// Our CONNECT-ACK was lost: send the same one again.
+			s.sh.writeTo(s.connectB, s.peer)
+			s.conn.stats.duplicates.Add(1)
+		}
+	case typeData:
+		if p.has(flagReliable) {
+			s.handleReliable(now, p)
+		} else {
+			s.handleUnreliable(now, p)
+		}
+	case typePing:
+		if p.has(flagReliable) {
+			// NintendoClients numbers its PINGs on substream 0's reliable
+			// counter; they must pass through ordering or the window stalls.
+			s.handleReliable(now, p)
+		} else if p.has(flagNeedAck) {
+			s.queueAck(typePing, 0, p.seq, 0, 1)
+		}
+	case typeDisconnect:
+		switch {
+		case p.has(flagReliable):
+			s.handleReliable(now, p)
+		case p.has(flagNeedAck):
+			s.queueAck(typeDisconnect, p.substream, p.seq, 0, 3)
+			s.peerClosed(now, ErrPeerClosed)
+		default:
+			s.fail(now, ErrPeerReset)
+		}
+	default:
+		s.conn.stats.drop(dropType)
+	}
+}
+
+func (s *session) substreamOf(p *pkt) (*substream, bool) {
+	if int(p.substream) >= len(s.streams) {
+		s.conn.stats.drop(dropSubstream)
+		return nil, false
+	}
+	return &s.streams[p.substream], true
+}
+
+// handleReliable orders a reliable packet: in-order packets are delivered at
+// once along with whatever they unblock, early ones are held in the bounded
+// reorder buffer, duplicates are dropped but acknowledged again (the earlier
+// ACK may be what was lost).
+func (s *session) handleReliable(now time.Time, p *pkt) {
+	st, ok := s.substreamOf(p)
+	if !ok {
+		return
+	}
+	times := uint8(1)
+	if p.typ == typeDisconnect {
+		times = 3
+	}
+	d := seqDiff(st.recvNext, p.seq)
+	switch {
+	case d < 0:
+		s.conn.stats.duplicates.Add(1)
+		s.queueAck(p.typ, p.substream, p.seq, p.fragment, times)
+		return
+	case d >= s.cfg.ReorderWindow:
+		s.conn.stats.drop(dropWindow)
+		return
+	}
+	if p.has(flagNeedAck) {
+		s.queueAck(p.typ, p.substream, p.seq, p.fragment, times)
+	}
+	if d > 0 {
+		if st.reorder == nil {
+			st.reorder = make(map[uint16]heldPacket)
+		}
+		if _, dup := st.reorder[p.seq]; dup {
+			s.conn.stats.duplicates.Add(1)
+			return
+		}
+		st.reorder[p.seq] = heldPacket{typ: p.typ, fragment: p.fragment, payload: append([]byte(nil), p.payload...)}
+		s.conn.stats.reordered.Add(1)
+		return
+	}
+	s.deliverReliable(now, st, p.typ, p.fragment, p.payload)
+	st.recvNext++
+	for len(st.reorder) > 0 && s.state != stateClosed {
+		h, ok := st.reorder[st.recvNext]
+		if !ok {
+			break
+		}
+		delete(st.reorder, st.recvNext)
+		s.deliverReliable(now, st, h.typ, h.fragment, h.payload)
+		st.recvNext++
+	}
+}
+
+// deliverReliable decrypts, decompresses and reassembles one in-order packet.
+// payload may be modified in place.
+func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragment uint8, payload []byte) {
+	switch typ {
+	case typePing:
+		return
+	case typeDisconnect:
+		s.peerClosed(now, ErrPeerClosed)
+		return
+	case typeData:
+	default:
+		return
+	}
+	st.dec.XORKeyStream(payload, payload)
+	if s.cfg.Compression {
+		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
+		if err != nil {
+			s.conn.stats.drop(dropDecompress)
+			s.cfg.Logger.Warn("prudp: bad compressed payload", "peer", s.peer, "substream", st.id, "err", err)
+			// The stream is ordered: a lost fragment would corrupt the message,
+			// so refuse the message being built.
+			st.reasm.reset(fragment != 0)
+			return
+		}
+		payload = plain
+	}
+	msg, err := st.reasm.add(fragment, payload)
+	if err != nil {
+		s.conn.stats.drop(dropReassembly)
+		s.cfg.Logger.Warn("prudp: message refused", "peer", s.peer, "substream", st.id, "err", err)
+		return
+	}
+	if msg != nil {
+		s.conn.deliver(Message{Substream: st.id, Reliable: true, Data: msg})
+	}
+}
+
+// handleUnreliable decrypts an unreliable DATA packet with its own key and
+// delivers it at once.
+func (s *session) handleUnreliable(now time.Time, p *pkt) {
+	if p.has(flagNeedAck) {
+		s.queueAck(typeData, p.substream, p.seq, p.fragment, 1)
+	}
+	if s.state != stateEstablished && s.state != stateClosing {
+		return
+	}
+	s.unrelKeys.XORPacket(p.payload, p.payload, p.seq, p.sessionID)
+	payload := p.payload
+	if s.cfg.Compression {
+		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
+		if err != nil {
+			s.conn.stats.drop(dropDecompress)
+			return
+		}
+		payload = plain
+	}
+	s.conn.deliver(Message{Unreliable: true, Data: append([]byte(nil), payload...)})
+}
+
+// peerClosed handles the peer's DISCONNECT once every message before it was
+// delivered: the acknowledgements are queued; the session lingers long
+// enough to acknowledge retransmissions of it.
+func (s *session) peerClosed(now time.Time, err error) {
+	if s.err == nil {
+		s.err = err
+	}
+	s.release()
+	s.state = stateLinger
+	s.lingerTill = now.Add(2 * s.rtt.backoff(1))
+	s.conn.finish(s.err)
+}
+
+// handleAck processes ACK and aggregate-ACK packets.
+func (s *session) handleAck(now time.Time, p *pkt) {
+	s.conn.stats.acksIn.Add(1)
+	switch p.typ {
+	case typeSyn, typeConnect:
+		// Late duplicates of the handshake acknowledgements.
+		return
+	case typePing:
+		// Keepalive answered; lastRecv is already updated.
+	case typeData, typeDisconnect:
+		if s.state < stateEstablished {
+			return
+		}
+		if p.has(flagMultiAck) {
+			s.handleAggregateAck(now, p)
+			return
+		}
+		st, ok := s.substreamOf(p)
+		if !ok {
+			return
+		}
+		s.ackOne(now, st, p.seq)
+	}
+	s.pump(now)
+}
+
+// handleAggregateAck reads both formats: the new one (minor >= 2, header
+// substream id 1, sequence id 0; NintendoClients' rule) and the old one.
+func (s *session) handleAggregateAck(now time.Time, p *pkt) {
+	b := p.payload
+	if s.minor >= 2 && p.substream == 1 && p.seq == 0 {
+		if len(b) < 4 {
+			s.conn.stats.drop(dropMalformed)
+			return
+		}
+		sub, n, cum := b[0], int(b[1]), binary.LittleEndian.Uint16(b[2:])
+		if len(b) != 4+2*n {
+			s.conn.stats.drop(dropMalformed)
+			return
+		}
+		if int(sub) >= len(s.streams) {
+			s.conn.stats.drop(dropSubstream)
+			return
+		}
+		st := &s.streams[sub]
+		s.ackUpTo(now, st, cum)
+		for i := 0; i < n; i++ {
+			s.ackOne(now, st, binary.LittleEndian.Uint16(b[4+2*i:]))
+		}
+		return
+	}
+	if len(b)%2 != 0 {
+		s.conn.stats.drop(dropMalformed)
+		return
+	}
+	st, ok := s.substreamOf(p)
+	if !ok {
+		return
+	}
+	s.ackUpTo(now, st, p.seq)
+	for i := 0; i+1 < len(b); i += 2 {
+		s.ackOne(now, st, binary.LittleEndian.Uint16(b[i:]))
+	}
+}
+
+// ackUpTo acknowledges every in-flight packet at or before seq.
+func (s *session) ackUpTo(now time.Time, st *substream, seq uint16) {
+	for len(st.inflight) > 0 && !seqBefore(seq, st.inflight[0].seq) {
+		s.ackOne(now, st, st.inflight[0].seq)
+	}
+}
+
+// ackOne removes an acknowledged packet from flight, takes an RTT sample if
+// it was sent only once (Karn's rule), grows the window, and counts the ack
+// against older packets still in flight (fast retransmit after three).
+func (s *session) ackOne(now time.Time, st *substream, seq uint16) {
+	idx := -1
+	for i, o := range st.inflight {
+		if o.seq == seq {
+			idx = i
+			break
+		}
+		if seqBefore(seq, o.seq) {
+			break
+		}
+	}
+	if idx < 0 {
+		return // duplicate or stale acknowledgement
+	}
+	o := st.inflight[idx]
+	copy(st.inflight[idx:], st.inflight[idx+1:])
+	st.inflight[len(st.inflight)-1] = nil
+	st.inflight = st.inflight[:len(st.inflight)-1]
+	s.inflight--
+	if o.retries == 0 {
+		s.rtt.sample(now.Sub(o.firstSent))
+	}
+	if s.cwnd < s.cfg.MaxWindow {
+		s.cwnd++
+	}
+	s.conn.releaseQueued(o.size)
+	for i := 0; i < idx && i < len(st.inflight); i++ {
+		e := st.inflight[i]
+		e.skipped++
+		if e.skipped == 3 && e.retries == 0 {
+			s.retransmit(now, e, true)
+		}
+	}
+	if o.typ == typeDisconnect && s.state == stateClosing {
+		s.sh.putBuf(o.buf)
+		s.state = stateClosed
+		s.err = ErrClosed
+		s.release()
+		s.conn.finish(ErrClosed)
+		s.sh.remove(s)
+		return
+	}
+	s.sh.putBuf(o.buf)
+}
+
+// send queues a reliable message on a substream (or the DISCONNECT marker).
+func (s *session) send(now time.Time, sub uint8, data []byte) error {
+	if int(sub) >= len(s.streams) {
+		return fmt.Errorf("%w: %d (negotiated maximum %d)", ErrBadSubstream, sub, s.maxSubstream)
+	}
+	st := &s.streams[sub]
+	st.queue = append(st.queue, sendItem{data: data})
+	s.pump(now)
+	return nil
+}
+
+// pump sends queued fragments while the window allows.
+func (s *session) pump(now time.Time) {
+	if s.state != stateEstablished && s.state != stateClosing {
+		return
+	}
+	for s.inflight < s.cwnd {
+		sent := false
+		for i := range s.streams {
+			if s.inflight >= s.cwnd {
+				break
+			}
+			if s.sendFragment(now, &s.streams[i]) {
+				sent = true
+			}
+		}
+		if !sent {
+			break
+		}
+	}
+	if s.closeReq && s.state == stateEstablished && s.idle() {
+		s.sendDisconnect(now)
+	}
+}
+
+// idle reports whether nothing is queued or in flight.
+func (s *session) idle() bool {
+	for i := range s.streams {
+		if len(s.streams[i].queue) > 0 || len(s.streams[i].inflight) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sendFragment sends the next fragment of st's queue, if any.
+func (s *session) sendFragment(now time.Time, st *substream) bool {
+	if len(st.queue) == 0 {
+		return false
+	}
+	item := &st.queue[0]
+	rest := item.data[st.queuePos:]
+	chunk := s.cfg.FragmentSize
+	if s.cfg.Compression {
+		chunk-- // room for the ratio byte
+	}
+	frag := uint8(0)
+	if len(rest) > chunk {
+		rest = rest[:chunk]
+		if st.nextFrag == 0 {
+			st.nextFrag = 1
+		}
+		frag = st.nextFrag
+		st.nextFrag++
+		if st.nextFrag == 0 {
+			st.nextFrag = 1
+		}
+	}
+	st.queuePos += len(rest)
+	last := frag == 0
+	if last {
+		st.queue[0] = sendItem{}
+		st.queue = st.queue[1:]
+		if len(st.queue) == 0 {
+			st.queue = nil // let the backing array go
+		}
+		st.queuePos, st.nextFrag = 0, 0
+	}
+	payload := s.sh.payloadBuf[:0]
+	if s.cfg.Compression {
+		payload = compressPayload(payload, rest)
+	} else {
+		payload = append(payload, rest...)
+	}
+	st.enc.XORKeyStream(payload, payload)
+	s.sh.payloadBuf = payload
+	p := pkt{typ: typeData, flags: flagReliable | flagNeedAck, substream: st.id, seq: st.sendSeq, fragment: frag, payload: payload}
+	s.transmitNew(now, st, &p, len(rest))
+	return true
+}
+
+// compressPayload appends src compressed with its ratio byte, or with ratio 0
+// and uncompressed when zlib would not make it smaller.
+func compressPayload(dst, src []byte) []byte {
+	start := len(dst)
+	dst = crypt.Compress(dst, src)
+	if len(dst)-start-1 >= len(src) {
+		dst = append(dst[:start], 0)
+		dst = append(dst, src...)
+	}
+	return dst
+}
+
+// transmitNew sends a new reliable packet and keeps it until acknowledged.
+func (s *session) transmitNew(now time.Time, st *substream, p *pkt, size int) {
+	st.sendSeq++
+	b, err := s.write(now, p)
+	if err != nil {
+		s.fail(now, fmt.Errorf("prudp: encoding %s: %w", typeName(p.typ), err))
+		return
+	}
+	o := &outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, size: size}
+	o.deadline = now.Add(s.rtt.rto())
+	st.inflight = append(st.inflight, o)
+	s.inflight++
+}
+
+// retransmit resends o and backs its timer off.
+func (s *session) retransmit(now time.Time, o *outPacket, fast bool) {
+	o.retries++
+	o.deadline = now.Add(s.rtt.backoff(o.retries))
+	s.sh.writeTo(o.buf, s.peer)
+	s.lastSend = now
+	s.conn.stats.retransmits.Add(1)
+	s.conn.stats.packetsOut.Add(1)
+	s.conn.stats.bytesOut.Add(uint64(len(o.buf)))
+	// Multiplicative decrease, at most once per round trip.
+	if now.Sub(s.lastShrink) > s.rtt.srtt || fast {
+		s.cwnd = max(s.cwnd/2, 2)
+		s.lastShrink = now
+	}
+}
+
+// sendDisconnect starts a graceful close: a reliable DISCONNECT on
+// substream 0, acknowledged (three times) by the peer.
+func (s *session) sendDisconnect(now time.Time) {
+	st := &s.streams[0]
+	s.state = stateClosing
+	p := pkt{typ: typeDisconnect, flags: flagReliable | flagNeedAck, seq: st.sendSeq}
+	s.transmitNew(now, st, &p, 0)
+}
+
+// abort sends an unreliable DISCONNECT (a forced close) and ends the session.
+func (s *session) abort(now time.Time) {
+	if s.state >= stateEstablished && s.state < stateLinger {
+		p := pkt{typ: typeDisconnect}
+		_, _ = s.write(now, &p)
+	}
+	s.fail(now, ErrClosed)
+}
+
+// sendUnreliable sends one unreliable DATA packet with its per-packet key.
+func (s *session) sendUnreliable(now time.Time, data []byte) error {
+	payload := s.sh.payloadBuf[:0]
+	if s.cfg.Compression {
+		payload = compressPayload(payload, data)
+	} else {
+		payload = append(payload, data...)
+	}
+	if len(payload) > s.cfg.FragmentSize {
+		return fmt.Errorf("%w: unreliable message of %d bytes exceeds the fragment size %d", ErrMessageTooLarge, len(payload), s.cfg.FragmentSize)
+	}
+	seq := s.unrelSendSeq
+	s.unrelSendSeq++
+	s.unrelKeys.XORPacket(payload, payload, seq, s.localSID)
+	s.sh.payloadBuf = payload
+	p := pkt{typ: typeData, seq: seq, payload: payload}
+	_, err := s.write(now, &p)
+	return err
+}
+
+// tick runs the timers: retransmissions, keepalive, dead-peer detection,
+// lingering. It returns the next time it must run.
+func (s *session) tick(now time.Time) {
+	switch s.state {
+	case stateClosed:
+		return
+	case stateLinger:
+		if !now.Before(s.lingerTill) {
+			s.state = stateClosed
+			s.sh.remove(s)
+		}
+		return
+	case stateSynSent, stateConnecting:
+		if s.hs != nil && !now.Before(s.hs.deadline) {
+			if s.hs.retries >= s.cfg.MaxRetransmits {
+				s.fail(now, fmt.Errorf("%w: no answer to %s after %d retransmissions", ErrHandshake, typeName(s.hs.typ), s.hs.retries))
+				return
+			}
+			s.hs.retries++
+			s.hs.deadline = now.Add(s.rtt.backoff(s.hs.retries))
+			s.sh.writeTo(s.hs.buf, s.peer)
+			s.conn.stats.retransmits.Add(1)
+		}
+		return
+	}
+	if now.Sub(s.lastRecv) >= s.cfg.IdleTimeout {
+		s.fail(now, fmt.Errorf("%w: nothing received for %v", ErrPeerDead, now.Sub(s.lastRecv).Round(time.Millisecond)))
+		return
+	}
+	for i := range s.streams {
+		st := &s.streams[i]
+		for _, o := range st.inflight {
+			if now.Before(o.deadline) {
+				continue
+			}
+			if o.retries >= s.cfg.MaxRetransmits {
+				s.fail(now, fmt.Errorf("%w: %s seq %d on substream %d unacknowledged after %d retransmissions", ErrTimeout, typeName(o.typ), o.seq, st.id, o.retries))
+				return
+			}
+			s.retransmit(now, o, false)
+		}
+	}
+	if now.Sub(s.lastSend) >= s.cfg.KeepAlive {
+		p := pkt{typ: typePing, flags: flagNeedAck, seq: s.pingSeq}
+		s.pingSeq++
+		_, _ = s.write(now, &p)
+	}
+	s.pump(now)
+}
+
+// nextDeadline computes when tick must run next.
+func (s *session) nextDeadline() time.Time {
+	switch s.state {
+	case stateClosed:
+		return time.Time{}
+	case stateLinger:
+		return s.lingerTill
+	case stateSynSent, stateConnecting:
+		if s.hs != nil {
+			return s.hs.deadline
+		}
+		return time.Time{}
+	}
+	d := s.lastRecv.Add(s.cfg.IdleTimeout)
+	if k := s.lastSend.Add(s.cfg.KeepAlive); k.Before(d) {
+		d = k
+	}
+	for i := range s.streams {
+		for _, o := range s.streams[i].inflight {
+			if o.deadline.Before(d) {
+				d = o.deadline
+			}
+		}
+	}
+	return d
+}
+
+// publish copies the RTT estimate and window into the Conn's counters.
+func (s *session) publish() {
+	st := &s.conn.stats
+	st.srtt.Store(int64(s.rtt.srtt))
+	st.rttvar.Store(int64(s.rtt.rttvar))
+	st.latest.Store(int64(s.rtt.latest))
+	st.rto.Store(int64(s.rtt.rto()))
+	st.samples.Store(s.rtt.samples)
+	st.window.Store(int64(s.cwnd))
+}

@@ -1,0 +1,258 @@
+package prudp
+
+import (
+	"container/heap"
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// demuxKey identifies a connection on a socket: the peer's address and the
+// virtual ports on both ends. The session id is checked after the lookup.
+type demuxKey struct {
+	addr   netip.AddrPort
+	local  uint8
+	remote uint8
+}
+
+// event is what reaches a shard's goroutine: a received datagram or a call
+// from the API (Send, Close, Dial, ...).
+type event struct {
+	buf  *[]byte // received datagram (pooled); nil for calls
+	n    int
+	from netip.AddrPort
+
+	conn  *Conn
+	fn    func(now time.Time, s *session) error
+	reply chan error
+}
+
+// shard owns a set of connections: their state is touched only by its loop,
+// which drains a queue of events, runs the connections' timers from a heap
+// (one timer for the whole shard, none per packet or per connection) and
+// sends acknowledgements at the end of every batch.
+type shard struct {
+	ep       *endpoint
+	events   chan event
+	sessions map[demuxKey]*session
+	timers   timerHeap
+	timer    *time.Timer
+	stop     chan struct{}
+	stopped  chan struct{}
+
+	ackPending []*session
+	payloadBuf []byte
+	ackBuf     []byte
+	outBuf     []byte
+	freeBufs   [][]byte
+	pkt        pkt
+}
+
+func newShard(ep *endpoint) *shard {
+	return &shard{
+		ep:       ep,
+		events:   make(chan event, 1024),
+		sessions: make(map[demuxKey]*session),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+}
+
+// loop is the shard's goroutine.
+func (sh *shard) loop() {
+	defer close(sh.stopped)
+	sh.timer = time.NewTimer(time.Hour)
+	defer sh.timer.Stop()
+	for {
+		select {
+		case ev := <-sh.events:
+			now := time.Now()
+			sh.handle(now, ev)
+			// Drain what else is queued before acknowledging, so that a burst
+			// is acknowledged with few (aggregate) packets.
+		drain:
+			for range 256 {
+				select {
+				case ev := <-sh.events:
+					sh.handle(now, ev)
+				default:
+					break drain
+				}
+			}
+			sh.endBatch(now)
+		case <-sh.timer.C:
+			now := time.Now()
+			for len(sh.timers) > 0 && !now.Before(sh.timers[0].deadline) {
+				s := sh.timers[0]
+				s.tick(now)
+				sh.schedule(s)
+				if s.heapIndex >= 0 && !now.Before(s.deadline) {
+					// Nothing moved the deadline (it cannot happen by design);
+					// never spin on it.
+					s.deadline = now.Add(time.Millisecond)
+					heap.Fix(&sh.timers, s.heapIndex)
+				}
+			}
+			sh.endBatch(now)
+		case <-sh.stop:
+			return
+		}
+	}
+}
+
+// endBatch flushes acknowledgements and re-arms the shard's timer.
+func (sh *shard) endBatch(now time.Time) {
+	for _, s := range sh.ackPending {
+		s.flushAcks(now)
+		s.publish()
+		sh.schedule(s)
+	}
+	clear(sh.ackPending)
+	sh.ackPending = sh.ackPending[:0]
+	if len(sh.timers) > 0 {
+		d := sh.timers[0].deadline.Sub(now)
+		sh.timer.Reset(max(d, 0))
+	} else {
+		sh.timer.Reset(time.Hour)
+	}
+}
+
+func (sh *shard) handle(now time.Time, ev event) {
+	if ev.buf != nil {
+		b := (*ev.buf)[:ev.n]
+		sh.ep.handleDatagram(sh, now, b, ev.from)
+		sh.ep.putDatagram(ev.buf)
+		return
+	}
+	var err error
+	if ev.conn != nil && ev.conn.s == nil {
+		err = ErrClosed
+	} else {
+		var s *session
+		if ev.conn != nil {
+			s = ev.conn.s
+		}
+		err = ev.fn(now, s)
+		if s != nil {
+			s.publish()
+			sh.schedule(s)
+		}
+	}
+	if ev.reply != nil {
+		ev.reply <- err
+	}
+}
+
+// do runs fn on the shard's goroutine with c's session and waits for it.
+func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *session) error) error {
+	reply := make(chan error, 1)
+	select {
+	case sh.events <- event{conn: c, fn: fn, reply: reply}:
+	case <-sh.stopped:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-sh.stopped:
+		return ErrClosed
+	}
+}
+
+// schedule puts s in the timer heap at its next deadline.
+func (sh *shard) schedule(s *session) {
+	if s.state == stateClosed {
+		if s.heapIndex >= 0 {
+			heap.Remove(&sh.timers, s.heapIndex)
+		}
+		return
+	}
+	s.deadline = s.nextDeadline()
+	switch {
+	case s.deadline.IsZero() && s.heapIndex >= 0:
+		heap.Remove(&sh.timers, s.heapIndex)
+	case s.deadline.IsZero():
+	case s.heapIndex >= 0:
+		heap.Fix(&sh.timers, s.heapIndex)
+	default:
+		heap.Push(&sh.timers, s)
+	}
+}
+
+// add registers a new session.
+func (sh *shard) add(s *session) {
+	sh.sessions[s.key] = s
+	sh.ep.sessionsOpen.Add(1)
+	sh.schedule(s)
+}
+
+// remove forgets a session (called from its own methods).
+func (sh *shard) remove(s *session) {
+	if cur, ok := sh.sessions[s.key]; ok && cur == s {
+		delete(sh.sessions, s.key)
+		sh.ep.sessionsOpen.Add(-1)
+	}
+	if s.heapIndex >= 0 {
+		heap.Remove(&sh.timers, s.heapIndex)
+	}
+	s.conn.s = nil
+	if s.client {
+		go s.conn.release()
+	}
+}
+
+// writeTo sends one datagram.
+func (sh *shard) writeTo(b []byte, to netip.AddrPort) {
+	if _, err := sh.ep.pc.WriteToUDPAddrPort(b, to); err != nil {
+		sh.ep.writeErrors.Add(1)
+	}
+}
+
+// getBuf and putBuf recycle the buffers of packets kept for retransmission.
+func (sh *shard) getBuf() []byte {
+	if n := len(sh.freeBufs); n > 0 {
+		b := sh.freeBufs[n-1]
+		sh.freeBufs = sh.freeBufs[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 1536)
+}
+
+func (sh *shard) putBuf(b []byte) {
+	if cap(b) >= 1536 && cap(b) <= 4096 && len(sh.freeBufs) < 4096 {
+		sh.freeBufs = append(sh.freeBufs, b[:0])
+	}
+}
+
+// timerHeap orders sessions by deadline.
+type timerHeap []*session
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIndex = i
+	h[j].heapIndex = j
+}
+func (h *timerHeap) Push(x any) {
+	s := x.(*session)
+	s.heapIndex = len(*h)
+	*h = append(*h, s)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	n := len(old)
+	s := old[n-1]
+	old[n-1] = nil
+	s.heapIndex = -1
+	*h = old[:n-1]
+	return s
+}
+
+var datagramPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
+
+// maxDatagram is the receive buffer size; PRUDP packets stay near 1400 bytes.
+const maxDatagram = 4096
