@@ -1,0 +1,195 @@
+package rmc
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Peer is what a handler knows about the connection a call came from. The transport
+// creates one per connection and keeps it for the connection's life, so handlers
+// may use its address as a key.
+type Peer struct {
+	// Addr is the remote address as the server sees it.
+	Addr netip.AddrPort
+	// PID is the authenticated principal: on a secure server the source PID of the
+	// client's Kerberos ticket; 0 on the authentication server.
+	PID types.PID
+	// Settings are the connection's encoding settings (PID size, structure headers).
+	Settings types.Settings
+	// Scheme is the station url scheme of the transport ("prudp", "prudps", "udp").
+	Scheme string
+	// StreamType and Port are the PRUDP virtual port the client connected to.
+	StreamType, Port uint8
+	// Conn is the transport's connection, for handlers that need more (may be nil).
+	Conn any
+}
+
+// Call is one request as a handler sees it.
+type Call struct {
+	Request
+	// Peer is the caller; never nil when dispatched through Dispatch.
+	Peer *Peer
+}
+
+// Reader returns a types.Reader over the call's parameters with the peer's settings.
+func (c *Call) Reader() types.Reader { return types.NewReader(c.Params, c.Peer.Settings) }
+
+// Handler answers RMC calls. ServeRMC appends the response data (the method's
+// return values, encoded) to out and returns the extended slice. To fail the call it
+// returns an error: a types.Result (or an error wrapping one, found with errors.As)
+// is sent as that error code; ErrNoResponse sends nothing; any other error is sent as
+// Core::Exception and logged. A handler must not keep c, out or c.Params after
+// it returns.
+type Handler interface {
+	ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, c *Call, out []byte) ([]byte, error)
+
+// ServeRMC calls f.
+func (f HandlerFunc) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error) {
+	return f(ctx, c, out)
+}
+
+// ErrNoResponse, returned by a handler, means the call gets no response at all (the
+// notification protocols never answer, see "Remarks" in rmc.md).
+var ErrNoResponse = errors.New("rmc: no response")
+
+// Mux dispatches calls to handlers registered by protocol, and optionally by method.
+// A handler registered for a whole protocol sees every method of it not registered
+// individually. Calls nothing matches are answered with Core::NotImplemented.
+// The zero Mux is empty and ready to use; it is safe for concurrent use.
+type Mux struct {
+	mu       sync.RWMutex
+	methods  map[methodKey]Handler
+	protocol map[uint16]Handler
+}
+
+type methodKey struct {
+	protocol uint16
+	method   uint32
+}
+
+// NewMux returns an empty Mux.
+func NewMux() *Mux { return new(Mux) }
+
+// Handle registers h for one method of a protocol. It panics if that method is
+// registered already, as http.ServeMux does for duplicate patterns: that is a
+// programming error, not bad input.
+func (m *Mux) Handle(protocol uint16, method uint32, h Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.methods == nil {
+		m.methods = make(map[methodKey]Handler)
+	}
+	k := methodKey{protocol, method}
+	if _, dup := m.methods[k]; dup {
+		panic(fmt.Sprintf("rmc: handler for protocol %d method %d registered twice", protocol, method))
+	}
+	m.methods[k] = h
+}
+
+// HandleFunc registers f for one method of a protocol.
+func (m *Mux) HandleFunc(protocol uint16, method uint32, f func(ctx context.Context, c *Call, out []byte) ([]byte, error)) {
+	m.Handle(protocol, method, HandlerFunc(f))
+}
+
+// HandleProtocol registers h for every method of a protocol (methods registered with
+// Handle take precedence). It panics on a duplicate.
+func (m *Mux) HandleProtocol(protocol uint16, h Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.protocol == nil {
+		m.protocol = make(map[uint16]Handler)
+	}
+	if _, dup := m.protocol[protocol]; dup {
+		panic(fmt.Sprintf("rmc: handler for protocol %d registered twice", protocol))
+	}
+	m.protocol[protocol] = h
+}
+
+// Handler returns the handler for a call, or nil.
+func (m *Mux) Handler(protocol uint16, method uint32) Handler {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if h, ok := m.methods[methodKey{protocol, method}]; ok {
+		return h
+	}
+	return m.protocol[protocol]
+}
+
+// ServeRMC dispatches c to its handler, or fails it with Core::NotImplemented.
+func (m *Mux) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error) {
+	h := m.Handler(c.Protocol, c.Method)
+	if h == nil {
+		return out, types.CoreNotImplemented
+	}
+	return h.ServeRMC(ctx, c, out)
+}
+
+// Dispatch handles one packed request message: it parses msg, calls h with the
+// peer, and appends the encoded response (success or error) to out. It returns out
+// unchanged when the handler answers ErrNoResponse. A message that is not a valid
+// request cannot be answered (there is no call id to answer) and returns an error.
+// Handler errors that are not Results are logged to log (when non-nil) and sent as
+// Core::Exception; the response never carries their text.
+//
+// Dispatch allocates nothing itself: with a handler that does not allocate and an
+// out with room, a call costs no allocation.
+func Dispatch(ctx context.Context, h Handler, peer *Peer, msg []byte, out []byte, log *slog.Logger) ([]byte, error) {
+	req, _, err := ParseRequest(msg)
+	if err != nil {
+		return out, err
+	}
+	c := callPool.Get().(*Call)
+	*c = Call{Request: req, Peer: peer}
+	defer func() { *c = Call{}; callPool.Put(c) }()
+	start := len(out)
+	out = append(out, 0, 0, 0, 0)
+	out = appendProtocol(out, req.Protocol, 0)
+	out = append(out, 1)
+	out = binary.LittleEndian.AppendUint32(out, req.CallID)
+	out = binary.LittleEndian.AppendUint32(out, req.Method|responseMethod)
+	if req.Method >= responseMethod {
+		out, err = out[:start], types.CoreInvalidArgument
+	} else {
+		out, err = h.ServeRMC(ctx, c, out)
+	}
+	if err == nil {
+		return finishSize(out, start)
+	}
+	return errorResponse(ctx, out[:start], req, err, log)
+}
+
+// callPool recycles Calls: a handler is an interface, so a Call on the stack would
+// escape and cost an allocation per request.
+var callPool = sync.Pool{New: func() any { return new(Call) }}
+
+// errorResponse appends the response for a failed call. It is a function of its own
+// so that the error's escape to the heap costs nothing on the success path.
+//
+//go:noinline
+func errorResponse(ctx context.Context, out []byte, req Request, err error, log *slog.Logger) ([]byte, error) {
+	if errors.Is(err, ErrNoResponse) {
+		return out, nil
+	}
+	var res types.Result
+	if !errors.As(err, &res) || !res.IsError() {
+		if log != nil {
+			log.LogAttrs(ctx, slog.LevelError, "rmc handler failed",
+				slog.Uint64("protocol", uint64(req.Protocol)), slog.Uint64("method", uint64(req.Method)),
+				slog.Uint64("call", uint64(req.CallID)), slog.String("error", err.Error()))
+		}
+		res = types.CoreException
+	}
+	resp := Response{Protocol: req.Protocol, Result: res, CallID: req.CallID}
+	return resp.Append(out)
+}
