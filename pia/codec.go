@@ -45,6 +45,9 @@ type Config struct {
 	// SessionKey is the 16-byte session key (see the session-key functions). Without
 	// it the codec reads and writes only unencrypted packets.
 	SessionKey []byte
+	// AllowPlaintext lets a codec with a session key open unencrypted packets. By
+	// default it refuses them: a cleared encryption bit must not bypass authentication.
+	AllowPlaintext bool
 }
 
 // Codec seals and opens Pia packets of one session. It keeps scratch buffers so
@@ -196,6 +199,12 @@ func (c *Codec) Open(p *Packet, b []byte, src Source) error {
 		return err
 	}
 	p.Header = h
+	if c.hl.HasVersionBits() && h.Version != c.cfg.Version.HeaderVersion() {
+		return fmt.Errorf("pia open %s: %w: header version %d at offset 4, Pia %s uses %d", c.hl, ErrBadVersion, h.Version, c.cfg.Version, c.cfg.Version.HeaderVersion())
+	}
+	if !h.Encrypted && c.block != nil && !c.cfg.AllowPlaintext {
+		return fmt.Errorf("pia open %s: %w: unencrypted packet in an encrypted session (Config.AllowPlaintext)", c.hl, ErrAuth)
+	}
 	body := b[hs:]
 	if c.hl.HasFooter() {
 		fs := int(h.FooterSize)

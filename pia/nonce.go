@@ -69,7 +69,7 @@ type NonceParams struct {
 // layout l (NEX up to 5.44, NPLN from 6.16; LDN and LAN everywhere from 5.7).
 func NonceSupported(n Network, l HeaderLayout) bool {
 	if l == HeaderUpTo5_6 {
-		return true // AES-ECB: no nonce
+		return n == NetworkNEX || n == NetworkLDN || n == NetworkLAN // AES-ECB: no nonce
 	}
 	switch n {
 	case NetworkNEX:
