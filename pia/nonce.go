@@ -88,7 +88,17 @@ func LDNNonceCRC(sessionID uint32, mac [6]byte) uint32 {
 	var in [10]byte
 	binary.LittleEndian.PutUint32(in[:], sessionID)
 	copy(in[4:], mac[:])
-	return crc32.ChecksumIEEE(in[:])
+	return crcIEEE(in[:])
+}
+
+// crcIEEE is crc32.ChecksumIEEE for the few bytes of a nonce; the table loop keeps
+// the input on the stack (the library's assembly entry point makes it escape).
+func crcIEEE(b []byte) uint32 {
+	crc := ^uint32(0)
+	for _, x := range b {
+		crc = crc32.IEEETable[byte(crc)^x] ^ crc>>8
+	}
+	return ^crc
 }
 
 // ipv4Word returns the source address as a 32-bit word: the IPv4 address, or for
@@ -103,7 +113,7 @@ func ipv4Word(ip netip.Addr) (uint32, bool, error) {
 		return binary.BigEndian.Uint32(a[:]), false, nil
 	}
 	a := ip.As16()
-	return crc32.ChecksumIEEE(a[:]), true, nil
+	return crcIEEE(a[:]), true, nil
 }
 
 // BuildNonce implements "Nonce" in specs/pia.md: the 12-byte AES-GCM nonce of a
