@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the messages that wrap
@@ -101,7 +103,9 @@ type Dissector struct {
 	tcp    tcpSegment
 	ctxBuf pktCtx
 
-	rewriteBuf []byte
+	rewriteBuf    []byte
+	scratchBuf    []byte
+	flagNameCache map[wire.Flags][]string
 }
 
 // Summary counts what the dissector saw in the whole capture.

@@ -39,8 +39,9 @@ type wsMessageHandler interface {
 // directions, unmasks them, joins fragmented messages and hands binary
 // messages to inner (PRUDP Lite when that dialect is registered).
 type wsHandler struct {
-	inner wsMessageHandler
-	dir   [2]wsDirection
+	inner     wsMessageHandler
+	innerUsed bool
+	dir       [2]wsDirection
 	max   int
 }
 
@@ -75,10 +76,16 @@ func init() {
 }
 
 func (h *wsHandler) protocol() string {
-	if h.inner != nil {
+	if h.innerUsed {
 		return h.inner.protocol()
 	}
 	return "websocket"
+}
+
+func (h *wsHandler) fillStats(s *FlowStats) {
+	if st, ok := h.inner.(statser); ok && h.innerUsed {
+		st.fillStats(s)
+	}
 }
 
 func (h *wsHandler) udp(c *pktCtx, b []byte) {}
@@ -205,6 +212,7 @@ func (h *wsHandler) frame(c *pktCtx, st *wsDirection, b []byte) (used int, ok bo
 	if fin && st.inMsg {
 		st.inMsg = false
 		if st.msgOp == wsBinary && h.inner != nil {
+			h.innerUsed = true
 			h.inner.wsMessage(c, st.msg)
 		} else {
 			r := c.record("websocket")

@@ -1,0 +1,777 @@
+package dissect
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// PRUDP over UDP: recognition, per-connection key state, ordering per
+// substream, RC4 decryption, decompression and fragment reassembly.
+//
+// Records: every PRUDP packet is a "packet" record with the fields of
+// `decode --hex` (protocol, dialect, src, dst, type, flags, session_id,
+// substream_id, seq, fragment_id, signature_hex, connection_signature_hex,
+// payload_hex, checksum_ok, signature_ok, plain_hex); every whole application
+// message (the fragments of one reliable substream joined, or one unreliable
+// DATA) is a "message" record whose plain_hex holds the message.
+
+func init() {
+	for _, n := range []string{wire.NameV0, wire.NameV0Friends, wire.NameV1, wire.NameQuazal, wire.NameHyperscape} {
+		handlerMakers[n] = func(d *Dissector, name string, proto uint8) handler {
+			if proto != protoUDP {
+				return nil
+			}
+			return newPRUDP(d, name, "", 0)
+		}
+	}
+	handlerMakers[wire.NameLite] = func(d *Dissector, name string, proto uint8) handler {
+		if proto != protoTCP {
+			return nil
+		}
+		return newWSHandler(d)
+	}
+	udpRecognizers = append(udpRecognizers, recognizePRUDP)
+	wsInnerMakers[wire.NameLite] = func(d *Dissector) wsMessageHandler {
+		k := ""
+		if len(d.cfg.Keys.AccessKeys) > 0 {
+			k = d.cfg.Keys.AccessKeys[0]
+		}
+		return newPRUDP(d, wire.NameLite, k, 0)
+	}
+}
+
+// wsMessage decodes the PRUDP Lite packets in one WebSocket binary message.
+func (h *prudpHandler) wsMessage(c *pktCtx, msg []byte) {
+	h.udp(c, msg)
+}
+
+// prudpMaxPending bounds the reliable packets held per substream while waiting
+// for a missing sequence id; past it the gap is given up.
+const prudpMaxPending = 512
+
+// recognizePRUDP implements recognition by magic (V1: EA D0) and, for the
+// dialects without one, by which checksum verifies under which access key.
+func recognizePRUDP(d *Dissector, c *pktCtx, b []byte) handler {
+	keys := d.cfg.Keys.accessKeys()
+	if len(b) >= 2 && b[0] == 0xea && b[1] == 0xd0 {
+		// V1 has no checksum: the SYN's signature (no session key, no connection
+		// signature yet) tells the access key when it verifies.
+		for _, k := range keys {
+			v1 := wire.NewV1(k)
+			if _, n, err := v1.Parse(b); err == nil {
+				if ok, _ := v1.VerifyPacket(b[:n], nil, nil); ok {
+					return newPRUDP(d, wire.NameV1, k, 0)
+				}
+			}
+		}
+		return newPRUDP(d, wire.NameV1, keys[0], 0)
+	}
+	type cand struct {
+		name string
+		cs   int
+	}
+	cands := []cand{{wire.NameV0, 1}, {wire.NameQuazal, 1}, {wire.NameQuazal, 4}}
+	for _, k := range keys {
+		for _, cd := range cands {
+			h := newPRUDP(d, cd.name, k, cd.cs)
+			if _, _, err := h.dia.Parse(b); err == nil {
+				return h
+			}
+		}
+	}
+	h := newPRUDP(d, wire.NameHyperscape, "", 4)
+	if _, _, err := h.dia.Parse(b); err == nil {
+		return h
+	}
+	return nil
+}
+
+type prudpHandler struct {
+	d         *Dissector
+	name      string // dialect name as reported
+	accessKey string
+	dia       wire.Dialect
+	v0        *wire.V0
+	v0f       *wire.V0 // friends mode, tried when games-mode signatures fail
+	v1        *wire.V1
+	quazal    bool
+	lite      bool
+	liteDia   *wire.Lite
+
+	connSig    [2][]byte // connection signature each direction sent (dir 0 in CONNECT, dir 1 in SYN-ACK)
+	sessionKey []byte    // nil: authentication connection, RC4 key "CD&ML"
+	keyNote    string    // why the session key is unknown, for notes
+	secure     bool
+	dir        [2]prudpDirection
+
+	handshake string
+	synTime   time.Time
+	rtt       time.Duration
+
+	rewrite    []byte
+	rewriteOK  bool
+	packetsOut int
+}
+
+type prudpDirection struct {
+	subs       map[uint8]*prudpSubstream
+	sigSession bool // the last verified signature included the session key
+	sigConn    bool // ... and the peer's connection signature
+	unrel      *crypt.UnreliableKeys
+	unrelMsgs  int
+	badSig     int
+}
+
+// prudpSubstream is one direction of one reliable substream.
+type prudpSubstream struct {
+	started bool
+	next    uint16
+	pending map[uint16]*prudpPending
+	cipher  crypt.Cipher
+	keyed   bool
+	broken  string // why payloads can no longer be decrypted
+	msg     []byte
+	frags   int
+	msgSeq  uint16
+	over    bool // message exceeded MaxMessage; skip to its last fragment
+}
+
+type prudpPending struct {
+	raw   []byte
+	frame uint64
+	time  time.Time
+	ctx   pktCtx
+}
+
+func newPRUDP(d *Dissector, name, accessKey string, checksum int) *prudpHandler {
+	h := &prudpHandler{d: d, name: name, accessKey: accessKey}
+	switch name {
+	case wire.NameV0, wire.NameV0Friends:
+		h.v0 = wire.NewV0(accessKey, wire.ModeGames)
+		h.v0f = wire.NewV0(accessKey, wire.ModeFriends)
+		h.dia = h.v0
+		if name == wire.NameV0Friends {
+			h.v0, h.v0f = h.v0f, h.v0
+			h.dia = h.v0
+		}
+	case wire.NameV1:
+		h.v1 = wire.NewV1(accessKey)
+		h.dia = h.v1
+	case wire.NameQuazal:
+		if checksum == 0 {
+			checksum = 1
+		}
+		h.dia = wire.NewQuazal(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
+		h.quazal = true
+	case wire.NameHyperscape:
+		h.dia = wire.NewHyperscape()
+	case wire.NameLite:
+		h.liteDia = wire.NewLite(accessKey)
+		h.dia = h.liteDia
+		h.lite = true
+	}
+	if accessKey == "" && len(d.cfg.Keys.AccessKeys) > 0 && name != wire.NameHyperscape && name != wire.NameQuazal && checksum == 0 {
+		// Chosen by --dialect override: take the first configured key.
+		return newPRUDP(d, name, d.cfg.Keys.AccessKeys[0], checksum)
+	}
+	return h
+}
+
+func (h *prudpHandler) protocol() string                       { return "prudp" }
+func (h *prudpHandler) stream(c *pktCtx, data []byte, gap int) {}
+
+func (h *prudpHandler) fillStats(s *FlowStats) {
+	s.Dialect = h.name
+	if h.handshake != "" {
+		s.Handshake = h.handshake
+	}
+	if h.rtt > 0 {
+		s.RTT = h.rtt
+	}
+}
+
+// rewritten implements udpRewriter: the datagram with every packet's payload
+// replaced by its plaintext, when all of them were decrypted right away.
+func (h *prudpHandler) rewritten() []byte {
+	if !h.rewriteOK || h.packetsOut == 0 {
+		return nil
+	}
+	return h.rewrite
+}
+
+// udp decodes every PRUDP packet in one datagram.
+func (h *prudpHandler) udp(c *pktCtx, b []byte) {
+	h.rewrite = h.rewrite[:0]
+	h.rewriteOK = h.d.cfg.Decrypted != nil
+	h.packetsOut = 0
+	for off := 0; off < len(b); {
+		p, n, err := h.dia.Parse(b[off:])
+		checksumOK := true
+		if err != nil {
+			if !errors.Is(err, wire.ErrBadChecksum) || n == 0 {
+				r := c.record("prudp")
+				r.Kind = KindNote
+				r.addString("dialect", h.name)
+				r.addHex("payload_hex", b[off:])
+				r.Error = err.Error()
+				c.fl.stats.Errors++
+				c.emit(r)
+				h.rewriteOK = false
+				return
+			}
+			checksumOK = false
+		}
+		raw := b[off : off+n]
+		off += n
+		h.packet(c, &p, raw, checksumOK)
+	}
+}
+
+// packet handles one parsed packet in capture order.
+func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool) {
+	dir := c.dir
+	ack := p.Flags.Has(wire.FlagAck) || p.Flags.Has(wire.FlagMultiAck)
+	switch p.Type {
+	case wire.TypeSyn:
+		if !ack {
+			h.synTime = c.now()
+			if h.handshake == "" {
+				h.handshake = "syn"
+			}
+		} else {
+			if !h.synTime.IsZero() && h.rtt == 0 {
+				h.rtt = c.now().Sub(h.synTime)
+			}
+			h.connSig[dir] = h.connSigOf(p)
+			if h.handshake == "syn" || h.handshake == "" {
+				h.handshake = "syn-ack"
+			}
+		}
+	case wire.TypeConnect:
+		if !ack {
+			h.connSig[dir] = h.connSigOf(p)
+			if len(p.Payload) > 0 && !h.quazal && h.name != wire.NameHyperscape {
+				h.secure = true
+				h.findSessionKey(p.Payload)
+			}
+		} else {
+			h.handshake = "connected"
+			if h.secure && h.sessionKey != nil {
+				h.handshake = "connected (secure)"
+			}
+		}
+	case wire.TypeDisconnect:
+		h.handshake = "disconnected"
+	}
+	if p.Flags.Has(wire.FlagReliable) && !ack {
+		h.reliable(c, p, raw, checksumOK)
+		return
+	}
+	var plain []byte
+	decoded := false
+	errText := ""
+	if p.Type == wire.TypeData && !ack && len(p.Payload) > 0 {
+		plain, errText = h.decryptUnreliable(dir, p)
+		decoded = errText == ""
+	}
+	h.emitPacket(c, p, raw, checksumOK, plain, decoded, errText, false)
+	if decoded {
+		h.dir[dir].unrelMsgs++
+		h.emitMessage(c, p.SubstreamID, p.Seq, 1, plain, false)
+	}
+}
+
+// connSigOf returns the connection signature a SYN-ACK or CONNECT carries.
+func (h *prudpHandler) connSigOf(p *wire.Packet) []byte {
+	if h.v1 != nil {
+		if p.Options&wire.OptConnSignature != 0 {
+			return append([]byte(nil), p.ConnSignature[:]...)
+		}
+		return nil
+	}
+	return append([]byte(nil), p.ConnSignature[:4]...)
+}
+
+// findSessionKey learns the session key of a secure connection from the
+// CONNECT payload: from the ticket when a Kerberos key or password opens it, or
+// from a given session key that opens the request data.
+func (h *prudpHandler) findSessionKey(payload []byte) {
+	keys := h.d.cfg.Keys
+	req, _, err := kerberos.ParseConnectRequest(payload)
+	if err != nil {
+		h.keyNote = "secure CONNECT payload: " + err.Error()
+		return
+	}
+	settings := []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch}
+	var targets [][]byte
+	for _, k := range keys.KerberosKeys {
+		targets = append(targets, k)
+	}
+	for pid, pw := range keys.Passwords {
+		k := kerberos.DeriveKey(pw, pid)
+		k2 := kerberos.DeriveKeySwitch(pw, pid)
+		targets = append(targets, k[:], k2[:])
+	}
+	for _, tk := range targets {
+		for _, s := range settings {
+			if info, err := kerberos.OpenInternal(req.Ticket, tk, s); err == nil {
+				h.sessionKey = append([]byte(nil), info.SessionKey...)
+				return
+			}
+		}
+	}
+	for _, sk := range keys.SessionKeys {
+		for _, s := range settings {
+			if _, err := kerberos.OpenRequestData(req.Request, sk, s); err == nil {
+				h.sessionKey = sk
+				return
+			}
+		}
+	}
+	h.keyNote = "secure connection: no --keys entry opens the ticket or the request data (give session-key, kerberos-key or password)"
+}
+
+// rc4Key returns the key of substream 0, or nil when it is unknown.
+func (h *prudpHandler) rc4Key() []byte {
+	if h.secure {
+		return h.sessionKey
+	}
+	return []byte(crypt.DefaultKey)
+}
+
+// reliable orders reliable packets per direction and substream; packets are
+// decoded in sequence order, retransmissions are marked and not decoded again.
+func (h *prudpHandler) reliable(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool) {
+	dd := &h.dir[c.dir]
+	if dd.subs == nil {
+		dd.subs = map[uint8]*prudpSubstream{}
+	}
+	ss := dd.subs[p.SubstreamID]
+	if ss == nil {
+		ss = &prudpSubstream{pending: map[uint16]*prudpPending{}}
+		dd.subs[p.SubstreamID] = ss
+	}
+	if !ss.started {
+		ss.started, ss.next = true, p.Seq
+	}
+	diff := int16(p.Seq - ss.next)
+	_, held := ss.pending[p.Seq]
+	switch {
+	case diff < 0 || held:
+		h.emitPacket(c, p, raw, checksumOK, nil, false, "", true)
+		return
+	case diff > 0:
+		if !checksumOK {
+			h.emitPacket(c, p, raw, false, nil, false, "checksum mismatch; not held for reordering", false)
+			return
+		}
+		h.rewriteOK = false
+		ss.pending[p.Seq] = &prudpPending{raw: append([]byte(nil), raw...), frame: c.d.frame.Number, time: c.d.frame.Time, ctx: *c}
+		for len(ss.pending) > prudpMaxPending {
+			h.skipGap(c, ss, p.SubstreamID)
+		}
+		return
+	}
+	h.deliver(c, ss, p, raw, checksumOK)
+	h.drain(ss, p.SubstreamID)
+}
+
+// skipGap gives up on the missing sequence id before the lowest held packet.
+func (h *prudpHandler) skipGap(c *pktCtx, ss *prudpSubstream, sub uint8) {
+	lowest, found := uint16(0), false
+	for s := range ss.pending {
+		if !found || int16(s-ss.next) < int16(lowest-ss.next) {
+			lowest, found = s, true
+		}
+	}
+	if !found {
+		return
+	}
+	missing := int(uint16(lowest - ss.next))
+	c.note("prudp", "reliable substream "+strconv.Itoa(int(sub))+": "+strconv.Itoa(missing)+" packet(s) from seq "+strconv.Itoa(int(ss.next))+" never captured; RC4 stream position lost")
+	if ss.broken == "" {
+		ss.broken = "RC4 stream position lost: packets before seq " + strconv.Itoa(int(lowest)) + " missing from the capture"
+	}
+	ss.msg, ss.frags = ss.msg[:0], 0
+	ss.next = lowest
+	h.drain(ss, sub)
+}
+
+// drain delivers held packets that have become next in sequence.
+func (h *prudpHandler) drain(ss *prudpSubstream, sub uint8) {
+	for {
+		pp, ok := ss.pending[ss.next]
+		if !ok {
+			return
+		}
+		delete(ss.pending, ss.next)
+		p, n, err := h.dia.Parse(pp.raw)
+		if err != nil && n == 0 {
+			ss.next++
+			continue
+		}
+		c := &pp.ctx
+		saved := h.d.frame
+		f := *saved
+		f.Number, f.Time = pp.frame, pp.time
+		h.d.frame = &f
+		h.deliver(c, ss, &p, pp.raw[:n], err == nil)
+		h.d.frame = saved
+	}
+}
+
+// finish reports packets still waiting for a gap at the end of the capture.
+func (h *prudpHandler) finish(c *pktCtx) {
+	for dir := range h.dir {
+		for sub, ss := range h.dir[dir].subs {
+			for len(ss.pending) > 0 {
+				h.skipGap(c, ss, sub)
+			}
+			if ss.frags > 0 {
+				c.note("prudp", "capture ended inside a "+strconv.Itoa(ss.frags)+"-fragment message on substream "+strconv.Itoa(int(sub)))
+			}
+		}
+	}
+}
+
+// deliver decodes a reliable packet that is next in sequence.
+func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, raw []byte, checksumOK bool) {
+	ss.next = p.Seq + 1
+	if p.Type != wire.TypeData || len(p.Payload) == 0 {
+		h.emitPacket(c, p, raw, checksumOK, nil, false, "", false)
+		return
+	}
+	if h.lite { // Lite is not encrypted by PRUDP: TLS protects the WebSocket
+		h.emitPacket(c, p, raw, checksumOK, p.Payload, true, "", false)
+		h.reassemble(c, ss, p, p.Payload)
+		return
+	}
+	if !ss.keyed && ss.broken == "" {
+		key := h.rc4Key()
+		if key == nil {
+			ss.broken = h.keyNote
+			if ss.broken == "" {
+				ss.broken = "session key unknown"
+			}
+		} else {
+			key = crypt.SubstreamKey(key, p.SubstreamID)
+			mode := crypt.ModeStream
+			if h.quazal {
+				mode = crypt.ModePerPacket
+			}
+			if err := ss.cipher.Init(key, mode); err != nil {
+				ss.broken = err.Error()
+			} else {
+				ss.keyed = true
+			}
+		}
+	}
+	if ss.broken != "" {
+		h.emitPacket(c, p, raw, checksumOK, nil, false, "not decrypted: "+ss.broken, false)
+		return
+	}
+	buf := h.d.scratch(len(p.Payload))
+	ss.cipher.XORPacket(buf, p.Payload)
+	plain, err := h.decompress(buf)
+	if err != nil {
+		h.emitPacket(c, p, raw, checksumOK, buf, true, err.Error(), false)
+		return
+	}
+	h.emitPacket(c, p, raw, checksumOK, plain, true, "", false)
+	h.reassemble(c, ss, p, plain)
+}
+
+// reassemble joins the fragments of one reliable substream.
+func (h *prudpHandler) reassemble(c *pktCtx, ss *prudpSubstream, p *wire.Packet, plain []byte) {
+	// Fragment reassembly: ids 1, 2, ... then 0 for the last ("Fragment id").
+	if ss.frags == 0 {
+		ss.msgSeq = p.Seq
+		ss.over = false
+	}
+	ss.frags++
+	if !ss.over {
+		if len(ss.msg)+len(plain) > h.d.cfg.MaxMessage {
+			ss.over = true
+			c.note("prudp", "message from seq "+strconv.Itoa(int(ss.msgSeq))+" exceeds the "+strconv.Itoa(h.d.cfg.MaxMessage)+"-byte limit; skipped")
+			ss.msg = ss.msg[:0]
+		} else {
+			ss.msg = append(ss.msg, plain...)
+		}
+	}
+	if p.FragmentID == 0 {
+		if !ss.over {
+			h.emitMessage(c, p.SubstreamID, ss.msgSeq, ss.frags, ss.msg, true)
+		}
+		ss.msg, ss.frags = ss.msg[:0], 0
+	}
+}
+
+// decryptUnreliable decrypts an unreliable DATA payload with its own key.
+func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, string) {
+	if h.lite {
+		return p.Payload, ""
+	}
+	buf := h.d.scratch(len(p.Payload))
+	if h.quazal {
+		var c crypt.Cipher
+		if err := c.Init([]byte(crypt.DefaultKey), crypt.ModePerPacket); err != nil {
+			return nil, err.Error()
+		}
+		c.XORPacket(buf, p.Payload)
+	} else if h.name == wire.NameHyperscape {
+		return nil, "not decrypted: Hyperscape AES decryption is not wired yet"
+	} else {
+		key := h.rc4Key()
+		if key == nil {
+			return nil, "not decrypted: " + h.keyNote
+		}
+		dd := &h.dir[dir]
+		if dd.unrel == nil {
+			u := crypt.NewUnreliableKeys(key)
+			dd.unrel = &u
+		}
+		dd.unrel.XORPacket(buf, p.Payload, p.Seq, p.SessionID)
+	}
+	plain, err := h.decompress(buf)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return plain, ""
+}
+
+// decompress undoes "Compression" (specs/prudp-nex.md) when the payload
+// carries the ratio byte. Quazal payloads always carry it; NEX payloads carry
+// it only when compression is on, recognised by a non-zero ratio followed by
+// a zlib header (RFC 1950: CMF 0x78, CMF*256+FLG a multiple of 31).
+func (h *prudpHandler) decompress(b []byte) ([]byte, error) {
+	if h.quazal {
+		return crypt.Decompress(b, h.d.cfg.MaxMessage)
+	}
+	if len(b) >= 3 && b[0] != 0 && b[1] == 0x78 && (uint16(b[1])<<8|uint16(b[2]))%31 == 0 {
+		if out, err := crypt.Decompress(b, h.d.cfg.MaxMessage); err == nil {
+			return out, nil
+		}
+	}
+	return b, nil
+}
+
+// verifySignature checks a packet's signature with what the connection knows;
+// ok is nil when it cannot be checked.
+func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) *bool {
+	t, f := true, false
+	peer := h.connSig[1-dir]
+	switch {
+	case h.v1 != nil:
+		dd := &h.dir[dir]
+		sks := [][]byte{nil}
+		if h.sessionKey != nil {
+			sks = [][]byte{h.sessionKey, nil}
+			if !dd.sigSession {
+				sks = [][]byte{nil, h.sessionKey}
+			}
+		}
+		css := [][]byte{nil}
+		if peer != nil {
+			css = [][]byte{peer, nil}
+			if !dd.sigConn {
+				css = [][]byte{nil, peer}
+			}
+		}
+		for _, sk := range sks {
+			for _, cs := range css {
+				if ok, _ := h.v1.VerifyPacket(raw, sk, cs); ok {
+					dd.sigSession, dd.sigConn = sk != nil, cs != nil
+					return &t
+				}
+			}
+		}
+		if h.secure && h.sessionKey == nil {
+			return nil
+		}
+		return &f
+	case h.v0 != nil:
+		var cs uint32
+		if len(peer) >= 4 {
+			cs = uint32(peer[0]) | uint32(peer[1])<<8 | uint32(peer[2])<<16 | uint32(peer[3])<<24
+		} else if h.v0.SignatureIsConnSig(p.Type) {
+			return nil
+		}
+		sk := h.sessionKey
+		if h.v0.VerifySignature(p, sk, cs) {
+			return &t
+		}
+		if h.v0f.VerifySignature(p, sk, cs) && p.Type == wire.TypeData {
+			h.v0, h.v0f = h.v0f, h.v0 // the other signature mode is the one in use
+			h.dia = h.v0
+			h.name = h.v0.Name()
+			return &t
+		}
+		if h.secure && h.sessionKey == nil {
+			return nil
+		}
+		return &f
+	case h.lite:
+		if p.Type == wire.TypeConnect && p.Options&wire.OptLiteSignature != 0 && len(peer) == 16 {
+			want := h.liteDia.Signature([16]byte(peer))
+			ok := want == p.LiteSignature
+			return &ok
+		}
+		return nil
+	case h.quazal:
+		if p.Type == wire.TypeSyn || (p.Type == wire.TypeConnect && len(peer) == 0) || len(peer) < 4 {
+			return nil
+		}
+		ok := bytes.Equal(p.Signature[:4], peer[:4])
+		return &ok
+	}
+	return nil
+}
+
+// emitPacket writes the packet record. plain is the decrypted payload when decoded.
+func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool, plain []byte, decoded bool, errText string, retrans bool) {
+	r := c.record("prudp")
+	r.Retransmission = retrans
+	r.addString("dialect", h.name)
+	r.addObject("src", 2)
+	r.addInt("stream", int64(p.Src.Stream))
+	r.addInt("port", int64(p.Src.Port))
+	r.addObject("dst", 2)
+	r.addInt("stream", int64(p.Dst.Stream))
+	r.addInt("port", int64(p.Dst.Port))
+	r.addString("type", p.Type.String())
+	r.addStrings("flags", h.d.flagNames(p.Flags))
+	if !h.lite {
+		r.addInt("session_id", int64(p.SessionID))
+	}
+	if h.v1 != nil {
+		r.addInt("substream_id", int64(p.SubstreamID))
+	}
+	r.addInt("seq", int64(p.Seq))
+	if p.Type == wire.TypeData {
+		r.addInt("fragment_id", int64(p.FragmentID))
+	}
+	sigLen := 4
+	if h.v1 != nil {
+		sigLen = 16
+	}
+	if !h.lite {
+		r.addHex("signature_hex", p.Signature[:sigLen])
+	}
+	if p.Type == wire.TypeSyn || p.Type == wire.TypeConnect {
+		if h.v1 == nil && !h.lite {
+			r.addHex("connection_signature_hex", p.ConnSignature[:4])
+		} else if p.Options&wire.OptConnSignature != 0 {
+			r.addHex("connection_signature_hex", p.ConnSignature[:])
+		}
+	}
+	r.addHex("payload_hex", p.Payload)
+	if h.v1 == nil && !h.lite {
+		r.addBool("checksum_ok", checksumOK)
+	}
+	if sig := h.verifySignature(c.dir, p, raw); sig == nil {
+		r.addNull("signature_ok")
+	} else {
+		r.addBool("signature_ok", *sig)
+	}
+	if decoded {
+		r.addHex("plain_hex", plain)
+	}
+	if p.Flags.Has(wire.FlagMultiAck) && p.Type == wire.TypeData {
+		if a, err := wire.ParseAggregateAck(p.Payload); err == nil && p.Seq == 0 {
+			r.addInt("ack_substream_id", int64(a.SubstreamID))
+			r.addInt("ack_seq", int64(a.Seq))
+		}
+	}
+	if !checksumOK && errText == "" {
+		errText = "checksum mismatch"
+	}
+	r.Error = errText
+	r.Summary = prudpSummary(h.name, p, len(plain), decoded)
+	c.emit(r)
+	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
+		h.rewriteOK = false
+	}
+	if h.rewriteOK {
+		q := *p
+		if decoded {
+			q.Payload = plain
+		}
+		var err error
+		if h.rewrite, err = h.dia.Append(h.rewrite, &q); err != nil {
+			h.rewriteOK = false
+		}
+		h.packetsOut++
+	}
+}
+
+func prudpSummary(dialect string, p *wire.Packet, plainLen int, decoded bool) string {
+	b := make([]byte, 0, 80)
+	b = append(b, dialect...)
+	b = append(b, ' ')
+	b = append(b, p.Type.String()...)
+	if p.Flags != 0 {
+		b = append(b, " ["...)
+		b = append(b, p.Flags.String()...)
+		b = append(b, ']')
+	}
+	b = append(b, ' ')
+	b = append(b, p.Src.String()...)
+	b = append(b, "→"...)
+	b = append(b, p.Dst.String()...)
+	b = append(b, " seq="...)
+	b = strconv.AppendInt(b, int64(p.Seq), 10)
+	if p.Type == wire.TypeData {
+		b = append(b, " frag="...)
+		b = strconv.AppendInt(b, int64(p.FragmentID), 10)
+	}
+	b = append(b, " len="...)
+	b = strconv.AppendInt(b, int64(len(p.Payload)), 10)
+	if decoded {
+		b = append(b, " decrypted"...)
+	}
+	return string(b)
+}
+
+// flagNames caches Flags.Names, which allocates, per distinct value.
+func (d *Dissector) flagNames(f wire.Flags) []string {
+	if n, ok := d.flagNameCache[f]; ok {
+		return n
+	}
+	n := f.Names()
+	if d.flagNameCache == nil {
+		d.flagNameCache = map[wire.Flags][]string{}
+	}
+	d.flagNameCache[f] = n
+	return n
+}
+
+// emitMessage writes the record of one whole application message.
+func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags int, msg []byte, reliable bool) {
+	r := c.record("prudp")
+	r.Kind = KindMessage
+	r.addString("dialect", h.name)
+	if h.v1 != nil {
+		r.addInt("substream_id", int64(sub))
+	}
+	r.addBool("reliable", reliable)
+	r.addInt("seq", int64(firstSeq))
+	r.addInt("fragments", int64(frags))
+	r.addInt("length", int64(len(msg)))
+	r.addHex("plain_hex", msg)
+	r.Summary = h.name + " message, " + strconv.Itoa(len(msg)) + " bytes in " + strconv.Itoa(frags) + " fragment(s) from seq " + strconv.Itoa(int(firstSeq))
+	c.emit(r)
+}
+
+// scratch returns a reusable buffer of n bytes for one decryption.
+func (d *Dissector) scratch(n int) []byte {
+	if cap(d.scratchBuf) < n {
+		d.scratchBuf = make([]byte, n)
+	}
+	return d.scratchBuf[:n]
+}

@@ -1,0 +1,373 @@
+package dissect
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// convo builds a PRUDP conversation the way a client and server would send it,
+// using prudp/wire and prudp/crypt as the encoders, and records the
+// application messages sent so tests can check that each appears decrypted.
+type convo struct {
+	t        testing.TB
+	dia      wire.Dialect
+	v1       *wire.V1
+	key      string
+	frames   [][]byte
+	sent     [2][][]byte // messages per direction
+	seq      [2]uint16
+	ciph     [2]*crypt.Cipher
+	connSig  [2][]byte
+	frag     int
+	compress bool
+}
+
+func newConvo(t testing.TB, dia wire.Dialect, accessKey string, fragSize int) *convo {
+	c := &convo{t: t, dia: dia, key: accessKey, frag: fragSize}
+	if v1, ok := dia.(*wire.V1); ok {
+		c.v1 = v1
+	}
+	mode := crypt.ModeStream
+	if dia.Name() == wire.NameQuazal {
+		mode = crypt.ModePerPacket
+	}
+	for i := range c.ciph {
+		ci, err := crypt.NewCipher([]byte(crypt.DefaultKey), mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ciph[i] = ci
+	}
+	return c
+}
+
+func (c *convo) ends(dir int) (netip.AddrPort, netip.AddrPort) {
+	if dir == 0 {
+		return cli, srv
+	}
+	return srv, cli
+}
+
+func (c *convo) vports(dir int) (wire.VPort, wire.VPort) {
+	a, b := wire.VPort{Stream: wire.StreamRVSecure, Port: 15}, wire.VPort{Stream: wire.StreamRVSecure, Port: 1}
+	if c.dia.Name() == wire.NameQuazal {
+		a.Stream, b.Stream = wire.StreamOldRVSec, wire.StreamOldRVSec
+	}
+	if dir == 1 {
+		return b, a
+	}
+	return a, b
+}
+
+// send encodes p (signing V1 packets) and appends it as a frame.
+func (c *convo) send(dir int, p *wire.Packet) []byte {
+	c.t.Helper()
+	p.Src, p.Dst = c.vports(dir)
+	if c.v1 == nil && c.dia.Name() != wire.NameHyperscape {
+		if p.Type == wire.TypeData || p.Type == wire.TypeDisconnect {
+			if v0, ok := c.dia.(*wire.V0); ok && c.connSig[1-dir] != nil {
+				p.SetSignature32(v0.PacketSignature(p, nil, le32(c.connSig[1-dir])))
+			}
+		} else if c.connSig[1-dir] != nil {
+			p.SetSignature32(le32(c.connSig[1-dir]))
+		}
+		if c.dia.Name() == wire.NameQuazal && c.connSig[1-dir] != nil {
+			p.SetSignature32(le32(c.connSig[1-dir]))
+		}
+	}
+	b, err := c.dia.Append(nil, p)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.v1 != nil {
+		var cs []byte
+		if c.connSig[1-dir] != nil && !(p.Type == wire.TypeSyn) {
+			cs = c.connSig[1-dir]
+		}
+		if err := c.v1.SignPacket(b, nil, cs); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	s, d := c.ends(dir)
+	c.frames = append(c.frames, wrapLink(c.t, layers.LinkTypeEthernet, udpIP(c.t, s, d, b)))
+	return c.frames[len(c.frames)-1]
+}
+
+func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+
+func (c *convo) handshake() {
+	syn := wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagNeedAck}
+	c.send(0, &syn)
+	sa := wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagAck}
+	if c.v1 != nil {
+		sa.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptMaxSubstreamID
+		copy(sa.ConnSignature[:], bytes.Repeat([]byte{0x5a}, 16))
+		sa.SupportedFunctions = 4
+	} else {
+		sa.SetConnSignature32(0x11223344)
+	}
+	c.send(1, &sa)
+	if c.v1 != nil {
+		c.connSig[1] = sa.ConnSignature[:]
+	} else {
+		c.connSig[1] = sa.ConnSignature[:4]
+	}
+	cn := wire.Packet{Type: wire.TypeConnect, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: 1}
+	if c.v1 != nil {
+		cn.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptUnreliableSeq | wire.OptMaxSubstreamID
+		copy(cn.ConnSignature[:], bytes.Repeat([]byte{0xc1}, 16))
+		cn.SupportedFunctions = 4
+	} else {
+		cn.SetConnSignature32(0x55667788)
+	}
+	c.send(0, &cn)
+	if c.v1 != nil {
+		c.connSig[0] = cn.ConnSignature[:]
+	} else {
+		c.connSig[0] = cn.ConnSignature[:4]
+	}
+	ca := wire.Packet{Type: wire.TypeConnect, Flags: wire.FlagAck, Seq: 1}
+	if c.v1 != nil {
+		ca.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptUnreliableSeq | wire.OptMaxSubstreamID
+		copy(ca.ConnSignature[:], bytes.Repeat([]byte{0x5a}, 16))
+		ca.SupportedFunctions = 4
+	}
+	c.send(1, &ca)
+	c.seq = [2]uint16{2, 1}
+}
+
+// message sends one application message as reliable DATA fragments and
+// returns the frames in fragment order (not yet appended when hold is true).
+func (c *convo) message(dir int, msg []byte, hold bool) [][]byte {
+	c.t.Helper()
+	c.sent[dir] = append(c.sent[dir], append([]byte(nil), msg...))
+	var out [][]byte
+	n := 0
+	for off := 0; off < len(msg) || off == 0; off += c.frag {
+		end := min(off+c.frag, len(msg))
+		n++
+		fid := uint32(n)
+		if end == len(msg) {
+			fid = 0
+		}
+		chunk := msg[off:end]
+		if c.compress || c.dia.Name() == wire.NameQuazal {
+			if c.compress {
+				chunk = crypt.Compress(nil, chunk)
+			} else {
+				chunk = append([]byte{0}, chunk...)
+			}
+		}
+		enc := make([]byte, len(chunk))
+		c.ciph[dir].XORPacket(enc, chunk)
+		p := wire.Packet{Type: wire.TypeData, Flags: wire.FlagReliable | wire.FlagNeedAck | wire.FlagHasSize, Seq: c.seq[dir], FragmentID: fid, Payload: enc, SessionID: 0x42}
+		if c.v1 != nil {
+			p.Flags &^= wire.FlagHasSize
+		}
+		c.seq[dir]++
+		f := c.send(dir, &p)
+		if hold {
+			c.frames = c.frames[:len(c.frames)-1]
+		}
+		out = append(out, f)
+		// The peer acknowledges.
+		ack := wire.Packet{Type: wire.TypeData, Flags: wire.FlagAck, Seq: p.Seq, FragmentID: 0}
+		if !hold {
+			c.send(1-dir, &ack)
+		}
+		if end == len(msg) {
+			break
+		}
+	}
+	return out
+}
+
+func (c *convo) pcap() []byte { return pcapFile(c.t, layers.LinkTypeEthernet, c.frames...) }
+
+// messagesOf extracts the plain_hex of message records per direction, in order.
+func messagesOf(t testing.TB, recs []string) (msgs [2][]string, retrans int, all []map[string]any) {
+	t.Helper()
+	for _, line := range recs {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("record is not JSON: %v\n%s", err, line)
+		}
+		all = append(all, m)
+		if m["retransmission"] == true {
+			retrans++
+		}
+		if m["record"] != "message" {
+			continue
+		}
+		dir := 0
+		if m["net_src"] == srv.String() {
+			dir = 1
+		}
+		msgs[dir] = append(msgs[dir], m["plain_hex"].(string))
+	}
+	return
+}
+
+func checkMessages(t *testing.T, c *convo, msgs [2][]string) {
+	t.Helper()
+	for dir := range 2 {
+		if len(msgs[dir]) != len(c.sent[dir]) {
+			t.Fatalf("direction %d: %d messages decoded, %d sent", dir, len(msgs[dir]), len(c.sent[dir]))
+		}
+		for i, m := range c.sent[dir] {
+			if msgs[dir][i] != hex.EncodeToString(m) {
+				t.Fatalf("direction %d message %d:\n got %.80s\nwant %.80s", dir, i, msgs[dir][i], hex.EncodeToString(m))
+			}
+		}
+	}
+}
+
+func testMessage(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*7 + j*13)
+	}
+	copy(b, fmt.Sprintf("message %d", i))
+	return b
+}
+
+func TestPRUDPDialectsDecrypt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dia  wire.Dialect
+		key  string
+		keys []string
+	}{
+		{"nex-v1", wire.NewV1("6f599f81"), "6f599f81", []string{"wrongkey", "6f599f81"}},
+		{"nex-v0", wire.NewV0("ridfebb9", wire.ModeGames), "ridfebb9", []string{"ridfebb9"}},
+		{"quazal", wire.NewQuazal("8dtRv2oj", wire.QuazalOptions{}), "8dtRv2oj", []string{"8dtRv2oj"}},
+		{"quazal-4", wire.NewQuazal("8dtRv2oj", wire.QuazalOptions{ChecksumSize: 4}), "8dtRv2oj", []string{"8dtRv2oj"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConvo(t, tc.dia, tc.key, 300)
+			c.handshake()
+			for i := range 5 {
+				c.message(0, testMessage(i, 100+i*250), false)
+				c.message(1, testMessage(100+i, 50+i*300), false)
+			}
+			recs, err := collect(t, Config{Keys: &Keys{AccessKeys: tc.keys}}, c.pcap())
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, retrans, all := messagesOf(t, recs)
+			checkMessages(t, c, msgs)
+			if retrans != 0 {
+				t.Errorf("%d retransmissions marked in a clean capture", retrans)
+			}
+			for _, m := range all {
+				if m["record"] != "packet" {
+					continue
+				}
+				if m["protocol"] != "prudp" || m["dialect"] != tc.dia.Name() {
+					t.Fatalf("record %v", m)
+				}
+				if m["checksum_ok"] == false || m["signature_ok"] == false {
+					t.Fatalf("verification failed: %v", m)
+				}
+				if _, ok := m["error"]; ok {
+					t.Fatalf("error in %v", m)
+				}
+			}
+		})
+	}
+}
+
+func TestPRUDPRetransmissionAndReorder(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 200)
+	c.handshake()
+	c.message(0, testMessage(0, 150), false)
+	// A 3-fragment message whose fragments arrive 3, 1, 2, then 1 again.
+	fr := c.message(0, testMessage(1, 500), true)
+	c.frames = append(c.frames, fr[2], fr[0], fr[1], fr[0])
+	c.message(0, testMessage(2, 80), false)
+	c.message(1, testMessage(3, 80), false)
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, retrans, _ := messagesOf(t, recs)
+	checkMessages(t, c, msgs)
+	if retrans != 1 {
+		t.Fatalf("%d retransmissions marked, want 1", retrans)
+	}
+}
+
+func TestPRUDPLostPacketIsReported(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 200)
+	c.handshake()
+	c.message(0, testMessage(0, 100), false)
+	fr := c.message(0, testMessage(1, 100), true) // never captured
+	_ = fr
+	c.message(0, testMessage(2, 100), false)
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, _ := messagesOf(t, recs)
+	if len(msgs[0]) != 1 || msgs[0][0] != hex.EncodeToString(c.sent[0][0]) {
+		t.Fatalf("messages %v", msgs[0])
+	}
+	joined := strings.Join(recs, "\n")
+	if !strings.Contains(joined, "never captured; RC4 stream position lost") || !strings.Contains(joined, "not decrypted: RC4 stream position lost") {
+		t.Fatalf("the gap is not reported:\n%s", joined)
+	}
+}
+
+func TestPRUDPCompressed(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 1000)
+	c.compress = true
+	c.handshake()
+	c.message(0, bytes.Repeat([]byte("compressible "), 200), false)
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, _ := messagesOf(t, recs)
+	checkMessages(t, c, msgs)
+}
+
+func TestPRUDPStatsAndText(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 200)
+	c.handshake()
+	c.message(0, testMessage(0, 450), false)
+	d := New(Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}})
+	var text bytes.Buffer
+	err := d.Decode(bytes.NewReader(c.pcap()), func(r *Record) error {
+		text.Write(r.AppendText(nil, d.Summary().FirstFrame))
+		text.WriteByte('\n')
+		text.Write(r.AppendTree(nil))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := d.Flows()
+	if len(fl) != 1 || fl[0].Dialect != "nex-v1" || fl[0].Messages != 1 || fl[0].Handshake != "connected" || fl[0].RTT <= 0 || fl[0].Client != cli {
+		t.Fatalf("stats %+v", fl)
+	}
+	for _, want := range []string{"PRUDP nex-v1 SYN [NEED_ACK] RVSecure:15→RVSecure:1 seq=0", "PRUDP message nex-v1 message, 450 bytes in 3 fragment(s) from seq 2", "plain_hex: ", "signature_ok: true"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, text.String())
+		}
+	}
+	var tbl bytes.Buffer
+	WriteStatsTable(&tbl, fl)
+	if !strings.Contains(tbl.String(), "nex-v1") || !strings.Contains(tbl.String(), "connected") {
+		t.Errorf("stats table:\n%s", tbl.String())
+	}
+}
