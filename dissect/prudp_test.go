@@ -103,7 +103,9 @@ func (c *convo) send(dir int, p *wire.Packet) []byte {
 	return c.frames[len(c.frames)-1]
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 func (c *convo) handshake() {
 	syn := wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagNeedAck}

@@ -42,7 +42,7 @@ type wsHandler struct {
 	inner     wsMessageHandler
 	innerUsed bool
 	dir       [2]wsDirection
-	max   int
+	max       int
 }
 
 type wsDirection struct {
