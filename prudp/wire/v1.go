@@ -33,6 +33,9 @@ func optionSize(id byte) int {
 	return -1
 }
 
+// optionField names an option in errors; only called on the error path.
+func optionField(id byte) string { return "option " + strconv.Itoa(int(id)) }
+
 func optionBit(id byte) OptionMask {
 	if id == OptionLiteSignature {
 		return OptLiteSignature
@@ -76,31 +79,33 @@ func parseOptions(name string, b []byte, off, end int, p *Packet, lite bool) err
 	var seen OptionMask
 	for off < end {
 		if len(b) < off+2 {
+			if len(b) > off {
+				return errAt(name, "option "+strconv.Itoa(int(b[off])), off, ErrTruncated)
+			}
 			return errAt(name, "option header", off, ErrTruncated)
 		}
 		if off+2 > end {
 			return errDetail(name, "option header", off, ErrBadLength, "crosses the end of the options")
 		}
 		id, size := b[off], int(b[off+1])
-		field := "option " + strconv.Itoa(int(id))
 		want := optionSize(id)
 		if want < 0 || (id == OptionLiteSignature && !lite) || (id == OptionFragmentID && lite) {
-			return errDetail(name, field, off, ErrBadOption, "unknown option id")
+			return errDetail(name, optionField(id), off, ErrBadOption, "unknown option id")
 		}
 		if size != want {
-			return errDetail(name, field, off, ErrBadOption, "size "+strconv.Itoa(size)+", want "+strconv.Itoa(want))
+			return errDetail(name, optionField(id), off, ErrBadOption, "size "+strconv.Itoa(size)+", want "+strconv.Itoa(want))
 		}
 		bit := optionBit(id)
 		if seen&bit != 0 {
-			return errDetail(name, field, off, ErrBadOption, "repeated")
+			return errDetail(name, optionField(id), off, ErrBadOption, "repeated")
 		}
 		seen |= bit
 		v := off + 2
 		if len(b) < v+size {
-			return errAt(name, field, off, ErrTruncated)
+			return errAt(name, optionField(id), off, ErrTruncated)
 		}
 		if v+size > end {
-			return errDetail(name, field, off, ErrBadLength, "crosses the end of the options")
+			return errDetail(name, optionField(id), off, ErrBadLength, "crosses the end of the options")
 		}
 		switch id {
 		case OptionSupportedFunctions:
