@@ -559,4 +559,3 @@ func BenchmarkKeyExchange(b *testing.B) {
 		}
 	}
 }
-
