@@ -1,0 +1,115 @@
+package pipboy
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Recording is a recording file held in memory (format in docs/pipboy.md).
+type Recording struct {
+	Start   time.Time
+	Records []Record // contents are private copies
+}
+
+// LoadRecording reads a whole recording. Message sizes are bounded by maxSize
+// (0: DefaultMaxMessageSize) and memory grows only with bytes actually read.
+func LoadRecording(r io.Reader, maxSize int) (*Recording, error) {
+	rr, err := NewRecordingReader(r)
+	if err != nil {
+		return nil, err
+	}
+	rr.MaxSize = maxSize
+	rec := &Recording{Start: rr.Start()}
+	for {
+		x, err := rr.Next()
+		if err == io.EOF {
+			return rec, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		x.Message.Content = append([]byte(nil), x.Message.Content...)
+		rec.Records = append(rec.Records, x)
+	}
+}
+
+// GameMessages returns the game-to-app records of one session (0: the first session
+// in which the game sent its greeting, or else the first session recorded).
+func (r *Recording) GameMessages(session uint32) []Record {
+	if session == 0 {
+		for _, x := range r.Records {
+			if x.Dir == FromGame && x.Message.Type == TypeNewConnection {
+				session = x.Session
+				break
+			}
+		}
+		if session == 0 && len(r.Records) > 0 {
+			session = r.Records[0].Session
+		}
+	}
+	var out []Record
+	for _, x := range r.Records {
+		if x.Session == session && x.Dir == FromGame {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// FinalState decodes the game-to-app side of one session and returns what an app would
+// hold at its end.
+func (r *Recording) FinalState(session uint32) (*GameState, error) {
+	s := NewGameState()
+	for _, x := range r.GameMessages(session) {
+		if err := s.Handle(x.Message); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// play sends the recording's first game session to one app, keeping its timing.
+func (s *Server) play(ctx context.Context, mc *msgConn, log *slog.Logger) {
+	speed := s.Speed
+	if speed <= 0 {
+		speed = 1
+	}
+	msgs := s.Replay.GameMessages(0)
+	start := time.Now()
+	var base time.Duration
+	if len(msgs) > 0 {
+		base = msgs[0].Time
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for i, x := range msgs {
+		due := start.Add(time.Duration(float64(x.Time-base) / speed))
+		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return
+			case <-mc.closed:
+				return
+			case <-timer.C:
+			}
+		}
+		if x.Message.Type == TypeDataUpdate {
+			// Keep the server's view in step so Set and commands work after the replay.
+			s.mu.Lock()
+			err := s.db.Apply(x.Message.Content)
+			s.mu.Unlock()
+			if err != nil {
+				log.Warn("pipboy: replayed update refused by the emulator's database", "record", i, "err", err)
+			}
+		}
+		if err := mc.write(x.Message.Type, x.Message.Content); err != nil {
+			log.Info("pipboy: replay", "err", err)
+			mc.close()
+			return
+		}
+	}
+	log.Info("pipboy: replay finished", "messages", len(msgs))
+}
