@@ -20,7 +20,10 @@ func testLogger(t *testing.T) *slog.Logger {
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(b []byte) (int, error) { w.t.Log(string(bytes.TrimSpace(b))); return len(b), nil }
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(string(bytes.TrimSpace(b)))
+	return len(b), nil
+}
 
 // startEmulator serves the recorded database on 127.0.0.1 with an ephemeral port.
 func startEmulator(t *testing.T, configure func(*Server)) (*Server, string) {
