@@ -189,6 +189,12 @@ func errorResponse(ctx context.Context, out []byte, req Request, err error, log 
 				slog.Uint64("call", uint64(req.CallID)), slog.String("error", err.Error()))
 		}
 		res = types.CoreException
+	} else if log != nil && err != error(res) {
+		// A Result wrapped with detail (a bad parameter, ...): the detail stays
+		// here, the peer only gets the code.
+		log.LogAttrs(ctx, slog.LevelDebug, "rmc call failed",
+			slog.Uint64("protocol", uint64(req.Protocol)), slog.Uint64("method", uint64(req.Method)),
+			slog.Uint64("call", uint64(req.CallID)), slog.String("error", err.Error()))
 	}
 	resp := Response{Protocol: req.Protocol, Result: res, CallID: req.CallID}
 	return resp.Append(out)

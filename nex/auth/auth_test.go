@@ -1,0 +1,295 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+)
+
+var testNow = time.Date(2026, 11, 22, 9, 37, 11, 0, time.UTC)
+
+const rvPassword = "rv-secret"
+
+// testAccounts derives the keys once: each derivation is ~65,000 MD5 rounds.
+var testAccounts = sync.OnceValue(func() *Memory {
+	m := new(Memory)
+	m.Add(PIDQuazalAuthentication, "Quazal Authentication", "auth-secret")
+	m.Add(PIDQuazalRendezVous, "Quazal Rendez-Vous", rvPassword)
+	m.Add(PIDGuest, "guest", GuestPassword)
+	m.Add(1000, "1000", "hunter2")
+	return m
+})
+
+func testServer(s types.Settings) *Server {
+	u, _ := types.ParseStationURLString("prudps:/address=127.0.0.1;port=60001;CID=1;PID=2;sid=1;stream=10;type=2")
+	return &Server{Accounts: testAccounts(), SecureURL: u, Now: func() time.Time { return testNow }}
+}
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// call feeds one request message to the server and returns the response message.
+func call(t *testing.T, srv *Server, s types.Settings, method uint32, params []byte) rmc.Response {
+	t.Helper()
+	msg, err := (&rmc.Request{Protocol: rmc.ProtocolTicketGranting, CallID: 7, Method: method, Params: params}).Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(rmc.ProtocolTicketGranting, srv)
+	out, err := rmc.Dispatch(context.Background(), mux, &rmc.Peer{Settings: s}, msg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, n, err := rmc.ParseResponse(out)
+	if err != nil || n != len(out) || resp.CallID != 7 {
+		t.Fatalf("response %x: %v", out, err)
+	}
+	return resp
+}
+
+func TestLoginGuest(t *testing.T) {
+	for _, s := range []types.Settings{{}, {StructureHeader: true}, {PIDSize: 8, StructureHeader: true}} {
+		srv := testServer(s)
+		// Login request parameters: String "guest" (golden, types.md).
+		params := unhex(t, "0600 677565737400")
+		resp := call(t, srv, s, MethodLogin, params)
+		if resp.IsError() || resp.Method != MethodLogin {
+			t.Fatalf("%+v", resp)
+		}
+		lr, err := ParseLoginResponse(resp.Data, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lr.Result != types.ResultSuccess || lr.PID != PIDGuest || lr.BuildName != DefaultBuildName ||
+			lr.Connection.RegularURL.String() != srv.SecureURL.String() {
+			t.Fatalf("%+v", lr)
+		}
+		if s.StructureHeader && (lr.Connection.Version != 1 || lr.Connection.CurrentUTCTime != types.DateTimeFromTime(testNow)) {
+			t.Fatalf("connection data %+v", lr.Connection)
+		}
+		// The ticket opens with the key of the published guest password and names
+		// the secure server; its internal ticket opens with the secure server's key.
+		ks := kerberos.Settings{PIDSize: s.PIDSize}
+		guestKey := kerberos.DeriveKey(GuestPassword, 100)
+		tk, err := kerberos.OpenTicket(lr.Ticket, guestKey[:], ks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.TargetPID != 2 || len(tk.SessionKey) != 32 {
+			t.Fatalf("ticket %+v", tk)
+		}
+		rvKey := kerberos.DeriveKey(rvPassword, 2)
+		info, err := kerberos.OpenInternal(tk.Internal, rvKey[:], ks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.SourcePID != 100 || !bytes.Equal(info.SessionKey, tk.SessionKey) || info.Validate(testNow, 0) != nil {
+			t.Fatalf("internal ticket %+v", info)
+		}
+		// A wrong password cannot open it.
+		wrong := kerberos.DeriveKey("wrong", 100)
+		if _, err := kerberos.OpenTicket(lr.Ticket, wrong[:], ks); !errors.Is(err, kerberos.ErrBadHMAC) {
+			t.Fatalf("wrong password: %v", err)
+		}
+	}
+}
+
+func TestLoginUnknownUser(t *testing.T) {
+	srv := testServer(types.Settings{})
+	params, _ := AppendLoginRequest(nil, "nobody")
+	resp := call(t, srv, types.Settings{}, MethodLogin, params)
+	// %retval% RendezVous::InvalidUsername, then empty PID, Buffer,
+	// RVConnectionData (two empty StationURLs around an empty List) and String.
+	want := unhex(t, "64000380 00000000 00000000 0100 00 00000000 0100 00 0100 00")
+	if resp.IsError() || !bytes.Equal(resp.Data, want) {
+		t.Fatalf("got %x\nwant %x", resp.Data, want)
+	}
+}
+
+func TestLoginCaseInsensitive(t *testing.T) {
+	srv := testServer(types.Settings{})
+	params, _ := AppendLoginRequest(nil, "GuEsT")
+	lr, err := ParseLoginResponse(call(t, srv, types.Settings{}, MethodLogin, params).Data, types.Settings{})
+	if err != nil || lr.PID != PIDGuest {
+		t.Fatalf("%+v %v", lr, err)
+	}
+}
+
+func TestLoginExAndValidation(t *testing.T) {
+	s := types.Settings{StructureHeader: true}
+	info := AuthenticationInfo{Token: "token", NGSVersion: 3, HasV3Fields: true, TokenType: 1, ServerVersion: 2011}
+	h, err := info.Holder(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseAuthenticationInfo(h, s)
+	if err != nil || back != info {
+		t.Fatalf("AuthenticationInfo round trip %+v %v", back, err)
+	}
+	w := types.NewWriter(nil, s)
+	w.String("guest")
+	w.AnyDataHolder(h)
+	params, _ := w.Bytes()
+
+	srv := testServer(s)
+	srv.RequireExtraData = true
+	srv.Options.NEX4 = true
+	lr, err := ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+	if err != nil || lr.Result != types.ResultSuccess || lr.PID != PIDGuest || lr.SourceKey != "" {
+		t.Fatalf("LoginEx: %+v %v", lr, err)
+	}
+	// NEX 4 appends pSourceKey: an empty String after strReturnMsg.
+	if d := call(t, srv, s, MethodLoginEx, params).Data; !bytes.HasSuffix(d, append(append([]byte{byte(len(DefaultBuildName) + 1), 0}, DefaultBuildName...), 0, 1, 0, 0)) {
+		t.Fatalf("no pSourceKey after the build name: %x", d[len(d)-8:])
+	}
+	// Servers that enforce the extra data refuse plain Login.
+	lp, _ := AppendLoginRequest(nil, "guest")
+	lr, err = ParseLoginResponse(call(t, srv, s, MethodLogin, lp).Data, s)
+	if err != nil || lr.Result != types.AuthenticationValidationFailed || lr.Ticket != nil && len(lr.Ticket) != 0 {
+		t.Fatalf("Login on a validating server: %+v %v", lr, err)
+	}
+	srv.Maintenance = true
+	lr, _ = ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+	if lr.Result != types.AuthenticationUnderMaintenance {
+		t.Fatalf("maintenance: %v", lr.Result)
+	}
+}
+
+func TestRequestTicket(t *testing.T) {
+	s := types.Settings{}
+	srv := testServer(s)
+	for _, tt := range []struct {
+		name           string
+		source, target types.PID
+		want           types.Result
+	}{
+		{"valid", 1000, 2, types.ResultSuccess},
+		{"unknown source", 4242, 2, types.CoreAccessDenied},
+		{"unknown target", 1000, 4242, types.CoreAccessDenied},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Request: PID source, PID target (4 bytes each here).
+			params, _ := (&TicketRequest{Source: tt.source, Target: tt.target}).Append(nil, s, Options{})
+			resp := call(t, srv, s, MethodRequestTicket, params)
+			tr, err := ParseTicketResponse(resp.Data, s)
+			if err != nil || tr.Result != tt.want {
+				t.Fatalf("%+v %v", tr, err)
+			}
+			if tt.want.IsError() {
+				if !bytes.Equal(resp.Data, unhex(t, "06000180 00000000")) {
+					t.Fatalf("refusal bytes %x", resp.Data)
+				}
+				return
+			}
+			key := kerberos.DeriveKey("hunter2", 1000)
+			tk, err := kerberos.OpenTicket(tr.Ticket, key[:], kerberos.Settings{})
+			if err != nil || tk.TargetPID != uint64(tt.target) {
+				t.Fatalf("ticket %+v %v", tk, err)
+			}
+		})
+	}
+}
+
+func TestGetPIDAndName(t *testing.T) {
+	s := types.Settings{}
+	srv := testServer(s)
+	for _, tt := range []struct {
+		method uint32
+		params string
+		want   string
+	}{
+		{MethodGetPID, "0600 677565737400", "64000000"},                            // "guest" -> 100
+		{MethodGetPID, "0500 6e6f706500", "00000000"},                              // "nope" -> 0
+		{MethodGetName, "02000000", "1300 5175617a616c2052656e64657a2d566f757300"}, // 2 -> "Quazal Rendez-Vous"
+		{MethodGetName, "39050000", "0100 00"},                                     // 1337 -> ""
+		{MethodGetPID, "0600 6775657374", ""},                                      // no terminator: InvalidArgument
+	} {
+		resp := call(t, srv, s, tt.method, unhex(t, tt.params))
+		if tt.want == "" {
+			if resp.Result != types.CoreInvalidArgument {
+				t.Fatalf("%s: %v", tt.params, resp.Result)
+			}
+			continue
+		}
+		if resp.IsError() || !bytes.Equal(resp.Data, unhex(t, tt.want)) {
+			t.Fatalf("%s: got %x (%v), want %s", tt.params, resp.Data, resp.Result, tt.want)
+		}
+	}
+}
+
+func TestValidateWithParam(t *testing.T) {
+	s := types.Settings{PIDSize: 8, StructureHeader: true}
+	srv := testServer(s)
+	srv.Options = Options{NEX4: true}
+	p := ValidateParam{PlatformType: 3, UserName: "guest", ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)},
+		APIVersionGeneral: 40601}
+	params, err := p.Append(nil, s, srv.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params)
+	r := types.NewReader(resp.Data, s)
+	v := ReadValidateResult(&r, "result", srv.Options)
+	if err := r.Done(); err != nil || v.SourcePID != PIDGuest || v.ServiceNodeURL.String() != srv.SecureURL.String() {
+		t.Fatalf("%+v %v", v, err)
+	}
+	p.UserName = "nobody"
+	params, _ = p.Append(nil, s, srv.Options)
+	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.RendezVousInvalidUsername {
+		t.Fatalf("unknown user: %v", resp.Result)
+	}
+	srv.Options.NEX4 = false
+	if resp := call(t, srv, s, 6, nil); resp.Result != types.CoreNotImplemented {
+		t.Fatalf("LoginWithContext: %v", resp.Result)
+	}
+}
+
+func TestClientOverPipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := types.Settings{StructureHeader: true}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(rmc.ProtocolTicketGranting, testServer(s))
+	a, b := rmc.Pipe()
+	defer a.Close()
+	go rmc.Serve(ctx, b, mux, &rmc.Peer{Settings: s}, nil)
+	rc := rmc.NewClient(a, rmc.ClientConfig{Settings: s})
+	defer rc.Close()
+	c := &Client{RMC: rc}
+
+	lr, err := c.Login(ctx, "guest")
+	if err != nil || lr.PID != PIDGuest {
+		t.Fatalf("Login: %+v %v", lr, err)
+	}
+	if _, err := c.Login(ctx, "nobody"); !errors.Is(err, types.RendezVousInvalidUsername) {
+		t.Fatalf("unknown user: %v", err)
+	}
+	if tr, err := c.RequestTicket(ctx, 100, 2); err != nil || len(tr.Ticket) == 0 {
+		t.Fatalf("RequestTicket: %v", err)
+	}
+	if _, err := c.RequestTicket(ctx, 100, 999); !errors.Is(err, types.CoreAccessDenied) {
+		t.Fatalf("RequestTicket to nobody: %v", err)
+	}
+	if pid, err := c.GetPID(ctx, "Quazal Rendez-Vous"); err != nil || pid != 2 {
+		t.Fatalf("GetPID: %d %v", pid, err)
+	}
+	if name, err := c.GetName(ctx, 100); err != nil || name != "guest" {
+		t.Fatalf("GetName: %q %v", name, err)
+	}
+}

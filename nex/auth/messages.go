@@ -1,0 +1,297 @@
+// Package auth implements the Ticket Granting protocol (protocol 10,
+// specs/reference/nex/authentication.md): the server side as an RMC handler that
+// issues Kerberos tickets (specs/reference/kerberos.md) for the accounts of an
+// Accounts store, and the client side calls. It covers Login, LoginEx,
+// RequestTicket, GetPID, GetName and the NEX 4 ValidateAndRequestTicketWithParam.
+//
+// The message codecs here (request and response structures with Append and Parse)
+// are shared by the server, the client and anyone decoding captured traffic.
+package auth
+
+import (
+	"fmt"
+
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Method ids of the Ticket Granting protocol. NEX 4 renamed 1 and 2
+// (ValidateAndRequestTicket, ValidateAndRequestTicketWithCustomData) without
+// changing them; 6 is LoginWithContext up to NEX 3 and
+// ValidateAndRequestTicketWithParam from NEX 4.
+const (
+	MethodLogin                             uint32 = 1
+	MethodLoginEx                           uint32 = 2
+	MethodRequestTicket                     uint32 = 3
+	MethodGetPID                            uint32 = 4
+	MethodGetName                           uint32 = 5
+	MethodLoginWithContext                  uint32 = 6
+	MethodValidateAndRequestTicketWithParam uint32 = 6
+)
+
+// Platform types ("Platform type" in authentication.md).
+const (
+	Platform3DS    uint8 = 1
+	PlatformWiiU   uint8 = 2
+	PlatformSwitch uint8 = 3
+)
+
+// Options are the protocol revisions that change the bytes of its messages.
+type Options struct {
+	// NEX4 adds pSourceKey to the LoginEx and RequestTicket responses and makes
+	// method 6 ValidateAndRequestTicketWithParam.
+	NEX4 bool
+	// Crossplay adds the platform type fields of games with crossplay between
+	// Switch and 3DS / Wii U (RequestTicket's platformType, the Param's
+	// platformTypeForPlatformPid, the Result's platformPid).
+	Crossplay bool
+}
+
+// LoginResponse is the response of Login and LoginEx (and, without BuildName and
+// SourceKey, of LoginWithContext).
+type LoginResponse struct {
+	Result     types.Result           // %retval%
+	PID        types.PID              // pidPrincipal
+	Ticket     []byte                 // pbufResponse: the sealed Kerberos ticket
+	Connection types.RVConnectionData // pConnectionData: where the secure server is
+	BuildName  string                 // strReturnMsg
+	// SourceKey (pSourceKey, LoginEx on NEX 4+ only): when a non-empty hex string,
+	// the key that decrypts the ticket instead of the password's.
+	SourceKey string
+}
+
+// Append appends r. withSourceKey writes pSourceKey (LoginEx on NEX 4+).
+func (r *LoginResponse) Append(b []byte, s types.Settings, withSourceKey bool) ([]byte, error) {
+	w := types.NewWriter(b, s)
+	w.Result(r.Result)
+	w.PID(r.PID)
+	w.Buffer(r.Ticket)
+	w.RVConnectionData(r.Connection)
+	w.String(r.BuildName)
+	if withSourceKey {
+		w.String(r.SourceKey)
+	}
+	return w.Bytes()
+}
+
+// ParseLoginResponse decodes a Login or LoginEx response; pSourceKey is read when
+// bytes remain after strReturnMsg. Ticket aliases b.
+func ParseLoginResponse(b []byte, s types.Settings) (LoginResponse, error) {
+	r := types.NewReader(b, s)
+	var v LoginResponse
+	v.Result = r.Result("%retval%")
+	v.PID = r.PID("pidPrincipal")
+	v.Ticket = r.Buffer("pbufResponse")
+	v.Connection = r.RVConnectionData("pConnectionData")
+	v.BuildName = r.String("strReturnMsg")
+	if r.Err() == nil && r.Remaining() > 0 {
+		v.SourceKey = r.String("pSourceKey")
+	}
+	if err := r.Done(); err != nil {
+		return LoginResponse{}, fmt.Errorf("Login response: %w", err)
+	}
+	return v, nil
+}
+
+// TicketResponse is the response of RequestTicket.
+type TicketResponse struct {
+	Result    types.Result // %retval%
+	Ticket    []byte       // bufResponse
+	SourceKey string       // pSourceKey, NEX 4+
+}
+
+// Append appends r; withSourceKey writes pSourceKey (NEX 4+).
+func (r *TicketResponse) Append(b []byte, s types.Settings, withSourceKey bool) ([]byte, error) {
+	w := types.NewWriter(b, s)
+	w.Result(r.Result)
+	w.Buffer(r.Ticket)
+	if withSourceKey {
+		w.String(r.SourceKey)
+	}
+	return w.Bytes()
+}
+
+// ParseTicketResponse decodes a RequestTicket response (pSourceKey when present).
+func ParseTicketResponse(b []byte, s types.Settings) (TicketResponse, error) {
+	r := types.NewReader(b, s)
+	var v TicketResponse
+	v.Result = r.Result("%retval%")
+	v.Ticket = r.Buffer("bufResponse")
+	if r.Err() == nil && r.Remaining() > 0 {
+		v.SourceKey = r.String("pSourceKey")
+	}
+	if err := r.Done(); err != nil {
+		return TicketResponse{}, fmt.Errorf("RequestTicket response: %w", err)
+	}
+	return v, nil
+}
+
+// TicketRequest is the request of RequestTicket.
+type TicketRequest struct {
+	PlatformType uint8 // only with Options.Crossplay
+	Source       types.PID
+	Target       types.PID
+}
+
+// Append appends r.
+func (r *TicketRequest) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
+	w := types.NewWriter(b, s)
+	if o.Crossplay {
+		w.U8(r.PlatformType)
+	}
+	w.PID(r.Source)
+	w.PID(r.Target)
+	return w.Bytes()
+}
+
+// ReadTicketRequest reads a RequestTicket request.
+func ReadTicketRequest(r *types.Reader, o Options) TicketRequest {
+	var v TicketRequest
+	if o.Crossplay {
+		v.PlatformType = r.U8("platformType")
+	}
+	v.Source = r.PID("idSource")
+	v.Target = r.PID("idTarget")
+	return v
+}
+
+// AuthenticationInfo is the AuthenticationInfo structure (a Data) LoginEx carries
+// in its AnyDataHolder. NEX 3.0 added TokenType and ServerVersion.
+type AuthenticationInfo struct {
+	Token         string // m_authToken
+	NGSVersion    uint32 // m_ngsVersion (NEX major version)
+	HasV3Fields   bool
+	TokenType     uint8  // m_authTokenType: 0 NASC, 1 NNAS, 2 Switch
+	ServerVersion uint32 // m_serverVersion
+}
+
+// AuthenticationInfoName is the class name in the AnyDataHolder.
+const AuthenticationInfoName = "AuthenticationInfo"
+
+// Holder wraps a in an AnyDataHolder: the Data level, then its own.
+func (a *AuthenticationInfo) Holder(s types.Settings) (types.AnyDataHolder, error) {
+	w := types.NewWriter(types.AppendData(nil, s), s)
+	m := w.BeginStructure(0)
+	w.String(a.Token)
+	w.U32(a.NGSVersion)
+	if a.HasV3Fields {
+		w.U8(a.TokenType)
+		w.U32(a.ServerVersion)
+	}
+	w.EndStructure(m)
+	data, err := w.Bytes()
+	return types.AnyDataHolder{TypeName: AuthenticationInfoName, Data: data}, err
+}
+
+// ParseAuthenticationInfo decodes the data of an AnyDataHolder named
+// AuthenticationInfo. The NEX 3 fields are read when bytes remain for them.
+func ParseAuthenticationInfo(h types.AnyDataHolder, s types.Settings) (AuthenticationInfo, error) {
+	if h.TypeName != AuthenticationInfoName {
+		return AuthenticationInfo{}, fmt.Errorf("extra data is %q, want %s", h.TypeName, AuthenticationInfoName)
+	}
+	r := types.NewReader(h.Data, s)
+	var a AuthenticationInfo
+	r.ReadData("Data")
+	m := r.EnterStructure("AuthenticationInfo")
+	a.Token = r.String("m_authToken")
+	a.NGSVersion = r.U32("m_ngsVersion")
+	if r.Err() == nil && r.Remaining() >= 5 {
+		a.HasV3Fields = true
+		a.TokenType = r.U8("m_authTokenType")
+		a.ServerVersion = r.U32("m_serverVersion")
+	}
+	r.LeaveStructure(m)
+	if err := r.Done(); err != nil {
+		return AuthenticationInfo{}, fmt.Errorf("AuthenticationInfo: %w", err)
+	}
+	return a, nil
+}
+
+// ValidateParam is the ValidateAndRequestTicketParam structure (NEX 4.4+).
+type ValidateParam struct {
+	PlatformType               uint32
+	UserName                   string
+	ExtraData                  types.AnyDataHolder
+	IgnoreAPIVersionCheck      bool
+	APIVersionGeneral          uint32
+	APIVersionCustom           uint32
+	PlatformTypeForPlatformPID uint8 // only with Options.Crossplay
+}
+
+// Append appends p as a structure.
+func (p *ValidateParam) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
+	w := types.NewWriter(b, s)
+	m := w.BeginStructure(0)
+	w.U32(p.PlatformType)
+	w.String(p.UserName)
+	w.AnyDataHolder(p.ExtraData)
+	w.Bool(p.IgnoreAPIVersionCheck)
+	w.U32(p.APIVersionGeneral)
+	w.U32(p.APIVersionCustom)
+	if o.Crossplay {
+		w.U8(p.PlatformTypeForPlatformPID)
+	}
+	w.EndStructure(m)
+	return w.Bytes()
+}
+
+// ReadValidateParam reads a ValidateAndRequestTicketParam.
+func ReadValidateParam(r *types.Reader, field string, o Options) ValidateParam {
+	var p ValidateParam
+	m := r.EnterStructure(field)
+	p.PlatformType = r.U32("platformType")
+	p.UserName = r.String("userName")
+	p.ExtraData = r.AnyDataHolder("extraData")
+	p.IgnoreAPIVersionCheck = r.Bool("ignoreApiVersionCheck")
+	p.APIVersionGeneral = r.U32("apiVersionGeneral")
+	p.APIVersionCustom = r.U32("apiVersionCustom")
+	if o.Crossplay {
+		p.PlatformTypeForPlatformPID = r.U8("platformTypeForPlatformPid")
+	}
+	r.LeaveStructure(m)
+	return p
+}
+
+// ValidateResult is the ValidateAndRequestTicketResult structure.
+type ValidateResult struct {
+	SourcePID      types.PID
+	Ticket         []byte
+	ServiceNodeURL types.StationURL
+	CurrentUTCTime types.DateTime
+	ReturnMsg      string
+	SourceKey      string
+	PlatformPID    types.PID // only with Options.Crossplay
+}
+
+// Append appends v as a structure.
+func (v *ValidateResult) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
+	w := types.NewWriter(b, s)
+	m := w.BeginStructure(0)
+	w.PID(v.SourcePID)
+	w.Buffer(v.Ticket)
+	w.StationURL(v.ServiceNodeURL)
+	w.DateTime(v.CurrentUTCTime)
+	w.String(v.ReturnMsg)
+	w.String(v.SourceKey)
+	if o.Crossplay {
+		w.PID(v.PlatformPID)
+	}
+	w.EndStructure(m)
+	return w.Bytes()
+}
+
+// ReadValidateResult reads a ValidateAndRequestTicketResult.
+func ReadValidateResult(r *types.Reader, field string, o Options) ValidateResult {
+	var v ValidateResult
+	m := r.EnterStructure(field)
+	v.SourcePID = r.PID("sourcePid")
+	v.Ticket = r.Buffer("bufResponse")
+	v.ServiceNodeURL = r.StationURL("serviceNodeUrl")
+	v.CurrentUTCTime = r.DateTime("currentUtcTime")
+	v.ReturnMsg = r.String("returnMsg")
+	v.SourceKey = r.String("sourceKey")
+	if o.Crossplay {
+		v.PlatformPID = r.PID("platformPid")
+	}
+	r.LeaveStructure(m)
+	return v
+}

@@ -1,0 +1,269 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+)
+
+// DefaultBuildName is the strReturnMsg of Login responses when Server.BuildName is
+// empty. Real servers send their build (authentication.md lists some); clients
+// only display it.
+const DefaultBuildName = "branch:origin/project/gamewire build:3_5_0_0_0"
+
+// Server is the ticket-granting service, an rmc.Handler for protocol 10. Register it
+// with mux.HandleProtocol(rmc.ProtocolTicketGranting, srv). Its fields configure it;
+// zero values take the defaults written beside them, except Accounts, which is
+// required.
+type Server struct {
+	// Accounts holds the users and the special accounts; the target (the secure
+	// server's account, SecurePID) must exist in it.
+	Accounts Accounts
+	// SecureURL is where the secure server is (m_urlRegularProtocols). When the
+	// secure server shares the authentication server's address, NEX 4 servers
+	// send 0.0.0.1 port 1 instead. Its PID parameter should be SecurePID.
+	SecureURL types.StationURL
+	// SecurePID is the account of the secure server, the target of tickets;
+	// default 2 (Quazal Rendez-Vous).
+	SecurePID types.PID
+	// LoginTarget is the target of tickets handed out by Login and LoginEx;
+	// default SecurePID. Some servers name another principal there, and clients
+	// then fetch a ticket for the secure server with RequestTicket.
+	LoginTarget types.PID
+	// BuildName is sent as strReturnMsg; default DefaultBuildName.
+	BuildName string
+	// Kerberos selects the session key size and the internal ticket format; the
+	// PID size always follows the connection's settings.
+	Kerberos kerberos.Settings
+	// Derivation is how passwords became keys; default DeriveNEX.
+	Derivation KeyDerivation
+	// Options are the protocol revisions spoken (NEX 4, crossplay).
+	Options Options
+	// RequireExtraData refuses Login and LoginEx without a valid
+	// AuthenticationInfo with Authentication::ValidationFailed, as NEX 2 and
+	// NEX 4+ servers do. Default off (NEX 1 and 3 behaviour).
+	RequireExtraData bool
+	// Maintenance answers every login with Authentication::UnderMaintenance.
+	Maintenance bool
+	// Now returns the current time (ticket issue time, server time); default time.Now.
+	Now func() time.Time
+	// Rand is the source of session keys; default crypto/rand.
+	Rand io.Reader
+	// Logger receives one record per login (name, PID, result). Passwords never
+	// reach this package; tickets and keys are never logged.
+	Logger *slog.Logger
+}
+
+func (s *Server) securePID() types.PID {
+	if s.SecurePID == 0 {
+		return PIDQuazalRendezVous
+	}
+	return s.SecurePID
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) kerberosSettings(ts types.Settings) kerberos.Settings {
+	k := s.Kerberos
+	k.PIDSize = ts.PIDSize
+	return k
+}
+
+// ServeRMC implements rmc.Handler for protocol 10.
+func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	switch c.Method {
+	case MethodLogin:
+		name := r.String("strUserName")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		res := types.ResultSuccess
+		if s.RequireExtraData {
+			res = types.AuthenticationValidationFailed
+		}
+		return s.login(ctx, c, out, name, res, false)
+	case MethodLoginEx:
+		name := r.String("strUserName")
+		extra := r.AnyDataHolder("oExtraData")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		res := types.ResultSuccess
+		if _, err := ParseAuthenticationInfo(extra, c.Peer.Settings); err != nil && s.RequireExtraData {
+			res = types.AuthenticationValidationFailed
+		}
+		return s.login(ctx, c, out, name, res, s.Options.NEX4)
+	case MethodRequestTicket:
+		req := ReadTicketRequest(&r, s.Options)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		return s.requestTicket(ctx, c, out, req)
+	case MethodGetPID:
+		name := r.String("strUserName")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		var pid types.PID
+		if a, err := s.Accounts.AccountByName(ctx, name); err == nil {
+			pid = a.PID
+		} else if !errors.Is(err, ErrNoAccount) {
+			return out, err
+		}
+		return types.AppendPID(out, c.Peer.Settings, pid)
+	case MethodGetName:
+		pid := r.PID("id")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		var name string
+		if a, err := s.Accounts.AccountByPID(ctx, pid); err == nil {
+			name = a.Name
+		} else if !errors.Is(err, ErrNoAccount) {
+			return out, err
+		}
+		return types.AppendString(out, name)
+	case MethodValidateAndRequestTicketWithParam:
+		if !s.Options.NEX4 {
+			// LoginWithContext's loginData is undocumented; refuse it plainly.
+			return out, types.CoreNotImplemented
+		}
+		p := ReadValidateParam(&r, "param", s.Options)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		return s.validateWithParam(ctx, c, out, p)
+	}
+	return out, types.CoreNotImplemented
+}
+
+// badRequest turns a parameter decoding error into Core::InvalidArgument, keeping
+// the decoding error for logs.
+func badRequest(err error) error {
+	return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+}
+
+// issue seals a ticket from source to target.
+func (s *Server) issue(ctx context.Context, c *rmc.Call, source Account, target types.PID) ([]byte, error) {
+	t, err := s.Accounts.AccountByPID(ctx, target)
+	if err != nil {
+		return nil, fmt.Errorf("ticket target PID %d: %w", target, err)
+	}
+	sealed, _, err := kerberos.IssueTicket(nil, kerberos.Issue{
+		SourcePID: uint64(source.PID), TargetPID: uint64(target),
+		SourceKey: source.Key(s.Derivation), TargetKey: t.Key(s.Derivation),
+		Issued: s.now(),
+	}, s.kerberosSettings(c.Peer.Settings), s.Rand)
+	return sealed, err
+}
+
+func (s *Server) connectionData() types.RVConnectionData {
+	return types.RVConnectionData{RegularURL: s.SecureURL, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
+}
+
+func (s *Server) buildName() string {
+	if s.BuildName == "" {
+		return DefaultBuildName
+	}
+	return s.BuildName
+}
+
+// login answers Login and LoginEx. Failures go in %retval% with the other fields
+// empty, as authentication.md describes; the RMC call itself succeeds.
+func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool) ([]byte, error) {
+	if s.Maintenance {
+		res = types.AuthenticationUnderMaintenance
+	}
+	var resp LoginResponse
+	if res.IsSuccess() {
+		a, err := s.Accounts.AccountByName(ctx, name)
+		switch {
+		case errors.Is(err, ErrNoAccount):
+			res = types.RendezVousInvalidUsername
+		case err != nil:
+			return out, err
+		default:
+			target := s.LoginTarget
+			if target == 0 {
+				target = s.securePID()
+			}
+			ticket, err := s.issue(ctx, c, a, target)
+			if err != nil {
+				return out, err
+			}
+			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(), BuildName: s.buildName()}
+		}
+	}
+	resp.Result = res
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex login", slog.String("user", name),
+			slog.Uint64("pid", uint64(resp.PID)), slog.String("result", res.String()),
+			slog.String("from", c.Peer.Addr.String()))
+	}
+	return resp.Append(out, c.Peer.Settings, withSourceKey)
+}
+
+// requestTicket answers RequestTicket: a ticket for an existing source to an
+// existing target, or Core::AccessDenied with an empty ticket.
+func (s *Server) requestTicket(ctx context.Context, c *rmc.Call, out []byte, req TicketRequest) ([]byte, error) {
+	resp := TicketResponse{Result: types.CoreAccessDenied}
+	src, err := s.Accounts.AccountByPID(ctx, req.Source)
+	if err != nil && !errors.Is(err, ErrNoAccount) {
+		return out, err
+	}
+	if err == nil {
+		if _, terr := s.Accounts.AccountByPID(ctx, req.Target); terr == nil {
+			ticket, err := s.issue(ctx, c, src, req.Target)
+			if err != nil {
+				return out, err
+			}
+			resp = TicketResponse{Result: types.ResultSuccess, Ticket: ticket}
+		} else if !errors.Is(terr, ErrNoAccount) {
+			return out, terr
+		}
+	}
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex ticket request", slog.Uint64("source", uint64(req.Source)),
+			slog.Uint64("target", uint64(req.Target)), slog.String("result", resp.Result.String()))
+	}
+	return resp.Append(out, c.Peer.Settings, s.Options.NEX4)
+}
+
+// validateWithParam answers ValidateAndRequestTicketWithParam. That method has no
+// %retval%, so failures are RMC errors.
+func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte, p ValidateParam) ([]byte, error) {
+	if s.Maintenance {
+		return out, types.AuthenticationUnderMaintenance
+	}
+	if s.RequireExtraData && p.ExtraData.TypeName != "NullData" {
+		if _, err := ParseAuthenticationInfo(p.ExtraData, c.Peer.Settings); err != nil {
+			return out, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, err)
+		}
+	}
+	a, err := s.Accounts.AccountByName(ctx, p.UserName)
+	if errors.Is(err, ErrNoAccount) {
+		return out, types.RendezVousInvalidUsername
+	} else if err != nil {
+		return out, err
+	}
+	ticket, err := s.issue(ctx, c, a, s.securePID())
+	if err != nil {
+		return out, err
+	}
+	v := ValidateResult{SourcePID: a.PID, Ticket: ticket, ServiceNodeURL: s.SecureURL,
+		CurrentUTCTime: types.DateTimeFromTime(s.now()), ReturnMsg: s.buildName(), PlatformPID: a.PID}
+	return v.Append(out, c.Peer.Settings, s.Options)
+}
