@@ -51,7 +51,7 @@ func fuzzDialect(t *testing.T, d Dialect, data []byte) {
 		t.Fatalf("parse -> append -> parse differs\n%+v\n%+v", p, q)
 	}
 	// Without a checksum error, checksum dialects reproduce the bytes exactly.
-	if _, ok := legacyOf(d); ok && !bytes.Equal(enc, data[:n]) && p.Checksum == q.Checksum {
+	if _, ok := legacyOfDialect(d); ok && !bytes.Equal(enc, data[:n]) && p.Checksum == q.Checksum {
 		t.Fatalf("re-encoding differs\n%x\n%x", enc, data[:n])
 	}
 }

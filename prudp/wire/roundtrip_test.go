@@ -153,7 +153,7 @@ func TestPrefixes(t *testing.T) {
 					// An unsized V0/Quazal packet ends where the datagram ends: a cut one is
 					// caught only by its 1-byte checksum, which passes 1 time in 256.
 					unsized1 := false
-					if l, ok := legacyOf(c.d); ok && l.csSize == 1 && !p.Flags.Has(FlagHasSize) {
+					if l, ok := legacyOfDialect(c.d); ok && l.csSize == 1 && !p.Flags.Has(FlagHasSize) {
 						unsized1 = true
 					}
 					collisions := 0
@@ -298,16 +298,4 @@ func TestTypeTables(t *testing.T) {
 	if enc[2] != 0x80|0x08|6 {
 		t.Errorf("type and flags byte %#x", enc[2])
 	}
-}
-
-func legacyOf(d Dialect) (*legacyCodec, bool) {
-	switch d := d.(type) {
-	case *V0:
-		return &d.legacyCodec, true
-	case *Quazal:
-		return &d.legacyCodec, true
-	case *Hyperscape:
-		return &d.legacyCodec, true
-	}
-	return nil, false
 }
