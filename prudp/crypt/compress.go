@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Compression errors. Decompress wraps them with the offset or limit involved.
@@ -57,8 +58,9 @@ func Compress(dst, src []byte) []byte {
 // implementations disagree on how they round it, and the ratio is never used
 // to size an allocation: the output grows as the zlib stream decodes and is
 // refused with ErrTooLarge once it would exceed limit bytes (a negative
-// limit counts as 0). Bytes after the end of
-// the zlib stream are an error (ErrCorrupt), not silently dropped.
+// limit counts as 0). Bytes after the end of the zlib stream are an error
+// (ErrCorrupt), not silently dropped. Decompress is safe for concurrent use;
+// inflate state is pooled.
 func Decompress(b []byte, limit int) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("decompress: %w (payload is 0 bytes)", ErrEmpty)
@@ -70,16 +72,29 @@ func Decompress(b []byte, limit int) ([]byte, error) {
 		}
 		return rest, nil
 	}
-	src := bytes.NewReader(b[1:])
-	zr, err := zlib.NewReader(src)
-	if err != nil {
+	d := inflaters.Get().(*inflater)
+	defer func() {
+		d.src.Reset(nil) // do not keep the caller's buffer alive in the pool
+		inflaters.Put(d)
+	}()
+	d.src.Reset(b[1:])
+	if d.zr == nil {
+		zr, err := zlib.NewReader(&d.src)
+		if err != nil {
+			return nil, fmt.Errorf("decompress: %w at offset 1: %v", ErrCorrupt, err)
+		}
+		d.zr = zr
+	} else if err := d.zr.(zlib.Resetter).Reset(&d.src, nil); err != nil {
 		return nil, fmt.Errorf("decompress: %w at offset 1: %v", ErrCorrupt, err)
 	}
-	defer zr.Close()
+	src := &d.src
+	zr := d.zr
 	limit = max(limit, 0)
-	var out bytes.Buffer
-	// Reading one byte past the limit tells "exactly limit" from "more".
-	n, err := io.Copy(&out, io.LimitReader(zr, int64(limit)+1))
+	// The first guess at the output size comes from the compressed size,
+	// never from the ratio byte; reading one byte past the limit tells
+	// "exactly limit" from "more".
+	out := bytes.NewBuffer(make([]byte, 0, min(limit+1, 4*len(b)+64)))
+	n, err := io.Copy(out, io.LimitReader(zr, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("decompress: %w after %d output bytes: %v", ErrCorrupt, n, err)
 	}
@@ -91,3 +106,12 @@ func Decompress(b []byte, limit int) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// inflater is a reusable zlib reader: a fresh one costs about 40 KiB of
+// allocations, most of it the inflate window.
+type inflater struct {
+	src bytes.Reader
+	zr  io.ReadCloser
+}
+
+var inflaters = sync.Pool{New: func() any { return new(inflater) }}

@@ -215,3 +215,42 @@ func BenchmarkDecompress1K(b *testing.B) {
 		}
 	}
 }
+
+// TestDecompressConcurrent checks that pooled inflaters do not leak state
+// between callers, including after an error.
+func TestDecompressConcurrent(t *testing.T) {
+	inputs := make([][]byte, 8)
+	encoded := make([][]byte, 8)
+	for i := range inputs {
+		inputs[i] = bytes.Repeat([]byte{byte('a' + i)}, 100*(i+1))
+		encoded[i] = Compress(nil, inputs[i])
+	}
+	corrupt := append([]byte(nil), encoded[0]...)
+	corrupt[len(corrupt)-1] ^= 0xff
+	errc := make(chan error, len(inputs))
+	for i := range inputs {
+		go func() {
+			for range 50 {
+				if _, err := Decompress(corrupt, 1<<16); err == nil {
+					errc <- errors.New("corrupt payload accepted")
+					return
+				}
+				got, err := Decompress(encoded[i], 1<<16)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if !bytes.Equal(got, inputs[i]) {
+					errc <- errors.New("wrong output from pooled inflater")
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range inputs {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
