@@ -165,10 +165,10 @@ type Endpoint struct {
 	peers    map[netip.AddrPort]*Peer
 	handlers map[handlerKey]Handler
 
-	drops                     [numDropReasons]atomic.Uint64
-	packetsIn, packetsOut     atomic.Uint64
-	messagesIn, messagesOut   atomic.Uint64
-	closed                    atomic.Bool
+	drops                   [numDropReasons]atomic.Uint64
+	packetsIn, packetsOut   atomic.Uint64
+	messagesIn, messagesOut atomic.Uint64
+	closed                  atomic.Bool
 }
 
 type handlerKey struct {
