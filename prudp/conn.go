@@ -45,6 +45,11 @@ type Conn struct {
 	handler Handler
 	pid     uint64 // the secure connection's user, 0 otherwise
 
+	// fixed once established
+	maxSubstream  uint8
+	maxMessage    int
+	maxUnreliable int
+
 	ready         chan struct{} // client: closed once the handshake completed
 	closeEndpoint func()        // client: releases the socket and shard
 	closeOnce     sync.Once
@@ -185,42 +190,33 @@ func (c *Conn) Recv(ctx context.Context) (Message, error) {
 }
 
 // Send queues data as one reliable message on substream (0 unless more were
-// negotiated). It copies data. It blocks while more than Config.MaxSendQueue
-// bytes are waiting for acknowledgement, until ctx ends.
+// negotiated). It copies data and returns once the message is queued; a
+// failure of the connection afterwards is reported by Err, Recv and Done. It
+// blocks while more than Config.MaxSendQueue bytes wait for acknowledgement,
+// until ctx ends.
 func (c *Conn) Send(ctx context.Context, substream uint8, data []byte) error {
+	if substream > c.maxSubstream {
+		return fmt.Errorf("%w: %d (negotiated maximum %d)", ErrBadSubstream, substream, c.maxSubstream)
+	}
+	if len(data) > c.maxMessage {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(data), c.maxMessage)
+	}
 	if err := c.reserve(ctx, len(data)); err != nil {
 		return err
 	}
-	msg := append([]byte(nil), data...)
-	return c.sh.do(ctx, c, func(now time.Time, s *session) error {
-		if s.state != stateEstablished {
-			c.releaseQueued(len(msg))
-			return c.endedErr()
-		}
-		if len(msg) > s.cfg.MaxMessageSize {
-			c.releaseQueued(len(msg))
-			return fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(msg), s.cfg.MaxMessageSize)
-		}
-		if err := s.send(now, substream, msg); err != nil {
-			c.releaseQueued(len(msg))
-			return err
-		}
-		c.stats.messagesOut.Add(1)
-		return nil
-	})
+	return c.sh.post(ctx, event{conn: c, op: opSend, sub: substream, data: append([]byte(nil), data...)})
 }
 
 // SendUnreliable sends data as one unreliable DATA packet (it must fit in one
 // fragment); it may be lost or arrive out of order.
 func (c *Conn) SendUnreliable(ctx context.Context, data []byte) error {
-	msg := append([]byte(nil), data...)
-	return c.sh.do(ctx, c, func(now time.Time, s *session) error {
-		if s.state != stateEstablished {
-			return c.endedErr()
-		}
-		c.stats.messagesOut.Add(1)
-		return s.sendUnreliable(now, msg)
-	})
+	if len(data) > c.maxUnreliable {
+		return fmt.Errorf("%w: unreliable message of %d bytes exceeds the fragment size %d", ErrMessageTooLarge, len(data), c.maxUnreliable)
+	}
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return c.sh.post(ctx, event{conn: c, op: opSendUnreliable, data: append([]byte(nil), data...)})
 }
 
 func (c *Conn) endedErr() error {

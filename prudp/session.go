@@ -155,6 +155,12 @@ func (s *session) setup(sendStart, recvStart uint16) {
 	if len(s.sessionKey) > 0 {
 		s.baseKey = s.sessionKey
 	}
+	s.conn.maxSubstream = s.maxSubstream
+	s.conn.maxMessage = s.cfg.MaxMessageSize
+	s.conn.maxUnreliable = s.cfg.FragmentSize
+	if s.cfg.Compression {
+		s.conn.maxUnreliable--
+	}
 	s.unrelKeys = crypt.NewUnreliableKeys(s.baseKey)
 	s.streams = make([]substream, int(s.maxSubstream)+1)
 	k := append([]byte(nil), s.baseKey...)
@@ -283,18 +289,6 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 		if a.typ == typeData && a.substream == sub && a.times <= 1 && seqBefore(cum, a.seq) {
 			extra = append(extra, a.seq)
 		}
-	}
-	if n == 1 && len(extra) <= 1 {
-		// A single acknowledgement is cheaper and understood by every peer.
-		for i := range acks {
-			a := &acks[i]
-			if a.typ == typeData && a.substream == sub && a.times <= 1 {
-				p := pkt{typ: typeData, flags: flagAck, substream: sub, seq: a.seq, fragment: a.fragment}
-				_, _ = s.write(now, &p)
-			}
-		}
-		s.conn.stats.acksOut.Add(1)
-		return
 	}
 	const maxExtra = 255
 	for len(extra) > 0 || n > 0 {

@@ -26,7 +26,17 @@ type event struct {
 	conn  *Conn
 	fn    func(now time.Time, s *session) error
 	reply chan error
+
+	op   uint8 // opSend, opSendUnreliable: fire-and-forget sends
+	sub  uint8
+	data []byte
 }
+
+const (
+	opCall = iota
+	opSend
+	opSendUnreliable
+)
 
 // shard owns a set of connections: their state is touched only by its loop,
 // which drains a queue of events, runs the connections' timers from a heap
@@ -126,6 +136,27 @@ func (sh *shard) handle(now time.Time, ev event) {
 		return
 	}
 	var err error
+	if ev.op != opCall {
+		c := ev.conn
+		s := c.s
+		if s == nil || s.state != stateEstablished {
+			if ev.op == opSend {
+				c.releaseQueued(len(ev.data))
+			}
+			return
+		}
+		c.stats.messagesOut.Add(1)
+		if ev.op == opSend {
+			err = s.send(now, ev.sub, ev.data)
+		} else {
+			err = s.sendUnreliable(now, ev.data)
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("prudp: send failed", "peer", s.peer, "err", err)
+		}
+		sh.schedule(s)
+		return
+	}
 	if ev.conn != nil && ev.conn.s == nil {
 		err = ErrClosed
 	} else {
@@ -159,6 +190,18 @@ func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *sess
 		return err
 	case <-sh.stopped:
 		return ErrClosed
+	}
+}
+
+// post queues an event without waiting for it to run.
+func (sh *shard) post(ctx context.Context, ev event) error {
+	select {
+	case sh.events <- ev:
+		return nil
+	case <-sh.stopped:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

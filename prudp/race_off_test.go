@@ -1,0 +1,5 @@
+//go:build !race
+
+package prudp
+
+const raceEnabled = false
