@@ -44,6 +44,9 @@ type Config struct {
 	QueueLen int
 	// MaxDatagram is the largest datagram carried; default 65507.
 	MaxDatagram int
+	// Tamper, if set, may modify each datagram in transit (it gets a copy)
+	// and returns the bytes to deliver; tests use it to corrupt packets.
+	Tamper func(b []byte, from, to netip.AddrPort) []byte
 }
 
 // Stats counts what the link did.
@@ -201,6 +204,9 @@ func (e *Endpoint) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error
 	}
 	for i := range copies {
 		d := datagram{b: append([]byte(nil), b...), from: e.addr}
+		if n.cfg.Tamper != nil {
+			d.b = n.cfg.Tamper(d.b, e.addr, addr)
+		}
 		if delays[i] <= 0 {
 			n.deliver(addr, d)
 		} else {
@@ -208,6 +214,13 @@ func (e *Endpoint) WriteToUDPAddrPort(b []byte, addr netip.AddrPort) (int, error
 		}
 	}
 	return len(b), nil
+}
+
+// Inject delivers b to addr as if sent from an arbitrary (spoofed) source,
+// bypassing loss and delay.
+func (n *Network) Inject(b []byte, from, to netip.AddrPort) {
+	n.sent.Add(1)
+	n.deliver(to, datagram{b: append([]byte(nil), b...), from: from})
 }
 
 func (n *Network) deliver(to netip.AddrPort, d datagram) {

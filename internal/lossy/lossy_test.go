@@ -84,3 +84,19 @@ func TestClose(t *testing.T) {
 		t.Fatal("write after close succeeded")
 	}
 }
+
+func TestTamperAndInject(t *testing.T) {
+	n := New(Config{Tamper: func(b []byte, from, to netip.AddrPort) []byte { b[0] ^= 0xff; return b }})
+	a, _ := n.Listen(netip.AddrPort{})
+	b, _ := n.Listen(netip.AddrPort{})
+	a.WriteToUDPAddrPort([]byte{1}, b.AddrPort())
+	buf := make([]byte, 4)
+	if k, _, _ := b.ReadFromUDPAddrPort(buf); k != 1 || buf[0] != 0xfe {
+		t.Fatalf("tamper not applied: %x", buf[:k])
+	}
+	spoofed := netip.MustParseAddrPort("10.9.8.7:6")
+	n.Inject([]byte{7}, spoofed, b.AddrPort())
+	if k, from, _ := b.ReadFromUDPAddrPort(buf); k != 1 || from != spoofed || buf[0] != 7 {
+		t.Fatalf("inject: %x from %v", buf[:k], from)
+	}
+}
