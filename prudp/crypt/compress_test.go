@@ -125,8 +125,8 @@ func TestDecompressErrors(t *testing.T) {
 }
 
 func TestDecompressBomb(t *testing.T) {
-	// 16 MiB of zeros compresses to ~16 KiB; a 64 KiB limit must stop it early.
-	bomb := Compress(nil, make([]byte, 16<<20))
+	// 4 MiB of zeros compresses to ~4 KiB; a 64 KiB limit must stop it early.
+	bomb := Compress(nil, make([]byte, 4<<20))
 	if _, err := Decompress(bomb, 64<<10); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}

@@ -3,6 +3,7 @@ package crypt
 import (
 	"bytes"
 	"crypto/rc4"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 )
@@ -190,5 +191,33 @@ func BenchmarkCipherPerPacket1K(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.XORPacket(buf, buf)
+	}
+}
+
+// TestQuazalCDMLVector decrypts the payload of a Quazal DATA packet from the
+// Splinter Cell Blacklist server emulator's packet tests (public repository
+// unixoide/5th-echelon, quazal/src/prudp/packet.rs, test_syn, fourth packet:
+// 3f3132 7c 60300dd5 0200 00 <payload> 7f). Under a fresh "CD&ML" state it
+// reads: ratio byte 0, then an RMC message whose LE32 size covers the rest
+// and which names the "Tracking" protocol.
+func TestQuazalCDMLVector(t *testing.T) {
+	payload := unhex(t, "0f9344db1375e25005a260fd2a16fbb1ab248796fc3fcc7b5a")
+	c, err := NewCipher([]byte(DefaultKey), ModePerPacket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // per-packet: the same bytes decrypt alike twice
+		buf := append([]byte(nil), payload...)
+		c.XORPacket(buf, buf)
+		msg, err := Decompress(buf, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := int(binary.LittleEndian.Uint32(msg)); n != len(msg)-4 {
+			t.Fatalf("RMC size %d, message has %d bytes after it: %x", n, len(msg)-4, msg)
+		}
+		if !bytes.HasSuffix(msg, []byte("Tracking\x00")) {
+			t.Fatalf("plaintext %q does not name the Tracking protocol", msg)
+		}
 	}
 }
