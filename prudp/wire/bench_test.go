@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/md5"
 	"testing"
 )
 
@@ -170,5 +172,41 @@ func TestZeroAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(200, tt.f); n != 0 {
 			t.Errorf("%s: %.1f allocations per run, want 0", tt.name, n)
 		}
+	}
+}
+
+// Baselines measured in the same run, so the figures in docs/performance.md are ratios:
+// the bare HMAC-MD5 over the same bytes (the floor for parse+verify), and HMAC-MD5 with a
+// fresh hmac.New per packet, which is what implementations that do not keep a hash state
+// pay (nex-go's V1 signature code does this).
+func BenchmarkBaselineHMACMD5Reused1K(b *testing.B) {
+	_, _, enc := benchV1Data()
+	k := md5.Sum([]byte("3d37fbdb"))
+	h := hmac.New(md5.New, k[:])
+	var out [16]byte
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Reset()
+		h.Write(enc[6:14])
+		h.Write(benchSessionKey)
+		h.Write(benchConnSig)
+		h.Write(enc[30:])
+		h.Sum(out[:0])
+	}
+}
+
+func BenchmarkBaselineHMACMD5New1K(b *testing.B) {
+	_, _, enc := benchV1Data()
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		k := md5.Sum([]byte("3d37fbdb"))
+		h := hmac.New(md5.New, k[:])
+		h.Write(enc[6:14])
+		h.Write(benchSessionKey)
+		h.Write(benchConnSig)
+		h.Write(enc[30:])
+		_ = h.Sum(nil)
 	}
 }

@@ -143,3 +143,29 @@ func FuzzAggregateAck(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDetect(f *testing.F) {
+	for _, b := range loadVectors(f) {
+		f.Add(b, "8dtRv2oj")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, key string) {
+		d, err := Detect(data, DetectOptions{AccessKey: key})
+		if err != nil {
+			if !errors.Is(err, ErrUnknownDialect) {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		// Whatever Detect picks decodes the whole input with verified checksums.
+		for off := 0; off < len(data); {
+			_, n, err := d.Parse(data[off:])
+			if err != nil {
+				if d.Name() == NameV1 {
+					return // V1 is chosen by magic alone
+				}
+				t.Fatalf("%s picked but packet at %d: %v", d.Name(), off, err)
+			}
+			off += n
+		}
+	})
+}

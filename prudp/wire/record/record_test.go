@@ -11,7 +11,9 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
-func vectors(t *testing.T) map[string][]byte {
+func vectors(t *testing.T) map[string][]byte { return vectorsFor(t) }
+
+func vectorsFor(t testing.TB) map[string][]byte {
 	t.Helper()
 	raw, err := os.ReadFile("../../../testdata/prudp/vectors.json")
 	if err != nil {
