@@ -1,0 +1,304 @@
+// Package secure implements the Secure Connection protocol (protocol 11,
+// specs/reference/nex/secure-connection.md), the first thing a client calls on a
+// secure server: Register (and RegisterEx) record the client's station urls and
+// hand back a Rendez-Vous connection id and the client's public url as the server
+// sees it; RequestConnectionData and RequestUrls let clients find each other;
+// UpdateURLs and ReplaceURL keep the urls current; TestConnectivity and SendReport
+// complete the eight methods.
+//
+// The server keeps one Station per connection (keyed by the connection's
+// *rmc.Peer), so the transport must call Forget when a connection ends.
+package secure
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Method ids of the Secure Connection protocol.
+const (
+	MethodRegister              uint32 = 1
+	MethodRequestConnectionData uint32 = 2
+	MethodRequestUrls           uint32 = 3
+	MethodRegisterEx            uint32 = 4
+	MethodTestConnectivity      uint32 = 5
+	MethodUpdateURLs            uint32 = 6
+	MethodReplaceURL            uint32 = 7
+	MethodSendReport            uint32 = 8
+)
+
+// NAT type flags of a station url's "type" parameter ("NAT Type Flags" in types.md).
+const (
+	NATBehind = 1
+	NATPublic = 2
+)
+
+// Station is what the server records for one registered connection.
+type Station struct {
+	PID          types.PID
+	ConnectionID uint32             // the Rendez-Vous connection id Register handed out
+	URLs         []types.StationURL // the client's own urls (vecMyURLs), updated by UpdateURLs / ReplaceURL
+	Public       types.StationURL   // the public url the server answered with
+	LoginData    types.AnyDataHolder
+}
+
+// Report is one SendReport call.
+type Report struct {
+	PID  types.PID
+	ID   uint32
+	Data []byte
+}
+
+// Server answers the Secure Connection protocol. Register it with
+// mux.HandleProtocol(rmc.ProtocolSecureConnection, srv). The zero value works.
+type Server struct {
+	// OnReport receives SendReport calls (the data is a copy); nil logs them at
+	// debug level.
+	OnReport func(ctx context.Context, r Report)
+	// Logger receives registrations and reports.
+	Logger *slog.Logger
+
+	mu       sync.Mutex
+	byPeer   map[*rmc.Peer]*Station
+	byConnID map[uint32]*Station
+	nextCID  uint32
+}
+
+// Stations returns a copy of every registered station.
+func (s *Server) Stations() []Station {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Station, 0, len(s.byPeer))
+	for _, st := range s.byPeer {
+		out = append(out, copyStation(st))
+	}
+	return out
+}
+
+// Lookup returns the station with connection id cid.
+func (s *Server) Lookup(cid uint32) (Station, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.byConnID[cid]
+	if !ok {
+		return Station{}, false
+	}
+	return copyStation(st), true
+}
+
+// Forget drops what was recorded for a connection; the transport calls it when the
+// connection ends.
+func (s *Server) Forget(p *rmc.Peer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.byPeer[p]; ok {
+		delete(s.byConnID, st.ConnectionID)
+		delete(s.byPeer, p)
+	}
+}
+
+func copyStation(st *Station) Station {
+	c := *st
+	c.URLs = append([]types.StationURL(nil), st.URLs...)
+	return c
+}
+
+// ServeRMC implements rmc.Handler.
+func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	w := types.NewWriter(out, c.Peer.Settings)
+	switch c.Method {
+	case MethodRegister, MethodRegisterEx:
+		urls := types.ReadList(&r, "vecMyURLs", (*types.Reader).StationURL)
+		var login types.AnyDataHolder
+		if c.Method == MethodRegisterEx {
+			login = r.AnyDataHolder("hCustomData")
+		}
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if c.Peer.PID == 0 {
+			return out, types.RendezVousNotAuthenticated
+		}
+		st := s.register(c.Peer, urls, login)
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex secure register", slog.Uint64("pid", uint64(st.PID)),
+				slog.Uint64("cid", uint64(st.ConnectionID)), slog.String("public", st.Public.String()))
+		}
+		w.Result(types.ResultSuccess)
+		w.U32(st.ConnectionID)
+		w.StationURL(st.Public)
+	case MethodRequestConnectionData, MethodRequestUrls:
+		cid := r.U32("cidTarget")
+		pid := r.U32("pidTarget")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		st, ok := s.Lookup(cid)
+		ok = ok && uint64(st.PID) == uint64(pid)
+		var urls []types.StationURL
+		if ok {
+			urls = st.URLs
+			if !st.Public.IsZero() {
+				urls = append(urls, st.Public)
+			}
+		}
+		w.Bool(ok)
+		if c.Method == MethodRequestUrls {
+			types.WriteList(&w, urls, (*types.Writer).StationURL)
+		} else {
+			types.WriteList(&w, urls, func(w *types.Writer, u types.StationURL) {
+				m := w.BeginStructure(0) // ConnectionData
+				w.StationURL(u)
+				w.U32(st.ConnectionID)
+				w.EndStructure(m)
+			})
+		}
+	case MethodTestConnectivity:
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+	case MethodUpdateURLs:
+		urls := types.ReadList(&r, "vecMyURLs", (*types.Reader).StationURL)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if !s.update(c.Peer, func(st *Station) error { st.URLs = urls; return nil }) {
+			return out, types.RendezVousNotAuthenticated
+		}
+	case MethodReplaceURL:
+		target := r.StationURL("target")
+		url := r.StationURL("url")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		var replaced bool
+		if !s.update(c.Peer, func(st *Station) error {
+			replaced = replaceURL(st, target, url)
+			return nil
+		}) {
+			return out, types.RendezVousNotAuthenticated
+		}
+		if !replaced {
+			return out, fmt.Errorf("%w: ReplaceURL target %q is not a registered url", types.CoreInvalidArgument, target)
+		}
+	case MethodSendReport:
+		id := r.U32("reportId")
+		data := r.QBuffer("reportData")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		rep := Report{PID: c.Peer.PID, ID: id, Data: append([]byte(nil), data...)}
+		if s.OnReport != nil {
+			s.OnReport(ctx, rep)
+		} else if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex secure report", slog.Uint64("pid", uint64(rep.PID)),
+				slog.Uint64("id", uint64(id)), slog.Int("bytes", len(data)))
+		}
+	default:
+		return out, types.CoreNotImplemented
+	}
+	return w.Bytes()
+}
+
+func badRequest(err error) error { return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err) }
+
+// register records (or re-records) the caller's urls and returns its station.
+// A connection keeps its connection id across repeated Register calls.
+func (s *Server) register(p *rmc.Peer, urls []types.StationURL, login types.AnyDataHolder) Station {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byPeer == nil {
+		s.byPeer = make(map[*rmc.Peer]*Station)
+		s.byConnID = make(map[uint32]*Station)
+	}
+	st, ok := s.byPeer[p]
+	if !ok {
+		st = &Station{PID: p.PID, ConnectionID: s.newConnID()}
+		s.byPeer[p] = st
+		s.byConnID[st.ConnectionID] = st
+	}
+	st.URLs = urls
+	st.LoginData = types.AnyDataHolder{TypeName: login.TypeName, Data: append([]byte(nil), login.Data...)}
+	st.Public = publicURL(p, urls, st.ConnectionID)
+	return copyStation(st)
+}
+
+// newConnID returns an unused non-zero connection id. Called with s.mu held.
+func (s *Server) newConnID() uint32 {
+	for {
+		s.nextCID++
+		if s.nextCID == 0 {
+			continue
+		}
+		if _, used := s.byConnID[s.nextCID]; !used {
+			return s.nextCID
+		}
+	}
+}
+
+func (s *Server) update(p *rmc.Peer, f func(st *Station) error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.byPeer[p]
+	if !ok {
+		return false
+	}
+	_ = f(st)
+	return true
+}
+
+// replaceURL replaces target in st.URLs: an exact match first, else the url with
+// the same address and port.
+func replaceURL(st *Station, target, url types.StationURL) bool {
+	ts := target.String()
+	for i, u := range st.URLs {
+		if u.String() == ts {
+			st.URLs[i] = url
+			return true
+		}
+	}
+	for i, u := range st.URLs {
+		if u.Address() == target.Address() && u.Port() == target.Port() {
+			st.URLs[i] = url
+			return true
+		}
+	}
+	return false
+}
+
+// publicURL builds the url the server sees the client at: the client's first url
+// (its scheme and parameters) with the observed address and port, the PID and the
+// connection id, and NAT flags saying whether the client is behind a NAT (its own
+// idea of its address differs from the observed one).
+func publicURL(p *rmc.Peer, urls []types.StationURL, cid uint32) types.StationURL {
+	var u types.StationURL
+	if len(urls) > 0 {
+		u = urls[0]
+	} else {
+		scheme := p.Scheme
+		if scheme == "" {
+			scheme = "prudp"
+		}
+		u = types.NewStationURL(scheme)
+	}
+	local := u.Address()
+	addr := p.Addr.Addr().Unmap().String()
+	u.Set("address", addr)
+	u.SetUint("port", uint64(p.Addr.Port()))
+	u.Set("natf", "0")
+	u.Set("natm", "0")
+	nat := uint64(NATPublic)
+	if local != "" && local != addr {
+		nat |= NATBehind
+	}
+	u.SetUint("type", nat)
+	u.SetUint("PID", uint64(p.PID))
+	u.SetUint("RVCID", uint64(cid))
+	return u
+}
