@@ -524,13 +524,9 @@ func (s *session) handleAck(now time.Time, p *pkt) {
 		}
 		if p.has(flagMultiAck) {
 			s.handleAggregateAck(now, p)
-			return
+		} else if st, ok := s.substreamOf(p); ok {
+			s.ackOne(now, st, p.seq)
 		}
-		st, ok := s.substreamOf(p)
-		if !ok {
-			return
-		}
-		s.ackOne(now, st, p.seq)
 	}
 	s.pump(now)
 }
