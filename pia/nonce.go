@@ -63,6 +63,17 @@ type NonceParams struct {
 	// application data, hashed little-endian), the LDN/LAN network id (6.x) or
 	// the NPLN network id.
 	NetworkID uint32
+	// OverrideConnectionID makes the nonce use ConnectionID instead of the header's
+	// connection byte (see Header.ConnectionByte), for captures whose peers differ.
+	OverrideConnectionID bool
+	ConnectionID         uint8
+}
+
+func (p *NonceParams) connectionByte(h *Header) uint8 {
+	if p.OverrideConnectionID {
+		return p.ConnectionID
+	}
+	return h.ConnectionByte()
 }
 
 // NonceSupported reports whether the nonce of network n is defined for header
@@ -128,13 +139,13 @@ func BuildNonce(p NonceParams, h *Header, src Source) ([12]byte, error) {
 	switch p.Network {
 	case NetworkNEX:
 		binary.BigEndian.PutUint32(n[:], p.GatheringID&0xFFFFFF)
-		n[0] = h.ConnectionByte()
+		n[0] = p.connectionByte(h)
 		copy(n[4:], h.Nonce[:])
 	case NetworkLDN:
 		if pre6 {
 			crc := LDNNonceCRC(p.NetworkID, src.MAC)
 			binary.BigEndian.PutUint32(n[:], crc)
-			n[3] = h.ConnectionByte()
+			n[3] = p.connectionByte(h)
 		} else {
 			ip, v6, err := ipv4Word(src.IP)
 			if err != nil {
@@ -156,7 +167,7 @@ func BuildNonce(p NonceParams, h *Header, src Source) ([12]byte, error) {
 				return n, fmt.Errorf("pia nonce: %w: LAN up to 5.44 needs an IPv4 source", ErrBadField)
 			}
 			binary.BigEndian.PutUint32(n[:], ip)
-			n[4] = h.ConnectionByte()
+			n[4] = p.connectionByte(h)
 			copy(n[5:], h.Nonce[1:])
 		} else {
 			binary.BigEndian.PutUint32(n[:], ip)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// runPiaCLI runs gamewire with args and restores every flag it may have set, so
+// later tests of package main see pristine flags (piaRequested looks at Changed).
+func runPiaCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
+	rootCmd.SetArgs(args)
+	t.Cleanup(func() {
+		rootCmd.SetArgs(nil)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		for _, fs := range []*pflag.FlagSet{decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if f.Changed {
+					if sv, ok := f.Value.(pflag.SliceValue); ok {
+						sv.Replace(nil)
+					} else {
+						f.Value.Set(f.DefValue)
+					}
+					f.Changed = false
+				}
+			})
+		}
+	})
+	err := rootCmd.Execute()
+	return out.String(), err
+}
+
+const cliVectorHex = "32ab98648900000001ab358028000504100d649b1ec312c65bc4bc05c88237c05acc7a796988059a6f997bede1c55e308972518adcbd59256ebdf3d5f6aa69c780284c11"
+
+func TestDecodePiaJSON(t *testing.T) {
+	out, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
+		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for k, want := range map[string]any{"protocol": "pia", "version": "5.27", "encrypted": true, "tag_ok": true,
+		"footer_hex": "80284c11", "packet_id": 5.0, "source_variable_id": float64(0xab358028), "footer_size": 4.0} {
+		if rec[k] != want {
+			t.Errorf("%s = %v, want %v", k, rec[k], want)
+		}
+	}
+	msgs, _ := rec["messages"].([]any)
+	if len(msgs) != 1 {
+		t.Fatalf("messages %v", rec["messages"])
+	}
+	m := msgs[0].(map[string]any)
+	for k, want := range map[string]any{"flags": 1.0, "protocol_type": 104.0, "protocol_port": 0.0, "destination": float64(0xFFFFFFFF), "payload_hex": "0400020000"} {
+		if m[k] != want {
+			t.Errorf("message %s = %v, want %v", k, m[k], want)
+		}
+	}
+}
+
+func TestDecodePiaWrongKey(t *testing.T) {
+	out, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "auto", "--pia-network", "ldn",
+		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054d", "--pia-network-id", "434904464", "--src-mac", "48f1eb209b22", "--format", "json")
+	if err == nil || !strings.Contains(err.Error(), "authentication failed") {
+		t.Fatalf("wrong key: err %v", err)
+	}
+	if !strings.Contains(out, `"tag_ok":false`) {
+		t.Fatalf("output lacks tag_ok false: %s", out)
+	}
+}
+
+func TestPiaKeyHelpers(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pia", "session-key", "--network", "ldn", "--game-key", "9900bd0cdcfa65639918bd0fc7fa6577", "--param", "0x36dee059"}, "7b182cb087eeabd228a2efd91a8be147"},
+		{[]string{"pia", "game-key", "--game", "splatoon2"}, "ee182a63e216cdb1f51ad4bed8cf6508"},
+		{[]string{"pia", "game-key", "--game", "smm2"}, "667c18475889faab61f93ef1da180971"},
+	}
+	for _, tc := range cases {
+		out, err := runPiaCLI(t, tc.args...)
+		if err != nil || strings.TrimSpace(out) != tc.want {
+			t.Errorf("%v: %q %v, want %s", tc.args, out, err, tc.want)
+		}
+	}
+	if _, err := runPiaCLI(t, "pia", "session-key", "--network", "nex", "--game-key", "00"); err == nil {
+		t.Error("NEX session-key derivation accepted")
+	}
+}
+
+func TestPiaFlagParsers(t *testing.T) {
+	if v, err := piaParseNumber("010"); err != nil || v != 10 {
+		t.Errorf("010 -> %d %v, want decimal 10", v, err)
+	}
+	if v, err := piaParseNumber("0x10"); err != nil || v != 16 {
+		t.Errorf("0x10 -> %d %v", v, err)
+	}
+	if _, err := piaParseNumber("0x1ffffffff"); err == nil {
+		t.Error("33-bit number accepted")
+	}
+	for _, s := range []string{"48f1eb209b22", "48:f1:eb:20:9b:22", "48-F1-EB-20-9B-22"} {
+		if m, err := piaParseMAC(s); err != nil || m != [6]byte{0x48, 0xf1, 0xeb, 0x20, 0x9b, 0x22} {
+			t.Errorf("MAC %q -> %x %v", s, m, err)
+		}
+	}
+	if _, err := piaParseMAC("48f1eb209b"); err == nil {
+		t.Error("5-byte MAC accepted")
+	}
+}
