@@ -1,6 +1,8 @@
 package pia
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"testing"
 )
 
@@ -88,4 +90,34 @@ func TestSealOpenZeroAlloc(t *testing.T) {
 			t.Errorf("%s: Open allocates %.1f times", bv.name, a)
 		}
 	}
+}
+
+// BenchmarkStdlibGCM1KiB is the reference for the Pia figures: crypto/cipher's
+// AES-128-GCM (16-byte tag) sealing and opening 1 KiB in place, measured in the
+// same run.
+func BenchmarkStdlibGCM1KiB(b *testing.B) {
+	blk, _ := aes.NewCipher(testKey)
+	g, _ := cipher.NewGCM(blk)
+	nonce := make([]byte, 12)
+	plain := make([]byte, 1024)
+	buf := g.Seal(nil, nonce, plain, nil)
+	b.Run("seal", func(b *testing.B) {
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		out := make([]byte, 0, len(buf))
+		for b.Loop() {
+			out = g.Seal(out[:0], nonce, plain, nil)
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		out := make([]byte, 0, len(buf))
+		var err error
+		for b.Loop() {
+			if out, err = g.Open(out[:0], nonce, buf, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

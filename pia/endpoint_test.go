@@ -325,3 +325,46 @@ func netAddr(t *testing.T, s string) netip.AddrPort {
 	}
 	return a
 }
+
+// TestEndpointInflatesAndFlushesPeriodically sends a zlib-compressed message through
+// an endpoint whose Serve flushes on its own, and a message to a peer added only
+// by its first packet (AcceptUnknownPeers).
+func TestEndpointInflatesAndFlushesPeriodically(t *testing.T) {
+	v := Version{6, 16}
+	mk := func(accept bool) *Endpoint {
+		e, err := NewEndpoint(listenLoopback(t), EndpointConfig{
+			Version: v, NonceParams: NonceParams{Network: NetworkLAN}, SessionKey: testKey,
+			FlushInterval: time.Millisecond, AcceptUnknownPeers: accept,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := mk(false), mk(true)
+	pb := a.AddPeer(b.LocalAddr(), PeerConfig{})
+	got := make(chan string, 1)
+	b.Handle(0x68, 9, HandlerFunc(func(_ *Peer, m *Message) { got <- string(m.Payload) }))
+	serve(t, a)
+	serve(t, b)
+	var m Message
+	m.ProtocolType, m.ProtocolPort = 0x68, 9
+	text := "compressed compressed compressed compressed"
+	if err := m.Deflate([]byte(text), ZlibFlag(v)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Send(pb, m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != text {
+			t.Fatalf("delivered %q, want the inflated text", s)
+		}
+	case <-time.After(testWait):
+		t.Fatalf("nothing delivered; stats A %+v B %+v", a.Stats(), b.Stats())
+	}
+	if _, ok := b.Peer(a.LocalAddr()); !ok {
+		t.Fatal("B did not add A as a peer")
+	}
+}
