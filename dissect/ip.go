@@ -212,6 +212,15 @@ func (df *defragmenter) add(key fragKey, off int, more bool, data []byte, now ti
 			return ipBad, "ip fragments disagree on the datagram length"
 		}
 		d.total = off + len(data)
+		for _, pc := range d.pieces {
+			if pc.off+len(pc.data) > d.total {
+				df.drop(key, d)
+				return ipBad, "ip fragment at offset " + strconv.Itoa(pc.off) + " runs past the last fragment's end " + strconv.Itoa(d.total)
+			}
+		}
+	} else if d.total >= 0 && off+len(data) > d.total {
+		df.drop(key, d)
+		return ipBad, "ip fragment at offset " + strconv.Itoa(off) + " runs past the last fragment's end " + strconv.Itoa(d.total)
 	}
 	d.pieces = append(d.pieces, fragPiece{off: off, data: append([]byte(nil), data...)})
 	d.bytes += len(data)
