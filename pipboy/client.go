@@ -91,7 +91,7 @@ func Dial(ctx context.Context, addr string, cfg *ClientConfig) (*Client, error) 
 	}
 	hbCtx, cancel := context.WithCancel(context.Background())
 	cl.cancelHB = cancel
-	go mc.heartbeats(hbCtx, cl.log)
+	mc.goWorker(func() { mc.heartbeats(hbCtx, cl.log) })
 	go cl.loop()
 	return cl, nil
 }
@@ -111,6 +111,7 @@ func (c *Client) loop() {
 		c.mu.Unlock()
 		c.cancelHB()
 		c.mc.close()
+		c.mc.wait()
 		close(c.done)
 		c.notify()
 	}()
@@ -137,11 +138,9 @@ func (c *Client) loop() {
 		if m.Type == TypeLocalMapUpdate && err == nil {
 			c.mapSeq++
 		}
-		var resp *CommandResponse
 		if m.Type == TypeCommandResponse && err == nil {
 			r := c.state.Responses[len(c.state.Responses)-1]
 			c.state.Responses = c.state.Responses[:0]
-			resp = &r
 			if w, ok := c.waiters[r.ID]; ok {
 				w <- r
 				delete(c.waiters, r.ID)
@@ -153,7 +152,6 @@ func (c *Client) loop() {
 			c.log.Warn("pipboy: bad message from game", "type", m.Type, "err", err)
 			return
 		}
-		_ = resp
 		c.notify()
 	}
 }

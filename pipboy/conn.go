@@ -35,7 +35,20 @@ type msgConn struct {
 	closeOnce    sync.Once
 	closed       chan struct{}
 	writeTimeout time.Duration
+	workers      sync.WaitGroup // goroutines serving this connection (heartbeats, replay)
 }
+
+// goWorker runs fn in a goroutine that wait waits for.
+func (m *msgConn) goWorker(fn func()) {
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		fn()
+	}()
+}
+
+// wait waits for the connection's workers; call it after close.
+func (m *msgConn) wait() { m.workers.Wait() }
 
 func newMsgConn(c net.Conn, maxSize int, idle, interval time.Duration) *msgConn {
 	if idle <= 0 {

@@ -35,19 +35,42 @@ func LoadRecording(r io.Reader, maxSize int) (*Recording, error) {
 	}
 }
 
-// GameMessages returns the game-to-app records of one session (0: the first session
-// in which the game sent its greeting, or else the first session recorded).
+// Sessions returns the session numbers present, in order of first appearance.
+func (r *Recording) Sessions() []uint32 {
+	var out []uint32
+	seen := map[uint32]bool{}
+	for _, x := range r.Records {
+		if !seen[x.Session] {
+			seen[x.Session] = true
+			out = append(out, x.Session)
+		}
+	}
+	return out
+}
+
+// MainSession returns the session with the most game-to-app messages (the earliest
+// on a tie): a relay's recording can also hold short sessions (a Busy answer, an app
+// that failed), and this picks the real one.
+func (r *Recording) MainSession() uint32 {
+	counts := map[uint32]int{}
+	best, bestN := uint32(0), -1
+	for _, x := range r.Records {
+		if x.Dir == FromGame {
+			counts[x.Session]++
+		}
+	}
+	for _, id := range r.Sessions() {
+		if counts[id] > bestN {
+			best, bestN = id, counts[id]
+		}
+	}
+	return best
+}
+
+// GameMessages returns the game-to-app records of one session (0: MainSession).
 func (r *Recording) GameMessages(session uint32) []Record {
 	if session == 0 {
-		for _, x := range r.Records {
-			if x.Dir == FromGame && x.Message.Type == TypeNewConnection {
-				session = x.Session
-				break
-			}
-		}
-		if session == 0 && len(r.Records) > 0 {
-			session = r.Records[0].Session
-		}
+		session = r.MainSession()
 	}
 	var out []Record
 	for _, x := range r.Records {
@@ -70,13 +93,13 @@ func (r *Recording) FinalState(session uint32) (*GameState, error) {
 	return s, nil
 }
 
-// play sends the recording's first game session to one app, keeping its timing.
+// play sends the recording's main session (or Server.ReplaySession) to one app, keeping its timing.
 func (s *Server) play(ctx context.Context, mc *msgConn, log *slog.Logger) {
 	speed := s.Speed
 	if speed <= 0 {
 		speed = 1
 	}
-	msgs := s.Replay.GameMessages(0)
+	msgs := s.Replay.GameMessages(s.ReplaySession)
 	start := time.Now()
 	var base time.Duration
 	if len(msgs) > 0 {

@@ -52,6 +52,17 @@ func startEmulator(t *testing.T, configure func(*Server)) (*Server, string) {
 	return srv, ln.Addr().String()
 }
 
+// waitIdle waits until the emulator has noticed its app left.
+func waitIdle(t *testing.T, ctx context.Context, srv *Server) {
+	t.Helper()
+	for srv.Busy() {
+		if ctx.Err() != nil {
+			t.Fatal("the emulator never released its app")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -89,13 +100,7 @@ func TestClientAgainstEmulator(t *testing.T) {
 	srv, addr := startEmulator(t, nil)
 
 	// Discovery on loopback.
-	resp := &Responder{Addr: "127.0.0.1:0", MachineType: "PC", Busy: func() bool {
-		busy := false
-		srv.mu.Lock()
-		busy = srv.active != nil
-		srv.mu.Unlock()
-		return busy
-	}, Logger: testLogger(t)}
+	resp := &Responder{Addr: "127.0.0.1:0", MachineType: "PC", Busy: srv.Busy, Logger: testLogger(t)}
 	pc, err := resp.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +202,7 @@ func TestClientAgainstEmulator(t *testing.T) {
 
 	// After the app leaves, the next one is served.
 	c.Close()
+	waitIdle(t, ctx, srv)
 	c2 := dialTest(t, ctx, addr)
 	if got := lookup(t, c2, "$.PlayerInfo.XPLevel"); got != int64(9) {
 		t.Fatalf("level seen by the next app: %v", got)
@@ -305,6 +311,7 @@ func TestEmulatorSurvivesBadApps(t *testing.T) {
 		})
 	}
 	// A malformed command is reported and the connection goes on.
+	waitIdle(t, ctx, srv)
 	cl := dialTest(t, ctx, addr)
 	if err := cl.mc.write(TypeCommandRequest, []byte(`{"type":9,"args":[1],`)); err != nil {
 		t.Fatal(err)
@@ -409,7 +416,10 @@ func TestRelayRecordReplay(t *testing.T) {
 	io.Copy(io.Discard, bad)
 	bad.Close()
 	// Wait until the relay has torn that session down, so the game is free again.
-	for relay.Busy() {
+	for relay.Busy() || srv.Busy() {
+		if ctx.Err() != nil {
+			t.Fatal("the relay or the game never released the bad session")
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 

@@ -40,10 +40,12 @@ type Server struct {
 	// frame drawn from $.Map.Local (see SyntheticMap).
 	MapFrame func(db *Database) MapFrame
 	// Replay, when set, makes the server play a recording to each app instead of
-	// greeting it and sending the dump: the recording's game-to-app messages of its
-	// first session, with their original spacing divided by Speed (0 or 1: real time).
-	Replay *Recording
-	Speed  float64
+	// greeting it and sending the dump: the game-to-app messages of ReplaySession
+	// (0: the recording's MainSession), with their original spacing divided by Speed
+	// (0 or 1: real time).
+	Replay        *Recording
+	ReplaySession uint32
+	Speed         float64
 	// Logger receives connection events; default none.
 	Logger *slog.Logger
 
@@ -287,6 +289,13 @@ func ScalarEntry(id uint32, t ValueType, v any) (Entry, error) {
 	return e, nil
 }
 
+// Busy reports whether an app is connected (for a discovery Responder).
+func (s *Server) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil
+}
+
 // Commands returns the last commands received (up to 64), oldest first.
 func (s *Server) Commands() []Command {
 	s.mu.Lock()
@@ -312,6 +321,7 @@ func (s *Server) serveConn(c net.Conn) {
 	s.mu.Unlock()
 	defer func() {
 		mc.close()
+		mc.wait()
 		s.mu.Lock()
 		delete(s.conns, mc)
 		if s.active == mc {
@@ -325,13 +335,14 @@ func (s *Server) serveConn(c net.Conn) {
 		return
 	}
 	log.Info("pipboy: app connected")
-	go mc.heartbeats(ctx, log)
 	if s.Replay != nil {
-		go s.play(ctx, mc, log)
+		mc.goWorker(func() { s.play(ctx, mc, log) })
 	} else if err := s.greet(mc); err != nil {
 		log.Info("pipboy: greeting app", "err", err)
 		return
 	}
+	// Heartbeats start after the greeting and dump, which the game sends first.
+	mc.goWorker(func() { mc.heartbeats(ctx, log) })
 	for {
 		m, err := mc.read()
 		if err != nil {
