@@ -186,6 +186,9 @@ func TestResolveErrors(t *testing.T) {
 	if _, err := Resolve("quazal", nil, "", 2); err == nil {
 		t.Error("--checksum 2 accepted")
 	}
+	if _, err := Resolve("nex-v0", nil, "", 4); err == nil {
+		t.Error("--checksum with nex-v0 accepted")
+	}
 	d, err := Resolve("quazal-2006", nil, "", 4)
 	if err != nil {
 		t.Fatal(err)

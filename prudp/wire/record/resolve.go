@@ -16,6 +16,9 @@ func Resolve(name string, b []byte, accessKey string, checksum int) (wire.Dialec
 	if checksum != 0 && checksum != 1 && checksum != 4 {
 		return nil, fmt.Errorf("--checksum must be 1 or 4, not %d", checksum)
 	}
+	if checksum != 0 && name != "" && name != "auto" && name != wire.NameQuazal && name != "quazal-2006" {
+		return nil, fmt.Errorf("--checksum applies to quazal only (%s has a fixed checksum)", name)
+	}
 	switch name {
 	case "", "auto":
 		return wire.Detect(b, wire.DetectOptions{AccessKey: accessKey, QuazalChecksum: checksum})
