@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"net"
@@ -202,16 +203,30 @@ func (ep *endpoint) route(sh *shard, now time.Time, p *pkt, from netip.AddrPort)
 }
 
 // connSig computes the server's connection signature for a client address:
-// an HMAC-MD5 of the address and port under the server's secret, so that the
-// server recognises its own SYN-ACK in a CONNECT without keeping state
-// ("Connection signature" in specs/prudp-nex.md).
-func (ep *endpoint) connSig(dst []byte, addr netip.AddrPort) []byte {
-	m := hmac.New(md5.New, ep.secret[:])
-	a := addr.Addr().As16()
-	m.Write(a[:])
-	m.Write([]byte{byte(addr.Port()), byte(addr.Port() >> 8)})
-	var sum [md5.Size]byte
-	return append(dst, m.Sum(sum[:0])[:ep.codec.connSigLen()]...)
+// wire.ConnectionSignature (an HMAC-MD5 of the address and port under the
+// server's secret, so that the server recognises its own SYN-ACK in a CONNECT
+// without keeping state), with the shard's reusable HMAC state instead of a
+// new one per SYN.
+func (sh *shard) connSig(addr netip.AddrPort) [16]byte {
+	if sh.mac == nil {
+		sh.mac = hmac.New(md5.New, sh.ep.secret[:])
+	}
+	var in [18]byte
+	n := 0
+	a := addr.Addr().Unmap()
+	if a.Is4() {
+		v := a.As4()
+		n = copy(in[:], v[:])
+	} else {
+		v := a.As16()
+		n = copy(in[:], v[:])
+	}
+	binary.BigEndian.PutUint16(in[n:], addr.Port())
+	sh.mac.Reset()
+	sh.mac.Write(in[:n+2])
+	var out [16]byte
+	sh.mac.Sum(out[:0])
+	return out
 }
 
 // keysFor returns the signing keys of a packet type: the handshake packets

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/prudp/kerberos"
-	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // The handshake ("Basic operation" in specs/prudp-nex.md): SYN, SYN-ACK with
@@ -146,7 +145,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 		ep.drops[epDropHandshake].Add(1)
 		return
 	}
-	sig := wire.ConnectionSignature(ep.secret[:], from)
+	sig := sh.connSig(from)
 	sigLen := ep.codec.connSigLen()
 	if p.typ == typeSyn {
 		srv.synsAnswered.Add(1)

@@ -45,18 +45,33 @@ func (r *reassembler) add(fragment uint8, payload []byte) ([]byte, error) {
 		if len(r.buf) == 0 {
 			msg = append([]byte(nil), payload...)
 		} else {
+			r.grow(len(payload))
 			msg = append(r.buf, payload...)
 		}
 		r.buf = nil
 		r.next = 0
 		return msg, nil
 	}
+	r.grow(len(payload))
 	r.buf = append(r.buf, payload...)
 	r.next = fragment + 1
 	if r.next == 0 { // ids 1..255 then wrap past the terminator id
 		r.next = 1
 	}
 	return nil, nil
+}
+
+// grow makes room for n more bytes, doubling but never beyond the limit, so
+// that a message's buffer costs at most about twice the limit in total.
+func (r *reassembler) grow(n int) {
+	need := len(r.buf) + n
+	if need <= cap(r.buf) {
+		return
+	}
+	c := min(max(2*cap(r.buf), need, 4096), r.max)
+	nb := make([]byte, len(r.buf), c)
+	copy(nb, r.buf)
+	r.buf = nb
 }
 
 func (r *reassembler) reset(skipRest bool) {

@@ -3,6 +3,7 @@ package prudp
 import (
 	"container/heap"
 	"context"
+	"hash"
 	"net/netip"
 	"sync"
 	"time"
@@ -57,6 +58,7 @@ type shard struct {
 	outBuf     []byte
 	freeBufs   [][]byte
 	pkt        pkt
+	mac        hash.Hash // connection signatures (see connSig)
 }
 
 func newShard(ep *endpoint) *shard {
