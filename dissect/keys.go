@@ -23,7 +23,8 @@ import (
 //	pia-game-key HEX              Pia game key (LDN: session key = AES-ECB(game key, SSID))
 //	pia-version N                 Pia version, e.g. 5.18 or 518
 //	pia-network nex|ldn|lan|npln  Pia network kind
-//	pia-network-id N              LDN network id (decimal or 0x hex)
+//	pia-network-id N              LDN/LAN/NPLN network id (decimal or 0x hex)
+//	pia-gathering-id N            NEX gathering id (the NEX network's nonce)
 type Keys struct {
 	AccessKeys    []string
 	Passwords     map[uint64]string
@@ -41,6 +42,7 @@ type PiaKeys struct {
 	Network      string
 	NetworkID    uint32
 	HasNetworkID bool
+	GatheringID  uint32
 }
 
 // LoadKeys reads a keys file.
@@ -139,6 +141,12 @@ func ParseKeys(r io.Reader) (*Keys, error) {
 				return nil, bad("%q is not a 32-bit number", rest)
 			}
 			k.Pia.NetworkID, k.Pia.HasNetworkID = uint32(id), true
+		case "pia-gathering-id":
+			id, err := strconv.ParseUint(rest, 0, 32)
+			if err != nil {
+				return nil, bad("%q is not a 32-bit number", rest)
+			}
+			k.Pia.GatheringID = uint32(id)
 		default:
 			return nil, fmt.Errorf("%w: line %d: unknown keyword %q", ErrKeysFile, line, kw)
 		}
