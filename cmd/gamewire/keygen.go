@@ -1,18 +1,20 @@
 package main
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/prudp/hyperscape"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
 // keygenCmd is `gamewire keygen`: key material for dialects that need it.
 var keygenCmd = &cobra.Command{
 	Use:   "keygen",
-	Short: "Generate key material (hyperscape: the server's certification key pair)",
+	Short: "Generate key material (Hyperscape certification keys, Kerberos password keys)",
 }
 
 var keygenHyperscapeOut string
@@ -49,7 +51,47 @@ never overwritten.`,
 	},
 }
 
+var keygenKerberos struct {
+	pid      uint64
+	password string
+	platform string
+}
+
+// keygenKerberosCmd is `gamewire keygen kerberos --pid N --password P`.
+var keygenKerberosCmd = &cobra.Command{
+	Use:   "kerberos --pid N --password P [--platform 3ds|switch]",
+	Short: "Print the Kerberos key derived from an account's password, in hex",
+	Long: `keygen kerberos prints the 16-byte Kerberos key of an account (specs/reference/kerberos.md,
+"Key Derivation"), for keys files and server configuration:
+
+  --platform 3ds     3DS / Wii U and Quazal: MD5 applied 65000 + pid % 1024 times (default)
+  --platform switch  Switch: MD5(MD5(password) || LE64(pid))`,
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, args []string) error {
+		if !cmd.Flags().Changed("pid") || !cmd.Flags().Changed("password") {
+			return errors.New("keygen kerberos: --pid and --password are required")
+		}
+		var key [16]byte
+		switch keygenKerberos.platform {
+		case "3ds", "wiiu", "quazal":
+			key = kerberos.DeriveKey(keygenKerberos.password, keygenKerberos.pid)
+		case "switch":
+			key = kerberos.DeriveKeySwitch(keygenKerberos.password, keygenKerberos.pid)
+		default:
+			return fmt.Errorf("keygen kerberos: --platform must be 3ds or switch, not %q", keygenKerberos.platform)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), hex.EncodeToString(key[:]))
+		return nil
+	},
+}
+
 func init() {
+	kf := keygenKerberosCmd.Flags()
+	kf.Uint64Var(&keygenKerberos.pid, "pid", 0, "principal id of the account")
+	kf.StringVar(&keygenKerberos.password, "password", "", "the account's password")
+	kf.StringVar(&keygenKerberos.platform, "platform", "3ds", "key derivation: 3ds (also Wii U, Quazal) or switch")
+	keygenCmd.AddCommand(keygenKerberosCmd)
+
 	keygenHyperscapeCmd.Flags().StringVar(&keygenHyperscapeOut, "out", "", "directory to write key.pem and key.pub.pem to (created if missing)")
 	keygenCmd.AddCommand(keygenHyperscapeCmd)
 	rootCmd.AddCommand(keygenCmd)
