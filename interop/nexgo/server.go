@@ -30,6 +30,9 @@ type Config struct {
 	Secure bool
 	// ServerPassword is the password of the server account (PID 2, "Quazal Rendez-Vous").
 	ServerPassword string
+	// TicketVersion is nex-go's KerberosTicketVersion: 0 reads old-format internal tickets,
+	// 1 the new format (random key + ticket info).
+	TicketVersion int
 	// SessionKeyLength is 16 or 32 (nex-go's default is 32).
 	SessionKeyLength int
 	// Quazal enables nex-go's Quazal compatibility mode (1-byte type/flags) for Version 0.
@@ -143,6 +146,7 @@ func Start(cfg Config) (*Server, error) {
 	})
 
 	srv.AccessKey = cfg.AccessKey
+	srv.KerberosTicketVersion = cfg.TicketVersion
 	if cfg.SessionKeyLength != 0 {
 		srv.SessionKeyLength = cfg.SessionKeyLength
 	}

@@ -1,0 +1,65 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/interop/nexgo"
+	"github.com/gamewire/gamewire/interop/rmcframe"
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// TestGamewireClientAgainstNexgo connects gamewire's PRUDP client to nex-go v2.3.1's
+// server in V1 and V0 (both signature modes), sends RMC requests of several sizes (one larger than a fragment) and
+// checks that nex-go echoes each back intact, in order, then disconnects gracefully.
+func TestGamewireClientAgainstNexgo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version int
+		dialect prudp.Dialect
+		key     string
+	}{
+		{"v1", 1, prudp.NEXV1, "ridfebb9"},
+		// nex-go signs V0 packets in the games mode unless the access key is the friends
+		// server's (ridfebb9), for which it uses the friends mode.
+		{"v0-games", 0, prudp.NEXV0, "6f599f81"},
+		{"v0-friends", 0, prudp.NEXV0Friends, "ridfebb9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := tc.key
+			srv, err := nexgo.Start(nexgo.Config{Version: tc.version, AccessKey: key, FixedRTO: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &prudp.Config{Dialect: tc.dialect, AccessKey: key})
+			if err != nil {
+				t.Fatalf("dial nex-go %s: %v", tc.name, err)
+			}
+			sizes := []int{13, 64, 1024, 3000, 64, 1}
+			for i, size := range sizes {
+				req := rmcframe.Request(0x66, uint32(i+1), 7, size, byte(i))
+				if err := conn.Send(ctx, 0, req); err != nil {
+					t.Fatalf("send %d: %v", i, err)
+				}
+				m, err := conn.Recv(ctx)
+				if err != nil {
+					t.Fatalf("recv %d (size %d): %v (stats %+v)", i, size, err, conn.Stats())
+				}
+				if err := rmcframe.CheckEcho(req, m.Data); err != nil {
+					t.Fatalf("message %d (size %d): %v", i, size, err)
+				}
+			}
+			if err := conn.Close(ctx); err != nil {
+				t.Errorf("graceful close: %v", err)
+			}
+			if got := srv.Received(); got != len(sizes) {
+				t.Errorf("nex-go echoed %d messages, want %d", got, len(sizes))
+			}
+			t.Logf("%s: %d messages echoed by nex-go; client stats %+v", tc.name, len(sizes), conn.Stats())
+		})
+	}
+}
