@@ -78,6 +78,54 @@ type Server struct {
 
 	synsAnswered atomic.Uint64
 	accepted     atomic.Uint64
+	ended        endedTotals // counters of connections that have ended
+}
+
+// endedTotals keeps the counters of ended connections so that the server's
+// totals only ever grow.
+type endedTotals struct {
+	mu                                                    sync.Mutex
+	retransmits, packetsIn, packetsOut, bytesIn, bytesOut uint64
+	messagesIn, messagesOut                               uint64
+	drops                                                 map[string]uint64
+	reasons                                               map[string]uint64 // why connections ended
+}
+
+func (e *endedTotals) add(cs Stats, why error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.retransmits += cs.Retransmits
+	e.packetsIn += cs.PacketsIn
+	e.packetsOut += cs.PacketsOut
+	e.bytesIn += cs.BytesIn
+	e.bytesOut += cs.BytesOut
+	e.messagesIn += cs.MessagesIn
+	e.messagesOut += cs.MessagesOut
+	if e.drops == nil {
+		e.drops = map[string]uint64{}
+		e.reasons = map[string]uint64{}
+	}
+	for k, v := range cs.Drops {
+		e.drops[k] += v
+	}
+	e.reasons[endReason(why)]++
+}
+
+// endReason names why a connection ended, for metrics.
+func endReason(err error) string {
+	switch {
+	case errors.Is(err, ErrClosed):
+		return "closed"
+	case errors.Is(err, ErrPeerClosed):
+		return "peer_closed"
+	case errors.Is(err, ErrPeerReset):
+		return "peer_reset"
+	case errors.Is(err, ErrTimeout):
+		return "retransmit_limit"
+	case errors.Is(err, ErrPeerDead):
+		return "idle_timeout"
+	}
+	return "other"
 }
 
 func (srv *Server) handler() Handler {
@@ -170,6 +218,7 @@ func (srv *Server) connEnded(c *Conn) {
 	srv.mu.Lock()
 	delete(srv.conns, c)
 	srv.mu.Unlock()
+	srv.ended.add(c.Stats(), c.err)
 	if srv.ConnState != nil {
 		srv.ConnState(c, StateClosed)
 	}
@@ -242,12 +291,15 @@ type ServerStats struct {
 	DatagramsIn  uint64            // datagrams read
 	WriteErrors  uint64            // failed socket writes
 	Drops        map[string]uint64 // packets dropped before reaching a connection, by reason
-	ConnDrops    map[string]uint64 // packets dropped inside open connections, by reason
-	Retransmits  uint64            // over open connections
-	PacketsIn    uint64            // over open connections
-	PacketsOut   uint64            // over open connections
-	BytesIn      uint64            // over open connections
-	BytesOut     uint64            // over open connections
+	ConnDrops    map[string]uint64 // packets dropped inside connections, by reason
+	Retransmits  uint64            // over all connections, open and ended
+	PacketsIn    uint64            // over all connections
+	PacketsOut   uint64            // over all connections
+	BytesIn      uint64            // over all connections
+	BytesOut     uint64            // over all connections
+	MessagesIn   uint64            // over all connections
+	MessagesOut  uint64            // over all connections
+	Ended        map[string]uint64 // ended connections by reason
 	Sessions     int64             // connection states held, including lingering ones
 }
 
@@ -272,8 +324,22 @@ func (srv *Server) Stats() ServerStats {
 			}
 		}
 	}
+	e := &srv.ended
+	e.mu.Lock()
+	st.Retransmits, st.PacketsIn, st.PacketsOut = e.retransmits, e.packetsIn, e.packetsOut
+	st.BytesIn, st.BytesOut, st.MessagesIn, st.MessagesOut = e.bytesIn, e.bytesOut, e.messagesIn, e.messagesOut
+	st.Ended = map[string]uint64{}
+	for k, v := range e.drops {
+		st.ConnDrops[k] = v
+	}
+	for k, v := range e.reasons {
+		st.Ended[k] = v
+	}
+	e.mu.Unlock()
 	for _, c := range conns {
 		cs := c.Stats()
+		st.MessagesIn += cs.MessagesIn
+		st.MessagesOut += cs.MessagesOut
 		st.Retransmits += cs.Retransmits
 		st.PacketsIn += cs.PacketsIn
 		st.PacketsOut += cs.PacketsOut
@@ -285,5 +351,3 @@ func (srv *Server) Stats() ServerStats {
 	}
 	return st
 }
-
-var errNoServer = errors.New("prudp: server not running")
