@@ -1,0 +1,309 @@
+// Package accounts is gamewire's embedded account store: PIDs, names and the
+// Kerberos keys derived from passwords, in an SQLite database (modernc.org/sqlite,
+// pure Go) inside a data directory created on first start. It implements
+// auth.Accounts, so the ticket-granting server reads it directly.
+//
+// Passwords are never stored or logged: only the two keys Kerberos needs (the
+// 3DS / Wii U MD5-iteration key and the Switch key) are kept, which is all a NEX
+// server ever needs to know. On first start the store seeds the special accounts of
+// specs/reference/kerberos.md: guest with its published password, and the others
+// (Quazal Authentication, Quazal Rendez-Vous, ...) with random passwords nobody
+// knows, since only their keys are used.
+//
+// The SQLite driver is a large package; it lives here alone so that packages that
+// only need auth.Accounts do not pay for compiling it.
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// FileName is the database file inside the data directory.
+const FileName = "accounts.db"
+
+// FirstUserPID is the PID Add gives the first account created without one; later
+// accounts get the highest PID in use plus one.
+const FirstUserPID types.PID = 1000
+
+// MaxPID is the largest PID the store holds (SQLite integers are signed 64-bit).
+const MaxPID = types.PID(math.MaxInt64)
+
+// Errors of the store; wrapped with the name or PID involved.
+var (
+	ErrExists    = errors.New("accounts: already exists")
+	ErrBadName   = errors.New("accounts: bad name")
+	ErrBadPID    = errors.New("accounts: bad PID")
+	ErrEmptyPass = errors.New("accounts: empty password")
+)
+
+// Store is the SQLite account store. It is safe for concurrent use, and several
+// processes (a server and `gamewire accounts`) may open the same directory.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+var _ auth.Accounts = (*Store)(nil)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS accounts (
+	pid        INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL UNIQUE COLLATE NOCASE,
+	key_nex    BLOB NOT NULL,
+	key_switch BLOB NOT NULL,
+	special    INTEGER NOT NULL DEFAULT 0,
+	created    TEXT NOT NULL
+);
+`
+
+// Open opens the store in dir, creating the directory (mode 0700), the database and
+// the special accounts if they do not exist yet. created reports whether this call
+// created the database.
+func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
+	if dir == "" {
+		return nil, false, errors.New("accounts: no data directory given")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("accounts: create data directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		created = true
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, false, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
+	s = &Store{db: db, path: path}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, false, fmt.Errorf("accounts: create schema in %s: %w", path, err)
+	}
+	if err := s.seed(ctx); err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	if created {
+		_ = os.Chmod(path, 0o600)
+	}
+	return s, created, nil
+}
+
+// seed adds the special accounts that are missing.
+func (s *Store) seed(ctx context.Context) error {
+	for _, sp := range auth.SpecialAccounts {
+		password := auth.GuestPassword
+		if sp.PID != auth.PIDGuest {
+			password = randomPassword()
+		}
+		a := auth.NewAccount(sp.PID, sp.Name, password)
+		_, err := s.db.ExecContext(ctx,
+			`INSERT INTO accounts (pid, name, key_nex, key_switch, special, created) VALUES (?, ?, ?, ?, 1, ?)
+			 ON CONFLICT DO NOTHING`,
+			int64(a.PID), a.Name, a.KeyNEX[:], a.KeySwitch[:], now())
+		if err != nil {
+			return fmt.Errorf("accounts: seed special account %d %q: %w", sp.PID, sp.Name, err)
+		}
+	}
+	return nil
+}
+
+func randomPassword() string {
+	var b [18]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func now() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers (for the Health protocol's PingDatabase).
+func (s *Store) Ping(ctx context.Context) error {
+	var n int
+	return s.db.QueryRowContext(ctx, `SELECT count(*) FROM accounts`).Scan(&n)
+}
+
+// NewAccount describes an account for Add.
+type NewAccount struct {
+	// PID is the principal id; 0 picks the next free one (at least FirstUserPID).
+	PID types.PID
+	// Name is the user name; "" means the PID in decimal, as NEX names normal accounts.
+	Name string
+	// Password is derived into keys and then forgotten.
+	Password string
+}
+
+// Add creates an account and returns it.
+func (s *Store) Add(ctx context.Context, n NewAccount) (auth.Account, error) {
+	if n.Password == "" {
+		return auth.Account{}, ErrEmptyPass
+	}
+	if n.PID > MaxPID {
+		return auth.Account{}, fmt.Errorf("%w: %d is larger than %d", ErrBadPID, n.PID, MaxPID)
+	}
+	if strings.ContainsRune(n.Name, 0) || len(n.Name) > types.MaxStringLen {
+		return auth.Account{}, fmt.Errorf("%w: %q", ErrBadName, n.Name)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: %w", err)
+	}
+	defer tx.Rollback()
+	pid := n.PID
+	if pid == 0 {
+		var max sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(pid) FROM accounts WHERE special = 0`).Scan(&max); err != nil {
+			return auth.Account{}, fmt.Errorf("accounts: pick a PID: %w", err)
+		}
+		pid = FirstUserPID
+		if max.Valid && types.PID(max.Int64) >= pid {
+			pid = types.PID(max.Int64) + 1
+		}
+	}
+	name := n.Name
+	if name == "" {
+		name = strconv.FormatUint(uint64(pid), 10)
+	}
+	var exists int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE pid = ? OR name = ?`, int64(pid), name).Scan(&exists); err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: %w", err)
+	}
+	if exists > 0 {
+		return auth.Account{}, fmt.Errorf("%w: PID %d or name %q is taken", ErrExists, pid, name)
+	}
+	a := auth.NewAccount(pid, name, n.Password)
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO accounts (pid, name, key_nex, key_switch, special, created) VALUES (?, ?, ?, ?, 0, ?)`,
+		int64(a.PID), a.Name, a.KeyNEX[:], a.KeySwitch[:], now()); err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: add %d %q: %w", pid, name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: %w", err)
+	}
+	return a, nil
+}
+
+// SetPassword replaces the keys of the account named by nameOrPID (a name, or a
+// PID in decimal when no account has that name).
+func (s *Store) SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error) {
+	if password == "" {
+		return auth.Account{}, ErrEmptyPass
+	}
+	a, err := s.Find(ctx, nameOrPID)
+	if err != nil {
+		return auth.Account{}, err
+	}
+	a = auth.NewAccount(a.PID, a.Name, password)
+	if _, err := s.db.ExecContext(ctx, `UPDATE accounts SET key_nex = ?, key_switch = ? WHERE pid = ?`,
+		a.KeyNEX[:], a.KeySwitch[:], int64(a.PID)); err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: set password of %d: %w", a.PID, err)
+	}
+	return a, nil
+}
+
+// Find returns the account with the given name, or with the given PID written in
+// decimal.
+func (s *Store) Find(ctx context.Context, nameOrPID string) (auth.Account, error) {
+	a, err := s.AccountByName(ctx, nameOrPID)
+	if !errors.Is(err, auth.ErrNoAccount) {
+		return a, err
+	}
+	if pid, perr := strconv.ParseUint(nameOrPID, 10, 64); perr == nil {
+		return s.AccountByPID(ctx, types.PID(pid))
+	}
+	return a, err
+}
+
+// Info is an account as List shows it.
+type Info struct {
+	PID     types.PID
+	Name    string
+	Special bool
+	Created string // RFC 3339, UTC
+}
+
+// List returns every account in PID order.
+func (s *Store) List(ctx context.Context) ([]Info, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT pid, name, special, created FROM accounts ORDER BY pid`)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Info
+	for rows.Next() {
+		var i Info
+		var pid int64
+		if err := rows.Scan(&pid, &i.Name, &i.Special, &i.Created); err != nil {
+			return nil, fmt.Errorf("accounts: list: %w", err)
+		}
+		i.PID = types.PID(pid)
+		out = append(out, i)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) one(ctx context.Context, where string, arg any, what string) (auth.Account, error) {
+	var a auth.Account
+	var pid int64
+	var kn, ks []byte
+	err := s.db.QueryRowContext(ctx, `SELECT pid, name, key_nex, key_switch FROM accounts WHERE `+where, arg).Scan(&pid, &a.Name, &kn, &ks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return auth.Account{}, fmt.Errorf("%w: %s", auth.ErrNoAccount, what)
+	}
+	if err != nil {
+		return auth.Account{}, fmt.Errorf("accounts: look up %s: %w", what, err)
+	}
+	if len(kn) != 16 || len(ks) != 16 {
+		return auth.Account{}, fmt.Errorf("accounts: %s has corrupt keys (%d and %d bytes)", what, len(kn), len(ks))
+	}
+	a.PID = types.PID(pid)
+	copy(a.KeyNEX[:], kn)
+	copy(a.KeySwitch[:], ks)
+	return a, nil
+}
+
+// AccountByName implements auth.Accounts (case-insensitive).
+func (s *Store) AccountByName(ctx context.Context, name string) (auth.Account, error) {
+	return s.one(ctx, `name = ?`, name, fmt.Sprintf("name %q", name))
+}
+
+// AccountByPID implements auth.Accounts.
+func (s *Store) AccountByPID(ctx context.Context, pid types.PID) (auth.Account, error) {
+	if pid > MaxPID {
+		return auth.Account{}, fmt.Errorf("%w: PID %d", auth.ErrNoAccount, pid)
+	}
+	return s.one(ctx, `pid = ?`, int64(pid), fmt.Sprintf("PID %d", pid))
+}
+
+// SecureKey returns the Kerberos key of the secure server's account (Quazal
+// Rendez-Vous, PID 2) under derivation d: the key a secure PRUDP server opens
+// tickets with (prudp.Server.ServerKey).
+func (s *Store) SecureKey(ctx context.Context, d auth.KeyDerivation) ([]byte, error) {
+	a, err := s.AccountByPID(ctx, auth.PIDQuazalRendezVous)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), a.Key(d)...), nil
+}
