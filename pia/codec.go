@@ -63,7 +63,6 @@ type Codec struct {
 
 	nonce   [12]byte
 	sum     [md5.Size]byte
-	zeros   []byte
 	scratch []byte
 }
 
@@ -259,8 +258,9 @@ func (c *Codec) Open(p *Packet, b []byte, src Source) error {
 
 // openGCM decrypts ct into p.plain and verifies the header tag. The 16-byte tag goes
 // through crypto/cipher's Open. crypto/cipher refuses 8-byte tags, so for them the
-// keystream is taken from sealing zeros, and the tag is recomputed by sealing the
-// plaintext again and compared (first 8 bytes, constant time).
+// ciphertext is sealed once to decrypt it (GCM's CTR is symmetric), the plaintext is
+// sealed again to recompute the tag, and the first 8 tag bytes are compared in
+// constant time.
 func (c *Codec) openGCM(p *Packet, ct []byte, h *Header) error {
 	n := len(ct)
 	if c.hl.TagSize() == 16 {
@@ -273,13 +273,9 @@ func (c *Codec) openGCM(p *Packet, ct []byte, h *Header) error {
 		p.plain = out
 		return nil
 	}
-	if cap(c.zeros) < n {
-		c.zeros = make([]byte, n)
-	}
-	zeros := c.zeros[:n]
-	c.scratch = c.gcm.Seal(c.scratch[:0], c.nonce[:], zeros, nil)
-	p.plain = slices.Grow(p.plain[:0], n)[:n]
-	subtle.XORBytes(p.plain, ct, c.scratch[:n])
+	// CTR is its own inverse: sealing the ciphertext yields the plaintext (and a
+	// tag of no use). Sealing the plaintext then yields the real tag.
+	p.plain = c.gcm.Seal(p.plain[:0], c.nonce[:], ct, nil)[:n]
 	c.scratch = c.gcm.Seal(c.scratch[:0], c.nonce[:], p.plain, nil)
 	if subtle.ConstantTimeCompare(c.scratch[n:n+8], h.Tag[:8]) != 1 {
 		clear(p.plain)
