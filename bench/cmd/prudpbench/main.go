@@ -154,10 +154,7 @@ func measure(server string, n, size int) (result, error) {
 			r.close()
 		}
 	}()
-	msg := make([]byte, size)
-	for i := range msg {
-		msg[i] = byte(i)
-	}
+	msg := benchMessage(size)
 	// Warm up, then measure.
 	for _, r := range reqs {
 		if err := r.roundTrip(ctx, msg); err != nil {
