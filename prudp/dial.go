@@ -22,6 +22,7 @@ func Dial(ctx context.Context, addr string, cfg *Config) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prudp: dial %q: %w", addr, err)
 	}
+	setSocketBuffers(uc)
 	raddr := ua.AddrPort()
 	raddr = netip.AddrPortFrom(raddr.Addr().Unmap(), raddr.Port())
 	return DialPacketConn(ctx, connectedConn{uc}, raddr, cfg, true)

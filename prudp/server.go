@@ -128,6 +128,18 @@ func endReason(err error) string {
 	return "other"
 }
 
+// socketBuffer is the socket buffer size asked for: a full send window of
+// 256 fragments is about 350 KB, more than the usual 208 KB default, and a
+// burst overflowing the buffer looks like loss.
+const socketBuffer = 4 << 20
+
+// setSocketBuffers enlarges the kernel buffers (best effort: the kernel caps
+// them at net.core.rmem_max / wmem_max).
+func setSocketBuffers(c *net.UDPConn) {
+	_ = c.SetReadBuffer(socketBuffer)
+	_ = c.SetWriteBuffer(socketBuffer)
+}
+
 func (srv *Server) handler() Handler {
 	if srv.Handler == nil {
 		return EchoHandler
@@ -149,6 +161,7 @@ func (srv *Server) ListenAndServe() error {
 	if err != nil {
 		return fmt.Errorf("prudp: %w", err)
 	}
+	setSocketBuffers(pc)
 	return srv.Serve(pc)
 }
 
