@@ -114,6 +114,8 @@ type prudpHandler struct {
 	synTime   time.Time
 	rtt       time.Duration
 
+	cur, drained wire.Packet
+
 	rewrite    []byte
 	rewriteOK  bool
 	packetsOut int
@@ -229,7 +231,8 @@ func (h *prudpHandler) udp(c *pktCtx, b []byte) {
 		}
 		raw := b[off : off+n]
 		off += n
-		h.packet(c, &p, raw, checksumOK)
+		h.cur = p // a field, so the packet does not escape to the heap per datagram
+		h.packet(c, &h.cur, raw, checksumOK)
 	}
 }
 
@@ -416,12 +419,13 @@ func (h *prudpHandler) drain(ss *prudpSubstream, sub uint8) {
 			ss.next++
 			continue
 		}
+		h.drained = p
 		c := &pp.ctx
 		saved := h.d.frame
 		f := *saved
 		f.Number, f.Time = pp.frame, pp.time
 		h.d.frame = &f
-		h.deliver(c, ss, &p, pp.raw[:n], err == nil)
+		h.deliver(c, ss, &h.drained, pp.raw[:n], err == nil)
 		h.d.frame = saved
 	}
 }
@@ -561,76 +565,84 @@ func (h *prudpHandler) decompress(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// verifySignature checks a packet's signature with what the connection knows;
-// ok is nil when it cannot be checked.
-func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) *bool {
-	t, f := true, false
+// Signature verification outcomes.
+const (
+	sigUnknown = iota // cannot be checked with what the connection knows
+	sigOK
+	sigBad
+)
+
+// verifySignature checks a packet's signature with what the connection knows.
+func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int {
 	peer := h.connSig[1-dir]
 	switch {
 	case h.v1 != nil:
 		dd := &h.dir[dir]
-		sks := [][]byte{nil}
+		var sks, css [2][]byte
+		nsk, ncs := 1, 1
 		if h.sessionKey != nil {
-			sks = [][]byte{h.sessionKey, nil}
+			sks, nsk = [2][]byte{h.sessionKey, nil}, 2
 			if !dd.sigSession {
-				sks = [][]byte{nil, h.sessionKey}
+				sks = [2][]byte{nil, h.sessionKey}
 			}
 		}
-		css := [][]byte{nil}
 		if peer != nil {
-			css = [][]byte{peer, nil}
+			css, ncs = [2][]byte{peer, nil}, 2
 			if !dd.sigConn {
-				css = [][]byte{nil, peer}
+				css = [2][]byte{nil, peer}
 			}
 		}
-		for _, sk := range sks {
-			for _, cs := range css {
+		for _, sk := range sks[:nsk] {
+			for _, cs := range css[:ncs] {
 				if ok, _ := h.v1.VerifyPacket(raw, sk, cs); ok {
 					dd.sigSession, dd.sigConn = sk != nil, cs != nil
-					return &t
+					return sigOK
 				}
 			}
 		}
 		if h.secure && h.sessionKey == nil {
-			return nil
+			return sigUnknown
 		}
-		return &f
+		return sigBad
 	case h.v0 != nil:
 		var cs uint32
 		if len(peer) >= 4 {
 			cs = uint32(peer[0]) | uint32(peer[1])<<8 | uint32(peer[2])<<16 | uint32(peer[3])<<24
 		} else if h.v0.SignatureIsConnSig(p.Type) {
-			return nil
+			return sigUnknown
 		}
 		sk := h.sessionKey
 		if h.v0.VerifySignature(p, sk, cs) {
-			return &t
+			return sigOK
 		}
 		if h.v0f.VerifySignature(p, sk, cs) && p.Type == wire.TypeData {
 			h.v0, h.v0f = h.v0f, h.v0 // the other signature mode is the one in use
 			h.dia = h.v0
 			h.name = h.v0.Name()
-			return &t
+			return sigOK
 		}
 		if h.secure && h.sessionKey == nil {
-			return nil
+			return sigUnknown
 		}
-		return &f
+		return sigBad
 	case h.lite:
 		if p.Type == wire.TypeConnect && p.Options&wire.OptLiteSignature != 0 && len(peer) == 16 {
-			want := h.liteDia.Signature([16]byte(peer))
-			ok := want == p.LiteSignature
-			return &ok
+			if h.liteDia.Signature([16]byte(peer)) == p.LiteSignature {
+				return sigOK
+			}
+			return sigBad
 		}
-		return nil
+		return sigUnknown
 	case h.quazal:
 		if p.Type == wire.TypeSyn || (p.Type == wire.TypeConnect && len(peer) == 0) || len(peer) < 4 {
-			return nil
+			return sigUnknown
 		}
-		ok := bytes.Equal(p.Signature[:4], peer[:4])
-		return &ok
+		if bytes.Equal(p.Signature[:4], peer[:4]) {
+			return sigOK
+		}
+		return sigBad
 	}
-	return nil
+	return sigUnknown
 }
 
 // emitPacket writes the packet record. plain is the decrypted payload when decoded.
@@ -674,10 +686,13 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	if h.v1 == nil && !h.lite {
 		r.addBool("checksum_ok", checksumOK)
 	}
-	if sig := h.verifySignature(c.dir, p, raw); sig == nil {
+	switch h.verifySignature(c.dir, p, raw) {
+	case sigOK:
+		r.addBool("signature_ok", true)
+	case sigBad:
+		r.addBool("signature_ok", false)
+	default:
 		r.addNull("signature_ok")
-	} else {
-		r.addBool("signature_ok", *sig)
 	}
 	if decoded {
 		r.addHex("plain_hex", plain)
@@ -692,7 +707,7 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 		errText = "checksum mismatch"
 	}
 	r.Error = errText
-	r.Summary = prudpSummary(h.name, p, len(plain), decoded)
+	r.info = h.d.prudpSummary(r.info[:0], h.name, p, decoded)
 	c.emit(r)
 	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
 		h.rewriteOK = false
@@ -710,20 +725,24 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	}
 }
 
-func prudpSummary(dialect string, p *wire.Packet, plainLen int, decoded bool) string {
-	b := make([]byte, 0, 80)
+func (d *Dissector) prudpSummary(b []byte, dialect string, p *wire.Packet, decoded bool) []byte {
 	b = append(b, dialect...)
 	b = append(b, ' ')
 	b = append(b, p.Type.String()...)
 	if p.Flags != 0 {
 		b = append(b, " ["...)
-		b = append(b, p.Flags.String()...)
+		for i, n := range d.flagNames(p.Flags) {
+			if i > 0 {
+				b = append(b, '|')
+			}
+			b = append(b, n...)
+		}
 		b = append(b, ']')
 	}
 	b = append(b, ' ')
-	b = append(b, p.Src.String()...)
+	b = appendVPort(b, p.Src)
 	b = append(b, "→"...)
-	b = append(b, p.Dst.String()...)
+	b = appendVPort(b, p.Dst)
 	b = append(b, " seq="...)
 	b = strconv.AppendInt(b, int64(p.Seq), 10)
 	if p.Type == wire.TypeData {
@@ -735,7 +754,14 @@ func prudpSummary(dialect string, p *wire.Packet, plainLen int, decoded bool) st
 	if decoded {
 		b = append(b, " decrypted"...)
 	}
-	return string(b)
+	return b
+}
+
+// appendVPort appends "stream:port" as wire.VPort.String does, without allocating.
+func appendVPort(b []byte, v wire.VPort) []byte {
+	b = append(b, v.Stream.String()...)
+	b = append(b, ':')
+	return strconv.AppendInt(b, int64(v.Port), 10)
 }
 
 // flagNames caches Flags.Names, which allocates, per distinct value.
@@ -764,7 +790,13 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("fragments", int64(frags))
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
-	r.Summary = h.name + " message, " + strconv.Itoa(len(msg)) + " bytes in " + strconv.Itoa(frags) + " fragment(s) from seq " + strconv.Itoa(int(firstSeq))
+	b := append(r.info[:0], h.name...)
+	b = append(b, " message, "...)
+	b = strconv.AppendInt(b, int64(len(msg)), 10)
+	b = append(b, " bytes in "...)
+	b = strconv.AppendInt(b, int64(frags), 10)
+	b = append(b, " fragment(s) from seq "...)
+	r.info = strconv.AppendInt(b, int64(firstSeq), 10)
 	c.emit(r)
 }
 

@@ -57,10 +57,20 @@ type Record struct {
 	Summary        string // one-line description for text output
 	Fields         []Field
 	Error          string // why the packet was skipped or only partly decoded
+
+	info []byte // summary built without allocating (hot protocols); used when Summary is ""
 }
 
 func (r *Record) reset() {
-	*r = Record{Fields: r.Fields[:0]}
+	*r = Record{Fields: r.Fields[:0], info: r.info[:0]}
+}
+
+// Text returns the one-line description of the record.
+func (r *Record) Text() string {
+	if r.Summary != "" {
+		return r.Summary
+	}
+	return string(r.info)
 }
 
 // Add helpers append fields; they return r for chaining.
@@ -248,6 +258,9 @@ func (r *Record) AppendText(b []byte, start time.Time) []byte {
 	if r.Summary != "" {
 		b = append(b, ' ')
 		b = append(b, r.Summary...)
+	} else if len(r.info) > 0 {
+		b = append(b, ' ')
+		b = append(b, r.info...)
 	}
 	if r.Retransmission {
 		b = append(b, " [retransmission]"...)

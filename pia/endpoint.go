@@ -406,8 +406,8 @@ func (e *Endpoint) sendPacket(p *Peer, msgs []Message) error {
 	return nil
 }
 
-// Ping sends an RTT protocol request to p (5.11 and later measure RTT this way;
-// earlier versions measure it from the header timers of every packet).
+// Ping sends an RTT protocol request to p; its response feeds p's RTT estimate.
+// Up to 5.10 every packet's header timers feed it as well.
 func (e *Endpoint) Ping(p *Peer) error {
 	return e.sendRTT(p, RTTPayload{Time: uint64(e.cfg.Now().Sub(e.start))})
 }
@@ -573,7 +573,7 @@ func (p *Peer) acceptLocked(h *Header) bool {
 
 func (e *Endpoint) deliver(p *Peer, m *Message, now time.Time) {
 	e.messagesIn.Add(1)
-	if m.ProtocolType == e.rttT && m.ProtocolPort == RTTPort && e.recv.HeaderLayout() > Header5_7 {
+	if m.ProtocolType == e.rttT && m.ProtocolPort == RTTPort {
 		r, _, err := ParseRTTPayload(m.Payload)
 		if err != nil {
 			e.drop(DropMalformed, p.addr, err)

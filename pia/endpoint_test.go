@@ -125,20 +125,16 @@ func TestEndpointsExchange(t *testing.T) {
 			if out := a.Stats().PacketsOut; out < 3 || out >= n {
 				t.Fatalf("A sent %d packets for %d messages: not bundled", out, n)
 			}
-			if v.HeaderLayout() > Header5_7 {
-				for i := 0; i < 5; i++ {
-					if err := a.Ping(pb); err != nil {
-						t.Fatal(err)
-					}
-					if err := b.Ping(pa); err != nil {
-						t.Fatal(err)
-					}
+			for i := 0; i < 5; i++ {
+				if err := a.Ping(pb); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.Ping(pa); err != nil {
+					t.Fatal(err)
 				}
 			}
-			waitRTT(t, pb, 1)
-			if v.HeaderLayout() > Header5_7 {
-				waitRTT(t, pa, 1)
-			}
+			waitRTT(t, pb, 5)
+			waitRTT(t, pa, 5)
 			if s := b.Stats(); len(s.Drops) != 0 {
 				t.Fatalf("B dropped: %v", s.Drops)
 			}

@@ -191,12 +191,11 @@ func ParseMessage(b []byte, l MessageLayout, prev *Message) (Message, int, error
 		}
 		off = hs
 	} else if l.inherits() {
+		// Absent fields inherit from the previous message; in a packet's first
+		// message they are zero.
 		if prev != nil {
 			m = *prev
 			m.Payload = nil
-		}
-		size = len(m.Payload)
-		if prev != nil {
 			size = len(prev.Payload)
 		}
 		if len(b) < 1 {
