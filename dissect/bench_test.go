@@ -77,4 +77,3 @@ func BenchmarkTsharkSameCapture(b *testing.B) {
 		}
 	}
 }
-
