@@ -14,17 +14,22 @@ const (
 	InputStream    InputKind = iota // a raw server-to-app TCP stream of framed messages
 	InputPayload                    // a bare data update payload (the content of one type 3 message)
 	InputRecording                  // a recording file (docs/pipboy.md), game-to-app side
+	InputJSON                       // a nested JSON tree (see DumpFromJSON)
 )
 
 func (k InputKind) String() string {
-	return [...]string{"stream", "payload", "recording"}[k]
+	return [...]string{"stream", "payload", "recording", "json"}[k]
 }
 
-// DetectInput tells a recording (by its magic), a raw stream (the input is a whole
-// number of valid frames) and a bare update payload apart.
+// DetectInput tells a recording (by its magic), a JSON tree (starts with '{', which is
+// no value type), a raw stream (the input is a whole number of valid frames) and a bare
+// update payload apart.
 func DetectInput(b []byte) InputKind {
 	if bytes.HasPrefix(b, []byte(RecordingMagic)) {
 		return InputRecording
+	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return InputJSON
 	}
 	off := 0
 	for off < len(b) {
@@ -60,6 +65,12 @@ func DecodeInput(b []byte, event func(off int64, m Message) error) (*GameState, 
 	switch kind {
 	case InputPayload:
 		return s, kind, handle(0, Message{Type: TypeDataUpdate, Content: b})
+	case InputJSON:
+		dump, err := DumpFromJSON(bytes.NewReader(b))
+		if err != nil {
+			return s, kind, err
+		}
+		return s, kind, handle(0, Message{Type: TypeDataUpdate, Content: dump})
 	case InputRecording:
 		rr, err := NewRecordingReader(bytes.NewReader(b))
 		if err != nil {

@@ -1,0 +1,363 @@
+// Package dashboard serves a live web page for a Pip-Boy app connection: the player's
+// name, level, HP/AP, caps, SPECIAL, inventory by category, active quests, radio
+// stations and the local map with the player's position and heading. Changes are
+// pushed to the page over a WebSocket (github.com/coder/websocket) as they arrive from
+// the game, and the page sends commands (toggle a radio station, ...) back.
+//
+// Endpoints: / (the page), /ws (WebSocket: the server sends {"state": State} after
+// every change; the page sends {"command": {"type": N, "args": [...]}} and gets
+// {"sent": id} or {"error": "..."}), /api/state (the State as JSON), /api/command
+// (POST a command as JSON), /map.png (the latest map frame, tinted by
+// $.Status.EffectColor).
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gamewire/gamewire/pipboy"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configures a Dashboard. The zero value (or nil) uses the defaults.
+type Options struct {
+	// MapInterval is how often the dashboard asks the game for a local map frame
+	// (command 13) while a page is open; default 1 s, negative disables.
+	MapInterval time.Duration
+	// MinPush is the least time between two state pushes (changes in between are
+	// coalesced); default 100 ms.
+	MinPush time.Duration
+	// Logger receives errors; default none.
+	Logger *slog.Logger
+}
+
+// Dashboard is an http.Handler showing one app connection. Close stops it.
+type Dashboard struct {
+	client *pipboy.Client
+	opts   Options
+	log    *slog.Logger
+	mux    *http.ServeMux
+
+	mu      sync.Mutex
+	state   []byte // latest State as JSON
+	version uint64
+	viewers int
+	subs    map[chan struct{}]struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a Dashboard for c and starts following its changes.
+func New(c *pipboy.Client, opts *Options) *Dashboard {
+	if opts == nil {
+		opts = &Options{}
+	}
+	d := &Dashboard{client: c, opts: *opts, subs: map[chan struct{}]struct{}{}}
+	if d.opts.MapInterval == 0 {
+		d.opts.MapInterval = time.Second
+	}
+	if d.opts.MinPush <= 0 {
+		d.opts.MinPush = 100 * time.Millisecond
+	}
+	d.log = opts.Logger
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	static, _ := fs.Sub(assets, "assets")
+	d.mux = http.NewServeMux()
+	d.mux.Handle("GET /", http.FileServerFS(static))
+	d.mux.HandleFunc("GET /ws", d.serveWS)
+	d.mux.HandleFunc("GET /api/state", d.serveState)
+	d.mux.HandleFunc("POST /api/command", d.serveCommand)
+	d.mux.HandleFunc("GET /map.png", d.serveMap)
+	d.rebuild()
+	d.wg.Add(2)
+	go d.follow()
+	go d.pollMap()
+	return d
+}
+
+// ServeHTTP implements http.Handler.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.mux.ServeHTTP(w, r) }
+
+// Close stops following the client and ends open WebSockets.
+func (d *Dashboard) Close() error {
+	d.cancel()
+	d.wg.Wait()
+	return nil
+}
+
+// State returns the latest state pushed to pages.
+func (d *Dashboard) State() State {
+	d.mu.Lock()
+	b := d.state
+	d.mu.Unlock()
+	var st State
+	_ = json.Unmarshal(b, &st)
+	return st
+}
+
+// rebuild recomputes the state and wakes the pages if it changed.
+func (d *Dashboard) rebuild() {
+	frame, seq := d.client.Map()
+	var st State
+	d.client.View(func(db *pipboy.Database) { st = BuildState(db, &frame, seq) })
+	st.Game = d.client.Hello()
+	st.Connected = true
+	select {
+	case <-d.client.Done():
+		st.Connected = false
+		if err := d.client.Err(); err != nil {
+			st.Error = err.Error()
+		}
+	default:
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		d.log.Error("pipboy dashboard: encoding state", "err", err)
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if bytes.Equal(b, d.state) {
+		return
+	}
+	d.state = b
+	d.version++
+	for ch := range d.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// follow rebuilds the state after client changes, at most once per MinPush.
+func (d *Dashboard) follow() {
+	defer d.wg.Done()
+	ch, cancel := d.client.Subscribe()
+	defer cancel()
+	t := time.NewTimer(0)
+	<-t.C
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-ch:
+		case <-d.client.Done():
+			d.rebuild()
+			select {
+			case <-d.ctx.Done():
+			}
+			return
+		}
+		d.rebuild()
+		t.Reset(d.opts.MinPush)
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pollMap asks for map frames while a page is open, as the official app does.
+func (d *Dashboard) pollMap() {
+	defer d.wg.Done()
+	if d.opts.MapInterval < 0 {
+		return
+	}
+	t := time.NewTicker(d.opts.MapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.ctx.Done():
+			return
+		case <-d.client.Done():
+			return
+		case <-t.C:
+		}
+		d.mu.Lock()
+		viewers := d.viewers
+		d.mu.Unlock()
+		if viewers > 0 {
+			if _, err := d.client.Send(pipboy.ToggleLocalMap()); err != nil {
+				d.log.Info("pipboy dashboard: map request", "err", err)
+			}
+		}
+	}
+}
+
+func (d *Dashboard) subscribe() (chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	d.mu.Lock()
+	d.subs[ch] = struct{}{}
+	d.viewers++
+	d.mu.Unlock()
+	return ch, func() {
+		d.mu.Lock()
+		delete(d.subs, ch)
+		d.viewers--
+		d.mu.Unlock()
+	}
+}
+
+func (d *Dashboard) serveState(w http.ResponseWriter, r *http.Request) {
+	d.mu.Lock()
+	b := d.state
+	d.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func (d *Dashboard) serveMap(w http.ResponseWriter, r *http.Request) {
+	frame, seq := d.client.Map()
+	if seq == 0 || frame.Width == 0 {
+		http.Error(w, "no local map frame yet", http.StatusNotFound)
+		return
+	}
+	tint := pipboy.DefaultTint
+	d.client.View(func(db *pipboy.Database) { tint = db.EffectColor() })
+	var buf bytes.Buffer
+	if err := frame.WritePNG(&buf, tint); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(buf.Bytes())
+}
+
+// commandRequest is what the page sends; Type must be one of the spec's commands.
+type commandRequest struct {
+	Type *int  `json:"type"`
+	Args []any `json:"args"`
+}
+
+func (d *Dashboard) send(raw json.RawMessage) (int, error) {
+	var req commandRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&req); err != nil {
+		return 0, fmt.Errorf("command: %w: %w", pipboy.ErrBadJSON, err)
+	}
+	if req.Type == nil || *req.Type < 0 || *req.Type > 14 {
+		return 0, fmt.Errorf("command: %w: \"type\" must be a command type 0-14", pipboy.ErrBadJSON)
+	}
+	if req.Args == nil {
+		req.Args = []any{}
+	}
+	return d.client.Send(pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args})
+}
+
+func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	id, err := d.send(body)
+	if err != nil {
+		code := http.StatusBadGateway
+		if errors.Is(err, pipboy.ErrBadJSON) {
+			code = http.StatusBadRequest
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, "{\"sent\":%d}\n", id)
+}
+
+// wsMessage is a message from the page.
+type wsMessage struct {
+	Command json.RawMessage `json:"command"`
+}
+
+func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		d.log.Info("pipboy dashboard: websocket", "err", err)
+		return
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 10)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(d.ctx, cancel)
+	defer stop()
+	ch, unsubscribe := d.subscribe()
+	defer unsubscribe()
+
+	replies := make(chan []byte, 8)
+	go func() {
+		defer cancel()
+		for {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m wsMessage
+			var reply []byte
+			if err := json.Unmarshal(b, &m); err != nil || len(m.Command) == 0 {
+				reply, _ = json.Marshal(map[string]string{"error": "expected {\"command\": {...}}"})
+			} else if id, err := d.send(m.Command); err != nil {
+				reply, _ = json.Marshal(map[string]string{"error": err.Error()})
+			} else {
+				reply, _ = json.Marshal(map[string]int{"sent": id})
+			}
+			select {
+			case replies <- reply:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	var sent uint64
+	for {
+		d.mu.Lock()
+		version, state := d.version, d.state
+		d.mu.Unlock()
+		if version != sent {
+			msg := append(append([]byte(`{"state":`), state...), '}')
+			if err := write(ctx, c, msg); err != nil {
+				return
+			}
+			sent = version
+		}
+		select {
+		case <-ctx.Done():
+			c.Close(websocket.StatusGoingAway, "dashboard closing")
+			return
+		case <-ch:
+		case reply := <-replies:
+			if err := write(ctx, c, reply); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func write(ctx context.Context, c *websocket.Conn, b []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return c.Write(ctx, websocket.MessageText, b)
+}

@@ -1,0 +1,293 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
+
+	"github.com/gamewire/gamewire/pipboy"
+)
+
+const streamFile = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
+
+// setup runs the emulator on the recorded stream, an app client, and the dashboard
+// behind an httptest server, all on 127.0.0.1.
+func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httptest.Server, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	t.Cleanup(cancel)
+	b, err := os.ReadFile(streamFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := pipboy.DecodeInput(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := pipboy.NewServer(state.DB)
+	srv.Hello = state.Hello
+	srv.Addr = "127.0.0.1:0"
+	srv.HeartbeatInterval = 200 * time.Millisecond
+	ln, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	c, err := pipboy.Dial(ctx, ln.Addr().String(), &pipboy.ClientConfig{HeartbeatInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := New(c, opts)
+	t.Cleanup(func() { d.Close() })
+	hs := httptest.NewServer(d) // httptest binds 127.0.0.1
+	t.Cleanup(hs.Close)
+	return srv, c, hs, ctx
+}
+
+func TestBuildStateFromRecording(t *testing.T) {
+	b, err := os.ReadFile(streamFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := pipboy.DecodeInput(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := BuildState(state.DB, nil, 0)
+	if st.Player.Name != "Gavin Sterling" || st.Player.Level != 8 || st.Player.Caps != 968 || st.Player.MaxAP != 112 || st.Player.MaxHP != 131.5 {
+		t.Errorf("player %+v", st.Player)
+	}
+	if len(st.Special) != 7 || st.Special[0] != (Special{"Strength", 11, 7}) {
+		t.Errorf("special %+v", st.Special)
+	}
+	total := 0
+	for _, items := range st.Inventory {
+		total += len(items)
+	}
+	var sorted int
+	if v, err := state.DB.Lookup("$.Inventory.sortedIDS"); err == nil {
+		sorted = v.Len()
+	}
+	if total+st.Invalid != sorted || total == 0 {
+		t.Errorf("inventory: %d items + %d invalid, sortedIDS has %d", total, st.Invalid, sorted)
+	}
+	if weapons := st.Inventory["Weapons"]; len(weapons) == 0 {
+		t.Errorf("no weapons in %v", st.Inventory)
+	}
+	if len(st.Radio) != 2 || st.Radio[1].Name != "Diamond City Radio" || !st.Radio[1].Active || st.Radio[0].Active {
+		t.Errorf("radio %+v", st.Radio)
+	}
+	active := ""
+	for _, q := range st.Quests {
+		if q.Active {
+			active = q.Name
+		}
+	}
+	if active != "The First Step" || len(st.Quests) != 5 {
+		t.Errorf("quests %+v", st.Quests)
+	}
+	if len(st.Missing) != 0 {
+		t.Errorf("missing paths %v", st.Missing)
+	}
+}
+
+func TestDashboardLive(t *testing.T) {
+	srv, _, hs, ctx := setup(t, &Options{MapInterval: 50 * time.Millisecond, MinPush: 10 * time.Millisecond})
+	resp, err := http.Get(hs.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := new(bytes.Buffer)
+	page.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(page.String(), `id="player-name"`) {
+		t.Fatalf("page: %d", resp.StatusCode)
+	}
+
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	next := func(cond func(m map[string]json.RawMessage, st *State) bool) {
+		t.Helper()
+		for {
+			_, b, err := ws.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			var st *State
+			if raw, ok := m["state"]; ok {
+				st = new(State)
+				if err := json.Unmarshal(raw, st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cond(m, st) {
+				return
+			}
+		}
+	}
+	next(func(_ map[string]json.RawMessage, st *State) bool {
+		return st != nil && st.Player.Name == "Gavin Sterling" && st.Player.Level == 8
+	})
+	// A change in the game reaches the page.
+	if err := srv.Set("$.PlayerInfo.XPLevel", 9); err != nil {
+		t.Fatal(err)
+	}
+	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Player.Level == 9 })
+	// Map frames are requested while a page is open, and served as PNG.
+	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Map.Seq > 0 && st.Map.Width == 128 })
+	mresp, err := http.Get(hs.URL + "/map.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(mresp.Body)
+	mresp.Body.Close()
+	if err != nil || img.Bounds().Dx() != 128 {
+		t.Fatalf("map.png: %v", err)
+	}
+	// A command from the page reaches the game, and its effect comes back.
+	var classical uint32
+	srv.View(func(db *pipboy.Database) {
+		v, _ := db.Lookup("$.Radio[0]")
+		classical = v.ID()
+	})
+	cmd := fmt.Sprintf(`{"command":{"type":12,"args":[%d]}}`, classical)
+	if err := ws.Write(ctx, websocket.MessageText, []byte(cmd)); err != nil {
+		t.Fatal(err)
+	}
+	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["sent"]; return ok })
+	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Radio[0].Active })
+	// Bad commands get an error, not a crash.
+	ws.Write(ctx, websocket.MessageText, []byte(`{"command":{"type":99}}`))
+	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["error"]; return ok })
+	r, err := http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(`{"type":"x"}`))
+	if err != nil || r.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad POST command: %v %v", r.StatusCode, err)
+	}
+	r.Body.Close()
+	r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(`{"type":9,"args":[48363]}`))
+	if err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("POST command: %v %v", r.StatusCode, err)
+	}
+	r.Body.Close()
+}
+
+// TestDashboardBrowser drives Debian's chromium against the dashboard of an emulator
+// serving the recording: the page shows the player's name and level, follows a change
+// the emulator pushes, and sends a radio toggle. It saves a screenshot.
+func TestDashboardBrowser(t *testing.T) {
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found (CI installs it with apt-get)")
+		}
+		t.Skip("chromium not found")
+	}
+	srv, _, hs, ctx := setup(t, &Options{MapInterval: 100 * time.Millisecond, MinPush: 20 * time.Millisecond})
+
+	actx, cancelA := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+
+	waitJS := func(what, expr string) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		}
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(hs.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("player name", `document.getElementById("player-name").textContent === "Gavin Sterling"`)
+	waitJS("player level", `document.getElementById("player-level").textContent === "8"`)
+
+	if err := srv.Set("$.PlayerInfo.XPLevel", 9); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("pushed level", `document.getElementById("player-level").textContent === "9"`)
+
+	var classical uint32
+	srv.View(func(db *pipboy.Database) {
+		v, _ := db.Lookup("$.Radio[0]")
+		classical = v.ID()
+	})
+	sel := fmt.Sprintf("#station-%d button", classical)
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("radio toggled on the page", fmt.Sprintf(`document.querySelector(%q).textContent === "on"`, sel))
+	found := false
+	for _, c := range srv.Commands() {
+		if c.Type == pipboy.CmdToggleRadio {
+			if id, _ := pipboy.ArgUint(c.Args, 0); id == classical {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("the emulator did not receive the radio command: %+v", srv.Commands())
+	}
+	waitJS("map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-img").complete`)
+
+	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("GAMEWIRE_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pipboy-dashboard.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	_ = errors.New
+}
