@@ -161,7 +161,9 @@ func TestDashboardLive(t *testing.T) {
 	}
 	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Player.Level == 9 })
 	// Map frames are requested while a page is open, and served as PNG.
-	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Map.Seq > 0 && st.Map.Width == 128 })
+	next(func(_ map[string]json.RawMessage, st *State) bool {
+		return st != nil && st.Map.Seq > 0 && st.Map.Width == 128
+	})
 	mresp, err := http.Get(hs.URL + "/map.png")
 	if err != nil {
 		t.Fatal(err)

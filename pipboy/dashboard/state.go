@@ -9,17 +9,17 @@ import (
 // State is what the page shows, rebuilt from the live database after every change
 // and pushed to the page as JSON.
 type State struct {
-	Connected bool               `json:"connected"`
-	Error     string             `json:"error,omitempty"`
-	Game      pipboy.Hello       `json:"game"`
-	Player    Player             `json:"player"`
-	Special   []Special          `json:"special"`
-	Inventory map[string][]Item  `json:"inventory"`
-	Invalid   int                `json:"invalidItems"` // sortedIDS entries naming no item object
-	Quests    []Quest            `json:"quests"`
-	Radio     []Station          `json:"radio"`
-	Map       MapView            `json:"map"`
-	Missing   []string           `json:"missing,omitempty"` // paths the database lacks
+	Connected bool              `json:"connected"`
+	Error     string            `json:"error,omitempty"`
+	Game      pipboy.Hello      `json:"game"`
+	Player    Player            `json:"player"`
+	Special   []Special         `json:"special"`
+	Inventory map[string][]Item `json:"inventory"`
+	Invalid   int               `json:"invalidItems"` // sortedIDS entries naming no item object
+	Quests    []Quest           `json:"quests"`
+	Radio     []Station         `json:"radio"`
+	Map       MapView           `json:"map"`
+	Missing   []string          `json:"missing,omitempty"` // paths the database lacks
 }
 
 // Player is $.PlayerInfo.
