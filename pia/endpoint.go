@@ -151,12 +151,11 @@ type Endpoint struct {
 	log   *slog.Logger
 	rttT  uint16
 
-	sendMu    sync.Mutex
-	send      *Codec
-	sendBuf   []byte
-	sendPkt   Packet
-	nonceCtr  uint64
-	rttScrach []byte
+	sendMu   sync.Mutex
+	send     *Codec
+	sendBuf  []byte
+	sendPkt  Packet
+	nonceCtr uint64
 
 	recv    *Codec
 	recvPkt Packet
