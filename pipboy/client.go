@@ -122,9 +122,10 @@ func (c *Client) loop() {
 			select {
 			case <-c.mc.closed:
 				err = net.ErrClosed
+				c.log.Debug("pipboy: connection to game closed")
 			default:
+				c.log.Info("pipboy: connection to game ended", "err", err)
 			}
-			c.log.Info("pipboy: connection to game ended", "err", err)
 			return
 		}
 		if m.Type == TypeHeartbeat {

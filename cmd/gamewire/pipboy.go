@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/gamewire/gamewire/pipboy"
+	"github.com/gamewire/gamewire/pipboy/dashboard"
 	"github.com/spf13/cobra"
 )
 
@@ -93,4 +99,364 @@ func runPipboyDecode(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// loadGameFile reads a stream, payload, recording or JSON tree into a database.
+func loadGameFile(name string) (*pipboy.GameState, error) {
+	b, err := readInput(name)
+	if err != nil {
+		return nil, err
+	}
+	state, kind, err := pipboy.DecodeInput(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", name, kind, err)
+	}
+	return state, nil
+}
+
+func cliLogger(cmd *cobra.Command) *slog.Logger {
+	level := slog.LevelInfo
+	if v, _ := cmd.Flags().GetBool("verbose"); v {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+}
+
+var pipboyDiscoverFlags struct {
+	broadcast string
+	wait      time.Duration
+}
+
+var pipboyDiscoverCmd = &cobra.Command{
+	Use:   "discover",
+	Short: "List the games that answer Pip-Boy discovery (UDP 28000)",
+	Args:  cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, args []string) error {
+		games, err := pipboy.Discover(cmd.Context(), pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
+		if err != nil {
+			return err
+		}
+		for _, g := range games {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tbusy=%v\n", g.Addr, g.MachineType, g.IsBusy)
+		}
+		if len(games) == 0 {
+			fmt.Fprintln(cmd.ErrOrStderr(), "no game answered")
+		}
+		return nil
+	},
+}
+
+var pipboyConnectFlags struct {
+	path    string
+	watch   bool
+	mapFile string
+}
+
+var pipboyConnectCmd = &cobra.Command{
+	Use:   "connect HOST[:PORT]",
+	Short: "Connect to a game as the app and print the database (or one path, live with --watch)",
+	Args:  cobra.ExactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		c, err := pipboy.Dial(ctx, args[0], &pipboy.ClientConfig{Logger: cliLogger(cmd)})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.WaitReady(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "connected: game %s, language %s\n", c.Hello().Version, c.Hello().Lang)
+		if pipboyConnectFlags.mapFile != "" {
+			f, err := c.RequestMap(ctx)
+			if err != nil {
+				return err
+			}
+			out, err := os.Create(pipboyConnectFlags.mapFile)
+			if err != nil {
+				return err
+			}
+			var tint = pipboy.DefaultTint
+			c.View(func(db *pipboy.Database) { tint = db.EffectColor() })
+			if err := f.WritePNG(out, tint); err != nil {
+				out.Close()
+				return err
+			}
+			if err := out.Close(); err != nil {
+				return err
+			}
+		}
+		path := pipboyConnectFlags.path
+		if path == "" {
+			path = "$"
+		}
+		print := func() ([]byte, error) {
+			var j []byte
+			var err error
+			c.View(func(db *pipboy.Database) {
+				var v pipboy.Value
+				if v, err = db.Lookup(path); err == nil {
+					j, err = v.AppendJSON(nil, "  ")
+				}
+			})
+			return j, err
+		}
+		last, err := print()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", last)
+		if !pipboyConnectFlags.watch {
+			return nil
+		}
+		ch, cancel := c.Subscribe()
+		defer cancel()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-c.Done():
+				return c.Err()
+			case <-ch:
+			}
+			j, err := print()
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), err)
+				continue
+			}
+			if string(j) != string(last) {
+				last = j
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", time.Now().Format(time.TimeOnly), j)
+			}
+		}
+	},
+}
+
+var pipboyServeFlags struct {
+	from       string
+	listen     string
+	discovery  string
+	machine    string
+	heartbeat  time.Duration
+	replaySpd  float64
+	replayFile string
+}
+
+// serveGame runs an emulator (and a discovery responder) until the context ends.
+func serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
+	log := cliLogger(cmd)
+	srv.Logger = log
+	srv.Addr = pipboyServeFlags.listen
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ln) }()
+	var resp *pipboy.Responder
+	if pipboyServeFlags.discovery != "" {
+		resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: srv.Busy, Logger: log}
+		pc, err := resp.Listen()
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		log.Info("pipboy: answering discovery", "addr", pc.LocalAddr())
+		go func() { errs <- resp.Serve(pc) }()
+	}
+	select {
+	case <-cmd.Context().Done():
+	case err = <-errs:
+	}
+	if resp != nil {
+		resp.Close()
+	}
+	srv.Close()
+	if errors.Is(err, pipboy.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+var pipboyServeCmd = &cobra.Command{
+	Use:   "serve --from FILE",
+	Short: "Run a game emulator serving a database from a stream, payload, recording or JSON tree",
+	Args:  cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, args []string) error {
+		if pipboyServeFlags.from == "" {
+			return errors.New("pipboy serve: --from FILE is required")
+		}
+		state, err := loadGameFile(pipboyServeFlags.from)
+		if err != nil {
+			return err
+		}
+		srv := pipboy.NewServer(state.DB)
+		if state.HelloSeen {
+			srv.Hello = state.Hello
+		}
+		srv.HeartbeatInterval = pipboyServeFlags.heartbeat
+		return serveGame(cmd, srv)
+	},
+}
+
+var pipboyReplayCmd = &cobra.Command{
+	Use:   "replay FILE",
+	Short: "Serve a recording to apps with its original timing (or faster with --speed)",
+	Args:  cobra.ExactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return err
+		}
+		rec, err := pipboy.LoadRecording(f, 0)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		srv := &pipboy.Server{Replay: rec, Speed: pipboyServeFlags.replaySpd, HeartbeatInterval: pipboyServeFlags.heartbeat}
+		return serveGame(cmd, srv)
+	},
+}
+
+var pipboyRelayFlags struct {
+	game   string
+	record string
+}
+
+var pipboyRelayCmd = &cobra.Command{
+	Use:   "relay --game HOST[:PORT] [--record FILE]",
+	Short: "Relay between a real app and a real game, recording the session",
+	Args:  cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, args []string) error {
+		if pipboyRelayFlags.game == "" {
+			return errors.New("pipboy relay: --game HOST is required")
+		}
+		log := cliLogger(cmd)
+		relay := &pipboy.Relay{Addr: pipboyServeFlags.listen, Game: pipboyRelayFlags.game, Logger: log}
+		if pipboyRelayFlags.record != "" {
+			f, err := os.Create(pipboyRelayFlags.record)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			rec, err := pipboy.NewRecorder(f, time.Now())
+			if err != nil {
+				return err
+			}
+			relay.Recorder = rec
+		}
+		ln, err := relay.Listen()
+		if err != nil {
+			return err
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- relay.Serve(ln) }()
+		var resp *pipboy.Responder
+		if pipboyServeFlags.discovery != "" {
+			resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: relay.Busy, Logger: log}
+			pc, err := resp.Listen()
+			if err != nil {
+				relay.Close()
+				return err
+			}
+			go func() { errs <- resp.Serve(pc) }()
+		}
+		select {
+		case <-cmd.Context().Done():
+		case err = <-errs:
+		}
+		if resp != nil {
+			resp.Close()
+		}
+		relay.Close()
+		if errors.Is(err, pipboy.ErrServerClosed) {
+			err = nil
+		}
+		return err
+	},
+}
+
+func init() {
+	pipboyCmd.PersistentFlags().BoolP("verbose", "v", false, "log debug events")
+
+	f := pipboyDiscoverCmd.Flags()
+	f.StringVar(&pipboyDiscoverFlags.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send the discovery request (a broadcast address or one host)")
+	f.DurationVar(&pipboyDiscoverFlags.wait, "wait", 2*time.Second, "how long to collect answers")
+
+	f = pipboyConnectCmd.Flags()
+	f.StringVar(&pipboyConnectFlags.path, "path", "", "print only this value, e.g. $.PlayerInfo")
+	f.BoolVar(&pipboyConnectFlags.watch, "watch", false, "keep printing the value whenever it changes")
+	f.StringVar(&pipboyConnectFlags.mapFile, "map", "", "request one local map frame and write it to this PNG file")
+
+	for _, c := range []*cobra.Command{pipboyServeCmd, pipboyReplayCmd, pipboyRelayCmd} {
+		f = c.Flags()
+		f.StringVar(&pipboyServeFlags.listen, "listen", fmt.Sprintf(":%d", pipboy.StreamPort), "TCP address apps connect to")
+		f.StringVar(&pipboyServeFlags.discovery, "discovery", fmt.Sprintf(":%d", pipboy.DiscoveryPort), `UDP address to answer discovery on ("" to disable)`)
+		f.StringVar(&pipboyServeFlags.machine, "machine-type", "PC", "MachineType to answer discovery with (PC or PS4)")
+	}
+	for _, c := range []*cobra.Command{pipboyServeCmd, pipboyReplayCmd} {
+		c.Flags().DurationVar(&pipboyServeFlags.heartbeat, "heartbeat", pipboy.DefaultHeartbeatInterval, "heartbeat interval")
+	}
+	pipboyServeCmd.Flags().StringVar(&pipboyServeFlags.from, "from", "", "stream, payload, recording or JSON tree to serve")
+	pipboyReplayCmd.Flags().Float64Var(&pipboyServeFlags.replaySpd, "speed", 1, "replay speed factor (2 = twice as fast)")
+	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.game, "game", "", "the game's HOST[:PORT]")
+	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.record, "record", "", "record the sessions to this file")
+
+	pipboyCmd.AddCommand(pipboyDiscoverCmd, pipboyConnectCmd, pipboyServeCmd, pipboyReplayCmd, pipboyRelayCmd)
+}
+
+var pipboyDashboardFlags struct {
+	game   string
+	listen string
+	mapInt time.Duration
+}
+
+var pipboyDashboardCmd = &cobra.Command{
+	Use:   "dashboard --game HOST[:PORT]",
+	Short: "Serve a live web dashboard of a game's Pip-Boy data (name, level, inventory, map, radio)",
+	Args:  cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, args []string) error {
+		if pipboyDashboardFlags.game == "" {
+			return errors.New("pipboy dashboard: --game HOST is required")
+		}
+		ctx := cmd.Context()
+		log := cliLogger(cmd)
+		c, err := pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.WaitReady(ctx); err != nil {
+			return err
+		}
+		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log})
+		defer d.Close()
+		ln, err := net.Listen("tcp", pipboyDashboardFlags.listen)
+		if err != nil {
+			return err
+		}
+		hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+		fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), pipboyDashboardFlags.game)
+		errs := make(chan error, 1)
+		go func() { errs <- hs.Serve(ln) }()
+		select {
+		case <-ctx.Done():
+		case err = <-errs:
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		return err
+	},
+}
+
+func init() {
+	f := pipboyDashboardCmd.Flags()
+	f.StringVar(&pipboyDashboardFlags.game, "game", "", "the game's HOST[:PORT] (port 27000 by default)")
+	f.StringVar(&pipboyDashboardFlags.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
+	f.DurationVar(&pipboyDashboardFlags.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
+	pipboyCmd.AddCommand(pipboyDashboardCmd)
 }
