@@ -470,7 +470,8 @@ func (e *Endpoint) drop(r DropReason, from netip.AddrPort, err error) {
 }
 
 // HandlePacket processes one received datagram as Serve does; it is exported for
-// callers that own the socket reads (and for tests).
+// callers that own the socket reads (and for tests). It must not run concurrently
+// with Serve or with itself: the receive side reuses one buffer.
 func (e *Endpoint) HandlePacket(b []byte, from netip.AddrPort) { e.handlePacket(b, from) }
 
 func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {

@@ -167,22 +167,23 @@ func describeMessage(m *Message, v Version) MessageRecord {
 }
 
 // ProtocolName names a protocol type from the tables of
-// specs/reference/pia/protocols/index.md (16-bit ids up to 5.4; the one-byte ids of
-// 5.29-5.44 and 6.x). It returns "" for ids it does not know.
+// specs/reference/pia/protocols/index.md (16-bit ids up to 5.4, one-byte ids from
+// 5.6 and in 6.x). It returns "" for ids it does not know.
 func ProtocolName(v Version, typ uint16) string {
 	if v.MessageLayout() == MessageUpTo5_4 {
 		return oldProtocolNames[typ]
 	}
 	if v.Major >= 6 {
-		if n, ok := protocolNames6[typ]; ok {
-			return n
-		}
-		return ""
+		return protocolNames6[typ]
 	}
-	if v.atLeast(5, 29) {
-		return protocolNames5[typ]
+	// The one-byte ids of 5.6-5.44 were renamed but never renumbered.
+	switch {
+	case typ == 0x74 && !v.atLeast(5, 11):
+		return "clone"
+	case typ == 0xA4 && !v.atLeast(5, 24):
+		return "feedback"
 	}
-	return ""
+	return protocolNames5[typ]
 }
 
 var oldProtocolNames = map[uint16]string{
