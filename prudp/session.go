@@ -107,7 +107,8 @@ type substream struct {
 	// send side
 	sendSeq  uint16       // next sequence id to assign
 	inflight []*outPacket // in sequence order
-	queue    []sendItem   // messages not yet fully sent
+	queue    []sendItem   // messages not yet fully sent (from qHead on)
+	qHead    int
 	queuePos int          // bytes of queue[0] already fragmented
 	nextFrag uint8        // fragment id of the next fragment of queue[0]
 	enc      crypt.RC4
@@ -183,9 +184,13 @@ func (s *session) setup(sendStart, recvStart uint16) {
 // write encodes p and hands the datagram to the shard; it returns the
 // encoding (valid until the next write) for packets that must be kept.
 func (s *session) write(now time.Time, p *pkt) ([]byte, error) {
-	p.src, p.dst = s.localPort, s.remotePort
-	p.sessionID = s.localSID
-	b, err := s.codec.appendPacket(s.scratch[:0], p, s.keysFor(p.typ, true))
+	// Encode from the shard's scratch copy: handing p itself to the codec
+	// (an interface call) would move every caller's pkt to the heap.
+	q := &s.sh.outPkt
+	*q = *p
+	q.src, q.dst = s.localPort, s.remotePort
+	q.sessionID = s.localSID
+	b, err := s.codec.appendPacket(s.scratch[:0], q, s.keysFor(p.typ, true))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +224,10 @@ func (s *session) release() {
 		for _, o := range st.inflight {
 			s.sh.putBuf(o.buf)
 		}
-		st.inflight, st.queue, st.reorder = nil, nil, nil
+		for _, o := range st.inflight {
+			s.sh.putOut(o)
+		}
+		st.inflight, st.queue, st.reorder, st.qHead = nil, nil, nil, 0
 		st.reasm = reassembler{}
 	}
 	s.inflight = 0
@@ -283,7 +291,8 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 	}
 	st := &s.streams[sub]
 	cum := st.recvNext - 1
-	var extra []uint16
+	extra := s.sh.ackExtra[:0]
+	defer func() { s.sh.ackExtra = extra[:0] }()
 	for i := range acks {
 		a := &acks[i]
 		if a.typ == typeData && a.substream == sub && a.times <= 1 && seqBefore(cum, a.seq) {
@@ -615,6 +624,7 @@ func (s *session) ackOne(now time.Time, st *substream, seq uint16) {
 	}
 	if o.typ == typeDisconnect && s.state == stateClosing {
 		s.sh.putBuf(o.buf)
+		s.sh.putOut(o)
 		s.state = stateClosed
 		s.err = ErrClosed
 		s.release()
@@ -623,6 +633,7 @@ func (s *session) ackOne(now time.Time, st *substream, seq uint16) {
 		return
 	}
 	s.sh.putBuf(o.buf)
+	s.sh.putOut(o)
 }
 
 // send queues a reliable message on a substream (or the DISCONNECT marker).
@@ -631,6 +642,12 @@ func (s *session) send(now time.Time, sub uint8, data []byte) error {
 		return fmt.Errorf("%w: %d (negotiated maximum %d)", ErrBadSubstream, sub, s.maxSubstream)
 	}
 	st := &s.streams[sub]
+	if st.qHead > 1024 && 2*st.qHead > len(st.queue) {
+		// Slide a long backlog down so the array does not grow forever.
+		n := copy(st.queue, st.queue[st.qHead:])
+		clear(st.queue[n:])
+		st.queue, st.qHead = st.queue[:n], 0
+	}
 	st.queue = append(st.queue, sendItem{data: data})
 	s.pump(now)
 	return nil
@@ -663,7 +680,7 @@ func (s *session) pump(now time.Time) {
 // idle reports whether nothing is queued or in flight.
 func (s *session) idle() bool {
 	for i := range s.streams {
-		if len(s.streams[i].queue) > 0 || len(s.streams[i].inflight) > 0 {
+		if s.streams[i].qHead < len(s.streams[i].queue) || len(s.streams[i].inflight) > 0 {
 			return false
 		}
 	}
@@ -672,10 +689,10 @@ func (s *session) idle() bool {
 
 // sendFragment sends the next fragment of st's queue, if any.
 func (s *session) sendFragment(now time.Time, st *substream) bool {
-	if len(st.queue) == 0 {
+	if st.qHead == len(st.queue) {
 		return false
 	}
-	item := &st.queue[0]
+	item := &st.queue[st.qHead]
 	rest := item.data[st.queuePos:]
 	chunk := s.cfg.FragmentSize
 	if s.cfg.Compression {
@@ -696,10 +713,16 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 	st.queuePos += len(rest)
 	last := frag == 0
 	if last {
-		st.queue[0] = sendItem{}
-		st.queue = st.queue[1:]
-		if len(st.queue) == 0 {
-			st.queue = nil // let the backing array go
+		st.queue[st.qHead] = sendItem{}
+		st.qHead++
+		if st.qHead == len(st.queue) {
+			// Empty: keep a small backing array for the next message, let a
+			// large one (after a burst) go.
+			st.qHead = 0
+			st.queue = st.queue[:0]
+			if cap(st.queue) > 64 {
+				st.queue = nil
+			}
 		}
 		st.queuePos, st.nextFrag = 0, 0
 	}
@@ -736,7 +759,8 @@ func (s *session) transmitNew(now time.Time, st *substream, p *pkt, size int) {
 		s.fail(now, fmt.Errorf("prudp: encoding %s: %w", typeName(p.typ), err))
 		return
 	}
-	o := &outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, size: size}
+	o := s.sh.getOut()
+	*o = outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, size: size}
 	o.deadline = now.Add(s.rtt.rto())
 	st.inflight = append(st.inflight, o)
 	s.inflight++

@@ -59,6 +59,25 @@ type shard struct {
 	freeBufs   [][]byte
 	pkt        pkt
 	mac        hash.Hash // connection signatures (see connSig)
+	outPkt     pkt       // scratch of session.write
+	ackExtra   []uint16  // scratch of session.sendAggregate
+	freeOut    []*outPacket
+}
+
+func (sh *shard) getOut() *outPacket {
+	if n := len(sh.freeOut); n > 0 {
+		o := sh.freeOut[n-1]
+		sh.freeOut = sh.freeOut[:n-1]
+		return o
+	}
+	return new(outPacket)
+}
+
+func (sh *shard) putOut(o *outPacket) {
+	if len(sh.freeOut) < 4096 {
+		*o = outPacket{}
+		sh.freeOut = append(sh.freeOut, o)
+	}
 }
 
 func newShard(ep *endpoint) *shard {
@@ -115,6 +134,17 @@ func (sh *shard) loop() {
 
 // endBatch flushes acknowledgements and re-arms the shard's timer.
 func (sh *shard) endBatch(now time.Time) {
+	sh.flushAcks(now)
+	if len(sh.timers) > 0 {
+		d := sh.timers[0].deadline.Sub(now)
+		sh.timer.Reset(max(d, 0))
+	} else {
+		sh.timer.Reset(time.Hour)
+	}
+}
+
+// flushAcks sends the acknowledgements the batch queued.
+func (sh *shard) flushAcks(now time.Time) {
 	for _, s := range sh.ackPending {
 		s.flushAcks(now)
 		s.publish()
@@ -122,12 +152,6 @@ func (sh *shard) endBatch(now time.Time) {
 	}
 	clear(sh.ackPending)
 	sh.ackPending = sh.ackPending[:0]
-	if len(sh.timers) > 0 {
-		d := sh.timers[0].deadline.Sub(now)
-		sh.timer.Reset(max(d, 0))
-	} else {
-		sh.timer.Reset(time.Hour)
-	}
 }
 
 func (sh *shard) handle(now time.Time, ev event) {
