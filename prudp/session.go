@@ -109,8 +109,8 @@ type substream struct {
 	inflight []*outPacket // in sequence order
 	queue    []sendItem   // messages not yet fully sent (from qHead on)
 	qHead    int
-	queuePos int          // bytes of queue[0] already fragmented
-	nextFrag uint8        // fragment id of the next fragment of queue[0]
+	queuePos int   // bytes of queue[0] already fragmented
+	nextFrag uint8 // fragment id of the next fragment of queue[0]
 	enc      crypt.RC4
 
 	// receive side
