@@ -218,6 +218,25 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 	return e, nil
 }
 
+// Listen binds a UDP socket on addr (for example "127.0.0.1:0"; the library never
+// picks 0.0.0.0 on its own) and returns an endpoint on it.
+func Listen(addr string, cfg EndpointConfig) (*Endpoint, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pia listen %q: %w", addr, err)
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("pia listen: %w", err)
+	}
+	e, err := NewEndpoint(conn, cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
 // LocalAddr returns the socket's address.
 func (e *Endpoint) LocalAddr() netip.AddrPort {
 	return e.conn.LocalAddr().(*net.UDPAddr).AddrPort()

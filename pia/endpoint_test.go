@@ -246,6 +246,20 @@ func TestEndpointDropsTamperedTruncatedReplayed(t *testing.T) {
 	}
 }
 
+func TestListen(t *testing.T) {
+	e, err := Listen("127.0.0.1:0", EndpointConfig{Version: Version{6, 16}, NonceParams: NonceParams{Network: NetworkLAN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if a := e.LocalAddr(); !a.Addr().IsLoopback() || a.Port() == 0 {
+		t.Fatalf("bound %v", a)
+	}
+	if _, err := Listen("127.0.0.1:0", EndpointConfig{}); err == nil {
+		t.Fatal("endpoint without a version accepted")
+	}
+}
+
 func TestEndpointRefusesOversizedMessage(t *testing.T) {
 	a := newTestEndpoint(t, Version{5, 27}, 1, 1)
 	p := a.AddPeer(netAddr(t, "127.0.0.1:9"), PeerConfig{})
