@@ -1,0 +1,233 @@
+package nex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/health"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+)
+
+// testAccounts derives the keys once (each derivation is ~65,000 MD5 rounds).
+var testAccounts = sync.OnceValue(func() *auth.Memory {
+	m := new(auth.Memory)
+	for _, sp := range auth.SpecialAccounts {
+		pw := "secret-" + sp.Name
+		if sp.PID == auth.PIDGuest {
+			pw = auth.GuestPassword
+		}
+		m.Add(sp.PID, sp.Name, pw)
+	}
+	m.Add(1000, "1000", "hunter2")
+	return m
+})
+
+// startServer runs a NEX server on two loopback ports and returns the
+// authentication address.
+func startServer(t *testing.T, srv *Server) string {
+	t.Helper()
+	if srv.Accounts == nil {
+		srv.Accounts = testAccounts()
+	}
+	logs := new(syncBuffer)
+	if srv.Logger == nil {
+		srv.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := a.LocalAddr().String()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(a, b) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+		srv.Close()
+		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return addr
+}
+
+// syncBuffer collects server logs, shown when a test fails.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fastFail makes refused handshakes fail quickly; nothing asserts on timing.
+func fastFail(c prudp.Config) prudp.Config {
+	c.InitialRTO = 50 * time.Millisecond
+	c.MaxRetransmits = 2
+	return c
+}
+
+func TestLoginEndToEnd(t *testing.T) {
+	for _, d := range []prudp.Dialect{prudp.NEXV1, prudp.NEXV0} {
+		t.Run(d.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cfg := prudp.Config{Dialect: d, AccessKey: "6f599f81"}
+			srv := &Server{Config: cfg}
+			addr := startServer(t, srv)
+
+			sess, err := Login(ctx, addr, LoginConfig{User: "guest", Password: auth.GuestPassword, Config: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.PID != auth.PIDGuest || sess.ConnectionID != 1 || sess.BuildName != auth.DefaultBuildName {
+				t.Fatalf("session %+v", sess)
+			}
+			if sess.SecureURL.Scheme != "prudps" || sess.SecureURL.PID() != 2 || sess.SecureURL.Address() != "127.0.0.1" {
+				t.Fatalf("secure url %s", sess.SecureURL)
+			}
+			if sess.PublicURL.Address() != "127.0.0.1" || sess.PublicURL.PID() != 100 {
+				t.Fatalf("public url %s", sess.PublicURL)
+			}
+			// The secure server recorded the station under the ticket's PID.
+			st, ok := srv.Secure().Lookup(sess.ConnectionID)
+			if !ok || st.PID != 100 || st.Public.String() != sess.PublicURL.String() {
+				t.Fatalf("station %+v", st)
+			}
+			// RMC calls work on the secure connection (Health is registered there).
+			data, err := sess.RMC.Call(ctx, rmc.ProtocolHealth, health.MethodPingDaemon, nil)
+			if err != nil || len(data) != 1 || data[0] != 1 {
+				t.Fatalf("PingDaemon: %x %v", data, err)
+			}
+			// Ticket Granting is not served on the secure server.
+			if _, err := sess.RMC.Call(ctx, rmc.ProtocolTicketGranting, auth.MethodGetPID, []byte{1, 0, 0}); !errors.Is(err, types.CoreNotImplemented) {
+				t.Fatalf("protocol 10 on the secure server: %v", err)
+			}
+			if err := sess.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The station is forgotten once the connection ends.
+			for len(srv.Secure().Stations()) != 0 {
+				select {
+				case <-ctx.Done():
+					t.Fatal("station not forgotten after disconnect")
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		})
+	}
+}
+
+func TestLoginFailures(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := prudp.Config{}
+	addr := startServer(t, &Server{Config: cfg})
+
+	_, err := Login(ctx, addr, LoginConfig{User: "guest", Password: "not the password", Config: cfg})
+	if !errors.Is(err, ErrWrongPassword) || !strings.Contains(err.Error(), `"guest"`) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	_, err = Login(ctx, addr, LoginConfig{User: "nobody", Password: "x", Config: cfg})
+	if !errors.Is(err, ErrUnknownUser) {
+		t.Fatalf("unknown user: %v", err)
+	}
+
+	// A server whose clock is 10 minutes behind issues tickets the secure server
+	// (with the real clock) finds expired.
+	old := &Server{Config: cfg, Auth: auth.Server{Now: func() time.Time { return time.Now().Add(-10 * time.Minute) }}}
+	oldAddr := startServer(t, old)
+	_, err = Login(ctx, oldAddr, LoginConfig{User: "guest", Password: auth.GuestPassword, Config: fastFail(cfg)})
+	if !errors.Is(err, ErrSecureRefused) {
+		t.Fatalf("expired ticket: %v", err)
+	}
+	if n := len(old.Secure().Stations()); n != 0 {
+		t.Fatalf("%d stations registered with an expired ticket", n)
+	}
+}
+
+func TestTicketForAnotherPID(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := prudp.Config{}
+	srv := &Server{Config: cfg}
+	addr := startServer(t, srv)
+
+	// Log in as guest by hand and open the ticket...
+	ac, err := prudp.Dial(ctx, addr, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ac.Abort()
+	rc := rmc.NewClient(ConnTransport{ac}, rmc.ClientConfig{Settings: DefaultSettings(cfg)})
+	defer rc.Close()
+	lr, err := (&auth.Client{RMC: rc}).Login(ctx, "guest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := kerberos.DeriveKey(auth.GuestPassword, 100)
+	ticket, err := kerberos.OpenTicket(lr.Ticket, key[:], kerberos.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ...then present it to the secure server claiming to be PID 1000.
+	secAddr, err := secureAddr(lr.Connection.RegularURL, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := fastFail(cfg)
+	sc.Ticket, sc.PID = &ticket, 1000
+	if c, err := prudp.Dial(ctx, secAddr, &sc); err == nil {
+		c.Abort()
+		t.Fatal("secure server accepted a ticket issued to another PID")
+	}
+	// The same ticket with the right PID is accepted.
+	sc.PID = 100
+	c, err := prudp.Dial(ctx, secAddr, &sc)
+	if err != nil {
+		t.Fatalf("the rightful owner was refused: %v", err)
+	}
+	c.Abort()
+}
+
+func TestLoginRequestsTicketForSecureServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := prudp.Config{}
+	// This server names Quazal Authentication as the target of Login tickets, so
+	// the client must ask RequestTicket for one to the secure server.
+	addr := startServer(t, &Server{Config: cfg, Auth: auth.Server{LoginTarget: auth.PIDQuazalAuthentication}})
+	sess, err := Login(ctx, addr, LoginConfig{User: "1000", Password: "hunter2", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx)
+	if sess.PID != 1000 || sess.ConnectionID == 0 {
+		t.Fatalf("%+v", sess)
+	}
+}

@@ -1,0 +1,361 @@
+package nex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/health"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/secure"
+	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// Default addresses of Server.
+const (
+	DefaultAddr = "127.0.0.1:60000"
+)
+
+// Server is a NEX game server: an authentication server and a secure server on two
+// UDP ports. Fields configure it before Serve; zero values take the defaults
+// written beside them, except Accounts, which is required.
+type Server struct {
+	// Addr is the authentication server's UDP address; default DefaultAddr.
+	Addr string
+	// SecureAddr is the secure server's UDP address; default the authentication
+	// server's host with its port + 1.
+	SecureAddr string
+	// SecureHost is the address written in the secure server's station url (what
+	// clients dial); default the host SecureAddr is bound to (a wildcard
+	// address is replaced by 127.0.0.1, so set this when serving other machines).
+	SecureHost string
+	// Config configures the PRUDP connections of both servers (dialect, access
+	// key, timers); see prudp.Config. Config.Kerberos sets the PID and session key
+	// sizes.
+	Config prudp.Config
+	// Settings overrides the NEX encoding settings; nil derives them: PIDs as
+	// wide as Config.Kerberos.PIDSize, structure headers when the PRUDP minor
+	// version offered is 3 or more (NEX V1 by default, never V0).
+	Settings *types.Settings
+	// Accounts holds users and the special accounts (Quazal Rendez-Vous, PID 2,
+	// must exist: its key opens tickets on the secure server).
+	Accounts auth.Accounts
+	// Auth configures the ticket-granting service (build name, NEX 4 options, key
+	// derivation, ...). Its Accounts, SecureURL and Logger are filled in by Serve
+	// when empty.
+	Auth auth.Server
+	// Health configures the Health protocol (a database ping, ...).
+	Health health.Server
+	// Mux carries the game's protocols for the secure server; Secure Connection
+	// and Health are added to it. Default: a new empty Mux.
+	Mux *rmc.Mux
+	// Logger receives both servers' logs; default none.
+	Logger *slog.Logger
+
+	secure    secure.Server
+	authSrv   *prudp.Server
+	secureSrv *prudp.Server
+	settings  types.Settings
+	mu        sync.Mutex
+	peers     sync.Map // *prudp.Conn -> *rmc.Peer
+}
+
+// Secure returns the Secure Connection handler, to inspect registered stations.
+func (s *Server) Secure() *secure.Server { return &s.secure }
+
+// SecureAddrDefault returns the default secure address for an authentication
+// address: the same host, port + 1.
+func SecureAddrDefault(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("nex: authentication address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p >= 65535 {
+		return "", fmt.Errorf("nex: authentication address %q: bad port", addr)
+	}
+	if p == 0 {
+		return net.JoinHostPort(host, "0"), nil
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+1)), nil
+}
+
+func (s *Server) init() error {
+	if s.Accounts == nil {
+		return errors.New("nex: Server.Accounts is required")
+	}
+	if s.Addr == "" {
+		s.Addr = DefaultAddr
+	}
+	if s.SecureAddr == "" {
+		a, err := SecureAddrDefault(s.Addr)
+		if err != nil {
+			return err
+		}
+		s.SecureAddr = a
+	}
+	if s.Settings != nil {
+		s.settings = *s.Settings
+	} else {
+		s.settings = DefaultSettings(s.Config)
+	}
+	if s.Mux == nil {
+		s.Mux = rmc.NewMux()
+	}
+	return nil
+}
+
+// DefaultSettings derives the NEX encoding settings from a PRUDP configuration:
+// 4- or 8-byte PIDs as Kerberos says, structure headers from minor version 3 (the
+// engine offers minor version 4 on V1 and has none on V0).
+//
+// TODO: the minor version is per connection (the lower of both ends); the engine
+// does not expose the negotiated one yet, so a V1 client offering less than 3
+// would be answered with structure headers it does not expect.
+func DefaultSettings(c prudp.Config) types.Settings {
+	minor := int(c.MinorVersion)
+	if c.Dialect == prudp.NEXV1 && minor == 0 {
+		minor = 4
+	}
+	if c.Dialect != prudp.NEXV1 {
+		minor = 0
+	}
+	return types.SettingsForMinorVersion(minor, c.Kerberos.PIDSize)
+}
+
+// Serve runs both servers on the given sockets until Shutdown or Close, and returns
+// the first error (prudp.ErrServerClosed after a shutdown). It closes the sockets.
+func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
+	if err := s.init(); err != nil {
+		authPC.Close()
+		securePC.Close()
+		return err
+	}
+	ctx := context.Background()
+	secureKey, err := s.secureKey(ctx)
+	if err != nil {
+		authPC.Close()
+		securePC.Close()
+		return err
+	}
+
+	// The secure server's url: what Login hands to clients.
+	host := s.SecureHost
+	sa, ok := securePC.LocalAddr().(*net.UDPAddr)
+	if !ok {
+		authPC.Close()
+		securePC.Close()
+		return fmt.Errorf("nex: secure socket address %v is not UDP", securePC.LocalAddr())
+	}
+	if host == "" {
+		ip := sa.AddrPort().Addr().Unmap()
+		if ip.IsUnspecified() {
+			ip = netip.MustParseAddr("127.0.0.1")
+		}
+		host = ip.String()
+	}
+	stream := s.Config.StreamType
+	if stream == 0 {
+		stream = prudp.StreamRVSecure
+	}
+	port := s.Config.Port
+	if port == 0 {
+		port = 1
+	}
+	url := types.NewStationURL("prudps",
+		types.URLParam{Key: "address", Value: host},
+		types.URLParam{Key: "port", Value: strconv.Itoa(sa.Port)},
+		types.URLParam{Key: "CID", Value: "1"},
+		types.URLParam{Key: "PID", Value: strconv.FormatUint(uint64(s.securePID()), 10)},
+		types.URLParam{Key: "sid", Value: strconv.Itoa(int(port))},
+		types.URLParam{Key: "stream", Value: strconv.Itoa(int(stream))},
+		types.URLParam{Key: "type", Value: "2"})
+
+	ts := s.Auth
+	if ts.Accounts == nil {
+		ts.Accounts = s.Accounts
+	}
+	if ts.SecureURL.IsZero() {
+		ts.SecureURL = url
+	}
+	if ts.Logger == nil {
+		ts.Logger = s.Logger
+	}
+	ts.Kerberos.SessionKeySize = s.Config.Kerberos.SessionKeySize
+	ts.Kerberos.Internal = s.Config.Kerberos.Internal
+	authMux := rmc.NewMux()
+	authMux.HandleProtocol(rmc.ProtocolTicketGranting, &ts)
+
+	s.secure.Logger = s.Logger
+	if s.Health.Logger == nil {
+		s.Health.Logger = s.Logger
+	}
+	s.Mux.HandleProtocol(rmc.ProtocolSecureConnection, &s.secure)
+	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
+
+	s.mu.Lock()
+	s.authSrv = &prudp.Server{Config: s.Config, Handler: s.handler(authMux, "prudp"), ConnState: s.connState}
+	s.secureSrv = &prudp.Server{Config: s.Config, Handler: s.handler(s.Mux, "prudps"), ConnState: s.connState,
+		ServerKey: secureKey}
+	s.authSrv.Config.Logger = s.Logger
+	s.secureSrv.Config.Logger = s.Logger
+	authSrv, secureSrv := s.authSrv, s.secureSrv
+	s.mu.Unlock()
+
+	errs := make(chan error, 2)
+	go func() { errs <- authSrv.Serve(authPC) }()
+	go func() { errs <- secureSrv.Serve(securePC) }()
+	err = <-errs
+	// One server stopped: stop the other too.
+	authSrv.Close()
+	secureSrv.Close()
+	<-errs
+	return err
+}
+
+// ListenAndServe binds Addr and SecureAddr and serves.
+func (s *Server) ListenAndServe() error {
+	if err := s.init(); err != nil {
+		return err
+	}
+	a, err := listen(s.Addr)
+	if err != nil {
+		return err
+	}
+	b, err := listen(s.SecureAddr)
+	if err != nil {
+		a.Close()
+		return err
+	}
+	return s.Serve(a, b)
+}
+
+func listen(addr string) (*net.UDPConn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("nex: address %q: %w", addr, err)
+	}
+	c, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("nex: listen %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// Shutdown disconnects every client of both servers gracefully (see
+// prudp.Server.Shutdown) and stops them.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	a, b := s.authSrv, s.secureSrv
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range []*prudp.Server{a, b} {
+		if srv != nil {
+			errs = append(errs, srv.Shutdown(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops both servers at once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	a, b := s.authSrv, s.secureSrv
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range []*prudp.Server{a, b} {
+		if srv != nil {
+			errs = append(errs, srv.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// AuthServer and SecureServer return the PRUDP servers once Serve runs (for their
+// addresses, stats and metrics).
+func (s *Server) AuthServer() *prudp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.authSrv
+}
+
+// SecureServer returns the secure PRUDP server once Serve runs.
+func (s *Server) SecureServer() *prudp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.secureSrv
+}
+
+func (s *Server) securePID() types.PID {
+	if s.Auth.SecurePID != 0 {
+		return s.Auth.SecurePID
+	}
+	return auth.PIDQuazalRendezVous
+}
+
+// secureKey is the key of the secure server's account, which opens tickets.
+func (s *Server) secureKey(ctx context.Context) ([]byte, error) {
+	a, err := s.Accounts.AccountByPID(ctx, s.securePID())
+	if err != nil {
+		return nil, fmt.Errorf("nex: the secure server's account (PID %d) is needed to open tickets: %w", s.securePID(), err)
+	}
+	return append([]byte(nil), a.Key(s.Auth.Derivation)...), nil
+}
+
+func (s *Server) connState(c *prudp.Conn, state prudp.ConnState) {
+	if state == prudp.StateClosed {
+		if p, ok := s.peers.LoadAndDelete(c); ok {
+			s.secure.Forget(p.(*rmc.Peer))
+		}
+	}
+}
+
+// peer returns the rmc.Peer of a connection, creating it on first use.
+func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
+	if p, ok := s.peers.Load(c); ok {
+		return p.(*rmc.Peer)
+	}
+	stream := s.Config.StreamType
+	if stream == 0 {
+		stream = prudp.StreamRVSecure
+	}
+	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: s.settings, Scheme: scheme,
+		StreamType: stream, Port: s.Config.Port, Conn: c}
+	actual, _ := s.peers.LoadOrStore(c, p)
+	return actual.(*rmc.Peer)
+}
+
+// outPool recycles response buffers: prudp.Conn.Send copies what it is given.
+var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// handler answers the RMC requests arriving on a PRUDP server's connections.
+func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
+	return prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
+		if !m.Reliable {
+			return // RMC travels on reliable substreams only
+		}
+		ctx := context.Background()
+		bp := outPool.Get().(*[]byte)
+		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
+		if err != nil {
+			if s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
+					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
+			}
+		} else if len(out) > 0 {
+			if err := c.Send(ctx, m.Substream, out); err != nil && s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: response not sent",
+					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
+			}
+		}
+		*bp = out
+		outPool.Put(bp)
+	})
+}
