@@ -1,0 +1,241 @@
+package dissect
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// These tests capture gamewire's own traffic with a real capture tool
+// (tcpdump on the loopback interface, filtered by port) and check that the
+// dissector finds every application message decrypted, in order. CI installs
+// tcpdump; elsewhere they are skipped when tcpdump is missing or may not
+// capture (it needs root or CAP_NET_RAW).
+
+// needTool finds a tool or skips (fails under CI=true).
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+// tcpdumpSession runs tcpdump on lo with a filter until stop is called.
+type tcpdumpSession struct {
+	cmd    *exec.Cmd
+	path   string
+	stderr *bytes.Buffer
+}
+
+func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
+	t.Helper()
+	bin := needTool(t, "tcpdump")
+	path := filepath.Join(t.TempDir(), "capture.pcap")
+	cmd := exec.Command(bin, "-i", "lo", "--immediate-mode", "-B", "65536", "-U", "-n", "-s", "0", "-w", path, filter)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &tcpdumpSession{cmd: cmd, path: path, stderr: &bytes.Buffer{}}
+	// Wait for "listening on lo" so no packet is sent before capture starts.
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			s.stderr.WriteString(sc.Text() + "\n")
+			if !sent && strings.Contains(sc.Text(), "listening on") {
+				ready <- true
+				sent = true
+			}
+		}
+		if !sent {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			cmd.Wait()
+			msg := "tcpdump could not capture on lo: " + s.stderr.String()
+			if os.Getenv("CI") == "true" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("tcpdump did not start listening within 15 s: %s", s.stderr.String())
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+	})
+	return s
+}
+
+// dropped parses tcpdump's "N packets dropped by kernel".
+func (s *tcpdumpSession) dropped() int {
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		if n, ok := strings.CutSuffix(strings.TrimSpace(line), " packets dropped by kernel"); ok {
+			v, _ := strconv.Atoi(n)
+			return v
+		}
+	}
+	return 0
+}
+
+// stop lets tcpdump flush and exit, and returns the capture.
+func (s *tcpdumpSession) stop(t *testing.T) []byte {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond) // let the kernel hand over the last packets
+	s.cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tcpdump: %s", strings.ReplaceAll(strings.TrimSpace(s.stderr.String()), "\n", "; "))
+	return b
+}
+
+// captureMessages are the messages the client sends: small, a few
+// fragments, and one of 20 KiB.
+func captureMessages() [][]byte {
+	var out [][]byte
+	for i, n := range []int{16, 200, 1000, 3000, 20000, 64, 5000} {
+		out = append(out, testMessage(i, n))
+	}
+	return out
+}
+
+func TestTcpdumpPRUDPDialects(t *testing.T) {
+	for _, dialect := range []prudp.Dialect{prudp.NEXV1, prudp.NEXV0, prudp.NEXV0Friends} {
+		t.Run(dialect.String(), func(t *testing.T) {
+			const accessKey = "6f599f81"
+			pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := pc.LocalAddr().(*net.UDPAddr).Port
+			cfg := prudp.Config{Dialect: dialect, AccessKey: accessKey}
+			srv := &prudp.Server{Config: cfg}
+			go srv.Serve(pc)
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				srv.Shutdown(ctx)
+			}()
+
+			// The kernel may drop packets when the machine is busy (tcpdump then
+			// says so); such a capture cannot show every message, so try again.
+			var capture []byte
+			for attempt := 1; ; attempt++ {
+				td := startTcpdump(t, "udp port "+strconv.Itoa(port))
+				echoSession(t, port, &cfg)
+				capture = td.stop(t)
+				if td.dropped() == 0 {
+					break
+				}
+				if attempt == 3 {
+					t.Skipf("the kernel dropped packets in 3 captures in a row (machine too busy); tcpdump said: %s", td.stderr.String())
+				}
+			}
+			if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" {
+				os.WriteFile(filepath.Join(dir, "tcpdump-"+dialect.String()+".pcap"), capture, 0o644)
+			}
+			msgs := captureMessages()
+
+			d := New(Config{Keys: &Keys{AccessKeys: []string{accessKey}}})
+			var got [2][]string
+			var notes []string
+			err = d.Decode(bytes.NewReader(capture), func(r *Record) error {
+				if r.Kind == KindNote {
+					notes = append(notes, string(r.AppendJSON(nil)))
+				}
+				if r.Kind != KindMessage || r.Protocol != "prudp" {
+					return nil
+				}
+				f, _ := r.Field("plain_hex")
+				dir := 0
+				if r.NetSrc.Port() == uint16(port) {
+					dir = 1
+				}
+				got[dir] = append(got[dir], hex.EncodeToString(f.Bytes))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for dir, name := range []string{"client to server", "server to client (echo)"} {
+				if len(got[dir]) != len(msgs) {
+					t.Fatalf("%s: %d messages decoded, %d sent; notes: %q", name, len(got[dir]), len(msgs), notes)
+				}
+				for i, m := range msgs {
+					if got[dir][i] != hex.EncodeToString(m) {
+						t.Fatalf("%s: message %d differs", name, i)
+					}
+				}
+			}
+			fl := d.Flows()
+			if len(fl) != 1 || fl[0].Dialect != dialect.String() || !strings.HasPrefix(fl[0].Handshake, "connected") && fl[0].Handshake != "disconnected" {
+				t.Fatalf("flows %+v", fl)
+			}
+			t.Logf("%s: %d frames, %d bytes captured by tcpdump; %d retransmissions; notes %d", dialect, d.Summary().Frames, len(capture), fl[0].Retransmissions, len(notes))
+		})
+	}
+}
+
+// echoSession dials the echo server, sends captureMessages and checks the echoes.
+func echoSession(t *testing.T, port int, cfg *prudp.Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := prudp.Dial(ctx, "127.0.0.1:"+strconv.Itoa(port), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range captureMessages() {
+		if err := c.Send(ctx, 0, m); err != nil {
+			t.Fatal(err)
+		}
+		echo, err := c.Recv(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(echo.Data, m) {
+			t.Fatalf("echo differs")
+		}
+	}
+	c.Close(ctx)
+}
