@@ -27,7 +27,11 @@ type Database struct {
 	gen     uint32
 	pending map[uint32]struct{}
 	garbage []uint32
-	stack   []uint32
+	// Slabs hand out the lists of new arrays and objects, so a dump does not
+	// allocate once per container; each list is cut with its own capacity.
+	fieldSlab []field
+	elemSlab  []uint32
+	deferred  []deferredRef
 }
 
 // RootID is the id of the root object.
@@ -71,30 +75,40 @@ func (db *Database) Apply(payload []byte) error {
 	if db.index == nil {
 		*db = *NewDatabase()
 	}
-	// Pass 1: syntax, and the ids this update defines.
+	// Pass 1: syntax, the ids this update defines, and references to ids neither
+	// known nor defined so far (forward references, checked once all ids are seen).
 	clear(db.pending)
+	db.deferred = db.deferred[:0]
 	it := NewEntries(payload)
-	for {
-		e, ok := it.Next()
-		if !ok {
-			break
-		}
-		db.pending[e.ID] = struct{}{}
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	// Pass 2: every id referred to must exist before or in this update.
-	it = NewEntries(payload)
+	count := 0
 	for {
 		off := it.Offset()
 		e, ok := it.Next()
 		if !ok {
 			break
 		}
-		if err := db.checkRefs(&e, off); err != nil {
-			return err
+		db.pending[e.ID] = struct{}{}
+		count++
+		db.deferRefs(&e, off)
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	for _, d := range db.deferred {
+		if !db.known(d.id) {
+			e, _, _ := ParseEntry(payload[d.off:])
+			return db.checkRefs(&e, d.off)
 		}
+	}
+	// Size the store for a dump at once. count is what the payload actually holds
+	// (each value takes at least 5 bytes), not a claimed size.
+	if len(db.index) == 0 && count > 64 {
+		db.index = make(map[uint32]int32, count)
+	}
+	if need := len(db.nodes) + count; cap(db.nodes) < need && count > 64 {
+		nodes := make([]node, len(db.nodes), need)
+		copy(nodes, db.nodes)
+		db.nodes = nodes
 	}
 	// Pass 3: apply.
 	db.gen++
@@ -118,6 +132,35 @@ func (db *Database) known(id uint32) bool {
 	return ok
 }
 
+// deferRefs notes the references of e to ids not known yet.
+func (db *Database) deferRefs(e *Entry, off int) {
+	switch e.Type {
+	case TypeArray:
+		for i := range e.Elems.Len() {
+			if id := e.Elems.At(i); !db.known(id) {
+				db.deferred = append(db.deferred, deferredRef{off, id})
+			}
+		}
+	case TypeObject:
+		for _, id := range e.Add.All {
+			if !db.known(id) {
+				db.deferred = append(db.deferred, deferredRef{off, id})
+			}
+		}
+		for i := range e.Remove.Len() {
+			if id := e.Remove.At(i); !db.known(id) {
+				db.deferred = append(db.deferred, deferredRef{off, id})
+			}
+		}
+	}
+}
+
+type deferredRef struct {
+	off int
+	id  uint32
+}
+
+// checkRefs reports the first reference of e to an unknown id.
 func (db *Database) checkRefs(e *Entry, off int) error {
 	switch e.Type {
 	case TypeArray:
@@ -180,12 +223,50 @@ func (db *Database) decref(id uint32) {
 	}
 }
 
-func (db *Database) internKey(k []byte) string {
-	if s, ok := db.intern[string(k)]; ok {
+func (db *Database) internKey(k []byte) string { return db.internString(k) }
+
+// slabSize is the number of list entries allocated at once for new containers.
+const slabSize = 4096
+
+func (db *Database) fieldList(n int) []field {
+	if n > slabSize/4 {
+		return make([]field, 0, n)
+	}
+	if len(db.fieldSlab) < n {
+		db.fieldSlab = make([]field, slabSize)
+	}
+	l := db.fieldSlab[:0:n]
+	db.fieldSlab = db.fieldSlab[n:]
+	return l
+}
+
+func (db *Database) elemList(n int) []uint32 {
+	if n > slabSize/4 {
+		return make([]uint32, 0, n)
+	}
+	if len(db.elemSlab) < n {
+		db.elemSlab = make([]uint32, slabSize)
+	}
+	l := db.elemSlab[:0:n]
+	db.elemSlab = db.elemSlab[n:]
+	return l
+}
+
+// maxInterned bounds the table of shared short strings (keys and values such as
+// "$dr" that repeat thousands of times), so a long session cannot grow it forever.
+const maxInterned = 1 << 16
+
+func (db *Database) internString(b []byte) string {
+	if len(b) > 32 {
+		return string(b)
+	}
+	if s, ok := db.intern[string(b)]; ok {
 		return s
 	}
-	s := string(k)
-	db.intern[s] = s
+	s := string(b)
+	if len(db.intern) < maxInterned {
+		db.intern[s] = s
+	}
 	return s
 }
 
@@ -225,12 +306,12 @@ func (db *Database) apply(e *Entry) {
 	case TypeFloat:
 		n.bits = uint64(math.Float32bits(e.Float))
 	case TypeString:
-		n.str = string(e.Str)
+		n.str = db.internString(e.Str)
 	case TypeArray:
 		m := e.Elems.Len()
 		elems := n.elems[:0]
 		if cap(elems) < m {
-			elems = make([]uint32, 0, m)
+			elems = db.elemList(m)
 		}
 		for i := range m {
 			id := e.Elems.At(i)
@@ -256,7 +337,7 @@ func (db *Database) apply(e *Entry) {
 			}
 		}
 		if n.fields == nil && e.Add.Len() > 0 {
-			n.fields = make([]field, 0, e.Add.Len())
+			n.fields = db.fieldList(e.Add.Len())
 		}
 		for key, id := range e.Add.All {
 			db.incref(id)

@@ -127,16 +127,17 @@ func ParseEntry(b []byte) (Entry, int, error) {
 	}
 	e := Entry{Type: ValueType(b[0]), ID: binary.LittleEndian.Uint32(b[1:])}
 	d := b[entryHeaderSize:]
-	need := func(n int, field string) error {
-		if len(d) < n {
-			return fmt.Errorf("%s value id %d: %s at offset %d: %w: need %d bytes, have %d", e.Type, e.ID, field, len(b)-len(d), ErrTruncated, n, len(d))
+	// short builds the error for a field that does not fit; it runs only on failure.
+	short := func(field string, i, n int) error {
+		if i >= 0 {
+			field = fmt.Sprintf("%s[%d] %s", "add", i, field)
 		}
-		return nil
+		return fmt.Errorf("%s value id %d: %s at offset %d: %w: need %d bytes, have %d", e.Type, e.ID, field, len(b)-len(d), ErrTruncated, n, len(d))
 	}
 	switch e.Type {
 	case TypeBool, TypeInt8, TypeUint8:
-		if err := need(1, "data"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 1 {
+			return Entry{}, 0, short("data", -1, 1)
 		}
 		switch e.Type {
 		case TypeBool:
@@ -148,8 +149,8 @@ func ParseEntry(b []byte) (Entry, int, error) {
 		}
 		return e, entryHeaderSize + 1, nil
 	case TypeInt32, TypeUint32, TypeFloat:
-		if err := need(4, "data"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 4 {
+			return Entry{}, 0, short("data", -1, 4)
 		}
 		v := binary.LittleEndian.Uint32(d)
 		switch e.Type {
@@ -169,26 +170,26 @@ func ParseEntry(b []byte) (Entry, int, error) {
 		e.Str = d[:k:k]
 		return e, entryHeaderSize + k + 1, nil
 	case TypeArray:
-		if err := need(2, "element count"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 2 {
+			return Entry{}, 0, short("element count", -1, 2)
 		}
 		n := int(binary.LittleEndian.Uint16(d))
 		d = d[2:]
-		if err := need(4*n, "element ids"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 4*n {
+			return Entry{}, 0, short("element ids", -1, 4*n)
 		}
 		e.Elems = IDList(d[: 4*n : 4*n])
 		return e, entryHeaderSize + 2 + 4*n, nil
 	case TypeObject:
-		if err := need(2, "add count"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 2 {
+			return Entry{}, 0, short("add count", -1, 2)
 		}
 		n := int(binary.LittleEndian.Uint16(d))
 		d = d[2:]
 		start := d
 		for i := range n {
-			if err := need(4, fmt.Sprintf("add[%d] id", i)); err != nil {
-				return Entry{}, 0, err
+			if len(d) < 4 {
+				return Entry{}, 0, short("id", i, 4)
 			}
 			k := bytes.IndexByte(d[4:], 0)
 			if k < 0 {
@@ -198,13 +199,13 @@ func ParseEntry(b []byte) (Entry, int, error) {
 		}
 		used := len(start) - len(d)
 		e.Add = KeyList{n: n, raw: start[:used:used]}
-		if err := need(2, "remove count"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 2 {
+			return Entry{}, 0, short("remove count", -1, 2)
 		}
 		r := int(binary.LittleEndian.Uint16(d))
 		d = d[2:]
-		if err := need(4*r, "remove ids"); err != nil {
-			return Entry{}, 0, err
+		if len(d) < 4*r {
+			return Entry{}, 0, short("remove ids", -1, 4*r)
 		}
 		e.Remove = IDList(d[: 4*r : 4*r])
 		d = d[4*r:]
