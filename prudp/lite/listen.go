@@ -1,0 +1,281 @@
+package lite
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Subprotocol is the WebSocket subprotocol of NEX on the Switch.
+const Subprotocol = "NEX"
+
+// Listener accepts PRUDP Lite streams: WebSocket connections (subprotocol
+// NEX, path /, binary messages) and raw Lite streams, both on one TCP port,
+// in plain text or TLS (Config.TLS). A connection whose first byte is the
+// Lite magic 0x80 is a raw stream; anything else is taken for HTTP and
+// must upgrade to a WebSocket on /. Packets reach the engine through the
+// PortConn of their destination virtual port ([Listener.Port]).
+type Listener struct {
+	h        *hub
+	ln       net.Listener
+	http     *http.Server
+	conns    chan net.Conn // sniffed HTTP connections for http
+	mu       sync.Mutex
+	httpOnce sync.Once
+	serveErr error
+}
+
+// NewListener returns a Listener without a socket: give it connections with
+// Serve, ServeHTTP or AddStream.
+func NewListener(cfg *Config) *Listener {
+	l := &Listener{h: newHub(cfg), conns: make(chan net.Conn)}
+	return l
+}
+
+// Listen binds a TCP address ("127.0.0.1:4430") and serves WebSocket and raw
+// Lite streams on it (TLS with cfg.TLS) until Close.
+func Listen(addr string, cfg *Config) (*Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("prudp lite: listen %q: %w", addr, err)
+	}
+	l := NewListener(cfg)
+	l.h.local = ln.Addr()
+	go l.Serve(ln) //nolint:errcheck // Serve's error is kept for Close
+	return l, nil
+}
+
+// Addr returns the bound address (nil without Listen or Serve).
+func (l *Listener) Addr() net.Addr { return l.h.local }
+
+// Port returns the PacketConn of a virtual port, creating it on the first
+// call: pass it to prudp.Server.Serve. Packets for ports without a PortConn
+// are dropped and counted (reason "no_port").
+func (l *Listener) Port(port uint8) *PortConn {
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v := h.ports[port]; v != nil {
+		return v
+	}
+	v := newPortConn(h, int(port))
+	if h.closed {
+		close(v.done)
+		return v
+	}
+	h.ports[port] = v
+	return v
+}
+
+// Stats returns the transport's counters.
+func (l *Listener) Stats() Stats { return l.h.stats() }
+
+// Close stops accepting, closes every stream and every PortConn, and waits
+// for the stream goroutines to end.
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	ln := l.ln
+	l.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+	if l.http != nil {
+		l.http.Close()
+	}
+	l.h.close()
+	l.h.wg.Wait()
+	return nil
+}
+
+// Serve accepts connections from ln until it is closed.
+func (l *Listener) Serve(ln net.Listener) error {
+	l.mu.Lock()
+	l.ln = ln
+	if l.h.local == nil {
+		l.h.local = ln.Addr()
+	}
+	l.mu.Unlock()
+	l.h.mu.RLock()
+	closed := l.h.closed
+	l.h.mu.RUnlock()
+	if closed {
+		ln.Close()
+		return ErrClosed
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return ErrClosed
+			}
+			return err
+		}
+		go l.sniff(c)
+	}
+}
+
+// sniff completes TLS, then reads the first byte: 0x80 starts a raw Lite
+// stream, anything else goes to the HTTP server for the WebSocket upgrade.
+func (l *Listener) sniff(c net.Conn) {
+	cfg := &l.h.cfg
+	deadline := time.Now().Add(cfg.HandshakeTimeout)
+	_ = c.SetDeadline(deadline)
+	remote := c.RemoteAddr()
+	secure := false
+	if cfg.TLS != nil {
+		tc := tls.Server(c, cfg.TLS)
+		if err := tc.Handshake(); err != nil {
+			l.h.refused.add("tls_handshake")
+			l.h.log.Debug("prudp lite: TLS handshake failed", "remote", remote, "err", err)
+			c.Close()
+			return
+		}
+		c, secure = tc, true
+	}
+	br := bufio.NewReaderSize(c, 512)
+	first, err := br.Peek(1)
+	if err != nil {
+		l.h.refused.add("no_data")
+		l.h.log.Debug("prudp lite: connection sent nothing", "remote", remote, "err", err)
+		c.Close()
+		return
+	}
+	pc := &peekedConn{Conn: c, r: br, secure: secure}
+	if first[0] == Magic {
+		_ = c.SetDeadline(time.Time{})
+		kind := KindTCP
+		if secure {
+			kind = KindTLS
+		}
+		_, _ = l.h.addStream(pc, kind, remote)
+		return
+	}
+	// http.Server sets its own read deadline for the request header; the
+	// upgraded WebSocket keeps its deadlines in the websocket layer.
+	_ = c.SetDeadline(time.Time{})
+	l.httpOnce.Do(l.startHTTP)
+	select {
+	case l.conns <- pc:
+	case <-time.After(time.Until(deadline)):
+		l.h.refused.add("http_busy")
+		c.Close()
+	}
+}
+
+// peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r      *bufio.Reader
+	secure bool
+}
+
+func (c *peekedConn) Read(b []byte) (int, error) {
+	if c.r != nil {
+		if c.r.Buffered() > 0 {
+			return c.r.Read(b)
+		}
+		c.r = nil // drained: read the connection directly from now on
+	}
+	return c.Conn.Read(b)
+}
+
+// chanListener hands sniffed connections to http.Server.
+type chanListener struct {
+	l    *Listener
+	done chan struct{}
+	once sync.Once
+}
+
+func (cl *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-cl.l.conns:
+		return c, nil
+	case <-cl.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (cl *chanListener) Close() error {
+	cl.once.Do(func() { close(cl.done) })
+	return nil
+}
+
+func (cl *chanListener) Addr() net.Addr { return cl.l.Addr() }
+
+type secureKey struct{}
+
+func (l *Listener) startHTTP() {
+	cl := &chanListener{l: l, done: make(chan struct{})}
+	l.mu.Lock()
+	l.http = &http.Server{
+		Handler:           l,
+		ReadHeaderTimeout: l.h.cfg.HandshakeTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if pc, ok := c.(*peekedConn); ok && pc.secure {
+				return context.WithValue(ctx, secureKey{}, true)
+			}
+			return ctx
+		},
+	}
+	srv := l.http
+	l.mu.Unlock()
+	go srv.Serve(cl) //nolint:errcheck // ends with Close
+}
+
+// ServeHTTP upgrades a request for / to a WebSocket with subprotocol NEX
+// and runs it as a stream of binary messages. Mount it on your own HTTP
+// server to serve Lite next to other paths.
+func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		l.h.refused.add("path")
+		http.Error(w, "PRUDP Lite is served on /", http.StatusNotFound)
+		return
+	}
+	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{Subprotocol},
+		// Consoles are not browsers and NEX authenticates with its own
+		// tickets, not with cookies: there is no origin to check.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		l.h.refused.add("upgrade")
+		l.h.log.Debug("prudp lite: WebSocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	if wc.Subprotocol() != Subprotocol {
+		l.h.log.Debug("prudp lite: client did not offer the NEX subprotocol; serving it anyway", "remote", r.RemoteAddr)
+	}
+	kind := KindWS
+	if r.TLS != nil || r.Context().Value(secureKey{}) != nil {
+		kind = KindWSS
+	}
+	// The stream outlives this handler: its context is its own.
+	nc := websocket.NetConn(context.Background(), wc, websocket.MessageBinary)
+	_, _ = l.h.addStream(nc, kind, nc.RemoteAddr())
+}
+
+// AddStream serves an already established stream (any net.Conn carrying Lite
+// packets back to back) and returns the address the engine sees it as.
+func (l *Listener) AddStream(c net.Conn) (string, error) {
+	s, err := l.h.addStream(c, KindStream, c.RemoteAddr())
+	if err != nil {
+		return "", err
+	}
+	return s.peer.String(), nil
+}
