@@ -119,16 +119,21 @@ func (s *Server) play(ctx context.Context, mc *msgConn, log *slog.Logger) {
 			case <-timer.C:
 			}
 		}
+		// Under the server's lock, so that Update (Set, commands) and the replay keep
+		// one order; after the first replayed update the app may get live updates too.
+		s.mu.Lock()
 		if x.Message.Type == TypeDataUpdate {
-			// Keep the server's view in step so Set and commands work after the replay.
-			s.mu.Lock()
-			err := s.db.Apply(x.Message.Content)
-			s.mu.Unlock()
-			if err != nil {
+			// Keep the server's view in step so Set and commands work during and after the replay.
+			if err := s.db.Apply(x.Message.Content); err != nil {
 				log.Warn("pipboy: replayed update refused by the emulator's database", "record", i, "err", err)
 			}
 		}
-		if err := mc.write(x.Message.Type, x.Message.Content); err != nil {
+		err := mc.write(x.Message.Type, x.Message.Content)
+		if err == nil && x.Message.Type == TypeDataUpdate && s.active == mc {
+			s.ready = true
+		}
+		s.mu.Unlock()
+		if err != nil {
 			log.Info("pipboy: replay", "err", err)
 			mc.close()
 			return

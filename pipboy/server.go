@@ -53,6 +53,7 @@ type Server struct {
 	db       *Database
 	ln       net.Listener
 	active   *msgConn
+	ready    bool // the active app has its dump: updates may be sent to it
 	conns    map[*msgConn]struct{}
 	wg       sync.WaitGroup
 	closed   bool
@@ -189,20 +190,21 @@ func (s *Server) View(fn func(db *Database)) {
 }
 
 // Update applies a data update payload to the database and sends it to the connected
-// app. A refused update changes nothing and sends nothing.
+// app. A refused update changes nothing and sends nothing. Updates reach the app in
+// the order they are applied, and never before its dump.
 func (s *Server) Update(payload []byte) error {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.init()
 	if err := s.db.Apply(payload); err != nil {
-		s.mu.Unlock()
 		return err
 	}
-	active := s.active
-	s.mu.Unlock()
-	if active != nil {
-		if err := active.write(TypeDataUpdate, payload); err != nil {
+	if s.active != nil && s.ready {
+		// Written under the lock so that concurrent updates keep their order; the
+		// write is bounded by the connection's write timeout.
+		if err := s.active.write(TypeDataUpdate, payload); err != nil {
 			loggerOr(s.Logger).Info("pipboy: sending update", "err", err)
-			active.close()
+			s.active.close()
 		}
 	}
 	return nil
@@ -326,6 +328,7 @@ func (s *Server) serveConn(c net.Conn) {
 		delete(s.conns, mc)
 		if s.active == mc {
 			s.active = nil
+			s.ready = false
 		}
 		s.mu.Unlock()
 	}()
@@ -388,17 +391,19 @@ func (s *Server) greet(mc *msgConn) error {
 	if err := mc.write(TypeNewConnection, hb); err != nil {
 		return err
 	}
-	// The dump and the registration as active app happen under one lock, so no
-	// update can fall between them.
+	// The dump and the permission to send updates happen under one lock, so no
+	// update can fall between them or come before them.
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	dump, err := s.db.AppendDump(nil)
 	if err != nil {
-		s.mu.Unlock()
 		return err
 	}
-	err = mc.write(TypeDataUpdate, dump)
-	s.mu.Unlock()
-	return err
+	if err := mc.write(TypeDataUpdate, dump); err != nil {
+		return err
+	}
+	s.ready = s.active == mc
+	return nil
 }
 
 func (s *Server) command(ctx context.Context, mc *msgConn, cmd Command, log *slog.Logger) error {
