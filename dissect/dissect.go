@@ -106,6 +106,7 @@ type Dissector struct {
 	rewriteBuf    []byte
 	scratchBuf    []byte
 	flagNameCache map[wire.Flags][]string
+	targets       [][]byte // Kerberos keys to try on secure CONNECTs
 }
 
 // Summary counts what the dissector saw in the whole capture.

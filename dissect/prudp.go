@@ -312,16 +312,7 @@ func (h *prudpHandler) findSessionKey(payload []byte) {
 		return
 	}
 	settings := []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch}
-	var targets [][]byte
-	for _, k := range keys.KerberosKeys {
-		targets = append(targets, k)
-	}
-	for pid, pw := range keys.Passwords {
-		k := kerberos.DeriveKey(pw, pid)
-		k2 := kerberos.DeriveKeySwitch(pw, pid)
-		targets = append(targets, k[:], k2[:])
-	}
-	for _, tk := range targets {
+	for _, tk := range h.d.kerberosTargets() {
 		for _, s := range settings {
 			if info, err := kerberos.OpenInternal(req.Ticket, tk, s); err == nil {
 				h.sessionKey = append([]byte(nil), info.SessionKey...)
@@ -806,4 +797,26 @@ func (d *Dissector) scratch(n int) []byte {
 		d.scratchBuf = make([]byte, n)
 	}
 	return d.scratchBuf[:n]
+}
+
+// kerberosTargets returns the keys that may open internal tickets: the given
+// Kerberos keys and the keys derived from the given passwords (both
+// derivations), computed once per capture since the 3DS/Wii U derivation
+// iterates MD5 65000 times.
+func (d *Dissector) kerberosTargets() [][]byte {
+	if d.targets != nil {
+		return d.targets
+	}
+	keys := d.cfg.Keys
+	targets := [][]byte{}
+	for _, k := range keys.KerberosKeys {
+		targets = append(targets, k)
+	}
+	for pid, pw := range keys.Passwords {
+		k := kerberos.DeriveKey(pw, pid)
+		k2 := kerberos.DeriveKeySwitch(pw, pid)
+		targets = append(targets, k[:], k2[:])
+	}
+	d.targets = targets
+	return targets
 }

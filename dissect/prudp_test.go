@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
@@ -30,6 +31,22 @@ type convo struct {
 	connSig  [2][]byte
 	frag     int
 	compress bool
+	// secure connections: the CONNECT carries connectPayload and packets are
+	// signed with sessionKey, RC4 streams keyed with it.
+	sessionKey     []byte
+	connectPayload []byte
+}
+
+// secure switches c to a secure connection with session key sk.
+func (c *convo) secure(sk, connectPayload []byte) {
+	c.sessionKey, c.connectPayload = sk, connectPayload
+	for i := range c.ciph {
+		ci, err := crypt.NewCipher(sk, crypt.ModeStream)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.ciph[i] = ci
+	}
 }
 
 func newConvo(t testing.TB, dia wire.Dialect, accessKey string, fragSize int) *convo {
@@ -76,7 +93,7 @@ func (c *convo) send(dir int, p *wire.Packet) []byte {
 	if c.v1 == nil && c.dia.Name() != wire.NameHyperscape {
 		if p.Type == wire.TypeData || p.Type == wire.TypeDisconnect {
 			if v0, ok := c.dia.(*wire.V0); ok && c.connSig[1-dir] != nil {
-				p.SetSignature32(v0.PacketSignature(p, nil, le32(c.connSig[1-dir])))
+				p.SetSignature32(v0.PacketSignature(p, c.sessionKey, le32(c.connSig[1-dir])))
 			}
 		} else if c.connSig[1-dir] != nil {
 			p.SetSignature32(le32(c.connSig[1-dir]))
@@ -94,7 +111,11 @@ func (c *convo) send(dir int, p *wire.Packet) []byte {
 		if c.connSig[1-dir] != nil && !(p.Type == wire.TypeSyn) {
 			cs = c.connSig[1-dir]
 		}
-		if err := c.v1.SignPacket(b, nil, cs); err != nil {
+		var sk []byte
+		if p.Type != wire.TypeSyn {
+			sk = c.sessionKey
+		}
+		if err := c.v1.SignPacket(b, sk, cs); err != nil {
 			c.t.Fatal(err)
 		}
 	}
@@ -124,7 +145,7 @@ func (c *convo) handshake() {
 	} else {
 		c.connSig[1] = sa.ConnSignature[:4]
 	}
-	cn := wire.Packet{Type: wire.TypeConnect, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: 1}
+	cn := wire.Packet{Type: wire.TypeConnect, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: 1, Payload: c.connectPayload}
 	if c.v1 != nil {
 		cn.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptUnreliableSeq | wire.OptMaxSubstreamID
 		copy(cn.ConnSignature[:], bytes.Repeat([]byte{0xc1}, 16))
@@ -371,5 +392,59 @@ func TestPRUDPStatsAndText(t *testing.T) {
 	WriteStatsTable(&tbl, fl)
 	if !strings.Contains(tbl.String(), "nex-v1") || !strings.Contains(tbl.String(), "connected") {
 		t.Errorf("stats table:\n%s", tbl.String())
+	}
+}
+
+func TestPRUDPSecureConnection(t *testing.T) {
+	const serverPID, userPID = 2, 1750087940
+	targetKey := kerberos.DeriveKey("secure server password", serverPID)
+	sessionKey := bytes.Repeat([]byte{0x3c, 0x71}, 16) // 32 bytes, NEX 2+
+	info := kerberos.TicketInfo{Issued: kerberos.NewDateTime(t0), SourcePID: userPID, SessionKey: sessionKey}
+	internal, err := kerberos.SealInternal(nil, &info, targetKey[:], kerberos.NEX3DS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := kerberos.AppendConnect(nil, &kerberos.Ticket{SessionKey: sessionKey, TargetPID: serverPID, Internal: internal},
+		kerberos.RequestData{PID: userPID, ConnectionID: 77, Check: 0xabcdef}, kerberos.NEX3DS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		dia  wire.Dialect
+		keys string
+	}{
+		{"v1 kerberos-key", wire.NewV1("6f599f81"), "kerberos-key 2 " + hex.EncodeToString(targetKey[:])},
+		{"v1 password", wire.NewV1("6f599f81"), "password 2 secure server password"},
+		{"v1 session-key", wire.NewV1("6f599f81"), "session-key " + hex.EncodeToString(sessionKey)},
+		{"v0 password", wire.NewV0("6f599f81", wire.ModeGames), "password 2 secure server password"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConvo(t, tc.dia, "6f599f81", 500)
+			c.secure(sessionKey, payload)
+			c.handshake()
+			c.message(0, testMessage(1, 1200), false)
+			c.message(1, testMessage(2, 300), false)
+			keys, err := ParseKeys(strings.NewReader("access-key 6f599f81\n" + tc.keys + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := collect(t, Config{Keys: keys}, c.pcap())
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, _, all := messagesOf(t, recs)
+			checkMessages(t, c, msgs)
+			for _, m := range all {
+				if m["signature_ok"] == false {
+					t.Fatalf("signature not verified with the session key: %v", m)
+				}
+			}
+			// Without the keys the payloads are reported as not decrypted, not dropped.
+			recs, _ = collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+			if msgs, _, _ := messagesOf(t, recs); len(msgs[0])+len(msgs[1]) != 0 || !strings.Contains(strings.Join(recs, ""), "no --keys entry opens the ticket") {
+				t.Fatalf("without keys: %q", recs)
+			}
+		})
 	}
 }
