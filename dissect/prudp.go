@@ -782,7 +782,7 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
 	b := append(r.info[:0], h.name...)
-	b = append(b, " message, "...)
+	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(msg)), 10)
 	b = append(b, " bytes in "...)
 	b = strconv.AppendInt(b, int64(frags), 10)

@@ -383,7 +383,7 @@ func TestPRUDPStatsAndText(t *testing.T) {
 	if len(fl) != 1 || fl[0].Dialect != "nex-v1" || fl[0].Messages != 1 || fl[0].Handshake != "connected" || fl[0].RTT <= 0 || fl[0].Client != cli {
 		t.Fatalf("stats %+v", fl)
 	}
-	for _, want := range []string{"PRUDP nex-v1 SYN [NEED_ACK] RVSecure:15→RVSecure:1 seq=0", "PRUDP message nex-v1 message, 450 bytes in 3 fragment(s) from seq 2", "plain_hex: ", "signature_ok: true"} {
+	for _, want := range []string{"PRUDP nex-v1 SYN [NEED_ACK] RVSecure:15→RVSecure:1 seq=0", "PRUDP message nex-v1, 450 bytes in 3 fragment(s) from seq 2", "plain_hex: ", "signature_ok: true"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, text.String())
 		}

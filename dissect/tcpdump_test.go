@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -238,4 +239,89 @@ func echoSession(t *testing.T, port int, cfg *prudp.Config) {
 		}
 	}
 	c.Close(ctx)
+}
+
+// TestTcpdumpPipboy captures a Pip-Boy session between gamewire's game
+// emulator (serving the real Fallout 4 dump from testdata) and its app
+// client, and checks that the capture decodes to the database the app built.
+func TestTcpdumpPipboy(t *testing.T) {
+	dump, err := os.ReadFile("../testdata/pipboy/fo4-1.1.30-dump-payload.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pipboy.NewDatabase()
+	if err := db.Apply(dump); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	srv := pipboy.NewServer(db)
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	var capture []byte
+	var appJSON []byte
+	for attempt := 1; ; attempt++ {
+		td := startTcpdump(t, "tcp port "+strconv.Itoa(port))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		c, err := pipboy.Dial(ctx, "127.0.0.1:"+strconv.Itoa(port), nil)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if err := c.WaitReady(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if _, err := c.Send(pipboy.Refresh()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // let the command reach the game before closing
+		c.View(func(db *pipboy.Database) {
+			root, _ := db.Root()
+			appJSON, _ = root.AppendJSON(nil, "")
+		})
+		c.Close()
+		cancel()
+		capture = td.stop(t)
+		if td.dropped() == 0 {
+			break
+		}
+		if attempt == 3 {
+			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+		}
+	}
+	d := New(Config{Dialects: map[uint16]string{uint16(port): "pipboy"}})
+	cmds := 0
+	err = d.Decode(bytes.NewReader(capture), func(r *Record) error {
+		if r.Kind == KindNote {
+			t.Errorf("note: %s", r.AppendJSON(nil))
+		}
+		if f, ok := r.Field("type"); ok && f.Str == pipboy.TypeCommandRequest.String() {
+			cmds++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st *pipboy.GameState
+	for _, s := range d.PipboyStates() {
+		st = s
+	}
+	if st == nil || !st.HelloSeen {
+		t.Fatalf("no Pip-Boy session decoded (%d bytes captured)", len(capture))
+	}
+	root, _ := st.DB.Root()
+	gotJSON, err := root.AppendJSON(nil, "")
+	if err != nil || !bytes.Equal(gotJSON, appJSON) {
+		t.Fatalf("the capture decodes to a different database than the app built (%v): %d vs %d bytes of JSON", err, len(gotJSON), len(appJSON))
+	}
+	if cmds != 1 {
+		t.Errorf("%d command requests decoded, want 1", cmds)
+	}
+	t.Logf("%d frames, %d values", d.Summary().Frames, st.DB.Len())
 }
