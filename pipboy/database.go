@@ -32,6 +32,8 @@ type Database struct {
 	fieldSlab []field
 	elemSlab  []uint32
 	deferred  []deferredRef
+	// pendingBig says pending was sized for a dump.
+	pendingBig bool
 }
 
 // RootID is the id of the root object.
@@ -77,7 +79,19 @@ func (db *Database) Apply(payload []byte) error {
 	}
 	// Pass 1: syntax, the ids this update defines, and references to ids neither
 	// known nor defined so far (forward references, checked once all ids are seen).
-	clear(db.pending)
+	// Size the set of new ids from the payload (about 29 bytes per value in the real
+	// dump): a big map for a dump, and back to a small one for live updates, whose
+	// clear would otherwise walk the dump-sized table every time.
+	switch hint := len(payload) / 32; {
+	case hint > 1024:
+		db.pending = make(map[uint32]struct{}, hint)
+		db.pendingBig = true
+	case db.pendingBig:
+		db.pending = make(map[uint32]struct{})
+		db.pendingBig = false
+	default:
+		clear(db.pending)
+	}
 	db.deferred = db.deferred[:0]
 	it := NewEntries(payload)
 	count := 0
