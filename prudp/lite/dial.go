@@ -44,7 +44,11 @@ func DialStream(ctx context.Context, rawURL string, cfg *Config) (net.Conn, erro
 		if wc.Subprotocol() != Subprotocol {
 			rc.Logger.Debug("prudp lite: server did not select the NEX subprotocol", "url", u.Redacted(), "got", wc.Subprotocol())
 		}
-		return &wsClientConn{Conn: websocket.NetConn(context.Background(), wc, websocket.MessageBinary), host: u.Host, kind: u.Scheme}, nil
+		var addr net.Addr = liteAddr(u.Host)
+		if ap, err := netip.ParseAddrPort(u.Host); err == nil {
+			addr = net.TCPAddrFromAddrPort(ap)
+		}
+		return newWSConn(wc, addr, u.Scheme), nil
 	case "tcp", "tls":
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", u.Host)
@@ -72,21 +76,6 @@ func DialStream(ctx context.Context, rawURL string, cfg *Config) (net.Conn, erro
 	return nil, fmt.Errorf("prudp lite: dial %q: scheme %q is not ws, wss, tcp or tls", rawURL, u.Scheme)
 }
 
-// wsClientConn gives a dialed WebSocket the server's address, which the
-// websocket package does not expose for dialed connections.
-type wsClientConn struct {
-	net.Conn
-	host string
-	kind string // ws or wss
-}
-
-func (c *wsClientConn) RemoteAddr() net.Addr {
-	if ap, err := netip.ParseAddrPort(c.host); err == nil {
-		return net.TCPAddrFromAddrPort(ap)
-	}
-	return liteAddr(c.host)
-}
-
 // NewClient wraps one dialed stream as the PacketConn of a PRUDP client
 // (prudp.DialPacketConn): every packet read comes from the returned address,
 // and every write goes to the stream whatever address it names. Closing the
@@ -107,9 +96,9 @@ func NewClient(c net.Conn, cfg *Config) (*PortConn, netip.AddrPort) {
 }
 
 func streamKind(c net.Conn) string {
-	switch c.(type) {
-	case *wsClientConn:
-		return c.(*wsClientConn).kind
+	switch c := c.(type) {
+	case *wsConn:
+		return c.kind
 	case *tls.Conn:
 		return KindTLS
 	case *net.TCPConn:

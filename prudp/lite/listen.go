@@ -266,8 +266,9 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		kind = KindWSS
 	}
 	// The stream outlives this handler: its context is its own.
-	nc := websocket.NetConn(context.Background(), wc, websocket.MessageBinary)
-	_, _ = l.h.addStream(nc, kind, nc.RemoteAddr())
+	nc := newWSConn(wc, nil, kind)
+	nc.addr = nc.Conn.RemoteAddr()
+	_, _ = l.h.addStream(nc, kind, nc.addr)
 }
 
 // AddStream serves an already established stream (any net.Conn carrying Lite

@@ -135,7 +135,7 @@ func (r *Reader) fill(need int) error {
 		if n > 0 {
 			return nil
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			if r.end > r.start {
 				return fmt.Errorf("%w: %d bytes of a packet at stream offset %d", ErrTruncatedStream, r.end-r.start, r.off)
 			}

@@ -1,6 +1,7 @@
 package lite
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -428,9 +431,9 @@ func (s *stream) enqueue(b []byte) (int, error) {
 		s.mu.Unlock()
 		return 0, fmt.Errorf("%w %v: %w", ErrNoStream, s.peer, why)
 	}
-	if s.queued+len(b) > s.h.cfg.MaxQueued {
+	if queued := s.queued; queued+len(b) > s.h.cfg.MaxQueued {
 		s.mu.Unlock()
-		err := fmt.Errorf("%w: %d bytes waiting for %v, limit %d", ErrSlowReader, s.queued, s.peer, s.h.cfg.MaxQueued)
+		err := fmt.Errorf("%w: %d bytes waiting for %v, limit %d", ErrSlowReader, queued, s.peer, s.h.cfg.MaxQueued)
 		s.close(err, reasonSlowReader)
 		return 0, err
 	}
@@ -488,6 +491,25 @@ func (s *stream) writeLoop() {
 		}
 	}
 }
+
+// aborter is a stream that can be dropped without a closing handshake (a
+// WebSocket; TCP and TLS connections close without waiting anyway).
+type aborter interface{ abort() }
+
+// wsConn is a WebSocket as a stream.
+type wsConn struct {
+	net.Conn
+	ws   *websocket.Conn
+	addr net.Addr // the peer's address (the websocket package has none for dialed connections)
+	kind string   // ws or wss
+}
+
+func newWSConn(ws *websocket.Conn, addr net.Addr, kind string) *wsConn {
+	return &wsConn{Conn: websocket.NetConn(context.Background(), ws, websocket.MessageBinary), ws: ws, addr: addr, kind: kind}
+}
+
+func (c *wsConn) abort()               { _ = c.ws.CloseNow() }
+func (c *wsConn) RemoteAddr() net.Addr { return c.addr }
 
 // idleReader sets the idle deadline before every read.
 type idleReader struct {
@@ -623,7 +645,14 @@ func (s *stream) close(why error, reason string) {
 	s.out = nil
 	s.mu.Unlock()
 	close(s.done)
-	_ = s.c.Close()
+	// Never wait here: close runs on the engine's goroutine when a write
+	// finds the queue full, and a WebSocket's closing handshake waits for the
+	// peer (which, being slow, may never answer).
+	if a, ok := s.c.(aborter); ok && reason != reasonClosed {
+		a.abort()
+	} else {
+		go s.c.Close()
+	}
 	s.h.closedBy.add(reason)
 	if reason == reasonEOF || reason == reasonClosed {
 		s.h.log.Debug("prudp lite: stream closed", "peer", s.peer, "kind", s.kind, "reason", reason, "err", why)

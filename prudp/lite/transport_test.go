@@ -1,0 +1,387 @@
+package lite
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// testListener serves on 127.0.0.1 with TLS when secure.
+func testListener(t *testing.T, secure bool, cfg Config) (*Listener, *tls.Config) {
+	t.Helper()
+	var client *tls.Config
+	if secure {
+		srv, roots, err := SelfSigned("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TLS = srv
+		client = &tls.Config{RootCAs: roots}
+	}
+	l, err := Listen("127.0.0.1:0", &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, client
+}
+
+func testURL(l *Listener, scheme string) string { return scheme + "://" + l.Addr().String() + "/" }
+
+// readPacket reads one packet from a PortConn with a deadline for the test.
+func readPacket(t *testing.T, v *PortConn) ([]byte, netip.AddrPort) {
+	t.Helper()
+	type res struct {
+		b    []byte
+		from netip.AddrPort
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		b := make([]byte, 4096)
+		n, from, err := v.ReadFromUDPAddrPort(b)
+		ch <- res{b[:n], from, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatalf("read: %v", r.err)
+		}
+		return r.b, r.from
+	case <-time.After(20 * time.Second):
+		t.Fatal("no packet within 20 s")
+	}
+	return nil, netip.AddrPort{}
+}
+
+// toPort returns a Lite DATA packet to a virtual port.
+func toPort(t testing.TB, port uint8, seq uint16, payload []byte) []byte {
+	d := wire.NewLite("")
+	p := wire.Packet{Src: wire.VPort{Stream: 10, Port: 0x1f}, Dst: wire.VPort{Stream: 10, Port: port},
+		Type: wire.TypeData, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: seq, Payload: payload}
+	b, err := d.Append(nil, &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestPacketsInOut runs every transport: a client writes packets in writes
+// that cut them anywhere (several per WebSocket message, one split across
+// messages), the listener hands each whole to the PortConn of its port, and
+// writes to the stream's address come back to the client.
+func TestPacketsInOut(t *testing.T) {
+	for _, scheme := range []string{"ws", "wss", "tcp", "tls"} {
+		t.Run(scheme, func(t *testing.T) {
+			l, ccfg := testListener(t, scheme == "wss" || scheme == "tls", Config{})
+			p1, p2 := l.Port(1), l.Port(2)
+			c, err := DialStream(context.Background(), testURL(l, scheme), &Config{TLS: ccfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var pkts [][]byte
+			var stream []byte
+			for i := range 6 {
+				port := uint8(1 + i%2)
+				pkts = append(pkts, toPort(t, port, uint16(i), bytes.Repeat([]byte{byte(i)}, 10+300*i)))
+				stream = append(stream, pkts[i]...)
+			}
+			// Writes of 1, 5, 13, 700 and the rest: boundaries fall inside headers and payloads.
+			for _, n := range []int{1, 5, 13, 700, len(stream)} {
+				n = min(n, len(stream))
+				if _, err := c.Write(stream[:n]); err != nil {
+					t.Fatal(err)
+				}
+				stream = stream[n:]
+			}
+			var from netip.AddrPort
+			for i, want := range pkts {
+				v := p1
+				if i%2 == 1 {
+					v = p2
+				}
+				got, f := readPacket(t, v)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("packet %d: got %d bytes, want %d", i, len(got), len(want))
+				}
+				if from.IsValid() && f != from {
+					t.Fatalf("packet %d from %v, earlier ones from %v", i, f, from)
+				}
+				from = f
+			}
+			// Back to the client, two packets in one write.
+			reply := append(toPort(t, 0x1f, 1, []byte("one")), toPort(t, 0x1f, 2, []byte("two"))...)
+			if _, err := p2.WriteToUDPAddrPort(reply, from); err != nil {
+				t.Fatal(err)
+			}
+			r := NewReader(c, 0)
+			for i, want := range []string{"one", "two"} {
+				p, err := r.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.HasSuffix(p, []byte(want)) {
+					t.Fatalf("reply %d: %x", i, p)
+				}
+			}
+			st := l.Stats()
+			if st.Accepted[scheme] != 1 || st.PacketsIn != 6 {
+				t.Errorf("stats: %+v", st)
+			}
+		})
+	}
+}
+
+// TestUnservedPortDropped: a packet for a port without a PortConn is counted, not queued.
+func TestUnservedPortDropped(t *testing.T) {
+	l, _ := testListener(t, false, Config{})
+	p1 := l.Port(1)
+	c, err := DialStream(context.Background(), testURL(l, "tcp"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := toPort(t, 1, 2, []byte("after"))
+	c.Write(append(toPort(t, 7, 1, []byte("nobody")), want...))
+	got, _ := readPacket(t, p1)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got %x", got)
+	}
+	if d := l.Stats().Drops[dropNoPort]; d != 1 {
+		t.Errorf("no_port drops: %d, want 1", d)
+	}
+}
+
+// waitFor polls cond (for state another goroutine changes) for up to 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 2000 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestCloseMidMessage: a WebSocket client sends a whole packet and half of
+// the next one, then closes. The whole packet is delivered, the half is not,
+// the stream is counted as truncated, and the engine receives a forced
+// DISCONNECT for the connection the stream carried.
+func TestCloseMidMessage(t *testing.T) {
+	l, _ := testListener(t, false, Config{})
+	p1 := l.Port(1)
+	ctx := context.Background()
+	wc, _, err := websocket.Dial(ctx, testURL(l, "ws"), &websocket.DialOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.Subprotocol() != Subprotocol {
+		t.Errorf("subprotocol %q, want NEX", wc.Subprotocol())
+	}
+	whole := toPort(t, 1, 1, []byte("whole"))
+	half := toPort(t, 1, 2, bytes.Repeat([]byte{9}, 100))
+	if err := wc.Write(ctx, websocket.MessageBinary, append(whole, half[:50]...)); err != nil {
+		t.Fatal(err)
+	}
+	got, from := readPacket(t, p1)
+	if !bytes.Equal(got, whole) {
+		t.Fatalf("got %x", got)
+	}
+	wc.CloseNow() // no close frame: the socket just goes away
+	disc, from2 := readPacket(t, p1)
+	p, _, err := wire.NewLite("").Parse(disc)
+	if err != nil || p.Type != wire.TypeDisconnect || p.Flags != 0 || from2 != from ||
+		p.Src.Port != 0x1f || p.Dst.Port != 1 || p.Src.Stream != 10 {
+		t.Fatalf("after the close: %+v from %v (%v), want a forced DISCONNECT from %v", p, from2, err, from)
+	}
+	waitFor(t, "stream closed", func() bool { return l.Stats().Streams == 0 })
+	st := l.Stats()
+	if st.Closed[reasonTruncated]+st.Closed[reasonReadError] != 1 {
+		t.Errorf("closed: %v, want one truncated stream", st.Closed)
+	}
+	if _, err := p1.WriteToUDPAddrPort(whole, from); !errors.Is(err, ErrNoStream) {
+		t.Errorf("write to the closed stream: %v, want ErrNoStream", err)
+	}
+}
+
+// TestSlowReaderDropped: a peer that never reads fills its queue; the
+// transport drops it with ErrSlowReader instead of buffering without bound
+// or blocking the engine.
+func TestSlowReaderDropped(t *testing.T) {
+	for _, scheme := range []string{"ws", "tcp"} {
+		t.Run(scheme, func(t *testing.T) {
+			const limit = 256 << 10
+			l, _ := testListener(t, false, Config{MaxQueued: limit})
+			p1 := l.Port(1)
+			c, err := DialStream(context.Background(), testURL(l, scheme), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.Write(toPort(t, 1, 1, nil))
+			_, from := readPacket(t, p1)
+			pkt := toPort(t, 0x1f, 1, make([]byte, 1300))
+			var werr error
+			written := 0
+			for written < 1<<30 { // the socket buffers take a few MB at most
+				start := time.Now()
+				_, werr = p1.WriteToUDPAddrPort(pkt, from)
+				if d := time.Since(start); d > 5*time.Second {
+					t.Fatalf("a write blocked the engine for %v", d)
+				}
+				if werr != nil {
+					break
+				}
+				written += len(pkt)
+			}
+			if !errors.Is(werr, ErrSlowReader) {
+				t.Fatalf("after %d bytes: %v, want ErrSlowReader", written, werr)
+			}
+			if _, err := p1.WriteToUDPAddrPort(pkt, from); !errors.Is(err, ErrNoStream) {
+				t.Errorf("next write: %v, want ErrNoStream", err)
+			}
+			waitFor(t, "stream gone", func() bool { return l.Stats().Streams == 0 })
+			if n := l.Stats().Closed[reasonSlowReader]; n != 1 {
+				t.Errorf("slow_reader closes: %d", n)
+			}
+		})
+	}
+}
+
+// TestReadBackPressure: while the engine does not read, a stream's packets
+// wait in a bounded queue and then in TCP; none is dropped, all arrive in
+// order once the engine reads.
+func TestReadBackPressure(t *testing.T) {
+	const queue = 4
+	l, _ := testListener(t, false, Config{ReadQueue: queue})
+	p1 := l.Port(1)
+	c, err := DialStream(context.Background(), testURL(l, "ws"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 500
+	go func() {
+		for i := range n {
+			if _, err := c.Write(toPort(t, 1, uint16(i), make([]byte, 1000))); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the read queue to fill", func() bool { return len(p1.in) == queue })
+	time.Sleep(50 * time.Millisecond)
+	if got := len(p1.in); got != queue {
+		t.Fatalf("queue holds %d packets, bound %d", got, queue)
+	}
+	for i := range n {
+		b, _ := readPacket(t, p1)
+		p, _, err := wire.NewLite("").Parse(b)
+		if err != nil || p.Seq != uint16(i) {
+			t.Fatalf("packet %d: seq %d, %v", i, p.Seq, err)
+		}
+	}
+	if d := l.Stats().Drops; len(d) != 0 {
+		t.Errorf("drops: %v", d)
+	}
+}
+
+// TestListenerRefuses: wrong path, garbage, a TLS client on a plain listener.
+func TestListenerRefuses(t *testing.T) {
+	l, _ := testListener(t, false, Config{HandshakeTimeout: 2 * time.Second})
+	l.Port(1)
+	ctx := context.Background()
+	if _, _, err := websocket.Dial(ctx, "ws://"+l.Addr().String()+"/other", nil); err == nil {
+		t.Error("a WebSocket on /other was accepted")
+	}
+	// Raw bytes that are neither HTTP nor Lite: HTTP answers 400 and closes.
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write([]byte{0x81, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\r', '\n', '\r', '\n'})
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 64)
+	n, _ := c.Read(buf)
+	c.Close()
+	if !bytes.Contains(buf[:n], []byte("400")) {
+		t.Errorf("garbage got %q, want an HTTP 400", buf[:n])
+	}
+	// A raw stream that goes wrong after a good packet: closed for framing.
+	c, err = net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(append(toPort(t, 1, 1, nil), 0xea, 0xd0, 1, 2))
+	readPacket(t, l.Port(1))
+	waitFor(t, "framing close", func() bool { return l.Stats().Closed[reasonFraming] == 1 })
+	if st := l.Stats(); st.Refused["path"] != 1 {
+		t.Errorf("refused: %v", st.Refused)
+	}
+}
+
+// TestManyStreams: 50 clients at once over every transport keep their packets apart.
+func TestManyStreams(t *testing.T) {
+	l, ccfg := testListener(t, true, Config{})
+	p1 := l.Port(1)
+	schemes := []string{"wss", "tls"}
+	const clients = 50
+	conns := make([]net.Conn, clients)
+	for i := range conns {
+		c, err := DialStream(context.Background(), testURL(l, schemes[i%2]), &Config{TLS: ccfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	for round := range 3 {
+		for i, c := range conns {
+			if _, err := c.Write(toPort(t, 1, uint16(round), []byte{byte(i)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	owner := map[netip.AddrPort]byte{}
+	next := map[netip.AddrPort]uint16{}
+	for range 3 * clients {
+		b, from := readPacket(t, p1)
+		p, _, err := wire.NewLite("").Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, ok := owner[from]; ok && o != p.Payload[0] {
+			t.Fatalf("client %d's packet came from client %d's address", p.Payload[0], o)
+		}
+		owner[from] = p.Payload[0]
+		if p.Seq != next[from] {
+			t.Fatalf("client %d: seq %d, want %d", p.Payload[0], p.Seq, next[from])
+		}
+		next[from]++
+	}
+	if len(owner) != clients {
+		t.Errorf("%d distinct addresses, want %d", len(owner), clients)
+	}
+	for from, i := range owner {
+		if _, err := p1.WriteToUDPAddrPort(toPort(t, 0x1f, 9, []byte{i}), from); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range conns {
+		p, err := NewReader(c, 0).Next()
+		if err != nil || p[len(p)-1] != byte(i) {
+			t.Fatalf("client %d got %x, %v", i, p, err)
+		}
+	}
+}
