@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -33,6 +34,9 @@ var (
 	// issued for another PID or another server key) or did not answer.
 	ErrSecureRefused = errors.New("nex: secure server refused the connection")
 )
+
+// closeAuthTimeout bounds the graceful close of the authentication connection.
+const closeAuthTimeout = time.Second
 
 // LoginConfig configures Login.
 type LoginConfig struct {
@@ -174,7 +178,12 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 		}
 	}
 	arc.Close()
-	_ = ac.Close(ctx)
+	// Leave the authentication server politely, but do not let a lost
+	// acknowledgement of the DISCONNECT hold up the login: after a second the
+	// connection is dropped with a forced disconnect.
+	cctx, cancel := context.WithTimeout(ctx, closeAuthTimeout)
+	_ = ac.Close(cctx)
+	cancel()
 
 	// 4. Secure server: connect with the ticket.
 	secAddr, err := secureAddr(secureURL, addr)
