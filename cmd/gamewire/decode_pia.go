@@ -27,7 +27,7 @@ var piaFlags struct {
 func init() {
 	f := decodeCmd.Flags()
 	f.StringVar(&piaFlags.version, "pia-version", "", "decode --hex as a Pia packet of this version (5.27, 6.16, ... or auto from the version bits)")
-	f.StringVar(&piaFlags.network, "pia-network", "", "Pia network for the nonce: nex, ldn, lan or npln")
+	f.StringVar(&piaFlags.network, "pia-network", "", "Pia network for the nonce: nex, ldn, lan or npln (default ldn, or nex with --gathering-id)")
 	f.StringVar(&piaFlags.key, "pia-key", "", "Pia session key, 32 hex digits (see gamewire pia session-key)")
 	f.StringVar(&piaFlags.networkID, "pia-network-id", "", "LDN session id (up to 5.44), LDN/NPLN network id (6.x); decimal or 0x hex")
 	f.StringVar(&piaFlags.srcMAC, "src-mac", "", "source MAC address (LDN up to 5.44), 12 hex digits with or without colons")
