@@ -106,9 +106,17 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 	return s, created, nil
 }
 
-// seed adds the special accounts that are missing.
+// seed adds the special accounts that are missing. Deriving a key costs ~65,000
+// MD5 rounds, so accounts already present are skipped before deriving.
 func (s *Store) seed(ctx context.Context) error {
 	for _, sp := range auth.SpecialAccounts {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE pid = ?`, int64(sp.PID)).Scan(&n); err != nil {
+			return fmt.Errorf("accounts: check special account %d: %w", sp.PID, err)
+		}
+		if n > 0 {
+			continue
+		}
 		password := auth.GuestPassword
 		if sp.PID != auth.PIDGuest {
 			password = randomPassword()
@@ -306,4 +314,21 @@ func (s *Store) SecureKey(ctx context.Context, d auth.KeyDerivation) ([]byte, er
 		return nil, err
 	}
 	return append([]byte(nil), a.Key(d)...), nil
+}
+
+// DefaultDir is the data directory used when none is given:
+// $XDG_DATA_HOME/gamewire, or ~/.local/share/gamewire (the user config directory
+// on systems without a home directory layout, e.g. Windows).
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "gamewire"), nil
+	}
+	if home, err := os.UserHomeDir(); err == nil && os.PathSeparator == '/' {
+		return filepath.Join(home, ".local", "share", "gamewire"), nil
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("accounts: no data directory given and no default: %w", err)
+	}
+	return filepath.Join(d, "gamewire"), nil
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// accountsCmd is `gamewire accounts`: the NEX server's account store (nex/accounts).
+var accountsCmd = &cobra.Command{
+	Use:   "accounts",
+	Short: "Manage the NEX server's accounts (add, list, passwd)",
+	Long: `accounts manages the SQLite account store a NEX server reads (docs/nex.md).
+The data directory is created on first use, with the special accounts
+(Quazal Authentication, Quazal Rendez-Vous, guest with its published password, ...).
+Only keys derived from passwords are stored; passwords are never printed.
+
+  gamewire accounts add    [--data DIR] [--pid N] [--name NAME] [--password P | --password-stdin]
+  gamewire accounts list   [--data DIR]
+  gamewire accounts passwd [--data DIR] NAME|PID [--password P | --password-stdin]
+
+Without --password, the password is asked for on the terminal.`,
+}
+
+var accountsFlags struct {
+	data          string
+	pid           uint64
+	name          string
+	password      string
+	passwordStdin bool
+}
+
+func init() {
+	pf := accountsCmd.PersistentFlags()
+	pf.StringVar(&accountsFlags.data, "data", "", "data directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+
+	add := &cobra.Command{Use: "add", Short: "Add an account", Args: cobra.NoArgs, RunE: runAccountsAdd}
+	add.Flags().Uint64Var(&accountsFlags.pid, "pid", 0, "principal id (default: the next free one, from 1000)")
+	add.Flags().StringVar(&accountsFlags.name, "name", "", "user name (default: the PID in decimal, as NEX names accounts)")
+	passwd := &cobra.Command{Use: "passwd NAME|PID", Short: "Change an account's password", Args: cobra.ExactArgs(1), RunE: runAccountsPasswd}
+	for _, c := range []*cobra.Command{add, passwd} {
+		c.Flags().StringVar(&accountsFlags.password, "password", "", "the password (visible in the process list; prefer the prompt or --password-stdin)")
+		c.Flags().BoolVar(&accountsFlags.passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	}
+	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs, RunE: runAccountsList}
+	accountsCmd.AddCommand(add, list, passwd)
+	rootCmd.AddCommand(accountsCmd)
+}
+
+func openAccounts(cmd *cobra.Command) (*accounts.Store, error) {
+	dir := accountsFlags.data
+	if dir == "" {
+		d, err := accounts.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	s, created, err := accounts.Open(cmd.Context(), dir)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(cmd.ErrOrStderr(), "created account store %s\n", s.Path())
+	}
+	return s, nil
+}
+
+// readPassword takes the password from --password, --password-stdin or a
+// terminal prompt (asked twice, not echoed).
+func readPassword(cmd *cobra.Command) (string, error) {
+	switch {
+	case accountsFlags.password != "" && accountsFlags.passwordStdin:
+		return "", errors.New("give --password or --password-stdin, not both")
+	case accountsFlags.password != "":
+		return accountsFlags.password, nil
+	case accountsFlags.passwordStdin:
+		line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("read password from stdin: %w", err)
+		}
+		return strings.TrimRight(line, "\r\n"), nil
+	}
+	fd := int(os.Stdin.Fd())
+	if !term.IsTerminal(fd) {
+		return "", errors.New("no password: give --password, --password-stdin, or run on a terminal")
+	}
+	ask := func(prompt string) (string, error) {
+		fmt.Fprint(cmd.ErrOrStderr(), prompt)
+		b, err := term.ReadPassword(fd)
+		fmt.Fprintln(cmd.ErrOrStderr())
+		return string(b), err
+	}
+	p1, err := ask("Password: ")
+	if err != nil {
+		return "", err
+	}
+	p2, err := ask("Again: ")
+	if err != nil {
+		return "", err
+	}
+	if p1 != p2 {
+		return "", errors.New("the passwords differ")
+	}
+	return p1, nil
+}
+
+func runAccountsAdd(cmd *cobra.Command, _ []string) error {
+	password, err := readPassword(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openAccounts(cmd)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a, err := s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "added account PID %d name %q\n", a.PID, a.Name)
+	return nil
+}
+
+func runAccountsPasswd(cmd *cobra.Command, args []string) error {
+	password, err := readPassword(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openAccounts(cmd)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a, err := s.SetPassword(cmd.Context(), args[0], password)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "changed the password of PID %d name %q\n", a.PID, a.Name)
+	return nil
+}
+
+func runAccountsList(cmd *cobra.Command, _ []string) error {
+	s, err := openAccounts(cmd)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	list, err := s.List(cmd.Context())
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PID\tNAME\tKIND\tCREATED")
+	for _, a := range list {
+		kind := "user"
+		if a.Special {
+			kind = "special"
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", a.PID, a.Name, kind, a.Created)
+	}
+	return w.Flush()
+}
