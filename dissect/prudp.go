@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gamewire/gamewire/prudp/crypt"
@@ -115,6 +116,7 @@ type prudpHandler struct {
 	rtt       time.Duration
 
 	cur, drained wire.Packet
+	pktOff       int // offset of the packet in hand within its datagram
 
 	rewrite    []byte
 	rewriteOK  bool
@@ -146,6 +148,7 @@ type prudpSubstream struct {
 
 type prudpPending struct {
 	raw   []byte
+	off   int
 	frame uint64
 	time  time.Time
 	ctx   pktCtx
@@ -232,6 +235,7 @@ func (h *prudpHandler) udp(c *pktCtx, b []byte) {
 		raw := b[off : off+n]
 		off += n
 		h.cur = p // a field, so the packet does not escape to the heap per datagram
+		h.pktOff = off - n
 		h.packet(c, &h.cur, raw, checksumOK)
 	}
 }
@@ -366,7 +370,7 @@ func (h *prudpHandler) reliable(c *pktCtx, p *wire.Packet, raw []byte, checksumO
 			return
 		}
 		h.rewriteOK = false
-		ss.pending[p.Seq] = &prudpPending{raw: append([]byte(nil), raw...), frame: c.d.frame.Number, time: c.d.frame.Time, ctx: *c}
+		ss.pending[p.Seq] = &prudpPending{raw: append([]byte(nil), raw...), off: h.pktOff, frame: c.d.frame.Number, time: c.d.frame.Time, ctx: *c}
 		for len(ss.pending) > prudpMaxPending {
 			h.skipGap(c, ss, p.SubstreamID)
 		}
@@ -411,6 +415,7 @@ func (h *prudpHandler) drain(ss *prudpSubstream, sub uint8) {
 			continue
 		}
 		h.drained = p
+		h.pktOff = pp.off
 		c := &pp.ctx
 		saved := h.d.frame
 		f := *saved
@@ -640,41 +645,77 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int 
 func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool, plain []byte, decoded bool, errText string, retrans bool) {
 	r := c.record("prudp")
 	r.Retransmission = retrans
+	// The keys, their order and their null rules are those of `decode --hex
+	// --format json` (docs/cli.md, "JSON records").
 	r.addString("dialect", h.name)
-	r.addObject("src", 2)
+	r.addInt("offset", int64(h.pktOff))
+	r.addInt("length", int64(len(raw)))
+	r.addObject("src", 3)
 	r.addInt("stream", int64(p.Src.Stream))
+	r.addString("stream_name", p.Src.Stream.String())
 	r.addInt("port", int64(p.Src.Port))
-	r.addObject("dst", 2)
+	r.addObject("dst", 3)
 	r.addInt("stream", int64(p.Dst.Stream))
+	r.addString("stream_name", p.Dst.Stream.String())
 	r.addInt("port", int64(p.Dst.Port))
 	r.addString("type", p.Type.String())
 	r.addStrings("flags", h.d.flagNames(p.Flags))
-	if !h.lite {
+	if h.lite {
+		r.addNull("session_id")
+	} else {
 		r.addInt("session_id", int64(p.SessionID))
 	}
 	if h.v1 != nil {
 		r.addInt("substream_id", int64(p.SubstreamID))
+	} else {
+		r.addNull("substream_id")
 	}
 	r.addInt("seq", int64(p.Seq))
-	if p.Type == wire.TypeData {
-		r.addInt("fragment_id", int64(p.FragmentID))
-	}
-	sigLen := 4
+	hasFrag := p.Type == wire.TypeData
 	if h.v1 != nil {
-		sigLen = 16
+		hasFrag = p.Options&wire.OptFragmentID != 0
+	} else if h.lite {
+		hasFrag = true
 	}
-	if !h.lite {
-		r.addHex("signature_hex", p.Signature[:sigLen])
+	if hasFrag {
+		r.addInt("fragment_id", int64(p.FragmentID))
+	} else {
+		r.addNull("fragment_id")
 	}
-	if p.Type == wire.TypeSyn || p.Type == wire.TypeConnect {
-		if h.v1 == nil && !h.lite {
-			r.addHex("connection_signature_hex", p.ConnSignature[:4])
-		} else if p.Options&wire.OptConnSignature != 0 {
-			r.addHex("connection_signature_hex", p.ConnSignature[:])
-		}
+	switch {
+	case h.lite:
+		r.addNull("signature_hex")
+	case h.v1 != nil:
+		r.addHex("signature_hex", p.Signature[:16])
+	default:
+		r.addHex("signature_hex", p.Signature[:4])
+	}
+	switch {
+	case (h.v1 != nil || h.lite) && p.Options&wire.OptConnSignature != 0:
+		r.addHex("connection_signature_hex", p.ConnSignature[:])
+	case h.v1 == nil && !h.lite && (p.Type == wire.TypeSyn || p.Type == wire.TypeConnect):
+		r.addHex("connection_signature_hex", p.ConnSignature[:4])
+	default:
+		r.addNull("connection_signature_hex")
+	}
+	if p.Options&wire.OptSupportedFunctions != 0 {
+		r.addInt("supported_functions", int64(p.SupportedFunctions))
+	}
+	if p.Options&wire.OptUnreliableSeq != 0 {
+		r.addInt("unreliable_seq", int64(p.UnreliableSeq))
+	}
+	if p.Options&wire.OptMaxSubstreamID != 0 {
+		r.addInt("max_substream_id", int64(p.MaxSubstreamID))
+	}
+	if p.Options&wire.OptLiteSignature != 0 {
+		r.addHex("lite_signature_hex", p.LiteSignature[:])
 	}
 	r.addHex("payload_hex", p.Payload)
-	if h.v1 == nil && !h.lite {
+	if h.v1 != nil || h.lite {
+		r.addNull("checksum")
+		r.addNull("checksum_ok")
+	} else {
+		r.addInt("checksum", int64(p.Checksum))
 		r.addBool("checksum_ok", checksumOK)
 	}
 	switch h.verifySignature(c.dir, p, raw) {
@@ -687,6 +728,9 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	}
 	if decoded {
 		r.addHex("plain_hex", plain)
+	}
+	if errText != "" && (decoded || strings.HasPrefix(errText, "not decrypted")) {
+		r.addString("plain_error", errText)
 	}
 	if p.Flags.Has(wire.FlagMultiAck) && p.Type == wire.TypeData {
 		if a, err := wire.ParseAggregateAck(p.Payload); err == nil && p.Seq == 0 {
