@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -66,35 +67,51 @@ var ErrNoResponse = errors.New("rmc: no response")
 // Mux dispatches calls to handlers registered by protocol, and optionally by method.
 // A handler registered for a whole protocol sees every method of it not registered
 // individually. Calls nothing matches are answered with Core::NotImplemented.
-// The zero Mux is empty and ready to use; it is safe for concurrent use.
+// The zero Mux is empty and ready to use; it is safe for concurrent use, and
+// lookups take no lock (registration copies the table).
 type Mux struct {
-	mu       sync.RWMutex
-	methods  map[methodKey]Handler
+	mu    sync.Mutex // serialises registrations
+	table atomic.Pointer[muxTable]
+}
+
+type muxTable struct {
+	methods  map[uint64]Handler // protocol<<32 | method
 	protocol map[uint16]Handler
 }
 
-type methodKey struct {
-	protocol uint16
-	method   uint32
-}
+func methodKey(protocol uint16, method uint32) uint64 { return uint64(protocol)<<32 | uint64(method) }
 
 // NewMux returns an empty Mux.
 func NewMux() *Mux { return new(Mux) }
+
+// update applies f to a copy of the table and publishes it.
+func (m *Mux) update(f func(t *muxTable)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := &muxTable{methods: make(map[uint64]Handler), protocol: make(map[uint16]Handler)}
+	if old := m.table.Load(); old != nil {
+		for k, v := range old.methods {
+			t.methods[k] = v
+		}
+		for k, v := range old.protocol {
+			t.protocol[k] = v
+		}
+	}
+	f(t)
+	m.table.Store(t)
+}
 
 // Handle registers h for one method of a protocol. It panics if that method is
 // registered already, as http.ServeMux does for duplicate patterns: that is a
 // programming error, not bad input.
 func (m *Mux) Handle(protocol uint16, method uint32, h Handler) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.methods == nil {
-		m.methods = make(map[methodKey]Handler)
-	}
-	k := methodKey{protocol, method}
-	if _, dup := m.methods[k]; dup {
-		panic(fmt.Sprintf("rmc: handler for protocol %d method %d registered twice", protocol, method))
-	}
-	m.methods[k] = h
+	m.update(func(t *muxTable) {
+		k := methodKey(protocol, method)
+		if _, dup := t.methods[k]; dup {
+			panic(fmt.Sprintf("rmc: handler for protocol %d method %d registered twice", protocol, method))
+		}
+		t.methods[k] = h
+	})
 }
 
 // HandleFunc registers f for one method of a protocol.
@@ -105,25 +122,26 @@ func (m *Mux) HandleFunc(protocol uint16, method uint32, f func(ctx context.Cont
 // HandleProtocol registers h for every method of a protocol (methods registered with
 // Handle take precedence). It panics on a duplicate.
 func (m *Mux) HandleProtocol(protocol uint16, h Handler) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.protocol == nil {
-		m.protocol = make(map[uint16]Handler)
-	}
-	if _, dup := m.protocol[protocol]; dup {
-		panic(fmt.Sprintf("rmc: handler for protocol %d registered twice", protocol))
-	}
-	m.protocol[protocol] = h
+	m.update(func(t *muxTable) {
+		if _, dup := t.protocol[protocol]; dup {
+			panic(fmt.Sprintf("rmc: handler for protocol %d registered twice", protocol))
+		}
+		t.protocol[protocol] = h
+	})
 }
 
 // Handler returns the handler for a call, or nil.
 func (m *Mux) Handler(protocol uint16, method uint32) Handler {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if h, ok := m.methods[methodKey{protocol, method}]; ok {
-		return h
+	t := m.table.Load()
+	if t == nil {
+		return nil
 	}
-	return m.protocol[protocol]
+	if len(t.methods) > 0 {
+		if h, ok := t.methods[methodKey(protocol, method)]; ok {
+			return h
+		}
+	}
+	return t.protocol[protocol]
 }
 
 // ServeRMC dispatches c to its handler, or fails it with Core::NotImplemented.
