@@ -47,6 +47,10 @@ type Config struct {
 	// falls to zero on loopback after a PING acknowledgement (see FIELD-NOTES.md) and then
 	// resends many times at once.
 	FixedRTO time.Duration
+	// Lite serves PRUDP Lite on nex-go's WebSocket server (ListenWebSocket) instead of
+	// UDP; Server.Port is then a TCP port and Version is ignored. nex-go binds every
+	// interface for it too.
+	Lite bool
 }
 
 // Server is a running nex-go server.
@@ -69,10 +73,13 @@ func (s *Server) Received() int {
 // stop a server or to choose its bind address (it binds every interface); tests only send
 // to it over loopback, and it ends with the test process.
 func Start(cfg Config) (*Server, error) {
-	if cfg.Version != 0 && cfg.Version != 1 {
+	if cfg.Version != 0 && cfg.Version != 1 && !cfg.Lite {
 		return nil, fmt.Errorf("nexgo: version %d: want 0 or 1", cfg.Version)
 	}
 	port, err := freeUDPPort()
+	if cfg.Lite {
+		port, err = freeTCPPort()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +131,9 @@ func Start(cfg Config) (*Server, error) {
 		resp.CallID = req.CallID
 		var out nex.PRUDPPacketInterface
 		conn := packet.Sender().(*nex.PRUDPConnection)
-		if cfg.Version == 1 {
+		if cfg.Lite {
+			out, _ = nex.NewPRUDPPacketLite(srv, conn, nil)
+		} else if cfg.Version == 1 {
 			out, _ = nex.NewPRUDPPacketV1(srv, conn, nil)
 		} else {
 			out, _ = nex.NewPRUDPPacketV0(srv, conn, nil)
@@ -159,6 +168,13 @@ func Start(cfg Config) (*Server, error) {
 		srv.PRUDPV0Settings.UseEnhancedChecksum = cfg.EnhancedChecksum
 	}
 	srv.BindPRUDPEndPoint(ep)
+	if cfg.Lite {
+		go srv.ListenWebSocket(port)
+		if err := waitListeningTCP(port); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	go srv.ListenUDP(port)
 	if err := waitListening(port); err != nil {
 		return nil, err
@@ -192,4 +208,29 @@ func waitListening(port int) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return errors.New("nexgo: server did not start listening within 5s")
+}
+
+// freeTCPPort asks the kernel for a free loopback TCP port.
+func freeTCPPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("nexgo: finding a free port: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port, nil
+}
+
+// waitListeningTCP waits until the TCP port accepts connections on loopback.
+func waitListeningTCP(port int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("nexgo: WebSocket server did not start listening within 5s")
 }
