@@ -42,7 +42,7 @@ func BenchmarkReceivePath(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		_ = p.client.send(p.now, 0, msg)
+		p.sendNow(msg)
 		pkt := p.ccap.out[0].b
 		p.ccap.out = p.ccap.out[:0]
 		b.StartTimer()

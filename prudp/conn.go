@@ -249,6 +249,17 @@ func (c *Conn) reserve(ctx context.Context, n int) error {
 	}
 }
 
+// reserveNow takes send-queue room without waiting (shard goroutine).
+func (c *Conn) reserveNow(n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queued > 0 && c.queued+n > c.maxQueue {
+		return ErrSendQueueFull
+	}
+	c.queued += n
+	return nil
+}
+
 // releaseQueued returns n bytes of send-queue room (shard goroutine).
 func (c *Conn) releaseQueued(n int) {
 	if n == 0 {
@@ -318,10 +329,11 @@ const (
 	dropDecompress                   // bad compressed payload
 	dropReassembly                   // message refused (too large, fragments out of order)
 	dropSignature                    // forged or corrupted signature
+	dropEchoQueue                    // echo reply refused: send queue full
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature"}
+var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue"}
 
 type connStats struct {
 	packetsIn, packetsOut   atomic.Uint64

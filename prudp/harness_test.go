@@ -94,6 +94,8 @@ func newManualPair(tb testing.TB, cfg Config) *manualPair {
 
 // deliver hands every captured datagram to the other side and flushes acks.
 func (p *manualPair) deliver() {
+	p.sep.shards[0].flushWrites()
+	p.cep.shards[0].flushWrites()
 	for _, pair := range [][2]*capture{{p.ccap, p.scap}, {p.scap, p.ccap}} {
 		from, to := pair[0], pair[1]
 		ep := p.sep
@@ -107,4 +109,13 @@ func (p *manualPair) deliver() {
 		from.out = from.out[:0]
 		sh.flushAcks(p.now)
 	}
+}
+
+// sendNow sends a message from the client and puts its packets on the wire
+// at once (one datagram per packet).
+func (p *manualPair) sendNow(msg []byte) {
+	sh := p.cep.shards[0]
+	sh.coalesce = false
+	_ = p.client.send(p.now, 0, msg)
+	sh.coalesce = p.cep.codec.v1()
 }

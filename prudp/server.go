@@ -27,15 +27,23 @@ func (f HandlerFunc) ServePRUDP(c *Conn, m Message) { f(c, m) }
 
 // EchoHandler sends every reliable message back on the same connection and
 // substream, and every unreliable one back unreliably: the diagnostic
-// service of `gamewire serve --echo`.
-var EchoHandler Handler = HandlerFunc(func(c *Conn, m Message) {
+// service of `gamewire serve --echo`. The engine recognises it and answers
+// on the connection's own goroutine, without a handler goroutine; a reply
+// that would overflow Config.MaxSendQueue is dropped and counted
+// ("echo_queue").
+var EchoHandler Handler = echoHandler{}
+
+type echoHandler struct{}
+
+// ServePRUDP echoes m (used when the engine cannot answer inline).
+func (echoHandler) ServePRUDP(c *Conn, m Message) {
 	ctx := context.Background()
 	if m.Reliable {
 		_ = c.Send(ctx, m.Substream, m.Data)
 	} else {
 		_ = c.SendUnreliable(ctx, m.Data)
 	}
-})
+}
 
 // ConnState is a connection's lifecycle event for Server.ConnState.
 type ConnState int

@@ -479,6 +479,18 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 		return
 	}
 	if msg != nil {
+		if _, echo := s.conn.handler.(echoHandler); echo {
+			// The echo service answers on the shard goroutine: no goroutine
+			// and no queue between a request and its reply.
+			s.conn.stats.messagesIn.Add(1)
+			s.conn.stats.messagesOut.Add(1)
+			if err := s.conn.reserveNow(len(msg)); err == nil {
+				_ = s.send(now, st.id, msg)
+			} else {
+				s.conn.stats.drop(dropEchoQueue)
+			}
+			return
+		}
 		s.conn.deliver(Message{Substream: st.id, Reliable: true, Data: msg})
 	}
 }
@@ -501,6 +513,12 @@ func (s *session) handleUnreliable(now time.Time, p *pkt) {
 			return
 		}
 		payload = plain
+	}
+	if _, echo := s.conn.handler.(echoHandler); echo {
+		s.conn.stats.messagesIn.Add(1)
+		s.conn.stats.messagesOut.Add(1)
+		_ = s.sendUnreliable(now, append([]byte(nil), payload...))
+		return
 	}
 	s.conn.deliver(Message{Unreliable: true, Data: append([]byte(nil), payload...)})
 }

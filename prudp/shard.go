@@ -62,6 +62,13 @@ type shard struct {
 	outPkt     pkt       // scratch of session.write
 	ackExtra   []uint16  // scratch of session.sendAggregate
 	freeOut    []*outPacket
+
+	armed time.Time // when the timer is set to fire
+	fired bool      // the timer fired since it was last armed
+
+	coalesce bool // several packets per datagram (V1)
+	pend     []byte
+	pendTo   netip.AddrPort
 }
 
 func (sh *shard) getOut() *outPacket {
@@ -83,6 +90,7 @@ func (sh *shard) putOut(o *outPacket) {
 func newShard(ep *endpoint) *shard {
 	return &shard{
 		ep:       ep,
+		coalesce: ep.codec.v1(),
 		events:   make(chan event, 1024),
 		sessions: make(map[demuxKey]*session),
 		stop:     make(chan struct{}),
@@ -113,6 +121,7 @@ func (sh *shard) loop() {
 			}
 			sh.endBatch(now)
 		case <-sh.timer.C:
+			sh.fired = true
 			now := time.Now()
 			for len(sh.timers) > 0 && !now.Before(sh.timers[0].deadline) {
 				s := sh.timers[0]
@@ -135,11 +144,14 @@ func (sh *shard) loop() {
 // endBatch flushes acknowledgements and re-arms the shard's timer.
 func (sh *shard) endBatch(now time.Time) {
 	sh.flushAcks(now)
+	next := now.Add(time.Hour)
 	if len(sh.timers) > 0 {
-		d := sh.timers[0].deadline.Sub(now)
-		sh.timer.Reset(max(d, 0))
-	} else {
-		sh.timer.Reset(time.Hour)
+		next = sh.timers[0].deadline
+	}
+	// Re-arm only when the earliest deadline moved: most batches leave it be.
+	if !next.Equal(sh.armed) || sh.fired {
+		sh.armed, sh.fired = next, false
+		sh.timer.Reset(max(next.Sub(now), 0))
 	}
 }
 
@@ -152,6 +164,7 @@ func (sh *shard) flushAcks(now time.Time) {
 	}
 	clear(sh.ackPending)
 	sh.ackPending = sh.ackPending[:0]
+	sh.flushWrites()
 }
 
 func (sh *shard) handle(now time.Time, ev event) {
@@ -273,8 +286,40 @@ func (sh *shard) remove(s *session) {
 	}
 }
 
-// writeTo sends one datagram.
+// coalesceLimit bounds a datagram built from several packets: below the
+// usual 1500-byte MTU minus IP and UDP headers.
+const coalesceLimit = 1400
+
+// writeTo sends one packet. On dialects whose headers carry the payload size
+// (V1), packets to the same peer within a batch share a datagram (an echo
+// reply and the acknowledgement of its request travel together); the
+// datagram goes out when the next packet does not fit or is for another
+// peer, and at the end of every batch (flushWrites).
 func (sh *shard) writeTo(b []byte, to netip.AddrPort) {
+	if !sh.coalesce {
+		sh.rawWrite(b, to)
+		return
+	}
+	if len(sh.pend) > 0 && (to != sh.pendTo || len(sh.pend)+len(b) > coalesceLimit) {
+		sh.flushWrites()
+	}
+	if len(b) > coalesceLimit {
+		sh.rawWrite(b, to)
+		return
+	}
+	sh.pend = append(sh.pend, b...)
+	sh.pendTo = to
+}
+
+// flushWrites sends the datagram being built, if any.
+func (sh *shard) flushWrites() {
+	if len(sh.pend) > 0 {
+		sh.rawWrite(sh.pend, sh.pendTo)
+		sh.pend = sh.pend[:0]
+	}
+}
+
+func (sh *shard) rawWrite(b []byte, to netip.AddrPort) {
 	if _, err := sh.ep.pc.WriteToUDPAddrPort(b, to); err != nil {
 		sh.ep.writeErrors.Add(1)
 	}

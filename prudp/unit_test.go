@@ -144,7 +144,7 @@ func TestSequenceIDsWrap(t *testing.T) {
 // its first DATA is 2 (as NintendoClients numbers them); the server starts at 1.
 func TestFirstDataSeqIsTwo(t *testing.T) {
 	p := newManualPair(t, Config{AccessKey: testKey})
-	_ = p.client.send(p.now, 0, []byte("x"))
+	p.sendNow([]byte("x"))
 	var q pkt
 	if _, err := p.cep.codec.parse(p.ccap.out[0].b, &q); err != nil {
 		t.Fatal(err)
@@ -155,6 +155,7 @@ func TestFirstDataSeqIsTwo(t *testing.T) {
 	p.deliver()
 	p.server.sh = p.sep.shards[0]
 	_ = p.server.send(p.now, 0, []byte("y"))
+	p.sep.shards[0].flushWrites()
 	if _, err := p.sep.codec.parse(p.scap.out[0].b, &q); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestAggregateAckFormats(t *testing.T) {
 			}
 			// Three packets reach the server in one batch, the second missing.
 			for i := range 3 {
-				_ = p.client.send(p.now, 0, []byte{byte(i)})
+				p.sendNow([]byte{byte(i)})
 			}
 			pkts := p.ccap.out
 			p.ccap.out = nil
