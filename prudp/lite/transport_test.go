@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -382,6 +383,44 @@ func TestManyStreams(t *testing.T) {
 		p, err := NewReader(c, 0).Next()
 		if err != nil || p[len(p)-1] != byte(i) {
 			t.Fatalf("client %d got %x, %v", i, p, err)
+		}
+	}
+}
+
+// TestCollector: the Prometheus collector reports the transport's counters.
+func TestCollector(t *testing.T) {
+	l, _ := testListener(t, false, Config{})
+	p1 := l.Port(1)
+	c, err := DialStream(context.Background(), testURL(l, "ws"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(toPort(t, 1, 1, nil))
+	readPacket(t, p1)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(l.Collector())
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			for _, lp := range m.GetLabel() {
+				name += "/" + lp.GetValue()
+			}
+			found[name] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	for name, want := range map[string]float64{
+		"gamewire_lite_streams":                 1,
+		"gamewire_lite_streams_opened_total/ws": 1,
+		"gamewire_lite_packets_total/in":        1,
+	} {
+		if found[name] != want {
+			t.Errorf("%s = %v, want %v (all: %v)", name, found[name], want, found)
 		}
 	}
 }
