@@ -418,3 +418,32 @@ func TestRetransmissionLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleConnectionKeptAlive: a connection idle for several minutes stays
+// up (PINGs every KeepAlive), then carries data again.
+func TestIdleConnectionKeptAlive(t *testing.T) {
+	for _, d := range allDialects {
+		t.Run(d.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := Config{Dialect: d, AccessKey: testKey}
+				srv := &Server{Config: cfg}
+				_, c, stop := lossyPair(t, lossy.Config{Seed: 30, Loss: 0.1, Delay: 10 * time.Millisecond}, srv, &cfg)
+				defer stop()
+				before := c.Stats().PacketsOut
+				time.Sleep(5 * time.Minute)
+				if err := c.Err(); err != nil {
+					t.Fatalf("idle connection ended: %v", err)
+				}
+				if pings := c.Stats().PacketsOut - before; pings < 30 {
+					t.Fatalf("%d packets in 5 idle minutes, want keepalive PINGs every 5 s", pings)
+				}
+				if err := c.Send(context.Background(), 0, []byte("awake")); err != nil {
+					t.Fatal(err)
+				}
+				if m := recvOrFail(t, c); string(m.Data) != "awake" {
+					t.Fatalf("echo %q", m.Data)
+				}
+			})
+		})
+	}
+}
