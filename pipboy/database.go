@@ -20,20 +20,19 @@ import (
 //
 // A Database is not safe for concurrent use; Client and Server guard theirs with a lock.
 type Database struct {
-	index   map[uint32]int32 // id -> slot in nodes
+	index   idTable // id -> slot in nodes
 	nodes   []node
 	free    []int32
 	intern  map[string]string
 	gen     uint32
-	pending map[uint32]struct{}
+	pending idTable // ids defined by the update being applied
 	garbage []uint32
 	// Slabs hand out the lists of new arrays and objects, so a dump does not
 	// allocate once per container; each list is cut with its own capacity.
 	fieldSlab []field
 	elemSlab  []uint32
 	deferred  []deferredRef
-	// pendingBig says pending was sized for a dump.
-	pendingBig bool
+	ready     bool
 }
 
 // RootID is the id of the root object.
@@ -62,36 +61,26 @@ type node struct {
 
 // NewDatabase returns an empty database.
 func NewDatabase() *Database {
-	return &Database{
-		index:   make(map[uint32]int32),
-		intern:  make(map[string]string),
-		pending: make(map[uint32]struct{}),
-	}
+	db := &Database{intern: make(map[string]string), ready: true}
+	db.index.reset(0)
+	db.pending.reset(0)
+	return db
 }
 
 // Len returns the number of values held.
-func (db *Database) Len() int { return len(db.index) }
+func (db *Database) Len() int { return db.index.len() }
 
 // Apply applies one data update payload (the content of a type 3 message).
 func (db *Database) Apply(payload []byte) error {
-	if db.index == nil {
+	if !db.ready {
 		*db = *NewDatabase()
 	}
 	// Pass 1: syntax, the ids this update defines, and references to ids neither
 	// known nor defined so far (forward references, checked once all ids are seen).
-	// Size the set of new ids from the payload (about 29 bytes per value in the real
-	// dump): a big map for a dump, and back to a small one for live updates, whose
-	// clear would otherwise walk the dump-sized table every time.
-	switch hint := len(payload) / 32; {
-	case hint > 1024:
-		db.pending = make(map[uint32]struct{}, hint)
-		db.pendingBig = true
-	case db.pendingBig:
-		db.pending = make(map[uint32]struct{})
-		db.pendingBig = false
-	default:
-		clear(db.pending)
-	}
+	// The set of new ids is sized from the payload (about 29 bytes per value in the
+	// real dump), so it is large for a dump and small, thus quick to clear, for live
+	// updates. The size follows bytes that arrived, not a claimed length.
+	db.pending.reset(len(payload) / 32)
 	db.deferred = db.deferred[:0]
 	it := NewEntries(payload)
 	count := 0
@@ -101,7 +90,7 @@ func (db *Database) Apply(payload []byte) error {
 		if !ok {
 			break
 		}
-		db.pending[e.ID] = struct{}{}
+		db.pending.put(e.ID, 0)
 		count++
 		db.deferRefs(&e, off)
 	}
@@ -116,8 +105,8 @@ func (db *Database) Apply(payload []byte) error {
 	}
 	// Size the store for a dump at once. count is what the payload actually holds
 	// (each value takes at least 5 bytes), not a claimed size.
-	if len(db.index) == 0 && count > 64 {
-		db.index = make(map[uint32]int32, count)
+	if db.index.len() == 0 && count > 64 {
+		db.index.reset(count)
 	}
 	if need := len(db.nodes) + count; cap(db.nodes) < need && count > 64 {
 		nodes := make([]node, len(db.nodes), need)
@@ -139,10 +128,10 @@ func (db *Database) Apply(payload []byte) error {
 }
 
 func (db *Database) known(id uint32) bool {
-	if _, ok := db.index[id]; ok {
+	if _, ok := db.pending.get(id); ok {
 		return true
 	}
-	_, ok := db.pending[id]
+	_, ok := db.index.get(id)
 	return ok
 }
 
@@ -205,10 +194,11 @@ func (db *Database) checkRefs(e *Entry, off int) error {
 	return nil
 }
 
-// slot returns the slot of id, creating an empty one if needed.
-func (db *Database) slot(id uint32) *node {
-	if s, ok := db.index[id]; ok {
-		return &db.nodes[s]
+// slot returns the slot of id, creating an empty value if needed. Creating one may
+// move db.nodes: pointers into it taken before are stale afterwards.
+func (db *Database) slot(id uint32) int32 {
+	if s, ok := db.index.get(id); ok {
+		return s
 	}
 	var s int32
 	if n := len(db.free); n > 0 {
@@ -218,15 +208,15 @@ func (db *Database) slot(id uint32) *node {
 		db.nodes = append(db.nodes, node{})
 		s = int32(len(db.nodes) - 1)
 	}
-	db.index[id] = s
+	db.index.put(id, s)
 	db.nodes[s] = node{id: id, live: true}
-	return &db.nodes[s]
+	return s
 }
 
-func (db *Database) incref(id uint32) { db.slot(id).refs++ }
+func (db *Database) incref(id uint32) { db.nodes[db.slot(id)].refs++ }
 
 func (db *Database) decref(id uint32) {
-	s, ok := db.index[id]
+	s, ok := db.index.get(id)
 	if !ok {
 		return
 	}
@@ -297,13 +287,11 @@ func (db *Database) releaseChildren(n *node) {
 }
 
 func (db *Database) apply(e *Entry) {
-	n := db.slot(e.ID)
+	si := db.slot(e.ID)
+	n := &db.nodes[si]
 	n.gen = db.gen
-	if n.typ != e.Type || (e.Type != TypeObject) {
-		if n.typ == TypeArray || n.typ == TypeObject {
-			db.releaseChildren(n)
-			n = db.slot(e.ID) // releaseChildren may not move slots, but stay safe
-		}
+	if (n.typ == TypeArray || n.typ == TypeObject) && (n.typ != e.Type || e.Type == TypeArray) {
+		db.releaseChildren(n) // decref creates no slots: n stays valid
 	}
 	n.typ = e.Type
 	n.str = ""
@@ -328,41 +316,38 @@ func (db *Database) apply(e *Entry) {
 			elems = db.elemList(m)
 		}
 		for i := range m {
-			id := e.Elems.At(i)
-			elems = append(elems, id)
+			elems = append(elems, e.Elems.At(i))
 		}
 		n.elems = elems
 		for _, id := range elems {
-			db.incref(id)
-			n = db.slot(e.ID)
+			db.incref(id) // may move db.nodes; elems is ours and stays valid
 		}
 	case TypeObject:
 		// Removals first, then additions: a key both removed and added in one update
 		// ends with the added value.
 		for i := range e.Remove.Len() {
 			rid := e.Remove.At(i)
+			n := &db.nodes[si]
 			for j := 0; j < len(n.fields); j++ {
 				if n.fields[j].id == rid {
 					n.fields = append(n.fields[:j], n.fields[j+1:]...)
 					db.decref(rid)
-					n = db.slot(e.ID)
 					j--
 				}
 			}
 		}
-		if n.fields == nil && e.Add.Len() > 0 {
+		if n := &db.nodes[si]; n.fields == nil && e.Add.Len() > 0 {
 			n.fields = db.fieldList(e.Add.Len())
 		}
 		for key, id := range e.Add.All {
 			db.incref(id)
-			n = db.slot(e.ID)
+			n := &db.nodes[si] // after incref, which may move db.nodes
 			replaced := false
 			for j := range n.fields {
 				if n.fields[j].key == string(key) {
 					old := n.fields[j].id
 					n.fields[j].id = id
 					db.decref(old)
-					n = db.slot(e.ID)
 					replaced = true
 					break
 				}
@@ -379,7 +364,7 @@ func (db *Database) collect() {
 	for len(db.garbage) > 0 {
 		id := db.garbage[len(db.garbage)-1]
 		db.garbage = db.garbage[:len(db.garbage)-1]
-		s, ok := db.index[id]
+		s, ok := db.index.get(id)
 		if !ok || id == RootID {
 			continue
 		}
@@ -389,11 +374,9 @@ func (db *Database) collect() {
 		if n.refs > 0 || n.gen == db.gen {
 			continue
 		}
-		db.releaseChildren(&db.nodes[s])
-		n = &db.nodes[s]
-		elems, fields := n.elems[:0], n.fields[:0]
-		*n = node{elems: elems, fields: fields}
-		delete(db.index, id)
+		db.releaseChildren(n)
+		*n = node{}
+		db.index.del(id)
 		db.free = append(db.free, s)
 	}
 }
@@ -403,7 +386,7 @@ func (db *Database) Root() (Value, bool) { return db.Get(RootID) }
 
 // Get returns the value with the given id.
 func (db *Database) Get(id uint32) (Value, bool) {
-	s, ok := db.index[id]
+	s, ok := db.index.get(id)
 	if !ok {
 		return Value{}, false
 	}
@@ -413,11 +396,7 @@ func (db *Database) Get(id uint32) (Value, bool) {
 // All iterates over every value in the database, in no particular order.
 func (db *Database) All() iter.Seq[Value] {
 	return func(yield func(Value) bool) {
-		for _, s := range db.index {
-			if !yield(Value{db: db, slot: s}) {
-				return
-			}
-		}
+		db.index.each(func(_ uint32, s int32) bool { return yield(Value{db: db, slot: s}) })
 	}
 }
 
@@ -627,10 +606,10 @@ func (v Value) Entry() Entry {
 // as the game sends it on connect: the payload of one type 3 message. Values not
 // reachable from RootID are not included.
 func (db *Database) AppendDump(b []byte) ([]byte, error) {
-	if _, ok := db.index[RootID]; !ok {
+	if _, ok := db.index.get(RootID); !ok {
 		return b, fmt.Errorf("pipboy: dump: %w: root id 0", ErrNotFound)
 	}
-	seen := make(map[uint32]struct{}, len(db.index))
+	seen := make(map[uint32]struct{}, db.index.len())
 	return db.appendPostOrder(b, RootID, seen, 0)
 }
 
