@@ -43,6 +43,9 @@ type LoginConfig struct {
 	// User and Password are the credentials. The password only derives the key
 	// that opens the ticket; it is never sent.
 	User, Password string
+	// Key, when set, is the user's Kerberos key, used instead of deriving one
+	// from Password (for tools that keep keys rather than passwords).
+	Key []byte
 	// Config configures both PRUDP connections (dialect, access key, timers).
 	// Ticket and PID are set by Login for the secure connection.
 	Config prudp.Config
@@ -178,12 +181,18 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 		}
 	}
 	arc.Close()
-	// Leave the authentication server politely, but do not let a lost
-	// acknowledgement of the DISCONNECT hold up the login: after a second the
-	// connection is dropped with a forced disconnect.
-	cctx, cancel := context.WithTimeout(ctx, closeAuthTimeout)
-	_ = ac.Close(cctx)
-	cancel()
+	// Leave the authentication server politely while connecting to the secure
+	// one, and do not let a lost acknowledgement of the DISCONNECT hold up the
+	// login: after a second the connection is dropped with a forced disconnect.
+	// Login returns only once this is done.
+	authClosed := make(chan struct{})
+	go func() {
+		defer close(authClosed)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeAuthTimeout)
+		defer cancel()
+		_ = ac.Close(cctx)
+	}()
+	defer func() { <-authClosed }()
 
 	// 4. Secure server: connect with the ticket.
 	secAddr, err := secureAddr(secureURL, addr)
@@ -242,6 +251,9 @@ func sourceKey(cfg LoginConfig, pid types.PID, serverKey string) ([]byte, error)
 			return nil, fmt.Errorf("nex: the server's pSourceKey %q is not hex: %w", serverKey, err)
 		}
 		return k, nil
+	}
+	if cfg.Key != nil {
+		return cfg.Key, nil
 	}
 	var k [16]byte
 	if cfg.Derivation == auth.DeriveSwitch {

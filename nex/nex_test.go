@@ -35,7 +35,7 @@ var testAccounts = sync.OnceValue(func() *auth.Memory {
 
 // startServer runs a NEX server on two loopback ports and returns the
 // authentication address.
-func startServer(t *testing.T, srv *Server) string {
+func startServer(t testing.TB, srv *Server) string {
 	t.Helper()
 	if srv.Accounts == nil {
 		srv.Accounts = testAccounts()
