@@ -18,7 +18,7 @@ import (
 //	password PID PASSWORD         Kerberos password of a PID (rest of the line)
 //	kerberos-key PID HEX          Kerberos key of a PID, already derived
 //	session-key HEX               secure-connection session key (16 or 32 bytes)
-//	hyperscape-key HEX            Hyperscape AES-128 shared key (16 bytes)
+//	hyperscape-key HEX            Hyperscape AES-128 shared key of a connection (16 bytes; repeatable)
 //	pia-key HEX                   Pia session key (16 bytes)
 //	pia-game-key HEX              Pia game key (LDN: session key = AES-ECB(game key, SSID))
 //	pia-version N                 Pia version, e.g. 5.18 or 518
@@ -26,12 +26,12 @@ import (
 //	pia-network-id N              LDN/LAN/NPLN network id (decimal or 0x hex)
 //	pia-gathering-id N            NEX gathering id (the NEX network's nonce)
 type Keys struct {
-	AccessKeys    []string
-	Passwords     map[uint64]string
-	KerberosKeys  map[uint64][]byte
-	SessionKeys   [][]byte
-	HyperscapeKey []byte
-	Pia           PiaKeys
+	AccessKeys     []string
+	Passwords      map[uint64]string
+	KerberosKeys   map[uint64][]byte
+	SessionKeys    [][]byte
+	HyperscapeKeys [][]byte // tried in order on each Hyperscape flow
+	Pia            PiaKeys
 }
 
 // PiaKeys holds Pia keys and network parameters.
@@ -113,7 +113,7 @@ func ParseKeys(r io.Reader) (*Keys, error) {
 			if err != nil {
 				return nil, bad("%v", err)
 			}
-			k.HyperscapeKey = key
+			k.HyperscapeKeys = append(k.HyperscapeKeys, key)
 		case "pia-key":
 			key, err := parseHexKey(rest, 16)
 			if err != nil {

@@ -34,7 +34,7 @@ pia-network-id 0x1234abcd
 	if len(k.KerberosKeys[2]) != 16 || len(k.SessionKeys) != 1 || k.SessionKeys[0][15] != 0xff {
 		t.Errorf("keys %x %x", k.KerberosKeys[2], k.SessionKeys)
 	}
-	if k.Pia.Network != "ldn" || !k.Pia.HasNetworkID || k.Pia.NetworkID != 0x1234abcd || k.Pia.Version != "5.18" || len(k.Pia.SessionKeys) != 1 || len(k.Pia.GameKey) != 16 || len(k.HyperscapeKey) != 16 {
+	if k.Pia.Network != "ldn" || !k.Pia.HasNetworkID || k.Pia.NetworkID != 0x1234abcd || k.Pia.Version != "5.18" || len(k.Pia.SessionKeys) != 1 || len(k.Pia.GameKey) != 16 || len(k.HyperscapeKeys) != 1 {
 		t.Errorf("pia %+v", k.Pia)
 	}
 	if got := k.accessKeys(); got[len(got)-1] != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -77,20 +78,59 @@ func recognizePRUDP(d *Dissector, c *pktCtx, b []byte) handler {
 		name string
 		cs   int
 	}
+	// Every (dialect, key) whose checksum verifies is a candidate; the first
+	// is used and the others are kept: the handshake packets of Quazal with a
+	// 4-byte checksum under an empty key and of Hyperscape are the same bytes,
+	// and the first DATA packet that one of them cannot parse settles it.
+	var found []*prudpHandler
 	cands := []cand{{wire.NameV0, 1}, {wire.NameQuazal, 1}, {wire.NameQuazal, 4}}
 	for _, k := range keys {
 		for _, cd := range cands {
 			h := newPRUDP(d, cd.name, k, cd.cs)
 			if _, _, err := h.dia.Parse(b); err == nil {
-				return h
+				found = append(found, h)
 			}
 		}
 	}
-	h := newPRUDP(d, wire.NameHyperscape, "", 4)
-	if _, _, err := h.dia.Parse(b); err == nil {
-		return h
+	if h := newPRUDP(d, wire.NameHyperscape, "", 4); parsesWhole(h.dia, b) {
+		if len(d.cfg.Keys.HyperscapeKeys) > 0 {
+			found = append([]*prudpHandler{h}, found...)
+		} else {
+			found = append(found, h)
+		}
 	}
-	return nil
+	if len(found) == 0 {
+		return nil
+	}
+	found[0].alts = found[1:]
+	return found[0]
+}
+
+// parsesWhole reports whether b is a whole number of packets of dia with
+// verified checksums.
+func parsesWhole(dia wire.Dialect, b []byte) bool {
+	for off := 0; off < len(b); {
+		_, n, err := dia.Parse(b[off:])
+		if err != nil || n <= 0 {
+			return false
+		}
+		off += n
+	}
+	return len(b) > 0
+}
+
+// adoptAlternative switches to another candidate dialect of recognition when
+// the current one cannot parse a datagram that the other parses whole.
+func (h *prudpHandler) adoptAlternative(b []byte) bool {
+	for i, a := range h.alts {
+		if parsesWhole(a.dia, b) {
+			h.name, h.accessKey, h.dia = a.name, a.accessKey, a.dia
+			h.v0, h.v0f, h.v1, h.quazal = a.v0, a.v0f, a.v1, a.quazal
+			h.alts = append(h.alts[:i:i], h.alts[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 type prudpHandler struct {
@@ -104,6 +144,7 @@ type prudpHandler struct {
 	quazal    bool
 	lite      bool
 	liteDia   *wire.Lite
+	alts      []*prudpHandler // other dialects whose checksums verified on the first datagram
 
 	connSig    [2][]byte // connection signature each direction sent (dir 0 in CONNECT, dir 1 in SYN-ACK)
 	sessionKey []byte    // nil: authentication connection, RC4 key "CD&ML"
@@ -115,6 +156,7 @@ type prudpHandler struct {
 	synTime   time.Time
 	rtt       time.Duration
 
+	hsCipher     *hyperscape.DataCipher
 	cur, drained wire.Packet
 	pktOff       int // offset of the packet in hand within its datagram
 
@@ -215,6 +257,9 @@ func (h *prudpHandler) udp(c *pktCtx, b []byte) {
 	h.rewrite = h.rewrite[:0]
 	h.rewriteOK = h.d.cfg.Decrypted != nil
 	h.packetsOut = 0
+	if len(h.alts) > 0 && !parsesWhole(h.dia, b) {
+		h.adoptAlternative(b)
+	}
 	for off := 0; off < len(b); {
 		p, n, err := h.dia.Parse(b[off:])
 		checksumOK := true
@@ -452,6 +497,16 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.reassemble(c, ss, p, p.Payload)
 		return
 	}
+	if h.name == wire.NameHyperscape {
+		plain, errText := h.openHyperscape(p)
+		if errText != "" {
+			h.emitPacket(c, p, raw, checksumOK, nil, false, errText, false)
+			return
+		}
+		h.emitPacket(c, p, raw, checksumOK, plain, true, "", false)
+		h.reassemble(c, ss, p, plain)
+		return
+	}
 	if !ss.keyed && ss.broken == "" {
 		key := h.rc4Key()
 		if key == nil {
@@ -525,7 +580,7 @@ func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, strin
 		}
 		c.XORPacket(buf, p.Payload)
 	} else if h.name == wire.NameHyperscape {
-		return nil, "not decrypted: Hyperscape AES decryption is not wired yet"
+		return h.openHyperscape(p)
 	} else {
 		key := h.rc4Key()
 		if key == nil {
@@ -863,4 +918,39 @@ func (d *Dissector) kerberosTargets() [][]byte {
 	}
 	d.targets = targets
 	return targets
+}
+
+// openHyperscape decrypts a Hyperscape DATA payload ("Packet: DATA",
+// "Compression", "Encryption" in specs/prudp-hyperscape.md) with the flow's
+// shared key: the first hyperscape-key under which a payload opens is kept.
+func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
+	if h.hsCipher == nil {
+		keys := h.d.cfg.Keys.HyperscapeKeys
+		if len(keys) == 0 {
+			return nil, "not decrypted: Hyperscape payloads need the connection's shared key (hyperscape-key in the keys file)"
+		}
+		var firstErr error
+		for _, k := range keys {
+			dc, err := hyperscape.NewDataCipher(hyperscape.SharedKey(k))
+			if err != nil {
+				continue
+			}
+			out, err := dc.Open(h.d.scratch(0), p.Payload, p.Seq, h.d.cfg.MaxMessage)
+			if err == nil {
+				h.hsCipher = dc
+				h.d.scratchBuf = out[:0]
+				return out, ""
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		return nil, "not decrypted: no hyperscape-key opens this payload: " + firstErr.Error()
+	}
+	out, err := h.hsCipher.Open(h.d.scratch(0), p.Payload, p.Seq, h.d.cfg.MaxMessage)
+	if err != nil {
+		return nil, "not decrypted: " + err.Error()
+	}
+	h.d.scratchBuf = out[:0]
+	return out, ""
 }
