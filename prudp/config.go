@@ -119,6 +119,11 @@ type Config struct {
 	// Send blocks (or fails with ErrSendQueueFull on a cancelled context)
 	// beyond it. Default 8 MiB.
 	MaxSendQueue int
+	// MaxRecvQueue bounds the bytes of received messages waiting for Recv or
+	// the Handler. Beyond it new DATA is neither accepted nor acknowledged,
+	// so the peer backs off and resends (and gives up with its retransmission
+	// limit if the application never reads again). Default 8 MiB.
+	MaxRecvQueue int
 	// Ticket makes a client connection secure ("Secure server connection"
 	// in specs/prudp-nex.md): the CONNECT carries Ticket.Internal and the
 	// request data (PID, a connection id, a check value) sealed with
@@ -192,6 +197,9 @@ func (c *Config) resolved() Config {
 	}
 	if r.MaxSendQueue <= 0 {
 		r.MaxSendQueue = 8 << 20
+	}
+	if r.MaxRecvQueue <= 0 {
+		r.MaxRecvQueue = 8 << 20
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)

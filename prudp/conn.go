@@ -32,15 +32,18 @@ type Conn struct {
 	srv   *Server
 	stats connStats
 
-	mu       sync.Mutex
-	inbox    []Message
-	err      error // set once the connection ended
-	queued   int   // bytes queued for sending and not yet acknowledged
-	maxQueue int
-	serving  bool // a handler goroutine is draining the inbox
-	readable chan struct{}
-	writable chan struct{}
-	done     chan struct{}
+	mu     sync.Mutex
+	inbox  []Message
+	err    error // set once the connection ended
+	queued int   // bytes queued for sending and not yet acknowledged
+	// inboxBytes is what received messages not yet taken by Recv or the
+	// handler hold; beyond Config.MaxRecvQueue new data is not accepted.
+	inboxBytes atomic.Int64
+	maxQueue   int
+	serving    bool // a handler goroutine is draining the inbox
+	readable   chan struct{}
+	writable   chan struct{}
+	done       chan struct{}
 
 	handler Handler
 	pid     uint64 // the secure connection's user, 0 otherwise
@@ -101,6 +104,7 @@ func (c *Conn) Err() error {
 // deliver appends a received message (shard goroutine).
 func (c *Conn) deliver(m Message) {
 	c.stats.messagesIn.Add(1)
+	c.inboxBytes.Add(int64(len(m.Data)))
 	c.mu.Lock()
 	c.inbox = append(c.inbox, m)
 	startServe := c.handler != nil && !c.serving
@@ -132,6 +136,7 @@ func (c *Conn) serve() {
 			c.inbox = nil
 		}
 		c.mu.Unlock()
+		c.inboxBytes.Add(-int64(len(m.Data)))
 		c.handler.ServePRUDP(c, m)
 	}
 }
@@ -174,6 +179,7 @@ func (c *Conn) Recv(ctx context.Context) (Message, error) {
 				c.inbox = nil
 			}
 			c.mu.Unlock()
+			c.inboxBytes.Add(-int64(len(m.Data)))
 			return m, nil
 		}
 		err := c.err
@@ -330,10 +336,11 @@ const (
 	dropReassembly                   // message refused (too large, fragments out of order)
 	dropSignature                    // forged or corrupted signature
 	dropEchoQueue                    // echo reply refused: send queue full
+	dropRecvQueue                    // data refused (unacknowledged): the application is not reading
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue"}
+var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue", "recv_queue"}
 
 type connStats struct {
 	packetsIn, packetsOut   atomic.Uint64

@@ -447,3 +447,39 @@ func TestIdleConnectionKeptAlive(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiveQueueBounded: an application that stops reading makes the
+// engine stop accepting data (unacknowledged, so the peer backs off); the
+// inbox never grows far past the bound, and reading resumes the flow with
+// nothing lost.
+func TestReceiveQueueBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &Server{}
+		cfg := Config{MaxRecvQueue: 64 << 10, MaxRetransmits: 30}
+		_, c, stop := lossyPair(t, lossy.Config{Seed: 31, Delay: time.Millisecond}, srv, &cfg)
+		defer stop()
+		ctx := context.Background()
+		msg := make([]byte, 1000)
+		const count = 500 // 500 KB echoed back while nobody reads
+		for i := range count {
+			msg[0], msg[1] = byte(i), byte(i>>8)
+			if err := c.Send(ctx, 0, msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if held := c.inboxBytes.Load(); held > 64<<10+2*1300 {
+			t.Fatalf("inbox holds %d bytes, bound 64 KiB", held)
+		}
+		if c.Stats().Drops["recv_queue"] == 0 {
+			t.Fatal("no data refused while the inbox was full")
+		}
+		for i := range count {
+			m := recvOrFail(t, c)
+			if int(m.Data[0])|int(m.Data[1])<<8 != i {
+				t.Fatalf("message %d out of order", i)
+			}
+		}
+	})
+}

@@ -417,6 +417,11 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 	case d >= s.cfg.ReorderWindow:
 		s.conn.stats.drop(dropWindow)
 		return
+	case p.typ == typeData && s.conn.inboxBytes.Load() > int64(s.cfg.MaxRecvQueue):
+		// Receive-side flow control: refuse, unacknowledged, until the
+		// application reads; the peer's retransmissions bring it back.
+		s.conn.stats.drop(dropRecvQueue)
+		return
 	}
 	if p.has(flagNeedAck) {
 		s.queueAck(p.typ, p.substream, p.seq, p.fragment, times)
