@@ -121,4 +121,4 @@ func (r Result) String() string {
 }
 
 // Error makes an error Result usable as a Go error.
-func (r Result) Error() string { return "nex: " + r.String() }
+func (r Result) Error() string { return r.String() }
