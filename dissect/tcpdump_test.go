@@ -18,6 +18,8 @@ import (
 	"github.com/gamewire/gamewire/pia"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/lite"
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // These tests capture gamewire's own traffic with a real capture tool
@@ -409,6 +411,132 @@ func TestTcpdumpPia(t *testing.T) {
 		t.Fatalf("decoded %d Pia messages, sent %d (or in another order)", len(msgs), len(sent))
 	}
 	if fl := d.Flows(); len(fl) != 1 || fl[0].Protocol != "pia" || fl[0].Dialect != "pia 5.18" {
+		t.Fatalf("flows %+v", fl)
+	}
+}
+
+// TestTcpdumpLiteWebSocket captures PRUDP Lite over a plain WebSocket
+// (prudp/lite's client and listener, coder/websocket underneath): the client
+// sends a handshake and fragmented messages, the listener's port echoes every
+// packet back, and the capture must show every message of both directions.
+func TestTcpdumpLiteWebSocket(t *testing.T) {
+	l := lite.NewListener(nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	go l.Serve(ln)
+	defer l.Close()
+	pc := l.Port(1)
+	go func() { // echo every packet, swapping the ports
+		buf := make([]byte, 8192)
+		dia := wire.NewLite("")
+		for {
+			n, from, err := pc.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			p, _, err := dia.Parse(buf[:n])
+			if err != nil {
+				continue
+			}
+			p.Src, p.Dst = p.Dst, p.Src
+			out, err := dia.Append(nil, &p)
+			if err == nil {
+				pc.WriteToUDPAddrPort(out, from)
+			}
+		}
+	}()
+
+	dia := wire.NewLite("")
+	msgs := captureMessages()
+	var capture []byte
+	for attempt := 1; ; attempt++ {
+		td := startTcpdump(t, "tcp port "+strconv.Itoa(port))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		conn, err := lite.DialStream(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", nil)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		src, dst := wire.VPort{Stream: wire.StreamRVSecure, Port: 31}, wire.VPort{Stream: wire.StreamRVSecure, Port: 1}
+		send := func(p wire.Packet) {
+			p.Src, p.Dst = src, dst
+			b, err := dia.Append(nil, &p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagNeedAck})
+		send(wire.Packet{Type: wire.TypeConnect, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: 1})
+		seq := uint16(2)
+		echoed := 0
+		for _, m := range msgs {
+			for off, n := 0, 1; off < len(m); off, n = off+1000, n+1 {
+				end := min(off+1000, len(m))
+				fid := uint32(n)
+				if end == len(m) {
+					fid = 0
+				}
+				send(wire.Packet{Type: wire.TypeData, Flags: wire.FlagReliable | wire.FlagNeedAck, Seq: seq, FragmentID: fid, Payload: m[off:end]})
+				seq++
+				echoed++
+			}
+		}
+		// Read the echoes back (Lite packets back to back on the stream).
+		r := lite.NewReader(conn, 8192)
+		for range echoed + 2 {
+			if _, err := r.Next(); err != nil {
+				t.Fatalf("reading echoes: %v", err)
+			}
+		}
+		conn.Close()
+		cancel()
+		capture = td.stop(t)
+		if td.dropped() == 0 {
+			break
+		}
+		if attempt == 3 {
+			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+		}
+	}
+	if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "tcpdump-nex-lite-websocket.pcap"), capture, 0o644)
+	}
+	d := New(Config{})
+	var got [2][]string
+	err = d.Decode(bytes.NewReader(capture), func(r *Record) error {
+		if r.Kind == KindNote {
+			t.Errorf("note: %.300s", r.AppendJSON(nil))
+		}
+		if r.Kind == KindMessage && r.Protocol == "prudp" {
+			f, _ := r.Field("plain_hex")
+			dir := 0
+			if r.NetSrc.Port() == uint16(port) {
+				dir = 1
+			}
+			got[dir] = append(got[dir], hex.EncodeToString(f.Bytes))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range 2 {
+		if len(got[dir]) != len(msgs) {
+			t.Fatalf("direction %d: %d Lite messages decoded from the WebSocket, %d sent", dir, len(got[dir]), len(msgs))
+		}
+		for i, m := range msgs {
+			if got[dir][i] != hex.EncodeToString(m) {
+				t.Fatalf("direction %d: message %d differs", dir, i)
+			}
+		}
+	}
+	if fl := d.Flows(); len(fl) != 1 || fl[0].Protocol != "prudp" || fl[0].Dialect != "nex-lite" {
 		t.Fatalf("flows %+v", fl)
 	}
 }
