@@ -141,3 +141,24 @@ func (s *Server) play(ctx context.Context, mc *msgConn, log *slog.Logger) {
 	}
 	log.Info("pipboy: replay finished", "messages", len(msgs))
 }
+
+// RecordingFromStream turns a raw server-to-app stream (like
+// testdata/pipboy/fo4-1.1.30-server-stream.bin) into a one-session recording whose
+// messages all come from the game at time zero, so it can be replayed. Message sizes
+// are bounded by maxSize (0: DefaultMaxMessageSize).
+func RecordingFromStream(r io.Reader, maxSize int) (*Recording, error) {
+	rd := NewReader(r)
+	rd.MaxSize = maxSize
+	rec := &Recording{Start: time.Now()}
+	for {
+		m, err := rd.ReadMessage()
+		if err == io.EOF {
+			return rec, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.Content = append([]byte(nil), m.Content...)
+		rec.Records = append(rec.Records, Record{Session: 1, Dir: FromGame, Message: m})
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -301,15 +302,22 @@ var pipboyServeCmd = &cobra.Command{
 
 var pipboyReplayCmd = &cobra.Command{
 	Use:   "replay FILE",
-	Short: "Serve a recording to apps with its original timing (or faster with --speed)",
+	Short: "Serve a recording (or a raw server-to-app stream) to apps with its original timing (or faster with --speed)",
 	Args:  cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
-		f, err := os.Open(args[0])
+		b, err := readInput(args[0])
 		if err != nil {
 			return err
 		}
-		rec, err := pipboy.LoadRecording(f, 0)
-		f.Close()
+		var rec *pipboy.Recording
+		switch kind := pipboy.DetectInput(b); kind {
+		case pipboy.InputRecording:
+			rec, err = pipboy.LoadRecording(bytes.NewReader(b), 0)
+		case pipboy.InputStream:
+			rec, err = pipboy.RecordingFromStream(bytes.NewReader(b), 0)
+		default:
+			err = fmt.Errorf("pipboy replay: %s is a %s; replay takes a recording or a raw server-to-app stream (serve --from takes any)", args[0], kind)
+		}
 		if err != nil {
 			return err
 		}

@@ -24,22 +24,22 @@ import (
 
 const streamFile = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
 
-// setup runs the emulator on the recorded stream, an app client, and the dashboard
-// behind an httptest server, all on 127.0.0.1.
+// setup runs the emulator replaying the recorded stream, an app client, and the
+// dashboard behind an httptest server, all on 127.0.0.1.
 func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httptest.Server, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	t.Cleanup(cancel)
-	b, err := os.ReadFile(streamFile)
+	f, err := os.Open(streamFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, _, err := pipboy.DecodeInput(b, nil)
+	rec, err := pipboy.RecordingFromStream(f, 0)
+	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := pipboy.NewServer(state.DB)
-	srv.Hello = state.Hello
+	srv := &pipboy.Server{Replay: rec}
 	srv.Addr = "127.0.0.1:0"
 	srv.HeartbeatInterval = 200 * time.Millisecond
 	ln, err := srv.Listen()
