@@ -507,6 +507,17 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.reassemble(c, ss, p, plain)
 		return
 	}
+	if h.quazal && p.Src.Stream == wire.StreamDO {
+		// Quazal DO (Duplicated Objects) payloads are compressed, not RC4-encrypted.
+		plain, err := h.decompress(p.Payload)
+		if err != nil {
+			h.emitPacket(c, p, raw, checksumOK, nil, false, "not decompressed: "+err.Error(), false)
+			return
+		}
+		h.emitPacket(c, p, raw, checksumOK, plain, true, "", false)
+		h.reassemble(c, ss, p, plain)
+		return
+	}
 	if !ss.keyed && ss.broken == "" {
 		key := h.rc4Key()
 		if key == nil {
@@ -573,7 +584,9 @@ func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, strin
 		return p.Payload, ""
 	}
 	buf := h.d.scratch(len(p.Payload))
-	if h.quazal {
+	if h.quazal && p.Src.Stream == wire.StreamDO {
+		copy(buf, p.Payload) // DO payloads are compressed, not encrypted
+	} else if h.quazal {
 		var c crypt.Cipher
 		if err := c.Init([]byte(crypt.DefaultKey), crypt.ModePerPacket); err != nil {
 			return nil, err.Error()
