@@ -92,3 +92,47 @@ func BenchmarkSecureCall(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
+
+// BenchmarkEchoBaseline is the same closed loop as BenchmarkSecureCall over a bare
+// PRUDP echo server (no RMC, no ticket), for the ratio in docs/performance.md.
+func BenchmarkEchoBaseline(b *testing.B) {
+	b.ReportAllocs()
+	pc, spare, err := loopbackPair()
+	if err != nil {
+		b.Fatal(err)
+	}
+	spare.Close()
+	srv := &prudp.Server{Handler: prudp.EchoHandler}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(pc) }()
+	defer func() { srv.Close(); <-done }()
+	ctx := context.Background()
+	const clients = 16
+	conns := make(chan *prudp.Conn, clients)
+	for range clients {
+		c, err := prudp.Dial(ctx, pc.LocalAddr().String(), &prudp.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Abort()
+		conns <- c
+	}
+	// A Health PingDaemon request is 17 bytes; echo the same size.
+	msg, _ := (&rmc.Request{Protocol: rmc.ProtocolHealth, CallID: 1, Method: health.MethodPingDaemon}).Append(nil)
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := <-conns
+		for pb.Next() {
+			if err := c.Send(ctx, 0, msg); err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := c.Recv(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}

@@ -44,11 +44,7 @@ func startServer(t testing.TB, srv *Server) string {
 	if srv.Logger == nil {
 		srv.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	a, b, err := loopbackPair()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +65,20 @@ func startServer(t testing.TB, srv *Server) string {
 		}
 	})
 	return addr
+}
+
+// loopbackPair binds two UDP sockets on 127.0.0.1 with ports the system picks.
+func loopbackPair() (*net.UDPConn, *net.UDPConn, error) {
+	a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	return a, b, nil
 }
 
 // syncBuffer collects server logs, shown when a test fails.
