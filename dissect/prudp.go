@@ -810,7 +810,7 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 		errText = "checksum mismatch"
 	}
 	r.Error = errText
-	r.info = h.d.prudpSummary(r.info[:0], h.name, p, decoded)
+	r.info = h.d.prudpSummary(r.info[:0], h.name, p, decoded && !h.lite && !(h.quazal && p.Src.Stream == wire.StreamDO))
 	c.emit(r)
 	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
 		h.rewriteOK = false
