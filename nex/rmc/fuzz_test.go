@@ -71,10 +71,18 @@ func FuzzParseResponse(f *testing.F) {
 	})
 }
 
-// FuzzParseVerbose: no panic; verbose requests and responses round-trip.
+// FuzzParseVerbose: no panic; verbose requests and responses round-trip; verbose
+// dispatch answers every valid request with a valid response.
 func FuzzParseVerbose(f *testing.F) {
 	seed(f)
+	names := new(Names)
+	names.Add("Hlt", 18, map[string]uint32{"HltPing": 1, "HltDeny": 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if out, err := DispatchVerbose(context.Background(), testMux(), names, &Peer{}, b, nil, nil); err == nil && len(out) > 0 {
+			if _, _, err := ParseVerboseResponse(out); err != nil {
+				t.Fatalf("verbose dispatch answered %x: %v", out, err)
+			}
+		}
 		if req, _, err := ParseVerboseRequest(b); err == nil {
 			enc, err := req.Append(nil)
 			if err != nil {

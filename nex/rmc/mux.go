@@ -37,6 +37,9 @@ type Call struct {
 	Request
 	// Peer is the caller; never nil when dispatched through Dispatch.
 	Peer *Peer
+	// ClassVersions are the structure versions a verbose request declared
+	// (DispatchVerbose); nil for the packed variations.
+	ClassVersions []ClassVersion
 }
 
 // Reader returns a types.Reader over the call's parameters with the peer's settings.
@@ -59,6 +62,9 @@ type HandlerFunc func(ctx context.Context, c *Call, out []byte) ([]byte, error)
 func (f HandlerFunc) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error) {
 	return f(ctx, c, out)
 }
+
+// errNotImplemented answers calls no handler takes.
+var errNotImplemented error = types.CoreNotImplemented
 
 // ErrNoResponse, returned by a handler, means the call gets no response at all (the
 // notification protocols never answer, see "Remarks" in rmc.md).
@@ -148,7 +154,7 @@ func (m *Mux) Handler(protocol uint16, method uint32) Handler {
 func (m *Mux) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error) {
 	h := m.Handler(c.Protocol, c.Method)
 	if h == nil {
-		return out, types.CoreNotImplemented
+		return out, errNotImplemented
 	}
 	return h.ServeRMC(ctx, c, out)
 }

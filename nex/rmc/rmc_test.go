@@ -313,3 +313,53 @@ func BenchmarkDispatch(b *testing.B) {
 		out, _ = Dispatch(context.Background(), m, peer, msg, out[:0], nil)
 	}
 }
+
+func TestDispatchVerbose(t *testing.T) {
+	names := new(Names)
+	names.Add("Hlt", 18, map[string]uint32{"HltPing": 1, "HltDeny": 2})
+	names.Add("Ext", 0x200, map[string]uint32{"ExtAdd": 3})
+	mux := testMux()
+	var seen []ClassVersion
+	mux.HandleFunc(0x200, 9, func(ctx context.Context, c *Call, out []byte) ([]byte, error) {
+		seen = c.ClassVersions
+		return out, nil
+	})
+	names.Add("Ext", 0x200, map[string]uint32{"ExtVersions": 9})
+
+	// The golden verbose request ("Hlt", call 1, "HltPing", one class version)
+	// dispatches to protocol 18 method 1 and gets the golden verbose response.
+	out, err := DispatchVerbose(context.Background(), mux, names, &Peer{}, unhex(t, goldenVerboseRequest), nil, nil)
+	if err != nil || !bytes.Equal(out, unhex(t, goldenVerboseResp)) {
+		t.Fatalf("got %x (%v)\nwant %s", out, err, goldenVerboseResp)
+	}
+	for _, tt := range []struct {
+		protocol, method string
+		params           []byte
+		want             types.Result
+		data             []byte
+	}{
+		{"Hlt", "HltDeny", nil, types.CoreAccessDenied, nil},
+		{"Hlt", "HltNope", nil, types.CoreNotImplemented, nil},
+		{"Nope", "HltPing", nil, types.CoreNotImplemented, nil},
+		{"Ext", "ExtAdd", []byte{4, 0, 0, 0}, types.ResultSuccess, []byte{7, 0, 0, 0}},
+	} {
+		req := VerboseRequest{Protocol: tt.protocol, CallID: 9, Method: tt.method, Params: tt.params}
+		msg, _ := req.Append(nil)
+		out, err := DispatchVerbose(context.Background(), mux, names, &Peer{}, msg, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, _, err := ParseVerboseResponse(out)
+		if err != nil || resp.Result != tt.want || resp.CallID != 9 || !bytes.Equal(resp.Data, tt.data) {
+			t.Fatalf("%s.%s: %+v %v", tt.protocol, tt.method, resp, err)
+		}
+		if !tt.want.IsError() && resp.Method != tt.method+"*" {
+			t.Fatalf("method name %q", resp.Method)
+		}
+	}
+	req := VerboseRequest{Protocol: "Ext", CallID: 1, Method: "ExtVersions", ClassVersions: []ClassVersion{{"Gathering", 2}}}
+	msg, _ := req.Append(nil)
+	if _, err := DispatchVerbose(context.Background(), mux, names, &Peer{}, msg, nil, nil); err != nil || len(seen) != 1 || seen[0] != (ClassVersion{"Gathering", 2}) {
+		t.Fatalf("class versions %v (%v)", seen, err)
+	}
+}
