@@ -142,7 +142,13 @@ func (cr *captureReader) next(f *Frame) error {
 		if err == io.EOF {
 			return io.EOF
 		}
-		return fmt.Errorf("%w: frame %d near file offset %d: %v", ErrTruncatedCapture, cr.frames+1, off, err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w: frame %d near file offset %d: %v", ErrTruncatedCapture, cr.frames+1, off, err)
+		}
+		// A record header that makes no sense (a length beyond the snap length,
+		// a pcapng block of a bad size): the framing of the rest of the file is
+		// lost, as tshark also reports.
+		return fmt.Errorf("%w: frame %d near file offset %d: %v", ErrCorruptCapture, cr.frames+1, off, err)
 	}
 	cr.frames++
 	f.Number = cr.frames

@@ -474,3 +474,21 @@ func TestDecryptedWriterCopiesFrames(t *testing.T) {
 		}
 	}
 }
+
+func TestCorruptRecordHeader(t *testing.T) {
+	frames := [][]byte{
+		wrapLink(t, layers.LinkTypeEthernet, udpIP(t, cli, srv, []byte("hello"))),
+		wrapLink(t, layers.LinkTypeEthernet, udpIP(t, srv, cli, []byte("world!"))),
+	}
+	capture := pcapFile(t, layers.LinkTypeEthernet, frames...)
+	// The second record's captured length becomes 0x7fffffff.
+	off := 24 + 16 + len(frames[0])
+	binary.LittleEndian.PutUint32(capture[off+8:], 0x7fffffff)
+	recs, err := collect(t, Config{}, capture)
+	if !errors.Is(err, ErrCorruptCapture) || !strings.Contains(err.Error(), "frame 2") {
+		t.Fatalf("err %v", err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("the first frame was not decoded: %q", recs)
+	}
+}

@@ -18,6 +18,7 @@ import (
 var (
 	ErrNotCapture       = errors.New("dissect: not a pcap or pcapng capture")
 	ErrTruncatedCapture = errors.New("dissect: capture ends in the middle of a record")
+	ErrCorruptCapture   = errors.New("dissect: corrupt capture record")
 	ErrKeysFile         = errors.New("dissect: bad keys file")
 	ErrDialect          = errors.New("dissect: bad --dialect override")
 )
@@ -136,7 +137,8 @@ func New(cfg Config) *Dissector {
 // Decode reads the capture from r and calls emit with each record in order.
 // A bad frame produces a note record and decoding goes on; a capture cut
 // short ends decoding with an error wrapping ErrTruncatedCapture after every
-// complete frame was decoded. An error returned by emit stops decoding and is
+// complete frame was decoded; a record header that makes no sense ends it with
+// an error wrapping ErrCorruptCapture. An error returned by emit stops decoding and is
 // returned. The record passed to emit is reused: copy what must outlive the call.
 func (d *Dissector) Decode(r io.Reader, emit func(*Record) error) error {
 	cr, err := openCapture(r)

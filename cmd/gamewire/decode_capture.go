@@ -133,7 +133,7 @@ func decodeCapture(cmd *cobra.Command, path string) error {
 		decErr = err
 	}
 	if decErr != nil {
-		if errors.Is(decErr, dissect.ErrTruncatedCapture) {
+		if errors.Is(decErr, dissect.ErrTruncatedCapture) || errors.Is(decErr, dissect.ErrCorruptCapture) {
 			s := d.Summary()
 			return fmt.Errorf("decode: %w (%d frames decoded before it)", decErr, s.Frames)
 		}
