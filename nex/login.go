@@ -202,6 +202,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	secCfg := cfg.Config
 	secCfg.Ticket = &ticket
 	secCfg.PID = uint64(lr.PID)
+	secCfg.Kerberos = ks
 	if sid, ok := secureURL.Uint("sid"); ok && sid <= 15 {
 		secCfg.Port = uint8(sid)
 	}

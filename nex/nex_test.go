@@ -255,3 +255,31 @@ func TestLoginRequestsTicketForSecureServer(t *testing.T) {
 		t.Fatalf("%+v", sess)
 	}
 }
+
+// TestLoginSwitchSettings runs the flow with Switch's choices: 8-byte PIDs,
+// structure headers, the Switch key derivation and the Switch special account of
+// Quazal Rendez-Vous (kerberos.md).
+func TestLoginSwitchSettings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const rv, user = 257049437023956657, 1405107338776927100
+	accts := new(auth.Memory)
+	accts.Add(rv, "Quazal Rendez-Vous", "5MYiXWwtBuI6JzhU")
+	accts.Add(user, "switch-user", "pw")
+	st := types.Settings{PIDSize: 8, StructureHeader: true}
+	cfg := prudp.Config{}
+	srv := &Server{Config: cfg, Settings: &st, Accounts: accts,
+		Auth: auth.Server{SecurePID: rv, Derivation: auth.DeriveSwitch}}
+	addr := startServer(t, srv)
+	sess, err := Login(ctx, addr, LoginConfig{User: "Switch-User", Password: "pw", Config: cfg, Settings: &st, Derivation: auth.DeriveSwitch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSession(t, sess)
+	if sess.PID != user || sess.SecureURL.PID() != rv || sess.PublicURL.PID() != user {
+		t.Fatalf("%+v", sess)
+	}
+	if st, ok := srv.Secure().Lookup(sess.ConnectionID); !ok || st.PID != user {
+		t.Fatalf("station %+v", st)
+	}
+}

@@ -103,6 +103,8 @@ func (s *Server) init() error {
 	}
 	if s.Settings != nil {
 		s.settings = *s.Settings
+		// Tickets, the secure CONNECT and RMC must agree on the PID width.
+		s.Config.Kerberos.PIDSize = s.settings.PIDSize
 	} else {
 		s.settings = DefaultSettings(s.Config)
 	}
