@@ -1,9 +1,12 @@
 package prudp
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,4 +129,73 @@ func TestIdleConnectionMemory(t *testing.T) {
 	}
 	runtime.KeepAlive(p)
 	_ = time.Second
+}
+
+// BenchmarkBulkLoopback sends 64 KiB reliable messages over one connection
+// on real loopback UDP (V1, RC4, signatures) to a server that counts them.
+func BenchmarkBulkLoopback(b *testing.B) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	setSocketBuffers(pc)
+	chunk := make([]byte, 64<<10)
+	var got atomic.Int64
+	arrived := make(chan struct{}, 1)
+	srv := &Server{Handler: HandlerFunc(func(c *Conn, m Message) {
+		got.Add(int64(len(m.Data)))
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+	})}
+	go srv.Serve(pc)
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := Dial(ctx, pc.LocalAddr().String(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Abort()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(chunk)))
+	var sent int64
+	for b.Loop() {
+		if err := c.Send(ctx, 0, chunk); err != nil {
+			b.Fatal(err)
+		}
+		sent += int64(len(chunk))
+	}
+	for got.Load() < sent {
+		<-arrived
+	}
+	b.ReportMetric(float64(c.Stats().Retransmits), "retransmits")
+}
+
+// BenchmarkEchoLoopback is one client's request/response over real loopback
+// UDP: Send, the server's echo, Recv.
+func BenchmarkEchoLoopback(b *testing.B) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &Server{}
+	go srv.Serve(pc)
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := Dial(ctx, pc.LocalAddr().String(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Abort()
+	msg := make([]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Send(ctx, 0, msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Recv(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

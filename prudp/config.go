@@ -177,6 +177,10 @@ func (c *Config) resolved() Config {
 		r.ReorderWindow = 512
 	}
 	r.ReorderWindow = min(r.ReorderWindow, 16384)
+	// Our own peers buffer ReorderWindow packets ahead; a larger send window
+	// would only make them drop packets.
+	r.MaxWindow = min(r.MaxWindow, r.ReorderWindow)
+	r.InitialWindow = min(r.InitialWindow, r.MaxWindow)
 	if r.InitialRTO <= 0 {
 		r.InitialRTO = time.Second
 	}

@@ -68,8 +68,14 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	if _, err := rand.Read(ep.secret[:]); err != nil {
 		return nil, err
 	}
+	// A server's shards queue many peers' datagrams; a client's queue
+	// serves one connection (and a client process may hold thousands).
+	queue := 1024
+	if nshards == 1 {
+		queue = 128
+	}
 	for range max(nshards, 1) {
-		ep.shards = append(ep.shards, newShard(ep))
+		ep.shards = append(ep.shards, newShard(ep, queue))
 	}
 	return ep, nil
 }

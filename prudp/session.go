@@ -561,6 +561,7 @@ func (s *session) handleAck(now time.Time, p *pkt) {
 		}
 	}
 	s.pump(now)
+	s.publish()
 }
 
 // handleAggregateAck reads both formats: the new one (minor >= 2, header
@@ -687,7 +688,14 @@ func (s *session) pump(now time.Time) {
 			if s.inflight >= s.cwnd {
 				break
 			}
-			if s.sendFragment(now, &s.streams[i]) {
+			st := &s.streams[i]
+			// The window also bounds the span of sequence ids from the oldest
+			// unacknowledged packet, so that a packet stuck in loss never lets
+			// the sender run past the receiver's reorder buffer.
+			if len(st.inflight) > 0 && seqDiff(st.inflight[0].seq, st.sendSeq) >= s.cwnd {
+				continue
+			}
+			if s.sendFragment(now, st) {
 				sent = true
 			}
 		}

@@ -87,11 +87,11 @@ func (sh *shard) putOut(o *outPacket) {
 	}
 }
 
-func newShard(ep *endpoint) *shard {
+func newShard(ep *endpoint, queue int) *shard {
 	return &shard{
 		ep:       ep,
 		coalesce: ep.codec.v1(),
-		events:   make(chan event, 1024),
+		events:   make(chan event, queue),
 		sessions: make(map[demuxKey]*session),
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
@@ -114,6 +114,9 @@ func (sh *shard) loop() {
 			for range 256 {
 				select {
 				case ev := <-sh.events:
+					// A fresh clock per event: RTT samples taken against a stale
+					// batch time would shrink towards zero.
+					now = time.Now()
 					sh.handle(now, ev)
 				default:
 					break drain
