@@ -230,7 +230,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 			sess.ConnectionID = r.U32("pidConnectionID")
 			sess.PublicURL = r.StationURL("urlPublic")
 			if err = r.Done(); err == nil && res.IsError() {
-				err = fmt.Errorf("Register refused: %w", res)
+				err = fmt.Errorf("the server refused Register: %w", res)
 			}
 		}
 	}

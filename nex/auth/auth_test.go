@@ -161,7 +161,7 @@ func TestLoginExAndValidation(t *testing.T) {
 	// Servers that enforce the extra data refuse plain Login.
 	lp, _ := AppendLoginRequest(nil, "guest")
 	lr, err = ParseLoginResponse(call(t, srv, s, MethodLogin, lp).Data, s)
-	if err != nil || lr.Result != types.AuthenticationValidationFailed || lr.Ticket != nil && len(lr.Ticket) != 0 {
+	if err != nil || lr.Result != types.AuthenticationValidationFailed || len(lr.Ticket) != 0 {
 		t.Fatalf("Login on a validating server: %+v %v", lr, err)
 	}
 	srv.Maintenance = true
