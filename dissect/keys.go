@@ -19,6 +19,7 @@ import (
 //	kerberos-key PID HEX          Kerberos key of a PID, already derived
 //	session-key HEX               secure-connection session key (16 or 32 bytes)
 //	hyperscape-key HEX            Hyperscape AES-128 shared key of a connection (16 bytes; repeatable)
+//	compression on|off|auto       NEX payloads carry the compression-ratio byte (default auto)
 //	pia-key HEX                   Pia session key (16 bytes)
 //	pia-game-key HEX              Pia game key (LDN: session key = AES-ECB(game key, SSID))
 //	pia-version N                 Pia version, e.g. 5.18 or 518
@@ -31,7 +32,12 @@ type Keys struct {
 	KerberosKeys   map[uint64][]byte
 	SessionKeys    [][]byte
 	HyperscapeKeys [][]byte // tried in order on each Hyperscape flow
-	Pia            PiaKeys
+	// Compression says whether NEX (V0, V1) payloads carry the compression
+	// ratio byte: "on", "off", or "" (auto: a flow is taken to use it from its
+	// first payload that is a non-zero ratio followed by a zlib stream).
+	// Quazal payloads always carry it.
+	Compression string
+	Pia         PiaKeys
 }
 
 // PiaKeys holds Pia keys and network parameters.
@@ -141,6 +147,15 @@ func ParseKeys(r io.Reader) (*Keys, error) {
 				return nil, bad("%q is not a 32-bit number", rest)
 			}
 			k.Pia.NetworkID, k.Pia.HasNetworkID = uint32(id), true
+		case "compression":
+			switch rest {
+			case "on", "off":
+				k.Compression = rest
+			case "auto":
+				k.Compression = ""
+			default:
+				return nil, bad("%q is not on, off or auto", rest)
+			}
 		case "pia-gathering-id":
 			id, err := strconv.ParseUint(rest, 0, 32)
 			if err != nil {

@@ -20,6 +20,7 @@ pia-game-key 202122232425262728292a2b2c2d2e2f
 pia-version 5.18
 pia-network ldn
 pia-network-id 0x1234abcd
+compression on
 `
 	k, err := ParseKeys(strings.NewReader(in))
 	if err != nil {
@@ -37,6 +38,9 @@ pia-network-id 0x1234abcd
 	if k.Pia.Network != "ldn" || !k.Pia.HasNetworkID || k.Pia.NetworkID != 0x1234abcd || k.Pia.Version != "5.18" || len(k.Pia.SessionKeys) != 1 || len(k.Pia.GameKey) != 16 || len(k.HyperscapeKeys) != 1 {
 		t.Errorf("pia %+v", k.Pia)
 	}
+	if k.Compression != "on" {
+		t.Errorf("compression %q", k.Compression)
+	}
 	if got := k.accessKeys(); got[len(got)-1] != "" {
 		t.Errorf("accessKeys does not end with the empty key: %q", got)
 	}
@@ -51,6 +55,7 @@ func TestParseKeysErrors(t *testing.T) {
 		{"password 12", "want PID and a value"},
 		{"access-key", "missing value"},
 		{"pia-network wifi", `network "wifi"`},
+		{"compression maybe", `"maybe" is not on, off or auto`},
 	} {
 		_, err := ParseKeys(strings.NewReader(tc.in))
 		if !errors.Is(err, ErrKeysFile) || !strings.Contains(err.Error(), tc.want) {

@@ -134,17 +134,18 @@ func (h *prudpHandler) adoptAlternative(b []byte) bool {
 }
 
 type prudpHandler struct {
-	d         *Dissector
-	name      string // dialect name as reported
-	accessKey string
-	dia       wire.Dialect
-	v0        *wire.V0
-	v0f       *wire.V0 // friends mode, tried when games-mode signatures fail
-	v1        *wire.V1
-	quazal    bool
-	lite      bool
-	liteDia   *wire.Lite
-	alts      []*prudpHandler // other dialects whose checksums verified on the first datagram
+	d          *Dissector
+	name       string // dialect name as reported
+	accessKey  string
+	dia        wire.Dialect
+	v0         *wire.V0
+	v0f        *wire.V0 // friends mode, tried when games-mode signatures fail
+	v1         *wire.V1
+	quazal     bool
+	lite       bool
+	liteDia    *wire.Lite
+	alts       []*prudpHandler // other dialects whose checksums verified on the first datagram
+	compressed bool            // payloads of this flow carry the compression-ratio byte
 
 	connSig    [2][]byte // connection signature each direction sent (dir 0 in CONNECT, dir 1 in SYN-ACK)
 	sessionKey []byte    // nil: authentication connection, RC4 key "CD&ML"
@@ -614,15 +615,23 @@ func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, strin
 }
 
 // decompress undoes "Compression" (specs/prudp-nex.md) when the payload
-// carries the ratio byte. Quazal payloads always carry it; NEX payloads carry
-// it only when compression is on, recognised by a non-zero ratio followed by
-// a zlib header (RFC 1950: CMF 0x78, CMF*256+FLG a multiple of 31).
+// carries the ratio byte. Quazal payloads always carry it. NEX payloads carry
+// it only when the connection enabled compression: the keys file says so
+// ("compression on"), or the flow showed it with a payload that is a
+// non-zero ratio followed by a zlib header (RFC 1950: CMF 0x78, CMF*256+FLG a
+// multiple of 31); from then on every payload of the flow is taken to carry
+// the byte (a ratio of 0 marks one sent uncompressed).
 func (h *prudpHandler) decompress(b []byte) ([]byte, error) {
-	if h.quazal {
+	mode := h.d.cfg.Keys.Compression
+	if h.quazal || mode == "on" || h.compressed {
 		return crypt.Decompress(b, h.d.cfg.MaxMessage)
+	}
+	if mode == "off" {
+		return b, nil
 	}
 	if len(b) >= 3 && b[0] != 0 && b[1] == 0x78 && (uint16(b[1])<<8|uint16(b[2]))%31 == 0 {
 		if out, err := crypt.Decompress(b, h.d.cfg.MaxMessage); err == nil {
+			h.compressed = true
 			return out, nil
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gamewire/gamewire/pia"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -144,16 +145,47 @@ func captureMessages() [][]byte {
 }
 
 func TestTcpdumpPRUDPDialects(t *testing.T) {
-	for _, dialect := range []prudp.Dialect{prudp.NEXV1, prudp.NEXV0, prudp.NEXV0Friends} {
-		t.Run(dialect.String(), func(t *testing.T) {
-			const accessKey = "6f599f81"
+	const accessKey = "6f599f81"
+	serverKey := kerberos.DeriveKey("secure server password", 2)
+	ticket := func(s kerberos.Settings) *kerberos.Ticket {
+		userKey := kerberos.DeriveKey("user password", 1000)
+		sealed, _, err := kerberos.IssueTicket(nil, kerberos.Issue{SourcePID: 1000, TargetPID: 2, SourceKey: userKey[:], TargetKey: serverKey[:], Issued: time.Now()}, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := kerberos.OpenTicket(sealed, userKey[:], s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &tk
+	}
+	for _, tc := range []struct {
+		name     string
+		dialect  prudp.Dialect
+		secure   bool
+		compress bool
+		keys     string
+	}{
+		{name: "nex-v1", dialect: prudp.NEXV1},
+		{name: "nex-v0", dialect: prudp.NEXV0},
+		{name: "nex-v0-friends", dialect: prudp.NEXV0Friends},
+		{name: "nex-v1-secure", dialect: prudp.NEXV1, secure: true, keys: "password 2 secure server password"},
+		{name: "nex-v0-secure", dialect: prudp.NEXV0, secure: true, keys: "kerberos-key 2 " + hex.EncodeToString(serverKey[:])},
+		{name: "nex-v1-compressed", dialect: prudp.NEXV1, compress: true, keys: "compression on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dialect := tc.dialect
 			pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			port := pc.LocalAddr().(*net.UDPAddr).Port
-			cfg := prudp.Config{Dialect: dialect, AccessKey: accessKey}
+			cfg := prudp.Config{Dialect: dialect, AccessKey: accessKey, Compression: tc.compress}
 			srv := &prudp.Server{Config: cfg}
+			if tc.secure {
+				srv.ServerKey = serverKey[:]
+				cfg.Ticket, cfg.PID = ticket(kerberos.NEX3DS), 1000
+			}
 			go srv.Serve(pc)
 			defer func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -175,12 +207,16 @@ func TestTcpdumpPRUDPDialects(t *testing.T) {
 					t.Skipf("the kernel dropped packets in 3 captures in a row (machine too busy); tcpdump said: %s", td.stderr.String())
 				}
 			}
-			if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" {
+			if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" && !tc.secure && !tc.compress {
 				os.WriteFile(filepath.Join(dir, "tcpdump-"+dialect.String()+".pcap"), capture, 0o644)
 			}
 			msgs := captureMessages()
 
-			d := New(Config{Keys: &Keys{AccessKeys: []string{accessKey}}})
+			keys, err := ParseKeys(strings.NewReader("access-key " + accessKey + "\n" + tc.keys + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := New(Config{Keys: keys})
 			var got [2][]string
 			var notes []string
 			err = d.Decode(bytes.NewReader(capture), func(r *Record) error {
