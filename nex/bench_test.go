@@ -35,6 +35,7 @@ func benchLogin(b *testing.B, lc LoginConfig) {
 	addr := startServer(b, srv)
 	b.SetParallelism(8) // 16 goroutines on 2 CPUs
 	var failed atomic.Int64
+	cpu := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -47,9 +48,18 @@ func benchLogin(b *testing.B, lc LoginConfig) {
 			sess.Conn.Abort()
 		}
 	})
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "logins/s")
 	if n := failed.Load(); n > 0 {
 		b.Fatalf("%d logins failed", n)
+	}
+}
+
+// reportCPU adds the process CPU time (client and server, both in this process)
+// per operation since start: steadier than wall time on a shared machine.
+func reportCPU(b *testing.B, start time.Duration) {
+	if cpu := processCPU() - start; cpu > 0 && b.N > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	}
 }
 
@@ -81,6 +91,7 @@ func BenchmarkSecureCall(b *testing.B) {
 	}
 	b.SetParallelism(8)
 	b.ResetTimer()
+	cpu := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		s := <-sessions
 		for pb.Next() {
@@ -90,6 +101,7 @@ func BenchmarkSecureCall(b *testing.B) {
 			}
 		}
 	})
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
 
@@ -121,6 +133,7 @@ func BenchmarkEchoBaseline(b *testing.B) {
 	msg, _ := (&rmc.Request{Protocol: rmc.ProtocolHealth, CallID: 1, Method: health.MethodPingDaemon}).Append(nil)
 	b.SetParallelism(8)
 	b.ResetTimer()
+	cpu := processCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		c := <-conns
 		for pb.Next() {
@@ -134,5 +147,6 @@ func BenchmarkEchoBaseline(b *testing.B) {
 			}
 		}
 	})
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 }
