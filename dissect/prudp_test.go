@@ -488,3 +488,45 @@ func TestPRUDPHyperscapeDecrypt(t *testing.T) {
 		t.Fatal("missing key not reported")
 	}
 }
+
+// TestPRUDPUnreliableAndSubstreams checks the per-packet key of unreliable
+// DATA ("Details on substreams and unreliable packets") and a second
+// reliable substream keyed with the modified key.
+func TestPRUDPUnreliableAndSubstreams(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 300)
+	c.handshake()
+	c.message(0, testMessage(0, 100), false)
+	// Substream 1: its own sequence ids and the modified key.
+	sub1, err := crypt.NewCipher(crypt.SubstreamKey([]byte(crypt.DefaultKey), 1), crypt.ModeStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1 := testMessage(7, 250)
+	enc := make([]byte, len(m1))
+	sub1.XORPacket(enc, m1)
+	c.send(0, &wire.Packet{Type: wire.TypeData, Flags: wire.FlagReliable | wire.FlagNeedAck, SubstreamID: 1, Seq: 1, Payload: enc})
+	// Unreliable DATA with its per-packet key.
+	u := crypt.NewUnreliableKeys([]byte(crypt.DefaultKey))
+	m2 := testMessage(9, 60)
+	enc2 := make([]byte, len(m2))
+	u.XORPacket(enc2, m2, 0x1234, 0x42)
+	c.send(0, &wire.Packet{Type: wire.TypeData, Flags: wire.FlagNeedAck, Seq: 0x1234, SessionID: 0x42, Payload: enc2})
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, all := messagesOf(t, recs)
+	want := []string{hex.EncodeToString(c.sent[0][0]), hex.EncodeToString(m1), hex.EncodeToString(m2)}
+	if strings.Join(msgs[0], ",") != strings.Join(want, ",") {
+		t.Fatalf("messages %v", msgs[0])
+	}
+	var reliable []any
+	for _, m := range all {
+		if m["record"] == "message" {
+			reliable = append(reliable, m["reliable"])
+		}
+	}
+	if len(reliable) != 3 || reliable[2] != false {
+		t.Fatalf("reliable flags %v", reliable)
+	}
+}
