@@ -177,16 +177,17 @@ type prudpDirection struct {
 
 // prudpSubstream is one direction of one reliable substream.
 type prudpSubstream struct {
-	started bool
-	next    uint16
-	pending map[uint16]*prudpPending
-	cipher  crypt.Cipher
-	keyed   bool
-	broken  string // why payloads can no longer be decrypted
-	msg     []byte
-	frags   int
-	msgSeq  uint16
-	over    bool // message exceeded MaxMessage; skip to its last fragment
+	started   bool
+	next      uint16
+	pending   map[uint16]*prudpPending
+	cipher    crypt.Cipher
+	keyed     bool
+	broken    string // why payloads can no longer be decrypted
+	fromStart bool   // the capture holds the substream from its first packet
+	msg       []byte
+	frags     int
+	msgSeq    uint16
+	over      bool // message exceeded MaxMessage; skip to its last fragment
 }
 
 type prudpPending struct {
@@ -403,6 +404,10 @@ func (h *prudpHandler) reliable(c *pktCtx, p *wire.Packet, raw []byte, checksumO
 	}
 	if !ss.started {
 		ss.started, ss.next = true, p.Seq
+		// RC4 streams run from the first reliable packet of the substream:
+		// the CONNECT (seq 1) on substream 0, seq 1 on the others. A capture
+		// that starts later cannot know the stream position.
+		ss.fromStart = p.Seq <= 1 || (p.SubstreamID == 0 && p.Seq == 2)
 	}
 	diff := int16(p.Seq - ss.next)
 	_, held := ss.pending[p.Seq]
@@ -518,6 +523,9 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.emitPacket(c, p, raw, checksumOK, plain, true, "", false)
 		h.reassemble(c, ss, p, plain)
 		return
+	}
+	if !ss.keyed && ss.broken == "" && !ss.fromStart && !h.quazal {
+		ss.broken = "the capture starts in the middle of this RC4 stream (first reliable seq " + strconv.Itoa(int(ss.next-1)) + "), so its position is unknown"
 	}
 	if !ss.keyed && ss.broken == "" {
 		key := h.rc4Key()

@@ -530,3 +530,21 @@ func TestPRUDPUnreliableAndSubstreams(t *testing.T) {
 		t.Fatalf("reliable flags %v", reliable)
 	}
 }
+
+// TestPRUDPCaptureStartsMidStream: without the start of an RC4 stream the
+// payloads are reported undecrypted instead of being decrypted into garbage.
+func TestPRUDPCaptureStartsMidStream(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 300)
+	c.handshake()
+	c.message(0, testMessage(0, 100), false)
+	c.message(0, testMessage(1, 100), false)
+	c.frames = c.frames[6:] // handshake and the first message (and its ack) not captured
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, _ := messagesOf(t, recs)
+	if len(msgs[0]) != 0 || !strings.Contains(strings.Join(recs, ""), "starts in the middle of this RC4 stream") {
+		t.Fatalf("mid-stream capture: messages %v\n%s", msgs[0], strings.Join(recs, "\n"))
+	}
+}
