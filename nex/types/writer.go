@@ -45,6 +45,12 @@ func (w *Writer) U16(v uint16) { w.B = binary.LittleEndian.AppendUint16(w.B, v) 
 // U32 appends a Uint32.
 func (w *Writer) U32(v uint32) { w.B = binary.LittleEndian.AppendUint32(w.B, v) }
 
+// S32 appends a Sint32.
+func (w *Writer) S32(v int32) { w.U32(uint32(v)) }
+
+// S64 appends a Sint64.
+func (w *Writer) S64(v int64) { w.U64(uint64(v)) }
+
 // U64 appends a Uint64.
 func (w *Writer) U64(v uint64) { w.B = binary.LittleEndian.AppendUint64(w.B, v) }
 
