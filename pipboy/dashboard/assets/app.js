@@ -3,6 +3,17 @@
 let socket = null;
 let selectedCategory = null;
 let lastMapSeq = -1;
+const lastSection = {};
+
+// changed reports whether a section's data differs from what was last drawn, so
+// lists are rebuilt only when needed (a button being clicked is not replaced under
+// the pointer by an unrelated push).
+function changed(name, data) {
+  const j = JSON.stringify(data);
+  if (lastSection[name] === j) return false;
+  lastSection[name] = j;
+  return true;
+}
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => (Math.round(n * 10) / 10).toString();
 
@@ -23,7 +34,7 @@ function render(st) {
   text("weight", fmt(p.weight)); text("max-weight", fmt(p.maxWeight));
 
   const special = $("special");
-  special.replaceChildren(...(st.special || []).map((s) => {
+  if (changed("special", st.special)) special.replaceChildren(...(st.special || []).map((s) => {
     const tr = document.createElement("tr");
     tr.innerHTML = "<th></th><td></td>";
     tr.children[0].textContent = s.name;
@@ -34,11 +45,18 @@ function render(st) {
   const inv = st.inventory || {};
   const cats = Object.keys(inv);
   if (!selectedCategory || !inv[selectedCategory]) selectedCategory = cats[0] || null;
+  if (changed("inventory", [inv, selectedCategory])) renderInventory(st, inv, cats);
+  if (changed("quests", st.quests)) renderQuests(st);
+  if (changed("radio", st.radio)) renderRadio(st);
+  renderMap(st.map);
+}
+
+function renderInventory(st, inv, cats) {
   $("inventory-tabs").replaceChildren(...cats.map((c) => {
     const b = document.createElement("button");
     b.textContent = `${c} (${inv[c].length})`;
     b.className = c === selectedCategory ? "selected" : "";
-    b.onclick = () => { selectedCategory = c; render(st); };
+    b.onclick = () => { selectedCategory = c; if (changed("inventory", [inv, c])) renderInventory(st, inv, cats); };
     return b;
   }));
   $("inventory").replaceChildren(...(inv[selectedCategory] || []).map((it) => {
@@ -50,14 +68,18 @@ function render(st) {
     li.append(n);
     return li;
   }));
+}
 
+function renderQuests(st) {
   $("quests").replaceChildren(...(st.quests || []).map((q) => {
     const li = document.createElement("li");
     li.textContent = (q.active ? "▶ " : "") + q.name;
     if (q.active) li.className = "active";
     return li;
   }));
+}
 
+function renderRadio(st) {
   $("radio").replaceChildren(...(st.radio || []).map((r) => {
     const li = document.createElement("li");
     li.id = "station-" + r.id;
@@ -72,8 +94,9 @@ function render(st) {
     li.append(name, b);
     return li;
   }));
+}
 
-  const m = st.map;
+function renderMap(m) {
   const map = $("map");
   map.classList.toggle("has-frame", m.seq > 0 && !m.blank);
   map.classList.toggle("on-map", m.onMap);
