@@ -247,6 +247,12 @@ func (p *probeTCP) stream(c *pktCtx, data []byte, gap int) {
 		h.stream(c, data, gap)
 		return
 	}
+	if isLiteStream(data) {
+		h := newLiteStream(p.d)
+		p.decided = h
+		h.stream(c, data, gap)
+		return
+	}
 	h := &unknownHandler{reason: "no known protocol recognised in the first bytes of this TCP flow"}
 	p.decided = h
 	h.stream(c, data, gap)

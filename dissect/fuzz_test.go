@@ -47,6 +47,8 @@ func FuzzRecognize(f *testing.F) {
 	f.Add([]byte(`{"cmd":"autodiscover"}`), uint16(28000), false)
 	f.Add([]byte("\x05\x00\x00\x00\x01{}\n\n\n"), uint16(27000), true)
 	f.Add([]byte("GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x82\x05\x80\x00\x00\x00\x00"), uint16(8080), true)
+	liteSyn, _ := wire.NewLite("").Append(nil, &wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagNeedAck, Src: wire.VPort{Stream: 10, Port: 31}, Dst: wire.VPort{Stream: 10, Port: 1}})
+	f.Add(liteSyn, uint16(443), true)
 	keys := &Keys{AccessKeys: []string{"8dtRv2oj", "6f599f81"}}
 	f.Fuzz(func(t *testing.T, payload []byte, port uint16, tcp bool) {
 		if port == 0 {

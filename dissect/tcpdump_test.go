@@ -452,10 +452,18 @@ func TestTcpdumpPia(t *testing.T) {
 }
 
 // TestTcpdumpLiteWebSocket captures PRUDP Lite over a plain WebSocket
-// (prudp/lite's client and listener, coder/websocket underneath): the client
+// (prudp/lite's client and listener, coder/websocket underneath) and over a
+// raw TCP stream (the listener takes both on one port): the client
 // sends a handshake and fragmented messages, the listener's port echoes every
 // packet back, and the capture must show every message of both directions.
 func TestTcpdumpLiteWebSocket(t *testing.T) {
+	for _, scheme := range []string{"ws", "tcp"} {
+		t.Run(scheme, func(t *testing.T) { liteCapture(t, scheme) })
+	}
+}
+
+// liteCapture runs one Lite session over a ws:// or raw tcp:// stream under tcpdump.
+func liteCapture(t *testing.T, scheme string) {
 	l := lite.NewListener(nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -491,7 +499,7 @@ func TestTcpdumpLiteWebSocket(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		td := startTcpdump(t, "tcp port "+strconv.Itoa(port))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		conn, err := lite.DialStream(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/", nil)
+		conn, err := lite.DialStream(ctx, scheme+"://127.0.0.1:"+strconv.Itoa(port)+"/", nil)
 		if err != nil {
 			cancel()
 			t.Fatal(err)
@@ -540,7 +548,7 @@ func TestTcpdumpLiteWebSocket(t *testing.T) {
 			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
 		}
 	}
-	if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" {
+	if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" && scheme == "ws" {
 		os.WriteFile(filepath.Join(dir, "tcpdump-nex-lite-websocket.pcap"), capture, 0o644)
 	}
 	d := New(Config{})
