@@ -26,7 +26,7 @@ func BenchmarkReliableMessage(b *testing.B) {
 				for b.Loop() {
 					_ = p.client.send(p.now, 0, msg)
 					p.deliver()
-					p.server.conn.inbox = p.server.conn.inbox[:0]
+					p.drain()
 				}
 				if p.client.inflight != 0 {
 					b.Fatalf("%d packets unacknowledged", p.client.inflight)
@@ -52,7 +52,7 @@ func BenchmarkReceivePath(b *testing.B) {
 		p.sep.handleDatagram(sh, p.now, pkt, p.ccap.addr)
 		sh.flushAcks(p.now)
 		b.StopTimer()
-		p.server.conn.inbox = p.server.conn.inbox[:0]
+		p.drain()
 		p.deliver() // the ack back to the client
 		b.StartTimer()
 	}
@@ -71,12 +71,12 @@ func TestSendPathAllocations(t *testing.T) {
 	for range 10 {
 		_ = p.client.send(p.now, 0, msg)
 		p.deliver()
-		p.server.conn.inbox = p.server.conn.inbox[:0]
+		p.drain()
 	}
 	allocs := testing.AllocsPerRun(200, func() {
 		_ = p.client.send(p.now, 0, msg)
 		p.deliver()
-		p.server.conn.inbox = p.server.conn.inbox[:0]
+		p.drain()
 	})
 	// One allocation remains by design: the delivered message, which the
 	// receiver owns.

@@ -119,3 +119,9 @@ func (p *manualPair) sendNow(msg []byte) {
 	_ = p.client.send(p.now, 0, msg)
 	sh.coalesce = p.cep.codec.v1()
 }
+
+// drain empties the server's inbox as Recv would.
+func (p *manualPair) drain() {
+	p.server.conn.inbox = p.server.conn.inbox[:0]
+	p.server.conn.inboxBytes.Store(0)
+}
