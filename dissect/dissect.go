@@ -236,6 +236,9 @@ func (d *Dissector) frameIn(f *Frame) {
 		fl.last = f.Time
 		c := &d.ctxBuf
 		*c = pktCtx{d: d, fl: fl, dir: dir, src: src, dst: dst}
+		if _, ok := fl.handler.(*probeUDP); ok { // recognise now, so the rewriter is known
+			fl.handler = d.recognizeUDP(c, d.udp.payload)
+		}
 		if rw, ok := fl.handler.(udpRewriter); ok && d.cfg.Decrypted != nil {
 			writeOriginal = false
 			fl.handler.udp(c, d.udp.payload)

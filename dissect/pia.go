@@ -41,6 +41,19 @@ type piaHandler struct {
 	network    string
 	pkt        pia.Packet
 	inflate    []byte
+
+	plainCodec *pia.Codec // seals the decrypted packet for --write-decrypted
+	rewrite    []byte
+	rewriteOK  bool
+}
+
+// rewritten implements udpRewriter: the packet re-encoded unencrypted (the
+// encryption bit cleared, the messages in the clear, the footer kept).
+func (h *piaHandler) rewritten() []byte {
+	if !h.rewriteOK {
+		return nil
+	}
+	return h.rewrite
 }
 
 func newPiaHandler(d *Dissector) *piaHandler {
@@ -85,6 +98,7 @@ func (h *piaHandler) configure(first []byte) {
 		}
 		h.codecs = append(h.codecs, cd)
 	}
+	h.plainCodec, _ = pia.NewCodec(pia.Config{Version: v, NonceParams: np})
 }
 
 func (h *piaHandler) protocol() string                       { return "pia" }
@@ -97,6 +111,7 @@ func (h *piaHandler) fillStats(s *FlowStats) {
 }
 
 func (h *piaHandler) udp(c *pktCtx, b []byte) {
+	h.rewriteOK = false
 	if !h.configured {
 		h.configured = true
 		h.configure(b)
@@ -144,6 +159,13 @@ func (h *piaHandler) udp(c *pktCtx, b []byte) {
 		return
 	}
 	hd := &h.pkt.Header
+	if hd.Encrypted && h.plainCodec != nil && c.d.cfg.Decrypted != nil {
+		q := pia.Packet{Header: *hd, Messages: h.pkt.Messages, Footer: h.pkt.Footer}
+		q.Header.Encrypted = false
+		if out, err := h.plainCodec.Seal(h.rewrite[:0], &q, src); err == nil {
+			h.rewrite, h.rewriteOK = out, true
+		}
+	}
 	r.addBool("encrypted", hd.Encrypted)
 	r.addString("layout", hd.Layout.String())
 	r.addInt("connection_id", int64(hd.ConnectionID))

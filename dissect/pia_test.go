@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // TestPiaVectorInPcap carries the published LDN packet (testdata/pia/vectors.json)
@@ -61,6 +63,25 @@ func TestPiaVectorInPcap(t *testing.T) {
 				if !strings.Contains(recs[1], want) {
 					t.Errorf("message record %s lacks %s", recs[1], want)
 				}
+			}
+			// --write-decrypted writes the packet unencrypted with the same message.
+			var out bytes.Buffer
+			dw := NewDecryptedWriter(&out)
+			if _, err := collect(t, Config{Keys: keys, Decrypted: dw}, pcapFile(t, layers.LinkTypeEthernet, frame)); err != nil {
+				t.Fatal(err)
+			}
+			dw.Flush()
+			nr, err := pcapgo.NewNgReader(&out, pcapgo.DefaultNgReaderOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _, err := nr.ReadPacketData()
+			if err != nil {
+				t.Fatal(err)
+			}
+			plainRecs, err := collect(t, Config{Keys: &Keys{Pia: PiaKeys{Network: "ldn", NetworkID: keys.Pia.NetworkID, HasNetworkID: true}}}, pcapFile(t, layers.LinkTypeEthernet, data))
+			if err != nil || len(plainRecs) != 2 || !strings.Contains(plainRecs[0], `"encrypted":false`) || !strings.Contains(plainRecs[1], `"plain_hex":"0400020000"`) {
+				t.Fatalf("decrypted copy: %v %q", err, plainRecs)
 			}
 			// Without the key the packet is reported, not dropped.
 			recs, _ = collect(t, Config{Keys: &Keys{Pia: PiaKeys{Network: "ldn"}}}, pcapFile(t, layers.LinkTypeEthernet, frame))
