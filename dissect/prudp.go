@@ -289,8 +289,13 @@ func (h *prudpHandler) udp(c *pktCtx, b []byte) {
 
 // packet handles one parsed packet in capture order.
 func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool) {
-	dir := c.dir
 	ack := p.Flags.Has(wire.FlagAck) || p.Flags.Has(wire.FlagMultiAck)
+	if p.Type == wire.TypeSyn && !ack && c.dir == 1 && h.handshake == "" && h.dir[0].subs == nil && h.dir[1].subs == nil {
+		// The capture began with the server's side: the SYN's sender is the client.
+		c.fl.client, c.fl.server = c.fl.server, c.fl.client
+		c.dir = 0
+	}
+	dir := c.dir
 	switch p.Type {
 	case wire.TypeSyn:
 		if !ack {
