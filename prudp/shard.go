@@ -285,6 +285,7 @@ func (sh *shard) remove(s *session) {
 	}
 	s.conn.s = nil
 	if s.client {
+		sh.flushWrites() // a last DISCONNECT or ACK goes out before the socket closes
 		go s.conn.release()
 	}
 }
