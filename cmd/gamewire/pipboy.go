@@ -437,7 +437,10 @@ var pipboyDashboardCmd = &cobra.Command{
 		if err := c.WaitReady(ctx); err != nil {
 			return err
 		}
-		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log})
+		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log,
+			Redial: func(ctx context.Context) (*pipboy.Client, error) {
+				return pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
+			}})
 		defer d.Close()
 		ln, err := net.Listen("tcp", pipboyDashboardFlags.listen)
 		if err != nil {

@@ -41,16 +41,22 @@ type Options struct {
 	// MinPush is the least time between two state pushes (changes in between are
 	// coalesced); default 100 ms.
 	MinPush time.Duration
+	// Redial, if set, is called to connect again when the game connection ends
+	// (with a pause of 1 s, doubling up to 10 s, between failed attempts); the page
+	// shows "disconnected" meanwhile. Without it the dashboard stays disconnected.
+	Redial func(ctx context.Context) (*pipboy.Client, error)
 	// Logger receives errors; default none.
 	Logger *slog.Logger
 }
 
 // Dashboard is an http.Handler showing one app connection. Close stops it.
 type Dashboard struct {
-	client *pipboy.Client
-	opts   Options
-	log    *slog.Logger
-	mux    *http.ServeMux
+	cmu     sync.Mutex
+	client  *pipboy.Client // the current connection; replaced on Redial
+	initial *pipboy.Client // the caller's connection, which the caller closes
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
 
 	mu      sync.Mutex
 	state   []byte // latest State as JSON
@@ -68,7 +74,7 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 	if opts == nil {
 		opts = &Options{}
 	}
-	d := &Dashboard{client: c, opts: *opts, subs: map[chan struct{}]struct{}{}}
+	d := &Dashboard{client: c, initial: c, opts: *opts, subs: map[chan struct{}]struct{}{}}
 	if d.opts.MapInterval == 0 {
 		d.opts.MapInterval = time.Second
 	}
@@ -97,10 +103,14 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 // ServeHTTP implements http.Handler.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.mux.ServeHTTP(w, r) }
 
-// Close stops following the client and ends open WebSockets.
+// Close stops following the client and ends open WebSockets. It closes the
+// connections it made itself (Redial), not the one given to New.
 func (d *Dashboard) Close() error {
 	d.cancel()
 	d.wg.Wait()
+	if c := d.current(); c != d.initial {
+		return c.Close()
+	}
 	return nil
 }
 
@@ -114,17 +124,25 @@ func (d *Dashboard) State() State {
 	return st
 }
 
+// current returns the current game connection.
+func (d *Dashboard) current() *pipboy.Client {
+	d.cmu.Lock()
+	defer d.cmu.Unlock()
+	return d.client
+}
+
 // rebuild recomputes the state and wakes the pages if it changed.
 func (d *Dashboard) rebuild() {
-	frame, seq := d.client.Map()
+	c := d.current()
+	frame, seq := c.Map()
 	var st State
-	d.client.View(func(db *pipboy.Database) { st = BuildState(db, &frame, seq) })
-	st.Game = d.client.Hello()
+	c.View(func(db *pipboy.Database) { st = BuildState(db, &frame, seq) })
+	st.Game = c.Hello()
 	st.Connected = true
 	select {
-	case <-d.client.Done():
+	case <-c.Done():
 		st.Connected = false
-		if err := d.client.Err(); err != nil {
+		if err := c.Err(); err != nil {
 			st.Error = err.Error()
 		}
 	default:
@@ -149,34 +167,78 @@ func (d *Dashboard) rebuild() {
 	}
 }
 
-// follow rebuilds the state after client changes, at most once per MinPush.
+// follow rebuilds the state after client changes, at most once per MinPush, and
+// reconnects through Options.Redial when the connection ends.
 func (d *Dashboard) follow() {
 	defer d.wg.Done()
-	ch, cancel := d.client.Subscribe()
-	defer cancel()
 	t := time.NewTimer(0)
 	<-t.C
 	for {
-		select {
-		case <-d.ctx.Done():
-			return
-		case <-ch:
-		case <-d.client.Done():
-			d.rebuild()
+		c := d.current()
+		ch, cancel := c.Subscribe()
+		ended := false
+		for !ended {
 			select {
 			case <-d.ctx.Done():
+				cancel()
+				return
+			case <-ch:
+			case <-c.Done():
+				ended = true
 			}
+			d.rebuild()
+			t.Reset(d.opts.MinPush)
+			select {
+			case <-d.ctx.Done():
+				cancel()
+				return
+			case <-t.C:
+			}
+		}
+		cancel()
+		if d.opts.Redial == nil {
+			<-d.ctx.Done()
 			return
+		}
+		next := d.redial()
+		if next == nil {
+			return
+		}
+		d.cmu.Lock()
+		old := d.client
+		d.client = next
+		d.cmu.Unlock()
+		if old != d.initial {
+			old.Close()
 		}
 		d.rebuild()
-		t.Reset(d.opts.MinPush)
-		select {
-		case <-d.ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }
+
+// redial connects again with backoff; nil when the dashboard closes first.
+func (d *Dashboard) redial() *pipboy.Client {
+	pause := time.Second
+	for {
+		c, err := d.opts.Redial(d.ctx)
+		if err == nil {
+			if err = c.WaitReady(d.ctx); err == nil {
+				d.log.Info("pipboy dashboard: reconnected to the game")
+				return c
+			}
+			c.Close()
+		}
+		d.log.Info("pipboy dashboard: reconnecting", "err", err, "retry in", pause)
+		select {
+		case <-d.ctx.Done():
+			return nil
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 10*time.Second)
+	}
+}
+
+// Client returns the current game connection (which changes after a reconnection).
+func (d *Dashboard) Client() *pipboy.Client { return d.current() }
 
 // pollMap asks for map frames while a page is open, as the official app does.
 func (d *Dashboard) pollMap() {
@@ -190,15 +252,14 @@ func (d *Dashboard) pollMap() {
 		select {
 		case <-d.ctx.Done():
 			return
-		case <-d.client.Done():
-			return
 		case <-t.C:
 		}
 		d.mu.Lock()
 		viewers := d.viewers
 		d.mu.Unlock()
-		if viewers > 0 {
-			if _, err := d.client.Send(pipboy.ToggleLocalMap()); err != nil {
+		c := d.current()
+		if viewers > 0 && !isDone(c) {
+			if _, err := c.Send(pipboy.ToggleLocalMap()); err != nil {
 				d.log.Info("pipboy dashboard: map request", "err", err)
 			}
 		}
@@ -228,13 +289,14 @@ func (d *Dashboard) serveState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *Dashboard) serveMap(w http.ResponseWriter, r *http.Request) {
-	frame, seq := d.client.Map()
+	c := d.current()
+	frame, seq := c.Map()
 	if seq == 0 || frame.Width == 0 {
 		http.Error(w, "no local map frame yet", http.StatusNotFound)
 		return
 	}
 	tint := pipboy.DefaultTint
-	d.client.View(func(db *pipboy.Database) { tint = db.EffectColor() })
+	c.View(func(db *pipboy.Database) { tint = db.EffectColor() })
 	var buf bytes.Buffer
 	if err := frame.WritePNG(&buf, tint); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -264,7 +326,7 @@ func (d *Dashboard) send(raw json.RawMessage) (int, error) {
 	if req.Args == nil {
 		req.Args = []any{}
 	}
-	return d.client.Send(pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args})
+	return d.current().Send(pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args})
 }
 
 func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
@@ -353,6 +415,15 @@ func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+func isDone(c *pipboy.Client) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,4 +299,68 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+}
+
+// startServer serves the recorded database (with the level set to level) on 127.0.0.1.
+func startServer(t *testing.T, level int) (*pipboy.Server, string) {
+	t.Helper()
+	b, err := os.ReadFile(streamFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := pipboy.DecodeInput(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := pipboy.NewServer(state.DB)
+	srv.Addr = "127.0.0.1:0"
+	if err := srv.Set("$.PlayerInfo.XPLevel", level); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return srv, ln.Addr().String()
+}
+
+// TestDashboardReconnect: when the game goes away the page says so, and the dashboard
+// reconnects through Redial.
+func TestDashboardReconnect(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv1, addr1 := startServer(t, 8)
+	var addr atomic.Value
+	addr.Store(addr1)
+	c, err := pipboy.Dial(ctx, addr1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := New(c, &Options{MinPush: 10 * time.Millisecond, MapInterval: -1, Redial: func(ctx context.Context) (*pipboy.Client, error) {
+		return pipboy.Dial(ctx, addr.Load().(string), nil)
+	}})
+	defer d.Close()
+	waitState := func(what string, cond func(State) bool) {
+		t.Helper()
+		for !cond(d.State()) {
+			if ctx.Err() != nil {
+				t.Fatalf("waiting for %s: last state %+v", what, d.State())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitState("level 8", func(st State) bool { return st.Connected && st.Player.Level == 8 })
+	_, addr2 := startServer(t, 11)
+	addr.Store(addr2)
+	srv1.Close()
+	waitState("reconnection to the second game", func(st State) bool { return st.Connected && st.Player.Level == 11 })
+	if d.Client() == c {
+		t.Fatal("dashboard still on the first connection")
+	}
 }
