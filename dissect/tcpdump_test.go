@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/gamewire/gamewire/pia"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
 	"github.com/gamewire/gamewire/prudp/wire"
@@ -582,5 +584,129 @@ func liteCapture(t *testing.T, scheme string) {
 	}
 	if fl := d.Flows(); len(fl) != 1 || fl[0].Protocol != "prudp" || fl[0].Dialect != "nex-lite" {
 		t.Fatalf("flows %+v", fl)
+	}
+}
+
+// TestTcpdumpWireDialects covers the dialects the engine does not speak
+// (Quazal with 1- and 4-byte checksums, Hyperscape): the conversation is
+// encoded by prudp/wire, prudp/crypt and prudp/hyperscape as in the
+// synthetic tests, but sent over real UDP sockets on loopback and captured by
+// tcpdump, so recognition and decryption run on what a capture tool wrote.
+func TestTcpdumpWireDialects(t *testing.T) {
+	var hsKey hyperscape.SharedKey
+	copy(hsKey[:], "0123456789abcdef")
+	for _, tc := range []struct {
+		name string
+		dia  wire.Dialect
+		key  string
+		keys string
+	}{
+		{"quazal", wire.NewQuazal("8dtRv2oj", wire.QuazalOptions{}), "8dtRv2oj", "access-key 8dtRv2oj"},
+		{"quazal-4", wire.NewQuazal("yl4NG7qZ", wire.QuazalOptions{ChecksumSize: 4}), "yl4NG7qZ", "access-key yl4NG7qZ"},
+		{"hyperscape", wire.NewHyperscape(), "", "hyperscape-key " + hex.EncodeToString(hsKey[:])},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConvo(t, tc.dia, tc.key, 900)
+			if tc.name == "hyperscape" {
+				dc, err := hyperscape.NewDataCipher(hsKey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.hs = dc
+			}
+			c.handshake()
+			for i, m := range captureMessages() {
+				c.message(i%2, m, false)
+			}
+			a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			go func() { // drain both sockets so nothing is refused
+				buf := make([]byte, 65536)
+				for {
+					if _, _, err := b.ReadFromUDP(buf); err != nil {
+						return
+					}
+				}
+			}()
+			go func() {
+				buf := make([]byte, 65536)
+				for {
+					if _, _, err := a.ReadFromUDP(buf); err != nil {
+						return
+					}
+				}
+			}()
+			port := b.LocalAddr().(*net.UDPAddr).Port
+			var capture []byte
+			for attempt := 1; ; attempt++ {
+				td := startTcpdump(t, "udp port "+strconv.Itoa(port))
+				for _, f := range c.frames {
+					udp := f[14+20:]
+					payload := udp[8:binary.BigEndian.Uint16(udp[4:6])] // without Ethernet padding
+					var err error
+					if binary.BigEndian.Uint16(udp[0:2]) == cli.Port() {
+						_, err = a.WriteToUDP(payload, b.LocalAddr().(*net.UDPAddr))
+					} else {
+						_, err = b.WriteToUDP(payload, a.LocalAddr().(*net.UDPAddr))
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(200 * time.Microsecond) // keep the capture in sending order
+				}
+				capture = td.stop(t)
+				if td.dropped() == 0 {
+					break
+				}
+				if attempt == 3 {
+					t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+				}
+			}
+			keys, err := ParseKeys(strings.NewReader(tc.keys + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := New(Config{Keys: keys})
+			var got [2][]string
+			err = d.Decode(bytes.NewReader(capture), func(r *Record) error {
+				if r.Kind == KindNote {
+					t.Errorf("note: %.300s", r.AppendJSON(nil))
+				}
+				if r.Kind == KindMessage {
+					f, _ := r.Field("plain_hex")
+					dir := 0
+					if r.NetSrc.Port() == uint16(port) {
+						dir = 1
+					}
+					got[dir] = append(got[dir], hex.EncodeToString(f.Bytes))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for dir := range 2 {
+				if len(got[dir]) != len(c.sent[dir]) {
+					t.Fatalf("direction %d: %d messages decoded, %d sent", dir, len(got[dir]), len(c.sent[dir]))
+				}
+				for i, m := range c.sent[dir] {
+					if got[dir][i] != hex.EncodeToString(m) {
+						t.Fatalf("direction %d message %d differs", dir, i)
+					}
+				}
+			}
+			want := tc.dia.Name()
+			if fl := d.Flows(); len(fl) != 1 || fl[0].Dialect != want {
+				t.Fatalf("flows %+v", fl)
+			}
+		})
 	}
 }
