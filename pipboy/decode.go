@@ -45,15 +45,18 @@ func DetectInput(b []byte) InputKind {
 	return InputStream
 }
 
-// DecodeInput interprets a stream, payload or recording held in b, calling event (if
-// not nil) for each game-to-app message before it is applied, and returns the final
-// state. A decoding error stops it and is returned with the state reached so far.
-func DecodeInput(b []byte, event func(off int64, m Message) error) (*GameState, InputKind, error) {
+// DecodeInput interprets a stream, payload, recording or JSON tree held in b, calling
+// event (if not nil) for each message before it is applied, and returns the final
+// state. Only game-to-app messages are applied; a recording's app-to-game messages are
+// passed to event (with dir FromApp) and skipped. Of a recording, only the main session
+// (Recording.MainSession) is decoded. A decoding error stops it and is
+// returned with the state reached so far.
+func DecodeInput(b []byte, event func(off int64, dir Direction, m Message) error) (*GameState, InputKind, error) {
 	kind := DetectInput(b)
 	s := NewGameState()
 	handle := func(off int64, m Message) error {
 		if event != nil {
-			if err := event(off, m); err != nil {
+			if err := event(off, FromGame, m); err != nil {
 				return err
 			}
 		}
@@ -72,23 +75,37 @@ func DecodeInput(b []byte, event func(off int64, m Message) error) (*GameState, 
 		}
 		return s, kind, handle(0, Message{Type: TypeDataUpdate, Content: dump})
 	case InputRecording:
+		// A relay's recording can hold several sessions; decode its main one.
+		rec, err := LoadRecording(bytes.NewReader(b), 0)
+		if err != nil {
+			return s, kind, err
+		}
+		main := rec.MainSession()
 		rr, err := NewRecordingReader(bytes.NewReader(b))
 		if err != nil {
 			return s, kind, err
 		}
 		for {
 			off := rr.Offset()
-			rec, err := rr.Next()
+			x, err := rr.Next()
 			if err == io.EOF {
 				return s, kind, nil
 			}
 			if err != nil {
 				return s, kind, err
 			}
-			if rec.Dir != FromGame {
+			if x.Session != main {
 				continue
 			}
-			if err := handle(off, rec.Message); err != nil {
+			if x.Dir != FromGame {
+				if event != nil {
+					if err := event(off, x.Dir, x.Message); err != nil {
+						return s, kind, err
+					}
+				}
+				continue
+			}
+			if err := handle(off, x.Message); err != nil {
 				return s, kind, err
 			}
 		}

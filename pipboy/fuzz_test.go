@@ -231,7 +231,7 @@ func FuzzDecodeInput(f *testing.F) {
 	f.Add(readVector(f, payloadFile)[:600])
 	f.Add([]byte(`{"PlayerInfo":{"PlayerName":"x","XPLevel":3}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, _, err := DecodeInput(b, func(int64, Message) error { return nil })
+		s, _, err := DecodeInput(b, func(int64, Direction, Message) error { return nil })
 		if err != nil {
 			return
 		}

@@ -64,10 +64,10 @@ func runPipboyDecode(cmd *cobra.Command, args []string) error {
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
-	var event func(int64, pipboy.Message) error
+	var event func(int64, pipboy.Direction, pipboy.Message) error
 	if pipboyDecodeFlags.events {
-		event = func(off int64, m pipboy.Message) error {
-			_, err := fmt.Fprintf(out, "%8d %s\n", off, pipboy.Summary(m))
+		event = func(off int64, dir pipboy.Direction, m pipboy.Message) error {
+			_, err := fmt.Fprintf(out, "%8d %s %s\n", off, dir, pipboy.Summary(m))
 			return err
 		}
 	}
