@@ -59,6 +59,10 @@ type LoginConfig struct {
 	// LocalURL is the station url registered on the secure server; default a
 	// prudp url with the local address the system would use to reach the server.
 	LocalURL *types.StationURL
+	// Dial opens a PRUDP connection; default prudp.Dial (UDP). Other transports
+	// plug in here, e.g. PRUDP Lite: a stream from lite.DialStream wrapped with
+	// lite.NewClient and handed to prudp.DialPacketConn.
+	Dial func(ctx context.Context, addr string, cfg *prudp.Config) (*prudp.Conn, error)
 	// Handler answers requests the secure server sends (notifications); nil
 	// answers Core::NotImplemented.
 	Handler rmc.Handler
@@ -129,7 +133,11 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	// 1. Authentication server: Login.
 	authCfg := cfg.Config
 	authCfg.Ticket, authCfg.PID = nil, 0
-	ac, err := prudp.Dial(ctx, addr, &authCfg)
+	dial := cfg.Dial
+	if dial == nil {
+		dial = prudp.Dial
+	}
+	ac, err := dial(ctx, addr, &authCfg)
 	if err != nil {
 		return nil, fmt.Errorf("nex: connect to the authentication server %s: %w", addr, err)
 	}
@@ -209,7 +217,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	if stream, ok := secureURL.Uint("stream"); ok && stream <= 15 {
 		secCfg.StreamType = uint8(stream)
 	}
-	sc, err := prudp.Dial(ctx, secAddr, &secCfg)
+	sc, err := dial(ctx, secAddr, &secCfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrSecureRefused, secAddr, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -281,5 +282,32 @@ func TestLoginSwitchSettings(t *testing.T) {
 	}
 	if st, ok := srv.Secure().Lookup(sess.ConnectionID); !ok || st.PID != user {
 		t.Fatalf("station %+v", st)
+	}
+}
+
+// TestLoginDialHookAndSecurePort runs the secure server on virtual port 2 (as
+// Switch servers do) and dials through LoginConfig.Dial, the hook other
+// transports (PRUDP Lite) use.
+func TestLoginDialHookAndSecurePort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := prudp.Config{Port: 1}
+	srv := &Server{Config: cfg, SecurePort: 2}
+	addr := startServer(t, srv)
+	var dialed []string
+	dial := func(ctx context.Context, a string, c *prudp.Config) (*prudp.Conn, error) {
+		dialed = append(dialed, fmt.Sprintf("%s vport %d secure %v", a, c.Port, c.Ticket != nil))
+		return prudp.Dial(ctx, a, c)
+	}
+	sess, err := Login(ctx, addr, LoginConfig{User: "guest", Password: auth.GuestPassword, Config: cfg, Dial: dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSession(t, sess)
+	if sid, _ := sess.SecureURL.Uint("sid"); sid != 2 {
+		t.Fatalf("secure url %s", sess.SecureURL)
+	}
+	if len(dialed) != 2 || !strings.HasSuffix(dialed[0], "vport 1 secure false") || !strings.HasSuffix(dialed[1], "vport 2 secure true") {
+		t.Fatalf("dials: %q", dialed)
 	}
 }

@@ -38,8 +38,13 @@ type Server struct {
 	SecureHost string
 	// Config configures the PRUDP connections of both servers (dialect, access
 	// key, timers); see prudp.Config. Config.Kerberos sets the PID and session key
-	// sizes.
+	// sizes. Config.Port is the authentication server's virtual port.
 	Config prudp.Config
+	// SecurePort is the secure server's virtual port (the "sid" of its station
+	// url); default Config.Port. Transports that carry both servers on one
+	// address (PRUDP Lite's listener) need them on different ports, as Switch
+	// servers use 1 and 2.
+	SecurePort uint8
 	// Settings overrides the NEX encoding settings; nil derives them: PIDs as
 	// wide as Config.Kerberos.PIDSize, structure headers when the PRUDP minor
 	// version offered is 3 or more (NEX V1 by default, never V0).
@@ -150,14 +155,15 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 
 	// The secure server's url: what Login hands to clients.
 	host := s.SecureHost
-	sa, ok := securePC.LocalAddr().(*net.UDPAddr)
-	if !ok {
+	la := securePC.LocalAddr()
+	ap, err := netip.ParseAddrPort(la.String())
+	if err != nil {
 		authPC.Close()
 		securePC.Close()
-		return fmt.Errorf("nex: secure socket address %v is not UDP", securePC.LocalAddr())
+		return fmt.Errorf("nex: secure socket address %v: %w", la, err)
 	}
 	if host == "" {
-		ip := sa.AddrPort().Addr().Unmap()
+		ip := ap.Addr().Unmap()
 		if ip.IsUnspecified() {
 			ip = netip.MustParseAddr("127.0.0.1")
 		}
@@ -167,13 +173,10 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	if stream == 0 {
 		stream = prudp.StreamRVSecure
 	}
-	port := s.Config.Port
-	if port == 0 {
-		port = 1
-	}
+	port := s.securePort()
 	url := types.NewStationURL("prudps",
 		types.URLParam{Key: "address", Value: host},
-		types.URLParam{Key: "port", Value: strconv.Itoa(sa.Port)},
+		types.URLParam{Key: "port", Value: strconv.Itoa(int(ap.Port()))},
 		types.URLParam{Key: "CID", Value: "1"},
 		types.URLParam{Key: "PID", Value: strconv.FormatUint(uint64(s.securePID()), 10)},
 		types.URLParam{Key: "sid", Value: strconv.Itoa(int(port))},
@@ -206,6 +209,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	s.authSrv = &prudp.Server{Config: s.Config, Handler: s.handler(authMux, "prudp"), ConnState: s.connState}
 	s.secureSrv = &prudp.Server{Config: s.Config, Handler: s.handler(s.Mux, "prudps"), ConnState: s.connState,
 		ServerKey: secureKey}
+	s.secureSrv.Config.Port = port
 	s.authSrv.Config.Logger = s.Logger
 	s.secureSrv.Config.Logger = s.Logger
 	authSrv, secureSrv := s.authSrv, s.secureSrv
@@ -295,6 +299,16 @@ func (s *Server) SecureServer() *prudp.Server {
 	return s.secureSrv
 }
 
+func (s *Server) securePort() uint8 {
+	switch {
+	case s.SecurePort != 0:
+		return s.SecurePort
+	case s.Config.Port != 0:
+		return s.Config.Port
+	}
+	return 1
+}
+
 func (s *Server) securePID() types.PID {
 	if s.Auth.SecurePID != 0 {
 		return s.Auth.SecurePID
@@ -328,8 +342,12 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	if stream == 0 {
 		stream = prudp.StreamRVSecure
 	}
+	port := s.Config.Port
+	if scheme == "prudps" {
+		port = s.securePort()
+	}
 	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: s.settings, Scheme: scheme,
-		StreamType: stream, Port: s.Config.Port, Conn: c}
+		StreamType: stream, Port: port, Conn: c}
 	actual, _ := s.peers.LoadOrStore(c, p)
 	return actual.(*rmc.Peer)
 }
