@@ -19,12 +19,6 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
-type pkt struct {
-	t    time.Time
-	link layers.LinkType
-	data []byte
-}
-
 func serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
 	t.Helper()
 	buf := gopacket.NewSerializeBuffer()

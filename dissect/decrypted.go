@@ -20,7 +20,6 @@ type DecryptedWriter struct {
 	out    io.Writer
 	w      *pcapgo.NgWriter
 	ifaces map[layers.LinkType]int
-	buf    []byte
 }
 
 // NewDecryptedWriter returns a writer that writes pcapng to w. Call Flush at the end.

@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"net/netip"
-	"slices"
 	"time"
 )
 
@@ -227,7 +226,6 @@ func (d *Dissector) streamData(c *pktCtx, data []byte, gap int) {
 type probeTCP struct {
 	d       *Dissector
 	decided handler
-	buf     [2][]byte
 }
 
 func (p *probeTCP) protocol() string        { return "unknown" }
@@ -287,7 +285,6 @@ func (d *Dissector) recognizeUDP(c *pktCtx, b []byte) handler {
 // unknownHandler reports each payload of an unrecognised flow and skips it.
 type unknownHandler struct {
 	reason string
-	notes  int
 }
 
 func (u *unknownHandler) protocol() string { return "unknown" }
@@ -336,5 +333,3 @@ func itoa(n int) string {
 	}
 	return string(b[i:])
 }
-
-var _ = slices.Contains[[]string]

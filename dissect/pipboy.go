@@ -22,9 +22,8 @@ func init() {
 }
 
 type pipboyHandler struct {
-	dir    [2]pipboyDirection
-	state  *pipboy.GameState // what the game (the server end) sent
-	errors int
+	dir   [2]pipboyDirection
+	state *pipboy.GameState // what the game (the server end) sent
 }
 
 type pipboyDirection struct {

@@ -171,8 +171,6 @@ type prudpDirection struct {
 	sigSession bool // the last verified signature included the session key
 	sigConn    bool // ... and the peer's connection signature
 	unrel      *crypt.UnreliableKeys
-	unrelMsgs  int
-	badSig     int
 }
 
 // prudpSubstream is one direction of one reliable substream.
@@ -341,7 +339,6 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 	}
 	h.emitPacket(c, p, raw, checksumOK, plain, decoded, errText, false)
 	if decoded {
-		h.dir[dir].unrelMsgs++
 		h.emitMessage(c, p.SubstreamID, p.Seq, 1, plain, false)
 	}
 }
