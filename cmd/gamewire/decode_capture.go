@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -67,15 +68,15 @@ func decodeCapture(cmd *cobra.Command, path string) error {
 	}
 
 	cfg := dissect.Config{Keys: keys, Dialects: overrides}
+	var bar *progressbar.ProgressBar
 	if !captureFlags.noProgress && size > 4<<20 && term.IsTerminal(int(os.Stderr.Fd())) {
-		bar := progressbar.NewOptions64(size,
+		bar = progressbar.NewOptions64(size,
 			progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("decoding"),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100_000_000))
+			progressbar.OptionThrottle(100*time.Millisecond))
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
-		defer bar.Finish()
 	}
 	var dw *dissect.DecryptedWriter
 	if captureFlags.writeDecrypted != "" {
@@ -111,6 +112,9 @@ func decodeCapture(cmd *cobra.Command, path string) error {
 		return err
 	}
 	decErr := d.Decode(in, emit)
+	if bar != nil {
+		_ = bar.Finish() // clears the bar before the statistics are printed
+	}
 	if dw != nil {
 		if err := dw.Flush(); err != nil && decErr == nil {
 			decErr = err
