@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -394,5 +395,61 @@ func TestHelloAndCommands(t *testing.T) {
 	}
 	if _, err := ParseCommandResponse([]byte(`{"allowed":true,"success":true`)); !errors.Is(err, ErrBadJSON) {
 		t.Fatalf("truncated response: %v", err)
+	}
+}
+
+// TestLargeObject exercises the indexed paths for objects above largeObject keys:
+// the results must match what the scanning paths give for small objects.
+func TestLargeObject(t *testing.T) {
+	const n = 3000
+	var first []Entry
+	var kv []any
+	for i := range n {
+		first = append(first, i32(uint32(1+i), int32(i)))
+		kv = append(kv, fmt.Sprintf("k%d", i), 1+i)
+	}
+	kv = append(kv, "k5", 1+7) // a repeated key: the later pair wins
+	first = append(first, obj(0, nil, kv...))
+	db := NewDatabase()
+	if err := db.Apply(entries(t, first...)); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := db.Root()
+	if root.Len() != n || root.Key("k5").Int() != 7 || root.Key("k2999").Int() != 2999 {
+		t.Fatalf("after the first update: %d keys, k5=%d", root.Len(), root.Key("k5").Int())
+	}
+	// Remove the values of the even keys (ids 1, 3, 5, ...), and re-add k0 with a new
+	// value in the same update.
+	var remove []uint32
+	for i := 0; i < n; i += 2 {
+		remove = append(remove, uint32(1+i))
+	}
+	if err := db.Apply(entries(t, i32(99999, -1), obj(0, remove, "k0", 99999))); err != nil {
+		t.Fatal(err)
+	}
+	root, _ = db.Root()
+	keys := root.Keys()
+	// The odd keys remain in order (k5 names id 8, which stays), then the re-added k0.
+	if len(keys) != n/2+1 || keys[0] != "k1" || keys[len(keys)-1] != "k0" || root.Key("k0").Int() != -1 || root.Key("k5").Int() != 7 {
+		t.Fatalf("after removal: %d keys, first %q, last %q, k0=%d", len(keys), keys[0], keys[len(keys)-1], root.Key("k0").Int())
+	}
+	if _, ok := db.Get(3); ok {
+		t.Fatal("removed value 3 still in the database")
+	}
+	// The 1500 even ids (id 6 among them: the first update both named it, for k5, and
+	// replaced it, and a value sent in an update is kept by it), k0's new value, root.
+	if db.Len() != n/2+2 {
+		t.Fatalf("values: %d, want %d", db.Len(), n/2+2)
+	}
+	// Removing id 8 drops both keys naming it, and the value.
+	if err := db.Apply(entries(t, obj(0, []uint32{8}))); err != nil {
+		t.Fatal(err)
+	}
+	root, _ = db.Root()
+	if root.Key("k5").IsValid() || root.Key("k7").IsValid() || root.Len() != n/2-1 {
+		t.Fatalf("after removing id 8: %d keys", root.Len())
+	}
+	if _, ok := db.Get(8); ok {
+		t.Fatal("value 8 still in the database")
 	}
 }

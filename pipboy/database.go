@@ -325,38 +325,89 @@ func (db *Database) apply(e *Entry) {
 	case TypeObject:
 		// Removals first, then additions: a key both removed and added in one update
 		// ends with the added value.
-		for i := range e.Remove.Len() {
-			rid := e.Remove.At(i)
-			n := &db.nodes[si]
-			for j := 0; j < len(n.fields); j++ {
-				if n.fields[j].id == rid {
-					n.fields = append(n.fields[:j], n.fields[j+1:]...)
-					db.decref(rid)
-					j--
-				}
-			}
+		if e.Remove.Len() > 0 {
+			db.removeFields(si, e.Remove)
 		}
 		if n := &db.nodes[si]; n.fields == nil && e.Add.Len() > 0 {
 			n.fields = db.fieldList(e.Add.Len())
 		}
+		// Small objects (all of the real game's) look keys up by scanning; a large
+		// one gets a key index for this update, so a hostile 65,535-key object costs
+		// linear, not quadratic, time.
+		var keyIndex map[string]int
+		if len(db.nodes[si].fields)+e.Add.Len() > largeObject {
+			n := &db.nodes[si]
+			keyIndex = make(map[string]int, len(n.fields)+e.Add.Len())
+			for j, f := range n.fields {
+				keyIndex[f.key] = j
+			}
+		}
 		for key, id := range e.Add.All {
 			db.incref(id)
 			n := &db.nodes[si] // after incref, which may move db.nodes
-			replaced := false
-			for j := range n.fields {
-				if n.fields[j].key == string(key) {
-					old := n.fields[j].id
-					n.fields[j].id = id
-					db.decref(old)
-					replaced = true
-					break
+			j := -1
+			if keyIndex != nil {
+				if k, ok := keyIndex[string(key)]; ok {
+					j = k
+				}
+			} else {
+				for k := range n.fields {
+					if n.fields[k].key == string(key) {
+						j = k
+						break
+					}
 				}
 			}
-			if !replaced {
-				n.fields = append(n.fields, field{key: db.internKey(key), id: id})
+			if j >= 0 {
+				old := n.fields[j].id
+				n.fields[j].id = id
+				db.decref(old)
+				continue
+			}
+			n.fields = append(n.fields, field{key: db.internKey(key), id: id})
+			if keyIndex != nil {
+				keyIndex[n.fields[len(n.fields)-1].key] = len(n.fields) - 1
 			}
 		}
 	}
+}
+
+// largeObject is the size above which object updates use temporary indexes.
+const largeObject = 64
+
+// removeFields drops the members of object si whose value id is in remove, keeping
+// the order of the others, in one pass.
+func (db *Database) removeFields(si int32, remove IDList) {
+	n := &db.nodes[si]
+	var set map[uint32]struct{}
+	if remove.Len() > 8 && len(n.fields) > largeObject {
+		set = make(map[uint32]struct{}, remove.Len())
+		for i := range remove.Len() {
+			set[remove.At(i)] = struct{}{}
+		}
+	}
+	removed := func(id uint32) bool {
+		if set != nil {
+			_, ok := set[id]
+			return ok
+		}
+		for i := range remove.Len() {
+			if remove.At(i) == id {
+				return true
+			}
+		}
+		return false
+	}
+	kept := n.fields[:0]
+	for _, f := range n.fields {
+		if removed(f.id) {
+			db.decref(f.id) // creates no slots: n stays valid
+			continue
+		}
+		kept = append(kept, f)
+	}
+	clear(n.fields[len(kept):]) // drop key strings held past the new length
+	n.fields = kept
 }
 
 // collect deletes values nothing refers to any more, with their subtrees.
