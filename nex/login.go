@@ -56,6 +56,10 @@ type LoginConfig struct {
 	Derivation auth.KeyDerivation
 	// Options are the Ticket Granting protocol revisions (NEX 4, crossplay).
 	Options auth.Options
+	// AuthInfo, when set, logs in with LoginEx carrying it (the token and
+	// versions NEX 3+ clients send). A server doing token authentication then
+	// answers with the key that opens the ticket, and Password is not needed.
+	AuthInfo *auth.AuthenticationInfo
 	// LocalURL is the station url registered on the secure server; default a
 	// prudp url with the local address the system would use to reach the server.
 	LocalURL *types.StationURL
@@ -145,7 +149,16 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	arc := rmc.NewClient(ConnTransport{ac}, rmc.ClientConfig{Settings: st, Logger: cfg.Logger})
 	defer arc.Close()
 	ta := &auth.Client{RMC: arc, Options: cfg.Options}
-	lr, err := ta.Login(ctx, cfg.User)
+	var lr auth.LoginResponse
+	if cfg.AuthInfo != nil {
+		var h types.AnyDataHolder
+		if h, err = cfg.AuthInfo.Holder(st); err != nil {
+			return nil, fmt.Errorf("nex: AuthenticationInfo: %w", err)
+		}
+		lr, err = ta.LoginEx(ctx, cfg.User, h)
+	} else {
+		lr, err = ta.Login(ctx, cfg.User)
+	}
 	switch {
 	case errors.Is(err, types.RendezVousInvalidUsername):
 		return nil, fmt.Errorf("%w %q on %s", ErrUnknownUser, cfg.User, addr)

@@ -311,3 +311,34 @@ func TestLoginDialHookAndSecurePort(t *testing.T) {
 		t.Fatalf("dials: %q", dialed)
 	}
 }
+
+// TestLoginWithToken is token authentication end to end: no password, the server
+// vouches for the token and sends the key that opens the ticket.
+func TestLoginWithToken(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cfg := prudp.Config{}
+	accts := testAccounts()
+	srv := &Server{Config: cfg, Auth: auth.Server{Options: auth.Options{NEX4: true},
+		ValidateToken: func(ctx context.Context, user string, info auth.AuthenticationInfo) (auth.Account, error) {
+			if info.Token != "id-token-of-1000" {
+				return auth.Account{}, errors.New("unknown token")
+			}
+			return accts.AccountByName(ctx, user)
+		}}}
+	addr := startServer(t, srv)
+	info := &auth.AuthenticationInfo{Token: "id-token-of-1000", NGSVersion: 4, HasV3Fields: true, TokenType: 2}
+	sess, err := Login(ctx, addr, LoginConfig{User: "1000", AuthInfo: info, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeSession(t, sess)
+	if sess.PID != 1000 {
+		t.Fatalf("%+v", sess)
+	}
+	info.Token = "forged"
+	if _, err := Login(ctx, addr, LoginConfig{User: "1000", AuthInfo: info, Config: cfg}); !errors.Is(err, ErrLoginRefused) ||
+		!errors.Is(err, types.AuthenticationValidationFailed) {
+		t.Fatalf("forged token: %v", err)
+	}
+}

@@ -293,3 +293,57 @@ func TestClientOverPipe(t *testing.T) {
 		t.Fatalf("GetName: %q %v", name, err)
 	}
 }
+
+func TestTokenLogin(t *testing.T) {
+	s := types.Settings{StructureHeader: true}
+	srv := testServer(s)
+	srv.Options.NEX4 = true
+	srv.ValidateToken = func(ctx context.Context, user string, info AuthenticationInfo) (Account, error) {
+		if info.Token != "good" {
+			return Account{}, errors.New("bad token")
+		}
+		return srv.Accounts.AccountByName(ctx, user)
+	}
+	loginEx := func(token string) LoginResponse {
+		h, _ := (&AuthenticationInfo{Token: token, NGSVersion: 4, HasV3Fields: true, TokenType: 2}).Holder(s)
+		w := types.NewWriter(nil, s)
+		w.String("1000")
+		w.AnyDataHolder(h)
+		params, _ := w.Bytes()
+		lr, err := ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lr
+	}
+	lr := loginEx("good")
+	key, err := hex.DecodeString(lr.SourceKey)
+	if err != nil || len(key) != 16 || lr.PID != 1000 {
+		t.Fatalf("token login: %+v %v", lr, err)
+	}
+	// The ticket opens with the key the server sent, not with the password's.
+	if _, err := kerberos.OpenTicket(lr.Ticket, key, kerberos.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	pw := kerberos.DeriveKey("hunter2", 1000)
+	if _, err := kerberos.OpenTicket(lr.Ticket, pw[:], kerberos.Settings{}); !errors.Is(err, kerberos.ErrBadHMAC) {
+		t.Fatalf("password key opened a token ticket: %v", err)
+	}
+	if lr := loginEx("bad"); lr.Result != types.AuthenticationValidationFailed || len(lr.Ticket) != 0 {
+		t.Fatalf("bad token: %+v", lr)
+	}
+	// ValidateAndRequestTicketWithParam answers sourceKey the same way.
+	h, _ := (&AuthenticationInfo{Token: "good", NGSVersion: 4, HasV3Fields: true}).Holder(s)
+	p := ValidateParam{PlatformType: 3, UserName: "1000", ExtraData: h}
+	params, _ := p.Append(nil, s, srv.Options)
+	r := types.NewReader(call(t, srv, s, MethodValidateAndRequestTicketWithParam, params).Data, s)
+	v := ReadValidateResult(&r, "result", srv.Options)
+	if r.Done() != nil || len(v.SourceKey) != 32 || v.SourcePID != 1000 {
+		t.Fatalf("WithParam token login: %+v %v", v, r.Err())
+	}
+	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4}).Holder(s)
+	params, _ = p.Append(nil, s, srv.Options)
+	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.AuthenticationValidationFailed {
+		t.Fatalf("WithParam bad token: %v", resp.Result)
+	}
+}

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +52,16 @@ type Server struct {
 	// AuthenticationInfo with Authentication::ValidationFailed, as NEX 2 and
 	// NEX 4+ servers do. Default off (NEX 1 and 3 behaviour).
 	RequireExtraData bool
+	// ValidateToken, when set, authenticates LoginEx and
+	// ValidateAndRequestTicketWithParam by the token of their AuthenticationInfo
+	// instead of a password ("Token Authentication" in kerberos.md, what Switch
+	// servers do for normal users): it returns the account the token belongs to,
+	// or an error to refuse the login with Authentication::ValidationFailed. The
+	// ticket is then sealed with a fresh random key sent back as pSourceKey (hex),
+	// so the client needs no password. pSourceKey exists from NEX 4 on, so this
+	// applies only with Options.NEX4. Requests without AuthenticationInfo use the
+	// password keys as usual.
+	ValidateToken func(ctx context.Context, user string, info AuthenticationInfo) (Account, error)
 	// Maintenance answers every login with Authentication::UnderMaintenance.
 	Maintenance bool
 	// Now returns the current time (ticket issue time, server time); default time.Now.
@@ -94,7 +106,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		if s.RequireExtraData {
 			res = types.AuthenticationValidationFailed
 		}
-		return s.login(ctx, c, out, name, res, false)
+		return s.login(ctx, c, out, name, res, false, nil)
 	case MethodLoginEx:
 		name := r.String("strUserName")
 		extra := r.AnyDataHolder("oExtraData")
@@ -102,10 +114,15 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 			return out, badRequest(err)
 		}
 		res := types.ResultSuccess
-		if _, err := ParseAuthenticationInfo(extra, c.Peer.Settings); err != nil && s.RequireExtraData {
+		info, err := ParseAuthenticationInfo(extra, c.Peer.Settings)
+		if err != nil && s.RequireExtraData {
 			res = types.AuthenticationValidationFailed
 		}
-		return s.login(ctx, c, out, name, res, s.Options.NEX4)
+		var token *AuthenticationInfo
+		if err == nil && s.ValidateToken != nil && s.Options.NEX4 {
+			token = &info
+		}
+		return s.login(ctx, c, out, name, res, s.Options.NEX4, token)
 	case MethodRequestTicket:
 		req := ReadTicketRequest(&r, s.Options)
 		if err := r.Done(); err != nil {
@@ -156,18 +173,35 @@ func badRequest(err error) error {
 	return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
 }
 
-// issue seals a ticket from source to target.
-func (s *Server) issue(ctx context.Context, c *rmc.Call, source Account, target types.PID) ([]byte, error) {
+// issue seals a ticket from source to target with sourceKey, or with the source's
+// password key when sourceKey is nil.
+func (s *Server) issue(ctx context.Context, c *rmc.Call, source Account, sourceKey []byte, target types.PID) ([]byte, error) {
+	if sourceKey == nil {
+		sourceKey = source.Key(s.Derivation)
+	}
 	t, err := s.Accounts.AccountByPID(ctx, target)
 	if err != nil {
 		return nil, fmt.Errorf("ticket target PID %d: %w", target, err)
 	}
 	sealed, _, err := kerberos.IssueTicket(nil, kerberos.Issue{
 		SourcePID: uint64(source.PID), TargetPID: uint64(target),
-		SourceKey: source.Key(s.Derivation), TargetKey: t.Key(s.Derivation),
+		SourceKey: sourceKey, TargetKey: t.Key(s.Derivation),
 		Issued: s.now(),
 	}, s.kerberosSettings(c.Peer.Settings), s.Rand)
 	return sealed, err
+}
+
+// randomKey draws the source key of a token login.
+func (s *Server) randomKey() ([]byte, error) {
+	rnd := s.Rand
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	key := make([]byte, 16)
+	if _, err := io.ReadFull(rnd, key); err != nil {
+		return nil, fmt.Errorf("nex/auth: source key: %w", err)
+	}
+	return key, nil
 }
 
 func (s *Server) connectionData() types.RVConnectionData {
@@ -183,12 +217,35 @@ func (s *Server) buildName() string {
 
 // login answers Login and LoginEx. Failures go in %retval% with the other fields
 // empty, as authentication.md describes; the RMC call itself succeeds.
-func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool) ([]byte, error) {
+func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool, token *AuthenticationInfo) ([]byte, error) {
 	if s.Maintenance {
 		res = types.AuthenticationUnderMaintenance
 	}
 	var resp LoginResponse
-	if res.IsSuccess() {
+	if res.IsSuccess() && token != nil {
+		a, err := s.ValidateToken(ctx, name, *token)
+		if err != nil {
+			res = types.AuthenticationValidationFailed
+			if s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.String("user", name), slog.String("error", err.Error()))
+			}
+		} else {
+			key, err := s.randomKey()
+			if err != nil {
+				return out, err
+			}
+			target := s.LoginTarget
+			if target == 0 {
+				target = s.securePID()
+			}
+			ticket, err := s.issue(ctx, c, a, key, target)
+			if err != nil {
+				return out, err
+			}
+			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(),
+				BuildName: s.buildName(), SourceKey: hex.EncodeToString(key)}
+		}
+	} else if res.IsSuccess() {
 		a, err := s.Accounts.AccountByName(ctx, name)
 		switch {
 		case errors.Is(err, ErrNoAccount):
@@ -200,7 +257,7 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 			if target == 0 {
 				target = s.securePID()
 			}
-			ticket, err := s.issue(ctx, c, a, target)
+			ticket, err := s.issue(ctx, c, a, nil, target)
 			if err != nil {
 				return out, err
 			}
@@ -226,7 +283,7 @@ func (s *Server) requestTicket(ctx context.Context, c *rmc.Call, out []byte, req
 	}
 	if err == nil {
 		if _, terr := s.Accounts.AccountByPID(ctx, req.Target); terr == nil {
-			ticket, err := s.issue(ctx, c, src, req.Target)
+			ticket, err := s.issue(ctx, c, src, nil, req.Target)
 			if err != nil {
 				return out, err
 			}
@@ -248,22 +305,34 @@ func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte,
 	if s.Maintenance {
 		return out, types.AuthenticationUnderMaintenance
 	}
-	if s.RequireExtraData && p.ExtraData.TypeName != "NullData" {
-		if _, err := ParseAuthenticationInfo(p.ExtraData, c.Peer.Settings); err != nil {
+	info, infoErr := ParseAuthenticationInfo(p.ExtraData, c.Peer.Settings)
+	if s.RequireExtraData && p.ExtraData.TypeName != "NullData" && infoErr != nil {
+		return out, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, infoErr)
+	}
+	var a Account
+	var key []byte
+	var err error
+	if s.ValidateToken != nil && infoErr == nil {
+		if a, err = s.ValidateToken(ctx, p.UserName, info); err != nil {
 			return out, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, err)
 		}
+		if key, err = s.randomKey(); err != nil {
+			return out, err
+		}
+	} else {
+		a, err = s.Accounts.AccountByName(ctx, p.UserName)
+		if errors.Is(err, ErrNoAccount) {
+			return out, types.RendezVousInvalidUsername
+		} else if err != nil {
+			return out, err
+		}
 	}
-	a, err := s.Accounts.AccountByName(ctx, p.UserName)
-	if errors.Is(err, ErrNoAccount) {
-		return out, types.RendezVousInvalidUsername
-	} else if err != nil {
-		return out, err
-	}
-	ticket, err := s.issue(ctx, c, a, s.securePID())
+	ticket, err := s.issue(ctx, c, a, key, s.securePID())
 	if err != nil {
 		return out, err
 	}
 	v := ValidateResult{SourcePID: a.PID, Ticket: ticket, ServiceNodeURL: s.SecureURL,
-		CurrentUTCTime: types.DateTimeFromTime(s.now()), ReturnMsg: s.buildName(), PlatformPID: a.PID}
+		CurrentUTCTime: types.DateTimeFromTime(s.now()), ReturnMsg: s.buildName(), PlatformPID: a.PID,
+		SourceKey: hex.EncodeToString(key)}
 	return v.Append(out, c.Peer.Settings, s.Options)
 }
