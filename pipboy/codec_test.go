@@ -453,3 +453,30 @@ func TestLargeObject(t *testing.T) {
 		t.Fatal("value 8 still in the database")
 	}
 }
+
+// TestSharedSubtreeExport: a hostile update sharing subtrees (each array names the
+// next one twice) would expand to 2^60 values; exports stop with an error instead.
+func TestSharedSubtreeExport(t *testing.T) {
+	var es []Entry
+	es = append(es, i32(100, 1))
+	for i := uint32(60); i >= 1; i-- {
+		next := i + 1
+		if i == 60 {
+			next = 100
+		}
+		es = append(es, arr(i, next, next))
+	}
+	es = append(es, obj(0, nil, "a", 1))
+	db := NewDatabase()
+	if err := db.Apply(entries(t, es...)); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := db.Root()
+	if _, err := root.AppendJSON(nil, ""); err == nil || !strings.Contains(err.Error(), "shared subtrees") {
+		t.Fatalf("got %v, want the visit budget error", err)
+	}
+	_ = root.Interface() // returns, truncated
+	if dump, err := db.AppendDump(nil); err != nil || NewDatabase().Apply(dump) != nil {
+		t.Fatalf("dump of a shared tree: %v", err)
+	}
+}

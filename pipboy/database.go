@@ -596,10 +596,21 @@ func (v Value) Keys() []string {
 
 // Interface returns the value (and its subtree) as plain Go values: bool, int64,
 // float64, string, []any and map[string]any.
-func (v Value) Interface() any { return v.iface(0) }
+// Beyond 128 levels, or past the visit budget of AppendJSON (shared subtrees), it
+// gives nil.
+func (v Value) Interface() any {
+	if !v.IsValid() {
+		return nil
+	}
+	budget := exportBudget(v.db)
+	return v.iface(0, &budget)
+}
 
-func (v Value) iface(depth int) any {
+func (v Value) iface(depth int, budget *int) any {
 	if !v.IsValid() || depth > maxDepth {
+		return nil
+	}
+	if *budget--; *budget < 0 {
 		return nil
 	}
 	n := v.n()
@@ -615,13 +626,13 @@ func (v Value) iface(depth int) any {
 	case TypeArray:
 		out := make([]any, 0, len(n.elems))
 		for _, e := range v.Elems() {
-			out = append(out, e.iface(depth+1))
+			out = append(out, e.iface(depth+1, budget))
 		}
 		return out
 	default:
 		out := make(map[string]any, len(n.fields))
 		for k, e := range v.Fields() {
-			out[k] = e.iface(depth + 1)
+			out[k] = e.iface(depth+1, budget)
 		}
 		return out
 	}

@@ -21,8 +21,14 @@ func (v Value) AppendJSON(b []byte, indent string) ([]byte, error) {
 	if !v.IsValid() {
 		return b, fmt.Errorf("pipboy: json: %w", ErrNotFound)
 	}
-	return v.appendJSON(b, indent, 0)
+	budget := exportBudget(v.db)
+	return v.appendJSON(b, indent, 0, &budget)
 }
+
+// exportBudget bounds the values one export visits. A tree visits each value once;
+// a hostile update can instead share subtrees (A = [B, B], B = [C, C], ...) so that a
+// small database expands to an exponential document.
+func exportBudget(db *Database) int { return 4*db.Len() + 1024 }
 
 // MarshalJSON implements json.Marshaler with compact output.
 func (v Value) MarshalJSON() ([]byte, error) { return v.AppendJSON(nil, "") }
@@ -38,9 +44,12 @@ func newline(b []byte, indent string, depth int) []byte {
 	return b
 }
 
-func (v Value) appendJSON(b []byte, indent string, depth int) ([]byte, error) {
+func (v Value) appendJSON(b []byte, indent string, depth int, budget *int) ([]byte, error) {
 	if depth > maxDepth {
 		return b, fmt.Errorf("pipboy: json: value id %d deeper than %d levels (cycle?)", v.ID(), maxDepth)
+	}
+	if *budget--; *budget < 0 {
+		return b, fmt.Errorf("pipboy: json: more than %d values visited from id %d (shared subtrees?)", exportBudget(v.db), v.ID())
 	}
 	n := v.n()
 	var err error
@@ -83,7 +92,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int) ([]byte, error) {
 			if !ok {
 				return b, fmt.Errorf("pipboy: json: ARRAY id %d element %d: %w: id %d", v.ID(), i, ErrNotFound, id)
 			}
-			if b, err = e.appendJSON(b, indent, depth+1); err != nil {
+			if b, err = e.appendJSON(b, indent, depth+1, budget); err != nil {
 				return b, err
 			}
 		}
@@ -108,7 +117,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int) ([]byte, error) {
 			if !ok {
 				return b, fmt.Errorf("pipboy: json: OBJECT id %d key %q: %w: id %d", v.ID(), f.key, ErrNotFound, f.id)
 			}
-			if b, err = e.appendJSON(b, indent, depth+1); err != nil {
+			if b, err = e.appendJSON(b, indent, depth+1, budget); err != nil {
 				return b, err
 			}
 		}
