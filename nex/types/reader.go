@@ -274,6 +274,12 @@ func (r *Reader) LeaveStructure(m StructureMark) {
 	}
 }
 
+// maxListPrealloc bounds the capacity reserved for a List before its elements
+// are decoded: the count is checked against the bytes left, but an element's Go
+// value can be much larger than its wire size, so the slice grows only as
+// elements actually decode.
+const maxListPrealloc = 256
+
 // ReadList reads a List ("List" in types.md): a 32-bit count, then count elements
 // read by elem. The count is checked against the bytes left (every element takes at
 // least one byte), so a forged count is an error, not an allocation.
@@ -292,7 +298,7 @@ func ReadList[T any](r *Reader, field string, elem func(r *Reader, field string)
 		r.Fail(field, fmt.Errorf("list count %d: %w (only %d bytes left)", count, ErrBadLength, r.limit-r.off-4))
 		return nil
 	}
-	out := make([]T, 0, count)
+	out := make([]T, 0, min(count, maxListPrealloc))
 	for i := 0; i < int(count); i++ {
 		hadErr := r.err != nil
 		v := elem(r, field)
@@ -370,7 +376,7 @@ func ParseList[T any](b []byte, elem func(b []byte) (T, int, error)) ([]T, int, 
 		return nil, 0, fmt.Errorf("list count %d: %w (only %d bytes left)", count, ErrBadLength, len(b)-4)
 	}
 	off := 4
-	out := make([]T, 0, count)
+	out := make([]T, 0, min(count, maxListPrealloc))
 	for i := 0; i < int(count); i++ {
 		v, n, err := elem(b[off:])
 		if err != nil {

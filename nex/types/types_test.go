@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -344,5 +345,28 @@ func TestReaderAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations per decode, want 0", n)
+	}
+}
+
+func TestListAllocationBounded(t *testing.T) {
+	// A count of 1,000,000 with one million bytes behind it but a bad second
+	// element: decoding stops at the bad element, having reserved room for a
+	// bounded number of Variants, not a million.
+	b := make([]byte, 4+1_000_000)
+	b[0], b[1], b[2] = 0x40, 0x42, 0x0f // 1,000,000
+	b[5] = 0xff                         // element 1: unknown variant type
+	allocs := testing.AllocsPerRun(5, func() {
+		r := NewReader(b, Settings{})
+		if ReadList(&r, "l", (*Reader).Variant) != nil || r.Err() == nil {
+			t.Fatal("bad element accepted")
+		}
+	})
+	var ms1, ms2 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	r := NewReader(b, Settings{})
+	ReadList(&r, "l", (*Reader).Variant)
+	runtime.ReadMemStats(&ms2)
+	if grown := ms2.TotalAlloc - ms1.TotalAlloc; grown > 64<<10 {
+		t.Fatalf("decoding a forged list allocated %d bytes (%v allocations)", grown, allocs)
 	}
 }
