@@ -69,7 +69,8 @@ type Server struct {
 	secureSrv *prudp.Server
 	settings  types.Settings
 	mu        sync.Mutex
-	peers     sync.Map // *prudp.Conn -> *rmc.Peer
+	peers     sync.Map        // *prudp.Conn -> *rmc.Peer
+	ctx       context.Context // handlers' context, cancelled when Serve returns
 }
 
 // Secure returns the Secure Connection handler, to inspect registered stations.
@@ -145,7 +146,8 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 		securePC.Close()
 		return err
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	secureKey, err := s.secureKey(ctx)
 	if err != nil {
 		authPC.Close()
@@ -206,6 +208,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
 
 	s.mu.Lock()
+	s.ctx = ctx
 	s.authSrv = &prudp.Server{Config: s.Config, Handler: s.handler(authMux, "prudp"), ConnState: s.connState}
 	s.secureSrv = &prudp.Server{Config: s.Config, Handler: s.handler(s.Mux, "prudps"), ConnState: s.connState,
 		ServerKey: secureKey}
@@ -361,7 +364,9 @@ func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
 		if !m.Reliable {
 			return // RMC travels on reliable substreams only
 		}
-		ctx := context.Background()
+		s.mu.Lock()
+		ctx := s.ctx
+		s.mu.Unlock()
 		bp := outPool.Get().(*[]byte)
 		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
 		if err != nil {
