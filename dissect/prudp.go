@@ -2,11 +2,13 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -913,6 +915,7 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
 	b := append(r.info[:0], h.name...)
+	b = appendRMC(r, b, msg)
 	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(msg)), 10)
 	b = append(b, " bytes in "...)
@@ -985,4 +988,57 @@ func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
 	}
 	h.d.scratchBuf = out[:0]
 	return out, ""
+}
+
+// appendRMC adds an "rmc" object to a message record when the message is one
+// whole packed RMC request or response (specs/reference/rmc.md, nex/rmc), and
+// a few words to the summary. The size field is checked first, so other
+// payloads cost nothing.
+func appendRMC(r *Record, b []byte, msg []byte) []byte {
+	if len(msg) < 9 || int(binary.LittleEndian.Uint32(msg)) != len(msg)-4 {
+		return b
+	}
+	if rmc.IsRequest(msg) {
+		q, n, err := rmc.ParseRequest(msg)
+		if err != nil || n != len(msg) {
+			return b
+		}
+		r.addObject("rmc", 4)
+		r.addString("kind", "request")
+		r.addInt("protocol_id", int64(q.Protocol))
+		r.addInt("method_id", int64(q.Method))
+		r.addInt("call_id", int64(q.CallID))
+		b = append(b, ", RMC request protocol "...)
+		b = strconv.AppendInt(b, int64(q.Protocol), 10)
+		b = append(b, " method "...)
+		b = strconv.AppendInt(b, int64(q.Method), 10)
+		b = append(b, " call "...)
+		return strconv.AppendInt(b, int64(q.CallID), 10)
+	}
+	q, n, err := rmc.ParseResponse(msg)
+	if err != nil || n != len(msg) {
+		return b
+	}
+	kind := "response"
+	if q.IsError() {
+		kind = "error"
+	}
+	r.addObject("rmc", 5)
+	r.addString("kind", kind)
+	r.addInt("protocol_id", int64(q.Protocol))
+	r.addInt("method_id", int64(q.Method))
+	r.addInt("call_id", int64(q.CallID))
+	res := q.Result.Name()
+	if res == "" {
+		res = q.Result.String()
+	}
+	r.addString("result", res)
+	b = append(b, ", RMC "...)
+	b = append(b, kind...)
+	b = append(b, " protocol "...)
+	b = strconv.AppendInt(b, int64(q.Protocol), 10)
+	b = append(b, " method "...)
+	b = strconv.AppendInt(b, int64(q.Method), 10)
+	b = append(b, " call "...)
+	return strconv.AppendInt(b, int64(q.CallID), 10)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -546,5 +547,45 @@ func TestPRUDPCaptureStartsMidStream(t *testing.T) {
 	msgs, _, _ := messagesOf(t, recs)
 	if len(msgs[0]) != 0 || !strings.Contains(strings.Join(recs, ""), "starts in the middle of this RC4 stream") {
 		t.Fatalf("mid-stream capture: messages %v\n%s", msgs[0], strings.Join(recs, "\n"))
+	}
+}
+
+// TestPRUDPMessagesShowRMC: a whole message that is a packed RMC request or
+// response gets an "rmc" object (nex/rmc decodes the header).
+func TestPRUDPMessagesShowRMC(t *testing.T) {
+	req := rmc.Request{Protocol: rmc.ProtocolTicketGranting, CallID: 7, Method: 1, Params: []byte("params")}
+	reqb, err := req.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := rmc.Response{Protocol: rmc.ProtocolTicketGranting, CallID: 7, Method: 1, Data: bytes.Repeat([]byte("d"), 700)}
+	respb, err := resp.Append(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 300)
+	c.handshake()
+	c.message(0, reqb, false)
+	c.message(1, respb, false)
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		if strings.Contains(r, `"record":"message"`) {
+			i := strings.Index(r, `"rmc":`)
+			if i < 0 {
+				t.Fatalf("message without rmc: %.300s", r)
+			}
+			got = append(got, r[i:i+strings.Index(r[i:], "}")+1])
+		}
+	}
+	want := []string{
+		`"rmc":{"kind":"request","protocol_id":10,"method_id":1,"call_id":7}`,
+		`"rmc":{"kind":"response","protocol_id":10,"method_id":1,"call_id":7,"result":"success"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rmc objects:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
