@@ -32,11 +32,12 @@ var pipboyDecodeFlags struct {
 
 var pipboyDecodeCmd = &cobra.Command{
 	Use:   "decode FILE",
-	Short: "Decode a server-to-app stream, a bare update payload or a recording",
+	Short: "Decode a server-to-app stream, a bare update payload, a recording or a JSON tree",
 	Long: `decode reads FILE ("-" for standard input): a raw server-to-app TCP stream, the bare
-payload of one data update, or a recording made by "gamewire pipboy relay", and prints
-the final database as JSON (--json, the default), each message (--events), or one
-value (--path '$.PlayerInfo.PlayerName').`,
+payload of one data update, a recording made by "gamewire pipboy relay" (its main
+session), or a nested JSON tree, and prints the final database as JSON (--json, the
+default), each message with its offset and direction (--events), or one value
+(--path '$.PlayerInfo.PlayerName'). The format is detected from the content.`,
 	Args: cobra.ExactArgs(1),
 	RunE: runPipboyDecode,
 }
@@ -385,7 +386,7 @@ var pipboyRelayCmd = &cobra.Command{
 }
 
 func init() {
-	pipboyCmd.PersistentFlags().BoolP("verbose", "v", false, "log debug events")
+	pipboyCmd.PersistentFlags().Bool("verbose", false, "log debug events")
 
 	f := pipboyDiscoverCmd.Flags()
 	f.StringVar(&pipboyDiscoverFlags.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send the discovery request (a broadcast address or one host)")
