@@ -342,3 +342,23 @@ func TestLoginWithToken(t *testing.T) {
 		t.Fatalf("forged token: %v", err)
 	}
 }
+
+func TestSecureAddr(t *testing.T) {
+	for _, tt := range []struct{ url, auth, want string }{
+		{"prudps:/address=10.0.0.5;port=60001;PID=2", "10.0.0.5:60000", "10.0.0.5:60001"},
+		{"prudps:/address=0.0.0.1;port=1;PID=2;sid=2", "game.example:443", "game.example:443"}, // NEX 4 shared address
+		{"prudps:/address=::1;port=7", "x:1", "[::1]:7"},
+	} {
+		u, err := types.ParseStationURLString(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := secureAddr(u, tt.auth); err != nil || got != tt.want {
+			t.Errorf("%s via %s: %q %v, want %q", tt.url, tt.auth, got, err, tt.want)
+		}
+	}
+	u, _ := types.ParseStationURLString("prudps:/address=10.0.0.5;PID=2")
+	if _, err := secureAddr(u, "a:1"); err == nil {
+		t.Error("url without port accepted")
+	}
+}

@@ -36,6 +36,12 @@ type Server struct {
 	// clients dial); default the host SecureAddr is bound to (a wildcard
 	// address is replaced by 127.0.0.1, so set this when serving other machines).
 	SecureHost string
+	// SharedAddress advertises the secure server as 0.0.0.1 port 1, NEX 4's way
+	// of saying "at the authentication server's address" (authentication.md), for
+	// transports that carry both servers on one address (PRUDP Lite's listener,
+	// with SecurePort telling them apart). Clients then dial the address they
+	// reached the authentication server at.
+	SharedAddress bool
 	// Config configures the PRUDP connections of both servers (dialect, access
 	// key, timers); see prudp.Config. Config.Kerberos sets the PID and session key
 	// sizes. Config.Port is the authentication server's virtual port.
@@ -176,9 +182,13 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 		stream = prudp.StreamRVSecure
 	}
 	port := s.securePort()
+	urlPort := strconv.Itoa(int(ap.Port()))
+	if s.SharedAddress {
+		host, urlPort = "0.0.0.1", "1"
+	}
 	url := types.NewStationURL("prudps",
 		types.URLParam{Key: "address", Value: host},
-		types.URLParam{Key: "port", Value: strconv.Itoa(int(ap.Port()))},
+		types.URLParam{Key: "port", Value: urlPort},
 		types.URLParam{Key: "CID", Value: "1"},
 		types.URLParam{Key: "PID", Value: strconv.FormatUint(uint64(s.securePID()), 10)},
 		types.URLParam{Key: "sid", Value: strconv.Itoa(int(port))},
