@@ -285,7 +285,15 @@ func (r *Record) AppendTree(b []byte) []byte {
 		b = append(b, r.Transport...)
 		b = append(b, ")\n"...)
 	}
+	if r.Protocol != "" {
+		b = append(b, "    protocol: "...)
+		b = append(b, r.Protocol...)
+		b = append(b, '\n')
+	}
 	b = appendFieldsTree(b, r.Fields, 4)
+	if r.Retransmission {
+		b = append(b, "    retransmission: true\n"...)
+	}
 	if r.Error != "" {
 		b = append(b, "    error: "...)
 		b = append(b, r.Error...)
