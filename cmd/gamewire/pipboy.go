@@ -155,12 +155,31 @@ var pipboyConnectFlags struct {
 }
 
 var pipboyConnectCmd = &cobra.Command{
-	Use:   "connect HOST[:PORT]",
-	Short: "Connect to a game as the app and print the database (or one path, live with --watch)",
-	Args:  cobra.ExactArgs(1),
+	Use:   "connect [HOST[:PORT]]",
+	Short: "Connect to a game as the app (found by discovery if no HOST) and print the database, or one path, live with --watch",
+	Args:  cobra.MaximumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
-		c, err := pipboy.Dial(ctx, args[0], &pipboy.ClientConfig{Logger: cliLogger(cmd)})
+		host := ""
+		if len(args) == 1 {
+			host = args[0]
+		} else {
+			games, err := pipboy.Discover(ctx, pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
+			if err != nil {
+				return err
+			}
+			for _, g := range games {
+				if !g.IsBusy {
+					host = g.Addr.String()
+					break
+				}
+			}
+			if host == "" {
+				return fmt.Errorf("pipboy connect: no idle game answered discovery on %s (%d busy)", pipboyDiscoverFlags.broadcast, len(games))
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "found a game at %s\n", host)
+		}
+		c, err := pipboy.Dial(ctx, host, &pipboy.ClientConfig{Logger: cliLogger(cmd)})
 		if err != nil {
 			return err
 		}
@@ -393,6 +412,8 @@ func init() {
 	f.DurationVar(&pipboyDiscoverFlags.wait, "wait", 2*time.Second, "how long to collect answers")
 
 	f = pipboyConnectCmd.Flags()
+	f.StringVar(&pipboyDiscoverFlags.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send discovery when no HOST is given")
+	f.DurationVar(&pipboyDiscoverFlags.wait, "wait", 2*time.Second, "how long to wait for discovery answers")
 	f.StringVar(&pipboyConnectFlags.path, "path", "", "print only this value, e.g. $.PlayerInfo")
 	f.BoolVar(&pipboyConnectFlags.watch, "watch", false, "keep printing the value whenever it changes")
 	f.StringVar(&pipboyConnectFlags.mapFile, "map", "", "request one local map frame and write it to this PNG file")
