@@ -100,7 +100,8 @@ type Config struct {
 	// dropped unacknowledged and resent by the peer.
 	ReorderWindow int
 	// InitialRTO is the retransmission timeout before the first RTT sample;
-	// default 1 s. MinRTO and MaxRTO bound it; defaults 30 ms and 10 s.
+	// default 1 s. MinRTO and MaxRTO bound it; defaults 50 ms and 10 s (the
+	// floor keeps scheduling hiccups on a loaded host from looking like loss).
 	InitialRTO, MinRTO, MaxRTO time.Duration
 	// MaxRetransmits is how often one packet is resent before the connection
 	// fails with ErrTimeout; default 8.
@@ -110,8 +111,13 @@ type Config struct {
 	// IdleTimeout is how long a peer may stay silent before the connection
 	// fails with ErrPeerDead and its resources are freed; default 30 s.
 	IdleTimeout time.Duration
-	// AckDelay is not used: acknowledgements are sent at the end of every
-	// batch of received datagrams, aggregated when the minor version allows.
+	// AckDelay is how long a lone acknowledgement may wait for a packet of
+	// our own to share its datagram (V1 only, where packets to one peer are
+	// coalesced): a request's ACK then rides with the next request, as TCP's
+	// delayed ACK does. Two or more pending acknowledgements, or any packet
+	// we send, flush them at once. Default 2 ms; negative sends every ACK at
+	// the end of the batch that received its packet.
+	AckDelay time.Duration
 	// IndividualAcks forces one ACK packet per acknowledged packet (what
 	// NintendoClients sends) instead of aggregate acks.
 	IndividualAcks bool
@@ -185,7 +191,7 @@ func (c *Config) resolved() Config {
 		r.InitialRTO = time.Second
 	}
 	if r.MinRTO <= 0 {
-		r.MinRTO = 30 * time.Millisecond
+		r.MinRTO = 50 * time.Millisecond
 	}
 	if r.MaxRTO <= 0 {
 		r.MaxRTO = 10 * time.Second
@@ -198,6 +204,12 @@ func (c *Config) resolved() Config {
 	}
 	if r.IdleTimeout <= 0 {
 		r.IdleTimeout = 30 * time.Second
+	}
+	if r.AckDelay == 0 {
+		r.AckDelay = 2 * time.Millisecond
+	}
+	if r.Dialect != NEXV1 {
+		r.AckDelay = -1 // one packet per datagram: nothing to share
 	}
 	if r.MaxSendQueue <= 0 {
 		r.MaxSendQueue = 8 << 20

@@ -55,6 +55,9 @@ func newManualPair(tb testing.TB, cfg Config) *manualPair {
 	p := &manualPair{now: time.Unix(1e9, 0)}
 	p.scap = &capture{addr: netip.MustParseAddrPort("127.0.0.1:60000"), keep: true}
 	p.ccap = &capture{addr: netip.MustParseAddrPort("127.0.0.1:50000"), keep: true}
+	if cfg.AckDelay == 0 {
+		cfg.AckDelay = -1 // the manual clock does not move: acknowledge at once
+	}
 	rc := cfg.resolved()
 	rc.Port = 1
 	var err error

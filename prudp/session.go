@@ -55,8 +55,11 @@ type session struct {
 	hs       *outPacket
 	connectB []byte // server: encoded CONNECT-ACK, resent on duplicate CONNECTs
 
-	acks      []ackItem // acknowledgements to send at the end of the batch
-	ackQueued bool
+	acks       []ackItem // acknowledgements to send at the end of the batch
+	ackQueued  bool      // s is in the shard's ackPending list
+	ackDelayed bool      // acks wait (AckDelay) for a packet to share a datagram with
+	ackDue     time.Time // when delayed acks must go out at the latest
+	wroteIn    uint64    // the shard batch in which a packet last went out
 
 	check      uint32 // secure CONNECT check value (client)
 	closeReq   bool   // graceful close requested: DISCONNECT once the queues drain
@@ -197,6 +200,12 @@ func (s *session) write(now time.Time, p *pkt) ([]byte, error) {
 	s.scratch = b
 	s.sh.writeTo(b, s.peer)
 	s.lastSend = now
+	s.wroteIn = s.sh.batch
+	if s.ackDelayed && !s.ackQueued {
+		// Delayed acknowledgements ride along with this packet.
+		s.ackQueued = true
+		s.sh.ackPending = append(s.sh.ackPending, s)
+	}
 	s.conn.stats.packetsOut.Add(1)
 	s.conn.stats.bytesOut.Add(uint64(len(b)))
 	return b, nil
@@ -250,7 +259,7 @@ func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint
 // specs/prudp-nex.md; minor 1 the old format, minor 2 and up the new one),
 // otherwise one ACK packet each.
 func (s *session) flushAcks(now time.Time) {
-	s.ackQueued = false
+	s.ackQueued, s.ackDelayed, s.ackDue = false, false, time.Time{}
 	if s.state == stateClosed {
 		s.acks = s.acks[:0]
 		return
@@ -274,6 +283,23 @@ func (s *session) flushAcks(now time.Time) {
 		}
 	}
 	s.acks = acks[:0]
+}
+
+// ackNow reports whether the queued acknowledgements go out at the end of
+// this batch or may wait (AckDelay) for a packet to share a datagram with.
+func (s *session) ackNow(now time.Time) bool {
+	if s.cfg.AckDelay < 0 || s.wroteIn == s.sh.batch || len(s.acks) >= 2 || s.state != stateEstablished {
+		return true
+	}
+	if !s.ackDue.IsZero() && !now.Before(s.ackDue) {
+		return true
+	}
+	for i := range s.acks {
+		if s.acks[i].typ != typeData || s.acks[i].times > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // sendAggregate acknowledges every queued DATA ack of one substream in one
@@ -876,6 +902,9 @@ func (s *session) tick(now time.Time) {
 		}
 		return
 	}
+	if s.ackDelayed && !now.Before(s.ackDue) {
+		s.flushAcks(now)
+	}
 	if now.Sub(s.lastRecv) >= s.cfg.IdleTimeout {
 		s.fail(now, fmt.Errorf("%w: nothing received for %v", ErrPeerDead, now.Sub(s.lastRecv).Round(time.Millisecond)))
 		return
@@ -917,6 +946,9 @@ func (s *session) nextDeadline() time.Time {
 	d := s.lastRecv.Add(s.cfg.IdleTimeout)
 	if k := s.lastSend.Add(s.cfg.KeepAlive); k.Before(d) {
 		d = k
+	}
+	if s.ackDelayed && s.ackDue.Before(d) {
+		d = s.ackDue
 	}
 	for i := range s.streams {
 		for _, o := range s.streams[i].inflight {

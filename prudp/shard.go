@@ -66,6 +66,8 @@ type shard struct {
 	armed time.Time // when the timer is set to fire
 	fired bool      // the timer fired since it was last armed
 
+	batch uint64 // counts batches (see session.ackNow)
+
 	coalesce bool // several packets per datagram (V1)
 	pend     []byte
 	pendTo   netip.AddrPort
@@ -160,14 +162,25 @@ func (sh *shard) endBatch(now time.Time) {
 
 // flushAcks sends the acknowledgements the batch queued.
 func (sh *shard) flushAcks(now time.Time) {
-	for _, s := range sh.ackPending {
-		s.flushAcks(now)
+	for i := 0; i < len(sh.ackPending); i++ {
+		s := sh.ackPending[i]
+		if s.ackNow(now) {
+			s.flushAcks(now)
+		} else {
+			// Wait for a packet of ours to carry them, AckDelay at most.
+			s.ackQueued = false
+			if !s.ackDelayed {
+				s.ackDelayed = true
+				s.ackDue = now.Add(s.cfg.AckDelay)
+			}
+		}
 		s.publish()
 		sh.schedule(s)
 	}
 	clear(sh.ackPending)
 	sh.ackPending = sh.ackPending[:0]
 	sh.flushWrites()
+	sh.batch++
 }
 
 func (sh *shard) handle(now time.Time, ev event) {

@@ -310,3 +310,61 @@ func TestConnectAckMustEchoNegotiation(t *testing.T) {
 		t.Fatalf("state %d err %v, want a failed handshake", c.state, c.err)
 	}
 }
+
+// TestDelayedAckRidesWithData: on V1 a lone acknowledgement waits (AckDelay)
+// for our next packet and shares its datagram; without one it goes out when
+// the delay expires.
+func TestDelayedAckRidesWithData(t *testing.T) {
+	p := newManualPair(t, Config{AccessKey: testKey, AckDelay: 2 * time.Millisecond})
+	ssh, csh := p.sep.shards[0], p.cep.shards[0]
+	// The server sends a message; the client receives it and owes an ACK.
+	_ = p.server.send(p.now, 0, []byte("response"))
+	ssh.flushWrites()
+	for _, o := range p.scap.out {
+		p.cep.handleDatagram(csh, p.now, o.b, p.scap.addr)
+	}
+	p.scap.out = p.scap.out[:0]
+	csh.flushAcks(p.now)
+	if len(p.ccap.out) != 0 {
+		t.Fatalf("the ACK went out alone at once (%d datagrams)", len(p.ccap.out))
+	}
+	// The client's next request carries it.
+	_ = p.client.send(p.now, 0, []byte("request"))
+	csh.flushAcks(p.now)
+	if len(p.ccap.out) != 1 {
+		t.Fatalf("%d datagrams, want request and ACK in one", len(p.ccap.out))
+	}
+	b := p.ccap.out[0].b
+	var first, second pkt
+	n, err := p.cep.codec.parse(b, &first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.cep.codec.parse(b[n:], &second); err != nil {
+		t.Fatalf("one packet in the datagram: %v", err)
+	}
+	if !(first.has(flagReliable) && (second.has(flagAck) || second.has(flagMultiAck))) {
+		t.Fatalf("datagram holds %s %#x and %s %#x", typeName(first.typ), first.flags, typeName(second.typ), second.flags)
+	}
+	p.ccap.out = p.ccap.out[:0]
+	// Without a packet to ride on, the ACK leaves when the delay expires.
+	_ = p.server.send(p.now, 0, []byte("another"))
+	ssh.flushWrites()
+	for _, o := range p.scap.out {
+		p.cep.handleDatagram(csh, p.now, o.b, p.scap.addr)
+	}
+	p.scap.out = p.scap.out[:0]
+	csh.flushAcks(p.now)
+	if len(p.ccap.out) != 0 {
+		t.Fatal("ACK not delayed")
+	}
+	later := p.now.Add(2 * time.Millisecond)
+	if d := p.client.nextDeadline(); d.After(later) {
+		t.Fatalf("next deadline %v after the ACK delay", d.Sub(p.now))
+	}
+	p.client.tick(later)
+	csh.flushAcks(later)
+	if len(p.ccap.out) != 1 {
+		t.Fatalf("%d datagrams after the delay, want the ACK", len(p.ccap.out))
+	}
+}
