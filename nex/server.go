@@ -372,7 +372,12 @@ var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
 	return prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
 		if !m.Reliable {
-			return // RMC travels on reliable substreams only
+			// RMC travels on reliable substreams only.
+			if s.Logger != nil {
+				s.Logger.LogAttrs(context.Background(), slog.LevelDebug, "nex: ignoring an unreliable message",
+					slog.String("peer", c.RemoteAddr().String()), slog.Int("bytes", len(m.Data)))
+			}
+			return
 		}
 		s.mu.Lock()
 		ctx := s.ctx
