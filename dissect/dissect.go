@@ -254,6 +254,13 @@ func (d *Dissector) frameIn(f *Frame) {
 		src := netip.AddrPortFrom(d.ip.src, d.tcp.srcPort)
 		dst := netip.AddrPortFrom(d.ip.dst, d.tcp.dstPort)
 		fl, dir := d.lookup(protoTCP, src, dst)
+		if d.tcp.flags&(tcpSYN|tcpACK) == tcpSYN && fl.tcp[dir].started && fl.tcp[dir].next != d.tcp.seq+1 {
+			// A new connection reusing the addresses and ports of an old one
+			// (a new initial sequence number): a flow of its own.
+			d.finishFlow(fl)
+			delete(d.flows, fl.key)
+			fl, dir = d.lookup(protoTCP, src, dst)
+		}
 		fl.stats.Packets++
 		fl.stats.Bytes += int64(len(d.tcp.payload))
 		fl.last = f.Time
@@ -303,28 +310,33 @@ func (d *Dissector) emit(r *Record) {
 // finish flushes stream reassembly at the end of the capture.
 func (d *Dissector) finish() {
 	for _, fl := range d.order {
-		if fl.key.proto != protoTCP {
-			if fh, ok := fl.handler.(finisher); ok {
-				c := &d.ctxBuf
-				*c = pktCtx{d: d, fl: fl, dir: 0, src: fl.client, dst: fl.server}
-				fh.finish(c)
-			}
-			continue
-		}
+		d.finishFlow(fl)
+	}
+}
+
+// finishFlow flushes what a flow still holds (at the end of the capture, or
+// when its addresses and ports are reused by a new connection).
+func (d *Dissector) finishFlow(fl *flow) {
+	if fl.done {
+		return
+	}
+	fl.done = true
+	saved := d.ctxBuf
+	defer func() { d.ctxBuf = saved }()
+	c := &d.ctxBuf
+	if fl.key.proto == protoTCP {
 		for dir := 0; dir < 2; dir++ {
 			src, dst := fl.client, fl.server
 			if dir == 1 {
 				src, dst = dst, src
 			}
-			c := &d.ctxBuf
 			*c = pktCtx{d: d, fl: fl, dir: dir, src: src, dst: dst}
 			fl.tcp[dir].flush(func(data []byte, gap int) { d.streamData(c, data, gap) })
 		}
-		if fh, ok := fl.handler.(finisher); ok {
-			c := &d.ctxBuf
-			*c = pktCtx{d: d, fl: fl, src: fl.client, dst: fl.server}
-			fh.finish(c)
-		}
+	}
+	if fh, ok := fl.handler.(finisher); ok {
+		*c = pktCtx{d: d, fl: fl, src: fl.client, dst: fl.server}
+		fh.finish(c)
 	}
 }
 

@@ -59,6 +59,7 @@ type flow struct {
 	stats          FlowStats
 	last           time.Time
 	synTime        time.Time // TCP SYN, for the handshake RTT
+	done           bool      // finishFlow ran
 }
 
 func (fl *flow) transport() string {

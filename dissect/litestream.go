@@ -71,3 +71,18 @@ func (h *liteStreamHandler) stream(c *pktCtx, data []byte, gap int) {
 	st.off += int64(n)
 	st.buf = st.buf[:copy(st.buf, st.buf[n:])]
 }
+
+// finish reports a packet the capture ended inside of.
+func (h *liteStreamHandler) finish(c *pktCtx) {
+	for dir := range h.dir {
+		if st := &h.dir[dir]; len(st.buf) > 0 && !st.broken {
+			cc := *c
+			cc.dir = dir
+			if dir == 1 {
+				cc.src, cc.dst = c.dst, c.src
+			}
+			cc.note("prudp", "capture ended inside a Lite packet: "+strconv.Itoa(len(st.buf))+" bytes of it")
+		}
+	}
+	h.prudpHandler.finish(c)
+}

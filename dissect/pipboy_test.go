@@ -15,7 +15,10 @@ import (
 // tcpConversation wraps a server-to-client byte stream into the TCP segments
 // of one connection (handshake, data in segments of mss bytes, FIN).
 func tcpConversation(t testing.TB, client, server netip.AddrPort, toClient []byte, mss int) [][]byte {
-	cs, ss := uint32(7000), uint32(900000)
+	return tcpConversationISN(t, client, server, toClient, mss, 7000, 900000)
+}
+
+func tcpConversationISN(t testing.TB, client, server netip.AddrPort, toClient []byte, mss int, cs, ss uint32) [][]byte {
 	f := [][]byte{
 		wrapLink(t, layers.LinkTypeLinuxSLL, tcpIP(t, client, server, cs, 0, true, false, false, nil)),
 		wrapLink(t, layers.LinkTypeLinuxSLL, tcpIP(t, server, client, ss, cs+1, true, true, false, nil)),
@@ -112,5 +115,43 @@ func TestPipboyDiscovery(t *testing.T) {
 	}
 	if len(recs) != 2 || !strings.Contains(recs[0], `"direction":"app-to-game"`) || !strings.Contains(recs[1], `"machine_type":"PC"`) {
 		t.Fatalf("%q", recs)
+	}
+}
+
+// TestTCPPortReuse: a second connection on the same addresses and ports (a
+// new initial sequence number) is a flow of its own and decodes in full.
+func TestTCPPortReuse(t *testing.T) {
+	stream, err := os.ReadFile("../testdata/pipboy/fo4-1.1.30-server-stream.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := netip.MustParseAddrPort("192.168.1.20:50312")
+	game := netip.MustParseAddrPort("192.168.1.10:27000")
+	frames := append(tcpConversationISN(t, app, game, stream[:20000], 1448, 7000, 900000),
+		tcpConversationISN(t, app, game, stream, 1448, 123456789, 3000000000)...)
+	d := New(Config{})
+	notes := 0
+	err = d.Decode(bytes.NewReader(pcapFile(t, layers.LinkTypeLinuxSLL, frames...)), func(r *Record) error {
+		if r.Kind == KindNote {
+			notes++
+			if r.Flow != 1 || !strings.Contains(r.Error, "capture ended inside a message") {
+				t.Errorf("note %s", r.AppendJSON(nil))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes != 1 {
+		t.Errorf("%d notes, want 1 for the cut dump of the first connection", notes)
+	}
+	fl := d.Flows()
+	if len(fl) != 2 {
+		t.Fatalf("%d flows, want 2", len(fl))
+	}
+	st := d.PipboyStates()
+	if st[2] == nil || st[2].DB.Len() != 12554 {
+		t.Fatalf("second connection: %+v", st[2])
 	}
 }

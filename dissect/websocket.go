@@ -230,3 +230,23 @@ func (h *wsHandler) frame(c *pktCtx, st *wsDirection, b []byte) (used int, ok bo
 	}
 	return used, true
 }
+
+// finish reports a frame or message the capture ended inside of, then lets
+// the inner decoder report what it holds.
+func (h *wsHandler) finish(c *pktCtx) {
+	for dir := range h.dir {
+		st := &h.dir[dir]
+		if st.broken || (len(st.buf) == 0 && !st.inMsg) {
+			continue
+		}
+		cc := *c
+		cc.dir = dir
+		if dir == 1 {
+			cc.src, cc.dst = c.dst, c.src
+		}
+		cc.note("websocket", "capture ended inside a WebSocket frame or message ("+strconv.Itoa(len(st.buf)+len(st.msg))+" bytes held)")
+	}
+	if f, ok := h.inner.(finisher); ok && h.innerUsed {
+		f.finish(c)
+	}
+}
