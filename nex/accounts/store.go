@@ -83,6 +83,11 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 		return nil, false, fmt.Errorf("accounts: create data directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	if strings.ContainsAny(path, "?#") {
+		// The path goes into an SQLite file: URI, where these start the query
+		// and the fragment.
+		return nil, false, fmt.Errorf("accounts: data directory %q: '?' and '#' are not supported in its path", dir)
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		created = true
 	}
