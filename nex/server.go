@@ -379,9 +379,7 @@ func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
 			}
 			return
 		}
-		s.mu.Lock()
-		ctx := s.ctx
-		s.mu.Unlock()
+		ctx := s.ctx // set before the servers start, never changed
 		bp := outPool.Get().(*[]byte)
 		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
 		if err != nil {
