@@ -364,3 +364,46 @@ func TestSecureAddr(t *testing.T) {
 		t.Error("url without port accepted")
 	}
 }
+
+// TestGameProtocol adds a game's protocol to the secure server's Mux without
+// touching the core, and calls it after logging in: the handler sees the PID the
+// ticket proved.
+func TestGameProtocol(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	mux := rmc.NewMux()
+	const protocol = 0x90 // an extended protocol id
+	mux.HandleFunc(protocol, 7, func(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+		r := c.Reader()
+		msg := r.String("message")
+		if err := r.Done(); err != nil {
+			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+		}
+		w := types.NewWriter(out, c.Peer.Settings)
+		w.PID(c.Peer.PID)
+		w.String(strings.ToUpper(msg))
+		return w.Bytes()
+	})
+	cfg := prudp.Config{}
+	addr := startServer(t, &Server{Config: cfg, Mux: mux})
+	sess, err := Login(ctx, addr, LoginConfig{User: "1000", Password: "hunter2", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSession(t, sess)
+	params, _ := types.AppendString(nil, "hello")
+	data, err := sess.RMC.Call(ctx, protocol, 7, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := types.NewReader(data, sess.RMC.Settings())
+	if pid, s := r.PID("pid"), r.String("s"); r.Done() != nil || pid != 1000 || s != "HELLO" {
+		t.Fatalf("got %d %q (%v)", pid, s, r.Err())
+	}
+	if _, err := sess.RMC.Call(ctx, protocol, 7, []byte{1}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("bad parameters: %v", err)
+	}
+	if _, err := sess.RMC.Call(ctx, protocol, 8, nil); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("unregistered method: %v", err)
+	}
+}
