@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gamewire/gamewire/pia"
 )
 
 // Keys holds what the dissector needs to verify and decrypt traffic. The text
@@ -21,7 +23,10 @@ import (
 //	hyperscape-key HEX            Hyperscape AES-128 shared key of a connection (16 bytes; repeatable)
 //	compression on|off|auto       NEX payloads carry the compression-ratio byte (default auto)
 //	pia-key HEX                   Pia session key (16 bytes)
-//	pia-game-key HEX              Pia game key (LDN: session key = AES-ECB(game key, SSID))
+//	pia-game-key HEX              Pia game key: with one of the next three, derives a session key
+//	pia-session-param N           LDN up to 5.44: SEAD-random session param (decimal or 0x hex)
+//	pia-ssid HEX                  LDN 6.x: the network's 16-byte SSID
+//	pia-lan-param HEX             LAN: the session key param
 //	pia-version N                 Pia version, e.g. 5.18 or 518
 //	pia-network nex|ldn|lan|npln  Pia network kind
 //	pia-network-id N              LDN/LAN/NPLN network id (decimal or 0x hex)
@@ -49,6 +54,10 @@ type PiaKeys struct {
 	NetworkID    uint32
 	HasNetworkID bool
 	GatheringID  uint32
+	// Session-key derivation inputs, used with GameKey ("Session Key" in specs/pia.md).
+	SessionParams []uint32
+	SSIDs         [][]byte
+	LANParams     [][]byte
 }
 
 // LoadKeys reads a keys file.
@@ -147,6 +156,24 @@ func ParseKeys(r io.Reader) (*Keys, error) {
 				return nil, bad("%q is not a 32-bit number", rest)
 			}
 			k.Pia.NetworkID, k.Pia.HasNetworkID = uint32(id), true
+		case "pia-session-param":
+			v, err := strconv.ParseUint(rest, 0, 32)
+			if err != nil {
+				return nil, bad("%q is not a 32-bit number", rest)
+			}
+			k.Pia.SessionParams = append(k.Pia.SessionParams, uint32(v))
+		case "pia-ssid":
+			v, err := parseHexKey(rest, 16)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.Pia.SSIDs = append(k.Pia.SSIDs, v)
+		case "pia-lan-param":
+			v, err := parseHexKey(rest, 1, 2, 4, 8, 16, 32, 64)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			k.Pia.LANParams = append(k.Pia.LANParams, v)
 		case "compression":
 			switch rest {
 			case "on", "off":
@@ -213,4 +240,39 @@ func (k *Keys) accessKeys() []string {
 		}
 	}
 	return append(out, "")
+}
+
+// sessionKeys returns the Pia session keys to try: those given, then those
+// derived from the game key ("Session Key" in specs/pia.md). Derivation
+// errors name the input.
+func (p *PiaKeys) sessionKeys() ([][]byte, error) {
+	out := append([][]byte(nil), p.SessionKeys...)
+	if p.GameKey == nil {
+		if len(p.SessionParams)+len(p.SSIDs)+len(p.LANParams) > 0 {
+			return nil, fmt.Errorf("%w: pia-session-param, pia-ssid and pia-lan-param need pia-game-key", ErrKeysFile)
+		}
+		return out, nil
+	}
+	for _, sp := range p.SessionParams {
+		k, err := pia.LDNSessionKey5(p.GameKey, sp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	for _, ssid := range p.SSIDs {
+		k, err := pia.LDNSessionKey6(p.GameKey, ssid)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	for _, lp := range p.LANParams {
+		k, err := pia.LANSessionKey(p.GameKey, lp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -64,5 +65,22 @@ func TestParseKeysErrors(t *testing.T) {
 	}
 	if _, err := ParseKeys(bytes.NewReader(nil)); err != nil {
 		t.Errorf("empty file: %v", err)
+	}
+}
+
+// TestPiaSessionKeyDerivation uses the published LDN 5.x vector
+// (testdata/pia/vectors.json): game key + session param give the session key.
+func TestPiaSessionKeyDerivation(t *testing.T) {
+	k, err := ParseKeys(strings.NewReader("pia-game-key 9900bd0cdcfa65639918bd0fc7fa6577\npia-session-param 0x36dee059\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := k.Pia.sessionKeys()
+	if err != nil || len(keys) != 1 || hex.EncodeToString(keys[0]) != "7b182cb087eeabd228a2efd91a8be147" {
+		t.Fatalf("%x %v", keys, err)
+	}
+	k, _ = ParseKeys(strings.NewReader("pia-ssid 000102030405060708090a0b0c0d0e0f\n"))
+	if _, err := k.Pia.sessionKeys(); !errors.Is(err, ErrKeysFile) {
+		t.Fatalf("ssid without game key: %v", err)
 	}
 }

@@ -86,7 +86,11 @@ func (h *piaHandler) configure(first []byte) {
 		return
 	}
 	np := pia.NonceParams{Network: nw, NetworkID: k.NetworkID, GatheringID: k.GatheringID}
-	keys := k.SessionKeys
+	keys, err := k.sessionKeys()
+	if err != nil {
+		h.setup = err.Error()
+		return
+	}
 	if len(keys) == 0 {
 		keys = [][]byte{nil}
 	}
