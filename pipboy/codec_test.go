@@ -480,3 +480,21 @@ func TestSharedSubtreeExport(t *testing.T) {
 		t.Fatalf("dump of a shared tree: %v", err)
 	}
 }
+
+// TestSharedStringExport: one long string named by thousands of array elements is
+// cut off by the output budget instead of expanding to tens of megabytes.
+func TestSharedStringExport(t *testing.T) {
+	ids := make([]uint32, 6000)
+	for i := range ids {
+		ids[i] = 1
+	}
+	db := NewDatabase()
+	if err := db.Apply(entries(t, str(1, strings.Repeat("x", 30000)), arr(2, ids...), obj(0, nil, "a", 2))); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := db.Root()
+	out, err := root.AppendJSON(nil, "")
+	if err == nil || !strings.Contains(err.Error(), "shared subtrees") || len(out) > 4<<20 {
+		t.Fatalf("got %d bytes, %v; want the output budget error", len(out), err)
+	}
+}

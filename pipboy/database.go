@@ -33,6 +33,7 @@ type Database struct {
 	elemSlab  []uint32
 	deferred  []deferredRef
 	ready     bool
+	strBytes  int // total length of the STRING values held
 }
 
 // RootID is the id of the root object.
@@ -294,6 +295,7 @@ func (db *Database) apply(e *Entry) {
 		db.releaseChildren(n) // decref creates no slots: n stays valid
 	}
 	n.typ = e.Type
+	db.strBytes -= len(n.str)
 	n.str = ""
 	n.bits = 0
 	switch e.Type {
@@ -309,6 +311,7 @@ func (db *Database) apply(e *Entry) {
 		n.bits = uint64(math.Float32bits(e.Float))
 	case TypeString:
 		n.str = db.internString(e.Str)
+		db.strBytes += len(n.str)
 	case TypeArray:
 		m := e.Elems.Len()
 		elems := n.elems[:0]
@@ -426,6 +429,7 @@ func (db *Database) collect() {
 			continue
 		}
 		db.releaseChildren(n)
+		db.strBytes -= len(n.str)
 		*n = node{}
 		db.index.del(id)
 		db.free = append(db.free, s)

@@ -21,13 +21,20 @@ func (v Value) AppendJSON(b []byte, indent string) ([]byte, error) {
 	if !v.IsValid() {
 		return b, fmt.Errorf("pipboy: json: %w", ErrNotFound)
 	}
-	budget := exportBudget(v.db)
-	return v.appendJSON(b, indent, 0, &budget)
+	ex := exportState{visits: exportBudget(v.db), end: len(b) + 4*v.db.strBytes + 64*v.db.Len() + 1<<20}
+	return v.appendJSON(b, indent, 0, &ex)
+}
+
+// exportState carries the budgets of one export.
+type exportState struct {
+	visits int // values that may still be visited
+	end    int // the output may not grow past this length
 }
 
 // exportBudget bounds the values one export visits. A tree visits each value once;
 // a hostile update can instead share subtrees (A = [B, B], B = [C, C], ...) so that a
-// small database expands to an exponential document.
+// small database expands to an exponential document. Output bytes are bounded too
+// (a long string named by thousands of array elements): see AppendJSON.
 func exportBudget(db *Database) int { return 4*db.Len() + 1024 }
 
 // MarshalJSON implements json.Marshaler with compact output.
@@ -44,12 +51,15 @@ func newline(b []byte, indent string, depth int) []byte {
 	return b
 }
 
-func (v Value) appendJSON(b []byte, indent string, depth int, budget *int) ([]byte, error) {
+func (v Value) appendJSON(b []byte, indent string, depth int, ex *exportState) ([]byte, error) {
 	if depth > maxDepth {
 		return b, fmt.Errorf("pipboy: json: value id %d deeper than %d levels (cycle?)", v.ID(), maxDepth)
 	}
-	if *budget--; *budget < 0 {
-		return b, fmt.Errorf("pipboy: json: more than %d values visited from id %d (shared subtrees?)", exportBudget(v.db), v.ID())
+	if ex.visits--; ex.visits < 0 {
+		return b, fmt.Errorf("pipboy: json: more than %d values visited at id %d (shared subtrees?)", exportBudget(v.db), v.ID())
+	}
+	if len(b) > ex.end {
+		return b, fmt.Errorf("pipboy: json: output beyond %d bytes at id %d (shared subtrees?)", ex.end, v.ID())
 	}
 	n := v.n()
 	var err error
@@ -92,7 +102,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int, budget *int) ([]by
 			if !ok {
 				return b, fmt.Errorf("pipboy: json: ARRAY id %d element %d: %w: id %d", v.ID(), i, ErrNotFound, id)
 			}
-			if b, err = e.appendJSON(b, indent, depth+1, budget); err != nil {
+			if b, err = e.appendJSON(b, indent, depth+1, ex); err != nil {
 				return b, err
 			}
 		}
@@ -117,7 +127,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int, budget *int) ([]by
 			if !ok {
 				return b, fmt.Errorf("pipboy: json: OBJECT id %d key %q: %w: id %d", v.ID(), f.key, ErrNotFound, f.id)
 			}
-			if b, err = e.appendJSON(b, indent, depth+1, budget); err != nil {
+			if b, err = e.appendJSON(b, indent, depth+1, ex); err != nil {
 				return b, err
 			}
 		}
