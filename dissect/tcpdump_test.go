@@ -225,6 +225,12 @@ func TestTcpdumpPRUDPDialects(t *testing.T) {
 				if r.Kind == KindNote {
 					notes = append(notes, string(r.AppendJSON(nil)))
 				}
+				if f, ok := r.Field("signature_ok"); ok && f.Type == FieldBool && !f.Bool {
+					t.Errorf("signature does not verify: %.400s", r.AppendJSON(nil))
+				}
+				if f, ok := r.Field("checksum_ok"); ok && f.Type == FieldBool && !f.Bool {
+					t.Errorf("checksum does not verify: %.400s", r.AppendJSON(nil))
+				}
 				if r.Kind != KindMessage || r.Protocol != "prudp" {
 					return nil
 				}
