@@ -177,7 +177,11 @@ func (d *Dissector) handlerFor(name string, proto uint8) handler {
 	if name == "ignore" {
 		return ignoreHandler{}
 	}
-	return &unknownHandler{reason: name + " is not decoded yet"}
+	transport := "UDP"
+	if proto == protoTCP {
+		transport = "TCP"
+	}
+	return &unknownHandler{reason: "--dialect " + name + " does not run over " + transport}
 }
 
 // handlerMakers maps protocol names to constructors; each protocol file
