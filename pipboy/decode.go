@@ -22,14 +22,19 @@ func (k InputKind) String() string {
 }
 
 // DetectInput tells a recording (by its magic), a JSON tree (starts with '{', which is
-// no value type), a raw stream (the input is a whole number of valid frames) and a bare
-// update payload apart.
+// no value type), a raw stream (starts with a complete type 1 or 2 message, or is a
+// whole number of valid frames) and a bare update payload apart.
 func DetectInput(b []byte) InputKind {
 	if bytes.HasPrefix(b, []byte(RecordingMagic)) {
 		return InputRecording
 	}
 	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		return InputJSON
+	}
+	// A stream that starts with the game's greeting (or Busy) is a stream even if it
+	// is cut short later, so that the error names the stream offset.
+	if m, _, err := ParseMessage(b, 0); err == nil && (m.Type == TypeNewConnection || m.Type == TypeBusy) {
+		return InputStream
 	}
 	off := 0
 	for off < len(b) {
