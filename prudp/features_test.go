@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -169,8 +170,10 @@ func issue(t *testing.T, serverKey []byte, issued time.Time, s kerberos.Settings
 func TestSecureConnection(t *testing.T) {
 	serverKey := kerberos.DeriveKey("secure-server-password", 2)
 	for _, d := range allDialects {
-		for _, ks := range []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch} {
-			t.Run(d.String(), func(t *testing.T) {
+		oldTicket := kerberos.NEX3DS
+		oldTicket.Internal = kerberos.InternalOld
+		for _, ks := range []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch, oldTicket} {
+			t.Run(fmt.Sprintf("%s/pid%d-key%d-internal%d", d, ks.PIDSize, ks.SessionKeySize, ks.Internal), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					var pid uint64
 					var mu sync.Mutex
