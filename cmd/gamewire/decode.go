@@ -19,7 +19,7 @@ var decodeCmd = &cobra.Command{
                   [--access-key K] [--checksum 1|4] [--rc4-key K | --decrypt] [--format text|json]
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
-                  (CAPTURE "-" reads standard input)`,
+                  [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)`,
 	Args: cobra.MaximumNArgs(1),
 	RunE: runDecode,
 }
