@@ -87,6 +87,15 @@ type ackItem struct {
 	seq       uint16
 	fragment  uint8
 	times     uint8
+	// unreliable marks the ACK of an unreliable packet: its sequence id is
+	// in another space than the substream's, so it never joins an aggregate.
+	unreliable bool
+}
+
+// aggregatable reports whether a is a reliable DATA acknowledgement that an
+// aggregate ACK can carry.
+func (a *ackItem) aggregatable() bool {
+	return a.typ == typeData && a.times <= 1 && !a.unreliable
 }
 
 // outPacket is a reliable packet waiting for its acknowledgement. Its bytes
@@ -268,7 +277,7 @@ func (s *session) flushAcks(now time.Time) {
 	aggregate := s.codec.v1() && s.minor >= 1 && !s.cfg.IndividualAcks
 	for i := range acks {
 		a := &acks[i]
-		if aggregate && a.typ == typeData && a.times <= 1 {
+		if aggregate && a.aggregatable() {
 			continue
 		}
 		for range max(a.times, 1) {
@@ -308,7 +317,7 @@ func (s *session) ackNow(now time.Time) bool {
 func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 	n := 0
 	for i := range acks {
-		if acks[i].typ == typeData && acks[i].substream == sub && acks[i].times <= 1 {
+		if acks[i].aggregatable() && acks[i].substream == sub {
 			n++
 		}
 	}
@@ -321,7 +330,7 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 	defer func() { s.sh.ackExtra = extra[:0] }()
 	for i := range acks {
 		a := &acks[i]
-		if a.typ == typeData && a.substream == sub && a.times <= 1 && seqBefore(cum, a.seq) {
+		if a.aggregatable() && a.substream == sub && seqBefore(cum, a.seq) {
 			extra = append(extra, a.seq)
 		}
 	}
@@ -531,6 +540,7 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 func (s *session) handleUnreliable(now time.Time, p *pkt) {
 	if p.has(flagNeedAck) {
 		s.queueAck(typeData, p.substream, p.seq, p.fragment, 1)
+		s.acks[len(s.acks)-1].unreliable = true
 	}
 	if s.state != stateEstablished && s.state != stateClosing {
 		return

@@ -368,3 +368,17 @@ func TestDelayedAckRidesWithData(t *testing.T) {
 		t.Fatalf("%d datagrams after the delay, want the ACK", len(p.ccap.out))
 	}
 }
+
+// TestUnreliableNeedAckAcknowledgedAlone: an unreliable DATA with NEED_ACK
+// gets an ACK of its own; its sequence id never enters an aggregate ACK of
+// the reliable substream, where it could acknowledge the wrong packet.
+func TestUnreliableNeedAckAcknowledgedAlone(t *testing.T) {
+	p := newManualPair(t, Config{AccessKey: testKey})
+	acks := p.rawToServer(t, &pkt{typ: typeData, flags: flagNeedAck, seq: 7, payload: []byte("u")})
+	if len(acks) != 1 || acks[0].has(flagMultiAck) || !acks[0].has(flagAck) || acks[0].seq != 7 {
+		t.Fatalf("acks %+v", acks)
+	}
+	if len(p.server.conn.inbox) != 1 || !p.server.conn.inbox[0].Unreliable {
+		t.Fatalf("inbox %+v", p.server.conn.inbox)
+	}
+}
