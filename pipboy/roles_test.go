@@ -540,3 +540,63 @@ func TestRecordingBadInput(t *testing.T) {
 		t.Fatalf("bad direction: %v", err)
 	}
 }
+
+// TestRelayForwardsUnchanged: the bytes an app gets through the relay are the bytes the
+// game sent, and the app's odd-but-valid JSON reaches the game (and the recording) as is.
+func TestRelayForwardsUnchanged(t *testing.T) {
+	srv, gameAddr := startEmulator(t, nil)
+	var file bytes.Buffer
+	rec, _ := NewRecorder(&file, time.Now())
+	relay := &Relay{Addr: "127.0.0.1:0", Game: gameAddr, Recorder: rec}
+	ln, err := relay.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go relay.Serve(ln)
+	defer relay.Close()
+
+	c, r := rawConn(t, ln.Addr().String())
+	var wantHello, wantDump []byte
+	srv.View(func(db *Database) {
+		wantHello, _ = srv.Hello.Append(nil)
+		wantDump, _ = db.AppendDump(nil)
+	})
+	for _, want := range []Message{{TypeNewConnection, wantHello}, {TypeDataUpdate, wantDump}} {
+		m, err := r.ReadMessage()
+		if err != nil || m.Type != want.Type || !bytes.Equal(m.Content, want.Content) {
+			t.Fatalf("through the relay: %v %v, %d bytes; want %v, %d bytes", m.Type, err, len(m.Content), want.Type, len(want.Content))
+		}
+	}
+	odd := []byte(" {\"id\" : 77, \"args\":[ 48363 ],\"type\":9}\n")
+	if err := WriteMessage(c, TypeCommandRequest, odd); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := r.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Type == TypeCommandResponse {
+			resp, err := ParseCommandResponse(m.Content)
+			if err != nil || resp.ID != 77 || !resp.Success {
+				t.Fatalf("response %+v %v", resp, err)
+			}
+			break
+		}
+	}
+	c.Close()
+	relay.Close()
+	recording, err := LoadRecording(bytes.NewReader(file.Bytes()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, x := range recording.Records {
+		if x.Dir == FromApp && x.Message.Type == TypeCommandRequest {
+			found = bytes.Equal(x.Message.Content, odd)
+		}
+	}
+	if !found {
+		t.Fatal("the recording does not hold the app's command byte for byte")
+	}
+}
