@@ -511,15 +511,21 @@ func newWSConn(ws *websocket.Conn, addr net.Addr, kind string) *wsConn {
 func (c *wsConn) abort()               { _ = c.ws.CloseNow() }
 func (c *wsConn) RemoteAddr() net.Addr { return c.addr }
 
-// idleReader sets the idle deadline before every read.
+// idleReader restarts the stream's idle timer whenever bytes arrive. A timer
+// rather than read deadlines: a WebSocket's deadlines act through its
+// contexts, which do not interrupt a read waiting for the next frame.
 type idleReader struct {
-	c       net.Conn
-	timeout time.Duration
+	c     net.Conn
+	timer *time.Timer
+	after time.Duration
 }
 
 func (r idleReader) Read(b []byte) (int, error) {
-	_ = r.c.SetReadDeadline(time.Now().Add(r.timeout))
-	return r.c.Read(b)
+	n, err := r.c.Read(b)
+	if n > 0 {
+		r.timer.Reset(r.after)
+	}
+	return n, err
 }
 
 // readLoop splits the stream into packets and hands each to the PortConn of
@@ -529,7 +535,12 @@ func (r idleReader) Read(b []byte) (int, error) {
 // timeout.
 func (s *stream) readLoop() {
 	defer s.h.wg.Done()
-	r := NewReader(idleReader{s.c, s.h.cfg.IdleTimeout}, s.h.cfg.MaxPacket)
+	idle := s.h.cfg.IdleTimeout
+	timer := time.AfterFunc(idle, func() {
+		s.close(fmt.Errorf("%w: nothing from %v for %v", ErrIdle, s.peer, idle), reasonIdle)
+	})
+	defer timer.Stop()
+	r := NewReader(idleReader{c: s.c, timer: timer, after: idle}, s.h.cfg.MaxPacket)
 	for {
 		p, err := r.Next()
 		if err != nil {

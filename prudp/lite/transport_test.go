@@ -6,7 +6,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -421,6 +423,74 @@ func TestCollector(t *testing.T) {
 	} {
 		if found[name] != want {
 			t.Errorf("%s = %v, want %v (all: %v)", name, found[name], want, found)
+		}
+	}
+}
+
+// TestServeHTTPAndAddStream: the Listener mounted on an HTTP server of the
+// caller's, and a stream attached by hand (net.Pipe), both reach the engine.
+func TestServeHTTPAndAddStream(t *testing.T) {
+	l := NewListener(nil)
+	defer l.Close()
+	p1 := l.Port(1)
+	mux := http.NewServeMux()
+	mux.Handle("/", l)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mux}
+	go hs.Serve(ln)
+	defer hs.Close()
+	c, err := DialStream(context.Background(), "ws://"+ln.Addr().String()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := toPort(t, 1, 1, []byte("via your http.Server"))
+	c.Write(want)
+	if got, _ := readPacket(t, p1); !bytes.Equal(got, want) {
+		t.Fatalf("got %x", got)
+	}
+
+	a, b := net.Pipe()
+	defer a.Close()
+	addr, err := l.AddStream(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = toPort(t, 1, 2, []byte("via a pipe"))
+	go a.Write(want)
+	got, from := readPacket(t, p1)
+	if !bytes.Equal(got, want) || from.String() != addr {
+		t.Fatalf("got %x from %v, want from %s", got, from, addr)
+	}
+	if !strings.HasPrefix(addr, "[fd67:7700:") {
+		t.Errorf("a pipe has no IP address; got %s, want a synthetic fd67:7700::/32 one", addr)
+	}
+	if st := l.Stats(); st.Accepted[KindWS] != 1 || st.Accepted[KindStream] != 1 {
+		t.Errorf("accepted: %v", st.Accepted)
+	}
+}
+
+// TestIdleStreamClosed: a stream that sends nothing for IdleTimeout is closed.
+func TestIdleStreamClosed(t *testing.T) {
+	l, _ := testListener(t, false, Config{IdleTimeout: 300 * time.Millisecond})
+	p1 := l.Port(1)
+	for _, scheme := range []string{"tcp", "ws"} {
+		c, err := DialStream(context.Background(), testURL(l, scheme), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(toPort(t, 1, 1, nil))
+		readPacket(t, p1)
+	}
+	waitFor(t, "the idle streams to close", func() bool { return l.Stats().Closed[reasonIdle] == 2 })
+	for range 2 {
+		disc, _ := readPacket(t, p1) // the engine is told
+		if p, _, err := wire.NewLite("").Parse(disc); err != nil || p.Type != wire.TypeDisconnect {
+			t.Fatalf("after the idle close: %+v, %v", p, err)
 		}
 	}
 }
