@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,18 +16,25 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 )
 
-// serveCmd is `gamewire serve`: a PRUDP server. Today its service is the echo
-// diagnostic; with no flags it echoes on 127.0.0.1:60000 (NEX V1).
+// serveCmd is `gamewire serve`: a NEX game server (authentication and secure
+// servers over PRUDP) by default, or the PRUDP echo diagnostic with --echo.
 var serveCmd = &cobra.Command{
 	Use:   "serve",
-	Short: "Run a PRUDP server (echo service; Prometheus metrics)",
-	Long: `serve runs a PRUDP server on one UDP socket. With --echo (the default and, for
-now, the only service) every reliable message is sent back on the same
-connection and substream, and every unreliable one unreliably: the diagnostic
-service for interop tests and benchmarks.
+	Short: "Run a NEX game server (authentication + secure), or a PRUDP echo server with --echo",
+	Long: `serve runs a NEX game server: an authentication server that grants Kerberos
+tickets and a secure server that accepts them, both speaking RMC over PRUDP
+(docs/nex.md). With no flags: authentication on 127.0.0.1:60000, secure on
+127.0.0.1:60001, NEX V1, the default access key, and an account store created in
+the default data directory on first start (guest / MMQea3n!fsik among the
+special accounts; add users with gamewire accounts).
+
+With --echo it runs the PRUDP echo diagnostic instead: every reliable message is
+sent back on the same connection and substream, and every unreliable one
+unreliably (for interop tests and benchmarks).
 
   gamewire serve [--dialect nex-v1|nex-v0|nex-v0-friends] [--listen 127.0.0.1:60000]
-                 [--access-key K] [--vport N] [--echo] [--metrics 127.0.0.1:9100]
+                 [--secure-listen ADDR] [--data DIR] [--access-key K] [--vport N]
+                 [--echo] [--metrics 127.0.0.1:9100]
 
 Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	Args: cobra.NoArgs,
@@ -42,7 +48,12 @@ var serveFlags struct {
 	metrics string
 }
 
-// prudpFlags are the connection settings serve and connect share.
+// defaultAccessKey is the access key serve, connect and login use unless told
+// otherwise: Terraria's (Wii U), from the published vector in testdata/prudp.
+// Real clients need their game's key (specs/reference/game-servers.md).
+const defaultAccessKey = "3d37fbdb"
+
+// prudpFlags are the connection settings serve, connect and login share.
 type prudpFlags struct {
 	dialect      string
 	accessKey    string
@@ -55,7 +66,7 @@ type prudpFlags struct {
 func (f *prudpFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.dialect, "dialect", "nex-v1", "PRUDP dialect: nex-v1, nex-v0 or nex-v0-friends")
-	fl.StringVar(&f.accessKey, "access-key", "", "the game server's access key (checksums, signatures)")
+	fl.StringVar(&f.accessKey, "access-key", defaultAccessKey, "the game server's access key (checksums, signatures)")
 	fl.Uint8Var(&f.vport, "vport", 1, "the server's virtual port (stream type RVSecure)")
 	fl.Uint8Var(&f.maxSubstream, "max-substream", 0, "highest reliable substream id offered (V1)")
 	fl.BoolVar(&f.compression, "compression", false, "zlib-compress payloads (both ends must agree)")
@@ -81,7 +92,7 @@ func init() {
 	serveFlags.register(serveCmd)
 	f := serveCmd.Flags()
 	f.StringVar(&serveFlags.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
-	f.BoolVar(&serveFlags.echo, "echo", true, "echo every message back (the default service)")
+	f.BoolVar(&serveFlags.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
 	f.StringVar(&serveFlags.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
 	rootCmd.AddCommand(serveCmd)
 }
@@ -92,7 +103,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if !serveFlags.echo {
-		return errors.New("serve: --echo=false leaves no service to run (the NEX services come with a later release)")
+		return runServeNEX(cmd, cfg)
 	}
 	srv := &prudp.Server{Addr: serveFlags.listen, Config: cfg, Handler: prudp.EchoHandler}
 	ua, err := net.ResolveUDPAddr("udp", serveFlags.listen)
@@ -104,19 +115,12 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if serveFlags.metrics != "" {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(srv.Collector())
-		ln, err := net.Listen("tcp", serveFlags.metrics)
+		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{"echo": srv.Collector()})
 		if err != nil {
 			pc.Close()
-			return fmt.Errorf("serve: --metrics: %w", err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go hs.Serve(ln)
-		defer hs.Close()
-		fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", ln.Addr())
+		defer stop()
 	}
 	_ = pc.SetReadBuffer(4 << 20)
 	_ = pc.SetWriteBuffer(4 << 20)
@@ -136,4 +140,25 @@ func runServe(cmd *cobra.Command, args []string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %v %v\n",
 		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, st.Drops, st.ConnDrops)
 	return nil
+}
+
+// serveMetrics serves the collectors' Prometheus metrics on addr, each labelled
+// with server="NAME", until stop is called.
+func serveMetrics(cmd *cobra.Command, addr string, collectors map[string]prometheus.Collector) (stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	for name, c := range collectors {
+		if err := prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, reg).Register(c); err != nil {
+			return nil, fmt.Errorf("serve: --metrics: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", ln.Addr())
+	return func() { hs.Close() }, nil
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// serveNEXFlags are serve's NEX server flags (the default service).
+var serveNEXFlags struct {
+	secureListen string
+	data         string
+}
+
+func init() {
+	f := serveCmd.Flags()
+	f.StringVar(&serveNEXFlags.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
+	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+}
+
+// runServeNEX runs the NEX authentication and secure servers (docs/nex.md).
+func runServeNEX(cmd *cobra.Command, cfg prudp.Config) error {
+	dir := serveNEXFlags.data
+	if dir == "" {
+		d, err := accounts.DefaultDir()
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		dir = d
+	}
+	store, created, err := accounts.Open(cmd.Context(), dir)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer store.Close()
+	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger}
+	srv.Health.PingDatabase = store.Ping
+	if srv.SecureAddr == "" {
+		if srv.SecureAddr, err = nex.SecureAddrDefault(srv.Addr); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	note := ""
+	if created {
+		note = " (created; guest password MMQea3n!fsik)"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
+		cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe() }()
+	if serveFlags.metrics != "" {
+		if err := waitServing(srv); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{
+			"authentication": srv.AuthServer().Collector(),
+			"secure":         srv.SecureServer().Collector(),
+		})
+		if err != nil {
+			srv.Close()
+			<-done
+			return err
+		}
+		defer stop()
+	}
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-cmd.Context().Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// waitServing waits (5 s at most) until both of srv's PRUDP servers exist, which
+// happens as soon as ListenAndServe has bound their sockets.
+func waitServing(srv *nex.Server) error {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if srv.AuthServer() != nil && srv.SecureServer() != nil {
+			return nil
+		}
+	}
+	return errors.New("the NEX servers did not start within 5s")
+}
