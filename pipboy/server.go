@@ -140,7 +140,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Addr returns the address the server listens on, once it does.
+// ListenAddr returns the address the server listens on, once it does.
 func (s *Server) ListenAddr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
