@@ -489,3 +489,45 @@ func TestReceiveQueueBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestServerShutdown: Shutdown disconnects every client gracefully, then
+// Serve returns ErrServerClosed.
+func TestServerShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := lossy.New(lossy.Config{Seed: 40, Loss: 0.1, Delay: time.Millisecond})
+		spc, _ := n.Listen(lossyServerAddr)
+		srv := &Server{}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(spc) }()
+		var conns []*Conn
+		for i := range 5 {
+			cpc, _ := n.Listen(netip.AddrPortFrom(lossyClientAddr.Addr(), uint16(50000+i)))
+			c, err := DialPacketConn(context.Background(), cpc, lossyServerAddr, nil, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		if srv.Conns() != 5 {
+			t.Fatalf("%d connections", srv.Conns())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Fatalf("shutdown: %v", err)
+		}
+		if err := <-served; !errors.Is(err, ErrServerClosed) {
+			t.Fatalf("Serve returned %v", err)
+		}
+		for i, c := range conns {
+			if _, err := c.Recv(context.Background()); !errors.Is(err, ErrPeerClosed) {
+				t.Fatalf("client %d: %v, want ErrPeerClosed", i, err)
+			}
+		}
+		if st := srv.Stats(); st.Ended["closed"] != 5 {
+			t.Fatalf("ended %v", st.Ended)
+		}
+		time.Sleep(10 * time.Second) // the clients linger, then free their sockets
+		synctest.Wait()
+	})
+}

@@ -249,7 +249,6 @@ func (s *session) release() {
 		st.reasm = reassembler{}
 	}
 	s.inflight = 0
-	s.acks = nil
 	s.scratch = nil
 	s.hs = nil
 }
@@ -571,9 +570,11 @@ func (s *session) peerClosed(now time.Time, err error) {
 	if s.err == nil {
 		s.err = err
 	}
-	s.release()
+	s.release() // the acknowledgements already queued still go out
 	s.state = stateLinger
-	s.lingerTill = now.Add(2 * s.rtt.backoff(1))
+	// Linger long enough to acknowledge the peer's retransmissions of its
+	// DISCONNECT, whose timeout may still be the initial one.
+	s.lingerTill = now.Add(max(2*s.rtt.backoff(1), 2*s.cfg.InitialRTO))
 	s.conn.finish(s.err)
 }
 
