@@ -10,10 +10,10 @@ type GameState struct {
 	HelloSeen bool
 	Busy      bool
 	DB        *Database
-	Map       MapFrame // latest frame; Pixels is a private copy
-	MapFrames int      // frames seen
-	Responses []CommandResponse
-	Messages  [7]int // messages seen by type
+	Map       MapFrame          // latest frame; Pixels is a private copy
+	MapFrames int               // frames seen
+	Responses []CommandResponse // the latest responses, up to 64
+	Messages  [7]int            // messages seen by type
 }
 
 // NewGameState returns a GameState with an empty database.
@@ -51,6 +51,9 @@ func (s *GameState) Handle(m Message) error {
 		r, err := ParseCommandResponse(m.Content)
 		if err != nil {
 			return err
+		}
+		if len(s.Responses) >= 64 {
+			s.Responses = append(s.Responses[:0], s.Responses[1:]...)
 		}
 		s.Responses = append(s.Responses, r)
 	case TypeCommandRequest:
