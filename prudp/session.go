@@ -333,24 +333,36 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 			extra = append(extra, a.seq)
 		}
 	}
+	if s.minor < 2 {
+		// Old format: the header's sequence id acknowledges everything up to
+		// it. The payload, by the spec a list of further ids, carries that
+		// same id once: NintendoClients reads an old-format payload as one
+		// u16 "acknowledged up to", nex-go as additional ids, and both agree
+		// on this. Ids held out of order get ACKs of their own.
+		var p pkt
+		p.typ, p.flags, p.substream, p.seq = typeData, flagMultiAck, sub, cum
+		p.payload = binary.LittleEndian.AppendUint16(s.sh.ackBuf[:0], cum)
+		s.sh.ackBuf = p.payload
+		_, _ = s.write(now, &p)
+		s.conn.stats.acksOut.Add(1)
+		for _, q := range extra {
+			ack := pkt{typ: typeData, flags: flagAck, substream: sub, seq: q}
+			_, _ = s.write(now, &ack)
+			s.conn.stats.acksOut.Add(1)
+		}
+		return
+	}
 	const maxExtra = 255
 	for len(extra) > 0 || n > 0 {
 		chunk := extra[:min(len(extra), maxExtra)]
 		extra = extra[len(chunk):]
 		n = 0
+		// New format: header sequence id 0, substream id 1 (how NintendoClients
+		// and nex-go tell the formats apart), the real substream in the payload.
 		var p pkt
-		p.typ = typeData
-		p.flags = flagMultiAck
-		buf := s.sh.ackBuf[:0]
-		if s.minor >= 2 {
-			// New format: header sequence id 0, substream id 1 (how NintendoClients
-			// tells the formats apart), the real substream in the payload.
-			p.substream = 1
-			buf = append(buf, sub, byte(len(chunk)))
-			buf = binary.LittleEndian.AppendUint16(buf, cum)
-		} else {
-			p.seq = cum
-		}
+		p.typ, p.flags, p.substream = typeData, flagMultiAck, 1
+		buf := append(s.sh.ackBuf[:0], sub, byte(len(chunk)))
+		buf = binary.LittleEndian.AppendUint16(buf, cum)
 		for _, q := range chunk {
 			buf = binary.LittleEndian.AppendUint16(buf, q)
 		}
