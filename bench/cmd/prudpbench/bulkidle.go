@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gamewire/gamewire/bench/internal/harness"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -61,14 +62,14 @@ func runIdle(n int) {
 		lim.Cur = min(lim.Max, uint64(n)+1024)
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}
-	c, err := startChild("gamewire", "-dialect", *serveDial, "-access-key", *accessKey)
+	c, err := harness.StartChild("gamewire", "-dialect", *serveDial, "-access-key", *accessKey)
 	if err != nil {
 		fmt.Println("idle connections: error:", err)
 		return
 	}
-	defer c.stop()
+	defer c.Stop()
 	time.Sleep(200 * time.Millisecond)
-	before := c.rss()
+	before := c.RSS()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	conns := make([]*prudp.Conn, n)
@@ -84,7 +85,7 @@ func runIdle(n int) {
 				if i >= n {
 					return
 				}
-				conn, err := prudp.Dial(ctx, c.addr, clientConfig())
+				conn, err := prudp.Dial(ctx, c.Addr, clientConfig())
 				if err != nil {
 					failed.Add(1)
 					continue
@@ -95,7 +96,7 @@ func runIdle(n int) {
 	}
 	wg.Wait()
 	time.Sleep(time.Second)
-	after := c.rss()
+	after := c.RSS()
 	ok := n - int(failed.Load())
 	fmt.Println("| idle connections | server RSS before | after | per connection |")
 	fmt.Println("|---|---|---|---|")

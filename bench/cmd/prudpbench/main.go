@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/gamewire/gamewire/bench/internal/harness"
 	"log"
 	"os"
 	"strconv"
@@ -131,16 +132,16 @@ func measure(server string, n, size int) (result, error) {
 	if !ok {
 		return result{}, fmt.Errorf("unknown server %q", server)
 	}
-	c, err := startChild(server, "-dialect", *serveDial, "-access-key", *accessKey)
+	c, err := harness.StartChild(server, "-dialect", *serveDial, "-access-key", *accessKey)
 	if err != nil {
 		return result{}, err
 	}
-	defer c.stop()
+	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration+30*time.Second)
 	defer cancel()
 	reqs := make([]requester, n)
 	for i := range reqs {
-		r, err := k.dial(ctx, c.addr)
+		r, err := k.dial(ctx, c.Addr)
 		if err != nil {
 			for _, r := range reqs[:i] {
 				r.close()
@@ -163,8 +164,8 @@ func measure(server string, n, size int) (result, error) {
 	}
 	var stop atomic.Bool
 	var failed atomic.Value
-	lat := make([]latencies, n)
-	cpu0 := c.cpu()
+	lat := make([]harness.Latencies, n)
+	cpu0 := c.CPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, r := range reqs {
@@ -185,20 +186,20 @@ func measure(server string, n, size int) (result, error) {
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := c.cpu() - cpu0
+	cpu := c.CPU() - cpu0
 	if err, ok := failed.Load().(error); ok {
 		return result{}, err
 	}
-	all := merge(lat)
+	all := harness.Merge(lat)
 	if len(all) == 0 {
 		return result{}, fmt.Errorf("no request completed")
 	}
 	return result{
 		rate:      float64(len(all)) / elapsed.Seconds(),
-		p50:       all.quantile(0.50),
-		p99:       all.quantile(0.99),
+		p50:       all.Quantile(0.50),
+		p99:       all.Quantile(0.99),
 		cpuPerReq: cpu / time.Duration(len(all)),
-		rss:       c.rss(),
+		rss:       c.RSS(),
 	}, nil
 }
 

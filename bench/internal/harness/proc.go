@@ -1,4 +1,7 @@
-package main
+// Package harness runs benchmark servers as child processes of the benchmark binary, so
+// their CPU time and memory are read from /proc apart from the load generator's, and
+// summarises latencies.
+package harness
 
 import (
 	"bufio"
@@ -10,15 +13,17 @@ import (
 	"time"
 )
 
-// child is a server process started from this binary, so its CPU time and memory can be
+// Child is a server process started from this binary, so its CPU time and memory can be
 // read from /proc without counting the load generator's.
-type child struct {
-	cmd  *exec.Cmd
-	addr string
+type Child struct {
+	cmd *exec.Cmd
+	// Addr is the address the child printed after "listening ".
+	Addr string
 }
 
-// startChild runs this binary with -serve kind and waits for the address it prints.
-func startChild(kind string, extra ...string) (*child, error) {
+// StartChild runs this binary with -serve kind and the extra arguments, and waits for the
+// line "listening ADDR" on its standard output.
+func StartChild(kind string, extra ...string) (*Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -44,20 +49,21 @@ func startChild(kind string, extra ...string) (*child, error) {
 	}()
 	select {
 	case a := <-ready:
-		return &child{cmd: cmd, addr: a}, nil
+		return &Child{cmd: cmd, Addr: a}, nil
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		return nil, fmt.Errorf("server %s did not start", kind)
 	}
 }
 
-func (c *child) stop() {
+// Stop kills the child.
+func (c *Child) Stop() {
 	c.cmd.Process.Kill()
 	c.cmd.Wait()
 }
 
-// cpu returns the process's user+system CPU time so far.
-func (c *child) cpu() time.Duration {
+// CPU returns the process's user+system CPU time so far.
+func (c *Child) CPU() time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
 	if err != nil {
 		return 0
@@ -71,8 +77,8 @@ func (c *child) cpu() time.Duration {
 	return time.Duration(utime+stime) * time.Second / hz
 }
 
-// rss returns the process's resident set size in bytes.
-func (c *child) rss() int64 {
+// RSS returns the process's resident set size in bytes.
+func (c *Child) RSS() int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	if err != nil {
 		return 0

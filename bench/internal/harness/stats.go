@@ -1,15 +1,16 @@
-package main
+package harness
 
 import (
 	"slices"
 	"time"
 )
 
-// latencies collects round-trip times; each client appends to its own slice.
-type latencies []time.Duration
+// Latencies collects round-trip times; each client appends to its own slice.
+type Latencies []time.Duration
 
-func merge(ls []latencies) latencies {
-	var all latencies
+// Merge joins the clients' latencies, sorted.
+func Merge(ls []Latencies) Latencies {
+	var all Latencies
 	for _, l := range ls {
 		all = append(all, l...)
 	}
@@ -17,8 +18,8 @@ func merge(ls []latencies) latencies {
 	return all
 }
 
-// quantile of a sorted slice.
-func (l latencies) quantile(q float64) time.Duration {
+// Quantile of a sorted slice.
+func (l Latencies) Quantile(q float64) time.Duration {
 	if len(l) == 0 {
 		return 0
 	}
