@@ -66,7 +66,7 @@ func (f HandlerFunc) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte,
 // errNotImplemented answers calls no handler takes.
 var errNotImplemented error = types.CoreNotImplemented
 
-// ErrNoResponse, returned by a handler, means the call gets no response at all (the
+// ErrNoResponse is returned by a handler whose call gets no response at all (the
 // notification protocols never answer, see "Remarks" in rmc.md).
 var ErrNoResponse = errors.New("rmc: no response")
 

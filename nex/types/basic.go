@@ -214,7 +214,7 @@ func (r ResultRange) Append(b []byte, s Settings) ([]byte, error) {
 	return EndStructure(b, mark)
 }
 
-// ReadResultRange reads a ResultRange structure.
+// ResultRange reads a ResultRange structure.
 func (r *Reader) ResultRange(field string) ResultRange {
 	m := r.EnterStructure(field)
 	v := ResultRange{Offset: r.U32("m_uiOffset"), Size: r.U32("m_uiSize")}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// ErrUnknownDialect: Detect found no dialect that decodes the bytes with verified checksums.
+// ErrUnknownDialect means Detect found no dialect that decodes the bytes with verified checksums.
 var ErrUnknownDialect = errors.New("no dialect decodes these bytes")
 
 // DetectOptions configures [Detect].
