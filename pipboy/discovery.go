@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -71,11 +70,7 @@ type Responder struct {
 
 // Listen opens the UDP socket, so callers can learn the port before Serve.
 func (r *Responder) Listen() (net.PacketConn, error) {
-	addr := r.Addr
-	if addr == "" {
-		addr = "127.0.0.1:" + strconv.Itoa(DiscoveryPort)
-	}
-	return net.ListenPacket("udp", addr)
+	return net.ListenPacket("udp", loopbackAddr(r.Addr, DiscoveryPort))
 }
 
 // ListenAndServe listens on Addr and answers until Close.

@@ -43,11 +43,7 @@ type Relay struct {
 
 // Listen opens the listening socket so callers can learn its port before Serve.
 func (r *Relay) Listen() (net.Listener, error) {
-	addr := r.Addr
-	if addr == "" {
-		addr = "127.0.0.1:" + strconv.Itoa(StreamPort)
-	}
-	return net.Listen("tcp", addr)
+	return net.Listen("tcp", loopbackAddr(r.Addr, StreamPort))
 }
 
 // ListenAndServe listens on Addr and relays until Close.
@@ -77,27 +73,7 @@ func (r *Relay) Serve(ln net.Listener) error {
 	}
 	r.mu.Unlock()
 	loggerOr(r.Logger).Info("pipboy: relay listening", "addr", ln.Addr(), "game", r.Game)
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			r.mu.Lock()
-			closed := r.closed
-			r.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			r.session(c)
-		}()
-	}
+	return acceptLoop(ln, &r.mu, &r.closed, &r.wg, r.session)
 }
 
 // Busy reports whether an app is being relayed (for a discovery Responder).
@@ -123,16 +99,7 @@ func (r *Relay) Close() error {
 }
 
 // Shutdown is Close bounded by ctx.
-func (r *Relay) Shutdown(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() { done <- r.Close() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (r *Relay) Shutdown(ctx context.Context) error { return closeWithin(ctx, r.Close) }
 
 func (r *Relay) track(c net.Conn, add bool) bool {
 	r.mu.Lock()

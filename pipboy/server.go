@@ -2,7 +2,6 @@ package pipboy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -85,11 +84,7 @@ func (s *Server) init() {
 // Listen opens the listening socket without serving yet, so callers can learn the
 // port (Addr with port 0) before Serve.
 func (s *Server) Listen() (net.Listener, error) {
-	addr := s.Addr
-	if addr == "" {
-		addr = fmt.Sprintf("127.0.0.1:%d", StreamPort)
-	}
-	return net.Listen("tcp", addr)
+	return net.Listen("tcp", loopbackAddr(s.Addr, StreamPort))
 }
 
 // ListenAndServe listens on Addr and serves until Shutdown or Close.
@@ -100,9 +95,6 @@ func (s *Server) ListenAndServe() error {
 	}
 	return s.Serve(ln)
 }
-
-// ErrServerClosed is returned by Serve after Shutdown or Close.
-var ErrServerClosed = errors.New("pipboy: server closed")
 
 // Serve accepts apps on ln until Shutdown or Close.
 func (s *Server) Serve(ln net.Listener) error {
@@ -115,29 +107,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.mu.Unlock()
-	log := loggerOr(s.Logger)
-	log.Info("pipboy: game emulator listening", "addr", ln.Addr())
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.serveConn(c)
-		}()
-	}
+	loggerOr(s.Logger).Info("pipboy: game emulator listening", "addr", ln.Addr())
+	return acceptLoop(ln, &s.mu, &s.closed, &s.wg, s.serveConn)
 }
 
 // ListenAddr returns the address the server listens on, once it does.
@@ -170,16 +141,7 @@ func (s *Server) Close() error {
 
 // Shutdown closes the listener and the connections, and waits for their goroutines
 // until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() { done <- s.Close() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (s *Server) Shutdown(ctx context.Context) error { return closeWithin(ctx, s.Close) }
 
 // View calls fn with the database under the server's lock. fn must not keep Values.
 func (s *Server) View(fn func(db *Database)) {
