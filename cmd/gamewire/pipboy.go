@@ -272,19 +272,33 @@ func serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
 	if err != nil {
 		return err
 	}
+	return serveWithDiscovery(cmd, log, ln, srv)
+}
+
+// pipboyService is what serveWithDiscovery runs: a pipboy.Server or pipboy.Relay.
+type pipboyService interface {
+	Serve(net.Listener) error
+	Close() error
+	Busy() bool
+}
+
+// serveWithDiscovery serves ln with svc, and answers discovery (--discovery) for it,
+// until the command's context ends or either stops with an error.
+func serveWithDiscovery(cmd *cobra.Command, log *slog.Logger, ln net.Listener, svc pipboyService) error {
 	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(ln) }()
+	go func() { errs <- svc.Serve(ln) }()
 	var resp *pipboy.Responder
 	if pipboyServeFlags.discovery != "" {
-		resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: srv.Busy, Logger: log}
+		resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: svc.Busy, Logger: log}
 		pc, err := resp.Listen()
 		if err != nil {
-			srv.Close()
+			svc.Close()
 			return err
 		}
 		log.Info("pipboy: answering discovery", "addr", pc.LocalAddr())
 		go func() { errs <- resp.Serve(pc) }()
 	}
+	var err error
 	select {
 	case <-cmd.Context().Done():
 	case err = <-errs:
@@ -292,7 +306,7 @@ func serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
 	if resp != nil {
 		resp.Close()
 	}
-	srv.Close()
+	svc.Close()
 	if errors.Is(err, pipboy.ErrServerClosed) {
 		err = nil
 	}
@@ -377,30 +391,7 @@ var pipboyRelayCmd = &cobra.Command{
 		if err != nil {
 			return err
 		}
-		errs := make(chan error, 2)
-		go func() { errs <- relay.Serve(ln) }()
-		var resp *pipboy.Responder
-		if pipboyServeFlags.discovery != "" {
-			resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: relay.Busy, Logger: log}
-			pc, err := resp.Listen()
-			if err != nil {
-				relay.Close()
-				return err
-			}
-			go func() { errs <- resp.Serve(pc) }()
-		}
-		select {
-		case <-cmd.Context().Done():
-		case err = <-errs:
-		}
-		if resp != nil {
-			resp.Close()
-		}
-		relay.Close()
-		if errors.Is(err, pipboy.ErrServerClosed) {
-			err = nil
-		}
-		return err
+		return serveWithDiscovery(cmd, log, ln, relay)
 	},
 }
 
