@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -57,4 +60,21 @@ func runDecode(cmd *cobra.Command, args []string) error {
 	default:
 		return errors.New("decode: give --hex HEX or a capture file (see gamewire decode --help)")
 	}
+}
+
+// parseHex decodes hex digits, ignoring spaces, colons, tabs, line breaks and an
+// optional 0x prefix (--hex, keys, SSIDs).
+func parseHex(s string) ([]byte, error) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "0x")
+	s = strings.NewReplacer(" ", "", ":", "", "\n", "", "\t", "").Replace(s)
+	return hex.DecodeString(s)
+}
+
+// hexFlag decodes the bytes given with --hex.
+func hexFlag() ([]byte, error) {
+	b, err := parseHex(decodeFlags.hex)
+	if err != nil {
+		return nil, fmt.Errorf("decode: --hex: %w", err)
+	}
+	return b, nil
 }

@@ -44,9 +44,9 @@ func decodePia(cmd *cobra.Command) error {
 	if decodeFlags.hex == "" {
 		return fmt.Errorf("decode: --pia-version needs --hex")
 	}
-	raw, err := piaParseHex(decodeFlags.hex)
+	raw, err := hexFlag()
 	if err != nil {
-		return fmt.Errorf("decode: --hex: %w", err)
+		return err
 	}
 	cfg, src, err := piaConfigFromFlags()
 	if err != nil {
@@ -92,7 +92,7 @@ func piaConfigFromFlags() (pia.Config, pia.Source, error) {
 	}
 	cfg.Network = n
 	if piaFlags.key != "" {
-		if cfg.SessionKey, err = piaParseHex(piaFlags.key); err != nil {
+		if cfg.SessionKey, err = parseHex(piaFlags.key); err != nil {
 			return cfg, src, fmt.Errorf("decode: --pia-key: %w", err)
 		}
 		if len(cfg.SessionKey) != 16 {
@@ -127,13 +127,6 @@ func piaConfigFromFlags() (pia.Config, pia.Source, error) {
 		}
 	}
 	return cfg, src, nil
-}
-
-// piaParseHex decodes hex, ignoring spaces, colons and an optional 0x prefix.
-func piaParseHex(s string) ([]byte, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "0x")
-	s = strings.NewReplacer(" ", "", ":", "", "\n", "", "\t", "").Replace(s)
-	return hex.DecodeString(s)
 }
 
 // piaParseNumber parses a decimal or 0x-prefixed hex number of up to 32 bits

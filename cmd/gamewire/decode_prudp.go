@@ -28,7 +28,7 @@ func init() {
 
 // decodePRUDP decodes the PRUDP packets in --hex, one record per packet.
 func decodePRUDP(cmd *cobra.Command) error {
-	raw, err := parseHexFlag(decodeFlags.hex)
+	raw, err := hexFlag()
 	if err != nil {
 		return err
 	}
@@ -69,17 +69,6 @@ func decodePRUDP(cmd *cobra.Command) error {
 		return fmt.Errorf("decode: %w", decErr)
 	}
 	return nil
-}
-
-// parseHexFlag decodes --hex, allowing spaces, colons and an optional 0x prefix.
-func parseHexFlag(s string) ([]byte, error) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "0x")
-	s = strings.NewReplacer(" ", "", ":", "", "\n", "", "\t", "").Replace(s)
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("decode: --hex: %w", err)
-	}
-	return b, nil
 }
 
 // parseKeyFlag reads a key given as text or as "hex:..." bytes.

@@ -88,7 +88,7 @@ func piaGameKey() ([]byte, error) {
 	case piaKeyFlags.gameKeyText != "":
 		return []byte(piaKeyFlags.gameKeyText), nil
 	case piaKeyFlags.gameKey != "":
-		k, err := piaParseHex(piaKeyFlags.gameKey)
+		k, err := parseHex(piaKeyFlags.gameKey)
 		if err != nil {
 			return nil, fmt.Errorf("pia: --game-key: %w (use --game-key-text for a text key)", err)
 		}
@@ -99,7 +99,7 @@ func piaGameKey() ([]byte, error) {
 
 func piaSSID() ([16]byte, error) {
 	var ssid [16]byte
-	b, err := piaParseHex(piaKeyFlags.ssid)
+	b, err := parseHex(piaKeyFlags.ssid)
 	if err != nil || len(b) != 16 {
 		return ssid, fmt.Errorf("pia: --ssid %q: want 32 hex digits", piaKeyFlags.ssid)
 	}
@@ -143,7 +143,7 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 			return errors.New("pia: LDN needs --param N (up to 5.44) or --ssid HEX (6.x)")
 		}
 	case pia.NetworkLAN:
-		param, err := piaParseHex(piaKeyFlags.param)
+		param, err := parseHex(piaKeyFlags.param)
 		if err != nil || len(param) == 0 {
 			return fmt.Errorf("pia: LAN needs --param HEX (the session key param): %q", piaKeyFlags.param)
 		}
