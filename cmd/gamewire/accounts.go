@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -116,24 +117,21 @@ func readPassword(cmd *cobra.Command) (string, error) {
 }
 
 func runAccountsAdd(cmd *cobra.Command, _ []string) error {
-	password, err := readPassword(cmd)
-	if err != nil {
-		return err
-	}
-	s, err := openAccounts(cmd)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	a, err := s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "added account PID %d name %q\n", a.PID, a.Name)
-	return nil
+	return changeAccount(cmd, "added account", func(s *accounts.Store, password string) (auth.Account, error) {
+		return s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
+	})
 }
 
 func runAccountsPasswd(cmd *cobra.Command, args []string) error {
+	return changeAccount(cmd, "changed the password of", func(s *accounts.Store, password string) (auth.Account, error) {
+		return s.SetPassword(cmd.Context(), args[0], password)
+	})
+}
+
+// changeAccount is what add and passwd share: it reads the password (before opening
+// the store, so a refused password creates nothing), applies change, and prints
+// what was done to which account.
+func changeAccount(cmd *cobra.Command, did string, change func(s *accounts.Store, password string) (auth.Account, error)) error {
 	password, err := readPassword(cmd)
 	if err != nil {
 		return err
@@ -143,11 +141,11 @@ func runAccountsPasswd(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer s.Close()
-	a, err := s.SetPassword(cmd.Context(), args[0], password)
+	a, err := change(s, password)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "changed the password of PID %d name %q\n", a.PID, a.Name)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s PID %d name %q\n", did, a.PID, a.Name)
 	return nil
 }
 
