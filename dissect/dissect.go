@@ -376,3 +376,14 @@ func (c *pktCtx) note(protocol, reason string) {
 }
 
 func (c *pktCtx) now() time.Time { return c.d.frame.Time }
+
+// towards returns a copy of c for direction dir of the same flow (0: client to
+// server, 1: server to client): a flow's finish runs once, not per direction.
+func (c *pktCtx) towards(dir int) *pktCtx {
+	cc := *c
+	cc.dir, cc.src, cc.dst = dir, c.fl.client, c.fl.server
+	if dir == 1 {
+		cc.src, cc.dst = cc.dst, cc.src
+	}
+	return &cc
+}

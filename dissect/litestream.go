@@ -76,12 +76,7 @@ func (h *liteStreamHandler) stream(c *pktCtx, data []byte, gap int) {
 func (h *liteStreamHandler) finish(c *pktCtx) {
 	for dir := range h.dir {
 		if st := &h.dir[dir]; len(st.buf) > 0 && !st.broken {
-			cc := *c
-			cc.dir = dir
-			if dir == 1 {
-				cc.src, cc.dst = c.dst, c.src
-			}
-			cc.note("prudp", "capture ended inside a Lite packet: "+strconv.Itoa(len(st.buf))+" bytes of it")
+			c.towards(dir).note("prudp", "capture ended inside a Lite packet: "+strconv.Itoa(len(st.buf))+" bytes of it")
 		}
 	}
 	h.prudpHandler.finish(c)

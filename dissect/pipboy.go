@@ -149,12 +149,7 @@ func (h *pipboyHandler) message(c *pktCtx, m pipboy.Message, off int64) {
 func (h *pipboyHandler) finish(c *pktCtx) {
 	for dir := range h.dir {
 		if st := &h.dir[dir]; len(st.buf) > 0 && !st.broken {
-			cc := *c
-			cc.dir = dir
-			if dir == 1 {
-				cc.src, cc.dst = c.dst, c.src
-			}
-			cc.note("pipboy", "capture ended inside a message: "+strconv.Itoa(len(st.buf))+" bytes of it at stream offset "+strconv.FormatInt(st.off, 10))
+			c.towards(dir).note("pipboy", "capture ended inside a message: "+strconv.Itoa(len(st.buf))+" bytes of it at stream offset "+strconv.FormatInt(st.off, 10))
 		}
 	}
 }

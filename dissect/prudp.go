@@ -484,6 +484,7 @@ func (h *prudpHandler) drain(ss *prudpSubstream, sub uint8) {
 // finish reports packets still waiting for a gap at the end of the capture.
 func (h *prudpHandler) finish(c *pktCtx) {
 	for dir := range h.dir {
+		c := c.towards(dir)
 		for sub, ss := range h.dir[dir].subs {
 			for len(ss.pending) > 0 {
 				h.skipGap(c, ss, sub)

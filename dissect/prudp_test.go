@@ -357,6 +357,34 @@ func TestPRUDPLostPacketIsReported(t *testing.T) {
 	}
 }
 
+// TestPRUDPLostServerPacketNotedServerToClient: a server packet that never
+// reached the capture is reported at the end of the capture in the server's
+// direction, not the client's.
+func TestPRUDPLostServerPacketNotedServerToClient(t *testing.T) {
+	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 200)
+	c.handshake()
+	c.message(1, testMessage(0, 100), false)
+	c.message(1, testMessage(1, 100), true) // never captured
+	c.message(1, testMessage(2, 100), false)
+	d := New(Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}})
+	found := 0
+	err := d.Decode(bytes.NewReader(c.pcap()), func(r *Record) error {
+		if r.Kind == KindNote && strings.Contains(r.Error, "never captured") {
+			found++
+			if r.NetSrc != srv || r.NetDst != cli {
+				t.Errorf("note runs %s -> %s, want %s -> %s: %s", r.NetSrc, r.NetDst, srv, cli, r.Error)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != 1 {
+		t.Fatalf("%d notes of the lost packet, want 1", found)
+	}
+}
+
 func TestPRUDPCompressed(t *testing.T) {
 	c := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 1000)
 	c.compress = true

@@ -239,12 +239,7 @@ func (h *wsHandler) finish(c *pktCtx) {
 		if st.broken || (len(st.buf) == 0 && !st.inMsg) {
 			continue
 		}
-		cc := *c
-		cc.dir = dir
-		if dir == 1 {
-			cc.src, cc.dst = c.dst, c.src
-		}
-		cc.note("websocket", "capture ended inside a WebSocket frame or message ("+strconv.Itoa(len(st.buf)+len(st.msg))+" bytes held)")
+		c.towards(dir).note("websocket", "capture ended inside a WebSocket frame or message ("+strconv.Itoa(len(st.buf)+len(st.msg))+" bytes held)")
 	}
 	if f, ok := h.inner.(finisher); ok && h.innerUsed {
 		f.finish(c)
