@@ -233,27 +233,22 @@ func (db *Database) internKey(k []byte) string { return db.internString(k) }
 // slabSize is the number of list entries allocated at once for new containers.
 const slabSize = 4096
 
-func (db *Database) fieldList(n int) []field {
-	if n > slabSize/4 {
-		return make([]field, 0, n)
-	}
-	if len(db.fieldSlab) < n {
-		db.fieldSlab = make([]field, slabSize)
-	}
-	l := db.fieldSlab[:0:n]
-	db.fieldSlab = db.fieldSlab[n:]
-	return l
-}
+func (db *Database) fieldList(n int) []field { return fromSlab(&db.fieldSlab, n) }
 
-func (db *Database) elemList(n int) []uint32 {
+func (db *Database) elemList(n int) []uint32 { return fromSlab(&db.elemSlab, n) }
+
+// fromSlab returns an empty list with capacity n carved from *slab (refilled with
+// slabSize entries when short), so that thousands of small containers share a few
+// allocations; a list longer than a quarter slab gets an allocation of its own.
+func fromSlab[T any](slab *[]T, n int) []T {
 	if n > slabSize/4 {
-		return make([]uint32, 0, n)
+		return make([]T, 0, n)
 	}
-	if len(db.elemSlab) < n {
-		db.elemSlab = make([]uint32, slabSize)
+	if len(*slab) < n {
+		*slab = make([]T, slabSize)
 	}
-	l := db.elemSlab[:0:n]
-	db.elemSlab = db.elemSlab[n:]
+	l := (*slab)[:0:n]
+	*slab = (*slab)[n:]
 	return l
 }
 
