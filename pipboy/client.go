@@ -59,12 +59,21 @@ func Dial(ctx context.Context, addr string, cfg *ClientConfig) (*Client, error) 
 		return nil, err
 	}
 	mc := newMsgConn(c, cfg.MaxMessageSize, cfg.IdleTimeout, cfg.HeartbeatInterval)
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetReadDeadline(dl)
+	// A game that accepts but never greets is given up on after the idle timeout,
+	// ctx's deadline or ctx's cancellation, whichever comes first.
+	deadline := time.Now().Add(mc.idle)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
 	}
+	_ = c.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetReadDeadline(time.Now()) })
 	m, err := mc.r.ReadMessage()
+	stop()
 	if err != nil {
 		c.Close()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("pipboy: waiting for the greeting from %s: %w (%w)", addr, ctxErr, err)
+		}
 		return nil, fmt.Errorf("pipboy: reading greeting from %s: %w", addr, err)
 	}
 	cl := &Client{

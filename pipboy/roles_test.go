@@ -392,6 +392,43 @@ func TestClientRefusesBadGame(t *testing.T) {
 	})
 }
 
+// TestDialSilentGame: a game that accepts the connection but never greets does
+// not hold Dial past its context's cancellation.
+func TestDialSilentGame(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Dial(ctx, ln.Addr().String(), nil)
+		done <- err
+	}()
+	c := <-accepted // the silent game holds the connection open
+	defer c.Close()
+	// Give Dial time to get past connecting and wait for the greeting; it must
+	// return context.Canceled either way, so the outcome does not depend on it.
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial: %v, want context.Canceled", err)
+		}
+	case <-time.After(15 * time.Second): // the default idle timeout is 20 s
+		t.Fatal("Dial still waiting for a greeting after its context was cancelled")
+	}
+}
+
 // TestRelayRecordReplay: app -> relay -> emulator, recorded; the replay of the
 // recording yields the same final database.
 func TestRelayRecordReplay(t *testing.T) {
