@@ -36,6 +36,8 @@ type Relay struct {
 	ln       net.Listener
 	conns    map[net.Conn]struct{}
 	closed   bool
+	stopDial context.CancelFunc // cancels dials to the game still under way at Close
+	dialCtx  context.Context
 	wg       sync.WaitGroup
 	sessions atomic.Uint32
 	active   atomic.Int32
@@ -71,6 +73,9 @@ func (r *Relay) Serve(ln net.Listener) error {
 	if r.conns == nil {
 		r.conns = make(map[net.Conn]struct{})
 	}
+	if r.dialCtx == nil {
+		r.dialCtx, r.stopDial = context.WithCancel(context.Background())
+	}
 	r.mu.Unlock()
 	loggerOr(r.Logger).Info("pipboy: relay listening", "addr", ln.Addr(), "game", r.Game)
 	return acceptLoop(ln, &r.mu, &r.closed, &r.wg, r.session)
@@ -86,6 +91,9 @@ func (r *Relay) Sessions() uint32 { return r.sessions.Load() }
 func (r *Relay) Close() error {
 	r.mu.Lock()
 	r.closed = true
+	if r.stopDial != nil {
+		r.stopDial()
+	}
 	var err error
 	if r.ln != nil {
 		err = r.ln.Close()
@@ -131,7 +139,10 @@ func (r *Relay) session(app net.Conn) {
 	if dt <= 0 {
 		dt = 5 * time.Second
 	}
-	gc, err := net.DialTimeout("tcp", game, dt)
+	r.mu.Lock()
+	dialCtx := r.dialCtx
+	r.mu.Unlock()
+	gc, err := (&net.Dialer{Timeout: dt}).DialContext(dialCtx, "tcp", game)
 	if err != nil {
 		log.Warn("pipboy: relay cannot reach the game", "game", game, "err", err)
 		return
