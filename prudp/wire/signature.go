@@ -48,22 +48,39 @@ func (mp *macPool) put(m *macState) { mp.p.Put(m) }
 // matters is that the server can recompute it from the address of a later CONNECT, which
 // is what makes stateless SYN handling possible. V1 and Lite send all 16 bytes; V0 and
 // Quazal send the first 4 (read them with binary.LittleEndian.Uint32). It allocates
-// (hmac.New); it runs once per SYN.
+// (hmac.New); a ConnectionSigner does not.
 func ConnectionSignature(secret []byte, peer netip.AddrPort) [16]byte {
-	var in [18]byte
+	return NewConnectionSigner(secret).Sign(peer)
+}
+
+// ConnectionSigner computes ConnectionSignature with one HMAC-MD5 state and scratch
+// space that it reuses, so that a server signing every SYN allocates nothing per
+// call. It is not safe for concurrent use.
+type ConnectionSigner struct {
+	mac hash.Hash
+	in  [18]byte
+	out [16]byte
+}
+
+// NewConnectionSigner returns a ConnectionSigner keyed with the server secret.
+func NewConnectionSigner(secret []byte) *ConnectionSigner {
+	return &ConnectionSigner{mac: hmac.New(md5.New, secret)}
+}
+
+// Sign returns ConnectionSignature(secret, peer).
+func (s *ConnectionSigner) Sign(peer netip.AddrPort) [16]byte {
 	n := 0
 	a := peer.Addr().Unmap()
 	if a.Is4() {
 		v := a.As4()
-		n = copy(in[:], v[:])
+		n = copy(s.in[:], v[:])
 	} else {
 		v := a.As16()
-		n = copy(in[:], v[:])
+		n = copy(s.in[:], v[:])
 	}
-	binary.BigEndian.PutUint16(in[n:], peer.Port())
-	h := hmac.New(md5.New, secret)
-	h.Write(in[:n+2])
-	var out [16]byte
-	h.Sum(out[:0])
-	return out
+	binary.BigEndian.PutUint16(s.in[n:], peer.Port())
+	s.mac.Reset()
+	s.mac.Write(s.in[:n+2])
+	s.mac.Sum(s.out[:0])
+	return s.out
 }

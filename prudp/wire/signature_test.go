@@ -164,3 +164,21 @@ func TestSignConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestConnectionSigner: a reused signer gives what ConnectionSignature gives, for
+// IPv4, IPv4-mapped and IPv6 peers in any order, and allocates nothing.
+func TestConnectionSigner(t *testing.T) {
+	secret := []byte("server secret")
+	signer := NewConnectionSigner(secret)
+	peers := []string{"127.0.0.1:60000", "[::1]:60000", "[::ffff:10.0.0.1]:1", "192.168.1.2:65535", "127.0.0.1:60000"}
+	for _, p := range peers {
+		ap := netip.MustParseAddrPort(p)
+		if got, want := signer.Sign(ap), ConnectionSignature(secret, ap); got != want {
+			t.Errorf("%s: reused signer gives %x, want %x", p, got, want)
+		}
+	}
+	ap := netip.MustParseAddrPort("[2001:db8::1]:3074")
+	if n := testing.AllocsPerRun(100, func() { signer.Sign(ap) }); n != 0 && !raceEnabled {
+		t.Errorf("ConnectionSigner.Sign: %v allocations, want 0", n)
+	}
+}
