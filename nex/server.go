@@ -271,27 +271,22 @@ func listen(addr string) (*net.UDPConn, error) {
 // Shutdown disconnects every client of both servers gracefully (see
 // prudp.Server.Shutdown) and stops them.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	a, b := s.authSrv, s.secureSrv
-	s.mu.Unlock()
-	var errs []error
-	for _, srv := range []*prudp.Server{a, b} {
-		if srv != nil {
-			errs = append(errs, srv.Shutdown(ctx))
-		}
-	}
-	return errors.Join(errs...)
+	return s.both(func(srv *prudp.Server) error { return srv.Shutdown(ctx) })
 }
 
 // Close stops both servers at once.
-func (s *Server) Close() error {
+func (s *Server) Close() error { return s.both((*prudp.Server).Close) }
+
+// both calls f on the authentication and the secure server (those Serve started)
+// and joins their errors.
+func (s *Server) both(f func(*prudp.Server) error) error {
 	s.mu.Lock()
 	a, b := s.authSrv, s.secureSrv
 	s.mu.Unlock()
 	var errs []error
 	for _, srv := range []*prudp.Server{a, b} {
 		if srv != nil {
-			errs = append(errs, srv.Close())
+			errs = append(errs, f(srv))
 		}
 	}
 	return errors.Join(errs...)
