@@ -43,7 +43,13 @@ const (
 // which drains a queue of events, runs the connections' timers from a heap
 // (one timer for the whole shard, none per packet or per connection) and
 // sends acknowledgements at the end of every batch.
+//
+// One exception, measured: when the loop is idle and its queue empty, the
+// socket reader processes a datagram itself instead of queueing it, which
+// saves a goroutine wake-up per datagram. mu makes the two exclusive, so the
+// state still has one owner at a time; the loop holds it for every batch.
 type shard struct {
+	mu       sync.Mutex
 	ep       *endpoint
 	events   chan event
 	sessions map[demuxKey]*session
@@ -95,6 +101,7 @@ func newShard(ep *endpoint, queue int) *shard {
 		coalesce: ep.codec.v1(),
 		events:   make(chan event, queue),
 		sessions: make(map[demuxKey]*session),
+		timer:    time.NewTimer(time.Hour),
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
@@ -103,11 +110,11 @@ func newShard(ep *endpoint, queue int) *shard {
 // loop is the shard's goroutine.
 func (sh *shard) loop() {
 	defer close(sh.stopped)
-	sh.timer = time.NewTimer(time.Hour)
 	defer sh.timer.Stop()
 	for {
 		select {
 		case ev := <-sh.events:
+			sh.mu.Lock()
 			now := time.Now()
 			sh.handle(now, ev)
 			// Drain what else is queued before acknowledging, so that a burst
@@ -125,7 +132,9 @@ func (sh *shard) loop() {
 				}
 			}
 			sh.endBatch(now)
+			sh.mu.Unlock()
 		case <-sh.timer.C:
+			sh.mu.Lock()
 			sh.fired = true
 			now := time.Now()
 			for len(sh.timers) > 0 && !now.Before(sh.timers[0].deadline) {
@@ -140,6 +149,7 @@ func (sh *shard) loop() {
 				}
 			}
 			sh.endBatch(now)
+			sh.mu.Unlock()
 		case <-sh.stop:
 			return
 		}
