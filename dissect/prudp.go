@@ -1005,16 +1005,7 @@ func appendRMC(r *Record, b []byte, msg []byte) []byte {
 			return b
 		}
 		r.addObject("rmc", 4)
-		r.addString("kind", "request")
-		r.addInt("protocol_id", int64(q.Protocol))
-		r.addInt("method_id", int64(q.Method))
-		r.addInt("call_id", int64(q.CallID))
-		b = append(b, ", RMC request protocol "...)
-		b = strconv.AppendInt(b, int64(q.Protocol), 10)
-		b = append(b, " method "...)
-		b = strconv.AppendInt(b, int64(q.Method), 10)
-		b = append(b, " call "...)
-		return strconv.AppendInt(b, int64(q.CallID), 10)
+		return appendRMCCall(r, b, "request", q.Protocol, q.Method, q.CallID)
 	}
 	q, n, err := rmc.ParseResponse(msg)
 	if err != nil || n != len(msg) {
@@ -1025,21 +1016,28 @@ func appendRMC(r *Record, b []byte, msg []byte) []byte {
 		kind = "error"
 	}
 	r.addObject("rmc", 5)
-	r.addString("kind", kind)
-	r.addInt("protocol_id", int64(q.Protocol))
-	r.addInt("method_id", int64(q.Method))
-	r.addInt("call_id", int64(q.CallID))
+	b = appendRMCCall(r, b, kind, q.Protocol, q.Method, q.CallID)
 	res := q.Result.Name()
 	if res == "" {
 		res = q.Result.String()
 	}
 	r.addString("result", res)
+	return b
+}
+
+// appendRMCCall adds the kind and ids of an RMC call to the "rmc" object just
+// begun in r, and the same in a few words to the summary b.
+func appendRMCCall(r *Record, b []byte, kind string, protocol uint16, method, callID uint32) []byte {
+	r.addString("kind", kind)
+	r.addInt("protocol_id", int64(protocol))
+	r.addInt("method_id", int64(method))
+	r.addInt("call_id", int64(callID))
 	b = append(b, ", RMC "...)
 	b = append(b, kind...)
 	b = append(b, " protocol "...)
-	b = strconv.AppendInt(b, int64(q.Protocol), 10)
+	b = strconv.AppendInt(b, int64(protocol), 10)
 	b = append(b, " method "...)
-	b = strconv.AppendInt(b, int64(q.Method), 10)
+	b = strconv.AppendInt(b, int64(method), 10)
 	b = append(b, " call "...)
-	return strconv.AppendInt(b, int64(q.CallID), 10)
+	return strconv.AppendInt(b, int64(callID), 10)
 }
