@@ -16,11 +16,19 @@ import (
 // Sentinel errors. Callers test them with errors.Is; the messages that wrap
 // them name the frame, offset or line.
 var (
-	ErrNotCapture       = errors.New("dissect: not a pcap or pcapng capture")
+	// ErrNotCapture: the input starts with neither a pcap nor a pcapng magic number
+	// (after gzip, if it is compressed).
+	ErrNotCapture = errors.New("dissect: not a pcap or pcapng capture")
+	// ErrTruncatedCapture: the capture ends inside a record; every frame before it
+	// was decoded.
 	ErrTruncatedCapture = errors.New("dissect: capture ends in the middle of a record")
-	ErrCorruptCapture   = errors.New("dissect: corrupt capture record")
-	ErrKeysFile         = errors.New("dissect: bad keys file")
-	ErrDialect          = errors.New("dissect: bad --dialect override")
+	// ErrCorruptCapture: a record header makes no sense (a length beyond the snap
+	// length, a block of an impossible size), so the framing of the rest is lost.
+	ErrCorruptCapture = errors.New("dissect: corrupt capture record")
+	// ErrKeysFile: a line of the keys file does not parse (ParseKeys names the line).
+	ErrKeysFile = errors.New("dissect: bad keys file")
+	// ErrDialect: a --dialect value is not PORT=NAME with a known protocol name.
+	ErrDialect = errors.New("dissect: bad --dialect override")
 )
 
 // DefaultMaxMessage bounds a reassembled application message (PRUDP fragments,

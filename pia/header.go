@@ -18,16 +18,29 @@ import (
 // Errors returned by this package. They are wrapped with context (layout, field,
 // offset); test for them with errors.Is.
 var (
-	ErrTruncated     = errors.New("truncated")
-	ErrBadMagic      = errors.New("bad magic number")
-	ErrBadVersion    = errors.New("header version does not match the configured Pia version")
+	// ErrTruncated: a header, message or footer ends before its fields or sizes say.
+	ErrTruncated = errors.New("truncated")
+	// ErrBadMagic: the packet does not start with Magic.
+	ErrBadMagic = errors.New("bad magic number")
+	// ErrBadVersion: the header's version bits do not match the configured Pia version
+	// ("Version" in specs/pia.md).
+	ErrBadVersion = errors.New("header version does not match the configured Pia version")
+	// ErrNoVersionBits: the version was to be detected from a layout without version bits.
 	ErrNoVersionBits = errors.New("pia: packets up to 5.10 carry no version bits; give the Pia version")
-	ErrUnsupported   = errors.New("unsupported")
-	ErrBadField      = errors.New("bad field value")
-	ErrAuth          = errors.New("authentication failed")
-	ErrBadPadding    = errors.New("bad padding")
-	ErrTooLarge      = errors.New("too large")
-	ErrKey           = errors.New("bad key")
+	// ErrUnsupported: the layout, network or version combination has no definition in the spec.
+	ErrUnsupported = errors.New("unsupported")
+	// ErrBadField: a field holds a value the spec does not allow (encryption byte,
+	// footer size, MTU, ...).
+	ErrBadField = errors.New("bad field value")
+	// ErrAuth: the packet's HMAC or AES-GCM tag does not verify, or a plaintext packet
+	// arrived in an encrypted session.
+	ErrAuth = errors.New("authentication failed")
+	// ErrBadPadding: an AES-ECB ciphertext is not a whole number of blocks.
+	ErrBadPadding = errors.New("bad padding")
+	// ErrTooLarge: a footer, message or packet exceeds what its size field or the MTU allows.
+	ErrTooLarge = errors.New("too large")
+	// ErrKey: a session or game key is missing or has the wrong size.
+	ErrKey = errors.New("bad key")
 )
 
 // Magic is the magic number that starts every Pia packet ("Header" in specs/pia.md).

@@ -40,4 +40,7 @@ var (
 	ErrBadPath = errors.New("malformed path")
 	// ErrBadRecording means a recording file that does not follow the format in docs/pipboy.md.
 	ErrBadRecording = errors.New("malformed recording")
+	// ErrServerClosed is returned by Serve after Shutdown or Close (Server, Relay and
+	// Responder alike).
+	ErrServerClosed = errors.New("pipboy: server closed")
 )

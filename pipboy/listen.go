@@ -8,10 +8,6 @@ import (
 	"sync"
 )
 
-// ErrServerClosed is returned by Serve after Shutdown or Close (Server, Relay and
-// Responder alike).
-var ErrServerClosed = errors.New("pipboy: server closed")
-
 // loopbackAddr returns addr, or 127.0.0.1:port when addr is empty: every listener of
 // this package serves loopback only unless told otherwise.
 func loopbackAddr(addr string, port int) string {
