@@ -68,7 +68,8 @@ type Server struct {
 	// Handler receives the messages; default EchoHandler.
 	Handler Handler
 	// ConnState, if set, is called when a connection is established or ends.
-	// It runs on the connection's shard goroutine and must not block.
+	// It runs while the connection's shard is held (on the shard's goroutine
+	// or the socket reader) and must not block.
 	ConnState func(c *Conn, state ConnState)
 	// ServerKey makes the server a secure server: its Kerberos key opens the
 	// tickets of CONNECT requests. Default nil: an authentication server.
