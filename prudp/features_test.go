@@ -531,3 +531,36 @@ func TestServerShutdown(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestEchoProbe is what `gamewire connect` runs: every echo checked, RTT
+// statistics filled in, and a server that does not echo is reported.
+func TestEchoProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := &Server{}
+		var cfg Config
+		_, c, stop := lossyPair(t, lossy.Config{Seed: 50, Loss: 0.05, Delay: 3 * time.Millisecond}, srv, &cfg)
+		defer stop()
+		rep, err := EchoProbe(context.Background(), c, 0, 50, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Sent != 50 || rep.Received != 50 || len(rep.RTTs) != 50 {
+			t.Fatalf("report %+v", rep)
+		}
+		if rep.Min < 6*time.Millisecond || rep.P50 < rep.Min || rep.Max < rep.P99 || rep.Mean <= 0 {
+			t.Fatalf("RTT statistics %v", rep)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		srv := &Server{Handler: HandlerFunc(func(c *Conn, m Message) {})} // swallows everything
+		var cfg Config
+		_, c, stop := lossyPair(t, lossy.Config{Seed: 51}, srv, &cfg)
+		defer stop()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		rep, err := EchoProbe(ctx, c, 0, 3, 64)
+		if err == nil || rep.Received != 0 {
+			t.Fatalf("no echo, yet err %v report %+v", err, rep)
+		}
+	})
+}
