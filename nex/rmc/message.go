@@ -90,7 +90,8 @@ func finishSize(b []byte, start int) ([]byte, error) {
 	return b, nil
 }
 
-// Append appends r as a packed request with its size field.
+// Append appends r as a packed request with its size field ("Packed" variations,
+// "Request Format" in rmc.md).
 func (r *Request) Append(b []byte) ([]byte, error) {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
@@ -101,7 +102,8 @@ func (r *Request) Append(b []byte) ([]byte, error) {
 	return finishSize(b, start)
 }
 
-// Append appends r as a packed response (success or error by r.Result).
+// Append appends r as a packed response, success or error by r.Result ("Packed"
+// variations, "Response Format" in rmc.md).
 func (r *Response) Append(b []byte) ([]byte, error) {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0)
@@ -157,7 +159,8 @@ func parseHeader(b []byte) (header, error) {
 // bodyOffset is the offset of h.body in the message, for error messages.
 func (h header) bodyOffset() int { return h.n - len(h.body) }
 
-// ParseRequest decodes a packed request. It uses exactly as many bytes as the size
+// ParseRequest decodes a packed request ("Packed" variations, "Request Format" in
+// rmc.md). It uses exactly as many bytes as the size
 // field says (n); bytes after that are the caller's business.
 func ParseRequest(b []byte) (Request, int, error) {
 	h, err := parseHeader(b)
@@ -179,7 +182,8 @@ func ParseRequest(b []byte) (Request, int, error) {
 	}, h.n, nil
 }
 
-// ParseResponse decodes a packed response. An error response must end after its
+// ParseResponse decodes a packed response ("Packed" variations, "Response Format"
+// in rmc.md). An error response must end after its
 // call id.
 func ParseResponse(b []byte) (Response, int, error) {
 	h, err := parseHeader(b)

@@ -101,7 +101,8 @@ func verboseBody(b []byte) ([]byte, int, error) {
 	return b[4 : 4+size], 4 + int(size), nil
 }
 
-// ParseVerboseRequest decodes a verbose request.
+// ParseVerboseRequest decodes a verbose request ("Verbose" variation, "Request
+// Format" in rmc.md).
 func ParseVerboseRequest(b []byte) (VerboseRequest, int, error) {
 	msg, n, err := verboseBody(b)
 	if err != nil {
@@ -125,7 +126,8 @@ func ParseVerboseRequest(b []byte) (VerboseRequest, int, error) {
 	return q, n, nil
 }
 
-// ParseVerboseResponse decodes a verbose response.
+// ParseVerboseResponse decodes a verbose response ("Verbose" variation, "Response
+// Format" in rmc.md).
 func ParseVerboseResponse(b []byte) (VerboseResponse, int, error) {
 	msg, n, err := verboseBody(b)
 	if err != nil {

@@ -23,7 +23,7 @@ func AppendString(b []byte, s string) ([]byte, error) {
 	return append(b, 0), nil
 }
 
-// ParseStringBytes decodes a NEX String and returns its content without the
+// ParseStringBytes decodes a NEX String ("String" in types.md) and returns its content without the
 // terminator, aliasing b (no allocation). A length of 0 (written by some peers for a
 // null string) decodes as empty.
 func ParseStringBytes(b []byte) ([]byte, int, error) {
@@ -52,7 +52,7 @@ func ParseString(b []byte) (string, int, error) {
 	return string(s), n, nil
 }
 
-// AppendBuffer appends data as a NEX Buffer: a 32-bit length and the bytes.
+// AppendBuffer appends data as a NEX Buffer ("Buffer" in types.md): a 32-bit length and the bytes.
 func AppendBuffer(b []byte, data []byte) ([]byte, error) {
 	if uint64(len(data)) > math.MaxUint32 {
 		return b, fmt.Errorf("buffer of %d bytes: %w", len(data), ErrTooLong)
@@ -61,7 +61,7 @@ func AppendBuffer(b []byte, data []byte) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-// ParseBuffer decodes a NEX Buffer; the returned bytes alias b.
+// ParseBuffer decodes a NEX Buffer ("Buffer" in types.md); the returned bytes alias b.
 func ParseBuffer(b []byte) ([]byte, int, error) {
 	if len(b) < 4 {
 		return nil, 0, fmt.Errorf("buffer length: %w (need 4 bytes, have %d)", ErrTruncated, len(b))
@@ -73,7 +73,7 @@ func ParseBuffer(b []byte) ([]byte, int, error) {
 	return b[4 : 4+n : 4+n], 4 + int(n), nil
 }
 
-// AppendQBuffer appends data as a NEX qBuffer: a 16-bit length and the bytes.
+// AppendQBuffer appends data as a NEX qBuffer ("qBuffer" in types.md): a 16-bit length and the bytes.
 func AppendQBuffer(b []byte, data []byte) ([]byte, error) {
 	if len(data) > math.MaxUint16 {
 		return b, fmt.Errorf("qBuffer of %d bytes: %w (max %d)", len(data), ErrTooLong, math.MaxUint16)
@@ -82,7 +82,7 @@ func AppendQBuffer(b []byte, data []byte) ([]byte, error) {
 	return append(b, data...), nil
 }
 
-// ParseQBuffer decodes a NEX qBuffer; the returned bytes alias b.
+// ParseQBuffer decodes a NEX qBuffer ("qBuffer" in types.md); the returned bytes alias b.
 func ParseQBuffer(b []byte) ([]byte, int, error) {
 	if len(b) < 2 {
 		return nil, 0, fmt.Errorf("qBuffer length: %w (need 2 bytes, have %d)", ErrTruncated, len(b))
@@ -166,12 +166,12 @@ func (d DateTime) String() string {
 	return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d", d.Year(), d.Month(), d.Day(), d.Hour(), d.Minute(), d.Second())
 }
 
-// AppendDateTime appends d as a 64-bit value.
+// AppendDateTime appends d as a 64-bit value ("DateTime" in types.md).
 func AppendDateTime(b []byte, d DateTime) []byte {
 	return binary.LittleEndian.AppendUint64(b, uint64(d))
 }
 
-// ParseDateTime decodes a DateTime.
+// ParseDateTime decodes a DateTime ("DateTime" in types.md).
 func ParseDateTime(b []byte) (DateTime, int, error) {
 	if len(b) < 8 {
 		return 0, 0, fmt.Errorf("DateTime: %w (need 8 bytes, have %d)", ErrTruncated, len(b))
@@ -179,12 +179,12 @@ func ParseDateTime(b []byte) (DateTime, int, error) {
 	return DateTime(binary.LittleEndian.Uint64(b)), 8, nil
 }
 
-// AppendResult appends a Result code.
+// AppendResult appends a Result code ("Result" in types.md).
 func AppendResult(b []byte, r Result) []byte {
 	return binary.LittleEndian.AppendUint32(b, uint32(r))
 }
 
-// ParseResult decodes a Result code.
+// ParseResult decodes a Result code ("Result" in types.md).
 func ParseResult(b []byte) (Result, int, error) {
 	if len(b) < 4 {
 		return 0, 0, fmt.Errorf("Result: %w (need 4 bytes, have %d)", ErrTruncated, len(b))

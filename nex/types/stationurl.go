@@ -159,12 +159,13 @@ func (u StationURL) PID() PID { n, _ := u.Uint("PID"); return PID(n) }
 // CID returns the CID parameter (0 when missing).
 func (u StationURL) CID() uint32 { n, _ := u.Uint("CID"); return uint32(n) }
 
-// AppendStationURL appends u as a String.
+// AppendStationURL appends u as a String ("StationURL" in types.md).
 func AppendStationURL(b []byte, u StationURL) ([]byte, error) {
 	return AppendString(b, u.String())
 }
 
-// ParseStationURL decodes a StationURL (a String) and parses its string form.
+// ParseStationURL decodes a StationURL (a String, "StationURL" in types.md) and
+// parses its string form.
 func ParseStationURL(b []byte) (StationURL, int, error) {
 	s, n, err := ParseString(b)
 	if err != nil {

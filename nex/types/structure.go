@@ -38,7 +38,8 @@ type StructureHeader struct {
 	Content []byte // the level's content, aliasing the input
 }
 
-// ParseStructureHeader decodes a structure header and returns the content it frames.
+// ParseStructureHeader decodes a structure header ("Structure header" in types.md)
+// and returns the content it frames.
 func ParseStructureHeader(b []byte) (StructureHeader, int, error) {
 	if len(b) < 5 {
 		return StructureHeader{}, 0, fmt.Errorf("structure header: %w (need 5 bytes, have %d)", ErrTruncated, len(b))
@@ -59,7 +60,7 @@ type AnyDataHolder struct {
 	Data     []byte
 }
 
-// AppendAnyDataHolder appends h: the type name, the data length plus 4, the data
+// AppendAnyDataHolder appends h ("AnyDataHolder" in types.md): the type name, the data length plus 4, the data
 // length and the data.
 func AppendAnyDataHolder(b []byte, h AnyDataHolder) ([]byte, error) {
 	if uint64(len(h.Data)) > math.MaxUint32-4 {
