@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,16 +59,19 @@ func init() {
 	rootCmd.AddCommand(accountsCmd)
 }
 
-func openAccounts(cmd *cobra.Command) (*accounts.Store, error) {
-	dir := accountsFlags.data
+// openStore opens (creating it on first use) the account store in dir, or in
+// accounts.DefaultDir when dir is empty: what accounts --data and serve --data share.
+func openStore(ctx context.Context, dir string) (s *accounts.Store, created bool, err error) {
 	if dir == "" {
-		d, err := accounts.DefaultDir()
-		if err != nil {
-			return nil, err
+		if dir, err = accounts.DefaultDir(); err != nil {
+			return nil, false, err
 		}
-		dir = d
 	}
-	s, created, err := accounts.Open(cmd.Context(), dir)
+	return accounts.Open(ctx, dir)
+}
+
+func openAccounts(cmd *cobra.Command) (*accounts.Store, error) {
+	s, created, err := openStore(cmd.Context(), accountsFlags.data)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/nex"
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -28,15 +27,7 @@ func init() {
 
 // runServeNEX runs the NEX authentication and secure servers (docs/nex.md).
 func runServeNEX(cmd *cobra.Command, cfg prudp.Config) error {
-	dir := serveNEXFlags.data
-	if dir == "" {
-		d, err := accounts.DefaultDir()
-		if err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
-		dir = d
-	}
-	store, created, err := accounts.Open(cmd.Context(), dir)
+	store, created, err := openStore(cmd.Context(), serveNEXFlags.data)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
