@@ -2,6 +2,7 @@ package prudp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -294,9 +295,13 @@ func (c *Conn) Close(ctx context.Context) error {
 		case <-c.done:
 		case <-ctx.Done():
 			c.Abort()
+			return fmt.Errorf("prudp: graceful close not acknowledged, connection dropped: %w", ctx.Err())
 		}
+	} else if c.Err() == nil {
+		c.Abort()
+		return fmt.Errorf("prudp: close: %w", err)
 	}
-	if e := c.Err(); e != nil && e != ErrClosed && e != ErrPeerClosed {
+	if e := c.Err(); e != nil && !errors.Is(e, ErrClosed) && !errors.Is(e, ErrPeerClosed) {
 		return e
 	}
 	return nil
