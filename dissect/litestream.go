@@ -1,7 +1,7 @@
 package dissect
 
 import (
-	"strconv"
+	"errors"
 
 	"github.com/gamewire/gamewire/prudp/lite"
 	"github.com/gamewire/gamewire/prudp/wire"
@@ -24,11 +24,7 @@ func isLiteStream(b []byte) bool {
 
 type liteStreamHandler struct {
 	*prudpHandler
-	dir [2]struct {
-		buf    []byte
-		broken bool
-		off    int64
-	}
+	dir [2]framer
 }
 
 func newLiteStream(d *Dissector) *liteStreamHandler {
@@ -40,44 +36,27 @@ func newLiteStream(d *Dissector) *liteStreamHandler {
 }
 
 func (h *liteStreamHandler) stream(c *pktCtx, data []byte, gap int) {
-	st := &h.dir[c.dir]
-	if gap > 0 && !st.broken {
-		st.broken = true
-		c.note("prudp", strconv.Itoa(gap)+" bytes missing from the capture; Lite packet framing lost for the rest of this direction")
-	}
-	if st.broken {
-		return
-	}
-	st.buf = append(st.buf, data...)
-	n := 0
-	for n < len(st.buf) {
-		size, err := lite.PacketLen(st.buf[n:])
-		if err != nil || size > h.d.cfg.MaxMessage {
-			st.broken = true
-			reason := "packet larger than the message limit"
-			if err != nil {
-				reason = err.Error()
-			}
-			c.note("prudp", "Lite stream offset "+strconv.FormatInt(st.off+int64(n), 10)+": "+reason+"; framing lost for the rest of this direction")
-			st.buf = nil
-			return
+	h.dir[c.dir].feed(c, "prudp", "Lite packet", data, gap, func(b []byte, _ int64) (int, error) {
+		size, err := lite.PacketLen(b)
+		switch {
+		case err != nil:
+			return 0, err
+		case size > h.d.cfg.MaxMessage:
+			return 0, errLiteTooLarge
+		case size == 0 || size > len(b):
+			return 0, nil
 		}
-		if size == 0 || n+size > len(st.buf) {
-			break
-		}
-		h.prudpHandler.udp(c, st.buf[n:n+size])
-		n += size
-	}
-	st.off += int64(n)
-	st.buf = st.buf[:copy(st.buf, st.buf[n:])]
+		h.prudpHandler.udp(c, b[:size])
+		return size, nil
+	})
 }
+
+var errLiteTooLarge = errors.New("packet larger than the message limit")
 
 // finish reports a packet the capture ended inside of.
 func (h *liteStreamHandler) finish(c *pktCtx) {
 	for dir := range h.dir {
-		if st := &h.dir[dir]; len(st.buf) > 0 && !st.broken {
-			c.towards(dir).note("prudp", "capture ended inside a Lite packet: "+strconv.Itoa(len(st.buf))+" bytes of it")
-		}
+		h.dir[dir].finish(c, dir, "prudp", "Lite packet")
 	}
 	h.prudpHandler.finish(c)
 }

@@ -22,14 +22,8 @@ func init() {
 }
 
 type pipboyHandler struct {
-	dir   [2]pipboyDirection
+	dir   [2]framer
 	state *pipboy.GameState // what the game (the server end) sent
-}
-
-type pipboyDirection struct {
-	buf    []byte
-	broken bool
-	off    int64 // stream offset of buf[0]
 }
 
 func (h *pipboyHandler) protocol() string { return "pipboy" }
@@ -79,32 +73,17 @@ func (h *pipboyHandler) udp(c *pktCtx, b []byte) {
 
 // stream frames the TCP bytes of one direction into messages.
 func (h *pipboyHandler) stream(c *pktCtx, data []byte, gap int) {
-	st := &h.dir[c.dir]
-	if gap > 0 && !st.broken {
-		st.broken = true
-		c.note("pipboy", strconv.Itoa(gap)+" bytes missing from the capture at stream offset "+strconv.FormatInt(st.off+int64(len(st.buf)), 10)+"; message framing lost for the rest of this direction")
-	}
-	if st.broken {
-		return
-	}
-	st.buf = append(st.buf, data...)
-	n := 0
-	for n < len(st.buf) {
-		m, used, err := pipboy.ParseMessage(st.buf[n:], c.d.cfg.MaxMessage)
+	h.dir[c.dir].feed(c, "pipboy", "message", data, gap, func(b []byte, off int64) (int, error) {
+		m, used, err := pipboy.ParseMessage(b, c.d.cfg.MaxMessage)
 		if errors.Is(err, pipboy.ErrTruncated) {
-			break
+			return 0, nil
 		}
 		if err != nil {
-			st.broken = true
-			c.note("pipboy", "stream offset "+strconv.FormatInt(st.off+int64(n), 10)+": "+err.Error()+"; framing lost for the rest of this direction")
-			st.buf = nil
-			return
+			return 0, err
 		}
-		h.message(c, m, st.off+int64(n))
-		n += used
-	}
-	st.off += int64(n)
-	st.buf = st.buf[:copy(st.buf, st.buf[n:])]
+		h.message(c, m, off)
+		return used, nil
+	})
 }
 
 func (h *pipboyHandler) message(c *pktCtx, m pipboy.Message, off int64) {
@@ -148,8 +127,6 @@ func (h *pipboyHandler) message(c *pktCtx, m pipboy.Message, off int64) {
 // finish reports a message the capture ended inside of.
 func (h *pipboyHandler) finish(c *pktCtx) {
 	for dir := range h.dir {
-		if st := &h.dir[dir]; len(st.buf) > 0 && !st.broken {
-			c.towards(dir).note("pipboy", "capture ended inside a message: "+strconv.Itoa(len(st.buf))+" bytes of it at stream offset "+strconv.FormatInt(st.off, 10))
-		}
+		h.dir[dir].finish(c, dir, "pipboy", "message")
 	}
 }
