@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // session is the state of one PRUDP connection. It is owned by exactly one
@@ -333,6 +334,18 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 			extra = append(extra, a.seq)
 		}
 	}
+	if s.minor < 2 && sub != 0 {
+		// The old format has no substream field and peers read it as
+		// substream 0: acknowledge other substreams one by one.
+		for i := range acks {
+			if a := &acks[i]; a.aggregatable() && a.substream == sub {
+				ack := pkt{typ: typeData, flags: flagAck, substream: sub, seq: a.seq, fragment: a.fragment}
+				_, _ = s.write(now, &ack)
+				s.conn.stats.acksOut.Add(1)
+			}
+		}
+		return
+	}
 	if s.minor < 2 {
 		// Old format: the header's sequence id acknowledges everything up to
 		// it. The payload, by the spec a list of further ids, carries that
@@ -616,39 +629,29 @@ func (s *session) handleAck(now time.Time, p *pkt) {
 // handleAggregateAck reads both formats: the new one (minor >= 2, header
 // substream id 1, sequence id 0; NintendoClients' rule) and the old one.
 func (s *session) handleAggregateAck(now time.Time, p *pkt) {
-	b := p.payload
-	if s.minor >= 2 && p.substream == 1 && p.seq == 0 {
-		if len(b) < 4 {
-			s.conn.stats.drop(dropMalformed)
-			return
-		}
-		sub, n, cum := b[0], int(b[1]), binary.LittleEndian.Uint16(b[2:])
-		if len(b) != 4+2*n {
-			s.conn.stats.drop(dropMalformed)
-			return
-		}
-		if int(sub) >= len(s.streams) {
-			s.conn.stats.drop(dropSubstream)
-			return
-		}
-		st := &s.streams[sub]
-		s.ackUpTo(now, st, cum)
-		for i := 0; i < n; i++ {
-			s.ackOne(now, st, binary.LittleEndian.Uint16(b[4+2*i:]))
-		}
-		return
+	var a wire.AggregateAck
+	var err error
+	if p.substream == 1 && p.seq == 0 {
+		// New format, as nex-go and NintendoClients recognise it: header
+		// substream id 1, the real substream in the payload.
+		a, err = wire.ParseAggregateAck(p.payload)
+	} else {
+		a, err = wire.ParseAggregateAckOld(p.payload, p.seq)
+		a.SubstreamID = p.substream
 	}
-	if len(b)%2 != 0 {
+	if err != nil {
 		s.conn.stats.drop(dropMalformed)
+		s.cfg.Logger.Debug("prudp: bad aggregate ACK", "peer", s.peer, "err", err)
 		return
 	}
-	st, ok := s.substreamOf(p)
-	if !ok {
+	if int(a.SubstreamID) >= len(s.streams) {
+		s.conn.stats.drop(dropSubstream)
 		return
 	}
-	s.ackUpTo(now, st, p.seq)
-	for i := 0; i+1 < len(b); i += 2 {
-		s.ackOne(now, st, binary.LittleEndian.Uint16(b[i:]))
+	st := &s.streams[a.SubstreamID]
+	s.ackUpTo(now, st, a.Seq)
+	for i := range a.Len() {
+		s.ackOne(now, st, a.At(i))
 	}
 }
 
