@@ -10,10 +10,11 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
-// session is the state of one PRUDP connection. It is owned by exactly one
-// goroutine (its shard's loop, see shard.go); every method takes the current
-// time so tests drive it without sleeping. Nothing here touches a socket:
-// packets go out through the shard's write function.
+// session is the state of one PRUDP connection. It has one owner at a time:
+// its shard's loop, or the socket reader running a small datagram to
+// completion while holding the shard (see shard.go). Every method takes the
+// current time so tests drive it without sleeping. Nothing here touches a
+// socket: packets go out through the shard's write function.
 type session struct {
 	cfg   *Config
 	codec codec
