@@ -445,9 +445,11 @@ func (e *Endpoint) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { e.Close() })
 	defer stop()
 	if e.cfg.FlushInterval > 0 {
-		done := make(chan struct{})
-		defer close(done)
+		// The flusher ends before Serve returns, so nothing is sent after it.
+		done, flusherDone := make(chan struct{}), make(chan struct{})
+		defer func() { close(done); <-flusherDone }()
 		go func() {
+			defer close(flusherDone)
 			t := time.NewTicker(e.cfg.FlushInterval)
 			defer t.Stop()
 			for {
