@@ -28,7 +28,7 @@ var keygenHyperscapeCmd = &cobra.Command{
   key.pem      PKCS#8 private key, mode 0600 ("PRIVATE KEY"; what
                openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out key.pem writes)
   key.pub.pem  PKIX public key ("PUBLIC KEY"; what
-               openssl ec -in key.pem -pubout -out key.out writes)
+               openssl ec -in key.pem -pubout -out key.pub.pem writes)
 
 The server signs its ephemeral CONNECT key with key.pem (serve --cert-key);
 clients verify with key.pub.pem (connect --cert-pub). Existing files are
