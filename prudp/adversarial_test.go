@@ -54,13 +54,13 @@ func TestSpoofedSYNFloodKeepsNoState(t *testing.T) {
 				}
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				port := uint8(StreamRVSecure<<4 | 0xf)
-				syn := pkt{typ: typeSyn, flags: flagNeedAck, src: port, dst: StreamRVSecure<<4 | 1, supported: 4}
+				port := vport(StreamRVSecure, 0xf)
+				syn := pkt{typ: typeSyn, flags: flagNeedAck, src: port, dst: vport(StreamRVSecure, 1), supported: 4}
 				synBytes, err := c.appendPacket(nil, &syn, keys{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: port, dst: StreamRVSecure<<4 | 1, supported: 4}
+				con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: port, dst: vport(StreamRVSecure, 1), supported: 4}
 				// A made-up connection signature: the attacker never saw our SYN-ACK.
 				conBytes, err := c.appendPacket(nil, &con, keys{connSig: bytes.Repeat([]byte{0x17}, c.connSigLen())})
 				if err != nil {

@@ -96,7 +96,7 @@ func TestIdleConnectionMemory(t *testing.T) {
 	sh := p.sep.shards[0]
 	p.scap.keep = false
 	cl := p.cep.codec
-	con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: StreamRVSecure<<4 | 0xf, dst: StreamRVSecure<<4 | 1, supported: 4}
+	con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: vport(StreamRVSecure, 0xf), dst: vport(StreamRVSecure, 1), supported: 4}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -20,6 +20,9 @@ const (
 	NEXV0
 	// NEXV0Friends is "V0 Format" with the friends-server signature mode.
 	NEXV0Friends
+	// NEXLite is "Lite Format" (Switch games) over a stream transport
+	// (package prudp/lite: WebSocket, TCP, TLS); see dialect_lite.go.
+	NEXLite
 )
 
 // String returns the dialect's CLI name.
@@ -31,18 +34,20 @@ func (d Dialect) String() string {
 		return "nex-v0"
 	case NEXV0Friends:
 		return "nex-v0-friends"
+	case NEXLite:
+		return "nex-lite"
 	}
 	return fmt.Sprintf("dialect(%d)", int(d))
 }
 
-// ParseDialect maps a CLI name (nex-v1, nex-v0, nex-v0-friends) to a Dialect.
+// ParseDialect maps a CLI name (nex-v1, nex-v0, nex-v0-friends, nex-lite) to a Dialect.
 func ParseDialect(s string) (Dialect, error) {
-	for _, d := range []Dialect{NEXV1, NEXV0, NEXV0Friends} {
+	for _, d := range []Dialect{NEXV1, NEXV0, NEXV0Friends, NEXLite} {
 		if d.String() == s {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("prudp: unknown dialect %q (want nex-v1, nex-v0 or nex-v0-friends)", s)
+	return 0, fmt.Errorf("prudp: unknown dialect %q (want nex-v1, nex-v0, nex-v0-friends or nex-lite)", s)
 }
 
 // Stream types ("Virtual ports" in specs/prudp-nex.md).
@@ -67,7 +72,7 @@ type Config struct {
 	AccessKey string
 	// StreamType of the virtual ports; default StreamRVSecure (10).
 	StreamType uint8
-	// Port is the virtual port number (0-15): the server's port (default 1) or
+	// Port is the virtual port number (0-15; 0-255 for NEXLite): the server's port (default 1) or
 	// the client's own port (default 15, "the highest unused port").
 	Port uint8
 	// MinorVersion is the highest PRUDP minor version offered in "Supported
@@ -102,9 +107,10 @@ type Config struct {
 	// InitialRTO is the retransmission timeout before the first RTT sample;
 	// default 1 s. MinRTO and MaxRTO bound it; defaults 50 ms and 10 s (the
 	// floor keeps scheduling hiccups on a loaded host from looking like loss).
+	// NEXLite, over a reliable stream, defaults to 5 s, 5 s and 20 s.
 	InitialRTO, MinRTO, MaxRTO time.Duration
 	// MaxRetransmits is how often one packet is resent before the connection
-	// fails with ErrTimeout; default 8.
+	// fails with ErrTimeout; default 8 (2 for NEXLite).
 	MaxRetransmits int
 	// KeepAlive is the idle time after which a PING is sent; default 5 s.
 	KeepAlive time.Duration
@@ -152,10 +158,13 @@ func (c *Config) resolved() Config {
 	if r.StreamType == 0 {
 		r.StreamType = StreamRVSecure
 	}
+	if r.Dialect == NEXLite {
+		r.liteDefaults()
+	}
 	if r.MinorVersion == 0 && r.Dialect == NEXV1 {
 		r.MinorVersion = 4
 	}
-	if r.Dialect != NEXV1 {
+	if r.Dialect != NEXV1 && r.Dialect != NEXLite {
 		r.MinorVersion = 0
 		r.MaxSubstreamID = 0
 	}
@@ -230,7 +239,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("prudp: RC4Key of %d bytes (1 to 256)", len(c.RC4Key))
 	case c.FragmentSize < 16 || c.FragmentSize > maxDatagram-128:
 		return fmt.Errorf("prudp: FragmentSize %d (16 to %d)", c.FragmentSize, maxDatagram-128)
-	case c.StreamType > 15 || c.Port > 15:
+	case c.StreamType > 15 || (c.Port > 15 && c.Dialect != NEXLite):
 		return fmt.Errorf("prudp: virtual port stream type %d, port %d (each 0 to 15)", c.StreamType, c.Port)
 	case c.Ticket != nil && len(c.Ticket.SessionKey) == 0:
 		return fmt.Errorf("prudp: Ticket without a session key")

@@ -79,8 +79,8 @@ func DialPacketConn(ctx context.Context, pc PacketConn, raddr netip.AddrPort, cf
 		s := newSession(sh, &ep.cfg, ep.codec, true, raddr, now)
 		s.conn = c
 		c.s = s
-		s.localPort = ep.cfg.StreamType<<4 | 0xf
-		s.remotePort = ep.cfg.StreamType<<4 | ep.cfg.Port
+		s.localPort = vport(ep.cfg.StreamType, traitsOf(ep.codec).clientPort)
+		s.remotePort = vport(ep.cfg.StreamType, ep.cfg.Port)
 		s.key = demuxKey{addr: raddr, local: s.localPort, remote: s.remotePort}
 		if err := s.startClient(now); err != nil {
 			return err

@@ -17,6 +17,8 @@ func newCodec(cfg *Config) (codec, error) {
 		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeGames)}, nil
 	case NEXV0Friends:
 		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)}, nil
+	case NEXLite:
+		return &liteCodec{d: wire.NewLite(cfg.AccessKey)}, nil
 	}
 	return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
 }
@@ -25,7 +27,7 @@ func newCodec(cfg *Config) (codec, error) {
 func (p *pkt) fromWire(w *wire.Packet) {
 	p.typ = uint8(w.Type)
 	p.flags = uint16(w.Flags)
-	p.src, p.dst = w.Src.Byte(), w.Dst.Byte()
+	p.src, p.dst = vport(uint8(w.Src.Stream), w.Src.Port), vport(uint8(w.Dst.Stream), w.Dst.Port)
 	p.sessionID = w.SessionID
 	p.substream = w.SubstreamID
 	p.seq = w.Seq
@@ -40,8 +42,8 @@ func (p *pkt) fromWire(w *wire.Packet) {
 // toWire fills a wire packet from p.
 func (p *pkt) toWire(w *wire.Packet) {
 	*w = wire.Packet{
-		Src:                wire.VPortFromByte(p.src),
-		Dst:                wire.VPortFromByte(p.dst),
+		Src:                wire.VPort{Stream: wire.StreamType(p.src >> 8), Port: uint8(p.src)},
+		Dst:                wire.VPort{Stream: wire.StreamType(p.dst >> 8), Port: uint8(p.dst)},
 		Type:               wire.PacketType(p.typ),
 		Flags:              wire.Flags(p.flags),
 		SessionID:          p.sessionID,

@@ -61,10 +61,11 @@ const (
 	epDropSession                       // wrong session id for the connection
 	epDropHandshake                     // refused CONNECT (bad ticket, vport)
 	epDropQueue                         // shard queue full
+	epDropLiteSig                       // CONNECT with a bad Lite signature (refused, logged)
 	numEndpointDrops
 )
 
-var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full"}
+var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature"}
 
 func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	c, err := newCodec(&cfg)

@@ -141,7 +141,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 		ep.drops[epDropUnknown].Add(1)
 		return
 	}
-	if p.dst != cfg.StreamType<<4|cfg.Port&0xf || p.src>>4 != cfg.StreamType {
+	if p.dst != vport(cfg.StreamType, cfg.Port) || p.src>>8 != uint16(cfg.StreamType) {
 		ep.drops[epDropHandshake].Add(1)
 		return
 	}
@@ -163,6 +163,11 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	}
 	// CONNECT: signed with our connection signature, never with a session key.
 	if !ep.codec.verify(p, keys{connSig: sig[:sigLen]}) {
+		if traitsOf(ep.codec).liteSignature {
+			ep.drops[epDropLiteSig].Add(1)
+			cfg.Logger.Warn("prudp: CONNECT refused: bad Lite signature (wrong access key, or not an answer to our SYN-ACK)", "peer", from)
+			return
+		}
 		ep.drops[epDropSignature].Add(1)
 		return
 	}

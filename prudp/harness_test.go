@@ -74,8 +74,8 @@ func newManualPair(tb testing.TB, cfg Config) *manualPair {
 	c := newConn(sh, p.scap.addr, rc.MaxSendQueue)
 	s := newSession(sh, &p.cep.cfg, p.cep.codec, true, p.scap.addr, p.now)
 	s.conn, c.s = c, s
-	s.localPort = rc.StreamType<<4 | 0xf
-	s.remotePort = rc.StreamType<<4 | 1
+	s.localPort = vport(rc.StreamType, 0xf)
+	s.remotePort = vport(rc.StreamType, 1)
 	s.key = demuxKey{addr: p.scap.addr, local: s.localPort, remote: s.remotePort}
 	if err := s.startClient(p.now); err != nil {
 		tb.Fatal(err)

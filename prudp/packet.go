@@ -31,7 +31,7 @@ func typeName(t uint8) string {
 type pkt struct {
 	typ           uint8
 	flags         uint16
-	src, dst      uint8 // virtual ports: stream type << 4 | port
+	src, dst      uint16 // virtual ports: stream type << 8 | port (8-bit ports for Lite, see vport)
 	sessionID     uint8
 	substream     uint8
 	seq           uint16

@@ -26,7 +26,7 @@ type session struct {
 	peer   netip.AddrPort
 	key    demuxKey
 
-	localPort, remotePort uint8
+	localPort, remotePort uint16
 	localSID, remoteSID   uint8
 
 	sigOut     []byte // connection signature we sign outgoing packets with (the peer's)
@@ -35,6 +35,7 @@ type session struct {
 	baseKey    []byte // RC4 key of substream 0
 
 	minor        uint8
+	dialect      dialectTraits // what the dialect changes (Lite: no RC4, new-format acks)
 	maxSubstream uint8
 	supported    uint32
 
@@ -158,6 +159,7 @@ func newSession(sh *shard, cfg *Config, c codec, client bool, peer netip.AddrPor
 		lastRecv:  now,
 		lastSend:  now,
 		heapIndex: -1,
+		dialect:   traitsOf(c),
 	}
 	return s
 }
@@ -275,7 +277,7 @@ func (s *session) flushAcks(now time.Time) {
 		return
 	}
 	acks := s.acks
-	aggregate := s.codec.v1() && s.minor >= 1 && !s.cfg.IndividualAcks
+	aggregate := s.codec.v1() && (s.minor >= 1 || s.dialect.newAcks) && !s.cfg.IndividualAcks
 	for i := range acks {
 		a := &acks[i]
 		if aggregate && a.aggregatable() {
@@ -347,7 +349,7 @@ func (s *session) sendAggregate(now time.Time, sub uint8, acks []ackItem) {
 		}
 		return
 	}
-	if s.minor < 2 {
+	if s.minor < 2 && !s.dialect.newAcks {
 		// Old format: the header's sequence id acknowledges everything up to
 		// it. The payload, by the spec a list of further ids, carries that
 		// same id once: NintendoClients reads an old-format payload as one
@@ -524,7 +526,9 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	default:
 		return
 	}
-	st.dec.XORKeyStream(payload, payload)
+	if !s.dialect.plain {
+		st.dec.XORKeyStream(payload, payload)
+	}
 	if s.cfg.Compression {
 		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
 		if err != nil {
@@ -570,7 +574,9 @@ func (s *session) handleUnreliable(now time.Time, p *pkt) {
 	if s.state != stateEstablished && s.state != stateClosing {
 		return
 	}
-	s.unrelKeys.XORPacket(p.payload, p.payload, p.seq, p.sessionID)
+	if !s.dialect.plain {
+		s.unrelKeys.XORPacket(p.payload, p.payload, p.seq, p.sessionID)
+	}
 	payload := p.payload
 	if s.cfg.Compression {
 		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
@@ -632,7 +638,7 @@ func (s *session) handleAck(now time.Time, p *pkt) {
 func (s *session) handleAggregateAck(now time.Time, p *pkt) {
 	var a wire.AggregateAck
 	var err error
-	if p.substream == 1 && p.seq == 0 {
+	if s.dialect.newAcks || (p.substream == 1 && p.seq == 0) {
 		// New format, as nex-go and NintendoClients recognise it: header
 		// substream id 1, the real substream in the payload.
 		a, err = wire.ParseAggregateAck(p.payload)
@@ -816,7 +822,9 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 	} else {
 		payload = append(payload, rest...)
 	}
-	st.enc.XORKeyStream(payload, payload)
+	if !s.dialect.plain {
+		st.enc.XORKeyStream(payload, payload)
+	}
 	s.sh.payloadBuf = payload
 	p := pkt{typ: typeData, flags: flagReliable | flagNeedAck, substream: st.id, seq: st.sendSeq, fragment: frag, payload: payload}
 	s.transmitNew(now, st, &p, len(rest))
@@ -897,7 +905,9 @@ func (s *session) sendUnreliable(now time.Time, data []byte) error {
 	}
 	seq := s.unrelSendSeq
 	s.unrelSendSeq++
-	s.unrelKeys.XORPacket(payload, payload, seq, s.localSID)
+	if !s.dialect.plain {
+		s.unrelKeys.XORPacket(payload, payload, seq, s.localSID)
+	}
 	s.sh.payloadBuf = payload
 	p := pkt{typ: typeData, seq: seq, payload: payload}
 	_, err := s.write(now, &p)

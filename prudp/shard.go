@@ -13,8 +13,8 @@ import (
 // virtual ports on both ends. The session id is checked after the lookup.
 type demuxKey struct {
 	addr   netip.AddrPort
-	local  uint8
-	remote uint8
+	local  uint16 // virtual ports, see vport
+	remote uint16
 }
 
 // event is what reaches a shard's goroutine: a received datagram or a call
