@@ -10,6 +10,8 @@ import (
 	"net/url"
 
 	"github.com/coder/websocket"
+
+	"github.com/gamewire/gamewire/prudp"
 )
 
 // DialStream opens a Lite stream to a URL: ws://host:port/ and
@@ -110,3 +112,28 @@ func streamKind(c net.Conn) string {
 // Stats returns the counters of the transport under a PortConn (the whole
 // Listener's on a server).
 func (p *PortConn) Stats() Stats { return p.h.stats() }
+
+// Dial connects a PRUDP Lite client to a URL (ws://, wss://, tcp://, tls://)
+// and completes the handshake: DialStream, NewClient, then
+// prudp.DialPacketConn with pcfg (its Dialect must be prudp.NEXLite; nil
+// means a default Lite configuration). pcfg.Port is the server's virtual port
+// (1 authentication, 2 secure). The connection owns the stream: it is closed
+// when the connection ends. ctx bounds the dial and the handshake.
+func Dial(ctx context.Context, rawURL string, pcfg *prudp.Config, cfg *Config) (*prudp.Conn, error) {
+	if pcfg == nil {
+		pcfg = &prudp.Config{Dialect: prudp.NEXLite}
+	}
+	if pcfg.Dialect != prudp.NEXLite {
+		return nil, fmt.Errorf("prudp lite: dial %q: dialect %v, want nex-lite", rawURL, pcfg.Dialect)
+	}
+	c, err := DialStream(ctx, rawURL, cfg)
+	if err != nil {
+		return nil, err
+	}
+	pc, raddr := NewClient(c, cfg)
+	conn, err := prudp.DialPacketConn(ctx, pc, raddr, pcfg, true)
+	if err != nil {
+		return nil, fmt.Errorf("prudp lite: dial %s: %w", rawURL, err)
+	}
+	return conn, nil
+}
