@@ -372,6 +372,11 @@ func TestHelloAndCommands(t *testing.T) {
 		{PlaceCustomMarker(-71774.5, 87841.25), `{"type":6,"args":[-71774.5,87841.25,false],"id":34}`},
 		{UseItem(7, 494), `{"type":0,"args":[7,0,494],"id":34}`},
 		{RemoveCustomMarker(), `{"type":7,"args":[],"id":34}`},
+		// The other rows of the command table ("Type 5: Command Request").
+		{SetFavorite(4207600675, []int64{0, 1}, 7, 494), `{"type":2,"args":[4207600675,[0,1],7,494],"id":34}`},
+		{ToggleComponentTag(1234, 494), `{"type":3,"args":[1234,494],"id":34}`},
+		{CycleSearchMode(6), `{"type":4,"args":[6],"id":34}`},
+		{ToggleQuestMarker(2345, 0, false), `{"type":5,"args":[2345,0,false],"id":34}`},
 	}
 	for _, tc := range helpers {
 		tc.cmd.ID = 34

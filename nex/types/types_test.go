@@ -370,3 +370,50 @@ func TestListAllocationBounded(t *testing.T) {
 		t.Fatalf("decoding a forged list allocated %d bytes (%v allocations)", grown, allocs)
 	}
 }
+
+// TestStandaloneParsers: the decoders for use outside a Reader (DateTime, Result,
+// structure header, List) read back what their encoders wrote, use exactly its
+// length, and refuse every shorter prefix with ErrTruncated or ErrBadLength.
+func TestStandaloneParsers(t *testing.T) {
+	date := MakeDateTime(2026, 11, 22, 10, 45, 30)
+	st, mark := BeginStructure(nil, hdr, 3)
+	st = append(st, 0xAA, 0xBB)
+	st, err := EndStructure(st, mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := AppendList(nil, []string{"ab", ""}, AppendString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		enc   []byte
+		parse func(b []byte) (any, int, error)
+		want  any
+	}{
+		{"DateTime", AppendDateTime(nil, date), func(b []byte) (any, int, error) { return ParseDateTime(b) }, date},
+		{"Result", AppendResult(nil, CoreAccessDenied), func(b []byte) (any, int, error) { return ParseResult(b) }, CoreAccessDenied},
+		{"structure header", st, func(b []byte) (any, int, error) {
+			h, n, err := ParseStructureHeader(b)
+			return string(rune(h.Version)) + hex.EncodeToString(h.Content), n, err
+		}, "\x03aabb"},
+		{"List", list, func(b []byte) (any, int, error) {
+			l, n, err := ParseList(b, ParseString)
+			return strings.Join(l, ","), n, err
+		}, "ab,"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n, err := tc.parse(append(tc.enc, 0xEE)) // a trailing byte is not theirs
+			if err != nil || n != len(tc.enc) || got != tc.want {
+				t.Fatalf("got %v, %d bytes, %v; want %v, %d bytes", got, n, err, tc.want, len(tc.enc))
+			}
+			for i := range tc.enc {
+				if _, _, err := tc.parse(tc.enc[:i]); !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrBadLength) {
+					t.Errorf("prefix of %d bytes: %v, want ErrTruncated or ErrBadLength", i, err)
+				}
+			}
+		})
+	}
+}
