@@ -415,18 +415,17 @@ func TestLiteSlowReader(t *testing.T) {
 func TestLiteCloseMidMessage(t *testing.T) {
 	for _, scheme := range []string{"ws", "wss"} {
 		t.Run(scheme, func(t *testing.T) {
-			s := startServers(t, scheme == "wss", Config{})
-			var delivered sync.WaitGroup
-			s.auth.Handler = prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
-				t.Errorf("a message of %d bytes was delivered", len(m.Data))
-			})
 			ended := make(chan error, 1)
-			s.auth.ConnState = func(c *prudp.Conn, st prudp.ConnState) {
-				if st == prudp.StateClosed {
-					ended <- c.Err()
+			s := startServers(t, scheme == "wss", Config{}, func(auth, _ *prudp.Server) {
+				auth.Handler = prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
+					t.Errorf("a message of %d bytes was delivered", len(m.Data))
+				})
+				auth.ConnState = func(c *prudp.Conn, st prudp.ConnState) {
+					if st == prudp.StateClosed {
+						ended <- c.Err()
+					}
 				}
-			}
-			delivered.Wait()
+			})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			raw, err := DialStream(ctx, testURL(s.l, scheme), &Config{TLS: s.client})
