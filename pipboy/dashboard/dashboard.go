@@ -329,10 +329,18 @@ func (d *Dashboard) send(raw json.RawMessage) (int, error) {
 	return d.current().Send(pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args})
 }
 
+// maxCommandSize bounds a command from the page (POST body or WebSocket message).
+const maxCommandSize = 64 << 10
+
 func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCommandSize))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		code := http.StatusBadRequest
+		if errors.As(err, new(*http.MaxBytesError)) {
+			code = http.StatusRequestEntityTooLarge
+			err = fmt.Errorf("command: body above %d bytes", maxCommandSize)
+		}
+		http.Error(w, err.Error(), code)
 		return
 	}
 	id, err := d.send(body)
@@ -360,7 +368,7 @@ func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.CloseNow()
-	c.SetReadLimit(64 << 10)
+	c.SetReadLimit(maxCommandSize)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(d.ctx, cancel)

@@ -193,6 +193,13 @@ func TestDashboardLive(t *testing.T) {
 		t.Fatalf("bad POST command: %v %v", r.StatusCode, err)
 	}
 	r.Body.Close()
+	// A body above the limit is refused as too large, not parsed cut short.
+	huge := `{"type":9,"args":[` + strings.Repeat("1,", 40<<10) + `1]}`
+	r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(huge))
+	if err != nil || r.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized POST command: %v %v", r.StatusCode, err)
+	}
+	r.Body.Close()
 	r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(`{"type":9,"args":[48363]}`))
 	if err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("POST command: %v %v", r.StatusCode, err)
