@@ -294,6 +294,35 @@ func TestClientOverPipe(t *testing.T) {
 	}
 }
 
+// TestClientValidateWithParamOverPipe: the client's NEX 4.4 login (method 6)
+// against the server, for a known and an unknown user.
+func TestClientValidateWithParamOverPipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := types.Settings{PIDSize: 8, StructureHeader: true}
+	srv := testServer(s)
+	srv.Options = Options{NEX4: true}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(rmc.ProtocolTicketGranting, srv)
+	a, b := rmc.Pipe()
+	defer a.Close()
+	go rmc.Serve(ctx, b, mux, &rmc.Peer{Settings: s}, nil)
+	rc := rmc.NewClient(a, rmc.ClientConfig{Settings: s})
+	defer rc.Close()
+	c := &Client{RMC: rc, Options: srv.Options}
+
+	p := ValidateParam{PlatformType: 3, UserName: "guest", APIVersionGeneral: 40601,
+		ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)}}
+	v, err := c.ValidateAndRequestTicketWithParam(ctx, p)
+	if err != nil || v.SourcePID != PIDGuest || len(v.Ticket) == 0 || v.ServiceNodeURL.String() != srv.SecureURL.String() {
+		t.Fatalf("guest: %+v %v", v, err)
+	}
+	p.UserName = "nobody"
+	if _, err := c.ValidateAndRequestTicketWithParam(ctx, p); !errors.Is(err, types.RendezVousInvalidUsername) || !strings.Contains(err.Error(), `"nobody"`) {
+		t.Fatalf("unknown user: %v", err)
+	}
+}
+
 func TestTokenLogin(t *testing.T) {
 	s := types.Settings{StructureHeader: true}
 	srv := testServer(s)
