@@ -36,7 +36,7 @@ func init() {
 }
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
-func decodeCapture(cmd *cobra.Command, path string) error {
+func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	keys := &dissect.Keys{}
 	if captureFlags.keys != "" {
 		k, err := dissect.LoadKeys(captureFlags.keys)
@@ -84,7 +84,11 @@ func decodeCapture(cmd *cobra.Command, path string) error {
 		if err != nil {
 			return fmt.Errorf("decode: %w", err)
 		}
-		defer out.Close()
+		defer func() { // the last bytes reach the disk here: a failure is an error
+			if cerr := out.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("decode: --write-decrypted: %w", cerr)
+			}
+		}()
 		dw = dissect.NewDecryptedWriter(out)
 		cfg.Decrypted = dw
 	}
