@@ -65,7 +65,7 @@ type prudpFlags struct {
 
 func (f *prudpFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.dialect, "dialect", "nex-v1", "PRUDP dialect: nex-v1, nex-v0 or nex-v0-friends")
+	fl.StringVar(&f.dialect, "dialect", "nex-v1", "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends or nex-lite (over ws/wss/tcp/tls)")
 	fl.StringVar(&f.accessKey, "access-key", defaultAccessKey, "the game server's access key (checksums, signatures)")
 	fl.Uint8Var(&f.vport, "vport", 1, "the server's virtual port (stream type RVSecure)")
 	fl.Uint8Var(&f.maxSubstream, "max-substream", 0, "highest reliable substream id offered (V1)")

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
@@ -66,4 +67,20 @@ func SelfSigned(hosts ...string) (server *tls.Config, roots *x509.CertPool, err 
 	roots.AddCert(leaf)
 	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, roots, nil
+}
+
+// EncodePEM returns a certificate (its first, leaf certificate) and its
+// ECDSA or RSA private key as PEM, the files LoadTLS reads: for writing out
+// the certificate SelfSigned made.
+func EncodePEM(cert tls.Certificate) (certPEM, keyPEM []byte, err error) {
+	if len(cert.Certificate) == 0 {
+		return nil, nil, fmt.Errorf("prudp lite: certificate without a leaf")
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prudp lite: private key: %w", err)
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	return certPEM, keyPEM, nil
 }

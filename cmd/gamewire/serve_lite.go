@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/lite"
+)
+
+// `gamewire serve --dialect nex-lite --echo`: PRUDP Lite over WebSocket and raw
+// TCP (TLS with --tls-cert/--tls-key) on one TCP port, echoing on virtual ports
+// 1 (authentication) and 2 (secure). It hooks into serve.go's command so that
+// serve keeps one set of flags.
+
+var serveLiteFlags struct {
+	tlsCert, tlsKey string
+}
+
+func init() {
+	f := serveCmd.Flags()
+	f.StringVar(&serveLiteFlags.tlsCert, "tls-cert", "", "nex-lite: TLS certificate file (PEM): serve wss:// and tls://")
+	f.StringVar(&serveLiteFlags.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
+	serveCmd.Long += `
+
+With --dialect nex-lite --echo (Switch games) the echo diagnostic speaks PRUDP Lite on
+a TCP port instead: WebSocket connections (subprotocol NEX, path /) and raw Lite
+streams alike, over TLS with --tls-cert and --tls-key (wss:// and tls://), on
+virtual ports 1 (authentication) and 2 (secure) of that one listener.
+
+  gamewire serve --dialect nex-lite --listen 127.0.0.1:4430 [--tls-cert F --tls-key F]
+                 --access-key K --echo [--metrics 127.0.0.1:9100]`
+	next := serveCmd.RunE
+	serveCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if serveFlags.dialect != prudp.NEXLite.String() {
+			if serveLiteFlags.tlsCert != "" || serveLiteFlags.tlsKey != "" {
+				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite")
+			}
+			return next(cmd, args)
+		}
+		return runServeLite(cmd)
+	}
+}
+
+func runServeLite(cmd *cobra.Command) error {
+	cfg, err := serveFlags.config()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if !serveFlags.echo {
+		return errors.New("serve: --dialect nex-lite serves the echo diagnostic only (add --echo); the NEX servers run over UDP")
+	}
+	if cfg.Logger == nil {
+		// Refusals (a bad Lite signature, a slow reader dropped) are worth a
+		// line on stderr even without --verbose.
+		cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	lcfg := &lite.Config{Logger: cfg.Logger}
+	scheme, raw := "ws", "tcp"
+	switch {
+	case serveLiteFlags.tlsCert != "" && serveLiteFlags.tlsKey != "":
+		if lcfg.TLS, err = lite.LoadTLS(serveLiteFlags.tlsCert, serveLiteFlags.tlsKey); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		scheme, raw = "wss", "tls"
+	case serveLiteFlags.tlsCert != "" || serveLiteFlags.tlsKey != "":
+		return errors.New("serve: --tls-cert and --tls-key go together")
+	}
+	l, err := lite.Listen(serveFlags.listen, lcfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer l.Close()
+	servers := make([]*prudp.Server, 2)
+	for i := range servers {
+		c := cfg
+		c.Port = uint8(i + 1)
+		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
+	}
+	if serveFlags.metrics != "" {
+		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{
+			"lite": l.Collector(), "echo-port1": servers[0].Collector(), "echo-port2": servers[1].Collector(),
+		})
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	done := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { done <- srv.Serve(l.Port(uint8(i + 1))) }()
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "serving PRUDP nex-lite echo on %s://%s/ and raw %s streams, virtual ports 1 and 2, access key %q\n",
+		scheme, l.Addr(), raw, cfg.AccessKey)
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-cmd.Context().Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(ctx)
+	}
+	for range servers {
+		<-done
+	}
+	for i, srv := range servers {
+		st := srv.Stats()
+		fmt.Fprintf(cmd.ErrOrStderr(), "port %d: served %d connections, %d messages in, %d out, drops %v %v\n",
+			i+1, st.Accepted, st.MessagesIn, st.MessagesOut, st.Drops, st.ConnDrops)
+	}
+	ls := l.Stats()
+	fmt.Fprintf(cmd.ErrOrStderr(), "streams: opened %v, closed %v, refused %v\n", ls.Accepted, ls.Closed, ls.Refused)
+	return nil
+}
