@@ -51,6 +51,8 @@ type Config struct {
 	// UDP; Server.Port is then a TCP port and Version is ignored. nex-go binds every
 	// interface for it too.
 	Lite bool
+	// LiteCertFile and LiteKeyFile, with Lite, serve wss:// (ListenWebSocketSecure).
+	LiteCertFile, LiteKeyFile string
 }
 
 // Server is a running nex-go server.
@@ -169,7 +171,11 @@ func Start(cfg Config) (*Server, error) {
 	}
 	srv.BindPRUDPEndPoint(ep)
 	if cfg.Lite {
-		go srv.ListenWebSocket(port)
+		if cfg.LiteCertFile != "" {
+			go srv.ListenWebSocketSecure(port, cfg.LiteCertFile, cfg.LiteKeyFile)
+		} else {
+			go srv.ListenWebSocket(port)
+		}
 		if err := waitListeningTCP(port); err != nil {
 			return nil, err
 		}
