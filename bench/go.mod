@@ -18,6 +18,7 @@ require (
 	github.com/PretendoNetwork/plogger-go v1.0.4 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dolthub/maphash v0.1.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/jwalton/go-supportscolor v1.2.0 // indirect
