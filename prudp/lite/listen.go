@@ -84,13 +84,13 @@ func (l *Listener) Stats() Stats { return l.h.stats() }
 // for the stream goroutines to end.
 func (l *Listener) Close() error {
 	l.mu.Lock()
-	ln := l.ln
+	ln, hs := l.ln, l.http
 	l.mu.Unlock()
 	if ln != nil {
 		ln.Close()
 	}
-	if l.http != nil {
-		l.http.Close()
+	if hs != nil {
+		hs.Close()
 	}
 	l.h.close()
 	l.h.wg.Wait()
