@@ -41,6 +41,8 @@ type Relay struct {
 	wg       sync.WaitGroup
 	sessions atomic.Uint32
 	active   atomic.Int32
+
+	recordFailed atomic.Bool // the Recorder's error has been logged
 }
 
 // Listen opens the listening socket so callers can learn its port before Serve.
@@ -192,8 +194,9 @@ func (r *Relay) pump(src, dst net.Conn, session uint32, dir Direction) error {
 			out = nil
 		}
 		if r.Recorder != nil {
-			if err := r.Recorder.Record(now, session, dir, m); err != nil {
-				loggerOr(r.Logger).Error("pipboy: recording", "err", err)
+			// A Recorder's error is sticky: say it once, not once per message.
+			if err := r.Recorder.Record(now, session, dir, m); err != nil && r.recordFailed.CompareAndSwap(false, true) {
+				loggerOr(r.Logger).Error("pipboy: recording stopped; relaying goes on", "err", err)
 			}
 		}
 	}
