@@ -39,6 +39,7 @@ var (
 	clientsF   = flag.String("clients", "1,16", "closed-loop client counts")
 	sizesF     = flag.String("sizes", "64,1024", "message sizes in bytes")
 	transports = flag.String("transports", "udp,ws,wss", "transports to measure: udp (NEX V1), ws, wss, tcp, tls (Lite)")
+	idle       = flag.Int("idle", 0, "also measure the server's memory per idle connection with this many clients per transport")
 )
 
 func main() {
@@ -51,6 +52,9 @@ func main() {
 		}
 		fmt.Println("listening", addr)
 		select {} // until killed by the parent
+	}
+	if *idle > 0 {
+		defer measureIdle(strings.Split(*transports, ","), *idle)
 	}
 	clients, sizes := ints(*clientsF), ints(*sizesF)
 	ts := strings.Split(*transports, ",")
@@ -244,4 +248,40 @@ func ints(s string) []int {
 		out = append(out, n)
 	}
 	return out
+}
+
+// measureIdle connects n clients to a fresh server child per transport, lets the
+// connections settle, and reports the server's resident memory per connection.
+func measureIdle(ts []string, n int) {
+	fmt.Printf("\n| transport | idle connections | server RSS before | after | per connection |\n|---|---|---|---|---|\n")
+	for _, tr := range ts {
+		c, err := startChild(tr, "-access-key", *accessKey)
+		if err != nil {
+			fmt.Printf("| %s | error: %v | | | |\n", name(tr), err)
+			continue
+		}
+		time.Sleep(200 * time.Millisecond)
+		before := c.rss()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var conns []*prudp.Conn
+		for i := range n {
+			cn, err := dial(ctx, tr, c.addr)
+			if err != nil {
+				fmt.Printf("| %s | stopped at %d: %v | | | |\n", name(tr), i, err)
+				break
+			}
+			conns = append(conns, cn)
+		}
+		time.Sleep(2 * time.Second)
+		after := c.rss()
+		if len(conns) > 0 {
+			fmt.Printf("| %s | %d | %.1f MiB | %.1f MiB | %.1f KB |\n", name(tr), len(conns), float64(before)/(1<<20),
+				float64(after)/(1<<20), float64(after-before)/float64(len(conns))/1000)
+		}
+		for _, cn := range conns {
+			cn.Abort()
+		}
+		cancel()
+		c.stop()
+	}
 }
