@@ -12,7 +12,8 @@ NintendoClients itself checks the ticket in the CONNECT) answers
 SecureConnection.Register and Health.PingDaemon.
 
 It prints "READY auth=PORT secure=PORT" once both servers listen on
-127.0.0.1, one "STEP ..." line per handled call, and "STEP warning ..." for
+127.0.0.1, one "STEP ..." line per handled call and per PING sent, acknowledged or
+received, and "STEP warning ..." for
 every warning NintendoClients' PRUDP layer logs (bad packets, timeouts). It
 stops when its standard input is closed.
 """
@@ -43,6 +44,10 @@ class WarningPrinter(logging.Handler):
 			print("STEP warning logger=%s message=%r" % (record.name, msg), flush=True)
 		elif "Received packet" in msg and "type=TYPE_PING" in msg and "NEED_ACK" in msg:
 			print("STEP ping-received", flush=True)
+		elif "Sending packet" in msg and "type=TYPE_PING" in msg and "NEED_ACK" in msg:
+			print("STEP ping-sent", flush=True)
+		elif "Received packet" in msg and "type=TYPE_PING flags=ACK " in msg:
+			print("STEP ping-acked", flush=True)
 		elif "Resending packet" in msg:
 			print("STEP resend message=%r" % msg, flush=True)
 

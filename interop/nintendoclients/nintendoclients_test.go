@@ -1,0 +1,482 @@
+package nintendoclients
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+)
+
+// holdSeconds keeps every session open past two of NintendoClients' 5 s PINGs
+// (reliable, numbered on substream 0's sequence: FIELD-NOTES.md) before the
+// last RMC call, so a peer that mishandles them stalls that call.
+const holdSeconds = 12.5
+
+// knownBugs are gamewire bugs these tests found that are not fixed yet, with
+// where the fix goes (docs/interop.md). Their checks skip with the evidence
+// instead of failing, so the tests stay green for everyone else; when a fix
+// lands the check passes and logs that its entry can go, and deleting the
+// entry makes a regression fail again.
+var knownBugs = map[string]string{
+	"syn-session-id": "prudp/session.go (*session).write sets the local session id on the SYN too; a SYN must carry 0",
+	"serve-friends-session-key": "cmd/gamewire/serve.go (*prudpFlags).config never sets Kerberos: kerberos.Friends " +
+		"for nex-v0-friends, so serve issues 32-byte session keys where the friends server uses 16",
+}
+
+// knownBug fails the test, or skips it when the bug is listed in knownBugs.
+func knownBug(t *testing.T, name, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if where, ok := knownBugs[name]; ok {
+		t.Skipf("KNOWN GAMEWIRE BUG %s (%s): %s", name, where, msg)
+	}
+	t.Error(msg)
+}
+
+// fixed notes that a known bug's check passed.
+func fixed(t *testing.T, name string) {
+	t.Helper()
+	if _, ok := knownBugs[name]; ok {
+		t.Logf("known bug %s no longer shows: delete its knownBugs entry so a regression fails", name)
+	}
+}
+
+// env returns the NintendoClients copy and the Python interpreter, or skips.
+func env(t *testing.T) (dir, python string) {
+	t.Helper()
+	dir = os.Getenv("NINTENDOCLIENTS_DIR")
+	if dir == "" {
+		t.Skip("NINTENDOCLIENTS_DIR is not set: it must name a local copy of NintendoClients' nintendo/ package and anynet " +
+			"(see docs/interop.md); skipping the NintendoClients interop tests")
+	}
+	for _, f := range []string{"nintendo/nex/prudp.py", "nintendo/nex/backend.py", "anynet/udp.py"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("NINTENDOCLIENTS_DIR=%s is not a NintendoClients copy: %v", dir, err)
+		}
+	}
+	python = os.Getenv("NINTENDOCLIENTS_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	p, err := exec.LookPath(python)
+	if err != nil {
+		t.Fatalf("NINTENDOCLIENTS_DIR is set but no Python interpreter %q: %v", python, err)
+	}
+	return dir, p
+}
+
+// pyCmd runs one of the drivers next to this file.
+func pyCmd(ctx context.Context, dir, python, script string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, python, append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "NINTENDOCLIENTS_DIR="+dir, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// steps collects the "STEP name k=v ..." lines a driver prints.
+type steps []string
+
+func (s steps) find(name string) (string, bool) {
+	for _, l := range s {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "STEP" && f[1] == name {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+func (s steps) count(name string) int {
+	n := 0
+	for _, l := range s {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "STEP" && f[1] == name {
+			n++
+		}
+	}
+	return n
+}
+
+// field returns the integer value of key=N in line.
+func field(t *testing.T, line, key string) int {
+	t.Helper()
+	m := regexp.MustCompile(`\b` + key + `=(\d+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no %s= in %q", key, line)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// The accounts gamewire's server knows: the Quazal Rendez-Vous account whose
+// key opens tickets on the secure server, guest with its published password,
+// and a normal account named by its PID as NEX names them.
+const (
+	userPID      = 1800000123
+	userPassword = "interop-Pa55"
+)
+
+// startGamewire serves gamewire's NEX authentication and secure servers on
+// loopback ports and returns the authentication server's address.
+func startGamewire(t *testing.T, cfg prudp.Config) string {
+	t.Helper()
+	store := &auth.Memory{}
+	store.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
+	store.Add(100, "guest", "MMQea3n!fsik")
+	store.Add(userPID, strconv.Itoa(userPID), userPassword)
+	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &nex.Server{Config: cfg, Accounts: store}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(authPC, securePC) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("gamewire server: %v", err)
+		}
+	})
+	return authPC.LocalAddr().String()
+}
+
+// TestNintendoClientsClientLogsInToGamewire runs NintendoClients' client
+// (backend.connect + login, as its examples do) against gamewire's NEX server
+// in V1 and both V0 modes: Login, the secure connection with the ticket,
+// Health.PingDaemon, a hold past two PINGs, PingDaemon again, and graceful
+// disconnects of both connections.
+func TestNintendoClientsClientLogsInToGamewire(t *testing.T) {
+	dir, python := env(t)
+	script := "nc_client.py"
+	for _, tc := range []struct {
+		name   string
+		cfg    prudp.Config
+		args   []string
+		normal bool // log in as the normal account (named by its PID) instead of guest
+	}{
+		{"v1", prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"},
+			[]string{"--profile", "default", "--access-key", "3d37fbdb"}, true},
+		{"v0-friends", prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9", Kerberos: kerberos.Friends},
+			[]string{"--profile", "friends", "--access-key", "ridfebb9"}, false},
+		{"v0-games", prudp.Config{Dialect: prudp.NEXV0, AccessKey: "9f2b4678"},
+			[]string{"--profile", "default", "--set", "prudp.version=0", "--access-key", "9f2b4678"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			addr := startGamewire(t, tc.cfg)
+			host, port, _ := net.SplitHostPort(addr)
+			args := append([]string{"--host", host, "--port", port, "--hold", fmt.Sprint(holdSeconds), "--timeout", "50"}, tc.args...)
+			wantPID := 100
+			if tc.normal {
+				wantPID = userPID
+				args = append(args, "--user", strconv.Itoa(userPID), "--password", userPassword)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+			defer cancel()
+			cmd := pyCmd(ctx, dir, python, script, args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+			t.Logf("NintendoClients client:\n%s", stdout.String())
+			if err != nil {
+				t.Fatalf("NintendoClients client failed: %v\nstderr:\n%s", err, stderr.String())
+			}
+			line, ok := out.find("secure-connected")
+			if !ok {
+				t.Fatal("no secure connection")
+			}
+			if got := field(t, line, "pid"); got != wantPID {
+				t.Errorf("secure connection for PID %d, want %d", got, wantPID)
+			}
+			for _, s := range []string{"rmc", "rmc-after-hold"} {
+				if line, ok := out.find(s); !ok || !strings.Contains(line, "result=True") {
+					t.Errorf("%s: Health.PingDaemon did not return true (%q)", s, line)
+				}
+			}
+			if _, ok := out.find("disconnected"); !ok {
+				t.Error("no graceful disconnect")
+			}
+			counters, _ := out.find("counters")
+			// Two connections (authentication and secure) open for the hold:
+			// at least two PINGs each, every one acknowledged by gamewire.
+			pings, acks := field(t, counters, "pings_sent"), field(t, counters, "ping_acks")
+			if pings < 4 || acks != pings {
+				t.Errorf("PINGs: %d sent, %d acknowledged by gamewire (want >= 4, all acknowledged)", pings, acks)
+			}
+			if n := field(t, counters, "warnings"); n != 0 {
+				t.Errorf("NintendoClients logged %d warnings about gamewire's packets", n)
+			}
+			t.Logf("NintendoClients resent %d packets", field(t, counters, "resends"))
+		})
+	}
+}
+
+// ncServer runs nc_server.py and returns its authentication address and a
+// function that stops it and returns every STEP line it printed.
+func ncServer(t *testing.T, dir, python string, args ...string) (string, func() steps) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	cmd := pyCmd(ctx, dir, python, "nc_server.py", args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		lines steps
+	)
+	ready := make(chan string, 1)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			l := sc.Text()
+			if strings.HasPrefix(l, "READY ") {
+				ready <- l
+				continue
+			}
+			mu.Lock()
+			lines = append(lines, l)
+			mu.Unlock()
+		}
+	}()
+	stop := func() steps {
+		stdin.Close()
+		<-readDone
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("NintendoClients server: %v\nstderr:\n%s", err, stderr.String())
+		}
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		return append(steps(nil), lines...)
+	}
+	select {
+	case l := <-ready:
+		return fmt.Sprintf("127.0.0.1:%d", field(t, l, "auth")), stop
+	case <-readDone:
+	case <-time.After(30 * time.Second):
+	}
+	cmd.Process.Kill()
+	stdin.Close()
+	cmd.Wait()
+	cancel()
+	t.Fatalf("NintendoClients server did not start\nstderr:\n%s", stderr.String())
+	return "", nil
+}
+
+// TestGamewireLogsInToNintendoClientsServer runs gamewire's client (nex.Login)
+// against a server made of NintendoClients' own classes: NintendoClients checks
+// gamewire's SYN, CONNECT and the Kerberos request in it, issues the tickets,
+// answers Register and Health.PingDaemon, and PINGs gamewire every 5 s on the
+// reliable sequence while the session is held.
+//
+// The server runs with --tolerate-syn-session-id so that the rest of the flow
+// is tested even while gamewire sends a non-zero session id in its SYN, which
+// NintendoClients refuses; the syn-session-id subtest checks that one thing
+// strictly (docs/interop.md).
+func TestGamewireLogsInToNintendoClientsServer(t *testing.T) {
+	dir, python := env(t)
+	for _, tc := range []struct {
+		name string
+		cfg  prudp.Config
+		args []string
+	}{
+		{"v1", prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"},
+			[]string{"--profile", "default", "--access-key", "3d37fbdb"}},
+		{"v0-friends", prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9", Kerberos: kerberos.Friends},
+			[]string{"--profile", "friends", "--access-key", "ridfebb9"}},
+		{"v0-games", prudp.Config{Dialect: prudp.NEXV0, AccessKey: "9f2b4678"},
+			[]string{"--profile", "default", "--set", "prudp.version=0", "--access-key", "9f2b4678"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			addr, stop := ncServer(t, dir, python, append(tc.args, "--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			sess, err := nex.Login(ctx, addr, nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: tc.cfg})
+			if err != nil {
+				lines := stop()
+				t.Fatalf("gamewire login: %v\nNintendoClients server:\n%s", err, strings.Join(lines, "\n"))
+			}
+			if sess.PID != userPID || sess.ConnectionID == 0 {
+				t.Errorf("session PID %d, connection id %d", sess.PID, sess.ConnectionID)
+			}
+			ping := func(when string) {
+				res, err := sess.RMC.Call(ctx, rmc.ProtocolHealth, 1, nil)
+				if err != nil || !bytes.Equal(res, []byte{1}) {
+					t.Errorf("%s: Health.PingDaemon = %x, %v; want 01", when, res, err)
+				}
+			}
+			ping("first call")
+			time.Sleep(time.Duration(holdSeconds * float64(time.Second)))
+			ping("after the hold")
+			st := sess.Conn.Stats()
+			if err := sess.Close(ctx); err != nil {
+				t.Errorf("graceful close: %v", err)
+			}
+			lines := stop()
+			t.Logf("NintendoClients server:\n%s", strings.Join(lines, "\n"))
+			t.Logf("gamewire secure connection: %d packets in, %d out, %d retransmits, drops %v", st.PacketsIn, st.PacketsOut, st.Retransmits, st.Drops)
+			if n := lines.count("ping-daemon"); n != 2 {
+				t.Errorf("NintendoClients answered %d PingDaemon calls, want 2", n)
+			}
+			if _, ok := lines.find("register"); !ok {
+				t.Error("NintendoClients saw no Register")
+			}
+			// NintendoClients' server PINGs every 5 s on the reliable sequence: the
+			// second PingDaemon's response comes after them, so it only arrives if
+			// gamewire counted them in its receive window.
+			sent, acked := lines.count("ping-sent"), lines.count("ping-acked")
+			if sent < 2 || acked != sent {
+				t.Errorf("NintendoClients sent %d PINGs, gamewire acknowledged %d (want >= 2, all)", sent, acked)
+			}
+			t.Logf("gamewire sent %d PINGs of its own", lines.count("ping-received"))
+			for _, l := range lines {
+				if strings.HasPrefix(l, "STEP warning") || strings.HasPrefix(l, "STEP resend") {
+					t.Errorf("NintendoClients: %s", l)
+				}
+			}
+			t.Run("syn-session-id", func(t *testing.T) {
+				if n := lines.count("tolerated"); n != 0 {
+					l, _ := lines.find("tolerated")
+					knownBug(t, "syn-session-id", "%d of gamewire's SYNs carried a non-zero session id (%s); NintendoClients' server refuses them "+
+						"(\"Received invalid SYN packet\") and real consoles send 0 (testdata/prudp/vectors.json v1-terraria-syn)", n, l)
+				} else {
+					fixed(t, "syn-session-id")
+				}
+			})
+		})
+	}
+}
+
+// TestNintendoClientsClientLogsInToServeCommand is issue 9 as a user meets it:
+// `gamewire serve` (the binary, built from this tree) with a default account
+// store, and NintendoClients' client logging in as guest with the profile
+// NintendoClients ships for that kind of server.
+func TestNintendoClientsClientLogsInToServeCommand(t *testing.T) {
+	dir, python := env(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build gamewire with")
+	}
+	bin := filepath.Join(t.TempDir(), "gamewire")
+	build := exec.Command(goBin, "build", "-o", bin, "./cmd/gamewire")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/gamewire: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		name       string
+		serveArgs  []string
+		clientArgs []string
+		bug        string // the known bug that breaks this case, if any,
+		bugSign    string // and how the client's error line shows it
+	}{
+		{"v1", []string{"--dialect", "nex-v1", "--access-key", "3d37fbdb"},
+			[]string{"--profile", "default", "--access-key", "3d37fbdb"}, "", ""},
+		// NintendoClients reads the 16-byte session key the friends profile
+		// expects, then the target PID and the internal ticket's length from
+		// the rest of gamewire's 32-byte key: the buffer read overflows.
+		{"v0-friends", []string{"--dialect", "nex-v0-friends", "--access-key", "ridfebb9"},
+			[]string{"--profile", "friends", "--access-key", "ridfebb9"}, "serve-friends-session-key", "STEP error type=OverflowError"},
+		{"v0-games", []string{"--dialect", "nex-v0", "--access-key", "9f2b4678"},
+			[]string{"--profile", "default", "--set", "prudp.version=0", "--access-key", "9f2b4678"}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port := freeUDPPortPair(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			serve := exec.CommandContext(ctx, bin, append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+				"--data", t.TempDir()}, tc.serveArgs...)...)
+			var serveOut bytes.Buffer
+			serve.Stdout, serve.Stderr = &serveOut, &serveOut
+			serve.WaitDelay = 5 * time.Second
+			if err := serve.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				serve.Process.Signal(os.Interrupt)
+				serve.Wait()
+				t.Logf("gamewire serve:\n%s", serveOut.String())
+			}()
+			// NintendoClients resends its SYN after 1 s, twice: a server that
+			// binds within that time is reached.
+			cmd := pyCmd(ctx, dir, python, "nc_client.py", append([]string{"--port", strconv.Itoa(port), "--timeout", "40"}, tc.clientArgs...)...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			t.Logf("NintendoClients client:\n%s", stdout.String())
+			out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+			if err != nil {
+				if l, ok := out.find("error"); ok && tc.bug != "" && strings.HasPrefix(l, tc.bugSign) {
+					knownBug(t, tc.bug, "NintendoClients client failed after Login: %s", l)
+				}
+				t.Fatalf("NintendoClients client failed: %v\nstderr:\n%s", err, stderr.String())
+			}
+			if tc.bug != "" {
+				fixed(t, tc.bug)
+			}
+			if line, ok := out.find("rmc"); !ok || !strings.Contains(line, "result=True") {
+				t.Errorf("Health.PingDaemon did not return true (%q)", line)
+			}
+			if _, ok := out.find("disconnected"); !ok {
+				t.Error("no graceful disconnect")
+			}
+		})
+	}
+}
+
+// freeUDPPortPair returns a loopback UDP port p such that p and p+1 (serve's
+// secure server) were both free a moment ago.
+func freeUDPPortPair(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := a.LocalAddr().(*net.UDPAddr).Port
+		b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p + 1})
+		a.Close()
+		if err == nil {
+			b.Close()
+			return p
+		}
+	}
+	t.Fatal("no free pair of UDP ports")
+	return 0
+}
