@@ -561,6 +561,9 @@ func (s *stream) readLoop() {
 		}
 		s.remember(portTuple{p[4], p[5], p[6]})
 		if !s.deliver(v, p) {
+			// The stream was closed, or the server of this port stopped:
+			// nobody will read the stream's packets any more.
+			s.close(fmt.Errorf("%w: the server of virtual port %d stopped", ErrClosed, p[6]), reasonClosed)
 			break
 		}
 	}

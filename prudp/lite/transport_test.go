@@ -494,3 +494,27 @@ func TestIdleStreamClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestPortClosedClosesStreams: a stream whose reader is waiting to hand a
+// packet to a port whose server stops (its PortConn is closed) is closed, not
+// left open with nobody reading it.
+func TestPortClosedClosesStreams(t *testing.T) {
+	l, _ := testListener(t, false, Config{ReadQueue: 1})
+	p1 := l.Port(1)
+	c, err := DialStream(context.Background(), testURL(l, "tcp"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(append(toPort(t, 1, 1, nil), toPort(t, 1, 2, nil)...)) // the second waits for room
+	waitFor(t, "the queue to fill", func() bool { return len(p1.in) == 1 && l.Stats().PacketsIn == 2 })
+	p1.Close()
+	waitFor(t, "the stream to close", func() bool { return l.Stats().Streams == 0 })
+	if n := l.Stats().Closed[reasonClosed]; n != 1 {
+		t.Errorf("closed: %v", l.Stats().Closed)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("the client's stream is still open")
+	}
+}
