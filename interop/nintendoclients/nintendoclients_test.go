@@ -388,16 +388,7 @@ func TestGamewireLogsInToNintendoClientsServer(t *testing.T) {
 // NintendoClients ships for that kind of server.
 func TestNintendoClientsClientLogsInToServeCommand(t *testing.T) {
 	dir, python := env(t)
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build gamewire with")
-	}
-	bin := filepath.Join(t.TempDir(), "gamewire")
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/gamewire")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/gamewire: %v\n%s", err, out)
-	}
+	bin := buildGamewire(t)
 	for _, tc := range []struct {
 		name       string
 		serveArgs  []string
@@ -479,4 +470,111 @@ func freeUDPPortPair(t *testing.T) int {
 	}
 	t.Fatal("no free pair of UDP ports")
 	return 0
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// buildGamewire builds cmd/gamewire from this tree once per test binary.
+func buildGamewire(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build gamewire with")
+	}
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "gamewire-nc-"); buildErr != nil {
+			return
+		}
+		build := exec.Command(goBin, "build", "-o", filepath.Join(buildDir, "gamewire"), "./cmd/gamewire")
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/gamewire: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(buildDir, "gamewire")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// TestNintendoClientsLiteOverTCPAgainstServeEcho speaks PRUDP Lite with
+// NintendoClients' client (the switch profile over a raw TCP stream; its
+// WebSocket transport is not part of the local rebuild) to `gamewire serve
+// --dialect nex-lite --echo` on both virtual ports: messages of 5, 1000 and
+// 2617 bytes (three fragments) come back unchanged, and again after a hold
+// past two of NintendoClients' PINGs.
+func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	serve := exec.CommandContext(ctx, bin, "serve", "--dialect", "nex-lite", "--echo",
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "6f599f81")
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	serve.WaitDelay = 5 * time.Second
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		t.Logf("gamewire serve:\n%s", serveOut.String())
+	}()
+	// TCP has no resends to cover a server still starting: wait for the port.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gamewire serve never listened on %d: %v", port, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The group returns only when its parallel subtests have, before the
+	// deferred stop of the server.
+	t.Run("group", func(t *testing.T) {
+		for _, vport := range []string{"1", "2"} {
+			t.Run("vport-"+vport, func(t *testing.T) {
+				t.Parallel()
+				cmd := pyCmd(ctx, dir, python, "nc_lite_echo.py", "--port", strconv.Itoa(port), "--vport", vport,
+					"--access-key", "6f599f81", "--hold", fmt.Sprint(holdSeconds))
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				t.Logf("NintendoClients Lite client:\n%s", stdout.String())
+				if err != nil {
+					t.Fatalf("NintendoClients Lite client failed: %v\nstderr:\n%s", err, stderr.String())
+				}
+				out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+				if n := out.count("echo"); n != 4 {
+					t.Errorf("%d echoes came back, want 4", n)
+				}
+				counters, _ := out.find("counters")
+				if pings, acks := field(t, counters, "pings_sent"), field(t, counters, "ping_acks"); pings < 2 || acks != pings {
+					t.Errorf("PINGs: %d sent, %d acknowledged by gamewire (want >= 2, all acknowledged)", pings, acks)
+				}
+			})
+		}
+	})
 }
