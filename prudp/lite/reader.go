@@ -55,7 +55,7 @@ func PacketLen(b []byte) (int, error) {
 // binary messages of a WebSocket) into Lite packets. A packet boundary may
 // fall anywhere in what one Read returns, and one Read may return several
 // packets: Reader decodes incrementally. It buffers at most one packet plus
-// what the last Read returned beyond it (its buffer starts at 4 KiB and grows
+// what the last Read returned beyond it (its buffer starts at 1.5 KiB and grows
 // only for a packet whose declared length was checked against the maximum).
 type Reader struct {
 	r          io.Reader
@@ -66,6 +66,10 @@ type Reader struct {
 	err        error
 }
 
+// initialBuffer holds a full-size packet of real peers (1300 payload bytes,
+// header and options); the buffer grows for larger ones, up to the limit.
+const initialBuffer = 1536
+
 // NewReader returns a Reader of r that refuses packets longer than maxPacket
 // bytes (DefaultMaxPacket if maxPacket <= 0; at most MaxPacketSize).
 func NewReader(r io.Reader, maxPacket int) *Reader {
@@ -73,7 +77,7 @@ func NewReader(r io.Reader, maxPacket int) *Reader {
 		maxPacket = DefaultMaxPacket
 	}
 	maxPacket = min(maxPacket, MaxPacketSize)
-	return &Reader{r: r, max: maxPacket, buf: make([]byte, min(maxPacket, 4096))}
+	return &Reader{r: r, max: maxPacket, buf: make([]byte, min(maxPacket, initialBuffer))}
 }
 
 // Offset is the stream offset of the next packet Next returns.

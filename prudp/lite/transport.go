@@ -211,7 +211,7 @@ var syntheticPrefix = [4]byte{0xfd, 0x67, 0x77, 0x00}
 // guarantees it unique among open connections of one listener), else a
 // synthetic one in fd67:7700::/32.
 func (h *hub) addStream(c net.Conn, kind string, remote net.Addr) (*stream, error) {
-	s := &stream{h: h, c: c, kind: kind, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &stream{h: h, c: c, kind: kind, done: make(chan struct{})}
 	var peer netip.AddrPort
 	if ta, ok := remote.(*net.TCPAddr); ok && ta != nil {
 		ap := ta.AddrPort()
@@ -237,12 +237,11 @@ func (h *hub) addStream(c net.Conn, kind string, remote net.Addr) (*stream, erro
 	}
 	s.peer = peer
 	h.streams[peer] = s
-	h.wg.Add(2)
+	h.wg.Add(1)
 	h.mu.Unlock()
 	h.accepted.add(kind)
 	h.log.Debug("prudp lite: stream opened", "kind", kind, "peer", peer, "remote", remote)
 	go s.readLoop()
-	go s.writeLoop()
 	return s, nil
 }
 
@@ -412,18 +411,19 @@ type stream struct {
 	kind string
 	peer netip.AddrPort
 
-	mu     sync.Mutex
-	out    []byte // waiting to be written
-	spare  []byte // the buffer the writer last used, for reuse
-	queued int    // len(out) + the batch being written
-	closed bool
-	why    error
-	wake   chan struct{}
-	done   chan struct{}
-	tuples []portTuple // touched only by readLoop
+	mu      sync.Mutex
+	out     []byte // waiting to be written
+	spare   []byte // the buffer the writer last used, for reuse
+	queued  int    // len(out) + the batch being written
+	closed  bool
+	writing bool // a writeLoop goroutine runs (only while something is queued)
+	why     error
+	done    chan struct{}
+	tuples  []portTuple // touched only by readLoop
 }
 
-// enqueue copies b to the stream's queue and wakes the writer.
+// enqueue copies b to the stream's queue and starts the writer if it is not
+// running. An idle stream has no writer goroutine.
 func (s *stream) enqueue(b []byte) (int, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -442,35 +442,37 @@ func (s *stream) enqueue(b []byte) (int, error) {
 	}
 	s.out = append(s.out, b...)
 	s.queued += len(b)
+	start := !s.writing
+	if start {
+		s.writing = true
+		s.h.wg.Add(1) // the reader's count is held while the stream is open
+	}
 	s.mu.Unlock()
 	s.h.packetsOut.Add(1)
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	if start {
+		go s.writeLoop()
 	}
 	return len(b), nil
 }
 
 // maxKeptBuffer is the largest write buffer a stream keeps between bursts.
-const maxKeptBuffer = 64 << 10
+const maxKeptBuffer = 16 << 10
 
 // writeLoop writes what is queued, everything waiting in one write (one
-// WebSocket message, which may carry several packets).
+// WebSocket message, which may carry several packets), until the queue is
+// empty or the stream closed.
 func (s *stream) writeLoop() {
 	defer s.h.wg.Done()
 	for {
-		select {
-		case <-s.wake:
-		case <-s.done:
-			return
-		}
 		s.mu.Lock()
 		batch := s.out
 		s.out = nil
-		s.mu.Unlock()
-		if len(batch) == 0 {
-			continue
+		if len(batch) == 0 || s.closed {
+			s.writing = false
+			s.mu.Unlock()
+			return
 		}
+		s.mu.Unlock()
 		_ = s.c.SetWriteDeadline(time.Now().Add(s.h.cfg.WriteTimeout))
 		n, err := s.c.Write(batch)
 		s.h.bytesOut.Add(uint64(n))
@@ -487,6 +489,9 @@ func (s *stream) writeLoop() {
 			} else {
 				s.close(fmt.Errorf("prudp lite: writing to %v: %w", s.peer, err), reasonWriteError)
 			}
+			s.mu.Lock()
+			s.writing = false
+			s.mu.Unlock()
 			return
 		}
 	}
