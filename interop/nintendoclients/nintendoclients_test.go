@@ -557,7 +557,7 @@ func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
 		for _, vport := range []string{"1", "2"} {
 			t.Run("vport-"+vport, func(t *testing.T) {
 				t.Parallel()
-				cmd := pyCmd(ctx, dir, python, "nc_lite_echo.py", "--port", strconv.Itoa(port), "--vport", vport,
+				cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "tcp", "--port", strconv.Itoa(port), "--vport", vport,
 					"--access-key", "6f599f81", "--hold", fmt.Sprint(holdSeconds))
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -577,4 +577,106 @@ func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
 			})
 		}
 	})
+}
+
+// lossyProxy relays UDP datagrams between one client and target on loopback,
+// dropping every nth datagram in each direction (deterministic, no timing).
+type lossyProxy struct {
+	conn    *net.UDPConn
+	mu      sync.Mutex
+	dropped [2]int
+}
+
+func startLossyProxy(t *testing.T, target *net.UDPAddr, n int) *lossyProxy {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := net.DialUDP("udp", nil, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &lossyProxy{conn: front}
+	var client *net.UDPAddr
+	var clientMu sync.Mutex
+	relay := func(dir int, read func([]byte) (int, error), write func([]byte) error) {
+		buf := make([]byte, 65536)
+		for count := 1; ; count++ {
+			k, err := read(buf)
+			if err != nil {
+				return
+			}
+			if count%n == 0 {
+				p.mu.Lock()
+				p.dropped[dir]++
+				p.mu.Unlock()
+				continue
+			}
+			write(buf[:k])
+		}
+	}
+	go relay(0, func(b []byte) (int, error) {
+		k, from, err := front.ReadFromUDP(b)
+		clientMu.Lock()
+		client = from
+		clientMu.Unlock()
+		return k, err
+	}, func(b []byte) error { _, err := back.Write(b); return err })
+	go relay(1, back.Read, func(b []byte) error {
+		clientMu.Lock()
+		to := client
+		clientMu.Unlock()
+		_, err := front.WriteToUDP(b, to)
+		return err
+	})
+	t.Cleanup(func() { front.Close(); back.Close() })
+	return p
+}
+
+// TestNintendoClientsEchoThroughLossyLink runs NintendoClients' V1 client
+// against `gamewire serve --echo` through a link that drops every fifth
+// datagram each way. NintendoClients resends after 1 s, twice, then gives up
+// (FIELD-NOTES.md); gamewire must acknowledge and resend so that every message
+// still comes back and neither side drops the connection.
+func TestNintendoClientsEchoThroughLossyLink(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	port := freeUDPPortPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	serve.WaitDelay = 5 * time.Second
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		t.Logf("gamewire serve:\n%s", serveOut.String())
+	}()
+	proxy := startLossyProxy(t, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, 5)
+	const count = 40
+	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
+		"--port", strconv.Itoa(proxy.conn.LocalAddr().(*net.UDPAddr).Port), "--count", strconv.Itoa(count))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	proxy.mu.Lock()
+	dropped := proxy.dropped
+	proxy.mu.Unlock()
+	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+	counters, _ := out.find("counters")
+	t.Logf("dropped %d datagrams client->server, %d server->client; NintendoClients: %s", dropped[0], dropped[1], counters)
+	if err != nil {
+		t.Fatalf("NintendoClients client failed: %v\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if n := out.count("echo"); n != 3+count {
+		t.Errorf("%d echoes came back, want %d", n, 3+count)
+	}
+	if dropped[0] == 0 || dropped[1] == 0 {
+		t.Errorf("the link dropped %v datagrams: the test did not test loss", dropped)
+	}
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Talk PRUDP Lite over a raw TCP stream with NintendoClients' own client.
+"""Exchange echoed messages with an echo server using NintendoClients' client.
 
-Written for gamewire's interop harness (not part of NintendoClients). It
-loads NintendoClients' "switch" settings with prudp.transport set to TCP (the
-Switch servers also accept raw TCP/TLS, FIELD-NOTES.md; the WebSocket
-transport is not part of the local rebuild), connects with prudp.connect to
-virtual port --vport, and expects every reliable message it sends on
-substream 0 to come back unchanged (gamewire serve --dialect nex-lite --echo).
-It sends a few sizes (one above the fragment size), holds the connection for
---hold seconds (NintendoClients PINGs every 5 s), sends again and disconnects.
+Written for gamewire's interop harness (not part of NintendoClients). With
+--transport tcp it loads NintendoClients' "switch" settings with
+prudp.transport set to TCP, i.e. PRUDP Lite over a raw TCP stream (the Switch
+servers also accept raw TCP/TLS, FIELD-NOTES.md; the WebSocket transport is
+not part of the local rebuild); with --transport udp it uses --profile over
+UDP. It connects with prudp.connect to virtual port --vport and expects every
+reliable message it sends on substream 0 to come back unchanged (gamewire
+serve --echo). It sends a few sizes (one above the fragment size), --count
+more small messages, holds the connection for --hold seconds
+(NintendoClients PINGs every 5 s), sends again and disconnects.
 """
 
 import argparse
@@ -30,7 +32,7 @@ def step(name, **fields):
 class Counter(logging.Handler):
 	def __init__(self):
 		super().__init__(logging.DEBUG)
-		self.pings = self.acks = self.warnings = 0
+		self.pings = self.acks = self.warnings = self.resends = 0
 
 	def emit(self, record):
 		msg = record.getMessage()
@@ -38,6 +40,8 @@ class Counter(logging.Handler):
 			self.pings += 1
 		if "Received packet" in msg and "type=TYPE_PING flags=ACK " in msg:
 			self.acks += 1
+		if "Resending packet" in msg:
+			self.resends += 1
 		if record.levelno >= logging.WARNING:
 			self.warnings += 1
 			step("warning", message=repr(msg))
@@ -54,13 +58,22 @@ async def echo(client, size, tag):
 
 
 async def main(args, counter):
-	s = settings.load("switch")
-	s.configure(args.access_key, 40000)
-	s["prudp.transport"] = s.TRANSPORT_TCP
+	if args.transport == "tcp":
+		s = settings.load("switch")
+		s.configure(args.access_key, 40000)
+		s["prudp.transport"] = s.TRANSPORT_TCP
+	else:
+		s = settings.load(args.profile)
+		s.configure(args.access_key, 0)
+	for item in args.set:
+		name, value = item.split("=", 1)
+		s[name] = value
 	async with prudp.connect(s, args.host, args.port, args.vport, 10, None) as client:
 		step("connected", minor_version=client.minor_version())
 		for i, size in enumerate([5, 1000, s["prudp.fragment_size"] * 2 + 17]):
 			await echo(client, size, i)
+		for i in range(args.count):
+			await echo(client, 100 + i % 200, i)
 		if args.hold:
 			await anyio.sleep(args.hold)
 			await echo(client, 64, 99)
@@ -73,6 +86,10 @@ if __name__ == "__main__":
 	parser.add_argument("--port", type=int, required=True)
 	parser.add_argument("--vport", type=int, default=1)
 	parser.add_argument("--access-key", required=True)
+	parser.add_argument("--transport", choices=["udp", "tcp"], default="tcp")
+	parser.add_argument("--profile", default="default", help="settings for --transport udp")
+	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+	parser.add_argument("--count", type=int, default=0, help="more small messages after the first three")
 	parser.add_argument("--hold", type=float, default=0)
 	parser.add_argument("--debug", action="store_true")
 	args = parser.parse_args()
@@ -87,5 +104,5 @@ if __name__ == "__main__":
 	except BaseException as e:
 		ok = False
 		step("error", type=type(e).__name__, message=repr(str(e)))
-	step("counters", pings_sent=counter.pings, ping_acks=counter.acks, warnings=counter.warnings)
+	step("counters", pings_sent=counter.pings, ping_acks=counter.acks, resends=counter.resends, warnings=counter.warnings)
 	sys.exit(0 if ok and counter.warnings == 0 else 1)
