@@ -178,7 +178,8 @@ async def main(args):
 	async with prudp.serve_transport(s, "127.0.0.1", 0) as auth_transport:
 		async with prudp.serve_transport(s, "127.0.0.1", 0) as secure_transport:
 			secure_port = secure_transport.local_address()[1]
-			secure_url = "prudps:/address=127.0.0.1;port=%i;CID=1;PID=%i;sid=1;stream=10;type=2" % (secure_port, SECURE_PID)
+			url_port = args.advertise_secure_port or secure_port
+			secure_url = "prudps:/address=127.0.0.1;port=%i;CID=1;PID=%i;sid=1;stream=10;type=2" % (url_port, SECURE_PID)
 			auth = AuthServer(s, users, secure_key, secure_url)
 			async with rmc.serve_on_transport(s, [auth], auth_transport, 1):
 				async with rmc.serve_on_transport(s, [SecureServer(), HealthServer()], secure_transport, 1, key=secure_key):
@@ -196,6 +197,8 @@ if __name__ == "__main__":
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
 	parser.add_argument("--pid", type=int, default=1800000000, help="a normal account, named by its PID")
 	parser.add_argument("--password", default="nc-user-password")
+	parser.add_argument("--advertise-secure-port", type=int, default=0,
+		help="port written in the secure station url (a proxy in front of the secure server); default its own")
 	parser.add_argument("--debug", action="store_true")
 	parser.add_argument("--tolerate-syn-session-id", action="store_true", help="diagnostics only, see tolerate_syn_session_id")
 	args = parser.parse_args()

@@ -233,9 +233,10 @@ func TestNintendoClientsClientLogsInToGamewire(t *testing.T) {
 	}
 }
 
-// ncServer runs nc_server.py and returns its authentication address and a
-// function that stops it and returns every STEP line it printed.
-func ncServer(t *testing.T, dir, python string, args ...string) (string, func() steps) {
+// ncServer runs nc_server.py and returns its authentication address, its
+// secure server's port and a function that stops it and returns every STEP
+// line it printed.
+func ncServer(t *testing.T, dir, python string, args ...string) (string, int, func() steps) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	cmd := pyCmd(ctx, dir, python, "nc_server.py", args...)
@@ -285,7 +286,7 @@ func ncServer(t *testing.T, dir, python string, args ...string) (string, func() 
 	}
 	select {
 	case l := <-ready:
-		return fmt.Sprintf("127.0.0.1:%d", field(t, l, "auth")), stop
+		return fmt.Sprintf("127.0.0.1:%d", field(t, l, "auth")), field(t, l, "secure"), stop
 	case <-readDone:
 	case <-time.After(30 * time.Second):
 	}
@@ -294,7 +295,7 @@ func ncServer(t *testing.T, dir, python string, args ...string) (string, func() 
 	cmd.Wait()
 	cancel()
 	t.Fatalf("NintendoClients server did not start\nstderr:\n%s", stderr.String())
-	return "", nil
+	return "", 0, nil
 }
 
 // TestGamewireLogsInToNintendoClientsServer runs gamewire's client (nex.Login)
@@ -323,7 +324,7 @@ func TestGamewireLogsInToNintendoClientsServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			addr, stop := ncServer(t, dir, python, append(tc.args, "--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword)...)
+			addr, _, stop := ncServer(t, dir, python, append(tc.args, "--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword)...)
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 			defer cancel()
 			sess, err := nex.Login(ctx, addr, nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: tc.cfg})
@@ -593,6 +594,12 @@ func startLossyProxy(t *testing.T, target *net.UDPAddr, n int) *lossyProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return relayLossy(t, front, target, n)
+}
+
+// relayLossy starts relaying datagrams from front (already bound) to target.
+func relayLossy(t *testing.T, front *net.UDPConn, target *net.UDPAddr, n int) *lossyProxy {
+	t.Helper()
 	back, err := net.DialUDP("udp", nil, target)
 	if err != nil {
 		t.Fatal(err)
@@ -678,5 +685,66 @@ func TestNintendoClientsEchoThroughLossyLink(t *testing.T) {
 	}
 	if dropped[0] == 0 || dropped[1] == 0 {
 		t.Errorf("the link dropped %v datagrams: the test did not test loss", dropped)
+	}
+}
+
+// TestGamewireLoginThroughLossyLinkToNintendoClientsServer is the other
+// direction through loss: gamewire's nex.Login to NintendoClients' server, both
+// of its connections through links dropping every fifth datagram each way.
+// NintendoClients' server gives up on a packet after 1 s and two resends, so
+// gamewire must acknowledge promptly and resend its own packets in time.
+func TestGamewireLoginThroughLossyLinkToNintendoClientsServer(t *testing.T) {
+	dir, python := env(t)
+	secureFront, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authAddr, securePort, stop := ncServer(t, dir, python, "--profile", "default", "--access-key", "3d37fbdb",
+		"--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword,
+		"--advertise-secure-port", strconv.Itoa(secureFront.LocalAddr().(*net.UDPAddr).Port))
+	// The station url names the proxy; the server's own port comes from READY.
+	authUDP, err := net.ResolveUDPAddr("udp", authAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authProxy := startLossyProxy(t, authUDP, 5)
+	secureProxy := relayLossy(t, secureFront, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: securePort}, 5)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	sess, err := nex.Login(ctx, authProxy.conn.LocalAddr().String(), nex.LoginConfig{User: strconv.Itoa(userPID),
+		Password: userPassword, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}})
+	if err != nil {
+		lines := stop()
+		t.Fatalf("gamewire login through loss: %v\nNintendoClients server:\n%s", err, strings.Join(lines, "\n"))
+	}
+	for i := range 20 {
+		res, err := sess.RMC.Call(ctx, rmc.ProtocolHealth, 1, nil)
+		if err != nil || !bytes.Equal(res, []byte{1}) {
+			t.Fatalf("call %d: Health.PingDaemon = %x, %v; want 01", i, res, err)
+		}
+	}
+	st := sess.Conn.Stats()
+	if err := sess.Close(ctx); err != nil {
+		t.Logf("graceful close through loss: %v", err)
+	}
+	lines := stop()
+	for _, p := range []*lossyProxy{authProxy, secureProxy} {
+		p.mu.Lock()
+		t.Logf("link dropped %v datagrams", p.dropped)
+		p.mu.Unlock()
+	}
+	t.Logf("gamewire secure connection: %d retransmits, drops %v", st.Retransmits, st.Drops)
+	if n := lines.count("ping-daemon"); n != 20 {
+		t.Errorf("NintendoClients answered %d PingDaemon calls, want 20", n)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "timed out") {
+			t.Errorf("NintendoClients: %s", l)
+		}
+	}
+	secureProxy.mu.Lock()
+	defer secureProxy.mu.Unlock()
+	if secureProxy.dropped[0] == 0 || secureProxy.dropped[1] == 0 {
+		t.Errorf("the secure link dropped %v datagrams: the test did not test loss", secureProxy.dropped)
 	}
 }
