@@ -43,6 +43,11 @@ func runLiteCLI(t *testing.T, ctx context.Context, out *syncWriter, args ...stri
 	rootCmd.SetOut(out)
 	rootCmd.SetErr(out)
 	rootCmd.SetArgs(args)
+	// cobra gives a subcommand the context of the first execution only (it
+	// fills cmd.ctx when nil), so set this run's on every subcommand.
+	for _, c := range rootCmd.Commands() {
+		c.SetContext(ctx)
+	}
 	defer func() {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
@@ -144,9 +149,9 @@ func TestConnectLiteCLI(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "URL") {
 		t.Errorf("nex-lite without a URL: %v", err)
 	}
-	err = runLiteCLI(t, context.Background(), out, "serve", "--dialect", "nex-lite")
-	if err == nil || !strings.Contains(err.Error(), "--echo") {
-		t.Errorf("serve nex-lite without --echo: %v", err)
+	err = runLiteCLI(t, context.Background(), out, "serve", "--dialect", "nex-lite", "--tls-cert", "cert.pem")
+	if err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Errorf("serve nex-lite with --tls-cert but no --tls-key: %v", err)
 	}
 }
 

@@ -103,7 +103,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if !serveFlags.echo {
-		return runServeNEX(cmd, cfg)
+		return runServeNEX(cmd, cfg, nil, "")
 	}
 	srv := &prudp.Server{Addr: serveFlags.listen, Config: cfg, Handler: prudp.EchoHandler}
 	ua, err := net.ResolveUDPAddr("udp", serveFlags.listen)

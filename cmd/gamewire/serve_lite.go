@@ -29,13 +29,15 @@ func init() {
 	f.StringVar(&serveLiteFlags.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
 	serveCmd.Long += `
 
-With --dialect nex-lite --echo (Switch games) the echo diagnostic speaks PRUDP Lite on
-a TCP port instead: WebSocket connections (subprotocol NEX, path /) and raw Lite
-streams alike, over TLS with --tls-cert and --tls-key (wss:// and tls://), on
-virtual ports 1 (authentication) and 2 (secure) of that one listener.
+With --dialect nex-lite (Switch games) the servers speak PRUDP Lite on one TCP port
+instead: WebSocket connections (subprotocol NEX, path /) and raw Lite streams alike,
+over TLS with --tls-cert and --tls-key (wss:// and tls://). The NEX authentication
+server is virtual port 1 and the secure server virtual port 2 of that one listener,
+with Switch settings (8-byte PIDs, the Switch key derivation); with --echo both
+ports run the echo diagnostic.
 
   gamewire serve --dialect nex-lite --listen 127.0.0.1:4430 [--tls-cert F --tls-key F]
-                 --access-key K --echo [--metrics 127.0.0.1:9100]`
+                 [--access-key K] [--echo] [--metrics 127.0.0.1:9100]`
 	next := serveCmd.RunE
 	serveCmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if serveFlags.dialect != prudp.NEXLite.String() {
@@ -52,9 +54,6 @@ func runServeLite(cmd *cobra.Command) error {
 	cfg, err := serveFlags.config()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
-	}
-	if !serveFlags.echo {
-		return errors.New("serve: --dialect nex-lite serves the echo diagnostic only (add --echo); the NEX servers run over UDP")
 	}
 	if cfg.Logger == nil {
 		// Refusals (a bad Lite signature, a slow reader dropped) are worth a
@@ -77,6 +76,9 @@ func runServeLite(cmd *cobra.Command) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer l.Close()
+	if !serveFlags.echo {
+		return runServeNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, l.Addr(), raw))
+	}
 	servers := make([]*prudp.Server, 2)
 	for i := range servers {
 		c := cfg

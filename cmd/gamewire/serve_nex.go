@@ -10,7 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/kerberos"
+	"github.com/gamewire/gamewire/prudp/lite"
 )
 
 // serveNEXFlags are serve's NEX server flags (the default service).
@@ -25,8 +28,11 @@ func init() {
 	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
 }
 
-// runServeNEX runs the NEX authentication and secure servers (docs/nex.md).
-func runServeNEX(cmd *cobra.Command, cfg prudp.Config) error {
+// runServeNEX runs the NEX authentication and secure servers (docs/nex.md): on
+// two UDP ports, or, when l is not nil, on virtual ports 1 and 2 of a PRUDP Lite
+// listener as Switch servers do (8-byte PIDs, the Switch key derivation, the secure
+// server advertised at the authentication server's address). where names l's URL.
+func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where string) error {
 	store, created, err := openStore(cmd.Context(), serveNEXFlags.data)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -34,7 +40,14 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config) error {
 	defer store.Close()
 	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger}
 	srv.Health.PingDatabase = store.Ping
-	if srv.SecureAddr == "" {
+	collectors := map[string]prometheus.Collector{}
+	if l != nil {
+		srv.Config.Kerberos = kerberos.Switch
+		srv.Auth.Derivation = auth.DeriveSwitch
+		srv.SharedAddress, srv.SecurePort = true, 2
+		srv.Config.Port = 1
+		collectors["lite"] = l.Collector()
+	} else if srv.SecureAddr == "" {
 		if srv.SecureAddr, err = nex.SecureAddrDefault(srv.Addr); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -43,18 +56,26 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config) error {
 	if created {
 		note = " (created; guest password MMQea3n!fsik)"
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
-		cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+	if l != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s virtual port 1, secure server on virtual port 2, access key %q, accounts in %s%s\n",
+			cfg.Dialect, where, cfg.AccessKey, store.Path(), note)
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
+			cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+	}
 	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe() }()
+	if l != nil {
+		go func() { done <- srv.Serve(l.Port(1), l.Port(2)) }()
+	} else {
+		go func() { done <- srv.ListenAndServe() }()
+	}
 	if serveFlags.metrics != "" {
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{
-			"authentication": srv.AuthServer().Collector(),
-			"secure":         srv.SecureServer().Collector(),
-		})
+		collectors["authentication"] = srv.AuthServer().Collector()
+		collectors["secure"] = srv.SecureServer().Collector()
+		stop, err := serveMetrics(cmd, serveFlags.metrics, collectors)
 		if err != nil {
 			srv.Close()
 			<-done
