@@ -70,8 +70,11 @@ async def main(args, counter):
 		s[name] = value
 	async with prudp.connect(s, args.host, args.port, args.vport, 10, None) as client:
 		step("connected", minor_version=client.minor_version())
-		for i, size in enumerate([5, 1000, s["prudp.fragment_size"] * 2 + 17]):
-			await echo(client, size, i)
+		sizes = [5, 1000, s["prudp.fragment_size"] * 2 + 17]
+		if args.sizes:
+			sizes = [int(n) for n in args.sizes.split(",")]
+		for i, size in enumerate(sizes):
+			await echo(client, size, 0 if args.sizes else i)
 		for i in range(args.count):
 			await echo(client, 100 + i % 200, i)
 		if args.hold:
@@ -89,6 +92,8 @@ if __name__ == "__main__":
 	parser.add_argument("--transport", choices=["udp", "tcp"], default="tcp")
 	parser.add_argument("--profile", default="default", help="settings for --transport udp")
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+	parser.add_argument("--sizes", default="", help="comma-separated sizes of the first messages, all with tag 0 "+
+		"(bytes 0, 1, 2, ...) instead of 5, 1000 and two fragments and a bit")
 	parser.add_argument("--count", type=int, default=0, help="more small messages after the first three")
 	parser.add_argument("--hold", type=float, default=0)
 	parser.add_argument("--debug", action="store_true")

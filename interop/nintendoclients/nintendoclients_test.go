@@ -38,6 +38,8 @@ var knownBugs = map[string]string{
 	"syn-session-id": "prudp/session.go (*session).write sets the local session id on the SYN too; a SYN must carry 0",
 	"serve-friends-session-key": "cmd/gamewire/serve.go (*prudpFlags).config never sets Kerberos: kerberos.Friends " +
 		"for nex-v0-friends, so serve issues 32-byte session keys where the friends server uses 16",
+	"compression-ratio": "prudp/crypt/compress.go Compress writes ceil(n/c); NintendoClients writes and requires " +
+		"n/c+1 (integer division), which differs whenever c divides n",
 }
 
 // knownBug fails the test, or skips it when the bug is listed in knownBugs.
@@ -746,5 +748,51 @@ func TestGamewireLoginThroughLossyLinkToNintendoClientsServer(t *testing.T) {
 	defer secureProxy.mu.Unlock()
 	if secureProxy.dropped[0] == 0 || secureProxy.dropped[1] == 0 {
 		t.Errorf("the secure link dropped %v datagrams: the test did not test loss", secureProxy.dropped)
+	}
+}
+
+// TestNintendoClientsCompressedEcho turns zlib compression on at both ends
+// (`gamewire serve --echo --compression`, NintendoClients' prudp.compression =
+// 1) and echoes messages whose compressed sizes give different ratio bytes.
+// 574 bytes 00 01 02 ... compress (Go's zlib) to 287: gamewire writes ratio
+// ceil(574/287) = 2, NintendoClients expects int(574/287 + 1) = 3 and drops
+// the packet (FIELD-NOTES.md: implementations round differently).
+func TestNintendoClientsCompressedEcho(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	port := freeUDPPortPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--compression", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	serve.WaitDelay = 5 * time.Second
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		t.Logf("gamewire serve:\n%s", serveOut.String())
+	}()
+	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
+		"--set", "prudp.compression=1", "--port", strconv.Itoa(port), "--sizes", "5,1000,3000,575,574", "--count", "20")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("NintendoClients client:\n%s", stdout.String())
+	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+	if err != nil {
+		// NintendoClients' own error message for a ratio mismatch has a
+		// formatting bug and surfaces as this TypeError text.
+		if l, ok := out.find("warning"); ok && (strings.Contains(l, "compression ratio") || strings.Contains(l, "format string")) &&
+			out.count("echo") == 4 {
+			knownBug(t, "compression-ratio", "the echo of 574 bytes was refused by NintendoClients: %s", l)
+		}
+		t.Fatalf("NintendoClients client failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	fixed(t, "compression-ratio")
+	if n := out.count("echo"); n != 25 {
+		t.Errorf("%d echoes came back, want 25", n)
 	}
 }
