@@ -7,8 +7,9 @@ prudp.transport set to TCP, i.e. PRUDP Lite over a raw TCP stream (the Switch
 servers also accept raw TCP/TLS, FIELD-NOTES.md; the WebSocket transport is
 not part of the local rebuild); with --transport udp it uses --profile over
 UDP. It connects with prudp.connect to virtual port --vport and expects every
-reliable message it sends on substream 0 to come back unchanged (gamewire
-serve --echo). It sends a few sizes (one above the fragment size), --count
+reliable message it sends to come back unchanged on the same substream
+(gamewire serve --echo); the --count messages take turns on every substream
+the connection negotiated. It sends a few sizes (one above the fragment size), --count
 more small messages, holds the connection for --hold seconds
 (NintendoClients PINGs every 5 s), sends again and disconnects.
 """
@@ -47,14 +48,14 @@ class Counter(logging.Handler):
 			step("warning", message=repr(msg))
 
 
-async def echo(client, size, tag):
+async def echo(client, size, tag, substream=0):
 	data = bytes((tag + i) & 0xFF for i in range(size))
-	await client.send(data)
+	await client.send(data, substream)
 	with anyio.fail_after(10):
-		back = await client.recv()
+		back = await client.recv(substream)
 	if back != data:
 		raise ValueError("echo of %i bytes came back as %i different bytes" % (size, len(back)))
-	step("echo", size=size)
+	step("echo", size=size, substream=substream)
 
 
 async def main(args, counter):
@@ -76,7 +77,7 @@ async def main(args, counter):
 		for i, size in enumerate(sizes):
 			await echo(client, size, 0 if args.sizes else i)
 		for i in range(args.count):
-			await echo(client, 100 + i % 200, i)
+			await echo(client, 100 + i % 200, i, i % (client.max_substream_id + 1))
 		if args.hold:
 			await anyio.sleep(args.hold)
 			await echo(client, 64, 99)

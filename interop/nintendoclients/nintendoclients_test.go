@@ -796,3 +796,48 @@ func TestNintendoClientsCompressedEcho(t *testing.T) {
 		t.Errorf("%d echoes came back, want 25", n)
 	}
 }
+
+// TestNintendoClientsSubstreams negotiates two reliable substreams
+// (`gamewire serve --echo --max-substream 1`, NintendoClients'
+// prudp.max_substream_id = 1) and echoes messages on both in turn. gamewire
+// acknowledges with V1 aggregate ACKs in the new format, which NintendoClients
+// only recognises when the header's substream id is 1 (FIELD-NOTES.md); a
+// misread ACK leaves NintendoClients resending and then dropping the connection.
+func TestNintendoClientsSubstreams(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	port := freeUDPPortPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--max-substream", "1", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	serve.WaitDelay = 5 * time.Second
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		t.Logf("gamewire serve:\n%s", serveOut.String())
+	}()
+	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
+		"--set", "prudp.max_substream_id=1", "--port", strconv.Itoa(port), "--count", "30")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("NintendoClients client:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("NintendoClients client failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+	perSubstream := map[string]int{}
+	for _, l := range out {
+		if f := strings.Fields(l); len(f) == 4 && f[1] == "echo" {
+			perSubstream[f[3]]++
+		}
+	}
+	if perSubstream["substream=0"] != 18 || perSubstream["substream=1"] != 15 {
+		t.Errorf("echoes per substream %v, want 18 on 0 and 15 on 1", perSubstream)
+	}
+}
