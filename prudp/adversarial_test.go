@@ -241,7 +241,7 @@ func TestOversizedReassemblyRefusedWithoutAllocating(t *testing.T) {
 		if id == 0 {
 			id = 1
 		}
-		if _, err := r.add(id, frag); err != nil {
+		if _, err := r.add(uint32(id), frag); err != nil {
 			if refused != nil {
 				t.Fatalf("second error %v", err)
 			}

@@ -1,11 +1,12 @@
 package prudp
 
 import (
+	"crypto/ecdsa"
 	"fmt"
-
-	"github.com/gamewire/gamewire/prudp/kerberos"
 	"log/slog"
 	"time"
+
+	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
 // Dialect selects the PRUDP encoding a connection speaks. A dialect is
@@ -23,6 +24,16 @@ const (
 	// NEXLite is "Lite Format" (Switch games) over a stream transport
 	// (package prudp/lite: WebSocket, TCP, TLS); see dialect_lite.go.
 	NEXLite
+	// Quazal is the original Quazal Rendez-Vous encoding (specs/prudp-quazal-gro.md,
+	// the Quazal notes in specs/prudp-nex.md): 1-byte type and flags, 1- or 4-byte
+	// checksum (ChecksumSize), RC4 "CD&ML" re-keyed for every packet (RC4Mode),
+	// stream type OldRVSec, ~963-byte fragments. See docs/prudp-quazal.md.
+	Quazal
+	// Hyperscape is the Quazal variant of specs/prudp-hyperscape.md: 4-byte
+	// checksums, u32 fragment ids, an ECDH key exchange in CONNECT verified
+	// with a certification key (CertKey, CertPub), a USER stage, AES-128-CBC
+	// DATA, PINGs every 10 s. See docs/prudp-hyperscape.md.
+	Hyperscape
 )
 
 // String returns the dialect's CLI name.
@@ -36,18 +47,104 @@ func (d Dialect) String() string {
 		return "nex-v0-friends"
 	case NEXLite:
 		return "nex-lite"
+	case Quazal:
+		return "quazal"
+	case Hyperscape:
+		return "hyperscape"
 	}
 	return fmt.Sprintf("dialect(%d)", int(d))
 }
 
-// ParseDialect maps a CLI name (nex-v1, nex-v0, nex-v0-friends, nex-lite) to a Dialect.
+// ParseDialect maps a CLI name (nex-v1, nex-v0, nex-v0-friends, nex-lite,
+// quazal, hyperscape) to a Dialect.
 func ParseDialect(s string) (Dialect, error) {
-	for _, d := range []Dialect{NEXV1, NEXV0, NEXV0Friends, NEXLite} {
+	for _, d := range []Dialect{NEXV1, NEXV0, NEXV0Friends, NEXLite, Quazal, Hyperscape} {
 		if d.String() == s {
 			return d, nil
 		}
 	}
-	return 0, fmt.Errorf("prudp: unknown dialect %q (want nex-v1, nex-v0, nex-v0-friends or nex-lite)", s)
+	return 0, fmt.Errorf("prudp: unknown dialect %q (want nex-v1, nex-v0, nex-v0-friends, nex-lite, quazal or hyperscape)", s)
+}
+
+// RC4Mode says how the RC4 keystream of reliable DATA relates to packets.
+type RC4Mode int
+
+const (
+	// RC4Default is RC4PerPacket for Quazal and RC4Stream for the NEX dialects.
+	RC4Default RC4Mode = iota
+	// RC4Stream runs one keystream per direction and substream (NEX V0 and V1;
+	// nex-go in its Quazal mode).
+	RC4Stream
+	// RC4PerPacket restarts the keystream from the freshly keyed state for
+	// every packet, as the Quazal servers and the public captures do
+	// (FIELD-NOTES.md, "Quazal Rendez-Vous").
+	RC4PerPacket
+)
+
+// String returns the mode's CLI name.
+func (m RC4Mode) String() string {
+	switch m {
+	case RC4Stream:
+		return "stream"
+	case RC4PerPacket:
+		return "per-packet"
+	}
+	return "default"
+}
+
+// ParseRC4Mode maps a CLI name (stream, per-packet) to an RC4Mode.
+func ParseRC4Mode(s string) (RC4Mode, error) {
+	switch s {
+	case "stream":
+		return RC4Stream, nil
+	case "per-packet":
+		return RC4PerPacket, nil
+	case "", "default":
+		return RC4Default, nil
+	}
+	return 0, fmt.Errorf("prudp: unknown RC4 mode %q (want per-packet or stream)", s)
+}
+
+// QuazalSignatures says what the 4-byte packet signature of Quazal DATA
+// (and DISCONNECT) packets holds; every other packet carries the connection
+// signature received from the peer.
+type QuazalSignatures int
+
+const (
+	// QuazalSigConnection: every packet carries the peer's connection
+	// signature, as the GRO page describes ("Signature" in
+	// specs/prudp-quazal-gro.md). The default.
+	QuazalSigConnection QuazalSignatures = iota
+	// QuazalSigPayload: DATA carries the first 4 bytes of HMAC-MD5 keyed
+	// with MD5(access key) over the payload, 0x12345678 when it is empty
+	// (the friends-server mode of "V0 Format").
+	QuazalSigPayload
+	// QuazalSigSession: DATA and DISCONNECT carry the first 4 bytes of
+	// HMAC-MD5 keyed with MD5(access key) over session key, sequence id,
+	// fragment id and payload (the games mode of "V0 Format"; what nex-go
+	// sends in its Quazal mode).
+	QuazalSigSession
+)
+
+// String returns the mode's CLI name.
+func (m QuazalSignatures) String() string {
+	switch m {
+	case QuazalSigPayload:
+		return "payload"
+	case QuazalSigSession:
+		return "session"
+	}
+	return "connection"
+}
+
+// ParseQuazalSignatures maps a CLI name (connection, payload, session) to a mode.
+func ParseQuazalSignatures(s string) (QuazalSignatures, error) {
+	for _, m := range []QuazalSignatures{QuazalSigConnection, QuazalSigPayload, QuazalSigSession} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("prudp: unknown Quazal signature mode %q (want connection, payload or session)", s)
 }
 
 // Stream types ("Virtual ports" in specs/prudp-nex.md).
@@ -56,7 +153,12 @@ const (
 	StreamRV       = 2
 	StreamRVSec    = 3
 	StreamRVSecure = 10 // what Nintendo games use; the default
+	StreamOldRVSec = 3  // Quazal and Hyperscape; the default for those dialects
 )
+
+// QuazalFragmentSize is the payload per DATA packet real Quazal servers send
+// (FIELD-NOTES.md, "Quazal Rendez-Vous"); the Quazal and Hyperscape default.
+const QuazalFragmentSize = 963
 
 // DefaultRC4Key keys the RC4 streams of connections without a session key
 // ("Encryption" in specs/prudp-nex.md).
@@ -70,7 +172,9 @@ type Config struct {
 	// AccessKey is the game server's sandbox access key, used by checksums and
 	// signatures; default "" (sum 0).
 	AccessKey string
-	// StreamType of the virtual ports; default StreamRVSecure (10).
+	// StreamType of the virtual ports; default StreamRVSecure (10), or
+	// StreamOldRVSec (3) for Quazal and Hyperscape (the Quazal checksum's
+	// base is the access key only on that stream type).
 	StreamType uint8
 	// Port is the virtual port number (0-15; 0-255 for NEXLite): the server's port (default 1) or
 	// the client's own port (default 15, "the highest unused port").
@@ -81,8 +185,10 @@ type Config struct {
 	// MaxSubstreamID is the highest reliable substream id offered; the lower
 	// of both ends is used. Default 0 (NEX uses only substream 0). V0 has none.
 	MaxSubstreamID uint8
-	// FragmentSize is the largest payload per DATA packet; default 1300 (V1)
-	// or 1264 (V0) ("Fragment size" in specs/prudp-nex.md).
+	// FragmentSize is the largest payload per DATA packet; default 1300 (V1),
+	// 1264 (V0) ("Fragment size" in specs/prudp-nex.md) or 963 (Quazal and
+	// Hyperscape, whose payload then grows by the sequence id suffix, the
+	// ratio byte, the IV and the AES padding).
 	FragmentSize int
 	// MaxMessageSize bounds a reassembled message; default 1 MiB. Larger
 	// messages are refused on send and, on receive, dropped as soon as their
@@ -113,9 +219,18 @@ type Config struct {
 	// fails with ErrTimeout; default 8 (2 for NEXLite).
 	MaxRetransmits int
 	// KeepAlive is the idle time after which a PING is sent; default 5 s.
+	// Hyperscape sends a PING every KeepAlive (default 10 s) whatever else
+	// is sent, and fails the connection with ErrPeerDead when MaxUnansweredPings
+	// PINGs in a row went unanswered.
 	KeepAlive time.Duration
+	// MaxUnansweredPings closes the connection (ErrPeerDead) when that many
+	// PINGs in a row were not acknowledged; default 2 for Hyperscape
+	// ("Pinging" in specs/prudp-hyperscape.md), 0 (off) otherwise.
+	MaxUnansweredPings int
 	// IdleTimeout is how long a peer may stay silent before the connection
-	// fails with ErrPeerDead and its resources are freed; default 30 s.
+	// fails with ErrPeerDead and its resources are freed; default 30 s, or
+	// 60 s for Quazal and Hyperscape (real Quazal servers drop a client after
+	// about 60 s of silence).
 	IdleTimeout time.Duration
 	// AckDelay is how long a lone acknowledgement may wait for a packet of
 	// our own to share its datagram (V1 only, where packets to one peer are
@@ -148,15 +263,65 @@ type Config struct {
 	// Kerberos sets PID and session key sizes; the zero value is 4-byte PIDs
 	// and 32-byte session keys (3DS / Wii U).
 	Kerberos kerberos.Settings
+	// ChecksumSize is the Quazal checksum size, 1 (default) or 4 bytes.
+	ChecksumSize int
+	// QuazalTypes2006 numbers Quazal packet types as 25 To Life (2006) does
+	// rather than as Ghost Recon Online (2012); the engine's packets (SYN to
+	// PING) are the same in both.
+	QuazalTypes2006 bool
+	// RC4Mode is per packet or one stream; RC4Default picks per packet for
+	// Quazal and a stream for the NEX dialects. Hyperscape uses AES instead.
+	RC4Mode RC4Mode
+	// QuazalSignatures selects what Quazal DATA and DISCONNECT packets are
+	// signed with; default QuazalSigConnection.
+	QuazalSignatures QuazalSignatures
+	// CertKey is a Hyperscape server's certification private key: it signs
+	// the server's ephemeral key in every CONNECT answer. Required for a
+	// Hyperscape Server.
+	CertKey *ecdsa.PrivateKey
+	// CertPub is the certification public key a Hyperscape client verifies
+	// the server's key with. Required for a Hyperscape client.
+	CertPub *ecdsa.PublicKey
 	// Logger receives the engine's logs; default none.
 	Logger *slog.Logger
 }
+
+// quazalFamily reports whether the dialect is Quazal or Hyperscape.
+func (d Dialect) quazalFamily() bool { return d == Quazal || d == Hyperscape }
 
 // resolved returns a copy of c with defaults filled in.
 func (c *Config) resolved() Config {
 	r := *c
 	if r.StreamType == 0 {
 		r.StreamType = StreamRVSecure
+		if r.Dialect.quazalFamily() {
+			r.StreamType = StreamOldRVSec
+		}
+	}
+	if r.Dialect == Quazal {
+		if r.ChecksumSize == 0 {
+			r.ChecksumSize = 1
+		}
+		if r.Kerberos == (kerberos.Settings{}) {
+			r.Kerberos = kerberos.Quazal
+		}
+		if r.RC4Mode == RC4Default {
+			r.RC4Mode = RC4PerPacket
+		}
+	} else if r.RC4Mode == RC4Default {
+		r.RC4Mode = RC4Stream
+	}
+	if r.Dialect == Hyperscape {
+		r.ChecksumSize = 4
+		if r.KeepAlive <= 0 {
+			r.KeepAlive = 10 * time.Second
+		}
+		if r.MaxUnansweredPings == 0 {
+			r.MaxUnansweredPings = 2
+		}
+	}
+	if r.Dialect.quazalFamily() && r.IdleTimeout <= 0 {
+		r.IdleTimeout = 60 * time.Second
 	}
 	if r.Dialect == NEXLite {
 		r.liteDefaults()
@@ -169,9 +334,12 @@ func (c *Config) resolved() Config {
 		r.MaxSubstreamID = 0
 	}
 	if r.FragmentSize <= 0 {
-		if r.Dialect == NEXV1 {
+		switch {
+		case r.Dialect == NEXV1:
 			r.FragmentSize = 1300
-		} else {
+		case r.Dialect.quazalFamily():
+			r.FragmentSize = QuazalFragmentSize
+		default:
 			r.FragmentSize = 1264
 		}
 	}
@@ -243,6 +411,14 @@ func (c *Config) validate() error {
 		return fmt.Errorf("prudp: virtual port stream type %d, port %d (each 0 to 15)", c.StreamType, c.Port)
 	case c.Ticket != nil && len(c.Ticket.SessionKey) == 0:
 		return fmt.Errorf("prudp: Ticket without a session key")
+	case c.Dialect == Quazal && c.ChecksumSize != 1 && c.ChecksumSize != 4:
+		return fmt.Errorf("prudp: Quazal ChecksumSize %d (1 or 4)", c.ChecksumSize)
+	case c.RC4Mode != RC4Stream && c.RC4Mode != RC4PerPacket:
+		return fmt.Errorf("prudp: RC4Mode %d", c.RC4Mode)
+	case c.Dialect == Hyperscape && c.Ticket != nil:
+		return fmt.Errorf("prudp: Hyperscape connections are keyed by their ECDH exchange, not by a Ticket")
+	case c.Dialect < NEXV1 || c.Dialect > Hyperscape:
+		return fmt.Errorf("prudp: unknown dialect %v", c.Dialect)
 	}
 	return nil
 }

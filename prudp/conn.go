@@ -342,10 +342,11 @@ const (
 	dropSignature                    // forged or corrupted signature
 	dropEchoQueue                    // echo reply refused: send queue full
 	dropRecvQueue                    // data refused (unacknowledged): the application is not reading
+	dropDecrypt                      // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue", "recv_queue"}
+var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue", "recv_queue", "decrypt"}
 
 type connStats struct {
 	packetsIn, packetsOut   atomic.Uint64

@@ -46,7 +46,11 @@ func DialPacketConn(ctx context.Context, pc PacketConn, raddr netip.AddrPort, cf
 	if rc.Port == 0 {
 		rc.Port = 1
 	}
-	if err := rc.validate(); err != nil {
+	err := rc.validate()
+	if err == nil && rc.Dialect == Hyperscape && rc.CertPub == nil {
+		err = fmt.Errorf("prudp: a Hyperscape client needs Config.CertPub (the server's certification public key)")
+	}
+	if err != nil {
 		if own {
 			pc.Close()
 		}

@@ -19,6 +19,17 @@ func newCodec(cfg *Config) (codec, error) {
 		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)}, nil
 	case NEXLite:
 		return &liteCodec{d: wire.NewLite(cfg.AccessKey)}, nil
+	case Quazal:
+		c := &quazalCodec{d: wire.NewQuazal(cfg.AccessKey, wire.QuazalOptions{ChecksumSize: cfg.ChecksumSize, Types2006: cfg.QuazalTypes2006})}
+		switch cfg.QuazalSignatures {
+		case QuazalSigPayload:
+			c.hmac = wire.NewV0(cfg.AccessKey, wire.ModeFriends)
+		case QuazalSigSession:
+			c.hmac = wire.NewV0(cfg.AccessKey, wire.ModeGames)
+		}
+		return c, nil
+	case Hyperscape:
+		return &hyperscapeCodec{d: wire.NewHyperscape()}, nil
 	}
 	return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
 }
@@ -31,7 +42,7 @@ func (p *pkt) fromWire(w *wire.Packet) {
 	p.sessionID = w.SessionID
 	p.substream = w.SubstreamID
 	p.seq = w.Seq
-	p.fragment = uint8(w.FragmentID)
+	p.fragment = w.FragmentID
 	p.connSig = w.ConnSignature
 	p.supported = w.SupportedFunctions
 	p.maxSubstream = w.MaxSubstreamID
@@ -49,7 +60,7 @@ func (p *pkt) toWire(w *wire.Packet) {
 		SessionID:          p.sessionID,
 		SubstreamID:        p.substream,
 		Seq:                p.seq,
-		FragmentID:         uint32(p.fragment),
+		FragmentID:         p.fragment,
 		ConnSignature:      p.connSig,
 		SupportedFunctions: p.supported,
 		MaxSubstreamID:     p.maxSubstream,
@@ -141,3 +152,82 @@ func (c *v0Codec) verify(p *pkt, k keys) bool {
 
 func (c *v0Codec) connSigLen() int { return 4 }
 func (c *v0Codec) v1() bool        { return false }
+
+// quazalCodec is the original Quazal Rendez-Vous encoding (wire.Quazal):
+// the V0 header with 1-byte type and flags and a 1- or 4-byte checksum. The
+// packet signature is the connection signature received from the peer
+// ("Signature" in specs/prudp-quazal-gro.md); with hmac set, DATA (and, in
+// the games mode, DISCONNECT) carry the V0 HMAC signature instead.
+type quazalCodec struct {
+	d    *wire.Quazal
+	hmac *wire.V0 // nil: connection signatures everywhere
+}
+
+func (c *quazalCodec) parse(b []byte, p *pkt) (int, error) {
+	w, n, err := c.d.Parse(b)
+	if err != nil {
+		return 0, err
+	}
+	p.fromWire(&w)
+	p.w = w
+	return n, nil
+}
+
+func (c *quazalCodec) signature(w *wire.Packet, k keys) uint32 {
+	if c.hmac != nil {
+		return c.hmac.PacketSignature(w, k.sessionKey, sig32(k.connSig))
+	}
+	return sig32(k.connSig)
+}
+
+func (c *quazalCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
+	var w wire.Packet
+	p.toWire(&w)
+	w.SubstreamID = 0
+	if p.typ == typeData || p.payload != nil {
+		w.Flags |= wire.FlagHasSize
+	}
+	w.SetSignature32(c.signature(&w, k))
+	return c.d.Append(dst, &w)
+}
+
+func (c *quazalCodec) verify(p *pkt, k keys) bool {
+	return p.w.Signature32() == c.signature(&p.w, k)
+}
+
+func (c *quazalCodec) connSigLen() int { return 4 }
+func (c *quazalCodec) v1() bool        { return false }
+
+// hyperscapeCodec is specs/prudp-hyperscape.md on wire.Hyperscape: 1-byte
+// type and flags, u32 fragment ids, 4-byte checksum. The spec calls the packet
+// signature "Unknown"; gamewire puts the connection signature received from
+// the peer there, as Quazal does, and checks it.
+type hyperscapeCodec struct{ d *wire.Hyperscape }
+
+func (c *hyperscapeCodec) parse(b []byte, p *pkt) (int, error) {
+	w, n, err := c.d.Parse(b)
+	if err != nil {
+		return 0, err
+	}
+	p.fromWire(&w)
+	p.w = w
+	return n, nil
+}
+
+func (c *hyperscapeCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
+	var w wire.Packet
+	p.toWire(&w)
+	w.SubstreamID = 0
+	if p.typ == typeData || p.payload != nil {
+		w.Flags |= wire.FlagHasSize
+	}
+	w.SetSignature32(sig32(k.connSig))
+	return c.d.Append(dst, &w)
+}
+
+func (c *hyperscapeCodec) verify(p *pkt, k keys) bool {
+	return p.w.Signature32() == sig32(k.connSig)
+}
+
+func (c *hyperscapeCodec) connSigLen() int { return 4 }
+func (c *hyperscapeCodec) v1() bool        { return false }

@@ -75,7 +75,7 @@ func FuzzSessionPacket(f *testing.F) {
 			q.seq = binary.LittleEndian.Uint16(b[4:])
 			b = b[6:]
 			if len(b) > 0 {
-				q.fragment = b[0]
+				q.fragment = uint32(b[0])
 				b = b[1:]
 			}
 			n := 0

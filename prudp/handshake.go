@@ -7,7 +7,9 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // The handshake ("Basic operation" in specs/prudp-nex.md): SYN, SYN-ACK with
@@ -93,6 +95,20 @@ func (s *session) onSynAck(now time.Time, p *pkt) {
 			return
 		}
 	}
+	if s.cfg.Dialect == Hyperscape {
+		// "Key Exchange": our ephemeral P-256 key, answered by the server's.
+		hc, err := hyperscape.NewClient(s.cfg.CertPub)
+		if err != nil {
+			s.fail(now, fmt.Errorf("%w: %w", ErrHandshake, err))
+			return
+		}
+		s.hsClient = hc
+		hello := wire.HyperscapeConnect{PublicKey: hc.PublicKey()}
+		if payload, err = hello.Append(nil, false); err != nil {
+			s.fail(now, fmt.Errorf("%w: encoding the CONNECT key: %w", ErrHandshake, err))
+			return
+		}
+	}
 	var usb [2]byte
 	randomBytes(usb[:])
 	s.unrelSendSeq = binary.LittleEndian.Uint16(usb[:])
@@ -120,6 +136,25 @@ func (s *session) onConnectAck(now time.Time, p *pkt) {
 		}
 		s.sessionKey = s.cfg.Ticket.SessionKey
 	}
+	if s.hsClient != nil {
+		// Any mismatch refuses the connection: a server that cannot prove it
+		// holds the certification key is not the one we were told to trust.
+		hello, err := wire.ParseHyperscapeConnect(p.payload, true)
+		if err != nil {
+			s.fail(now, fmt.Errorf("%w: hyperscape CONNECT answer: %w", ErrHandshake, err))
+			return
+		}
+		key, err := s.hsClient.Finish(hello.PublicKey[:], hello.PublicKeySignature, hello.Tag)
+		if err != nil {
+			s.fail(now, fmt.Errorf("%w: hyperscape key exchange: %w", ErrHandshake, err))
+			return
+		}
+		s.hsClient = nil
+		if s.aes, err = hyperscape.NewDataCipher(key); err != nil {
+			s.fail(now, fmt.Errorf("%w: %w", ErrHandshake, err))
+			return
+		}
+	}
 	if s.hs.retries == 0 {
 		s.rtt.sample(now.Sub(s.hs.firstSent))
 	}
@@ -128,6 +163,16 @@ func (s *session) onConnectAck(now time.Time, p *pkt) {
 	s.setup(2, 1) // the CONNECT took sequence id 1 of substream 0
 	s.state = stateEstablished
 	s.lastSend = now
+	if s.aes != nil {
+		// Hyperscape's "User" stage: a reliable USER the server acknowledges,
+		// ordered before our first DATA (it takes sequence id 2).
+		st := &s.streams[0]
+		u := pkt{typ: typeUser, flags: flagReliable | flagNeedAck, seq: st.sendSeq}
+		s.transmitNew(now, st, &u, 0)
+		if s.state == stateClosed {
+			return
+		}
+	}
 	s.conn.established()
 }
 
@@ -190,6 +235,27 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 		pid = a.Info.SourcePID
 		response = kerberos.AppendConnectResponse(nil, a.Request.Check)
 	}
+	var aes *hyperscape.DataCipher
+	if cfg.Dialect == Hyperscape {
+		c, err := parseHyperscapeClientConnect(p.payload)
+		var key hyperscape.SharedKey
+		var hello hyperscape.ServerHello
+		if err == nil {
+			hello, key, err = hyperscape.Respond(c.PublicKey[:], cfg.CertKey)
+		}
+		if err == nil {
+			aes, err = hyperscape.NewDataCipher(key)
+		}
+		if err == nil {
+			ans := wire.HyperscapeConnect{PublicKey: hello.PublicKey, PublicKeySignature: hello.Signature, Tag: hello.Tag[:]}
+			response, err = ans.Append(nil, true)
+		}
+		if err != nil {
+			ep.drops[epDropHandshake].Add(1)
+			cfg.Logger.Warn("prudp: hyperscape CONNECT refused", "peer", from, "err", err)
+			return
+		}
+	}
 	if old := sh.sessions[key]; old != nil {
 		old.fail(now, fmt.Errorf("%w: replaced by a new connection from the same address and port", ErrPeerReset))
 	}
@@ -201,6 +267,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	s.sigIn = append([]byte(nil), sig[:sigLen]...)
 	s.sigOut = append([]byte(nil), p.connSig[:sigLen]...)
 	s.sessionKey = sessionKey
+	s.aes = aes
 	s.supported, s.minor, s.maxSubstream = supported, uint8(supported), maxSub
 	s.unrelSendSeq = p.unreliableSeq
 	s.conn = newConn(sh, from, cfg.MaxSendQueue)
@@ -221,4 +288,19 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	s.lastRecv = now
 	sh.add(s)
 	srv.connStarted(s.conn)
+}
+
+// parseHyperscapeClientConnect decodes the payload of a Hyperscape client's
+// CONNECT after the connection signature ("Packet: CONNECT",
+// specs/prudp-hyperscape.md): the client's 64-byte ephemeral public key,
+// checked to be a point on P-256. Errors name what was wrong.
+func parseHyperscapeClientConnect(payload []byte) (wire.HyperscapeConnect, error) {
+	c, err := wire.ParseHyperscapeConnect(payload, false)
+	if err != nil {
+		return c, fmt.Errorf("hyperscape CONNECT payload: %w", err)
+	}
+	if _, err := hyperscape.ParsePublicKey(c.PublicKey[:]); err != nil {
+		return c, fmt.Errorf("hyperscape CONNECT client key: %w", err)
+	}
+	return c, nil
 }

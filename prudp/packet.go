@@ -9,6 +9,7 @@ const (
 	typeData       = 2
 	typeDisconnect = 3
 	typePing       = 4
+	typeUser       = 5 // Hyperscape's USER stage (wire.TypeUser)
 
 	flagAck      = 0x001
 	flagReliable = 0x002
@@ -17,7 +18,7 @@ const (
 	flagMultiAck = 0x200
 )
 
-var typeNames = [...]string{"SYN", "CONNECT", "DATA", "DISCONNECT", "PING"}
+var typeNames = [...]string{"SYN", "CONNECT", "DATA", "DISCONNECT", "PING", "USER"}
 
 func typeName(t uint8) string {
 	if int(t) < len(typeNames) {
@@ -35,7 +36,7 @@ type pkt struct {
 	sessionID     uint8
 	substream     uint8
 	seq           uint16
-	fragment      uint8
+	fragment      uint32   // 1 byte on the wire except Hyperscape (u32)
 	connSig       [16]byte // SYN/CONNECT connection signature (V0 uses the first 4 bytes)
 	supported     uint32   // supported functions (minor version in the low byte)
 	maxSubstream  uint8

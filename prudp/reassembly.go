@@ -1,6 +1,9 @@
 package prudp
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // reassembler joins the fragments of one reliable substream's messages
 // ("Fragment id" in specs/prudp-nex.md: fragments count up from 1 and the last
@@ -11,15 +14,16 @@ import "fmt"
 // remaining fragments are stored.
 type reassembler struct {
 	buf      []byte
-	next     uint8 // fragment id expected next within a message (0 = none started)
-	skipping bool  // discarding the rest of a refused message
+	next     uint32 // fragment id expected next within a message (0 = none started)
+	fragMax  uint32 // highest fragment id before the ids wrap to 1 (255 for 1-byte ids)
+	skipping bool   // discarding the rest of a refused message
 	max      int
 }
 
 // add feeds one fragment and returns the completed message, if any. The
 // returned slice is owned by the caller. An error means the message being
 // built was refused; the reassembler then skips to the next message.
-func (r *reassembler) add(fragment uint8, payload []byte) ([]byte, error) {
+func (r *reassembler) add(fragment uint32, payload []byte) ([]byte, error) {
 	if r.skipping {
 		if fragment == 0 {
 			r.skipping = false
@@ -55,7 +59,7 @@ func (r *reassembler) add(fragment uint8, payload []byte) ([]byte, error) {
 	r.grow(len(payload))
 	r.buf = append(r.buf, payload...)
 	r.next = fragment + 1
-	if r.next == 0 { // ids 1..255 then wrap past the terminator id
+	if r.next > cmp.Or(r.fragMax, 255) || r.next == 0 { // ids 1..fragMax then wrap past the terminator id
 		r.next = 1
 	}
 	return nil, nil

@@ -185,6 +185,10 @@ func (srv *Server) Serve(pc PacketConn) error {
 		pc.Close()
 		return err
 	}
+	if cfg.Dialect == Hyperscape && cfg.CertKey == nil {
+		pc.Close()
+		return fmt.Errorf("prudp: a Hyperscape server needs Config.CertKey (its certification private key)")
+	}
 	n := srv.Shards
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/wire"
+	"github.com/gamewire/gamewire/prudp/hyperscape"
 )
 
 // session is the state of one PRUDP connection. It has one owner at a time:
@@ -42,6 +43,16 @@ type session struct {
 	unrelSendSeq uint16
 	unrelKeys    crypt.UnreliableKeys
 	pingSeq      uint16
+	fragMax      uint32 // highest fragment id before wrapping to 1 (255, or 2^32-1 for Hyperscape)
+
+	// Hyperscape: the key exchange in progress (client) and the DATA
+	// transform keyed by it; aes replaces RC4 and compression when set.
+	hsClient *hyperscape.Client
+	aes      *hyperscape.DataCipher
+	// Hyperscape keepalive: PINGs go out every KeepAlive and the connection
+	// fails after MaxUnansweredPings in a row.
+	lastPing        time.Time
+	pingsUnanswered int
 
 	streams []substream
 
@@ -88,7 +99,7 @@ type ackItem struct {
 	typ       uint8
 	substream uint8
 	seq       uint16
-	fragment  uint8
+	fragment  uint32
 	times     uint8
 	// unreliable marks the ACK of an unreliable packet: its sequence id is
 	// in another space than the substream's, so it never joins an aggregate.
@@ -124,15 +135,15 @@ type substream struct {
 	inflight []*outPacket // in sequence order
 	queue    []sendItem   // messages not yet fully sent (from qHead on)
 	qHead    int
-	queuePos int   // bytes of queue[0] already fragmented
-	nextFrag uint8 // fragment id of the next fragment of queue[0]
-	enc      crypt.RC4
+	queuePos int    // bytes of queue[0] already fragmented
+	nextFrag uint32 // fragment id of the next fragment of queue[0]
+	enc      crypt.Cipher
 
 	// receive side
 	recvNext uint16 // next sequence id to deliver
 	reorder  map[uint16]heldPacket
 	reasm    reassembler
-	dec      crypt.RC4
+	dec      crypt.Cipher
 }
 
 type sendItem struct {
@@ -142,7 +153,7 @@ type sendItem struct {
 
 type heldPacket struct {
 	typ      uint8
-	fragment uint8
+	fragment uint32
 	payload  []byte
 }
 
@@ -160,6 +171,10 @@ func newSession(sh *shard, cfg *Config, c codec, client bool, peer netip.AddrPor
 		lastSend:  now,
 		heapIndex: -1,
 		dialect:   traitsOf(c),
+		fragMax:   255,
+	}
+	if cfg.Dialect == Hyperscape {
+		s.fragMax = 1<<32 - 1
 	}
 	return s
 }
@@ -175,7 +190,7 @@ func (s *session) setup(sendStart, recvStart uint16) {
 	s.conn.maxSubstream = s.maxSubstream
 	s.conn.maxMessage = s.cfg.MaxMessageSize
 	s.conn.maxUnreliable = s.cfg.FragmentSize
-	if s.cfg.Compression {
+	if s.cfg.Compression && s.aes == nil {
 		s.conn.maxUnreliable--
 	}
 	s.unrelKeys = crypt.NewUnreliableKeys(s.baseKey)
@@ -191,9 +206,14 @@ func (s *session) setup(sendStart, recvStart uint16) {
 			crypt.ModifyKey(k)
 		}
 		// Key lengths were checked when the connection was configured.
-		_ = st.enc.Reset(k)
-		_ = st.dec.Reset(k)
+		mode := crypt.ModeStream
+		if s.cfg.RC4Mode == RC4PerPacket {
+			mode = crypt.ModePerPacket
+		}
+		_ = st.enc.Init(k, mode)
+		_ = st.dec.Init(k, mode)
 		st.reasm.max = s.cfg.MaxMessageSize
+		st.reasm.fragMax = s.fragMax
 	}
 }
 
@@ -258,7 +278,7 @@ func (s *session) release() {
 }
 
 // queueAck records an acknowledgement to send at the end of the batch.
-func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint8, times uint8) {
+func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint32, times uint8) {
 	s.acks = append(s.acks, ackItem{typ: typ, substream: substream, seq: seq, fragment: fragment, times: times})
 	if !s.ackQueued {
 		s.ackQueued = true
@@ -426,6 +446,14 @@ func (s *session) handle(now time.Time, p *pkt) {
 		} else {
 			s.handleUnreliable(now, p)
 		}
+	case typeUser:
+		// Hyperscape's USER stage: acknowledged, nothing to deliver. A
+		// reliable USER takes its place in the ordering.
+		if p.has(flagReliable) {
+			s.handleReliable(now, p)
+		} else if p.has(flagNeedAck) {
+			s.queueAck(typeUser, 0, p.seq, 0, 1)
+		}
 	case typePing:
 		if p.has(flagReliable) {
 			// NintendoClients numbers its PINGs on substream 0's reliable
@@ -485,6 +513,9 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 		s.conn.stats.drop(dropRecvQueue)
 		return
 	}
+	if s.aes != nil && p.typ == typeData && !s.openData(p) {
+		return // refused unacknowledged: an intact copy may still come
+	}
 	if p.has(flagNeedAck) {
 		s.queueAck(p.typ, p.substream, p.seq, p.fragment, times)
 	}
@@ -515,7 +546,7 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 
 // deliverReliable decrypts, decompresses and reassembles one in-order packet.
 // payload may be modified in place.
-func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragment uint8, payload []byte) {
+func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragment uint32, payload []byte) {
 	switch typ {
 	case typePing:
 		return
@@ -526,10 +557,11 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	default:
 		return
 	}
-	if !s.dialect.plain {
-		st.dec.XORKeyStream(payload, payload)
+	if s.aes == nil && !s.dialect.plain {
+		// Hyperscape payloads were opened on arrival (handleReliable); Lite has no RC4.
+		st.dec.XORPacket(payload, payload)
 	}
-	if s.cfg.Compression {
+	if s.cfg.Compression && s.aes == nil {
 		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
 		if err != nil {
 			s.conn.stats.drop(dropDecompress)
@@ -564,9 +596,27 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	}
 }
 
+// openData decrypts a Hyperscape DATA payload (AES-CBC, ratio byte,
+// sequence id suffix) into the shard's buffer and points p.payload at the
+// fragment. A payload that does not open is counted, logged and refused.
+func (s *session) openData(p *pkt) bool {
+	plain, err := s.aes.Open(s.sh.plainBuf[:0], p.payload, p.seq, s.cfg.FragmentSize*256)
+	if err != nil {
+		s.conn.stats.drop(dropDecrypt)
+		s.cfg.Logger.Warn("prudp: DATA payload refused", "peer", s.peer, "seq", p.seq, "err", err)
+		return false
+	}
+	s.sh.plainBuf = plain
+	p.payload = plain
+	return true
+}
+
 // handleUnreliable decrypts an unreliable DATA packet with its own key and
 // delivers it at once.
 func (s *session) handleUnreliable(now time.Time, p *pkt) {
+	if s.aes != nil && !s.openData(p) {
+		return
+	}
 	if p.has(flagNeedAck) {
 		s.queueAck(typeData, p.substream, p.seq, p.fragment, 1)
 		s.acks[len(s.acks)-1].unreliable = true
@@ -574,11 +624,11 @@ func (s *session) handleUnreliable(now time.Time, p *pkt) {
 	if s.state != stateEstablished && s.state != stateClosing {
 		return
 	}
-	if !s.dialect.plain {
+	payload := p.payload
+	if s.aes == nil && !s.dialect.plain {
 		s.unrelKeys.XORPacket(p.payload, p.payload, p.seq, p.sessionID)
 	}
-	payload := p.payload
-	if s.cfg.Compression {
+	if s.cfg.Compression && s.aes == nil {
 		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
 		if err != nil {
 			s.conn.stats.drop(dropDecompress)
@@ -619,7 +669,8 @@ func (s *session) handleAck(now time.Time, p *pkt) {
 		return
 	case typePing:
 		// Keepalive answered; lastRecv is already updated.
-	case typeData, typeDisconnect:
+		s.pingsUnanswered = 0
+	case typeData, typeDisconnect, typeUser:
 		if s.state < stateEstablished {
 			return
 		}
@@ -785,10 +836,10 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 	item := &st.queue[st.qHead]
 	rest := item.data[st.queuePos:]
 	chunk := s.cfg.FragmentSize
-	if s.cfg.Compression {
+	if s.cfg.Compression && s.aes == nil {
 		chunk-- // room for the ratio byte
 	}
-	frag := uint8(0)
+	frag := uint32(0)
 	if len(rest) > chunk {
 		rest = rest[:chunk]
 		if st.nextFrag == 0 {
@@ -796,8 +847,8 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 		}
 		frag = st.nextFrag
 		st.nextFrag++
-		if st.nextFrag == 0 {
-			st.nextFrag = 1
+		if st.nextFrag > s.fragMax {
+			st.nextFrag = 1 // ids 1..fragMax, then wrap past the terminator id 0
 		}
 	}
 	st.queuePos += len(rest)
@@ -817,13 +868,16 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 		st.queuePos, st.nextFrag = 0, 0
 	}
 	payload := s.sh.payloadBuf[:0]
-	if s.cfg.Compression {
+	switch {
+	case s.aes != nil:
+		payload = s.aes.Seal(payload, rest, st.sendSeq, s.cfg.Compression)
+	case s.cfg.Compression:
 		payload = compressPayload(payload, rest)
-	} else {
+	default:
 		payload = append(payload, rest...)
 	}
-	if !s.dialect.plain {
-		st.enc.XORKeyStream(payload, payload)
+	if s.aes == nil && !s.dialect.plain {
+		st.enc.XORPacket(payload, payload)
 	}
 	s.sh.payloadBuf = payload
 	p := pkt{typ: typeData, flags: flagReliable | flagNeedAck, substream: st.id, seq: st.sendSeq, fragment: frag, payload: payload}
@@ -894,20 +948,28 @@ func (s *session) abort(now time.Time) {
 
 // sendUnreliable sends one unreliable DATA packet with its per-packet key.
 func (s *session) sendUnreliable(now time.Time, data []byte) error {
+	seq := s.unrelSendSeq
 	payload := s.sh.payloadBuf[:0]
-	if s.cfg.Compression {
+	switch {
+	case s.aes != nil:
+		if len(data) > s.cfg.FragmentSize {
+			return fmt.Errorf("%w: unreliable message of %d bytes exceeds the fragment size %d", ErrMessageTooLarge, len(data), s.cfg.FragmentSize)
+		}
+		payload = s.aes.Seal(payload, data, seq, s.cfg.Compression)
+	case s.cfg.Compression:
 		payload = compressPayload(payload, data)
-	} else {
+	default:
 		payload = append(payload, data...)
 	}
-	if len(payload) > s.cfg.FragmentSize {
-		return fmt.Errorf("%w: unreliable message of %d bytes exceeds the fragment size %d", ErrMessageTooLarge, len(payload), s.cfg.FragmentSize)
+	if s.aes == nil {
+		if len(payload) > s.cfg.FragmentSize {
+			return fmt.Errorf("%w: unreliable message of %d bytes exceeds the fragment size %d", ErrMessageTooLarge, len(payload), s.cfg.FragmentSize)
+		}
+		if !s.dialect.plain {
+			s.unrelKeys.XORPacket(payload, payload, seq, s.localSID)
+		}
 	}
-	seq := s.unrelSendSeq
 	s.unrelSendSeq++
-	if !s.dialect.plain {
-		s.unrelKeys.XORPacket(payload, payload, seq, s.localSID)
-	}
 	s.sh.payloadBuf = payload
 	p := pkt{typ: typeData, seq: seq, payload: payload}
 	_, err := s.write(now, &p)
@@ -959,12 +1021,31 @@ func (s *session) tick(now time.Time) {
 			s.retransmit(now, o, false)
 		}
 	}
-	if now.Sub(s.lastSend) >= s.cfg.KeepAlive {
-		p := pkt{typ: typePing, flags: flagNeedAck, seq: s.pingSeq}
-		s.pingSeq++
-		_, _ = s.write(now, &p)
+	if s.cfg.MaxUnansweredPings > 0 {
+		// Hyperscape: a PING every KeepAlive, busy or not; the connection is
+		// dead once MaxUnansweredPings in a row went unanswered.
+		if s.lastPing.IsZero() {
+			s.lastPing = s.created
+		}
+		if now.Sub(s.lastPing) >= s.cfg.KeepAlive {
+			if s.pingsUnanswered >= s.cfg.MaxUnansweredPings {
+				s.fail(now, fmt.Errorf("%w: %d PINGs in a row unanswered", ErrPeerDead, s.pingsUnanswered))
+				return
+			}
+			s.sendPing(now)
+			s.lastPing = now
+			s.pingsUnanswered++
+		}
+	} else if now.Sub(s.lastSend) >= s.cfg.KeepAlive {
+		s.sendPing(now)
 	}
 	s.pump(now)
+}
+
+func (s *session) sendPing(now time.Time) {
+	p := pkt{typ: typePing, flags: flagNeedAck, seq: s.pingSeq}
+	s.pingSeq++
+	_, _ = s.write(now, &p)
 }
 
 // nextDeadline computes when tick must run next.
@@ -981,7 +1062,14 @@ func (s *session) nextDeadline() time.Time {
 		return time.Time{}
 	}
 	d := s.lastRecv.Add(s.cfg.IdleTimeout)
-	if k := s.lastSend.Add(s.cfg.KeepAlive); k.Before(d) {
+	ping := s.lastSend
+	if s.cfg.MaxUnansweredPings > 0 {
+		ping = s.lastPing
+		if ping.IsZero() {
+			ping = s.created
+		}
+	}
+	if k := ping.Add(s.cfg.KeepAlive); k.Before(d) {
 		d = k
 	}
 	if s.ackDelayed && s.ackDue.Before(d) {

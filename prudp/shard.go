@@ -60,6 +60,7 @@ type shard struct {
 
 	ackPending []*session
 	payloadBuf []byte
+	plainBuf   []byte // Hyperscape: the decrypted fragment being handled
 	ackBuf     []byte
 	outBuf     []byte
 	freeBufs   [][]byte
