@@ -9,7 +9,7 @@ import (
 // seedDatagrams records the datagrams of a short real exchange (handshake,
 // data both ways, acks, a ping) for fuzz seeds.
 func seedDatagrams(tb testing.TB, d Dialect) [][]byte {
-	p := newManualPair(tb, Config{Dialect: d, AccessKey: testKey, MaxSubstreamID: 1})
+	p := newManualPair(tb, fuzzConfig(d))
 	var seeds [][]byte
 	grab := func() {
 		for _, c := range []*capture{p.ccap, p.scap} {
@@ -30,18 +30,28 @@ func seedDatagrams(tb testing.TB, d Dialect) [][]byte {
 	return seeds
 }
 
+// fuzzConfig is the configuration the fuzz targets run dialect d with.
+func fuzzConfig(d Dialect) Config {
+	cfg := Config{Dialect: d, AccessKey: testKey, MaxSubstreamID: 1}
+	if d == Hyperscape {
+		k := testCertKey()
+		cfg.CertKey, cfg.CertPub = k, &k.PublicKey
+	}
+	return cfg
+}
+
 // FuzzServerDatagram feeds arbitrary datagrams to an established connection's
 // server and client endpoints: nothing may panic, and a datagram that fails
 // the checksum or signature must not reach the application.
 func FuzzServerDatagram(f *testing.F) {
-	for _, d := range []Dialect{NEXV1, NEXV0} {
+	for _, d := range []Dialect{NEXV1, NEXV0, Quazal, Hyperscape} {
 		for _, s := range seedDatagrams(f, d) {
 			f.Add(byte(d), s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, dialect byte, b []byte) {
-		d := Dialect(dialect % 3)
-		p := newManualPair(t, Config{Dialect: d, AccessKey: testKey, MaxSubstreamID: 1})
+		d := Dialect(dialect % 5)
+		p := newManualPair(t, fuzzConfig(d))
 		before := len(p.server.conn.inbox)
 		p.sep.handleDatagram(p.sep.shards[0], p.now, append([]byte(nil), b...), p.ccap.addr)
 		p.sep.shards[0].flushAcks(p.now)

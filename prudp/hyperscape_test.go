@@ -311,3 +311,74 @@ func TestHyperscapeUnansweredPings(t *testing.T) {
 		}
 	})
 }
+
+// FuzzHyperscapeConnect feeds arbitrary CONNECT payloads to both ends of the
+// key exchange: a server answering a correctly signed CONNECT (it creates a
+// connection exactly when the payload is a valid client key), and a client
+// waiting for the CONNECT answer (only the real answer establishes it). The
+// payload codecs must round-trip what they accept.
+func FuzzHyperscapeConnect(f *testing.F) {
+	hc, err := hyperscape.NewClient(&testCertKey().PublicKey)
+	if err != nil {
+		f.Fatal(err)
+	}
+	pub := hc.PublicKey()
+	client := wire.HyperscapeConnect{PublicKey: pub}
+	cb, _ := client.Append(nil, false)
+	f.Add(cb)
+	hello, _, err := hyperscape.Respond(pub[:], testCertKey())
+	if err != nil {
+		f.Fatal(err)
+	}
+	server := wire.HyperscapeConnect{PublicKey: hello.PublicKey, PublicKeySignature: hello.Signature, Tag: hello.Tag[:]}
+	sb, _ := server.Append(nil, true)
+	f.Add(sb)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Codecs: what parses re-encodes to the same bytes.
+		for _, isServer := range []bool{false, true} {
+			if h, err := wire.ParseHyperscapeConnect(b, isServer); err == nil {
+				out, err := h.Append(nil, isServer)
+				if err != nil || !bytes.Equal(out, b) {
+					t.Fatalf("server=%v: parse -> append gives % x, %v; want % x", isServer, out, err, b)
+				}
+			}
+		}
+		// Server: a CONNECT signed with the right connection signature.
+		p := newManualPair(t, hyperscapeConfig())
+		sh := p.sep.shards[0]
+		from := netip.MustParseAddrPort("127.0.0.1:50001")
+		sig := sh.connSig(from)
+		q := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, src: p.client.localPort, dst: p.client.remotePort, seq: 1, sessionID: 7, payload: b}
+		copy(q.connSig[:], "abcd")
+		dg, err := p.sep.codec.appendPacket(nil, &q, keys{connSig: sig[:4]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(sh.sessions)
+		p.sep.handleDatagram(sh, p.now, dg, from)
+		_, perr := parseHyperscapeClientConnect(b)
+		if created := len(sh.sessions) > before; created != (perr == nil) {
+			t.Fatalf("payload % x: connection created %v, payload error %v", b, created, perr)
+		}
+		// Client: the answer to its CONNECT carries b.
+		c := newSession(p.cep.shards[0], &p.cep.cfg, p.cep.codec, true, p.scap.addr, p.now)
+		c.conn = newConn(p.cep.shards[0], p.scap.addr, 1<<20)
+		c.conn.s = c
+		c.hs = &outPacket{}
+		c.hsClient = hc
+		c.state = stateConnecting
+		ack := pkt{typ: typeConnect, flags: flagAck, payload: b}
+		c.onConnectAck(p.now, &ack)
+		if c.state == stateEstablished {
+			// Only the server's real answer (its key and tag; an ECDSA
+			// signature has more than one valid encoding) establishes.
+			h, err := wire.ParseHyperscapeConnect(b, true)
+			if err != nil || h.PublicKey != hello.PublicKey || !bytes.Equal(h.Tag, hello.Tag[:]) {
+				t.Fatalf("client established by % x", b)
+			}
+		} else if c.err == nil || !errors.Is(c.err, ErrHandshake) {
+			t.Fatalf("client state %d, err %v after a junk CONNECT answer", c.state, c.err)
+		}
+	})
+}
