@@ -20,7 +20,9 @@ round-trip statistics and the connection's counters, and disconnects.
 It exits 0 only if every echo came back.
 
   gamewire connect 127.0.0.1:60000 [--dialect nex-v1|nex-v0|nex-v0-friends]
-                   [--access-key K] [--vport N] [--count N] [--size B]`,
+                   [--access-key K] [--vport N] [--count N] [--size B]
+  gamewire connect ADDR --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
+  gamewire connect ADDR --dialect hyperscape --cert-pub DIR/key.pub.pem`,
 	Args: cobra.ExactArgs(1),
 	RunE: runConnect,
 }
@@ -40,6 +42,7 @@ func init() {
 	f.IntVar(&connectFlags.size, "size", 64, "bytes per message (at least 8)")
 	f.Uint8Var(&connectFlags.substream, "substream", 0, "reliable substream to use (needs --max-substream)")
 	f.DurationVar(&connectFlags.timeout, "timeout", 30*time.Second, "give up after this long")
+	f.StringVar(&connectFlags.certPub, "cert-pub", "", "hyperscape: the server's certification public key (PEM, e.g. key.pub.pem from gamewire keygen hyperscape)")
 	rootCmd.AddCommand(connectCmd)
 }
 
@@ -47,6 +50,9 @@ func runConnect(cmd *cobra.Command, args []string) error {
 	cfg, err := connectFlags.config()
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
+	}
+	if cfg.Dialect == prudp.Hyperscape && cfg.CertPub == nil {
+		return fmt.Errorf("connect: --dialect hyperscape needs --cert-pub, the server's certification public key")
 	}
 	if connectFlags.count < 0 {
 		return fmt.Errorf("connect: --count %d", connectFlags.count)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/prudp"
+	"github.com/gamewire/gamewire/prudp/hyperscape"
 )
 
 // serveCmd is `gamewire serve`: a NEX game server (authentication and secure
@@ -35,6 +36,10 @@ unreliably (for interop tests and benchmarks).
   gamewire serve [--dialect nex-v1|nex-v0|nex-v0-friends] [--listen 127.0.0.1:60000]
                  [--secure-listen ADDR] [--data DIR] [--access-key K] [--vport N]
                  [--echo] [--metrics 127.0.0.1:9100]
+  gamewire serve --echo --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
+                 [--quazal-signatures connection|payload|session]
+  gamewire serve --echo --dialect hyperscape --cert-key DIR/key.pem
+                 (gamewire keygen hyperscape --out DIR writes the key pair)
 
 Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	Args: cobra.NoArgs,
@@ -61,16 +66,25 @@ type prudpFlags struct {
 	maxSubstream uint8
 	compression  bool
 	verbose      bool
+	// Quazal and Hyperscape (docs/prudp-quazal.md, docs/prudp-hyperscape.md)
+	checksum   int
+	rc4        string
+	quazalSigs string
+	certKey    string // server: certification private key PEM
+	certPub    string // client: certification public key PEM
 }
 
 func (f *prudpFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.dialect, "dialect", "nex-v1", "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends or nex-lite (over ws/wss/tcp/tls)")
+	fl.StringVar(&f.dialect, "dialect", "nex-v1", "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal or hyperscape")
 	fl.StringVar(&f.accessKey, "access-key", defaultAccessKey, "the game server's access key (checksums, signatures)")
 	fl.Uint8Var(&f.vport, "vport", 1, "the server's virtual port (stream type RVSecure)")
 	fl.Uint8Var(&f.maxSubstream, "max-substream", 0, "highest reliable substream id offered (V1)")
 	fl.BoolVar(&f.compression, "compression", false, "zlib-compress payloads (both ends must agree)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection events to stderr")
+	fl.IntVar(&f.checksum, "checksum", 1, "quazal: checksum size, 1 or 4 bytes")
+	fl.StringVar(&f.rc4, "rc4", "per-packet", "quazal: RC4 re-keyed per packet (per-packet) or one stream (stream)")
+	fl.StringVar(&f.quazalSigs, "quazal-signatures", "connection", "quazal: DATA signatures: connection, payload (HMAC of the payload) or session (nex-go's)")
 }
 
 func (f *prudpFlags) config() (prudp.Config, error) {
@@ -82,6 +96,30 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 		return prudp.Config{}, fmt.Errorf("--vport %d: virtual ports are 0-15", f.vport)
 	}
 	cfg := prudp.Config{Dialect: d, AccessKey: f.accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression}
+	if d == prudp.Quazal {
+		if f.checksum != 1 && f.checksum != 4 {
+			return prudp.Config{}, fmt.Errorf("--checksum %d: 1 or 4", f.checksum)
+		}
+		cfg.ChecksumSize = f.checksum
+		if cfg.RC4Mode, err = prudp.ParseRC4Mode(f.rc4); err != nil {
+			return prudp.Config{}, fmt.Errorf("--rc4: %w", err)
+		}
+		if cfg.QuazalSignatures, err = prudp.ParseQuazalSignatures(f.quazalSigs); err != nil {
+			return prudp.Config{}, fmt.Errorf("--quazal-signatures: %w", err)
+		}
+	}
+	if d == prudp.Hyperscape {
+		if f.certKey != "" {
+			if cfg.CertKey, err = hyperscape.LoadPrivateKey(f.certKey); err != nil {
+				return prudp.Config{}, fmt.Errorf("--cert-key: %w", err)
+			}
+		}
+		if f.certPub != "" {
+			if cfg.CertPub, err = hyperscape.LoadPublicKey(f.certPub); err != nil {
+				return prudp.Config{}, fmt.Errorf("--cert-pub: %w", err)
+			}
+		}
+	}
 	if f.verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -94,6 +132,7 @@ func init() {
 	f.StringVar(&serveFlags.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
 	f.BoolVar(&serveFlags.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
 	f.StringVar(&serveFlags.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
+	f.StringVar(&serveFlags.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -101,6 +140,9 @@ func runServe(cmd *cobra.Command, args []string) error {
 	cfg, err := serveFlags.config()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if cfg.Dialect == prudp.Hyperscape && cfg.CertKey == nil {
+		return fmt.Errorf("serve: --dialect hyperscape needs --cert-key (gamewire keygen hyperscape --out DIR writes one)")
 	}
 	if !serveFlags.echo {
 		return runServeNEX(cmd, cfg, nil, "")
