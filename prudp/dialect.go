@@ -184,7 +184,10 @@ func (c *quazalCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
 	var w wire.Packet
 	p.toWire(&w)
 	w.SubstreamID = 0
-	if p.typ == typeData || p.payload != nil {
+	if p.typ == typeData || p.payload != nil || p.typ == typeDisconnect || p.typ == typePing {
+		// An empty PING or DISCONNECT with a 1-byte checksum is 11 bytes,
+		// which nex-go v2.3.1's Quazal mode refuses (it wants at least 12);
+		// a zero payload size keeps them at 13 and is read by every decoder.
 		w.Flags |= wire.FlagHasSize
 	}
 	w.SetSignature32(c.signature(&w, k))
