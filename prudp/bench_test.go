@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/prudp/hyperscape"
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // BenchmarkReliableMessage measures the per-packet path of one small
@@ -16,10 +19,12 @@ import (
 // order, decrypt and deliver on the server; the acknowledgement back. No
 // socket and no goroutine switch: this is the engine's own cost.
 func BenchmarkReliableMessage(b *testing.B) {
-	for _, d := range []Dialect{NEXV1, NEXV0} {
+	for _, d := range []Dialect{NEXV1, NEXV0, Quazal, Hyperscape} {
 		for _, size := range []int{64, 1024} {
 			b.Run(fmt.Sprintf("%s/%dB", d, size), func(b *testing.B) {
-				p := newManualPair(b, Config{Dialect: d, AccessKey: testKey, MaxWindow: 1 << 14})
+				cfg := fuzzConfig(d)
+				cfg.MaxSubstreamID, cfg.MaxWindow = 0, 1<<14
+				p := newManualPair(b, cfg)
 				msg := make([]byte, size)
 				b.ReportAllocs()
 				b.SetBytes(int64(size))
@@ -65,38 +70,64 @@ func TestSendPathAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts (sync.Pool drops items)")
 	}
-	p := newManualPair(t, Config{AccessKey: testKey})
-	msg := make([]byte, 64)
-	// Warm the buffers and free lists.
-	for range 10 {
-		_ = p.client.send(p.now, 0, msg)
-		p.deliver()
-		p.drain()
-	}
-	allocs := testing.AllocsPerRun(200, func() {
-		_ = p.client.send(p.now, 0, msg)
-		p.deliver()
-		p.drain()
-	})
-	// One allocation remains by design: the delivered message, which the
-	// receiver owns.
-	if allocs > 1 {
-		t.Fatalf("%v allocations per message round, want at most 1 (the delivered copy)", allocs)
+	for _, d := range []Dialect{NEXV1, NEXV0, Quazal, Hyperscape} {
+		t.Run(d.String(), func(t *testing.T) {
+			cfg := fuzzConfig(d)
+			cfg.MaxSubstreamID = 0
+			p := newManualPair(t, cfg)
+			msg := make([]byte, 64)
+			// Warm the buffers and free lists.
+			for range 10 {
+				_ = p.client.send(p.now, 0, msg)
+				p.deliver()
+				p.drain()
+			}
+			allocs := testing.AllocsPerRun(200, func() {
+				_ = p.client.send(p.now, 0, msg)
+				p.deliver()
+				p.drain()
+			})
+			// One allocation remains by design: the delivered message, which the
+			// receiver owns.
+			if allocs > 1 {
+				t.Fatalf("%v allocations per message round, want at most 1 (the delivered copy)", allocs)
+			}
+		})
 	}
 }
 
 // TestIdleConnectionMemory establishes 20,000 server connections by hand and
 // measures the heap they hold while idle. The budget is 4 KiB each.
 func TestIdleConnectionMemory(t *testing.T) {
+	for _, d := range []Dialect{NEXV1, Quazal, Hyperscape} {
+		t.Run(d.String(), func(t *testing.T) { testIdleConnectionMemory(t, d) })
+	}
+}
+
+func testIdleConnectionMemory(t *testing.T, d Dialect) {
 	n := 20000
 	if testing.Short() || raceEnabled {
 		n = 2000
 	}
-	p := newManualPair(t, Config{AccessKey: testKey})
+	if d == Hyperscape {
+		n /= 4 // an ECDH exchange and an ECDSA signature per connection
+	}
+	cfg := fuzzConfig(d)
+	cfg.MaxSubstreamID = 0
+	p := newManualPair(t, cfg)
 	sh := p.sep.shards[0]
 	p.scap.keep = false
 	cl := p.cep.codec
-	con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: vport(StreamRVSecure, 0xf), dst: vport(StreamRVSecure, 1), supported: 4}
+	port := p.client.remotePort
+	con := pkt{typ: typeConnect, flags: flagReliable | flagNeedAck, seq: 1, src: port | 0xf, dst: port, supported: 4}
+	if d == Hyperscape {
+		hc, err := hyperscape.NewClient(cfg.CertPub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := wire.HyperscapeConnect{PublicKey: hc.PublicKey()}
+		con.payload, _ = h.Append(nil, false)
+	}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -114,6 +145,16 @@ func TestIdleConnectionMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.sep.handleDatagram(sh, p.now, b, from)
+		if d == Hyperscape {
+			// The USER stage completes a Hyperscape handshake.
+			user := pkt{typ: typeUser, flags: flagReliable | flagNeedAck, seq: 2, src: con.src, dst: con.dst, sessionID: con.sessionID}
+			b, err := cl.appendPacket(nil, &user, keys{connSig: sig[:4]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.sep.handleDatagram(sh, p.now, b, from)
+			sh.flushAcks(p.now)
+		}
 	}
 	// The clients' first DATA frees the kept CONNECT-ACKs in real life; here
 	// the connections stay exactly as the handshake left them.
@@ -123,7 +164,7 @@ func TestIdleConnectionMemory(t *testing.T) {
 		t.Fatalf("%d sessions, want %d", got, n+1)
 	}
 	per := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
-	t.Logf("%d idle connections: %.0f bytes of heap each (budget 4096)", n, per)
+	t.Logf("%s: %d idle connections: %.0f bytes of heap each (budget 4096)", d, n, per)
 	if per > 4096 {
 		t.Errorf("%.0f bytes per idle connection, budget 4096", per)
 	}

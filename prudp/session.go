@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/prudp/crypt"
-	"github.com/gamewire/gamewire/prudp/wire"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // session is the state of one PRUDP connection. It has one owner at a time:
@@ -135,16 +135,20 @@ type substream struct {
 	inflight []*outPacket // in sequence order
 	queue    []sendItem   // messages not yet fully sent (from qHead on)
 	qHead    int
-	queuePos int    // bytes of queue[0] already fragmented
-	nextFrag uint32 // fragment id of the next fragment of queue[0]
-	enc      crypt.Cipher
+	queuePos int      // bytes of queue[0] already fragmented
+	nextFrag uint32   // fragment id of the next fragment of queue[0]
+	rc       *rc4Pair // RC4 of both directions; nil for Hyperscape (AES) and Lite (none)
 
 	// receive side
 	recvNext uint16 // next sequence id to deliver
 	reorder  map[uint16]heldPacket
 	reasm    reassembler
-	dec      crypt.Cipher
 }
+
+// rc4Pair is the RC4 state of one substream: enc for what we send, dec for
+// what we receive. It lives apart from the substream so that Hyperscape
+// connections, which use AES, do not carry it.
+type rc4Pair struct{ enc, dec crypt.Cipher }
 
 type sendItem struct {
 	data []byte
@@ -210,8 +214,11 @@ func (s *session) setup(sendStart, recvStart uint16) {
 		if s.cfg.RC4Mode == RC4PerPacket {
 			mode = crypt.ModePerPacket
 		}
-		_ = st.enc.Init(k, mode)
-		_ = st.dec.Init(k, mode)
+		if s.aes == nil && !s.dialect.plain {
+			st.rc = new(rc4Pair)
+			_ = st.rc.enc.Init(k, mode)
+			_ = st.rc.dec.Init(k, mode)
+		}
 		st.reasm.max = s.cfg.MaxMessageSize
 		st.reasm.fragMax = s.fragMax
 	}
@@ -559,7 +566,7 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	}
 	if s.aes == nil && !s.dialect.plain {
 		// Hyperscape payloads were opened on arrival (handleReliable); Lite has no RC4.
-		st.dec.XORPacket(payload, payload)
+		st.rc.dec.XORPacket(payload, payload)
 	}
 	if s.cfg.Compression && s.aes == nil {
 		plain, err := crypt.Decompress(payload, s.cfg.FragmentSize*256)
@@ -877,7 +884,7 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 		payload = append(payload, rest...)
 	}
 	if s.aes == nil && !s.dialect.plain {
-		st.enc.XORPacket(payload, payload)
+		st.rc.enc.XORPacket(payload, payload)
 	}
 	s.sh.payloadBuf = payload
 	p := pkt{typ: typeData, flags: flagReliable | flagNeedAck, substream: st.id, seq: st.sendSeq, fragment: frag, payload: payload}
