@@ -382,3 +382,38 @@ func FuzzHyperscapeConnect(f *testing.F) {
 		}
 	})
 }
+
+// TestHyperscapeMultiAck: a packet with NEED_ACK and MULTI_ACK is answered
+// with ACK and MULTI_ACK ("Multi Ack" in specs/prudp-hyperscape.md), and such
+// an answer acknowledges like a plain ACK.
+func TestHyperscapeMultiAck(t *testing.T) {
+	p := newManualPair(t, hyperscapeConfig())
+	st := &p.client.streams[0]
+	u := pkt{typ: typeUser, flags: flagReliable | flagNeedAck | flagMultiAck, seq: st.sendSeq}
+	p.client.transmitNew(p.now, st, &u, 0)
+	p.cep.shards[0].flushWrites()
+	for _, o := range p.ccap.out {
+		p.sep.handleDatagram(p.sep.shards[0], p.now, o.b, p.ccap.addr)
+	}
+	p.ccap.out = p.ccap.out[:0]
+	p.sep.shards[0].flushAcks(p.now)
+	p.sep.shards[0].flushWrites()
+	d := wire.NewHyperscape()
+	var answered bool
+	for _, o := range p.scap.out {
+		w, _, err := d.Parse(o.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Type == wire.TypeUser && w.Flags.Has(wire.FlagAck|wire.FlagMultiAck) {
+			answered = true
+		}
+	}
+	if !answered {
+		t.Fatal("no USER answer with ACK|MULTI_ACK")
+	}
+	p.deliver()
+	if n := len(st.inflight); n != 0 {
+		t.Fatalf("%d packets unacknowledged after the ACK|MULTI_ACK", n)
+	}
+}

@@ -53,6 +53,7 @@ type session struct {
 	// fails after MaxUnansweredPings in a row.
 	lastPing        time.Time
 	pingsUnanswered int
+	multiAck        bool // the packet being handled asks for ACK|MULTI_ACK
 
 	streams []substream
 
@@ -101,6 +102,7 @@ type ackItem struct {
 	seq       uint16
 	fragment  uint32
 	times     uint8
+	multi     bool // Hyperscape: answer with ACK and MULTI_ACK
 	// unreliable marks the ACK of an unreliable packet: its sequence id is
 	// in another space than the substream's, so it never joins an aggregate.
 	unreliable bool
@@ -109,7 +111,7 @@ type ackItem struct {
 // aggregatable reports whether a is a reliable DATA acknowledgement that an
 // aggregate ACK can carry.
 func (a *ackItem) aggregatable() bool {
-	return a.typ == typeData && a.times <= 1 && !a.unreliable
+	return a.typ == typeData && a.times <= 1 && !a.unreliable && !a.multi
 }
 
 // outPacket is a reliable packet waiting for its acknowledgement. Its bytes
@@ -286,7 +288,7 @@ func (s *session) release() {
 
 // queueAck records an acknowledgement to send at the end of the batch.
 func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint32, times uint8) {
-	s.acks = append(s.acks, ackItem{typ: typ, substream: substream, seq: seq, fragment: fragment, times: times})
+	s.acks = append(s.acks, ackItem{typ: typ, substream: substream, seq: seq, fragment: fragment, times: times, multi: s.multiAck})
 	if !s.ackQueued {
 		s.ackQueued = true
 		s.sh.ackPending = append(s.sh.ackPending, s)
@@ -312,6 +314,9 @@ func (s *session) flushAcks(now time.Time) {
 		}
 		for range max(a.times, 1) {
 			p := pkt{typ: a.typ, flags: flagAck, substream: a.substream, seq: a.seq, fragment: a.fragment}
+			if a.multi {
+				p.flags |= flagMultiAck
+			}
 			_, _ = s.write(now, &p)
 		}
 		s.conn.stats.acksOut.Add(uint64(max(a.times, 1)))
@@ -432,6 +437,16 @@ func (s *session) handle(now time.Time, p *pkt) {
 			s.queueAck(typeDisconnect, p.substream, p.seq, 0, 3)
 		}
 		return
+	}
+	if s.cfg.Dialect == Hyperscape && p.has(flagMultiAck) {
+		// "Multi Ack" in specs/prudp-hyperscape.md: no aggregate
+		// acknowledgements here; a packet needing an ACK with this flag is
+		// answered with ACK and MULTI_ACK both set.
+		p.flags &^= flagMultiAck
+		if !p.has(flagAck) {
+			s.multiAck = true
+			defer func() { s.multiAck = false }()
+		}
 	}
 	if p.has(flagAck) || p.has(flagMultiAck) {
 		s.handleAck(now, p)
