@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 )
@@ -108,5 +112,46 @@ func TestConnectHyperscapeCLI(t *testing.T) {
 	}
 	if _, err := runConnectCLI(t, "serve", "--echo", "--dialect", "hyperscape", "--listen", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--cert-key") {
 		t.Fatalf("serve without --cert-key: %v", err)
+	}
+}
+
+// TestLoginOverQuazalCLI runs the NEX authentication and secure servers
+// and the login flow with the configuration `--dialect quazal` gives serve
+// and login: Quazal Kerberos settings and the OldRVSec stream type must reach
+// the ticket server and the secure station URL, or the secure connection fails.
+func TestLoginOverQuazalCLI(t *testing.T) {
+	f := prudpFlags{dialect: "quazal", accessKey: defaultAccessKey, vport: 1, checksum: 4, rc4: "per-packet", quazalSigs: "connection"}
+	cfg, err := f.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := new(auth.Memory)
+	m.Add(auth.PIDGuest, "guest", auth.GuestPassword)
+	m.Add(2, "Quazal Rendez-Vous", "secure-server-secret")
+	srv := &nex.Server{Config: cfg, Accounts: m}
+	a, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(a, b) }()
+	defer func() { srv.Close(); <-done }()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sess, err := nex.Login(ctx, a.LocalAddr().String(), nex.LoginConfig{User: "guest", Password: auth.GuestPassword, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer ccancel()
+		_ = sess.Close(cctx)
+	}()
+	if sess.PID != auth.PIDGuest || sess.SecureURL.String() == "" || !strings.Contains(sess.SecureURL.String(), "stream=3") {
+		t.Fatalf("session: pid %d, secure url %s", sess.PID, sess.SecureURL)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
 // serveCmd is `gamewire serve`: a NEX game server (authentication and secure
@@ -101,6 +102,11 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 			return prudp.Config{}, fmt.Errorf("--checksum %d: 1 or 4", f.checksum)
 		}
 		cfg.ChecksumSize = f.checksum
+		// Spelled out (the engine would default to them) so that the NEX
+		// servers and login, which read Config.Kerberos and StreamType (the
+		// secure station URL), agree with the engine.
+		cfg.Kerberos = kerberos.Quazal
+		cfg.StreamType = prudp.StreamOldRVSec
 		if cfg.RC4Mode, err = prudp.ParseRC4Mode(f.rc4); err != nil {
 			return prudp.Config{}, fmt.Errorf("--rc4: %w", err)
 		}
@@ -109,6 +115,7 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 		}
 	}
 	if d == prudp.Hyperscape {
+		cfg.StreamType = prudp.StreamOldRVSec
 		if f.certKey != "" {
 			if cfg.CertKey, err = hyperscape.LoadPrivateKey(f.certKey); err != nil {
 				return prudp.Config{}, fmt.Errorf("--cert-key: %w", err)
