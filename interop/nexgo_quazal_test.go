@@ -15,7 +15,7 @@ import (
 // quazalAgainstNexgo is the gamewire configuration that matches nex-go v2.3.1 in its
 // Quazal mode (PRUDPV0Settings.IsQuazalMode): 1-byte type and flags, the 1- or 4-byte
 // checksum (UseEnhancedChecksum), RC4 as one stream per direction (nex-go's
-// encryption.RC4 keeps its state across packets and has no per-packet setting), DATA
+// encryption.RC4 keeps its state across packets; per-packet needs a plugged-in algorithm), DATA
 // and DISCONNECT signed in the V0 games mode (nex-go's default DataSignatureCalculator
 // for every access key but the friends server's), and stream type OldRVSec (3): nex-go
 // adds sum(access key) to every checksum, the Quazal dialect only on that stream type.
@@ -25,24 +25,37 @@ func quazalAgainstNexgo(checksum int, key string) prudp.Config {
 }
 
 // TestGamewireQuazalClientAgainstNexgo connects gamewire's Quazal client to nex-go's
-// server in its Quazal mode with each checksum size, sends RMC requests of several
-// sizes (two larger than a fragment) and checks every echo, then disconnects
+// server in its Quazal mode with each checksum size, with nex-go's RC4 stream and with
+// a per-packet RC4 algorithm plugged into nex-go's stream settings (perPacketRC4 in
+// interop/nexgo), sends RMC requests of several sizes (two larger than a fragment)
+// and checks every echo, then disconnects
 // gracefully (which needs the HAS_SIZE on empty DISCONNECTs: nex-go refuses Quazal
 // datagrams shorter than 12 bytes). nex-go has no PRUDP client, so the other
 // direction (a nex-go client against gamewire's server) cannot be tested; both ends'
 // packet codecs are exercised here in both directions.
 func TestGamewireQuazalClientAgainstNexgo(t *testing.T) {
 	const key = "8dtRv2oj" // Ghost Recon Online's
-	for _, checksum := range []int{1, 4} {
-		t.Run(fmt.Sprintf("checksum%d", checksum), func(t *testing.T) {
+	for _, tc := range []struct {
+		checksum  int
+		perPacket bool
+	}{{1, false}, {4, false}, {1, true}, {4, true}} {
+		name := fmt.Sprintf("checksum%d/rc4-stream", tc.checksum)
+		if tc.perPacket {
+			name = fmt.Sprintf("checksum%d/rc4-per-packet", tc.checksum)
+		}
+		checksum := tc.checksum
+		t.Run(name, func(t *testing.T) {
 			srv, err := nexgo.Start(nexgo.Config{Version: 0, Quazal: true, EnhancedChecksum: checksum == 4,
-				AccessKey: key, FixedRTO: 200 * time.Millisecond})
+				PerPacketRC4: tc.perPacket, AccessKey: key, FixedRTO: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cfg := quazalAgainstNexgo(checksum, key)
+			if tc.perPacket {
+				cfg.RC4Mode = prudp.RC4PerPacket
+			}
 			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &cfg)
 			if err != nil {
 				t.Fatalf("dial nex-go (quazal, checksum %d): %v", checksum, err)
@@ -78,7 +91,8 @@ func TestGamewireQuazalClientAgainstNexgo(t *testing.T) {
 // TestGamewireQuazalSecureClientAgainstNexgo opens a secure Quazal connection to nex-go's
 // secure endpoint with a ticket in Quazal's Kerberos settings (4-byte PIDs, 16-byte session
 // keys, keys derived with MD5 iterated 65000 + pid%1024 times): nex-go opens the ticket and
-// answers check+1, and the echoes prove both ends key RC4 and the signatures alike.
+// answers check+1, and the echoes prove both ends key RC4 (per packet, with the session
+// key) and the signatures alike.
 func TestGamewireQuazalSecureClientAgainstNexgo(t *testing.T) {
 	const (
 		key        = "8dtRv2oj"
@@ -86,8 +100,8 @@ func TestGamewireQuazalSecureClientAgainstNexgo(t *testing.T) {
 		userPID    = 1000
 		userPass   = "quazaluserpassword"
 	)
-	srv, err := nexgo.Start(nexgo.Config{Version: 0, Quazal: true, EnhancedChecksum: true, AccessKey: key, Secure: true,
-		ServerPassword: serverPass, SessionKeyLength: 16, FixedRTO: 200 * time.Millisecond})
+	srv, err := nexgo.Start(nexgo.Config{Version: 0, Quazal: true, EnhancedChecksum: true, PerPacketRC4: true, AccessKey: key,
+		Secure: true, ServerPassword: serverPass, SessionKeyLength: 16, FixedRTO: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +121,7 @@ func TestGamewireQuazalSecureClientAgainstNexgo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := quazalAgainstNexgo(4, key)
+	cfg.RC4Mode = prudp.RC4PerPacket // keyed with the session key, re-keyed per packet
 	cfg.Ticket, cfg.PID = &ticket, userPID
 	conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &cfg)
 	if err != nil {

@@ -6,6 +6,7 @@
 package nexgo
 
 import (
+	"crypto/rc4"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	nex "github.com/PretendoNetwork/nex-go/v2"
 	"github.com/PretendoNetwork/nex-go/v2/constants"
+	"github.com/PretendoNetwork/nex-go/v2/encryption"
 	"github.com/PretendoNetwork/nex-go/v2/types"
 )
 
@@ -39,6 +41,10 @@ type Config struct {
 	Quazal bool
 	// EnhancedChecksum selects the 4-byte Quazal checksum for Version 0.
 	EnhancedChecksum bool
+	// PerPacketRC4 replaces nex-go's RC4 stream (StreamSettings.EncryptionAlgorithm)
+	// with RC4 re-keyed for every payload, as Quazal servers do. nex-go has no such
+	// algorithm; its settings take any encryption.Algorithm, and perPacketRC4 is one.
+	PerPacketRC4 bool
 	// FragmentSize is the payload size per fragment; 0 keeps nex-go's default (1300).
 	FragmentSize int
 	// StreamID is the server's virtual port; 0 means 1.
@@ -113,6 +119,9 @@ func Start(cfg Config) (*Server, error) {
 	ep.AccountDetailsByPID = lookupPID
 	ep.AccountDetailsByUsername = lookupName
 	ep.IsSecureEndPoint = cfg.Secure
+	if cfg.PerPacketRC4 {
+		ep.DefaultStreamSettings.EncryptionAlgorithm = &perPacketRC4{key: []byte("CD&ML")}
+	}
 	if cfg.FixedRTO > 0 {
 		rto := cfg.FixedRTO
 		ep.CalcRetransmissionTimeoutCallback = func(float64, uint32) time.Duration { return rto }
@@ -239,4 +248,35 @@ func waitListeningTCP(port int) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return errors.New("nexgo: WebSocket server did not start listening within 5s")
+}
+
+// perPacketRC4 is an encryption.Algorithm that starts every payload from the freshly
+// keyed RC4 state (the Quazal "CD&ML" behaviour in FIELD-NOTES.md), for nex-go's
+// pluggable StreamSettings.EncryptionAlgorithm.
+type perPacketRC4 struct{ key []byte }
+
+func (r *perPacketRC4) Key() []byte { return r.key }
+
+func (r *perPacketRC4) SetKey(key []byte) error {
+	if _, err := rc4.NewCipher(key); err != nil {
+		return err
+	}
+	r.key = append([]byte(nil), key...)
+	return nil
+}
+
+func (r *perPacketRC4) Encrypt(payload []byte) ([]byte, error) {
+	c, err := rc4.NewCipher(r.key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(payload))
+	c.XORKeyStream(out, payload)
+	return out, nil
+}
+
+func (r *perPacketRC4) Decrypt(payload []byte) ([]byte, error) { return r.Encrypt(payload) }
+
+func (r *perPacketRC4) Copy() encryption.Algorithm {
+	return &perPacketRC4{key: append([]byte(nil), r.key...)}
 }
