@@ -21,10 +21,16 @@ import (
 // flags afterwards.
 func runConnectCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	// cobra hands a subcommand its parent's context only while the
+	// subcommand has none (usually: nil): restoring it keeps later
+	// ExecuteContext calls (other tests) able to cancel serve and connect.
+	serveCtx, connectCtx := serveCmd.Context(), connectCmd.Context()
 	defer func() {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
+		serveCmd.SetContext(serveCtx)
+		connectCmd.SetContext(connectCtx)
 		for _, fs := range []*pflag.FlagSet{connectCmd.Flags(), serveCmd.Flags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
 				if f.Changed {
