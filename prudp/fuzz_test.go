@@ -44,13 +44,18 @@ func fuzzConfig(d Dialect) Config {
 // server and client endpoints: nothing may panic, and a datagram that fails
 // the checksum or signature must not reach the application.
 func FuzzServerDatagram(f *testing.F) {
-	for _, d := range []Dialect{NEXV1, NEXV0, Quazal, Hyperscape} {
+	// The datagram dialects; the fuzzer's first argument picks one.
+	dialects := []Dialect{NEXV1, NEXV0, NEXV0Friends, Quazal, Hyperscape}
+	for i, d := range dialects {
+		if d == NEXV0Friends {
+			continue // its packets are NEX V0's
+		}
 		for _, s := range seedDatagrams(f, d) {
-			f.Add(byte(d), s)
+			f.Add(byte(i), s)
 		}
 	}
 	f.Fuzz(func(t *testing.T, dialect byte, b []byte) {
-		d := Dialect(dialect % 5)
+		d := dialects[int(dialect)%len(dialects)]
 		p := newManualPair(t, fuzzConfig(d))
 		before := len(p.server.conn.inbox)
 		p.sep.handleDatagram(p.sep.shards[0], p.now, append([]byte(nil), b...), p.ccap.addr)
