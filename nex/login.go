@@ -315,10 +315,14 @@ func localURL(cfg LoginConfig, secAddr string) types.StationURL {
 		}
 		c.Close()
 	}
+	stream := cfg.Config.StreamType
+	if stream == 0 {
+		stream = prudp.StreamRVSecure
+	}
 	return types.NewStationURL("prudp",
 		types.URLParam{Key: "address", Value: addr}, types.URLParam{Key: "port", Value: "0"},
 		types.URLParam{Key: "natf", Value: "0"}, types.URLParam{Key: "natm", Value: "0"},
 		types.URLParam{Key: "pmp", Value: "0"}, types.URLParam{Key: "upnp", Value: "0"},
-		types.URLParam{Key: "sid", Value: "15"}, types.URLParam{Key: "stream", Value: "10"},
+		types.URLParam{Key: "sid", Value: "15"}, types.URLParam{Key: "stream", Value: strconv.Itoa(int(stream))},
 		types.URLParam{Key: "type", Value: "2"})
 }

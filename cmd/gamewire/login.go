@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -59,6 +60,11 @@ func runLogin(cmd *cobra.Command, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), loginFlags.timeout)
 	defer cancel()
+	if cfg.Dialect == prudp.Hyperscape {
+		// The NEX secure server is entered with a Kerberos ticket; Hyperscape keys
+		// its connections by the ECDH exchange instead (docs/prudp-hyperscape.md).
+		return errors.New("login: --dialect hyperscape: Hyperscape connections are keyed by ECDH, not by a Kerberos ticket, so the NEX login flow does not apply (use gamewire connect --dialect hyperscape --cert-pub F)")
+	}
 	lc := nex.LoginConfig{User: loginFlags.user, Password: loginFlags.password, Config: cfg, Logger: cfg.Logger}
 	isURL := strings.Contains(args[0], "://")
 	switch {
