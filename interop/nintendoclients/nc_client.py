@@ -43,6 +43,11 @@ class PacketCounter(logging.Handler):
 		self.resends = 0
 		self.timeouts = 0
 		self.warnings = []
+		self.late_warnings = []
+		# Cleared when the script starts disconnecting: from then on a peer's
+		# last packets may meet a port already unbound, which says nothing
+		# about the peer.
+		self.active = True
 
 	def emit(self, record):
 		msg = record.getMessage()
@@ -55,7 +60,7 @@ class PacketCounter(logging.Handler):
 		if "Packet timed out" in msg:
 			self.timeouts += 1
 		if record.levelno >= logging.WARNING:
-			self.warnings.append(msg)
+			(self.warnings if self.active else self.late_warnings).append(msg)
 
 
 def step(name, **fields):
@@ -92,6 +97,7 @@ async def run(args, counter):
 				await anyio.sleep(args.hold)
 				value = await ping_daemon(client)
 				step("rmc-after-hold", call="Health.PingDaemon", result=value, held=args.hold)
+			counter.active = False
 		step("disconnected", seconds="%.1f" % (time.monotonic() - start))
 
 
@@ -130,6 +136,8 @@ def main():
 		timeouts=counter.timeouts, warnings=len(counter.warnings))
 	for w in counter.warnings:
 		step("warning", message=repr(w))
+	for w in counter.late_warnings:
+		step("late-warning", message=repr(w))
 	sys.exit(0 if ok and counter.timeouts == 0 else 1)
 
 

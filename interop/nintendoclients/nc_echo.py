@@ -34,6 +34,7 @@ class Counter(logging.Handler):
 	def __init__(self):
 		super().__init__(logging.DEBUG)
 		self.pings = self.acks = self.warnings = self.resends = 0
+		self.active = True  # cleared when disconnecting (see nc_client.py)
 
 	def emit(self, record):
 		msg = record.getMessage()
@@ -44,6 +45,9 @@ class Counter(logging.Handler):
 		if "Resending packet" in msg:
 			self.resends += 1
 		if record.levelno >= logging.WARNING:
+			if not self.active:
+				step("late-warning", message=repr(msg))
+				return
 			self.warnings += 1
 			step("warning", message=repr(msg))
 
@@ -81,6 +85,7 @@ async def main(args, counter):
 		if args.hold:
 			await anyio.sleep(args.hold)
 			await echo(client, 64, 99)
+		counter.active = False
 	step("disconnected")
 
 

@@ -186,6 +186,9 @@ async def main(args):
 					print("READY auth=%i secure=%i" % (auth_transport.local_address()[1], secure_port), flush=True)
 					# Serve until the harness closes our standard input.
 					await anyio.to_thread.run_sync(sys.stdin.read)
+					# Packets still in flight (a peer's late ACK) may meet unbound
+					# ports from here on; the harness ignores warnings after this.
+					print("STEP stopping", flush=True)
 	print("STEP stopped", flush=True)
 
 
