@@ -859,3 +859,41 @@ func TestNintendoClientsSubstreams(t *testing.T) {
 		t.Errorf("echoes per substream %v, want 18 on 0 and 15 on 1", perSubstream)
 	}
 }
+
+// TestNintendoClientsClientRefused checks that gamewire's refusals reach
+// NintendoClients' client as NintendoClients understands them: an unknown user
+// gets RendezVous::InvalidUsername from Login, and a wrong password a ticket
+// NintendoClients cannot open (the password never travels; only the key derived
+// from it opens the ticket).
+func TestNintendoClientsClientRefused(t *testing.T) {
+	dir, python := env(t)
+	addr := startGamewire(t, prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"})
+	host, port, _ := net.SplitHostPort(addr)
+	for _, tc := range []struct {
+		name, user, password, want string
+	}{
+		{"unknown-user", "1800000999", userPassword, "STEP error type=RMCError message='RendezVous::InvalidUsername (0x80030064)'"},
+		{"wrong-password", strconv.Itoa(userPID), "not-the-password", "STEP error type=ValueError message='Invalid Kerberos checksum (incorrect password)'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+			defer cancel()
+			cmd := pyCmd(ctx, dir, python, "nc_client.py", "--host", host, "--port", port, "--access-key", "3d37fbdb",
+				"--user", tc.user, "--password", tc.password, "--timeout", "40")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			t.Logf("NintendoClients client:\n%s", stdout.String())
+			if err == nil {
+				t.Fatal("NintendoClients logged in")
+			}
+			out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+			if l, _ := out.find("error"); l != tc.want {
+				t.Errorf("got %q, want %q", l, tc.want)
+			}
+			if _, ok := out.find("secure-connected"); ok {
+				t.Error("NintendoClients reached the secure server")
+			}
+		})
+	}
+}
