@@ -78,6 +78,13 @@ async def ping_daemon(client):
 
 
 async def run(args, counter):
+	if args.plain_tcp:
+		# NintendoClients' backend always hands a fresh tls.TLSContext to
+		# rmc.connect, so its TCP transport is TLS with certificate checks;
+		# without a context the same code opens a raw TCP stream, which the
+		# Switch servers also accept (FIELD-NOTES.md). Only this driver's view
+		# of the name changes; no NintendoClients code is edited.
+		backend.tls = type("NoTLS", (), {"TLSContext": staticmethod(lambda: None)})
 	s = settings.load(args.profile)
 	s.configure(args.access_key, args.nex_version)
 	for item in args.set:
@@ -112,6 +119,8 @@ def main():
 	parser.add_argument("--password", default="MMQea3n!fsik")
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
 		help="override one NintendoClients setting (e.g. prudp.version=0)")
+	parser.add_argument("--plain-tcp", action="store_true",
+		help="TCP transport without TLS (see run); for --profile switch --set prudp.transport=1")
 	parser.add_argument("--hold", type=float, default=0, help="seconds to keep the secure connection open")
 	parser.add_argument("--timeout", type=float, default=60)
 	parser.add_argument("--debug", action="store_true", help="log every PRUDP packet to stderr")
