@@ -134,11 +134,14 @@ func (s *Server) init() error {
 // does not expose the negotiated one yet, so a V1 client offering less than 3
 // would be answered with structure headers it does not expect.
 func DefaultSettings(c prudp.Config) types.Settings {
+	// V1 and Lite negotiate a minor version (4 unless configured); V0, Quazal
+	// and Hyperscape have none, so their structures carry no version header.
+	versioned := c.Dialect == prudp.NEXV1 || c.Dialect == prudp.NEXLite
 	minor := int(c.MinorVersion)
-	if c.Dialect == prudp.NEXV1 && minor == 0 {
+	if versioned && minor == 0 {
 		minor = 4
 	}
-	if c.Dialect != prudp.NEXV1 {
+	if !versioned {
 		minor = 0
 	}
 	return types.SettingsForMinorVersion(minor, c.Kerberos.PIDSize)

@@ -97,6 +97,10 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 		return prudp.Config{}, fmt.Errorf("--vport %d: virtual ports are 0-15", f.vport)
 	}
 	cfg := prudp.Config{Dialect: d, AccessKey: f.accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression}
+	if d == prudp.NEXV0Friends {
+		// The 3DS / Wii U friends server uses 16-byte session keys (kerberos.md).
+		cfg.Kerberos = kerberos.Friends
+	}
 	if d == prudp.Quazal {
 		if f.checksum != 1 && f.checksum != 4 {
 			return prudp.Config{}, fmt.Errorf("--checksum %d: 1 or 4", f.checksum)

@@ -26,9 +26,12 @@ const maxRatio = 255
 // slice. It implements "Compression" in specs/prudp-nex.md: one ratio byte
 // followed by a zlib stream.
 //
-// The ratio written is ceil(len(src)/len(zlib)), at least 1 and at most 255.
-// (The spec says "rounded upwards"; field notes report servers that write
-// n/c+1 instead, which Decompress accepts too.) An empty src is written as a
+// The ratio written is len(src)/len(zlib) + 1 (integer division), at least 1 and
+// at most 255. The spec says "rounded upwards", which differs when the sizes
+// divide evenly; the two peers gamewire is checked against write and demand
+// n/c + 1: NintendoClients drops a packet whose ratio byte is not n/c + 1, and
+// nex-go's Quazal mode needs it too (docs/interop.md). Decompress accepts any
+// non-zero ratio, since implementations disagree. An empty src is written as a
 // ratio byte of 0 with nothing after it, the uncompressed encoding of an empty
 // payload, since a ratio of 0 is how the format says "not compressed".
 func Compress(dst, src []byte) []byte {
@@ -44,7 +47,7 @@ func Compress(dst, src []byte) []byte {
 	_ = zw.Close()
 	dst = w.Bytes()
 	c := len(dst) - start - 1
-	ratio := (len(src) + c - 1) / c
+	ratio := len(src)/c + 1
 	ratio = min(max(ratio, 1), maxRatio)
 	dst[start] = byte(ratio)
 	return dst

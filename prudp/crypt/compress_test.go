@@ -46,9 +46,9 @@ func TestCompressRoundTrip(t *testing.T) {
 				}
 			} else {
 				c := len(enc) - 1
-				want := min(max((len(src)+c-1)/c, 1), 255)
+				want := min(max(len(src)/c+1, 1), 255)
 				if int(enc[0]) != want {
-					t.Fatalf("ratio byte = %d, want ceil(%d/%d) = %d", enc[0], len(src), c, want)
+					t.Fatalf("ratio byte = %d, want %d/%d + 1 = %d", enc[0], len(src), c, want)
 				}
 			}
 			got, err := Decompress(enc, len(src))
