@@ -36,12 +36,6 @@ const holdSeconds = 12.5
 // entry makes a regression fail again.
 var knownBugs = map[string]string{
 	"syn-session-id": "prudp/session.go (*session).write sets the local session id on the SYN too; a SYN must carry 0",
-	"serve-friends-session-key": "cmd/gamewire/serve.go (*prudpFlags).config never sets Kerberos: kerberos.Friends " +
-		"for nex-v0-friends, so serve issues 32-byte session keys where the friends server uses 16",
-	"compression-ratio": "prudp/crypt/compress.go Compress writes ceil(n/c); NintendoClients writes and requires " +
-		"n/c+1 (integer division), which differs whenever c divides n",
-	"lite-struct-header": "nex/server.go DefaultSettings sets minor version 0 (no structure headers) for every dialect " +
-		"but NEXV1, NEXLite included; Switch (NEX 4) always has them",
 }
 
 // knownBug fails the test, or skips it when the bug is listed in knownBugs.
