@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type Conn struct {
 
 	// fixed once established
 	maxSubstream  uint8
+	minor         uint8
 	maxMessage    int
 	maxUnreliable int
 
@@ -87,6 +89,24 @@ func newConn(sh *shard, peer netip.AddrPort, maxQueue int) *Conn {
 
 // RemoteAddr is the peer's UDP address.
 func (c *Conn) RemoteAddr() netip.AddrPort { return c.peer }
+
+// LocalAddr is the local UDP address the connection's packets go out from:
+// for a client its own socket's (the port the OS chose, to register with a
+// server), for a server connection the server's socket's. It is the zero
+// AddrPort if the socket's address is not a UDP address.
+func (c *Conn) LocalAddr() netip.AddrPort {
+	if ua, ok := c.sh.ep.pc.LocalAddr().(*net.UDPAddr); ok {
+		ap := ua.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// MinorVersion is the PRUDP minor version negotiated in the handshake, the
+// lower of both sides' ("Supported Functions" in specs/prudp-nex.md: from
+// minor version 3 on, NEX structures carry a version header, so RMC code
+// reads it per connection). NEX V0 negotiates nothing and reports 0.
+func (c *Conn) MinorVersion() uint8 { return c.minor }
 
 // PID is the principal id a secure connection's ticket named, 0 otherwise.
 func (c *Conn) PID() uint64 { return c.pid }
@@ -308,6 +328,10 @@ func (c *Conn) Close(ctx context.Context) error {
 }
 
 // Abort drops the connection at once with a forced (unreliable) DISCONNECT.
+// On a server connection the peer already closed gracefully it does
+// nothing: the state lingers a moment to acknowledge the peer's
+// retransmitted DISCONNECT (else the peer's Close could wait for its
+// context) and is then freed.
 func (c *Conn) Abort() {
 	_ = c.sh.do(context.Background(), c, func(now time.Time, s *session) error {
 		s.abort(now)

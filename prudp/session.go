@@ -79,6 +79,7 @@ type session struct {
 	check      uint32 // secure CONNECT check value (client)
 	closeReq   bool   // graceful close requested: DISCONNECT once the queues drain
 	disconnSeq uint16
+	lingerN    uint8 // retransmitted DISCONNECTs seen while lingering
 	lingerTill time.Time
 	err        error
 
@@ -194,6 +195,7 @@ func (s *session) setup(sendStart, recvStart uint16) {
 		s.baseKey = s.sessionKey
 	}
 	s.conn.maxSubstream = s.maxSubstream
+	s.conn.minor = s.minor
 	s.conn.maxMessage = s.cfg.MaxMessageSize
 	s.conn.maxUnreliable = s.cfg.FragmentSize
 	if s.cfg.Compression && s.aes == nil {
@@ -318,6 +320,12 @@ func (s *session) flushAcks(now time.Time) {
 				p.flags |= flagMultiAck
 			}
 			_, _ = s.write(now, &p)
+			if a.times > 1 {
+				// A DISCONNECT is acknowledged three times so that one lost
+				// datagram does not lose the acknowledgement: never coalesce
+				// the copies into one datagram.
+				s.sh.flushWrites()
+			}
 		}
 		s.conn.stats.acksOut.Add(uint64(max(a.times, 1)))
 	}
@@ -435,6 +443,13 @@ func (s *session) handle(now time.Time, p *pkt) {
 	if s.state == stateLinger {
 		if p.typ == typeDisconnect && p.has(flagNeedAck) {
 			s.queueAck(typeDisconnect, p.substream, p.seq, 0, 3)
+			// The peer is still retransmitting: our acknowledgements were
+			// lost, and its next retransmission comes after a backoff twice
+			// as long as the last; linger that much longer too.
+			if s.lingerN < 8 {
+				s.lingerN++
+			}
+			s.lingerTill = now.Add(s.lingerTime())
 		}
 		return
 	}
@@ -676,10 +691,23 @@ func (s *session) peerClosed(now time.Time, err error) {
 	}
 	s.release() // the acknowledgements already queued still go out
 	s.state = stateLinger
-	// Linger long enough to acknowledge the peer's retransmissions of its
-	// DISCONNECT, whose timeout may still be the initial one.
-	s.lingerTill = now.Add(max(2*s.rtt.backoff(1), 2*s.cfg.InitialRTO))
+	s.lingerTill = now.Add(s.lingerTime())
 	s.conn.finish(s.err)
+}
+
+// lingerTime is how long a session closed by its peer stays to acknowledge
+// retransmissions of the peer's DISCONNECT: two backed-off timeouts of ours,
+// and at least twice the initial timeout, since the peer's may still be that
+// (a peer whose handshake was retransmitted has no RTT sample). Every
+// retransmission received restarts it, doubled as the peer's backoff
+// doubles, up to twice the maximum timeout.
+func (s *session) lingerTime() time.Duration {
+	base := max(2*s.rtt.backoff(1), 2*s.cfg.InitialRTO)
+	d := base << s.lingerN
+	if s.cfg.MaxRTO > 0 && d > 2*s.cfg.MaxRTO {
+		d = max(base, 2*s.cfg.MaxRTO)
+	}
+	return d
 }
 
 // handleAck processes ACK and aggregate-ACK packets.
@@ -960,8 +988,26 @@ func (s *session) sendDisconnect(now time.Time) {
 }
 
 // abort sends an unreliable DISCONNECT (a forced close) and ends the session.
+//
+// A server session lingering after the peer's DISCONNECT has already ended
+// for the application and is left to linger: dropping it would discard the
+// acknowledgements of that DISCONNECT still queued in this batch and leave
+// the peer's retransmissions unanswered, so the peer's graceful Close would
+// wait for its context (an application that aborts every connection once
+// Done is closed did exactly that). A lingering client session sends its
+// queued acknowledgements and is dropped, since Abort promises to release
+// the client's socket at once.
 func (s *session) abort(now time.Time) {
-	if s.state >= stateEstablished && s.state < stateLinger {
+	if s.state == stateLinger {
+		if !s.client {
+			return
+		}
+		// A client's Abort releases its socket, which nothing could answer
+		// from afterwards: send what this batch queued, then go.
+		s.flushAcks(now)
+		s.sh.flushWrites()
+	}
+	if s.state >= stateEstablished {
 		p := pkt{typ: typeDisconnect}
 		_, _ = s.write(now, &p)
 	}
