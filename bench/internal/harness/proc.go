@@ -6,6 +6,7 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,6 +20,10 @@ type Child struct {
 	cmd *exec.Cmd
 	// Addr is the address the child printed after "listening ".
 	Addr string
+	// stat and status stay open from the start: the idle-connection measurement dials
+	// tens of thousands of client sockets, after which opening a file may fail with
+	// EMFILE (it printed "0.0 MiB after"); procfs files are re-read from offset 0.
+	stat, status *os.File
 }
 
 // StartChild runs this binary with -serve kind and the extra arguments, and waits for the
@@ -49,7 +54,16 @@ func StartChild(kind string, extra ...string) (*Child, error) {
 	}()
 	select {
 	case a := <-ready:
-		return &Child{cmd: cmd, Addr: a}, nil
+		c := &Child{cmd: cmd, Addr: a}
+		pid := cmd.Process.Pid
+		if c.stat, err = os.Open(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			c.status, err = os.Open(fmt.Sprintf("/proc/%d/status", pid))
+		}
+		if err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("server %s: %w", kind, err)
+		}
+		return c, nil
 	case <-time.After(10 * time.Second):
 		cmd.Process.Kill()
 		return nil, fmt.Errorf("server %s did not start", kind)
@@ -60,11 +74,34 @@ func StartChild(kind string, extra ...string) (*Child, error) {
 func (c *Child) Stop() {
 	c.cmd.Process.Kill()
 	c.cmd.Wait()
+	for _, f := range []*os.File{c.stat, c.status} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// read returns a procfs file's current contents.
+func read(f *os.File) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
+	for {
+		n, err := f.ReadAt(buf[len(buf):cap(buf)], int64(len(buf)))
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }
 
 // CPU returns the process's user+system CPU time so far.
 func (c *Child) CPU() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	b, err := read(c.stat)
 	if err != nil {
 		return 0
 	}
@@ -79,7 +116,7 @@ func (c *Child) CPU() time.Duration {
 
 // RSS returns the process's resident set size in bytes.
 func (c *Child) RSS() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	b, err := read(c.status)
 	if err != nil {
 		return 0
 	}
