@@ -49,6 +49,9 @@ type Conn struct {
 
 	handler Handler
 	pid     uint64 // the secure connection's user, 0 otherwise
+	// posted counts this connection's sends queued to the shard and not yet
+	// handled; a send runs inline only when it is zero (see shard.send).
+	posted atomic.Int32
 
 	// fixed once established
 	maxSubstream  uint8
@@ -231,7 +234,7 @@ func (c *Conn) Send(ctx context.Context, substream uint8, data []byte) error {
 	if err := c.reserve(ctx, len(data)); err != nil {
 		return err
 	}
-	return c.sh.post(ctx, event{conn: c, op: opSend, sub: substream, data: append([]byte(nil), data...)})
+	return c.sh.send(ctx, event{conn: c, op: opSend, sub: substream, data: append([]byte(nil), data...)})
 }
 
 // SendUnreliable sends data as one unreliable DATA packet (it must fit in one
@@ -243,7 +246,7 @@ func (c *Conn) SendUnreliable(ctx context.Context, data []byte) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
-	return c.sh.post(ctx, event{conn: c, op: opSendUnreliable, data: append([]byte(nil), data...)})
+	return c.sh.send(ctx, event{conn: c, op: opSendUnreliable, data: append([]byte(nil), data...)})
 }
 
 func (c *Conn) endedErr() error {

@@ -204,6 +204,7 @@ func (sh *shard) handle(now time.Time, ev event) {
 	var err error
 	if ev.op != opCall {
 		c := ev.conn
+		defer c.posted.Add(-1)
 		s := c.s
 		if s == nil || s.state != stateEstablished {
 			if ev.op == opSend {
@@ -257,6 +258,39 @@ func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *sess
 	case <-sh.stopped:
 		return ErrClosed
 	}
+}
+
+// send runs a Send or SendUnreliable event. When the shard is idle (its
+// queue empty, its mutex free) and none of the connection's earlier sends
+// still waits in the queue, the calling goroutine runs it to completion
+// itself, as the socket reader does with small datagrams: a request then
+// costs no goroutine hand-off (and no wake-up of the shard), which is most
+// of a small request's CPU on the client side. Otherwise it is queued;
+// c.posted keeps one connection's messages in order across the two paths.
+func (sh *shard) send(ctx context.Context, ev event) error {
+	c := ev.conn
+	if c.posted.Load() == 0 && len(sh.events) == 0 && sh.mu.TryLock() {
+		select {
+		case <-sh.stop:
+			sh.mu.Unlock()
+		default:
+			c.posted.Add(1) // handle counts it down
+			now := time.Now()
+			sh.handle(now, ev)
+			sh.endBatch(now)
+			sh.mu.Unlock()
+			return nil
+		}
+	}
+	c.posted.Add(1)
+	if err := sh.post(ctx, ev); err != nil {
+		c.posted.Add(-1)
+		if ev.op == opSend {
+			c.releaseQueued(len(ev.data))
+		}
+		return err
+	}
+	return nil
 }
 
 // post queues an event without waiting for it to run.
