@@ -85,6 +85,7 @@ func runIdle(n int) {
 	conns := make([]*prudp.Conn, n)
 	var next atomic.Int64
 	var failed atomic.Int64
+	var firstErr atomic.Value
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Add(1)
@@ -97,7 +98,9 @@ func runIdle(n int) {
 				}
 				conn, err := prudp.Dial(ctx, c.Addr, clientConfig())
 				if err != nil {
-					failed.Add(1)
+					if failed.Add(1) == 1 {
+						firstErr.Store(err)
+					}
 					continue
 				}
 				conns[i] = conn
@@ -112,6 +115,9 @@ func runIdle(n int) {
 	fmt.Println("|---|---|---|---|")
 	fmt.Printf("| %d (of %d dialled) | %.1f MiB | %.1f MiB | %.0f bytes |\n", ok, n,
 		float64(before)/(1<<20), float64(after)/(1<<20), float64(after-before)/float64(max(ok, 1)))
+	if err, ok := firstErr.Load().(error); ok {
+		fmt.Printf("\n%d dials failed, the first with: %v\n", failed.Load(), err)
+	}
 	for _, conn := range conns {
 		if conn != nil {
 			conn.Abort()

@@ -90,16 +90,17 @@ func main() {
 		}
 	}
 	fmt.Println()
-	fmt.Println("| clients | size | gamewire / nex-go (req/s) | gamewire / UDP echo (req/s) | gamewire / nex-go (CPU per request) |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| clients | size | gamewire / nex-go (req/s) | gamewire / UDP echo (req/s) | gamewire / nex-go (CPU per request) | gamewire / UDP echo (CPU per request) |")
+	fmt.Println("|---|---|---|---|---|---|")
 	for _, n := range clients {
 		for _, size := range sizes {
 			g, okG := results[fmt.Sprintf("gamewire/%d/%d", n, size)]
 			x, okX := results[fmt.Sprintf("nexgo/%d/%d", n, size)]
 			u, okU := results[fmt.Sprintf("udpecho/%d/%d", n, size)]
-			fmt.Printf("| %d | %d | %s | %s | %s |\n", n, size,
+			fmt.Printf("| %d | %d | %s | %s | %s | %s |\n", n, size,
 				ratio(okG && okX, g.rate, x.rate), ratio(okG && okU, g.rate, u.rate),
-				ratio(okG && okX, float64(g.cpuPerReq), float64(x.cpuPerReq)))
+				ratio(okG && okX, float64(g.cpuPerReq), float64(x.cpuPerReq)),
+				ratio(okG && okU, float64(g.cpuPerReq), float64(u.cpuPerReq)))
 		}
 	}
 	if *bulkMB > 0 {
