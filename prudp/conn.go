@@ -49,9 +49,6 @@ type Conn struct {
 
 	handler Handler
 	pid     uint64 // the secure connection's user, 0 otherwise
-	// posted counts this connection's sends queued to the shard and not yet
-	// handled; a send runs inline only when it is zero (see shard.send).
-	posted atomic.Int32
 
 	// fixed once established
 	maxSubstream  uint8

@@ -147,7 +147,7 @@ func (ep *endpoint) readLoop() error {
 		} else {
 			lastLarge = from
 		}
-		if !burst && len(sh.events) == 0 && sh.mu.TryLock() {
+		if !burst && sh.pending.Load() == 0 && sh.mu.TryLock() {
 			// The shard is idle: run the datagram to completion here.
 			select {
 			case <-sh.stop:
@@ -163,9 +163,11 @@ func (ep *endpoint) readLoop() error {
 			datagramPool.Put(bp)
 			continue
 		}
+		sh.pending.Add(1)
 		select {
 		case sh.events <- event{buf: bp, n: n, from: from}:
 		case <-sh.stop:
+			sh.pending.Add(-1)
 			datagramPool.Put(bp)
 			return net.ErrClosed
 		}

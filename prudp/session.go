@@ -1007,7 +1007,7 @@ func (s *session) abort(now time.Time) {
 		s.flushAcks(now)
 		s.sh.flushWrites()
 	}
-	if s.state >= stateEstablished {
+	if s.state >= stateEstablished && s.state < stateLinger {
 		p := pkt{typ: typeDisconnect}
 		_, _ = s.write(now, &p)
 	}

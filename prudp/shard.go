@@ -6,6 +6,7 @@ import (
 	"hash"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,9 +50,14 @@ const (
 // saves a goroutine wake-up per datagram. mu makes the two exclusive, so the
 // state still has one owner at a time; the loop holds it for every batch.
 type shard struct {
-	mu       sync.Mutex
-	ep       *endpoint
-	events   chan event
+	mu     sync.Mutex
+	ep     *endpoint
+	events chan event
+	// pending counts events put into events and not yet handled (it stays
+	// above zero between the loop's receive and its taking mu). Work runs
+	// inline only when it is zero: an empty channel alone would let a
+	// datagram or a send overtake the one the loop has just received.
+	pending  atomic.Int64
 	sessions map[demuxKey]*session
 	timers   timerHeap
 	timer    *time.Timer
@@ -118,6 +124,7 @@ func (sh *shard) loop() {
 			sh.mu.Lock()
 			now := time.Now()
 			sh.handle(now, ev)
+			sh.pending.Add(-1)
 			// Drain what else is queued before acknowledging, so that a burst
 			// is acknowledged with few (aggregate) packets.
 		drain:
@@ -128,6 +135,7 @@ func (sh *shard) loop() {
 					// batch time would shrink towards zero.
 					now = time.Now()
 					sh.handle(now, ev)
+					sh.pending.Add(-1)
 				default:
 					break drain
 				}
@@ -204,7 +212,6 @@ func (sh *shard) handle(now time.Time, ev event) {
 	var err error
 	if ev.op != opCall {
 		c := ev.conn
-		defer c.posted.Add(-1)
 		s := c.s
 		if s == nil || s.state != stateEstablished {
 			if ev.op == opSend {
@@ -238,6 +245,10 @@ func (sh *shard) handle(now time.Time, ev event) {
 		}
 	}
 	if ev.reply != nil {
+		// What the call wrote goes out before the caller learns it ran:
+		// Server.Close closes the socket as soon as its Aborts returned, and a
+		// forced DISCONNECT still waiting to be coalesced was then lost.
+		sh.flushWrites()
 		ev.reply <- err
 	}
 }
@@ -245,11 +256,14 @@ func (sh *shard) handle(now time.Time, ev event) {
 // do runs fn on the shard's goroutine with c's session and waits for it.
 func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *session) error) error {
 	reply := make(chan error, 1)
+	sh.pending.Add(1)
 	select {
 	case sh.events <- event{conn: c, fn: fn, reply: reply}:
 	case <-sh.stopped:
+		sh.pending.Add(-1)
 		return ErrClosed
 	case <-ctx.Done():
+		sh.pending.Add(-1)
 		return ctx.Err()
 	}
 	select {
@@ -266,15 +280,13 @@ func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *sess
 // itself, as the socket reader does with small datagrams: a request then
 // costs no goroutine hand-off (and no wake-up of the shard), which is most
 // of a small request's CPU on the client side. Otherwise it is queued;
-// c.posted keeps one connection's messages in order across the two paths.
+// sh.pending keeps one connection's messages in order across the two paths.
 func (sh *shard) send(ctx context.Context, ev event) error {
-	c := ev.conn
-	if c.posted.Load() == 0 && len(sh.events) == 0 && sh.mu.TryLock() {
+	if sh.pending.Load() == 0 && sh.mu.TryLock() {
 		select {
 		case <-sh.stop:
 			sh.mu.Unlock()
 		default:
-			c.posted.Add(1) // handle counts it down
 			now := time.Now()
 			sh.handle(now, ev)
 			sh.endBatch(now)
@@ -282,11 +294,9 @@ func (sh *shard) send(ctx context.Context, ev event) error {
 			return nil
 		}
 	}
-	c.posted.Add(1)
 	if err := sh.post(ctx, ev); err != nil {
-		c.posted.Add(-1)
 		if ev.op == opSend {
-			c.releaseQueued(len(ev.data))
+			ev.conn.releaseQueued(len(ev.data))
 		}
 		return err
 	}
@@ -295,12 +305,15 @@ func (sh *shard) send(ctx context.Context, ev event) error {
 
 // post queues an event without waiting for it to run.
 func (sh *shard) post(ctx context.Context, ev event) error {
+	sh.pending.Add(1)
 	select {
 	case sh.events <- ev:
 		return nil
 	case <-sh.stopped:
+		sh.pending.Add(-1)
 		return ErrClosed
 	case <-ctx.Done():
+		sh.pending.Add(-1)
 		return ctx.Err()
 	}
 }
