@@ -236,7 +236,13 @@ func (s *session) write(now time.Time, p *pkt) ([]byte, error) {
 	q := &s.sh.outPkt
 	*q = *p
 	q.src, q.dst = s.localPort, s.remotePort
+	// A SYN carries session id 0, as consoles send it (the published Terraria
+	// SYN) and as NintendoClients' server insists ("Received invalid SYN
+	// packet" otherwise): the session id is announced by the CONNECT.
 	q.sessionID = s.localSID
+	if p.typ == typeSyn {
+		q.sessionID = 0
+	}
 	b, err := s.codec.appendPacket(s.scratch[:0], q, s.keysFor(p.typ, true))
 	if err != nil {
 		return nil, err

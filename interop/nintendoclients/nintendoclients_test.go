@@ -34,9 +34,7 @@ const holdSeconds = 12.5
 // instead of failing, so the tests stay green for everyone else; when a fix
 // lands the check passes and logs that its entry can go, and deleting the
 // entry makes a regression fail again.
-var knownBugs = map[string]string{
-	"syn-session-id": "prudp/session.go (*session).write sets the local session id on the SYN too; a SYN must carry 0",
-}
+var knownBugs = map[string]string{}
 
 // knownBug fails the test, or skips it when the bug is listed in knownBugs.
 func knownBug(t *testing.T, name, format string, args ...any) {
