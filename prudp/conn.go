@@ -246,13 +246,6 @@ func (c *Conn) SendUnreliable(ctx context.Context, data []byte) error {
 	return c.sh.send(ctx, event{conn: c, op: opSendUnreliable, data: append([]byte(nil), data...)})
 }
 
-func (c *Conn) endedErr() error {
-	if err := c.Err(); err != nil {
-		return err
-	}
-	return ErrClosed
-}
-
 // reserve waits for room in the send queue.
 func (c *Conn) reserve(ctx context.Context, n int) error {
 	for {

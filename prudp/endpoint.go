@@ -1,10 +1,7 @@
 package prudp
 
 import (
-	"crypto/hmac"
-	"crypto/md5"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"net"
@@ -48,7 +45,6 @@ type endpoint struct {
 	srv    *Server // nil on a client endpoint
 
 	secret [32]byte // keys the server's connection signatures
-	sigMu  sync.Mutex
 
 	sessionsOpen atomic.Int64
 	writeErrors  atomic.Uint64
@@ -251,28 +247,13 @@ func (ep *endpoint) route(sh *shard, now time.Time, p *pkt, from netip.AddrPort)
 // connSig computes the server's connection signature for a client address:
 // wire.ConnectionSignature (an HMAC-MD5 of the address and port under the
 // server's secret, so that the server recognises its own SYN-ACK in a CONNECT
-// without keeping state), with the shard's reusable HMAC state instead of a
-// new one per SYN.
+// without keeping state), with the shard's reusable wire.ConnectionSigner so
+// that answering a SYN allocates nothing.
 func (sh *shard) connSig(addr netip.AddrPort) [16]byte {
-	if sh.mac == nil {
-		sh.mac = hmac.New(md5.New, sh.ep.secret[:])
+	if sh.signer == nil {
+		sh.signer = wire.NewConnectionSigner(sh.ep.secret[:])
 	}
-	var in [18]byte
-	n := 0
-	a := addr.Addr().Unmap()
-	if a.Is4() {
-		v := a.As4()
-		n = copy(in[:], v[:])
-	} else {
-		v := a.As16()
-		n = copy(in[:], v[:])
-	}
-	binary.BigEndian.PutUint16(in[n:], addr.Port())
-	sh.mac.Reset()
-	sh.mac.Write(in[:n+2])
-	var out [16]byte
-	sh.mac.Sum(out[:0])
-	return out
+	return sh.signer.Sign(addr)
 }
 
 // keysFor returns the signing keys of a packet type: the handshake packets

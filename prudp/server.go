@@ -83,7 +83,6 @@ type Server struct {
 	ep       *endpoint
 	conns    map[*Conn]struct{}
 	closed   bool
-	serveErr chan error
 
 	synsAnswered atomic.Uint64
 	accepted     atomic.Uint64

@@ -78,7 +78,6 @@ type session struct {
 
 	check      uint32 // secure CONNECT check value (client)
 	closeReq   bool   // graceful close requested: DISCONNECT once the queues drain
-	disconnSeq uint16
 	lingerN    uint8 // retransmitted DISCONNECTs seen while lingering
 	lingerTill time.Time
 	err        error
@@ -155,7 +154,6 @@ type rc4Pair struct{ enc, dec crypt.Cipher }
 
 type sendItem struct {
 	data []byte
-	done bool // a DISCONNECT marker rather than data
 }
 
 type heldPacket struct {

@@ -3,11 +3,12 @@ package prudp
 import (
 	"container/heap"
 	"context"
-	"hash"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // demuxKey identifies a connection on a socket: the peer's address and the
@@ -71,9 +72,9 @@ type shard struct {
 	outBuf     []byte
 	freeBufs   [][]byte
 	pkt        pkt
-	mac        hash.Hash // connection signatures (see connSig)
-	outPkt     pkt       // scratch of session.write
-	ackExtra   []uint16  // scratch of session.sendAggregate
+	signer     *wire.ConnectionSigner // connection signatures (see connSig)
+	outPkt     pkt                    // scratch of session.write
+	ackExtra   []uint16               // scratch of session.sendAggregate
 	freeOut    []*outPacket
 
 	armed time.Time // when the timer is set to fire

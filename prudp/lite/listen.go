@@ -32,7 +32,6 @@ type Listener struct {
 	conns    chan net.Conn // sniffed HTTP connections for http
 	mu       sync.Mutex
 	httpOnce sync.Once
-	serveErr error
 }
 
 // NewListener returns a Listener without a socket: give it connections with
