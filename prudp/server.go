@@ -79,10 +79,10 @@ type Server struct {
 	// Shards is the number of goroutines owning connections; default GOMAXPROCS.
 	Shards int
 
-	mu       sync.Mutex
-	ep       *endpoint
-	conns    map[*Conn]struct{}
-	closed   bool
+	mu     sync.Mutex
+	ep     *endpoint
+	conns  map[*Conn]struct{}
+	closed bool
 
 	synsAnswered atomic.Uint64
 	accepted     atomic.Uint64

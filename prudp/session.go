@@ -78,7 +78,7 @@ type session struct {
 
 	check      uint32 // secure CONNECT check value (client)
 	closeReq   bool   // graceful close requested: DISCONNECT once the queues drain
-	lingerN    uint8 // retransmitted DISCONNECTs seen while lingering
+	lingerN    uint8  // retransmitted DISCONNECTs seen while lingering
 	lingerTill time.Time
 	err        error
 
