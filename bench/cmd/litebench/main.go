@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gamewire/gamewire/bench/internal/harness"
 	"log"
 	"net"
 	"os"
@@ -140,16 +141,16 @@ type result struct {
 
 // measure runs n closed-loop clients of size-byte messages against a fresh server child.
 func measure(tr string, n, size int) (result, error) {
-	c, err := startChild(tr, "-access-key", *accessKey)
+	c, err := harness.StartChild(tr, "-access-key", *accessKey)
 	if err != nil {
 		return result{}, err
 	}
-	defer c.stop()
+	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration+30*time.Second)
 	defer cancel()
 	conns := make([]*prudp.Conn, n)
 	for i := range conns {
-		cn, err := dial(ctx, tr, c.addr)
+		cn, err := dial(ctx, tr, c.Addr)
 		if err != nil {
 			for _, x := range conns[:i] {
 				x.Abort()
@@ -188,7 +189,7 @@ func measure(tr string, n, size int) (result, error) {
 	var stop atomic.Bool
 	var failed atomic.Value
 	lat := make([][]time.Duration, n)
-	cpu0 := c.cpu()
+	cpu0 := c.CPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, cn := range conns {
@@ -209,7 +210,7 @@ func measure(tr string, n, size int) (result, error) {
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := c.cpu() - cpu0
+	cpu := c.CPU() - cpu0
 	if err, ok := failed.Load().(error); ok {
 		return result{}, err
 	}
@@ -233,7 +234,7 @@ func measure(tr string, n, size int) (result, error) {
 		p50:       q(0.50),
 		p99:       q(0.99),
 		cpuPerReq: cpu / time.Duration(len(all)),
-		rss:       c.rss(),
+		rss:       c.RSS(),
 	}, nil
 }
 
@@ -255,17 +256,17 @@ func ints(s string) []int {
 func measureIdle(ts []string, n int) {
 	fmt.Printf("\n| transport | idle connections | server RSS before | after | per connection |\n|---|---|---|---|---|\n")
 	for _, tr := range ts {
-		c, err := startChild(tr, "-access-key", *accessKey)
+		c, err := harness.StartChild(tr, "-access-key", *accessKey)
 		if err != nil {
 			fmt.Printf("| %s | error: %v | | | |\n", name(tr), err)
 			continue
 		}
 		time.Sleep(200 * time.Millisecond)
-		before := c.rss()
+		before := c.RSS()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		var conns []*prudp.Conn
 		for i := range n {
-			cn, err := dial(ctx, tr, c.addr)
+			cn, err := dial(ctx, tr, c.Addr)
 			if err != nil {
 				fmt.Printf("| %s | stopped at %d: %v | | | |\n", name(tr), i, err)
 				break
@@ -273,7 +274,7 @@ func measureIdle(ts []string, n int) {
 			conns = append(conns, cn)
 		}
 		time.Sleep(2 * time.Second)
-		after := c.rss()
+		after := c.RSS()
 		if len(conns) > 0 {
 			fmt.Printf("| %s | %d | %.1f MiB | %.1f MiB | %.1f KB |\n", name(tr), len(conns), float64(before)/(1<<20),
 				float64(after)/(1<<20), float64(after-before)/float64(len(conns))/1000)
@@ -282,6 +283,6 @@ func measureIdle(ts []string, n int) {
 			cn.Abort()
 		}
 		cancel()
-		c.stop()
+		c.Stop()
 	}
 }
