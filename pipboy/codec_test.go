@@ -503,3 +503,19 @@ func TestSharedStringExport(t *testing.T) {
 		t.Fatalf("got %d bytes, %v; want the output budget error", len(out), err)
 	}
 }
+
+// TestDumpFromJSONRefusesDuplicateKeys: a Pip-Boy object holds each key once, so
+// a JSON tree naming a key twice in one object is refused (found by
+// FuzzDumpFromJSON: {"":[],"":0} left the array in the dump with no object
+// naming it), while the same key in different objects is fine.
+func TestDumpFromJSONRefusesDuplicateKeys(t *testing.T) {
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"":[],"":0}`, `{"x":{"k":true,"k":false}}`} {
+		_, err := DumpFromJSON(strings.NewReader(bad))
+		if !errors.Is(err, ErrBadJSON) || !strings.Contains(err.Error(), "appears twice") {
+			t.Errorf("DumpFromJSON(%s) = %v, want ErrBadJSON naming the duplicate key", bad, err)
+		}
+	}
+	if _, err := DumpFromJSON(strings.NewReader(`{"a":{"k":1},"b":{"k":2},"A":3}`)); err != nil {
+		t.Errorf("the same key in different objects, or in another case: %v", err)
+	}
+}

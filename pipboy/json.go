@@ -280,6 +280,9 @@ func (t *treeBuilder) value(tok json.Token, depth int) (uint32, error) {
 // object reads the members of an object whose '{' was consumed, through its '}'.
 func (t *treeBuilder) object(depth int) (KeyList, error) {
 	var add KeyList
+	// A Pip-Boy object holds each key once; JSON allows a key twice, which
+	// would leave a value in the dump that no object names.
+	seen := make(map[string]struct{})
 	for t.d.More() {
 		tok, err := t.d.Token()
 		if err != nil {
@@ -291,6 +294,10 @@ func (t *treeBuilder) object(depth int) (KeyList, error) {
 				return add, fmt.Errorf("%w: key %q holds NUL", ErrBadJSON, key)
 			}
 		}
+		if _, dup := seen[key]; dup {
+			return add, fmt.Errorf("%w: key %q appears twice in one object", ErrBadJSON, key)
+		}
+		seen[key] = struct{}{}
 		tok, err = t.d.Token()
 		if err != nil {
 			return add, fmt.Errorf("%w: %w", ErrBadJSON, err)
