@@ -34,6 +34,18 @@ func newCodec(cfg *Config) (codec, error) {
 	return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
 }
 
+// parsedKeep takes a codec's Parse results: it fills p from the decoded packet
+// and keeps that packet in p.w for the dialects whose signature checks read
+// fields the engine's pkt does not carry (V0, Quazal, Hyperscape).
+func (p *pkt) parsedKeep(w wire.Packet, n int, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	p.fromWire(&w)
+	p.w = w
+	return n, nil
+}
+
 // fromWire copies the fields the engine uses out of a decoded packet.
 func (p *pkt) fromWire(w *wire.Packet) {
 	p.typ = uint8(w.Type)
@@ -118,15 +130,7 @@ func (c *v1Codec) v1() bool        { return true }
 // connection signature for the rest, and a 1-byte checksum.
 type v0Codec struct{ d *wire.V0 }
 
-func (c *v0Codec) parse(b []byte, p *pkt) (int, error) {
-	w, n, err := c.d.Parse(b)
-	if err != nil {
-		return 0, err
-	}
-	p.fromWire(&w)
-	p.w = w
-	return n, nil
-}
+func (c *v0Codec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
 
 func sig32(b []byte) uint32 {
 	if len(b) < 4 {
@@ -163,15 +167,7 @@ type quazalCodec struct {
 	hmac *wire.V0 // nil: connection signatures everywhere
 }
 
-func (c *quazalCodec) parse(b []byte, p *pkt) (int, error) {
-	w, n, err := c.d.Parse(b)
-	if err != nil {
-		return 0, err
-	}
-	p.fromWire(&w)
-	p.w = w
-	return n, nil
-}
+func (c *quazalCodec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
 
 func (c *quazalCodec) signature(w *wire.Packet, k keys) uint32 {
 	if c.hmac != nil {
@@ -207,15 +203,7 @@ func (c *quazalCodec) v1() bool        { return false }
 // the peer there, as Quazal does, and checks it.
 type hyperscapeCodec struct{ d *wire.Hyperscape }
 
-func (c *hyperscapeCodec) parse(b []byte, p *pkt) (int, error) {
-	w, n, err := c.d.Parse(b)
-	if err != nil {
-		return 0, err
-	}
-	p.fromWire(&w)
-	p.w = w
-	return n, nil
-}
+func (c *hyperscapeCodec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
 
 func (c *hyperscapeCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
 	var w wire.Packet
