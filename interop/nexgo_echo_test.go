@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/interop/nexgo"
-	"github.com/gamewire/gamewire/interop/rmcframe"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -40,22 +39,7 @@ func TestGamewireClientAgainstNexgo(t *testing.T) {
 				t.Fatalf("dial nex-go %s: %v", tc.name, err)
 			}
 			sizes := []int{13, 64, 1024, 3000, 64, 1}
-			for i, size := range sizes {
-				req := rmcframe.Request(0x66, uint32(i+1), 7, size, byte(i))
-				if err := conn.Send(ctx, 0, req); err != nil {
-					t.Fatalf("send %d: %v", i, err)
-				}
-				m, err := conn.Recv(ctx)
-				if err != nil {
-					t.Fatalf("recv %d (size %d): %v (stats %+v)", i, size, err, conn.Stats())
-				}
-				if err := rmcframe.CheckEcho(req, m.Data); err != nil {
-					t.Fatalf("message %d (size %d): %v", i, size, err)
-				}
-			}
-			if err := conn.Close(ctx); err != nil {
-				t.Errorf("graceful close: %v", err)
-			}
+			echoRMC(t, ctx, conn, 0x66, 7, sizes)
 			if got := srv.Received(); got != len(sizes) {
 				t.Errorf("nex-go echoed %d messages, want %d", got, len(sizes))
 			}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/interop/nexgo"
-	"github.com/gamewire/gamewire/interop/rmcframe"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
@@ -61,22 +60,7 @@ func TestGamewireQuazalClientAgainstNexgo(t *testing.T) {
 				t.Fatalf("dial nex-go (quazal, checksum %d): %v", checksum, err)
 			}
 			sizes := []int{13, 64, 1024, 3000, 963, 1}
-			for i, size := range sizes {
-				req := rmcframe.Request(0x66, uint32(i+1), 7, size, byte(i))
-				if err := conn.Send(ctx, 0, req); err != nil {
-					t.Fatalf("send %d: %v", i, err)
-				}
-				m, err := conn.Recv(ctx)
-				if err != nil {
-					t.Fatalf("recv %d (size %d): %v (stats %+v)", i, size, err, conn.Stats())
-				}
-				if err := rmcframe.CheckEcho(req, m.Data); err != nil {
-					t.Fatalf("message %d (size %d): %v", i, size, err)
-				}
-			}
-			if err := conn.Close(ctx); err != nil {
-				t.Errorf("graceful close: %v", err)
-			}
+			echoRMC(t, ctx, conn, 0x66, 7, sizes)
 			if got := srv.Received(); got != len(sizes) {
 				t.Errorf("nex-go echoed %d messages, want %d", got, len(sizes))
 			}
@@ -127,20 +111,5 @@ func TestGamewireQuazalSecureClientAgainstNexgo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("secure quazal dial: %v", err)
 	}
-	for i, size := range []int{64, 2000, 13} {
-		req := rmcframe.Request(0x0b, uint32(i+1), 4, size, byte(i))
-		if err := conn.Send(ctx, 0, req); err != nil {
-			t.Fatal(err)
-		}
-		m, err := conn.Recv(ctx)
-		if err != nil {
-			t.Fatalf("recv %d: %v (stats %+v)", i, err, conn.Stats())
-		}
-		if err := rmcframe.CheckEcho(req, m.Data); err != nil {
-			t.Fatalf("message %d: %v", i, err)
-		}
-	}
-	if err := conn.Close(ctx); err != nil {
-		t.Errorf("graceful close: %v", err)
-	}
+	echoRMC(t, ctx, conn, 0x0b, 4, []int{64, 2000, 13})
 }

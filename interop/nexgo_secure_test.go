@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/interop/nexgo"
-	"github.com/gamewire/gamewire/interop/rmcframe"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
@@ -61,22 +60,7 @@ func TestGamewireSecureClientAgainstNexgo(t *testing.T) {
 			if err != nil {
 				t.Fatalf("secure dial: %v", err)
 			}
-			for i, size := range []int{64, 2000, 13} {
-				req := rmcframe.Request(0x0b, uint32(i+1), 4, size, byte(i))
-				if err := conn.Send(ctx, 0, req); err != nil {
-					t.Fatal(err)
-				}
-				m, err := conn.Recv(ctx)
-				if err != nil {
-					t.Fatalf("recv %d: %v (stats %+v)", i, err, conn.Stats())
-				}
-				if err := rmcframe.CheckEcho(req, m.Data); err != nil {
-					t.Fatalf("message %d: %v", i, err)
-				}
-			}
-			if err := conn.Close(ctx); err != nil {
-				t.Errorf("graceful close: %v", err)
-			}
+			echoRMC(t, ctx, conn, 0x0b, 4, []int{64, 2000, 13})
 		})
 	}
 }
