@@ -22,11 +22,8 @@ import (
 	"log"
 	"net"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gamewire/gamewire/prudp"
@@ -186,43 +183,15 @@ func measure(tr string, n, size int) (result, error) {
 			return result{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var stop atomic.Bool
-	var failed atomic.Value
-	lat := make([][]time.Duration, n)
-	cpu0 := c.CPU()
-	start := time.Now()
-	var wg sync.WaitGroup
+	ops := make([]func() error, len(conns))
 	for i, cn := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				t := time.Now()
-				if err := roundTrip(cn); err != nil {
-					failed.Store(err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t))
-			}
-		}()
+		ops[i] = func() error { return roundTrip(cn) }
 	}
-	time.Sleep(*duration)
-	stop.Store(true)
-	wg.Wait()
-	elapsed := time.Since(start)
-	cpu := c.CPU() - cpu0
-	if err, ok := failed.Load().(error); ok {
+	all, elapsed, cpu, err := harness.Run(c, ops, *duration)
+	if err != nil {
 		return result{}, err
 	}
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	if len(all) == 0 {
-		return result{}, errors.New("no request completed")
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	q := func(f float64) time.Duration { return all[min(len(all)-1, int(f*float64(len(all))))] }
+	q := all.Quantile
 	var resends uint64
 	for _, cn := range conns {
 		resends += cn.Stats().Retransmits

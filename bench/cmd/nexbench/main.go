@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,38 +135,13 @@ func row(name, unit string, setup func(*harness.Child) (op, error), kind string)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *duration+time.Minute)
 	defer cancel()
-	var stop atomic.Bool
-	var failed atomic.Value
-	lat := make([]harness.Latencies, len(ops))
-	cpu0 := c.CPU()
-	start := time.Now()
-	var wg sync.WaitGroup
+	loops := make([]func() error, len(ops))
 	for i, o := range ops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				t := time.Now()
-				if err := o(ctx); err != nil {
-					failed.Store(err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t))
-			}
-		}()
+		loops[i] = func() error { return o(ctx) }
 	}
-	time.Sleep(*duration)
-	stop.Store(true)
-	wg.Wait()
-	elapsed := time.Since(start)
-	cpu := c.CPU() - cpu0
-	if err, ok := failed.Load().(error); ok {
+	all, elapsed, cpu, err := harness.Run(c, loops, *duration)
+	if err != nil {
 		fmt.Printf("| %s | error: %v | | | |\n", name, err)
-		return figure{}
-	}
-	all := harness.Merge(lat)
-	if len(all) == 0 {
-		fmt.Printf("| %s | error: nothing completed | | | |\n", name)
 		return figure{}
 	}
 	f := figure{rate: float64(len(all)) / elapsed.Seconds(), cpu: cpu / time.Duration(len(all))}

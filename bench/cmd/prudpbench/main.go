@@ -19,8 +19,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -163,37 +161,13 @@ func measure(server string, n, size int) (result, error) {
 			return result{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var stop atomic.Bool
-	var failed atomic.Value
-	lat := make([]harness.Latencies, n)
-	cpu0 := c.CPU()
-	start := time.Now()
-	var wg sync.WaitGroup
+	ops := make([]func() error, len(reqs))
 	for i, r := range reqs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				t := time.Now()
-				if err := r.roundTrip(ctx, msg); err != nil {
-					failed.Store(err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t))
-			}
-		}()
+		ops[i] = func() error { return r.roundTrip(ctx, msg) }
 	}
-	time.Sleep(*duration)
-	stop.Store(true)
-	wg.Wait()
-	elapsed := time.Since(start)
-	cpu := c.CPU() - cpu0
-	if err, ok := failed.Load().(error); ok {
+	all, elapsed, cpu, err := harness.Run(c, ops, *duration)
+	if err != nil {
 		return result{}, err
-	}
-	all := harness.Merge(lat)
-	if len(all) == 0 {
-		return result{}, fmt.Errorf("no request completed")
 	}
 	return result{
 		rate:      float64(len(all)) / elapsed.Seconds(),
