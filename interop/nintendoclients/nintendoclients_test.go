@@ -426,19 +426,8 @@ func TestNintendoClientsClientLogsInToServeCommand(t *testing.T) {
 			port := freeUDPPortPair(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 			defer cancel()
-			serve := exec.CommandContext(ctx, bin, append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-				"--data", t.TempDir()}, tc.serveArgs...)...)
-			var serveOut bytes.Buffer
-			serve.Stdout, serve.Stderr = &serveOut, &serveOut
-			serve.WaitDelay = 5 * time.Second
-			if err := serve.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				serve.Process.Signal(os.Interrupt)
-				serve.Wait()
-				t.Logf("gamewire serve:\n%s", serveOut.String())
-			}()
+			defer startServe(t, ctx, bin, append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+				"--data", t.TempDir()}, tc.serveArgs...)...)()
 			// NintendoClients resends its SYN after 1 s, twice: a server that
 			// binds within that time is reached.
 			cmd := pyCmd(ctx, dir, python, "nc_client.py", append([]string{"--port", strconv.Itoa(port), "--timeout", "40"}, tc.clientArgs...)...)
@@ -494,6 +483,25 @@ var (
 )
 
 // buildGamewire builds cmd/gamewire from this tree once per test binary.
+// startServe runs `gamewire` (the binary bin) with args until ctx ends; the
+// returned stop interrupts it (a graceful shutdown), waits for it and logs
+// what it printed. Use it as `defer startServe(t, ctx, bin, args...)()`.
+func startServe(t *testing.T, ctx context.Context, bin string, args ...string) (stop func()) {
+	t.Helper()
+	serve := exec.CommandContext(ctx, bin, args...)
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	serve.WaitDelay = 5 * time.Second
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		t.Logf("gamewire serve:\n%s", serveOut.String())
+	}
+}
+
 func buildGamewire(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
@@ -541,19 +549,8 @@ func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
 	l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "serve", "--dialect", "nex-lite", "--echo",
-		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "6f599f81")
-	var serveOut bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	serve.WaitDelay = 5 * time.Second
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		t.Logf("gamewire serve:\n%s", serveOut.String())
-	}()
+	defer startServe(t, ctx, bin, "serve", "--dialect", "nex-lite", "--echo",
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "6f599f81")()
 	// TCP has no resends to cover a server still starting: wait for the port.
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
@@ -666,18 +663,7 @@ func TestNintendoClientsEchoThroughLossyLink(t *testing.T) {
 	port := freeUDPPortPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
-	var serveOut bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	serve.WaitDelay = 5 * time.Second
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		t.Logf("gamewire serve:\n%s", serveOut.String())
-	}()
+	defer startServe(t, ctx, bin, "serve", "--echo", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")()
 	proxy := startLossyProxy(t, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, 5)
 	const count = 40
 	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
@@ -766,27 +752,17 @@ func TestGamewireLoginThroughLossyLinkToNintendoClientsServer(t *testing.T) {
 // TestNintendoClientsCompressedEcho turns zlib compression on at both ends
 // (`gamewire serve --echo --compression`, NintendoClients' prudp.compression =
 // 1) and echoes messages whose compressed sizes give different ratio bytes.
-// 574 bytes 00 01 02 ... compress (Go's zlib) to 287: gamewire writes ratio
-// ceil(574/287) = 2, NintendoClients expects int(574/287 + 1) = 3 and drops
-// the packet (FIELD-NOTES.md: implementations round differently).
+// 574 bytes 00 01 02 ... compress (Go's zlib) to 287, where the rules differ:
+// NintendoClients writes and requires int(574/287 + 1) = 3 and drops any other
+// value; gamewire wrote ceil(574/287) = 2 until this test found it, and now
+// writes n/c + 1 too (FIELD-NOTES.md: implementations round differently).
 func TestNintendoClientsCompressedEcho(t *testing.T) {
 	dir, python := env(t)
 	bin := buildGamewire(t)
 	port := freeUDPPortPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--compression", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
-	var serveOut bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	serve.WaitDelay = 5 * time.Second
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		t.Logf("gamewire serve:\n%s", serveOut.String())
-	}()
+	defer startServe(t, ctx, bin, "serve", "--echo", "--compression", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")()
 	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
 		"--set", "prudp.compression=1", "--port", strconv.Itoa(port), "--sizes", "5,1000,3000,575,574", "--count", "20")
 	var stdout, stderr bytes.Buffer
@@ -821,18 +797,7 @@ func TestNintendoClientsSubstreams(t *testing.T) {
 	port := freeUDPPortPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "serve", "--echo", "--max-substream", "1", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")
-	var serveOut bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	serve.WaitDelay = 5 * time.Second
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		t.Logf("gamewire serve:\n%s", serveOut.String())
-	}()
+	defer startServe(t, ctx, bin, "serve", "--echo", "--max-substream", "1", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "3d37fbdb")()
 	cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "udp", "--profile", "default", "--access-key", "3d37fbdb",
 		"--set", "prudp.max_substream_id=1", "--port", strconv.Itoa(port), "--count", "30")
 	var stdout, stderr bytes.Buffer
@@ -931,19 +896,8 @@ func TestNintendoClientsSwitchLoginOverLite(t *testing.T) {
 	port := freeTCPPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
-	serve := exec.CommandContext(ctx, bin, "serve", "--dialect", "nex-lite", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--access-key", "6f599f81", "--data", t.TempDir())
-	var serveOut bytes.Buffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	serve.WaitDelay = 5 * time.Second
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		t.Logf("gamewire serve:\n%s", serveOut.String())
-	}()
+	defer startServe(t, ctx, bin, "serve", "--dialect", "nex-lite", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--access-key", "6f599f81", "--data", t.TempDir())()
 	waitTCP(t, port)
 	cmd := pyCmd(ctx, dir, python, "nc_client.py", "--port", strconv.Itoa(port), "--profile", "switch",
 		"--set", "prudp.transport=1", "--plain-tcp", "--nex-version", "40000", "--access-key", "6f599f81",
