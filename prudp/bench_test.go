@@ -175,6 +175,14 @@ func testIdleConnectionMemory(t *testing.T, d Dialect) {
 // BenchmarkBulkLoopback sends 64 KiB reliable messages over one connection
 // on real loopback UDP (V1, RC4, signatures) to a server that counts them.
 func BenchmarkBulkLoopback(b *testing.B) {
+	// nex-lite over UDP is the engine without payload crypto (no RC4, no
+	// per-packet HMAC): the configuration prudpbench compares with kcp-go.
+	for _, d := range []Dialect{NEXV1, NEXLite} {
+		b.Run(d.String(), func(b *testing.B) { benchBulkLoopback(b, d) })
+	}
+}
+
+func benchBulkLoopback(b *testing.B, d Dialect) {
 	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		b.Fatal(err)
@@ -183,7 +191,7 @@ func BenchmarkBulkLoopback(b *testing.B) {
 	chunk := make([]byte, 64<<10)
 	var got atomic.Int64
 	arrived := make(chan struct{}, 1)
-	srv := &Server{Handler: HandlerFunc(func(c *Conn, m Message) {
+	srv := &Server{Config: Config{Dialect: d}, Handler: HandlerFunc(func(c *Conn, m Message) {
 		got.Add(int64(len(m.Data)))
 		select {
 		case arrived <- struct{}{}:
@@ -193,7 +201,7 @@ func BenchmarkBulkLoopback(b *testing.B) {
 	go srv.Serve(pc)
 	defer srv.Close()
 	ctx := context.Background()
-	c, err := Dial(ctx, pc.LocalAddr().String(), nil)
+	c, err := Dial(ctx, pc.LocalAddr().String(), &Config{Dialect: d})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,6 +219,12 @@ func BenchmarkBulkLoopback(b *testing.B) {
 		<-arrived
 	}
 	b.ReportMetric(float64(c.Stats().Retransmits), "retransmits")
+	b.ReportMetric(float64(c.sh.ep.segmentedWrites.Load())/float64(b.N), "segwrites/op")
+	b.ReportMetric(float64(srv.ep.coalescedReads.Load())/float64(b.N), "groreads/op")
+	st := c.Stats()
+	b.ReportMetric(float64(st.PacketsOut)/float64(b.N), "pktsout/op")
+	b.ReportMetric(float64(st.PacketsIn)/float64(b.N), "pktsin/op")
+	b.ReportMetric(float64(st.Window), "window")
 }
 
 // BenchmarkEchoLoopback is one client's request/response over real loopback

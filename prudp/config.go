@@ -282,6 +282,13 @@ type Config struct {
 	// CertPub is the certification public key a Hyperscape client verifies
 	// the server's key with. Required for a Hyperscape client.
 	CertPub *ecdsa.PublicKey
+	// DisableOffload turns off batched datagram I/O on UDP sockets. By
+	// default, on Linux, a run of datagrams to one peer leaves in one system
+	// call (UDP generic segmentation offload) and the socket reads runs a
+	// peer sent that way in one call (UDP_GRO); each is still a datagram of
+	// its own on the wire. Other platforms and PacketConns other than
+	// *net.UDPConn never use it.
+	DisableOffload bool
 	// Logger receives the engine's logs; default none.
 	Logger *slog.Logger
 }

@@ -46,6 +46,13 @@ type endpoint struct {
 
 	secret [32]byte // keys the server's connection signatures
 
+	// off is the socket's batched I/O (nil without); segMax is the largest
+	// datagram it may segment (lowered when the kernel refuses a size).
+	off             offload
+	segMax          atomic.Int32
+	segmentedWrites atomic.Uint64 // writes of several datagrams in one call
+	coalescedReads  atomic.Uint64 // reads that returned several datagrams
+
 	sessionsOpen atomic.Int64
 	writeErrors  atomic.Uint64
 	drops        [numEndpointDrops]atomic.Uint64
@@ -75,6 +82,10 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 		return nil, err
 	}
 	ep := &endpoint{pc: pc, cfg: cfg, codec: c, seed: maphash.MakeSeed()}
+	if !cfg.DisableOffload {
+		ep.off = newOffload(pc)
+		ep.segMax.Store(maxSegmentBytes)
+	}
 	if _, err := rand.Read(ep.secret[:]); err != nil {
 		return nil, err
 	}
@@ -118,56 +129,130 @@ func (ep *endpoint) shardFor(addr netip.AddrPort) *shard {
 
 // readLoop reads datagrams and queues each to its shard until the socket is closed.
 func (ep *endpoint) readLoop() error {
-	var lastLarge netip.AddrPort // source of the last datagram larger than inlineMax
+	var r reader
+	if ep.off != nil {
+		return ep.readCoalesced(&r)
+	}
 	for {
 		bp := datagramPool.Get().(*[]byte)
 		n, from, err := ep.pc.ReadFromUDPAddrPort(*bp)
 		if err != nil {
 			datagramPool.Put(bp)
-			if errors.Is(err, net.ErrClosed) {
+			if fatalReadError(err) {
 				return err
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		ep.packetsIn.Add(1)
-		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		sh := ep.shardFor(from)
-		small := n <= inlineMax
-		burst := !small && from == lastLarge
-		if small {
-			lastLarge = netip.AddrPort{}
-		} else {
-			lastLarge = from
-		}
-		if !burst && sh.pending.Load() == 0 && sh.mu.TryLock() {
-			// The shard is idle: run the datagram to completion here.
-			select {
-			case <-sh.stop:
-				sh.mu.Unlock()
-				datagramPool.Put(bp)
-				return net.ErrClosed
-			default:
-			}
-			now := time.Now()
-			ep.handleDatagram(sh, now, (*bp)[:n], from)
-			sh.endBatch(now)
-			sh.mu.Unlock()
-			datagramPool.Put(bp)
 			continue
 		}
-		sh.pending.Add(1)
-		select {
-		case sh.events <- event{buf: bp, n: n, from: from}:
-		case <-sh.stop:
-			sh.pending.Add(-1)
-			datagramPool.Put(bp)
-			return net.ErrClosed
+		if err := ep.dispatch(&r, (*bp)[:n], bp, from); err != nil {
+			return err
 		}
 	}
+}
+
+// readCoalesced is readLoop on a socket with offload: one read may return a
+// run of datagrams of one size from one peer (UDP_GRO), each dispatched on
+// its own.
+func (ep *endpoint) readCoalesced(r *reader) error {
+	buf := make([]byte, maxCoalescedRead)
+	oob := make([]byte, oobScratch)
+	for {
+		n, seg, from, err := ep.off.read(buf, oob)
+		if err != nil {
+			if fatalReadError(err) {
+				return err
+			}
+			continue
+		}
+		if seg <= 0 || seg >= n {
+			seg = n
+		} else {
+			ep.coalescedReads.Add(1)
+		}
+		for b := buf[:n]; len(b) > 0; {
+			k := min(seg, len(b))
+			if err := ep.dispatch(r, b[:k], nil, from); err != nil {
+				return err
+			}
+			b = b[k:]
+		}
+	}
+}
+
+// fatalReadError reports whether a read error ends the read loop (a closed
+// socket) rather than one datagram (a timeout, a refused earlier send).
+func fatalReadError(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return true
+}
+
+// reader is the read loop's memory of the datagram before.
+type reader struct {
+	lastLarge netip.AddrPort // source of the last datagram larger than inlineMax
+}
+
+// dispatch runs one received datagram inline or queues it to its shard. bp
+// is the pooled buffer b lies in, or nil if b must be copied to be queued.
+// It returns an error only when the endpoint is stopping.
+func (ep *endpoint) dispatch(r *reader, b []byte, bp *[]byte, from netip.AddrPort) error {
+	if len(b) > maxDatagram {
+		// Larger than any packet of a dialect (a pooled read would have
+		// truncated it); counted, as an unparsable datagram is.
+		ep.drops[epDropMalformed].Add(1)
+		if bp != nil {
+			datagramPool.Put(bp)
+		}
+		return nil
+	}
+	ep.packetsIn.Add(1)
+	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	sh := ep.shardFor(from)
+	n := len(b)
+	small := n <= inlineMax
+	burst := !small && from == r.lastLarge
+	if small {
+		r.lastLarge = netip.AddrPort{}
+	} else {
+		r.lastLarge = from
+	}
+	if !burst && sh.pending.Load() == 0 && sh.mu.TryLock() {
+		// The shard is idle: run the datagram to completion here.
+		select {
+		case <-sh.stop:
+			sh.mu.Unlock()
+			if bp != nil {
+				datagramPool.Put(bp)
+			}
+			return net.ErrClosed
+		default:
+		}
+		now := time.Now()
+		ep.handleDatagram(sh, now, b, from)
+		sh.endBatch(now)
+		sh.mu.Unlock()
+		if bp != nil {
+			datagramPool.Put(bp)
+		}
+		return nil
+	}
+	if bp == nil {
+		bp = datagramPool.Get().(*[]byte)
+		copy(*bp, b)
+	}
+	sh.pending.Add(1)
+	select {
+	case sh.events <- event{buf: bp, n: n, from: from}:
+	case <-sh.stop:
+		sh.pending.Add(-1)
+		datagramPool.Put(bp)
+		return net.ErrClosed
+	}
+	return nil
 }
 
 func (ep *endpoint) putDatagram(bp *[]byte) { datagramPool.Put(bp) }

@@ -85,6 +85,15 @@ type shard struct {
 	coalesce bool // several packets per datagram (V1)
 	pend     []byte
 	pendTo   netip.AddrPort
+
+	// The segment run (see rawWrite): datagrams to segTo, every one segSize
+	// bytes but the last, which closes the run if shorter (segShort).
+	seg      []byte
+	segTo    netip.AddrPort
+	segSize  int
+	segN     int
+	segShort bool
+	oob      []byte
 }
 
 func (sh *shard) getOut() *outPacket {
@@ -377,7 +386,7 @@ func (sh *shard) writeTo(b []byte, to netip.AddrPort) {
 		return
 	}
 	if len(sh.pend) > 0 && (to != sh.pendTo || len(sh.pend)+len(b) > coalesceLimit) {
-		sh.flushWrites()
+		sh.flushPend()
 	}
 	if len(b) > coalesceLimit {
 		sh.rawWrite(b, to)
@@ -387,17 +396,18 @@ func (sh *shard) writeTo(b []byte, to netip.AddrPort) {
 	sh.pendTo = to
 }
 
-// flushWrites sends the datagram being built, if any.
+// flushWrites sends the datagram being built and the segment run, if any.
 func (sh *shard) flushWrites() {
+	sh.flushPend()
+	sh.flushSegments()
+}
+
+// flushPend ends the datagram being built, if any (rawWrite may still hold
+// it back in the segment run).
+func (sh *shard) flushPend() {
 	if len(sh.pend) > 0 {
 		sh.rawWrite(sh.pend, sh.pendTo)
 		sh.pend = sh.pend[:0]
-	}
-}
-
-func (sh *shard) rawWrite(b []byte, to netip.AddrPort) {
-	if _, err := sh.ep.pc.WriteToUDPAddrPort(b, to); err != nil {
-		sh.ep.writeErrors.Add(1)
 	}
 }
 
