@@ -43,6 +43,41 @@ func TestRC4MatchesStdlib(t *testing.T) {
 	}
 }
 
+// TestRC4ChunkSizes crosses the four-byte unrolled loop and its tail with
+// every chunk length from 0 to 9, in place and into another buffer.
+func TestRC4ChunkSizes(t *testing.T) {
+	key := []byte("chunked key")
+	msg := make([]byte, 4096)
+	for i := range msg {
+		msg[i] = byte(i * 13)
+	}
+	ref, _ := rc4.NewCipher(key)
+	want := make([]byte, len(msg))
+	ref.XORKeyStream(want, msg)
+	for _, inPlace := range []bool{true, false} {
+		var c RC4
+		if err := c.Reset(key); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		if inPlace {
+			copy(got, msg)
+		}
+		for off, n := 0, 0; off < len(msg); n = (n + 1) % 10 {
+			k := min(n, len(msg)-off)
+			if inPlace {
+				c.XORKeyStream(got[off:off+k], got[off:off+k])
+			} else {
+				c.XORKeyStream(got[off:off+k], msg[off:off+k])
+			}
+			off += k
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("in place %v: keystream differs from crypto/rc4", inPlace)
+		}
+	}
+}
+
 // TestRC4KnownAnswer is the first test vector of RFC 6229 (key 0102030405).
 func TestRC4KnownAnswer(t *testing.T) {
 	var c RC4
