@@ -200,6 +200,11 @@ type Config struct {
 	// RC4Key keys the payload streams when there is no session key; default
 	// "CD&ML".
 	RC4Key []byte
+	// NoEncryption sends DATA payloads, reliable and unreliable, without RC4
+	// (what nex-go's dummy encryption setting does; NEXLite never encrypts).
+	// Checksums and signatures stay. Both ends must agree. Hyperscape, whose
+	// DATA is always AES-encrypted, refuses it.
+	NoEncryption bool
 	// InitialWindow is the number of unacknowledged reliable packets allowed
 	// in flight at first; it grows by one per acknowledgement up to MaxWindow
 	// and halves on loss. Default 4 (Wii U and 3DS buffer about four).
@@ -422,6 +427,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("prudp: Quazal ChecksumSize %d (1 or 4)", c.ChecksumSize)
 	case c.RC4Mode != RC4Stream && c.RC4Mode != RC4PerPacket:
 		return fmt.Errorf("prudp: RC4Mode %d", c.RC4Mode)
+	case c.Dialect == Hyperscape && c.NoEncryption:
+		return fmt.Errorf("prudp: Hyperscape DATA is always AES-encrypted (NoEncryption set)")
 	case c.Dialect == Hyperscape && c.Ticket != nil:
 		return fmt.Errorf("prudp: Hyperscape connections are keyed by their ECDH exchange, not by a Ticket")
 	case c.Dialect < NEXV1 || c.Dialect > Hyperscape:

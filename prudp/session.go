@@ -181,6 +181,9 @@ func newSession(sh *shard, cfg *Config, c codec, client bool, peer netip.AddrPor
 	if cfg.Dialect == Hyperscape {
 		s.fragMax = 1<<32 - 1
 	}
+	if cfg.NoEncryption {
+		s.dialect.plain = true
+	}
 	return s
 }
 

@@ -161,3 +161,15 @@ func TestLoginOverQuazalCLI(t *testing.T) {
 		t.Fatalf("session: pid %d, secure url %s", sess.PID, sess.SecureURL)
 	}
 }
+
+// TestConnectNoEncryptionCLI: serve and connect with --no-encryption talk
+// (prudp's TestNoEncryption checks the wire). An echo cannot tell a
+// mismatch: RC4 is its own inverse, so an encrypting client gets its
+// ciphertext back from a plain server and decrypts it again.
+func TestConnectNoEncryptionCLI(t *testing.T) {
+	addr := startEcho(t, prudpFlags{dialect: "nex-v1", accessKey: defaultAccessKey, vport: 1, noEncryption: true})
+	out, err := runConnectCLI(t, "connect", addr, "--no-encryption", "--count", "5", "--size", "3000")
+	if err != nil || !strings.Contains(out, "5/5 echoed") {
+		t.Fatalf("connect --no-encryption: %v\n%s", err, out)
+	}
+}

@@ -66,6 +66,7 @@ type prudpFlags struct {
 	vport        uint8
 	maxSubstream uint8
 	compression  bool
+	noEncryption bool
 	verbose      bool
 	// Quazal and Hyperscape (docs/prudp-quazal.md, docs/prudp-hyperscape.md)
 	checksum   int
@@ -82,6 +83,7 @@ func (f *prudpFlags) register(cmd *cobra.Command) {
 	fl.Uint8Var(&f.vport, "vport", 1, "the server's virtual port (stream type RVSecure)")
 	fl.Uint8Var(&f.maxSubstream, "max-substream", 0, "highest reliable substream id offered (V1)")
 	fl.BoolVar(&f.compression, "compression", false, "zlib-compress payloads (both ends must agree)")
+	fl.BoolVar(&f.noEncryption, "no-encryption", false, "send DATA payloads without RC4; signatures stay (both ends must agree)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log connection events to stderr")
 	fl.IntVar(&f.checksum, "checksum", 1, "quazal: checksum size, 1 or 4 bytes")
 	fl.StringVar(&f.rc4, "rc4", "per-packet", "quazal: RC4 re-keyed per packet (per-packet) or one stream (stream)")
@@ -96,7 +98,7 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 	if f.vport > 15 {
 		return prudp.Config{}, fmt.Errorf("--vport %d: virtual ports are 0-15", f.vport)
 	}
-	cfg := prudp.Config{Dialect: d, AccessKey: f.accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression}
+	cfg := prudp.Config{Dialect: d, AccessKey: f.accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression, NoEncryption: f.noEncryption}
 	if d == prudp.NEXV0Friends {
 		// The 3DS / Wii U friends server uses 16-byte session keys (kerberos.md).
 		cfg.Kerberos = kerberos.Friends

@@ -9,17 +9,27 @@ import (
 	kcp "github.com/xtaci/kcp-go/v5"
 )
 
-// runBulk prints one connection's one-way transfer rate for gamewire and for kcp-go
-// (no FEC, no encryption), measured back to back in this run.
+// runBulk prints one connection's one-way transfer rate for kcp-go (no FEC, no
+// encryption) and for gamewire without encryption (Config.NoEncryption: no RC4;
+// checksums and signatures stay), as the comparison asks, and with its dialect's
+// encryption, measured back to back in this run.
 func runBulk(mb int) {
 	fmt.Println("| bulk transfer, one connection | MB/s |")
 	fmt.Println("|---|---|")
 	k, err := bulkKCP(mb)
 	printBulk("kcp-go v5.6.72 (no FEC, no crypt)", k, err)
-	g, err := bulkGamewire(mb)
-	printBulk("gamewire "+*serveDial, g, err)
+	g, err := bulkGamewire(mb, true)
+	printBulk("gamewire "+*serveDial+" (no encryption)", g, err)
+	var e float64
+	if *serveDial != "nex-lite" && *serveDial != "hyperscape" {
+		e, err = bulkGamewire(mb, false)
+		printBulk("gamewire "+*serveDial+" (RC4)", e, err)
+	}
 	if k > 0 && g > 0 {
-		fmt.Printf("\ngamewire / kcp-go bulk: %.2fx\n", g/k)
+		fmt.Printf("\ngamewire (no encryption) / kcp-go bulk: %.2fx\n", g/k)
+	}
+	if k > 0 && e > 0 {
+		fmt.Printf("gamewire (RC4) / kcp-go bulk: %.2fx\n", e/k)
 	}
 }
 
