@@ -19,22 +19,26 @@ func TestGamewireClientAgainstNexgo(t *testing.T) {
 		version int
 		dialect prudp.Dialect
 		key     string
+		plain   bool
 	}{
-		{"v1", 1, prudp.NEXV1, "ridfebb9"},
+		{"v1", 1, prudp.NEXV1, "ridfebb9", false},
+		// nex-go's encryption.Dummy against gamewire's NoEncryption: nex-go
+		// parses each RMC request, so a side still encrypting gets no echo.
+		{"v1-no-encryption", 1, prudp.NEXV1, "ridfebb9", true},
 		// nex-go signs V0 packets in the games mode unless the access key is the friends
 		// server's (ridfebb9), for which it uses the friends mode.
-		{"v0-games", 0, prudp.NEXV0, "6f599f81"},
-		{"v0-friends", 0, prudp.NEXV0Friends, "ridfebb9"},
+		{"v0-games", 0, prudp.NEXV0, "6f599f81", false},
+		{"v0-friends", 0, prudp.NEXV0Friends, "ridfebb9", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := tc.key
-			srv, err := nexgo.Start(nexgo.Config{Version: tc.version, AccessKey: key, FixedRTO: 200 * time.Millisecond})
+			srv, err := nexgo.Start(nexgo.Config{Version: tc.version, AccessKey: key, FixedRTO: 200 * time.Millisecond, NoEncryption: tc.plain})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &prudp.Config{Dialect: tc.dialect, AccessKey: key})
+			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &prudp.Config{Dialect: tc.dialect, AccessKey: key, NoEncryption: tc.plain})
 			if err != nil {
 				t.Fatalf("dial nex-go %s: %v", tc.name, err)
 			}

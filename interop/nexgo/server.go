@@ -45,6 +45,9 @@ type Config struct {
 	// with RC4 re-keyed for every payload, as Quazal servers do. nex-go has no such
 	// algorithm; its settings take any encryption.Algorithm, and perPacketRC4 is one.
 	PerPacketRC4 bool
+	// NoEncryption sets nex-go's encryption.Dummy (payloads as they are), the
+	// counterpart of gamewire's prudp.Config.NoEncryption.
+	NoEncryption bool
 	// FragmentSize is the payload size per fragment; 0 keeps nex-go's default (1300).
 	FragmentSize int
 	// StreamID is the server's virtual port; 0 means 1.
@@ -121,6 +124,9 @@ func Start(cfg Config) (*Server, error) {
 	ep.IsSecureEndPoint = cfg.Secure
 	if cfg.PerPacketRC4 {
 		ep.DefaultStreamSettings.EncryptionAlgorithm = &perPacketRC4{key: []byte("CD&ML")}
+	}
+	if cfg.NoEncryption {
+		ep.DefaultStreamSettings.EncryptionAlgorithm = encryption.NewDummyEncryption()
 	}
 	if cfg.FixedRTO > 0 {
 		rto := cfg.FixedRTO
