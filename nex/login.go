@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gamewire/gamewire/nex/auth"
@@ -49,8 +51,10 @@ type LoginConfig struct {
 	// Config configures both PRUDP connections (dialect, access key, timers).
 	// Ticket and PID are set by Login for the secure connection.
 	Config prudp.Config
-	// Settings overrides the NEX encoding settings; nil derives them as the
-	// server does (DefaultSettings).
+	// Settings overrides the NEX encoding settings of both connections; nil
+	// derives them per connection as the server does (ConnSettings with the
+	// minor version each connection negotiated: a server offering less than 3
+	// is spoken to without structure headers even if Config offers 4).
 	Settings *types.Settings
 	// Derivation is how the password becomes a key; default auth.DeriveNEX.
 	Derivation auth.KeyDerivation
@@ -61,7 +65,11 @@ type LoginConfig struct {
 	// answers with the key that opens the ticket, and Password is not needed.
 	AuthInfo *auth.AuthenticationInfo
 	// LocalURL is the station url registered on the secure server; default a
-	// prudp url with the local address the system would use to reach the server.
+	// prudp url with the secure connection's local address and port
+	// (prudp.Conn.LocalAddr: the socket's own, the port the system chose). Where
+	// the connection has no UDP address (PRUDP Lite over a stream) or the socket
+	// is bound to a wildcard address, the address is the one the system would
+	// use to reach the server, and the port is 0 when unknown.
 	LocalURL *types.StationURL
 	// Dial opens a PRUDP connection; default prudp.Dial (UDP). Other transports
 	// plug in here, e.g. PRUDP Lite: a stream from lite.DialStream wrapped with
@@ -113,11 +121,18 @@ func (t ConnTransport) Recv(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (c *LoginConfig) settings() types.Settings {
-	if c.Settings != nil {
+// settings are the encoding settings of a connection the flow opened: Settings
+// when set, else those its negotiated minor version gives (ConnSettings). conn
+// nil gives what Config alone says (DefaultSettings), for the PID size needed
+// before any connection exists.
+func (c *LoginConfig) settings(conn *prudp.Conn) types.Settings {
+	switch {
+	case c.Settings != nil:
 		return *c.Settings
+	case conn == nil:
+		return DefaultSettings(c.Config)
 	}
-	return DefaultSettings(c.Config)
+	return ConnSettings(c.Config, conn.MinorVersion())
 }
 
 func (c *LoginConfig) logf(ctx context.Context, msg string, attrs ...slog.Attr) {
@@ -130,9 +145,8 @@ func (c *LoginConfig) logf(ctx context.Context, msg string, attrs ...slog.Attr) 
 // RequestTicket when the ticket is not for the secure server, a secure connection
 // with the ticket, and Register. ctx bounds the whole flow.
 func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) {
-	st := cfg.settings()
 	ks := cfg.Config.Kerberos
-	ks.PIDSize = st.PIDSize
+	ks.PIDSize = cfg.settings(nil).PIDSize
 
 	// 1. Authentication server: Login.
 	authCfg := cfg.Config
@@ -146,6 +160,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 		return nil, fmt.Errorf("nex: connect to the authentication server %s: %w", addr, err)
 	}
 	defer ac.Abort()
+	st := cfg.settings(ac)
 	arc := rmc.NewClient(ConnTransport{ac}, rmc.ClientConfig{Settings: st, Logger: cfg.Logger})
 	defer arc.Close()
 	ta := &auth.Client{RMC: arc, Options: cfg.Options}
@@ -234,11 +249,14 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrSecureRefused, secAddr, err)
 	}
+	// The secure connection negotiated its own minor version, possibly not the
+	// authentication connection's (another server, another offer).
+	st = cfg.settings(sc)
 	rc := rmc.NewClient(ConnTransport{sc}, rmc.ClientConfig{Settings: st, Handler: cfg.Handler, Logger: cfg.Logger})
 	sess := &Session{PID: lr.PID, BuildName: lr.BuildName, SecureURL: secureURL, Conn: sc, RMC: rc}
 
 	// 5. Register the local station url.
-	local := localURL(cfg, secAddr)
+	local := localURL(cfg, sc.LocalAddr(), secAddr)
 	w := types.NewWriter(nil, st)
 	types.WriteList(&w, []types.StationURL{local}, (*types.Writer).StationURL)
 	params, err := w.Bytes()
@@ -300,29 +318,67 @@ func secureAddr(u types.StationURL, authAddr string) (string, error) {
 	return net.JoinHostPort(a, strconv.Itoa(int(u.Port()))), nil
 }
 
-// localURL is the url registered on the secure server.
-func localURL(cfg LoginConfig, secAddr string) types.StationURL {
+// localURL is the url registered on the secure server: LoginConfig.LocalURL, or a
+// prudp url with the secure connection's local address local (its socket's
+// address and the port the system chose, what a peer would send to). When local
+// is not a UDP address (the zero AddrPort: PRUDP Lite, whose packets travel in a
+// TCP or WebSocket stream) the port is 0, as no UDP port receives anything; when
+// its address is missing or a wildcard, the address is the one the system would
+// use to reach secAddr (a route lookup: no packet is sent), or 0.0.0.0 when even
+// that fails.
+func localURL(cfg LoginConfig, local netip.AddrPort, secAddr string) types.StationURL {
 	if cfg.LocalURL != nil {
 		return *cfg.LocalURL
 	}
-	// The local address the system would use to reach the server (no packet is
-	// sent). The port is unknown here: the PRUDP connection owns its socket.
-	// TODO: use the connection's local address once prudp.Conn exposes it.
-	addr := "0.0.0.0"
-	if c, err := net.Dial("udp", secAddr); err == nil {
-		if ua, ok := c.LocalAddr().(*net.UDPAddr); ok {
-			addr = netip.AddrPortFrom(ua.AddrPort().Addr().Unmap(), 0).Addr().String()
+	var port uint16
+	var ip netip.Addr
+	if local.IsValid() {
+		port = local.Port()
+		if a := local.Addr().Unmap(); !a.IsUnspecified() {
+			ip = a
 		}
-		c.Close()
+	}
+	if !ip.IsValid() {
+		ip = routeAddr(secAddr)
+	}
+	addr := "0.0.0.0"
+	if ip.IsValid() {
+		addr = ip.WithZone("").String()
 	}
 	stream := cfg.Config.StreamType
 	if stream == 0 {
 		stream = prudp.StreamRVSecure
 	}
 	return types.NewStationURL("prudp",
-		types.URLParam{Key: "address", Value: addr}, types.URLParam{Key: "port", Value: "0"},
+		types.URLParam{Key: "address", Value: addr}, types.URLParam{Key: "port", Value: strconv.Itoa(int(port))},
 		types.URLParam{Key: "natf", Value: "0"}, types.URLParam{Key: "natm", Value: "0"},
 		types.URLParam{Key: "pmp", Value: "0"}, types.URLParam{Key: "upnp", Value: "0"},
 		types.URLParam{Key: "sid", Value: "15"}, types.URLParam{Key: "stream", Value: strconv.Itoa(int(stream))},
 		types.URLParam{Key: "type", Value: "2"})
+}
+
+// routeAddr is the local address the system would use to reach addr, a host:port
+// or a URL (ws://host:port/ and the like, what Lite dials), found by connecting
+// a UDP socket, which sends nothing. The zero Addr when it cannot be found.
+func routeAddr(addr string) netip.Addr {
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		if err != nil || u.Hostname() == "" {
+			return netip.Addr{}
+		}
+		port := u.Port()
+		if port == "" {
+			port = "443" // any port: only the route to the host matters
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	defer c.Close()
+	if ua, ok := c.LocalAddr().(*net.UDPAddr); ok {
+		return ua.AddrPort().Addr().Unmap()
+	}
+	return netip.Addr{}
 }

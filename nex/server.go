@@ -51,9 +51,11 @@ type Server struct {
 	// address (PRUDP Lite's listener) need them on different ports, as Switch
 	// servers use 1 and 2.
 	SecurePort uint8
-	// Settings overrides the NEX encoding settings; nil derives them: PIDs as
-	// wide as Config.Kerberos.PIDSize, structure headers when the PRUDP minor
-	// version offered is 3 or more (NEX V1 by default, never V0).
+	// Settings overrides the NEX encoding settings of every connection; nil
+	// derives them per connection (ConnSettings): PIDs as wide as
+	// Config.Kerberos.PIDSize, structure headers when the PRUDP minor version the
+	// connection negotiated is 3 or more (NEX V1 clients offering 3 or more, Lite
+	// always by default, never V0, Quazal or Hyperscape).
 	Settings *types.Settings
 	// Accounts holds users and the special accounts (Quazal Rendez-Vous, PID 2,
 	// must exist: its key opens tickets on the secure server).
@@ -73,7 +75,8 @@ type Server struct {
 	secure    secure.Server
 	authSrv   *prudp.Server
 	secureSrv *prudp.Server
-	settings  types.Settings
+	settings  types.Settings // Settings, or DefaultSettings(Config) for the PID size
+	perConn   bool           // Settings is nil: each connection's come from ConnSettings
 	mu        sync.Mutex
 	peers     sync.Map        // *prudp.Conn -> *rmc.Peer
 	ctx       context.Context // handlers' context, cancelled when Serve returns
@@ -114,11 +117,11 @@ func (s *Server) init() error {
 		s.SecureAddr = a
 	}
 	if s.Settings != nil {
-		s.settings = *s.Settings
+		s.settings, s.perConn = *s.Settings, false
 		// Tickets, the secure CONNECT and RMC must agree on the PID width.
 		s.Config.Kerberos.PIDSize = s.settings.PIDSize
 	} else {
-		s.settings = DefaultSettings(s.Config)
+		s.settings, s.perConn = DefaultSettings(s.Config), true
 	}
 	if s.Mux == nil {
 		s.Mux = rmc.NewMux()
@@ -126,25 +129,58 @@ func (s *Server) init() error {
 	return nil
 }
 
-// DefaultSettings derives the NEX encoding settings from a PRUDP configuration:
-// 4- or 8-byte PIDs as Kerberos says, structure headers from minor version 3 (the
-// engine offers minor version 4 on V1 and has none on V0).
-//
-// TODO: the minor version is per connection (the lower of both ends); the engine
-// does not expose the negotiated one yet, so a V1 client offering less than 3
-// would be answered with structure headers it does not expect.
+// DefaultSettings derives the NEX encoding settings from a PRUDP configuration
+// alone: 4- or 8-byte PIDs as Kerberos says, structure headers when the minor
+// version this side offers is 3 or more (the engine offers minor version 4 on
+// V1 and Lite and has none on V0, Quazal and Hyperscape). It is what a
+// connection gets when its peer offers at least as much, and what ConnSettings
+// returns before a connection exists. Server and Login no longer use it for
+// their connections: they call ConnSettings with each connection's negotiated
+// minor version.
 func DefaultSettings(c prudp.Config) types.Settings {
-	// V1 and Lite negotiate a minor version (4 unless configured); V0, Quazal
-	// and Hyperscape have none, so their structures carry no version header.
-	versioned := c.Dialect == prudp.NEXV1 || c.Dialect == prudp.NEXLite
-	minor := int(c.MinorVersion)
-	if versioned && minor == 0 {
-		minor = 4
-	}
-	if !versioned {
-		minor = 0
+	return ConnSettings(c, offeredMinor(c))
+}
+
+// ConnSettings derives the NEX encoding settings of one connection from its PRUDP
+// configuration and the minor version it negotiated (prudp.Conn.MinorVersion, the
+// lower of both ends' offers: "Supported Functions" in specs/prudp-nex.md, where
+// minor version 3 introduces the structure version header). PIDs are as wide as
+// c.Kerberos.PIDSize. Structure headers:
+//
+//   - NEX V1: when the negotiated minor version is 3 or more, as NintendoClients
+//     decides (RMCClient turns nex.struct_header on from minor version 3). A client
+//     offering 2 to a server offering 4 is answered without headers.
+//   - PRUDP Lite: when the minor version this side offers is 3 or more (the default
+//     4), whatever was negotiated. Lite carries only Switch traffic (NEX 4, whose
+//     structures always have headers: NintendoClients' switch profile sets
+//     nex.struct_header = 1 outright), and nex-go answers minor version 0 on Lite
+//     while taking structure headers from a server setting of its own
+//     (ByteStreamSettings.UseStructureHeader), so the negotiated value says
+//     nothing there.
+//   - NEX V0, V0 Friends, Quazal, Hyperscape: never; these dialects negotiate no
+//     minor version.
+func ConnSettings(c prudp.Config, negotiated uint8) types.Settings {
+	minor := 0
+	switch c.Dialect {
+	case prudp.NEXV1:
+		minor = int(negotiated)
+	case prudp.NEXLite:
+		minor = int(offeredMinor(c))
 	}
 	return types.SettingsForMinorVersion(minor, c.Kerberos.PIDSize)
+}
+
+// offeredMinor is the minor version a configuration offers in its SYN: the
+// configured one, 4 by default on V1 and Lite (prudp.Config's defaults), none on
+// the other dialects.
+func offeredMinor(c prudp.Config) uint8 {
+	if c.Dialect != prudp.NEXV1 && c.Dialect != prudp.NEXLite {
+		return 0
+	}
+	if c.MinorVersion == 0 {
+		return 4
+	}
+	return c.MinorVersion
 }
 
 // Serve runs both servers on the given sockets until Shutdown or Close, and returns
@@ -357,7 +393,13 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	if scheme == "prudps" {
 		port = s.securePort()
 	}
-	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: s.settings, Scheme: scheme,
+	// The minor version is negotiated per connection (the lower of both offers),
+	// so structure headers are decided per connection unless Settings says.
+	st := s.settings
+	if s.perConn {
+		st = ConnSettings(s.Config, c.MinorVersion())
+	}
+	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: st, Scheme: scheme,
 		StreamType: stream, Port: port, Conn: c}
 	actual, _ := s.peers.LoadOrStore(c, p)
 	return actual.(*rmc.Peer)
