@@ -20,25 +20,29 @@ func TestGamewireClientAgainstNexgo(t *testing.T) {
 		dialect prudp.Dialect
 		key     string
 		plain   bool
+		zlib    bool
 	}{
-		{"v1", 1, prudp.NEXV1, "ridfebb9", false},
+		{"v1", 1, prudp.NEXV1, "ridfebb9", false, false},
 		// nex-go's encryption.Dummy against gamewire's NoEncryption: nex-go
 		// parses each RMC request, so a side still encrypting gets no echo.
-		{"v1-no-encryption", 1, prudp.NEXV1, "ridfebb9", true},
+		{"v1-no-encryption", 1, prudp.NEXV1, "ridfebb9", true, false},
+		// zlib on both ends: nex-go checks gamewire's ratio byte (n/c+1) and
+		// compresses every payload itself, even where zlib makes it larger.
+		{"v1-compression", 1, prudp.NEXV1, "ridfebb9", false, true},
 		// nex-go signs V0 packets in the games mode unless the access key is the friends
 		// server's (ridfebb9), for which it uses the friends mode.
-		{"v0-games", 0, prudp.NEXV0, "6f599f81", false},
-		{"v0-friends", 0, prudp.NEXV0Friends, "ridfebb9", false},
+		{"v0-games", 0, prudp.NEXV0, "6f599f81", false, false},
+		{"v0-friends", 0, prudp.NEXV0Friends, "ridfebb9", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			key := tc.key
-			srv, err := nexgo.Start(nexgo.Config{Version: tc.version, AccessKey: key, FixedRTO: 200 * time.Millisecond, NoEncryption: tc.plain})
+			srv, err := nexgo.Start(nexgo.Config{Version: tc.version, AccessKey: key, FixedRTO: 200 * time.Millisecond, NoEncryption: tc.plain, Compression: tc.zlib})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &prudp.Config{Dialect: tc.dialect, AccessKey: key, NoEncryption: tc.plain})
+			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &prudp.Config{Dialect: tc.dialect, AccessKey: key, NoEncryption: tc.plain, Compression: tc.zlib})
 			if err != nil {
 				t.Fatalf("dial nex-go %s: %v", tc.name, err)
 			}

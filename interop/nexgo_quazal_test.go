@@ -37,15 +37,19 @@ func TestGamewireQuazalClientAgainstNexgo(t *testing.T) {
 	for _, tc := range []struct {
 		checksum  int
 		perPacket bool
-	}{{1, false}, {4, false}, {1, true}, {4, true}} {
+		zlib      bool
+	}{{1, false, false}, {4, false, false}, {1, true, false}, {4, true, false}, {4, true, true}} {
 		name := fmt.Sprintf("checksum%d/rc4-stream", tc.checksum)
 		if tc.perPacket {
 			name = fmt.Sprintf("checksum%d/rc4-per-packet", tc.checksum)
 		}
+		if tc.zlib {
+			name += "/compression"
+		}
 		checksum := tc.checksum
 		t.Run(name, func(t *testing.T) {
 			srv, err := nexgo.Start(nexgo.Config{Version: 0, Quazal: true, EnhancedChecksum: checksum == 4,
-				PerPacketRC4: tc.perPacket, AccessKey: key, FixedRTO: 200 * time.Millisecond})
+				PerPacketRC4: tc.perPacket, Compression: tc.zlib, AccessKey: key, FixedRTO: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,6 +59,7 @@ func TestGamewireQuazalClientAgainstNexgo(t *testing.T) {
 			if tc.perPacket {
 				cfg.RC4Mode = prudp.RC4PerPacket
 			}
+			cfg.Compression = tc.zlib
 			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port), &cfg)
 			if err != nil {
 				t.Fatalf("dial nex-go (quazal, checksum %d): %v", checksum, err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	nex "github.com/PretendoNetwork/nex-go/v2"
+	"github.com/PretendoNetwork/nex-go/v2/compression"
 	"github.com/PretendoNetwork/nex-go/v2/constants"
 	"github.com/PretendoNetwork/nex-go/v2/encryption"
 	"github.com/PretendoNetwork/nex-go/v2/types"
@@ -45,6 +46,10 @@ type Config struct {
 	// with RC4 re-keyed for every payload, as Quazal servers do. nex-go has no such
 	// algorithm; its settings take any encryption.Algorithm, and perPacketRC4 is one.
 	PerPacketRC4 bool
+	// Compression sets nex-go's zlib compression (compression.Zlib: every reliable
+	// payload compressed, ratio byte n/c+1 checked on receive), the counterpart of
+	// gamewire's prudp.Config.Compression.
+	Compression bool
 	// NoEncryption sets nex-go's encryption.Dummy (payloads as they are), the
 	// counterpart of gamewire's prudp.Config.NoEncryption.
 	NoEncryption bool
@@ -127,6 +132,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	if cfg.NoEncryption {
 		ep.DefaultStreamSettings.EncryptionAlgorithm = encryption.NewDummyEncryption()
+	}
+	if cfg.Compression {
+		ep.DefaultStreamSettings.CompressionAlgorithm = compression.NewZlibCompression()
 	}
 	if cfg.FixedRTO > 0 {
 		rto := cfg.FixedRTO
