@@ -144,30 +144,27 @@ func TestSegmentRunsKeepOrder(t *testing.T) {
 	f := &fakeOffload{}
 	sh, c := newOffloadShard(t, f)
 	var log []int // index of each datagram as it reaches the fake socket
-	sizes := []int{800, 800, 800, 9000, 800, 800, 500, 800}
-	sh.ep.segMax.Store(5000) // 9000 goes plain
-	for i, n := range sizes {
-		sh.rawWrite(testDatagram(i, n), a)
+	// drain moves what reached the socket since the last call into log: the
+	// segmented writes, then the plain ones (rawWrite never leaves both).
+	drain := func() {
 		for _, w := range f.writes {
 			for p := w.b; len(p) > 0; p = p[min(w.size, len(p)):] {
 				log = append(log, int(binary.BigEndian.Uint32(p)))
 			}
 		}
-		f.writes = f.writes[:0]
 		for _, d := range c.out {
 			log = append(log, int(binary.BigEndian.Uint32(d.b)))
 		}
-		c.out = c.out[:0]
+		f.writes, c.out = f.writes[:0], c.out[:0]
+	}
+	sizes := []int{800, 800, 800, 9000, 800, 800, 500, 800}
+	sh.ep.segMax.Store(5000) // 9000 goes plain
+	for i, n := range sizes {
+		sh.rawWrite(testDatagram(i, n), a)
+		drain()
 	}
 	sh.flushWrites()
-	for _, w := range f.writes {
-		for p := w.b; len(p) > 0; p = p[min(w.size, len(p)):] {
-			log = append(log, int(binary.BigEndian.Uint32(p)))
-		}
-	}
-	for _, d := range c.out {
-		log = append(log, int(binary.BigEndian.Uint32(d.b)))
-	}
+	drain()
 	if fmt.Sprint(log) != "[0 1 2 3 4 5 6 7]" {
 		t.Fatalf("datagrams reached the socket in the order %v", log)
 	}
