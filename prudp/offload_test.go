@@ -145,7 +145,8 @@ func TestSegmentRunsKeepOrder(t *testing.T) {
 	sh, c := newOffloadShard(t, f)
 	var log []int // index of each datagram as it reaches the fake socket
 	// drain moves what reached the socket since the last call into log: the
-	// segmented writes, then the plain ones (rawWrite never leaves both).
+	// segmented writes, then the plain ones (within one rawWrite a segmented
+	// write, the run it ends, always precedes a plain one).
 	drain := func() {
 		for _, w := range f.writes {
 			for p := w.b; len(p) > 0; p = p[min(w.size, len(p)):] {
