@@ -57,6 +57,20 @@ func (r *rttEstimator) backoff(n int) time.Duration {
 	return r.clamp(d)
 }
 
+// recheck returns how long a fast retransmission (a packet found lost while
+// acknowledgements flow) may go unacknowledged before it is taken as lost
+// again: a round trip and its variation, twice, without the RTO's floor,
+// which is there for timeouts on a quiet or stalled connection; at least
+// 1 ms, and never beyond the RTO. A lost retransmission in a bulk transfer
+// would otherwise stall the window for the floor (50 ms; a loopback round
+// trip is ~1 ms).
+func (r *rttEstimator) recheck() time.Duration {
+	if r.samples == 0 {
+		return r.rto()
+	}
+	return min(max(2*(r.srtt+4*r.rttvar), time.Millisecond), r.rto())
+}
+
 func (r *rttEstimator) clamp(d time.Duration) time.Duration {
 	if d < r.min {
 		d = r.min

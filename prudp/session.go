@@ -61,6 +61,7 @@ type session struct {
 	cwnd       int
 	inflight   int // reliable packets in flight over all substreams
 	lastShrink time.Time
+	tx         uint64 // counts reliable transmissions (outPacket.tx)
 
 	created, lastRecv, lastSend time.Time
 	deadline                    time.Time // when tick must run next (zero: never)
@@ -123,8 +124,11 @@ type outPacket struct {
 	buf       []byte
 	firstSent time.Time
 	deadline  time.Time
-	retries   int
-	skipped   int // acknowledgements of later packets seen (fast retransmit)
+	retries   int    // retransmissions, fast or timed out (Karn's rule)
+	timeouts  int    // retransmissions on a timeout: back-off and MaxRetransmits
+	skipped   int    // acknowledgements of packets sent after this one's last transmission
+	tx        uint64 // order of its last transmission on the session (see ackOne)
+	lastSent  time.Time
 	size      int // message bytes it carries, for the send-queue accounting
 }
 
@@ -807,9 +811,19 @@ func (s *session) ackOne(now time.Time, st *substream, seq uint16) {
 	}
 	s.conn.releaseQueued(o.size)
 	for i := 0; i < idx && i < len(st.inflight); i++ {
+		// An acknowledgement of a packet sent after e's last transmission
+		// counts against e; after three, e is taken as lost and resent at
+		// once. A retransmission too, since its own loss would otherwise wait
+		// for the timeout (50 ms at least) with the window stuck behind it;
+		// but then only packets sent a quarter of a round trip after it count
+		// (as RACK's reordering window, RFC 8985), so that reordering does
+		// not resend it again and again.
 		e := st.inflight[i]
+		if e.tx > o.tx || (e.retries > 0 && o.lastSent.Sub(e.lastSent) < s.rtt.srtt/4) {
+			continue
+		}
 		e.skipped++
-		if e.skipped == 3 && e.retries == 0 {
+		if e.skipped >= 3 {
 			s.retransmit(now, e, true)
 		}
 	}
@@ -963,23 +977,36 @@ func (s *session) transmitNew(now time.Time, st *substream, p *pkt, size int) {
 		return
 	}
 	o := s.sh.getOut()
-	*o = outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, size: size}
+	s.tx++
+	*o = outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, lastSent: now, size: size, tx: s.tx}
 	o.deadline = now.Add(s.rtt.rto())
 	st.inflight = append(st.inflight, o)
 	s.inflight++
 }
 
-// retransmit resends o and backs its timer off.
+// retransmit resends o: on a timeout with its timer backed off, or fast
+// (three later packets acknowledged) with a fresh timer.
 func (s *session) retransmit(now time.Time, o *outPacket, fast bool) {
 	o.retries++
-	o.deadline = now.Add(s.rtt.backoff(o.retries))
+	if !fast {
+		o.timeouts++
+	}
+	o.skipped = 0
+	s.tx++
+	o.tx, o.lastSent = s.tx, now
+	if fast {
+		o.deadline = now.Add(s.rtt.recheck())
+	} else {
+		o.deadline = now.Add(s.rtt.backoff(o.timeouts))
+	}
 	s.sh.writeTo(o.buf, s.peer)
 	s.lastSend = now
 	s.conn.stats.retransmits.Add(1)
 	s.conn.stats.packetsOut.Add(1)
 	s.conn.stats.bytesOut.Add(uint64(len(o.buf)))
-	// Multiplicative decrease, at most once per round trip.
-	if now.Sub(s.lastShrink) > s.rtt.srtt || fast {
+	// Multiplicative decrease, at most once per round trip: the losses of
+	// one window are one congestion event.
+	if now.Sub(s.lastShrink) > s.rtt.srtt {
 		s.cwnd = max(s.cwnd/2, 2)
 		s.lastShrink = now
 	}
@@ -1089,8 +1116,8 @@ func (s *session) tick(now time.Time) {
 			if now.Before(o.deadline) {
 				continue
 			}
-			if o.retries >= s.cfg.MaxRetransmits {
-				s.fail(now, fmt.Errorf("%w: %s seq %d on substream %d unacknowledged after %d retransmissions", ErrTimeout, typeName(o.typ), o.seq, st.id, o.retries))
+			if o.timeouts >= s.cfg.MaxRetransmits {
+				s.fail(now, fmt.Errorf("%w: %s seq %d on substream %d unacknowledged after %d timeouts (%d retransmissions)", ErrTimeout, typeName(o.typ), o.seq, st.id, o.timeouts, o.retries))
 				return
 			}
 			s.retransmit(now, o, false)
