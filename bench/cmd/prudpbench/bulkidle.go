@@ -39,7 +39,12 @@ func bulkGamewire(mb int, plain bool) (float64, error) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := prudp.Dial(ctx, pc.LocalAddr().String(), cfg)
+	addr, stop, err := via(pc.LocalAddr().String())
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	c, err := prudp.Dial(ctx, addr, cfg)
 	if err != nil {
 		return 0, err
 	}

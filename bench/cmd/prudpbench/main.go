@@ -31,6 +31,7 @@ var (
 	sizesF    = flag.String("sizes", "64,1024", "message sizes in bytes")
 	serversF  = flag.String("servers", "gamewire,nexgo,udpecho", "servers to measure")
 	bulkMB    = flag.Int("bulk-mb", 64, "megabytes for the bulk transfer comparison (0 skips it)")
+	bulkLoss  = flag.Float64("bulk-loss", 0, "fraction of datagrams dropped each way in the bulk transfers, through a loopback relay (0: direct)")
 	idleConns = flag.Int("idle", 20000, "idle connections for the memory measurement (0 skips it)")
 )
 
