@@ -220,8 +220,10 @@ type Config struct {
 	// floor keeps scheduling hiccups on a loaded host from looking like loss).
 	// NEXLite, over a reliable stream, defaults to 5 s, 5 s and 20 s.
 	InitialRTO, MinRTO, MaxRTO time.Duration
-	// MaxRetransmits is how often one packet is resent before the connection
-	// fails with ErrTimeout; default 8 (2 for NEXLite).
+	// MaxRetransmits is how often one packet is resent on a timeout before
+	// the connection fails with ErrTimeout; default 8 (2 for NEXLite). Fast
+	// retransmissions (acknowledgements of later packets show the peer alive)
+	// do not count.
 	MaxRetransmits int
 	// KeepAlive is the idle time after which a PING is sent; default 5 s.
 	// Hyperscape sends a PING every KeepAlive (default 10 s) whatever else
