@@ -82,7 +82,12 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 		return nil, err
 	}
 	ep := &endpoint{pc: pc, cfg: cfg, codec: c, seed: maphash.MakeSeed()}
-	if !cfg.DisableOffload {
+	// Only on dialects whose packets carry their size (V1, Lite): a capture
+	// taken on a host that segments shows each run as one large datagram,
+	// which tools then read packet by packet, as they read V1's coalesced
+	// datagrams; V0, Quazal and Hyperscape packets end where their datagram
+	// ends, and a run of them could not be told apart again.
+	if !cfg.DisableOffload && c.v1() {
 		ep.off = newOffload(pc)
 		ep.segMax.Store(maxSegmentBytes)
 	}
