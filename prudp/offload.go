@@ -5,7 +5,8 @@ import (
 )
 
 // Batched datagram I/O. Where the socket supports it (Linux UDP sockets, see
-// offload_linux.go) the engine hands the kernel a run of datagrams to one
+// offload_linux.go; on dialects whose packets carry their size, see
+// newEndpoint) the engine hands the kernel a run of datagrams to one
 // peer in one system call (UDP generic segmentation offload, UDP_SEGMENT)
 // and reads runs that arrive that way in one call too (UDP_GRO): a bulk
 // transfer's fragments then cost one sendmsg and one recvmsg per up to 44
