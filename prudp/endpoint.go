@@ -82,11 +82,13 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 		return nil, err
 	}
 	ep := &endpoint{pc: pc, cfg: cfg, codec: c, seed: maphash.MakeSeed()}
-	// Only on dialects whose packets carry their size (V1, Lite): a capture
-	// taken on a host that segments shows each run as one large datagram,
-	// which tools then read packet by packet, as they read V1's coalesced
-	// datagrams; V0, Quazal and Hyperscape packets end where their datagram
-	// ends, and a run of them could not be told apart again.
+	// Only on dialects whose packets always carry their size (V1, Lite): a
+	// capture taken on a host that segments shows each run as one large
+	// datagram, which tools then read packet by packet, as they read V1's
+	// coalesced datagrams. V0, Quazal and Hyperscape packets carry it only
+	// with FLAG_HAS_SIZE (gamewire sets it on DATA, not on ACKs); without it
+	// a packet ends where its datagram ends, so a run of acknowledgements
+	// could not be told apart again.
 	if !cfg.DisableOffload && c.v1() {
 		ep.off = newOffload(pc)
 		ep.segMax.Store(maxSegmentBytes)
