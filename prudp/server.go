@@ -169,13 +169,19 @@ func (srv *Server) ListenAndServe() error {
 	if err != nil {
 		return fmt.Errorf("prudp: %w", err)
 	}
-	setSocketBuffers(pc)
 	return srv.Serve(pc)
 }
 
 // Serve serves on pc until Shutdown or Close and then returns
-// ErrServerClosed. It closes pc.
+// ErrServerClosed. It closes pc. A *net.UDPConn gets 4 MiB kernel buffers
+// (best effort: the kernel caps them at net.core.rmem_max and wmem_max):
+// with the usual 208 KB default, a burst of requests from a few hundred
+// clients, or one client's window of fragments, overflows the receive
+// buffer and looks like loss.
 func (srv *Server) Serve(pc PacketConn) error {
+	if uc, ok := pc.(*net.UDPConn); ok {
+		setSocketBuffers(uc)
+	}
 	cfg := srv.Config.resolved()
 	if cfg.Port == 0 {
 		cfg.Port = 1
