@@ -73,6 +73,8 @@ func (p *prudpClient) roundTrip(ctx context.Context, msg []byte) error {
 	return nil
 }
 
+func (p *prudpClient) retransmits() uint64 { return p.c.Stats().Retransmits }
+
 func (p *prudpClient) close() { p.c.Abort() }
 
 // benchMessage frames every benchmark message as an RMC request, which nex-go needs and

@@ -38,6 +38,9 @@ var (
 // requester sends one message and waits for its echo.
 type requester interface {
 	roundTrip(ctx context.Context, msg []byte) error
+	// retransmits is how many datagrams the client resent (0 for the UDP echo's
+	// client, which resends nothing): losses in a loopback run mean a full buffer.
+	retransmits() uint64
 	close()
 }
 
@@ -72,19 +75,19 @@ func main() {
 	sizes := ints(*sizesF)
 	servers := strings.Split(*serversF, ",")
 	fmt.Printf("# prudpbench %s, %s per cell, dialect %s\n\n", time.Now().UTC().Format(time.RFC3339), *duration, *serveDial)
-	fmt.Println("| server | clients | size | requests/s | p50 | p99 | server CPU/request | server RSS |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| server | clients | size | requests/s | p50 | p99 | server CPU/request | server RSS | client retransmissions |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	results := map[string]result{}
 	for _, n := range clients {
 		for _, size := range sizes {
 			for _, s := range servers {
 				r, err := measure(s, n, size)
 				if err != nil {
-					fmt.Printf("| %s | %d | %d | error: %v | | | | |\n", s, n, size, err)
+					fmt.Printf("| %s | %d | %d | error: %v | | | | | |\n", s, n, size, err)
 					continue
 				}
 				results[fmt.Sprintf("%s/%d/%d", s, n, size)] = r
-				fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s | %.1f MiB |\n", s, n, size, r.rate, r.p50, r.p99, r.cpuPerReq, float64(r.rss)/(1<<20))
+				fmt.Printf("| %s | %d | %d | %.0f | %s | %s | %s | %.1f MiB | %d |\n", s, n, size, r.rate, r.p50, r.p99, r.cpuPerReq, float64(r.rss)/(1<<20), r.resent)
 			}
 		}
 	}
@@ -124,6 +127,7 @@ type result struct {
 	p50, p99  time.Duration
 	cpuPerReq time.Duration
 	rss       int64
+	resent    uint64 // client retransmissions during the measurement
 }
 
 // measure runs n closed-loop clients of size-byte messages against a fresh server child.
@@ -162,6 +166,10 @@ func measure(server string, n, size int) (result, error) {
 			return result{}, fmt.Errorf("warm-up: %w", err)
 		}
 	}
+	var resentBefore uint64
+	for _, r := range reqs {
+		resentBefore += r.retransmits()
+	}
 	ops := make([]func() error, len(reqs))
 	for i, r := range reqs {
 		ops[i] = func() error { return r.roundTrip(ctx, msg) }
@@ -170,7 +178,12 @@ func measure(server string, n, size int) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
+	var resent uint64
+	for _, r := range reqs {
+		resent += r.retransmits()
+	}
 	return result{
+		resent:    resent - resentBefore,
 		rate:      float64(len(all)) / elapsed.Seconds(),
 		p50:       all.Quantile(0.50),
 		p99:       all.Quantile(0.99),

@@ -60,4 +60,6 @@ func (u *udpEchoClient) roundTrip(ctx context.Context, msg []byte) error {
 	return errors.New("udp echo: no reply after 25 tries")
 }
 
+func (u *udpEchoClient) retransmits() uint64 { return 0 }
+
 func (u *udpEchoClient) close() { u.c.Close() }
