@@ -28,10 +28,22 @@ const (
 	DropConnection                    // connection id differs from the one the peer uses
 	DropNoHandler                     // no handler for the message's protocol type and port
 	DropInflate                       // a compressed payload does not inflate
+	DropDestination                   // the message is addressed to another station (and not relayed)
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate"}
+var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate", "destination"}
+
+// ErrUnaddressable is returned by the send helpers (SendTo, Multicast,
+// MulticastStations, Broadcast) when a message cannot be addressed as asked: the
+// peer has no constant id, a station index that does not fit the destination
+// bitmap, two peers share a station index, or no peer has a station of the bitmap.
+var ErrUnaddressable = errors.New("cannot address the message")
+
+// BroadcastStations is the destination bitmap of a message to every station: the
+// low 32 bits set, as in the multicast message of the published 5.27 packet
+// (testdata/pia/vectors.json). Broadcast sends it.
+const BroadcastStations uint64 = 0xFFFFFFFF
 
 func (r DropReason) String() string {
 	if r >= 0 && r < numDropReasons {
@@ -66,10 +78,31 @@ type EndpointConfig struct {
 	Source Source
 	// VariableID is this station's variable id (5.27 and later headers).
 	VariableID uint32
-	// ConstantID and StationIndex fill the source fields of outgoing messages
-	// whose layout carries them, when the message leaves them zero.
-	ConstantID   uint64
+	// ConstantID is this station's constant id ("Constant ID" in
+	// specs/reference/pia/terminology.md). It fills the source constant id of
+	// outgoing messages whose layout carries one (up to 5.26) when the message
+	// leaves it zero. When it is non-zero, a received unicast message whose
+	// destination is another constant id is not delivered: it is dropped under
+	// DropDestination (or relayed, see Relay). 0 means unknown: every unicast
+	// message is delivered. Up to 5.4 the field is 32 bits wide, so it must fit.
+	ConstantID uint64
+	// StationIndex is this station's index in the mesh ("Station index" in
+	// specs/pia.md). It fills the source station index of messages up to 5.4 when
+	// the message leaves it zero. A received multicast message whose destination
+	// bitmap lacks this station's bit is not delivered (DropDestination, or relayed).
+	// Zero is station 0: give StationIndexInvalid (253) while the station has not
+	// joined a mesh, and every multicast message is delivered; SetStationIndex
+	// changes it when the mesh assigns one. The host (254) and broadcast (255)
+	// values, and indexes beyond the bitmap (32 bits up to 5.4, 64 later), filter
+	// nothing either.
 	StationIndex uint8
+	// Relay forwards received messages that carry FlagRelay to the peers their
+	// destination names (a known peer with that constant id, or the peers whose
+	// station bits are set, never back to the sender), with FlagRelay cleared and
+	// FlagRelayed set, and delivers them here only if they are addressed to this
+	// station too. Default: no forwarding; a relay request addressed to another
+	// station is dropped under DropDestination.
+	Relay bool
 	// MTU bounds the size of a packet (UDP payload). Default 1364.
 	MTU int
 	// FlushInterval makes Serve flush queued messages periodically; 0 means the
@@ -100,6 +133,18 @@ type PeerConfig struct {
 	// PeerConnectionID is the connection id the peer writes; 0 learns it from the
 	// peer's first authenticated packet.
 	PeerConnectionID uint8
+	// ConstantID is the peer's constant id: SendTo writes it as the destination of
+	// unicast messages, and relaying finds the peer by it. 0 means unknown: it is
+	// then learnt from the first message the peer sends that carries a source
+	// constant id (up to 5.26) and was not relayed; until then SendTo refuses.
+	// Peer.SetConstantID changes it.
+	ConstantID uint64
+	// StationIndex is the peer's index in the mesh: Multicast sets its bit in the
+	// destination bitmap, and MulticastStations and relaying find the peer by it.
+	// Zero is station 0: give StationIndexInvalid (253) for a peer that has no
+	// index yet. Peer.SetStationIndex changes it. Peers created by
+	// AcceptUnknownPeers start with StationIndexInvalid.
+	StationIndex uint8
 }
 
 // Peer is a remote station of an Endpoint.
@@ -107,6 +152,10 @@ type Peer struct {
 	addr netip.AddrPort
 	src  Source
 	cfg  PeerConfig
+
+	// addressing: settable at any time (a mesh assigns station indexes after join)
+	constantID atomic.Uint64
+	station    atomic.Uint32
 
 	// send side, guarded by Endpoint.sendMu
 	nextPacketID uint16
@@ -130,6 +179,19 @@ const replayNonces = 128
 // Addr returns the peer's UDP address.
 func (p *Peer) Addr() netip.AddrPort { return p.addr }
 
+// ConstantID returns the peer's constant id (0 if unknown).
+func (p *Peer) ConstantID() uint64 { return p.constantID.Load() }
+
+// SetConstantID sets the peer's constant id (see PeerConfig.ConstantID).
+func (p *Peer) SetConstantID(id uint64) { p.constantID.Store(id) }
+
+// StationIndex returns the peer's station index (StationIndexInvalid if it has none).
+func (p *Peer) StationIndex() uint8 { return uint8(p.station.Load()) }
+
+// SetStationIndex sets the peer's station index, for example when the mesh's join
+// response or update names it (see PeerConfig.StationIndex).
+func (p *Peer) SetStationIndex(i uint8) { p.station.Store(uint32(i)) }
+
 // RTT returns the peer's smoothed round-trip time and the number of samples.
 func (p *Peer) RTT() (time.Duration, int) {
 	p.mu.Lock()
@@ -151,6 +213,9 @@ type Endpoint struct {
 	log   *slog.Logger
 	rttT  uint16
 
+	station  atomic.Uint32 // this station's index (EndpointConfig.StationIndex)
+	destBits uint          // width of the destination field: 32 up to 5.4, else 64
+
 	sendMu   sync.Mutex
 	send     *Codec
 	sendBuf  []byte
@@ -167,6 +232,7 @@ type Endpoint struct {
 	drops                   [numDropReasons]atomic.Uint64
 	packetsIn, packetsOut   atomic.Uint64
 	messagesIn, messagesOut atomic.Uint64
+	messagesRelayed         atomic.Uint64
 	closed                  atomic.Bool
 }
 
@@ -200,6 +266,13 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 		return nil, fmt.Errorf("pia endpoint: %w", err)
 	}
 	recv, _ := NewCodec(cc)
+	destBits := uint(64)
+	if send.MessageLayout() == MessageUpTo5_4 {
+		destBits = 32
+		if cfg.ConstantID > 0xFFFFFFFF {
+			return nil, fmt.Errorf("pia endpoint: %w: constant id 0x%x does not fit the 32-bit fields of Pia %s", ErrBadField, cfg.ConstantID, cfg.Version)
+		}
+	}
 	if min := send.Overhead(0) + 32 + 16; cfg.MTU < min {
 		return nil, fmt.Errorf("pia endpoint: %w: MTU %d below %d", ErrBadField, cfg.MTU, min)
 	}
@@ -212,7 +285,9 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 		peers:    make(map[netip.AddrPort]*Peer),
 		handlers: make(map[handlerKey]Handler),
 		rttT:     RTTProtocolType(cfg.Version),
+		destBits: destBits,
 	}
+	e.station.Store(uint32(cfg.StationIndex))
 	// The timer starts at 1: an RTT timer field of 0 means "nothing heard yet".
 	e.timer = SessionTimer{Start: e.start.Add(-time.Millisecond)}
 	return e, nil
@@ -262,10 +337,24 @@ func (e *Endpoint) AddPeer(addr netip.AddrPort, pc PeerConfig) *Peer {
 		rand.Read(b[:])
 		pc.ConnectionID = 2 + b[0]%254
 	}
-	p := &Peer{addr: addr, cfg: pc, src: Source{MAC: pc.MAC, IP: addr.Addr()}, nextPacketID: 1}
+	p := newPeer(addr, pc)
 	e.peers[addr] = p
 	return p
 }
+
+func newPeer(addr netip.AddrPort, pc PeerConfig) *Peer {
+	p := &Peer{addr: addr, cfg: pc, src: Source{MAC: pc.MAC, IP: addr.Addr()}, nextPacketID: 1}
+	p.constantID.Store(pc.ConstantID)
+	p.station.Store(uint32(pc.StationIndex))
+	return p
+}
+
+// StationIndex returns this station's index in the mesh (EndpointConfig.StationIndex).
+func (e *Endpoint) StationIndex() uint8 { return uint8(e.station.Load()) }
+
+// SetStationIndex changes this station's index, for example once the mesh host
+// has assigned one; it takes effect for the next message received or queued.
+func (e *Endpoint) SetStationIndex(i uint8) { e.station.Store(uint32(i)) }
 
 // Peer returns the peer at addr, if known.
 func (e *Endpoint) Peer(addr netip.AddrPort) (*Peer, bool) {
@@ -278,9 +367,11 @@ func (e *Endpoint) Peer(addr netip.AddrPort) (*Peer, bool) {
 // Drops returns how many packets or messages were dropped for reason r.
 func (e *Endpoint) Drops(r DropReason) uint64 { return e.drops[r].Load() }
 
-// EndpointStats are an endpoint's counters.
+// EndpointStats are an endpoint's counters. MessagesRelayed counts the copies
+// forwarded for FlagRelay messages (EndpointConfig.Relay); they are in MessagesOut too.
 type EndpointStats struct {
 	PacketsIn, PacketsOut, MessagesIn, MessagesOut uint64
+	MessagesRelayed                                uint64
 	Drops                                          map[string]uint64
 }
 
@@ -289,7 +380,8 @@ func (e *Endpoint) Stats() EndpointStats {
 	s := EndpointStats{
 		PacketsIn: e.packetsIn.Load(), PacketsOut: e.packetsOut.Load(),
 		MessagesIn: e.messagesIn.Load(), MessagesOut: e.messagesOut.Load(),
-		Drops: make(map[string]uint64),
+		MessagesRelayed: e.messagesRelayed.Load(),
+		Drops:           make(map[string]uint64),
 	}
 	for r := DropReason(0); r < numDropReasons; r++ {
 		if n := e.drops[r].Load(); n != 0 {
@@ -301,28 +393,188 @@ func (e *Endpoint) Stats() EndpointStats {
 
 // Send queues m for p; Flush (or Serve with a FlushInterval) sends it, bundled
 // with other queued messages. The payload is copied. A message too large for one
-// packet is refused with ErrTooLarge.
+// packet is refused with ErrTooLarge. Send writes m's Flags and Destination as
+// given; SendTo, Multicast, MulticastStations and Broadcast fill them.
 func (e *Endpoint) Send(p *Peer, m Message) error {
-	ml := e.send.MessageLayout()
-	if m.SourceConstantID == 0 && ml != Message5_27 {
-		m.SourceConstantID = e.cfg.ConstantID
-	}
-	if ml == MessageUpTo5_4 && m.SourceStationIndex == 0 {
-		m.SourceStationIndex = e.cfg.StationIndex
-	}
-	if err := m.check(ml); err != nil {
+	if err := e.prepare(&m, true); err != nil {
 		return fmt.Errorf("pia send: %w", err)
-	}
-	if size := e.packetSize(EncodedSize(&m, ml, nil)); size > e.cfg.MTU {
-		return fmt.Errorf("pia send: %w: a packet with this message is %d bytes, MTU %d", ErrTooLarge, size, e.cfg.MTU)
 	}
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
+	e.enqueueLocked(p, &m)
+	return nil
+}
+
+// prepare fills the source fields of m (when fillSource and m leaves them zero)
+// and checks that m fits the layout and one packet.
+func (e *Endpoint) prepare(m *Message, fillSource bool) error {
+	ml := e.send.MessageLayout()
+	if fillSource {
+		if m.SourceConstantID == 0 && ml != Message5_27 {
+			m.SourceConstantID = e.cfg.ConstantID
+		}
+		if ml == MessageUpTo5_4 && m.SourceStationIndex == 0 {
+			m.SourceStationIndex = e.StationIndex()
+		}
+	}
+	if err := m.check(ml); err != nil {
+		return err
+	}
+	if size := e.packetSize(EncodedSize(m, ml, nil)); size > e.cfg.MTU {
+		return fmt.Errorf("%w: a packet with this message is %d bytes, MTU %d", ErrTooLarge, size, e.cfg.MTU)
+	}
+	return nil
+}
+
+// enqueueLocked appends m to p's queue, copying the payload into p's arena.
+// Called with sendMu held.
+func (e *Endpoint) enqueueLocked(p *Peer, m *Message) {
+	mm := *m
 	start := len(p.arena)
 	p.arena = append(p.arena, m.Payload...)
-	m.Payload = p.arena[start:len(p.arena):len(p.arena)]
-	p.queue = append(p.queue, m)
+	mm.Payload = p.arena[start:len(p.arena):len(p.arena)]
+	p.queue = append(p.queue, mm)
+}
+
+// SendTo queues m for p as a unicast message ("Destination" in specs/pia.md): it
+// clears FlagMulticast and sets Destination to p's constant id, which a receiver
+// that knows its own constant id checks. The peer needs a constant id
+// (PeerConfig.ConstantID or Peer.SetConstantID); otherwise SendTo returns
+// ErrUnaddressable. Flush sends the message as Send does.
+func (e *Endpoint) SendTo(p *Peer, m Message) error {
+	if err := e.destinationCarried("send to"); err != nil {
+		return err
+	}
+	cid := p.ConstantID()
+	if cid == 0 {
+		return fmt.Errorf("pia send to %s: %w: the peer has no constant id (PeerConfig.ConstantID)", p.addr, ErrUnaddressable)
+	}
+	if e.destBits == 32 && cid > 0xFFFFFFFF {
+		return fmt.Errorf("pia send to %s: %w: constant id 0x%x does not fit the 32-bit destination of Pia %s", p.addr, ErrUnaddressable, cid, e.cfg.Version)
+	}
+	m.Flags &^= FlagMulticast
+	m.Destination = cid
+	if err := e.prepare(&m, true); err != nil {
+		return fmt.Errorf("pia send to %s: %w", p.addr, err)
+	}
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	e.enqueueLocked(p, &m)
 	return nil
+}
+
+// Multicast queues m for each of peers as one multicast message ("Destination" in
+// specs/pia.md): it sets FlagMulticast and a destination bitmap with bit 1<<index
+// for each peer's station index, so that every receiver finds its own bit. Every
+// peer needs a distinct station index that fits the bitmap (0-31 up to 5.4, 0-63
+// later); otherwise nothing is queued and Multicast returns ErrUnaddressable.
+func (e *Endpoint) Multicast(peers []*Peer, m Message) error {
+	if err := e.destinationCarried("multicast"); err != nil {
+		return err
+	}
+	if len(peers) == 0 {
+		return fmt.Errorf("pia multicast: %w: no peers", ErrUnaddressable)
+	}
+	var bitmap uint64
+	for i, p := range peers {
+		idx := p.StationIndex()
+		if uint(idx) >= e.destBits {
+			return fmt.Errorf("pia multicast: %w: peer %s has station index %d, which has no bit in the %d-bit destination of Pia %s", ErrUnaddressable, p.addr, idx, e.destBits, e.cfg.Version)
+		}
+		if bitmap&(1<<idx) != 0 {
+			for _, q := range peers[:i] {
+				if q.StationIndex() == idx {
+					return fmt.Errorf("pia multicast: %w: peers %s and %s both have station index %d", ErrUnaddressable, q.addr, p.addr, idx)
+				}
+			}
+		}
+		bitmap |= 1 << idx
+	}
+	return e.queueMulticast("multicast", peers, m, bitmap)
+}
+
+// MulticastStations queues m as a multicast message with destination bitmap
+// stations (bit 1<<index per station) for every known peer whose station index has
+// its bit set. Bits that name no known peer are sent as they are (a broadcast
+// bitmap names every possible station). It returns ErrUnaddressable when no peer
+// matches or two matching peers share a station index.
+func (e *Endpoint) MulticastStations(stations uint64, m Message) error {
+	if err := e.destinationCarried("multicast"); err != nil {
+		return err
+	}
+	if e.destBits == 32 && stations > 0xFFFFFFFF {
+		return fmt.Errorf("pia multicast: %w: bitmap 0x%x does not fit the 32-bit destination of Pia %s", ErrUnaddressable, stations, e.cfg.Version)
+	}
+	peers := e.peersWithStations(stations, nil)
+	if len(peers) == 0 {
+		return fmt.Errorf("pia multicast: %w: no known peer has a station in bitmap 0x%x", ErrUnaddressable, stations)
+	}
+	var seen uint64
+	for _, p := range peers {
+		idx := p.StationIndex()
+		if seen&(1<<idx) != 0 {
+			return fmt.Errorf("pia multicast: %w: two peers have station index %d (one is %s)", ErrUnaddressable, idx, p.addr)
+		}
+		seen |= 1 << idx
+	}
+	return e.queueMulticast("multicast", peers, m, stations)
+}
+
+// Broadcast queues m for every known peer as a multicast message to
+// BroadcastStations, the bitmap every station accepts.
+func (e *Endpoint) Broadcast(m Message) error {
+	if err := e.destinationCarried("broadcast"); err != nil {
+		return err
+	}
+	e.peersMu.RLock()
+	peers := make([]*Peer, 0, len(e.peers))
+	for _, p := range e.peers {
+		peers = append(peers, p)
+	}
+	e.peersMu.RUnlock()
+	if len(peers) == 0 {
+		return fmt.Errorf("pia broadcast: %w: no peers", ErrUnaddressable)
+	}
+	return e.queueMulticast("broadcast", peers, m, BroadcastStations)
+}
+
+// queueMulticast queues m with FlagMulticast and bitmap to every peer.
+func (e *Endpoint) queueMulticast(op string, peers []*Peer, m Message, bitmap uint64) error {
+	m.Flags |= FlagMulticast
+	m.Destination = bitmap
+	if err := e.prepare(&m, true); err != nil {
+		return fmt.Errorf("pia %s: %w", op, err)
+	}
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	for _, p := range peers {
+		e.enqueueLocked(p, &m)
+	}
+	return nil
+}
+
+// peersWithStations appends to dst the known peers whose station index has its
+// bit set in bitmap.
+func (e *Endpoint) peersWithStations(bitmap uint64, dst []*Peer) []*Peer {
+	e.peersMu.RLock()
+	defer e.peersMu.RUnlock()
+	for _, p := range e.peers {
+		if idx := uint(p.StationIndex()); idx < e.destBits && bitmap&(1<<idx) != 0 {
+			dst = append(dst, p)
+		}
+	}
+	return dst
+}
+
+// destinationCarried refuses the send helpers on a message layout without a
+// destination field. Every layout of "Messages" in specs/pia.md carries one (32-bit
+// up to 5.4, 64-bit later), so this only guards layouts the package does not know.
+func (e *Endpoint) destinationCarried(op string) error {
+	switch e.send.MessageLayout() {
+	case MessageUpTo5_4, Message5_6, Message5_11, Message5_14, Message5_18, Message5_27:
+		return nil
+	}
+	return fmt.Errorf("pia %s: %w: the message layout of Pia %s carries no destination", op, ErrUnsupported, e.cfg.Version)
 }
 
 // packetSize is the size of a packet whose messages take n bytes.
@@ -433,7 +685,13 @@ func (e *Endpoint) Ping(p *Peer) error {
 func (e *Endpoint) sendRTT(p *Peer, r RTTPayload) error {
 	var buf [rttPayloadSize]byte
 	payload, _ := r.Append(buf[:0])
-	if err := e.Send(p, Message{ProtocolType: e.rttT, ProtocolPort: RTTPort, Payload: payload}); err != nil {
+	m := Message{ProtocolType: e.rttT, ProtocolPort: RTTPort, Payload: payload}
+	// Addressed to the peer when its constant id is known, so that a peer that
+	// filters by destination takes it as its own.
+	if cid := p.ConstantID(); cid <= allOnes(e.destBits) {
+		m.Destination = cid
+	}
+	if err := e.Send(p, m); err != nil {
 		return err
 	}
 	return e.FlushPeer(p)
@@ -504,7 +762,7 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 			e.drop(DropUnknownPeer, from, nil)
 			return
 		}
-		p = &Peer{addr: from, src: Source{IP: from.Addr()}, nextPacketID: 1}
+		p = newPeer(from, PeerConfig{StationIndex: StationIndexInvalid})
 	}
 	pkt := &e.recvPkt
 	if err := e.recv.Open(pkt, b, p.src); err != nil {
@@ -519,7 +777,7 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 		return
 	}
 	if !ok {
-		p = e.AddPeer(from, PeerConfig{VariableID: pkt.Header.SourceVariableID})
+		p = e.AddPeer(from, PeerConfig{VariableID: pkt.Header.SourceVariableID, StationIndex: StationIndexInvalid})
 	}
 	now := e.cfg.Now()
 	h := &pkt.Header
@@ -548,6 +806,92 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 	for i := range pkt.Messages {
 		e.deliver(p, &pkt.Messages[i], now)
 	}
+}
+
+// addressed implements the receiver's side of "Destination" and "Station index"
+// in specs/pia.md: it returns nil when m is for this station, and otherwise says
+// whose it is. A zero destination names no one (a 5.18+ packet's first message
+// without the field inherits zero; constant ids are never zero), so it is
+// delivered, as is everything this station cannot judge: a unicast message when
+// its own constant id is unknown, a multicast one when its station index is
+// StationIndexInvalid, host, broadcast, or has no bit in the field. A unicast
+// destination of all ones (no constant id can be: NEX principal ids are small,
+// LAN and LDN ids have zero low bits) and a multicast bitmap with this station's
+// bit (BroadcastStations has them all) are broadcasts and delivered.
+// FlagRelay plays no part: a relay request addressed to this station is for it.
+func (e *Endpoint) addressed(m *Message) error {
+	if m.Destination == 0 {
+		return nil
+	}
+	if m.Multicast() {
+		idx := uint(e.station.Load())
+		if idx >= e.destBits || m.Destination&(1<<idx) != 0 {
+			return nil
+		}
+		return fmt.Errorf("multicast to stations 0x%x, this station is %d", m.Destination, idx)
+	}
+	self := e.cfg.ConstantID
+	if self == 0 || m.Destination == self || m.Destination == allOnes(e.destBits) {
+		return nil
+	}
+	return fmt.Errorf("unicast to constant id 0x%x, this station is 0x%x", m.Destination, self)
+}
+
+func allOnes(bits uint) uint64 {
+	if bits >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<bits - 1
+}
+
+// relay forwards a FlagRelay message received from the peer from to the peers its
+// destination names, other than from: the peer with that constant id (unicast) or
+// the peers with a station bit set (multicast). The copies carry FlagRelayed
+// instead of FlagRelay and keep every other field (the source constant id or
+// station index of the layouts up to 5.26 still names the original sender) and the
+// payload as received, compressed or not; they are sent at once. A unicast relay
+// request for this station itself is not forwarded. relay returns the number of
+// copies sent; deliver counts a message that is neither for this station nor
+// forwarded under DropDestination.
+func (e *Endpoint) relay(from *Peer, m *Message) int {
+	var buf [8]*Peer
+	targets := buf[:0]
+	if m.Multicast() {
+		targets = e.peersWithStations(m.Destination, targets)
+	} else {
+		if m.Destination == 0 || m.Destination == e.cfg.ConstantID {
+			return 0
+		}
+		e.peersMu.RLock()
+		for _, p := range e.peers {
+			if p.ConstantID() == m.Destination {
+				targets = append(targets, p)
+			}
+		}
+		e.peersMu.RUnlock()
+	}
+	fm := *m
+	fm.Flags = fm.Flags&^FlagRelay | FlagRelayed
+	sent := 0
+	for _, p := range targets {
+		if p == from {
+			continue
+		}
+		err := e.prepare(&fm, false)
+		if err == nil {
+			e.sendMu.Lock()
+			e.enqueueLocked(p, &fm)
+			e.sendMu.Unlock()
+			err = e.FlushPeer(p)
+		}
+		if err != nil {
+			e.log.Debug("pia relay", "from", from.addr, "to", p.addr, "err", err)
+			continue
+		}
+		sent++
+	}
+	e.messagesRelayed.Add(uint64(sent))
+	return sent
 }
 
 // acceptLocked implements replay protection: a window of 64 packet ids behind the
@@ -594,6 +938,25 @@ func (p *Peer) acceptLocked(h *Header) bool {
 
 func (e *Endpoint) deliver(p *Peer, m *Message, now time.Time) {
 	e.messagesIn.Add(1)
+	if m.SourceConstantID != 0 && m.Flags&FlagRelayed == 0 && p.constantID.Load() == 0 {
+		p.constantID.CompareAndSwap(0, m.SourceConstantID)
+	}
+	relayed := 0
+	if m.Flags&FlagRelay != 0 && e.cfg.Relay {
+		relayed = e.relay(p, m)
+	}
+	if err := e.addressed(m); err != nil {
+		if relayed == 0 {
+			if m.Flags&FlagRelay != 0 && e.cfg.Relay {
+				err = fmt.Errorf("%w; no known peer to relay it to", err)
+			}
+			e.drop(DropDestination, p.addr, err)
+		}
+		return
+	}
+	if relayed > 0 && !m.Multicast() {
+		return // a unicast message forwarded to its addressee is not for this station
+	}
 	if m.ProtocolType == e.rttT && m.ProtocolPort == RTTPort {
 		r, _, err := ParseRTTPayload(m.Payload)
 		if err != nil {
