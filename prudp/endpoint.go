@@ -137,7 +137,7 @@ func (ep *endpoint) shardFor(addr netip.AddrPort) *shard {
 // readLoop reads datagrams and queues each to its shard until the socket is closed.
 func (ep *endpoint) readLoop() error {
 	var r reader
-	if ep.off != nil {
+	if ep.off != nil && ep.off.coalesces() {
 		return ep.readCoalesced(&r)
 	}
 	for {

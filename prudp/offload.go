@@ -20,6 +20,9 @@ type offload interface {
 	// writeSegments sends b as datagrams of size bytes each (the last may be
 	// shorter) to the peer in one call; oob is the caller's scratch.
 	writeSegments(b, oob []byte, size int, to netip.AddrPort) error
+	// coalesces reports whether reads may return runs (UDP_GRO is on); the
+	// read buffer must then hold maxCoalescedRead bytes.
+	coalesces() bool
 	// read reads one datagram, or a run of datagrams of seg bytes each
 	// (seg 0: b[:n] is one datagram); oob is the caller's scratch.
 	read(b, oob []byte) (n, seg int, from netip.AddrPort, err error)

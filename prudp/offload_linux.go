@@ -20,10 +20,15 @@ const (
 type udpOffload struct {
 	c         *net.UDPConn
 	connected bool // a client's socket connected to its server: no address on write
+	gro       bool // UDP_GRO is on
 }
 
 // newOffload enables batched I/O on pc if it is a UDP socket whose kernel
-// segments datagrams (Linux 4.18 and later); else it returns nil.
+// segments datagrams (Linux 4.18 and later); else it returns nil. A
+// server's socket also reads runs (UDP_GRO); a client's (connected) socket
+// does not: a coalesced read needs a 64 KiB buffer held by every blocked
+// reader, 64 KiB per client connection where a process may hold thousands
+// (the kernel then hands a server's runs to the client one by one).
 func newOffload(pc PacketConn) offload {
 	u := &udpOffload{}
 	switch c := pc.(type) {
@@ -46,7 +51,9 @@ func newOffload(pc PacketConn) offload {
 		ok = true
 		// Without GRO the kernel still takes our runs; it just hands the
 		// peer's ones to us datagram by datagram.
-		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_UDP, udpGRO, 1)
+		if !u.connected {
+			u.gro = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_UDP, udpGRO, 1) == nil
+		}
 	}); err != nil || !ok {
 		return nil
 	}
@@ -70,6 +77,8 @@ func (u *udpOffload) writeSegments(b, oob []byte, size int, to netip.AddrPort) e
 	_, _, err := u.c.WriteMsgUDPAddrPort(b, oob, to)
 	return err
 }
+
+func (u *udpOffload) coalesces() bool { return u.gro }
 
 func (u *udpOffload) read(b, oob []byte) (n, seg int, from netip.AddrPort, err error) {
 	n, oobn, _, from, err := u.c.ReadMsgUDPAddrPort(b, oob)

@@ -34,6 +34,8 @@ func (f *fakeOffload) writeSegments(b, _ []byte, size int, to netip.AddrPort) er
 	return nil
 }
 
+func (f *fakeOffload) coalesces() bool { return false }
+
 func (f *fakeOffload) read([]byte, []byte) (int, int, netip.AddrPort, error) {
 	return 0, 0, netip.AddrPort{}, net.ErrClosed
 }
@@ -274,6 +276,10 @@ func testOffloadLoopback(t *testing.T, cfg Config, off bool) {
 	t.Logf("segmented writes %d, coalesced reads %d, retransmits %d", seg, gro, c.Stats().Retransmits)
 	if off && (seg == 0 || gro == 0) {
 		t.Errorf("offload on: %d segmented writes, %d coalesced reads; want both > 0", seg, gro)
+	}
+	if off && (!srv.ep.off.coalesces() || c.sh.ep.off.coalesces()) {
+		// A client's reader would hold a 64 KiB buffer per connection.
+		t.Errorf("coalesced reads on the server %v, on the client %v; want true, false", srv.ep.off.coalesces(), c.sh.ep.off.coalesces())
 	}
 	if !off && seg+gro != 0 {
 		t.Errorf("offload off: %d segmented writes, %d coalesced reads", seg, gro)
