@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -816,7 +817,7 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 // its own constant id is unknown, a multicast one when its station index is
 // StationIndexInvalid, host, broadcast, or has no bit in the field. A unicast
 // destination of all ones (no constant id can be: NEX principal ids are small,
-// LAN and LDN ids have zero low bits) and a multicast bitmap with this station's
+// LAN ids have bits 16-31 clear and LDN ids bits 0-15) and a multicast bitmap with this station's
 // bit (BroadcastStations has them all) are broadcasts and delivered.
 // FlagRelay plays no part: a relay request addressed to this station is for it.
 func (e *Endpoint) addressed(m *Message) error {
@@ -851,16 +852,16 @@ func allOnes(bits uint) uint64 {
 // station index of the layouts up to 5.26 still names the original sender) and the
 // payload as received, compressed or not; they are sent at once. A unicast relay
 // request for this station itself is not forwarded. relay returns the number of
-// copies sent; deliver counts a message that is neither for this station nor
-// forwarded under DropDestination.
-func (e *Endpoint) relay(from *Peer, m *Message) int {
+// copies sent, and why none was; deliver counts a message that is neither for this
+// station nor forwarded under DropDestination, with that reason.
+func (e *Endpoint) relay(from *Peer, m *Message) (int, error) {
 	var buf [8]*Peer
 	targets := buf[:0]
 	if m.Multicast() {
 		targets = e.peersWithStations(m.Destination, targets)
 	} else {
 		if m.Destination == 0 || m.Destination == e.cfg.ConstantID {
-			return 0
+			return 0, nil
 		}
 		e.peersMu.RLock()
 		for _, p := range e.peers {
@@ -870,28 +871,33 @@ func (e *Endpoint) relay(from *Peer, m *Message) int {
 		}
 		e.peersMu.RUnlock()
 	}
+	targets = slices.DeleteFunc(targets, func(p *Peer) bool { return p == from })
+	if len(targets) == 0 {
+		return 0, errors.New("no known peer to relay it to")
+	}
 	fm := *m
 	fm.Flags = fm.Flags&^FlagRelay | FlagRelayed
+	if err := e.prepare(&fm, false); err != nil {
+		return 0, fmt.Errorf("cannot relay it: %w", err)
+	}
 	sent := 0
+	var lastErr error
 	for _, p := range targets {
-		if p == from {
-			continue
-		}
-		err := e.prepare(&fm, false)
-		if err == nil {
-			e.sendMu.Lock()
-			e.enqueueLocked(p, &fm)
-			e.sendMu.Unlock()
-			err = e.FlushPeer(p)
-		}
-		if err != nil {
+		e.sendMu.Lock()
+		e.enqueueLocked(p, &fm)
+		e.sendMu.Unlock()
+		if err := e.FlushPeer(p); err != nil {
 			e.log.Debug("pia relay", "from", from.addr, "to", p.addr, "err", err)
+			lastErr = err
 			continue
 		}
 		sent++
 	}
 	e.messagesRelayed.Add(uint64(sent))
-	return sent
+	if sent == 0 {
+		return 0, fmt.Errorf("relay failed: %w", lastErr)
+	}
+	return sent, nil
 }
 
 // acceptLocked implements replay protection: a window of 64 packet ids behind the
@@ -942,13 +948,14 @@ func (e *Endpoint) deliver(p *Peer, m *Message, now time.Time) {
 		p.constantID.CompareAndSwap(0, m.SourceConstantID)
 	}
 	relayed := 0
+	var relayErr error
 	if m.Flags&FlagRelay != 0 && e.cfg.Relay {
-		relayed = e.relay(p, m)
+		relayed, relayErr = e.relay(p, m)
 	}
 	if err := e.addressed(m); err != nil {
 		if relayed == 0 {
-			if m.Flags&FlagRelay != 0 && e.cfg.Relay {
-				err = fmt.Errorf("%w; no known peer to relay it to", err)
+			if relayErr != nil {
+				err = fmt.Errorf("%w; %w", err, relayErr)
 			}
 			e.drop(DropDestination, p.addr, err)
 		}
