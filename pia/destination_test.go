@@ -3,6 +3,7 @@ package pia
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -581,4 +582,49 @@ func TestEndpointRelay(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestDestinationDropLogged checks that a message for another station is logged at
+// debug level with its reason and both ids, like every other drop.
+func TestDestinationDropLogged(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	v := Version{6, 16}
+	e, err := NewEndpoint(listenLoopback(t), EndpointConfig{Version: v, NonceParams: NonceParams{Network: NetworkLAN}, ConstantID: 0xC0FFEE, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := netip.MustParseAddrPort("127.0.0.1:9")
+	e.AddPeer(from, PeerConfig{})
+	c := testCodec(t, v, NetworkLAN, nil)
+	p := Packet{Messages: []Message{{ProtocolType: 0x68, ProtocolPort: 5, Destination: 0xBEEF, Payload: []byte("x")}}}
+	p.Header.PacketID = 1
+	raw, err := c.Seal(nil, &p, Source{IP: from.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.HandlePacket(raw, from)
+	mu.Lock()
+	defer mu.Unlock()
+	out := buf.String()
+	for _, want := range []string{"level=DEBUG", "reason=destination", "unicast to constant id 0xbeef, this station is 0xc0ffee"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+	if e.Drops(DropDestination) != 1 || DropDestination.String() != "destination" {
+		t.Fatalf("destination drops %d (%s)", e.Drops(DropDestination), DropDestination)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
