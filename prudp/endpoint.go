@@ -185,8 +185,9 @@ func (ep *endpoint) readCoalesced(r *reader) error {
 	}
 }
 
-// fatalReadError reports whether a read error ends the read loop (a closed
-// socket) rather than one datagram (a timeout, a refused earlier send).
+// fatalReadError reports whether a read error ends the read loop: every one
+// but a timeout (a deadline someone set on the socket), as before batched
+// reads; net.ErrClosed is the usual end.
 func fatalReadError(err error) bool {
 	if errors.Is(err, net.ErrClosed) {
 		return true
