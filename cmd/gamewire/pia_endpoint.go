@@ -1,0 +1,825 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gamewire/gamewire/pia"
+	"github.com/spf13/cobra"
+)
+
+// piaListenCmd is `gamewire pia listen`: a Pia station (pia.Endpoint) that prints
+// every message it is handed and, with --answer, sends each back (docs/cli.md).
+var piaListenCmd = &cobra.Command{
+	Use:   "listen",
+	Short: "Run a Pia station on UDP and print every message it receives (--answer echoes them)",
+	Long: `listen runs a Pia endpoint (package pia) and prints one line, or with
+--format json one record, per message delivered to it: the sender's address,
+protocol type and port, flags, destination and payload. On exit (Ctrl-C,
+--count messages, --timeout) it prints the endpoint's counters and its drops by
+reason (auth, replay, unknown-peer, no-handler, ...). --answer sends every
+message back to its sender: a diagnostic peer for gamewire pia send.
+
+  gamewire pia listen --listen 127.0.0.1:49150 --version 5.27 --network lan \
+      --session-key HEX --accept-unknown --answer
+
+Messages are delivered for the --protocol-type and --protocol-port pairs given
+(every combination; default the unreliable protocol, port 1); others count as
+no-handler drops, which -v logs with their type and port.`,
+	Args: cobra.NoArgs,
+	RunE: runPiaListen,
+}
+
+// piaSendCmd is `gamewire pia send ADDR`: sends messages to a Pia station and
+// optionally waits for each answer.
+var piaSendCmd = &cobra.Command{
+	Use:   "send ADDR",
+	Short: "Send Pia messages to a station at ADDR (--expect-answer waits for each answer and prints RTTs)",
+	Long: `send runs a Pia endpoint on a local UDP port, adds the station at ADDR as its
+peer and sends it --count messages of --protocol-type and --protocol-port, one
+packet each. With --expect-answer it waits up to --timeout for a message of the
+same type and port from ADDR after each one, prints its round-trip time, and
+exits 0 only if every message was answered (against gamewire pia listen
+--answer, an answer is an echo).
+
+  gamewire pia send 127.0.0.1:49150 --version 5.27 --network lan \
+      --session-key HEX --text hello --count 3 --expect-answer`,
+	Args: cobra.ExactArgs(1),
+	RunE: runPiaSend,
+}
+
+// piaEndpointFlags are the flags of listen and send. Flags without a prefix
+// describe this station, --peer-* flags the other one; numbers are decimal or 0x
+// hex as in decode.
+type piaEndpointFlags struct {
+	name string // "pia listen" or "pia send": the prefix of every error
+
+	version, network, sessionKey         string
+	networkID, gatheringID, connectionID string
+	mac, sourceIP                        string
+	variableID, constantID, stationIndex string
+	peerMAC, peerVariableID              string
+	peerConstantID, peerStationIndex     string
+	protocolTypes, protocolPorts         []string
+	format                               string
+	count                                int
+	timeout                              time.Duration
+	verbose                              bool
+
+	listenAddr, peer      string // listen
+	acceptUnknown, answer bool   // listen
+
+	local, payload, text string // send
+	zlib, expectAnswer   bool   // send
+}
+
+type piaProtocol struct {
+	typ  uint16
+	port uint32
+}
+
+var piaListenFlags = piaEndpointFlags{name: "pia listen"}
+var piaSendFlags = piaEndpointFlags{name: "pia send"}
+
+// defaultPiaProtocolPort is the port listen and send use unless told otherwise.
+const defaultPiaProtocolPort = 1
+
+func (f *piaEndpointFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.version, "version", "", "Pia version of the session (5.27, 6.16, ...); required")
+	fs.StringVar(&f.network, "network", "", "network of the session's nonces: nex, ldn, lan or npln; required")
+	fs.StringVar(&f.sessionKey, "session-key", "", "session key, 32 hex digits (gamewire pia session-key); without it packets are unencrypted")
+	fs.StringVar(&f.networkID, "network-id", "", "ldn, npln: LDN session id (up to 5.44) or LDN/NPLN network id (6.x); decimal or 0x hex")
+	fs.StringVar(&f.gatheringID, "gathering-id", "", "nex: NEX gathering id; decimal or 0x hex")
+	fs.StringVar(&f.connectionID, "connection-id", "", "override the connection byte of the nonce (default: from the header); decimal or 0x hex")
+	fs.StringVar(&f.mac, "mac", "", "ldn up to 5.44: this station's MAC address (its nonces use it)")
+	fs.StringVar(&f.sourceIP, "source-ip", "", "this station's IP address as nonces use it (default: the socket's local address)")
+	fs.StringVar(&f.variableID, "variable-id", "0", "this station's variable id (5.27 and later headers)")
+	fs.StringVar(&f.constantID, "constant-id", "0", "this station's constant id (0: unknown, every unicast message is delivered)")
+	fs.StringVar(&f.stationIndex, "station-index", strconv.Itoa(pia.StationIndexInvalid), "this station's index in the mesh (253: none, every multicast message is delivered)")
+	fs.StringVar(&f.peerMAC, "peer-mac", "", "ldn up to 5.44: the peer's MAC address")
+	fs.StringVar(&f.peerVariableID, "peer-variable-id", "0", "the peer's variable id (5.27 and later headers)")
+	fs.StringVar(&f.peerConstantID, "peer-constant-id", "0", "the peer's constant id: messages to it are unicast to this destination (0: no destination)")
+	fs.StringVar(&f.peerStationIndex, "peer-station-index", strconv.Itoa(pia.StationIndexInvalid), "the peer's station index")
+	fs.StringVar(&f.format, "format", "text", "output: text or json (one record per line)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every drop (reason, sender, detail) to stderr")
+}
+
+func init() {
+	lf := &piaListenFlags
+	lf.register(piaListenCmd)
+	f := piaListenCmd.Flags()
+	f.StringVar(&lf.listenAddr, "listen", "127.0.0.1:0", "UDP address to listen on")
+	f.StringVar(&lf.peer, "peer", "", "a known station's UDP address (needed unless --accept-unknown)")
+	f.BoolVar(&lf.acceptUnknown, "accept-unknown", false, "accept any station whose first packet authenticates")
+	f.BoolVar(&lf.answer, "answer", false, "send every message back to its sender")
+	f.StringSliceVar(&lf.protocolTypes, "protocol-type", nil, "protocol types to deliver, comma-separated or repeated (default: unreliable, 0x68 or 0x2000 up to 5.4)")
+	f.StringSliceVar(&lf.protocolPorts, "protocol-port", nil, "protocol ports to deliver, comma-separated or repeated (default 1)")
+	f.IntVar(&lf.count, "count", 0, "exit after this many messages (0: run until Ctrl-C or --timeout)")
+	f.DurationVar(&lf.timeout, "timeout", 0, "exit after this long (0: no limit); with --count, an error if fewer came")
+
+	sf := &piaSendFlags
+	sf.register(piaSendCmd)
+	g := piaSendCmd.Flags()
+	g.StringVar(&sf.local, "local", "", "local UDP address (default: the address the route to ADDR uses, any port)")
+	g.StringSliceVar(&sf.protocolTypes, "protocol-type", nil, "protocol type of the messages (default: unreliable, 0x68 or 0x2000 up to 5.4)")
+	g.StringSliceVar(&sf.protocolPorts, "protocol-port", nil, "protocol port of the messages (default 1)")
+	g.StringVar(&sf.payload, "payload", "", "message payload in hex")
+	g.StringVar(&sf.text, "text", "", "message payload as text (default \"gamewire\")")
+	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
+	g.IntVar(&sf.count, "count", 1, "messages to send")
+	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
+	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
+
+	piaCmd.AddCommand(piaListenCmd, piaSendCmd)
+}
+
+func (f *piaEndpointFlags) errorf(format string, a ...any) error {
+	return fmt.Errorf(f.name+": "+format, a...)
+}
+
+// piaSetup is what the flags of listen and send describe.
+type piaSetup struct {
+	cfg       pia.EndpointConfig
+	peer      pia.PeerConfig
+	protocols []piaProtocol
+	json      bool
+}
+
+// setup checks every flag common to listen and send and builds the endpoint's
+// configuration; logs (with -v) go to logTo.
+func (f *piaEndpointFlags) setup(logTo io.Writer) (piaSetup, error) {
+	var s piaSetup
+	cfg := &s.cfg
+	if strings.TrimSpace(f.version) == "" {
+		return s, f.errorf("--version is required: the session's Pia version, for example 5.27 or 6.16")
+	}
+	v, err := pia.ParseVersion(f.version)
+	if err != nil {
+		return s, f.errorf("--version: %w", err)
+	}
+	cfg.Version = v
+	if strings.TrimSpace(f.network) == "" {
+		return s, f.errorf("--network is required: nex, ldn, lan or npln")
+	}
+	n, err := pia.ParseNetwork(strings.TrimSpace(f.network))
+	if err != nil {
+		return s, f.errorf("--network: %w", err)
+	}
+	if !pia.NonceSupported(n, v.HeaderLayout()) {
+		return s, f.errorf("--network %s: not defined for Pia %s (NEX up to 5.44, NPLN from 6.16)", n, v)
+	}
+	cfg.NonceParams.Network = n
+	if f.sessionKey != "" {
+		if cfg.SessionKey, err = parseHex(f.sessionKey); err != nil {
+			return s, f.errorf("--session-key: %w", err)
+		}
+		if len(cfg.SessionKey) != 16 {
+			return s, f.errorf("--session-key: %d bytes, want 16 (32 hex digits)", len(cfg.SessionKey))
+		}
+	}
+	// Nonce inputs another network does not use are a mistake worth naming: the
+	// peers would disagree on nothing, and the user believes they set something.
+	onlyFor := func(flag string, ok bool, nets string) error {
+		if !ok {
+			return f.errorf("%s is a nonce input of %s; --network %s does not use it", flag, nets, n)
+		}
+		return nil
+	}
+	if f.networkID != "" {
+		if err := onlyFor("--network-id", n == pia.NetworkLDN || n == pia.NetworkNPLN, "ldn and npln"); err != nil {
+			return s, err
+		}
+		if cfg.NonceParams.NetworkID, err = piaParseNumber(f.networkID); err != nil {
+			return s, f.errorf("--network-id: %w", err)
+		}
+	}
+	if f.gatheringID != "" {
+		if err := onlyFor("--gathering-id", n == pia.NetworkNEX, "nex"); err != nil {
+			return s, err
+		}
+		if cfg.NonceParams.GatheringID, err = piaParseNumber(f.gatheringID); err != nil {
+			return s, f.errorf("--gathering-id: %w", err)
+		}
+	}
+	if f.connectionID != "" {
+		c, err := piaParseNumber(f.connectionID)
+		if err != nil || c > 0xFF {
+			return s, f.errorf("--connection-id %q: want a number 0..255", f.connectionID)
+		}
+		cfg.NonceParams.OverrideConnectionID, cfg.NonceParams.ConnectionID = true, uint8(c)
+	}
+	for _, m := range []struct {
+		flag, val string
+		dst       *[6]byte
+	}{{"--mac", f.mac, &cfg.Source.MAC}, {"--peer-mac", f.peerMAC, &s.peer.MAC}} {
+		if m.val == "" {
+			continue
+		}
+		if err := onlyFor(m.flag, n == pia.NetworkLDN, "ldn (up to 5.44)"); err != nil {
+			return s, err
+		}
+		if *m.dst, err = piaParseMAC(m.val); err != nil {
+			return s, f.errorf("%s: %w", m.flag, err)
+		}
+	}
+	if f.sourceIP != "" {
+		if cfg.Source.IP, err = netip.ParseAddr(strings.TrimSpace(f.sourceIP)); err != nil {
+			return s, f.errorf("--source-ip: %w", err)
+		}
+	}
+	if cfg.VariableID, err = piaParseNumber(f.variableID); err != nil {
+		return s, f.errorf("--variable-id: %w", err)
+	}
+	if s.peer.VariableID, err = piaParseNumber(f.peerVariableID); err != nil {
+		return s, f.errorf("--peer-variable-id: %w", err)
+	}
+	if cfg.ConstantID, err = piaParseConstantID(f.constantID, v); err != nil {
+		return s, f.errorf("--constant-id: %w", err)
+	}
+	if s.peer.ConstantID, err = piaParseConstantID(f.peerConstantID, v); err != nil {
+		return s, f.errorf("--peer-constant-id: %w", err)
+	}
+	if cfg.StationIndex, err = piaParseStationIndex(f.stationIndex); err != nil {
+		return s, f.errorf("--station-index: %w", err)
+	}
+	if s.peer.StationIndex, err = piaParseStationIndex(f.peerStationIndex); err != nil {
+		return s, f.errorf("--peer-station-index: %w", err)
+	}
+	if s.protocols, err = f.parseProtocols(v); err != nil {
+		return s, err
+	}
+	switch f.format {
+	case "text":
+	case "json":
+		s.json = true
+	default:
+		return s, f.errorf("--format %q: want text or json", f.format)
+	}
+	if f.count < 0 {
+		return s, f.errorf("--count %d: want 0 or more", f.count)
+	}
+	if f.timeout < 0 {
+		return s, f.errorf("--timeout %v: want a positive duration", f.timeout)
+	}
+	if f.verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return s, nil
+}
+
+// parseProtocols returns every combination of --protocol-type and
+// --protocol-port, checked against the field widths of v's message layout
+// ("Messages" in specs/pia.md): 16-bit type and port up to 5.4, then an 8-bit
+// type, with an 8-bit port up to 5.12 and a 24-bit one from 5.14.
+func (f *piaEndpointFlags) parseProtocols(v pia.Version) ([]piaProtocol, error) {
+	ml := v.MessageLayout()
+	typeMax, portMax := uint32(0xFF), uint32(0xFFFFFF)
+	switch ml {
+	case pia.MessageUpTo5_4:
+		typeMax, portMax = 0xFFFF, 0xFFFF
+	case pia.Message5_6, pia.Message5_11:
+		portMax = 0xFF
+	}
+	types, ports := []uint32{uint32(piaUnreliableType(v))}, []uint32{defaultPiaProtocolPort}
+	parse := func(flag string, vals []string, max uint32) ([]uint32, error) {
+		var out []uint32
+		for _, s := range vals {
+			x, err := piaParseNumber(s)
+			if err != nil {
+				return nil, f.errorf("%s: %w", flag, err)
+			}
+			if x > max {
+				return nil, f.errorf("%s %s: Pia %s carries at most 0x%x", flag, s, v, max)
+			}
+			out = append(out, x)
+		}
+		return out, nil
+	}
+	if len(f.protocolTypes) > 0 {
+		var err error
+		if types, err = parse("--protocol-type", f.protocolTypes, typeMax); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.protocolPorts) > 0 {
+		var err error
+		if ports, err = parse("--protocol-port", f.protocolPorts, portMax); err != nil {
+			return nil, err
+		}
+	}
+	var out []piaProtocol
+	for _, t := range types {
+		for _, p := range ports {
+			out = append(out, piaProtocol{uint16(t), p})
+		}
+	}
+	return out, nil
+}
+
+// piaUnreliableType is the protocol type of the unreliable protocol (16-bit ids
+// up to 5.4, one byte later; specs/reference/pia/protocols/index.md), the
+// default of listen and send: the simplest protocol a game sends raw payloads on.
+func piaUnreliableType(v pia.Version) uint16 {
+	if v.MessageLayout() == pia.MessageUpTo5_4 {
+		return 0x2000
+	}
+	return 0x68
+}
+
+// piaParseConstantID parses a constant id: 64 bits from 5.6, 32 bits up to 5.4
+// (the width of the message fields). Decimal or 0x hex, as piaParseNumber.
+func piaParseConstantID(s string, v pia.Version) (uint64, error) {
+	t := strings.TrimSpace(s)
+	base := 10
+	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+		t, base = t[2:], 16
+	}
+	bits := 64
+	if v.MessageLayout() == pia.MessageUpTo5_4 {
+		bits = 32
+	}
+	x, err := strconv.ParseUint(t, base, bits)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a %d-bit decimal or 0x hex number (the constant id of Pia %s)", s, bits, v)
+	}
+	return x, nil
+}
+
+func piaParseStationIndex(s string) (uint8, error) {
+	x, err := piaParseNumber(s)
+	if err != nil || x > 0xFF {
+		return 0, fmt.Errorf("%q: want a number 0..255 (253: none, 254: host)", s)
+	}
+	return uint8(x), nil
+}
+
+// piaCheckSourceIP refuses a wildcard local address when the nonces need this
+// station's IP (LAN, LDN 6.x) and --source-ip does not give it: the nonces
+// would use 0.0.0.0 and no peer could open the packets.
+func (f *piaEndpointFlags) checkSourceIP(cfg *pia.EndpointConfig, local, flag string) error {
+	n := cfg.NonceParams.Network
+	needs := n == pia.NetworkLAN || (n == pia.NetworkLDN && cfg.Version.HeaderLayout() == pia.Header6_16)
+	if !needs || cfg.Source.IP.IsValid() {
+		return nil
+	}
+	ua, err := net.ResolveUDPAddr("udp", local)
+	if err != nil {
+		return f.errorf("%s %q: %w", flag, local, err)
+	}
+	if ua.IP == nil || ua.IP.IsUnspecified() {
+		return f.errorf("%s %s is a wildcard address and %s nonces use this station's IP: give --source-ip, the address peers see", flag, local, n)
+	}
+	return nil
+}
+
+// piaResolve resolves a UDP address that must name a port.
+func piaResolve(s string) (netip.AddrPort, error) {
+	ua, err := net.ResolveUDPAddr("udp", s)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	ap := ua.AddrPort()
+	if ap.Port() == 0 || !ap.Addr().IsValid() || ap.Addr().IsUnspecified() {
+		return netip.AddrPort{}, errors.New("want HOST:PORT of a station (a port, and no wildcard address)")
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+}
+
+// piaRouteLocal returns the local address the route to remote uses, port 0:
+// connecting a UDP socket sends nothing, it only picks the route.
+func piaRouteLocal(remote netip.AddrPort) (string, error) {
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(remote))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	la := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap()
+	return netip.AddrPortFrom(la, 0).String(), nil
+}
+
+func runPiaListen(cmd *cobra.Command, _ []string) error {
+	f := &piaListenFlags
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	s, err := f.setup(errOut)
+	if err != nil {
+		return err
+	}
+	cfg := &s.cfg
+	cfg.AcceptUnknownPeers = f.acceptUnknown
+	var peerAddr netip.AddrPort
+	switch {
+	case f.peer != "":
+		if peerAddr, err = piaResolve(f.peer); err != nil {
+			return f.errorf("--peer %q: %w", f.peer, err)
+		}
+	case !f.acceptUnknown:
+		return f.errorf("no station to hear from: give --peer ADDR (a known station) or --accept-unknown (any station whose packets authenticate)")
+	}
+	if err := f.checkSourceIP(cfg, f.listenAddr, "--listen"); err != nil {
+		return err
+	}
+	e, err := pia.Listen(f.listenAddr, *cfg)
+	if err != nil {
+		return f.errorf("%w", err)
+	}
+	defer e.Close()
+	if peerAddr.IsValid() {
+		e.AddPeer(peerAddr, s.peer)
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if f.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	pr := &piaPrinter{w: out, json: s.json, v: cfg.Version}
+	got := 0 // handlers run on Serve's goroutine, this one
+	h := pia.HandlerFunc(func(from *pia.Peer, m *pia.Message) {
+		if f.count > 0 && got >= f.count {
+			return // closing
+		}
+		got++
+		pr.message(from.Addr(), m, nil)
+		if f.answer {
+			if err := piaAnswer(e, cfg.Version, from, m); err != nil {
+				fmt.Fprintf(errOut, "%s: answer to %s: %v\n", f.name, from.Addr(), err)
+			}
+		}
+		if f.count > 0 && got == f.count {
+			cancel()
+		}
+	})
+	names := make([]string, 0, len(s.protocols))
+	for _, p := range s.protocols {
+		e.Handle(p.typ, p.port, h)
+		names = append(names, piaProtocolName(cfg.Version, p))
+	}
+	fmt.Fprintf(errOut, "%s: listening on %s (Pia %s, %s, %s); delivering %s\n",
+		f.name, e.LocalAddr(), cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), strings.Join(names, ", "))
+	serveErr := e.Serve(ctx)
+	pr.stats(e.Stats())
+	if serveErr != nil {
+		return f.errorf("%w", serveErr)
+	}
+	if f.count > 0 && got < f.count && cmd.Context().Err() == nil {
+		return f.errorf("--timeout %v: %d of %d messages received", f.timeout, got, f.count)
+	}
+	return nil
+}
+
+// piaAnswer sends m back to its sender, compressed again if it came compressed,
+// unicast to the sender's constant id when it is known.
+func piaAnswer(e *pia.Endpoint, v pia.Version, from *pia.Peer, m *pia.Message) error {
+	r := pia.Message{ProtocolType: m.ProtocolType, ProtocolPort: m.ProtocolPort, Payload: m.Payload}
+	if m.Compressed(v) {
+		if err := r.Deflate(m.Payload, pia.ZlibFlag(v)); err != nil {
+			return err
+		}
+	}
+	var err error
+	if from.ConstantID() != 0 {
+		err = e.SendTo(from, r)
+	} else {
+		err = e.Send(from, r)
+	}
+	if err != nil {
+		return err
+	}
+	return e.FlushPeer(from)
+}
+
+func piaEncryption(cfg *pia.EndpointConfig) string {
+	if cfg.SessionKey == nil {
+		return "unencrypted"
+	}
+	return "encrypted"
+}
+
+func piaProtocolName(v pia.Version, p piaProtocol) string {
+	if name := pia.ProtocolName(v, p.typ); name != "" {
+		return fmt.Sprintf("%s(0x%x) port %d", name, p.typ, p.port)
+	}
+	return fmt.Sprintf("type 0x%x port %d", p.typ, p.port)
+}
+
+// piaAnswerInfo is what send adds to the record of an answer.
+type piaAnswerInfo struct {
+	Answer int   `json:"answer"`
+	Of     int   `json:"of"`
+	RTTNS  int64 `json:"rtt_ns"`
+	Echo   bool  `json:"echo"`
+}
+
+// piaMessageRecord is a delivered message as listen and send print it: the keys
+// of a message of `gamewire decode --format json` (pia.MessageRecord) and the
+// sender. payload_hex is the payload the handler got, inflated if it was
+// compressed (flag_names then says zlib).
+type piaMessageRecord struct {
+	*piaAnswerInfo
+	From string `json:"from"`
+	pia.MessageRecord
+}
+
+type piaPrinter struct {
+	w    io.Writer
+	json bool
+	v    pia.Version
+}
+
+func (p *piaPrinter) message(from netip.AddrPort, m *pia.Message, ans *piaAnswerInfo) {
+	r := piaMessageRecord{piaAnswerInfo: ans, From: from.String(), MessageRecord: piaDescribe(p.v, m)}
+	if p.json {
+		p.writeJSON(r)
+		return
+	}
+	var sb strings.Builder
+	if ans != nil {
+		fmt.Fprintf(&sb, "answer %d/%d rtt=%v", ans.Answer, ans.Of, time.Duration(ans.RTTNS))
+		if ans.Echo {
+			sb.WriteString(" echo ")
+		} else {
+			sb.WriteString(" differs ")
+		}
+	}
+	mr := &r.MessageRecord
+	fmt.Fprintf(&sb, "from=%s protocol_type=0x%x", r.From, mr.ProtocolType)
+	if mr.ProtocolName != "" {
+		fmt.Fprintf(&sb, "(%s)", mr.ProtocolName)
+	}
+	fmt.Fprintf(&sb, " protocol_port=%d flags=0x%02x", mr.ProtocolPort, mr.Flags)
+	if len(mr.FlagNames) > 0 {
+		fmt.Fprintf(&sb, "(%s)", strings.Join(mr.FlagNames, ","))
+	}
+	fmt.Fprintf(&sb, " destination=0x%x", mr.Destination)
+	if mr.SourceStationIndex != nil {
+		fmt.Fprintf(&sb, " source_station_index=%d", *mr.SourceStationIndex)
+	}
+	if mr.SourceConstantID != nil {
+		fmt.Fprintf(&sb, " source_constant_id=0x%x", *mr.SourceConstantID)
+	}
+	fmt.Fprintf(&sb, " payload(%d)=%s\n", mr.PayloadSize, mr.PayloadHex)
+	io.WriteString(p.w, sb.String())
+}
+
+func (p *piaPrinter) writeJSON(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(p.w, "{\"error\":%q}\n", err.Error())
+		return
+	}
+	p.w.Write(append(b, '\n'))
+}
+
+// piaStatsRecord is the closing record: the endpoint's counters and drops by
+// reason.
+type piaStatsRecord struct {
+	PacketsIn       uint64            `json:"packets_in"`
+	PacketsOut      uint64            `json:"packets_out"`
+	MessagesIn      uint64            `json:"messages_in"`
+	MessagesOut     uint64            `json:"messages_out"`
+	MessagesRelayed uint64            `json:"messages_relayed"`
+	Drops           map[string]uint64 `json:"drops"`
+}
+
+func (p *piaPrinter) stats(st pia.EndpointStats) {
+	r := piaStatsRecord{st.PacketsIn, st.PacketsOut, st.MessagesIn, st.MessagesOut, st.MessagesRelayed, st.Drops}
+	if p.json {
+		p.writeJSON(struct {
+			Stats piaStatsRecord `json:"stats"`
+		}{r})
+		return
+	}
+	drops := "none"
+	if len(st.Drops) > 0 {
+		keys := make([]string, 0, len(st.Drops))
+		for k := range st.Drops {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			keys[i] = fmt.Sprintf("%s=%d", k, st.Drops[k])
+		}
+		drops = strings.Join(keys, " ")
+	}
+	fmt.Fprintf(p.w, "packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s\n",
+		r.PacketsIn, r.PacketsOut, r.MessagesIn, r.MessagesOut, r.MessagesRelayed, drops)
+}
+
+// piaDescribe fills the decode command's message record from a delivered message.
+func piaDescribe(v pia.Version, m *pia.Message) pia.MessageRecord {
+	r := pia.MessageRecord{
+		Flags: m.Flags, ProtocolType: m.ProtocolType, ProtocolName: pia.ProtocolName(v, m.ProtocolType),
+		ProtocolPort: m.ProtocolPort, Destination: m.Destination,
+		PayloadSize: len(m.Payload), PayloadHex: hex.EncodeToString(m.Payload),
+	}
+	for _, fl := range []struct {
+		bit  uint8
+		name string
+	}{{pia.FlagMulticast, "multicast"}, {pia.FlagRelay, "relay"}, {pia.FlagRelayed, "relayed"}, {pia.FlagNoBundle, "no-bundle"}, {pia.ZlibFlag(v), "zlib"}} {
+		if m.Flags&fl.bit != 0 {
+			r.FlagNames = append(r.FlagNames, fl.name)
+		}
+	}
+	for _, st := range m.DestinationStations(nil) {
+		r.DestinationStations = append(r.DestinationStations, int(st))
+	}
+	ml := v.MessageLayout()
+	if ml == pia.MessageUpTo5_4 {
+		si := m.SourceStationIndex
+		r.SourceStationIndex = &si
+	}
+	if ml != pia.Message5_27 {
+		c := m.SourceConstantID
+		r.SourceConstantID = &c
+	}
+	return r
+}
+
+// piaReceived is an answer as send's handler hands it over.
+type piaReceived struct {
+	msg pia.Message // Payload copied
+	at  time.Time
+}
+
+func runPiaSend(cmd *cobra.Command, args []string) error {
+	f := &piaSendFlags
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	s, err := f.setup(errOut)
+	if err != nil {
+		return err
+	}
+	cfg := &s.cfg
+	if len(s.protocols) != 1 {
+		return f.errorf("--protocol-type and --protocol-port: send takes one of each")
+	}
+	proto := s.protocols[0]
+	var payload []byte
+	switch {
+	case f.payload != "" && f.text != "":
+		return f.errorf("give --payload HEX or --text S, not both")
+	case f.payload != "":
+		if payload, err = parseHex(f.payload); err != nil {
+			return f.errorf("--payload: %w", err)
+		}
+	case f.text != "":
+		payload = []byte(f.text)
+	default:
+		payload = []byte("gamewire")
+	}
+	if f.count < 1 {
+		return f.errorf("--count %d: want at least 1", f.count)
+	}
+	if f.expectAnswer && f.timeout == 0 {
+		return f.errorf("--timeout 0: --expect-answer needs a time to wait for each answer")
+	}
+	peerAddr, err := piaResolve(args[0])
+	if err != nil {
+		return f.errorf("ADDR %q: %w", args[0], err)
+	}
+	local := f.local
+	if local == "" {
+		if local, err = piaRouteLocal(peerAddr); err != nil {
+			return f.errorf("no route to %s: %w", peerAddr, err)
+		}
+	}
+	if err := f.checkSourceIP(cfg, local, "--local"); err != nil {
+		return err
+	}
+	msg := pia.Message{ProtocolType: proto.typ, ProtocolPort: proto.port, Payload: payload}
+	if f.zlib {
+		if err := msg.Deflate(payload, pia.ZlibFlag(cfg.Version)); err != nil {
+			return f.errorf("--zlib: %w", err)
+		}
+	}
+	e, err := pia.Listen(local, *cfg)
+	if err != nil {
+		return f.errorf("--local: %w", err)
+	}
+	defer e.Close()
+	peer := e.AddPeer(peerAddr, s.peer)
+	answers := make(chan piaReceived, 16)
+	e.Handle(proto.typ, proto.port, pia.HandlerFunc(func(from *pia.Peer, m *pia.Message) {
+		if from != peer {
+			return
+		}
+		r := piaReceived{msg: *m, at: time.Now()}
+		r.msg.Payload = slices.Clone(m.Payload)
+		select {
+		case answers <- r:
+		default: // nobody waits for that many: counted in messages in
+		}
+	}))
+	ctx, cancel := context.WithCancel(cmd.Context())
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- e.Serve(ctx) }()
+	stop := sync.OnceValue(func() error { cancel(); return <-serveDone })
+	defer stop()
+
+	pr := &piaPrinter{w: out, json: s.json, v: cfg.Version}
+	fmt.Fprintf(errOut, "%s: %s -> %s (Pia %s, %s, %s); %s\n", f.name, e.LocalAddr(), peerAddr,
+		cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), piaProtocolName(cfg.Version, proto))
+	var rtts []time.Duration
+	var failure error
+	sent := 0
+	for i := 1; i <= f.count && failure == nil; i++ {
+		if peer.ConstantID() != 0 {
+			err = e.SendTo(peer, msg)
+		} else {
+			err = e.Send(peer, msg)
+		}
+		if err != nil {
+			failure = f.errorf("message %d: %w", i, err)
+			break
+		}
+		start := time.Now()
+		if err := e.FlushPeer(peer); err != nil {
+			failure = f.errorf("message %d: %w", i, err)
+			break
+		}
+		sent++
+		if !f.expectAnswer {
+			continue
+		}
+		t := time.NewTimer(f.timeout)
+		select {
+		case a := <-answers:
+			rtt := a.at.Sub(start)
+			rtts = append(rtts, rtt)
+			pr.message(peerAddr, &a.msg, &piaAnswerInfo{Answer: i, Of: f.count, RTTNS: int64(rtt), Echo: string(a.msg.Payload) == string(payload)})
+		case <-t.C:
+			failure = f.errorf("message %d of %d: no answer from %s within %v (the peer's drops say why: auth for a wrong --session-key or nonce input)", i, f.count, peerAddr, f.timeout)
+		case <-ctx.Done():
+			failure = f.errorf("interrupted after %d of %d messages", i-1, f.count)
+		}
+		t.Stop()
+	}
+	pr.summary(sent, f.count, f.expectAnswer, rtts)
+	serveErr := stop()
+	pr.stats(e.Stats())
+	if failure != nil {
+		return failure
+	}
+	if serveErr != nil {
+		return f.errorf("%w", serveErr)
+	}
+	return nil
+}
+
+// piaSendSummary is send's closing record before the counters.
+type piaSendSummary struct {
+	Sent     int    `json:"sent"`
+	Of       int    `json:"of"`
+	Answered *int   `json:"answered,omitempty"`
+	RTTNS    *rttNS `json:"rtt_ns,omitempty"`
+}
+
+type rttNS struct {
+	Min  int64 `json:"min"`
+	P50  int64 `json:"p50"`
+	Max  int64 `json:"max"`
+	Mean int64 `json:"mean"`
+}
+
+func (p *piaPrinter) summary(sent, of int, expect bool, rtts []time.Duration) {
+	sum := piaSendSummary{Sent: sent, Of: of}
+	if expect {
+		n := len(rtts)
+		sum.Answered = &n
+	}
+	if len(rtts) > 0 {
+		sorted := slices.Clone(rtts)
+		slices.Sort(sorted)
+		var total time.Duration
+		for _, d := range sorted {
+			total += d
+		}
+		sum.RTTNS = &rttNS{int64(sorted[0]), int64(sorted[len(sorted)/2]), int64(sorted[len(sorted)-1]), int64(total) / int64(len(sorted))}
+	}
+	if p.json {
+		p.writeJSON(struct {
+			Summary piaSendSummary `json:"summary"`
+		}{sum})
+		return
+	}
+	fmt.Fprintf(p.w, "sent %d of %d", sent, of)
+	if sum.Answered != nil {
+		fmt.Fprintf(p.w, ", answered %d", *sum.Answered)
+	}
+	if r := sum.RTTNS; r != nil {
+		fmt.Fprintf(p.w, "; rtt min %v p50 %v max %v mean %v", time.Duration(r.Min), time.Duration(r.P50), time.Duration(r.Max), time.Duration(r.Mean))
+	}
+	fmt.Fprintln(p.w)
+}

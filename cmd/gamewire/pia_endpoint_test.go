@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// resetPiaEndpointFlags restores the flags of one pia subcommand and the root's
+// writers and arguments, so later tests see pristine flags.
+func resetPiaEndpointFlags(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				sv.Replace(nil)
+			} else {
+				f.Value.Set(f.DefValue)
+			}
+			f.Changed = false
+		}
+	})
+}
+
+func resetPiaRoot() {
+	rootCmd.SetArgs(nil)
+	rootCmd.SetOut(nil)
+	rootCmd.SetErr(nil)
+}
+
+// piaListener is a `gamewire pia listen` running in the background.
+type piaListener struct {
+	addr   string
+	out    *syncWriter
+	cancel context.CancelFunc
+	done   chan error
+}
+
+var piaListeningRE = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+
+// startPiaListen runs `gamewire pia listen ARGS --listen 127.0.0.1:0` and waits
+// until it says where it listens. The command captures its writers and flags
+// before saying so, so the next Execute (pia send) may change the root's.
+func startPiaListen(t *testing.T, args ...string) *piaListener {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &piaListener{out: &syncWriter{}, cancel: cancel, done: make(chan error, 1)}
+	rootCmd.SetOut(l.out)
+	rootCmd.SetErr(l.out)
+	rootCmd.SetArgs(append([]string{"pia", "listen", "--listen", "127.0.0.1:0"}, args...))
+	piaListenCmd.SetContext(ctx)
+	go func() { l.done <- rootCmd.ExecuteContext(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-l.done
+		resetPiaEndpointFlags(piaListenCmd)
+		resetPiaRoot()
+	})
+	deadline := time.After(10 * time.Second)
+	for {
+		if m := piaListeningRE.FindStringSubmatch(l.out.String()); m != nil {
+			l.addr = m[1]
+			return l
+		}
+		select {
+		case err := <-l.done:
+			l.done <- err
+			t.Fatalf("pia listen ended before listening: %v\n%s", err, l.out.String())
+		case <-deadline:
+			t.Fatalf("pia listen did not start:\n%s", l.out.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// wait returns the listener's error once it ended by itself (--count).
+func (l *piaListener) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-l.done:
+		l.done <- err
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("pia listen did not end:\n%s", l.out.String())
+		return nil
+	}
+}
+
+// stop cancels the listener (Ctrl-C) and returns its error.
+func (l *piaListener) stop(t *testing.T) error {
+	t.Helper()
+	l.cancel()
+	return l.wait(t)
+}
+
+// runPiaSubcommand runs `gamewire pia SUB ARGS` in the foreground and restores
+// that subcommand's flags.
+func runPiaSubcommand(t *testing.T, sub *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	out := &syncWriter{}
+	rootCmd.SetOut(out)
+	rootCmd.SetErr(out)
+	rootCmd.SetArgs(append([]string{"pia", sub.Name()}, args...))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sub.SetContext(ctx)
+	defer resetPiaEndpointFlags(sub)
+	err := rootCmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// piaSessionFlags are the session flags of each tested version x network.
+var piaEndpointCases = []struct {
+	name    string
+	session []string
+}{
+	{"5.27-lan", []string{"--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f"}},
+	{"6.16-npln", []string{"--version", "6.16", "--network", "npln", "--network-id", "0x12345678", "--session-key", "f0e1d2c3b4a5968778695a4b3c2d1e0f"}},
+	{"6.16-ldn", []string{"--version", "6.16", "--network", "ldn", "--network-id", "0x19EC1D90", "--session-key", "1cd8384ae3cc5198402f8d5291eb054c"}},
+	// Up to 5.10 the RTT comes from header timers, the message layout carries a
+	// source constant id, and an answer is unicast to it.
+	{"5.9-nex", []string{"--version", "5.9", "--network", "nex", "--gathering-id", "0x1234", "--session-key", "00112233445566778899aabbccddeeff"}},
+	// LDN up to 5.44: nonces hash the sender's MAC, so both sides name both MACs.
+	{"5.27-ldn", []string{"--version", "5.27", "--network", "ldn", "--network-id", "434904464", "--session-key", "1cd8384ae3cc5198402f8d5291eb054c"}},
+}
+
+// TestPiaListenSendAnswer: `pia listen --answer --count 3` and `pia send
+// --expect-answer --count 3` talk over 127.0.0.1 for several versions and
+// networks; send prints three echoed answers with RTTs, listen prints the three
+// messages and no drops, and both exit 0.
+func TestPiaListenSendAnswer(t *testing.T) {
+	const text = "hello pia"
+	payloadHex := hex.EncodeToString([]byte(text))
+	for _, tc := range piaEndpointCases {
+		t.Run(tc.name, func(t *testing.T) {
+			listenArgs := append([]string{"--answer", "--count", "3"}, tc.session...)
+			sendArgs := append([]string{"--text", text, "--count", "3", "--expect-answer", "--timeout", "10s"}, tc.session...)
+			if strings.HasPrefix(tc.name, "5.27-ldn") {
+				listenArgs = append(listenArgs, "--mac", "48:f1:eb:20:9b:22", "--peer-mac", "02:00:00:00:00:02")
+				sendArgs = append(sendArgs, "--mac", "02:00:00:00:00:02", "--peer-mac", "48:f1:eb:20:9b:22")
+			}
+			if strings.HasPrefix(tc.name, "5.9") {
+				sendArgs = append(sendArgs, "--constant-id", "0x1001")
+			}
+			// LDN up to 5.44 needs the peer's MAC, so that listener knows its peer.
+			var l *piaListener
+			if strings.HasPrefix(tc.name, "5.27-ldn") {
+				// The sender's port is not known in advance: give it one.
+				sendLocal := freeUDPAddr(t)
+				sendArgs = append(sendArgs, "--local", sendLocal)
+				l = startPiaListen(t, append(listenArgs, "--peer", sendLocal)...)
+			} else {
+				l = startPiaListen(t, append(listenArgs, "--accept-unknown")...)
+			}
+			out, err := runPiaSubcommand(t, piaSendCmd, append([]string{l.addr}, sendArgs...)...)
+			if err != nil {
+				t.Fatalf("pia send: %v\n%s\nlisten:\n%s", err, out, l.out.String())
+			}
+			if n := strings.Count(out, "echo from="+l.addr); n != 3 {
+				t.Errorf("pia send printed %d echoed answers, want 3:\n%s", n, out)
+			}
+			for i := 1; i <= 3; i++ {
+				if !strings.Contains(out, fmt.Sprintf("answer %d/3 rtt=", i)) {
+					t.Errorf("pia send: no line for answer %d:\n%s", i, out)
+				}
+			}
+			for _, want := range []string{"protocol_type=0x68(unreliable) protocol_port=1", "payload(9)=" + payloadHex, "sent 3 of 3, answered 3; rtt min ", "drops: none"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("pia send output lacks %q:\n%s", want, out)
+				}
+			}
+			if err := l.wait(t); err != nil {
+				t.Fatalf("pia listen: %v\n%s", err, l.out.String())
+			}
+			lout := l.out.String()
+			if n := strings.Count(lout, "protocol_type=0x68(unreliable) protocol_port=1 flags=0x00"); n != 3 {
+				t.Errorf("pia listen printed %d messages, want 3:\n%s", n, lout)
+			}
+			if n := strings.Count(lout, "payload(9)="+payloadHex); n != 3 {
+				t.Errorf("pia listen printed %d payloads %s, want 3:\n%s", n, payloadHex, lout)
+			}
+			if !strings.Contains(lout, "messages 3 in, 3 out, 0 relayed; drops: none") {
+				t.Errorf("pia listen counters:\n%s", lout)
+			}
+			if strings.HasPrefix(tc.name, "5.9") && !strings.Contains(lout, "source_constant_id=0x1001") {
+				t.Errorf("pia listen: the sender's constant id is not shown:\n%s", lout)
+			}
+		})
+	}
+}
+
+// TestPiaListenSendJSON: the JSON records of both commands carry the decode
+// command's message keys, the sender, the answers' RTTs and the counters; the
+// payload goes zlib-compressed and is printed inflated.
+func TestPiaListenSendJSON(t *testing.T) {
+	session := []string{"--version", "6.16", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f", "--format", "json",
+		"--protocol-type", "0x7c", "--protocol-port", "0x10000"}
+	l := startPiaListen(t, append([]string{"--answer", "--count", "2", "--accept-unknown"}, session...)...)
+	out, err := runPiaSubcommand(t, piaSendCmd, append([]string{l.addr, "--payload", "00ff10", "--zlib", "--count", "2", "--expect-answer"}, session...)...)
+	if err != nil {
+		t.Fatalf("pia send: %v\n%s", err, out)
+	}
+	if err := l.wait(t); err != nil {
+		t.Fatalf("pia listen: %v\n%s", err, l.out.String())
+	}
+	records := func(s string) []map[string]any {
+		var recs []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+			if !strings.HasPrefix(line, "{") {
+				continue // the start line on stderr
+			}
+			var r map[string]any
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+			recs = append(recs, r)
+		}
+		return recs
+	}
+	sendRecs, listenRecs := records(out), records(l.out.String())
+	if len(sendRecs) != 4 || len(listenRecs) != 3 {
+		t.Fatalf("records: send %d (want 2 answers, summary, stats), listen %d (want 2 messages, stats)\nsend:\n%s\nlisten:\n%s", len(sendRecs), len(listenRecs), out, l.out.String())
+	}
+	for i, r := range append(sendRecs[:2:2], listenRecs[:2]...) {
+		for k, want := range map[string]any{"protocol_type": float64(0x7c), "protocol_name": "reliable", "protocol_port": float64(0x10000),
+			"payload_hex": "00ff10", "payload_size": 3.0, "flags": float64(0x20)} {
+			if r[k] != want {
+				t.Errorf("record %d: %s = %v, want %v", i, k, r[k], want)
+			}
+		}
+		if names, _ := r["flag_names"].([]any); len(names) != 1 || names[0] != "zlib" {
+			t.Errorf("record %d: flag_names %v", i, r["flag_names"])
+		}
+		if from, _ := r["from"].(string); !strings.HasPrefix(from, "127.0.0.1:") {
+			t.Errorf("record %d: from %v", i, r["from"])
+		}
+	}
+	for i, r := range sendRecs[:2] {
+		if r["answer"] != float64(i+1) || r["of"] != 2.0 || r["echo"] != true {
+			t.Errorf("answer record %d: %v", i, r)
+		}
+		if rtt, _ := r["rtt_ns"].(float64); rtt <= 0 {
+			t.Errorf("answer record %d: rtt_ns %v", i, r["rtt_ns"])
+		}
+	}
+	sum, _ := sendRecs[2]["summary"].(map[string]any)
+	if sum["sent"] != 2.0 || sum["answered"] != 2.0 || sum["rtt_ns"] == nil {
+		t.Errorf("summary %v", sendRecs[2])
+	}
+	for _, r := range []map[string]any{sendRecs[3], listenRecs[2]} {
+		st, _ := r["stats"].(map[string]any)
+		if st["messages_in"] != 2.0 || st["messages_out"] != 2.0 {
+			t.Errorf("stats %v", r)
+		}
+		if d, _ := st["drops"].(map[string]any); len(d) != 0 {
+			t.Errorf("drops %v", d)
+		}
+	}
+}
+
+// TestPiaSendWrongSessionKey: a sender with another session key gets no answer
+// and exits non-zero naming the message; the listener counts the packet as an
+// auth drop and prints that when stopped.
+func TestPiaSendWrongSessionKey(t *testing.T) {
+	l := startPiaListen(t, "--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f", "--accept-unknown", "--answer")
+	out, err := runPiaSubcommand(t, piaSendCmd, l.addr, "--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0e",
+		"--count", "2", "--expect-answer", "--timeout", "300ms")
+	if err == nil || !strings.Contains(err.Error(), "message 1 of 2: no answer from "+l.addr) {
+		t.Fatalf("pia send with a wrong key: err %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "sent 1 of 2, answered 0") {
+		t.Errorf("pia send output:\n%s", out)
+	}
+	if err := l.stop(t); err != nil {
+		t.Fatalf("pia listen: %v", err)
+	}
+	lout := l.out.String()
+	if !strings.Contains(lout, "messages 0 in, 0 out, 0 relayed; drops: auth=1") {
+		t.Errorf("pia listen did not count the auth drop:\n%s", lout)
+	}
+}
+
+// TestPiaListenUnknownPeerDropped: without --accept-unknown a station that is not
+// the --peer is dropped and counted; listen --count with --timeout fails saying
+// how many came.
+func TestPiaListenUnknownPeerDropped(t *testing.T) {
+	session := []string{"--version", "6.16", "--network", "npln", "--session-key", "000102030405060708090a0b0c0d0e0f"}
+	l := startPiaListen(t, append([]string{"--peer", "127.0.0.1:9", "--count", "1", "--timeout", "2s"}, session...)...)
+	out, err := runPiaSubcommand(t, piaSendCmd, append([]string{l.addr, "--count", "1"}, session...)...)
+	if err != nil {
+		t.Fatalf("pia send without --expect-answer: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "sent 1 of 1\n") {
+		t.Errorf("pia send output:\n%s", out)
+	}
+	err = l.wait(t)
+	if err == nil || !strings.Contains(err.Error(), "--timeout 2s: 0 of 1 messages received") {
+		t.Fatalf("pia listen: err %v\n%s", err, l.out.String())
+	}
+	if !strings.Contains(l.out.String(), "drops: unknown-peer=1") {
+		t.Errorf("pia listen did not count the unknown peer:\n%s", l.out.String())
+	}
+}
+
+// TestPiaEndpointBadFlags: bad flags are refused before any socket opens, with
+// an error naming the flag.
+func TestPiaEndpointBadFlags(t *testing.T) {
+	ok := []string{"--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f"}
+	with := func(extra ...string) []string { return append(append([]string{}, ok...), extra...) }
+	tests := []struct {
+		name string
+		cmd  *cobra.Command
+		args []string
+		want string
+	}{
+		{"no version", piaListenCmd, []string{"--network", "lan", "--accept-unknown"}, "--version is required"},
+		{"bad version", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.x", "--network", "lan"}, "--version: pia: version \"5.x\""},
+		{"no network", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27"}, "--network is required"},
+		{"bad network", piaListenCmd, []string{"--version", "5.27", "--network", "wifi", "--accept-unknown"}, "--network: pia: network \"wifi\""},
+		{"nex on 6.x", piaListenCmd, []string{"--version", "6.16", "--network", "nex", "--accept-unknown"}, "--network nex: not defined for Pia 6.16"},
+		{"short key", piaListenCmd, []string{"--version", "5.27", "--network", "lan", "--session-key", "0011", "--accept-unknown"}, "--session-key: 2 bytes, want 16"},
+		{"key not hex", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27", "--network", "lan", "--session-key", "zz"}, "--session-key: encoding/hex"},
+		{"gathering id on lan", piaListenCmd, with("--gathering-id", "5", "--accept-unknown"), "--gathering-id is a nonce input of nex; --network lan does not use it"},
+		{"network id on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--network-id", "5")...), "--network-id is a nonce input of ldn and npln"},
+		{"mac on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--mac", "01:02:03:04:05:06")...), "--mac is a nonce input of ldn"},
+		{"bad mac", piaListenCmd, []string{"--version", "5.27", "--network", "ldn", "--peer-mac", "0102", "--accept-unknown"}, "--peer-mac: \"0102\" is not a MAC address"},
+		{"bad network id", piaListenCmd, []string{"--version", "6.16", "--network", "npln", "--network-id", "0xZZ", "--accept-unknown"}, "--network-id: \"ZZ\" is not a 32-bit"},
+		{"connection id too big", piaListenCmd, with("--connection-id", "256", "--accept-unknown"), "--connection-id \"256\": want a number 0..255"},
+		{"station index", piaListenCmd, with("--station-index", "300", "--accept-unknown"), "--station-index: \"300\": want a number 0..255"},
+		{"constant id 5.4 width", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.4", "--network", "lan", "--peer-constant-id", "0x100000000"}, "--peer-constant-id: \"0x100000000\" is not a 32-bit"},
+		{"protocol type width", piaListenCmd, with("--protocol-type", "0x100", "--accept-unknown"), "--protocol-type 0x100: Pia 5.27 carries at most 0xff"},
+		{"protocol port width", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.9", "--network", "lan", "--protocol-port", "256"}, "--protocol-port 256: Pia 5.9 carries at most 0xff"},
+		{"two protocols on send", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--protocol-port", "1,2")...), "send takes one of each"},
+		{"format", piaListenCmd, with("--format", "yaml", "--accept-unknown"), "--format \"yaml\": want text or json"},
+		{"listen count", piaListenCmd, with("--count", "-1", "--accept-unknown"), "--count -1"},
+		{"send count", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--count", "0")...), "--count 0: want at least 1"},
+		{"payload and text", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "00", "--text", "a")...), "give --payload HEX or --text S, not both"},
+		{"payload not hex", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "0g")...), "--payload: encoding/hex"},
+		{"no peer", piaListenCmd, ok, "give --peer ADDR (a known station) or --accept-unknown"},
+		{"bad peer", piaListenCmd, with("--peer", "127.0.0.1"), "--peer \"127.0.0.1\""},
+		{"send address without port", piaSendCmd, append([]string{"127.0.0.1:0"}, ok...), "ADDR \"127.0.0.1:0\": want HOST:PORT"},
+		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0 is a wildcard address and lan nonces use this station's IP: give --source-ip"},
+		{"expect answer without timeout", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--expect-answer", "--timeout", "0")...), "--expect-answer needs a time"},
+		{"send without address", piaSendCmd, ok, "accepts 1 arg(s), received 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runPiaSubcommand(t, tc.cmd, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want it to contain %q\n%s", err, tc.want, out)
+			}
+			if tc.cmd == piaSendCmd && tc.want != "accepts 1 arg(s), received 0" && !strings.HasPrefix(err.Error(), "pia send: ") {
+				t.Errorf("error %q does not name the command", err)
+			}
+		})
+	}
+}
+
+// freeUDPAddr returns a 127.0.0.1 UDP address that was free a moment ago.
+func freeUDPAddr(t *testing.T) string {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().String()
+}
