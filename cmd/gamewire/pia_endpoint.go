@@ -428,6 +428,13 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 	case !f.acceptUnknown:
 		return f.errorf("no station to hear from: give --peer ADDR (a known station) or --accept-unknown (any station whose packets authenticate)")
 	}
+	if f.peer == "" {
+		for _, name := range []string{"peer-mac", "peer-variable-id", "peer-constant-id", "peer-station-index"} {
+			if cmd.Flags().Changed(name) {
+				return f.errorf("--%s describes the --peer station: give --peer ADDR too (stations accepted with --accept-unknown are learnt from their packets)", name)
+			}
+		}
+	}
 	if err := f.checkSourceIP(cfg, f.listenAddr, "--listen"); err != nil {
 		return err
 	}
@@ -735,6 +742,9 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 	var failure error
 	sent := 0
 	for i := 1; i <= f.count && failure == nil; i++ {
+		for len(answers) > 0 {
+			<-answers // an extra answer to an earlier message is not this one's
+		}
 		if peer.ConstantID() != 0 {
 			err = e.SendTo(peer, msg)
 		} else {

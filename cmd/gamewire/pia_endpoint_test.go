@@ -352,6 +352,7 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 		{"payload and text", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "00", "--text", "a")...), "give --payload HEX or --text S, not both"},
 		{"payload not hex", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "0g")...), "--payload: encoding/hex"},
 		{"no peer", piaListenCmd, ok, "give --peer ADDR (a known station) or --accept-unknown"},
+		{"peer flag without peer", piaListenCmd, with("--accept-unknown", "--peer-constant-id", "7"), "--peer-constant-id describes the --peer station: give --peer ADDR too"},
 		{"bad peer", piaListenCmd, with("--peer", "127.0.0.1"), "--peer \"127.0.0.1\""},
 		{"send address without port", piaSendCmd, append([]string{"127.0.0.1:0"}, ok...), "ADDR \"127.0.0.1:0\": want HOST:PORT"},
 		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0 is a wildcard address and lan nonces use this station's IP: give --source-ip"},
