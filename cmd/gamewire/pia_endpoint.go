@@ -366,7 +366,7 @@ func piaParseStationIndex(s string) (uint8, error) {
 	return uint8(x), nil
 }
 
-// piaCheckSourceIP refuses a wildcard local address when the nonces need this
+// checkSourceIP refuses a wildcard local address when the nonces need this
 // station's IP (LAN, LDN 6.x) and --source-ip does not give it: the nonces
 // would use 0.0.0.0 and no peer could open the packets.
 func (f *piaEndpointFlags) checkSourceIP(cfg *pia.EndpointConfig, local, flag string) error {
