@@ -83,6 +83,7 @@ type piaEndpointFlags struct {
 
 	local, payload, text string // send
 	zlib, expectAnswer   bool   // send
+	ping                 bool   // send
 }
 
 type piaProtocol struct {
@@ -141,6 +142,7 @@ func init() {
 	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
 	g.IntVar(&sf.count, "count", 1, "messages to send")
 	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
+	g.BoolVar(&sf.ping, "ping", false, "send a Pia RTT protocol request before each message (the peer's endpoint answers it) and print the endpoint's smoothed RTT")
 	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
 
 	piaCmd.AddCommand(piaListenCmd, piaSendCmd)
@@ -745,6 +747,14 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		for len(answers) > 0 {
 			<-answers // an extra answer to an earlier message is not this one's
 		}
+		// The RTT request goes first, in a packet of its own: its response feeds
+		// the endpoint's smoothed RTT, the answer the RTT printed here.
+		if f.ping {
+			if err := e.Ping(peer); err != nil {
+				failure = f.errorf("message %d: ping: %w", i, err)
+				break
+			}
+		}
 		if peer.ConstantID() != 0 {
 			err = e.SendTo(peer, msg)
 		} else {
@@ -776,7 +786,8 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		}
 		t.Stop()
 	}
-	pr.summary(sent, f.count, f.expectAnswer, rtts)
+	srtt, samples := peer.RTT()
+	pr.summary(sent, f.count, f.expectAnswer, rtts, srtt, samples)
 	serveErr := stop()
 	pr.stats(e.Stats())
 	if failure != nil {
@@ -790,10 +801,15 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 
 // piaSendSummary is send's closing record before the counters.
 type piaSendSummary struct {
-	Sent     int    `json:"sent"`
-	Of       int    `json:"of"`
-	Answered *int   `json:"answered,omitempty"`
-	RTTNS    *rttNS `json:"rtt_ns,omitempty"`
+	Sent     int  `json:"sent"`
+	Of       int  `json:"of"`
+	Answered *int `json:"answered,omitempty"`
+	// PiaSRTTNS and PiaRTTSamples are the endpoint's own estimate ("RTT
+	// Calculation" in specs/pia.md: header timers up to 5.10, --ping's RTT
+	// protocol), present once it has a sample.
+	PiaSRTTNS     int64  `json:"pia_srtt_ns,omitempty"`
+	PiaRTTSamples int    `json:"pia_rtt_samples,omitempty"`
+	RTTNS         *rttNS `json:"rtt_ns,omitempty"`
 }
 
 type rttNS struct {
@@ -803,8 +819,11 @@ type rttNS struct {
 	Mean int64 `json:"mean"`
 }
 
-func (p *piaPrinter) summary(sent, of int, expect bool, rtts []time.Duration) {
-	sum := piaSendSummary{Sent: sent, Of: of}
+func (p *piaPrinter) summary(sent, of int, expect bool, rtts []time.Duration, srtt time.Duration, samples int) {
+	sum := piaSendSummary{Sent: sent, Of: of, PiaRTTSamples: samples}
+	if samples > 0 {
+		sum.PiaSRTTNS = int64(srtt)
+	}
 	if expect {
 		n := len(rtts)
 		sum.Answered = &n
@@ -830,6 +849,9 @@ func (p *piaPrinter) summary(sent, of int, expect bool, rtts []time.Duration) {
 	}
 	if r := sum.RTTNS; r != nil {
 		fmt.Fprintf(p.w, "; rtt min %v p50 %v max %v mean %v", time.Duration(r.Min), time.Duration(r.P50), time.Duration(r.Max), time.Duration(r.Mean))
+	}
+	if samples > 0 {
+		fmt.Fprintf(p.w, "; pia srtt %v (%d samples)", srtt, samples)
 	}
 	fmt.Fprintln(p.w)
 }

@@ -157,6 +157,13 @@ func TestPiaListenSendAnswer(t *testing.T) {
 			if strings.HasPrefix(tc.name, "5.9") {
 				sendArgs = append(sendArgs, "--constant-id", "0x1001")
 			}
+			// --ping adds an RTT protocol request (and its response) per message.
+			ping := tc.name == "6.16-npln"
+			listenCounters := "messages 3 in, 3 out, 0 relayed; drops: none"
+			if ping {
+				sendArgs = append(sendArgs, "--ping")
+				listenCounters = "messages 6 in, 6 out, 0 relayed; drops: none"
+			}
 			// LDN up to 5.44 needs the peer's MAC, so that listener knows its peer.
 			var l *piaListener
 			if strings.HasPrefix(tc.name, "5.27-ldn") {
@@ -184,6 +191,11 @@ func TestPiaListenSendAnswer(t *testing.T) {
 					t.Errorf("pia send output lacks %q:\n%s", want, out)
 				}
 			}
+			// The endpoint's own estimate: from the RTT protocol with --ping, from
+			// the header timers up to 5.10.
+			if hasSRTT := strings.Contains(out, "; pia srtt "); hasSRTT != (ping || strings.HasPrefix(tc.name, "5.9") || strings.HasPrefix(tc.name, "5.4")) {
+				t.Errorf("pia send: pia srtt shown %v:\n%s", hasSRTT, out)
+			}
 			if err := l.wait(t); err != nil {
 				t.Fatalf("pia listen: %v\n%s", err, l.out.String())
 			}
@@ -194,7 +206,7 @@ func TestPiaListenSendAnswer(t *testing.T) {
 			if n := strings.Count(lout, "payload(9)="+payloadHex); n != 3 {
 				t.Errorf("pia listen printed %d payloads %s, want 3:\n%s", n, payloadHex, lout)
 			}
-			if !strings.Contains(lout, "messages 3 in, 3 out, 0 relayed; drops: none") {
+			if !strings.Contains(lout, listenCounters) {
 				t.Errorf("pia listen counters:\n%s", lout)
 			}
 			if strings.HasPrefix(tc.name, "5.9") && !strings.Contains(lout, "source_constant_id=0x1001") {
