@@ -167,10 +167,12 @@ func TestPiaListenSendAnswer(t *testing.T) {
 			// LDN up to 5.44 needs the peer's MAC, so that listener knows its peer.
 			var l *piaListener
 			if strings.HasPrefix(tc.name, "5.27-ldn") {
-				// The sender's port is not known in advance: give it one.
-				sendLocal := freeUDPAddr(t)
+				// The sender's port is not known in advance: reserve one until the
+				// listener has its own, so that the two cannot be the same.
+				sendLocal, release := reserveUDPAddr(t)
 				sendArgs = append(sendArgs, "--local", sendLocal)
 				l = startPiaListen(t, append(listenArgs, "--peer", sendLocal)...)
+				release()
 			} else {
 				l = startPiaListen(t, append(listenArgs, "--accept-unknown")...)
 			}
@@ -384,13 +386,14 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 	}
 }
 
-// freeUDPAddr returns a 127.0.0.1 UDP address that was free a moment ago.
-func freeUDPAddr(t *testing.T) string {
+// reserveUDPAddr binds a 127.0.0.1 UDP port and returns its address and a
+// function that frees it for the command that is to bind it.
+func reserveUDPAddr(t *testing.T) (string, func()) {
 	t.Helper()
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	return c.LocalAddr().String()
+	t.Cleanup(func() { c.Close() })
+	return c.LocalAddr().String(), func() { c.Close() }
 }
