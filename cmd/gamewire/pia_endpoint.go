@@ -78,8 +78,8 @@ type piaEndpointFlags struct {
 	timeout                              time.Duration
 	verbose                              bool
 
-	listenAddr, peer      string // listen
-	acceptUnknown, answer bool   // listen
+	listenAddr, peer             string // listen
+	acceptUnknown, answer, relay bool   // listen and send
 
 	local, payload, text string // send
 	zlib, expectAnswer   bool   // send
@@ -126,6 +126,7 @@ func init() {
 	f.StringVar(&lf.peer, "peer", "", "a known station's UDP address (needed unless --accept-unknown)")
 	f.BoolVar(&lf.acceptUnknown, "accept-unknown", false, "accept any station whose first packet authenticates")
 	f.BoolVar(&lf.answer, "answer", false, "send every message back to its sender")
+	f.BoolVar(&lf.relay, "relay", false, "forward messages that carry the relay flag to the known station their destination names")
 	f.StringSliceVar(&lf.protocolTypes, "protocol-type", nil, "protocol types to deliver, comma-separated or repeated (default: unreliable, 0x68 or 0x2000 up to 5.4)")
 	f.StringSliceVar(&lf.protocolPorts, "protocol-port", nil, "protocol ports to deliver, comma-separated or repeated (default 1)")
 	f.IntVar(&lf.count, "count", 0, "exit after this many messages (0: run until Ctrl-C or --timeout)")
@@ -142,6 +143,7 @@ func init() {
 	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
 	g.IntVar(&sf.count, "count", 1, "messages to send")
 	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
+	g.BoolVar(&sf.relay, "relay", false, "set the relay flag: the station at ADDR forwards the messages to the station of --peer-constant-id")
 	g.BoolVar(&sf.ping, "ping", false, "send a Pia RTT protocol request before each message (the peer's endpoint answers it) and print the endpoint's smoothed RTT")
 	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
 
@@ -413,7 +415,10 @@ func piaRouteLocal(remote netip.AddrPort) (string, error) {
 }
 
 func runPiaListen(cmd *cobra.Command, _ []string) error {
-	f := &piaListenFlags
+	// A copy: the flags are read during the whole run, and a test may parse
+	// another run's while this one goes on.
+	fl := piaListenFlags
+	f := &fl
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	s, err := f.setup(errOut)
 	if err != nil {
@@ -421,6 +426,7 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 	}
 	cfg := &s.cfg
 	cfg.AcceptUnknownPeers = f.acceptUnknown
+	cfg.Relay = f.relay
 	var peerAddr netip.AddrPort
 	switch {
 	case f.peer != "":
@@ -476,8 +482,12 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 		e.Handle(p.typ, p.port, h)
 		names = append(names, piaProtocolName(cfg.Version, p))
 	}
-	fmt.Fprintf(errOut, "%s: listening on %s (Pia %s, %s, %s); delivering %s\n",
-		f.name, e.LocalAddr(), cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), strings.Join(names, ", "))
+	relaying := ""
+	if f.relay {
+		relaying = ", relaying"
+	}
+	fmt.Fprintf(errOut, "%s: listening on %s (Pia %s, %s, %s%s); delivering %s\n",
+		f.name, e.LocalAddr(), cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), relaying, strings.Join(names, ", "))
 	serveErr := e.Serve(ctx)
 	pr.stats(e.Stats())
 	if serveErr != nil {
@@ -664,7 +674,8 @@ type piaReceived struct {
 }
 
 func runPiaSend(cmd *cobra.Command, args []string) error {
-	f := &piaSendFlags
+	fl := piaSendFlags
+	f := &fl
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	s, err := f.setup(errOut)
 	if err != nil {
@@ -708,6 +719,12 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	msg := pia.Message{ProtocolType: proto.typ, ProtocolPort: proto.port, Payload: payload}
+	if f.relay {
+		if s.peer.ConstantID == 0 {
+			return f.errorf("--relay needs --peer-constant-id: the station that ADDR is to forward the messages to")
+		}
+		msg.Flags |= pia.FlagRelay
+	}
 	if f.zlib {
 		if err := msg.Deflate(payload, pia.ZlibFlag(cfg.Version)); err != nil {
 			return f.errorf("--zlib: %w", err)

@@ -331,6 +331,33 @@ func TestPiaListenUnknownPeerDropped(t *testing.T) {
 	}
 }
 
+// TestPiaRelayThroughListener: send --relay asks station A (listen --relay) to
+// forward a message to station B by B's constant id; B prints it with the
+// relayed flag, and A counts it as relayed and does not deliver it itself.
+func TestPiaRelayThroughListener(t *testing.T) {
+	session := []string{"--version", "6.16", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f"}
+	b := startPiaListen(t, append([]string{"--constant-id", "0x2002", "--accept-unknown", "--count", "1"}, session...)...)
+	a := startPiaListen(t, append([]string{"--relay", "--constant-id", "0x1001", "--accept-unknown", "--peer", b.addr, "--peer-constant-id", "0x2002"}, session...)...)
+	out, err := runPiaSubcommand(t, piaSendCmd, append([]string{a.addr, "--relay", "--peer-constant-id", "0x2002", "--text", "via a"}, session...)...)
+	if err != nil {
+		t.Fatalf("pia send --relay: %v\n%s", err, out)
+	}
+	if err := b.wait(t); err != nil {
+		t.Fatalf("station b: %v\n%s", err, b.out.String())
+	}
+	want := "from=" + a.addr + " protocol_type=0x68(unreliable) protocol_port=1 flags=0x04(relayed) destination=0x2002 payload(5)=" + hex.EncodeToString([]byte("via a"))
+	if !strings.Contains(b.out.String(), want) {
+		t.Errorf("station b did not print the relayed message %q:\n%s", want, b.out.String())
+	}
+	if err := a.stop(t); err != nil {
+		t.Fatalf("station a: %v", err)
+	}
+	aout := a.out.String()
+	if !strings.Contains(aout, "messages 1 in, 1 out, 1 relayed; drops: none") || strings.Contains(aout, "from=") {
+		t.Errorf("station a relayed nothing, or delivered the message itself:\n%s", aout)
+	}
+}
+
 // TestPiaEndpointBadFlags: bad flags are refused before any socket opens, with
 // an error naming the flag.
 func TestPiaEndpointBadFlags(t *testing.T) {
@@ -367,6 +394,7 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 		{"payload not hex", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "0g")...), "--payload: encoding/hex"},
 		{"no peer", piaListenCmd, ok, "give --peer ADDR (a known station) or --accept-unknown"},
 		{"peer flag without peer", piaListenCmd, with("--accept-unknown", "--peer-constant-id", "7"), "--peer-constant-id describes the --peer station: give --peer ADDR too"},
+		{"relay without destination", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--relay")...), "--relay needs --peer-constant-id"},
 		{"bad peer", piaListenCmd, with("--peer", "127.0.0.1"), "--peer \"127.0.0.1\""},
 		{"send address without port", piaSendCmd, append([]string{"127.0.0.1:0"}, ok...), "ADDR \"127.0.0.1:0\": want HOST:PORT"},
 		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0 is a wildcard address and lan nonces use this station's IP: give --source-ip"},
