@@ -73,6 +73,10 @@ func startPiaListen(t *testing.T, args ...string) *piaListener {
 		select {
 		case err := <-l.done:
 			l.done <- err
+			if m := piaListeningRE.FindStringSubmatch(l.out.String()); m != nil {
+				l.addr = m[1] // a short --timeout: it listened, and already ended
+				return l
+			}
 			t.Fatalf("pia listen ended before listening: %v\n%s", err, l.out.String())
 		case <-deadline:
 			t.Fatalf("pia listen did not start:\n%s", l.out.String())
@@ -91,6 +95,18 @@ func (l *piaListener) wait(t *testing.T) error {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("pia listen did not end:\n%s", l.out.String())
 		return nil
+	}
+}
+
+// waitFor waits until the listener's output contains s.
+func (l *piaListener) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(l.out.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pia listen never printed %q:\n%s", s, l.out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -288,10 +304,10 @@ func TestPiaListenSendJSON(t *testing.T) {
 }
 
 // TestPiaSendWrongSessionKey: a sender with another session key gets no answer
-// and exits non-zero naming the message; the listener counts the packet as an
-// auth drop and prints that when stopped.
+// and exits non-zero naming the message; the listener logs (-v) and counts the
+// packet as an auth drop and prints the count when stopped.
 func TestPiaSendWrongSessionKey(t *testing.T) {
-	l := startPiaListen(t, "--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f", "--accept-unknown", "--answer")
+	l := startPiaListen(t, "--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f", "--accept-unknown", "--answer", "-v")
 	out, err := runPiaSubcommand(t, piaSendCmd, l.addr, "--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0e",
 		"--count", "2", "--expect-answer", "--timeout", "300ms")
 	if err == nil || !strings.Contains(err.Error(), "message 1 of 2: no answer from "+l.addr) {
@@ -300,6 +316,7 @@ func TestPiaSendWrongSessionKey(t *testing.T) {
 	if !strings.Contains(out, "sent 1 of 2, answered 0") {
 		t.Errorf("pia send output:\n%s", out)
 	}
+	l.waitFor(t, "reason=auth from=127.0.0.1:")
 	if err := l.stop(t); err != nil {
 		t.Fatalf("pia listen: %v", err)
 	}
@@ -310,11 +327,10 @@ func TestPiaSendWrongSessionKey(t *testing.T) {
 }
 
 // TestPiaListenUnknownPeerDropped: without --accept-unknown a station that is not
-// the --peer is dropped and counted; listen --count with --timeout fails saying
-// how many came.
+// the --peer is dropped, logged (-v) and counted.
 func TestPiaListenUnknownPeerDropped(t *testing.T) {
 	session := []string{"--version", "6.16", "--network", "npln", "--session-key", "000102030405060708090a0b0c0d0e0f"}
-	l := startPiaListen(t, append([]string{"--peer", "127.0.0.1:9", "--count", "1", "--timeout", "2s"}, session...)...)
+	l := startPiaListen(t, append([]string{"--peer", "127.0.0.1:9", "-v"}, session...)...)
 	out, err := runPiaSubcommand(t, piaSendCmd, append([]string{l.addr, "--count", "1"}, session...)...)
 	if err != nil {
 		t.Fatalf("pia send without --expect-answer: %v\n%s", err, out)
@@ -322,12 +338,37 @@ func TestPiaListenUnknownPeerDropped(t *testing.T) {
 	if !strings.Contains(out, "sent 1 of 1\n") {
 		t.Errorf("pia send output:\n%s", out)
 	}
-	err = l.wait(t)
-	if err == nil || !strings.Contains(err.Error(), "--timeout 2s: 0 of 1 messages received") {
-		t.Fatalf("pia listen: err %v\n%s", err, l.out.String())
+	l.waitFor(t, "reason=unknown-peer from=127.0.0.1:")
+	if err := l.stop(t); err != nil {
+		t.Fatalf("pia listen: %v\n%s", err, l.out.String())
 	}
-	if !strings.Contains(l.out.String(), "drops: unknown-peer=1") {
+	if !strings.Contains(l.out.String(), "messages 0 in, 0 out, 0 relayed; drops: unknown-peer=1") {
 		t.Errorf("pia listen did not count the unknown peer:\n%s", l.out.String())
+	}
+}
+
+// TestPiaListenCountTimeout: listen --count N --timeout D fails saying how many
+// messages came when D ends first; without --count the timeout is a normal end.
+func TestPiaListenCountTimeout(t *testing.T) {
+	session := []string{"--version", "5.27", "--network", "lan", "--accept-unknown", "--timeout", "50ms"}
+	l := startPiaListen(t, append([]string{"--count", "2"}, session...)...)
+	if err := l.wait(t); err == nil || err.Error() != "pia listen: --timeout 50ms: 0 of 2 messages received" {
+		t.Fatalf("pia listen --count 2 --timeout 50ms: err %v\n%s", err, l.out.String())
+	}
+	if !strings.Contains(l.out.String(), "packets 0 in, 0 out;") {
+		t.Errorf("pia listen did not print its counters:\n%s", l.out.String())
+	}
+}
+
+// TestPiaListenTimeoutEndsRun: without --count, --timeout ends the run with exit
+// 0 and the counters (JSON here).
+func TestPiaListenTimeoutEndsRun(t *testing.T) {
+	l := startPiaListen(t, "--version", "5.27", "--network", "lan", "--accept-unknown", "--timeout", "50ms", "--format", "json")
+	if err := l.wait(t); err != nil {
+		t.Fatalf("pia listen --timeout 50ms: %v\n%s", err, l.out.String())
+	}
+	if !strings.Contains(l.out.String(), `{"stats":{"packets_in":0,"packets_out":0,"messages_in":0,"messages_out":0,"messages_relayed":0,"drops":{}}}`) {
+		t.Errorf("pia listen did not print its counters:\n%s", l.out.String())
 	}
 }
 
