@@ -84,6 +84,7 @@ type piaEndpointFlags struct {
 	local, payload, text string // send
 	zlib, expectAnswer   bool   // send
 	ping                 bool   // send
+	multicast, broadcast bool   // send
 }
 
 type piaProtocol struct {
@@ -143,6 +144,8 @@ func init() {
 	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
 	g.IntVar(&sf.count, "count", 1, "messages to send")
 	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
+	g.BoolVar(&sf.multicast, "multicast", false, "send multicast messages to the station index of --peer-station-index (destination bitmap with its bit)")
+	g.BoolVar(&sf.broadcast, "broadcast", false, "send multicast messages to every station (destination bitmap 0xffffffff)")
 	g.BoolVar(&sf.relay, "relay", false, "set the relay flag: the station at ADDR forwards the messages to the station of --peer-constant-id")
 	g.BoolVar(&sf.ping, "ping", false, "send a Pia RTT protocol request before each message (the peer's endpoint answers it) and print the endpoint's smoothed RTT")
 	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
@@ -719,9 +722,15 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	msg := pia.Message{ProtocolType: proto.typ, ProtocolPort: proto.port, Payload: payload}
+	switch {
+	case f.multicast && f.broadcast:
+		return f.errorf("give --multicast or --broadcast, not both")
+	case f.multicast && (s.peer.StationIndex >= 64 || (s.peer.StationIndex >= 32 && cfg.Version.MessageLayout() == pia.MessageUpTo5_4)):
+		return f.errorf("--multicast needs --peer-station-index, a station with a bit in the destination bitmap (0-31 up to 5.4, 0-63 later), not %d", s.peer.StationIndex)
+	}
 	if f.relay {
-		if s.peer.ConstantID == 0 {
-			return f.errorf("--relay needs --peer-constant-id: the station that ADDR is to forward the messages to")
+		if s.peer.ConstantID == 0 && !f.multicast && !f.broadcast {
+			return f.errorf("--relay needs --peer-constant-id (or --multicast, --broadcast): the station that ADDR is to forward the messages to")
 		}
 		msg.Flags |= pia.FlagRelay
 	}
@@ -772,9 +781,14 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 				break
 			}
 		}
-		if peer.ConstantID() != 0 {
+		switch {
+		case f.broadcast:
+			err = e.Broadcast(msg)
+		case f.multicast:
+			err = e.Multicast([]*pia.Peer{peer}, msg)
+		case peer.ConstantID() != 0:
 			err = e.SendTo(peer, msg)
-		} else {
+		default:
 			err = e.Send(peer, msg)
 		}
 		if err != nil {

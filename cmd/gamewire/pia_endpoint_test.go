@@ -46,6 +46,9 @@ type piaListener struct {
 
 var piaListeningRE = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 
+// piaDeliveredRE matches a message line of listen's text output.
+var piaDeliveredRE = regexp.MustCompile(`(?m)^from=`)
+
 // startPiaListen runs `gamewire pia listen ARGS --listen 127.0.0.1:0` and waits
 // until it says where it listens. The command captures its writers and flags
 // before saying so, so the next Execute (pia send) may change the root's.
@@ -394,8 +397,43 @@ func TestPiaRelayThroughListener(t *testing.T) {
 		t.Fatalf("station a: %v", err)
 	}
 	aout := a.out.String()
-	if !strings.Contains(aout, "messages 1 in, 1 out, 1 relayed; drops: none") || strings.Contains(aout, "from=") {
+	if !strings.Contains(aout, "messages 1 in, 1 out, 1 relayed; drops: none") || piaDeliveredRE.MatchString(aout) {
 		t.Errorf("station a relayed nothing, or delivered the message itself:\n%s", aout)
+	}
+}
+
+// TestPiaSendMulticastBroadcast: send --multicast reaches a listener whose
+// station index has its bit and is dropped (destination) by one whose index has
+// not; send --broadcast reaches every station.
+func TestPiaSendMulticastBroadcast(t *testing.T) {
+	session := []string{"--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f"}
+	l := startPiaListen(t, append([]string{"--station-index", "3", "--accept-unknown", "--answer", "--count", "2"}, session...)...)
+	for _, mode := range []string{"--multicast", "--broadcast"} {
+		out, err := runPiaSubcommand(t, piaSendCmd, append([]string{l.addr, mode, "--peer-station-index", "3", "--expect-answer", "--timeout", "10s"}, session...)...)
+		if err != nil || !strings.Contains(out, "sent 1 of 1, answered 1") {
+			t.Fatalf("pia send %s: %v\n%s", mode, err, out)
+		}
+	}
+	if err := l.wait(t); err != nil {
+		t.Fatalf("pia listen: %v\n%s", err, l.out.String())
+	}
+	for _, want := range []string{"flags=0x01(multicast) destination=0x8 ", "flags=0x01(multicast) destination=0xffffffff ", "drops: none"} {
+		if !strings.Contains(l.out.String(), want) {
+			t.Errorf("pia listen output lacks %q:\n%s", want, l.out.String())
+		}
+	}
+
+	other := startPiaListen(t, append([]string{"--station-index", "4", "--accept-unknown", "-v"}, session...)...)
+	out, err := runPiaSubcommand(t, piaSendCmd, append([]string{other.addr, "--multicast", "--peer-station-index", "3"}, session...)...)
+	if err != nil {
+		t.Fatalf("pia send --multicast: %v\n%s", err, out)
+	}
+	other.waitFor(t, "reason=destination")
+	if err := other.stop(t); err != nil {
+		t.Fatalf("pia listen: %v", err)
+	}
+	if lout := other.out.String(); !strings.Contains(lout, "messages 1 in, 0 out, 0 relayed; drops: destination=1") || piaDeliveredRE.MatchString(lout) {
+		t.Errorf("station 4 took a message for station 3:\n%s", lout)
 	}
 }
 
@@ -435,7 +473,10 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 		{"payload not hex", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--payload", "0g")...), "--payload: encoding/hex"},
 		{"no peer", piaListenCmd, ok, "give --peer ADDR (a known station) or --accept-unknown"},
 		{"peer flag without peer", piaListenCmd, with("--accept-unknown", "--peer-constant-id", "7"), "--peer-constant-id describes the --peer station: give --peer ADDR too"},
-		{"relay without destination", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--relay")...), "--relay needs --peer-constant-id"},
+		{"relay without destination", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--relay")...), "--relay needs --peer-constant-id (or --multicast, --broadcast)"},
+		{"multicast and broadcast", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--multicast", "--broadcast")...), "give --multicast or --broadcast, not both"},
+		{"multicast without station", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--multicast")...), "--multicast needs --peer-station-index"},
+		{"multicast station beyond 5.4 bitmap", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.4", "--network", "lan", "--multicast", "--peer-station-index", "40"}, "not 40"},
 		{"bad peer", piaListenCmd, with("--peer", "127.0.0.1"), "--peer \"127.0.0.1\""},
 		{"send address without port", piaSendCmd, append([]string{"127.0.0.1:0"}, ok...), "ADDR \"127.0.0.1:0\": want HOST:PORT"},
 		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0 is a wildcard address and lan nonces use this station's IP: give --source-ip"},
