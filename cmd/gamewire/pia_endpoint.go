@@ -78,8 +78,9 @@ type piaEndpointFlags struct {
 	timeout                              time.Duration
 	verbose                              bool
 
-	listenAddr, peer             string // listen
-	acceptUnknown, answer, relay bool   // listen and send
+	listenAddr, peer      string // listen
+	acceptUnknown, answer bool   // listen
+	relay                 bool   // listen: forward relay requests; send: make them
 
 	local, payload, text string // send
 	zlib, expectAnswer   bool   // send
