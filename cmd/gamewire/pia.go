@@ -13,7 +13,7 @@ import (
 // piaCmd is `gamewire pia`: key helpers for Pia sessions (docs/pia.md).
 var piaCmd = &cobra.Command{
 	Use:   "pia",
-	Short: "Pia key helpers: session keys, ENL game keys, LDN network ids",
+	Short: "Pia key helpers and a Pia station on UDP (listen, send)",
 }
 
 var piaKeyFlags struct {
