@@ -40,6 +40,10 @@ func runConnectCLI(t *testing.T, args ...string) (string, error) {
 			})
 		}
 	}()
+	// An earlier test may have left its (since cancelled) context on them
+	// (runLiteCLI sets one on every subcommand): run with a live one.
+	serveCmd.SetContext(context.Background())
+	connectCmd.SetContext(context.Background())
 	var out bytes.Buffer
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&out)
