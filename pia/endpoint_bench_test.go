@@ -9,19 +9,41 @@ import (
 // BenchmarkEndpointRoundTrip measures one request/response of a 64-byte message
 // between two encrypted endpoints on loopback (Pia 6.16, LAN nonces), next to
 // BenchmarkUDPEchoRoundTrip, a plain UDP echo of the same size in the same run.
-func BenchmarkEndpointRoundTrip(b *testing.B) {
-	mk := func() *Endpoint {
-		e, err := Listen("127.0.0.1:0", EndpointConfig{Version: Version{6, 16}, NonceParams: NonceParams{Network: NetworkLAN}, SessionKey: testKey})
+func BenchmarkEndpointRoundTrip(b *testing.B) { benchEndpointRoundTrip(b, false) }
+
+// BenchmarkEndpointRoundTripAddressed is BenchmarkEndpointRoundTrip with
+// addressing: the request goes out with SendTo and the answer with Multicast, and
+// both endpoints know their constant id and station index, so every message passes
+// the destination filter.
+func BenchmarkEndpointRoundTripAddressed(b *testing.B) { benchEndpointRoundTrip(b, true) }
+
+func benchEndpointRoundTrip(b *testing.B, addressed bool) {
+	mk := func(cid uint64, idx uint8) *Endpoint {
+		cfg := EndpointConfig{Version: Version{6, 16}, NonceParams: NonceParams{Network: NetworkLAN}, SessionKey: testKey}
+		if addressed {
+			cfg.ConstantID, cfg.StationIndex = cid, idx
+		}
+		e, err := Listen("127.0.0.1:0", cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return e
 	}
-	a, c := mk(), mk()
-	pc := a.AddPeer(c.LocalAddr(), PeerConfig{})
-	c.AddPeer(a.LocalAddr(), PeerConfig{})
+	a, c := mk(0xA, 1), mk(0xC, 2)
+	var pcfg, acfg PeerConfig
+	if addressed {
+		pcfg, acfg = PeerConfig{ConstantID: 0xC, StationIndex: 2}, PeerConfig{ConstantID: 0xA, StationIndex: 1}
+	}
+	pc := a.AddPeer(c.LocalAddr(), pcfg)
+	pa := c.AddPeer(a.LocalAddr(), acfg)
+	toA := []*Peer{pa}
 	c.Handle(0x68, 1, HandlerFunc(func(from *Peer, m *Message) {
-		c.Send(from, Message{ProtocolType: 0x68, ProtocolPort: 2, Payload: m.Payload})
+		answer := Message{ProtocolType: 0x68, ProtocolPort: 2, Payload: m.Payload}
+		if addressed {
+			c.Multicast(toA, answer)
+		} else {
+			c.Send(from, answer)
+		}
 		c.FlushPeer(from)
 	}))
 	done := make(chan struct{}, 1)
@@ -31,15 +53,26 @@ func BenchmarkEndpointRoundTrip(b *testing.B) {
 	go a.Serve(ctx)
 	go c.Serve(ctx)
 	payload := make([]byte, 64)
+	request := Message{ProtocolType: 0x68, ProtocolPort: 1, Payload: payload}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := a.Send(pc, Message{ProtocolType: 0x68, ProtocolPort: 1, Payload: payload}); err != nil {
+		var err error
+		if addressed {
+			err = a.SendTo(pc, request)
+		} else {
+			err = a.Send(pc, request)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		if err := a.FlushPeer(pc); err != nil {
 			b.Fatal(err)
 		}
 		<-done
+	}
+	b.StopTimer()
+	if d := a.Drops(DropDestination) + c.Drops(DropDestination); d != 0 {
+		b.Fatalf("%d messages dropped for their destination", d)
 	}
 }
 

@@ -1,53 +1,9 @@
 package pia
 
 import (
-	"context"
 	"net/netip"
 	"testing"
 )
-
-// BenchmarkEndpointRoundTripAddressed is BenchmarkEndpointRoundTrip with
-// addressing: the request goes out with SendTo and the answer with Multicast, and
-// both endpoints know their constant id and station index, so every message passes
-// the destination filter.
-func BenchmarkEndpointRoundTripAddressed(b *testing.B) {
-	mk := func(cid uint64, idx uint8) *Endpoint {
-		e, err := Listen("127.0.0.1:0", EndpointConfig{Version: Version{6, 16}, NonceParams: NonceParams{Network: NetworkLAN}, SessionKey: testKey, ConstantID: cid, StationIndex: idx})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return e
-	}
-	a, c := mk(0xA, 1), mk(0xC, 2)
-	pc := a.AddPeer(c.LocalAddr(), PeerConfig{ConstantID: 0xC, StationIndex: 2})
-	pa := c.AddPeer(a.LocalAddr(), PeerConfig{ConstantID: 0xA, StationIndex: 1})
-	toA := []*Peer{pa}
-	c.Handle(0x68, 1, HandlerFunc(func(from *Peer, m *Message) {
-		c.Multicast(toA, Message{ProtocolType: 0x68, ProtocolPort: 2, Payload: m.Payload})
-		c.FlushPeer(from)
-	}))
-	done := make(chan struct{}, 1)
-	a.Handle(0x68, 2, HandlerFunc(func(*Peer, *Message) { done <- struct{}{} }))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go a.Serve(ctx)
-	go c.Serve(ctx)
-	payload := make([]byte, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := a.SendTo(pc, Message{ProtocolType: 0x68, ProtocolPort: 1, Payload: payload}); err != nil {
-			b.Fatal(err)
-		}
-		if err := a.FlushPeer(pc); err != nil {
-			b.Fatal(err)
-		}
-		<-done
-	}
-	b.StopTimer()
-	if d := a.Drops(DropDestination) + c.Drops(DropDestination); d != 0 {
-		b.Fatalf("%d messages dropped for their destination", d)
-	}
-}
 
 // TestDestinationFilterZeroAlloc holds the receive path to zero allocations with
 // the destination filter on: packets of a unicast message to this station and a
