@@ -22,11 +22,12 @@ var (
 	descRetransmits = prometheus.NewDesc("gamewire_prudp_retransmissions_total", "Packets sent again.", nil, nil)
 	descDrops       = prometheus.NewDesc("gamewire_prudp_drops_total", "Packets dropped, by reason.", []string{"reason"}, nil)
 	descWriteErrors = prometheus.NewDesc("gamewire_prudp_write_errors_total", "Failed socket writes.", nil, nil)
+	descBatchedIO   = prometheus.NewDesc("gamewire_prudp_batched_syscalls_total", "System calls that sent (segmented) or read (coalesced) several datagrams at once.", []string{"direction"}, nil)
 )
 
 func (serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descConns, descSessions, descAccepted, descEnded, descSyns, descDatagrams,
-		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors} {
+		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors, descBatchedIO} {
 		ch <- d
 	}
 }
@@ -61,4 +62,6 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDrops, v, k)
 	}
 	counter(descWriteErrors, st.WriteErrors)
+	counter(descBatchedIO, st.SegmentedWrites, "out")
+	counter(descBatchedIO, st.CoalescedReads, "in")
 }

@@ -316,22 +316,25 @@ func (srv *Server) Close() error {
 
 // ServerStats are a server's counters.
 type ServerStats struct {
-	Connections  int               // open now
-	Accepted     uint64            // connections established since start
-	SYNsAnswered uint64            // SYN-ACKs sent (statelessly)
-	DatagramsIn  uint64            // datagrams read
-	WriteErrors  uint64            // failed socket writes
-	Drops        map[string]uint64 // packets dropped before reaching a connection, by reason
-	ConnDrops    map[string]uint64 // packets dropped inside connections, by reason
-	Retransmits  uint64            // over all connections, open and ended
-	PacketsIn    uint64            // over all connections
-	PacketsOut   uint64            // over all connections
-	BytesIn      uint64            // over all connections
-	BytesOut     uint64            // over all connections
-	MessagesIn   uint64            // over all connections
-	MessagesOut  uint64            // over all connections
-	Ended        map[string]uint64 // ended connections by reason
-	Sessions     int64             // connection states held, including lingering ones
+	Connections  int    // open now
+	Accepted     uint64 // connections established since start
+	SYNsAnswered uint64 // SYN-ACKs sent (statelessly)
+	DatagramsIn  uint64 // datagrams read
+	WriteErrors  uint64 // failed socket writes
+	// SegmentedWrites and CoalescedReads count system calls that sent or
+	// read several datagrams at once (batched I/O, docs/prudp.md).
+	SegmentedWrites, CoalescedReads uint64
+	Drops                           map[string]uint64 // packets dropped before reaching a connection, by reason
+	ConnDrops                       map[string]uint64 // packets dropped inside connections, by reason
+	Retransmits                     uint64            // over all connections, open and ended
+	PacketsIn                       uint64            // over all connections
+	PacketsOut                      uint64            // over all connections
+	BytesIn                         uint64            // over all connections
+	BytesOut                        uint64            // over all connections
+	MessagesIn                      uint64            // over all connections
+	MessagesOut                     uint64            // over all connections
+	Ended                           map[string]uint64 // ended connections by reason
+	Sessions                        int64             // connection states held, including lingering ones
 }
 
 // Stats returns the server's counters.
@@ -348,6 +351,7 @@ func (srv *Server) Stats() ServerStats {
 	if ep != nil {
 		st.DatagramsIn = ep.packetsIn.Load()
 		st.WriteErrors = ep.writeErrors.Load()
+		st.SegmentedWrites, st.CoalescedReads = ep.segmentedWrites.Load(), ep.coalescedReads.Load()
 		st.Sessions = ep.sessionsOpen.Load()
 		for i := range ep.drops {
 			if v := ep.drops[i].Load(); v > 0 {
