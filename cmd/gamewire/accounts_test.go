@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
@@ -27,17 +25,9 @@ func runAccountsCLI(t *testing.T, stdin string, args ...string) (string, error) 
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
 		rootCmd.SetIn(nil)
-		reset := func(fs *pflag.FlagSet) {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
-		reset(accountsCmd.PersistentFlags())
+		resetFlags(accountsCmd.PersistentFlags())
 		for _, c := range accountsCmd.Commands() {
-			reset(c.Flags())
+			resetFlags(c.Flags())
 		}
 	}()
 	err := rootCmd.ExecuteContext(context.Background())

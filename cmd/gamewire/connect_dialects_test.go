@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/prudp"
@@ -31,14 +29,7 @@ func runConnectCLI(t *testing.T, args ...string) (string, error) {
 		rootCmd.SetErr(nil)
 		serveCmd.SetContext(serveCtx)
 		connectCmd.SetContext(connectCtx)
-		for _, fs := range []*pflag.FlagSet{connectCmd.Flags(), serveCmd.Flags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
+		resetFlags(connectCmd.Flags(), serveCmd.Flags())
 	}()
 	// An earlier test may have left its (since cancelled) context on them
 	// (runLiteCLI sets one on every subcommand): run with a live one.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // runPiaCLI runs gamewire with args and restores every flag it may have set, so
@@ -21,18 +19,7 @@ func runPiaCLI(t *testing.T, args ...string) (string, error) {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
-		for _, fs := range []*pflag.FlagSet{decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					if sv, ok := f.Value.(pflag.SliceValue); ok {
-						sv.Replace(nil)
-					} else {
-						f.Value.Set(f.DefValue)
-					}
-					f.Changed = false
-				}
-			})
-		}
+		resetFlags(decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags())
 	})
 	err := rootCmd.Execute()
 	return out.String(), err

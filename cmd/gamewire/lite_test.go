@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/lite"
 )
@@ -52,14 +50,7 @@ func runLiteCLI(t *testing.T, ctx context.Context, out *syncWriter, args ...stri
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
-		for _, c := range []*pflag.FlagSet{serveCmd.Flags(), connectCmd.Flags()} {
-			c.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
+		resetFlags(serveCmd.Flags(), connectCmd.Flags())
 	}()
 	return rootCmd.ExecuteContext(ctx)
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/prudp"
@@ -106,14 +104,4 @@ func TestLoginOverLiteCLI(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "logs in at a URL") {
 		t.Errorf("login without a URL: %v", err)
 	}
-}
-
-// resetFlags puts every changed flag of fs back to its default.
-func resetFlags(fs *pflag.FlagSet) {
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed {
-			f.Value.Set(f.DefValue)
-			f.Changed = false
-		}
-	})
 }

@@ -12,23 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
-
-// resetPiaEndpointFlags restores the flags of one pia subcommand and the root's
-// writers and arguments, so later tests see pristine flags.
-func resetPiaEndpointFlags(cmd *cobra.Command) {
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Changed {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				sv.Replace(nil)
-			} else {
-				f.Value.Set(f.DefValue)
-			}
-			f.Changed = false
-		}
-	})
-}
 
 func resetPiaRoot() {
 	rootCmd.SetArgs(nil)
@@ -64,7 +48,7 @@ func startPiaListen(t *testing.T, args ...string) *piaListener {
 	t.Cleanup(func() {
 		cancel()
 		<-l.done
-		resetPiaEndpointFlags(piaListenCmd)
+		resetFlags(piaListenCmd.Flags())
 		resetPiaRoot()
 	})
 	deadline := time.After(10 * time.Second)
@@ -131,7 +115,7 @@ func runPiaSubcommand(t *testing.T, sub *cobra.Command, args ...string) (string,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sub.SetContext(ctx)
-	defer resetPiaEndpointFlags(sub)
+	defer resetFlags(sub.Flags())
 	err := rootCmd.ExecuteContext(ctx)
 	return out.String(), err
 }

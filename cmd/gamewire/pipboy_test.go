@@ -15,7 +15,6 @@ import (
 
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // runPipboyCLI runs gamewire with args and restores the pipboy flags afterwards.
@@ -25,14 +24,7 @@ func runPipboyCLI(t *testing.T, args ...string) (string, error) {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
-		for _, fs := range []*pflag.FlagSet{pipboyDecodeCmd.Flags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if f.Changed {
-					f.Value.Set(f.DefValue)
-					f.Changed = false
-				}
-			})
-		}
+		resetFlags(pipboyDecodeCmd.Flags())
 	}
 	defer reset()
 	var out bytes.Buffer
