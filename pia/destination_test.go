@@ -355,7 +355,7 @@ func TestVectorBroadcastFiltered(t *testing.T) {
 	}
 }
 
-// sniffer is a UDP socket on loopback that reads what an endpoint sends to it.
+// sniffPacket reads the next datagram an endpoint sent to c, a plain UDP socket on loopback.
 func sniffPacket(t *testing.T, c *net.UDPConn) []byte {
 	t.Helper()
 	buf := make([]byte, 2048)

@@ -191,13 +191,7 @@ func TestEndpointDropsTamperedTruncatedReplayed(t *testing.T) {
 				if err := a.FlushPeer(pb); err != nil {
 					t.Fatal(err)
 				}
-				buf := make([]byte, 2048)
-				sniff.SetReadDeadline(time.Now().Add(testWait))
-				n, _, err := sniff.ReadFromUDPAddrPort(buf)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return buf[:n]
+				return sniffPacket(t, sniff)
 			}
 			from := a.LocalAddr()
 			p1 := capture("one")
