@@ -128,7 +128,10 @@ func (rec *Record) fillHeader(h *Header) {
 	}
 }
 
-func describeMessage(m *Message, v Version) MessageRecord {
+// DescribeMessage is the record of one message as Describe writes it, but
+// without inflating a compressed payload: a message an Endpoint delivered
+// carries its payload inflated already (its flags still say zlib).
+func DescribeMessage(m *Message, v Version) MessageRecord {
 	l := v.MessageLayout()
 	r := MessageRecord{
 		Flags: m.Flags, ProtocolType: m.ProtocolType, ProtocolPort: m.ProtocolPort,
@@ -155,6 +158,13 @@ func describeMessage(m *Message, v Version) MessageRecord {
 	for _, st := range m.DestinationStations(nil) {
 		r.DestinationStations = append(r.DestinationStations, int(st))
 	}
+	return r
+}
+
+// describeMessage is DescribeMessage of a message as it came off the wire,
+// with its compressed payload inflated.
+func describeMessage(m *Message, v Version) MessageRecord {
+	r := DescribeMessage(m, v)
 	if m.Compressed(v) {
 		out, err := m.Inflate(nil)
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -563,7 +562,7 @@ type piaPrinter struct {
 }
 
 func (p *piaPrinter) message(from netip.AddrPort, m *pia.Message, ans *piaAnswerInfo) {
-	r := piaMessageRecord{piaAnswerInfo: ans, From: from.String(), MessageRecord: piaDescribe(p.v, m)}
+	r := piaMessageRecord{piaAnswerInfo: ans, From: from.String(), MessageRecord: pia.DescribeMessage(m, p.v)}
 	if p.json {
 		p.writeJSON(r)
 		return
@@ -639,36 +638,6 @@ func (p *piaPrinter) stats(st pia.EndpointStats) {
 	}
 	fmt.Fprintf(p.w, "packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s\n",
 		r.PacketsIn, r.PacketsOut, r.MessagesIn, r.MessagesOut, r.MessagesRelayed, drops)
-}
-
-// piaDescribe fills the decode command's message record from a delivered message.
-func piaDescribe(v pia.Version, m *pia.Message) pia.MessageRecord {
-	r := pia.MessageRecord{
-		Flags: m.Flags, ProtocolType: m.ProtocolType, ProtocolName: pia.ProtocolName(v, m.ProtocolType),
-		ProtocolPort: m.ProtocolPort, Destination: m.Destination,
-		PayloadSize: len(m.Payload), PayloadHex: hex.EncodeToString(m.Payload),
-	}
-	for _, fl := range []struct {
-		bit  uint8
-		name string
-	}{{pia.FlagMulticast, "multicast"}, {pia.FlagRelay, "relay"}, {pia.FlagRelayed, "relayed"}, {pia.FlagNoBundle, "no-bundle"}, {pia.ZlibFlag(v), "zlib"}} {
-		if m.Flags&fl.bit != 0 {
-			r.FlagNames = append(r.FlagNames, fl.name)
-		}
-	}
-	for _, st := range m.DestinationStations(nil) {
-		r.DestinationStations = append(r.DestinationStations, int(st))
-	}
-	ml := v.MessageLayout()
-	if ml == pia.MessageUpTo5_4 {
-		si := m.SourceStationIndex
-		r.SourceStationIndex = &si
-	}
-	if ml != pia.Message5_27 {
-		c := m.SourceConstantID
-		r.SourceConstantID = &c
-	}
-	return r
 }
 
 // piaReceived is an answer as send's handler hands it over.
