@@ -47,7 +47,7 @@ func (s *session) startClient(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	s.hs = &outPacket{typ: typeSyn, buf: append([]byte(nil), b...), firstSent: now, deadline: now.Add(s.rtt.rto())}
+	s.hs = &outPacket{typ: typeSyn, buf: append([]byte(nil), b...), lastSent: now, deadline: now.Add(s.rtt.rto())}
 	return nil
 }
 
@@ -72,7 +72,7 @@ func (s *session) clientHandshake(now time.Time, p *pkt) {
 
 func (s *session) onSynAck(now time.Time, p *pkt) {
 	if s.hs.retries == 0 {
-		s.rtt.sample(now.Sub(s.hs.firstSent))
+		s.rtt.sample(now.Sub(s.hs.lastSent))
 	}
 	s.sigOut = append([]byte(nil), p.connSig[:s.codec.connSigLen()]...)
 	if s.codec.v1() {
@@ -120,7 +120,7 @@ func (s *session) onSynAck(now time.Time, p *pkt) {
 		s.fail(now, fmt.Errorf("%w: encoding CONNECT: %w", ErrHandshake, err))
 		return
 	}
-	s.hs = &outPacket{typ: typeConnect, buf: append([]byte(nil), b...), firstSent: now, deadline: now.Add(s.rtt.rto())}
+	s.hs = &outPacket{typ: typeConnect, buf: append([]byte(nil), b...), lastSent: now, deadline: now.Add(s.rtt.rto())}
 }
 
 func (s *session) onConnectAck(now time.Time, p *pkt) {
@@ -156,7 +156,7 @@ func (s *session) onConnectAck(now time.Time, p *pkt) {
 		}
 	}
 	if s.hs.retries == 0 {
-		s.rtt.sample(now.Sub(s.hs.firstSent))
+		s.rtt.sample(now.Sub(s.hs.lastSent))
 	}
 	s.hs = nil
 	s.remoteSID = p.sessionID

@@ -122,14 +122,13 @@ type outPacket struct {
 	substream uint8
 	typ       uint8
 	buf       []byte
-	firstSent time.Time
 	deadline  time.Time
-	retries   int    // retransmissions, fast or timed out (Karn's rule)
-	timeouts  int    // retransmissions on a timeout: back-off and MaxRetransmits
-	skipped   int    // acknowledgements of packets sent after this one's last transmission
-	tx        uint64 // order of its last transmission on the session (see ackOne)
-	lastSent  time.Time
-	size      int // message bytes it carries, for the send-queue accounting
+	retries   int       // retransmissions, fast or timed out (Karn's rule)
+	timeouts  int       // retransmissions on a timeout: back-off and MaxRetransmits
+	skipped   int       // acknowledgements of packets sent after this one's last transmission
+	tx        uint64    // order of its last transmission on the session (see ackOne)
+	lastSent  time.Time // its last transmission (the only one while retries is 0: the RTT sample)
+	size      int       // message bytes it carries, for the send-queue accounting
 }
 
 // substream is one reliable substream's send and receive state.
@@ -804,7 +803,7 @@ func (s *session) ackOne(now time.Time, st *substream, seq uint16) {
 	st.inflight = st.inflight[:len(st.inflight)-1]
 	s.inflight--
 	if o.retries == 0 {
-		s.rtt.sample(now.Sub(o.firstSent))
+		s.rtt.sample(now.Sub(o.lastSent))
 	}
 	if s.cwnd < s.cfg.MaxWindow {
 		s.cwnd++
@@ -978,7 +977,7 @@ func (s *session) transmitNew(now time.Time, st *substream, p *pkt, size int) {
 	}
 	o := s.sh.getOut()
 	s.tx++
-	*o = outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), firstSent: now, lastSent: now, size: size, tx: s.tx}
+	*o = outPacket{seq: p.seq, substream: st.id, typ: p.typ, buf: append(s.sh.getBuf(), b...), lastSent: now, size: size, tx: s.tx}
 	o.deadline = now.Add(s.rtt.rto())
 	st.inflight = append(st.inflight, o)
 	s.inflight++
