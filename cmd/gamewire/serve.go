@@ -177,8 +177,6 @@ func runServe(cmd *cobra.Command, args []string) error {
 		}
 		defer stop()
 	}
-	_ = pc.SetReadBuffer(4 << 20)
-	_ = pc.SetWriteBuffer(4 << 20)
 	fmt.Fprintf(cmd.ErrOrStderr(), "serving PRUDP %s echo on %s (virtual port %d)\n", cfg.Dialect, pc.LocalAddr(), cfg.Port)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(pc) }()

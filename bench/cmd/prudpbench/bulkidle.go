@@ -22,10 +22,8 @@ func bulkGamewire(mb int, plain bool) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The same kernel buffers as prudp.Server.ListenAndServe and prudp.Dial ask for (and
-	// as kcp-go gets in bulkKCP): with the 208 KB default a window of fragments overflows
-	// the receive buffer and the transfer measures retransmission timeouts.
-	setBuffers(pc)
+	// Serve gives pc 4 MiB kernel buffers, as prudp.Dial does the client's and as
+	// bulkKCP gives kcp-go's sockets (socketBuffer).
 	total := int64(mb) << 20
 	var got atomic.Int64
 	done := make(chan struct{})
