@@ -61,7 +61,11 @@ type Store struct {
 
 var _ auth.Accounts = (*Store)(nil)
 
-const schema = `
+// The accounts component's schema (migrate.go). Version 1 is the table every
+// earlier gamewire created, so it is written to be a no-op on their databases.
+func init() { registerSchema("accounts", accountsV1) }
+
+const accountsV1 = `
 CREATE TABLE IF NOT EXISTS accounts (
 	pid        INTEGER PRIMARY KEY,
 	name       TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -97,9 +101,9 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 		return nil, false, fmt.Errorf("accounts: open %s: %w", path, err)
 	}
 	s = &Store{db: db, path: path}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, false, fmt.Errorf("accounts: create schema in %s: %w", path, err)
+		return nil, false, err
 	}
 	if err := s.seed(ctx); err != nil {
 		db.Close()
