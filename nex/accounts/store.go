@@ -95,7 +95,11 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		created = true
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	// _txlock=immediate: every transaction takes the write lock when it begins, so
+	// one that reads and then writes (Add picking the next PID, the services'
+	// check-then-join) waits for another writer instead of failing with
+	// SQLITE_BUSY_SNAPSHOT; busy_timeout bounds the wait.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, false, fmt.Errorf("accounts: open %s: %w", path, err)
