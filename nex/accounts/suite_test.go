@@ -5,12 +5,24 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/storetest"
 )
 
 // TestStoreSuite runs the suite every backend runs (nex/storetest) on SQLite.
 func TestStoreSuite(t *testing.T) {
 	storetest.Accounts(t, func(t *testing.T) storetest.AccountStore {
+		s, _, err := accounts.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestNodeRegistrySuite(t *testing.T) {
+	storetest.Nodes(t, func(t *testing.T) nodes.Registry {
 		s, _, err := accounts.Open(context.Background(), t.TempDir())
 		if err != nil {
 			t.Fatal(err)

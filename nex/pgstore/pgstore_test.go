@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/storetest"
 )
 
@@ -41,6 +42,7 @@ func openFresh(t *testing.T) *Store {
 func TestStoreSuite(t *testing.T) {
 	pg(t) // the server lives as long as this test
 	storetest.Accounts(t, func(t *testing.T) storetest.AccountStore { return openFresh(t) })
+	storetest.Nodes(t, func(t *testing.T) nodes.Registry { return openFresh(t) })
 	t.Run("reopen keeps data and refuses a newer schema", func(t *testing.T) {
 		ctx := context.Background()
 		dsn := pg(t).NewDatabase(t)
