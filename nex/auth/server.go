@@ -32,6 +32,12 @@ type Server struct {
 	// secure server shares the authentication server's address, NEX 4 servers
 	// send 0.0.0.1 port 1 instead. Its PID parameter should be SecurePID.
 	SecureURL types.StationURL
+	// SecureURLFor, when set, chooses the secure server per login instead of
+	// SecureURL: a game run by several secure nodes hands each player the
+	// least-loaded live one (nex/nodes). An error refuses the login with
+	// RendezVous::MaxConnectionsReached (no node can take the player) and is
+	// logged.
+	SecureURLFor func(ctx context.Context, a Account) (types.StationURL, error)
 	// SecurePID is the account of the secure server, the target of tickets;
 	// default 2 (Quazal Rendez-Vous).
 	SecurePID types.PID
@@ -204,8 +210,24 @@ func (s *Server) randomKey() ([]byte, error) {
 	return key, nil
 }
 
-func (s *Server) connectionData() types.RVConnectionData {
-	return types.RVConnectionData{RegularURL: s.SecureURL, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
+func (s *Server) connectionData(url types.StationURL) types.RVConnectionData {
+	return types.RVConnectionData{RegularURL: url, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
+}
+
+// secureURL is where account a is sent: SecureURLFor's choice, or SecureURL. ok
+// is false when no secure node can take the player (logged).
+func (s *Server) secureURL(ctx context.Context, a Account) (url types.StationURL, ok bool) {
+	if s.SecureURLFor == nil {
+		return s.SecureURL, true
+	}
+	url, err := s.SecureURLFor(ctx, a)
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex login: no secure node", slog.Uint64("pid", uint64(a.PID)), slog.String("error", err.Error()))
+		}
+		return url, false
+	}
+	return url, true
 }
 
 func (s *Server) buildName() string {
@@ -238,12 +260,16 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 			if target == 0 {
 				target = s.securePID()
 			}
-			ticket, err := s.issue(ctx, c, a, key, target)
-			if err != nil {
-				return out, err
+			if url, ok := s.secureURL(ctx, a); !ok {
+				res = types.RendezVousMaxConnectionsReached
+			} else {
+				ticket, err := s.issue(ctx, c, a, key, target)
+				if err != nil {
+					return out, err
+				}
+				resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url),
+					BuildName: s.buildName(), SourceKey: hex.EncodeToString(key)}
 			}
-			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(),
-				BuildName: s.buildName(), SourceKey: hex.EncodeToString(key)}
 		}
 	} else if res.IsSuccess() {
 		a, err := s.Accounts.AccountByName(ctx, name)
@@ -257,11 +283,16 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 			if target == 0 {
 				target = s.securePID()
 			}
+			url, ok := s.secureURL(ctx, a)
+			if !ok {
+				res = types.RendezVousMaxConnectionsReached
+				break
+			}
 			ticket, err := s.issue(ctx, c, a, nil, target)
 			if err != nil {
 				return out, err
 			}
-			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(), BuildName: s.buildName()}
+			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url), BuildName: s.buildName()}
 		}
 	}
 	resp.Result = res
@@ -327,11 +358,15 @@ func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte,
 			return out, err
 		}
 	}
+	url, ok := s.secureURL(ctx, a)
+	if !ok {
+		return out, types.RendezVousMaxConnectionsReached
+	}
 	ticket, err := s.issue(ctx, c, a, key, s.securePID())
 	if err != nil {
 		return out, err
 	}
-	v := ValidateResult{SourcePID: a.PID, Ticket: ticket, ServiceNodeURL: s.SecureURL,
+	v := ValidateResult{SourcePID: a.PID, Ticket: ticket, ServiceNodeURL: url,
 		CurrentUTCTime: types.DateTimeFromTime(s.now()), ReturnMsg: s.buildName(), PlatformPID: a.PID,
 		SourceKey: hex.EncodeToString(key)}
 	return v.Append(out, c.Peer.Settings, s.Options)
