@@ -13,17 +13,18 @@ import (
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
+	"github.com/gamewire/gamewire/prudp/wire/record"
 )
 
 // PRUDP over UDP: recognition, per-connection key state, ordering per
 // substream, RC4 decryption, decompression and fragment reassembly.
 //
-// Records: every PRUDP packet is a "packet" record with the fields of
-// `decode --hex` (protocol, dialect, src, dst, type, flags, session_id,
-// substream_id, seq, fragment_id, signature_hex, connection_signature_hex,
-// payload_hex, checksum_ok, signature_ok, plain_hex); every whole application
+// Records: every PRUDP packet is a "packet" record whose fields are written by
+// record.Profile.Fields, the writer `decode --hex` uses; every whole application
 // message (the fragments of one reliable substream joined, or one unreliable
-// DATA) is a "message" record whose plain_hex holds the message.
+// DATA) is a "message" record whose plain_hex holds the message. What differs
+// between dialects (layout, signature scheme, encryption, compression) is read
+// from the dialect's record.Profile.
 
 func init() {
 	for _, n := range []string{wire.NameV0, wire.NameV0Friends, wire.NameV1, wire.NameQuazal, wire.NameHyperscape} {
@@ -126,8 +127,8 @@ func parsesWhole(dia wire.Dialect, b []byte) bool {
 func (h *prudpHandler) adoptAlternative(b []byte) bool {
 	for i, a := range h.alts {
 		if parsesWhole(a.dia, b) {
-			h.name, h.accessKey, h.dia = a.name, a.accessKey, a.dia
-			h.v0, h.v0f, h.v1, h.quazal = a.v0, a.v0f, a.v1, a.quazal
+			h.rx, h.accessKey, h.dia = a.rx, a.accessKey, a.dia
+			h.v0, h.v0f, h.v1, h.liteDia = a.v0, a.v0f, a.v1, a.liteDia
 			h.alts = append(h.alts[:i:i], h.alts[i+1:]...)
 			return true
 		}
@@ -137,14 +138,12 @@ func (h *prudpHandler) adoptAlternative(b []byte) bool {
 
 type prudpHandler struct {
 	d          *Dissector
-	name       string // dialect name as reported
+	rx         *record.Profile // the dialect's receive path; rx.Name is reported
 	accessKey  string
 	dia        wire.Dialect
-	v0         *wire.V0
+	v0         *wire.V0 // the dialects' own signature checks (rx.Signature says which)
 	v0f        *wire.V0 // friends mode, tried when games-mode signatures fail
 	v1         *wire.V1
-	quazal     bool
-	lite       bool
 	liteDia    *wire.Lite
 	alts       []*prudpHandler // other dialects whose checksums verified on the first datagram
 	compressed bool            // payloads of this flow carry the compression-ratio byte
@@ -160,6 +159,7 @@ type prudpHandler struct {
 	rtt       time.Duration
 
 	hsCipher     *hyperscape.DataCipher
+	facts        record.Facts // of the packet being emitted (a field: no allocation per packet)
 	cur, drained wire.Packet
 	pktOff       int // offset of the packet in hand within its datagram
 
@@ -199,7 +199,7 @@ type prudpPending struct {
 }
 
 func newPRUDP(d *Dissector, name, accessKey string, checksum int) *prudpHandler {
-	h := &prudpHandler{d: d, name: name, accessKey: accessKey}
+	h := &prudpHandler{d: d, rx: record.ProfileOf(name), accessKey: accessKey}
 	switch name {
 	case wire.NameV0, wire.NameV0Friends:
 		h.v0 = wire.NewV0(accessKey, wire.ModeGames)
@@ -217,13 +217,11 @@ func newPRUDP(d *Dissector, name, accessKey string, checksum int) *prudpHandler 
 			checksum = 1
 		}
 		h.dia = wire.NewQuazal(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
-		h.quazal = true
 	case wire.NameHyperscape:
 		h.dia = wire.NewHyperscape()
 	case wire.NameLite:
 		h.liteDia = wire.NewLite(accessKey)
 		h.dia = h.liteDia
-		h.lite = true
 	}
 	if accessKey == "" && len(d.cfg.Keys.AccessKeys) > 0 && name != wire.NameHyperscape && name != wire.NameQuazal && checksum == 0 {
 		// Chosen by --dialect override: take the first configured key.
@@ -236,7 +234,7 @@ func (h *prudpHandler) protocol() string                       { return "prudp" 
 func (h *prudpHandler) stream(c *pktCtx, data []byte, gap int) {}
 
 func (h *prudpHandler) fillStats(s *FlowStats) {
-	s.Dialect = h.name
+	s.Dialect = h.rx.Name
 	if h.handshake != "" {
 		s.Handshake = h.handshake
 	}
@@ -269,7 +267,7 @@ func (h *prudpHandler) udp(c *pktCtx, b []byte) {
 			if !errors.Is(err, wire.ErrBadChecksum) || n == 0 {
 				r := c.record("prudp")
 				r.Kind = KindNote
-				r.addString("dialect", h.name)
+				r.addString("dialect", h.rx.Name)
 				r.addHex("payload_hex", b[off:])
 				r.Error = err.Error()
 				c.fl.stats.Errors++
@@ -315,7 +313,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 	case wire.TypeConnect:
 		if !ack {
 			h.connSig[dir] = h.connSigOf(p)
-			if len(p.Payload) > 0 && !h.quazal && h.name != wire.NameHyperscape {
+			if len(p.Payload) > 0 && h.rx.TicketConnect {
 				h.secure = true
 				h.findSessionKey(p.Payload)
 			}
@@ -347,13 +345,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 
 // connSigOf returns the connection signature a SYN-ACK or CONNECT carries.
 func (h *prudpHandler) connSigOf(p *wire.Packet) []byte {
-	if h.v1 != nil {
-		if p.Options&wire.OptConnSignature != 0 {
-			return append([]byte(nil), p.ConnSignature[:]...)
-		}
-		return nil
-	}
-	return append([]byte(nil), p.ConnSignature[:4]...)
+	return bytes.Clone(h.rx.ConnSignature(p))
 }
 
 // findSessionKey learns the session key of a secure connection from the
@@ -503,12 +495,12 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.emitPacket(c, p, raw, checksumOK, nil, false, "", false)
 		return
 	}
-	if h.lite { // Lite is not encrypted by PRUDP: TLS protects the WebSocket
+	switch {
+	case h.rx.Encryption == record.EncryptNone: // Lite: TLS protects the WebSocket
 		h.emitPacket(c, p, raw, checksumOK, p.Payload, true, "", false)
 		h.reassemble(c, ss, p, p.Payload)
 		return
-	}
-	if h.name == wire.NameHyperscape {
+	case h.rx.Encryption == record.EncryptAESCBC:
 		plain, errText := h.openHyperscape(p)
 		if errText != "" {
 			h.emitPacket(c, p, raw, checksumOK, nil, false, errText, false)
@@ -517,8 +509,7 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.emitPacket(c, p, raw, checksumOK, plain, true, "", false)
 		h.reassemble(c, ss, p, plain)
 		return
-	}
-	if h.quazal && p.Src.Stream == wire.StreamDO {
+	case !h.rx.Encrypted(p):
 		// Quazal DO (Duplicated Objects) payloads are compressed, not RC4-encrypted.
 		plain, err := h.decompress(p.Payload)
 		if err != nil {
@@ -529,7 +520,7 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 		h.reassemble(c, ss, p, plain)
 		return
 	}
-	if !ss.keyed && ss.broken == "" && !ss.fromStart && !h.quazal {
+	if !ss.keyed && ss.broken == "" && !ss.fromStart && h.rx.Encryption == record.EncryptRC4Stream {
 		ss.broken = "the capture starts in the middle of this RC4 stream (first reliable seq " + strconv.Itoa(int(ss.next-1)) + "), so its position is unknown"
 	}
 	if !ss.keyed && ss.broken == "" {
@@ -541,11 +532,7 @@ func (h *prudpHandler) deliver(c *pktCtx, ss *prudpSubstream, p *wire.Packet, ra
 			}
 		} else {
 			key = crypt.SubstreamKey(key, p.SubstreamID)
-			mode := crypt.ModeStream
-			if h.quazal {
-				mode = crypt.ModePerPacket
-			}
-			if err := ss.cipher.Init(key, mode); err != nil {
+			if err := ss.cipher.Init(key, h.rx.RC4Mode()); err != nil {
 				ss.broken = err.Error()
 			} else {
 				ss.keyed = true
@@ -594,21 +581,23 @@ func (h *prudpHandler) reassemble(c *pktCtx, ss *prudpSubstream, p *wire.Packet,
 
 // decryptUnreliable decrypts an unreliable DATA payload with its own key.
 func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, string) {
-	if h.lite {
+	switch h.rx.Encryption {
+	case record.EncryptNone:
 		return p.Payload, ""
+	case record.EncryptAESCBC:
+		return h.openHyperscape(p)
 	}
 	buf := h.d.scratch(len(p.Payload))
-	if h.quazal && p.Src.Stream == wire.StreamDO {
-		copy(buf, p.Payload) // DO payloads are compressed, not encrypted
-	} else if h.quazal {
+	switch {
+	case !h.rx.Encrypted(p):
+		copy(buf, p.Payload) // Quazal DO payloads are compressed, not encrypted
+	case h.rx.Encryption == record.EncryptRC4PerPacket:
 		var c crypt.Cipher
 		if err := c.Init([]byte(crypt.DefaultKey), crypt.ModePerPacket); err != nil {
 			return nil, err.Error()
 		}
 		c.XORPacket(buf, p.Payload)
-	} else if h.name == wire.NameHyperscape {
-		return h.openHyperscape(p)
-	} else {
+	default: // EncryptRC4Stream: unreliable packets have keys of their own
 		key := h.rc4Key()
 		if key == nil {
 			return nil, "not decrypted: " + h.keyNote
@@ -636,7 +625,7 @@ func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, strin
 // the byte (a ratio of 0 marks one sent uncompressed).
 func (h *prudpHandler) decompress(b []byte) ([]byte, error) {
 	mode := h.d.cfg.Keys.Compression
-	if h.quazal || mode == "on" || h.compressed {
+	if h.rx.Compression == record.CompressAlways || mode == "on" || h.compressed {
 		return crypt.Decompress(b, h.d.cfg.MaxMessage)
 	}
 	if mode == "off" {
@@ -653,16 +642,16 @@ func (h *prudpHandler) decompress(b []byte) ([]byte, error) {
 
 // Signature verification outcomes.
 const (
-	sigUnknown = iota // cannot be checked with what the connection knows
-	sigOK
-	sigBad
+	sigUnknown = record.Unchecked // cannot be checked with what the connection knows
+	sigOK      = record.Verified
+	sigBad     = record.Failed
 )
 
 // verifySignature checks a packet's signature with what the connection knows.
-func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int {
+func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) record.Verdict {
 	peer := h.connSig[1-dir]
-	switch {
-	case h.v1 != nil:
+	switch h.rx.Signature {
+	case record.SigV1:
 		dd := &h.dir[dir]
 		var sks, css [2][]byte
 		nsk, ncs := 1, 1
@@ -690,7 +679,7 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int 
 			return sigUnknown
 		}
 		return sigBad
-	case h.v0 != nil:
+	case record.SigV0:
 		var cs uint32
 		if len(peer) >= 4 {
 			cs = uint32(peer[0]) | uint32(peer[1])<<8 | uint32(peer[2])<<16 | uint32(peer[3])<<24
@@ -704,14 +693,14 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int 
 		if h.v0f.VerifySignature(p, sk, cs) && p.Type == wire.TypeData {
 			h.v0, h.v0f = h.v0f, h.v0 // the other signature mode is the one in use
 			h.dia = h.v0
-			h.name = h.v0.Name()
+			h.rx = record.ProfileOf(h.v0.Name())
 			return sigOK
 		}
 		if h.secure && h.sessionKey == nil {
 			return sigUnknown
 		}
 		return sigBad
-	case h.lite:
+	case record.SigLite:
 		if p.Type == wire.TypeConnect && p.Options&wire.OptLiteSignature != 0 && len(peer) == 16 {
 			if h.liteDia.Signature([16]byte(peer)) == p.LiteSignature {
 				return sigOK
@@ -719,7 +708,7 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int 
 			return sigBad
 		}
 		return sigUnknown
-	case h.quazal:
+	case record.SigConnSig:
 		if p.Type == wire.TypeSyn || (p.Type == wire.TypeConnect && len(peer) == 0) || len(peer) < 4 {
 			return sigUnknown
 		}
@@ -735,93 +724,12 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) int 
 func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool, plain []byte, decoded bool, errText string, retrans bool) {
 	r := c.record("prudp")
 	r.Retransmission = retrans
-	// The keys, their order and their null rules are those of `decode --hex
-	// --format json` (docs/cli.md, "JSON records").
-	r.addString("dialect", h.name)
-	r.addInt("offset", int64(h.pktOff))
-	r.addInt("length", int64(len(raw)))
-	r.addObject("src", 3)
-	r.addInt("stream", int64(p.Src.Stream))
-	r.addString("stream_name", p.Src.Stream.String())
-	r.addInt("port", int64(p.Src.Port))
-	r.addObject("dst", 3)
-	r.addInt("stream", int64(p.Dst.Stream))
-	r.addString("stream_name", p.Dst.Stream.String())
-	r.addInt("port", int64(p.Dst.Port))
-	r.addString("type", p.Type.String())
-	r.addStrings("flags", h.d.flagNames(p.Flags))
-	if h.lite {
-		r.addNull("session_id")
-	} else {
-		r.addInt("session_id", int64(p.SessionID))
-	}
-	if h.v1 != nil {
-		r.addInt("substream_id", int64(p.SubstreamID))
-	} else {
-		r.addNull("substream_id")
-	}
-	r.addInt("seq", int64(p.Seq))
-	hasFrag := p.Type == wire.TypeData
-	if h.v1 != nil {
-		hasFrag = p.Options&wire.OptFragmentID != 0
-	} else if h.lite {
-		hasFrag = true
-	}
-	if hasFrag {
-		r.addInt("fragment_id", int64(p.FragmentID))
-	} else {
-		r.addNull("fragment_id")
-	}
-	switch {
-	case h.lite:
-		r.addNull("signature_hex")
-	case h.v1 != nil:
-		r.addHex("signature_hex", p.Signature[:16])
-	default:
-		r.addHex("signature_hex", p.Signature[:4])
-	}
-	switch {
-	case (h.v1 != nil || h.lite) && p.Options&wire.OptConnSignature != 0:
-		r.addHex("connection_signature_hex", p.ConnSignature[:])
-	case h.v1 == nil && !h.lite && (p.Type == wire.TypeSyn || p.Type == wire.TypeConnect):
-		r.addHex("connection_signature_hex", p.ConnSignature[:4])
-	default:
-		r.addNull("connection_signature_hex")
-	}
-	if p.Options&wire.OptSupportedFunctions != 0 {
-		r.addInt("supported_functions", int64(p.SupportedFunctions))
-	}
-	if p.Options&wire.OptUnreliableSeq != 0 {
-		r.addInt("unreliable_seq", int64(p.UnreliableSeq))
-	}
-	if p.Options&wire.OptMaxSubstreamID != 0 {
-		r.addInt("max_substream_id", int64(p.MaxSubstreamID))
-	}
-	if p.Options&wire.OptLiteSignature != 0 {
-		r.addHex("lite_signature_hex", p.LiteSignature[:])
-	}
-	r.addHex("payload_hex", p.Payload)
-	if h.v1 != nil || h.lite {
-		r.addNull("checksum")
-		r.addNull("checksum_ok")
-	} else {
-		r.addInt("checksum", int64(p.Checksum))
-		r.addBool("checksum_ok", checksumOK)
-	}
-	switch h.verifySignature(c.dir, p, raw) {
-	case sigOK:
-		r.addBool("signature_ok", true)
-	case sigBad:
-		r.addBool("signature_ok", false)
-	default:
-		r.addNull("signature_ok")
-	}
-	if decoded {
-		r.addHex("plain_hex", plain)
-	}
+	h.facts = record.Facts{Offset: h.pktOff, Length: len(raw), Flags: h.d.flagNames(p.Flags),
+		ChecksumOK: checksumOK, Signature: h.verifySignature(c.dir, p, raw), Plain: plain, Decoded: decoded}
 	if errText != "" && (decoded || strings.HasPrefix(errText, "not decrypted")) {
-		r.addString("plain_error", errText)
+		h.facts.PlainError = errText
 	}
+	h.rx.Fields((*fieldSink)(r), p, &h.facts)
 	if p.Flags.Has(wire.FlagMultiAck) && p.Type == wire.TypeData {
 		if a, err := wire.ParseAggregateAck(p.Payload); err == nil && p.Seq == 0 {
 			r.addInt("ack_substream_id", int64(a.SubstreamID))
@@ -832,7 +740,7 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 		errText = "checksum mismatch"
 	}
 	r.Error = errText
-	r.info = h.d.prudpSummary(r.info[:0], h.name, p, decoded && !h.lite && !(h.quazal && p.Src.Stream == wire.StreamDO))
+	r.info = h.d.prudpSummary(r.info[:0], h.rx.Name, p, decoded && h.rx.Encrypted(p))
 	c.emit(r)
 	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
 		h.rewriteOK = false
@@ -906,8 +814,8 @@ func (d *Dissector) flagNames(f wire.Flags) []string {
 func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags int, msg []byte, reliable bool) {
 	r := c.record("prudp")
 	r.Kind = KindMessage
-	r.addString("dialect", h.name)
-	if h.v1 != nil {
+	r.addString("dialect", h.rx.Name)
+	if h.rx.Layout == record.LayoutV1 {
 		r.addInt("substream_id", int64(sub))
 	}
 	r.addBool("reliable", reliable)
@@ -915,7 +823,7 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("fragments", int64(frags))
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
-	b := append(r.info[:0], h.name...)
+	b := append(r.info[:0], h.rx.Name...)
 	b = appendRMC(r, b, msg)
 	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(msg)), 10)

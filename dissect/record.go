@@ -384,3 +384,14 @@ func upper(s string) string {
 	}
 	return s
 }
+
+// fieldSink lets record.Profile.Fields write a packet's fields into a Record.
+type fieldSink Record
+
+func (s *fieldSink) String(k, v string)           { (*Record)(s).addString(k, v) }
+func (s *fieldSink) Int(k string, v int64)        { (*Record)(s).addInt(k, v) }
+func (s *fieldSink) Bool(k string, v bool)        { (*Record)(s).addBool(k, v) }
+func (s *fieldSink) Null(k string)                { (*Record)(s).addNull(k) }
+func (s *fieldSink) Hex(k string, v []byte)       { (*Record)(s).addHex(k, v) }
+func (s *fieldSink) Strings(k string, v []string) { (*Record)(s).addStrings(k, v) }
+func (s *fieldSink) Object(k string, n int)       { (*Record)(s).addObject(k, n) }

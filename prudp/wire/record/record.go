@@ -88,102 +88,158 @@ func DecodeAll(d wire.Dialect, b []byte, opts Options) ([]Record, error) {
 
 // Describe makes the record of p, which d decoded from raw (exactly the packet's bytes)
 // at offset off of its input; checksumOK says whether Parse verified its checksum.
+// The fields are those Profile.Fields writes, the ones the dissector writes too.
 func Describe(d wire.Dialect, p *wire.Packet, raw []byte, off int, checksumOK bool, opts Options) Record {
-	r := Record{
-		Protocol:   "prudp",
-		Dialect:    d.Name(),
-		Offset:     off,
-		Length:     len(raw),
-		Src:        endpoint(p.Src),
-		Dst:        endpoint(p.Dst),
-		Type:       p.Type.String(),
-		Flags:      p.Flags.Names(),
-		Seq:        p.Seq,
-		PayloadHex: hex.EncodeToString(p.Payload),
-	}
-	name := d.Name()
-	switch d.(type) {
-	case *wire.V1:
-		r.SessionID, r.SubstreamID = ptr(p.SessionID), ptr(p.SubstreamID)
-		r.SignatureHex = ptr(hex.EncodeToString(p.Signature[:]))
-		if p.Options&wire.OptFragmentID != 0 {
-			r.FragmentID = ptr(p.FragmentID)
-		}
-	case *wire.Lite:
-		r.FragmentID = ptr(p.FragmentID)
-	default: // V0, Quazal, Hyperscape
-		r.SessionID = ptr(p.SessionID)
-		r.SignatureHex = ptr(hex.EncodeToString(p.Signature[:4]))
-		if p.Type == wire.TypeData {
-			r.FragmentID = ptr(p.FragmentID)
-		}
-		if p.Type == wire.TypeSyn || p.Type == wire.TypeConnect {
-			r.ConnectionSignatureHex = ptr(hex.EncodeToString(p.ConnSignature[:4]))
-		}
-		r.Checksum = ptr(p.Checksum)
-		r.ChecksumOK = ptr(checksumOK)
-	}
-	if name == wire.NameV1 || name == wire.NameLite {
-		if p.Options&wire.OptConnSignature != 0 {
-			r.ConnectionSignatureHex = ptr(hex.EncodeToString(p.ConnSignature[:]))
-		}
-		if p.Options&wire.OptSupportedFunctions != 0 {
-			r.SupportedFunctions = ptr(p.SupportedFunctions)
-		}
-		if p.Options&wire.OptUnreliableSeq != 0 {
-			r.UnreliableSeq = ptr(p.UnreliableSeq)
-		}
-		if p.Options&wire.OptMaxSubstreamID != 0 {
-			r.MaxSubstreamID = ptr(p.MaxSubstreamID)
-		}
-		if p.Options&wire.OptLiteSignature != 0 {
-			r.LiteSignatureHex = ptr(hex.EncodeToString(p.LiteSignature[:]))
-		}
-	}
-	r.SignatureOK = signatureOK(d, p, raw)
+	pr := ProfileOf(d.Name())
+	f := Facts{Offset: off, Length: len(raw), Flags: p.Flags.Names(), ChecksumOK: checksumOK,
+		Signature: signatureOK(pr, d, p, raw)}
 	if opts.wantPlain() && p.Type == wire.TypeData && !p.Flags.Has(wire.FlagMultiAck) && len(p.Payload) > 0 {
 		plain, err := Plain(d, p, opts)
 		if err != nil {
-			r.PlainError = err.Error()
+			f.PlainError = err.Error()
 		} else {
-			r.PlainHex = ptr(hex.EncodeToString(plain))
+			f.Plain, f.Decoded = plain, true
 		}
 	}
+	r := Record{Protocol: "prudp"}
+	pr.Fields(&structSink{r: &r}, p, &f)
 	return r
 }
 
-func endpoint(v wire.VPort) Endpoint {
-	return Endpoint{Stream: uint8(v.Stream), StreamName: v.Stream.String(), Port: v.Port}
+// structSink fills a Record from Profile.Fields; the Record's JSON tags name the same
+// keys in the same order (TestDescribeFollowsFields).
+type structSink struct {
+	r   *Record
+	obj *Endpoint // the src or dst object being filled
+	in  int       // its members still to come
 }
 
-// signatureOK checks what can be checked without connection state: true when the
-// signature verifies with no session key and no connection signature (an authentication
-// connection, or a SYN), false when those are certainly the inputs (V1 SYN, friends-mode
-// DATA) and it does not verify, null otherwise.
-func signatureOK(d wire.Dialect, p *wire.Packet, raw []byte) *bool {
-	switch d := d.(type) {
-	case *wire.V1:
-		ok, err := d.VerifyPacket(raw, nil, nil)
-		switch {
-		case err != nil:
-			return nil
-		case ok:
-			return ptr(true)
-		case p.Type == wire.TypeSyn:
-			return ptr(false)
-		}
-		return nil
-	case *wire.V0:
-		if d.SignatureIsConnSig(p.Type) {
-			return nil
-		}
-		ok := d.VerifySignature(p, nil, 0)
-		if ok || d.Mode() == wire.ModeFriends {
-			return ptr(ok)
-		}
+func (s *structSink) member() *Endpoint {
+	if s.in == 0 {
 		return nil
 	}
-	return nil
+	s.in--
+	return s.obj
+}
+
+func (s *structSink) Object(key string, members int) {
+	s.obj, s.in = &s.r.Src, members
+	if key == "dst" {
+		s.obj = &s.r.Dst
+	}
+}
+
+func (s *structSink) String(key, v string) {
+	if e := s.member(); e != nil {
+		e.StreamName = v
+		return
+	}
+	switch key {
+	case "dialect":
+		s.r.Dialect = v
+	case "type":
+		s.r.Type = v
+	case "plain_error":
+		s.r.PlainError = v
+	}
+}
+
+func (s *structSink) Int(key string, v int64) {
+	if e := s.member(); e != nil {
+		if key == "stream" {
+			e.Stream = uint8(v)
+		} else {
+			e.Port = uint8(v)
+		}
+		return
+	}
+	r := s.r
+	switch key {
+	case "offset":
+		r.Offset = int(v)
+	case "length":
+		r.Length = int(v)
+	case "session_id":
+		r.SessionID = ptr(uint8(v))
+	case "substream_id":
+		r.SubstreamID = ptr(uint8(v))
+	case "seq":
+		r.Seq = uint16(v)
+	case "fragment_id":
+		r.FragmentID = ptr(uint32(v))
+	case "supported_functions":
+		r.SupportedFunctions = ptr(uint32(v))
+	case "unreliable_seq":
+		r.UnreliableSeq = ptr(uint16(v))
+	case "max_substream_id":
+		r.MaxSubstreamID = ptr(uint8(v))
+	case "checksum":
+		r.Checksum = ptr(uint32(v))
+	}
+}
+
+func (s *structSink) Bool(key string, v bool) {
+	switch key {
+	case "checksum_ok":
+		s.r.ChecksumOK = ptr(v)
+	case "signature_ok":
+		s.r.SignatureOK = ptr(v)
+	}
+}
+
+func (s *structSink) Null(string) {} // a nil pointer marshals as null
+
+func (s *structSink) Hex(key string, v []byte) {
+	h := hex.EncodeToString(v)
+	switch key {
+	case "signature_hex":
+		s.r.SignatureHex = &h
+	case "connection_signature_hex":
+		s.r.ConnectionSignatureHex = &h
+	case "lite_signature_hex":
+		s.r.LiteSignatureHex = &h
+	case "payload_hex":
+		s.r.PayloadHex = h
+	case "plain_hex":
+		s.r.PlainHex = &h
+	}
+}
+
+func (s *structSink) Strings(key string, v []string) {
+	if key == "flags" {
+		s.r.Flags = v
+	}
+}
+
+// signatureOK checks what can be checked without connection state: Verified when the
+// signature verifies with no session key and no connection signature (an authentication
+// connection, or a SYN), Failed when those are certainly the inputs (V1 SYN, friends-mode
+// DATA) and it does not verify, Unchecked otherwise.
+func signatureOK(pr *Profile, d wire.Dialect, p *wire.Packet, raw []byte) Verdict {
+	switch pr.Signature {
+	case SigV1:
+		ok, err := d.(*wire.V1).VerifyPacket(raw, nil, nil)
+		switch {
+		case err != nil:
+			return Unchecked
+		case ok:
+			return Verified
+		case p.Type == wire.TypeSyn:
+			return Failed
+		}
+	case SigV0:
+		v0 := d.(*wire.V0)
+		if v0.SignatureIsConnSig(p.Type) {
+			return Unchecked
+		}
+		if v0.VerifySignature(p, nil, 0) {
+			return Verified
+		}
+		if v0.Mode() == wire.ModeFriends {
+			return Failed
+		}
+	}
+	return Unchecked
 }
 
 // Plain returns p's payload decrypted and decompressed as opts ask: RC4 with a fresh
@@ -193,24 +249,22 @@ func signatureOK(d wire.Dialect, p *wire.Packet, raw []byte) *bool {
 // compressed. Hyperscape payloads are AES-CBC under a per-connection key, which a single
 // packet cannot supply.
 func Plain(d wire.Dialect, p *wire.Packet, opts Options) ([]byte, error) {
+	pr := ProfileOf(d.Name())
 	limit := opts.MaxPlain
 	if limit <= 0 {
 		limit = 1 << 20
 	}
 	key := opts.RC4Key
-	switch d.Name() {
-	case wire.NameHyperscape:
+	switch pr.Encryption {
+	case EncryptAESCBC:
 		return nil, errors.New("hyperscape payloads are AES-CBC with the connection's ECDH key; RC4 does not apply")
-	case wire.NameLite:
+	case EncryptNone:
 		if key == nil {
 			return append([]byte(nil), p.Payload...), nil
 		}
 	}
-	if key == nil && opts.Decrypt {
+	if key == nil && opts.Decrypt && pr.Encrypted(p) {
 		key = []byte(crypt.DefaultKey)
-		if d.Name() == wire.NameQuazal && p.Src.Stream == wire.StreamDO {
-			key = nil
-		}
 	}
 	out := append([]byte(nil), p.Payload...)
 	if key != nil {
@@ -220,7 +274,7 @@ func Plain(d wire.Dialect, p *wire.Packet, opts Options) ([]byte, error) {
 		}
 		c.XORKeyStream(out, out)
 	}
-	if d.Name() == wire.NameQuazal {
+	if pr.Compression == CompressAlways {
 		plain, err := crypt.Decompress(out, limit)
 		if err != nil {
 			return nil, err

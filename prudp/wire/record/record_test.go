@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -202,5 +203,98 @@ func TestResolveErrors(t *testing.T) {
 	recs, err := DecodeAll(d, append(b, b[:20]...), Options{})
 	if len(recs) != 1 || err == nil || !strings.Contains(err.Error(), "offset 57") {
 		t.Errorf("%d records, err %v", len(recs), err)
+	}
+}
+
+// orderedSink writes Profile.Fields as JSON in the order they come.
+type orderedSink struct {
+	b  []byte
+	in []int // members left in each open object
+}
+
+func (s *orderedSink) key(k string) {
+	if n := len(s.b); n > 0 && s.b[n-1] != '{' {
+		s.b = append(s.b, ',')
+	}
+	s.b, _ = appendJSON(s.b, k)
+	s.b = append(s.b, ':')
+}
+
+func (s *orderedSink) done() {
+	for len(s.in) > 0 {
+		s.in[len(s.in)-1]--
+		if s.in[len(s.in)-1] >= 0 {
+			if s.in[len(s.in)-1] == 0 {
+				s.b = append(s.b, '}')
+				s.in = s.in[:len(s.in)-1]
+			}
+			return
+		}
+		s.in = s.in[:len(s.in)-1]
+	}
+}
+
+func appendJSON(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+func (s *orderedSink) String(k, v string)     { s.key(k); s.b, _ = appendJSON(s.b, v); s.done() }
+func (s *orderedSink) Int(k string, v int64)  { s.key(k); s.b, _ = appendJSON(s.b, v); s.done() }
+func (s *orderedSink) Bool(k string, v bool)  { s.key(k); s.b, _ = appendJSON(s.b, v); s.done() }
+func (s *orderedSink) Null(k string)          { s.key(k); s.b = append(s.b, "null"...); s.done() }
+func (s *orderedSink) Hex(k string, v []byte) { s.String(k, hex.EncodeToString(v)) }
+func (s *orderedSink) Strings(k string, v []string) {
+	s.key(k)
+	s.b, _ = appendJSON(s.b, v)
+	s.done()
+}
+func (s *orderedSink) Object(k string, n int) {
+	s.key(k)
+	s.b = append(s.b, '{')
+	s.in = append(s.in, n)
+}
+
+// TestDescribeFollowsFields checks that the Record struct's JSON has the keys, order and
+// nulls Profile.Fields writes (which the dissector writes too), for every published
+// vector under every dialect that decodes it, with and without decryption.
+func TestDescribeFollowsFields(t *testing.T) {
+	n := 0
+	for name, b := range vectors(t) {
+		for _, dn := range Names {
+			for _, opts := range []Options{{}, {Decrypt: true}} {
+				d, err := Resolve(dn, b, "", 0)
+				if err != nil {
+					continue
+				}
+				p, size, err := d.Parse(b)
+				if err != nil && !errors.Is(err, wire.ErrBadChecksum) {
+					continue
+				}
+				r := Describe(d, &p, b[:size], 0, err == nil, opts)
+				got, err := json.Marshal(&r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pr := ProfileOf(d.Name())
+				f := Facts{Length: size, Flags: p.Flags.Names(), ChecksumOK: r.ChecksumOK != nil && *r.ChecksumOK,
+					Signature: signatureOK(pr, d, &p, b[:size])}
+				if r.PlainHex != nil {
+					f.Plain, _ = hex.DecodeString(*r.PlainHex)
+					f.Decoded = true
+				}
+				f.PlainError = r.PlainError
+				s := &orderedSink{b: []byte(`{"protocol":"prudp"`)}
+				pr.Fields(s, &p, &f)
+				s.b = append(s.b, '}')
+				if string(got) != string(s.b) {
+					t.Errorf("%s as %s:\nstruct %s\nfields %s", name, dn, got, s.b)
+				}
+				n++
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d records compared", n)
 	}
 }

@@ -1,0 +1,262 @@
+package record
+
+import (
+	"github.com/gamewire/gamewire/prudp/crypt"
+	"github.com/gamewire/gamewire/prudp/wire"
+)
+
+// A Profile describes one dialect's receive path as data: which fields its records
+// carry (and which are null), how its signatures are checked, how its DATA payloads
+// are encrypted and compressed. `decode --hex` (Describe, Plain) and the capture
+// dissector both read it, so a dialect's rules live here once.
+type Profile struct {
+	Name        string
+	Layout      Layout
+	Signature   SignatureScheme
+	Encryption  Encryption
+	Compression Compression
+	// PlainDO: payloads of the DO stream (Quazal Duplicated Objects, stream type 1)
+	// are compressed but not encrypted (the published DO packet is plain).
+	PlainDO bool
+	// TicketConnect: the CONNECT of a secure connection carries a Kerberos ticket and
+	// request data (prudp/kerberos), from which the session key can be learnt.
+	TicketConnect bool
+}
+
+// Layout says which header fields a dialect's packets carry.
+type Layout uint8
+
+const (
+	// LayoutLegacy (V0, Quazal, Hyperscape): session id, 4-byte signature, fragment id
+	// on DATA, 4-byte connection signature on SYN and CONNECT, a checksum.
+	LayoutLegacy Layout = iota
+	// LayoutV1: session and substream ids, 16-byte signature, options (fragment id,
+	// connection signature, ...) when present; no checksum.
+	LayoutV1
+	// LayoutLite: no session id, no signature, always a fragment id, options; no checksum.
+	LayoutLite
+)
+
+// SignatureScheme says how a packet's signature is checked.
+type SignatureScheme uint8
+
+const (
+	SigNone    SignatureScheme = iota // not checked (Hyperscape: the handshake is signed by ECDH keys)
+	SigV0                             // wire.V0.VerifySignature: HMAC-MD5 or the connection signature
+	SigV1                             // wire.V1.VerifyPacket: HMAC-MD5 over header, session key, connection signature, payload
+	SigLite                           // wire.Lite.Signature: the CONNECT's lite signature over the server's connection signature
+	SigConnSig                        // Quazal: every packet after the handshake carries the peer's connection signature
+)
+
+// Encryption says how DATA payloads are encrypted.
+type Encryption uint8
+
+const (
+	// EncryptNone: not encrypted by PRUDP (Lite: TLS protects the stream).
+	EncryptNone Encryption = iota
+	// EncryptRC4Stream (NEX V0, V1): reliable payloads run one RC4 stream per direction
+	// and substream (key crypt.SubstreamKey of the session key, or "CD&ML" on an
+	// authentication connection) from the substream's first reliable packet; unreliable
+	// payloads use per-packet keys (crypt.UnreliableKeys).
+	EncryptRC4Stream
+	// EncryptRC4PerPacket (Quazal): every payload starts from a freshly keyed RC4 state.
+	EncryptRC4PerPacket
+	// EncryptAESCBC (Hyperscape): AES-128-CBC under the connection's ECDH shared key
+	// (prudp/hyperscape.DataCipher, which also undoes the compression inside it).
+	EncryptAESCBC
+)
+
+// Compression says whether decrypted payloads carry the compression-ratio byte
+// (crypt.Decompress).
+type Compression uint8
+
+const (
+	CompressNone       Compression = iota // never (Lite; Hyperscape's cipher decompresses itself)
+	CompressAlways                        // always (Quazal)
+	CompressNegotiated                    // only when the connection enabled it (NEX disables it by default)
+)
+
+var profiles = [...]Profile{
+	{Name: wire.NameV0, Layout: LayoutLegacy, Signature: SigV0, Encryption: EncryptRC4Stream,
+		Compression: CompressNegotiated, TicketConnect: true},
+	{Name: wire.NameV0Friends, Layout: LayoutLegacy, Signature: SigV0, Encryption: EncryptRC4Stream,
+		Compression: CompressNegotiated, TicketConnect: true},
+	{Name: wire.NameV1, Layout: LayoutV1, Signature: SigV1, Encryption: EncryptRC4Stream,
+		Compression: CompressNegotiated, TicketConnect: true},
+	{Name: wire.NameLite, Layout: LayoutLite, Signature: SigLite, Encryption: EncryptNone,
+		Compression: CompressNone, TicketConnect: true},
+	{Name: wire.NameQuazal, Layout: LayoutLegacy, Signature: SigConnSig, Encryption: EncryptRC4PerPacket,
+		Compression: CompressAlways, PlainDO: true},
+	{Name: wire.NameHyperscape, Layout: LayoutLegacy, Signature: SigNone, Encryption: EncryptAESCBC,
+		Compression: CompressNone},
+}
+
+// ProfileOf returns the profile of the dialect named name (wire.NameV0, ...), or nil.
+func ProfileOf(name string) *Profile {
+	for i := range profiles {
+		if profiles[i].Name == name {
+			return &profiles[i]
+		}
+	}
+	return nil
+}
+
+// HasFragmentID reports whether p carries a fragment id.
+func (pr *Profile) HasFragmentID(p *wire.Packet) bool {
+	switch pr.Layout {
+	case LayoutV1:
+		return p.Options&wire.OptFragmentID != 0
+	case LayoutLite:
+		return true
+	}
+	return p.Type == wire.TypeData
+}
+
+// ConnSignature returns the connection signature p carries (aliasing p), or nil.
+func (pr *Profile) ConnSignature(p *wire.Packet) []byte {
+	switch {
+	case pr.Layout != LayoutLegacy:
+		if p.Options&wire.OptConnSignature != 0 {
+			return p.ConnSignature[:]
+		}
+	case p.Type == wire.TypeSyn || p.Type == wire.TypeConnect:
+		return p.ConnSignature[:4]
+	}
+	return nil
+}
+
+// PacketSignature returns p's packet signature (aliasing p), or nil when the layout has none.
+func (pr *Profile) PacketSignature(p *wire.Packet) []byte {
+	switch pr.Layout {
+	case LayoutV1:
+		return p.Signature[:16]
+	case LayoutLite:
+		return nil
+	}
+	return p.Signature[:4]
+}
+
+// Encrypted reports whether p's DATA payload is encrypted.
+func (pr *Profile) Encrypted(p *wire.Packet) bool {
+	return pr.Encryption != EncryptNone && !(pr.PlainDO && p.Src.Stream == wire.StreamDO)
+}
+
+// RC4Mode returns how the RC4 keystream of reliable payloads runs.
+func (pr *Profile) RC4Mode() crypt.Mode {
+	if pr.Encryption == EncryptRC4PerPacket {
+		return crypt.ModePerPacket
+	}
+	return crypt.ModeStream
+}
+
+// Verdict is the outcome of a signature check.
+type Verdict uint8
+
+const (
+	Unchecked Verdict = iota // cannot be checked with what is known (JSON null)
+	Verified
+	Failed
+)
+
+// Sink receives a record's fields in order. The dissector's records and Describe's
+// Record are both filled through it.
+type Sink interface {
+	String(key, v string)
+	Int(key string, v int64)
+	Bool(key string, v bool)
+	Null(key string)
+	Hex(key string, v []byte)
+	Strings(key string, v []string)
+	Object(key string, members int)
+}
+
+// Facts are what the caller knows about a packet beyond its header.
+type Facts struct {
+	Offset, Length int      // the packet's place in its input and its size
+	Flags          []string // p.Flags.Names() (a caller may cache them)
+	ChecksumOK     bool
+	Signature      Verdict
+	Plain          []byte // plain_hex, when Decoded
+	Decoded        bool
+	PlainError     string // plain_error, when not empty
+}
+
+// Fields writes the fields of packet p to s: the keys, their order and their null
+// rules of `decode --hex --format json` (docs/cli.md, "JSON records") after
+// "protocol", which the caller writes.
+func (pr *Profile) Fields(s Sink, p *wire.Packet, f *Facts) {
+	s.String("dialect", pr.Name)
+	s.Int("offset", int64(f.Offset))
+	s.Int("length", int64(f.Length))
+	vport(s, "src", p.Src)
+	vport(s, "dst", p.Dst)
+	s.String("type", p.Type.String())
+	s.Strings("flags", f.Flags)
+	if pr.Layout == LayoutLite {
+		s.Null("session_id")
+	} else {
+		s.Int("session_id", int64(p.SessionID))
+	}
+	if pr.Layout == LayoutV1 {
+		s.Int("substream_id", int64(p.SubstreamID))
+	} else {
+		s.Null("substream_id")
+	}
+	s.Int("seq", int64(p.Seq))
+	if pr.HasFragmentID(p) {
+		s.Int("fragment_id", int64(p.FragmentID))
+	} else {
+		s.Null("fragment_id")
+	}
+	hexOrNull(s, "signature_hex", pr.PacketSignature(p))
+	hexOrNull(s, "connection_signature_hex", pr.ConnSignature(p))
+	if p.Options&wire.OptSupportedFunctions != 0 {
+		s.Int("supported_functions", int64(p.SupportedFunctions))
+	}
+	if p.Options&wire.OptUnreliableSeq != 0 {
+		s.Int("unreliable_seq", int64(p.UnreliableSeq))
+	}
+	if p.Options&wire.OptMaxSubstreamID != 0 {
+		s.Int("max_substream_id", int64(p.MaxSubstreamID))
+	}
+	if p.Options&wire.OptLiteSignature != 0 {
+		s.Hex("lite_signature_hex", p.LiteSignature[:])
+	}
+	s.Hex("payload_hex", p.Payload)
+	if pr.Layout == LayoutLegacy {
+		s.Int("checksum", int64(p.Checksum))
+		s.Bool("checksum_ok", f.ChecksumOK)
+	} else {
+		s.Null("checksum")
+		s.Null("checksum_ok")
+	}
+	switch f.Signature {
+	case Verified:
+		s.Bool("signature_ok", true)
+	case Failed:
+		s.Bool("signature_ok", false)
+	default:
+		s.Null("signature_ok")
+	}
+	if f.Decoded {
+		s.Hex("plain_hex", f.Plain)
+	}
+	if f.PlainError != "" {
+		s.String("plain_error", f.PlainError)
+	}
+}
+
+func vport(s Sink, key string, v wire.VPort) {
+	s.Object(key, 3)
+	s.Int("stream", int64(v.Stream))
+	s.String("stream_name", v.Stream.String())
+	s.Int("port", int64(v.Port))
+}
+
+func hexOrNull(s Sink, key string, b []byte) {
+	if b == nil {
+		s.Null(key)
+	} else {
+		s.Hex(key, b)
+	}
+}
