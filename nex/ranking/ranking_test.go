@@ -371,12 +371,18 @@ func TestRankingBadInput(t *testing.T) {
 			return err
 		}(), types.RankingInvalidArgument},
 		{"stat flags", func() error { _, err := me.GetStats(ctx, 1, top10, 0x40); return err }(), types.RankingInvalidArgument},
-		{"truncated", func() error { _, err := raw(f, 1001, ranking.MethodUploadScore, func(w *types.Writer) { w.U32(1) }); return err }(), types.RankingInvalidArgument},
+		{"truncated", func() error {
+			_, err := raw(f, 1001, ranking.MethodUploadScore, func(w *types.Writer) { w.U32(1) })
+			return err
+		}(), types.RankingInvalidArgument},
 		{"trailing bytes", func() error {
 			_, err := raw(f, 1001, ranking.MethodGetCommonData, func(w *types.Writer) { w.U64(1); w.U8(0) })
 			return err
 		}(), types.RankingInvalidArgument},
-		{"not authenticated", func() error { _, err := raw(f, 0, ranking.MethodGetCommonData, func(w *types.Writer) { w.U64(1) }); return err }(), types.RendezVousNotAuthenticated},
+		{"not authenticated", func() error {
+			_, err := raw(f, 0, ranking.MethodGetCommonData, func(w *types.Writer) { w.U64(1) })
+			return err
+		}(), types.RendezVousNotAuthenticated},
 		{"method 99", func() error { _, err := raw(f, 1001, 99, func(w *types.Writer) {}); return err }(), types.CoreNotImplemented},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantResult(t, tc.err, tc.want) })
