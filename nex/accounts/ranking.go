@@ -1,0 +1,381 @@
+package accounts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// DefaultQueryTimeout bounds every query of the NEX service stores (Ranking,
+// DataStore) unless their Timeout says otherwise.
+const DefaultQueryTimeout = 5 * time.Second
+
+// The ranking component's schema. A score's sort_key is its score for
+// ascending categories and MaxUint32 - score for descending ones, so one
+// ascending index (category, sort_key, updated, pid, unique_id) gives every
+// category in rank order: the first place is the smallest key, ties go to the
+// earlier update. The group indexes do the same within one group value.
+func init() { registerSchema("ranking", rankingV1) }
+
+const rankingV1 = `
+CREATE TABLE ranking_categories (
+	category   INTEGER PRIMARY KEY,
+	descending INTEGER NOT NULL,
+	created    INTEGER NOT NULL
+);
+CREATE TABLE ranking_scores (
+	category  INTEGER NOT NULL,
+	pid       INTEGER NOT NULL,
+	unique_id INTEGER NOT NULL,
+	score     INTEGER NOT NULL,
+	sort_key  INTEGER NOT NULL,
+	g0        INTEGER,
+	g1        INTEGER,
+	groups    BLOB NOT NULL,
+	param     INTEGER NOT NULL,
+	updated   INTEGER NOT NULL,
+	PRIMARY KEY (category, pid, unique_id)
+);
+CREATE INDEX ranking_scores_order ON ranking_scores (category, sort_key, updated, pid, unique_id);
+CREATE INDEX ranking_scores_g0 ON ranking_scores (category, g0, sort_key, updated, pid, unique_id);
+CREATE INDEX ranking_scores_g1 ON ranking_scores (category, g1, sort_key, updated, pid, unique_id);
+CREATE INDEX ranking_scores_owner ON ranking_scores (pid, unique_id);
+CREATE INDEX ranking_scores_unique ON ranking_scores (category, unique_id, sort_key, updated, pid);
+CREATE TABLE ranking_common (
+	pid       INTEGER NOT NULL,
+	unique_id INTEGER NOT NULL,
+	data      BLOB NOT NULL,
+	updated   INTEGER NOT NULL,
+	PRIMARY KEY (pid, unique_id)
+);
+`
+
+// RankingStore is the SQLite implementation of ranking.Store, in the account
+// store's database.
+type RankingStore struct {
+	db *sql.DB
+	// Timeout bounds each call; default DefaultQueryTimeout.
+	Timeout time.Duration
+}
+
+var _ ranking.Store = (*RankingStore)(nil)
+
+// Ranking returns the ranking store in s's database.
+func (s *Store) Ranking() *RankingStore { return &RankingStore{db: s.db} }
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		d = DefaultQueryTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func sortKey(c ranking.Category, score uint32) int64 {
+	if c.Descending {
+		return int64(math.MaxUint32 - score)
+	}
+	return int64(score)
+}
+
+func groupCol(groups []byte, i int) any {
+	if i < len(groups) {
+		return int64(groups[i])
+	}
+	return nil
+}
+
+// Category implements ranking.Store.
+func (r *RankingStore) Category(ctx context.Context, id uint32) (ranking.Category, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	var desc bool
+	err := r.db.QueryRowContext(ctx, `SELECT descending FROM ranking_categories WHERE category = ?`, int64(id)).Scan(&desc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ranking.Category{}, fmt.Errorf("%w: %d", ranking.ErrNoCategory, id)
+	}
+	if err != nil {
+		return ranking.Category{}, fmt.Errorf("accounts: ranking category %d: %w", id, err)
+	}
+	return ranking.Category{ID: id, Descending: desc}, nil
+}
+
+// AddCategory implements ranking.Store.
+func (r *RankingStore) AddCategory(ctx context.Context, c ranking.Category) error {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO ranking_categories (category, descending, created) VALUES (?, ?, ?)
+		ON CONFLICT (category) DO NOTHING`, int64(c.ID), c.Descending, time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("accounts: add ranking category %d: %w", c.ID, err)
+	}
+	return nil
+}
+
+// UploadScore implements ranking.Store.
+func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid types.PID, uid uint64, s ranking.ScoreData, now time.Time) (bool, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	}
+	defer tx.Rollback()
+	var old int64
+	err = tx.QueryRowContext(ctx, `SELECT score FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
+		int64(c.ID), int64(pid), int64(uid)).Scan(&old)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	case s.UpdateMode != ranking.UpdateDeleteOld && !c.Better(s.Score, uint32(old)):
+		return false, nil
+	}
+	groups := s.Groups
+	if groups == nil {
+		groups = []byte{}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
+			g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`,
+		int64(c.ID), int64(pid), int64(uid), int64(s.Score), sortKey(c, s.Score), groupCol(groups, 0), groupCol(groups, 1),
+		groups, int64(s.Param), now.UnixNano()); err != nil {
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	}
+	return true, nil
+}
+
+func (r *RankingStore) exec(ctx context.Context, what, query string, args ...any) (int64, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	res, err := r.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+	}
+	return res.RowsAffected()
+}
+
+// DeleteScore implements ranking.Store.
+func (r *RankingStore) DeleteScore(ctx context.Context, pid types.PID, uid uint64, category uint32) (bool, error) {
+	n, err := r.exec(ctx, "delete score", `DELETE FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
+		int64(category), int64(pid), int64(uid))
+	return n > 0, err
+}
+
+// DeleteAllScores implements ranking.Store.
+func (r *RankingStore) DeleteAllScores(ctx context.Context, pid types.PID, uid uint64) (int64, error) {
+	return r.exec(ctx, "delete scores", `DELETE FROM ranking_scores WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
+}
+
+// ChangeAttributes implements ranking.Store.
+func (r *RankingStore) ChangeAttributes(ctx context.Context, pid types.PID, uid uint64, category uint32, all bool, p ranking.ChangeAttributesParam) (int64, error) {
+	set := ""
+	var args []any
+	if p.Flag&ranking.ChangeGroups != 0 {
+		groups := p.Groups
+		if groups == nil {
+			groups = []byte{}
+		}
+		set = "groups = ?, g0 = ?, g1 = ?"
+		args = append(args, groups, groupCol(groups, 0), groupCol(groups, 1))
+	}
+	if p.Flag&ranking.ChangeParam != 0 {
+		if set != "" {
+			set += ", "
+		}
+		set += "param = ?"
+		args = append(args, int64(p.Param))
+	}
+	where := "pid = ? AND unique_id = ?"
+	args = append(args, int64(pid), int64(uid))
+	if !all {
+		where += " AND category = ?"
+		args = append(args, int64(category))
+	}
+	if set == "" {
+		// Nothing to change: count what would have been changed.
+		ctx, cancel := withTimeout(ctx, r.Timeout)
+		defer cancel()
+		var n int64
+		err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores WHERE `+where, args...).Scan(&n)
+		return n, err
+	}
+	return r.exec(ctx, "change attributes", `UPDATE ranking_scores SET `+set+` WHERE `+where, args...)
+}
+
+// PutCommonData implements ranking.Store.
+func (r *RankingStore) PutCommonData(ctx context.Context, pid types.PID, uid uint64, data []byte, now time.Time) error {
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := r.exec(ctx, "upload common data", `INSERT INTO ranking_common (pid, unique_id, data, updated) VALUES (?, ?, ?, ?)
+		ON CONFLICT (pid, unique_id) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
+		int64(pid), int64(uid), data, now.UnixNano())
+	return err
+}
+
+// CommonData implements ranking.Store.
+func (r *RankingStore) CommonData(ctx context.Context, pid types.PID, uid uint64) ([]byte, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	var data []byte
+	err := r.db.QueryRowContext(ctx, `SELECT data FROM ranking_common WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid)).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: common data of PID %d unique id %d", ranking.ErrNotFound, pid, uid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("accounts: common data: %w", err)
+	}
+	return data, nil
+}
+
+// DeleteCommonData implements ranking.Store.
+func (r *RankingStore) DeleteCommonData(ctx context.Context, pid types.PID, uid uint64) (bool, error) {
+	n, err := r.exec(ctx, "delete common data", `DELETE FROM ranking_common WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
+	return n > 0, err
+}
+
+// filter is the WHERE clause of a query (category and group), which the
+// order and group indexes serve.
+func filter(q ranking.Query) (string, []any) {
+	switch q.GroupIndex {
+	case 0:
+		return "s.category = ? AND s.g0 = ?", []any{int64(q.Category.ID), int64(q.GroupNum)}
+	case 1:
+		return "s.category = ? AND s.g1 = ?", []any{int64(q.Category.ID), int64(q.GroupNum)}
+	}
+	return "s.category = ?", []any{int64(q.Category.ID)}
+}
+
+const entryColumns = `s.pid, s.unique_id, s.category, s.score, s.groups, s.param, s.updated, c.data, s.sort_key`
+
+const rankOrder = ` ORDER BY s.sort_key, s.updated, s.pid, s.unique_id`
+
+type entryRow struct {
+	e       ranking.Entry
+	sortKey int64
+	updated int64
+}
+
+func scanEntry(sc interface{ Scan(...any) error }) (entryRow, error) {
+	var row entryRow
+	var pid, uid, score, param int64
+	if err := sc.Scan(&pid, &uid, &row.e.Category, &score, &row.e.Groups, &param, &row.updated, &row.e.CommonData, &row.sortKey); err != nil {
+		return row, err
+	}
+	row.e.PID, row.e.UniqueID, row.e.Score, row.e.Param = types.PID(pid), uint64(uid), uint32(score), uint64(param)
+	row.e.Updated = time.Unix(0, row.updated)
+	return row, nil
+}
+
+// List implements ranking.Store.
+func (r *RankingStore) List(ctx context.Context, q ranking.Query, offset, limit uint32) ([]ranking.Entry, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	where, args := filter(q)
+	rows, err := r.db.QueryContext(ctx, `SELECT `+entryColumns+` FROM ranking_scores s
+		LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id
+		WHERE `+where+rankOrder+` LIMIT ? OFFSET ?`, append(args, int64(limit), int64(offset))...)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: ranking list: %w", err)
+	}
+	defer rows.Close()
+	out := make([]ranking.Entry, 0, min(limit, 256))
+	for rows.Next() {
+		row, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("accounts: ranking list: %w", err)
+		}
+		out = append(out, row.e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("accounts: ranking list: %w", err)
+	}
+	return out, nil
+}
+
+// find returns the first entry matching extra (a condition on s) in rank
+// order, and its position.
+func (r *RankingStore) find(ctx context.Context, q ranking.Query, what, extra string, extraArgs ...any) (ranking.Entry, uint32, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	where, args := filter(q)
+	row, err := scanEntry(r.db.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ranking_scores s
+		LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id
+		WHERE `+where+` AND `+extra+rankOrder+` LIMIT 1`, append(args, extraArgs...)...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ranking.Entry{}, 0, fmt.Errorf("%w: no score of %s in category %d", ranking.ErrNotFound, what, q.Category.ID)
+	}
+	if err != nil {
+		return ranking.Entry{}, 0, fmt.Errorf("accounts: find score: %w", err)
+	}
+	var pos int64
+	err = r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where+
+		` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (?, ?, ?, ?)`,
+		append(args, row.sortKey, row.updated, int64(row.e.PID), int64(row.e.UniqueID))...).Scan(&pos)
+	if err != nil {
+		return ranking.Entry{}, 0, fmt.Errorf("accounts: rank of score: %w", err)
+	}
+	return row.e, uint32(pos), nil
+}
+
+// Find implements ranking.Store.
+func (r *RankingStore) Find(ctx context.Context, q ranking.Query, pid types.PID, uid uint64) (ranking.Entry, uint32, error) {
+	return r.find(ctx, q, fmt.Sprintf("PID %d unique id %d", pid, uid), "s.pid = ? AND s.unique_id = ?", int64(pid), int64(uid))
+}
+
+// FindUnique implements ranking.Store.
+func (r *RankingStore) FindUnique(ctx context.Context, q ranking.Query, uid uint64) (ranking.Entry, uint32, error) {
+	return r.find(ctx, q, fmt.Sprintf("unique id %d", uid), "s.unique_id = ?", int64(uid))
+}
+
+// CountBetter implements ranking.Store.
+func (r *RankingStore) CountBetter(ctx context.Context, q ranking.Query, score uint32) (uint32, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	where, args := filter(q)
+	var n int64
+	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where+` AND s.sort_key < ?`,
+		append(args, sortKey(q.Category, score))...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("accounts: count better scores: %w", err)
+	}
+	return uint32(n), nil
+}
+
+// Count implements ranking.Store.
+func (r *RankingStore) Count(ctx context.Context, q ranking.Query) (uint32, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	where, args := filter(q)
+	var n int64
+	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("accounts: count scores: %w", err)
+	}
+	return uint32(n), nil
+}
+
+// Stats implements ranking.Store.
+func (r *RankingStore) Stats(ctx context.Context, q ranking.Query) (ranking.Stats, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	where, args := filter(q)
+	var n int64
+	var sum, lo, hi sql.NullFloat64
+	if err := r.db.QueryRowContext(ctx, `SELECT count(*), sum(s.score), min(s.score), max(s.score) FROM ranking_scores s WHERE `+where,
+		args...).Scan(&n, &sum, &lo, &hi); err != nil {
+		return ranking.Stats{}, fmt.Errorf("accounts: ranking stats: %w", err)
+	}
+	st := ranking.Stats{float64(n), sum.Float64, lo.Float64, hi.Float64, 0}
+	if n > 0 {
+		st[4] = sum.Float64 / float64(n)
+	}
+	return st, nil
+}

@@ -1,0 +1,113 @@
+package accounts
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// TestRanking100kUsesIndexes fills a category with 100,000 scores and checks
+// that the queries behind a top-100 read and an around-self read are index
+// searches (EXPLAIN QUERY PLAN says SEARCH ... USING ... INDEX, never SCAN of
+// the table), and that they answer correctly.
+func TestRanking100kUsesIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills 100,000 scores")
+	}
+	ctx := context.Background()
+	s, _, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs := s.Ranking()
+	cat := ranking.Category{ID: 1, Descending: true}
+	if err := rs.AddCategory(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100_000
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
+		VALUES (1, ?, 0, ?, ?, ?, NULL, ?, 0, ?)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for i := 0; i < n; i++ {
+		score := uint32(i * 7 % 50_000) // two players per score: ties everywhere
+		g := int64(i % 4)
+		if _, err := stmt.ExecContext(ctx, int64(10_000+i), int64(score), sortKey(cat, score), g, []byte{byte(g)}, base+int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stmt.Close()
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The query plans.
+	all := ranking.Query{Category: cat, GroupIndex: ranking.NoGroup}
+	grp := ranking.Query{Category: cat, GroupIndex: 0, GroupNum: 2}
+	for _, q := range []ranking.Query{all, grp} {
+		where, args := filter(q)
+		for name, query := range map[string]string{
+			"top-100":  `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where + rankOrder + ` LIMIT 100 OFFSET 0`,
+			"find":     `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where + ` AND s.pid = 50000 AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
+			"position": `SELECT count(*) FROM ranking_scores s WHERE ` + where + ` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (1, 2, 3, 4)`,
+			"better":   `SELECT count(*) FROM ranking_scores s WHERE ` + where + ` AND s.sort_key < 5`,
+		} {
+			plan := explain(t, s, query, args...)
+			if strings.Contains(plan, "SCAN s") || strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "INDEX") {
+				t.Errorf("%s (group %d): plan does not search an index:\n%s", name, q.GroupIndex, plan)
+			} else {
+				t.Logf("%s (group %d):\n%s", name, q.GroupIndex, plan)
+			}
+		}
+	}
+
+	// The answers: top 100 in order, around self in place.
+	srv := &ranking.Server{Store: rs}
+	res, err := srv.GetRanking(ctx, ranking.ModeGlobal, 1, ranking.OrderParam{GroupIndex: ranking.NoGroup, Length: 100}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Data) != 100 || res.TotalCount != n || res.Data[0].Score != 49_999 || res.Data[0].Order != 1 || res.Data[1].Order != 1 || res.Data[2].Order != 3 {
+		t.Fatalf("top 100: total %d, first %+v %+v %+v", res.TotalCount, res.Data[0], res.Data[1], res.Data[2])
+	}
+	me := types.PID(10_000 + 12_345) // score 12345*7 % 50000 = 36415
+	res, err = srv.GetRanking(ctx, ranking.ModeGlobalAroundSelf, 1, ranking.OrderParam{GroupIndex: ranking.NoGroup, OrderCalc: ranking.OrderCalcOrdinal, Length: 11}, 0, me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := res.Data[5]
+	better, _ := rs.CountBetter(ctx, all, 36415)
+	if mid.PID != me || mid.Score != 36415 || mid.Order < better+1 || mid.Order > better+2 || res.Data[4].Order != mid.Order-1 {
+		t.Fatalf("around self: %+v (better %d)", res.Data, better)
+	}
+}
+
+func explain(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.db.Query(`EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	return b.String()
+}
