@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gamewire/gamewire/internal/acceptretry"
 )
 
 // Subprotocol is the WebSocket subprotocol of NEX on the Switch.
@@ -32,12 +34,15 @@ type Listener struct {
 	conns    chan net.Conn // sniffed HTTP connections for http
 	mu       sync.Mutex
 	httpOnce sync.Once
+	done     chan struct{} // closed by Close: ends a Serve waiting out an Accept error
+	doneOnce sync.Once
+	serveErr error // why the Serve that Listen started stopped (under mu)
 }
 
 // NewListener returns a Listener without a socket: give it connections with
 // Serve, ServeHTTP or AddStream.
 func NewListener(cfg *Config) *Listener {
-	l := &Listener{h: newHub(cfg), conns: make(chan net.Conn)}
+	l := &Listener{h: newHub(cfg), conns: make(chan net.Conn), done: make(chan struct{})}
 	return l
 }
 
@@ -50,8 +55,23 @@ func Listen(addr string, cfg *Config) (*Listener, error) {
 	}
 	l := NewListener(cfg)
 	l.h.local = ln.Addr()
-	go l.Serve(ln) //nolint:errcheck // Serve's error is kept for Close
+	go func() {
+		if err := l.Serve(ln); !errors.Is(err, ErrClosed) {
+			l.mu.Lock()
+			l.serveErr = err
+			l.mu.Unlock()
+		}
+	}()
 	return l, nil
+}
+
+// Err returns the error that stopped the accept loop Listen started, or nil while it
+// runs (and after Close). Accept errors that pass, such as running out of file
+// descriptors, do not stop it.
+func (l *Listener) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.serveErr
 }
 
 // Addr returns the bound address (nil without Listen or Serve).
@@ -82,6 +102,7 @@ func (l *Listener) Stats() Stats { return l.h.stats() }
 // Close stops accepting, closes every stream and every PortConn, and waits
 // for the stream goroutines to end.
 func (l *Listener) Close() error {
+	l.doneOnce.Do(func() { close(l.done) })
 	l.mu.Lock()
 	ln, hs := l.ln, l.http
 	l.mu.Unlock()
@@ -96,7 +117,12 @@ func (l *Listener) Close() error {
 	return nil
 }
 
-// Serve accepts connections from ln until it is closed.
+// Serve accepts connections from ln until it is closed, and returns ErrClosed then.
+// Accept errors that pass (running out of descriptors: EMFILE, ENFILE; ENOBUFS,
+// ENOMEM; a connection aborted before it was accepted) are waited out with a backoff
+// of 5 ms doubling to 1 s, as net/http does, logged at warning level and counted in
+// Stats.AcceptErrors by errno; any other error ends Serve and is returned (Listen
+// logs it).
 func (l *Listener) Serve(ln net.Listener) error {
 	l.mu.Lock()
 	l.ln = ln
@@ -111,20 +137,38 @@ func (l *Listener) Serve(ln net.Listener) error {
 		ln.Close()
 		return ErrClosed
 	}
+	var backoff acceptretry.Backoff
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || l.isClosed() {
 				return ErrClosed
 			}
-			return err
+			if !acceptretry.Temporary(err) {
+				l.h.log.Error("prudp lite: accept failed; the listener stops", "addr", ln.Addr(), "err", err)
+				return fmt.Errorf("prudp lite: accept on %v: %w", ln.Addr(), err)
+			}
+			l.h.acceptErrors.add(acceptretry.Reason(err))
+			pause := backoff.Next()
+			l.h.log.Warn("prudp lite: accept failed; retrying", "addr", ln.Addr(), "err", err, "retry in", pause)
+			select {
+			case <-time.After(pause):
+			case <-l.done:
+				return ErrClosed
+			}
+			continue
 		}
+		backoff.Reset()
 		go l.sniff(c)
+	}
+}
+
+func (l *Listener) isClosed() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -19,7 +19,8 @@ var (
 	descBytes    = prometheus.NewDesc("gamewire_lite_bytes_total", "Stream bytes, by direction.", []string{"direction"}, nil)
 	descWrites   = prometheus.NewDesc("gamewire_lite_writes_total", "Writes to streams (WebSocket messages).", nil, nil)
 	descDrops    = prometheus.NewDesc("gamewire_lite_drops_total", "Received packets not handed to the engine, by reason.", []string{"reason"}, nil)
-	allDescs     = []*prometheus.Desc{descStreams, descOpened, descClosed, descRefused, descPackets, descBytes, descWrites, descDrops}
+	descAccept   = prometheus.NewDesc("gamewire_lite_accept_errors_total", "Accept errors the listener waited out (out of descriptors, ...), by errno.", []string{"errno"}, nil)
+	allDescs     = []*prometheus.Desc{descStreams, descOpened, descClosed, descRefused, descPackets, descBytes, descWrites, descDrops, descAccept}
 	counterValue = prometheus.CounterValue
 )
 
@@ -41,6 +42,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	labelled(descClosed, st.Closed)
 	labelled(descRefused, st.Refused)
 	labelled(descDrops, st.Drops)
+	labelled(descAccept, st.AcceptErrors)
 	ch <- prometheus.MustNewConstMetric(descPackets, counterValue, float64(st.PacketsIn), "in")
 	ch <- prometheus.MustNewConstMetric(descPackets, counterValue, float64(st.PacketsOut), "out")
 	ch <- prometheus.MustNewConstMetric(descBytes, counterValue, float64(st.BytesIn), "in")

@@ -133,6 +133,9 @@ type Stats struct {
 	BytesOut   uint64
 	Writes     uint64            // writes to streams (WebSocket messages on ws/wss)
 	Drops      map[string]uint64 // received packets not handed to the engine, by reason
+	// AcceptErrors counts the Accept errors a Listener waited out, by errno
+	// ("EMFILE", "ENFILE", "ECONNABORTED", ...).
+	AcceptErrors map[string]uint64
 }
 
 // counters is a small set of named counters.
@@ -177,6 +180,7 @@ type hub struct {
 	bufs sync.Pool
 
 	accepted, closedBy, refused, drops counters
+	acceptErrors                       counters // Listener.Serve
 	packetsIn, packetsOut              atomic.Uint64
 	bytesIn, bytesOut, writes          atomic.Uint64
 	wg                                 sync.WaitGroup
@@ -198,6 +202,7 @@ func (h *hub) stats() Stats {
 		Streams: n, Accepted: h.accepted.snapshot(), Closed: h.closedBy.snapshot(), Refused: h.refused.snapshot(),
 		PacketsIn: h.packetsIn.Load(), PacketsOut: h.packetsOut.Load(), BytesIn: h.bytesIn.Load(),
 		BytesOut: h.bytesOut.Load(), Writes: h.writes.Load(), Drops: h.drops.snapshot(),
+		AcceptErrors: h.acceptErrors.snapshot(),
 	}
 }
 
