@@ -55,9 +55,6 @@ var blobSettings = types.Settings{PIDSize: 8, StructureHeader: true}
 
 const blobVersion = types.Version4
 
-// DefaultQueryTimeout bounds every matchmaking transaction.
-const DefaultQueryTimeout = 5 * time.Second
-
 // MatchmakeStore is the SQLite implementation of matchmaking.Store, in the
 // account store's database. Writes go through one connection whose
 // transactions start with BEGIN IMMEDIATE (the database's write lock is taken

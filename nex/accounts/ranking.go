@@ -12,10 +12,6 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// DefaultQueryTimeout bounds every query of the NEX service stores (Ranking,
-// DataStore) unless their Timeout says otherwise.
-const DefaultQueryTimeout = 5 * time.Second
-
 // The ranking component's schema. A score's sort_key is its score for
 // ascending categories and MaxUint32 - score for descending ones, so one
 // ascending index (category, sort_key, updated, pid, unique_id) gives every

@@ -42,19 +42,36 @@ func (s *Store) Announce(ctx context.Context, n nodes.Node) error {
 	return nil
 }
 
-// Pick implements nodes.Registry in one statement: the chosen row is locked and
-// its load raised, so concurrent picks on several authentication servers spread.
+// pickLock is the advisory lock key serializing Pick: under READ COMMITTED an
+// UPDATE ... WHERE id = (SELECT ... FOR UPDATE) lets two pickers that saw the same
+// least-loaded row both raise it, so picks would not spread evenly.
+const pickLock = 0x67770002
+
+// Pick implements nodes.Registry: in one short transaction holding pickLock, the
+// least-loaded live row is chosen and its load raised, so concurrent picks on
+// several authentication servers spread.
 func (s *Store) Pick(ctx context.Context, maxAge time.Duration) (nodes.Node, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nodes.Node{}, fmt.Errorf("pgstore: pick node: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(pickLock)); err != nil {
+		return nodes.Node{}, fmt.Errorf("pgstore: pick node: lock: %w", err)
+	}
 	var n nodes.Node
-	err := s.pool.QueryRow(ctx, `UPDATE nodes SET load = load + 1 WHERE id = (
+	err = tx.QueryRow(ctx, `UPDATE nodes SET load = load + 1 WHERE id = (
 			SELECT id FROM nodes
 			WHERE heartbeat >= now() - make_interval(secs => $1) AND (capacity = 0 OR load < capacity)
-			ORDER BY load, id LIMIT 1 FOR UPDATE)
+			ORDER BY load, id LIMIT 1)
 		RETURNING id, url, load, capacity, heartbeat`, maxAge.Seconds()).Scan(&n.ID, &n.URL, &n.Load, &n.Capacity, &n.Heartbeat)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nodes.Node{}, nodes.ErrNoNode
 	}
 	if err != nil {
+		return nodes.Node{}, fmt.Errorf("pgstore: pick node: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
 		return nodes.Node{}, fmt.Errorf("pgstore: pick node: %w", err)
 	}
 	return n, nil

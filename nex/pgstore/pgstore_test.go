@@ -11,26 +11,10 @@ import (
 	"github.com/gamewire/gamewire/nex/storetest"
 )
 
-var (
-	serverOnce sync.Once
-	server     *pgtest.Server
-)
-
-// pg starts one PostgreSQL server for the package's tests (the first caller's
-// test owns it; later tests get databases of their own on it).
-func pg(t *testing.T) *pgtest.Server {
+// openFresh opens the store on a new, empty database of srv.
+func openFresh(t *testing.T, srv *pgtest.Server) *Store {
 	t.Helper()
-	serverOnce.Do(func() { server = pgtest.Start(t) })
-	if server == nil {
-		t.Skip("no PostgreSQL server")
-	}
-	return server
-}
-
-func openFresh(t *testing.T) *Store {
-	t.Helper()
-	dsn := pg(t).NewDatabase(t)
-	s, err := Open(context.Background(), dsn)
+	s, err := Open(context.Background(), srv.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +24,12 @@ func openFresh(t *testing.T) *Store {
 
 // TestStoreSuite runs the suite every backend runs (nex/storetest) on PostgreSQL.
 func TestStoreSuite(t *testing.T) {
-	pg(t) // the server lives as long as this test
-	storetest.Accounts(t, func(t *testing.T) storetest.AccountStore { return openFresh(t) })
-	storetest.Nodes(t, func(t *testing.T) nodes.Registry { return openFresh(t) })
+	srv := pgtest.Start(t) // one server for the suite, a database per subtest
+	storetest.Accounts(t, func(t *testing.T) storetest.AccountStore { return openFresh(t, srv) })
+	storetest.Nodes(t, func(t *testing.T) nodes.Registry { return openFresh(t, srv) })
 	t.Run("reopen keeps data and refuses a newer schema", func(t *testing.T) {
 		ctx := context.Background()
-		dsn := pg(t).NewDatabase(t)
+		dsn := srv.NewDatabase(t)
 		s, err := Open(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +44,7 @@ func TestStoreSuite(t *testing.T) {
 	})
 	t.Run("concurrent opens migrate once", func(t *testing.T) {
 		ctx := context.Background()
-		dsn := pg(t).NewDatabase(t)
+		dsn := srv.NewDatabase(t)
 		var wg sync.WaitGroup
 		errs := make(chan error, 4)
 		for i := 0; i < 4; i++ {
