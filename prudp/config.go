@@ -300,120 +300,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// quazalFamily reports whether the dialect is Quazal or Hyperscape.
-func (d Dialect) quazalFamily() bool { return d == Quazal || d == Hyperscape }
-
-// resolved returns a copy of c with defaults filled in.
-func (c *Config) resolved() Config {
-	r := *c
-	if r.StreamType == 0 {
-		r.StreamType = StreamRVSecure
-		if r.Dialect.quazalFamily() {
-			r.StreamType = StreamOldRVSec
-		}
-	}
-	if r.Dialect == Quazal {
-		if r.ChecksumSize == 0 {
-			r.ChecksumSize = 1
-		}
-		if r.Kerberos == (kerberos.Settings{}) {
-			r.Kerberos = kerberos.Quazal
-		}
-		if r.RC4Mode == RC4Default {
-			r.RC4Mode = RC4PerPacket
-		}
-	} else if r.RC4Mode == RC4Default {
-		r.RC4Mode = RC4Stream
-	}
-	if r.Dialect == Hyperscape {
-		r.ChecksumSize = 4
-		if r.KeepAlive <= 0 {
-			r.KeepAlive = 10 * time.Second
-		}
-		if r.MaxUnansweredPings == 0 {
-			r.MaxUnansweredPings = 2
-		}
-	}
-	if r.Dialect.quazalFamily() && r.IdleTimeout <= 0 {
-		r.IdleTimeout = 60 * time.Second
-	}
-	if r.Dialect == NEXLite {
-		r.liteDefaults()
-	}
-	if r.MinorVersion == 0 && r.Dialect == NEXV1 {
-		r.MinorVersion = 4
-	}
-	if r.Dialect != NEXV1 && r.Dialect != NEXLite {
-		r.MinorVersion = 0
-		r.MaxSubstreamID = 0
-	}
-	if r.FragmentSize <= 0 {
-		switch {
-		case r.Dialect == NEXV1:
-			r.FragmentSize = 1300
-		case r.Dialect.quazalFamily():
-			r.FragmentSize = QuazalFragmentSize
-		default:
-			r.FragmentSize = 1264
-		}
-	}
-	if r.MaxMessageSize <= 0 {
-		r.MaxMessageSize = 1 << 20
-	}
-	if len(r.RC4Key) == 0 {
-		r.RC4Key = []byte(DefaultRC4Key)
-	}
-	if r.InitialWindow <= 0 {
-		r.InitialWindow = 4
-	}
-	if r.MaxWindow <= 0 {
-		r.MaxWindow = 256
-	}
-	r.MaxWindow = max(r.MaxWindow, r.InitialWindow)
-	if r.ReorderWindow <= 0 {
-		r.ReorderWindow = 512
-	}
-	r.ReorderWindow = min(r.ReorderWindow, 16384)
-	// Our own peers buffer ReorderWindow packets ahead; a larger send window
-	// would only make them drop packets.
-	r.MaxWindow = min(r.MaxWindow, r.ReorderWindow)
-	r.InitialWindow = min(r.InitialWindow, r.MaxWindow)
-	if r.InitialRTO <= 0 {
-		r.InitialRTO = time.Second
-	}
-	if r.MinRTO <= 0 {
-		r.MinRTO = 50 * time.Millisecond
-	}
-	if r.MaxRTO <= 0 {
-		r.MaxRTO = 10 * time.Second
-	}
-	if r.MaxRetransmits <= 0 {
-		r.MaxRetransmits = 8
-	}
-	if r.KeepAlive <= 0 {
-		r.KeepAlive = 5 * time.Second
-	}
-	if r.IdleTimeout <= 0 {
-		r.IdleTimeout = 30 * time.Second
-	}
-	if r.AckDelay == 0 {
-		r.AckDelay = 2 * time.Millisecond
-	}
-	if r.Dialect != NEXV1 {
-		r.AckDelay = -1 // one packet per datagram: nothing to share
-	}
-	if r.MaxSendQueue <= 0 {
-		r.MaxSendQueue = 8 << 20
-	}
-	if r.MaxRecvQueue <= 0 {
-		r.MaxRecvQueue = 8 << 20
-	}
-	if r.Logger == nil {
-		r.Logger = slog.New(slog.DiscardHandler)
-	}
-	return r
-}
-
 // validate refuses settings the engine cannot honour.
 func (c *Config) validate() error {
 	switch {
@@ -425,16 +311,25 @@ func (c *Config) validate() error {
 		return fmt.Errorf("prudp: virtual port stream type %d, port %d (each 0 to 15)", c.StreamType, c.Port)
 	case c.Ticket != nil && len(c.Ticket.SessionKey) == 0:
 		return fmt.Errorf("prudp: Ticket without a session key")
-	case c.Dialect == Quazal && c.ChecksumSize != 1 && c.ChecksumSize != 4:
-		return fmt.Errorf("prudp: Quazal ChecksumSize %d (1 or 4)", c.ChecksumSize)
 	case c.RC4Mode != RC4Stream && c.RC4Mode != RC4PerPacket:
 		return fmt.Errorf("prudp: RC4Mode %d", c.RC4Mode)
-	case c.Dialect == Hyperscape && c.NoEncryption:
-		return fmt.Errorf("prudp: Hyperscape DATA is always AES-encrypted (NoEncryption set)")
-	case c.Dialect == Hyperscape && c.Ticket != nil:
-		return fmt.Errorf("prudp: Hyperscape connections are keyed by their ECDH exchange, not by a Ticket")
-	case c.Dialect < NEXV1 || c.Dialect > Hyperscape:
+	case specOf(c.Dialect) == nil:
 		return fmt.Errorf("prudp: unknown dialect %v", c.Dialect)
+	}
+	if d := specOf(c.Dialect); d.check != nil {
+		return d.check(c)
+	}
+	return nil
+}
+
+// validateEnd is validate plus what the dialect needs at one end (server:
+// a Server's, else a client's).
+func (c *Config) validateEnd(server bool) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if d := specOf(c.Dialect); d.needs != nil {
+		return d.needs(c, server)
 	}
 	return nil
 }

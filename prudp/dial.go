@@ -46,11 +46,7 @@ func DialPacketConn(ctx context.Context, pc PacketConn, raddr netip.AddrPort, cf
 	if rc.Port == 0 {
 		rc.Port = 1
 	}
-	err := rc.validate()
-	if err == nil && rc.Dialect == Hyperscape && rc.CertPub == nil {
-		err = fmt.Errorf("prudp: a Hyperscape client needs Config.CertPub (the server's certification public key)")
-	}
-	if err != nil {
+	if err := rc.validateEnd(false); err != nil {
 		if own {
 			pc.Close()
 		}
@@ -83,7 +79,7 @@ func DialPacketConn(ctx context.Context, pc PacketConn, raddr netip.AddrPort, cf
 		s := newSession(sh, &ep.cfg, ep.codec, true, raddr, now)
 		s.conn = c
 		c.s = s
-		s.localPort = vport(ep.cfg.StreamType, traitsOf(ep.codec).clientPort)
+		s.localPort = vport(ep.cfg.StreamType, ep.dialect.clientPort)
 		s.remotePort = vport(ep.cfg.StreamType, ep.cfg.Port)
 		s.key = demuxKey{addr: raddr, local: s.localPort, remote: s.remotePort}
 		if err := s.startClient(now); err != nil {

@@ -1,25 +1,133 @@
 package prudp
 
 import (
-	"encoding/binary"
 	"fmt"
+	"log/slog"
+	"time"
 
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
-// newCodec builds the engine's view of the configured dialect on top of
-// package prudp/wire.
-func newCodec(cfg *Config) (codec, error) {
-	switch cfg.Dialect {
-	case NEXV1:
-		return &v1Codec{d: wire.NewV1(cfg.AccessKey)}, nil
-	case NEXV0:
-		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeGames)}, nil
-	case NEXV0Friends:
-		return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)}, nil
-	case NEXLite:
-		return &liteCodec{d: wire.NewLite(cfg.AccessKey)}, nil
-	case Quazal:
+// dialectSpec is everything a dialect changes in the engine, chosen once per
+// endpoint (specOf): defaults, the header codec, the DATA payload transform
+// and what it adds to the handshake. Sessions call it and know no dialect by
+// name.
+type dialectSpec struct {
+	// defaults fill the zero fields of a Config of this dialect before the
+	// engine's own (engineDefaults).
+	defaults Config
+	// negotiates: SYN and CONNECT carry supported functions and the maximum
+	// substream id, whose lower values both ends then use (V1, Lite). The
+	// others have neither: MinorVersion and MaxSubstreamID are forced to 0.
+	negotiates bool
+	// substreams: more than substream 0 may be negotiated (V1).
+	substreams bool
+	// coalesces: packets carry their size, so several to one peer may share
+	// a datagram, and a batched (segmented) write is read back apart (V1,
+	// Lite).
+	coalesces bool
+	// delayedAcks: a lone acknowledgement may wait (Config.AckDelay) for a
+	// packet to share its datagram with (V1). Elsewhere AckDelay is forced
+	// to -1.
+	delayedAcks bool
+	// checksumSize, when not 0, is the only checksum size of the dialect
+	// (Hyperscape: 4), whatever Config.ChecksumSize says.
+	checksumSize int
+	// clientPort is a client's own virtual port, "the highest unused port
+	// number": 0xF for V0 and V1, 0x1F for Lite.
+	clientPort uint8
+	// newAcks: aggregate acknowledgements are always in the new format, and
+	// no header substream id tells the formats apart (Lite).
+	newAcks bool
+	// liteSignature: codec.verify checks the Lite signature of a client's
+	// CONNECT; a refusal is logged and counted apart.
+	liteSignature bool
+	// multiAck: a packet with NEED_ACK and MULTI_ACK is answered with ACK
+	// and MULTI_ACK both set, and MULTI_ACK never means an aggregate
+	// acknowledgement (Hyperscape, "Multi Ack" in specs/prudp-hyperscape.md).
+	multiAck bool
+	// userStage: after the CONNECT-ACK the client sends a reliable USER the
+	// server acknowledges, ordered before its first DATA (Hyperscape).
+	userStage bool
+	// fragMax is the highest fragment id before the ids wrap to 1: 255 for
+	// 1-byte ids, 2^32-1 for Hyperscape's u32.
+	fragMax uint32
+
+	// newCodec builds the header codec on top of package prudp/wire.
+	newCodec func(cfg *Config) codec
+	// transform builds the DATA payload transform of a connection keyed
+	// with key (the session key, or Config.RC4Key). Nil when the handshake's
+	// key exchange supplies it.
+	transform func(cfg *Config, key []byte, substreams int) payloadTransform
+	// exchange is a key agreement carried in the CONNECT payloads (nil: none).
+	exchange keyExchange
+	// check refuses a resolved Config the dialect cannot run with (nil:
+	// nothing to check).
+	check func(c *Config) error
+	// needs refuses a Config lacking what one end needs (server: a
+	// Server's, else a client's); nil: nothing.
+	needs func(c *Config, server bool) error
+}
+
+// engineDefaults fill what a dialect's defaults leave zero; see the field
+// comments of Config.
+var engineDefaults = Config{
+	StreamType:     StreamRVSecure,
+	FragmentSize:   1264,
+	MaxMessageSize: 1 << 20,
+	RC4Key:         []byte(DefaultRC4Key),
+	RC4Mode:        RC4Stream,
+	InitialWindow:  4,
+	MaxWindow:      256,
+	ReorderWindow:  512,
+	InitialRTO:     time.Second,
+	MinRTO:         50 * time.Millisecond,
+	MaxRTO:         10 * time.Second,
+	MaxRetransmits: 8,
+	KeepAlive:      5 * time.Second,
+	IdleTimeout:    30 * time.Second,
+	AckDelay:       2 * time.Millisecond,
+	MaxSendQueue:   8 << 20,
+	MaxRecvQueue:   8 << 20,
+	Logger:         slog.New(slog.DiscardHandler),
+}
+
+// quazalDefaults are what Quazal and Hyperscape share: stream type
+// OldRVSec (the Quazal checksum's base is the access key only there), the
+// fragments real Quazal servers send, and their 60 s silence limit
+// (FIELD-NOTES.md, "Quazal Rendez-Vous").
+var quazalDefaults = Config{StreamType: StreamOldRVSec, FragmentSize: QuazalFragmentSize, IdleTimeout: 60 * time.Second}
+
+var dialects = [...]dialectSpec{
+	NEXV1: {
+		defaults:   Config{MinorVersion: 4, FragmentSize: 1300},
+		negotiates: true, substreams: true, coalesces: true, delayedAcks: true,
+		clientPort: 0xf, fragMax: 255,
+		newCodec:  func(cfg *Config) codec { return &v1Codec{d: wire.NewV1(cfg.AccessKey)} },
+		transform: newRC4Transform,
+	},
+	NEXV0: {
+		clientPort: 0xf, fragMax: 255,
+		newCodec:  func(cfg *Config) codec { return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeGames)} },
+		transform: newRC4Transform,
+	},
+	NEXV0Friends: {
+		clientPort: 0xf, fragMax: 255,
+		newCodec:  func(cfg *Config) codec { return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)} },
+		transform: newRC4Transform,
+	},
+	NEXLite:    liteDialect,
+	Quazal:     quazalDialect,
+	Hyperscape: hyperscapeDialect,
+}
+
+// quazalDialect: per-packet RC4 and Quazal tickets by default, 1- or 4-byte
+// checksums, and the signature mode of Config.QuazalSignatures.
+var quazalDialect = dialectSpec{
+	defaults:   with(quazalDefaults, func(c *Config) { c.ChecksumSize, c.Kerberos, c.RC4Mode = 1, kerberos.Quazal, RC4PerPacket }),
+	clientPort: 0xf, fragMax: 255,
+	newCodec: func(cfg *Config) codec {
 		c := &quazalCodec{d: wire.NewQuazal(cfg.AccessKey, wire.QuazalOptions{ChecksumSize: cfg.ChecksumSize, Types2006: cfg.QuazalTypes2006})}
 		switch cfg.QuazalSignatures {
 		case QuazalSigPayload:
@@ -27,198 +135,122 @@ func newCodec(cfg *Config) (codec, error) {
 		case QuazalSigSession:
 			c.hmac = wire.NewV0(cfg.AccessKey, wire.ModeGames)
 		}
-		return c, nil
-	case Hyperscape:
-		return &hyperscapeCodec{d: wire.NewHyperscape()}, nil
-	}
-	return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
-}
-
-// parsedKeep takes a codec's Parse results: it fills p from the decoded packet
-// and keeps that packet in p.w for the dialects whose signature checks read
-// fields the engine's pkt does not carry (V0, Quazal, Hyperscape).
-func (p *pkt) parsedKeep(w wire.Packet, n int, err error) (int, error) {
-	if err != nil {
-		return 0, err
-	}
-	p.fromWire(&w)
-	p.w = w
-	return n, nil
-}
-
-// fromWire copies the fields the engine uses out of a decoded packet.
-func (p *pkt) fromWire(w *wire.Packet) {
-	p.typ = uint8(w.Type)
-	p.flags = uint16(w.Flags)
-	p.src, p.dst = vport(uint8(w.Src.Stream), w.Src.Port), vport(uint8(w.Dst.Stream), w.Dst.Port)
-	p.sessionID = w.SessionID
-	p.substream = w.SubstreamID
-	p.seq = w.Seq
-	p.fragment = w.FragmentID
-	p.connSig = w.ConnSignature
-	p.supported = w.SupportedFunctions
-	p.maxSubstream = w.MaxSubstreamID
-	p.unreliableSeq = w.UnreliableSeq
-	p.payload = w.Payload
-}
-
-// toWire fills a wire packet from p.
-func (p *pkt) toWire(w *wire.Packet) {
-	*w = wire.Packet{
-		Src:                wire.VPort{Stream: wire.StreamType(p.src >> 8), Port: uint8(p.src)},
-		Dst:                wire.VPort{Stream: wire.StreamType(p.dst >> 8), Port: uint8(p.dst)},
-		Type:               wire.PacketType(p.typ),
-		Flags:              wire.Flags(p.flags),
-		SessionID:          p.sessionID,
-		SubstreamID:        p.substream,
-		Seq:                p.seq,
-		FragmentID:         p.fragment,
-		ConnSignature:      p.connSig,
-		SupportedFunctions: p.supported,
-		MaxSubstreamID:     p.maxSubstream,
-		UnreliableSeq:      p.unreliableSeq,
-		Payload:            p.payload,
-	}
-}
-
-// v1Codec is "V1 Format": option TLVs and a 16-byte HMAC-MD5 signature over
-// the header, session key, access key sum, connection signature, options and
-// payload.
-type v1Codec struct{ d *wire.V1 }
-
-func (c *v1Codec) parse(b []byte, p *pkt) (int, error) {
-	w, n, err := c.d.Parse(b)
-	if err != nil {
-		return 0, err
-	}
-	p.fromWire(&w)
-	return n, nil
-}
-
-func (c *v1Codec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
-	var w wire.Packet
-	p.toWire(&w)
-	if p.typ != typeSyn && p.typ != typeConnect {
-		w.Options = 0
-		if p.typ == typeData {
-			w.Options = wire.OptFragmentID
-		} else {
-			w.Options = wire.OptNone
+		return c
+	},
+	transform: newRC4Transform,
+	check: func(c *Config) error {
+		if c.ChecksumSize != 1 && c.ChecksumSize != 4 {
+			return fmt.Errorf("prudp: Quazal ChecksumSize %d (1 or 4)", c.ChecksumSize)
 		}
+		return nil
+	},
+}
+
+// with returns c changed by f: a dialect's defaults built on shared ones.
+func with(c Config, f func(*Config)) Config {
+	f(&c)
+	return c
+}
+
+// specOf returns the description of d (nil for an unknown dialect).
+func specOf(d Dialect) *dialectSpec {
+	if d < 0 || int(d) >= len(dialects) {
+		return nil
 	}
-	start := len(dst)
-	dst, err := c.d.Append(dst, &w)
-	if err != nil {
-		return dst[:start], err
+	return &dialects[d]
+}
+
+// newCodec builds the engine's view of the configured dialect on top of
+// package prudp/wire.
+func newCodec(cfg *Config) (codec, error) {
+	d := specOf(cfg.Dialect)
+	if d == nil {
+		return nil, fmt.Errorf("prudp: unknown dialect %v", cfg.Dialect)
 	}
-	if err := c.d.SignPacket(dst[start:], k.sessionKey, k.connSig); err != nil {
-		return dst[:start], err
+	return d.newCodec(cfg), nil
+}
+
+// Resolved returns a copy of c with every zero field set to its default for
+// c.Dialect (see the field comments), and the settings the dialect does not
+// have forced: what a Server or Dial with c actually runs with. Layers on
+// top of the engine (package nex) read their defaults here rather than
+// repeating them.
+func (c *Config) Resolved() Config {
+	r := *c
+	d := specOf(r.Dialect)
+	if d == nil {
+		fillDefaults(&r, &engineDefaults)
+		return r // validate refuses it
 	}
-	return dst, nil
-}
-
-func (c *v1Codec) verify(p *pkt, k keys) bool {
-	ok, err := c.d.VerifyPacket(p.raw, k.sessionKey, k.connSig)
-	return err == nil && ok
-}
-
-func (c *v1Codec) connSigLen() int { return 16 }
-func (c *v1Codec) v1() bool        { return true }
-
-// v0Codec is "V0 Format" in the games or friends signature mode: 4-byte
-// signatures that are HMACs for DATA (and DISCONNECT in games mode) and the
-// connection signature for the rest, and a 1-byte checksum.
-type v0Codec struct{ d *wire.V0 }
-
-func (c *v0Codec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
-
-func sig32(b []byte) uint32 {
-	if len(b) < 4 {
-		return 0
+	fillDefaults(&r, &d.defaults)
+	fillDefaults(&r, &engineDefaults)
+	if !d.negotiates {
+		r.MinorVersion = 0
 	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-func (c *v0Codec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
-	var w wire.Packet
-	p.toWire(&w)
-	w.SubstreamID = 0
-	if p.typ == typeData || p.payload != nil {
-		w.Flags |= wire.FlagHasSize
+	if !d.substreams {
+		r.MaxSubstreamID = 0
 	}
-	w.SetSignature32(c.d.PacketSignature(&w, k.sessionKey, sig32(k.connSig)))
-	return c.d.Append(dst, &w)
-}
-
-func (c *v0Codec) verify(p *pkt, k keys) bool {
-	return c.d.VerifySignature(&p.w, k.sessionKey, sig32(k.connSig))
-}
-
-func (c *v0Codec) connSigLen() int { return 4 }
-func (c *v0Codec) v1() bool        { return false }
-
-// quazalCodec is the original Quazal Rendez-Vous encoding (wire.Quazal):
-// the V0 header with 1-byte type and flags and a 1- or 4-byte checksum. The
-// packet signature is the connection signature received from the peer
-// ("Signature" in specs/prudp-quazal-gro.md); with hmac set, DATA (and, in
-// the games mode, DISCONNECT) carry the V0 HMAC signature instead.
-type quazalCodec struct {
-	d    *wire.Quazal
-	hmac *wire.V0 // nil: connection signatures everywhere
-}
-
-func (c *quazalCodec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
-
-func (c *quazalCodec) signature(w *wire.Packet, k keys) uint32 {
-	if c.hmac != nil {
-		return c.hmac.PacketSignature(w, k.sessionKey, sig32(k.connSig))
+	if !d.delayedAcks {
+		r.AckDelay = -1 // one packet per datagram: nothing to share
 	}
-	return sig32(k.connSig)
-}
-
-func (c *quazalCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
-	var w wire.Packet
-	p.toWire(&w)
-	w.SubstreamID = 0
-	if p.typ == typeData || p.payload != nil || p.typ == typeDisconnect || p.typ == typePing {
-		// An empty PING or DISCONNECT with a 1-byte checksum is 11 bytes,
-		// which nex-go v2.3.1's Quazal mode refuses (it wants at least 12);
-		// a zero payload size keeps them at 13 and is read by every decoder.
-		w.Flags |= wire.FlagHasSize
+	if d.checksumSize != 0 {
+		r.ChecksumSize = d.checksumSize
 	}
-	w.SetSignature32(c.signature(&w, k))
-	return c.d.Append(dst, &w)
+	r.MaxWindow = max(r.MaxWindow, r.InitialWindow)
+	r.ReorderWindow = min(r.ReorderWindow, 16384)
+	// Our own peers buffer ReorderWindow packets ahead; a larger send window
+	// would only make them drop packets.
+	r.MaxWindow = min(r.MaxWindow, r.ReorderWindow)
+	r.InitialWindow = min(r.InitialWindow, r.MaxWindow)
+	return r
 }
 
-func (c *quazalCodec) verify(p *pkt, k keys) bool {
-	return p.w.Signature32() == c.signature(&p.w, k)
-}
+// resolved is Resolved (the engine's own spelling).
+func (c *Config) resolved() Config { return c.Resolved() }
 
-func (c *quazalCodec) connSigLen() int { return 4 }
-func (c *quazalCodec) v1() bool        { return false }
-
-// hyperscapeCodec is specs/prudp-hyperscape.md on wire.Hyperscape: 1-byte
-// type and flags, u32 fragment ids, 4-byte checksum. The spec calls the packet
-// signature "Unknown"; gamewire puts the connection signature received from
-// the peer there, as Quazal does, and checks it.
-type hyperscapeCodec struct{ d *wire.Hyperscape }
-
-func (c *hyperscapeCodec) parse(b []byte, p *pkt) (int, error) { return p.parsedKeep(c.d.Parse(b)) }
-
-func (c *hyperscapeCodec) appendPacket(dst []byte, p *pkt, k keys) ([]byte, error) {
-	var w wire.Packet
-	p.toWire(&w)
-	w.SubstreamID = 0
-	if p.typ == typeData || p.payload != nil {
-		w.Flags |= wire.FlagHasSize
+// fillDefaults sets the zero (or, for sizes and durations, non-positive)
+// fields of r that have a default in d. AckDelay is taken only when zero:
+// a negative one turns delayed acknowledgements off.
+func fillDefaults(r, d *Config) {
+	orDefault(&r.StreamType, d.StreamType)
+	orDefault(&r.MinorVersion, d.MinorVersion)
+	orDefault(&r.FragmentSize, d.FragmentSize)
+	orDefault(&r.MaxMessageSize, d.MaxMessageSize)
+	if len(r.RC4Key) == 0 {
+		r.RC4Key = d.RC4Key
 	}
-	w.SetSignature32(sig32(k.connSig))
-	return c.d.Append(dst, &w)
+	orDefault(&r.InitialWindow, d.InitialWindow)
+	orDefault(&r.MaxWindow, d.MaxWindow)
+	orDefault(&r.ReorderWindow, d.ReorderWindow)
+	orDefault(&r.InitialRTO, d.InitialRTO)
+	orDefault(&r.MinRTO, d.MinRTO)
+	orDefault(&r.MaxRTO, d.MaxRTO)
+	orDefault(&r.MaxRetransmits, d.MaxRetransmits)
+	orDefault(&r.KeepAlive, d.KeepAlive)
+	if r.MaxUnansweredPings == 0 { // negative: off
+		r.MaxUnansweredPings = d.MaxUnansweredPings
+	}
+	orDefault(&r.IdleTimeout, d.IdleTimeout)
+	if r.AckDelay == 0 {
+		r.AckDelay = d.AckDelay
+	}
+	orDefault(&r.MaxSendQueue, d.MaxSendQueue)
+	orDefault(&r.MaxRecvQueue, d.MaxRecvQueue)
+	if r.Kerberos == (kerberos.Settings{}) {
+		r.Kerberos = d.Kerberos
+	}
+	orDefault(&r.ChecksumSize, d.ChecksumSize)
+	if r.RC4Mode == RC4Default {
+		r.RC4Mode = d.RC4Mode
+	}
+	if r.Logger == nil {
+		r.Logger = d.Logger
+	}
 }
 
-func (c *hyperscapeCodec) verify(p *pkt, k keys) bool {
-	return p.w.Signature32() == sig32(k.connSig)
+// orDefault sets *v to def when *v is not positive.
+func orDefault[T int | uint8 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
-
-func (c *hyperscapeCodec) connSigLen() int { return 4 }
-func (c *hyperscapeCodec) v1() bool        { return false }

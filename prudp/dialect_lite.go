@@ -23,64 +23,28 @@ import (
 //   - the client signs its CONNECT with the Lite signature; the server
 //     verifies it before creating any state and refuses a bad one with a
 //     warning in its log and the drop reason "lite_signature";
-//   - stream timers (Config.liteDefaults).
-
-// dialectTraits are what a dialect changes in the engine's behaviour beyond
-// its encoding. Codecs without a traits method get the V0/V1 behaviour.
-type dialectTraits struct {
-	// clientPort is a client's own virtual port, "the highest unused port
-	// number": 0xF for V0 and V1, 0x1F for Lite.
-	clientPort uint8
-	// plain: payloads are not RC4-encrypted.
-	plain bool
-	// newAcks: aggregate acknowledgements are always in the new format, and
-	// no header substream id tells the formats apart.
-	newAcks bool
-	// liteSignature: codec.verify checks the Lite signature of a client's
-	// CONNECT; a refusal is logged and counted apart.
-	liteSignature bool
-}
-
-// traitsOf returns a codec's traits.
-func traitsOf(c codec) dialectTraits {
-	if t, ok := c.(interface{ traits() dialectTraits }); ok {
-		return t.traits()
-	}
-	return dialectTraits{clientPort: 0xf}
-}
+//   - stream timers (liteDialect).
 
 // vport packs a stream type and a port number the way pkt.src, pkt.dst and
 // the demultiplexing keys hold them: 4-bit V0/V1 ports and 8-bit Lite ports
 // alike.
 func vport(stream, port uint8) uint16 { return uint16(stream)<<8 | uint16(port) }
 
-// liteDefaults fills the NEXLite defaults. A stream loses nothing while it
-// is open, so a resend only duplicates what TCP delivers anyway: a packet is
-// resent only after 5 s without an acknowledgement (the peer is stuck, or
-// the stream is dead and the transport is about to say so), at most twice
+// liteDialect is NEXLite. A stream loses nothing while it is open, so a
+// resend only duplicates what TCP delivers anyway: a packet is resent only
+// after 5 s without an acknowledgement (the peer is stuck, or the stream is
+// dead and the transport is about to say so), at most twice
 // (NintendoClients' Switch profile waits 5 s and does not resend).
 // Keepalive and dead-peer detection stay those of UDP. Lite carries no
 // maximum substream id (option 4).
-func (r *Config) liteDefaults() {
-	if r.MinorVersion == 0 {
-		r.MinorVersion = 4
-	}
-	r.MaxSubstreamID = 0
-	if r.FragmentSize <= 0 {
-		r.FragmentSize = 1300
-	}
-	if r.InitialRTO <= 0 {
-		r.InitialRTO = 5 * time.Second
-	}
-	if r.MinRTO <= 0 {
-		r.MinRTO = 5 * time.Second
-	}
-	if r.MaxRTO <= 0 {
-		r.MaxRTO = 20 * time.Second
-	}
-	if r.MaxRetransmits <= 0 {
-		r.MaxRetransmits = 2
-	}
+var liteDialect = dialectSpec{
+	defaults: Config{MinorVersion: 4, FragmentSize: 1300, InitialRTO: 5 * time.Second, MinRTO: 5 * time.Second,
+		MaxRTO: 20 * time.Second, MaxRetransmits: 2},
+	negotiates: true, coalesces: true, newAcks: true, liteSignature: true,
+	clientPort: 0x1f, fragMax: 255,
+	newCodec: func(cfg *Config) codec { return &liteCodec{d: wire.NewLite(cfg.AccessKey)} },
+	// TLS protects the stream: no RC4.
+	transform: func(cfg *Config, _ []byte, _ int) payloadTransform { return newPlainTransform(cfg) },
 }
 
 // liteCodec is "Lite Format" on top of wire.Lite.
@@ -138,11 +102,3 @@ func (c *liteCodec) verify(p *pkt, k keys) bool {
 }
 
 func (c *liteCodec) connSigLen() int { return 16 }
-
-// v1 is true: Lite negotiates supported functions like V1 and coalesces
-// packets per write.
-func (c *liteCodec) v1() bool { return true }
-
-func (c *liteCodec) traits() dialectTraits {
-	return dialectTraits{clientPort: 0x1f, plain: true, newAcks: true, liteSignature: true}
-}

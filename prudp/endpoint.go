@@ -37,12 +37,13 @@ const inlineMax = 512
 
 // endpoint is one socket with its shards: the server's, or a client's.
 type endpoint struct {
-	pc     PacketConn
-	cfg    Config
-	codec  codec
-	shards []*shard
-	seed   maphash.Seed
-	srv    *Server // nil on a client endpoint
+	pc      PacketConn
+	cfg     Config
+	codec   codec
+	dialect *dialectSpec
+	shards  []*shard
+	seed    maphash.Seed
+	srv     *Server // nil on a client endpoint
 
 	secret [32]byte // keys the server's connection signatures
 
@@ -81,7 +82,7 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep := &endpoint{pc: pc, cfg: cfg, codec: c, seed: maphash.MakeSeed()}
+	ep := &endpoint{pc: pc, cfg: cfg, codec: c, dialect: specOf(cfg.Dialect), seed: maphash.MakeSeed()}
 	// Only on dialects whose packets always carry their size (V1, Lite): a
 	// capture taken on a host that segments shows each run as one large
 	// datagram, which tools then read packet by packet, as they read V1's
@@ -89,7 +90,7 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	// with FLAG_HAS_SIZE (gamewire sets it on DATA, not on ACKs); without it
 	// a packet ends where its datagram ends, so a run of acknowledgements
 	// could not be told apart again.
-	if !cfg.DisableOffload && c.v1() {
+	if !cfg.DisableOffload && ep.dialect.coalesces {
 		ep.off = newOffload(pc)
 		ep.segMax.Store(maxSegmentBytes)
 	}

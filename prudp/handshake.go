@@ -7,9 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
-	"github.com/gamewire/gamewire/prudp/wire"
 )
 
 // The handshake ("Basic operation" in specs/prudp-nex.md): SYN, SYN-ACK with
@@ -75,7 +73,7 @@ func (s *session) onSynAck(now time.Time, p *pkt) {
 		s.rtt.sample(now.Sub(s.hs.lastSent))
 	}
 	s.sigOut = append([]byte(nil), p.connSig[:s.codec.connSigLen()]...)
-	if s.codec.v1() {
+	if s.dialect.negotiates {
 		s.supported = negotiate(s.cfg.MinorVersion, p.supported)
 		s.minor = uint8(s.supported)
 		s.maxSubstream = min(s.cfg.MaxSubstreamID, p.maxSubstream)
@@ -95,17 +93,10 @@ func (s *session) onSynAck(now time.Time, p *pkt) {
 			return
 		}
 	}
-	if s.cfg.Dialect == Hyperscape {
-		// "Key Exchange": our ephemeral P-256 key, answered by the server's.
-		hc, err := hyperscape.NewClient(s.cfg.CertPub)
-		if err != nil {
+	if kx := s.dialect.exchange; kx != nil {
+		var err error
+		if payload, s.kxFinish, err = kx.hello(s.cfg); err != nil {
 			s.fail(now, fmt.Errorf("%w: %w", ErrHandshake, err))
-			return
-		}
-		s.hsClient = hc
-		hello := wire.HyperscapeConnect{PublicKey: hc.PublicKey()}
-		if payload, err = hello.Append(nil, false); err != nil {
-			s.fail(now, fmt.Errorf("%w: encoding the CONNECT key: %w", ErrHandshake, err))
 			return
 		}
 	}
@@ -124,7 +115,7 @@ func (s *session) onSynAck(now time.Time, p *pkt) {
 }
 
 func (s *session) onConnectAck(now time.Time, p *pkt) {
-	if s.codec.v1() && (p.supported != s.supported || p.maxSubstream != s.maxSubstream) {
+	if s.dialect.negotiates && (p.supported != s.supported || p.maxSubstream != s.maxSubstream) {
 		s.fail(now, fmt.Errorf("%w: CONNECT-ACK says supported functions %#x and max substream %d, negotiated %#x and %d",
 			ErrHandshake, p.supported, p.maxSubstream, s.supported, s.maxSubstream))
 		return
@@ -136,24 +127,13 @@ func (s *session) onConnectAck(now time.Time, p *pkt) {
 		}
 		s.sessionKey = s.cfg.Ticket.SessionKey
 	}
-	if s.hsClient != nil {
-		// Any mismatch refuses the connection: a server that cannot prove it
-		// holds the certification key is not the one we were told to trust.
-		hello, err := wire.ParseHyperscapeConnect(p.payload, true)
+	if s.kxFinish != nil {
+		xf, err := s.kxFinish(p.payload)
 		if err != nil {
-			s.fail(now, fmt.Errorf("%w: hyperscape CONNECT answer: %w", ErrHandshake, err))
-			return
-		}
-		key, err := s.hsClient.Finish(hello.PublicKey[:], hello.PublicKeySignature, hello.Tag)
-		if err != nil {
-			s.fail(now, fmt.Errorf("%w: hyperscape key exchange: %w", ErrHandshake, err))
-			return
-		}
-		s.hsClient = nil
-		if s.aes, err = hyperscape.NewDataCipher(key); err != nil {
 			s.fail(now, fmt.Errorf("%w: %w", ErrHandshake, err))
 			return
 		}
+		s.kxFinish, s.xf = nil, xf
 	}
 	if s.hs.retries == 0 {
 		s.rtt.sample(now.Sub(s.hs.lastSent))
@@ -163,7 +143,7 @@ func (s *session) onConnectAck(now time.Time, p *pkt) {
 	s.setup(2, 1) // the CONNECT took sequence id 1 of substream 0
 	s.state = stateEstablished
 	s.lastSend = now
-	if s.aes != nil {
+	if s.dialect.userStage {
 		// Hyperscape's "User" stage: a reliable USER the server acknowledges,
 		// ordered before our first DATA (it takes sequence id 2).
 		st := &s.streams[0]
@@ -195,7 +175,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	if p.typ == typeSyn {
 		srv.synsAnswered.Add(1)
 		r := pkt{typ: typeSyn, flags: flagAck | flagHasSize, src: p.dst, dst: p.src, connSig: sig}
-		if ep.codec.v1() {
+		if ep.dialect.negotiates {
 			r.supported = negotiate(cfg.MinorVersion, p.supported)
 			r.maxSubstream = min(cfg.MaxSubstreamID, p.maxSubstream)
 		}
@@ -208,7 +188,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	}
 	// CONNECT: signed with our connection signature, never with a session key.
 	if !ep.codec.verify(p, keys{connSig: sig[:sigLen]}) {
-		if traitsOf(ep.codec).liteSignature {
+		if ep.dialect.liteSignature {
 			ep.drops[epDropLiteSig].Add(1)
 			cfg.Logger.Warn("prudp: CONNECT refused: bad Lite signature (wrong access key, or not an answer to our SYN-ACK)", "peer", from)
 			return
@@ -218,7 +198,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	}
 	var supported uint32
 	var maxSub uint8
-	if ep.codec.v1() {
+	if ep.dialect.negotiates {
 		supported = negotiate(cfg.MinorVersion, p.supported)
 		maxSub = min(cfg.MaxSubstreamID, p.maxSubstream)
 	}
@@ -235,24 +215,12 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 		pid = a.Info.SourcePID
 		response = kerberos.AppendConnectResponse(nil, a.Request.Check)
 	}
-	var aes *hyperscape.DataCipher
-	if cfg.Dialect == Hyperscape {
-		c, err := parseHyperscapeClientConnect(p.payload)
-		var key hyperscape.SharedKey
-		var hello hyperscape.ServerHello
-		if err == nil {
-			hello, key, err = hyperscape.Respond(c.PublicKey[:], cfg.CertKey)
-		}
-		if err == nil {
-			aes, err = hyperscape.NewDataCipher(key)
-		}
-		if err == nil {
-			ans := wire.HyperscapeConnect{PublicKey: hello.PublicKey, PublicKeySignature: hello.Signature, Tag: hello.Tag[:]}
-			response, err = ans.Append(nil, true)
-		}
-		if err != nil {
+	var xf payloadTransform
+	if kx := ep.dialect.exchange; kx != nil {
+		var err error
+		if response, xf, err = kx.answer(cfg, p.payload); err != nil {
 			ep.drops[epDropHandshake].Add(1)
-			cfg.Logger.Warn("prudp: hyperscape CONNECT refused", "peer", from, "err", err)
+			cfg.Logger.Warn("prudp: CONNECT refused: key exchange failed", "dialect", cfg.Dialect, "peer", from, "err", err)
 			return
 		}
 	}
@@ -267,7 +235,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	s.sigIn = append([]byte(nil), sig[:sigLen]...)
 	s.sigOut = append([]byte(nil), p.connSig[:sigLen]...)
 	s.sessionKey = sessionKey
-	s.aes = aes
+	s.xf = xf
 	s.supported, s.minor, s.maxSubstream = supported, uint8(supported), maxSub
 	s.unrelSendSeq = p.unreliableSeq
 	s.conn = newConn(sh, from, cfg.MaxSendQueue)
@@ -288,19 +256,4 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	s.lastRecv = now
 	sh.add(s)
 	srv.connStarted(s.conn)
-}
-
-// parseHyperscapeClientConnect decodes the payload of a Hyperscape client's
-// CONNECT after the connection signature ("Packet: CONNECT",
-// specs/prudp-hyperscape.md): the client's 64-byte ephemeral public key,
-// checked to be a point on P-256. Errors name what was wrong.
-func parseHyperscapeClientConnect(payload []byte) (wire.HyperscapeConnect, error) {
-	c, err := wire.ParseHyperscapeConnect(payload, false)
-	if err != nil {
-		return c, fmt.Errorf("hyperscape CONNECT payload: %w", err)
-	}
-	if _, err := hyperscape.ParsePublicKey(c.PublicKey[:]); err != nil {
-		return c, fmt.Errorf("hyperscape CONNECT client key: %w", err)
-	}
-	return c, nil
 }

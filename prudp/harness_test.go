@@ -120,7 +120,7 @@ func (p *manualPair) sendNow(msg []byte) {
 	sh := p.cep.shards[0]
 	sh.coalesce = false
 	_ = p.client.send(p.now, 0, msg)
-	sh.coalesce = p.cep.codec.v1()
+	sh.coalesce = p.cep.dialect.coalesces
 }
 
 // drain empties the server's inbox as Recv would.

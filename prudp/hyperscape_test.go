@@ -98,7 +98,10 @@ func TestHyperscapeUserStage(t *testing.T) {
 	if got := p.server.streams[0].recvNext; got != 3 {
 		t.Fatalf("server expects sequence id %d after USER, want 3", got)
 	}
-	if p.client.aes == nil || p.server.aes == nil {
+	if _, ok := p.client.xf.(*aesTransform); !ok {
+		t.Fatal("no AES DATA transform after the key exchange")
+	}
+	if _, ok := p.server.xf.(*aesTransform); !ok {
 		t.Fatal("no AES DATA transform after the key exchange")
 	}
 	big := bytes.Repeat([]byte("hyperscape!"), 300) // 4 fragments of 963
@@ -366,7 +369,7 @@ func FuzzHyperscapeConnect(f *testing.F) {
 		c.conn = newConn(p.cep.shards[0], p.scap.addr, 1<<20)
 		c.conn.s = c
 		c.hs = &outPacket{}
-		c.hsClient = hc
+		c.kxFinish = hyperscapeFinish(hc, &p.cep.cfg)
 		c.state = stateConnecting
 		ack := pkt{typ: typeConnect, flags: flagAck, payload: b}
 		c.onConnectAck(p.now, &ack)

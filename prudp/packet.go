@@ -54,7 +54,7 @@ type keys struct {
 	connSig    []byte // connection signature the packet carries or is signed with
 }
 
-// codec is the part of a dialect the engine calls; see dialect.go for the
+// codec is the header part of a dialect (dialectSpec); see codec.go for the
 // implementations on top of package prudp/wire.
 type codec interface {
 	// parse decodes the first packet in b into p, checking the checksum;
@@ -66,6 +66,4 @@ type codec interface {
 	verify(p *pkt, k keys) bool
 	// connSigLen is the size of a connection signature (4 for V0, 16 for V1).
 	connSigLen() int
-	// v1 reports whether the dialect carries option TLVs (substreams, negotiation).
-	v1() bool
 }

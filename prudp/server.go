@@ -186,13 +186,9 @@ func (srv *Server) Serve(pc PacketConn) error {
 	if cfg.Port == 0 {
 		cfg.Port = 1
 	}
-	if err := cfg.validate(); err != nil {
+	if err := cfg.validateEnd(true); err != nil {
 		pc.Close()
 		return err
-	}
-	if cfg.Dialect == Hyperscape && cfg.CertKey == nil {
-		pc.Close()
-		return fmt.Errorf("prudp: a Hyperscape server needs Config.CertKey (its certification private key)")
 	}
 	n := srv.Shards
 	if n <= 0 {

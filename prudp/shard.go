@@ -115,7 +115,7 @@ func (sh *shard) putOut(o *outPacket) {
 func newShard(ep *endpoint, queue int) *shard {
 	return &shard{
 		ep:       ep,
-		coalesce: ep.codec.v1(),
+		coalesce: ep.dialect.coalesces,
 		events:   make(chan event, queue),
 		sessions: make(map[demuxKey]*session),
 		timer:    time.NewTimer(time.Hour),

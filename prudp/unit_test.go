@@ -200,7 +200,7 @@ func TestReliablePingsOnSubstreamZero(t *testing.T) {
 			p := newManualPair(t, Config{Dialect: d, AccessKey: testKey, IndividualAcks: true})
 			enc := func(s string) []byte {
 				b := []byte(s)
-				p.client.streams[0].rc.enc.XORPacket(b, b)
+				p.client.xf.(*rc4Transform).pairs[0].enc.XORPacket(b, b)
 				return b
 			}
 			acks := p.rawToServer(t, &pkt{typ: typeData, flags: flagReliable | flagNeedAck, seq: 2, payload: enc("one")})

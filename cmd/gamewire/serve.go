@@ -16,6 +16,7 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
+	"github.com/gamewire/gamewire/prudp/metrics"
 )
 
 // serveCmd is `gamewire serve`: a NEX game server (authentication and secure
@@ -170,7 +171,7 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if serveFlags.metrics != "" {
-		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{"echo": srv.Collector()})
+		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
 		if err != nil {
 			pc.Close()
 			return err

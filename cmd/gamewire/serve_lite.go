@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/lite"
+	"github.com/gamewire/gamewire/prudp/metrics"
 )
 
 // `gamewire serve --dialect nex-lite --echo`: PRUDP Lite over WebSocket and raw
@@ -87,7 +88,7 @@ func runServeLite(cmd *cobra.Command) error {
 	}
 	if serveFlags.metrics != "" {
 		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{
-			"lite": l.Collector(), "echo-port1": servers[0].Collector(), "echo-port2": servers[1].Collector(),
+			"lite": metrics.Lite(l), "echo-port1": metrics.Server(servers[0]), "echo-port2": metrics.Server(servers[1]),
 		})
 		if err != nil {
 			return err

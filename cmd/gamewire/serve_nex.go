@@ -14,6 +14,7 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
+	"github.com/gamewire/gamewire/prudp/metrics"
 )
 
 // serveNEXFlags are serve's NEX server flags (the default service).
@@ -46,7 +47,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		srv.Auth.Derivation = auth.DeriveSwitch
 		srv.SharedAddress, srv.SecurePort = true, 2
 		srv.Config.Port = 1
-		collectors["lite"] = l.Collector()
+		collectors["lite"] = metrics.Lite(l)
 	} else if srv.SecureAddr == "" {
 		if srv.SecureAddr, err = nex.SecureAddrDefault(srv.Addr); err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -73,8 +74,8 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		collectors["authentication"] = srv.AuthServer().Collector()
-		collectors["secure"] = srv.SecureServer().Collector()
+		collectors["authentication"] = metrics.Server(srv.AuthServer())
+		collectors["secure"] = metrics.Server(srv.SecureServer())
 		stop, err := serveMetrics(cmd, serveFlags.metrics, collectors)
 		if err != nil {
 			srv.Close()

@@ -1,13 +1,17 @@
-package prudp
+package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/gamewire/gamewire/prudp"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
-// Collector returns a Prometheus collector of the server's counters
+// Server returns a Prometheus collector of a PRUDP server's counters
 // (connections, packets, bytes, messages, retransmissions, drops by reason,
-// ended connections by reason), for `gamewire serve --metrics`.
-func (srv *Server) Collector() prometheus.Collector { return serverCollector{srv} }
+// ended connections by reason, batched system calls), read from
+// srv.Stats at every scrape.
+func Server(srv *prudp.Server) prometheus.Collector { return serverCollector{srv} }
 
-type serverCollector struct{ srv *Server }
+type serverCollector struct{ srv *prudp.Server }
 
 var (
 	descConns       = prometheus.NewDesc("gamewire_prudp_connections", "Open PRUDP connections.", nil, nil)
