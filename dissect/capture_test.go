@@ -117,8 +117,6 @@ func collect(t testing.TB, cfg Config, capture []byte) ([]string, error) {
 	d := New(cfg)
 	err := d.Decode(bytes.NewReader(capture), func(r *Record) error {
 		out = append(out, string(r.AppendJSON(nil)))
-		dumpRecord(t.Name(), r.AppendJSON(nil))
-		dumpRecord(t.Name(), r.AppendText(nil, d.Summary().FirstFrame))
 		return nil
 	})
 	return out, err
