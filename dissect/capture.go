@@ -28,14 +28,17 @@ type Frame struct {
 	Time     time.Time
 	Link     layers.LinkType
 	Data     []byte
-	OrigLen  int // length on the wire; > len(Data) when the snaplen cut it
-	FileOff  int64
+	OrigLen  int   // length on the wire; > len(Data) when the snaplen cut it
+	FileOff  int64 // offset of its record header in the (decompressed) capture
 	IfaceIdx int
 }
 
 // captureReader reads frames from a pcap or pcapng stream.
 type captureReader struct {
-	counter *countingReader
+	counter *countingReader // bytes taken from the input (progress)
+	fed     *countingReader // bytes fed into buf, the capture after any gzip
+	buf     *bufio.Reader   // the reader pcapgo reads (its bufio.NewReader keeps it)
+	gzipped bool
 	pcap    *pcapgo.Reader
 	ng      *pcapgo.NgReader
 	format  string // "pcap" or "pcapng"
@@ -70,18 +73,23 @@ func openCapture(r io.Reader) (*captureReader, error) {
 		}
 		return nil, err
 	}
-	var src io.Reader = br
+	cr.fed, cr.buf = cr.counter, br
 	if magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("%w: gzip: %v", ErrNotCapture, err)
 		}
-		gbr := bufio.NewReaderSize(zr, 1<<16)
-		if magic, err = gbr.Peek(4); err != nil {
+		cr.fed = &countingReader{r: zr}
+		cr.buf = bufio.NewReaderSize(cr.fed, 1<<16)
+		cr.gzipped = true
+		if magic, err = cr.buf.Peek(4); err != nil {
 			return nil, fmt.Errorf("%w: gzip content: %v", ErrNotCapture, err)
 		}
-		src = gbr
 	}
+	// pcapgo wraps its input in bufio.NewReader, which returns a *bufio.Reader of at
+	// least 4096 bytes as it is: pcapgo reads cr.buf itself, so what cr.buf has
+	// handed out is exactly what pcapgo consumed (pos).
+	src := cr.buf
 	le, be := binary.LittleEndian.Uint32(magic), binary.BigEndian.Uint32(magic)
 	switch {
 	case le == magicPcapngHeader:
@@ -110,7 +118,7 @@ func (cr *captureReader) next(f *Frame) error {
 		data []byte
 		err  error
 	)
-	off := cr.counter.n
+	off := cr.pos()
 	if cr.ng != nil {
 		var ci = f
 		d, info, e := cr.ng.ZeroCopyReadPacketData()
@@ -143,12 +151,12 @@ func (cr *captureReader) next(f *Frame) error {
 			return io.EOF
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("%w: frame %d near file offset %d: %v", ErrTruncatedCapture, cr.frames+1, off, err)
+			return fmt.Errorf("%w: frame %d at %s: %v", ErrTruncatedCapture, cr.frames+1, cr.where(off), err)
 		}
 		// A record header that makes no sense (a length beyond the snap length,
 		// a pcapng block of a bad size): the framing of the rest of the file is
 		// lost, as tshark also reports.
-		return fmt.Errorf("%w: frame %d near file offset %d: %v", ErrCorruptCapture, cr.frames+1, off, err)
+		return fmt.Errorf("%w: frame %d at %s: %v", ErrCorruptCapture, cr.frames+1, cr.where(off), err)
 	}
 	cr.frames++
 	f.Number = cr.frames
@@ -158,6 +166,17 @@ func (cr *captureReader) next(f *Frame) error {
 		f.OrigLen = len(data)
 	}
 	return nil
+}
+
+// pos is the offset in the capture (after any gzip) of the next byte pcapgo reads.
+func (cr *captureReader) pos() int64 { return cr.fed.n - int64(cr.buf.Buffered()) }
+
+// where names an offset of the capture for an error.
+func (cr *captureReader) where(off int64) string {
+	if cr.gzipped {
+		return fmt.Sprintf("offset %d of the decompressed capture", off)
+	}
+	return fmt.Sprintf("file offset %d", off)
 }
 
 // offset reports how many bytes of the (possibly compressed) input have been consumed.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -484,5 +486,29 @@ func TestCorruptRecordHeader(t *testing.T) {
 	}
 	if len(recs) != 1 {
 		t.Fatalf("the first frame was not decoded: %q", recs)
+	}
+}
+
+// TestCorruptFirstRecordOffset checks that an error names the offset of the record
+// header at fault (24, right after the pcap file header), not how far the reader's
+// buffer had read ahead.
+func TestCorruptFirstRecordOffset(t *testing.T) {
+	frames := [][]byte{wrapLink(t, layers.LinkTypeEthernet, udpIP(t, cli, srv, []byte("hello")))}
+	for range 200 { // well beyond one 64 KiB buffer
+		frames = append(frames, frames[0])
+	}
+	capture := pcapFile(t, layers.LinkTypeEthernet, frames...)
+	binary.LittleEndian.PutUint32(capture[24+8:], 0x7fffffff)
+	_, err := collect(t, Config{}, capture)
+	if !errors.Is(err, ErrCorruptCapture) || !strings.Contains(err.Error(), "frame 1 at file offset 24:") {
+		t.Fatalf("err %v", err)
+	}
+	// The third record, after two of 16+len bytes.
+	capture = pcapFile(t, layers.LinkTypeEthernet, frames...)
+	off := 24 + 2*(16+len(frames[0]))
+	binary.LittleEndian.PutUint32(capture[off+8:], 0x7fffffff)
+	_, err = collect(t, Config{}, capture)
+	if want := "frame 3 at file offset " + strconv.Itoa(off) + ":"; !strings.Contains(fmt.Sprint(err), want) {
+		t.Fatalf("err %v, want %q", err, want)
 	}
 }

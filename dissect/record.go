@@ -5,7 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/gamewire/gamewire/internal/jsonstr"
 )
 
 // Record kinds.
@@ -142,7 +143,7 @@ func (r *Record) AppendJSON(b []byte) []byte {
 	b = append(b, '"')
 	if r.Protocol != "" {
 		b = append(b, `,"protocol":`...)
-		b = appendJSONString(b, r.Protocol)
+		b = jsonstr.Append(b, r.Protocol)
 	}
 	if len(r.Fields) > 0 {
 		b = append(b, ',')
@@ -153,7 +154,7 @@ func (r *Record) AppendJSON(b []byte) []byte {
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = jsonstr.Append(b, r.Error)
 	}
 	return append(b, '}')
 }
@@ -165,11 +166,11 @@ func appendFieldsJSON(b []byte, fs []Field) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, f.Key)
+		b = jsonstr.Append(b, f.Key)
 		b = append(b, ':')
 		switch f.Type {
 		case FieldString:
-			b = appendJSONString(b, f.Str)
+			b = jsonstr.Append(b, f.Str)
 		case FieldInt:
 			b = strconv.AppendInt(b, f.Int, 10)
 		case FieldBool:
@@ -186,7 +187,7 @@ func appendFieldsJSON(b []byte, fs []Field) []byte {
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = appendJSONString(b, s)
+				b = jsonstr.Append(b, s)
 			}
 			b = append(b, ']')
 		case FieldObject:
@@ -200,34 +201,6 @@ func appendFieldsJSON(b []byte, fs []Field) []byte {
 		}
 	}
 	return b
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	const digits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', digits[c>>4], digits[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }
 
 // AppendText appends the one-line summary tshark-style: frame number, seconds

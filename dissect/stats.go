@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/jsonstr"
 )
 
 // AppendJSON appends the flow statistics as one JSON object with "record":"flow".
@@ -19,10 +21,10 @@ func (s *FlowStats) AppendJSON(b []byte) []byte {
 	b = append(b, `","server":"`...)
 	b = s.Server.AppendTo(b)
 	b = append(b, `","protocol":`...)
-	b = appendJSONString(b, s.Protocol)
+	b = jsonstr.Append(b, s.Protocol)
 	if s.Dialect != "" {
 		b = append(b, `,"dialect":`...)
-		b = appendJSONString(b, s.Dialect)
+		b = jsonstr.Append(b, s.Dialect)
 	}
 	for _, kv := range []struct {
 		k string
@@ -35,7 +37,7 @@ func (s *FlowStats) AppendJSON(b []byte) []byte {
 	}
 	if s.Handshake != "" {
 		b = append(b, `,"handshake":`...)
-		b = appendJSONString(b, s.Handshake)
+		b = jsonstr.Append(b, s.Handshake)
 	}
 	if s.RTT > 0 {
 		b = append(b, `,"rtt_ms":`...)

@@ -16,6 +16,7 @@ require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dolthub/maphash v0.1.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
+	github.com/gopacket/gopacket v1.7.7 // indirect
 	github.com/jwalton/go-supportscolor v1.2.0 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/lxzan/gws v1.8.8 // indirect
@@ -30,6 +31,7 @@ require (
 	github.com/superwhiskers/crunch/v3 v3.5.7 // indirect
 	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8 // indirect
 	golang.org/x/mod v0.22.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -8,7 +8,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/gamewire/gamewire/internal/jsonstr"
 )
 
 // AppendJSON appends v and its subtree as nested JSON: objects keep the order in which
@@ -87,7 +88,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int, ex *exportState) (
 		}
 		return b, nil
 	case TypeString:
-		return appendJSONString(b, n.str), nil
+		return jsonstr.Append(b, n.str), nil
 	case TypeArray:
 		if len(n.elems) == 0 {
 			return append(b, "[]"...), nil
@@ -118,7 +119,7 @@ func (v Value) appendJSON(b []byte, indent string, depth int, ex *exportState) (
 				b = append(b, ',')
 			}
 			b = newline(b, indent, depth+1)
-			b = appendJSONString(b, f.key)
+			b = jsonstr.Append(b, f.key)
 			b = append(b, ':')
 			if indent != "" {
 				b = append(b, ' ')
@@ -134,41 +135,6 @@ func (v Value) appendJSON(b []byte, indent string, depth int, ex *exportState) (
 		b = newline(b, indent, depth)
 		return append(b, '}'), nil
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // DumpFromJSON builds the payload of a full dump (a type 3 message) from a nested JSON

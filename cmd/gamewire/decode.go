@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/prudp/wire/record"
 )
 
 // decodeCmd is `gamewire decode`. Its contract is documented in docs/cli.md.
@@ -18,7 +20,7 @@ var decodeCmd = &cobra.Command{
 	Short: "Decode packets given in hex, or a pcap/pcapng capture, into readable records",
 	Long: `decode prints one record per packet (or reassembled message) it finds.
 
-  gamewire decode --hex HEX [--dialect auto|nex-v0|nex-v0-friends|nex-v1|nex-lite|quazal|hyperscape]
+  gamewire decode --hex HEX [--dialect ` + dialectChoices + `]
                   [--access-key K] [--checksum 1|4] [--rc4-key K | --decrypt] [--format text|json]
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
@@ -26,6 +28,10 @@ var decodeCmd = &cobra.Command{
 	Args: cobra.MaximumNArgs(1),
 	RunE: runDecode,
 }
+
+// dialectChoices are the --dialect names --hex accepts, from the list record.Resolve
+// checks, so the help cannot omit one.
+var dialectChoices = strings.Join(record.Names, "|")
 
 // decodeFlags holds the flags every decode input shares.
 var decodeFlags struct {
@@ -39,7 +45,7 @@ func init() {
 	f := decodeCmd.Flags()
 	f.StringVar(&decodeFlags.hex, "hex", "", "packet bytes in hex (spaces and colons allowed)")
 	f.StringVar(&decodeFlags.format, "format", "text", "output format: text or json (JSON Lines)")
-	f.StringArrayVar(&decodeFlags.dialect, "dialect", nil, "PRUDP dialect for --hex (auto|nex-v0|nex-v0-friends|nex-v1|nex-lite|quazal|hyperscape), or PORT=NAME for a capture (repeatable)")
+	f.StringArrayVar(&decodeFlags.dialect, "dialect", nil, "PRUDP dialect for --hex ("+dialectChoices+"), or PORT=NAME for a capture (repeatable)")
 	f.StringVar(&decodeFlags.accessKey, "access-key", "", "PRUDP access key (checksums, signatures)")
 	rootCmd.AddCommand(decodeCmd)
 }
@@ -49,6 +55,9 @@ func runDecode(cmd *cobra.Command, args []string) error {
 	case "text", "json":
 	default:
 		return errors.New("decode: --format must be text or json, not " + decodeFlags.format)
+	}
+	if err := checkInputFlags(cmd, args); err != nil {
+		return err
 	}
 	switch {
 	case len(args) == 1:

@@ -35,47 +35,54 @@ func init() {
 	f.BoolVar(&captureFlags.noProgress, "no-progress", false, "never draw a progress bar")
 }
 
+// captureOnlyFlags apply to capture files only: with --hex they would do nothing.
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress"}
+
+// checkInputFlags refuses flags that do not apply to the input given: a capture file
+// with --hex or with --hex's own flags, --hex with a capture's flags.
+func checkInputFlags(cmd *cobra.Command, args []string) error {
+	changed := func(names []string) string {
+		for _, n := range names {
+			if cmd.Flags().Changed(n) {
+				return n
+			}
+		}
+		return ""
+	}
+	if len(args) == 1 {
+		if cmd.Flags().Changed("hex") {
+			return errors.New("decode: give --hex or a capture file, not both")
+		}
+		if n := changed(prudpHexOnlyFlags); n != "" {
+			return fmt.Errorf("decode: --%s applies to --hex, not to a capture file (captures take their keys from --access-key and --keys)", n)
+		}
+		return nil
+	}
+	if n := changed(captureOnlyFlags); n != "" {
+		return fmt.Errorf("decode: --%s applies to a capture file, not to --hex", n)
+	}
+	return nil
+}
+
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
 func decodeCapture(cmd *cobra.Command, path string) (err error) {
-	keys := &dissect.Keys{}
-	if captureFlags.keys != "" {
-		k, err := dissect.LoadKeys(captureFlags.keys)
-		if err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		keys = k
-	}
-	if decodeFlags.accessKey != "" {
-		keys.AccessKeys = append([]string{decodeFlags.accessKey}, keys.AccessKeys...)
+	keys, err := captureKeys()
+	if err != nil {
+		return err
 	}
 	overrides, err := dissect.ParseDialectOverrides(decodeFlags.dialect)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-
-	var in io.Reader = cmd.InOrStdin()
-	var size int64 = -1
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
-		in = f
+	in, size, closeIn, err := openCaptureInput(cmd, path)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 
 	cfg := dissect.Config{Keys: keys, Dialects: overrides}
-	var bar *progressbar.ProgressBar
-	if !captureFlags.noProgress && size > 4<<20 && term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = progressbar.NewOptions64(size,
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("decoding"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionThrottle(100*time.Millisecond))
+	bar := progressBar(size)
+	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
 	}
 	var dw *dissect.DecryptedWriter
@@ -96,8 +103,88 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer w.Flush()
 	d := dissect.New(cfg)
+	decErr := d.Decode(in, recordWriter(w, d))
+	if bar != nil {
+		_ = bar.Finish() // clears the bar before the statistics are printed
+	}
+	if dw != nil {
+		if err := dw.Flush(); err != nil && decErr == nil {
+			decErr = err
+		}
+	}
+	if errors.Is(decErr, dissect.ErrNotCapture) {
+		return fmt.Errorf("decode: %w", decErr) // no statistics of a file that is no capture
+	}
+	if captureFlags.stats {
+		writeFlowStats(w, d.Flows())
+	}
+	if err := w.Flush(); err != nil && decErr == nil {
+		decErr = err
+	}
+	if decErr != nil {
+		if errors.Is(decErr, dissect.ErrTruncatedCapture) || errors.Is(decErr, dissect.ErrCorruptCapture) {
+			return fmt.Errorf("decode: %w (%d frames decoded before it)", decErr, d.Summary().Frames)
+		}
+		return fmt.Errorf("decode: %w", decErr)
+	}
+	if hint := unrecognisedHint(d.Flows(), keys); hint != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), hint)
+	}
+	return nil
+}
+
+// captureKeys loads --keys and puts --access-key first among its access keys.
+func captureKeys() (*dissect.Keys, error) {
+	keys := &dissect.Keys{}
+	if captureFlags.keys != "" {
+		k, err := dissect.LoadKeys(captureFlags.keys)
+		if err != nil {
+			return nil, fmt.Errorf("decode: %w", err)
+		}
+		keys = k
+	}
+	if decodeFlags.accessKey != "" {
+		keys.AccessKeys = append([]string{decodeFlags.accessKey}, keys.AccessKeys...)
+	}
+	return keys, nil
+}
+
+// openCaptureInput opens the capture ("-": standard input) and returns its size when
+// it is a regular file (-1 otherwise) and a function that closes it.
+func openCaptureInput(cmd *cobra.Command, path string) (io.Reader, int64, func(), error) {
+	if path == "-" {
+		return cmd.InOrStdin(), -1, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("decode: %w", err)
+	}
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return f, size, func() { f.Close() }, nil
+}
+
+// progressBar returns a progress bar on standard error for a capture of more than
+// 4 MiB when standard error is a terminal and --no-progress is not given, else nil.
+func progressBar(size int64) *progressbar.ProgressBar {
+	if captureFlags.noProgress || size <= 4<<20 || !term.IsTerminal(int(os.Stderr.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription("decoding"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100*time.Millisecond))
+}
+
+// recordWriter returns the dissector's emit function: each record as one line of
+// text (with -V its field tree) or JSON, or nothing with --quiet.
+func recordWriter(w io.Writer, d *dissect.Dissector) func(*dissect.Record) error {
 	var buf []byte
-	emit := func(r *dissect.Record) error {
+	return func(r *dissect.Record) error {
 		if captureFlags.quiet {
 			return nil
 		}
@@ -115,37 +202,39 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 		_, err := w.Write(buf)
 		return err
 	}
-	decErr := d.Decode(in, emit)
-	if bar != nil {
-		_ = bar.Finish() // clears the bar before the statistics are printed
+}
+
+// writeFlowStats prints --stats: one JSON object per flow, or a table after a blank line.
+func writeFlowStats(w io.Writer, flows []dissect.FlowStats) {
+	if decodeFlags.format != "json" {
+		fmt.Fprintln(w)
+		dissect.WriteStatsTable(w, flows)
+		return
 	}
-	if dw != nil {
-		if err := dw.Flush(); err != nil && decErr == nil {
-			decErr = err
+	var buf []byte
+	for i := range flows {
+		buf = flows[i].AppendJSON(buf[:0])
+		buf = append(buf, '\n')
+		w.Write(buf)
+	}
+}
+
+// unrecognisedHint says what to try when a capture has flows and the dissector
+// recognised none of them: the PRUDP dialects without a magic number are recognised
+// by a checksum that verifies under an access key (docs/dissector.md).
+func unrecognisedHint(flows []dissect.FlowStats, keys *dissect.Keys) string {
+	if len(flows) == 0 {
+		return ""
+	}
+	for _, f := range flows {
+		if f.Protocol != "unknown" {
+			return ""
 		}
 	}
-	if captureFlags.stats {
-		flows := d.Flows()
-		if decodeFlags.format == "json" {
-			for i := range flows {
-				buf = flows[i].AppendJSON(buf[:0])
-				buf = append(buf, '\n')
-				w.Write(buf)
-			}
-		} else {
-			fmt.Fprintln(w)
-			dissect.WriteStatsTable(w, flows)
-		}
+	what := "give the game's access key with --access-key KEY or a keys file with --keys FILE"
+	if len(keys.AccessKeys) > 0 {
+		what = "no given access key verifies their checksums: check --access-key and --keys"
 	}
-	if err := w.Flush(); err != nil && decErr == nil {
-		decErr = err
-	}
-	if decErr != nil {
-		if errors.Is(decErr, dissect.ErrTruncatedCapture) || errors.Is(decErr, dissect.ErrCorruptCapture) {
-			s := d.Summary()
-			return fmt.Errorf("decode: %w (%d frames decoded before it)", decErr, s.Frames)
-		}
-		return fmt.Errorf("decode: %w", decErr)
-	}
-	return nil
+	return fmt.Sprintf("decode: none of the %d flow(s) was recognised (every record is \"unknown\"); "+
+		"%s, or name a flow's dialect with --dialect PORT=NAME (docs/dissector.md)", len(flows), what)
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire/record"
 )
 
+// prudpHexOnlyFlags apply to PRUDP --hex decoding only: a capture file refuses them.
+var prudpHexOnlyFlags = []string{"checksum", "rc4-key", "decrypt"}
+
 // decodePRUDPFlags are the flags only PRUDP --hex decoding uses (docs/cli.md).
 var decodePRUDPFlags struct {
 	checksum int

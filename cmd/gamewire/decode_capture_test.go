@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runDecodeCLI runs gamewire with args and returns standard output and standard error
+// apart; every decode flag is reset afterwards.
+func runDecodeCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	rootCmd.SetArgs(args)
+	defer func() {
+		rootCmd.SetArgs(nil)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+		resetFlags(decodeCmd.Flags())
+	}()
+	err = rootCmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+const v0Capture = "../../dissect/testdata/captures/tcpdump-nex-v0.pcap"
+
+// TestDecodeRefusesFlagsOfTheOtherInput: flags that would be ignored are errors.
+func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.pcapng")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"decode", "--hex", "00", "--write-decrypted", out}, "--write-decrypted applies to a capture file"},
+		{[]string{"decode", "--hex", "00", "--stats"}, "--stats applies to a capture file"},
+		{[]string{"decode", "--hex", "00", "--keys", "k.txt"}, "--keys applies to a capture file"},
+		{[]string{"decode", v0Capture, "--hex", "00"}, "give --hex or a capture file, not both"},
+		{[]string{"decode", v0Capture, "--rc4-key", "CD&ML"}, "--rc4-key applies to --hex"},
+		{[]string{"decode", v0Capture, "--decrypt"}, "--decrypt applies to --hex"},
+	} {
+		stdout, _, err := runDecodeCLI(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want %q", tc.args, err, tc.want)
+		}
+		if stdout != "" {
+			t.Errorf("%q printed %q", tc.args, stdout)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--write-decrypted with --hex created %s", out)
+	}
+}
+
+// TestDecodeNotACaptureHasNoStats: --stats prints no empty table before the error.
+func TestDecodeNotACaptureHasNoStats(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(p, []byte("not a capture at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runDecodeCLI(t, "decode", p, "--stats")
+	if err == nil || !strings.Contains(err.Error(), "not a pcap") {
+		t.Fatalf("err %v", err)
+	}
+	if stdout != "" {
+		t.Fatalf("printed %q before the error", stdout)
+	}
+}
+
+// TestDecodeCorruptFirstRecordOffset: the error names the record header's offset (24),
+// not how far the reader had buffered.
+func TestDecodeCorruptFirstRecordOffset(t *testing.T) {
+	b := make([]byte, 24+16, 100_000)
+	binary.LittleEndian.PutUint32(b[0:], 0xa1b2c3d4)
+	binary.LittleEndian.PutUint16(b[4:], 2)
+	binary.LittleEndian.PutUint16(b[6:], 4)
+	binary.LittleEndian.PutUint32(b[16:], 65535) // snap length
+	binary.LittleEndian.PutUint32(b[20:], 1)     // Ethernet
+	binary.LittleEndian.PutUint32(b[24+8:], 0x7fffffff)
+	b = b[:cap(b)]
+	p := filepath.Join(t.TempDir(), "corrupt.pcap")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runDecodeCLI(t, "decode", p)
+	if err == nil || !strings.Contains(err.Error(), "frame 1 at file offset 24:") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestDecodeUnrecognisedHint: a capture whose every flow is "unknown" (no access key,
+// or a wrong one) ends with a hint on standard error; a right key needs none.
+func TestDecodeUnrecognisedHint(t *testing.T) {
+	for _, tc := range []struct {
+		key, want string
+	}{
+		{"", "--access-key KEY or a keys file with --keys FILE"},
+		{"wrong", "no given access key verifies"},
+		{"6f599f81", ""},
+	} {
+		args := []string{"decode", v0Capture, "-q"}
+		if tc.key != "" {
+			args = append(args, "--access-key", tc.key)
+		}
+		_, stderr, err := runDecodeCLI(t, args...)
+		if err != nil {
+			t.Fatalf("key %q: %v", tc.key, err)
+		}
+		if tc.want == "" && stderr != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("key %q: stderr %q, want %q", tc.key, stderr, tc.want)
+		}
+	}
+}
+
+// TestDecodeHelpNamesEveryDialect: decode --help lists every --dialect name --hex accepts.
+func TestDecodeHelpNamesEveryDialect(t *testing.T) {
+	stdout, _, err := runDecodeCLI(t, "decode", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"auto", "nex-v0", "nex-v0-friends", "nex-v1", "nex-lite", "quazal", "quazal-2006", "hyperscape"} {
+		if !strings.Contains(stdout, "|"+n+"|") && !strings.Contains(stdout, "|"+n+"]") && !strings.Contains(stdout, "dialect "+n+"|") {
+			t.Errorf("decode --help does not name %s:\n%s", n, stdout)
+		}
+	}
+}
