@@ -21,20 +21,21 @@ var testSource = Source{MAC: [6]byte{0x48, 0xf1, 0xeb, 0x20, 0x9b, 0x22}, IP: ne
 // sampleMessages returns three messages that fit layout l, the second sharing
 // most fields with the first (exercising inheritance in 5.18+).
 func sampleMessages(l MessageLayout) []Message {
+	fl := l.Flags()
 	ms := []Message{
-		{Flags: FlagMulticast, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("hello pia")},
-		{Flags: FlagMulticast, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("world....")},
-		{Flags: FlagNoBundle, ProtocolType: 0x7C, ProtocolPort: 2, Destination: 0xABCD, SourceConstantID: 0x99, Payload: []byte{}},
+		{Flags: fl.Multicast | fl.SkipSourceCheck, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("hello pia")},
+		{Flags: fl.Multicast | fl.SkipSourceCheck, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("world....")},
+		{Flags: fl.NoBundle, ProtocolType: 0x7C, ProtocolPort: 2, Destination: 0xABCD, SourceConstantID: 0x99, Payload: []byte{}},
 	}
 	switch l {
 	case MessageUpTo5_4:
 		ms[0].SourceStationIndex = StationIndexHost
 		ms[2].ProtocolType = 0x3000
 		ms[2].ProtocolPort = 0x0102
-	case Message5_14, Message5_18, Message5_27:
+	case Message5_14, Message5_18, Message5_27, Message6_16:
 		ms[2].ProtocolPort = 0x010203
 	}
-	if l == Message5_27 {
+	if !l.carriesSourceConstantID() {
 		for i := range ms {
 			ms[i].SourceConstantID = 0
 		}

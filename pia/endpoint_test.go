@@ -92,7 +92,7 @@ func TestEndpointsExchange(t *testing.T) {
 			for i := 0; i < n; i++ {
 				m := Message{ProtocolType: typ, ProtocolPort: 5, Payload: fmt.Appendf(nil, "msg %02d %s", i, "payload-padding-to-40-bytes.....")}
 				if i == n-1 {
-					m.Flags = FlagNoBundle
+					m.Flags = v.MessageLayout().Flags().NoBundle
 				}
 				if err := a.Send(pb, m); err != nil {
 					t.Fatal(err)

@@ -138,24 +138,16 @@ func DescribeMessage(m *Message, v Version) MessageRecord {
 		Destination: m.Destination, PayloadSize: len(m.Payload), PayloadHex: hex.EncodeToString(m.Payload),
 		ProtocolName: ProtocolName(v, m.ProtocolType),
 	}
-	names := []struct {
-		bit  uint8
-		name string
-	}{{FlagMulticast, "multicast"}, {FlagRelay, "relay"}, {FlagRelayed, "relayed"}, {FlagNoBundle, "no-bundle"}, {ZlibFlag(v), "zlib"}}
-	for _, n := range names {
-		if m.Flags&n.bit != 0 {
-			r.FlagNames = append(r.FlagNames, n.name)
-		}
-	}
+	r.FlagNames = l.Flags().Names(m.Flags)
 	if l == MessageUpTo5_4 {
 		s := m.SourceStationIndex
 		r.SourceStationIndex = &s
 	}
-	if l != Message5_27 {
+	if l.carriesSourceConstantID() {
 		c := m.SourceConstantID
 		r.SourceConstantID = &c
 	}
-	for _, st := range m.DestinationStations(nil) {
+	for _, st := range m.DestinationStations(nil, l) {
 		r.DestinationStations = append(r.DestinationStations, int(st))
 	}
 	return r
