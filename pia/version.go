@@ -158,7 +158,9 @@ func (l MessageLayout) String() string {
 }
 
 // inherits reports whether absent fields are copied from the previous message.
-func (l MessageLayout) inherits() bool { return l == Message5_18 || l == Message5_27 || l == Message6_16 }
+func (l MessageLayout) inherits() bool {
+	return l == Message5_18 || l == Message5_27 || l == Message6_16
+}
 
 // Aligned reports whether each message is padded to a multiple of 4 bytes. The
 // wiki says every layout is; 6.16-6.30 is not: a message ends where its payload
