@@ -30,10 +30,14 @@ const (
 	DropNoHandler                     // no handler for the message's protocol type and port
 	DropInflate                       // a compressed payload does not inflate
 	DropDestination                   // the message is addressed to another station (and not relayed)
+	// DropMessages: the packet authenticated (or was not encrypted) but one of its
+	// messages does not parse. The whole packet is dropped, as consoles drop it;
+	// `gamewire decode` shows what did parse (Codec.Open's *MessageError).
+	DropMessages
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate", "destination"}
+var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate", "destination", "messages"}
 
 // ErrUnaddressable is returned by the send helpers (SendTo, Multicast,
 // MulticastStations, Broadcast) when a message cannot be addressed as asked: the
@@ -787,6 +791,8 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 			e.drop(DropAuth, from, err)
 		case errors.Is(err, ErrBadVersion):
 			e.drop(DropVersion, from, err)
+		case errors.As(err, new(*MessageError)):
+			e.drop(DropMessages, from, err)
 		default:
 			e.drop(DropMalformed, from, err)
 		}

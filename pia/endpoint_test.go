@@ -372,3 +372,20 @@ func TestEndpointInflatesAndFlushesPeriodically(t *testing.T) {
 		t.Fatal("B did not add A as a peer")
 	}
 }
+
+// TestEndpointDropsPartial: the endpoint drops a packet whose messages break, as
+// consoles do, delivers none of it and counts it under DropMessages.
+func TestEndpointDropsPartial(t *testing.T) {
+	e, err := NewEndpoint(listenLoopback(t), EndpointConfig{Version: Version{5, 27}, NonceParams: NonceParams{Network: NetworkLAN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := netip.MustParseAddrPort("127.0.0.1:9")
+	e.AddPeer(from, PeerConfig{})
+	delivered := 0
+	e.Handle(0x68, 1, HandlerFunc(func(*Peer, *Message) { delivered++ }))
+	e.HandlePacket(partialPacket(t), from)
+	if delivered != 0 || e.Drops(DropMessages) != 1 || e.Drops(DropMalformed) != 0 || DropMessages.String() != "messages" {
+		t.Fatalf("delivered %d, drops %v", delivered, e.Stats().Drops)
+	}
+}

@@ -526,9 +526,25 @@ func isPadding(b []byte) bool {
 	return true
 }
 
+// MessageError is the error of ParseMessages (and so of Codec.Open) when a
+// message does not parse: which message, at which offset of the messages, and
+// why. The messages before it were parsed.
+type MessageError struct {
+	Index  int   // the message that does not parse, from 0
+	Offset int   // its offset in the plaintext messages
+	Err    error // why (wraps ErrTruncated, ErrBadField, ...)
+}
+
+func (e *MessageError) Error() string {
+	return fmt.Sprintf("message %d at offset %d: %v", e.Index, e.Offset, e.Err)
+}
+
+func (e *MessageError) Unwrap() error { return e.Err }
+
 // ParseMessages decodes every message of layout l in b and appends them to dst.
 // A tail of fewer than 16 0xFF bytes at a message boundary is the encryption
-// padding and ends the list. Payloads alias b.
+// padding and ends the list. Payloads alias b. When a message does not parse,
+// ParseMessages returns the messages before it and a *MessageError.
 func ParseMessages(dst []Message, b []byte, l MessageLayout) ([]Message, error) {
 	off := 0
 	first := len(dst)
@@ -542,7 +558,7 @@ func ParseMessages(dst []Message, b []byte, l MessageLayout) ([]Message, error) 
 		}
 		m, n, err := ParseMessage(b[off:], l, prev)
 		if err != nil {
-			return dst, fmt.Errorf("message %d at offset %d: %w", len(dst)-first, off, err)
+			return dst, &MessageError{Index: len(dst) - first, Offset: off, Err: err}
 		}
 		dst = append(dst, m)
 		off += n
