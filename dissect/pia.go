@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/gopacket/gopacket/layers"
@@ -136,18 +137,19 @@ func (h *piaHandler) udp(c *pktCtx, b []byte) {
 		copy(src.MAC[:], f.Data[6:12])
 	}
 	var err error
+	var partial *pia.MessageError // authenticated, but the messages break
 	opened := false
 	if h.chosen != nil {
 		err = h.chosen.Open(&h.pkt, b, src)
-		opened = err == nil
+		opened = err == nil || errors.As(err, &partial)
 	}
 	if !opened {
 		for _, cd := range h.codecs {
 			if cd == h.chosen {
 				continue
 			}
-			if e := cd.Open(&h.pkt, b, src); e == nil {
-				h.chosen, opened = cd, true
+			if e := cd.Open(&h.pkt, b, src); e == nil || errors.As(e, &partial) {
+				h.chosen, opened, err = cd, true, e
 				break
 			} else if err == nil {
 				err = e
@@ -163,7 +165,7 @@ func (h *piaHandler) udp(c *pktCtx, b []byte) {
 		return
 	}
 	hd := &h.pkt.Header
-	if hd.Encrypted && h.plainCodec != nil && c.d.cfg.Decrypted != nil {
+	if hd.Encrypted && partial == nil && h.plainCodec != nil && c.d.cfg.Decrypted != nil {
 		q := pia.Packet{Header: *hd, Messages: h.pkt.Messages, Footer: h.pkt.Footer}
 		q.Header.Encrypted = false
 		if out, err := h.plainCodec.Seal(h.rewrite[:0], &q, src); err == nil {
@@ -178,10 +180,23 @@ func (h *piaHandler) udp(c *pktCtx, b []byte) {
 	r.addInt("destination_variable_id", int64(hd.DestinationVariableID))
 	r.addHex("nonce_hex", hd.Nonce[:])
 	r.addInt("messages", int64(len(h.pkt.Messages)))
+	if len(h.pkt.Footer) > 0 {
+		r.addHex("footer_hex", h.pkt.Footer)
+	}
 	r.addHex("payload_hex", b)
 	r.Summary = "Pia " + h.version + " packet " + strconv.Itoa(int(hd.PacketID)) + ", " + strconv.Itoa(len(h.pkt.Messages)) + " message(s)"
 	if hd.Encrypted {
 		r.Summary += ", decrypted"
+	}
+	if partial != nil {
+		// Show what did parse: a console drops the packet, an analyst wants to see it.
+		r.addBool("partial", true)
+		r.addInt("error_offset", int64(partial.Offset))
+		r.addHex("rest_hex", h.pkt.Rest)
+		r.addString("note", "fields inherited from the previous message can make a misplaced message boundary look valid: the messages before the break are not proven right either")
+		r.Error = err.Error()
+		r.Summary += ", partial: " + partial.Error()
+		c.fl.stats.Errors++
 	}
 	c.emit(r)
 	v := h.chosen.Version()

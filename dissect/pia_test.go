@@ -12,6 +12,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/gamewire/gamewire/pia"
 )
 
 // TestPiaVectorInPcap carries the published LDN packet (testdata/pia/vectors.json)
@@ -89,5 +91,42 @@ func TestPiaVectorInPcap(t *testing.T) {
 				t.Fatalf("without key: %q", recs)
 			}
 		})
+	}
+}
+
+// TestPiaPartialInPcap is issue 13.3: a packet whose second message breaks is
+// reported with its first message, footer, error offset and rest, marked partial.
+func TestPiaPartialInPcap(t *testing.T) {
+	c, err := pia.NewCodec(pia.Config{Version: pia.Version{Major: 5, Minor: 27}, NonceParams: pia.NonceParams{Network: pia.NetworkLAN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pia.Packet{Messages: []pia.Message{{ProtocolType: 0x68, ProtocolPort: 1, Payload: []byte("ok")}}, Footer: []byte{0x12, 0x34}}
+	pkt, err := c.Seal(nil, &p, pia.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt = append(append(pkt[:len(pkt)-2:len(pkt)-2], 0x02, 0x00, 0x09, 0xAA), 0x12, 0x34)
+	a := netip.MustParseAddrPort("169.254.1.2:49152")
+	b := netip.MustParseAddrPort("169.254.1.3:49152")
+	frame := serialize(t, &layers.Ethernet{SrcMAC: []byte{2, 0, 0, 0, 0, 1}, DstMAC: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, EthernetType: layers.EthernetTypeIPv4}, gopacket.Payload(udpIP(t, a, b, pkt)))
+	keys, err := ParseKeys(strings.NewReader("pia-version 5.27\npia-network lan\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := collect(t, Config{Keys: keys}, pcapFile(t, layers.LinkTypeEthernet, frame))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("records %q", recs)
+	}
+	for _, want := range []string{`"messages":1`, `"partial":true`, `"error_offset":20`, `"rest_hex":"020009aa"`, `"footer_hex":"1234"`, "message 1 at offset 20", "inherited"} {
+		if !strings.Contains(recs[0], want) {
+			t.Errorf("packet record %s lacks %s", recs[0], want)
+		}
+	}
+	if !strings.Contains(recs[1], `"plain_hex":"6f6b"`) {
+		t.Errorf("message record %s", recs[1])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"hash"
 	"slices"
@@ -20,6 +21,10 @@ type Packet struct {
 	// Footer holds the plaintext footer (5.27 and later): the 16-bit variable ids of
 	// the receiving consoles when a packet goes to several (LDN). It aliases the input.
 	Footer []byte
+	// Rest is set by Codec.Open when the packet authenticated but a message did not
+	// parse: the plaintext from that message on (Messages holds the ones before
+	// it). It aliases the input or the packet's buffer.
+	Rest []byte
 
 	plain []byte // decrypted messages, reused
 }
@@ -188,11 +193,17 @@ func (c *Codec) Seal(dst []byte, p *Packet, src Source) ([]byte, error) {
 
 // Open implements "Encryption" in specs/pia.md in reverse: it parses b, verifies and
 // decrypts it, and fills p (reusing p's buffers). src is the sender as the nonce sees
-// it. On error p holds nothing usable: plaintext of a packet that fails
-// authentication is never exposed. Payloads and the footer alias b or p's buffer.
+// it. Payloads and the footer alias b or p's buffer. On an error p holds nothing
+// usable (plaintext of a packet that fails authentication is never exposed),
+// except for a *MessageError: the packet authenticated (or was not encrypted) but a
+// message does not parse. Then p keeps the header, the footer, the messages before
+// the break and the undecoded rest (Packet.Rest), for analysis: a peer drops such
+// a packet, and inherited fields (5.18+) can make a misplaced boundary look valid,
+// so the messages before the break are not proven right either.
 func (c *Codec) Open(p *Packet, b []byte, src Source) error {
 	p.Messages = p.Messages[:0]
 	p.Footer = nil
+	p.Rest = nil
 	h, hs, err := ParseHeader(b, c.hl)
 	if err != nil {
 		return err
@@ -214,11 +225,7 @@ func (c *Codec) Open(p *Packet, b []byte, src Source) error {
 		body = body[:len(body)-fs]
 	}
 	if !h.Encrypted {
-		p.Messages, err = ParseMessages(p.Messages, body, c.ml)
-		if err != nil {
-			return fmt.Errorf("pia open: %w", err)
-		}
-		return nil
+		return p.parseMessages(body, c.ml)
 	}
 	if c.block == nil {
 		return fmt.Errorf("pia open: %w: encrypted packet and no session key", ErrKey)
@@ -249,8 +256,19 @@ func (c *Codec) Open(p *Packet, b []byte, src Source) error {
 			return err
 		}
 	}
-	p.Messages, err = ParseMessages(p.Messages, p.plain, c.ml)
+	return p.parseMessages(p.plain, c.ml)
+}
+
+// parseMessages fills p.Messages from the plaintext messages body, and p.Rest
+// from the message that does not parse on.
+func (p *Packet) parseMessages(body []byte, l MessageLayout) error {
+	var err error
+	p.Messages, err = ParseMessages(p.Messages, body, l)
 	if err != nil {
+		var me *MessageError
+		if errors.As(err, &me) {
+			p.Rest = body[me.Offset:]
+		}
 		return fmt.Errorf("pia open: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -21,20 +22,21 @@ var testSource = Source{MAC: [6]byte{0x48, 0xf1, 0xeb, 0x20, 0x9b, 0x22}, IP: ne
 // sampleMessages returns three messages that fit layout l, the second sharing
 // most fields with the first (exercising inheritance in 5.18+).
 func sampleMessages(l MessageLayout) []Message {
+	fl := l.Flags()
 	ms := []Message{
-		{Flags: FlagMulticast, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("hello pia")},
-		{Flags: FlagMulticast, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("world....")},
-		{Flags: FlagNoBundle, ProtocolType: 0x7C, ProtocolPort: 2, Destination: 0xABCD, SourceConstantID: 0x99, Payload: []byte{}},
+		{Flags: fl.Multicast | fl.SkipSourceCheck, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("hello pia")},
+		{Flags: fl.Multicast | fl.SkipSourceCheck, ProtocolType: 0x68, ProtocolPort: 1, Destination: 0x0000000F, SourceConstantID: 0x1234, Payload: []byte("world....")},
+		{Flags: fl.NoBundle, ProtocolType: 0x7C, ProtocolPort: 2, Destination: 0xABCD, SourceConstantID: 0x99, Payload: []byte{}},
 	}
 	switch l {
 	case MessageUpTo5_4:
 		ms[0].SourceStationIndex = StationIndexHost
 		ms[2].ProtocolType = 0x3000
 		ms[2].ProtocolPort = 0x0102
-	case Message5_14, Message5_18, Message5_27:
+	case Message5_14, Message5_18, Message5_27, Message6_16:
 		ms[2].ProtocolPort = 0x010203
 	}
-	if l == Message5_27 {
+	if !l.carriesSourceConstantID() {
 		for i := range ms {
 			ms[i].SourceConstantID = 0
 		}
@@ -354,5 +356,69 @@ func TestNonceLayouts(t *testing.T) {
 	}
 	if _, err := BuildNonce(NonceParams{Network: NetworkLAN}, &h, v6); !errors.Is(err, ErrBadField) {
 		t.Fatalf("IPv6 LAN 5.x nonce: %v, want ErrBadField", err)
+	}
+}
+
+// partialPacket returns an unencrypted 5.27 packet with a footer whose first
+// message parses and whose second claims 9 payload bytes but has 1.
+func partialPacket(t *testing.T) []byte {
+	t.Helper()
+	c := testCodec(t, Version{5, 27}, NetworkLAN, nil)
+	p := Packet{Messages: []Message{{ProtocolType: 0x68, ProtocolPort: 1, Payload: []byte("ok")}}, Footer: []byte{0x12, 0x34}}
+	raw, err := c.Seal(nil, &p, testSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := len(raw) - len(p.Footer)
+	return append(append(raw[:body:body], 0x02, 0x00, 0x09, 0xAA), p.Footer...)
+}
+
+// TestOpenPartial is issue 13.3: a packet that authenticates but whose messages
+// break keeps its header, footer, the messages before the break and the rest.
+func TestOpenPartial(t *testing.T) {
+	// Encrypted: a 6.16 packet opened with the 4-byte walk of 5.27 breaks at
+	// message 1 (the 13.2 failure), after the tag checked out.
+	v := Version{6, 16}
+	c := testCodec(t, v, NetworkLAN, testKey)
+	p := Packet{Messages: []Message{
+		{ProtocolType: 0x68, ProtocolPort: 1, Payload: []byte("hello")},
+		{ProtocolType: 0x68, ProtocolPort: 1, Payload: []byte("world!")},
+	}, Footer: []byte{0xAB, 0xCD}}
+	p.Header.Encrypted = true
+	raw, err := c.Seal(nil, &p, testSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ml = Message5_27
+	var q Packet
+	err = c.Open(&q, raw, testSource)
+	var me *MessageError
+	if !errors.As(err, &me) || me.Index != 1 || me.Offset != 24 || errors.Is(err, ErrAuth) {
+		t.Fatalf("open: %v, want a *MessageError for message 1 at offset 24", err)
+	}
+	if len(q.Messages) != 1 || string(q.Messages[0].Payload) != "hello" {
+		t.Fatalf("messages %+v, want the first one", q.Messages)
+	}
+	if !bytes.Equal(q.Footer, []byte{0xAB, 0xCD}) || q.Header.PacketID != p.Header.PacketID {
+		t.Fatalf("footer %x header %+v", q.Footer, q.Header)
+	}
+	if !bytes.Equal(q.Rest, q.plain[24:]) || len(q.Rest) != 32-24 {
+		t.Fatalf("rest %x of plaintext %x", q.Rest, q.plain)
+	}
+
+	// Unencrypted, through Describe: the record shows it all, marked partial.
+	rec, err := Describe(partialPacket(t), Config{Version: Version{5, 27}, NonceParams: NonceParams{Network: NetworkLAN}}, testSource)
+	if !errors.As(err, &me) || !errors.Is(err, ErrTruncated) {
+		t.Fatalf("describe: %v, want a truncated *MessageError", err)
+	}
+	if !rec.Partial || rec.ErrorOffset == nil || *rec.ErrorOffset != 20 || rec.RestHex != "020009aa" ||
+		len(rec.Messages) != 1 || rec.Messages[0].PayloadHex != "6f6b" || rec.FooterHex != "1234" || rec.Note == "" {
+		t.Fatalf("record %+v", rec)
+	}
+	text := rec.Text()
+	for _, want := range []string{"message 0:", "payload(2)=6f6b", "footer=1234", "rest(4)=020009aa", "error: pia open: message 1 at offset 20", "note: partial"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
 	}
 }

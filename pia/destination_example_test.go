@@ -15,7 +15,7 @@ func ExampleEndpoint_Multicast() {
 	key := []byte("0123456789abcdef")
 	listen := func(constantID uint64, station uint8) *pia.Endpoint {
 		e, err := pia.Listen("127.0.0.1:0", pia.EndpointConfig{
-			Version:     pia.Version{Major: 6, Minor: 16},
+			Version:     pia.Version{Major: 5, Minor: 27},
 			NonceParams: pia.NonceParams{Network: pia.NetworkLAN},
 			SessionKey:  key,
 			ConstantID:  constantID, StationIndex: station,
@@ -34,7 +34,7 @@ func ExampleEndpoint_Multicast() {
 	got := make(chan string, 8)
 	for name, e := range map[string]*pia.Endpoint{"B": b, "C": c} {
 		e.Handle(0x68, 5, pia.HandlerFunc(func(_ *pia.Peer, m *pia.Message) {
-			got <- fmt.Sprintf("%s got %q (multicast %v, destination %#x)", name, m.Payload, m.Multicast(), m.Destination)
+			got <- fmt.Sprintf("%s got %q (multicast %v, destination %#x)", name, m.Payload, m.Multicast(pia.Message5_27), m.Destination)
 		}))
 	}
 	ctx, cancel := context.WithCancel(context.Background())

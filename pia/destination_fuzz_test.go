@@ -33,14 +33,15 @@ func FuzzEndpointDestinations(f *testing.F) {
 	for vi, v := range testVersions {
 		c := testCodec(f, v, NetworkLAN, nil)
 		typ := destType(v)
+		fl := v.MessageLayout().Flags()
 		msgs := []Message{
 			{ProtocolType: typ, ProtocolPort: 5, Destination: 0x1000, Payload: []byte("self")},
 			{ProtocolType: typ, ProtocolPort: 5, Destination: 0x3000, Payload: []byte("other")},
-			{ProtocolType: typ, ProtocolPort: 5, Flags: FlagMulticast, Destination: 1<<0 | 1<<2, Payload: []byte("multi")},
-			{ProtocolType: typ, ProtocolPort: 5, Flags: FlagMulticast, Destination: BroadcastStations, Payload: []byte("all")},
-			{ProtocolType: typ, ProtocolPort: 5, Flags: FlagRelay, Destination: 0x3000, Payload: []byte("relay-c")},
-			{ProtocolType: typ, ProtocolPort: 5, Flags: FlagRelay | FlagMulticast, Destination: 1<<1 | 1<<2, Payload: []byte("relay-bc")},
-			{ProtocolType: typ, ProtocolPort: 5, Flags: FlagRelayed, Payload: []byte("no-destination")},
+			{ProtocolType: typ, ProtocolPort: 5, Flags: fl.Multicast, Destination: 1<<0 | 1<<2, Payload: []byte("multi")},
+			{ProtocolType: typ, ProtocolPort: 5, Flags: fl.Multicast, Destination: BroadcastStations, Payload: []byte("all")},
+			{ProtocolType: typ, ProtocolPort: 5, Flags: fl.Relay, Destination: 0x3000, Payload: []byte("relay-c")},
+			{ProtocolType: typ, ProtocolPort: 5, Flags: fl.Relay | fl.Multicast, Destination: 1<<1 | 1<<2, Payload: []byte("relay-bc")},
+			{ProtocolType: typ, ProtocolPort: 5, Flags: fl.Relayed, Payload: []byte("no-destination")},
 		}
 		p := Packet{Messages: msgs}
 		if c.HeaderLayout().hasConnectionID() {

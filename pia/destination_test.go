@@ -16,7 +16,7 @@ import (
 // destVersions are versions of every message layout, each of which carries a
 // destination (32-bit up to 5.4, 64-bit later; inherited from the previous message
 // from 5.18).
-var destVersions = []Version{{5, 4}, {5, 8}, {5, 11}, {5, 14}, {5, 18}, {5, 27}, {6, 16}}
+var destVersions = []Version{{5, 4}, {5, 8}, {5, 11}, {5, 14}, {5, 18}, {5, 27}}
 
 // meshStation is one endpoint of a test mesh and what its handler received.
 type meshStation struct {
@@ -63,7 +63,7 @@ func newMeshStation(t *testing.T, v Version, n int, relay bool) *meshStation {
 	s.e = e
 	e.Handle(destType(v), 5, HandlerFunc(func(_ *Peer, m *Message) {
 		p := string(m.Payload)
-		if m.Flags&FlagRelayed != 0 {
+		if m.Flags&v.MessageLayout().Flags().Relayed != 0 {
 			p += "!relayed"
 		}
 		s.mu.Lock()
@@ -192,7 +192,7 @@ func TestEndpointDestinations(t *testing.T) {
 // nor its station index (StationIndexInvalid) delivers messages addressed to
 // anyone; learning its index with SetStationIndex turns multicast filtering on.
 func TestEndpointUnknownSelfDeliversAll(t *testing.T) {
-	for _, v := range []Version{{5, 4}, {5, 18}, {6, 16}} {
+	for _, v := range []Version{{5, 4}, {5, 18}, {5, 27}} {
 		t.Run(v.String(), func(t *testing.T) {
 			typ := destType(v)
 			a := newTestEndpoint(t, v, 0xA, 0x1111)
@@ -273,19 +273,19 @@ func TestAddressed(t *testing.T) {
 		{"unicast with relay flag to self", Version{5, 27}, self, 1, FlagRelay, self, true},
 		{"unicast with relay flag to other", Version{5, 27}, self, 1, FlagRelay, 0x1234, false},
 		{"relayed to self", Version{5, 27}, self, 1, FlagRelayed, self, true},
-		{"multicast with own bit", Version{6, 16}, self, 5, FlagMulticast, 1 << 5, true},
-		{"multicast without own bit", Version{6, 16}, self, 5, FlagMulticast, 1<<4 | 1<<6, false},
-		{"multicast station 0", Version{6, 16}, self, 0, FlagMulticast, 1, true},
-		{"multicast station 0 missing", Version{6, 16}, self, 0, FlagMulticast, 2, false},
-		{"multicast station 63", Version{6, 16}, self, 63, FlagMulticast, 1 << 63, true},
-		{"multicast broadcast bitmap", Version{6, 16}, self, 31, FlagMulticast, BroadcastStations, true},
-		{"multicast broadcast bitmap, station 32", Version{6, 16}, self, 32, FlagMulticast, BroadcastStations, false},
-		{"multicast empty bitmap", Version{6, 16}, self, 5, FlagMulticast, 0, true},
-		{"multicast index invalid", Version{6, 16}, self, StationIndexInvalid, FlagMulticast, 1 << 4, true},
-		{"multicast index host", Version{6, 16}, self, StationIndexHost, FlagMulticast, 1 << 4, true},
-		{"multicast index broadcast", Version{6, 16}, self, StationIndexBroadcast, FlagMulticast, 1 << 4, true},
-		{"multicast index beyond 64 bits", Version{6, 16}, self, 100, FlagMulticast, 1 << 4, true},
-		{"multicast is judged by bitmap, not constant id", Version{6, 16}, self, 2, FlagMulticast, self, false},
+		{"multicast with own bit", Version{5, 27}, self, 5, FlagMulticast, 1 << 5, true},
+		{"multicast without own bit", Version{5, 27}, self, 5, FlagMulticast, 1<<4 | 1<<6, false},
+		{"multicast station 0", Version{5, 27}, self, 0, FlagMulticast, 1, true},
+		{"multicast station 0 missing", Version{5, 27}, self, 0, FlagMulticast, 2, false},
+		{"multicast station 63", Version{5, 27}, self, 63, FlagMulticast, 1 << 63, true},
+		{"multicast broadcast bitmap", Version{5, 27}, self, 31, FlagMulticast, BroadcastStations, true},
+		{"multicast broadcast bitmap, station 32", Version{5, 27}, self, 32, FlagMulticast, BroadcastStations, false},
+		{"multicast empty bitmap", Version{5, 27}, self, 5, FlagMulticast, 0, true},
+		{"multicast index invalid", Version{5, 27}, self, StationIndexInvalid, FlagMulticast, 1 << 4, true},
+		{"multicast index host", Version{5, 27}, self, StationIndexHost, FlagMulticast, 1 << 4, true},
+		{"multicast index broadcast", Version{5, 27}, self, StationIndexBroadcast, FlagMulticast, 1 << 4, true},
+		{"multicast index beyond 64 bits", Version{5, 27}, self, 100, FlagMulticast, 1 << 4, true},
+		{"multicast is judged by bitmap, not constant id", Version{5, 27}, self, 2, FlagMulticast, self, false},
 		{"5.4 unicast to self", Version{5, 4}, 0xC0FFEE, 1, 0, 0xC0FFEE, true},
 		{"5.4 unicast to other", Version{5, 4}, 0xC0FFEE, 1, 0, 0xC0FFEF, false},
 		{"5.4 unicast all ones 32", Version{5, 4}, 0xC0FFEE, 1, 0, 0xFFFFFFFF, true},
@@ -342,7 +342,7 @@ func TestVectorBroadcastFiltered(t *testing.T) {
 				t.Fatalf("stats %+v, want one message in", s)
 			}
 			if tc.deliver {
-				if len(got) != 1 || !got[0].Multicast() || got[0].Destination != BroadcastStations {
+				if len(got) != 1 || !got[0].Multicast(Message5_27) || got[0].Destination != BroadcastStations {
 					t.Fatalf("delivered %+v, want the multicast message to 0xFFFFFFFF", got)
 				}
 				if d := e.Drops(DropDestination); d != 0 {
@@ -420,7 +420,7 @@ func TestSendHelpersHeaderFields(t *testing.T) {
 					if m.ProtocolType != typ || m.ProtocolPort != 5 {
 						t.Errorf("%s: message %d protocol 0x%x/%d", what, i, m.ProtocolType, m.ProtocolPort)
 					}
-					if l := v.MessageLayout(); l != Message5_27 && m.SourceConstantID != 0xAAAA {
+					if v.MessageLayout().carriesSourceConstantID() && m.SourceConstantID != 0xAAAA {
 						t.Errorf("%s: source constant id 0x%x, want 0xAAAA", what, m.SourceConstantID)
 					}
 				}
@@ -432,18 +432,36 @@ func TestSendHelpersHeaderFields(t *testing.T) {
 				}
 			}
 			// A multicast flag given to SendTo is cleared; other flags stay.
-			must(a.SendTo(p1, msg(FlagMulticast|FlagNoBundle, "to-1")))
+			fl := v.MessageLayout().Flags()
+			if fl.Multicast == 0 {
+				// 6.16-6.30: no multicast flag, so the bitmap helpers refuse;
+				// SendTo keeps 0x01 (skip the source variable id check).
+				for name, err := range map[string]error{
+					"Multicast":         a.Multicast([]*Peer{p1, p2}, msg(0, "multi")),
+					"MulticastStations": a.MulticastStations(1<<7, msg(0, "stations")),
+					"Broadcast":         a.Broadcast(msg(0, "all")),
+				} {
+					if !errors.Is(err, ErrUnaddressable) {
+						t.Errorf("%s in %s: %v, want ErrUnaddressable", name, v, err)
+					}
+				}
+				must(a.SendTo(p1, msg(fl.SkipSourceCheck|fl.NoBundle, "to-1")))
+				must(a.FlushPeer(p1))
+				check("SendTo (skip-source-check, no-bundle)", read(s1), field{fl.SkipSourceCheck | fl.NoBundle, 0xBBBB})
+				return
+			}
+			must(a.SendTo(p1, msg(fl.Multicast|fl.NoBundle, "to-1")))
 			must(a.SendTo(p1, msg(0, "to-1-again")))
 			must(a.Multicast([]*Peer{p1, p2}, msg(0, "multi")))
 			must(a.MulticastStations(1<<7|1<<9, msg(0, "stations")))
-			must(a.Broadcast(msg(FlagRelay, "all")))
+			must(a.Broadcast(msg(fl.Relay, "all")))
 			must(a.Send(p2, Message{ProtocolType: typ, ProtocolPort: 5, Destination: 0x42, Payload: []byte("raw")}))
 			must(a.FlushPeer(p1))
-			check("SendTo (no-bundle)", read(s1), field{FlagNoBundle, 0xBBBB})
+			check("SendTo (no-bundle)", read(s1), field{fl.NoBundle, 0xBBBB})
 			// The rest share one packet: unicast, multicast, broadcast (5.18+ inherit fields).
-			check("to p1", read(s1), field{0, 0xBBBB}, field{FlagMulticast, 1<<1 | 1<<7}, field{FlagMulticast | FlagRelay, BroadcastStations})
+			check("to p1", read(s1), field{0, 0xBBBB}, field{fl.Multicast, 1<<1 | 1<<7}, field{fl.Multicast | fl.Relay, BroadcastStations})
 			must(a.FlushPeer(p2))
-			check("to p2", read(s2), field{FlagMulticast, 1<<1 | 1<<7}, field{FlagMulticast, 1<<7 | 1<<9}, field{FlagMulticast | FlagRelay, BroadcastStations}, field{0, 0x42})
+			check("to p2", read(s2), field{fl.Multicast, 1<<1 | 1<<7}, field{fl.Multicast, 1<<7 | 1<<9}, field{fl.Multicast | fl.Relay, BroadcastStations}, field{0, 0x42})
 			if s := a.Stats(); s.PacketsOut != 3 || s.MessagesOut != 8 {
 				t.Fatalf("stats %+v, want 3 packets, 8 messages", s)
 			}
@@ -519,7 +537,8 @@ func TestSendHelpersRefuse(t *testing.T) {
 // delivers only what is addressed to A as well; without it, A drops relay
 // requests for others and forwards nothing.
 func TestEndpointRelay(t *testing.T) {
-	for _, v := range []Version{{5, 4}, {5, 18}, {6, 16}} {
+	for _, v := range []Version{{5, 4}, {5, 18}, {5, 27}} {
+		fl := v.MessageLayout().Flags()
 		for _, relay := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/relay=%v", v, relay), func(t *testing.T) {
 				st, peers := newMesh(t, v, 3, false, func(i int) bool { return i == 0 && relay })
@@ -532,11 +551,11 @@ func TestEndpointRelay(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				send(FlagRelay, c.cid, "unicast-c")
-				send(FlagRelay|FlagMulticast, 1<<a.index|1<<c.index, "multicast-a-c")
-				send(FlagRelay|FlagMulticast, 1<<b.index|1<<c.index, "multicast-b-c")
-				send(FlagRelay, 0x9999, "unicast-unknown")
-				send(FlagRelay, a.cid, "unicast-a")
+				send(fl.Relay, c.cid, "unicast-c")
+				send(fl.Relay|fl.Multicast, 1<<a.index|1<<c.index, "multicast-a-c")
+				send(fl.Relay|fl.Multicast, 1<<b.index|1<<c.index, "multicast-b-c")
+				send(fl.Relay, 0x9999, "unicast-unknown")
+				send(fl.Relay, a.cid, "unicast-a")
 				if err := b.e.Flush(); err != nil {
 					t.Fatal(err)
 				}
@@ -570,7 +589,7 @@ func TestEndpointRelay(t *testing.T) {
 					t.Errorf("A relayed %d messages, want %d", n, want)
 				}
 				// Up to 5.26 the source constant id still names B after the relay.
-				if relay && v.MessageLayout() != Message5_27 {
+				if relay && v.MessageLayout().carriesSourceConstantID() {
 					c.mu.Lock()
 					for _, src := range c.src {
 						if src != b.cid {

@@ -30,10 +30,14 @@ const (
 	DropNoHandler                     // no handler for the message's protocol type and port
 	DropInflate                       // a compressed payload does not inflate
 	DropDestination                   // the message is addressed to another station (and not relayed)
+	// DropMessages: the packet authenticated (or was not encrypted) but one of its
+	// messages does not parse. The whole packet is dropped, as consoles drop it;
+	// `gamewire decode` shows what did parse (Codec.Open's *MessageError).
+	DropMessages
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate", "destination"}
+var dropNames = [numDropReasons]string{"malformed", "auth", "version", "replay", "unknown-peer", "connection-id", "no-handler", "inflate", "destination", "messages"}
 
 // ErrUnaddressable is returned by the send helpers (SendTo, Multicast,
 // MulticastStations, Broadcast) when a message cannot be addressed as asked: the
@@ -97,10 +101,10 @@ type EndpointConfig struct {
 	// values, and indexes beyond the bitmap (32 bits up to 5.4, 64 later), filter
 	// nothing either.
 	StationIndex uint8
-	// Relay forwards received messages that carry FlagRelay to the peers their
+	// Relay forwards received messages that carry the relay flag to the peers their
 	// destination names (a known peer with that constant id, or the peers whose
-	// station bits are set, never back to the sender), with FlagRelay cleared and
-	// FlagRelayed set, and delivers them here only if they are addressed to this
+	// station bits are set, never back to the sender), with the relay flag cleared and
+	// the relayed flag set, and delivers them here only if they are addressed to this
 	// station too. Default: no forwarding; a relay request addressed to another
 	// station is dropped under DropDestination.
 	Relay bool
@@ -202,7 +206,7 @@ func (p *Peer) RTT() (time.Duration, int) {
 
 // Endpoint speaks Pia over a UDP socket: it keeps per-peer connection ids and
 // packet id counters, bundles queued messages into packets up to the MTU
-// (honouring FlagNoBundle), seals and opens them, measures per-peer RTT (header
+// (honouring the no-bundle flag), seals and opens them, measures per-peer RTT (header
 // timers up to 5.10, the RTT protocol from 5.11) and delivers messages to handlers
 // by protocol type and port. Tampered, truncated and replayed packets are dropped
 // and counted by reason.
@@ -216,6 +220,7 @@ type Endpoint struct {
 
 	station  atomic.Uint32 // this station's index (EndpointConfig.StationIndex)
 	destBits uint          // width of the destination field: 32 up to 5.4, else 64
+	flags    MessageFlags  // the message flag bits of the version
 
 	sendMu   sync.Mutex
 	send     *Codec
@@ -287,6 +292,7 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 		handlers: make(map[handlerKey]Handler),
 		rttT:     RTTProtocolType(cfg.Version),
 		destBits: destBits,
+		flags:    send.MessageLayout().Flags(),
 	}
 	e.station.Store(uint32(cfg.StationIndex))
 	// The timer starts at 1: an RTT timer field of 0 means "nothing heard yet".
@@ -369,7 +375,7 @@ func (e *Endpoint) Peer(addr netip.AddrPort) (*Peer, bool) {
 func (e *Endpoint) Drops(r DropReason) uint64 { return e.drops[r].Load() }
 
 // EndpointStats are an endpoint's counters. MessagesRelayed counts the copies
-// forwarded for FlagRelay messages (EndpointConfig.Relay); they are in MessagesOut too.
+// forwarded for relay-flagged messages (EndpointConfig.Relay); they are in MessagesOut too.
 type EndpointStats struct {
 	PacketsIn, PacketsOut, MessagesIn, MessagesOut uint64
 	MessagesRelayed                                uint64
@@ -411,7 +417,7 @@ func (e *Endpoint) Send(p *Peer, m Message) error {
 func (e *Endpoint) prepare(m *Message, fillSource bool) error {
 	ml := e.send.MessageLayout()
 	if fillSource {
-		if m.SourceConstantID == 0 && ml != Message5_27 {
+		if m.SourceConstantID == 0 && ml.carriesSourceConstantID() {
 			m.SourceConstantID = e.cfg.ConstantID
 		}
 		if ml == MessageUpTo5_4 && m.SourceStationIndex == 0 {
@@ -438,7 +444,7 @@ func (e *Endpoint) enqueueLocked(p *Peer, m *Message) {
 }
 
 // SendTo queues m for p as a unicast message ("Destination" in specs/pia.md): it
-// clears FlagMulticast and sets Destination to p's constant id, which a receiver
+// clears the multicast flag and sets Destination to p's constant id, which a receiver
 // that knows its own constant id checks. The peer needs a constant id
 // (PeerConfig.ConstantID or Peer.SetConstantID); otherwise SendTo returns
 // ErrUnaddressable. Flush sends the message as Send does.
@@ -453,7 +459,7 @@ func (e *Endpoint) SendTo(p *Peer, m Message) error {
 	if e.destBits == 32 && cid > 0xFFFFFFFF {
 		return fmt.Errorf("pia send to %s: %w: constant id 0x%x does not fit the 32-bit destination of Pia %s", p.addr, ErrUnaddressable, cid, e.cfg.Version)
 	}
-	m.Flags &^= FlagMulticast
+	m.Flags &^= e.flags.Multicast
 	m.Destination = cid
 	if err := e.prepare(&m, true); err != nil {
 		return fmt.Errorf("pia send to %s: %w", p.addr, err)
@@ -465,12 +471,13 @@ func (e *Endpoint) SendTo(p *Peer, m Message) error {
 }
 
 // Multicast queues m for each of peers as one multicast message ("Destination" in
-// specs/pia.md): it sets FlagMulticast and a destination bitmap with bit 1<<index
+// specs/pia.md): it sets the multicast flag and a destination bitmap with bit 1<<index
 // for each peer's station index, so that every receiver finds its own bit. Every
 // peer needs a distinct station index that fits the bitmap (0-31 up to 5.4, 0-63
 // later); otherwise nothing is queued and Multicast returns ErrUnaddressable.
+// 6.16-6.30 has no multicast flag: there Multicast returns ErrUnaddressable.
 func (e *Endpoint) Multicast(peers []*Peer, m Message) error {
-	if err := e.destinationCarried("multicast"); err != nil {
+	if err := e.multicastCarried("multicast"); err != nil {
 		return err
 	}
 	if len(peers) == 0 {
@@ -500,7 +507,7 @@ func (e *Endpoint) Multicast(peers []*Peer, m Message) error {
 // bitmap names every possible station). It returns ErrUnaddressable when no peer
 // matches or two matching peers share a station index.
 func (e *Endpoint) MulticastStations(stations uint64, m Message) error {
-	if err := e.destinationCarried("multicast"); err != nil {
+	if err := e.multicastCarried("multicast"); err != nil {
 		return err
 	}
 	if e.destBits == 32 && stations > 0xFFFFFFFF {
@@ -524,7 +531,7 @@ func (e *Endpoint) MulticastStations(stations uint64, m Message) error {
 // Broadcast queues m for every known peer as a multicast message to
 // BroadcastStations, the bitmap every station accepts.
 func (e *Endpoint) Broadcast(m Message) error {
-	if err := e.destinationCarried("broadcast"); err != nil {
+	if err := e.multicastCarried("broadcast"); err != nil {
 		return err
 	}
 	e.peersMu.RLock()
@@ -539,9 +546,9 @@ func (e *Endpoint) Broadcast(m Message) error {
 	return e.queueMulticast("broadcast", peers, m, BroadcastStations)
 }
 
-// queueMulticast queues m with FlagMulticast and bitmap to every peer.
+// queueMulticast queues m with the multicast flag and bitmap to every peer.
 func (e *Endpoint) queueMulticast(op string, peers []*Peer, m Message, bitmap uint64) error {
-	m.Flags |= FlagMulticast
+	m.Flags |= e.flags.Multicast
 	m.Destination = bitmap
 	if err := e.prepare(&m, true); err != nil {
 		return fmt.Errorf("pia %s: %w", op, err)
@@ -572,10 +579,22 @@ func (e *Endpoint) peersWithStations(bitmap uint64, dst []*Peer) []*Peer {
 // up to 5.4, 64-bit later), so this only guards layouts the package does not know.
 func (e *Endpoint) destinationCarried(op string) error {
 	switch e.send.MessageLayout() {
-	case MessageUpTo5_4, Message5_6, Message5_11, Message5_14, Message5_18, Message5_27:
+	case MessageUpTo5_4, Message5_6, Message5_11, Message5_14, Message5_18, Message5_27, Message6_16:
 		return nil
 	}
 	return fmt.Errorf("pia %s: %w: the message layout of Pia %s carries no destination", op, ErrUnsupported, e.cfg.Version)
+}
+
+// multicastCarried refuses the multicast helpers in a layout without a multicast
+// flag (6.16-6.30: 0x01 means "skip the source variable id check" there).
+func (e *Endpoint) multicastCarried(op string) error {
+	if err := e.destinationCarried(op); err != nil {
+		return err
+	}
+	if e.flags.Multicast == 0 {
+		return fmt.Errorf("pia %s: %w: Pia %s messages have no multicast flag (docs/pia.md)", op, ErrUnaddressable, e.cfg.Version)
+	}
+	return nil
 }
 
 // packetSize is the size of a packet whose messages take n bytes.
@@ -603,8 +622,8 @@ func (e *Endpoint) Flush() error {
 	return first
 }
 
-// FlushPeer sends p's queued messages, as few packets as the MTU and FlagNoBundle
-// allow.
+// FlushPeer sends p's queued messages, as few packets as the MTU and the
+// no-bundle flag allow.
 func (e *Endpoint) FlushPeer(p *Peer) error {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
@@ -614,8 +633,8 @@ func (e *Endpoint) FlushPeer(p *Peer) error {
 	for i := 0; i < len(q) && err == nil; {
 		j := i + 1
 		size := EncodedSize(&q[i], ml, nil)
-		if q[i].Flags&FlagNoBundle == 0 {
-			for j < len(q) && q[j].Flags&FlagNoBundle == 0 {
+		if q[i].Flags&e.flags.NoBundle == 0 {
+			for j < len(q) && q[j].Flags&e.flags.NoBundle == 0 {
 				next := size + EncodedSize(&q[j], ml, &q[j-1])
 				if e.packetSize(next) > e.cfg.MTU {
 					break
@@ -772,6 +791,8 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 			e.drop(DropAuth, from, err)
 		case errors.Is(err, ErrBadVersion):
 			e.drop(DropVersion, from, err)
+		case errors.As(err, new(*MessageError)):
+			e.drop(DropMessages, from, err)
 		default:
 			e.drop(DropMalformed, from, err)
 		}
@@ -819,12 +840,12 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 // destination of all ones (no constant id can be: NEX principal ids are small,
 // LAN ids have bits 16-31 clear and LDN ids bits 0-15) and a multicast bitmap with this station's
 // bit (BroadcastStations has them all) are broadcasts and delivered.
-// FlagRelay plays no part: a relay request addressed to this station is for it.
+// The relay flag plays no part: a relay request addressed to this station is for it.
 func (e *Endpoint) addressed(m *Message) error {
 	if m.Destination == 0 {
 		return nil
 	}
-	if m.Multicast() {
+	if m.Multicast(e.send.MessageLayout()) {
 		idx := uint(e.station.Load())
 		if idx >= e.destBits || m.Destination&(1<<idx) != 0 {
 			return nil
@@ -845,10 +866,10 @@ func allOnes(bits uint) uint64 {
 	return 1<<bits - 1
 }
 
-// relay forwards a FlagRelay message received from the peer from to the peers its
+// relay forwards a relay-flagged message received from the peer from to the peers its
 // destination names, other than from: the peer with that constant id (unicast) or
-// the peers with a station bit set (multicast). The copies carry FlagRelayed
-// instead of FlagRelay and keep every other field (the source constant id or
+// the peers with a station bit set (multicast). The copies carry the relayed flag
+// instead of the relay flag and keep every other field (the source constant id or
 // station index of the layouts up to 5.26 still names the original sender) and the
 // payload as received, compressed or not; they are sent at once. A unicast relay
 // request for this station itself is not forwarded. relay returns the number of
@@ -857,7 +878,7 @@ func allOnes(bits uint) uint64 {
 func (e *Endpoint) relay(from *Peer, m *Message) (int, error) {
 	var buf [8]*Peer
 	targets := buf[:0]
-	if m.Multicast() {
+	if m.Multicast(e.send.MessageLayout()) {
 		targets = e.peersWithStations(m.Destination, targets)
 	} else {
 		if m.Destination == 0 || m.Destination == e.cfg.ConstantID {
@@ -876,7 +897,7 @@ func (e *Endpoint) relay(from *Peer, m *Message) (int, error) {
 		return 0, errors.New("no known peer to relay it to")
 	}
 	fm := *m
-	fm.Flags = fm.Flags&^FlagRelay | FlagRelayed
+	fm.Flags = fm.Flags&^e.flags.Relay | e.flags.Relayed
 	if err := e.prepare(&fm, false); err != nil {
 		return 0, fmt.Errorf("cannot relay it: %w", err)
 	}
@@ -944,12 +965,12 @@ func (p *Peer) acceptLocked(h *Header) bool {
 
 func (e *Endpoint) deliver(p *Peer, m *Message, now time.Time) {
 	e.messagesIn.Add(1)
-	if m.SourceConstantID != 0 && m.Flags&FlagRelayed == 0 && p.constantID.Load() == 0 {
+	if m.SourceConstantID != 0 && m.Flags&e.flags.Relayed == 0 && p.constantID.Load() == 0 {
 		p.constantID.CompareAndSwap(0, m.SourceConstantID)
 	}
 	relayed := 0
 	var relayErr error
-	if m.Flags&FlagRelay != 0 && e.cfg.Relay {
+	if m.Flags&e.flags.Relay != 0 && e.cfg.Relay {
 		relayed, relayErr = e.relay(p, m)
 	}
 	if err := e.addressed(m); err != nil {
@@ -961,7 +982,7 @@ func (e *Endpoint) deliver(p *Peer, m *Message, now time.Time) {
 		}
 		return
 	}
-	if relayed > 0 && !m.Multicast() {
+	if relayed > 0 && !m.Multicast(e.send.MessageLayout()) {
 		return // a unicast message forwarded to its addressee is not for this station
 	}
 	if m.ProtocolType == e.rttT && m.ProtocolPort == RTTPort {

@@ -92,7 +92,7 @@ func TestEndpointsExchange(t *testing.T) {
 			for i := 0; i < n; i++ {
 				m := Message{ProtocolType: typ, ProtocolPort: 5, Payload: fmt.Appendf(nil, "msg %02d %s", i, "payload-padding-to-40-bytes.....")}
 				if i == n-1 {
-					m.Flags = FlagNoBundle
+					m.Flags = v.MessageLayout().Flags().NoBundle
 				}
 				if err := a.Send(pb, m); err != nil {
 					t.Fatal(err)
@@ -370,5 +370,22 @@ func TestEndpointInflatesAndFlushesPeriodically(t *testing.T) {
 	}
 	if _, ok := b.Peer(a.LocalAddr()); !ok {
 		t.Fatal("B did not add A as a peer")
+	}
+}
+
+// TestEndpointDropsPartial: the endpoint drops a packet whose messages break, as
+// consoles do, delivers none of it and counts it under DropMessages.
+func TestEndpointDropsPartial(t *testing.T) {
+	e, err := NewEndpoint(listenLoopback(t), EndpointConfig{Version: Version{5, 27}, NonceParams: NonceParams{Network: NetworkLAN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := netip.MustParseAddrPort("127.0.0.1:9")
+	e.AddPeer(from, PeerConfig{})
+	delivered := 0
+	e.Handle(0x68, 1, HandlerFunc(func(*Peer, *Message) { delivered++ }))
+	e.HandlePacket(partialPacket(t), from)
+	if delivered != 0 || e.Drops(DropMessages) != 1 || e.Drops(DropMalformed) != 0 || DropMessages.String() != "messages" {
+		t.Fatalf("delivered %d, drops %v", delivered, e.Stats().Drops)
 	}
 }

@@ -27,7 +27,7 @@ func ExampleCodec_Open() {
 	}
 	m := p.Messages[0]
 	fmt.Printf("header version %d, packet id %d, footer %x\n", p.Header.Version, p.Header.PacketID, p.Footer)
-	fmt.Printf("%s port %d to stations %v: %x\n", pia.ProtocolName(v, m.ProtocolType), m.ProtocolPort, len(m.DestinationStations(nil)), m.Payload)
+	fmt.Printf("%s port %d to stations %v: %x\n", pia.ProtocolName(v, m.ProtocolType), m.ProtocolPort, len(m.DestinationStations(nil, v.MessageLayout())), m.Payload)
 	// Output:
 	// header version 9, packet id 5, footer 80284c11
 	// unreliable port 0 to stations 32: 0400020000

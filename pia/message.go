@@ -8,17 +8,80 @@ import (
 	"io"
 )
 
-// Message flags ("Message flags" in specs/pia.md).
+// Message flags of the layouts up to 5.26 ("Message flags" in specs/pia.md). From
+// 5.27 several bits moved: use MessageLayout.Flags for the bits of a version.
 const (
 	FlagMulticast = 0x01 // Destination is a bitmap of station indexes
 	FlagRelay     = 0x02 // the message should be relayed to another console
 	FlagRelayed   = 0x04 // the message was relayed through another console
 	FlagNoBundle  = 0x08 // the message may not share a packet with other messages
 	// FlagZlibOld and FlagZlibNew mark a zlib-compressed payload: 0x10 from about
-	// 5.14, 0x20 in later versions (see ZlibFlag).
+	// 5.14, 0x20 from 5.27 (see ZlibFlag).
 	FlagZlibOld = 0x10
 	FlagZlibNew = 0x20
+	// FlagSkipSourceCheck (6.16-6.30) asks the receiver not to look the packet's
+	// source variable id up among its stations: a message sent before the peer
+	// knows the sender (Decryptu/pokeldn pokeldn/ldn/pia6.py, docs/pla.md).
+	FlagSkipSourceCheck = 0x01
 )
+
+// MessageFlags holds the bit of each message flag in one message layout; a zero
+// field means the layout has no such flag.
+type MessageFlags struct {
+	Multicast       uint8 // Destination is a station bitmap
+	SkipSourceCheck uint8 // do not check the source variable id (6.16-6.30)
+	Relay           uint8 // relay to the console the destination names
+	RelayMany       uint8 // relay to several consoles (5.27 and later; named, not acted on)
+	Relayed         uint8 // the message was relayed
+	NoBundle        uint8 // the message travels in a packet of its own
+	Zlib            uint8 // the payload is zlib-compressed
+}
+
+// Flags returns the flag bits of layout l. Up to 5.26 they are the wiki's table
+// ("Message flags" in specs/pia.md). From 5.27 they are the ones the consoles'
+// parsers use (Decryptu/pokeldn pokeldn/ldn/pia5.py and pia6.py, docs/pia.md):
+// 0x02 relay to one, 0x04 relay to many, 0x08 relayed, 0x10 no bundling, 0x20
+// zlib; 0x01 is multicast in 5.27-5.44 and "skip the source variable id check" in
+// 6.16-6.30, which has no multicast flag. docs/pia.md lists the differences.
+func (l MessageLayout) Flags() MessageFlags {
+	switch l {
+	case Message5_27:
+		return MessageFlags{Multicast: 0x01, Relay: 0x02, RelayMany: 0x04, Relayed: 0x08, NoBundle: 0x10, Zlib: 0x20}
+	case Message6_16:
+		return MessageFlags{SkipSourceCheck: 0x01, Relay: 0x02, RelayMany: 0x04, Relayed: 0x08, NoBundle: 0x10, Zlib: 0x20}
+	}
+	return MessageFlags{Multicast: FlagMulticast, Relay: FlagRelay, Relayed: FlagRelayed, NoBundle: FlagNoBundle, Zlib: FlagZlibOld}
+}
+
+// Names returns the names of the flags set in flags, in bit order. Bits the
+// layout does not define are named by their value ("0x40").
+func (f MessageFlags) Names(flags uint8) []string {
+	var names []string
+	for bit := uint8(1); bit != 0; bit <<= 1 {
+		if flags&bit == 0 {
+			continue
+		}
+		switch bit {
+		case f.Multicast:
+			names = append(names, "multicast")
+		case f.SkipSourceCheck:
+			names = append(names, "skip-source-check")
+		case f.Relay:
+			names = append(names, "relay")
+		case f.RelayMany:
+			names = append(names, "relay-many")
+		case f.Relayed:
+			names = append(names, "relayed")
+		case f.NoBundle:
+			names = append(names, "no-bundle")
+		case f.Zlib:
+			names = append(names, "zlib")
+		default:
+			names = append(names, fmt.Sprintf("0x%02x", bit))
+		}
+	}
+	return names
+}
 
 // Station index special values ("Station index" in specs/pia.md).
 const (
@@ -42,14 +105,10 @@ const (
 const maxInflated = 64 << 10
 
 // ZlibFlag returns the message flag that marks a zlib-compressed payload in v:
-// 0x10 for 5.x and 0x20 for 6.x. The spec only says "later versions use 0x20";
-// taking 6.x as "later" is this package's choice (docs/pia.md).
-func ZlibFlag(v Version) uint8 {
-	if v.Major >= 6 {
-		return FlagZlibNew
-	}
-	return FlagZlibOld
-}
+// 0x10 up to 5.26 and 0x20 from 5.27. The spec only says "later versions use
+// 0x20"; 5.27 is where Decryptu/pokeldn (pokeldn/ldn/pia5.py, docs/pia.md) reads
+// 0x20 off Pokemon BDSP.
+func ZlibFlag(v Version) uint8 { return v.MessageLayout().Flags().Zlib }
 
 // Message is one Pia message ("Messages" in specs/pia.md). Fields that a layout
 // does not carry are zero. Payload aliases the buffer the message was parsed from.
@@ -61,7 +120,7 @@ type Message struct {
 	ProtocolType uint16
 	// ProtocolPort is 16-bit up to 5.4, 8-bit in 5.6-5.12, 24-bit from 5.14.
 	ProtocolPort uint32
-	// Destination is a constant id, or with FlagMulticast a bitmap with bit
+	// Destination is a constant id, or with the multicast flag a bitmap with bit
 	// 1<<station index set for each destination (32-bit up to 5.4).
 	Destination uint64
 	// SourceConstantID is carried up to 5.26 (32-bit up to 5.4).
@@ -73,13 +132,17 @@ type Message struct {
 	Payload       []byte
 }
 
-// Multicast reports whether Destination is a station bitmap.
-func (m *Message) Multicast() bool { return m.Flags&FlagMulticast != 0 }
+// Multicast reports whether Destination is a station bitmap in layout l (the
+// multicast flag of l is set; 6.16-6.30 has none).
+func (m *Message) Multicast(l MessageLayout) bool {
+	f := l.Flags().Multicast
+	return f != 0 && m.Flags&f != 0
+}
 
 // DestinationStations returns the station indexes set in a multicast bitmap
 // (appended to dst). It returns dst unchanged for unicast messages.
-func (m *Message) DestinationStations(dst []uint8) []uint8 {
-	if !m.Multicast() {
+func (m *Message) DestinationStations(dst []uint8, l MessageLayout) []uint8 {
+	if !m.Multicast(l) {
 		return dst
 	}
 	for i := 0; i < 64; i++ {
@@ -142,132 +205,189 @@ func (l MessageLayout) fixedHeaderSize() int {
 
 func pad4(n int) int { return (n + 3) &^ 3 }
 
+// presenceDefined is the set of presence bits of layout l that announce a field.
+func (l MessageLayout) presenceDefined() uint8 {
+	d := uint8(presFlags | presSize | presProtocol | presDestination)
+	if l == Message5_18 {
+		d |= presSource
+	}
+	return d
+}
+
 // ParseMessage implements "Messages" in specs/pia.md: it decodes one message of
-// layout l from b, including its padding to 4 bytes, and returns it with the number
-// of bytes used. For the 5.18+ layouts prev is the previous message of the packet
-// (nil for the first), whose values fill the fields the message leaves out.
-// The payload aliases b.
+// layout l from b, including its padding to 4 bytes in the layouts that pad (not
+// 6.16-6.30, see MessageLayout.Aligned), and returns it with the number of bytes
+// used. For the 5.18+ layouts prev is the previous message of the packet (nil for
+// the first), whose values fill the fields the message leaves out. The payload
+// aliases b.
 func ParseMessage(b []byte, l MessageLayout, prev *Message) (Message, int, error) {
 	var m Message
 	var size, off int
-	if hs := l.fixedHeaderSize(); hs != 0 {
-		if len(b) < hs {
-			return m, 0, fmt.Errorf("pia message %s: %w: %d bytes, header needs %d", l, ErrTruncated, len(b), hs)
-		}
-		m.Flags = b[0]
-		switch l {
-		case MessageUpTo5_4:
-			m.SourceStationIndex = b[1]
-			size = int(binary.BigEndian.Uint16(b[2:]))
-			m.Destination = uint64(binary.BigEndian.Uint32(b[4:]))
-			m.SourceConstantID = uint64(binary.BigEndian.Uint32(b[8:]))
-			m.ProtocolType = binary.BigEndian.Uint16(b[12:])
-			m.ProtocolPort = uint32(binary.BigEndian.Uint16(b[14:]))
-		case Message5_6:
-			size = int(binary.BigEndian.Uint16(b[1:]))
-			m.Destination = binary.BigEndian.Uint64(b[3:])
-			m.SourceConstantID = binary.BigEndian.Uint64(b[11:])
-			m.ProtocolType = uint16(b[19])
-			m.ProtocolPort = uint32(b[20])
-		case Message5_11, Message5_14:
-			want := byte(1)
-			if l == Message5_14 {
-				want = 2
-			}
-			if b[1] != want {
-				return m, 0, fmt.Errorf("pia message %s: %w: version %d at offset 1 (want %d)", l, ErrBadField, b[1], want)
-			}
-			size = int(binary.BigEndian.Uint16(b[2:]))
-			m.ProtocolType = uint16(b[4])
-			if l == Message5_11 {
-				m.ProtocolPort = uint32(b[5])
-				m.Destination = binary.BigEndian.Uint64(b[6:])
-				m.SourceConstantID = binary.BigEndian.Uint64(b[14:])
-			} else {
-				m.ProtocolPort = uint32(b[5])<<16 | uint32(binary.BigEndian.Uint16(b[6:]))
-				m.Destination = binary.BigEndian.Uint64(b[8:])
-				m.SourceConstantID = binary.BigEndian.Uint64(b[16:])
-			}
-		}
-		off = hs
-	} else if l.inherits() {
-		// Absent fields inherit from the previous message; in a packet's first
-		// message they are zero.
-		if prev != nil {
-			m = *prev
-			m.Payload = nil
-			size = len(prev.Payload)
-		}
-		if len(b) < 1 {
-			return Message{}, 0, fmt.Errorf("pia message %s: %w: no presence byte", l, ErrTruncated)
-		}
-		pres := b[0]
-		defined := uint8(presFlags | presSize | presProtocol | presDestination)
-		if l == Message5_18 {
-			defined |= presSource
-		}
-		m.PresenceExtra = pres &^ defined
-		need := 1
-		if pres&presFlags != 0 {
-			need++
-		}
-		if pres&presSize != 0 {
-			need += 2
-		}
-		if pres&presProtocol != 0 {
-			need += 4
-		}
-		if pres&presDestination != 0 {
-			need += 8
-		}
-		if l == Message5_18 && pres&presSource != 0 {
-			need += 8
-		}
-		if len(b) < need {
-			return Message{}, 0, fmt.Errorf("pia message %s: %w: presence 0x%02x needs %d header bytes, have %d", l, ErrTruncated, pres, need, len(b))
-		}
-		off = 1
-		if pres&presFlags != 0 {
-			m.Flags = b[off]
-			off++
-		}
-		if pres&presSize != 0 {
-			size = int(binary.BigEndian.Uint16(b[off:]))
-			off += 2
-		}
-		if pres&presProtocol != 0 {
-			m.ProtocolType = uint16(b[off])
-			m.ProtocolPort = uint32(b[off+1])<<16 | uint32(binary.BigEndian.Uint16(b[off+2:]))
-			off += 4
-		}
-		if pres&presDestination != 0 {
-			m.Destination = binary.BigEndian.Uint64(b[off:])
-			off += 8
-		}
-		if l == Message5_18 && pres&presSource != 0 {
-			m.SourceConstantID = binary.BigEndian.Uint64(b[off:])
-			off += 8
-		}
-	} else {
-		return Message{}, 0, fmt.Errorf("pia message: %w: layout %d", ErrUnsupported, l)
+	var err error
+	switch {
+	case l.fixedHeaderSize() != 0:
+		m, size, off, err = parseFixedHeader(b, l)
+	case l.inherits():
+		m, size, off, err = parseInheritedHeader(b, l, prev)
+	default:
+		err = fmt.Errorf("pia message: %w: layout %d", ErrUnsupported, l)
+	}
+	if err != nil {
+		return Message{}, 0, err
 	}
 	if len(b)-off < size {
 		return Message{}, 0, fmt.Errorf("pia message %s: %w: payload size %d at header end (offset %d), only %d bytes left", l, ErrTruncated, size, off, len(b)-off)
 	}
 	m.Payload = b[off : off+size : off+size]
-	total := pad4(off + size)
-	if total > len(b) {
-		// The last message of a packet may lack its padding only if nothing follows;
-		// Pia always pads, so a missing pad is a truncation.
-		return Message{}, 0, fmt.Errorf("pia message %s: %w: padding to 4 bytes needs %d bytes, have %d", l, ErrTruncated, total, len(b))
+	total := off + size
+	if l.Aligned() {
+		total = pad4(total)
+		if total > len(b) {
+			// The last message of a packet may lack its padding only if nothing
+			// follows; these layouts always pad, so a missing pad is a truncation.
+			return Message{}, 0, fmt.Errorf("pia message %s: %w: padding to 4 bytes needs %d bytes, have %d", l, ErrTruncated, total, len(b))
+		}
 	}
 	return m, total, nil
 }
 
+// parseFixedHeader decodes the header of the layouts up to 5.17, which carry
+// every field in every message. It returns the message without its payload, the
+// payload size and the header size.
+func parseFixedHeader(b []byte, l MessageLayout) (m Message, size, hs int, err error) {
+	hs = l.fixedHeaderSize()
+	if len(b) < hs {
+		return m, 0, 0, fmt.Errorf("pia message %s: %w: %d bytes, header needs %d", l, ErrTruncated, len(b), hs)
+	}
+	m.Flags = b[0]
+	switch l {
+	case MessageUpTo5_4:
+		m.SourceStationIndex = b[1]
+		size = int(binary.BigEndian.Uint16(b[2:]))
+		m.Destination = uint64(binary.BigEndian.Uint32(b[4:]))
+		m.SourceConstantID = uint64(binary.BigEndian.Uint32(b[8:]))
+		m.ProtocolType = binary.BigEndian.Uint16(b[12:])
+		m.ProtocolPort = uint32(binary.BigEndian.Uint16(b[14:]))
+	case Message5_6:
+		size = int(binary.BigEndian.Uint16(b[1:]))
+		m.Destination = binary.BigEndian.Uint64(b[3:])
+		m.SourceConstantID = binary.BigEndian.Uint64(b[11:])
+		m.ProtocolType = uint16(b[19])
+		m.ProtocolPort = uint32(b[20])
+	case Message5_11, Message5_14:
+		want := byte(1)
+		if l == Message5_14 {
+			want = 2
+		}
+		if b[1] != want {
+			return m, 0, 0, fmt.Errorf("pia message %s: %w: version %d at offset 1 (want %d)", l, ErrBadField, b[1], want)
+		}
+		size = int(binary.BigEndian.Uint16(b[2:]))
+		m.ProtocolType = uint16(b[4])
+		if l == Message5_11 {
+			m.ProtocolPort = uint32(b[5])
+			m.Destination = binary.BigEndian.Uint64(b[6:])
+			m.SourceConstantID = binary.BigEndian.Uint64(b[14:])
+		} else {
+			m.ProtocolPort = uint32(b[5])<<16 | uint32(binary.BigEndian.Uint16(b[6:]))
+			m.Destination = binary.BigEndian.Uint64(b[8:])
+			m.SourceConstantID = binary.BigEndian.Uint64(b[16:])
+		}
+	}
+	return m, size, hs, nil
+}
+
+// parseInheritedHeader decodes the presence byte and the fields it announces
+// (5.18 and later); absent fields are prev's, or zero in a packet's first message.
+// It returns the message without its payload, the payload size and the header size.
+func parseInheritedHeader(b []byte, l MessageLayout, prev *Message) (m Message, size, hs int, err error) {
+	if prev != nil {
+		m = *prev
+		m.Payload = nil
+		size = len(prev.Payload)
+	}
+	if len(b) < 1 {
+		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: no presence byte", l, ErrTruncated)
+	}
+	pres := b[0]
+	m.PresenceExtra = pres &^ l.presenceDefined()
+	need := 1 + presenceFieldsSize(pres, l)
+	if len(b) < need {
+		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: presence 0x%02x needs %d header bytes, have %d", l, ErrTruncated, pres, need, len(b))
+	}
+	off := 1
+	if pres&presFlags != 0 {
+		m.Flags = b[off]
+		off++
+	}
+	if pres&presSize != 0 {
+		size = int(binary.BigEndian.Uint16(b[off:]))
+		off += 2
+	}
+	if pres&presProtocol != 0 {
+		m.ProtocolType = uint16(b[off])
+		m.ProtocolPort = uint32(b[off+1])<<16 | uint32(binary.BigEndian.Uint16(b[off+2:]))
+		off += 4
+	}
+	if pres&presDestination != 0 {
+		m.Destination = binary.BigEndian.Uint64(b[off:])
+		off += 8
+	}
+	if l == Message5_18 && pres&presSource != 0 {
+		m.SourceConstantID = binary.BigEndian.Uint64(b[off:])
+		off += 8
+	}
+	return m, size, off, nil
+}
+
+// presenceFieldsSize is the size of the fields presence byte pres announces in l.
+func presenceFieldsSize(pres uint8, l MessageLayout) int {
+	n := 0
+	if pres&presFlags != 0 {
+		n++
+	}
+	if pres&presSize != 0 {
+		n += 2
+	}
+	if pres&presProtocol != 0 {
+		n += 4
+	}
+	if pres&presDestination != 0 {
+		n += 8
+	}
+	if l == Message5_18 && pres&presSource != 0 {
+		n += 8
+	}
+	return n
+}
+
+// presence returns the presence byte AppendMessage writes for m after prev: every
+// field in a packet's first message, only the changed ones after it.
+func presence(m *Message, l MessageLayout, prev *Message) uint8 {
+	pres := m.PresenceExtra
+	if prev == nil || prev.Flags != m.Flags {
+		pres |= presFlags
+	}
+	if prev == nil || len(prev.Payload) != len(m.Payload) {
+		pres |= presSize
+	}
+	if prev == nil || prev.ProtocolType != m.ProtocolType || prev.ProtocolPort != m.ProtocolPort {
+		pres |= presProtocol
+	}
+	if prev == nil || prev.Destination != m.Destination {
+		pres |= presDestination
+	}
+	if l == Message5_18 && (prev == nil || prev.SourceConstantID != m.SourceConstantID) {
+		pres |= presSource
+	}
+	return pres
+}
+
 // AppendMessage implements "Messages" in specs/pia.md: it appends m in layout l,
-// padded with zeros to 4 bytes. For the 5.18+ layouts prev is the previous message
-// of the packet (nil for the first, which then carries every field); later messages
-// carry only the fields that differ from prev.
+// padded with zeros to 4 bytes in the layouts that pad (MessageLayout.Aligned).
+// For the 5.18+ layouts prev is the previous message of the packet (nil for the
+// first, which then carries every field); later messages carry only the fields
+// that differ from prev.
 func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte, error) {
 	if err := m.check(l); err != nil {
 		return b, err
@@ -301,22 +421,10 @@ func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte
 		b = append(b, uint8(m.ProtocolType), uint8(m.ProtocolPort>>16), uint8(m.ProtocolPort>>8), uint8(m.ProtocolPort))
 		b = binary.BigEndian.AppendUint64(b, m.Destination)
 		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
-	case Message5_18, Message5_27:
-		pres := m.PresenceExtra
-		if prev == nil || prev.Flags != m.Flags {
-			pres |= presFlags
-		}
-		if prev == nil || len(prev.Payload) != size {
-			pres |= presSize
-		}
-		if prev == nil || prev.ProtocolType != m.ProtocolType || prev.ProtocolPort != m.ProtocolPort {
-			pres |= presProtocol
-		}
-		if prev == nil || prev.Destination != m.Destination {
-			pres |= presDestination
-		}
-		if l == Message5_18 && (prev == nil || prev.SourceConstantID != m.SourceConstantID) {
-			pres |= presSource
+	case Message5_18, Message5_27, Message6_16:
+		pres := presence(m, l, prev)
+		if pres == 0xFF {
+			return b, fmt.Errorf("pia message %s: %w: presence byte 0xFF reads as the end of the messages", l, ErrBadField)
 		}
 		b = append(b, pres)
 		if pres&presFlags != 0 {
@@ -336,8 +444,10 @@ func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte
 		}
 	}
 	b = append(b, m.Payload...)
-	for (len(b)-start)%4 != 0 {
-		b = append(b, 0)
+	if l.Aligned() {
+		for (len(b)-start)%4 != 0 {
+			b = append(b, 0)
+		}
 	}
 	return b, nil
 }
@@ -346,24 +456,13 @@ func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte
 func EncodedSize(m *Message, l MessageLayout, prev *Message) int {
 	n := l.fixedHeaderSize()
 	if l.inherits() {
-		n = 1
-		if prev == nil || prev.Flags != m.Flags {
-			n++
-		}
-		if prev == nil || len(prev.Payload) != len(m.Payload) {
-			n += 2
-		}
-		if prev == nil || prev.ProtocolType != m.ProtocolType || prev.ProtocolPort != m.ProtocolPort {
-			n += 4
-		}
-		if prev == nil || prev.Destination != m.Destination {
-			n += 8
-		}
-		if l == Message5_18 && (prev == nil || prev.SourceConstantID != m.SourceConstantID) {
-			n += 8
-		}
+		n = 1 + presenceFieldsSize(presence(m, l, prev), l)
 	}
-	return pad4(n + len(m.Payload))
+	n += len(m.Payload)
+	if l.Aligned() {
+		n = pad4(n)
+	}
+	return n
 }
 
 // check rejects values layout l cannot carry, so AppendMessage never truncates.
@@ -382,7 +481,7 @@ func (m *Message) check(l MessageLayout) error {
 		if m.Destination > 0xFFFFFFFF || m.SourceConstantID > 0xFFFFFFFF {
 			return bad("destination/source constant id above 32 bits")
 		}
-	case Message5_6, Message5_11, Message5_14, Message5_18, Message5_27:
+	case Message5_6, Message5_11, Message5_14, Message5_18, Message5_27, Message6_16:
 		if m.SourceStationIndex != 0 {
 			return bad("source station index")
 		}
@@ -395,18 +494,14 @@ func (m *Message) check(l MessageLayout) error {
 		if m.ProtocolPort > 0xFFFFFF {
 			return bad("protocol port above 24 bits")
 		}
-		if l == Message5_27 && m.SourceConstantID != 0 {
+		if !l.carriesSourceConstantID() && m.SourceConstantID != 0 {
 			return bad("source constant id")
 		}
 	default:
 		return fmt.Errorf("pia message: %w: layout %d", ErrUnsupported, l)
 	}
 	if l.inherits() {
-		defined := uint8(presFlags | presSize | presProtocol | presDestination)
-		if l == Message5_18 {
-			defined |= presSource
-		}
-		if m.PresenceExtra&defined != 0 {
+		if m.PresenceExtra&l.presenceDefined() != 0 {
 			return bad("presence extra bits that name fields")
 		}
 	} else if m.PresenceExtra != 0 {
@@ -416,7 +511,9 @@ func (m *Message) check(l MessageLayout) error {
 }
 
 // isPadding reports whether b is the 0xFF padding that fills encrypted messages
-// to 16 bytes ("Encryption" in specs/pia.md).
+// to 16 bytes ("Encryption" in specs/pia.md). In the 5.18+ layouts a presence
+// byte of 0xFF would announce every field; no message starts so, and consoles
+// stop there (Decryptu/pokeldn docs/pia.md, "Message framing").
 func isPadding(b []byte) bool {
 	if len(b) == 0 || len(b) >= 16 {
 		return false
@@ -429,9 +526,25 @@ func isPadding(b []byte) bool {
 	return true
 }
 
+// MessageError is the error of ParseMessages (and so of Codec.Open) when a
+// message does not parse: which message, at which offset of the messages, and
+// why. The messages before it were parsed.
+type MessageError struct {
+	Index  int   // the message that does not parse, from 0
+	Offset int   // its offset in the plaintext messages
+	Err    error // why (wraps ErrTruncated, ErrBadField, ...)
+}
+
+func (e *MessageError) Error() string {
+	return fmt.Sprintf("message %d at offset %d: %v", e.Index, e.Offset, e.Err)
+}
+
+func (e *MessageError) Unwrap() error { return e.Err }
+
 // ParseMessages decodes every message of layout l in b and appends them to dst.
 // A tail of fewer than 16 0xFF bytes at a message boundary is the encryption
-// padding and ends the list. Payloads alias b.
+// padding and ends the list. Payloads alias b. When a message does not parse,
+// ParseMessages returns the messages before it and a *MessageError.
 func ParseMessages(dst []Message, b []byte, l MessageLayout) ([]Message, error) {
 	off := 0
 	first := len(dst)
@@ -445,7 +558,7 @@ func ParseMessages(dst []Message, b []byte, l MessageLayout) ([]Message, error) 
 		}
 		m, n, err := ParseMessage(b[off:], l, prev)
 		if err != nil {
-			return dst, fmt.Errorf("message %d at offset %d: %w", len(dst)-first, off, err)
+			return dst, &MessageError{Index: len(dst) - first, Offset: off, Err: err}
 		}
 		dst = append(dst, m)
 		off += n

@@ -44,6 +44,10 @@ func TestMessageGolden(t *testing.T) {
 		{Message5_27,
 			Message{Flags: 1, Destination: 0xFFFFFFFF, ProtocolType: 0x68, PresenceExtra: 0x70, Payload: []byte{4, 0, 2, 0, 0}},
 			"7f 01 0005 68 000000 00000000ffffffff | 0400020000 000000"},
+		// 6.16-6.30 does not pad a message (MessageLayout.Aligned).
+		{Message6_16,
+			Message{Flags: 0x11, Destination: 1, ProtocolType: 0x2C, PresenceExtra: 0x70, Payload: []byte{4, 0, 2, 0, 0}},
+			"7f 11 0005 2c 000000 0000000000000001 | 0400020000"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.l.String(), func(t *testing.T) {
@@ -168,11 +172,11 @@ func TestMessageVersionByteChecked(t *testing.T) {
 func TestZlibPayload(t *testing.T) {
 	var m Message
 	text := bytes.Repeat([]byte("pia "), 100)
-	if err := m.Deflate(text, ZlibFlag(Version{6, 16})); err != nil {
+	if err := m.Deflate(text, ZlibFlag(Version{5, 27})); err != nil {
 		t.Fatal(err)
 	}
-	if !m.Compressed(Version{6, 16}) || m.Compressed(Version{5, 27}) {
-		t.Fatalf("flags 0x%02x: compressed flag is 0x20 in 6.x, 0x10 in 5.x", m.Flags)
+	if !m.Compressed(Version{5, 27}) || !m.Compressed(Version{6, 16}) || m.Compressed(Version{5, 26}) {
+		t.Fatalf("flags 0x%02x: compressed flag is 0x20 from 5.27, 0x10 before", m.Flags)
 	}
 	out, err := m.Inflate(nil)
 	if err != nil || !bytes.Equal(out, text) {
@@ -186,11 +190,15 @@ func TestZlibPayload(t *testing.T) {
 
 func TestDestinationStations(t *testing.T) {
 	m := Message{Flags: FlagMulticast, Destination: 1<<0 | 1<<3 | 1<<63}
-	if got := m.DestinationStations(nil); !bytes.Equal(got, []byte{0, 3, 63}) {
+	if got := m.DestinationStations(nil, Message5_27); !bytes.Equal(got, []byte{0, 3, 63}) {
 		t.Fatalf("stations %v", got)
 	}
+	// 0x01 is "skip the source variable id check" in 6.16-6.30, not multicast.
+	if got := m.DestinationStations(nil, Message6_16); len(got) != 0 {
+		t.Fatalf("6.16 stations %v", got)
+	}
 	m.Flags = 0
-	if got := m.DestinationStations(nil); len(got) != 0 {
+	if got := m.DestinationStations(nil, Message5_27); len(got) != 0 {
 		t.Fatalf("unicast stations %v", got)
 	}
 }
@@ -295,9 +303,9 @@ func TestVersionTable(t *testing.T) {
 		{"5.18", 4, Header5_11, Message5_18, "5.18"},
 		{"5.26", 5, Header5_23, Message5_18, "5.23"},
 		{"5.27", 9, Header5_27, Message5_27, "5.27"},
-		{"6.23", 11, Header6_16, Message5_27, "6.16"},
-		{"6.26", 12, Header6_16, Message5_27, "6.25"},
-		{"6.30", 13, Header6_16, Message5_27, "6.29"},
+		{"6.23", 11, Header6_16, Message6_16, "6.16"},
+		{"6.26", 12, Header6_16, Message6_16, "6.25"},
+		{"6.30", 13, Header6_16, Message6_16, "6.29"},
 	}
 	for _, tc := range cases {
 		v, err := ParseVersion(tc.v)
@@ -318,5 +326,107 @@ func TestVersionTable(t *testing.T) {
 		if _, err := ParseVersion(bad); err == nil {
 			t.Errorf("ParseVersion(%q) accepted", bad)
 		}
+	}
+}
+
+// TestUnalignedMessages6x is issue 13.2: Pia 6.16-6.30 starts a message on the
+// byte after the previous payload, and only the packet's plaintext is padded, with
+// 0xFF, to the AES block (Decryptu/pokeldn docs/pla.md, "Reading and writing a
+// packet"; pokeldn/ldn/pia5.py parse_messages with no alignment). A 4-byte walk
+// lands inside the second message and fails ("message 1 ... truncated").
+func TestUnalignedMessages6x(t *testing.T) {
+	plain := unhex(t, "7f 01 0005 68 000000 0000000000000000 | 0400020000"+ // 21 bytes
+		"02 0003 | aabbcc"+ // size only; flags, protocol, destination inherited
+		"00 | 112233"+ // presence 0: every field inherited, size included
+		"ff") // 0xFF to the AES block (32 bytes)
+	for _, v := range []Version{{6, 16}, {6, 23}, {6, 25}, {6, 30}} {
+		l := v.MessageLayout()
+		ms, err := ParseMessages(nil, plain, l)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if len(ms) != 3 {
+			t.Fatalf("%s: %d messages, want 3", v, len(ms))
+		}
+		for i, want := range []string{"0400020000", "aabbcc", "112233"} {
+			if got := hex.EncodeToString(ms[i].Payload); got != want || ms[i].ProtocolType != 0x68 || ms[i].Flags != 0x01 {
+				t.Errorf("%s message %d: payload %s protocol 0x%x flags 0x%x, want %s 0x68 0x01", v, i, got, ms[i].ProtocolType, ms[i].Flags, want)
+			}
+		}
+		// The encoder writes the same bytes, and EncodedSize agrees with it.
+		var out []byte
+		size := 0
+		for i := range ms {
+			var prev *Message
+			if i > 0 {
+				prev = &ms[i-1]
+			}
+			size += EncodedSize(&ms[i], l, prev)
+			if out, err = AppendMessage(out, &ms[i], l, prev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out, plain[:len(plain)-1]) || size != len(out) {
+			t.Fatalf("%s: re-encoded %x (EncodedSize %d), want %x", v, out, size, plain[:len(plain)-1])
+		}
+	}
+	// 5.27-5.44 pads each message to 4 bytes: the same bytes do not parse there.
+	if _, err := ParseMessages(nil, plain, Version{5, 27}.MessageLayout()); err == nil {
+		t.Fatal("5.27 layout parsed unaligned messages")
+	}
+}
+
+// TestUnalignedPacket6x seals and opens a 6.x packet of several messages whose
+// sizes are not multiples of 4: the plaintext is the messages back to back, then
+// 0xFF to 16 bytes.
+func TestUnalignedPacket6x(t *testing.T) {
+	v := Version{6, 16}
+	c := testCodec(t, v, NetworkLAN, testKey)
+	p := Packet{Messages: []Message{
+		{Flags: FlagSkipSourceCheck, ProtocolType: 0x98, Payload: []byte("join")},
+		{Flags: FlagSkipSourceCheck, ProtocolType: 0x98, Payload: []byte("x")},
+		{Flags: FlagSkipSourceCheck, ProtocolType: 0x58, ProtocolPort: 1, Payload: []byte("rtt-a")},
+	}}
+	p.Header.Encrypted = true
+	raw, err := c.Seal(nil, &p, testSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 16+4, 3+1 and 7+5 = 36 bytes of messages, padded to 48.
+	if n := len(raw) - v.HeaderLayout().Size(); n != 48 {
+		t.Fatalf("ciphertext of %d bytes, want 48", n)
+	}
+	var q Packet
+	if err := c.Open(&q, raw, testSource); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Messages) != 3 || string(q.Messages[1].Payload) != "x" || string(q.Messages[2].Payload) != "rtt-a" || q.Messages[2].ProtocolType != 0x58 {
+		t.Fatalf("opened %+v", q.Messages)
+	}
+	if !bytes.Equal(q.plain[36:], bytes.Repeat([]byte{0xFF}, 12)) {
+		t.Fatalf("plaintext tail %x, want 0xFF padding", q.plain[36:])
+	}
+}
+
+// TestMessageFlagTables: the bits of 5.27-5.44 and 6.16-6.30 follow the consoles'
+// parsers (Decryptu/pokeldn), not the wiki's table (docs/pia.md).
+func TestMessageFlagTables(t *testing.T) {
+	for _, tc := range []struct {
+		v     Version
+		flags uint8
+		names string
+	}{
+		{Version{5, 18}, 0x1F, "multicast,relay,relayed,no-bundle,zlib"},
+		{Version{5, 27}, 0x3F, "multicast,relay,relay-many,relayed,no-bundle,zlib"},
+		{Version{5, 27}, 0x11, "multicast,no-bundle"},
+		{Version{6, 16}, 0x11, "skip-source-check,no-bundle"},
+		{Version{6, 30}, 0xE0, "zlib,0x40,0x80"},
+	} {
+		if got := strings.Join(tc.v.MessageLayout().Flags().Names(tc.flags), ","); got != tc.names {
+			t.Errorf("%s flags 0x%02x: %s, want %s", tc.v, tc.flags, got, tc.names)
+		}
+	}
+	if ZlibFlag(Version{5, 26}) != 0x10 || ZlibFlag(Version{5, 27}) != 0x20 || ZlibFlag(Version{6, 16}) != 0x20 {
+		t.Fatal("zlib flag: want 0x10 up to 5.26, 0x20 from 5.27")
 	}
 }

@@ -30,7 +30,19 @@ type Record struct {
 	FooterHex             string          `json:"footer_hex"`
 	FooterVariableIDs     []uint16        `json:"footer_variable_ids,omitempty"`
 	Error                 string          `json:"error,omitempty"`
+	// Partial marks a packet that authenticated (or was not encrypted) but whose
+	// messages broke: Messages holds those before the break, ErrorOffset is the
+	// break's offset in the plaintext messages and RestHex the undecoded rest.
+	Partial     bool   `json:"partial,omitempty"`
+	ErrorOffset *int   `json:"error_offset,omitempty"`
+	RestHex     string `json:"rest_hex,omitempty"`
+	Note        string `json:"note,omitempty"`
 }
+
+// partialNote is the caveat of a partial record.
+const partialNote = "partial: the packet authenticated but its messages do not all parse, and a peer drops it whole; " +
+	"fields inherited from the previous message can make a misplaced message boundary look valid, " +
+	"so the messages before the break are not proven right either"
 
 // MessageRecord is one message of a Record.
 type MessageRecord struct {
@@ -52,7 +64,10 @@ type MessageRecord struct {
 // Describe decodes b into a Record. cfg.Version may be zero to detect it from the
 // version bits (5.11 and later). Without a session key an encrypted packet yields
 // its header only (tag_ok null). A packet that fails authentication yields its
-// header, tag_ok false and the error, which Describe also returns.
+// header, tag_ok false and the error, which Describe also returns. A packet that
+// authenticates but whose messages break yields its header, footer, the messages
+// before the break, the error with its offset and the rest as hex, marked Partial
+// (with a note on why the earlier messages are not proven right), and the error.
 func Describe(b []byte, cfg Config, src Source) (Record, error) {
 	rec := Record{Protocol: "pia", Messages: []MessageRecord{}}
 	if cfg.Version.Major == 0 {
@@ -88,9 +103,15 @@ func Describe(b []byte, cfg Config, src Source) (Record, error) {
 		ok := err == nil || !errors.Is(err, ErrAuth)
 		rec.TagOK = &ok
 	}
-	if err != nil {
+	var me *MessageError
+	if err != nil && !errors.As(err, &me) {
 		rec.Error = err.Error()
 		return rec, err
+	}
+	if me != nil {
+		off := me.Offset
+		rec.Partial, rec.ErrorOffset, rec.RestHex, rec.Note = true, &off, hex.EncodeToString(p.Rest), partialNote
+		rec.Error = err.Error()
 	}
 	for i := range p.Messages {
 		rec.Messages = append(rec.Messages, describeMessage(&p.Messages[i], cfg.Version))
@@ -99,7 +120,7 @@ func Describe(b []byte, cfg Config, src Source) (Record, error) {
 	if len(p.Footer) > 0 {
 		rec.FooterVariableIDs, _ = p.FooterVariableIDs(nil)
 	}
-	return rec, nil
+	return rec, err
 }
 
 func (rec *Record) fillHeader(h *Header) {
@@ -138,24 +159,16 @@ func DescribeMessage(m *Message, v Version) MessageRecord {
 		Destination: m.Destination, PayloadSize: len(m.Payload), PayloadHex: hex.EncodeToString(m.Payload),
 		ProtocolName: ProtocolName(v, m.ProtocolType),
 	}
-	names := []struct {
-		bit  uint8
-		name string
-	}{{FlagMulticast, "multicast"}, {FlagRelay, "relay"}, {FlagRelayed, "relayed"}, {FlagNoBundle, "no-bundle"}, {ZlibFlag(v), "zlib"}}
-	for _, n := range names {
-		if m.Flags&n.bit != 0 {
-			r.FlagNames = append(r.FlagNames, n.name)
-		}
-	}
+	r.FlagNames = l.Flags().Names(m.Flags)
 	if l == MessageUpTo5_4 {
 		s := m.SourceStationIndex
 		r.SourceStationIndex = &s
 	}
-	if l != Message5_27 {
+	if l.carriesSourceConstantID() {
 		c := m.SourceConstantID
 		r.SourceConstantID = &c
 	}
-	for _, st := range m.DestinationStations(nil) {
+	for _, st := range m.DestinationStations(nil, l) {
 		r.DestinationStations = append(r.DestinationStations, int(st))
 	}
 	return r
@@ -269,8 +282,14 @@ func (rec *Record) Text() string {
 	if rec.FooterHex != "" {
 		fmt.Fprintf(&sb, "  footer=%s variable_ids=%x\n", rec.FooterHex, rec.FooterVariableIDs)
 	}
+	if rec.Partial {
+		fmt.Fprintf(&sb, "  rest(%d)=%s\n", len(rec.RestHex)/2, rec.RestHex)
+	}
 	if rec.Error != "" {
 		fmt.Fprintf(&sb, "  error: %s\n", rec.Error)
+	}
+	if rec.Note != "" {
+		fmt.Fprintf(&sb, "  note: %s\n", rec.Note)
 	}
 	return sb.String()
 }

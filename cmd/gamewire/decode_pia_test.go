@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/gamewire/gamewire/pia"
 )
 
 // runPiaCLI runs gamewire with args and restores every flag it may have set, so
@@ -103,5 +106,40 @@ func TestPiaFlagParsers(t *testing.T) {
 	}
 	if _, err := piaParseMAC("48f1eb209b"); err == nil {
 		t.Error("5-byte MAC accepted")
+	}
+}
+
+// TestDecodePiaPartial is issue 13.3: a packet whose messages break after the
+// first shows its header, that message, the footer, the error with its offset and
+// the undecoded rest, marked partial; the command fails.
+func TestDecodePiaPartial(t *testing.T) {
+	c, err := pia.NewCodec(pia.Config{Version: pia.Version{Major: 5, Minor: 27}, NonceParams: pia.NonceParams{Network: pia.NetworkLAN}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pia.Packet{Messages: []pia.Message{{ProtocolType: 0x68, ProtocolPort: 1, Payload: []byte("ok")}}, Footer: []byte{0x12, 0x34}}
+	raw, err := c.Seal(nil, &p, pia.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append(append(raw[:len(raw)-2:len(raw)-2], 0x02, 0x00, 0x09, 0xAA), 0x12, 0x34) // message 1 claims 9 bytes, has 1
+	out, err := runPiaCLI(t, "decode", "--hex", hex.EncodeToString(raw), "--pia-version", "5.27", "--pia-network", "lan", "--format", "json")
+	if err == nil || !strings.Contains(err.Error(), "message 1 at offset 20") {
+		t.Fatalf("err %v, want the break of message 1 at offset 20\n%s", err, out)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for k, want := range map[string]any{"partial": true, "error_offset": 20.0, "rest_hex": "020009aa", "footer_hex": "1234"} {
+		if rec[k] != want {
+			t.Errorf("%s = %v, want %v", k, rec[k], want)
+		}
+	}
+	if msgs, _ := rec["messages"].([]any); len(msgs) != 1 || msgs[0].(map[string]any)["payload_hex"] != "6f6b" {
+		t.Errorf("messages %v, want the one before the break", rec["messages"])
+	}
+	if note, _ := rec["note"].(string); !strings.Contains(note, "inherited") {
+		t.Errorf("note %q", note)
 	}
 }

@@ -695,6 +695,8 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 	switch {
 	case f.multicast && f.broadcast:
 		return f.errorf("give --multicast or --broadcast, not both")
+	case (f.multicast || f.broadcast) && cfg.Version.MessageLayout().Flags().Multicast == 0:
+		return f.errorf("--multicast/--broadcast: Pia %s messages have no multicast flag (0x01 means \"skip the source variable id check\" there; docs/pia.md)", cfg.Version)
 	case f.multicast && (s.peer.StationIndex >= 64 || (s.peer.StationIndex >= 32 && cfg.Version.MessageLayout() == pia.MessageUpTo5_4)):
 		return f.errorf("--multicast needs --peer-station-index, a station with a bit in the destination bitmap (0-31 up to 5.4, 0-63 later), not %d", s.peer.StationIndex)
 	}
@@ -702,7 +704,7 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		if s.peer.ConstantID == 0 && !f.multicast && !f.broadcast {
 			return f.errorf("--relay needs --peer-constant-id (or --multicast, --broadcast): the station that ADDR is to forward the messages to")
 		}
-		msg.Flags |= pia.FlagRelay
+		msg.Flags |= cfg.Version.MessageLayout().Flags().Relay
 	}
 	if f.zlib {
 		if err := msg.Deflate(payload, pia.ZlibFlag(cfg.Version)); err != nil {

@@ -373,7 +373,7 @@ func TestPiaRelayThroughListener(t *testing.T) {
 	if err := b.wait(t); err != nil {
 		t.Fatalf("station b: %v\n%s", err, b.out.String())
 	}
-	want := "from=" + a.addr + " protocol_type=0x68(unreliable) protocol_port=1 flags=0x04(relayed) destination=0x2002 payload(5)=" + hex.EncodeToString([]byte("via a"))
+	want := "from=" + a.addr + " protocol_type=0x68(unreliable) protocol_port=1 flags=0x08(relayed) destination=0x2002 payload(5)=" + hex.EncodeToString([]byte("via a"))
 	if !strings.Contains(b.out.String(), want) {
 		t.Errorf("station b did not print the relayed message %q:\n%s", want, b.out.String())
 	}
