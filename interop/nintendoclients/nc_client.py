@@ -78,10 +78,11 @@ async def ping_daemon(client):
 
 
 async def run(args, counter):
-	if args.plain_tcp:
+	if args.no_tls:
 		# NintendoClients' backend always hands a fresh tls.TLSContext to
-		# rmc.connect, so its TCP transport is TLS with certificate checks;
-		# without a context the same code opens a raw TCP stream, which the
+		# rmc.connect, so its TCP and WebSocket transports are TLS (wss://)
+		# with certificate checks; without a context the same code opens a raw
+		# TCP stream or a ws:// WebSocket (anynet's websocket.py), which the
 		# Switch servers also accept (FIELD-NOTES.md). Only this driver's view
 		# of the name changes; no NintendoClients code is edited.
 		backend.tls = type("NoTLS", (), {"TLSContext": staticmethod(lambda: None)})
@@ -119,8 +120,8 @@ def main():
 	parser.add_argument("--password", default="MMQea3n!fsik")
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
 		help="override one NintendoClients setting (e.g. prudp.version=0)")
-	parser.add_argument("--plain-tcp", action="store_true",
-		help="TCP transport without TLS (see run); for --profile switch --set prudp.transport=1")
+	parser.add_argument("--no-tls", action="store_true",
+		help="TCP or WebSocket transport without TLS (see run): --profile switch speaks ws://, with --set prudp.transport=1 raw TCP")
 	parser.add_argument("--hold", type=float, default=0, help="seconds to keep the secure connection open")
 	parser.add_argument("--timeout", type=float, default=60)
 	parser.add_argument("--debug", action="store_true", help="log every PRUDP packet to stderr")

@@ -2,11 +2,11 @@
 """Exchange echoed messages with an echo server using NintendoClients' client.
 
 Written for gamewire's interop harness (not part of NintendoClients). With
---transport tcp it loads NintendoClients' "switch" settings with
-prudp.transport set to TCP, i.e. PRUDP Lite over a raw TCP stream (the Switch
-servers also accept raw TCP/TLS, FIELD-NOTES.md; the WebSocket transport is
-not part of the local rebuild); with --transport udp it uses --profile over
-UDP. It connects with prudp.connect to virtual port --vport and expects every
+--transport ws it loads NintendoClients' "switch" settings, i.e. PRUDP Lite
+over a ws:// WebSocket (anynet's websocket.py; no TLS context is given), with
+--transport tcp the same with prudp.transport set to TCP, i.e. Lite over a raw
+TCP stream (the Switch servers also accept raw TCP/TLS, FIELD-NOTES.md); with
+--transport udp it uses --profile over UDP. It connects with prudp.connect to virtual port --vport and expects every
 reliable message it sends to come back unchanged on the same substream
 (gamewire serve --echo); the --count messages take turns on every substream
 the connection negotiated. It sends a few sizes (one above the fragment size), --count
@@ -63,10 +63,11 @@ async def echo(client, size, tag, substream=0):
 
 
 async def main(args, counter):
-	if args.transport == "tcp":
+	if args.transport in ("tcp", "ws"):
 		s = settings.load("switch")
 		s.configure(args.access_key, 40000)
-		s["prudp.transport"] = s.TRANSPORT_TCP
+		if args.transport == "tcp":
+			s["prudp.transport"] = s.TRANSPORT_TCP
 	else:
 		s = settings.load(args.profile)
 		s.configure(args.access_key, 0)
@@ -95,7 +96,7 @@ if __name__ == "__main__":
 	parser.add_argument("--port", type=int, required=True)
 	parser.add_argument("--vport", type=int, default=1)
 	parser.add_argument("--access-key", required=True)
-	parser.add_argument("--transport", choices=["udp", "tcp"], default="tcp")
+	parser.add_argument("--transport", choices=["udp", "tcp", "ws"], default="tcp")
 	parser.add_argument("--profile", default="default", help="settings for --transport udp")
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
 	parser.add_argument("--sizes", default="", help="comma-separated sizes of the first messages, all with tag 0 "+

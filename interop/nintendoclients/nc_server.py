@@ -109,6 +109,23 @@ class AuthServer(authentication.AuthenticationServer):
 		return response
 
 
+class AuthServerNX(authentication.AuthenticationServerNX):
+	"""The Switch's authentication protocol (NEX 4): ValidateAndRequestTicket
+	issues the ticket, keys derived as the Switch does (kerberos.key_derivation = 1)."""
+
+	def __init__(self, settings, users, secure_key, secure_url):
+		super().__init__()
+		self.auth = AuthServer(settings, users, secure_key, secure_url)
+		self.auth.derivation = kerberos.KeyDerivationNew(1, 1)
+
+	async def validate_and_request_ticket(self, client, username):
+		print("STEP validate-and-request-ticket user=%s" % username, flush=True)
+		return await self.auth.login(client, username)
+
+	async def request_ticket(self, client, source, target):
+		return await self.auth.request_ticket(client, source, target)
+
+
 class SecureServer:
 	"""Secure Connection protocol (11): Register and RegisterEx."""
 	PROTOCOL_ID = 0xB
@@ -175,6 +192,10 @@ async def main(args):
 	users = {100: ("guest", "MMQea3n!fsik"), args.pid: (str(args.pid), args.password)}
 	secure_key = kerberos.KeyDerivationOld(65000, 1024).derive_key(SECURE_PASSWORD.encode(), SECURE_PID)
 
+	if s["prudp.transport"] != s.TRANSPORT_UDP:
+		await serve_lite(args, s, users)
+		return
+
 	async with prudp.serve_transport(s, "127.0.0.1", 0) as auth_transport:
 		async with prudp.serve_transport(s, "127.0.0.1", 0) as secure_transport:
 			secure_port = secure_transport.local_address()[1]
@@ -192,6 +213,24 @@ async def main(args):
 	print("STEP stopped", flush=True)
 
 
+async def serve_lite(args, s, users):
+	"""PRUDP Lite (--profile switch): one listener on --port, WebSocket
+	(prudp.transport = 2, ws:// as no TLS context is given) or raw TCP (1); the
+	authentication server on virtual port 1 and the secure server on virtual
+	port 2 of it, announced at 0.0.0.1 ("the authentication server's address")
+	as the Switch servers do."""
+	secure_key = kerberos.KeyDerivationNew(1, 1).derive_key(SECURE_PASSWORD.encode(), SECURE_PID)
+	secure_url = "prudps:/address=0.0.0.1;port=%i;CID=1;PID=%i;sid=2;stream=10;type=2" % (args.port, SECURE_PID)
+	auth = AuthServerNX(s, users, secure_key, secure_url)
+	async with prudp.serve_transport(s, "127.0.0.1", args.port, None) as transport:
+		async with rmc.serve_on_transport(s, [auth], transport, 1):
+			async with rmc.serve_on_transport(s, [SecureServer(), HealthServer()], transport, 2, key=secure_key):
+				print("READY auth=%i secure=%i" % (args.port, args.port), flush=True)
+				await anyio.to_thread.run_sync(sys.stdin.read)
+				print("STEP stopping", flush=True)
+	print("STEP stopped", flush=True)
+
+
 if __name__ == "__main__":
 	parser = argparse.ArgumentParser()
 	parser.add_argument("--profile", default="default")
@@ -200,6 +239,8 @@ if __name__ == "__main__":
 	parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
 	parser.add_argument("--pid", type=int, default=1800000000, help="a normal account, named by its PID")
 	parser.add_argument("--password", default="nc-user-password")
+	parser.add_argument("--port", type=int, default=0,
+		help="PRUDP Lite (--profile switch): the TCP port of the one listener (a socket transport cannot report the port it got)")
 	parser.add_argument("--advertise-secure-port", type=int, default=0,
 		help="port written in the secure station url (a proxy in front of the secure server); default its own")
 	parser.add_argument("--debug", action="store_true")

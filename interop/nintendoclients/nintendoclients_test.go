@@ -22,6 +22,7 @@ import (
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
+	"github.com/gamewire/gamewire/prudp/lite"
 )
 
 // holdSeconds keeps every session open past two of NintendoClients' 5 s PINGs
@@ -76,6 +77,18 @@ func env(t *testing.T) (dir, python string) {
 		t.Fatalf("NINTENDOCLIENTS_DIR is set but no Python interpreter %q: %v", python, err)
 	}
 	return dir, p
+}
+
+// needWebSocket fails a test that needs NintendoClients' WebSocket transport
+// when the copy has only a placeholder for anynet's websocket.py (copies made
+// before docs/interop.md listed it).
+func needWebSocket(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "anynet", "websocket.py"))
+	if err != nil || !bytes.Contains(b, []byte("def calculate_key_hash")) {
+		t.Fatalf("%s/anynet/websocket.py is missing or a placeholder (%v): rebuild the copy with anynet's websocket.py and http.py "+
+			"(docs/interop.md, \"Making the local copy\")", dir, err)
+	}
 }
 
 // pyCmd runs one of the drivers next to this file.
@@ -328,20 +341,41 @@ func TestGamewireLogsInToNintendoClientsServer(t *testing.T) {
 		name string
 		cfg  prudp.Config
 		args []string
+		lite bool // PRUDP Lite over ws:// (the Switch profile), as gamewire login --dialect nex-lite does
 	}{
 		{"v1", prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"},
-			[]string{"--profile", "default", "--access-key", "3d37fbdb"}},
+			[]string{"--profile", "default", "--access-key", "3d37fbdb"}, false},
 		{"v0-friends", prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9", Kerberos: kerberos.Friends},
-			[]string{"--profile", "friends", "--access-key", "ridfebb9"}},
+			[]string{"--profile", "friends", "--access-key", "ridfebb9"}, false},
 		{"v0-games", prudp.Config{Dialect: prudp.NEXV0, AccessKey: "9f2b4678"},
-			[]string{"--profile", "default", "--set", "prudp.version=0", "--access-key", "9f2b4678"}},
+			[]string{"--profile", "default", "--set", "prudp.version=0", "--access-key", "9f2b4678"}, false},
+		// NintendoClients' switch profile serves Lite over WebSocket (anynet's
+		// websocket.py), ws:// as nc_server.py gives no TLS context; the secure
+		// server is virtual port 2 of the same listener, announced at 0.0.0.1.
+		{"lite-ws", prudp.Config{Dialect: prudp.NEXLite, AccessKey: "6f599f81", Kerberos: kerberos.Switch, Port: 1},
+			[]string{"--profile", "switch", "--nex-version", "40000", "--access-key", "6f599f81"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			addr, _, stop := ncServer(t, dir, python, append(tc.args, "--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword)...)
+			lc := nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: tc.cfg}
+			args := append(tc.args, "--tolerate-syn-session-id", "--pid", strconv.Itoa(userPID), "--password", userPassword)
+			var port int
+			if tc.lite {
+				needWebSocket(t, dir)
+				port = freeTCPPort(t)
+				args = append(args, "--port", strconv.Itoa(port))
+				lc.Derivation = auth.DeriveSwitch
+				lc.Dial = func(ctx context.Context, url string, c *prudp.Config) (*prudp.Conn, error) {
+					return lite.Dial(ctx, url, c, nil)
+				}
+			}
+			addr, _, stop := ncServer(t, dir, python, args...)
+			if tc.lite {
+				addr = fmt.Sprintf("ws://127.0.0.1:%d/", port)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 			defer cancel()
-			sess, err := nex.Login(ctx, addr, nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: tc.cfg})
+			sess, err := nex.Login(ctx, addr, lc)
 			if err != nil {
 				lines := stop()
 				t.Fatalf("gamewire login: %v\nNintendoClients server:\n%s", err, strings.Join(lines, "\n"))
@@ -532,13 +566,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestNintendoClientsLiteOverTCPAgainstServeEcho speaks PRUDP Lite with
-// NintendoClients' client (the switch profile over a raw TCP stream; its
-// WebSocket transport is not part of the local rebuild) to `gamewire serve
-// --dialect nex-lite --echo` on both virtual ports: messages of 5, 1000 and
-// 2617 bytes (three fragments) come back unchanged, and again after a hold
-// past two of NintendoClients' PINGs.
-func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
+// TestNintendoClientsLiteAgainstServeEcho speaks PRUDP Lite with
+// NintendoClients' client (the switch profile over a ws:// WebSocket, anynet's
+// websocket.py, and over a raw TCP stream) to `gamewire serve --dialect
+// nex-lite --echo` on both virtual ports: messages of 5, 1000 and 2617 bytes
+// (three fragments) come back unchanged, and again after a hold past two of
+// NintendoClients' PINGs. anynet's WebSocket key is secrets.token_urlsafe(),
+// not RFC 6455's 16-byte nonce, which gamewire refused with HTTP 400 until it
+// accepted any non-empty key.
+func TestNintendoClientsLiteAgainstServeEcho(t *testing.T) {
 	dir, python := env(t)
 	bin := buildGamewire(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -566,10 +602,13 @@ func TestNintendoClientsLiteOverTCPAgainstServeEcho(t *testing.T) {
 	// The group returns only when its parallel subtests have, before the
 	// deferred stop of the server.
 	t.Run("group", func(t *testing.T) {
-		for _, vport := range []string{"1", "2"} {
-			t.Run("vport-"+vport, func(t *testing.T) {
+		for _, c := range []struct{ transport, vport string }{{"ws", "1"}, {"ws", "2"}, {"tcp", "1"}, {"tcp", "2"}} {
+			t.Run(c.transport+"-vport-"+c.vport, func(t *testing.T) {
 				t.Parallel()
-				cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", "tcp", "--port", strconv.Itoa(port), "--vport", vport,
+				if c.transport == "ws" {
+					needWebSocket(t, dir)
+				}
+				cmd := pyCmd(ctx, dir, python, "nc_echo.py", "--transport", c.transport, "--port", strconv.Itoa(port), "--vport", c.vport,
 					"--access-key", "6f599f81", "--hold", fmt.Sprint(holdSeconds))
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -887,21 +926,38 @@ func waitTCP(t *testing.T, port int) {
 // TestNintendoClientsSwitchLoginOverLite logs in with NintendoClients' switch
 // profile (NEX 4: AuthenticationNX ValidateAndRequestTicket, the Switch key
 // derivation, 8-byte PIDs, structure headers) to `gamewire serve --dialect
-// nex-lite`, over a raw TCP stream (nc_client.py --plain-tcp: NintendoClients'
-// backend would otherwise insist on TLS with a certificate it trusts). The
-// secure server is announced at 0.0.0.1 (the same address) on virtual port 2.
+// nex-lite`, over a ws:// WebSocket (the profile's own transport, anynet's
+// websocket.py) and over a raw TCP stream (nc_client.py --no-tls:
+// NintendoClients' backend would otherwise insist on TLS with a certificate it
+// trusts). The secure server is announced at 0.0.0.1 (the same address) on
+// virtual port 2.
 func TestNintendoClientsSwitchLoginOverLite(t *testing.T) {
 	dir, python := env(t)
 	bin := buildGamewire(t)
+	for _, transport := range []string{"ws", "tcp"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			if transport == "ws" {
+				needWebSocket(t, dir)
+			}
+			switchLoginOverLite(t, dir, python, bin, transport)
+		})
+	}
+}
+
+func switchLoginOverLite(t *testing.T, dir, python, bin, transport string) {
 	port := freeTCPPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
 	defer cancel()
 	defer startServe(t, ctx, bin, "serve", "--dialect", "nex-lite", "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--access-key", "6f599f81", "--data", t.TempDir())()
+		"--access-key", "6f599f81", "--data", t.TempDir(), "--verbose")()
 	waitTCP(t, port)
-	cmd := pyCmd(ctx, dir, python, "nc_client.py", "--port", strconv.Itoa(port), "--profile", "switch",
-		"--set", "prudp.transport=1", "--plain-tcp", "--nex-version", "40000", "--access-key", "6f599f81",
-		"--hold", fmt.Sprint(holdSeconds), "--timeout", "45")
+	args := []string{"--port", strconv.Itoa(port), "--profile", "switch", "--no-tls", "--nex-version", "40000",
+		"--access-key", "6f599f81", "--hold", fmt.Sprint(holdSeconds), "--timeout", "45"}
+	if transport == "tcp" {
+		args = append(args, "--set", "prudp.transport=1")
+	}
+	cmd := pyCmd(ctx, dir, python, "nc_client.py", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -3,13 +3,16 @@ package lite
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -290,6 +293,13 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "PRUDP Lite is served on /", http.StatusNotFound)
 		return
 	}
+	w, r, err := acceptAnyKey(w, r)
+	if err != nil {
+		l.h.refused.add("upgrade")
+		l.h.log.Debug("prudp lite: WebSocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{Subprotocol},
 		// Consoles are not browsers and NEX authenticates with its own
@@ -313,6 +323,64 @@ func (l *Listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	nc.addr = nc.Conn.RemoteAddr()
 	_, _ = l.h.addStream(nc, kind, nc.addr)
 }
+
+// wsKeyGUID is the GUID RFC 6455 section 4.2.2 appends to the client's key
+// before hashing it into Sec-WebSocket-Accept.
+const wsKeyGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+// rfcNonce stands in for a client's key that websocket.Accept would refuse;
+// the Sec-WebSocket-Accept sent is still the hash of the client's own key.
+const rfcNonce = "AAAAAAAAAAAAAAAAAAAAAA==" // 16 zero bytes
+
+// acceptAnyKey lets the upgrade accept any non-empty Sec-WebSocket-Key.
+// RFC 6455 asks clients for a base64-encoded 16-byte nonce, and
+// websocket.Accept refuses anything else, but the key is only ever hashed
+// into Sec-WebSocket-Accept, and clients in the field send other keys:
+// NintendoClients' Switch client (anynet's websocket.py) sends
+// secrets.token_urlsafe(), 43 characters for 32 random bytes. For such a key
+// the request handed on carries a placeholder nonce, and the returned
+// ResponseWriter replaces the Accept websocket.Accept computed from it with
+// the hash of the key the client sent. A missing, repeated or empty key is
+// still refused, and every other check of the handshake (GET, HTTP/1.1,
+// Upgrade, Connection, version 13) stays websocket.Accept's.
+func acceptAnyKey(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, error) {
+	keys := r.Header.Values("Sec-WebSocket-Key")
+	if len(keys) != 1 {
+		return w, r, nil // websocket.Accept refuses a missing or repeated key
+	}
+	key := strings.TrimSpace(keys[0])
+	if key == "" {
+		return w, r, errors.New("WebSocket handshake: empty Sec-WebSocket-Key")
+	}
+	if b, err := base64.StdEncoding.DecodeString(key); err == nil && len(b) == 16 {
+		return w, r, nil // RFC 6455's nonce: websocket.Accept hashes it itself
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Sec-WebSocket-Key", rfcNonce)
+	return &keyAcceptWriter{ResponseWriter: w, accept: secWebSocketAccept(key)}, r, nil
+}
+
+// secWebSocketAccept is RFC 6455's Sec-WebSocket-Accept for a client's key.
+func secWebSocketAccept(key string) string {
+	h := sha1.Sum([]byte(key + wsKeyGUID))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// keyAcceptWriter sets Sec-WebSocket-Accept to accept as the 101 response
+// leaves. websocket.Accept finds the connection to hijack through Unwrap.
+type keyAcceptWriter struct {
+	http.ResponseWriter
+	accept string
+}
+
+func (w *keyAcceptWriter) WriteHeader(code int) {
+	if code == http.StatusSwitchingProtocols {
+		w.Header().Set("Sec-WebSocket-Accept", w.accept)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *keyAcceptWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // AddStream serves an already established stream (any net.Conn carrying Lite
 // packets back to back) and returns the address the engine sees it as.

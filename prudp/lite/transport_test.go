@@ -1,9 +1,12 @@
 package lite
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/http"
@@ -495,5 +498,113 @@ func TestPortClosedClosesStreams(t *testing.T) {
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Error("the client's stream is still open")
+	}
+}
+
+// upgrade sends a raw WebSocket upgrade request for / with the given extra
+// header lines and returns the response, read by net/http, and the connection.
+func upgrade(t *testing.T, l *Listener, request string) (*http.Response, net.Conn) {
+	t.Helper()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(request)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("reading the upgrade response: %v", err)
+	}
+	resp.Body.Close()
+	return resp, c
+}
+
+// TestWebSocketAnyNonEmptyKey: the upgrade accepts any non-empty
+// Sec-WebSocket-Key and answers the hash of the key as sent (NintendoClients'
+// anynet sends secrets.token_urlsafe(), 43 characters), while everything else
+// in the handshake stays strict and the NEX subprotocol is chosen when offered.
+func TestWebSocketAnyNonEmptyKey(t *testing.T) {
+	l, _ := testListener(t, false, Config{HandshakeTimeout: 5 * time.Second})
+	const nonce = "dGhlIHNhbXBsZSBub25jZQ==" // RFC 6455 section 1.3's example
+	cases := []struct {
+		name     string
+		method   string
+		headers  []string
+		status   int
+		protocol string // the Sec-WebSocket-Protocol answered
+	}{
+		{"rfc-nonce", "GET", []string{"Sec-WebSocket-Key: " + nonce, "Sec-WebSocket-Protocol: NEX"}, 101, "NEX"},
+		{"token-urlsafe", "GET", []string{"Sec-WebSocket-Key: uLWO3N4WaAswXwixB44UQlLsTWm4WrCGhrv0d5uamws", "Sec-WebSocket-Protocol: NEX"}, 101, "NEX"},
+		{"base64-32-bytes", "GET", []string{"Sec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(make([]byte, 32))}, 101, ""},
+		{"one-character", "GET", []string{"Sec-WebSocket-Key: x", "Sec-WebSocket-Protocol: chat, NEX"}, 101, "NEX"},
+		{"missing", "GET", nil, 400, ""},
+		{"empty", "GET", []string{"Sec-WebSocket-Key: "}, 400, ""},
+		{"repeated", "GET", []string{"Sec-WebSocket-Key: abc", "Sec-WebSocket-Key: def"}, 400, ""},
+		{"odd-key-wrong-version", "GET", []string{"Sec-WebSocket-Key: abc", "!Sec-WebSocket-Version: 8"}, 400, ""},
+		{"odd-key-post", "POST", []string{"Sec-WebSocket-Key: abc"}, 405, ""},
+		{"odd-key-no-upgrade", "GET", []string{"Sec-WebSocket-Key: abc", "!Upgrade: h2c"}, 426, ""},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A port of its own: a stream that closes hands its ports a
+			// DISCONNECT for the engine.
+			port := uint8(10 + i)
+			pc := l.Port(port)
+			h := map[string]string{"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}
+			var extra, key []string
+			for _, line := range tc.headers {
+				if name, value, ok := strings.Cut(strings.TrimPrefix(line, "!"), ": "); ok && line[0] == '!' {
+					h[name] = value
+					continue
+				}
+				extra = append(extra, line)
+				if v, ok := strings.CutPrefix(line, "Sec-WebSocket-Key: "); ok {
+					key = append(key, v)
+				}
+			}
+			req := tc.method + " / HTTP/1.1\r\nHost: " + l.Addr().String() + "\r\n"
+			for name, value := range h {
+				req += name + ": " + value + "\r\n"
+			}
+			for _, line := range extra {
+				req += line + "\r\n"
+			}
+			resp, c := upgrade(t, l, req+"\r\n")
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d (%s), want %d", resp.StatusCode, resp.Status, tc.status)
+			}
+			if tc.status != http.StatusSwitchingProtocols {
+				return
+			}
+			sum := sha1.Sum([]byte(key[0] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+			if got, want := resp.Header.Get("Sec-WebSocket-Accept"), base64.StdEncoding.EncodeToString(sum[:]); got != want {
+				t.Errorf("Sec-WebSocket-Accept %q, want %q (the hash of %q)", got, want, key[0])
+			}
+			if key[0] == nonce && resp.Header.Get("Sec-WebSocket-Accept") != "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" {
+				t.Errorf("RFC 6455's example key answered %q", resp.Header.Get("Sec-WebSocket-Accept"))
+			}
+			if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != tc.protocol {
+				t.Errorf("Sec-WebSocket-Protocol %q, want %q", got, tc.protocol)
+			}
+			// The upgraded stream carries Lite packets: one masked binary frame.
+			pkt := toPort(t, port, 7, []byte(tc.name))
+			mask := [4]byte{1, 2, 3, 4}
+			frame := append([]byte{0x82, 0x80 | byte(len(pkt))}, mask[:]...)
+			for i, b := range pkt {
+				frame = append(frame, b^mask[i%4])
+			}
+			if _, err := c.Write(frame); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := readPacket(t, pc); !bytes.Equal(got, pkt) {
+				t.Errorf("packet through the WebSocket: %x, want %x", got, pkt)
+			}
+		})
+	}
+	if st := l.Stats(); st.Accepted[KindWS] != 4 || st.Refused["upgrade"] != 6 {
+		t.Errorf("accepted %v, refused %v; want 4 ws streams and 6 refused upgrades", st.Accepted, st.Refused)
 	}
 }
