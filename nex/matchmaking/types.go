@@ -72,22 +72,22 @@ func (g *Gathering) read(r *types.Reader) {
 // wire depends on the NEX version (the zero values of absent ones are kept).
 type MatchmakeSession struct {
 	Gathering
-	GameMode              uint32                               // m_GameMode
-	Attributes            []uint32                             // m_Attribs
-	OpenParticipation     bool                                 // m_OpenParticipation
-	MatchmakeSystemType   uint32                               // m_MatchmakeSystemType
-	ApplicationBuffer     []byte                               // m_ApplicationBuffer
-	ParticipationCount    uint32                               // m_ParticipationCount
-	ProgressScore         uint8                                // m_ProgressScore, 3.4
-	SessionKey            []byte                               // m_SessionKey, 3.0
-	Option0               uint32                               // m_Option0, 3.5
+	GameMode              uint32                              // m_GameMode
+	Attributes            []uint32                            // m_Attribs
+	OpenParticipation     bool                                // m_OpenParticipation
+	MatchmakeSystemType   uint32                              // m_MatchmakeSystemType
+	ApplicationBuffer     []byte                              // m_ApplicationBuffer
+	ParticipationCount    uint32                              // m_ParticipationCount
+	ProgressScore         uint8                               // m_ProgressScore, 3.4
+	SessionKey            []byte                              // m_SessionKey, 3.0
+	Option0               uint32                              // m_Option0, 3.5
 	MatchmakeParam        []types.Pair[string, types.Variant] // m_MatchmakeParam, 3.6
-	StartedTime           types.DateTime                       // m_StartedTime, 3.6
-	UserPassword          string                               // m_UserPassword, 3.7
-	ReferGID              uint32                               // m_ReferGid, 3.8
-	UserPasswordEnabled   bool                                 // m_UserPasswordEnabled, 3.8
-	SystemPasswordEnabled bool                                 // m_SystemPasswordEnabled, 3.8
-	Codeword              string                               // m_Codeword, 4.0
+	StartedTime           types.DateTime                      // m_StartedTime, 3.6
+	UserPassword          string                              // m_UserPassword, 3.7
+	ReferGID              uint32                              // m_ReferGid, 3.8
+	UserPasswordEnabled   bool                                // m_UserPasswordEnabled, 3.8
+	SystemPasswordEnabled bool                                // m_SystemPasswordEnabled, 3.8
+	Codeword              string                              // m_Codeword, 4.0
 }
 
 // sessionRevision is the structure revision of MatchmakeSession and of the search
