@@ -19,14 +19,14 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 )
 
-// playerAccounts adds players 2000.. to the test accounts (each key derivation
+// playerAccounts adds players 2000 to 2063 to the test accounts (each key derivation
 // costs ~65,000 MD5 rounds, so they are made once).
 var playerAccounts = sync.OnceValue(func() *auth.Memory {
 	m := new(auth.Memory)
 	for _, sp := range auth.SpecialAccounts {
 		m.Add(sp.PID, sp.Name, "secret-"+sp.Name)
 	}
-	for i := range 8 {
+	for i := range 64 {
 		m.Add(types.PID(2000+i), fmt.Sprint(2000+i), "pw")
 	}
 	return m
@@ -274,4 +274,69 @@ func callNAT(ctx context.Context, p *player, method uint32, params func(w *types
 	}
 	_, err = p.sess.RMC.Call(ctx, nattraversal.Protocol, method, b)
 	return err
+}
+
+// TestAutoMatchmakeConcurrentClients: 64 clients logged in over PRUDP
+// auto-matchmake at once into sessions of at most 8: exactly 8 sessions, all
+// full, and every client hears of the joins after its own.
+func TestAutoMatchmakeConcurrentClients(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"}
+	_, addr := startMultiplayer(t, cfg)
+	const clients, size = 64, 8
+	ps := make([]*player, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps[i] = login(t, ctx, addr, cfg, 2000+i)
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	tmpl := session4()
+	tmpl.MaxParticipants = size
+	joined := make([]matchmaking.MatchmakeSession, clients)
+	errs := make([]error, clients)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			joined[i], errs[i] = ps[i].mm.AutoMatchmake(ctx, tmpl, "")
+		}()
+	}
+	wg.Wait()
+	members := map[uint32][]int{}
+	for i := range clients {
+		if errs[i] != nil {
+			t.Fatalf("client %d: %v", i, errs[i])
+		}
+		if joined[i].ParticipationCount > size {
+			t.Fatalf("client %d: session %d has %d participants", i, joined[i].ID, joined[i].ParticipationCount)
+		}
+		members[joined[i].ID] = append(members[joined[i].ID], i)
+	}
+	if len(members) != clients/size {
+		t.Fatalf("%d sessions, want %d", len(members), clients/size)
+	}
+	for gid, m := range members {
+		pids, err := ps[m[0]].mm.Participants(ctx, gid)
+		if err != nil || len(m) != size || len(pids) != size {
+			t.Fatalf("session %d: %d clients joined, participants %v (%v)", gid, len(m), pids, err)
+		}
+		// The one whose join came first (count 1) hears of the 7 others.
+		for _, i := range m {
+			if joined[i].ParticipationCount == 1 {
+				for range size - 1 {
+					if ev := ps[i].next(t, notifications.TypeNewParticipant); uint32(ev.Param1) != gid {
+						t.Fatalf("event for session %d in session %d", ev.Param1, gid)
+					}
+				}
+			}
+		}
+	}
 }
