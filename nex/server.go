@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/health"
+	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/types"
@@ -69,8 +70,18 @@ type Server struct {
 	// Mux carries the game's protocols for the secure server; Secure Connection
 	// and Health are added to it. Default: a new empty Mux.
 	Mux *rmc.Mux
+	// Matchmaking keeps gatherings and matchmake sessions (accounts.Store's
+	// Matchmaking is the SQLite one); with it the secure server also serves
+	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
+	// and sends notifications (multiplayer.go). Nil serves none of them.
+	Matchmaking matchmaking.Store
+	// Node names this secure server in Matchmaking, for servers sharing one
+	// database; default "local".
+	Node string
 	// Logger receives both servers' logs; default none.
 	Logger *slog.Logger
+
+	multiplayer
 
 	secure    secure.Server
 	authSrv   *prudp.Server
@@ -255,6 +266,11 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 	s.Mux.HandleProtocol(rmc.ProtocolSecureConnection, &s.secure)
 	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
+	if err := s.startMultiplayer(ctx); err != nil {
+		authPC.Close()
+		securePC.Close()
+		return err
+	}
 
 	s.mu.Lock()
 	s.ctx = ctx
@@ -375,6 +391,7 @@ func (s *Server) secureKey(ctx context.Context) ([]byte, error) {
 func (s *Server) connState(c *prudp.Conn, state prudp.ConnState) {
 	if state == prudp.StateClosed {
 		if p, ok := s.peers.LoadAndDelete(c); ok {
+			s.connClosed(p.(*rmc.Peer))
 			s.secure.Forget(p.(*rmc.Peer))
 		}
 	}
@@ -401,7 +418,10 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	}
 	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: st, Scheme: scheme,
 		StreamType: stream, Port: port, Conn: c}
-	actual, _ := s.peers.LoadOrStore(c, p)
+	actual, loaded := s.peers.LoadOrStore(c, p)
+	if !loaded && scheme == "prudps" {
+		s.hub.Add(p)
+	}
 	return actual.(*rmc.Peer)
 }
 
@@ -420,6 +440,11 @@ func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
 			return
 		}
 		ctx := s.ctx // set before the servers start, never changed
+		if !rmc.IsRequest(m.Data) {
+			// A client's answer to a call the server made (InitiateProbe):
+			// nothing waits for it.
+			return
+		}
 		bp := outPool.Get().(*[]byte)
 		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
 		if err != nil {

@@ -45,6 +45,10 @@ type Station struct {
 	URLs         []types.StationURL // the client's own urls (vecMyURLs), updated by UpdateURLs / ReplaceURL
 	Public       types.StationURL   // the public url the server answered with
 	LoginData    types.AnyDataHolder
+	// NATMapping and NATFiltering are what the client reported with NAT
+	// Traversal's ReportNATProperties (0 until then); they are written into the
+	// natm and natf parameters of the urls others receive.
+	NATMapping, NATFiltering uint32
 }
 
 // Report is one SendReport call.
@@ -226,7 +230,62 @@ func (s *Server) register(p *rmc.Peer, urls []types.StationURL, login types.AnyD
 	st.URLs = urls
 	st.LoginData = types.AnyDataHolder{TypeName: login.TypeName, Data: append([]byte(nil), login.Data...)}
 	st.Public = publicURL(p, urls, st.ConnectionID)
+	st.Public.SetUint("natm", uint64(st.NATMapping))
+	st.Public.SetUint("natf", uint64(st.NATFiltering))
 	return copyStation(st)
+}
+
+// StationURLs returns the urls others use to reach pid's connections: for each
+// registered connection of pid, the public url (the address the server saw)
+// and then the urls the client registered (the addresses it knows itself,
+// private behind a NAT), each with the PID, the Rendez-Vous connection id
+// (RVCID) and the NAT mapping and filtering the client reported.
+func (s *Server) StationURLs(pid types.PID) []types.StationURL {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []types.StationURL
+	for _, st := range s.byPeer {
+		if st.PID != pid {
+			continue
+		}
+		for _, u := range append([]types.StationURL{st.Public}, st.URLs...) {
+			if u.IsZero() {
+				continue
+			}
+			u.SetUint("PID", uint64(st.PID))
+			u.SetUint("RVCID", uint64(st.ConnectionID))
+			u.SetUint("natm", uint64(st.NATMapping))
+			u.SetUint("natf", uint64(st.NATFiltering))
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// PublicURL returns the public url of a connection's station.
+func (s *Server) PublicURL(p *rmc.Peer) (types.StationURL, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.byPeer[p]
+	if !ok {
+		return types.StationURL{}, false
+	}
+	return st.Public, true
+}
+
+// SetNATProperties records the NAT mapping and filtering a connection reported
+// (NAT Traversal's ReportNATProperties); false when it has not registered.
+func (s *Server) SetNATProperties(p *rmc.Peer, mapping, filtering uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.byPeer[p]
+	if !ok {
+		return false
+	}
+	st.NATMapping, st.NATFiltering = mapping, filtering
+	st.Public.SetUint("natm", uint64(mapping))
+	st.Public.SetUint("natf", uint64(filtering))
+	return true
 }
 
 // newConnID returns an unused non-zero connection id. Called with s.mu held.

@@ -1,0 +1,1035 @@
+// Package matchmaking implements the matchmaking protocols of NEX: Match Making
+// (21), Match Making Ext (50) and Matchmake Extension (109), over gatherings and
+// matchmake sessions kept in a Store (pages: match-making, match-making-ext,
+// matchmake-extension and match-making types on
+// https://nintendo-wiki.pretendo.network/docs/nex/protocols/).
+//
+// Every change is one Store transaction, so concurrent clients cannot over-fill
+// a session or end up in sessions of their own while one could take them; the
+// notifications a change causes (notifications.md) go out through a
+// notifications.Hub in the order the changes were committed.
+package matchmaking
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Protocol ids.
+const (
+	ProtocolMatchMaking        uint16 = 21
+	ProtocolMatchMakingExt     uint16 = 50
+	ProtocolMatchmakeExtension uint16 = 109
+)
+
+// Match Making (21) method ids.
+const (
+	MethodRegisterGathering           uint32 = 1
+	MethodUnregisterGathering         uint32 = 2
+	MethodUnregisterGatherings        uint32 = 3
+	MethodUpdateGathering             uint32 = 4
+	MethodParticipate                 uint32 = 11
+	MethodCancelParticipation         uint32 = 12
+	MethodGetParticipants             uint32 = 13
+	MethodGetDetailedParticipants     uint32 = 15
+	MethodGetParticipantsURLs         uint32 = 16
+	MethodFindByID                    uint32 = 20
+	MethodFindBySingleID              uint32 = 21
+	MethodFindByOwner                 uint32 = 22
+	MethodFindByParticipants          uint32 = 23
+	MethodGetState                    uint32 = 29
+	MethodSetState                    uint32 = 30
+	MethodDeleteGathering             uint32 = 33
+	MethodMigrateGatheringOwnershipV1 uint32 = 36
+	MethodUpdateSessionHostV1         uint32 = 40
+	MethodGetSessionURLs              uint32 = 41
+	MethodUpdateSessionHost           uint32 = 42
+	MethodUpdateGatheringOwnership    uint32 = 43
+	MethodMigrateGatheringOwnership   uint32 = 44
+)
+
+// Match Making Ext (50) method ids.
+const (
+	MethodEndParticipation           uint32 = 1
+	MethodExtGetParticipants         uint32 = 2
+	MethodExtGetDetailedParticipants uint32 = 3
+	MethodExtGetParticipantsURLs     uint32 = 4
+)
+
+// Matchmake Extension (109) method ids.
+const (
+	MethodCloseParticipation                                 uint32 = 1
+	MethodOpenParticipation                                  uint32 = 2
+	MethodAutoMatchmakePostpone                              uint32 = 3
+	MethodBrowseMatchmakeSession                             uint32 = 4
+	MethodBrowseMatchmakeSessionWithHostUrls                 uint32 = 5
+	MethodCreateMatchmakeSession                             uint32 = 6
+	MethodJoinMatchmakeSession                               uint32 = 7
+	MethodModifyCurrentGameAttribute                         uint32 = 8
+	MethodUpdateApplicationBuffer                            uint32 = 11
+	MethodUpdateMatchmakeSessionAttribute                    uint32 = 12
+	MethodUpdateMatchmakeSession                             uint32 = 14
+	MethodAutoMatchmakeWithSearchCriteriaPostpone            uint32 = 15
+	MethodGetPlayingSession                                  uint32 = 16
+	MethodJoinMatchmakeSessionEx                             uint32 = 30
+	MethodGetSimplePlayingSession                            uint32 = 31
+	MethodAutoMatchmakeWithGatheringIDPostpone               uint32 = 33
+	MethodUpdateProgressScore                                uint32 = 34
+	MethodGenerateMatchmakeSessionSystemPassword             uint32 = 36
+	MethodClearMatchmakeSessionSystemPassword                uint32 = 37
+	MethodCreateMatchmakeSessionWithParam                    uint32 = 38
+	MethodJoinMatchmakeSessionWithParam                      uint32 = 39
+	MethodAutoMatchmakeWithParamPostpone                     uint32 = 40
+	MethodFindMatchmakeSessionByGatheringIDDetail            uint32 = 41
+	MethodBrowseMatchmakeSessionNoHolder                     uint32 = 42
+	MethodBrowseMatchmakeSessionWithHostUrlsNoHolder         uint32 = 43
+	MethodFindMatchmakeSessionByGatheringID                  uint32 = 48
+	MethodFindMatchmakeSessionBySingleGatheringID            uint32 = 49
+	MethodFindMatchmakeSessionByOwner                        uint32 = 50
+	MethodBrowseMatchmakeSessionNoHolderNoResultRange        uint32 = 52
+	MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult uint32 = 53
+)
+
+// Stations gives the station urls of a PID's connection (the secure server's
+// registrations), for the participant url methods.
+type Stations interface {
+	StationURLs(pid types.PID) []types.StationURL
+}
+
+// Server answers the three matchmaking protocols. Store is required; Hub
+// carries notifications (none without it); Stations answers url queries (empty
+// lists without it).
+type Server struct {
+	Store    Store
+	Hub      *notifications.Hub
+	Stations Stations
+	// Node names this secure server in the store (participants are tagged with
+	// it so a restart can clear them); default "local".
+	Node string
+	// Logger receives store failures.
+	Logger *slog.Logger
+
+	seq     sequencer
+	conns   sync.Map // *rmc.Peer -> uint64
+	nextCon atomic.Uint64
+}
+
+// Register adds the three protocols to mux.
+func (s *Server) Register(mux *rmc.Mux) {
+	mux.HandleProtocol(ProtocolMatchMaking, rmc.HandlerFunc(s.serveMatchMaking))
+	mux.HandleProtocol(ProtocolMatchMakingExt, rmc.HandlerFunc(s.serveMatchMakingExt))
+	mux.HandleProtocol(ProtocolMatchmakeExtension, rmc.HandlerFunc(s.serveExtension))
+}
+
+func (s *Server) node() string {
+	if s.Node == "" {
+		return "local"
+	}
+	return s.Node
+}
+
+// Start clears what this node's connections left in the store before a
+// restart (they are all gone).
+func (s *Server) Start(ctx context.Context) error {
+	n, err := s.Store.ResetNode(ctx, s.node())
+	if err == nil && n > 0 && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex matchmaking: removed participants of connections that ended before a restart",
+			slog.Int("participants", n))
+	}
+	return err
+}
+
+// Disconnected removes a connection's participations and tells the others;
+// the transport calls it when a secure connection ends.
+func (s *Server) Disconnected(ctx context.Context, p *rmc.Peer) {
+	v, ok := s.conns.LoadAndDelete(p)
+	if !ok {
+		return
+	}
+	cs, err := s.Store.Disconnect(ctx, s.node(), v.(uint64))
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: disconnect cleanup failed", slog.Uint64("pid", uint64(p.PID)),
+				slog.String("error", err.Error()))
+		}
+		return
+	}
+	for _, c := range cs {
+		s.notify(ctx, c, p.PID, "", reasonDisconnected, false)
+	}
+}
+
+func (s *Server) connID(p *rmc.Peer) uint64 {
+	if v, ok := s.conns.Load(p); ok {
+		return v.(uint64)
+	}
+	v, _ := s.conns.LoadOrStore(p, s.nextCon.Add(1))
+	return v.(uint64)
+}
+
+func (s *Server) participant(c *rmc.Call, slots uint16, msg string) Participant {
+	return Participant{PID: c.Peer.PID, Slots: slots, Message: msg, Node: s.node(), Conn: s.connID(c.Peer)}
+}
+
+// notify hands a change's notifications to the sequencer.
+func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg string, why reason, hostChanged bool) {
+	if s.Hub == nil {
+		return
+	}
+	d := delivery{seq: c.Seq, events: events(c, actor, msg, why, hostChanged)}
+	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, func(ctx context.Context, a addressed) {
+		for _, pid := range a.to {
+			_ = s.Hub.Notify(ctx, pid, a.ev) // offline participants (other nodes) are skipped
+		}
+	})
+}
+
+func (s *Server) version(c *rmc.Call) types.Version {
+	if s.Hub == nil {
+		return notifications.DefaultVersion(c.Peer.Settings)
+	}
+	return s.Hub.VersionOf(c.Peer)
+}
+
+func (s *Server) learn(c *rmc.Call, v types.Version) {
+	if s.Hub != nil {
+		s.Hub.Learn(c.Peer, v)
+	}
+}
+
+func badRequest(err error) error { return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err) }
+
+// storeErr passes Results through and hides other failures behind
+// Core::Exception (logged by rmc.Dispatch).
+func storeErr(err error) error {
+	var res types.Result
+	if errors.As(err, &res) {
+		return err
+	}
+	return fmt.Errorf("matchmaking store: %w", err)
+}
+
+// readGathering reads a Data<Gathering> parameter holding a MatchmakeSession.
+func (s *Server) readGathering(c *rmc.Call, r *types.Reader, field string) (MatchmakeSession, error) {
+	h := r.AnyDataHolder(field)
+	if r.Err() != nil {
+		return MatchmakeSession{}, r.Err()
+	}
+	ms, isSession, v, err := ParseHolder(h, c.Peer.Settings, s.version(c))
+	if err != nil {
+		return ms, fmt.Errorf("%s: %w", field, err)
+	}
+	if !isSession {
+		return ms, fmt.Errorf("%s: a %s where a MatchmakeSession is needed", field, h.TypeName)
+	}
+	s.learn(c, v)
+	return ms, nil
+}
+
+func (s *Server) writeHolder(w *types.Writer, c *rmc.Call, ms *MatchmakeSession) {
+	// Validate bounds every string, so encoding cannot fail here; a failure
+	// would still stick in w and fail the call.
+	h, _ := ms.Holder(c.Peer.Settings, s.version(c))
+	w.AnyDataHolder(h)
+}
+
+// newSession prepares a client's session for creation: a fresh session key,
+// the server-owned fields reset.
+func newSession(ms MatchmakeSession) MatchmakeSession {
+	ms.ID, ms.ParticipationCount = 0, 0
+	ms.SessionKey = make([]byte, 32)
+	rand.Read(ms.SessionKey)
+	return ms
+}
+
+// owner fails an update unless pid owns the gathering.
+func owner(pid types.PID) func(ms *MatchmakeSession, ps []Participant) error {
+	return func(ms *MatchmakeSession, ps []Participant) error {
+		if ms.Owner != pid {
+			return fmt.Errorf("%w: PID %d does not own gathering %d", ResultPermissionDenied, pid, ms.ID)
+		}
+		return nil
+	}
+}
+
+func participantOf(ps []Participant, pid types.PID) bool {
+	for _, p := range ps {
+		if p.PID == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// update runs an owner-only change and notifies.
+func (s *Server) update(ctx context.Context, c *rmc.Call, gid uint32, f func(ms *MatchmakeSession) error) (Change, error) {
+	check := owner(c.Peer.PID)
+	var hostBefore types.PID
+	ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
+		if err := check(ms, ps); err != nil {
+			return err
+		}
+		hostBefore = ms.Host
+		return f(ms)
+	})
+	if err != nil {
+		return ch, storeErr(err)
+	}
+	s.notify(ctx, ch, c.Peer.PID, "", reasonEnded, ch.Session.Host != hostBefore)
+	return ch, nil
+}
+
+// autoMatchmake runs one auto-matchmake and notifies.
+func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCriteria, ms MatchmakeSession, slots uint16, msg string) (MatchmakeSession, error) {
+	ch, _, err := s.Store.AutoMatchmake(ctx, crit, newSession(ms), s.participant(c, slots, msg))
+	if err != nil {
+		return ms, storeErr(err)
+	}
+	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
+	return ch.Session, nil
+}
+
+func (s *Server) join(ctx context.Context, c *rmc.Call, gid uint32, slots uint16, msg string, pw Passwords) (MatchmakeSession, error) {
+	ch, err := s.Store.Join(ctx, gid, s.participant(c, slots, msg), pw)
+	if err != nil {
+		return MatchmakeSession{}, storeErr(err)
+	}
+	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
+	return ch.Session, nil
+}
+
+func (s *Server) leave(ctx context.Context, c *rmc.Call, gid uint32, msg string, why reason) error {
+	ch, err := s.Store.Leave(ctx, gid, c.Peer.PID)
+	if err != nil {
+		return storeErr(err)
+	}
+	s.notify(ctx, ch, c.Peer.PID, msg, why, false)
+	return nil
+}
+
+func (s *Server) urls(pid types.PID) []types.StationURL {
+	if s.Stations == nil {
+		return nil
+	}
+	return s.Stations.StationURLs(pid)
+}
+
+// participantURLs are the urls of a gathering's participants.
+func (s *Server) participantURLs(ps []Participant) []types.StationURL {
+	var out []types.StationURL
+	for _, p := range ps {
+		out = append(out, s.urls(p.PID)...)
+	}
+	return out
+}
+
+func (s *Server) hostURLs(ms []MatchmakeSession) []GatheringURLs {
+	out := make([]GatheringURLs, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, GatheringURLs{GID: m.ID, URLs: s.urls(m.Host)})
+	}
+	return out
+}
+
+// serveMatchMaking answers Match Making (21).
+func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	w := types.NewWriter(out, c.Peer.Settings)
+	pid := c.Peer.PID
+	switch c.Method {
+	case MethodRegisterGathering:
+		ms, err := s.readGathering(c, &r, "anyGathering")
+		if err == nil {
+			err = r.Done()
+		}
+		if err != nil {
+			return out, badRequest(err)
+		}
+		ch, err := s.Store.Create(ctx, newSession(ms), s.participant(c, 1, ""))
+		if err != nil {
+			return out, storeErr(err)
+		}
+		w.U32(ch.Session.ID)
+	case MethodUnregisterGathering, MethodDeleteGathering:
+		gid := r.U32("idGathering")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ch, err := s.Store.Delete(ctx, gid, owner(pid))
+		if err != nil {
+			return out, storeErr(err)
+		}
+		s.notify(ctx, ch, pid, "", reasonEnded, false)
+		w.Bool(true)
+	case MethodUnregisterGatherings:
+		gids := types.ReadList(&r, "lstGatherings", (*types.Reader).U32)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if len(gids) > MaxBrowseResults {
+			return out, fmt.Errorf("%w: %d gatherings", types.CoreInvalidArgument, len(gids))
+		}
+		ok := true
+		for _, gid := range gids {
+			ch, err := s.Store.Delete(ctx, gid, owner(pid))
+			if err != nil {
+				ok = false
+				continue
+			}
+			s.notify(ctx, ch, pid, "", reasonEnded, false)
+		}
+		w.Bool(ok)
+	case MethodUpdateGathering:
+		ms, err := s.readGathering(c, &r, "anyGathering")
+		if err == nil {
+			err = r.Done()
+		}
+		if err != nil {
+			return out, badRequest(err)
+		}
+		if _, err := s.update(ctx, c, ms.ID, func(cur *MatchmakeSession) error {
+			keep := *cur
+			*cur = ms
+			cur.Owner, cur.Host, cur.SessionKey = keep.Owner, keep.Host, keep.SessionKey
+			return nil
+		}); err != nil {
+			return out, err
+		}
+		w.Bool(true)
+	case MethodParticipate:
+		gid := r.U32("idGathering")
+		msg := r.String("strMessage")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if _, err := s.join(ctx, c, gid, 1, msg, Passwords{}); err != nil {
+			return out, err
+		}
+		w.Bool(true)
+	case MethodCancelParticipation:
+		gid := r.U32("idGathering")
+		msg := r.String("strMessage")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if err := s.leave(ctx, c, gid, msg, reasonCancelled); err != nil {
+			return out, err
+		}
+		w.Bool(true)
+	case MethodGetParticipants, MethodGetDetailedParticipants, MethodGetParticipantsURLs, MethodGetSessionURLs:
+		gid := r.U32("idGathering")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ms, ps, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		switch c.Method {
+		case MethodGetParticipants:
+			writePIDs(&w, ps)
+		case MethodGetDetailedParticipants:
+			writeDetails(&w, ps)
+		case MethodGetParticipantsURLs:
+			types.WriteList(&w, s.participantURLs(ps), (*types.Writer).StationURL)
+		default: // the host's urls
+			types.WriteList(&w, s.urls(ms.Host), (*types.Writer).StationURL)
+		}
+	case MethodFindByID:
+		gids := types.ReadList(&r, "lstID", (*types.Reader).U32)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		return s.writeFound(ctx, c, &w, Query{GIDs: gids}, true)
+	case MethodFindBySingleID:
+		gid := r.U32("id")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ms, _, err := s.Store.Get(ctx, gid)
+		if errors.Is(err, ResultSessionVoid) {
+			w.Bool(false)
+			w.AnyDataHolder(types.AnyDataHolder{})
+			return w.Bytes()
+		} else if err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+		s.writeHolder(&w, c, &ms)
+	case MethodFindByOwner:
+		id := r.PID("id")
+		rr := r.ResultRange("resultRange")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, true)
+	case MethodFindByParticipants:
+		pids := types.ReadList(&r, "pid", (*types.Reader).PID)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if len(pids) > MaxBrowseResults {
+			return out, fmt.Errorf("%w: %d PIDs", types.CoreInvalidArgument, len(pids))
+		}
+		var all []MatchmakeSession
+		seen := map[uint32]bool{}
+		for _, p := range pids {
+			found, err := s.Store.Find(ctx, Query{Participant: p})
+			if err != nil {
+				return out, storeErr(err)
+			}
+			for _, m := range found {
+				if !seen[m.ID] {
+					seen[m.ID] = true
+					all = append(all, m)
+				}
+			}
+		}
+		types.WriteList(&w, all, func(w *types.Writer, m MatchmakeSession) { s.writeHolder(w, c, &m) })
+	case MethodGetState:
+		gid := r.U32("idGathering")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ms, _, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+		w.U32(ms.State)
+	case MethodSetState:
+		gid := r.U32("idGathering")
+		state := r.U32("uiNewState")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.State = state; return nil }); err != nil {
+			return out, err
+		}
+		w.Bool(true)
+	case MethodUpdateSessionHostV1, MethodUpdateSessionHost:
+		gid := r.U32("gid")
+		migrate := false
+		if c.Method == MethodUpdateSessionHost {
+			migrate = r.Bool("isMigrateOwner")
+		}
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		// Any participant may become the host; with isMigrateOwner it takes
+		// ownership too.
+		var prevHost types.PID
+		ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
+			if !participantOf(ps, pid) {
+				return fmt.Errorf("%w: PID %d is not in gathering %d", ResultPermissionDenied, pid, gid)
+			}
+			prevHost = ms.Host
+			ms.Host = pid
+			if migrate {
+				ms.Owner = pid
+			}
+			return nil
+		})
+		if err != nil {
+			return out, storeErr(err)
+		}
+		s.notify(ctx, ch, pid, "", reasonEnded, prevHost != pid)
+	case MethodMigrateGatheringOwnershipV1, MethodMigrateGatheringOwnership, MethodUpdateGatheringOwnership:
+		gid := r.U32("gid")
+		var candidates []types.PID
+		if c.Method != MethodUpdateGatheringOwnership {
+			candidates = types.ReadList(&r, "lstPotentialNewOwnersID", (*types.Reader).PID)
+		}
+		if c.Method != MethodMigrateGatheringOwnershipV1 {
+			r.Bool("participantsOnly")
+		}
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		_, err := s.migrate(ctx, c, gid, candidates)
+		if err != nil {
+			return out, err
+		}
+		if c.Method != MethodMigrateGatheringOwnership {
+			w.Bool(true)
+		}
+	default:
+		return out, types.CoreNotImplemented
+	}
+	return w.Bytes()
+}
+
+// migrate moves ownership of gid from the caller (its owner) to the first of
+// candidates that takes part, or to the earliest other participant.
+func (s *Server) migrate(ctx context.Context, c *rmc.Call, gid uint32, candidates []types.PID) (Change, error) {
+	pid := c.Peer.PID
+	ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
+		if ms.Owner != pid {
+			return fmt.Errorf("%w: PID %d does not own gathering %d", ResultPermissionDenied, pid, gid)
+		}
+		for _, cand := range candidates {
+			if cand != pid && participantOf(ps, cand) {
+				ms.Owner = cand
+				return nil
+			}
+		}
+		for _, p := range ps {
+			if p.PID != pid {
+				ms.Owner = p.PID
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: nobody else in gathering %d", types.CoreInvalidArgument, gid)
+	})
+	if err != nil {
+		return ch, storeErr(err)
+	}
+	s.notify(ctx, ch, pid, "", reasonEnded, false)
+	return ch, nil
+}
+
+func writePIDs(w *types.Writer, ps []Participant) {
+	types.WriteList(w, ps, func(w *types.Writer, p Participant) { w.PID(p.PID) })
+}
+
+func writeDetails(w *types.Writer, ps []Participant) {
+	types.WriteList(w, ps, func(w *types.Writer, p Participant) {
+		d := ParticipantDetails{PID: p.PID, Name: fmt.Sprint(p.PID), Message: p.Message, Participants: uint16(p.SlotCount())}
+		d.Append(w)
+	})
+}
+
+// writeFound writes the gatherings a query finds, as holders or as plain
+// MatchmakeSession structures.
+func (s *Server) writeFound(ctx context.Context, c *rmc.Call, w *types.Writer, q Query, holders bool) ([]byte, error) {
+	found, err := s.Store.Find(ctx, q)
+	if err != nil {
+		return w.B, storeErr(err)
+	}
+	s.writeSessions(w, c, found, holders)
+	return w.Bytes()
+}
+
+func (s *Server) writeSessions(w *types.Writer, c *rmc.Call, ms []MatchmakeSession, holders bool) {
+	v := s.version(c)
+	types.WriteList(w, ms, func(w *types.Writer, m MatchmakeSession) {
+		if holders {
+			s.writeHolder(w, c, &m)
+		} else {
+			m.Append(w, v)
+		}
+	})
+}
+
+// serveMatchMakingExt answers Match Making Ext (50).
+func (s *Server) serveMatchMakingExt(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	w := types.NewWriter(out, c.Peer.Settings)
+	switch c.Method {
+	case MethodEndParticipation:
+		gid := r.U32("idGathering")
+		msg := r.String("strMessage")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if err := s.leave(ctx, c, gid, msg, reasonEnded); err != nil {
+			return out, err
+		}
+		w.Bool(true)
+	case MethodExtGetParticipants, MethodExtGetDetailedParticipants:
+		gid := r.U32("idGathering")
+		r.Bool("bOnlyActive") // every participant on record is active
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		_, ps, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		if c.Method == MethodExtGetParticipants {
+			writePIDs(&w, ps)
+		} else {
+			writeDetails(&w, ps)
+		}
+	case MethodExtGetParticipantsURLs:
+		gids := types.ReadList(&r, "lstGatherings", (*types.Reader).U32)
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if len(gids) > MaxBrowseResults {
+			return out, fmt.Errorf("%w: %d gatherings", types.CoreInvalidArgument, len(gids))
+		}
+		var list []GatheringURLs
+		for _, gid := range gids {
+			_, ps, err := s.Store.Get(ctx, gid)
+			if errors.Is(err, ResultSessionVoid) {
+				continue
+			} else if err != nil {
+				return out, storeErr(err)
+			}
+			list = append(list, GatheringURLs{GID: gid, URLs: s.participantURLs(ps)})
+		}
+		types.WriteList(&w, list, func(w *types.Writer, u GatheringURLs) { u.Append(w) })
+	default:
+		return out, types.CoreNotImplemented
+	}
+	return w.Bytes()
+}
+
+// serveExtension answers Matchmake Extension (109).
+func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	w := types.NewWriter(out, c.Peer.Settings)
+	v := s.version(c)
+	pid := c.Peer.PID
+	done := func() error {
+		if err := r.Done(); err != nil {
+			return badRequest(err)
+		}
+		return nil
+	}
+	switch c.Method {
+	case MethodCloseParticipation, MethodOpenParticipation:
+		gid := r.U32("gid")
+		if err := done(); err != nil {
+			return out, err
+		}
+		open := c.Method == MethodOpenParticipation
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.OpenParticipation = open; return nil }); err != nil {
+			return out, err
+		}
+	case MethodAutoMatchmakePostpone, MethodAutoMatchmakeWithSearchCriteriaPostpone, MethodAutoMatchmakeWithGatheringIDPostpone:
+		var crit []SearchCriteria
+		var gids []uint32
+		switch c.Method {
+		case MethodAutoMatchmakeWithSearchCriteriaPostpone:
+			crit = types.ReadList(&r, "lstSearchCriteria", func(r *types.Reader, f string) SearchCriteria { return ReadSearchCriteria(r, f, v) })
+			if crit == nil {
+				crit = []SearchCriteria{}
+			}
+		case MethodAutoMatchmakeWithGatheringIDPostpone:
+			gids = types.ReadList(&r, "lstGid", (*types.Reader).U32)
+		}
+		ms, err := s.readGathering(c, &r, "anyGathering")
+		msg := r.String("strMessage")
+		if err == nil {
+			err = r.Done()
+		}
+		if err != nil {
+			return out, badRequest(err)
+		}
+		var joined MatchmakeSession
+		if gids != nil {
+			joined, err = s.joinFirst(ctx, c, gids, ms, msg)
+		} else {
+			joined, err = s.autoMatchmake(ctx, c, crit, ms, 1, msg)
+		}
+		if err != nil {
+			return out, err
+		}
+		s.writeHolder(&w, c, &joined)
+	case MethodAutoMatchmakeWithParamPostpone:
+		p, pv := ReadAutoMatchmakeParam(&r, "autoMatchmakeParam", v)
+		if err := done(); err != nil {
+			return out, err
+		}
+		s.learn(c, pv)
+		crit := p.SearchCriteria
+		if crit == nil {
+			crit = []SearchCriteria{}
+		}
+		if len(crit) == 0 {
+			crit = nil // no criteria: like AutoMatchmake_Postpone
+		}
+		joined, err := s.autoMatchmake(ctx, c, crit, p.Session, p.ParticipationCount, p.JoinMessage)
+		if err != nil {
+			return out, err
+		}
+		joined.Append(&w, pv)
+	case MethodBrowseMatchmakeSession, MethodBrowseMatchmakeSessionWithHostUrls, MethodBrowseMatchmakeSessionNoHolder,
+		MethodBrowseMatchmakeSessionWithHostUrlsNoHolder, MethodBrowseMatchmakeSessionNoHolderNoResultRange,
+		MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult:
+		crit := ReadSearchCriteria(&r, "searchCriteria", v)
+		rr := types.ResultRange{Size: MaxBrowseResults}
+		if c.Method != MethodBrowseMatchmakeSessionNoHolderNoResultRange && c.Method != MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult {
+			rr = r.ResultRange("resultRange")
+		} else if crit.ResultRange.Size != 0 {
+			rr = crit.ResultRange
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		found, err := s.Store.Browse(ctx, crit, rr.Offset, rr.Size)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		holders := c.Method == MethodBrowseMatchmakeSession || c.Method == MethodBrowseMatchmakeSessionWithHostUrls
+		s.writeSessions(&w, c, found, holders)
+		switch c.Method {
+		case MethodBrowseMatchmakeSessionWithHostUrls, MethodBrowseMatchmakeSessionWithHostUrlsNoHolder, MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult:
+			types.WriteList(&w, s.hostURLs(found), func(w *types.Writer, u GatheringURLs) { u.Append(w) })
+		}
+	case MethodCreateMatchmakeSession:
+		ms, err := s.readGathering(c, &r, "anyGathering")
+		msg := r.String("strMessage")
+		slots := uint16(1)
+		if v >= types.Version3_4 {
+			slots = r.U16("participationCount")
+		}
+		if err == nil {
+			err = r.Done()
+		}
+		if err != nil {
+			return out, badRequest(err)
+		}
+		ch, err := s.Store.Create(ctx, newSession(ms), s.participant(c, slots, msg))
+		if err != nil {
+			return out, storeErr(err)
+		}
+		w.U32(ch.Session.ID)
+		if v >= types.Version3 {
+			w.Buffer(ch.Session.SessionKey)
+		}
+	case MethodCreateMatchmakeSessionWithParam:
+		p, pv := ReadCreateParam(&r, "createMatchmakeSessionParam", v)
+		if err := done(); err != nil {
+			return out, err
+		}
+		s.learn(c, pv)
+		ch, err := s.Store.Create(ctx, newSession(p.Session), s.participant(c, p.ParticipationCount, p.JoinMessage))
+		if err != nil {
+			return out, storeErr(err)
+		}
+		ch.Session.Append(&w, pv)
+	case MethodJoinMatchmakeSession, MethodJoinMatchmakeSessionEx:
+		gid := r.U32("gid")
+		msg := r.String("strMessage")
+		slots := uint16(1)
+		if c.Method == MethodJoinMatchmakeSessionEx {
+			r.Bool("dontCareMyBlackList")
+			if v >= types.Version3_4 {
+				slots = r.U16("participationCount")
+			}
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		ms, err := s.join(ctx, c, gid, slots, msg, Passwords{})
+		if err != nil {
+			return out, err
+		}
+		if v >= types.Version3 || c.Method == MethodJoinMatchmakeSessionEx {
+			w.Buffer(ms.SessionKey)
+		}
+	case MethodJoinMatchmakeSessionWithParam:
+		p := ReadJoinParam(&r, "joinMatchmakeSessionParam", v)
+		if err := done(); err != nil {
+			return out, err
+		}
+		ms, err := s.join(ctx, c, p.GID, max(p.ParticipationCount, 1), p.JoinMessage, Passwords{User: p.UserPassword, System: p.SystemPassword})
+		if err != nil {
+			return out, err
+		}
+		ms.Append(&w, v)
+	case MethodModifyCurrentGameAttribute:
+		gid := r.U32("gid")
+		idx := r.U32("attribIndex")
+		val := r.U32("newValue")
+		if err := done(); err != nil {
+			return out, err
+		}
+		if idx >= MaxAttributes {
+			return out, fmt.Errorf("%w: attribute index %d", types.CoreInvalidArgument, idx)
+		}
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error {
+			for len(ms.Attributes) <= int(idx) {
+				ms.Attributes = append(ms.Attributes, 0)
+			}
+			ms.Attributes[idx] = val
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	case MethodUpdateApplicationBuffer:
+		gid := r.U32("gid")
+		buf := r.Buffer("applicationBuffer")
+		if err := done(); err != nil {
+			return out, err
+		}
+		buf = append([]byte(nil), buf...)
+		// Any participant may update the buffer (games keep per-player data
+		// in it); the size limit is Validate's.
+		ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
+			if !participantOf(ps, pid) {
+				return fmt.Errorf("%w: PID %d is not in gathering %d", ResultPermissionDenied, pid, gid)
+			}
+			ms.ApplicationBuffer = buf
+			return nil
+		})
+		if err != nil {
+			return out, storeErr(err)
+		}
+		s.notify(ctx, ch, pid, "", reasonEnded, false)
+	case MethodUpdateMatchmakeSessionAttribute:
+		gid := r.U32("gid")
+		attrs := types.ReadList(&r, "attribs", (*types.Reader).U32)
+		if err := done(); err != nil {
+			return out, err
+		}
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.Attributes = attrs; return nil }); err != nil {
+			return out, err
+		}
+	case MethodUpdateMatchmakeSession:
+		ms, err := s.readGathering(c, &r, "anyGathering")
+		if err == nil {
+			err = r.Done()
+		}
+		if err != nil {
+			return out, badRequest(err)
+		}
+		if _, err := s.update(ctx, c, ms.ID, func(cur *MatchmakeSession) error {
+			keep := *cur
+			*cur = ms
+			cur.Owner, cur.Host, cur.SessionKey, cur.StartedTime = keep.Owner, keep.Host, keep.SessionKey, keep.StartedTime
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	case MethodUpdateProgressScore:
+		gid := r.U32("gid")
+		score := r.U8("progressScore")
+		if err := done(); err != nil {
+			return out, err
+		}
+		if score > 100 {
+			return out, fmt.Errorf("%w: progress score %d above 100", types.CoreInvalidArgument, score)
+		}
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.ProgressScore = score; return nil }); err != nil {
+			return out, err
+		}
+	case MethodGenerateMatchmakeSessionSystemPassword, MethodClearMatchmakeSessionSystemPassword:
+		gid := r.U32("gid")
+		if err := done(); err != nil {
+			return out, err
+		}
+		on := c.Method == MethodGenerateMatchmakeSessionSystemPassword
+		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.SystemPasswordEnabled = on; return nil }); err != nil {
+			return out, err
+		}
+		if on {
+			sp, ok := s.Store.(interface {
+				SystemPassword(ctx context.Context, gid uint32) (string, error)
+			})
+			if !ok {
+				return out, types.CoreNotImplemented
+			}
+			pw, err := sp.SystemPassword(ctx, gid)
+			if err != nil {
+				return out, storeErr(err)
+			}
+			w.String(pw)
+		}
+	case MethodGetSimplePlayingSession, MethodGetPlayingSession:
+		pids := types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
+		include := false
+		if c.Method == MethodGetSimplePlayingSession {
+			include = r.Bool("includeLoginUser")
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		if len(pids) > MaxBrowseResults {
+			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
+		}
+		if include {
+			pids = append(pids, pid)
+		}
+		type playing struct {
+			pid types.PID
+			ms  MatchmakeSession
+		}
+		var list []playing
+		for _, p := range pids {
+			found, err := s.Store.Find(ctx, Query{Participant: p})
+			if err != nil {
+				return out, storeErr(err)
+			}
+			for _, m := range found {
+				list = append(list, playing{p, m})
+			}
+		}
+		types.WriteList(&w, list, func(w *types.Writer, p playing) {
+			if c.Method == MethodGetPlayingSession {
+				m := w.BeginStructure(0)
+				w.PID(p.pid)
+				s.writeHolder(w, c, &p.ms)
+				w.EndStructure(m)
+				return
+			}
+			var attr uint32
+			if len(p.ms.Attributes) > 0 {
+				attr = p.ms.Attributes[0]
+			}
+			sp := SimplePlayingSession{PID: p.pid, GID: p.ms.ID, GameMode: p.ms.GameMode, Attribute: attr}
+			sp.Append(w)
+		})
+	case MethodFindMatchmakeSessionByGatheringIDDetail, MethodFindMatchmakeSessionBySingleGatheringID:
+		gid := r.U32("gid")
+		if err := done(); err != nil {
+			return out, err
+		}
+		ms, _, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		ms.Append(&w, v)
+	case MethodFindMatchmakeSessionByGatheringID:
+		gids := types.ReadList(&r, "lstGid", (*types.Reader).U32)
+		if err := done(); err != nil {
+			return out, err
+		}
+		return s.writeFound(ctx, c, &w, Query{GIDs: gids}, false)
+	case MethodFindMatchmakeSessionByOwner:
+		id := r.PID("id")
+		rr := r.ResultRange("resultRange")
+		if err := done(); err != nil {
+			return out, err
+		}
+		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, false)
+	default:
+		return out, types.CoreNotImplemented
+	}
+	return w.Bytes()
+}
+
+// joinFirst joins the first of gids that takes the caller
+// (AutoMatchmakeWithGatheringId_Postpone), or creates ms when none does.
+func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms MatchmakeSession, msg string) (MatchmakeSession, error) {
+	if len(gids) > MaxBrowseResults {
+		return ms, fmt.Errorf("%w: %d gathering ids", types.CoreInvalidArgument, len(gids))
+	}
+	for _, gid := range gids {
+		joined, err := s.join(ctx, c, gid, 1, msg, Passwords{})
+		if err == nil {
+			return joined, nil
+		}
+		var res types.Result
+		if !errors.As(err, &res) {
+			return ms, err
+		}
+	}
+	ch, err := s.Store.Create(ctx, newSession(ms), s.participant(c, 1, msg))
+	if err != nil {
+		return ms, storeErr(err)
+	}
+	return ch.Session, nil
+}

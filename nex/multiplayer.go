@@ -1,0 +1,59 @@
+package nex
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nattraversal"
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+)
+
+// multiplayer is the part of Server that serves the multiplayer protocols:
+// matchmaking (21, 50, 109) over Server.Matchmaking, NAT Traversal (3), and the
+// notifications (14) they send through the hub of secure connections.
+type multiplayer struct {
+	hub notifications.Hub
+	mm  matchmaking.Server
+	nat nattraversal.Server
+}
+
+// Hub returns the hub of secure connections that notifications go through.
+func (s *Server) Hub() *notifications.Hub { return &s.hub }
+
+// MatchmakingServer returns the matchmaking handler (nil-Store when
+// Matchmaking is not set).
+func (s *Server) MatchmakingServer() *matchmaking.Server { return &s.mm }
+
+// NATTraversal returns the NAT Traversal handler, for its counters.
+func (s *Server) NATTraversal() *nattraversal.Server { return &s.nat }
+
+// startMultiplayer registers the multiplayer protocols on the secure mux and
+// clears what connections of this node left in the store before a restart.
+func (s *Server) startMultiplayer(ctx context.Context) error {
+	if s.Matchmaking == nil {
+		return nil
+	}
+	s.hub.Logger = s.Logger
+	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
+	if err := s.mm.Start(ctx); err != nil {
+		return fmt.Errorf("nex: matchmaking store: %w", err)
+	}
+	s.mm.Register(s.Mux)
+	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
+	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
+	return nil
+}
+
+// connClosed removes an ended connection from the hub and its participations
+// from every gathering (the others are told).
+func (s *Server) connClosed(p *rmc.Peer) {
+	s.hub.Remove(p)
+	if s.Matchmaking != nil {
+		// Not on the transport's goroutine: the store's transaction may wait.
+		// A server shutting down still cleans up (ResetNode does it at the
+		// next start otherwise).
+		go s.mm.Disconnected(context.WithoutCancel(s.ctx), p)
+	}
+}

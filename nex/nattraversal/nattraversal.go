@@ -1,0 +1,151 @@
+// Package nattraversal implements the NAT Traversal protocol (protocol 3,
+// https://nintendo-wiki.pretendo.network/docs/nex/protocols/nat-traversal):
+// RequestProbeInitiation(Ext) asks the server to tell other stations to probe
+// the caller (the server calls InitiateProbe on their secure connections);
+// ReportNATProperties records the caller's NAT mapping and filtering, which the
+// Secure Connection server then writes into the caller's station urls (natm,
+// natf); ReportNATTraversalResult(Detail) record how a probe went.
+package nattraversal
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Protocol is the protocol id.
+const Protocol uint16 = 3
+
+// Method ids.
+const (
+	MethodRequestProbeInitiation         uint32 = 1
+	MethodInitiateProbe                  uint32 = 2
+	MethodRequestProbeInitiationExt      uint32 = 3
+	MethodReportNATTraversalResult       uint32 = 4
+	MethodReportNATProperties            uint32 = 5
+	MethodGetRelaySignatureKey           uint32 = 6
+	MethodReportNATTraversalResultDetail uint32 = 7
+)
+
+// MaxTargets bounds the url list of one probe request.
+const MaxTargets = 64
+
+// Stations is what the server needs of the Secure Connection server: the
+// caller's public url, and where to record NAT properties.
+type Stations interface {
+	PublicURL(p *rmc.Peer) (types.StationURL, bool)
+	SetNATProperties(p *rmc.Peer, mapping, filtering uint32) bool
+}
+
+// Result is one reported traversal result.
+type Result struct {
+	PID     types.PID
+	CID     uint32 // the target's Rendez-Vous connection id
+	Success bool
+	Detail  int32
+	RTT     uint32 // milliseconds (0 when the platform does not send it)
+}
+
+// Server answers NAT Traversal. Hub and Stations are required for probes and
+// NAT properties.
+type Server struct {
+	Hub      *notifications.Hub
+	Stations Stations
+	// OnResult receives traversal results; nil logs them at debug level.
+	OnResult func(ctx context.Context, r Result)
+	Logger   *slog.Logger
+
+	probes, results, failures atomic.Uint64
+}
+
+// Stats returns the probe requests relayed and the results reported (and how
+// many of them failed).
+func (s *Server) Stats() (probes, results, failures uint64) {
+	return s.probes.Load(), s.results.Load(), s.failures.Load()
+}
+
+// ServeRMC implements rmc.Handler.
+func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	switch c.Method {
+	case MethodRequestProbeInitiation, MethodRequestProbeInitiationExt:
+		targets := types.ReadList(&r, "urlTargetList", (*types.Reader).StationURL)
+		var probe types.StationURL
+		if c.Method == MethodRequestProbeInitiationExt {
+			probe = r.StationURL("urlStationToProbe")
+		}
+		if err := r.Done(); err != nil {
+			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+		}
+		if len(targets) > MaxTargets {
+			return out, fmt.Errorf("%w: %d probe targets, at most %d", types.CoreInvalidArgument, len(targets), MaxTargets)
+		}
+		if c.Method == MethodRequestProbeInitiation {
+			// The station to probe is the caller, as the server sees it.
+			u, ok := s.Stations.PublicURL(c.Peer)
+			if !ok {
+				return out, types.RendezVousNotAuthenticated
+			}
+			probe = u
+		}
+		for _, t := range targets {
+			pid := t.PID()
+			if pid == 0 {
+				return out, fmt.Errorf("%w: probe target %q has no PID", types.CoreInvalidArgument, t)
+			}
+			err := s.Hub.Call(ctx, pid, Protocol, MethodInitiateProbe, func(w *types.Writer, _ types.Version) { w.StationURL(probe) })
+			if err == nil {
+				s.probes.Add(1)
+			} else if s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal: probe target not reachable", slog.Uint64("pid", uint64(pid)),
+					slog.String("error", err.Error()))
+			}
+		}
+		return out, nil
+	case MethodReportNATProperties:
+		natm := r.U32("natmapping")
+		natf := r.U32("natfiltering")
+		rtt := r.U32("rtt")
+		if err := r.Done(); err != nil {
+			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+		}
+		if !s.Stations.SetNATProperties(c.Peer, natm, natf) {
+			return out, types.RendezVousNotAuthenticated
+		}
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat properties", slog.Uint64("pid", uint64(c.Peer.PID)),
+				slog.Uint64("natm", uint64(natm)), slog.Uint64("natf", uint64(natf)), slog.Uint64("rtt", uint64(rtt)))
+		}
+		return out, nil
+	case MethodReportNATTraversalResult, MethodReportNATTraversalResultDetail:
+		res := Result{PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
+		if c.Method == MethodReportNATTraversalResultDetail {
+			res.Detail = r.S32("detail")
+			res.RTT = r.U32("rtt")
+		} else if r.Remaining() == 4 {
+			// The rtt is only sent by Wii U and Switch clients.
+			res.RTT = r.U32("rtt")
+		}
+		if err := r.Done(); err != nil {
+			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+		}
+		s.results.Add(1)
+		if !res.Success {
+			s.failures.Add(1)
+		}
+		if s.OnResult != nil {
+			s.OnResult(ctx, res)
+		} else if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal result", slog.Uint64("pid", uint64(res.PID)),
+				slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
+		}
+		return out, nil
+	}
+	// GetRelaySignatureKey needs a relay server, which gamewire does not run.
+	return out, types.CoreNotImplemented
+}
