@@ -3,9 +3,14 @@ package pipboy
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
+
+	"github.com/gamewire/gamewire/internal/acceptretry"
 )
 
 // loopbackAddr returns addr, or 127.0.0.1:port when addr is empty: every listener of
@@ -18,12 +23,16 @@ func loopbackAddr(addr string, port int) string {
 }
 
 // acceptLoop accepts connections on ln and runs serve for each in a goroutine counted
-// by wg, until Accept fails. The check of *closed and wg.Add happen under mu, so an
-// owner that sets *closed under mu and then waits on wg never misses a goroutine; a
-// connection accepted after that is closed unserved. acceptLoop returns
-// ErrServerClosed once *closed is set, skips Accept timeouts, and returns any other
-// Accept error.
-func acceptLoop(ln net.Listener, mu *sync.Mutex, closed *bool, wg *sync.WaitGroup, serve func(net.Conn)) error {
+// by wg, until Accept fails for good. The check of *closed and wg.Add happen under mu,
+// so an owner that sets *closed under mu and then waits on wg never misses a goroutine;
+// a connection accepted after that is closed unserved. acceptLoop returns
+// ErrServerClosed once *closed is set (or done is closed). Accept errors that pass
+// (out of file descriptors: EMFILE, ENFILE; ENOBUFS; an aborted connection; a
+// timeout) are logged, counted in *errs and waited out with net/http's backoff (5 ms
+// doubling to 1 s); any other Accept error is returned.
+func acceptLoop(ln net.Listener, mu *sync.Mutex, closed *bool, wg *sync.WaitGroup, done <-chan struct{},
+	log *slog.Logger, errs *atomic.Uint64, serve func(net.Conn)) error {
+	var backoff acceptretry.Backoff
 	for {
 		c, err := ln.Accept()
 		mu.Lock()
@@ -33,15 +42,22 @@ func acceptLoop(ln net.Listener, mu *sync.Mutex, closed *bool, wg *sync.WaitGrou
 		}
 		mu.Unlock()
 		if err != nil {
-			if isClosed {
+			if isClosed || errors.Is(err, net.ErrClosed) {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			if !acceptretry.Temporary(err) {
+				loggerOr(log).Error("pipboy: accept failed; the listener stops", "addr", ln.Addr(), "err", err)
+				return fmt.Errorf("pipboy: accept on %v: %w", ln.Addr(), err)
 			}
-			return err
+			errs.Add(1)
+			pause := backoff.Next()
+			loggerOr(log).Warn("pipboy: accept failed; retrying", "addr", ln.Addr(), "err", err, "retry in", pause)
+			if !backoff.WaitFor(pause, done) {
+				return ErrServerClosed
+			}
+			continue
 		}
+		backoff.Reset()
 		if isClosed {
 			c.Close()
 			return ErrServerClosed

@@ -43,6 +43,7 @@ type Relay struct {
 	active   atomic.Int32
 
 	recordFailed atomic.Bool // the Recorder's error has been logged
+	acceptErrors atomic.Uint64
 }
 
 // Listen opens the listening socket so callers can learn its port before Serve.
@@ -78,10 +79,15 @@ func (r *Relay) Serve(ln net.Listener) error {
 	if r.dialCtx == nil {
 		r.dialCtx, r.stopDial = context.WithCancel(context.Background())
 	}
+	done := r.dialCtx.Done()
 	r.mu.Unlock()
 	loggerOr(r.Logger).Info("pipboy: relay listening", "addr", ln.Addr(), "game", r.Game)
-	return acceptLoop(ln, &r.mu, &r.closed, &r.wg, r.session)
+	return acceptLoop(ln, &r.mu, &r.closed, &r.wg, done, r.Logger, &r.acceptErrors, r.session)
 }
+
+// AcceptErrors returns how many Accept errors (out of file descriptors, ...) Serve
+// has waited out.
+func (r *Relay) AcceptErrors() uint64 { return r.acceptErrors.Load() }
 
 // Busy reports whether an app is being relayed (for a discovery Responder).
 func (r *Relay) Busy() bool { return r.active.Load() > 0 }

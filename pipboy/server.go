@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +60,8 @@ type Server struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	lastCmds []Command
+
+	acceptErrors atomic.Uint64
 }
 
 // NewServer returns a Server serving db (which it owns from now on).
@@ -108,8 +111,12 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.ln = ln
 	s.mu.Unlock()
 	loggerOr(s.Logger).Info("pipboy: game emulator listening", "addr", ln.Addr())
-	return acceptLoop(ln, &s.mu, &s.closed, &s.wg, s.serveConn)
+	return acceptLoop(ln, &s.mu, &s.closed, &s.wg, s.ctx.Done(), s.Logger, &s.acceptErrors, s.serveConn)
 }
+
+// AcceptErrors returns how many Accept errors (out of file descriptors, ...) Serve
+// has waited out.
+func (s *Server) AcceptErrors() uint64 { return s.acceptErrors.Load() }
 
 // ListenAddr returns the address the server listens on, once it does.
 func (s *Server) ListenAddr() net.Addr {

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -61,17 +65,41 @@ func init() {
 
 // openStore opens (creating it on first use) the account store in dir, or in
 // accounts.DefaultDir when dir is empty: what accounts --data and serve --data share.
+// Warnings about the store's file modes go to standard error.
 func openStore(ctx context.Context, dir string) (s *accounts.Store, created bool, err error) {
+	return openStoreWith(ctx, dir, &accounts.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+}
+
+func openStoreWith(ctx context.Context, dir string, opts *accounts.Options) (s *accounts.Store, created bool, err error) {
 	if dir == "" {
 		if dir, err = accounts.DefaultDir(); err != nil {
 			return nil, false, err
 		}
 	}
-	return accounts.Open(ctx, dir)
+	s, created, err = accounts.OpenWith(ctx, dir, opts)
+	if errors.Is(err, accounts.ErrNoStore) {
+		err = fmt.Errorf("%w (gamewire accounts add creates one; check --data)", err)
+	}
+	return s, created, err
 }
 
-func openAccounts(cmd *cobra.Command) (*accounts.Store, error) {
-	s, created, err := openStore(cmd.Context(), accountsFlags.data)
+// storeMode is how a subcommand opens the store: reading commands never create
+// one (a mistyped --data is an error, not a new empty store).
+type storeMode int
+
+const (
+	storeCreate   storeMode = iota // add: create the store on first use
+	storeExisting                  // passwd: change an existing store
+	storeReadOnly                  // list: read only
+)
+
+func openAccounts(cmd *cobra.Command, mode storeMode) (*accounts.Store, error) {
+	opts := &accounts.Options{
+		ReadOnly: mode == storeReadOnly,
+		NoCreate: mode == storeExisting,
+		Logger:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
+	}
+	s, created, err := openStoreWith(cmd.Context(), accountsFlags.data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -88,13 +116,17 @@ func readPassword(cmd *cobra.Command) (string, error) {
 	case accountsFlags.password != "" && accountsFlags.passwordStdin:
 		return "", errors.New("give --password or --password-stdin, not both")
 	case accountsFlags.password != "":
-		return accountsFlags.password, nil
+		return accountsFlags.password, accounts.CheckPassword(accountsFlags.password)
 	case accountsFlags.passwordStdin:
-		line, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+		// Read at most one byte past the longest password and its line end: a
+		// huge standard input is refused, not read into memory.
+		in := io.LimitReader(cmd.InOrStdin(), accounts.MaxPasswordLen+3)
+		line, err := bufio.NewReader(in).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return "", fmt.Errorf("read password from stdin: %w", err)
 		}
-		return strings.TrimRight(line, "\r\n"), nil
+		password := strings.TrimRight(line, "\r\n")
+		return password, accounts.CheckPassword(password)
 	}
 	fd := int(os.Stdin.Fd())
 	if !term.IsTerminal(fd) {
@@ -117,17 +149,20 @@ func readPassword(cmd *cobra.Command) (string, error) {
 	if p1 != p2 {
 		return "", errors.New("the passwords differ")
 	}
-	return p1, nil
+	return p1, accounts.CheckPassword(p1)
 }
 
 func runAccountsAdd(cmd *cobra.Command, _ []string) error {
-	return changeAccount(cmd, "added account", func(s *accounts.Store, password string) (auth.Account, error) {
+	if err := accounts.CheckName(accountsFlags.name); err != nil {
+		return err // before asking for a password
+	}
+	return changeAccount(cmd, storeCreate, "added account", func(s *accounts.Store, password string) (auth.Account, error) {
 		return s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
 	})
 }
 
 func runAccountsPasswd(cmd *cobra.Command, args []string) error {
-	return changeAccount(cmd, "changed the password of", func(s *accounts.Store, password string) (auth.Account, error) {
+	return changeAccount(cmd, storeExisting, "changed the password of", func(s *accounts.Store, password string) (auth.Account, error) {
 		return s.SetPassword(cmd.Context(), args[0], password)
 	})
 }
@@ -135,12 +170,12 @@ func runAccountsPasswd(cmd *cobra.Command, args []string) error {
 // changeAccount is what add and passwd share: it reads the password (before opening
 // the store, so a refused password creates nothing), applies change, and prints
 // what was done to which account.
-func changeAccount(cmd *cobra.Command, did string, change func(s *accounts.Store, password string) (auth.Account, error)) error {
+func changeAccount(cmd *cobra.Command, mode storeMode, did string, change func(s *accounts.Store, password string) (auth.Account, error)) error {
 	password, err := readPassword(cmd)
 	if err != nil {
 		return err
 	}
-	s, err := openAccounts(cmd)
+	s, err := openAccounts(cmd, mode)
 	if err != nil {
 		return err
 	}
@@ -149,12 +184,38 @@ func changeAccount(cmd *cobra.Command, did string, change func(s *accounts.Store
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s PID %d name %q\n", did, a.PID, a.Name)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s PID %d name %q\n", did, a.PID, a.Name) // %q escapes control characters
 	return nil
 }
 
+// maxNameColumn is the widest name accounts list prints (names may be up to
+// accounts.MaxNameLen bytes, and a store written by another program longer).
+const maxNameColumn = 40
+
+// displayName makes a name safe for a terminal and at most width runes wide: a
+// name with a control character, an invisible format character (a bidirectional
+// override) or bytes that are not UTF-8 is printed quoted with Go escapes
+// ("\x1b[31m"), and a name too long is cut with "…".
+func displayName(name string, width int) string {
+	safe := utf8.ValidString(name)
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			safe = false
+			break
+		}
+	}
+	if !safe {
+		name = strconv.Quote(name)
+	}
+	if utf8.RuneCountInString(name) > width {
+		runes := []rune(name)
+		name = string(runes[:width-1]) + "…"
+	}
+	return name
+}
+
 func runAccountsList(cmd *cobra.Command, _ []string) error {
-	s, err := openAccounts(cmd)
+	s, err := openAccounts(cmd, storeReadOnly)
 	if err != nil {
 		return err
 	}
@@ -170,7 +231,7 @@ func runAccountsList(cmd *cobra.Command, _ []string) error {
 		if a.Special {
 			kind = "special"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", a.PID, a.Name, kind, a.Created)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", a.PID, displayName(a.Name, maxNameColumn), kind, displayName(a.Created, maxNameColumn))
 	}
 	return w.Flush()
 }

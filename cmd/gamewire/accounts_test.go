@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -71,5 +75,75 @@ func TestAccountsCLI(t *testing.T) {
 	a, err := s.AccountByName(context.Background(), "alice")
 	if err != nil || a.KeyNEX != kerberos.DeriveKey("new", 5000) {
 		t.Fatalf("passwd did not take: %v", err)
+	}
+}
+
+// TestAccountsListEscapes: names written into the store by another program (Add
+// refuses them) reach the terminal escaped and the column stays narrow: no ESC byte,
+// no 65,534-column padding.
+func TestAccountsListEscapes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if _, err := runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--name", "plain", "--password", "pw"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, accounts.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"\x1b[31mred\x1b[0m", strings.Repeat("w", 65534), "evil\u202etxt.exe", "bad\xff"} {
+		if _, err := db.Exec(`INSERT INTO accounts (pid, name, key_nex, key_switch, special, created) VALUES (?, ?, ?, ?, 0, 'now')`,
+			6000+i, name, make([]byte, 16), make([]byte, 16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out, err := runAccountsCLI(t, "", "accounts", "list", "--data", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out, "\x1b\u202e\xff") {
+		t.Fatalf("a control character reached the output:\n%q", out)
+	}
+	for _, want := range []string{`"\x1b[31mred\x1b[0m"`, `"evil\u202etxt.exe"`, `"bad\xff"`, "plain", "wwww…"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %s:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 100 {
+			t.Errorf("a line of %d columns: %.60q...", n, line)
+		}
+	}
+	// Add refuses such names, and says why, before asking for a password.
+	_, err = runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--name", "\x1b[31m")
+	if err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("add of an escape sequence: %v", err)
+	}
+	_, err = runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--name", strings.Repeat("n", 100))
+	if err == nil || !strings.Contains(err.Error(), "at most 64") {
+		t.Fatalf("add of a long name: %v", err)
+	}
+	_, err = runAccountsCLI(t, strings.Repeat("p", 10000)+"\n", "accounts", "add", "--data", dir, "--password-stdin")
+	if err == nil || !strings.Contains(err.Error(), "at most 256") {
+		t.Fatalf("add with a long password: %v", err)
+	}
+}
+
+// TestAccountsReadingCreatesNothing: list and passwd with a mistyped --data fail
+// with a clear error and leave no directory behind.
+func TestAccountsReadingCreatesNothing(t *testing.T) {
+	base := t.TempDir()
+	typo := filepath.Join(base, "typo", "dir")
+	for _, args := range [][]string{
+		{"accounts", "list", "--data", typo},
+		{"accounts", "passwd", "--data", typo, "alice", "--password", "pw"},
+	} {
+		_, err := runAccountsCLI(t, "", args...)
+		if err == nil || !errors.Is(err, accounts.ErrNoStore) || !strings.Contains(err.Error(), "check --data") {
+			t.Errorf("%v: %v", args, err)
+		}
+		if _, err := os.Stat(filepath.Join(base, "typo")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%v created %s", args, typo)
+		}
 	}
 }

@@ -82,9 +82,10 @@ func (b *Backoff) Next() time.Duration {
 // Reset starts the next run of failures at 5 ms again.
 func (b *Backoff) Reset() { b.d = 0 }
 
-// Wait sleeps for Next, or returns false at once when done is closed first.
-func (b *Backoff) Wait(done <-chan struct{}) bool {
-	t := time.NewTimer(b.Next())
+// WaitFor sleeps for pause (from Next), or returns false at once when done is
+// closed first.
+func (b *Backoff) WaitFor(pause time.Duration, done <-chan struct{}) bool {
+	t := time.NewTimer(pause)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -57,7 +57,7 @@ func TestBackoff(t *testing.T) {
 	}
 	done := make(chan struct{})
 	close(done)
-	if b.Wait(done) {
+	if b.WaitFor(time.Hour, done) {
 		t.Fatal("Wait returned true with done closed")
 	}
 }

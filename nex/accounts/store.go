@@ -21,12 +21,16 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -46,11 +50,55 @@ const MaxPID = types.PID(math.MaxInt64)
 
 // Errors of the store; wrapped with the name or PID involved.
 var (
-	ErrExists    = errors.New("accounts: already exists")
-	ErrBadName   = errors.New("accounts: bad name")
-	ErrBadPID    = errors.New("accounts: bad PID")
-	ErrEmptyPass = errors.New("accounts: empty password")
+	ErrExists      = errors.New("accounts: already exists")
+	ErrBadName     = errors.New("accounts: bad name")
+	ErrBadPID      = errors.New("accounts: bad PID")
+	ErrEmptyPass   = errors.New("accounts: empty password")
+	ErrBadPassword = errors.New("accounts: bad password")
 )
+
+// MaxNameLen bounds an account name, in bytes. A NEX String (the type of the user
+// name in Login; nintendo-wiki, docs/nex/protocols/authentication,
+// https://github.com/PretendoNetwork/nintendo-wiki) could carry 65,534 bytes, but
+// every name a NEX server hands out is a PID in decimal (at most 20 digits) or a
+// special account ("Quazal Authentication", 21 bytes); a longer one only serves
+// to flood listings and logs. Names are also valid UTF-8 without control
+// characters.
+const MaxNameLen = 64
+
+// MaxPasswordLen bounds a password, in bytes. The password never crosses the wire:
+// only the keys derived from it are used (nintendo-wiki, docs/nex/kerberos,
+// "Password Authentication"). 256 leaves room for pass phrases.
+const MaxPasswordLen = 256
+
+// CheckName returns an error wrapping ErrBadName when name cannot be an account
+// name: longer than MaxNameLen bytes, not UTF-8, or with a control character.
+func CheckName(name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("%w: %d bytes, at most %d (NEX names are PIDs in decimal or the special accounts' names)", ErrBadName, len(name), MaxNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w: %+q is not UTF-8", ErrBadName, name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %+q has the control character %U", ErrBadName, name, r)
+		}
+	}
+	return nil
+}
+
+// CheckPassword returns an error wrapping ErrEmptyPass or ErrBadPassword when
+// password is empty or longer than MaxPasswordLen bytes.
+func CheckPassword(password string) error {
+	if password == "" {
+		return ErrEmptyPass
+	}
+	if len(password) > MaxPasswordLen {
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrBadPassword, len(password), MaxPasswordLen)
+	}
+	return nil
+}
 
 // Store is the SQLite account store. It is safe for concurrent use, and several
 // processes (a server and `gamewire accounts`) may open the same directory.
@@ -76,15 +124,49 @@ CREATE TABLE IF NOT EXISTS accounts (
 );
 `
 
+// Options tune OpenWith. The zero value (or nil) is what Open does.
+type Options struct {
+	// ReadOnly opens an existing store without creating, migrating or changing
+	// anything: a missing directory or database is an error wrapping ErrNoStore,
+	// and every write fails. For commands that only read (accounts list).
+	ReadOnly bool
+	// NoCreate opens an existing store read-write (migrating it) but creates
+	// nothing: a missing directory or database is an error wrapping ErrNoStore.
+	// For commands that change an existing account (accounts passwd).
+	NoCreate bool
+	// Logger receives warnings (a data directory other users can read);
+	// default none.
+	Logger *slog.Logger
+}
+
 // Open opens the store in dir, creating the directory (mode 0700), the database and
 // the special accounts if they do not exist yet. created reports whether this call
-// created the database.
+// created the database. It is OpenWith with the zero Options.
 func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
+	return OpenWith(ctx, dir, nil)
+}
+
+// OpenWith opens the store in dir as Open does, or read-only (Options.ReadOnly).
+//
+// The store's files hold password-equivalent keys, so they are kept to their owner:
+// the database is created 0600 before SQLite opens it, and SQLite gives the files it
+// creates beside it (accounts.db-wal, accounts.db-shm) the database file's mode.
+// Nothing changes the process-wide umask, so this is correct with other goroutines
+// creating files meanwhile. A store left readable by others by an earlier gamewire
+// (files 0644) is narrowed to 0600 on a read-write open. A data directory that
+// already exists keeps its mode; when group or others may read it, a warning is
+// logged (the files inside are 0600 anyway, but their names and sizes show).
+func OpenWith(ctx context.Context, dir string, o *Options) (s *Store, created bool, err error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if dir == "" {
 		return nil, false, errors.New("accounts: no data directory given")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, false, fmt.Errorf("accounts: create data directory: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
 	if strings.ContainsAny(path, "?#") {
@@ -92,19 +174,43 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 		// and the fragment.
 		return nil, false, fmt.Errorf("accounts: data directory %q: '?' and '#' are not supported in its path", dir)
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		created = true
+	if opts.ReadOnly || opts.NoCreate {
+		if _, err := os.Stat(path); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, false, fmt.Errorf("%w: no %s in %s", ErrNoStore, FileName, dir)
+			}
+			return nil, false, fmt.Errorf("accounts: %w", err)
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("accounts: create data directory: %w", err)
+	}
+	warnDirMode(log, dir)
+	if !opts.ReadOnly {
+		if created, err = createPrivate(path); err != nil {
+			return nil, false, err
+		}
+		narrowModes(log, path)
 	}
 	// _txlock=immediate: every transaction takes the write lock when it begins, so
 	// one that reads and then writes (Add picking the next PID, the services'
 	// check-then-join) waits for another writer instead of failing with
 	// SQLITE_BUSY_SNAPSHOT; busy_timeout bounds the wait.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	if opts.ReadOnly {
+		dsn = "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)"
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, false, fmt.Errorf("accounts: open %s: %w", path, err)
 	}
 	s = &Store{db: db, path: path}
+	if opts.ReadOnly {
+		if err := s.checkSchema(ctx); err != nil {
+			db.Close()
+			return nil, false, err
+		}
+		return s, false, nil
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, false, err
@@ -113,10 +219,88 @@ func Open(ctx context.Context, dir string) (s *Store, created bool, err error) {
 		db.Close()
 		return nil, false, err
 	}
-	if created {
-		_ = os.Chmod(path, 0o600)
-	}
 	return s, created, nil
+}
+
+// ErrNoStore: a read-only open found no store in the data directory.
+var ErrNoStore = errors.New("accounts: no account store")
+
+// createPrivate creates an empty database file (which SQLite takes for an empty
+// database) with mode 0600 if there is none; true if it did.
+func createPrivate(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("accounts: create %s: %w", path, err)
+	}
+	// The umask may have narrowed 0600 further, never widened it; Chmod makes it
+	// exactly 0600 so the side files SQLite copies the mode to are usable.
+	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
+		f.Close()
+		return false, fmt.Errorf("accounts: %s: %w", path, err)
+	}
+	return true, f.Close()
+}
+
+// sideFiles are the files SQLite keeps beside the database in WAL mode.
+var sideFiles = []string{"", "-wal", "-shm", "-journal"}
+
+// narrowModes makes the database and its side files 0600 where an earlier gamewire
+// left them readable by others.
+func narrowModes(log *slog.Logger, path string) {
+	if runtime.GOOS == "windows" {
+		return // modes do not describe Windows ACLs
+	}
+	for _, suffix := range sideFiles {
+		fi, err := os.Stat(path + suffix)
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(path+suffix, 0o600); err != nil {
+			log.Warn("accounts: store file readable by others and cannot be narrowed", "file", path+suffix, "mode", fi.Mode().Perm(), "err", err)
+			continue
+		}
+		log.Warn("accounts: store file was readable by others; now 0600", "file", path+suffix, "was", fi.Mode().Perm())
+	}
+}
+
+// warnDirMode warns when group or others may list the data directory.
+func warnDirMode(log *slog.Logger, dir string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("accounts: the data directory is open to other users; chmod 700 it", "dir", dir, "mode", fi.Mode().Perm())
+	}
+}
+
+// checkSchema refuses, on a read-only open, a database this build cannot read: one
+// without the accounts table, or one a newer gamewire wrote.
+func (s *Store) checkSchema(ctx context.Context) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'accounts'`).Scan(&n); err != nil {
+		return fmt.Errorf("accounts: open %s: %w", s.path, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s has no accounts table", ErrNoStore, s.path)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil || n == 0 {
+		return err // written before schema_migrations: version 1 of accounts
+	}
+	have, err := s.SchemaVersions(ctx)
+	if err != nil {
+		return err
+	}
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	for name, v := range have {
+		if steps, known := components[name]; known && v > len(steps) {
+			return fmt.Errorf("%w: %s is at version %d, this build knows %d (%s)", ErrSchemaTooNew, name, v, len(steps), s.path)
+		}
+	}
+	return nil
 }
 
 // seed adds the special accounts that are missing. Deriving a key costs ~65,000
@@ -178,14 +362,14 @@ type NewAccount struct {
 
 // Add creates an account and returns it.
 func (s *Store) Add(ctx context.Context, n NewAccount) (auth.Account, error) {
-	if n.Password == "" {
-		return auth.Account{}, ErrEmptyPass
+	if err := CheckPassword(n.Password); err != nil {
+		return auth.Account{}, err
 	}
 	if n.PID > MaxPID {
 		return auth.Account{}, fmt.Errorf("%w: %d is larger than %d", ErrBadPID, n.PID, MaxPID)
 	}
-	if strings.ContainsRune(n.Name, 0) || len(n.Name) > types.MaxStringLen {
-		return auth.Account{}, fmt.Errorf("%w: %q", ErrBadName, n.Name)
+	if err := CheckName(n.Name); err != nil {
+		return auth.Account{}, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -229,8 +413,8 @@ func (s *Store) Add(ctx context.Context, n NewAccount) (auth.Account, error) {
 // SetPassword replaces the keys of the account named by nameOrPID (a name, or a
 // PID in decimal when no account has that name).
 func (s *Store) SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error) {
-	if password == "" {
-		return auth.Account{}, ErrEmptyPass
+	if err := CheckPassword(password); err != nil {
+		return auth.Account{}, err
 	}
 	a, err := s.Find(ctx, nameOrPID)
 	if err != nil {

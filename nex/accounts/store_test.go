@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/auth"
@@ -99,4 +100,42 @@ func TestStore(t *testing.T) {
 		t.Fatalf("reopened list: %d accounts", len(list))
 	}
 	var _ auth.Accounts = s2
+}
+
+// TestNameAndPasswordBounds: names longer than MaxNameLen, not UTF-8 or with a
+// control character (a terminal escape), and passwords longer than MaxPasswordLen
+// are refused with an error naming the bound; the limits themselves are accepted.
+func TestNameAndPasswordBounds(t *testing.T) {
+	ctx := context.Background()
+	s, _, err := Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name, password string
+		want           error
+		says           string
+	}{
+		{strings.Repeat("n", 65534), "pw", ErrBadName, "65534 bytes, at most 64"},
+		{strings.Repeat("n", MaxNameLen+1), "pw", ErrBadName, "at most 64"},
+		{"\x1b[31mred", "pw", ErrBadName, "control character U+001B"},
+		{"tab\there", "pw", ErrBadName, "control character"},
+		{"bad\xffutf8", "pw", ErrBadName, "not UTF-8"},
+		{"long-pass", strings.Repeat("p", MaxPasswordLen+1), ErrBadPassword, "257 bytes, at most 256"},
+	} {
+		_, err := s.Add(ctx, NewAccount{Name: tc.name, Password: tc.password})
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Add(%.20q): %v, want %v saying %q", tc.name, err, tc.want, tc.says)
+		}
+		if len(err.Error()) > 200 {
+			t.Errorf("error of %d bytes", len(err.Error()))
+		}
+	}
+	if _, err := s.Add(ctx, NewAccount{Name: strings.Repeat("é", MaxNameLen/2), Password: strings.Repeat("p", MaxPasswordLen)}); err != nil {
+		t.Fatalf("the limits themselves: %v", err)
+	}
+	if _, err := s.SetPassword(ctx, "guest", strings.Repeat("p", MaxPasswordLen+1)); !errors.Is(err, ErrBadPassword) {
+		t.Fatalf("SetPassword beyond the limit: %v", err)
+	}
 }

@@ -154,9 +154,7 @@ func (l *Listener) Serve(ln net.Listener) error {
 			l.h.acceptErrors.add(acceptretry.Reason(err))
 			pause := backoff.Next()
 			l.h.log.Warn("prudp lite: accept failed; retrying", "addr", ln.Addr(), "err", err, "retry in", pause)
-			select {
-			case <-time.After(pause):
-			case <-l.done:
+			if !backoff.WaitFor(pause, l.done) {
 				return ErrClosed
 			}
 			continue

@@ -80,6 +80,11 @@ func NewReader(r io.Reader, maxPacket int) *Reader {
 	return &Reader{r: r, max: maxPacket, buf: make([]byte, min(maxPacket, initialBuffer))}
 }
 
+// Buffered returns how many bytes of the next packets have been read from the
+// stream and not yet returned: more than 0 after Next means the next packet has
+// started to arrive.
+func (r *Reader) Buffered() int { return r.end - r.start }
+
 // Offset is the stream offset of the next packet Next returns.
 func (r *Reader) Offset() int64 { return r.off }
 

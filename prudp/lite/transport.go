@@ -38,9 +38,14 @@ type Config struct {
 	// WriteTimeout bounds one write to a stream; default 10 s. A peer that
 	// accepts no bytes for that long is dropped (reason "slow_reader").
 	WriteTimeout time.Duration
-	// IdleTimeout closes a stream on which nothing was received for this
-	// long; default 60 s (peers send a PING every 5 s).
+	// IdleTimeout closes a stream on which no complete packet was received
+	// for this long; default 60 s (peers send a PING every 5 s). Bytes that
+	// complete no packet do not count.
 	IdleTimeout time.Duration
+	// PacketTimeout closes a stream whose packet, once its first byte has
+	// arrived, is not complete within this long; default 10 s (peers write a
+	// packet at once).
+	PacketTimeout time.Duration
 	// HandshakeTimeout bounds the TLS handshake, the first byte and the
 	// WebSocket upgrade of an accepted connection, and a client's dial when
 	// its context has no deadline; default 10 s.
@@ -72,6 +77,9 @@ func (c *Config) resolved() Config {
 	if r.IdleTimeout <= 0 {
 		r.IdleTimeout = 60 * time.Second
 	}
+	if r.PacketTimeout <= 0 {
+		r.PacketTimeout = 10 * time.Second
+	}
 	if r.HandshakeTimeout <= 0 {
 		r.HandshakeTimeout = 10 * time.Second
 	}
@@ -91,7 +99,7 @@ var (
 	ErrSlowReader = errors.New("prudp lite: slow reader")
 	// ErrNoStream: a write to an address that has no open stream.
 	ErrNoStream = errors.New("prudp lite: no open stream for address")
-	// ErrIdle: nothing was received on a stream for IdleTimeout.
+	// ErrIdle: no complete packet was received on a stream for IdleTimeout.
 	ErrIdle = errors.New("prudp lite: stream idle")
 	// ErrClosed: the listener, port or stream was closed locally.
 	ErrClosed = errors.New("prudp lite: closed")
@@ -112,7 +120,7 @@ const (
 	reasonTruncated  = "truncated"   // the peer closed the stream inside a packet
 	reasonFraming    = "framing"     // bad magic or oversized packet
 	reasonSlowReader = "slow_reader" // MaxQueued or WriteTimeout
-	reasonIdle       = "idle"        // IdleTimeout
+	reasonIdle       = "idle"        // IdleTimeout (no complete packet)
 	reasonReadError  = "read_error"  // any other read error
 	reasonWriteError = "write_error" // any other write error
 	reasonClosed     = "closed"      // closed locally
@@ -521,23 +529,6 @@ func newWSConn(ws *websocket.Conn, addr net.Addr, kind string) *wsConn {
 func (c *wsConn) abort()               { _ = c.ws.CloseNow() }
 func (c *wsConn) RemoteAddr() net.Addr { return c.addr }
 
-// idleReader restarts the stream's idle timer whenever bytes arrive. A timer
-// rather than read deadlines: a WebSocket's deadlines act through its
-// contexts, which do not interrupt a read waiting for the next frame.
-type idleReader struct {
-	c     net.Conn
-	timer *time.Timer
-	after time.Duration
-}
-
-func (r idleReader) Read(b []byte) (int, error) {
-	n, err := r.c.Read(b)
-	if n > 0 {
-		r.timer.Reset(r.after)
-	}
-	return n, err
-}
-
 // readLoop splits the stream into packets and hands each to the PortConn of
 // its destination port, waiting while that PortConn's queue is full. When the
 // stream ends, every PRUDP connection it carried gets a forced DISCONNECT
@@ -545,18 +536,18 @@ func (r idleReader) Read(b []byte) (int, error) {
 // timeout.
 func (s *stream) readLoop() {
 	defer s.h.wg.Done()
-	idle := s.h.cfg.IdleTimeout
-	timer := time.AfterFunc(idle, func() {
-		s.close(fmt.Errorf("%w: nothing from %v for %v", ErrIdle, s.peer, idle), reasonIdle)
-	})
-	defer timer.Stop()
-	r := NewReader(idleReader{c: s.c, timer: timer, after: idle}, s.h.cfg.MaxPacket)
+	// Timers rather than read deadlines: a WebSocket's deadlines act through its
+	// contexts, which do not interrupt a read waiting for the next frame.
+	clock := newStreamClock(s, time.Now())
+	defer clock.stop()
+	r := NewReader(clockReader{r: s.c, clock: clock}, s.h.cfg.MaxPacket)
 	for {
 		p, err := r.Next()
 		if err != nil {
 			s.readFailed(err)
 			break
 		}
+		clock.packetDone(r.Buffered() > 0)
 		s.h.packetsIn.Add(1)
 		s.h.bytesIn.Add(uint64(len(p)))
 		if len(p) < HeaderSize {

@@ -608,3 +608,102 @@ func TestWebSocketAnyNonEmptyKey(t *testing.T) {
 		t.Errorf("accepted %v, refused %v; want 4 ws streams and 6 refused upgrades", st.Accepted, st.Refused)
 	}
 }
+
+// trickle sends a packet's bytes one at a time, every 50 ms, until the listener
+// counts a stream closed for reason or 100 bytes are sent (5 s); it returns how many
+// it sent. The packet declares 200 payload bytes, so it never completes.
+func trickle(t *testing.T, l *Listener, c net.Conn, reason string) int {
+	t.Helper()
+	partial := toPort(t, 1, 9, make([]byte, 200))
+	for i := range 100 {
+		if l.Stats().Closed[reason] > 0 {
+			return i
+		}
+		if _, err := c.Write(partial[i : i+1]); err != nil {
+			return i
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 100
+}
+
+// TestIdleMeansNoCompletePacket: a stream that trickles one byte at a time never
+// completes a packet and is closed for IdleTimeout (reason "idle") while it still
+// trickles, over raw TCP and WebSocket; a stream sending a whole packet every 50 ms
+// for as long stays open.
+func TestIdleMeansNoCompletePacket(t *testing.T) {
+	for _, scheme := range []string{"tcp", "ws"} {
+		t.Run(scheme, func(t *testing.T) {
+			l, _ := testListener(t, false, Config{IdleTimeout: 400 * time.Millisecond, PacketTimeout: time.Minute})
+			p1 := l.Port(1)
+			go func() { // drain
+				b := make([]byte, 4096)
+				for {
+					if _, _, err := p1.ReadFromUDPAddrPort(b); err != nil {
+						return
+					}
+				}
+			}()
+			slow, err := DialStream(context.Background(), testURL(l, scheme), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slow.Close()
+			busy, err := DialStream(context.Background(), testURL(l, scheme), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer busy.Close()
+			slow.Write(toPort(t, 1, 1, nil))
+			stop := make(chan struct{})
+			busyDone := make(chan int)
+			go func() {
+				n := 0
+				for {
+					select {
+					case <-stop:
+						busyDone <- n
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+					if _, err := busy.Write(toPort(t, 1, uint16(n), nil)); err != nil {
+						busyDone <- -1
+						return
+					}
+					n++
+				}
+			}()
+			sent := trickle(t, l, slow, reasonIdle)
+			close(stop)
+			packets := <-busyDone
+			st := l.Stats()
+			if sent >= 100 || st.Closed[reasonIdle] != 1 {
+				t.Fatalf("the trickling stream sent %d bytes and was not closed for idleness: closed %v", sent, st.Closed)
+			}
+			if st.Streams != 1 || packets < 1 {
+				t.Fatalf("the busy stream (%d packets) did not stay open: %d streams, closed %v", packets, st.Streams, st.Closed)
+			}
+			t.Logf("closed after %d trickled bytes; the busy stream sent %d packets meanwhile", sent, packets)
+		})
+	}
+}
+
+// TestPacketTimeout: a stream that starts a packet and trickles the rest is closed
+// after PacketTimeout (reason "packet_timeout"), long before its IdleTimeout.
+func TestPacketTimeout(t *testing.T) {
+	l, _ := testListener(t, false, Config{IdleTimeout: time.Minute, PacketTimeout: 300 * time.Millisecond})
+	p1 := l.Port(1)
+	c, err := DialStream(context.Background(), testURL(l, "tcp"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(toPort(t, 1, 1, nil))
+	readPacket(t, p1)
+	if sent := trickle(t, l, c, reasonPacketTimeout); sent >= 100 {
+		t.Fatalf("the trickling stream was not closed: closed %v", l.Stats().Closed)
+	}
+	if st := l.Stats(); st.Closed[reasonPacketTimeout] != 1 || st.Closed[reasonIdle] != 0 {
+		t.Fatalf("closed %v", st.Closed)
+	}
+}
