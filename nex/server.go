@@ -9,10 +9,12 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/types"
@@ -75,9 +77,24 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
-	// Node names this secure server in Matchmaking, for servers sharing one
-	// database; default "local".
+	// Node names this secure server in Matchmaking and in Nodes, for servers
+	// sharing one database; default "local" (RoleSecure: the address and port
+	// of its station url).
 	Node string
+	// Role selects the servers this process runs; default RoleAll (roles.go).
+	Role Role
+	// Nodes is the registry of secure nodes: RoleSecure announces itself there,
+	// RoleAuth picks a node for each login from it. Required by both.
+	Nodes nodes.Registry
+	// NodeCapacity is the most connections this secure node announces it takes
+	// (0: no limit).
+	NodeCapacity int
+	// HeartbeatInterval is how often a secure node renews its record; default
+	// DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// NodeTimeout is how old a node's heartbeat may be for the authentication
+	// server to send logins to it; default 3 x HeartbeatInterval.
+	NodeTimeout time.Duration
 	// Logger receives both servers' logs; default none.
 	Logger *slog.Logger
 
@@ -194,56 +211,54 @@ func offeredMinor(c prudp.Config) uint8 {
 	return c.MinorVersion
 }
 
-// Serve runs both servers on the given sockets until Shutdown or Close, and returns
-// the first error (prudp.ErrServerClosed after a shutdown). It closes the sockets.
+// Serve runs the servers of s.Role on the given sockets until Shutdown or Close,
+// and returns the first error (prudp.ErrServerClosed after a shutdown). It
+// closes the sockets. RoleAll needs both sockets; RoleAuth only authPC and
+// RoleSecure only securePC (the other may be nil).
 func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
+	closeAll := func() {
+		if authPC != nil {
+			authPC.Close()
+		}
+		if securePC != nil {
+			securePC.Close()
+		}
+	}
 	if err := s.init(); err != nil {
-		authPC.Close()
-		securePC.Close()
+		closeAll()
 		return err
+	}
+	if err := s.checkRole(authPC, securePC); err != nil {
+		closeAll()
+		return err
+	}
+	if s.Role == RoleAuth {
+		securePC = nil
+	}
+	if s.Role == RoleSecure {
+		authPC = nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	secureKey, err := s.secureKey(ctx)
 	if err != nil {
-		authPC.Close()
-		securePC.Close()
+		closeAll()
 		return err
 	}
 
-	// The secure server's url: what Login hands to clients.
-	host := s.SecureHost
-	la := securePC.LocalAddr()
-	ap, err := netip.ParseAddrPort(la.String())
-	if err != nil {
-		authPC.Close()
-		securePC.Close()
-		return fmt.Errorf("nex: secure socket address %v: %w", la, err)
-	}
-	if host == "" {
-		ip := ap.Addr().Unmap()
-		if ip.IsUnspecified() {
-			ip = netip.MustParseAddr("127.0.0.1")
-		}
-		host = ip.String()
-	}
-	stream := s.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	var url types.StationURL
 	port := s.securePort()
-	urlPort := strconv.Itoa(int(ap.Port()))
-	if s.SharedAddress {
-		host, urlPort = "0.0.0.1", "1"
+	if securePC != nil {
+		if url, err = s.stationURL(securePC, port); err != nil {
+			closeAll()
+			return err
+		}
+		if s.Role == RoleSecure && s.Node == "" {
+			// Matchmaking records participants by node: nodes sharing a store
+			// need names of their own.
+			s.Node = s.nodeID(url)
+		}
 	}
-	url := types.NewStationURL("prudps",
-		types.URLParam{Key: "address", Value: host},
-		types.URLParam{Key: "port", Value: urlPort},
-		types.URLParam{Key: "CID", Value: "1"},
-		types.URLParam{Key: "PID", Value: strconv.FormatUint(uint64(s.securePID()), 10)},
-		types.URLParam{Key: "sid", Value: strconv.Itoa(int(port))},
-		types.URLParam{Key: "stream", Value: strconv.Itoa(int(stream))},
-		types.URLParam{Key: "type", Value: "2"})
 
 	ts := s.Auth
 	if ts.Accounts == nil {
@@ -251,6 +266,9 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 	if ts.SecureURL.IsZero() {
 		ts.SecureURL = url
+	}
+	if s.Role == RoleAuth && ts.SecureURLFor == nil {
+		ts.SecureURLFor = s.pickNode
 	}
 	if ts.Logger == nil {
 		ts.Logger = s.Logger
@@ -266,49 +284,119 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 	s.Mux.HandleProtocol(rmc.ProtocolSecureConnection, &s.secure)
 	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
-	if err := s.startMultiplayer(ctx); err != nil {
-		authPC.Close()
-		securePC.Close()
-		return err
+	if securePC != nil {
+		if err := s.startMultiplayer(ctx); err != nil {
+			closeAll()
+			return err
+		}
 	}
 
 	s.mu.Lock()
 	s.ctx = ctx
-	s.authSrv = &prudp.Server{Config: s.Config, Handler: s.handler(authMux, "prudp"), ConnState: s.connState}
-	s.secureSrv = &prudp.Server{Config: s.Config, Handler: s.handler(s.Mux, "prudps"), ConnState: s.connState,
-		ServerKey: secureKey}
-	s.secureSrv.Config.Port = port
-	s.authSrv.Config.Logger = s.Logger
-	s.secureSrv.Config.Logger = s.Logger
-	authSrv, secureSrv := s.authSrv, s.secureSrv
+	type served struct {
+		srv *prudp.Server
+		pc  prudp.PacketConn
+	}
+	var run []served
+	if authPC != nil {
+		s.authSrv = &prudp.Server{Config: s.Config, Handler: s.handler(authMux, "prudp"), ConnState: s.connState}
+		s.authSrv.Config.Logger = s.Logger
+		run = append(run, served{s.authSrv, authPC})
+	}
+	if securePC != nil {
+		s.secureSrv = &prudp.Server{Config: s.Config, Handler: s.handler(s.Mux, "prudps"), ConnState: s.connState,
+			ServerKey: secureKey}
+		s.secureSrv.Config.Port = port
+		s.secureSrv.Config.Logger = s.Logger
+		run = append(run, served{s.secureSrv, securePC})
+	}
+	secureSrv := s.secureSrv
 	s.mu.Unlock()
 
-	errs := make(chan error, 2)
-	go func() { errs <- authSrv.Serve(authPC) }()
-	go func() { errs <- secureSrv.Serve(securePC) }()
+	errs := make(chan error, len(run))
+	for _, r := range run {
+		go func() { errs <- r.srv.Serve(r.pc) }()
+	}
+	if s.Role == RoleSecure {
+		hctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { s.heartbeat(hctx, secureSrv, url); close(done) }()
+		defer func() { stop(); <-done }()
+	}
 	err = <-errs
 	// One server stopped: stop the other too.
-	authSrv.Close()
-	secureSrv.Close()
-	<-errs
+	for _, r := range run {
+		r.srv.Close()
+	}
+	for range len(run) - 1 {
+		<-errs
+	}
 	return err
 }
 
-// ListenAndServe binds Addr and SecureAddr and serves.
+// stationURL is the secure server's url, what the authentication server hands
+// to clients.
+func (s *Server) stationURL(securePC prudp.PacketConn, port uint8) (types.StationURL, error) {
+	host := s.SecureHost
+	la := securePC.LocalAddr()
+	ap, err := netip.ParseAddrPort(la.String())
+	if err != nil {
+		return types.StationURL{}, fmt.Errorf("nex: secure socket address %v: %w", la, err)
+	}
+	if host == "" {
+		ip := ap.Addr().Unmap()
+		if ip.IsUnspecified() {
+			ip = netip.MustParseAddr("127.0.0.1")
+		}
+		host = ip.String()
+	}
+	stream := s.Config.StreamType
+	if stream == 0 {
+		stream = prudp.StreamRVSecure
+	}
+	urlPort := strconv.Itoa(int(ap.Port()))
+	if s.SharedAddress {
+		host, urlPort = "0.0.0.1", "1"
+	}
+	return types.NewStationURL("prudps",
+		types.URLParam{Key: "address", Value: host},
+		types.URLParam{Key: "port", Value: urlPort},
+		types.URLParam{Key: "CID", Value: "1"},
+		types.URLParam{Key: "PID", Value: strconv.FormatUint(uint64(s.securePID()), 10)},
+		types.URLParam{Key: "sid", Value: strconv.Itoa(int(port))},
+		types.URLParam{Key: "stream", Value: strconv.Itoa(int(stream))},
+		types.URLParam{Key: "type", Value: "2"}), nil
+}
+
+// ListenAndServe binds the addresses s.Role needs (Addr, SecureAddr or both)
+// and serves.
 func (s *Server) ListenAndServe() error {
 	if err := s.init(); err != nil {
 		return err
 	}
-	a, err := listen(s.Addr)
-	if err != nil {
-		return err
+	var a, b *net.UDPConn
+	var err error
+	if s.Role != RoleSecure {
+		if a, err = listen(s.Addr); err != nil {
+			return err
+		}
 	}
-	b, err := listen(s.SecureAddr)
-	if err != nil {
-		a.Close()
-		return err
+	if s.Role != RoleAuth {
+		if b, err = listen(s.SecureAddr); err != nil {
+			if a != nil {
+				a.Close()
+			}
+			return err
+		}
 	}
-	return s.Serve(a, b)
+	var ap, bp prudp.PacketConn
+	if a != nil {
+		ap = a
+	}
+	if b != nil {
+		bp = b
+	}
+	return s.Serve(ap, bp)
 }
 
 func listen(addr string) (*net.UDPConn, error) {
