@@ -13,9 +13,9 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/health"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/prudp"
 )
 
