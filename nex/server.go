@@ -43,8 +43,11 @@ type Server struct {
 	// reached the authentication server at.
 	SharedAddress bool
 	// Config configures the PRUDP connections of both servers (dialect, access
-	// key, timers); see prudp.Config. Config.Kerberos sets the PID and session key
-	// sizes. Config.Port is the authentication server's virtual port.
+	// key, timers); see prudp.Config. Its zero fields take the engine's defaults
+	// for the dialect (prudp.Config.Resolved), which the server reads too: the
+	// stream type in the secure station url, Config.Kerberos for the PID and
+	// session key sizes of tickets. Config.Port is the authentication server's
+	// virtual port.
 	Config prudp.Config
 	// SecurePort is the secure server's virtual port (the "sid" of its station
 	// url); default Config.Port. Transports that carry both servers on one
@@ -72,14 +75,15 @@ type Server struct {
 	// Logger receives both servers' logs; default none.
 	Logger *slog.Logger
 
-	secure    secure.Server
-	authSrv   *prudp.Server
-	secureSrv *prudp.Server
-	settings  types.Settings // Settings, or DefaultSettings(Config) for the PID size
-	perConn   bool           // Settings is nil: each connection's come from ConnSettings
-	mu        sync.Mutex
-	peers     sync.Map        // *prudp.Conn -> *rmc.Peer
-	ctx       context.Context // handlers' context, cancelled when Serve returns
+	secure     secure.Server
+	authSrv    *prudp.Server
+	secureSrv  *prudp.Server
+	settings   types.Settings // Settings, or DefaultSettings(Config) for the PID size
+	perConn    bool           // Settings is nil: each connection's come from ConnSettings
+	streamType uint8          // the engine's stream type for Config
+	mu         sync.Mutex
+	peers      sync.Map        // *prudp.Conn -> *rmc.Peer
+	ctx        context.Context // handlers' context, cancelled when Serve returns
 }
 
 // Secure returns the Secure Connection handler, to inspect registered stations.
@@ -116,6 +120,9 @@ func (s *Server) init() error {
 		}
 		s.SecureAddr = a
 	}
+	// Tickets and the secure CONNECT use the dialect's Kerberos sizes: fill
+	// them in before anything reads them.
+	s.Config.Kerberos = s.Config.Resolved().Kerberos
 	if s.Settings != nil {
 		s.settings, s.perConn = *s.Settings, false
 		// Tickets, the secure CONNECT and RMC must agree on the PID width.
@@ -126,6 +133,7 @@ func (s *Server) init() error {
 	if s.Mux == nil {
 		s.Mux = rmc.NewMux()
 	}
+	s.streamType = s.Config.Resolved().StreamType
 	return nil
 }
 
@@ -145,7 +153,8 @@ func DefaultSettings(c prudp.Config) types.Settings {
 // configuration and the minor version it negotiated (prudp.Conn.MinorVersion, the
 // lower of both ends' offers: "Supported Functions" in specs/prudp-nex.md, where
 // minor version 3 introduces the structure version header). PIDs are as wide as
-// c.Kerberos.PIDSize. Structure headers:
+// Kerberos.PIDSize of c resolved (prudp.Config.Resolved: the dialect's default
+// when c leaves it zero). Structure headers:
 //
 //   - NEX V1: when the negotiated minor version is 3 or more, as NintendoClients
 //     decides (RMCClient turns nex.struct_header on from minor version 3). A client
@@ -160,28 +169,21 @@ func DefaultSettings(c prudp.Config) types.Settings {
 //   - NEX V0, V0 Friends, Quazal, Hyperscape: never; these dialects negotiate no
 //     minor version.
 func ConnSettings(c prudp.Config, negotiated uint8) types.Settings {
+	r := c.Resolved()
 	minor := 0
 	switch c.Dialect {
 	case prudp.NEXV1:
 		minor = int(negotiated)
 	case prudp.NEXLite:
-		minor = int(offeredMinor(c))
+		minor = int(r.MinorVersion)
 	}
-	return types.SettingsForMinorVersion(minor, c.Kerberos.PIDSize)
+	return types.SettingsForMinorVersion(minor, r.Kerberos.PIDSize)
 }
 
 // offeredMinor is the minor version a configuration offers in its SYN: the
-// configured one, 4 by default on V1 and Lite (prudp.Config's defaults), none on
-// the other dialects.
-func offeredMinor(c prudp.Config) uint8 {
-	if c.Dialect != prudp.NEXV1 && c.Dialect != prudp.NEXLite {
-		return 0
-	}
-	if c.MinorVersion == 0 {
-		return 4
-	}
-	return c.MinorVersion
-}
+// engine's resolved one (4 by default on V1 and Lite, none on the other
+// dialects).
+func offeredMinor(c prudp.Config) uint8 { return c.Resolved().MinorVersion }
 
 // Serve runs both servers on the given sockets until Shutdown or Close, and returns
 // the first error (prudp.ErrServerClosed after a shutdown). It closes the sockets.
@@ -216,10 +218,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 		}
 		host = ip.String()
 	}
-	stream := s.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	stream := s.streamType
 	port := s.securePort()
 	urlPort := strconv.Itoa(int(ap.Port()))
 	if s.SharedAddress {
@@ -385,10 +384,7 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	if p, ok := s.peers.Load(c); ok {
 		return p.(*rmc.Peer)
 	}
-	stream := s.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	stream := s.streamType
 	port := s.Config.Port
 	if scheme == "prudps" {
 		port = s.securePort()
