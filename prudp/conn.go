@@ -47,9 +47,9 @@ type Conn struct {
 	// and not yet run: an InlineHandler's answer must not overtake the
 	// answers ServePRUDP gave before it.
 	sendsQueued atomic.Int64
-	readable   chan struct{}
-	writable   chan struct{}
-	done       chan struct{}
+	readable    chan struct{}
+	writable    chan struct{}
+	done        chan struct{}
 
 	handler Handler
 	// inline is handler as an InlineHandler, nil when it is not one or its
@@ -357,16 +357,16 @@ type Stats struct {
 type dropReason int
 
 const (
-	dropWindow     dropReason = iota // beyond the reorder window
-	dropSubstream                    // substream id above the negotiated maximum
-	dropType                         // unknown packet type
-	dropMalformed                    // bad aggregate-ack payload
-	dropDecompress                   // bad compressed payload
-	dropReassembly                   // message refused (too large, fragments out of order)
-	dropSignature                    // forged or corrupted signature
-	dropInlineQueue                  // inline handler's reply refused: send queue full
-	dropRecvQueue                    // data refused (unacknowledged): the application is not reading
-	dropDecrypt                      // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
+	dropWindow      dropReason = iota // beyond the reorder window
+	dropSubstream                     // substream id above the negotiated maximum
+	dropType                          // unknown packet type
+	dropMalformed                     // bad aggregate-ack payload
+	dropDecompress                    // bad compressed payload
+	dropReassembly                    // message refused (too large, fragments out of order)
+	dropSignature                     // forged or corrupted signature
+	dropInlineQueue                   // inline handler's reply refused: send queue full
+	dropRecvQueue                     // data refused (unacknowledged): the application is not reading
+	dropDecrypt                       // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
 	numDropReasons
 )
 

@@ -60,10 +60,10 @@ type endpoint struct {
 	inlineLimit    time.Duration
 	inlineOverruns atomic.Uint64
 	inlineOff      atomic.Bool
-	writeErrors  atomic.Uint64
-	drops        [numEndpointDrops]atomic.Uint64
-	packetsIn    atomic.Uint64
-	wg           sync.WaitGroup
+	writeErrors    atomic.Uint64
+	drops          [numEndpointDrops]atomic.Uint64
+	packetsIn      atomic.Uint64
+	wg             sync.WaitGroup
 }
 
 type endpointDrop int
