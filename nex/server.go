@@ -254,6 +254,8 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 	s.Mux.HandleProtocol(rmc.ProtocolSecureConnection, &s.secure)
 	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
+	// PingDaemon answers true without looking at anything: answered inline.
+	s.Mux.Handle(rmc.ProtocolHealth, health.MethodPingDaemon, rmc.NonBlocking(&s.Health))
 
 	s.mu.Lock()
 	s.ctx = ctx
@@ -404,32 +406,64 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 // outPool recycles response buffers: prudp.Conn.Send copies what it is given.
 var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// handler answers the RMC requests arriving on a PRUDP server's connections.
-func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
-	return prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
-		if !m.Reliable {
-			// RMC travels on reliable substreams only.
-			if s.Logger != nil {
-				s.Logger.LogAttrs(context.Background(), slog.LevelDebug, "nex: ignoring an unreliable message",
-					slog.String("peer", c.RemoteAddr().String()), slog.Int("bytes", len(m.Data)))
-			}
-			return
+// handler answers the RMC requests arriving on a PRUDP server's connections:
+// calls whose handler declared itself non-blocking (rmc.NonBlockingHandler)
+// on the connection's own goroutine (prudp.InlineHandler), the others on
+// the connection's handler goroutine.
+func (s *Server) handler(mux *rmc.Mux, scheme string) prudp.Handler {
+	return &rmcHandler{s: s, mux: mux, scheme: scheme}
+}
+
+// rmcHandler dispatches a PRUDP server's messages to an rmc.Mux.
+type rmcHandler struct {
+	s      *Server
+	mux    *rmc.Mux
+	scheme string
+}
+
+// ServeInline answers a call inline when its handler is non-blocking, and
+// declines everything else (ServePRUDP then takes it).
+func (h *rmcHandler) ServeInline(c *prudp.Conn, m prudp.Message, dst []byte) ([]byte, bool) {
+	if !m.Reliable {
+		return dst, false
+	}
+	req, _, err := rmc.ParseRequest(m.Data)
+	if err != nil || !h.mux.NonBlocking(req.Protocol, req.Method) {
+		return dst, false
+	}
+	s := h.s
+	out, err := rmc.Dispatch(s.ctx, h.mux, s.peer(c, h.scheme), m.Data, dst, s.Logger)
+	if err != nil {
+		return dst, false // ServePRUDP logs it
+	}
+	return out, true
+}
+
+// ServePRUDP answers a call on the connection's handler goroutine.
+func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
+	s := h.s
+	if !m.Reliable {
+		// RMC travels on reliable substreams only.
+		if s.Logger != nil {
+			s.Logger.LogAttrs(context.Background(), slog.LevelDebug, "nex: ignoring an unreliable message",
+				slog.String("peer", c.RemoteAddr().String()), slog.Int("bytes", len(m.Data)))
 		}
-		ctx := s.ctx // set before the servers start, never changed
-		bp := outPool.Get().(*[]byte)
-		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
-		if err != nil {
-			if s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
-					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
-			}
-		} else if len(out) > 0 {
-			if err := c.Send(ctx, m.Substream, out); err != nil && s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: response not sent",
-					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
-			}
+		return
+	}
+	ctx := s.ctx // set before the servers start, never changed
+	bp := outPool.Get().(*[]byte)
+	out, err := rmc.Dispatch(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
+				slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
 		}
-		*bp = out
-		outPool.Put(bp)
-	})
+	} else if len(out) > 0 {
+		if err := c.Send(ctx, m.Substream, out); err != nil && s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: response not sent",
+				slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
+		}
+	}
+	*bp = out
+	outPool.Put(bp)
 }
