@@ -39,8 +39,10 @@ func TestConnSettings(t *testing.T) {
 		{"lite default, negotiated 4", prudp.Config{Dialect: prudp.NEXLite, Kerberos: kerberos.Switch}, 4, true, 8},
 		{"lite offering 2", prudp.Config{Dialect: prudp.NEXLite, MinorVersion: 2}, 2, false, 0},
 		{"v0", prudp.Config{Dialect: prudp.NEXV0}, 4, false, 0},
-		{"v0 friends", prudp.Config{Dialect: prudp.NEXV0Friends}, 4, false, 0},
-		{"quazal", prudp.Config{Dialect: prudp.Quazal}, 4, false, 0},
+		// The engine's Kerberos defaults for these dialects (kerberos.Friends,
+		// kerberos.Quazal) spell the 4-byte PIDs out.
+		{"v0 friends", prudp.Config{Dialect: prudp.NEXV0Friends}, 4, false, 4},
+		{"quazal", prudp.Config{Dialect: prudp.Quazal}, 4, false, 4},
 		{"hyperscape", prudp.Config{Dialect: prudp.Hyperscape}, 4, false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,10 @@ type LoginConfig struct {
 	// from Password (for tools that keep keys rather than passwords).
 	Key []byte
 	// Config configures both PRUDP connections (dialect, access key, timers).
-	// Ticket and PID are set by Login for the secure connection.
+	// Its zero fields take the engine's defaults for the dialect
+	// (prudp.Config.Resolved), which Login reads too (Kerberos sizes, the
+	// stream type of the registered url). Ticket and PID are set by Login for
+	// the secure connection.
 	Config prudp.Config
 	// Settings overrides the NEX encoding settings of both connections; nil
 	// derives them per connection as the server does (ConnSettings with the
@@ -145,7 +148,7 @@ func (c *LoginConfig) logf(ctx context.Context, msg string, attrs ...slog.Attr) 
 // RequestTicket when the ticket is not for the secure server, a secure connection
 // with the ticket, and Register. ctx bounds the whole flow.
 func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) {
-	ks := cfg.Config.Kerberos
+	ks := cfg.Config.Resolved().Kerberos
 	ks.PIDSize = cfg.settings(nil).PIDSize
 
 	// 1. Authentication server: Login.
@@ -345,10 +348,7 @@ func localURL(cfg LoginConfig, local netip.AddrPort, secAddr string) types.Stati
 	if ip.IsValid() {
 		addr = ip.WithZone("").String()
 	}
-	stream := cfg.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	stream := cfg.Config.Resolved().StreamType
 	return types.NewStationURL("prudp",
 		types.URLParam{Key: "address", Value: addr}, types.URLParam{Key: "port", Value: strconv.Itoa(int(port))},
 		types.URLParam{Key: "natf", Value: "0"}, types.URLParam{Key: "natm", Value: "0"},

@@ -46,8 +46,11 @@ type Server struct {
 	// reached the authentication server at.
 	SharedAddress bool
 	// Config configures the PRUDP connections of both servers (dialect, access
-	// key, timers); see prudp.Config. Config.Kerberos sets the PID and session key
-	// sizes. Config.Port is the authentication server's virtual port.
+	// key, timers); see prudp.Config. Its zero fields take the engine's defaults
+	// for the dialect (prudp.Config.Resolved), which the server reads too: the
+	// stream type in the secure station url, Config.Kerberos for the PID and
+	// session key sizes of tickets. Config.Port is the authentication server's
+	// virtual port.
 	Config prudp.Config
 	// SecurePort is the secure server's virtual port (the "sid" of its station
 	// url); default Config.Port. Transports that carry both servers on one
@@ -100,14 +103,15 @@ type Server struct {
 
 	multiplayer
 
-	secure    secure.Server
-	authSrv   *prudp.Server
-	secureSrv *prudp.Server
-	settings  types.Settings // Settings, or DefaultSettings(Config) for the PID size
-	perConn   bool           // Settings is nil: each connection's come from ConnSettings
-	mu        sync.Mutex
-	peers     sync.Map        // *prudp.Conn -> *rmc.Peer
-	ctx       context.Context // handlers' context, cancelled when Serve returns
+	secure     secure.Server
+	authSrv    *prudp.Server
+	secureSrv  *prudp.Server
+	settings   types.Settings // Settings, or DefaultSettings(Config) for the PID size
+	perConn    bool           // Settings is nil: each connection's come from ConnSettings
+	streamType uint8          // the engine's stream type for Config
+	mu         sync.Mutex
+	peers      sync.Map        // *prudp.Conn -> *rmc.Peer
+	ctx        context.Context // handlers' context, cancelled when Serve returns
 }
 
 // Secure returns the Secure Connection handler, to inspect registered stations.
@@ -144,6 +148,9 @@ func (s *Server) init() error {
 		}
 		s.SecureAddr = a
 	}
+	// Tickets and the secure CONNECT use the dialect's Kerberos sizes: fill
+	// them in before anything reads them.
+	s.Config.Kerberos = s.Config.Resolved().Kerberos
 	if s.Settings != nil {
 		s.settings, s.perConn = *s.Settings, false
 		// Tickets, the secure CONNECT and RMC must agree on the PID width.
@@ -154,6 +161,7 @@ func (s *Server) init() error {
 	if s.Mux == nil {
 		s.Mux = rmc.NewMux()
 	}
+	s.streamType = s.Config.Resolved().StreamType
 	return nil
 }
 
@@ -173,7 +181,8 @@ func DefaultSettings(c prudp.Config) types.Settings {
 // configuration and the minor version it negotiated (prudp.Conn.MinorVersion, the
 // lower of both ends' offers: "Supported Functions" in specs/prudp-nex.md, where
 // minor version 3 introduces the structure version header). PIDs are as wide as
-// c.Kerberos.PIDSize. Structure headers:
+// Kerberos.PIDSize of c resolved (prudp.Config.Resolved: the dialect's default
+// when c leaves it zero). Structure headers:
 //
 //   - NEX V1: when the negotiated minor version is 3 or more, as NintendoClients
 //     decides (RMCClient turns nex.struct_header on from minor version 3). A client
@@ -188,28 +197,21 @@ func DefaultSettings(c prudp.Config) types.Settings {
 //   - NEX V0, V0 Friends, Quazal, Hyperscape: never; these dialects negotiate no
 //     minor version.
 func ConnSettings(c prudp.Config, negotiated uint8) types.Settings {
+	r := c.Resolved()
 	minor := 0
 	switch c.Dialect {
 	case prudp.NEXV1:
 		minor = int(negotiated)
 	case prudp.NEXLite:
-		minor = int(offeredMinor(c))
+		minor = int(r.MinorVersion)
 	}
-	return types.SettingsForMinorVersion(minor, c.Kerberos.PIDSize)
+	return types.SettingsForMinorVersion(minor, r.Kerberos.PIDSize)
 }
 
 // offeredMinor is the minor version a configuration offers in its SYN: the
-// configured one, 4 by default on V1 and Lite (prudp.Config's defaults), none on
-// the other dialects.
-func offeredMinor(c prudp.Config) uint8 {
-	if c.Dialect != prudp.NEXV1 && c.Dialect != prudp.NEXLite {
-		return 0
-	}
-	if c.MinorVersion == 0 {
-		return 4
-	}
-	return c.MinorVersion
-}
+// engine's resolved one (4 by default on V1 and Lite, none on the other
+// dialects).
+func offeredMinor(c prudp.Config) uint8 { return c.Resolved().MinorVersion }
 
 // Serve runs the servers of s.Role on the given sockets until Shutdown or Close,
 // and returns the first error (prudp.ErrServerClosed after a shutdown). It
@@ -284,6 +286,8 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 	s.Mux.HandleProtocol(rmc.ProtocolSecureConnection, &s.secure)
 	s.Mux.HandleProtocol(rmc.ProtocolHealth, &s.Health)
+	// PingDaemon answers true without looking at anything: answered inline.
+	s.Mux.Handle(rmc.ProtocolHealth, health.MethodPingDaemon, rmc.NonBlocking(&s.Health))
 	if securePC != nil {
 		if err := s.startMultiplayer(ctx); err != nil {
 			closeAll()
@@ -350,10 +354,7 @@ func (s *Server) stationURL(securePC prudp.PacketConn, port uint8) (types.Statio
 		}
 		host = ip.String()
 	}
-	stream := s.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	stream := s.streamType
 	urlPort := strconv.Itoa(int(ap.Port()))
 	if s.SharedAddress {
 		host, urlPort = "0.0.0.1", "1"
@@ -490,10 +491,7 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	if p, ok := s.peers.Load(c); ok {
 		return p.(*rmc.Peer)
 	}
-	stream := s.Config.StreamType
-	if stream == 0 {
-		stream = prudp.StreamRVSecure
-	}
+	stream := s.streamType
 	port := s.Config.Port
 	if scheme == "prudps" {
 		port = s.securePort()
@@ -516,37 +514,69 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 // outPool recycles response buffers: prudp.Conn.Send copies what it is given.
 var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// handler answers the RMC requests arriving on a PRUDP server's connections.
-func (s *Server) handler(h rmc.Handler, scheme string) prudp.Handler {
-	return prudp.HandlerFunc(func(c *prudp.Conn, m prudp.Message) {
-		if !m.Reliable {
-			// RMC travels on reliable substreams only.
-			if s.Logger != nil {
-				s.Logger.LogAttrs(context.Background(), slog.LevelDebug, "nex: ignoring an unreliable message",
-					slog.String("peer", c.RemoteAddr().String()), slog.Int("bytes", len(m.Data)))
-			}
-			return
+// handler answers the RMC requests arriving on a PRUDP server's connections:
+// calls whose handler declared itself non-blocking (rmc.NonBlockingHandler)
+// on the connection's own goroutine (prudp.InlineHandler), the others on
+// the connection's handler goroutine.
+func (s *Server) handler(mux *rmc.Mux, scheme string) prudp.Handler {
+	return &rmcHandler{s: s, mux: mux, scheme: scheme}
+}
+
+// rmcHandler dispatches a PRUDP server's messages to an rmc.Mux.
+type rmcHandler struct {
+	s      *Server
+	mux    *rmc.Mux
+	scheme string
+}
+
+// ServeInline answers a call inline when its handler is non-blocking, and
+// declines everything else (ServePRUDP then takes it).
+func (h *rmcHandler) ServeInline(c *prudp.Conn, m prudp.Message, dst []byte) ([]byte, bool) {
+	if !m.Reliable {
+		return dst, false
+	}
+	req, _, err := rmc.ParseRequest(m.Data)
+	if err != nil || !h.mux.NonBlocking(req.Protocol, req.Method) {
+		return dst, false
+	}
+	s := h.s
+	out, err := rmc.Dispatch(s.ctx, h.mux, s.peer(c, h.scheme), m.Data, dst, s.Logger)
+	if err != nil {
+		return dst, false // ServePRUDP logs it
+	}
+	return out, true
+}
+
+// ServePRUDP answers a call on the connection's handler goroutine.
+func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
+	s := h.s
+	if !m.Reliable {
+		// RMC travels on reliable substreams only.
+		if s.Logger != nil {
+			s.Logger.LogAttrs(context.Background(), slog.LevelDebug, "nex: ignoring an unreliable message",
+				slog.String("peer", c.RemoteAddr().String()), slog.Int("bytes", len(m.Data)))
 		}
-		ctx := s.ctx // set before the servers start, never changed
-		if !rmc.IsRequest(m.Data) {
-			// A client's answer to a call the server made (InitiateProbe):
-			// nothing waits for it.
-			return
+		return
+	}
+	ctx := s.ctx // set before the servers start, never changed
+	if !rmc.IsRequest(m.Data) {
+		// A client's answer to a call the server made (InitiateProbe, a
+		// notification): nothing waits for it.
+		return
+	}
+	bp := outPool.Get().(*[]byte)
+	out, err := rmc.Dispatch(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
+				slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
 		}
-		bp := outPool.Get().(*[]byte)
-		out, err := rmc.Dispatch(ctx, h, s.peer(c, scheme), m.Data, (*bp)[:0], s.Logger)
-		if err != nil {
-			if s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
-					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
-			}
-		} else if len(out) > 0 {
-			if err := c.Send(ctx, m.Substream, out); err != nil && s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: response not sent",
-					slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
-			}
+	} else if len(out) > 0 {
+		if err := c.Send(ctx, m.Substream, out); err != nil && s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: response not sent",
+				slog.String("peer", c.RemoteAddr().String()), slog.String("error", err.Error()))
 		}
-		*bp = out
-		outPool.Put(bp)
-	})
+	}
+	*bp = out
+	outPool.Put(bp)
 }

@@ -267,8 +267,9 @@ type Config struct {
 	Ticket *kerberos.Ticket
 	// PID is the user's principal id sent in a secure CONNECT.
 	PID uint64
-	// Kerberos sets PID and session key sizes; the zero value is 4-byte PIDs
-	// and 32-byte session keys (3DS / Wii U).
+	// Kerberos sets PID and session key sizes; default kerberos.Quazal for
+	// Quazal, kerberos.Friends (16-byte session keys) for NEXV0Friends, else
+	// the zero value: 4-byte PIDs and 32-byte session keys (3DS / Wii U).
 	Kerberos kerberos.Settings
 	// ChecksumSize is the Quazal checksum size, 1 (default) or 4 bytes.
 	ChecksumSize int

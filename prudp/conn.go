@@ -43,12 +43,19 @@ type Conn struct {
 	inboxBytes atomic.Int64
 	maxQueue   int
 	serving    bool // a handler goroutine is draining the inbox
-	readable   chan struct{}
-	writable   chan struct{}
-	done       chan struct{}
+	// sendsQueued counts Send and SendUnreliable calls queued to the shard
+	// and not yet run: an InlineHandler's answer must not overtake the
+	// answers ServePRUDP gave before it.
+	sendsQueued atomic.Int64
+	readable    chan struct{}
+	writable    chan struct{}
+	done        chan struct{}
 
 	handler Handler
-	pid     uint64 // the secure connection's user, 0 otherwise
+	// inline is handler as an InlineHandler, nil when it is not one or its
+	// calls overran (shard goroutine only).
+	inline InlineHandler
+	pid    uint64 // the secure connection's user, 0 otherwise
 
 	// fixed once established
 	maxSubstream  uint8
@@ -350,20 +357,20 @@ type Stats struct {
 type dropReason int
 
 const (
-	dropWindow     dropReason = iota // beyond the reorder window
-	dropSubstream                    // substream id above the negotiated maximum
-	dropType                         // unknown packet type
-	dropMalformed                    // bad aggregate-ack payload
-	dropDecompress                   // bad compressed payload
-	dropReassembly                   // message refused (too large, fragments out of order)
-	dropSignature                    // forged or corrupted signature
-	dropEchoQueue                    // echo reply refused: send queue full
-	dropRecvQueue                    // data refused (unacknowledged): the application is not reading
-	dropDecrypt                      // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
+	dropWindow      dropReason = iota // beyond the reorder window
+	dropSubstream                     // substream id above the negotiated maximum
+	dropType                          // unknown packet type
+	dropMalformed                     // bad aggregate-ack payload
+	dropDecompress                    // bad compressed payload
+	dropReassembly                    // message refused (too large, fragments out of order)
+	dropSignature                     // forged or corrupted signature
+	dropInlineQueue                   // inline handler's reply refused: send queue full
+	dropRecvQueue                     // data refused (unacknowledged): the application is not reading
+	dropDecrypt                       // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "echo_queue", "recv_queue", "decrypt"}
+var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "inline_reply_queue", "recv_queue", "decrypt"}
 
 type connStats struct {
 	packetsIn, packetsOut   atomic.Uint64

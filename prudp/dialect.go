@@ -113,6 +113,8 @@ var dialects = [...]dialectSpec{
 		transform: newRC4Transform,
 	},
 	NEXV0Friends: {
+		// The 3DS / Wii U friends server's tickets carry 16-byte session keys.
+		defaults:   Config{Kerberos: kerberos.Friends},
 		clientPort: 0xf, fragMax: 255,
 		newCodec:  func(cfg *Config) codec { return &v0Codec{d: wire.NewV0(cfg.AccessKey, wire.ModeFriends)} },
 		transform: newRC4Transform,

@@ -55,10 +55,15 @@ type endpoint struct {
 	coalescedReads  atomic.Uint64 // reads that returned several datagrams
 
 	sessionsOpen atomic.Int64
-	writeErrors  atomic.Uint64
-	drops        [numEndpointDrops]atomic.Uint64
-	packetsIn    atomic.Uint64
-	wg           sync.WaitGroup
+
+	// InlineHandler accounting (see serveInline).
+	inlineLimit    time.Duration
+	inlineOverruns atomic.Uint64
+	inlineOff      atomic.Bool
+	writeErrors    atomic.Uint64
+	drops          [numEndpointDrops]atomic.Uint64
+	packetsIn      atomic.Uint64
+	wg             sync.WaitGroup
 }
 
 type endpointDrop int
@@ -82,7 +87,7 @@ func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep := &endpoint{pc: pc, cfg: cfg, codec: c, dialect: specOf(cfg.Dialect), seed: maphash.MakeSeed()}
+	ep := &endpoint{pc: pc, cfg: cfg, codec: c, dialect: specOf(cfg.Dialect), seed: maphash.MakeSeed(), inlineLimit: defaultInlineLimit}
 	// Only on dialects whose packets always carry their size (V1, Lite): a
 	// capture taken on a host that segments shows each run as one large
 	// datagram, which tools then read packet by packet, as they read V1's

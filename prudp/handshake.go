@@ -243,6 +243,7 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	s.conn.srv = srv
 	s.conn.pid = pid
 	s.conn.handler = srv.handler()
+	s.conn.inline, _ = s.conn.handler.(InlineHandler)
 	s.setup(1, p.seq+1)
 	s.state = stateEstablished
 	ack := pkt{typ: typeConnect, flags: flagAck | flagHasSize, seq: p.seq, supported: supported,

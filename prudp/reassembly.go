@@ -18,6 +18,33 @@ type reassembler struct {
 	fragMax  uint32 // highest fragment id before the ids wrap to 1 (255 for 1-byte ids)
 	skipping bool   // discarding the rest of a refused message
 	max      int
+	pool     *msgPool // where one-fragment messages take their buffer (nil: allocate)
+}
+
+// msgPool recycles a shard's small message buffers: one-fragment messages
+// are built in them, and an InlineHandler's request goes back once handled
+// and its reply once sent, so that answering inline allocates nothing. A
+// message delivered to Recv or ServePRUDP keeps its buffer.
+type msgPool struct{ bufs [][]byte }
+
+// maxPooledMessage bounds the buffers kept: a fragment and a small reply.
+const maxPooledMessage = 2048
+
+func (p *msgPool) get() []byte {
+	if p == nil || len(p.bufs) == 0 {
+		return nil
+	}
+	b := p.bufs[len(p.bufs)-1]
+	p.bufs[len(p.bufs)-1] = nil
+	p.bufs = p.bufs[:len(p.bufs)-1]
+	return b
+}
+
+func (p *msgPool) put(b []byte) {
+	if p == nil || cap(b) == 0 || cap(b) > maxPooledMessage || len(p.bufs) >= 256 {
+		return
+	}
+	p.bufs = append(p.bufs, b[:0])
 }
 
 // add feeds one fragment and returns the completed message, if any. The
@@ -47,7 +74,7 @@ func (r *reassembler) add(fragment uint32, payload []byte) ([]byte, error) {
 	if fragment == 0 {
 		var msg []byte
 		if len(r.buf) == 0 {
-			msg = append([]byte(nil), payload...)
+			msg = append(r.pool.get(), payload...)
 		} else {
 			r.grow(len(payload))
 			msg = append(r.buf, payload...)

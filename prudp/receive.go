@@ -4,6 +4,7 @@ package prudp
 // payload transform, reassembled and delivered.
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -188,20 +189,84 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 		return
 	}
 	if msg != nil {
-		if _, echo := s.conn.handler.(echoHandler); echo {
-			// The echo service answers on the shard goroutine: no goroutine
-			// and no queue between a request and its reply.
-			s.conn.stats.messagesIn.Add(1)
-			s.conn.stats.messagesOut.Add(1)
-			if err := s.conn.reserveNow(len(msg)); err == nil {
-				_ = s.send(now, st.id, msg)
-			} else {
-				s.conn.stats.drop(dropEchoQueue)
-			}
+		m := Message{Substream: st.id, Reliable: true, Data: msg}
+		if s.serveInline(now, m) {
+			s.sh.msgs.put(msg) // the handler no longer holds it
 			return
 		}
-		s.conn.deliver(Message{Substream: st.id, Reliable: true, Data: msg})
+		s.conn.deliver(m)
 	}
+}
+
+// serveInline offers a complete message to the connection's InlineHandler
+// on the shard goroutine and sends its reply. It reports whether the
+// handler took the message; if not, the caller delivers it.
+func (s *session) serveInline(now time.Time, m Message) bool {
+	c := s.conn
+	h := c.inline
+	if h == nil {
+		return false
+	}
+	ep := s.sh.ep
+	if ep.inlineOff.Load() {
+		c.inline = nil
+		return false
+	}
+	c.mu.Lock()
+	waiting := c.serving || len(c.inbox) > 0 || c.sendsQueued.Load() > 0
+	c.mu.Unlock()
+	if waiting {
+		// After the messages ServePRUDP has yet to see, and after the
+		// answers it queued.
+		return false
+	}
+	start := time.Now()
+	reply, ok := h.ServeInline(c, m, s.sh.msgs.get())
+	if took := time.Since(start); took > ep.inlineLimit {
+		c.inline = nil
+		n := ep.inlineOverruns.Add(1)
+		if n >= maxInlineOverruns {
+			ep.inlineOff.Store(true)
+		}
+		s.cfg.Logger.Warn("prudp: InlineHandler.ServeInline overran its limit; the connection's messages now go to ServePRUDP",
+			"peer", s.peer, "took", took, "limit", ep.inlineLimit, "overruns", n, "server_wide_off", n >= maxInlineOverruns)
+	}
+	if !ok {
+		s.sh.msgs.put(reply)
+		return false
+	}
+	c.stats.messagesIn.Add(1)
+	if len(reply) == 0 {
+		s.sh.msgs.put(reply)
+		return true
+	}
+	if len(m.Data) > 0 && &reply[0] == &m.Data[0] {
+		// Against the contract (the reply must extend dst): send a copy, as
+		// m.Data goes back to the buffers when this returns.
+		reply = append(s.sh.msgs.get(), reply...)
+	}
+	if !m.Reliable {
+		if err := s.sendUnreliable(now, reply); err != nil {
+			s.cfg.Logger.Warn("prudp: inline reply not sent", "peer", s.peer, "err", err)
+		} else {
+			c.stats.messagesOut.Add(1)
+		}
+		s.sh.msgs.put(reply)
+		return true
+	}
+	if len(reply) > c.maxMessage {
+		s.cfg.Logger.Warn("prudp: inline reply not sent", "peer", s.peer,
+			"err", fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(reply), c.maxMessage))
+		return true
+	}
+	c.stats.messagesOut.Add(1)
+	if err := c.reserveNow(len(reply)); err != nil {
+		c.stats.drop(dropInlineQueue)
+		s.sh.msgs.put(reply)
+		return true
+	}
+	_ = s.sendOwned(now, m.Substream, reply)
+	return true
 }
 
 // openArrival opens a DATA payload as it arrives, for transforms that
@@ -240,10 +305,7 @@ func (s *session) handleUnreliable(now time.Time, p *pkt) {
 		s.conn.stats.drop(dropDecompress)
 		return
 	}
-	if _, echo := s.conn.handler.(echoHandler); echo {
-		s.conn.stats.messagesIn.Add(1)
-		s.conn.stats.messagesOut.Add(1)
-		_ = s.sendUnreliable(now, append([]byte(nil), payload...))
+	if s.serveInline(now, Message{Unreliable: true, Data: payload}) {
 		return
 	}
 	s.conn.deliver(Message{Unreliable: true, Data: append([]byte(nil), payload...)})

@@ -27,6 +27,16 @@ type outPacket struct {
 
 // send queues a reliable message on a substream (or the DISCONNECT marker).
 func (s *session) send(now time.Time, sub uint8, data []byte) error {
+	return s.enqueue(now, sub, sendItem{data: data})
+}
+
+// sendOwned is send for a buffer of the shard's message buffers (an inline
+// handler's reply): it goes back to them once its last fragment is sealed.
+func (s *session) sendOwned(now time.Time, sub uint8, data []byte) error {
+	return s.enqueue(now, sub, sendItem{data: data, owned: true})
+}
+
+func (s *session) enqueue(now time.Time, sub uint8, item sendItem) error {
 	if int(sub) >= len(s.streams) {
 		return fmt.Errorf("%w: %d (negotiated maximum %d)", ErrBadSubstream, sub, s.maxSubstream)
 	}
@@ -37,7 +47,7 @@ func (s *session) send(now time.Time, sub uint8, data []byte) error {
 		clear(st.queue[n:])
 		st.queue, st.qHead = st.queue[:n], 0
 	}
-	st.queue = append(st.queue, sendItem{data: data})
+	st.queue = append(st.queue, item)
 	s.pump(now)
 	return nil
 }
@@ -104,8 +114,9 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 		}
 	}
 	st.queuePos += len(rest)
-	last := frag == 0
-	if last {
+	var done sendItem // the message whose last fragment this is
+	if frag == 0 {
+		done = *item
 		st.queue[st.qHead] = sendItem{}
 		st.qHead++
 		if st.qHead == len(st.queue) {
@@ -121,6 +132,9 @@ func (s *session) sendFragment(now time.Time, st *substream) bool {
 	}
 	payload := s.xf.sealReliable(s.sh.payloadBuf[:0], rest, st.id, st.sendSeq)
 	s.sh.payloadBuf = payload
+	if done.owned {
+		s.sh.msgs.put(done.data)
+	}
 	p := pkt{typ: typeData, flags: flagReliable | flagNeedAck, substream: st.id, seq: st.sendSeq, fragment: frag, payload: payload}
 	s.transmitNew(now, st, &p, len(rest))
 	return true

@@ -25,17 +25,50 @@ type HandlerFunc func(c *Conn, m Message)
 // ServePRUDP calls f(c, m).
 func (f HandlerFunc) ServePRUDP(c *Conn, m Message) { f(c, m) }
 
+// InlineHandler is a Handler that can answer a message on the goroutine that
+// owns its connection (the connection's shard, which owns many), with no
+// goroutine and no queue between a request and its reply. The engine offers
+// every complete message to ServeInline first, while the connection has no
+// message waiting for ServePRUDP (so that messages stay in order), and hands
+// it to ServePRUDP, on the connection's handler goroutine as for any
+// Handler, when ServeInline declines it.
+//
+// ServeInline must not block: no I/O, no waiting on channels, other
+// goroutines or locks held for long, and no call of c's methods that wait
+// for the shard (Send, SendUnreliable, Recv, Close, Abort): the other
+// connections of the shard wait while it runs. The rule is measured: a
+// call that takes longer than Server.InlineLimit turns ServeInline off for
+// its connection (its messages then go to ServePRUDP), and after
+// maxInlineOverruns such calls for the whole server; each overrun is logged
+// and counted (ServerStats.InlineOverruns). The engine cannot preempt a
+// call that never returns.
+type InlineHandler interface {
+	Handler
+	// ServeInline answers m: it appends the reply to dst (a buffer the
+	// engine recycles; the reply must be dst extended, as append returns
+	// it, never m.Data) and returns it with ok true. The engine sends the
+	// reply as m came: reliably on m.Substream, or unreliably; an empty
+	// reply sends nothing. A reliable reply that would overflow
+	// Config.MaxSendQueue is dropped and counted ("inline_reply_queue"). ok
+	// false hands m to ServePRUDP instead. m.Data is valid only during the
+	// call.
+	ServeInline(c *Conn, m Message, dst []byte) (reply []byte, ok bool)
+}
+
 // EchoHandler sends every reliable message back on the same connection and
 // substream, and every unreliable one back unreliably: the diagnostic
-// service of `gamewire serve --echo`. The engine recognises it and answers
-// on the connection's own goroutine, without a handler goroutine; a reply
-// that would overflow Config.MaxSendQueue is dropped and counted
-// ("echo_queue").
+// service of `gamewire serve --echo`. It is an InlineHandler, and the
+// engine treats it as any other.
 var EchoHandler Handler = echoHandler{}
 
 type echoHandler struct{}
 
-// ServePRUDP echoes m (used when the engine cannot answer inline).
+// ServeInline echoes m on the connection's goroutine.
+func (echoHandler) ServeInline(_ *Conn, m Message, dst []byte) ([]byte, bool) {
+	return append(dst, m.Data...), true
+}
+
+// ServePRUDP echoes m (after an inline overrun turned ServeInline off).
 func (echoHandler) ServePRUDP(c *Conn, m Message) {
 	ctx := context.Background()
 	if m.Reliable {
@@ -44,6 +77,15 @@ func (echoHandler) ServePRUDP(c *Conn, m Message) {
 		_ = c.SendUnreliable(ctx, m.Data)
 	}
 }
+
+// maxInlineOverruns is how many ServeInline calls over Server.InlineLimit a
+// server tolerates before it stops calling ServeInline on every connection:
+// one overrun may be the host's hiccup (a descheduled shard), several are a
+// handler that blocks.
+const maxInlineOverruns = 3
+
+// defaultInlineLimit is Server.InlineLimit's default.
+const defaultInlineLimit = 10 * time.Millisecond
 
 // ConnState is a connection's lifecycle event for Server.ConnState.
 type ConnState int
@@ -78,6 +120,12 @@ type Server struct {
 	MaxTicketAge time.Duration
 	// Shards is the number of goroutines owning connections; default GOMAXPROCS.
 	Shards int
+	// InlineLimit is how long one InlineHandler.ServeInline call may take
+	// before its connection stops calling it (see InlineHandler); default
+	// 10 ms, far above what a handler that does not block takes, so that
+	// only a handler that waits, or a host too loaded to run the shard,
+	// crosses it.
+	InlineLimit time.Duration
 
 	mu     sync.Mutex
 	ep     *endpoint
@@ -200,6 +248,9 @@ func (srv *Server) Serve(pc PacketConn) error {
 		return err
 	}
 	ep.srv = srv
+	if srv.InlineLimit > 0 {
+		ep.inlineLimit = srv.InlineLimit
+	}
 	srv.mu.Lock()
 	if srv.closed || srv.ep != nil {
 		srv.mu.Unlock()
@@ -331,6 +382,9 @@ type ServerStats struct {
 	MessagesOut                     uint64            // over all connections
 	Ended                           map[string]uint64 // ended connections by reason
 	Sessions                        int64             // connection states held, including lingering ones
+	// InlineOverruns counts InlineHandler.ServeInline calls that took longer
+	// than InlineLimit (each turned inline answering off for its connection).
+	InlineOverruns uint64
 }
 
 // Stats returns the server's counters.
@@ -349,6 +403,7 @@ func (srv *Server) Stats() ServerStats {
 		st.WriteErrors = ep.writeErrors.Load()
 		st.SegmentedWrites, st.CoalescedReads = ep.segmentedWrites.Load(), ep.coalescedReads.Load()
 		st.Sessions = ep.sessionsOpen.Load()
+		st.InlineOverruns = ep.inlineOverruns.Load()
 		for i := range ep.drops {
 			if v := ep.drops[i].Load(); v > 0 {
 				st.Drops[endpointDropNames[i]] = v

@@ -109,7 +109,8 @@ type substream struct {
 }
 
 type sendItem struct {
-	data []byte
+	data  []byte
+	owned bool // data is one of the shard's message buffers (msgPool)
 }
 
 type heldPacket struct {
@@ -163,6 +164,7 @@ func (s *session) setup(sendStart, recvStart uint16) {
 		}
 		st.reasm.max = s.cfg.MaxMessageSize
 		st.reasm.fragMax = s.dialect.fragMax
+		st.reasm.pool = &s.sh.msgs
 	}
 }
 

@@ -67,7 +67,8 @@ type shard struct {
 
 	ackPending []*session
 	payloadBuf []byte
-	plainBuf   []byte // Hyperscape: the decrypted fragment being handled
+	plainBuf   []byte // the fragment being handled, opened on arrival (Hyperscape)
+	msgs       msgPool
 	ackBuf     []byte
 	outBuf     []byte
 	freeBufs   [][]byte
@@ -222,6 +223,7 @@ func (sh *shard) handle(now time.Time, ev event) {
 	var err error
 	if ev.op != opCall {
 		c := ev.conn
+		defer c.sendsQueued.Add(-1)
 		s := c.s
 		if s == nil || s.state != stateEstablished {
 			if ev.op == opSend {
@@ -292,6 +294,7 @@ func (sh *shard) do(ctx context.Context, c *Conn, fn func(now time.Time, s *sess
 // of a small request's CPU on the client side. Otherwise it is queued;
 // sh.pending keeps one connection's messages in order across the two paths.
 func (sh *shard) send(ctx context.Context, ev event) error {
+	ev.conn.sendsQueued.Add(1) // handle takes it off
 	if sh.pending.Load() == 0 && sh.mu.TryLock() {
 		select {
 		case <-sh.stop:
@@ -305,6 +308,7 @@ func (sh *shard) send(ctx context.Context, ev event) error {
 		}
 	}
 	if err := sh.post(ctx, ev); err != nil {
+		ev.conn.sendsQueued.Add(-1)
 		if ev.op == opSend {
 			ev.conn.releaseQueued(len(ev.data))
 		}

@@ -95,6 +95,7 @@ func TestCollector(t *testing.T) {
 		"gamewire_prudp_batched_syscalls_total/out": st.SegmentedWrites,
 		"gamewire_prudp_batched_syscalls_total/in":  st.CoalescedReads,
 		"gamewire_prudp_write_errors_total":         0,
+		"gamewire_prudp_inline_overruns_total":      0,
 	} {
 		got, ok := values[name]
 		if !ok {

@@ -27,11 +27,12 @@ var (
 	descDrops       = prometheus.NewDesc("gamewire_prudp_drops_total", "Packets dropped, by reason.", []string{"reason"}, nil)
 	descWriteErrors = prometheus.NewDesc("gamewire_prudp_write_errors_total", "Failed socket writes.", nil, nil)
 	descBatchedIO   = prometheus.NewDesc("gamewire_prudp_batched_syscalls_total", "System calls that sent (segmented) or read (coalesced) several datagrams at once.", []string{"direction"}, nil)
+	descOverruns    = prometheus.NewDesc("gamewire_prudp_inline_overruns_total", "InlineHandler.ServeInline calls that took longer than Server.InlineLimit.", nil, nil)
 )
 
 func (serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descConns, descSessions, descAccepted, descEnded, descSyns, descDatagrams,
-		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors, descBatchedIO} {
+		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors, descBatchedIO, descOverruns} {
 		ch <- d
 	}
 }
@@ -68,4 +69,5 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descWriteErrors, st.WriteErrors)
 	counter(descBatchedIO, st.SegmentedWrites, "out")
 	counter(descBatchedIO, st.CoalescedReads, "in")
+	counter(descOverruns, st.InlineOverruns)
 }
