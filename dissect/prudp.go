@@ -720,7 +720,10 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) reco
 	return sigUnknown
 }
 
-// emitPacket writes the packet record. plain is the decrypted payload when decoded.
+// emitPacket writes the packet record: the fields record.Profile.Fields writes (the
+// keys of decode --hex), then the aggregate ack's, the error and the summary. plain is
+// the decrypted payload when decoded; errText says why it is not (or a checksum
+// mismatch).
 func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool, plain []byte, decoded bool, errText string, retrans bool) {
 	r := c.record("prudp")
 	r.Retransmission = retrans
@@ -742,20 +745,28 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	r.Error = errText
 	r.info = h.d.prudpSummary(r.info[:0], h.rx.Name, p, decoded && h.rx.Encrypted(p))
 	c.emit(r)
+	h.rewritePacket(p, plain, decoded, retrans)
+}
+
+// rewritePacket adds p to the datagram --write-decrypted writes (rewritten), with its
+// plaintext when decoded; a retransmission or a DATA payload left encrypted spoils the
+// datagram, which is then written as captured.
+func (h *prudpHandler) rewritePacket(p *wire.Packet, plain []byte, decoded, retrans bool) {
 	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
 		h.rewriteOK = false
 	}
-	if h.rewriteOK {
-		q := *p
-		if decoded {
-			q.Payload = plain
-		}
-		var err error
-		if h.rewrite, err = h.dia.Append(h.rewrite, &q); err != nil {
-			h.rewriteOK = false
-		}
-		h.packetsOut++
+	if !h.rewriteOK {
+		return
 	}
+	q := *p
+	if decoded {
+		q.Payload = plain
+	}
+	var err error
+	if h.rewrite, err = h.dia.Append(h.rewrite, &q); err != nil {
+		h.rewriteOK = false
+	}
+	h.packetsOut++
 }
 
 func (d *Dissector) prudpSummary(b []byte, dialect string, p *wire.Packet, decoded bool) []byte {
