@@ -200,28 +200,19 @@ type prudpPending struct {
 
 func newPRUDP(d *Dissector, name, accessKey string, checksum int) *prudpHandler {
 	h := &prudpHandler{d: d, rx: record.ProfileOf(name), accessKey: accessKey}
-	switch name {
-	case wire.NameV0, wire.NameV0Friends:
-		h.v0 = wire.NewV0(accessKey, wire.ModeGames)
-		h.v0f = wire.NewV0(accessKey, wire.ModeFriends)
-		h.dia = h.v0
+	h.dia = h.rx.NewDialect(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
+	h.v1, _ = h.dia.(*wire.V1)
+	h.liteDia, _ = h.dia.(*wire.Lite)
+	if h.v0, _ = h.dia.(*wire.V0); h.v0 != nil {
+		// The other signature mode, tried when this one's signatures fail.
+		other := wire.NameV0Friends
 		if name == wire.NameV0Friends {
-			h.v0, h.v0f = h.v0f, h.v0
-			h.dia = h.v0
+			other = wire.NameV0
 		}
-	case wire.NameV1:
-		h.v1 = wire.NewV1(accessKey)
-		h.dia = h.v1
-	case wire.NameQuazal:
-		if checksum == 0 {
-			checksum = 1
-		}
-		h.dia = wire.NewQuazal(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
-	case wire.NameHyperscape:
-		h.dia = wire.NewHyperscape()
-	case wire.NameLite:
-		h.liteDia = wire.NewLite(accessKey)
-		h.dia = h.liteDia
+		h.v0f = record.ProfileOf(other).NewDialect(accessKey, wire.QuazalOptions{}).(*wire.V0)
+	}
+	if name == wire.NameQuazal && checksum == 0 {
+		checksum = 1
 	}
 	if accessKey == "" && len(d.cfg.Keys.AccessKeys) > 0 && name != wire.NameHyperscape && name != wire.NameQuazal && checksum == 0 {
 		// Chosen by --dialect override: take the first configured key.
