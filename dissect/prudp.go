@@ -200,28 +200,19 @@ type prudpPending struct {
 
 func newPRUDP(d *Dissector, name, accessKey string, checksum int) *prudpHandler {
 	h := &prudpHandler{d: d, rx: record.ProfileOf(name), accessKey: accessKey}
-	switch name {
-	case wire.NameV0, wire.NameV0Friends:
-		h.v0 = wire.NewV0(accessKey, wire.ModeGames)
-		h.v0f = wire.NewV0(accessKey, wire.ModeFriends)
-		h.dia = h.v0
+	h.dia = h.rx.NewDialect(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
+	h.v1, _ = h.dia.(*wire.V1)
+	h.liteDia, _ = h.dia.(*wire.Lite)
+	if h.v0, _ = h.dia.(*wire.V0); h.v0 != nil {
+		// The other signature mode, tried when this one's signatures fail.
+		other := wire.NameV0Friends
 		if name == wire.NameV0Friends {
-			h.v0, h.v0f = h.v0f, h.v0
-			h.dia = h.v0
+			other = wire.NameV0
 		}
-	case wire.NameV1:
-		h.v1 = wire.NewV1(accessKey)
-		h.dia = h.v1
-	case wire.NameQuazal:
-		if checksum == 0 {
-			checksum = 1
-		}
-		h.dia = wire.NewQuazal(accessKey, wire.QuazalOptions{ChecksumSize: checksum})
-	case wire.NameHyperscape:
-		h.dia = wire.NewHyperscape()
-	case wire.NameLite:
-		h.liteDia = wire.NewLite(accessKey)
-		h.dia = h.liteDia
+		h.v0f = record.ProfileOf(other).NewDialect(accessKey, wire.QuazalOptions{}).(*wire.V0)
+	}
+	if name == wire.NameQuazal && checksum == 0 {
+		checksum = 1
 	}
 	if accessKey == "" && len(d.cfg.Keys.AccessKeys) > 0 && name != wire.NameHyperscape && name != wire.NameQuazal && checksum == 0 {
 		// Chosen by --dialect override: take the first configured key.
@@ -720,7 +711,10 @@ func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) reco
 	return sigUnknown
 }
 
-// emitPacket writes the packet record. plain is the decrypted payload when decoded.
+// emitPacket writes the packet record: the fields record.Profile.Fields writes (the
+// keys of decode --hex), then the aggregate ack's, the error and the summary. plain is
+// the decrypted payload when decoded; errText says why it is not (or a checksum
+// mismatch).
 func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksumOK bool, plain []byte, decoded bool, errText string, retrans bool) {
 	r := c.record("prudp")
 	r.Retransmission = retrans
@@ -742,20 +736,28 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	r.Error = errText
 	r.info = h.d.prudpSummary(r.info[:0], h.rx.Name, p, decoded && h.rx.Encrypted(p))
 	c.emit(r)
+	h.rewritePacket(p, plain, decoded, retrans)
+}
+
+// rewritePacket adds p to the datagram --write-decrypted writes (rewritten), with its
+// plaintext when decoded; a retransmission or a DATA payload left encrypted spoils the
+// datagram, which is then written as captured.
+func (h *prudpHandler) rewritePacket(p *wire.Packet, plain []byte, decoded, retrans bool) {
 	if retrans || !decoded && p.Type == wire.TypeData && len(p.Payload) > 0 && !p.Flags.Has(wire.FlagAck) && !p.Flags.Has(wire.FlagMultiAck) {
 		h.rewriteOK = false
 	}
-	if h.rewriteOK {
-		q := *p
-		if decoded {
-			q.Payload = plain
-		}
-		var err error
-		if h.rewrite, err = h.dia.Append(h.rewrite, &q); err != nil {
-			h.rewriteOK = false
-		}
-		h.packetsOut++
+	if !h.rewriteOK {
+		return
 	}
+	q := *p
+	if decoded {
+		q.Payload = plain
+	}
+	var err error
+	if h.rewrite, err = h.dia.Append(h.rewrite, &q); err != nil {
+		h.rewriteOK = false
+	}
+	h.packetsOut++
 }
 
 func (d *Dissector) prudpSummary(b []byte, dialect string, p *wire.Packet, decoded bool) []byte {

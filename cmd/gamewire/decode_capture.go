@@ -85,18 +85,16 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
 	}
-	var dw *dissect.DecryptedWriter
-	if captureFlags.writeDecrypted != "" {
-		out, err := os.Create(captureFlags.writeDecrypted)
-		if err != nil {
-			return fmt.Errorf("decode: %w", err)
+	dw, closeOut, err := decryptedOutput()
+	if err != nil {
+		return err
+	}
+	defer func() { // the last bytes reach the disk here: a failure is an error
+		if cerr := closeOut(); cerr != nil && err == nil {
+			err = fmt.Errorf("decode: --write-decrypted: %w", cerr)
 		}
-		defer func() { // the last bytes reach the disk here: a failure is an error
-			if cerr := out.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("decode: --write-decrypted: %w", cerr)
-			}
-		}()
-		dw = dissect.NewDecryptedWriter(out)
+	}()
+	if dw != nil {
 		cfg.Decrypted = dw
 	}
 
@@ -164,6 +162,19 @@ func openCaptureInput(cmd *cobra.Command, path string) (io.Reader, int64, func()
 		size = fi.Size()
 	}
 	return f, size, func() { f.Close() }, nil
+}
+
+// decryptedOutput creates the file of --write-decrypted and its writer (nil without
+// the flag) and returns the function that closes the file.
+func decryptedOutput() (*dissect.DecryptedWriter, func() error, error) {
+	if captureFlags.writeDecrypted == "" {
+		return nil, func() error { return nil }, nil
+	}
+	out, err := os.Create(captureFlags.writeDecrypted)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode: %w", err)
+	}
+	return dissect.NewDecryptedWriter(out), out.Close, nil
 }
 
 // progressBar returns a progress bar on standard error for a capture of more than

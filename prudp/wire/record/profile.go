@@ -101,6 +101,27 @@ func ProfileOf(name string) *Profile {
 	return nil
 }
 
+// NewDialect returns the codec of pr's dialect under an access key (Hyperscape has
+// none); quazal applies to Quazal only (ChecksumSize 0 means 1).
+func (pr *Profile) NewDialect(accessKey string, quazal wire.QuazalOptions) wire.Dialect {
+	switch pr.Name {
+	case wire.NameV0:
+		return wire.NewV0(accessKey, wire.ModeGames)
+	case wire.NameV0Friends:
+		return wire.NewV0(accessKey, wire.ModeFriends)
+	case wire.NameV1:
+		return wire.NewV1(accessKey)
+	case wire.NameLite:
+		return wire.NewLite(accessKey)
+	case wire.NameQuazal:
+		if quazal.ChecksumSize == 0 {
+			quazal.ChecksumSize = 1
+		}
+		return wire.NewQuazal(accessKey, quazal)
+	}
+	return wire.NewHyperscape()
+}
+
 // HasFragmentID reports whether p carries a fragment id.
 func (pr *Profile) HasFragmentID(p *wire.Packet) bool {
 	switch pr.Layout {

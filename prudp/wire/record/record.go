@@ -1,6 +1,9 @@
 // Package record turns decoded PRUDP packets into the records `gamewire decode --hex`
 // prints (docs/cli.md, "decode --hex"): one JSON object per packet with stable keys, or
-// one line of text. The capture dissector uses the same field names.
+// one line of text. It also holds one Profile per dialect: which fields its records
+// carry, how its signatures are checked, how its payloads are encrypted and compressed.
+// The capture dissector writes its PRUDP packet records with Profile.Fields and reads
+// its receive path from the same profiles.
 package record
 
 import (

@@ -33,16 +33,9 @@ func Resolve(name string, b []byte, accessKey string, checksum int) (wire.Dialec
 			opts.ChecksumSize = 1 // neither verifies: decode and report checksum_ok=false
 		}
 		return wire.NewQuazal(accessKey, opts), nil
-	case wire.NameV0:
-		return wire.NewV0(accessKey, wire.ModeGames), nil
-	case wire.NameV0Friends:
-		return wire.NewV0(accessKey, wire.ModeFriends), nil
-	case wire.NameV1:
-		return wire.NewV1(accessKey), nil
-	case wire.NameLite:
-		return wire.NewLite(accessKey), nil
-	case wire.NameHyperscape:
-		return wire.NewHyperscape(), nil
+	}
+	if pr := ProfileOf(name); pr != nil {
+		return pr.NewDialect(accessKey, wire.QuazalOptions{}), nil
 	}
 	return nil, fmt.Errorf("unknown dialect %q (want one of %v)", name, Names)
 }
