@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,11 +306,11 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 func Listen(addr string, cfg EndpointConfig) (*Endpoint, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("pia listen %q: %w", addr, err)
+		return nil, fmt.Errorf("pia endpoint: address %q: %w", addr, err)
 	}
 	conn, err := net.ListenUDP("udp", ua)
 	if err != nil {
-		return nil, fmt.Errorf("pia listen: %w", err)
+		return nil, fmt.Errorf("pia endpoint: %w", err)
 	}
 	e, err := NewEndpoint(conn, cfg)
 	if err != nil {
@@ -380,6 +381,26 @@ type EndpointStats struct {
 	PacketsIn, PacketsOut, MessagesIn, MessagesOut uint64
 	MessagesRelayed                                uint64
 	Drops                                          map[string]uint64
+}
+
+// String renders the counters as one line, drops sorted by reason
+// ("packets 3 in, 3 out; messages 3 in, 3 out, 0 relayed; drops: auth=1"), so that
+// printing a Stats value never shows a Go map.
+func (s EndpointStats) String() string {
+	drops := "none"
+	if len(s.Drops) > 0 {
+		keys := make([]string, 0, len(s.Drops))
+		for k := range s.Drops {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			keys[i] = fmt.Sprintf("%s=%d", k, s.Drops[k])
+		}
+		drops = strings.Join(keys, " ")
+	}
+	return fmt.Sprintf("packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s",
+		s.PacketsIn, s.PacketsOut, s.MessagesIn, s.MessagesOut, s.MessagesRelayed, drops)
 }
 
 // Stats returns the endpoint's counters.

@@ -14,6 +14,34 @@ import (
 var piaCmd = &cobra.Command{
 	Use:   "pia",
 	Short: "Pia key helpers and a Pia station on UDP (listen, send)",
+	// The group parses no flags of its own, so that a mistyped subcommand is
+	// reported as such rather than as an unknown flag of the group
+	// (`pia sned --count 3`).
+	DisableFlagParsing: true,
+	RunE:               runCommandGroup,
+}
+
+// runCommandGroup runs a command that only groups subcommands: without
+// arguments (or with -h/--help) it prints its help; anything else names a
+// subcommand it does not have, which is an error.
+func runCommandGroup(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, applied only on the root's path
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	names := make([]string, 0, len(cmd.Commands()))
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("%s; its commands are %s", msg, strings.Join(names, ", "))
 }
 
 var piaKeyFlags struct {
@@ -35,6 +63,7 @@ var piaSessionKeyCmd = &cobra.Command{
 
   gamewire pia session-key --network ldn --game-key HEX --param N       LDN up to 5.44 (SEAD RNG, AES)
   gamewire pia session-key --network ldn --game-key HEX --ssid HEX      LDN 6.16-6.30 (AES of the SSID)
+  gamewire pia session-key --network ldn6 --game-key HEX --ssid HEX     the same; ldn5 insists on --param
   gamewire pia session-key --network lan --game-key HEX --param HEX     LAN (HMAC-SHA256 of the session key param)
 
 --game-key-text takes the game key as text (Pokemon Sword/Shield's key is 16 characters).
@@ -45,7 +74,7 @@ NEX session keys come from matchmaking and NPLN derivation is not in the specs.`
 
 var piaGameKeyCmd = &cobra.Command{
 	Use:   "game-key",
-	Short: "Generate an ENL game key from a seed and table (--game splatoon2|smm2, or --seed N --table HEX,...)",
+	Short: "Generate an ENL game key from a seed and table (--game splatoon2|smm2 [--seed N], or --seed N --table HEX,...)",
 	Args:  cobra.NoArgs,
 	RunE:  runPiaGameKey,
 }
@@ -66,14 +95,14 @@ var piaNetworkIDCmd = &cobra.Command{
 
 func init() {
 	f := piaSessionKeyCmd.Flags()
-	f.StringVar(&piaKeyFlags.network, "network", "ldn", "network: ldn or lan")
+	f.StringVar(&piaKeyFlags.network, "network", "ldn", "network: ldn, ldn5 (up to 5.44, --param), ldn6 (6.x, --ssid) or lan")
 	f.StringVar(&piaKeyFlags.gameKey, "game-key", "", "game-specific key in hex")
 	f.StringVar(&piaKeyFlags.gameKeyText, "game-key-text", "", "game-specific key as text")
 	f.StringVar(&piaKeyFlags.param, "param", "", "LDN: session param (decimal or 0x hex); LAN: session key param in hex (32 bytes)")
 	f.StringVar(&piaKeyFlags.ssid, "ssid", "", "LDN 6.x: the network SSID, 32 hex digits")
 	g := piaGameKeyCmd.Flags()
 	g.StringVar(&piaKeyFlags.game, "game", "", "published ENL inputs: splatoon2 or smm2")
-	g.StringVar(&piaKeyFlags.seed, "seed", "", "ENL seed (decimal or 0x hex)")
+	g.StringVar(&piaKeyFlags.seed, "seed", "", "ENL seed (decimal or 0x hex); with --game it replaces the game's seed")
 	g.StringVar(&piaKeyFlags.table, "table", "", "ENL table: comma-separated 32-bit numbers (decimal or 0x hex)")
 	g.IntVar(&piaKeyFlags.size, "size", 16, "key size in bytes (multiple of 4)")
 	piaNetworkIDCmd.Flags().StringVar(&piaKeyFlags.ssid, "ssid", "", "the network SSID, 32 hex digits")
@@ -108,9 +137,23 @@ func piaSSID() ([16]byte, error) {
 }
 
 func runPiaSessionKey(cmd *cobra.Command, args []string) error {
-	n, err := pia.ParseNetwork(piaKeyFlags.network)
+	// ldn5 and ldn6 name the LDN derivation of a Pia generation (docs/cli.md).
+	network := strings.ToLower(strings.TrimSpace(piaKeyFlags.network))
+	switch {
+	case network == "ldn5" && piaKeyFlags.ssid != "":
+		return errors.New("pia: --network ldn5 (up to 5.44) derives from --param, not --ssid")
+	case network == "ldn6" && piaKeyFlags.param != "":
+		return errors.New("pia: --network ldn6 (6.16-6.30) derives from --ssid, not --param")
+	case network == "ldn5" && piaKeyFlags.param == "":
+		return errors.New("pia: --network ldn5 needs --param N (the session param)")
+	case network == "ldn6" && piaKeyFlags.ssid == "":
+		return errors.New("pia: --network ldn6 needs --ssid HEX (the network SSID)")
+	case network == "ldn5" || network == "ldn6":
+		network = "ldn"
+	}
+	n, err := pia.ParseNetwork(network)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (session-key also takes ldn5 and ldn6)", err)
 	}
 	gameKey, err := piaGameKey()
 	if err != nil {
@@ -163,6 +206,8 @@ func runPiaGameKey(cmd *cobra.Command, args []string) error {
 	var seed uint32
 	var table []uint32
 	switch {
+	case piaKeyFlags.game != "" && piaKeyFlags.table != "":
+		return errors.New("pia: give --game NAME or --table LIST, not both")
 	case piaKeyFlags.game != "":
 		for _, p := range pia.ENLPresets {
 			if strings.EqualFold(p.Name, piaKeyFlags.game) {
@@ -176,6 +221,12 @@ func runPiaGameKey(cmd *cobra.Command, args []string) error {
 			}
 			return fmt.Errorf("pia: --game %q: known games are %s", piaKeyFlags.game, strings.Join(names, ", "))
 		}
+		if piaKeyFlags.seed != "" {
+			var err error
+			if seed, err = piaParseNumber(piaKeyFlags.seed); err != nil {
+				return fmt.Errorf("pia: --seed: %w", err)
+			}
+		}
 	case piaKeyFlags.seed != "" && piaKeyFlags.table != "":
 		var err error
 		if seed, err = piaParseNumber(piaKeyFlags.seed); err != nil {
@@ -188,8 +239,10 @@ func runPiaGameKey(cmd *cobra.Command, args []string) error {
 			}
 			table = append(table, v)
 		}
+	case piaKeyFlags.seed != "":
+		return errors.New("pia: --seed needs a table: --table LIST, or --game NAME for a published game's table")
 	default:
-		return errors.New("pia: give --game NAME, or --seed N and --table LIST")
+		return errors.New("pia: give --game NAME (optionally with --seed N), or --seed N and --table LIST")
 	}
 	key, err := pia.ENLGameKey(seed, table, piaKeyFlags.size)
 	if err != nil {

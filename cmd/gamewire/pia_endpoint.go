@@ -451,7 +451,7 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 	}
 	e, err := pia.Listen(f.listenAddr, *cfg)
 	if err != nil {
-		return f.errorf("%w", err)
+		return f.errorf("--listen: %w", err)
 	}
 	defer e.Close()
 	if peerAddr.IsValid() {
@@ -624,20 +624,7 @@ func (p *piaPrinter) stats(st pia.EndpointStats) {
 		}{r})
 		return
 	}
-	drops := "none"
-	if len(st.Drops) > 0 {
-		keys := make([]string, 0, len(st.Drops))
-		for k := range st.Drops {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			keys[i] = fmt.Sprintf("%s=%d", k, st.Drops[k])
-		}
-		drops = strings.Join(keys, " ")
-	}
-	fmt.Fprintf(p.w, "packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s\n",
-		r.PacketsIn, r.PacketsOut, r.MessagesIn, r.MessagesOut, r.MessagesRelayed, drops)
+	fmt.Fprintln(p.w, st)
 }
 
 // piaReceived is an answer as send's handler hands it over.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/pia"
 )
 
 func resetPiaRoot() {
@@ -490,4 +492,39 @@ func reserveUDPAddr(t *testing.T) (string, func()) {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c.LocalAddr().String(), func() { c.Close() }
+}
+
+// TestPiaErrorsReadOnce: errors name their command once (no "pia listen: pia
+// listen:") and the counters never print a Go map (issue 13.5).
+func TestPiaErrorsReadOnce(t *testing.T) {
+	doubled := func(msg string) bool {
+		parts := strings.Split(msg, ": ")
+		for i := 1; i < len(parts); i++ {
+			if parts[i] == parts[i-1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		sub  *cobra.Command
+		args []string
+	}{
+		{piaListenCmd, []string{"--listen", "192.0.2.1:5", "--version", "5.27", "--network", "lan", "--accept-unknown"}},
+		{piaListenCmd, []string{"--listen", "nonsense", "--version", "5.27", "--network", "lan", "--accept-unknown"}},
+		{piaSendCmd, []string{"127.0.0.1:1", "--local", "192.0.2.1:5", "--version", "5.27", "--network", "lan"}},
+	} {
+		_, err := runPiaSubcommand(t, tc.sub, tc.args...)
+		if err == nil {
+			t.Errorf("%s %v: no error", tc.sub.Name(), tc.args)
+			continue
+		}
+		if doubled(err.Error()) || !strings.HasPrefix(err.Error(), "pia "+tc.sub.Name()+": ") {
+			t.Errorf("%s %v: %q", tc.sub.Name(), tc.args, err)
+		}
+	}
+	st := pia.EndpointStats{PacketsIn: 3, Drops: map[string]uint64{"replay": 1, "auth": 2}}
+	if got, want := fmt.Sprint(st), "packets 3 in, 0 out; messages 0 in, 0 out, 0 relayed; drops: auth=2 replay=1"; got != want {
+		t.Errorf("stats print %q, want %q", got, want)
+	}
 }
