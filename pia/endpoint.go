@@ -267,18 +267,19 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 			cfg.Source.IP = la.AddrPort().Addr().Unmap()
 		}
 	}
+	if cfg.NonceParams.Network.NonceInputs(cfg.Version.HeaderLayout())&NonceSourceIP != 0 &&
+		(!cfg.Source.IP.IsValid() || cfg.Source.IP.IsUnspecified()) {
+		return nil, fmt.Errorf("pia endpoint: %w: %s nonces of Pia %s use this station's IP; set EndpointConfig.Source.IP to the address peers see", ErrWildcardSource, cfg.NonceParams.Network, cfg.Version)
+	}
 	cc := Config{Version: cfg.Version, NonceParams: cfg.NonceParams, SessionKey: cfg.SessionKey, AllowPlaintext: cfg.AllowPlaintext}
 	send, err := NewCodec(cc)
 	if err != nil {
 		return nil, fmt.Errorf("pia endpoint: %w", err)
 	}
 	recv, _ := NewCodec(cc)
-	destBits := uint(64)
-	if send.MessageLayout() == MessageUpTo5_4 {
-		destBits = 32
-		if cfg.ConstantID > 0xFFFFFFFF {
-			return nil, fmt.Errorf("pia endpoint: %w: constant id 0x%x does not fit the 32-bit fields of Pia %s", ErrBadField, cfg.ConstantID, cfg.Version)
-		}
+	destBits := send.MessageLayout().DestinationBits()
+	if destBits < 64 && cfg.ConstantID>>destBits != 0 {
+		return nil, fmt.Errorf("pia endpoint: %w: constant id 0x%x does not fit the %d-bit fields of Pia %s", ErrBadField, cfg.ConstantID, destBits, cfg.Version)
 	}
 	if min := send.Overhead(0) + 32 + 16; cfg.MTU < min {
 		return nil, fmt.Errorf("pia endpoint: %w: MTU %d below %d", ErrBadField, cfg.MTU, min)

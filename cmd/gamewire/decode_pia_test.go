@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/pia"
+	"github.com/spf13/cobra"
 )
 
 // runPiaCLI runs gamewire with args and restores every flag it may have set, so
@@ -202,5 +203,32 @@ func TestPiaUnknownSubcommand(t *testing.T) {
 	out, err := runPiaCLI(t, "pia")
 	if err != nil || !strings.Contains(out, "session-key") || !strings.Contains(out, "listen") {
 		t.Fatalf("pia alone: %v\n%s", err, out)
+	}
+}
+
+// TestPiaSessionFlagsShared: decode and pia listen/send take the same session
+// flags under the same names (issue 15.3); listen's and send's former names are
+// aliases of them.
+func TestPiaSessionFlagsShared(t *testing.T) {
+	names := []string{"pia-version", "pia-network", "pia-key", "pia-network-id", "gathering-id", "connection-id", "src-mac", "src-ip"}
+	for _, cmd := range []*cobra.Command{decodeCmd, piaListenCmd, piaSendCmd} {
+		for _, n := range names {
+			if cmd.Flags().Lookup(n) == nil {
+				t.Errorf("%s has no --%s", cmd.CommandPath(), n)
+			}
+		}
+	}
+	for old, name := range piaFlagAliases {
+		for _, cmd := range []*cobra.Command{piaListenCmd, piaSendCmd} {
+			if f := cmd.Flags().Lookup(old); f == nil || f.Name != name {
+				t.Errorf("%s --%s is not an alias of --%s", cmd.CommandPath(), old, name)
+			}
+		}
+	}
+	// decode refuses a nonce input its network does not use, as listen and send do.
+	_, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
+		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--gathering-id", "7")
+	if err == nil || !strings.Contains(err.Error(), "--gathering-id: pia: nonce input not used") {
+		t.Errorf("decode with --gathering-id on ldn: %v", err)
 	}
 }

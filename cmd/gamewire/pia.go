@@ -4,10 +4,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/gamewire/gamewire/pia"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // piaCmd is `gamewire pia`: key helpers for Pia sessions (docs/pia.md).
@@ -250,4 +252,150 @@ func runPiaGameKey(cmd *cobra.Command, args []string) error {
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), hex.EncodeToString(key))
 	return nil
+}
+
+// piaSessionFlags are the flags that describe a Pia session and the sender its
+// nonces use: one set, one name per thing, shared by `decode --hex` and `pia
+// listen/send`. The names carry the pia- prefix where decode needs it to tell
+// Pia from PRUDP; piaFlagAliases keeps the names listen and send had before.
+type piaSessionFlags struct {
+	version, network, key                string
+	networkID, gatheringID, connectionID string
+	srcMAC, srcIP                        string
+}
+
+// piaFlagAliases maps the former names of listen's and send's session flags to
+// the shared ones. They are kept for one release (docs/cli.md).
+var piaFlagAliases = map[string]string{
+	"version":     "pia-version",
+	"network":     "pia-network",
+	"session-key": "pia-key",
+	"network-id":  "pia-network-id",
+	"mac":         "src-mac",
+	"source-ip":   "src-ip",
+}
+
+// register adds the session flags to fs; station says whether they describe
+// this station (listen, send) or a captured packet's sender (decode).
+func (f *piaSessionFlags) register(fs *pflag.FlagSet, station bool) {
+	fs.StringVar(&f.version, "pia-version", "", "Pia version of the session (5.27, 6.16, ...)")
+	fs.StringVar(&f.network, "pia-network", "", "network of the session's nonces: nex, ldn, lan or npln")
+	fs.StringVar(&f.key, "pia-key", "", "session key, 32 hex digits (gamewire pia session-key)")
+	fs.StringVar(&f.networkID, "pia-network-id", "", "ldn, npln: LDN session id (up to 5.44) or LDN/NPLN network id (6.x); decimal or 0x hex")
+	fs.StringVar(&f.gatheringID, "gathering-id", "", "nex: NEX gathering id; decimal or 0x hex")
+	fs.StringVar(&f.connectionID, "connection-id", "", "override the connection byte of the nonce (default: from the header); decimal or 0x hex")
+	who := "the packet's sender"
+	if station {
+		who = "this station (the sender of its packets)"
+	}
+	fs.StringVar(&f.srcMAC, "src-mac", "", "ldn up to 5.44: the MAC address of "+who+", 12 hex digits with or without colons")
+	fs.StringVar(&f.srcIP, "src-ip", "", "lan, ldn 6.x: the IP address of "+who+" as nonces use it")
+	if station {
+		fs.Lookup("pia-version").Usage += "; required"
+		fs.Lookup("pia-network").Usage += "; required"
+		fs.Lookup("pia-key").Usage += "; without it packets are unencrypted"
+		fs.Lookup("src-ip").Usage += " (default: the socket's local address)"
+		fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+			if to, ok := piaFlagAliases[name]; ok {
+				return pflag.NormalizedName(to)
+			}
+			return pflag.NormalizedName(name)
+		})
+	}
+}
+
+// piaSession is what the session flags describe.
+type piaSession struct {
+	cfg pia.Config // Version is zero for --pia-version auto
+	src pia.Source
+}
+
+// parse checks the session flags. A version of "auto" (when allowed) leaves
+// cfg.Version zero; network "" takes defaultNetwork ("" makes it required).
+// Nonce inputs the network does not use are refused (pia.NonceParams.Validate).
+// Errors name the flag and carry no command prefix.
+func (f *piaSessionFlags) parse(allowAuto bool, defaultNetwork string) (piaSession, error) {
+	var s piaSession
+	cfg := &s.cfg
+	switch v := strings.TrimSpace(f.version); {
+	case v == "" && !allowAuto:
+		return s, errors.New("--pia-version is required: the session's Pia version, for example 5.27 or 6.16")
+	case v == "" || v == "auto" && allowAuto:
+	default:
+		ver, err := pia.ParseVersion(v)
+		if err != nil {
+			return s, fmt.Errorf("--pia-version: %w", err)
+		}
+		cfg.Version = ver
+	}
+	network := strings.TrimSpace(f.network)
+	if network == "" {
+		if network = defaultNetwork; network == "" {
+			return s, errors.New("--pia-network is required: nex, ldn, lan or npln")
+		}
+	}
+	n, err := pia.ParseNetwork(network)
+	if err != nil {
+		return s, fmt.Errorf("--pia-network: %w", err)
+	}
+	cfg.Network = n
+	if f.key != "" {
+		if cfg.SessionKey, err = parseHex(f.key); err != nil {
+			return s, fmt.Errorf("--pia-key: %w", err)
+		}
+		if len(cfg.SessionKey) != 16 {
+			return s, fmt.Errorf("--pia-key: %d bytes, want 16 (32 hex digits)", len(cfg.SessionKey))
+		}
+	}
+	if f.networkID != "" {
+		if cfg.NetworkID, err = piaParseNumber(f.networkID); err != nil {
+			return s, fmt.Errorf("--pia-network-id: %w", err)
+		}
+	}
+	if f.gatheringID != "" {
+		if cfg.GatheringID, err = piaParseNumber(f.gatheringID); err != nil {
+			return s, fmt.Errorf("--gathering-id: %w", err)
+		}
+	}
+	if f.connectionID != "" {
+		c, err := piaParseNumber(f.connectionID)
+		if err != nil || c > 0xFF {
+			return s, fmt.Errorf("--connection-id %q: want a number 0..255", f.connectionID)
+		}
+		cfg.OverrideConnectionID, cfg.ConnectionID = true, uint8(c)
+	}
+	if f.srcMAC != "" {
+		if s.src.MAC, err = piaParseMAC(f.srcMAC); err != nil {
+			return s, fmt.Errorf("--src-mac: %w", err)
+		}
+	}
+	if f.srcIP != "" {
+		if s.src.IP, err = netip.ParseAddr(strings.TrimSpace(f.srcIP)); err != nil {
+			return s, fmt.Errorf("--src-ip: %w", err)
+		}
+	}
+	if cfg.Version.Major != 0 {
+		if err := (pia.EndpointConfig{Version: cfg.Version, NonceParams: cfg.NonceParams, Source: pia.Source{MAC: s.src.MAC}}).Validate(); err != nil {
+			return s, piaFlagError(err)
+		}
+	}
+	return s, nil
+}
+
+// piaInputFlags names the flag of each nonce input, for errors.
+var piaInputFlags = map[pia.NonceInput]string{
+	pia.NonceGatheringID: "--gathering-id", pia.NonceNetworkID: "--pia-network-id",
+	pia.NonceConnectionID: "--connection-id", pia.NonceSourceMAC: "--src-mac", pia.NonceSourceIP: "--src-ip",
+}
+
+// piaFlagError names the flag behind a pia Validate error about the session.
+func piaFlagError(err error) error {
+	var ue *pia.UnusedInputError
+	switch {
+	case errors.As(err, &ue):
+		return fmt.Errorf("%s: %w", piaInputFlags[ue.Input], err)
+	case errors.Is(err, pia.ErrUnsupported):
+		return fmt.Errorf("--pia-network: %w", err)
+	}
+	return err
 }
