@@ -85,7 +85,7 @@ type EndpointConfig struct {
 	// VariableID is this station's variable id (5.27 and later headers).
 	VariableID uint32
 	// ConstantID is this station's constant id ("Constant ID" in
-	// specs/reference/pia/terminology.md). It fills the source constant id of
+	// nintendo-wiki docs/pia/terminology.md). It fills the source constant id of
 	// outgoing messages whose layout carries one (up to 5.26) when the message
 	// leaves it zero. When it is non-zero, a received unicast message whose
 	// destination is another constant id is not delivered: it is dropped under
@@ -93,7 +93,7 @@ type EndpointConfig struct {
 	// message is delivered. Up to 5.4 the field is 32 bits wide, so it must fit.
 	ConstantID uint64
 	// StationIndex is this station's index in the mesh ("Station index" in
-	// specs/pia.md). It fills the source station index of messages up to 5.4 when
+	// the Pia Protocol wiki). It fills the source station index of messages up to 5.4 when
 	// the message leaves it zero. A received multicast message whose destination
 	// bitmap lacks this station's bit is not delivered (DropDestination, or relayed).
 	// Zero is station 0: give StationIndexInvalid (253) while the station has not
@@ -465,7 +465,7 @@ func (e *Endpoint) enqueueLocked(p *Peer, m *Message) {
 	p.queue = append(p.queue, mm)
 }
 
-// SendTo queues m for p as a unicast message ("Destination" in specs/pia.md): it
+// SendTo queues m for p as a unicast message ("Destination" in the Pia Protocol wiki): it
 // clears the multicast flag and sets Destination to p's constant id, which a receiver
 // that knows its own constant id checks. The peer needs a constant id
 // (PeerConfig.ConstantID or Peer.SetConstantID); otherwise SendTo returns
@@ -493,7 +493,7 @@ func (e *Endpoint) SendTo(p *Peer, m Message) error {
 }
 
 // Multicast queues m for each of peers as one multicast message ("Destination" in
-// specs/pia.md): it sets the multicast flag and a destination bitmap with bit 1<<index
+// the Pia Protocol wiki): it sets the multicast flag and a destination bitmap with bit 1<<index
 // for each peer's station index, so that every receiver finds its own bit. Every
 // peer needs a distinct station index that fits the bitmap (0-31 up to 5.4, 0-63
 // later); otherwise nothing is queued and Multicast returns ErrUnaddressable.
@@ -597,7 +597,7 @@ func (e *Endpoint) peersWithStations(bitmap uint64, dst []*Peer) []*Peer {
 }
 
 // destinationCarried refuses the send helpers on a message layout without a
-// destination field. Every layout of "Messages" in specs/pia.md carries one (32-bit
+// destination field. Every layout of "Messages" in the Pia Protocol wiki carries one (32-bit
 // up to 5.4, 64-bit later), so this only guards layouts the package does not know.
 func (e *Endpoint) destinationCarried(op string) error {
 	switch e.send.MessageLayout() {
@@ -853,7 +853,7 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 }
 
 // addressed implements the receiver's side of "Destination" and "Station index"
-// in specs/pia.md: it returns nil when m is for this station, and otherwise says
+// in the Pia Protocol wiki: it returns nil when m is for this station, and otherwise says
 // whose it is. A zero destination names no one (a 5.18+ packet's first message
 // without the field inherits zero; constant ids are never zero), so it is
 // delivered, as is everything this station cannot judge: a unicast message when

@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-// Message flags of the layouts up to 5.26 ("Message flags" in specs/pia.md). From
+// Message flags of the layouts up to 5.26 ("Message flags" in the Pia Protocol wiki). From
 // 5.27 several bits moved: use MessageLayout.Flags for the bits of a version.
 const (
 	FlagMulticast = 0x01 // Destination is a bitmap of station indexes
@@ -38,7 +38,7 @@ type MessageFlags struct {
 }
 
 // Flags returns the flag bits of layout l. Up to 5.26 they are the wiki's table
-// ("Message flags" in specs/pia.md). From 5.27 they are the ones the consoles'
+// ("Message flags" in the Pia Protocol wiki). From 5.27 they are the ones the consoles'
 // parsers use (Decryptu/pokeldn pokeldn/ldn/pia5.py and pia6.py, docs/pia.md):
 // 0x02 relay to one, 0x04 relay to many, 0x08 relayed, 0x10 no bundling, 0x20
 // zlib; 0x01 is multicast in 5.27-5.44 and "skip the source variable id check" in
@@ -83,7 +83,7 @@ func (f MessageFlags) Names(flags uint8) []string {
 	return names
 }
 
-// Station index special values ("Station index" in specs/pia.md).
+// Station index special values ("Station index" in the Pia Protocol wiki).
 const (
 	StationIndexInvalid   = 253 // a console that has not joined a mesh yet
 	StationIndexHost      = 254 // the host of the mesh
@@ -110,7 +110,7 @@ const maxInflated = 64 << 10
 // 0x20 off Pokemon BDSP.
 func ZlibFlag(v Version) uint8 { return v.MessageLayout().Flags().Zlib }
 
-// Message is one Pia message ("Messages" in specs/pia.md). Fields that a layout
+// Message is one Pia message ("Messages" in the Pia Protocol wiki). Fields that a layout
 // does not carry are zero. Payload aliases the buffer the message was parsed from.
 type Message struct {
 	Flags uint8
@@ -214,7 +214,7 @@ func (l MessageLayout) presenceDefined() uint8 {
 	return d
 }
 
-// ParseMessage implements "Messages" in specs/pia.md: it decodes one message of
+// ParseMessage implements "Messages" in the Pia Protocol wiki: it decodes one message of
 // layout l from b, including its padding to 4 bytes in the layouts that pad (not
 // 6.16-6.30, see MessageLayout.Aligned), and returns it with the number of bytes
 // used. For the 5.18+ layouts prev is the previous message of the packet (nil for
@@ -383,7 +383,7 @@ func presence(m *Message, l MessageLayout, prev *Message) uint8 {
 	return pres
 }
 
-// AppendMessage implements "Messages" in specs/pia.md: it appends m in layout l,
+// AppendMessage implements "Messages" in the Pia Protocol wiki: it appends m in layout l,
 // padded with zeros to 4 bytes in the layouts that pad (MessageLayout.Aligned).
 // For the 5.18+ layouts prev is the previous message of the packet (nil for the
 // first, which then carries every field); later messages carry only the fields
@@ -511,7 +511,7 @@ func (m *Message) check(l MessageLayout) error {
 }
 
 // isPadding reports whether b is the 0xFF padding that fills encrypted messages
-// to 16 bytes ("Encryption" in specs/pia.md). In the 5.18+ layouts a presence
+// to 16 bytes ("Encryption" in the Pia Protocol wiki). In the 5.18+ layouts a presence
 // byte of 0xFF would announce every field; no message starts so, and consoles
 // stop there (Decryptu/pokeldn docs/pia.md, "Message framing").
 func isPadding(b []byte) bool {

@@ -61,7 +61,7 @@ var piaKeyFlags struct {
 var piaSessionKeyCmd = &cobra.Command{
 	Use:   "session-key",
 	Short: "Derive a Pia session key (LDN up to 5.44 from --param, LDN 6.x from --ssid, LAN from --param HEX)",
-	Long: `session-key derives the Pia session key ("Session Key" in specs/pia.md):
+	Long: `session-key derives the Pia session key ("Session Key" in the Pia Protocol wiki):
 
   gamewire pia session-key --network ldn --game-key HEX --param N       LDN up to 5.44 (SEAD RNG, AES)
   gamewire pia session-key --network ldn --game-key HEX --ssid HEX      LDN 6.16-6.30 (AES of the SSID)

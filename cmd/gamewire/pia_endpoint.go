@@ -731,7 +731,7 @@ type piaSendSummary struct {
 	Of       int  `json:"of"`
 	Answered *int `json:"answered,omitempty"`
 	// PiaSRTTNS and PiaRTTSamples are the endpoint's own estimate ("RTT
-	// Calculation" in specs/pia.md: header timers up to 5.10, --ping's RTT
+	// Calculation" in the Pia Protocol wiki: header timers up to 5.10, --ping's RTT
 	// protocol), present once it has a sample.
 	PiaSRTTNS     int64  `json:"pia_srtt_ns,omitempty"`
 	PiaRTTSamples int    `json:"pia_rtt_samples,omitempty"`
