@@ -98,6 +98,7 @@ const (
 	presProtocol    = 0x04
 	presDestination = 0x08
 	presSource      = 0x10 // 5.18-5.26 only
+	presNotKept     = 0x80 // never kept in PresenceExtra, so no presence byte is 0xFF
 )
 
 // maxInflated bounds a decompressed payload (Pia messages fit in one UDP datagram;
@@ -127,7 +128,8 @@ type Message struct {
 	SourceConstantID uint64
 	// PresenceExtra holds bits of the 5.18+ presence byte that announce no field
 	// (the published 5.27 vector sets 0x7F, of which only 0x0F name fields). They are
-	// kept so that a decoded message re-encodes to the same byte.
+	// kept so that a decoded message re-encodes to the same byte, except 0x80, which
+	// could make the 0xFF padding byte.
 	PresenceExtra uint8
 	Payload       []byte
 }
@@ -310,7 +312,14 @@ func parseInheritedHeader(b []byte, l MessageLayout, prev *Message) (m Message, 
 		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: no presence byte", l, ErrTruncated)
 	}
 	pres := b[0]
-	m.PresenceExtra = pres &^ l.presenceDefined()
+	if pres == 0xFF {
+		// 0xFF is the padding byte: consoles end the message walk at it
+		// (Decryptu/pokeldn docs/pia.md, "Message framing").
+		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: presence byte 0xFF (the padding byte) followed by more than padding", l, ErrBadField)
+	}
+	// Bit 0x80 is not kept: with every field present it would make the 0xFF end
+	// marker, and consoles write 0x7F (Decryptu/pokeldn pokeldn/ldn/pia5.py).
+	m.PresenceExtra = pres &^ l.presenceDefined() &^ presNotKept
 	need := 1 + presenceFieldsSize(pres, l)
 	if len(b) < need {
 		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: presence 0x%02x needs %d header bytes, have %d", l, ErrTruncated, pres, need, len(b))
@@ -423,9 +432,6 @@ func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte
 		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
 	case Message5_18, Message5_27, Message6_16:
 		pres := presence(m, l, prev)
-		if pres == 0xFF {
-			return b, fmt.Errorf("pia message %s: %w: presence byte 0xFF reads as the end of the messages", l, ErrBadField)
-		}
 		b = append(b, pres)
 		if pres&presFlags != 0 {
 			b = append(b, m.Flags)
@@ -503,6 +509,9 @@ func (m *Message) check(l MessageLayout) error {
 	if l.inherits() {
 		if m.PresenceExtra&l.presenceDefined() != 0 {
 			return bad("presence extra bits that name fields")
+		}
+		if m.PresenceExtra&presNotKept != 0 {
+			return bad("presence extra bit 0x80")
 		}
 	} else if m.PresenceExtra != 0 {
 		return bad("presence byte")
