@@ -9,7 +9,7 @@ import (
 	"github.com/gamewire/gamewire/pia"
 )
 
-// Pia (specs/pia.md) over UDP, recognised by its magic 32 AB 98 64. Decoding
+// Pia (the Pia Protocol wiki) over UDP, recognised by its magic 32 AB 98 64. Decoding
 // needs the Pia version and network from the keys file (pia-version,
 // pia-network); decryption needs a session key (pia-key) and the nonce inputs
 // of the network (pia-network-id, pia-gathering-id). Every Pia packet is a

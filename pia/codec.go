@@ -13,7 +13,7 @@ import (
 )
 
 // Packet is a decoded Pia packet: header, messages and the plaintext footer
-// ("Header", "Messages", "Footer" in specs/pia.md). A Packet filled by Codec.Open
+// ("Header", "Messages", "Footer" in the Pia Protocol wiki). A Packet filled by Codec.Open
 // owns a buffer that its messages alias; reuse the Packet to avoid allocations.
 type Packet struct {
 	Header   Header
@@ -124,7 +124,7 @@ func (c *Codec) Overhead(footer int) int {
 	return n
 }
 
-// Seal implements "Encryption" in specs/pia.md: it appends p to dst, encrypted when
+// Seal implements "Encryption" in the Pia Protocol wiki: it appends p to dst, encrypted when
 // p.Header.Encrypted is set. The codec fills the layout, the version bits, the footer
 // size and the tag (p.Header is updated to what was written); the caller chooses the
 // connection id, packet id, timers, variable ids and the 8-byte header nonce.
@@ -191,7 +191,7 @@ func (c *Codec) Seal(dst []byte, p *Packet, src Source) ([]byte, error) {
 	return append(dst, p.Footer...), nil
 }
 
-// Open implements "Encryption" in specs/pia.md in reverse: it parses b, verifies and
+// Open implements "Encryption" in the Pia Protocol wiki in reverse: it parses b, verifies and
 // decrypts it, and fills p (reusing p's buffers). src is the sender as the nonce sees
 // it. Payloads and the footer alias b or p's buffer. On an error p holds nothing
 // usable (plaintext of a packet that fails authentication is never exposed),

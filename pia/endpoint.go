@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,7 +85,7 @@ type EndpointConfig struct {
 	// VariableID is this station's variable id (5.27 and later headers).
 	VariableID uint32
 	// ConstantID is this station's constant id ("Constant ID" in
-	// specs/reference/pia/terminology.md). It fills the source constant id of
+	// nintendo-wiki docs/pia/terminology.md). It fills the source constant id of
 	// outgoing messages whose layout carries one (up to 5.26) when the message
 	// leaves it zero. When it is non-zero, a received unicast message whose
 	// destination is another constant id is not delivered: it is dropped under
@@ -92,7 +93,7 @@ type EndpointConfig struct {
 	// message is delivered. Up to 5.4 the field is 32 bits wide, so it must fit.
 	ConstantID uint64
 	// StationIndex is this station's index in the mesh ("Station index" in
-	// specs/pia.md). It fills the source station index of messages up to 5.4 when
+	// the Pia Protocol wiki). It fills the source station index of messages up to 5.4 when
 	// the message leaves it zero. A received multicast message whose destination
 	// bitmap lacks this station's bit is not delivered (DropDestination, or relayed).
 	// Zero is station 0: give StationIndexInvalid (253) while the station has not
@@ -266,18 +267,19 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 			cfg.Source.IP = la.AddrPort().Addr().Unmap()
 		}
 	}
+	if cfg.NonceParams.Network.NonceInputs(cfg.Version.HeaderLayout())&NonceSourceIP != 0 &&
+		(!cfg.Source.IP.IsValid() || cfg.Source.IP.IsUnspecified()) {
+		return nil, fmt.Errorf("pia endpoint: %w: %s nonces of Pia %s use this station's IP; set EndpointConfig.Source.IP to the address peers see", ErrWildcardSource, cfg.NonceParams.Network, cfg.Version)
+	}
 	cc := Config{Version: cfg.Version, NonceParams: cfg.NonceParams, SessionKey: cfg.SessionKey, AllowPlaintext: cfg.AllowPlaintext}
 	send, err := NewCodec(cc)
 	if err != nil {
 		return nil, fmt.Errorf("pia endpoint: %w", err)
 	}
 	recv, _ := NewCodec(cc)
-	destBits := uint(64)
-	if send.MessageLayout() == MessageUpTo5_4 {
-		destBits = 32
-		if cfg.ConstantID > 0xFFFFFFFF {
-			return nil, fmt.Errorf("pia endpoint: %w: constant id 0x%x does not fit the 32-bit fields of Pia %s", ErrBadField, cfg.ConstantID, cfg.Version)
-		}
+	destBits := send.MessageLayout().DestinationBits()
+	if destBits < 64 && cfg.ConstantID>>destBits != 0 {
+		return nil, fmt.Errorf("pia endpoint: %w: constant id 0x%x does not fit the %d-bit fields of Pia %s", ErrBadField, cfg.ConstantID, destBits, cfg.Version)
 	}
 	if min := send.Overhead(0) + 32 + 16; cfg.MTU < min {
 		return nil, fmt.Errorf("pia endpoint: %w: MTU %d below %d", ErrBadField, cfg.MTU, min)
@@ -305,11 +307,11 @@ func NewEndpoint(conn *net.UDPConn, cfg EndpointConfig) (*Endpoint, error) {
 func Listen(addr string, cfg EndpointConfig) (*Endpoint, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("pia listen %q: %w", addr, err)
+		return nil, fmt.Errorf("pia endpoint: address %q: %w", addr, err)
 	}
 	conn, err := net.ListenUDP("udp", ua)
 	if err != nil {
-		return nil, fmt.Errorf("pia listen: %w", err)
+		return nil, fmt.Errorf("pia endpoint: %w", err)
 	}
 	e, err := NewEndpoint(conn, cfg)
 	if err != nil {
@@ -382,6 +384,26 @@ type EndpointStats struct {
 	Drops                                          map[string]uint64
 }
 
+// String renders the counters as one line, drops sorted by reason
+// ("packets 3 in, 3 out; messages 3 in, 3 out, 0 relayed; drops: auth=1"), so that
+// printing a Stats value never shows a Go map.
+func (s EndpointStats) String() string {
+	drops := "none"
+	if len(s.Drops) > 0 {
+		keys := make([]string, 0, len(s.Drops))
+		for k := range s.Drops {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			keys[i] = fmt.Sprintf("%s=%d", k, s.Drops[k])
+		}
+		drops = strings.Join(keys, " ")
+	}
+	return fmt.Sprintf("packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s",
+		s.PacketsIn, s.PacketsOut, s.MessagesIn, s.MessagesOut, s.MessagesRelayed, drops)
+}
+
 // Stats returns the endpoint's counters.
 func (e *Endpoint) Stats() EndpointStats {
 	s := EndpointStats{
@@ -443,7 +465,7 @@ func (e *Endpoint) enqueueLocked(p *Peer, m *Message) {
 	p.queue = append(p.queue, mm)
 }
 
-// SendTo queues m for p as a unicast message ("Destination" in specs/pia.md): it
+// SendTo queues m for p as a unicast message ("Destination" in the Pia Protocol wiki): it
 // clears the multicast flag and sets Destination to p's constant id, which a receiver
 // that knows its own constant id checks. The peer needs a constant id
 // (PeerConfig.ConstantID or Peer.SetConstantID); otherwise SendTo returns
@@ -471,7 +493,7 @@ func (e *Endpoint) SendTo(p *Peer, m Message) error {
 }
 
 // Multicast queues m for each of peers as one multicast message ("Destination" in
-// specs/pia.md): it sets the multicast flag and a destination bitmap with bit 1<<index
+// the Pia Protocol wiki): it sets the multicast flag and a destination bitmap with bit 1<<index
 // for each peer's station index, so that every receiver finds its own bit. Every
 // peer needs a distinct station index that fits the bitmap (0-31 up to 5.4, 0-63
 // later); otherwise nothing is queued and Multicast returns ErrUnaddressable.
@@ -575,7 +597,7 @@ func (e *Endpoint) peersWithStations(bitmap uint64, dst []*Peer) []*Peer {
 }
 
 // destinationCarried refuses the send helpers on a message layout without a
-// destination field. Every layout of "Messages" in specs/pia.md carries one (32-bit
+// destination field. Every layout of "Messages" in the Pia Protocol wiki carries one (32-bit
 // up to 5.4, 64-bit later), so this only guards layouts the package does not know.
 func (e *Endpoint) destinationCarried(op string) error {
 	switch e.send.MessageLayout() {
@@ -831,7 +853,7 @@ func (e *Endpoint) handlePacket(b []byte, from netip.AddrPort) {
 }
 
 // addressed implements the receiver's side of "Destination" and "Station index"
-// in specs/pia.md: it returns nil when m is for this station, and otherwise says
+// in the Pia Protocol wiki: it returns nil when m is for this station, and otherwise says
 // whose it is. A zero destination names no one (a 5.18+ packet's first message
 // without the field inherits zero; constant ids are never zero), so it is
 // delivered, as is everything this station cannot judge: a unicast message when

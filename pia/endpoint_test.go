@@ -277,7 +277,7 @@ func TestReplayWindow(t *testing.T) {
 }
 
 // TestRTTSpecExample reproduces the worked example of "RTT Calculation" in
-// specs/pia.md: A's timer reads 234 when it sends, the packet takes 2 ms, B
+// the Pia Protocol wiki: A's timer reads 234 when it sends, the packet takes 2 ms, B
 // answers 10 ms later with 244, which reaches A 2 ms later when A reads 248: 4 ms.
 func TestRTTSpecExample(t *testing.T) {
 	t0 := time.Unix(1000, 0)

@@ -1,5 +1,5 @@
 // Package pia implements Pia, the peer-to-peer packet layer of many Nintendo games
-// (specs/pia.md and specs/reference/pia/): the packet headers and messages of every
+// (the Pia Protocol wiki and nintendo-wiki docs/pia/): the packet headers and messages of every
 // known version, their encryption (AES-ECB + HMAC-MD5 up to 5.6, AES-GCM with a 16-byte
 // tag for 5.7-5.21 and an 8-byte tag from 5.23), the nonces of the NEX, LDN, LAN and
 // NPLN networks, the session-key derivations, ENL game-key generation, the RTT
@@ -23,7 +23,7 @@ var (
 	// ErrBadMagic: the packet does not start with Magic.
 	ErrBadMagic = errors.New("bad magic number")
 	// ErrBadVersion: the header's version bits do not match the configured Pia version
-	// ("Version" in specs/pia.md).
+	// ("Version" in the Pia Protocol wiki).
 	ErrBadVersion = errors.New("header version does not match the configured Pia version")
 	// ErrNoVersionBits: the version was to be detected from a layout without version bits.
 	ErrNoVersionBits = errors.New("pia: packets up to 5.10 carry no version bits; give the Pia version")
@@ -43,7 +43,7 @@ var (
 	ErrKey = errors.New("bad key")
 )
 
-// Magic is the magic number that starts every Pia packet ("Header" in specs/pia.md).
+// Magic is the magic number that starts every Pia packet ("Header" in the Pia Protocol wiki).
 var Magic = [4]byte{0x32, 0xAB, 0x98, 0x64}
 
 const (
@@ -54,7 +54,7 @@ const (
 )
 
 // Header is a Pia packet header in any of the six layouts of "Header" in
-// specs/pia.md. Fields that a layout does not carry are zero.
+// the Pia Protocol wiki. Fields that a layout does not carry are zero.
 type Header struct {
 	Layout    HeaderLayout
 	Encrypted bool
@@ -89,7 +89,7 @@ func (h *Header) ConnectionByte() uint8 {
 	return uint8(h.SourceVariableID)
 }
 
-// ParseHeader implements "Header" in specs/pia.md: it decodes the header of layout l
+// ParseHeader implements "Header" in the Pia Protocol wiki: it decodes the header of layout l
 // at the start of b and returns it with its size.
 func ParseHeader(b []byte, l HeaderLayout) (Header, int, error) {
 	n := l.Size()
@@ -152,7 +152,7 @@ func ParseHeader(b []byte, l HeaderLayout) (Header, int, error) {
 	return h, n, nil
 }
 
-// Append implements "Header" in specs/pia.md: it appends the header in h.Layout.
+// Append implements "Header" in the Pia Protocol wiki: it appends the header in h.Layout.
 // Up to 5.10 Version must be 0; from 5.11 it must be a version of h.Layout.
 // Fields the layout cannot carry must be zero (a 6.x variable id must fit 16 bits).
 func (h *Header) Append(b []byte) ([]byte, error) {

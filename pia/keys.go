@@ -9,7 +9,7 @@ import (
 )
 
 // SeadRandom is the random number generator of SEAD, Nintendo's standard library
-// (specs/reference/sead.md): a xorshift128 seeded through the Mersenne-Twister
+// (nintendo-wiki docs/sead.md): a xorshift128 seeded through the Mersenne-Twister
 // initialisation multiplier.
 type SeadRandom struct {
 	state [4]uint32
@@ -49,7 +49,7 @@ func (r *SeadRandom) Uint(max uint32) uint32 {
 	return uint32(uint64(r.Uint32()) * uint64(max) >> 32)
 }
 
-// ENLGameKey implements "ENL Key Generation" (specs/reference/pia/enl/key-generation.md):
+// ENLGameKey implements "ENL Key Generation" (nintendo-wiki docs/pia/enl/key-generation.md):
 // it derives a game-specific key of size bytes (a multiple of 4) from seed and table.
 func ENLGameKey(seed uint32, table []uint32, size int) ([]byte, error) {
 	if size <= 0 || size%4 != 0 {
@@ -73,7 +73,7 @@ func ENLGameKey(seed uint32, table []uint32, size int) ([]byte, error) {
 }
 
 // ENLPreset is a game's ENL seed and table as published in
-// specs/reference/pia/enl/key-generation.md.
+// nintendo-wiki docs/pia/enl/key-generation.md.
 type ENLPreset struct {
 	Name  string
 	Seed  uint32
@@ -104,7 +104,7 @@ var ENLPresets = []ENLPreset{
 	}},
 }
 
-// LDNSessionKey5 implements "Session Key", LDN up to 5.44, in specs/pia.md: a SEAD
+// LDNSessionKey5 implements "Session Key", LDN up to 5.44, in the Pia Protocol wiki: a SEAD
 // generator seeded with the session param yields four u32, appended little-endian
 // and encrypted with AES-ECB under the game key.
 func LDNSessionKey5(gameKey []byte, sessionParam uint32) ([]byte, error) {
@@ -122,7 +122,7 @@ func LDNSessionKey5(gameKey []byte, sessionParam uint32) ([]byte, error) {
 	return out, nil
 }
 
-// LDNSessionKey6 implements "Session Key", LDN 6.16-6.30, in specs/pia.md: the
+// LDNSessionKey6 implements "Session Key", LDN 6.16-6.30, in the Pia Protocol wiki: the
 // 16-byte SSID encrypted with AES-ECB under the game key. The SSID is the 16 random
 // bytes of the LDN network info (shown as 32 hex digits).
 func LDNSessionKey6(gameKey []byte, ssid []byte) ([]byte, error) {
@@ -138,7 +138,7 @@ func LDNSessionKey6(gameKey []byte, ssid []byte) ([]byte, error) {
 	return out, nil
 }
 
-// LANSessionKey implements "Session Key", LAN, in specs/pia.md: the first 16 bytes
+// LANSessionKey implements "Session Key", LAN, in the Pia Protocol wiki: the first 16 bytes
 // of HMAC-SHA256 under the game key of the session key param whose last byte is
 // incremented by one (wrapping, no carry).
 func LANSessionKey(gameKey []byte, sessionKeyParam []byte) ([]byte, error) {

@@ -3,75 +3,118 @@ package pia
 import (
 	"bytes"
 	"crypto/aes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
-// TestSeadRandomReference checks the generator against values computed by hand from
-// the Python of specs/reference/sead.md for seed 0: state init and first output.
-func TestSeadRandomReference(t *testing.T) {
-	r := NewSeadRandom(0)
-	// temp = 0 -> 0*m+1 = 1; 1^(1>>30)=1 -> 1*m+2; ...
-	const m = 0x6C078965
-	s1 := uint32(1)
-	s2 := (s1^s1>>30)*m + 2
-	s3 := (s2^s2>>30)*m + 3
-	s4 := (s3^s3>>30)*m + 4
-	if r.state != [4]uint32{s1, s2, s3, s4} {
-		t.Fatalf("state %x, want %x", r.state, [4]uint32{s1, s2, s3, s4})
+// primitiveVectors mirrors testdata/pia/primitive-vectors.json: published AES-128
+// and HMAC-SHA256 vectors (FIPS 197, RFC 4231).
+type primitiveVectors struct {
+	AES128 []struct {
+		Name          string `json:"name"`
+		KeyHex        string `json:"key_hex"`
+		PlaintextHex  string `json:"plaintext_hex"`
+		CiphertextHex string `json:"ciphertext_hex"`
+	} `json:"aes128"`
+	HMACSHA256 []struct {
+		Name     string `json:"name"`
+		KeyText  string `json:"key_text"`
+		KeyHex   string `json:"key_hex"`
+		DataText string `json:"data_text"`
+		DataHex  string `json:"data_hex"`
+		MACHex   string `json:"mac_hex"`
+	} `json:"hmac_sha256"`
+}
+
+func loadPrimitiveVectors(t *testing.T) primitiveVectors {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "pia", "primitive-vectors.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	x := s1 ^ s1<<11
-	x ^= x >> 8
-	x ^= s4 ^ s4>>19
-	if got := r.Uint32(); got != x {
-		t.Fatalf("first output %08x, want %08x", got, x)
+	var v primitiveVectors
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
 	}
-	if got := r.Uint(4); got >= 4 {
-		t.Fatalf("Uint(4) = %d", got)
+	if len(v.AES128) == 0 || len(v.HMACSHA256) == 0 {
+		t.Fatal("primitive-vectors.json has no vectors")
+	}
+	return v
+}
+
+// TestSeadRandomVector checks the SEAD generator against the published LDN
+// session-key vector (testdata/pia/vectors.json): the session key is the AES
+// encryption of four SEAD outputs (little-endian) under the game key, so
+// decrypting it gives the generator's first outputs for the session param.
+func TestSeadRandomVector(t *testing.T) {
+	for _, k := range loadVectors(t).SessionKeys {
+		if k.SessionParamU32 == "" {
+			continue
+		}
+		blk, err := aes.NewCipher(mustHex(t, k.GameKeyHex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outputs [16]byte
+		blk.Decrypt(outputs[:], mustHex(t, k.SessionKeyHex))
+		r := NewSeadRandom(mustU32(t, k.SessionParamU32))
+		for i := 0; i < 4; i++ {
+			if got, want := r.Uint32(), binary.LittleEndian.Uint32(outputs[4*i:]); got != want {
+				t.Fatalf("%s: output %d %08x, want %08x", k.Name, i, got, want)
+			}
+		}
+		if got := r.Uint(4); got >= 4 {
+			t.Fatalf("Uint(4) = %d", got)
+		}
 	}
 }
 
+// TestLDNSessionKey6 checks the 6.x LDN key (AES-128-ECB of the SSID under the
+// game key) against the FIPS 197 AES-128 vector.
 func TestLDNSessionKey6(t *testing.T) {
-	gameKey, _ := hex.DecodeString("ee182a63e216cdb1f51ad4bed8cf6508")
-	ssid, _ := hex.DecodeString("00112233445566778899aabbccddeeff")
-	got, err := LDNSessionKey6(gameKey, ssid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := aes.NewCipher(gameKey)
-	want := make([]byte, 16)
-	blk.Encrypt(want, ssid)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%x, want %x", got, want)
-	}
-	if _, err := LDNSessionKey6(gameKey, ssid[:15]); err == nil {
-		t.Fatal("15-byte SSID accepted")
+	for _, v := range loadPrimitiveVectors(t).AES128 {
+		gameKey, ssid := mustHex(t, v.KeyHex), mustHex(t, v.PlaintextHex)
+		got, err := LDNSessionKey6(gameKey, ssid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mustHex(t, v.CiphertextHex); !bytes.Equal(got, want) {
+			t.Fatalf("%s: %x, want %x", v.Name, got, want)
+		}
+		if _, err := LDNSessionKey6(gameKey, ssid[:15]); err == nil {
+			t.Fatal("15-byte SSID accepted")
+		}
 	}
 }
 
-func TestLANSessionKeyIncrementsLastByte(t *testing.T) {
-	gameKey := []byte("p1frXqxmeCZWFv0X")
-	param := bytes.Repeat([]byte{0x11}, 32)
-	param[31] = 0xFF
-	orig := append([]byte(nil), param...)
-	got, err := LANSessionKey(gameKey, param)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(param, orig) {
-		t.Fatal("LANSessionKey modified its input")
-	}
-	inc := append([]byte(nil), param...)
-	inc[31] = 0x00 // 0xFF + 1 wraps, no carry
-	m := hmac.New(sha256.New, gameKey)
-	m.Write(inc)
-	if want := m.Sum(nil)[:16]; !bytes.Equal(got, want) {
-		t.Fatalf("%x, want %x", got, want)
-	}
-	if len(got) != 16 {
-		t.Fatalf("%d bytes", len(got))
+// TestLANSessionKeyVectors checks the LAN key (the first 16 bytes of the
+// HMAC-SHA256 of the param with its last byte incremented) against RFC 4231: the
+// param is the RFC's data with its last byte decremented.
+func TestLANSessionKeyVectors(t *testing.T) {
+	for _, v := range loadPrimitiveVectors(t).HMACSHA256 {
+		key, data := []byte(v.KeyText), []byte(v.DataText)
+		if v.KeyHex != "" {
+			key = mustHex(t, v.KeyHex)
+		}
+		if v.DataHex != "" {
+			data = mustHex(t, v.DataHex)
+		}
+		param := bytes.Clone(data)
+		param[len(param)-1]--
+		orig := bytes.Clone(param)
+		got, err := LANSessionKey(key, param)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mustHex(t, v.MACHex)[:16]; !bytes.Equal(got, want) {
+			t.Fatalf("%s: %x, want %x", v.Name, got, want)
+		}
+		if !bytes.Equal(param, orig) {
+			t.Fatalf("%s: LANSessionKey modified its input", v.Name)
+		}
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-// Message flags of the layouts up to 5.26 ("Message flags" in specs/pia.md). From
+// Message flags of the layouts up to 5.26 ("Message flags" in the Pia Protocol wiki). From
 // 5.27 several bits moved: use MessageLayout.Flags for the bits of a version.
 const (
 	FlagMulticast = 0x01 // Destination is a bitmap of station indexes
@@ -38,7 +38,7 @@ type MessageFlags struct {
 }
 
 // Flags returns the flag bits of layout l. Up to 5.26 they are the wiki's table
-// ("Message flags" in specs/pia.md). From 5.27 they are the ones the consoles'
+// ("Message flags" in the Pia Protocol wiki). From 5.27 they are the ones the consoles'
 // parsers use (Decryptu/pokeldn pokeldn/ldn/pia5.py and pia6.py, docs/pia.md):
 // 0x02 relay to one, 0x04 relay to many, 0x08 relayed, 0x10 no bundling, 0x20
 // zlib; 0x01 is multicast in 5.27-5.44 and "skip the source variable id check" in
@@ -83,7 +83,7 @@ func (f MessageFlags) Names(flags uint8) []string {
 	return names
 }
 
-// Station index special values ("Station index" in specs/pia.md).
+// Station index special values ("Station index" in the Pia Protocol wiki).
 const (
 	StationIndexInvalid   = 253 // a console that has not joined a mesh yet
 	StationIndexHost      = 254 // the host of the mesh
@@ -98,6 +98,7 @@ const (
 	presProtocol    = 0x04
 	presDestination = 0x08
 	presSource      = 0x10 // 5.18-5.26 only
+	presNotKept     = 0x80 // never kept in PresenceExtra, so no presence byte is 0xFF
 )
 
 // maxInflated bounds a decompressed payload (Pia messages fit in one UDP datagram;
@@ -110,7 +111,7 @@ const maxInflated = 64 << 10
 // 0x20 off Pokemon BDSP.
 func ZlibFlag(v Version) uint8 { return v.MessageLayout().Flags().Zlib }
 
-// Message is one Pia message ("Messages" in specs/pia.md). Fields that a layout
+// Message is one Pia message ("Messages" in the Pia Protocol wiki). Fields that a layout
 // does not carry are zero. Payload aliases the buffer the message was parsed from.
 type Message struct {
 	Flags uint8
@@ -127,7 +128,8 @@ type Message struct {
 	SourceConstantID uint64
 	// PresenceExtra holds bits of the 5.18+ presence byte that announce no field
 	// (the published 5.27 vector sets 0x7F, of which only 0x0F name fields). They are
-	// kept so that a decoded message re-encodes to the same byte.
+	// kept so that a decoded message re-encodes to the same byte, except 0x80, which
+	// could make the 0xFF padding byte.
 	PresenceExtra uint8
 	Payload       []byte
 }
@@ -214,7 +216,7 @@ func (l MessageLayout) presenceDefined() uint8 {
 	return d
 }
 
-// ParseMessage implements "Messages" in specs/pia.md: it decodes one message of
+// ParseMessage implements "Messages" in the Pia Protocol wiki: it decodes one message of
 // layout l from b, including its padding to 4 bytes in the layouts that pad (not
 // 6.16-6.30, see MessageLayout.Aligned), and returns it with the number of bytes
 // used. For the 5.18+ layouts prev is the previous message of the packet (nil for
@@ -310,7 +312,14 @@ func parseInheritedHeader(b []byte, l MessageLayout, prev *Message) (m Message, 
 		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: no presence byte", l, ErrTruncated)
 	}
 	pres := b[0]
-	m.PresenceExtra = pres &^ l.presenceDefined()
+	if pres == 0xFF {
+		// 0xFF is the padding byte: consoles end the message walk at it
+		// (Decryptu/pokeldn docs/pia.md, "Message framing").
+		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: presence byte 0xFF (the padding byte) followed by more than padding", l, ErrBadField)
+	}
+	// Bit 0x80 is not kept: with every field present it would make the 0xFF end
+	// marker, and consoles write 0x7F (Decryptu/pokeldn pokeldn/ldn/pia5.py).
+	m.PresenceExtra = pres &^ l.presenceDefined() &^ presNotKept
 	need := 1 + presenceFieldsSize(pres, l)
 	if len(b) < need {
 		return Message{}, 0, 0, fmt.Errorf("pia message %s: %w: presence 0x%02x needs %d header bytes, have %d", l, ErrTruncated, pres, need, len(b))
@@ -383,7 +392,7 @@ func presence(m *Message, l MessageLayout, prev *Message) uint8 {
 	return pres
 }
 
-// AppendMessage implements "Messages" in specs/pia.md: it appends m in layout l,
+// AppendMessage implements "Messages" in the Pia Protocol wiki: it appends m in layout l,
 // padded with zeros to 4 bytes in the layouts that pad (MessageLayout.Aligned).
 // For the 5.18+ layouts prev is the previous message of the packet (nil for the
 // first, which then carries every field); later messages carry only the fields
@@ -423,9 +432,6 @@ func AppendMessage(b []byte, m *Message, l MessageLayout, prev *Message) ([]byte
 		b = binary.BigEndian.AppendUint64(b, m.SourceConstantID)
 	case Message5_18, Message5_27, Message6_16:
 		pres := presence(m, l, prev)
-		if pres == 0xFF {
-			return b, fmt.Errorf("pia message %s: %w: presence byte 0xFF reads as the end of the messages", l, ErrBadField)
-		}
 		b = append(b, pres)
 		if pres&presFlags != 0 {
 			b = append(b, m.Flags)
@@ -504,6 +510,9 @@ func (m *Message) check(l MessageLayout) error {
 		if m.PresenceExtra&l.presenceDefined() != 0 {
 			return bad("presence extra bits that name fields")
 		}
+		if m.PresenceExtra&presNotKept != 0 {
+			return bad("presence extra bit 0x80")
+		}
 	} else if m.PresenceExtra != 0 {
 		return bad("presence byte")
 	}
@@ -511,7 +520,7 @@ func (m *Message) check(l MessageLayout) error {
 }
 
 // isPadding reports whether b is the 0xFF padding that fills encrypted messages
-// to 16 bytes ("Encryption" in specs/pia.md). In the 5.18+ layouts a presence
+// to 16 bytes ("Encryption" in the Pia Protocol wiki). In the 5.18+ layouts a presence
 // byte of 0xFF would announce every field; no message starts so, and consoles
 // stop there (Decryptu/pokeldn docs/pia.md, "Message framing").
 func isPadding(b []byte) bool {

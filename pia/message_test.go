@@ -19,7 +19,7 @@ func unhex(t testing.TB, s string) []byte {
 }
 
 // TestMessageGolden checks each layout against bytes written by hand from the
-// offset tables of "Messages" in specs/pia.md.
+// offset tables of "Messages" in the Pia Protocol wiki.
 func TestMessageGolden(t *testing.T) {
 	cases := []struct {
 		l    MessageLayout
@@ -79,7 +79,7 @@ func TestMessageGolden(t *testing.T) {
 }
 
 // TestMessageInheritance decodes a 5.27 packet body whose second message carries
-// only its payload size and inherits the rest ("5.27 - 6.30" in specs/pia.md).
+// only its payload size and inherits the rest ("5.27 - 6.30" in the Pia Protocol wiki).
 func TestMessageInheritance(t *testing.T) {
 	body := unhex(t, "0f 01 0002 68 000005 000000000000000f | aabb 0000"+
 		"02 0003 | 010203 0000"+
@@ -204,7 +204,7 @@ func TestDestinationStations(t *testing.T) {
 }
 
 // TestHeaderGolden checks each header layout against bytes written by hand from
-// "Header" in specs/pia.md, and every prefix against ErrTruncated.
+// "Header" in the Pia Protocol wiki, and every prefix against ErrTruncated.
 func TestHeaderGolden(t *testing.T) {
 	nonce := [8]byte{0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xA7, 0xA8}
 	var tag [16]byte

@@ -9,7 +9,7 @@ import (
 )
 
 // Network is the kind of network a Pia session runs on; it decides the nonce and
-// the session key ("Nonce" and "Session Key" in specs/pia.md).
+// the session key ("Nonce" and "Session Key" in the Pia Protocol wiki).
 type Network uint8
 
 // The networks.
@@ -94,7 +94,7 @@ func NonceSupported(n Network, l HeaderLayout) bool {
 }
 
 // LDNNonceCRC returns the CRC-32 of LE32(sessionID) || source MAC, whose first
-// three big-endian bytes start the LDN nonce up to 5.44 ("Nonce" in specs/pia.md).
+// three big-endian bytes start the LDN nonce up to 5.44 ("Nonce" in the Pia Protocol wiki).
 func LDNNonceCRC(sessionID uint32, mac [6]byte) uint32 {
 	var in [10]byte
 	binary.LittleEndian.PutUint32(in[:], sessionID)
@@ -113,7 +113,7 @@ func crcIEEE(b []byte) uint32 {
 }
 
 // ipv4Word returns the source address as a 32-bit word: the IPv4 address, or for
-// IPv6 the CRC-32 of its 16 bytes ("LAN (6.16 - 6.30)" in specs/pia.md).
+// IPv6 the CRC-32 of its 16 bytes ("LAN (6.16 - 6.30)" in the Pia Protocol wiki).
 func ipv4Word(ip netip.Addr) (uint32, bool, error) {
 	if !ip.IsValid() {
 		return 0, false, fmt.Errorf("pia nonce: %w: the source IP address is needed", ErrBadField)
@@ -127,7 +127,7 @@ func ipv4Word(ip netip.Addr) (uint32, bool, error) {
 	return crcIEEE(a[:]), true, nil
 }
 
-// BuildNonce implements "Nonce" in specs/pia.md: the 12-byte AES-GCM nonce of a
+// BuildNonce implements "Nonce" in the Pia Protocol wiki: the 12-byte AES-GCM nonce of a
 // packet with header h sent by src.
 func BuildNonce(p NonceParams, h *Header, src Source) ([12]byte, error) {
 	var n [12]byte

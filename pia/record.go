@@ -190,7 +190,7 @@ func describeMessage(m *Message, v Version) MessageRecord {
 }
 
 // ProtocolName names a protocol type from the tables of
-// specs/reference/pia/protocols/index.md (16-bit ids up to 5.4, one-byte ids from
+// nintendo-wiki docs/pia/protocols/index.md (16-bit ids up to 5.4, one-byte ids from
 // 5.6 and in 6.x). It returns "" for ids it does not know.
 func ProtocolName(v Version, typ uint16) string {
 	if v.MessageLayout() == MessageUpTo5_4 {

@@ -7,7 +7,7 @@ import (
 )
 
 // SessionTimer is a station's own session timer: milliseconds since the session
-// started, carried in 16 bits up to 5.10 ("RTT Calculation" in specs/pia.md).
+// started, carried in 16 bits up to 5.10 ("RTT Calculation" in the Pia Protocol wiki).
 type SessionTimer struct {
 	Start time.Time
 }
@@ -18,7 +18,7 @@ func (s SessionTimer) Value(now time.Time) uint16 {
 }
 
 // PeerClock tracks what this station believes a peer's session timer to be: the
-// last value received and when it arrived ("RTT Calculation" in specs/pia.md).
+// last value received and when it arrived ("RTT Calculation" in the Pia Protocol wiki).
 type PeerClock struct {
 	last  uint16
 	at    time.Time
@@ -80,7 +80,7 @@ func (r *RTTEstimator) RTTVar() time.Duration { return r.rttvar }
 // Samples returns how many samples were fed.
 func (r *RTTEstimator) Samples() int { return r.samples }
 
-// RTT protocol ("RTT" in specs/reference/pia/protocols/rtt.md): port 1, payload
+// RTT protocol ("RTT" in nintendo-wiki docs/pia/protocols/rtt.md): port 1, payload
 // u32 kind (0 request, 1 response), u32 zero, u64 system time.
 const (
 	RTTProtocolOld = 0x0600 // up to 5.4

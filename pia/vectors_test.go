@@ -102,7 +102,7 @@ func TestVectorSessionKeys(t *testing.T) {
 }
 
 // TestENLPresetsMatchGameKeys checks every ENL preset against the key table of
-// specs/reference/pia/game-keys.md.
+// nintendo-wiki docs/pia/game-keys.md.
 func TestENLPresetsMatchGameKeys(t *testing.T) {
 	want := map[string]string{
 		"splatoon2": "ee182a63e216cdb1f51ad4bed8cf6508",

@@ -8,7 +8,7 @@ import (
 
 // Version is a Pia library version such as 5.27 (Major 5, Minor 27). The Pia version
 // decides the header layout, the message layout, the cipher and the nonce construction
-// ("Header", "Version" and "Messages" in specs/pia.md).
+// ("Header", "Version" and "Messages" in the Pia Protocol wiki).
 type Version struct {
 	Major, Minor uint8
 }
@@ -42,7 +42,7 @@ func (v Version) atLeast(major, minor uint8) bool {
 	return v.Major > major || (v.Major == major && v.Minor >= minor)
 }
 
-// HeaderLayout names one of the six packet header layouts of "Header" in specs/pia.md.
+// HeaderLayout names one of the six packet header layouts of "Header" in the Pia Protocol wiki.
 type HeaderLayout uint8
 
 // The header layouts, named by the Pia versions that use them.
@@ -96,7 +96,7 @@ func (l HeaderLayout) Size() int {
 
 // TagSize is the size of the authentication data: the GCM tag in the header
 // (16 bytes up to 5.21, 8 bytes from 5.23) or, up to 5.6, the HMAC-MD5 appended
-// to an encrypted packet ("Encryption" in specs/pia.md).
+// to an encrypted packet ("Encryption" in the Pia Protocol wiki).
 func (l HeaderLayout) TagSize() int {
 	switch l {
 	case HeaderUpTo5_6, Header5_7, Header5_11:
@@ -117,7 +117,7 @@ func (l HeaderLayout) HasFooter() bool { return l == Header5_27 || l == Header6_
 // hasConnectionID reports whether the header carries a connection id byte.
 func (l HeaderLayout) hasConnectionID() bool { return l <= Header5_23 }
 
-// MessageLayout names a message layout: the six of "Messages" in specs/pia.md,
+// MessageLayout names a message layout: the six of "Messages" in the Pia Protocol wiki,
 // with the spec's "5.27 - 6.30" split in two because the bands frame messages
 // differently (docs/pia.md, "Deviations from the wiki").
 type MessageLayout uint8
@@ -213,7 +213,7 @@ func (v Version) MessageLayout() MessageLayout {
 }
 
 // HeaderVersion returns the number carried in the version bits of the header
-// ("Version" in specs/pia.md), or 0 for layouts without version bits (up to 5.10).
+// ("Version" in the Pia Protocol wiki), or 0 for layouts without version bits (up to 5.10).
 // 6.24 is taken as 11 and 6.27-6.28 as 12 (gaps in the table).
 func (v Version) HeaderVersion() uint8 {
 	switch {

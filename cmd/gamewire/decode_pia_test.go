@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/pia"
+	"github.com/spf13/cobra"
 )
 
 // runPiaCLI runs gamewire with args and restores every flag it may have set, so
@@ -18,11 +19,15 @@ func runPiaCLI(t *testing.T, args ...string) (string, error) {
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&out)
 	rootCmd.SetArgs(args)
+	reset := func() {
+		resetFlags(decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags())
+	}
+	reset() // a test may run several commands
 	t.Cleanup(func() {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
-		resetFlags(decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags())
+		reset()
 	})
 	err := rootCmd.Execute()
 	return out.String(), err
@@ -141,5 +146,89 @@ func TestDecodePiaPartial(t *testing.T) {
 	}
 	if note, _ := rec["note"].(string); !strings.Contains(note, "inherited") {
 		t.Errorf("note %q", note)
+	}
+}
+
+// TestPiaDocumentedKeyHelpers runs the key helpers as docs/cli.md writes them
+// (issue 13.5): --network ldn6 and ldn5, and game-key --seed with a game's table.
+func TestPiaDocumentedKeyHelpers(t *testing.T) {
+	const gameKey, ssid = "9900bd0cdcfa65639918bd0fc7fa6577", "00112233445566778899aabbccddeeff"
+	ldn, err := runPiaCLI(t, "pia", "session-key", "--network", "ldn", "--game-key", gameKey, "--ssid", ssid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pia", "session-key", "--network", "ldn6", "--game-key", gameKey, "--ssid", ssid}, strings.TrimSpace(ldn)},
+		{[]string{"pia", "session-key", "--network", "ldn5", "--game-key", gameKey, "--param", "0x36dee059"}, "7b182cb087eeabd228a2efd91a8be147"},
+		// The published Splatoon 2 seed given explicitly with the game's table.
+		{[]string{"pia", "game-key", "--game", "splatoon2", "--seed", "0xCEB9D8D9"}, "ee182a63e216cdb1f51ad4bed8cf6508"},
+	} {
+		out, err := runPiaCLI(t, tc.args...)
+		if err != nil || strings.TrimSpace(out) != tc.want {
+			t.Errorf("%v: %q %v, want %s", tc.args, out, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pia", "session-key", "--network", "ldn6", "--game-key", gameKey, "--param", "1"}, "ldn6 (6.16-6.30) derives from --ssid"},
+		{[]string{"pia", "session-key", "--network", "ldn5", "--game-key", gameKey, "--ssid", ssid}, "ldn5 (up to 5.44) derives from --param"},
+		{[]string{"pia", "game-key", "--seed", "5"}, "--seed needs a table: --table LIST, or --game NAME"},
+	} {
+		if _, err := runPiaCLI(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestPiaUnknownSubcommand: a mistyped pia subcommand is an error naming it (with
+// a suggestion), not a complaint about the flags that follow it (issue 13.5).
+func TestPiaUnknownSubcommand(t *testing.T) {
+	_, err := runPiaCLI(t, "pia", "sned", "127.0.0.1:1", "--count", "3")
+	if err == nil {
+		t.Fatal("pia sned accepted")
+	}
+	for _, want := range []string{`unknown command "sned" for "gamewire pia"`, "did you mean send", "listen"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "--count") {
+		t.Errorf("error %q complains about --count", err)
+	}
+	out, err := runPiaCLI(t, "pia")
+	if err != nil || !strings.Contains(out, "session-key") || !strings.Contains(out, "listen") {
+		t.Fatalf("pia alone: %v\n%s", err, out)
+	}
+}
+
+// TestPiaSessionFlagsShared: decode and pia listen/send take the same session
+// flags under the same names (issue 15.3); listen's and send's former names are
+// aliases of them.
+func TestPiaSessionFlagsShared(t *testing.T) {
+	names := []string{"pia-version", "pia-network", "pia-key", "pia-network-id", "gathering-id", "connection-id", "src-mac", "src-ip"}
+	for _, cmd := range []*cobra.Command{decodeCmd, piaListenCmd, piaSendCmd} {
+		for _, n := range names {
+			if cmd.Flags().Lookup(n) == nil {
+				t.Errorf("%s has no --%s", cmd.CommandPath(), n)
+			}
+		}
+	}
+	for old, name := range piaFlagAliases {
+		for _, cmd := range []*cobra.Command{piaListenCmd, piaSendCmd} {
+			if f := cmd.Flags().Lookup(old); f == nil || f.Name != name {
+				t.Errorf("%s --%s is not an alias of --%s", cmd.CommandPath(), old, name)
+			}
+		}
+	}
+	// decode refuses a nonce input its network does not use, as listen and send do.
+	_, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
+		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--gathering-id", "7")
+	if err == nil || !strings.Contains(err.Error(), "--gathering-id: pia: nonce input not used") {
+		t.Errorf("decode with --gathering-id on ldn: %v", err)
 	}
 }

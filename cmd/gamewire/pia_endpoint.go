@@ -65,9 +65,7 @@ exits 0 only if every message was answered (against gamewire pia listen
 type piaEndpointFlags struct {
 	name string // "pia listen" or "pia send": the prefix of every error
 
-	version, network, sessionKey         string
-	networkID, gatheringID, connectionID string
-	mac, sourceIP                        string
+	session                              piaSessionFlags // --pia-version, --pia-key, --src-mac, ...
 	variableID, constantID, stationIndex string
 	peerMAC, peerVariableID              string
 	peerConstantID, peerStationIndex     string
@@ -100,14 +98,7 @@ const defaultPiaProtocolPort = 1
 
 func (f *piaEndpointFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.StringVar(&f.version, "version", "", "Pia version of the session (5.27, 6.16, ...); required")
-	fs.StringVar(&f.network, "network", "", "network of the session's nonces: nex, ldn, lan or npln; required")
-	fs.StringVar(&f.sessionKey, "session-key", "", "session key, 32 hex digits (gamewire pia session-key); without it packets are unencrypted")
-	fs.StringVar(&f.networkID, "network-id", "", "ldn, npln: LDN session id (up to 5.44) or LDN/NPLN network id (6.x); decimal or 0x hex")
-	fs.StringVar(&f.gatheringID, "gathering-id", "", "nex: NEX gathering id; decimal or 0x hex")
-	fs.StringVar(&f.connectionID, "connection-id", "", "override the connection byte of the nonce (default: from the header); decimal or 0x hex")
-	fs.StringVar(&f.mac, "mac", "", "ldn up to 5.44: this station's MAC address (its nonces use it)")
-	fs.StringVar(&f.sourceIP, "source-ip", "", "this station's IP address as nonces use it (default: the socket's local address)")
+	f.session.register(fs, true)
 	fs.StringVar(&f.variableID, "variable-id", "0", "this station's variable id (5.27 and later headers)")
 	fs.StringVar(&f.constantID, "constant-id", "0", "this station's constant id (0: unknown, every unicast message is delivered)")
 	fs.StringVar(&f.stationIndex, "station-index", strconv.Itoa(pia.StationIndexInvalid), "this station's index in the mesh (253: none, every multicast message is delivered)")
@@ -166,85 +157,20 @@ type piaSetup struct {
 }
 
 // setup checks every flag common to listen and send and builds the endpoint's
-// configuration; logs (with -v) go to logTo.
+// configuration; logs (with -v) go to logTo. The protocol facts (field widths,
+// nonce inputs, the unreliable protocol's id) come from package pia.
 func (f *piaEndpointFlags) setup(logTo io.Writer) (piaSetup, error) {
 	var s piaSetup
 	cfg := &s.cfg
-	if strings.TrimSpace(f.version) == "" {
-		return s, f.errorf("--version is required: the session's Pia version, for example 5.27 or 6.16")
-	}
-	v, err := pia.ParseVersion(f.version)
+	sess, err := f.session.parse(false, "")
 	if err != nil {
-		return s, f.errorf("--version: %w", err)
+		return s, f.errorf("%w", err)
 	}
-	cfg.Version = v
-	if strings.TrimSpace(f.network) == "" {
-		return s, f.errorf("--network is required: nex, ldn, lan or npln")
-	}
-	n, err := pia.ParseNetwork(strings.TrimSpace(f.network))
-	if err != nil {
-		return s, f.errorf("--network: %w", err)
-	}
-	if !pia.NonceSupported(n, v.HeaderLayout()) {
-		return s, f.errorf("--network %s: not defined for Pia %s (NEX up to 5.44, NPLN from 6.16)", n, v)
-	}
-	cfg.NonceParams.Network = n
-	if f.sessionKey != "" {
-		if cfg.SessionKey, err = parseHex(f.sessionKey); err != nil {
-			return s, f.errorf("--session-key: %w", err)
-		}
-		if len(cfg.SessionKey) != 16 {
-			return s, f.errorf("--session-key: %d bytes, want 16 (32 hex digits)", len(cfg.SessionKey))
-		}
-	}
-	// Nonce inputs another network does not use are a mistake worth naming: the
-	// peers would disagree on nothing, and the user believes they set something.
-	onlyFor := func(flag string, ok bool, nets string) error {
-		if !ok {
-			return f.errorf("%s is a nonce input of %s; --network %s does not use it", flag, nets, n)
-		}
-		return nil
-	}
-	if f.networkID != "" {
-		if err := onlyFor("--network-id", n == pia.NetworkLDN || n == pia.NetworkNPLN, "ldn and npln"); err != nil {
-			return s, err
-		}
-		if cfg.NonceParams.NetworkID, err = piaParseNumber(f.networkID); err != nil {
-			return s, f.errorf("--network-id: %w", err)
-		}
-	}
-	if f.gatheringID != "" {
-		if err := onlyFor("--gathering-id", n == pia.NetworkNEX, "nex"); err != nil {
-			return s, err
-		}
-		if cfg.NonceParams.GatheringID, err = piaParseNumber(f.gatheringID); err != nil {
-			return s, f.errorf("--gathering-id: %w", err)
-		}
-	}
-	if f.connectionID != "" {
-		c, err := piaParseNumber(f.connectionID)
-		if err != nil || c > 0xFF {
-			return s, f.errorf("--connection-id %q: want a number 0..255", f.connectionID)
-		}
-		cfg.NonceParams.OverrideConnectionID, cfg.NonceParams.ConnectionID = true, uint8(c)
-	}
-	for _, m := range []struct {
-		flag, val string
-		dst       *[6]byte
-	}{{"--mac", f.mac, &cfg.Source.MAC}, {"--peer-mac", f.peerMAC, &s.peer.MAC}} {
-		if m.val == "" {
-			continue
-		}
-		if err := onlyFor(m.flag, n == pia.NetworkLDN, "ldn (up to 5.44)"); err != nil {
-			return s, err
-		}
-		if *m.dst, err = piaParseMAC(m.val); err != nil {
-			return s, f.errorf("%s: %w", m.flag, err)
-		}
-	}
-	if f.sourceIP != "" {
-		if cfg.Source.IP, err = netip.ParseAddr(strings.TrimSpace(f.sourceIP)); err != nil {
-			return s, f.errorf("--source-ip: %w", err)
+	v := sess.cfg.Version
+	cfg.Version, cfg.NonceParams, cfg.SessionKey, cfg.Source = v, sess.cfg.NonceParams, sess.cfg.SessionKey, sess.src
+	if f.peerMAC != "" {
+		if s.peer.MAC, err = piaParseMAC(f.peerMAC); err != nil {
+			return s, f.errorf("--peer-mac: %w", err)
 		}
 	}
 	if cfg.VariableID, err = piaParseNumber(f.variableID); err != nil {
@@ -258,6 +184,12 @@ func (f *piaEndpointFlags) setup(logTo io.Writer) (piaSetup, error) {
 	}
 	if s.peer.ConstantID, err = piaParseConstantID(f.peerConstantID, v); err != nil {
 		return s, f.errorf("--peer-constant-id: %w", err)
+	}
+	if err := s.peer.Validate(*cfg); err != nil {
+		if errors.Is(err, pia.ErrUnusedInput) {
+			return s, f.errorf("--peer-mac: %w", err)
+		}
+		return s, f.errorf("%w", err)
 	}
 	if cfg.StationIndex, err = piaParseStationIndex(f.stationIndex); err != nil {
 		return s, f.errorf("--station-index: %w", err)
@@ -289,18 +221,10 @@ func (f *piaEndpointFlags) setup(logTo io.Writer) (piaSetup, error) {
 
 // parseProtocols returns every combination of --protocol-type and
 // --protocol-port, checked against the field widths of v's message layout
-// ("Messages" in specs/pia.md): 16-bit type and port up to 5.4, then an 8-bit
-// type, with an 8-bit port up to 5.12 and a 24-bit one from 5.14.
+// (pia.MessageLayout.ProtocolTypeMax and ProtocolPortMax).
 func (f *piaEndpointFlags) parseProtocols(v pia.Version) ([]piaProtocol, error) {
 	ml := v.MessageLayout()
-	typeMax, portMax := uint32(0xFF), uint32(0xFFFFFF)
-	switch ml {
-	case pia.MessageUpTo5_4:
-		typeMax, portMax = 0xFFFF, 0xFFFF
-	case pia.Message5_6, pia.Message5_11:
-		portMax = 0xFF
-	}
-	types, ports := []uint32{uint32(piaUnreliableType(v))}, []uint32{defaultPiaProtocolPort}
+	types, ports := []uint32{uint32(pia.UnreliableProtocolType(v))}, []uint32{defaultPiaProtocolPort}
 	parse := func(flag string, vals []string, max uint32) ([]uint32, error) {
 		var out []uint32
 		for _, s := range vals {
@@ -315,15 +239,14 @@ func (f *piaEndpointFlags) parseProtocols(v pia.Version) ([]piaProtocol, error) 
 		}
 		return out, nil
 	}
+	var err error
 	if len(f.protocolTypes) > 0 {
-		var err error
-		if types, err = parse("--protocol-type", f.protocolTypes, typeMax); err != nil {
+		if types, err = parse("--protocol-type", f.protocolTypes, uint32(ml.ProtocolTypeMax())); err != nil {
 			return nil, err
 		}
 	}
 	if len(f.protocolPorts) > 0 {
-		var err error
-		if ports, err = parse("--protocol-port", f.protocolPorts, portMax); err != nil {
+		if ports, err = parse("--protocol-port", f.protocolPorts, ml.ProtocolPortMax()); err != nil {
 			return nil, err
 		}
 	}
@@ -336,28 +259,15 @@ func (f *piaEndpointFlags) parseProtocols(v pia.Version) ([]piaProtocol, error) 
 	return out, nil
 }
 
-// piaUnreliableType is the protocol type of the unreliable protocol (16-bit ids
-// up to 5.4, one byte later; specs/reference/pia/protocols/index.md), the
-// default of listen and send: the simplest protocol a game sends raw payloads on.
-func piaUnreliableType(v pia.Version) uint16 {
-	if v.MessageLayout() == pia.MessageUpTo5_4 {
-		return 0x2000
-	}
-	return 0x68
-}
-
-// piaParseConstantID parses a constant id: 64 bits from 5.6, 32 bits up to 5.4
-// (the width of the message fields). Decimal or 0x hex, as piaParseNumber.
+// piaParseConstantID parses a constant id as wide as v's message fields
+// (pia.MessageLayout.DestinationBits). Decimal or 0x hex, as piaParseNumber.
 func piaParseConstantID(s string, v pia.Version) (uint64, error) {
 	t := strings.TrimSpace(s)
 	base := 10
 	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
 		t, base = t[2:], 16
 	}
-	bits := 64
-	if v.MessageLayout() == pia.MessageUpTo5_4 {
-		bits = 32
-	}
+	bits := int(v.MessageLayout().DestinationBits())
 	x, err := strconv.ParseUint(t, base, bits)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a %d-bit decimal or 0x hex number (the constant id of Pia %s)", s, bits, v)
@@ -373,23 +283,12 @@ func piaParseStationIndex(s string) (uint8, error) {
 	return uint8(x), nil
 }
 
-// checkSourceIP refuses a wildcard local address when the nonces need this
-// station's IP (LAN, LDN 6.x) and --source-ip does not give it: the nonces
-// would use 0.0.0.0 and no peer could open the packets.
-func (f *piaEndpointFlags) checkSourceIP(cfg *pia.EndpointConfig, local, flag string) error {
-	n := cfg.NonceParams.Network
-	needs := n == pia.NetworkLAN || (n == pia.NetworkLDN && cfg.Version.HeaderLayout() == pia.Header6_16)
-	if !needs || cfg.Source.IP.IsValid() {
-		return nil
+// listenError explains an error of pia.Listen on the address of flag.
+func (f *piaEndpointFlags) listenError(flag, addr string, err error) error {
+	if errors.Is(err, pia.ErrWildcardSource) {
+		return f.errorf("%s %s: %w (give --src-ip)", flag, addr, err)
 	}
-	ua, err := net.ResolveUDPAddr("udp", local)
-	if err != nil {
-		return f.errorf("%s %q: %w", flag, local, err)
-	}
-	if ua.IP == nil || ua.IP.IsUnspecified() {
-		return f.errorf("%s %s is a wildcard address and %s nonces use this station's IP: give --source-ip, the address peers see", flag, local, n)
-	}
-	return nil
+	return f.errorf("%s: %w", flag, err)
 }
 
 // piaResolve resolves a UDP address that must name a port.
@@ -446,12 +345,9 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 			}
 		}
 	}
-	if err := f.checkSourceIP(cfg, f.listenAddr, "--listen"); err != nil {
-		return err
-	}
 	e, err := pia.Listen(f.listenAddr, *cfg)
 	if err != nil {
-		return f.errorf("%w", err)
+		return f.listenError("--listen", f.listenAddr, err)
 	}
 	defer e.Close()
 	if peerAddr.IsValid() {
@@ -624,20 +520,7 @@ func (p *piaPrinter) stats(st pia.EndpointStats) {
 		}{r})
 		return
 	}
-	drops := "none"
-	if len(st.Drops) > 0 {
-		keys := make([]string, 0, len(st.Drops))
-		for k := range st.Drops {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for i, k := range keys {
-			keys[i] = fmt.Sprintf("%s=%d", k, st.Drops[k])
-		}
-		drops = strings.Join(keys, " ")
-	}
-	fmt.Fprintf(p.w, "packets %d in, %d out; messages %d in, %d out, %d relayed; drops: %s\n",
-		r.PacketsIn, r.PacketsOut, r.MessagesIn, r.MessagesOut, r.MessagesRelayed, drops)
+	fmt.Fprintln(p.w, st)
 }
 
 // piaReceived is an answer as send's handler hands it over.
@@ -655,25 +538,9 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	cfg := &s.cfg
-	if len(s.protocols) != 1 {
-		return f.errorf("--protocol-type and --protocol-port: send takes one of each")
-	}
-	proto := s.protocols[0]
-	var payload []byte
-	switch {
-	case f.payload != "" && f.text != "":
-		return f.errorf("give --payload HEX or --text S, not both")
-	case f.payload != "":
-		if payload, err = parseHex(f.payload); err != nil {
-			return f.errorf("--payload: %w", err)
-		}
-	case f.text != "":
-		payload = []byte(f.text)
-	default:
-		payload = []byte("gamewire")
-	}
-	if f.count < 1 {
-		return f.errorf("--count %d: want at least 1", f.count)
+	msg, plain, err := f.sendMessage(&s)
+	if err != nil {
+		return err
 	}
 	if f.expectAnswer && f.timeout == 0 {
 		return f.errorf("--timeout 0: --expect-answer needs a time to wait for each answer")
@@ -688,37 +555,14 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 			return f.errorf("no route to %s: %w", peerAddr, err)
 		}
 	}
-	if err := f.checkSourceIP(cfg, local, "--local"); err != nil {
-		return err
-	}
-	msg := pia.Message{ProtocolType: proto.typ, ProtocolPort: proto.port, Payload: payload}
-	switch {
-	case f.multicast && f.broadcast:
-		return f.errorf("give --multicast or --broadcast, not both")
-	case (f.multicast || f.broadcast) && cfg.Version.MessageLayout().Flags().Multicast == 0:
-		return f.errorf("--multicast/--broadcast: Pia %s messages have no multicast flag (0x01 means \"skip the source variable id check\" there; docs/pia.md)", cfg.Version)
-	case f.multicast && (s.peer.StationIndex >= 64 || (s.peer.StationIndex >= 32 && cfg.Version.MessageLayout() == pia.MessageUpTo5_4)):
-		return f.errorf("--multicast needs --peer-station-index, a station with a bit in the destination bitmap (0-31 up to 5.4, 0-63 later), not %d", s.peer.StationIndex)
-	}
-	if f.relay {
-		if s.peer.ConstantID == 0 && !f.multicast && !f.broadcast {
-			return f.errorf("--relay needs --peer-constant-id (or --multicast, --broadcast): the station that ADDR is to forward the messages to")
-		}
-		msg.Flags |= cfg.Version.MessageLayout().Flags().Relay
-	}
-	if f.zlib {
-		if err := msg.Deflate(payload, pia.ZlibFlag(cfg.Version)); err != nil {
-			return f.errorf("--zlib: %w", err)
-		}
-	}
 	e, err := pia.Listen(local, *cfg)
 	if err != nil {
-		return f.errorf("--local: %w", err)
+		return f.listenError("--local", local, err)
 	}
 	defer e.Close()
 	peer := e.AddPeer(peerAddr, s.peer)
 	answers := make(chan piaReceived, 16)
-	e.Handle(proto.typ, proto.port, pia.HandlerFunc(func(from *pia.Peer, m *pia.Message) {
+	e.Handle(msg.ProtocolType, msg.ProtocolPort, pia.HandlerFunc(func(from *pia.Peer, m *pia.Message) {
 		if from != peer {
 			return
 		}
@@ -737,60 +581,11 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 
 	pr := &piaPrinter{w: out, json: s.json, v: cfg.Version}
 	fmt.Fprintf(errOut, "%s: %s -> %s (Pia %s, %s, %s); %s\n", f.name, e.LocalAddr(), peerAddr,
-		cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), piaProtocolName(cfg.Version, proto))
-	var rtts []time.Duration
-	var failure error
-	sent := 0
-	for i := 1; i <= f.count && failure == nil; i++ {
-		for len(answers) > 0 {
-			<-answers // an extra answer to an earlier message is not this one's
-		}
-		// The RTT request goes first, in a packet of its own: its response feeds
-		// the endpoint's smoothed RTT, the answer the RTT printed here.
-		if f.ping {
-			if err := e.Ping(peer); err != nil {
-				failure = f.errorf("message %d: ping: %w", i, err)
-				break
-			}
-		}
-		switch {
-		case f.broadcast:
-			err = e.Broadcast(msg)
-		case f.multicast:
-			err = e.Multicast([]*pia.Peer{peer}, msg)
-		case peer.ConstantID() != 0:
-			err = e.SendTo(peer, msg)
-		default:
-			err = e.Send(peer, msg)
-		}
-		if err != nil {
-			failure = f.errorf("message %d: %w", i, err)
-			break
-		}
-		start := time.Now()
-		if err := e.FlushPeer(peer); err != nil {
-			failure = f.errorf("message %d: %w", i, err)
-			break
-		}
-		sent++
-		if !f.expectAnswer {
-			continue
-		}
-		t := time.NewTimer(f.timeout)
-		select {
-		case a := <-answers:
-			rtt := a.at.Sub(start)
-			rtts = append(rtts, rtt)
-			pr.message(peerAddr, &a.msg, &piaAnswerInfo{Answer: i, Of: f.count, RTTNS: int64(rtt), Echo: string(a.msg.Payload) == string(payload)})
-		case <-t.C:
-			failure = f.errorf("message %d of %d: no answer from %s within %v (the peer's drops say why: auth for a wrong --session-key or nonce input)", i, f.count, peerAddr, f.timeout)
-		case <-ctx.Done():
-			failure = f.errorf("interrupted after %d of %d messages", i-1, f.count)
-		}
-		t.Stop()
-	}
+		cfg.Version, cfg.NonceParams.Network, piaEncryption(cfg), piaProtocolName(cfg.Version, s.protocols[0]))
+	run := piaSendRun{f: f, e: e, peer: peer, peerAddr: peerAddr, msg: msg, plain: plain, answers: answers, pr: pr}
+	failure := run.loop(ctx)
 	srtt, samples := peer.RTT()
-	pr.summary(sent, f.count, f.expectAnswer, rtts, srtt, samples)
+	pr.summary(run.sent, f.count, f.expectAnswer, run.rtts, srtt, samples)
 	serveErr := stop()
 	pr.stats(e.Stats())
 	if failure != nil {
@@ -802,13 +597,141 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// sendMessage builds the message send sends from its flags (protocol, payload,
+// relay and zlib flags) and checks the addressing flags against the version. It
+// also returns the payload before compression, which an echo carries.
+func (f *piaEndpointFlags) sendMessage(s *piaSetup) (pia.Message, []byte, error) {
+	v := s.cfg.Version
+	ml := v.MessageLayout()
+	if len(s.protocols) != 1 {
+		return pia.Message{}, nil, f.errorf("--protocol-type and --protocol-port: send takes one of each")
+	}
+	var payload []byte
+	var err error
+	switch {
+	case f.payload != "" && f.text != "":
+		return pia.Message{}, nil, f.errorf("give --payload HEX or --text S, not both")
+	case f.payload != "":
+		if payload, err = parseHex(f.payload); err != nil {
+			return pia.Message{}, nil, f.errorf("--payload: %w", err)
+		}
+	case f.text != "":
+		payload = []byte(f.text)
+	default:
+		payload = []byte("gamewire")
+	}
+	if f.count < 1 {
+		return pia.Message{}, nil, f.errorf("--count %d: want at least 1", f.count)
+	}
+	msg := pia.Message{ProtocolType: s.protocols[0].typ, ProtocolPort: s.protocols[0].port, Payload: payload}
+	switch {
+	case f.multicast && f.broadcast:
+		return msg, nil, f.errorf("give --multicast or --broadcast, not both")
+	case (f.multicast || f.broadcast) && ml.Flags().Multicast == 0:
+		return msg, nil, f.errorf("--multicast/--broadcast: Pia %s messages have no multicast flag (0x01 means \"skip the source variable id check\" there; docs/pia.md)", v)
+	case f.multicast && !ml.HasStationBit(s.peer.StationIndex):
+		return msg, nil, f.errorf("--multicast needs --peer-station-index, a station with a bit in the %d-bit destination bitmap of Pia %s, not %d", ml.DestinationBits(), v, s.peer.StationIndex)
+	}
+	if f.relay {
+		if s.peer.ConstantID == 0 && !f.multicast && !f.broadcast {
+			return msg, nil, f.errorf("--relay needs --peer-constant-id (or --multicast, --broadcast): the station that ADDR is to forward the messages to")
+		}
+		msg.Flags |= ml.Flags().Relay
+	}
+	if f.zlib {
+		if err := msg.Deflate(payload, pia.ZlibFlag(v)); err != nil {
+			return msg, nil, f.errorf("--zlib: %w", err)
+		}
+	}
+	return msg, payload, nil
+}
+
+// piaSendRun is one run of send's message loop.
+type piaSendRun struct {
+	f        *piaEndpointFlags
+	e        *pia.Endpoint
+	peer     *pia.Peer
+	peerAddr netip.AddrPort
+	msg      pia.Message
+	plain    []byte // msg's payload before --zlib
+	answers  chan piaReceived
+	pr       *piaPrinter
+
+	sent int
+	rtts []time.Duration
+}
+
+// loop sends --count messages, each after an optional ping, and with
+// --expect-answer waits for each answer. It returns the first failure.
+func (r *piaSendRun) loop(ctx context.Context) error {
+	f := r.f
+	for i := 1; i <= f.count; i++ {
+		for len(r.answers) > 0 {
+			<-r.answers // an extra answer to an earlier message is not this one's
+		}
+		// The RTT request goes first, in a packet of its own: its response feeds
+		// the endpoint's smoothed RTT, the answer the RTT printed here.
+		if f.ping {
+			if err := r.e.Ping(r.peer); err != nil {
+				return f.errorf("message %d: ping: %w", i, err)
+			}
+		}
+		if err := r.send(); err != nil {
+			return f.errorf("message %d: %w", i, err)
+		}
+		start := time.Now()
+		if err := r.e.FlushPeer(r.peer); err != nil {
+			return f.errorf("message %d: %w", i, err)
+		}
+		r.sent++
+		if !f.expectAnswer {
+			continue
+		}
+		if err := r.await(ctx, i, start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send queues the message as the addressing flags say.
+func (r *piaSendRun) send() error {
+	switch {
+	case r.f.broadcast:
+		return r.e.Broadcast(r.msg)
+	case r.f.multicast:
+		return r.e.Multicast([]*pia.Peer{r.peer}, r.msg)
+	case r.peer.ConstantID() != 0:
+		return r.e.SendTo(r.peer, r.msg)
+	}
+	return r.e.Send(r.peer, r.msg)
+}
+
+// await waits for the answer to message i, sent at start, and prints it.
+func (r *piaSendRun) await(ctx context.Context, i int, start time.Time) error {
+	f := r.f
+	t := time.NewTimer(f.timeout)
+	defer t.Stop()
+	select {
+	case a := <-r.answers:
+		rtt := a.at.Sub(start)
+		r.rtts = append(r.rtts, rtt)
+		r.pr.message(r.peerAddr, &a.msg, &piaAnswerInfo{Answer: i, Of: f.count, RTTNS: int64(rtt), Echo: string(a.msg.Payload) == string(r.plain)})
+		return nil
+	case <-t.C:
+		return f.errorf("message %d of %d: no answer from %s within %v (the peer's drops say why: auth for a wrong --pia-key or nonce input)", i, f.count, r.peerAddr, f.timeout)
+	case <-ctx.Done():
+		return f.errorf("interrupted after %d of %d messages", i-1, f.count)
+	}
+}
+
 // piaSendSummary is send's closing record before the counters.
 type piaSendSummary struct {
 	Sent     int  `json:"sent"`
 	Of       int  `json:"of"`
 	Answered *int `json:"answered,omitempty"`
 	// PiaSRTTNS and PiaRTTSamples are the endpoint's own estimate ("RTT
-	// Calculation" in specs/pia.md: header timers up to 5.10, --ping's RTT
+	// Calculation" in the Pia Protocol wiki: header timers up to 5.10, --ping's RTT
 	// protocol), present once it has a sample.
 	PiaSRTTNS     int64  `json:"pia_srtt_ns,omitempty"`
 	PiaRTTSamples int    `json:"pia_rtt_samples,omitempty"`

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/pia"
 )
 
 func resetPiaRoot() {
@@ -432,18 +434,18 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no version", piaListenCmd, []string{"--network", "lan", "--accept-unknown"}, "--version is required"},
-		{"bad version", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.x", "--network", "lan"}, "--version: pia: version \"5.x\""},
-		{"no network", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27"}, "--network is required"},
-		{"bad network", piaListenCmd, []string{"--version", "5.27", "--network", "wifi", "--accept-unknown"}, "--network: pia: network \"wifi\""},
-		{"nex on 6.x", piaListenCmd, []string{"--version", "6.16", "--network", "nex", "--accept-unknown"}, "--network nex: not defined for Pia 6.16"},
-		{"short key", piaListenCmd, []string{"--version", "5.27", "--network", "lan", "--session-key", "0011", "--accept-unknown"}, "--session-key: 2 bytes, want 16"},
-		{"key not hex", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27", "--network", "lan", "--session-key", "zz"}, "--session-key: encoding/hex"},
-		{"gathering id on lan", piaListenCmd, with("--gathering-id", "5", "--accept-unknown"), "--gathering-id is a nonce input of nex; --network lan does not use it"},
-		{"network id on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--network-id", "5")...), "--network-id is a nonce input of ldn and npln"},
-		{"mac on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--mac", "01:02:03:04:05:06")...), "--mac is a nonce input of ldn"},
+		{"no version", piaListenCmd, []string{"--network", "lan", "--accept-unknown"}, "--pia-version is required"},
+		{"bad version", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.x", "--network", "lan"}, "--pia-version: pia: version \"5.x\""},
+		{"no network", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27"}, "--pia-network is required"},
+		{"bad network", piaListenCmd, []string{"--version", "5.27", "--network", "wifi", "--accept-unknown"}, "--pia-network: pia: network \"wifi\""},
+		{"nex on 6.x", piaListenCmd, []string{"--version", "6.16", "--network", "nex", "--accept-unknown"}, "--pia-network: pia: unsupported: the nex network has no nonce defined for Pia 6.16"},
+		{"short key", piaListenCmd, []string{"--version", "5.27", "--network", "lan", "--session-key", "0011", "--accept-unknown"}, "--pia-key: 2 bytes, want 16"},
+		{"key not hex", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.27", "--network", "lan", "--session-key", "zz"}, "--pia-key: encoding/hex"},
+		{"gathering id on lan", piaListenCmd, with("--gathering-id", "5", "--accept-unknown"), "--gathering-id: pia: nonce input not used by this network: gathering id in a lan session of Pia 5.27"},
+		{"network id on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--network-id", "5")...), "--pia-network-id: pia: nonce input not used by this network: network id in a lan session"},
+		{"mac on lan", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--mac", "01:02:03:04:05:06")...), "--src-mac: source: pia: nonce input not used by this network: source MAC in a lan session"},
 		{"bad mac", piaListenCmd, []string{"--version", "5.27", "--network", "ldn", "--peer-mac", "0102", "--accept-unknown"}, "--peer-mac: \"0102\" is not a MAC address"},
-		{"bad network id", piaListenCmd, []string{"--version", "6.16", "--network", "npln", "--network-id", "0xZZ", "--accept-unknown"}, "--network-id: \"ZZ\" is not a 32-bit"},
+		{"bad network id", piaListenCmd, []string{"--version", "6.16", "--network", "npln", "--network-id", "0xZZ", "--accept-unknown"}, "--pia-network-id: \"ZZ\" is not a 32-bit"},
 		{"connection id too big", piaListenCmd, with("--connection-id", "256", "--accept-unknown"), "--connection-id \"256\": want a number 0..255"},
 		{"station index", piaListenCmd, with("--station-index", "300", "--accept-unknown"), "--station-index: \"300\": want a number 0..255"},
 		{"constant id 5.4 width", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.4", "--network", "lan", "--peer-constant-id", "0x100000000"}, "--peer-constant-id: \"0x100000000\" is not a 32-bit"},
@@ -463,7 +465,7 @@ func TestPiaEndpointBadFlags(t *testing.T) {
 		{"multicast station beyond 5.4 bitmap", piaSendCmd, []string{"127.0.0.1:1", "--version", "5.4", "--network", "lan", "--multicast", "--peer-station-index", "40"}, "not 40"},
 		{"bad peer", piaListenCmd, with("--peer", "127.0.0.1"), "--peer \"127.0.0.1\""},
 		{"send address without port", piaSendCmd, append([]string{"127.0.0.1:0"}, ok...), "ADDR \"127.0.0.1:0\": want HOST:PORT"},
-		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0 is a wildcard address and lan nonces use this station's IP: give --source-ip"},
+		{"wildcard listen on lan", piaListenCmd, with("--listen", "0.0.0.0:0", "--accept-unknown"), "--listen 0.0.0.0:0: pia endpoint: wildcard address and no source IP for the nonce: lan nonces of Pia 5.27 use this station's IP"},
 		{"expect answer without timeout", piaSendCmd, append([]string{"127.0.0.1:1"}, with("--expect-answer", "--timeout", "0")...), "--expect-answer needs a time"},
 		{"send without address", piaSendCmd, ok, "accepts 1 arg(s), received 0"},
 	}
@@ -490,4 +492,39 @@ func reserveUDPAddr(t *testing.T) (string, func()) {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c.LocalAddr().String(), func() { c.Close() }
+}
+
+// TestPiaErrorsReadOnce: errors name their command once (no "pia listen: pia
+// listen:") and the counters never print a Go map (issue 13.5).
+func TestPiaErrorsReadOnce(t *testing.T) {
+	doubled := func(msg string) bool {
+		parts := strings.Split(msg, ": ")
+		for i := 1; i < len(parts); i++ {
+			if parts[i] == parts[i-1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		sub  *cobra.Command
+		args []string
+	}{
+		{piaListenCmd, []string{"--listen", "192.0.2.1:5", "--version", "5.27", "--network", "lan", "--accept-unknown"}},
+		{piaListenCmd, []string{"--listen", "nonsense", "--version", "5.27", "--network", "lan", "--accept-unknown"}},
+		{piaSendCmd, []string{"127.0.0.1:1", "--local", "192.0.2.1:5", "--version", "5.27", "--network", "lan"}},
+	} {
+		_, err := runPiaSubcommand(t, tc.sub, tc.args...)
+		if err == nil {
+			t.Errorf("%s %v: no error", tc.sub.Name(), tc.args)
+			continue
+		}
+		if doubled(err.Error()) || !strings.HasPrefix(err.Error(), "pia "+tc.sub.Name()+": ") {
+			t.Errorf("%s %v: %q", tc.sub.Name(), tc.args, err)
+		}
+	}
+	st := pia.EndpointStats{PacketsIn: 3, Drops: map[string]uint64{"replay": 1, "auth": 2}}
+	if got, want := fmt.Sprint(st), "packets 3 in, 0 out; messages 0 in, 0 out, 0 relayed; drops: auth=2 replay=1"; got != want {
+		t.Errorf("stats print %q, want %q", got, want)
+	}
 }
