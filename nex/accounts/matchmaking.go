@@ -262,6 +262,11 @@ func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw
 	if !r.s.OpenParticipation {
 		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSessionClosed, gid)
 	}
+	slots := uint32(max(p.Slots, 1))
+	if r.s.ParticipationCount+slots > uint32(r.s.MaxParticipants) {
+		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d has %d of %d, %d more asked", matchmaking.ResultSessionFull,
+			gid, r.s.ParticipationCount, r.s.MaxParticipants, slots)
+	}
 	if pw != nil {
 		if r.s.UserPassword != "" && pw.User != r.s.UserPassword {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultUserPasswordUnmatch, gid)
@@ -269,11 +274,6 @@ func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw
 		if r.systemPW != "" && pw.System != r.systemPW {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSystemPasswordUnmatch, gid)
 		}
-	}
-	slots := uint32(max(p.Slots, 1))
-	if r.s.ParticipationCount+slots > uint32(r.s.MaxParticipants) {
-		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d has %d of %d, %d more asked", matchmaking.ResultSessionFull,
-			gid, r.s.ParticipationCount, r.s.MaxParticipants, slots)
 	}
 	r.s.ParticipationCount += slots
 	if err := insertParticipant(ctx, tx, gid, p, r.seq+1); err != nil {
