@@ -252,9 +252,13 @@ func (s *Server) StationURLs(pid types.PID) []types.StationURL {
 		if st.PID != pid {
 			continue
 		}
+		seen := map[string]bool{}
 		for _, u := range append([]types.StationURL{st.Public}, st.URLs...) {
-			if !u.IsZero() {
-				out = append(out, stationURL(st, u))
+			// On a network without NAT the public url and the client's own
+			// may be the same: given once.
+			if u = stationURL(st, u); !u.IsZero() && !seen[u.String()] {
+				seen[u.String()] = true
+				out = append(out, u)
 			}
 		}
 	}
