@@ -39,7 +39,14 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
-	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger}
+	// Matchmaking state lives in the same database (docs/nex.md).
+	mm, err := store.Matchmaking()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer mm.Close()
+	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
+		Matchmaking: mm}
 	srv.Health.PingDatabase = store.Ping
 	collectors := map[string]prometheus.Collector{}
 	if l != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -64,6 +65,36 @@ type MatchmakeStore struct {
 	write, read *sql.DB
 	// QueryTimeout bounds every transaction; default DefaultQueryTimeout.
 	QueryTimeout time.Duration
+	queries      atomic.Uint64
+}
+
+// Queries returns how many SQL statements the store has run (transaction
+// control excluded), for the query count per operation in benchmarks.
+func (m *MatchmakeStore) Queries() uint64 { return m.queries.Load() }
+
+// dbtx is a transaction or connection pool whose statements are counted.
+type dbtx struct {
+	q interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+	n *atomic.Uint64
+}
+
+func (d dbtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	d.n.Add(1)
+	return d.q.ExecContext(ctx, query, args...)
+}
+
+func (d dbtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	d.n.Add(1)
+	return d.q.QueryContext(ctx, query, args...)
+}
+
+func (d dbtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	d.n.Add(1)
+	return d.q.QueryRowContext(ctx, query, args...)
 }
 
 var _ matchmaking.Store = (*MatchmakeStore)(nil)
@@ -97,7 +128,7 @@ func (m *MatchmakeStore) timeout(ctx context.Context) (context.Context, context.
 }
 
 // tx runs f in a write transaction.
-func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx *sql.Tx) error) error {
+func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx dbtx) error) error {
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
 	tx, err := m.write.BeginTx(ctx, nil)
@@ -105,7 +136,7 @@ func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx *sql.Tx)
 		return fmt.Errorf("accounts: matchmaking %s: %w", what, err)
 	}
 	defer tx.Rollback()
-	if err := f(tx); err != nil {
+	if err := f(dbtx{tx, &m.queries}); err != nil {
 		var res types.Result
 		if errors.As(err, &res) {
 			return err
@@ -178,7 +209,7 @@ func loadParticipants(ctx context.Context, q querier, gid uint32) ([]matchmaking
 }
 
 // save writes r back with the next seq and returns the change.
-func save(ctx context.Context, tx *sql.Tx, r *row) (matchmaking.Change, error) {
+func save(ctx context.Context, tx dbtx, r *row) (matchmaking.Change, error) {
 	blob, err := encodeSession(&r.s)
 	if err != nil {
 		return matchmaking.Change{}, err
@@ -195,14 +226,14 @@ func save(ctx context.Context, tx *sql.Tx, r *row) (matchmaking.Change, error) {
 	return matchmaking.Change{Session: r.s, Participants: ps, Seq: r.seq}, err
 }
 
-func insertParticipant(ctx context.Context, tx *sql.Tx, gid uint32, p matchmaking.Participant, seq uint64) error {
+func insertParticipant(ctx context.Context, tx dbtx, gid uint32, p matchmaking.Participant, seq uint64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		int64(gid), int64(p.PID), max(p.Slots, 1), p.Message, p.Node, int64(p.Conn), int64(seq))
 	return err
 }
 
 // create inserts s with p as owner and first participant.
-func create(ctx context.Context, tx *sql.Tx, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, error) {
+func create(ctx context.Context, tx dbtx, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, error) {
 	if err := matchmaking.Validate(&s); err != nil {
 		return matchmaking.Change{}, err
 	}
@@ -239,7 +270,7 @@ func create(ctx context.Context, tx *sql.Tx, s matchmaking.MatchmakeSession, p m
 
 // Create implements matchmaking.Store.
 func (m *MatchmakeStore) Create(ctx context.Context, s matchmaking.MatchmakeSession, p matchmaking.Participant) (c matchmaking.Change, err error) {
-	err = m.tx(ctx, "create", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "create", func(tx dbtx) error {
 		c, err = create(ctx, tx, s, p)
 		return err
 	})
@@ -247,7 +278,7 @@ func (m *MatchmakeStore) Create(ctx context.Context, s matchmaking.MatchmakeSess
 }
 
 // join adds p to the gathering in r.
-func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw *matchmaking.Passwords) (matchmaking.Change, error) {
+func join(ctx context.Context, tx dbtx, r *row, p matchmaking.Participant, pw *matchmaking.Passwords) (matchmaking.Change, error) {
 	gid := r.s.ID
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM mm_participants WHERE gid = ? AND pid = ?`, int64(gid), int64(p.PID)).Scan(&n); err != nil {
@@ -259,6 +290,11 @@ func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw
 	if !r.s.OpenParticipation {
 		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSessionClosed, gid)
 	}
+	slots := uint32(max(p.Slots, 1))
+	if r.s.ParticipationCount+slots > uint32(r.s.MaxParticipants) {
+		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d has %d of %d, %d more asked", matchmaking.ResultSessionFull,
+			gid, r.s.ParticipationCount, r.s.MaxParticipants, slots)
+	}
 	if pw != nil {
 		if r.s.UserPassword != "" && pw.User != r.s.UserPassword {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultUserPasswordUnmatch, gid)
@@ -266,11 +302,6 @@ func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw
 		if r.systemPW != "" && pw.System != r.systemPW {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSystemPasswordUnmatch, gid)
 		}
-	}
-	slots := uint32(max(p.Slots, 1))
-	if r.s.ParticipationCount+slots > uint32(r.s.MaxParticipants) {
-		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d has %d of %d, %d more asked", matchmaking.ResultSessionFull,
-			gid, r.s.ParticipationCount, r.s.MaxParticipants, slots)
 	}
 	r.s.ParticipationCount += slots
 	if err := insertParticipant(ctx, tx, gid, p, r.seq+1); err != nil {
@@ -283,7 +314,7 @@ func join(ctx context.Context, tx *sql.Tx, r *row, p matchmaking.Participant, pw
 
 // Join implements matchmaking.Store.
 func (m *MatchmakeStore) Join(ctx context.Context, gid uint32, p matchmaking.Participant, pw matchmaking.Passwords) (c matchmaking.Change, err error) {
-	err = m.tx(ctx, "join", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "join", func(tx dbtx) error {
 		r, err := loadRow(ctx, tx, gid)
 		if err != nil {
 			return err
@@ -371,7 +402,7 @@ func (m *MatchmakeStore) AutoMatchmake(ctx context.Context, criteria []matchmaki
 	if err := matchmaking.Validate(&s); err != nil {
 		return c, false, err
 	}
-	err = m.tx(ctx, "auto-matchmake", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "auto-matchmake", func(tx dbtx) error {
 		found, err := candidates(ctx, tx, cs, int(max(p.Slots, 1)), p.PID, 1)
 		if err != nil {
 			return err
@@ -390,7 +421,7 @@ func (m *MatchmakeStore) AutoMatchmake(ctx context.Context, criteria []matchmaki
 // leave removes pid from the gathering in r: a non-owner just leaves; an owner
 // hands ownership to the earliest remaining participant when the gathering has
 // FlagMigrateOwner, and otherwise (or when nobody is left) the gathering goes.
-func leave(ctx context.Context, tx *sql.Tx, r *row, pid types.PID) (matchmaking.Change, error) {
+func leave(ctx context.Context, tx dbtx, r *row, pid types.PID) (matchmaking.Change, error) {
 	gid := r.s.ID
 	ps, err := loadParticipants(ctx, tx, gid)
 	if err != nil {
@@ -432,7 +463,7 @@ func leave(ctx context.Context, tx *sql.Tx, r *row, pid types.PID) (matchmaking.
 
 // remove deletes the gathering in r and returns the change (with the
 // participants it had).
-func remove(ctx context.Context, tx *sql.Tx, r *row) (matchmaking.Change, error) {
+func remove(ctx context.Context, tx dbtx, r *row) (matchmaking.Change, error) {
 	ps, err := loadParticipants(ctx, tx, r.s.ID)
 	if err != nil {
 		return matchmaking.Change{}, err
@@ -449,7 +480,7 @@ func remove(ctx context.Context, tx *sql.Tx, r *row) (matchmaking.Change, error)
 
 // Leave implements matchmaking.Store.
 func (m *MatchmakeStore) Leave(ctx context.Context, gid uint32, pid types.PID) (c matchmaking.Change, err error) {
-	err = m.tx(ctx, "leave", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "leave", func(tx dbtx) error {
 		r, err := loadRow(ctx, tx, gid)
 		if err != nil {
 			return err
@@ -462,7 +493,7 @@ func (m *MatchmakeStore) Leave(ctx context.Context, gid uint32, pid types.PID) (
 
 // Disconnect implements matchmaking.Store.
 func (m *MatchmakeStore) Disconnect(ctx context.Context, node string, conn uint64) (cs []matchmaking.Change, err error) {
-	err = m.tx(ctx, "disconnect", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "disconnect", func(tx dbtx) error {
 		cs = cs[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ?`, node, int64(conn))
 		if err != nil {
@@ -503,7 +534,7 @@ func (m *MatchmakeStore) Disconnect(ctx context.Context, node string, conn uint6
 
 // ResetNode implements matchmaking.Store.
 func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (n int, err error) {
-	err = m.tx(ctx, "reset", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "reset", func(tx dbtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM mm_participants WHERE node = ?`, node)
 		if err != nil {
 			return err
@@ -527,11 +558,12 @@ func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (n int, err
 func (m *MatchmakeStore) Get(ctx context.Context, gid uint32) (s matchmaking.MatchmakeSession, ps []matchmaking.Participant, err error) {
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	tx, err := m.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rtx, err := m.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return s, nil, fmt.Errorf("accounts: matchmaking get: %w", err)
 	}
-	defer tx.Rollback()
+	defer rtx.Rollback()
+	tx := dbtx{rtx, &m.queries}
 	r, err := loadRow(ctx, tx, gid)
 	if err != nil {
 		return s, nil, err
@@ -542,7 +574,7 @@ func (m *MatchmakeStore) Get(ctx context.Context, gid uint32) (s matchmaking.Mat
 
 // Update implements matchmaking.Store.
 func (m *MatchmakeStore) Update(ctx context.Context, gid uint32, f func(s *matchmaking.MatchmakeSession, ps []matchmaking.Participant) error) (c matchmaking.Change, err error) {
-	err = m.tx(ctx, "update", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "update", func(tx dbtx) error {
 		r, err := loadRow(ctx, tx, gid)
 		if err != nil {
 			return err
@@ -592,13 +624,13 @@ func systemPassword(on bool, old string, gid uint32) string {
 func (m *MatchmakeStore) SystemPassword(ctx context.Context, gid uint32) (string, error) {
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	r, err := loadRow(ctx, m.read, gid)
+	r, err := loadRow(ctx, dbtx{m.read, &m.queries}, gid)
 	return r.systemPW, err
 }
 
 // Delete implements matchmaking.Store.
 func (m *MatchmakeStore) Delete(ctx context.Context, gid uint32, f func(s *matchmaking.MatchmakeSession, ps []matchmaking.Participant) error) (c matchmaking.Change, err error) {
-	err = m.tx(ctx, "delete", func(tx *sql.Tx) error {
+	err = m.tx(ctx, "delete", func(tx dbtx) error {
 		r, err := loadRow(ctx, tx, gid)
 		if err != nil {
 			return err
@@ -635,7 +667,7 @@ func (m *MatchmakeStore) Browse(ctx context.Context, sc matchmaking.SearchCriter
 	}
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	rows, err := candidatesAll(ctx, m.read, c, int(offset)+int(size))
+	rows, err := candidatesAll(ctx, dbtx{m.read, &m.queries}, c, int(offset)+int(size))
 	if err != nil {
 		return nil, fmt.Errorf("accounts: matchmaking browse: %w", err)
 	}
@@ -723,6 +755,7 @@ func (m *MatchmakeStore) Find(ctx context.Context, q matchmaking.Query) ([]match
 	args = append(args, size, offset)
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
+	m.queries.Add(1)
 	rows, err := m.read.QueryContext(ctx, `SELECT blob FROM mm_gatherings WHERE `+strings.Join(where, " AND ")+` ORDER BY gid LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: matchmaking find: %w", err)

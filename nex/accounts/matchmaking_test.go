@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -291,4 +292,32 @@ func TestFindAndBrowse(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Find by ids: %v %v", got, err)
 	}
+}
+
+// BenchmarkStoreAutoMatchmake: 256 goroutines each auto-matchmaking into
+// sessions of 8 and leaving again, against the SQLite store alone; reports the
+// SQL statements per operation (an auto-matchmake and a leave).
+func BenchmarkStoreAutoMatchmake(b *testing.B) {
+	m := openMatchmaking(b)
+	ctx := context.Background()
+	b.SetParallelism(128) // 256 goroutines on 2 CPUs
+	var next atomic.Int64
+	q0 := m.Queries()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		pid := types.PID(10000 + next.Add(1))
+		for pb.Next() {
+			c, _, err := m.AutoMatchmake(ctx, nil, template(8), participant(pid))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := m.Leave(ctx, c.Session.ID, pid); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(m.Queries()-q0)/float64(b.N), "queries/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "matchmakes/s")
 }

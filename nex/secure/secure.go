@@ -147,9 +147,13 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		ok = ok && uint64(st.PID) == uint64(pid)
 		var urls []types.StationURL
 		if ok {
-			urls = st.URLs
-			if !st.Public.IsZero() {
-				urls = append(urls, st.Public)
+			// The client's own urls (private), then the one the server saw
+			// (public), each naming the station (PID, RVCID) and the NAT
+			// properties it reported.
+			for _, u := range append(append([]types.StationURL(nil), st.URLs...), st.Public) {
+				if !u.IsZero() {
+					urls = append(urls, stationURL(&st, u))
+				}
 			}
 		}
 		w.Bool(ok)
@@ -248,18 +252,27 @@ func (s *Server) StationURLs(pid types.PID) []types.StationURL {
 		if st.PID != pid {
 			continue
 		}
+		seen := map[string]bool{}
 		for _, u := range append([]types.StationURL{st.Public}, st.URLs...) {
-			if u.IsZero() {
-				continue
+			// On a network without NAT the public url and the client's own
+			// may be the same: given once.
+			if u = stationURL(st, u); !u.IsZero() && !seen[u.String()] {
+				seen[u.String()] = true
+				out = append(out, u)
 			}
-			u.SetUint("PID", uint64(st.PID))
-			u.SetUint("RVCID", uint64(st.ConnectionID))
-			u.SetUint("natm", uint64(st.NATMapping))
-			u.SetUint("natf", uint64(st.NATFiltering))
-			out = append(out, u)
 		}
 	}
 	return out
+}
+
+// stationURL is u as others get it: with the station's PID, its Rendez-Vous
+// connection id (RVCID) and the NAT mapping and filtering it reported.
+func stationURL(st *Station, u types.StationURL) types.StationURL {
+	u.SetUint("PID", uint64(st.PID))
+	u.SetUint("RVCID", uint64(st.ConnectionID))
+	u.SetUint("natm", uint64(st.NATMapping))
+	u.SetUint("natf", uint64(st.NATFiltering))
+	return u
 }
 
 // PublicURL returns the public url of a connection's station.

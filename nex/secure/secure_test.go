@@ -108,6 +108,29 @@ func TestRegister(t *testing.T) {
 	if r.Done() != nil || !found || len(data) != 2 || data[0].cid != 1 {
 		t.Fatalf("RequestConnectionData: %v %v", data, r.Err())
 	}
+	// The private url others get names the station too; reported NAT
+	// properties show in both urls (and in StationURLs).
+	if urls[0].String() != "prudp:/address=192.168.1.2;port=51000;PID=1000;RVCID=1;natm=0;natf=0" {
+		t.Fatalf("private url %s", urls[0])
+	}
+	if !srv.SetNATProperties(peer, 1, 2) || srv.SetNATProperties(&rmc.Peer{PID: 5}, 1, 2) {
+		t.Fatal("SetNATProperties: registered peer refused or unknown peer accepted")
+	}
+	resp = call(t, srv, other, MethodRequestUrls, unhex(t, "01000000 e8030000"))
+	r = types.NewReader(resp.Data, types.Settings{})
+	r.Bool("retval")
+	urls = types.ReadList(&r, "urls", (*types.Reader).StationURL)
+	for _, u := range append(urls, srv.StationURLs(1000)...) {
+		if m, _ := u.Uint("natm"); m != 1 {
+			t.Errorf("%s: natm, want 1", u)
+		}
+		if f, _ := u.Uint("natf"); f != 2 {
+			t.Errorf("%s: natf, want 2", u)
+		}
+	}
+	if got := srv.StationURLs(1000); len(got) != 2 || got[0].Address() != "203.0.113.7" || got[1].Address() != "192.168.1.2" {
+		t.Fatalf("StationURLs: %v", got)
+	}
 	// Forget frees the id.
 	srv.Forget(peer)
 	if _, ok := srv.Lookup(1); ok || len(srv.Stations()) != 1 {

@@ -1,0 +1,187 @@
+package nintendoclients
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// startMatchmaking serves gamewire's NEX servers with the SQLite matchmaking
+// store, as gamewire serve does, and returns the authentication address.
+func startMatchmaking(t *testing.T, cfg prudp.Config) string {
+	t.Helper()
+	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := &auth.Memory{}
+	users.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
+	users.Add(100, "guest", "MMQea3n!fsik")
+	users.Add(userPID, strconv.Itoa(userPID), userPassword)
+	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(authPC, securePC) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("gamewire server: %v", err)
+		}
+		mm.Close()
+		store.Close()
+	})
+	return authPC.LocalAddr().String()
+}
+
+// TestNintendoClientsMatchmaking runs NintendoClients' generated matchmaking
+// and notification classes (MatchmakeExtensionClient, MatchMakingClientExt,
+// MatchMakingClient, NotificationServer; NEX 3.5 with structure headers)
+// against gamewire's server: NintendoClients auto-matchmakes and gets a new
+// session, gamewire's client auto-matchmakes into the same one, NintendoClients
+// receives the join notification (3001), lists the participants and their urls,
+// and leaves; gamewire's client then hears the leave (3008) and the ownership
+// change (4000).
+func TestNintendoClientsMatchmaking(t *testing.T) {
+	dir, python := env(t)
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
+	addr := startMatchmaking(t, cfg)
+	_, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := pyCmd(ctx, dir, python, "nc_matchmake.py", "--port", port, "--access-key", "3d37fbdb",
+		"--nex-version", "30500", "--notifications", "1", "--timeout", "60")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var out steps
+	wait := func(name string) string {
+		t.Helper()
+		for l := range lines {
+			out = append(out, l)
+			if f := strings.Fields(l); len(f) >= 2 && f[1] == name {
+				return l
+			}
+			if strings.HasPrefix(l, "STEP error") {
+				break
+			}
+		}
+		t.Fatalf("NintendoClients never printed %q:\n%s\n%s", name, strings.Join(out, "\n"), stderr.String())
+		return ""
+	}
+	created := wait("automatchmake")
+	gid := field(t, created, "gid")
+	if field(t, created, "owner") != 100 || field(t, created, "participants") != 1 || field(t, created, "key_bytes") != 32 ||
+		!strings.Contains(created, "type=MatchmakeSession") {
+		t.Fatalf("NintendoClients' session: %s", created)
+	}
+
+	// gamewire's client joins the same session.
+	events := make(chan notifications.Event, 16)
+	mux := rmc.NewMux()
+	mux.HandleProtocol(notifications.Protocol, &notifications.Handler{F: func(_ context.Context, ev notifications.Event) { events <- ev }})
+	sess, err := nex.Login(ctx, addr, nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: cfg, Handler: mux})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	mc := &matchmaking.Client{RMC: sess.RMC, Version: types.Version3_5}
+	joined, err := mc.AutoMatchmake(ctx, matchmaking.MatchmakeSession{
+		Gathering: matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 4, Flags: matchmaking.FlagMigrateOwner},
+		GameMode:  3, Attributes: []uint32{0, 0, 0, 0, 0, 0}, OpenParticipation: true, MatchmakeSystemType: 1,
+	}, "from gamewire")
+	if err != nil || int(joined.ID) != gid || joined.ParticipationCount != 2 || joined.Owner != 100 {
+		t.Fatalf("gamewire's AutoMatchmake: %+v %v (NintendoClients' session %d)", joined.Gathering, err, gid)
+	}
+
+	ev := wait("notification")
+	if field(t, ev, "type") != 3001 || field(t, ev, "source") != userPID || field(t, ev, "param1") != gid ||
+		field(t, ev, "param2") != userPID || !strings.Contains(ev, "'from gamewire'") {
+		t.Fatalf("NintendoClients' notification: %s", ev)
+	}
+	parts := wait("participants")
+	if !strings.Contains(parts, "pids=100,"+strconv.Itoa(userPID)) {
+		t.Fatalf("participants: %s", parts)
+	}
+	left := wait("left")
+	if !strings.Contains(left, "result=True") {
+		t.Fatalf("leave: %s", left)
+	}
+	wait("disconnected")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("nc_matchmake.py: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
+	}
+	// NintendoClients' backend.login does not call Register (games do), so
+	// only gamewire's client has a station: one url, public and private being
+	// the same address on loopback.
+	urls := 0
+	for _, l := range out {
+		if strings.HasPrefix(l, "STEP url ") {
+			if !strings.Contains(l, "PID="+strconv.Itoa(userPID)+";RVCID=") {
+				t.Errorf("participant url without the station's PID and RVCID: %s", l)
+			}
+			urls++
+		}
+	}
+	if urls != 1 {
+		t.Fatalf("participant urls: %d, want 1\n%s", urls, strings.Join(out, "\n"))
+	}
+	// gamewire's client hears NintendoClients leave and becomes the owner.
+	seen := map[uint32]notifications.Event{}
+	for len(seen) < 2 {
+		select {
+		case e := <-events:
+			seen[e.Type] = e
+		case <-ctx.Done():
+			t.Fatalf("gamewire's client got %v, want 3008 and 4000", seen)
+		}
+	}
+	if e := seen[notifications.TypeParticipationEnded]; e.Source != 100 || e.StrParam != "bye" {
+		t.Fatalf("leave notification %+v", e)
+	}
+	if e := seen[notifications.TypeOwnershipChanged]; e.Param2 != userPID {
+		t.Fatalf("ownership notification %+v", e)
+	}
+	t.Log(strings.Join(out, "\n"))
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Auto-matchmake with NintendoClients' own matchmaking and notification classes.
+
+Written for gamewire's interop harness (not part of NintendoClients); it only
+imports NintendoClients (NINTENDOCLIENTS_DIR, see docs/interop.md) and drives
+its generated client classes as its examples do:
+
+    async with backend.connect(settings, host, port) as be:
+        async with be.login(user, password) as client:
+            client.register_server(<a NotificationServer>)
+            matchmaking.MatchmakeExtensionClient(client).auto_matchmake_postpone(...)
+
+It auto-matchmakes into a session (MatchmakeExtension.AutoMatchmake_Postpone),
+waits for --notifications notifications (printed as they come), lists the
+participants (MatchMakingExt.GetParticipants) and their urls
+(MatchMaking.GetParticipantsURLs), leaves (MatchMakingExt.EndParticipation) and
+disconnects. Every step is one "STEP ..." line; the exit status is 0 only when
+all succeeded.
+"""
+
+import argparse
+import logging
+import os
+import sys
+
+sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients"))
+
+import anyio  # noqa: E402
+
+from nintendo.nex import backend, matchmaking, notification, settings  # noqa: E402
+
+
+def step(name, **fields):
+	text = " ".join("%s=%s" % (k, v) for k, v in fields.items())
+	print("STEP %s %s" % (name, text), flush=True)
+
+
+class Notifications(notification.NotificationServer):
+	def __init__(self):
+		super().__init__()
+		self.received = 0
+		self.event = anyio.Event()
+		self.want = 0
+
+	async def process_notification_event(self, client, event):
+		step("notification", type=event.type, source=event.pid, param1=event.param1, param2=event.param2,
+			param3=event.param3, text=repr(event.text))
+		self.received += 1
+		if self.received >= self.want:
+			self.event.set()
+
+
+async def run(args):
+	s = settings.load(args.profile)
+	s.configure(args.access_key, args.nex_version)
+	async with backend.connect(s, args.host, args.port) as be:
+		async with be.login(args.user, args.password) as client:
+			step("secure-connected", pid=client.pid())
+			events = Notifications()
+			events.want = args.notifications
+			client.register_server(events)
+
+			ext = matchmaking.MatchmakeExtensionClient(client)
+			session = matchmaking.MatchmakeSession()
+			session.min_participants = 1
+			session.max_participants = args.max_participants
+			session.flags = 0x10  # the server picks a new owner when the owner leaves
+			session.game_mode = args.game_mode
+			session.attribs = [0, 0, 0, 0, 0, 0]
+			session.open_participation = True
+			session.matchmake_system = matchmaking.MatchmakeSystem.GLOBAL
+			joined = await ext.auto_matchmake_postpone(session, args.message)
+			step("automatchmake", type=type(joined).__name__, gid=joined.id, owner=joined.owner, host=joined.host,
+				participants=joined.num_participants, max=joined.max_participants, game_mode=joined.game_mode,
+				key_bytes=len(joined.session_key))
+
+			if args.notifications > 0:
+				with anyio.fail_after(args.wait):
+					await events.event.wait()
+
+			mmext = matchmaking.MatchMakingClientExt(client)
+			pids = await mmext.get_participants(joined.id, True)
+			step("participants", pids=",".join(str(p) for p in pids))
+			urls = await matchmaking.MatchMakingClient(client).get_participants_urls(joined.id)
+			step("urls", count=len(urls))
+			for url in urls:
+				step("url", url=url)
+			ok = await mmext.end_participation(joined.id, "bye")
+			step("left", result=ok)
+		step("disconnected")
+
+
+def main():
+	parser = argparse.ArgumentParser()
+	parser.add_argument("--host", default="127.0.0.1")
+	parser.add_argument("--port", type=int, default=60000)
+	parser.add_argument("--profile", default="default")
+	parser.add_argument("--access-key", required=True)
+	parser.add_argument("--nex-version", type=int, default=30500)
+	parser.add_argument("--user", default="guest")
+	parser.add_argument("--password", default="MMQea3n!fsik")
+	parser.add_argument("--game-mode", type=int, default=3)
+	parser.add_argument("--max-participants", type=int, default=4)
+	parser.add_argument("--message", default="from NintendoClients")
+	parser.add_argument("--notifications", type=int, default=0, help="wait for this many notifications before leaving")
+	parser.add_argument("--wait", type=float, default=20, help="seconds to wait for them")
+	parser.add_argument("--timeout", type=float, default=60)
+	parser.add_argument("--debug", action="store_true")
+	args = parser.parse_args()
+	logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr,
+		format="%(asctime)s %(name)s %(levelname)s %(message)s")
+	ok = True
+	try:
+		async def guarded():
+			with anyio.fail_after(args.timeout):
+				await run(args)
+		anyio.run(guarded)
+	except BaseException as e:
+		ok = False
+		step("error", type=type(e).__name__, message=repr(str(e)))
+	sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+	main()

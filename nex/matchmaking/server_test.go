@@ -1,0 +1,328 @@
+package matchmaking_test
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// fakeConn records what the hub sends to one connection.
+type fakeConn struct {
+	mu   sync.Mutex
+	msgs [][]byte
+}
+
+func (c *fakeConn) Send(_ context.Context, _ uint8, data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = append(c.msgs, append([]byte(nil), data...))
+	return nil
+}
+
+// events decodes the notifications sent so far and forgets them.
+func (c *fakeConn) events(t *testing.T, st types.Settings, v types.Version) []notifications.Event {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []notifications.Event
+	for _, m := range c.msgs {
+		req, _, err := rmc.ParseRequest(m)
+		if err != nil || req.Protocol != notifications.Protocol {
+			t.Fatalf("server call %x: %v", m, err)
+		}
+		r := types.NewReader(req.Params, st)
+		ev := notifications.ReadEvent(&r, v)
+		if err := r.Done(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+	c.msgs = nil
+	return out
+}
+
+type harness struct {
+	srv   *matchmaking.Server
+	hub   *notifications.Hub
+	peers map[types.PID]*rmc.Peer
+	conns map[types.PID]*fakeConn
+	st    types.Settings
+	v     types.Version
+}
+
+func newHarness(t *testing.T, st types.Settings) *harness {
+	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mm.Close(); store.Close() })
+	hub := &notifications.Hub{}
+	h := &harness{srv: &matchmaking.Server{Store: mm, Hub: hub}, hub: hub, peers: map[types.PID]*rmc.Peer{},
+		conns: map[types.PID]*fakeConn{}, st: st, v: notifications.DefaultVersion(st)}
+	for pid := types.PID(1); pid <= 4; pid++ {
+		c := &fakeConn{}
+		p := &rmc.Peer{PID: pid, Settings: st, Addr: netip.MustParseAddrPort("127.0.0.1:1000"), Conn: c}
+		hub.Add(p)
+		h.peers[pid], h.conns[pid] = p, c
+	}
+	return h
+}
+
+// call sends one request as pid and returns the response's reader.
+func (h *harness) call(t *testing.T, pid types.PID, protocol uint16, method uint32, params func(w *types.Writer)) (types.Reader, error) {
+	t.Helper()
+	w := types.NewWriter(nil, h.st)
+	params(&w)
+	req := rmc.Request{Protocol: protocol, CallID: 1, Method: method, Params: w.B}
+	msg, _ := req.Append(nil)
+	mux := rmc.NewMux()
+	h.srv.Register(mux)
+	out, err := rmc.Dispatch(context.Background(), mux, h.peers[pid], msg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := rmc.ParseResponse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.IsError() {
+		return types.Reader{}, resp.Result
+	}
+	return types.NewReader(resp.Data, h.st), nil
+}
+
+func (h *harness) mustCall(t *testing.T, pid types.PID, protocol uint16, method uint32, params func(w *types.Writer)) types.Reader {
+	t.Helper()
+	r, err := h.call(t, pid, protocol, method, params)
+	if err != nil {
+		t.Fatalf("protocol %d method %d: %v", protocol, method, err)
+	}
+	return r
+}
+
+func room() matchmaking.MatchmakeSession {
+	return matchmaking.MatchmakeSession{Gathering: matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 3, Flags: matchmaking.FlagMigrateOwner},
+		GameMode: 2, Attributes: []uint32{5, 0, 0, 0, 0, 0}, OpenParticipation: true, MatchmakeSystemType: 1}
+}
+
+func (h *harness) holder(ms matchmaking.MatchmakeSession) types.AnyDataHolder {
+	hd, _ := ms.Holder(h.st, h.v)
+	return hd
+}
+
+func TestServerMethods(t *testing.T) {
+	for _, st := range []types.Settings{{}, {StructureHeader: true}, {StructureHeader: true, PIDSize: 8}} {
+		t.Run(notifications.DefaultVersion(st).String(), func(t *testing.T) { testServerMethods(t, st) })
+	}
+}
+
+func testServerMethods(t *testing.T, st types.Settings) {
+	h := newHarness(t, st)
+	ext := matchmaking.ProtocolMatchmakeExtension
+	// CreateMatchmakeSession, JoinMatchmakeSession: the same session key.
+	r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
+		w.AnyDataHolder(h.holder(room()))
+		w.String("made")
+		if h.v >= types.Version3_4 {
+			w.U16(1)
+		}
+	})
+	gid := r.U32("gid")
+	key := r.Buffer("sessionKey")
+	if err := r.Done(); err != nil || gid == 0 || len(key) != 32 {
+		t.Fatalf("create: gid %d key %x %v", gid, key, err)
+	}
+	r = h.mustCall(t, 2, ext, matchmaking.MethodJoinMatchmakeSession, func(w *types.Writer) { w.U32(gid); w.String("hi") })
+	if k := r.Buffer("sessionKey"); string(k) != string(key) {
+		t.Fatalf("join: key %x, want %x", k, key)
+	}
+	if evs := h.conns[1].events(t, st, h.v); len(evs) != 1 || evs[0].Type != notifications.TypeNewParticipant || evs[0].Param2 != 2 || evs[0].StrParam != "hi" {
+		t.Fatalf("owner's events %+v", evs)
+	}
+	// A second join of the same PID, and joins of unknown sessions.
+	if _, err := h.call(t, 2, ext, matchmaking.MethodJoinMatchmakeSession, func(w *types.Writer) { w.U32(gid); w.String("") }); !errors.Is(err, matchmaking.ResultAlreadyParticipatedGathering) {
+		t.Fatalf("double join: %v", err)
+	}
+	if _, err := h.call(t, 2, ext, matchmaking.MethodJoinMatchmakeSessionEx, func(w *types.Writer) {
+		w.U32(gid + 9)
+		w.String("")
+		w.Bool(false)
+		if h.v >= types.Version3_4 {
+			w.U16(1)
+		}
+	}); !errors.Is(err, matchmaking.ResultSessionVoid) {
+		t.Fatalf("JoinEx unknown: %v", err)
+	}
+
+	// Attribute updates by the owner; by another participant refused.
+	h.mustCall(t, 1, ext, matchmaking.MethodModifyCurrentGameAttribute, func(w *types.Writer) { w.U32(gid); w.U32(1); w.U32(7) })
+	if _, err := h.call(t, 2, ext, matchmaking.MethodUpdateMatchmakeSessionAttribute, func(w *types.Writer) {
+		w.U32(gid)
+		types.WriteList(w, []uint32{1}, (*types.Writer).U32)
+	}); !errors.Is(err, matchmaking.ResultPermissionDenied) {
+		t.Fatalf("attributes by a participant: %v", err)
+	}
+	if _, err := h.call(t, 1, ext, matchmaking.MethodModifyCurrentGameAttribute, func(w *types.Writer) { w.U32(gid); w.U32(6); w.U32(1) }); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("attribute index 6: %v", err)
+	}
+	h.mustCall(t, 2, ext, matchmaking.MethodUpdateApplicationBuffer, func(w *types.Writer) { w.U32(gid); w.Buffer([]byte("state")) })
+	if _, err := h.call(t, 2, ext, matchmaking.MethodUpdateApplicationBuffer, func(w *types.Writer) {
+		w.U32(gid)
+		w.Buffer(make([]byte, matchmaking.MaxApplicationBuffer+1))
+	}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("oversized buffer: %v", err)
+	}
+	if h.v >= types.Version3_4 {
+		h.mustCall(t, 1, ext, matchmaking.MethodUpdateProgressScore, func(w *types.Writer) { w.U32(gid); w.U8(40) })
+	}
+	r = h.mustCall(t, 3, ext, matchmaking.MethodFindMatchmakeSessionBySingleGatheringID, func(w *types.Writer) { w.U32(gid) })
+	ms, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	if err := r.Done(); err != nil || ms.Attributes[1] != 7 || string(ms.ApplicationBuffer) != "state" || ms.ParticipationCount != 2 {
+		t.Fatalf("find: %+v %v", ms, err)
+	}
+
+	// Browse with criteria: attribute 0 = 5 matches, 6 does not.
+	browse := func(attr string) []matchmaking.MatchmakeSession {
+		r := h.mustCall(t, 3, ext, matchmaking.MethodBrowseMatchmakeSessionNoHolder, func(w *types.Writer) {
+			c := matchmaking.SearchCriteria{Attributes: []string{attr}, GameMode: "2"}
+			c.Append(w, h.v)
+			b, _ := types.ResultRange{Size: 10}.Append(w.B, w.S)
+			w.B = b
+		})
+		list := types.ReadList(&r, "l", func(r *types.Reader, _ string) matchmaking.MatchmakeSession {
+			ms, _ := matchmaking.ReadMatchmakeSession(r, h.v)
+			return ms
+		})
+		if err := r.Done(); err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	if got := browse("5"); len(got) != 1 || got[0].ID != gid {
+		t.Fatalf("browse attribute 5: %v", got)
+	}
+	if got := browse("6"); len(got) != 0 {
+		t.Fatalf("browse attribute 6: %v", got)
+	}
+	// Playing sessions of 2 and of the caller.
+	r = h.mustCall(t, 3, ext, matchmaking.MethodGetSimplePlayingSession, func(w *types.Writer) {
+		types.WriteList(w, []types.PID{2}, (*types.Writer).PID)
+		w.Bool(true)
+	})
+	if n := r.U32("count"); n != 1 {
+		t.Fatalf("%d simple playing sessions, want 1", n)
+	}
+
+	// A system password: a join without it is refused.
+	r = h.mustCall(t, 1, ext, matchmaking.MethodGenerateMatchmakeSessionSystemPassword, func(w *types.Writer) { w.U32(gid) })
+	pw := r.String("password")
+	join := func(system string) error {
+		_, err := h.call(t, 3, ext, matchmaking.MethodJoinMatchmakeSessionWithParam, func(w *types.Writer) {
+			p := matchmaking.JoinParam{GID: gid, SystemPassword: system, ParticipationCount: 1}
+			p.Append(w, h.v)
+		})
+		return err
+	}
+	if err := join("wrong"); pw == "" || !errors.Is(err, matchmaking.ResultSystemPasswordUnmatch) {
+		t.Fatalf("password %q, join with a wrong one: %v", pw, err)
+	}
+	if err := join(pw); err != nil {
+		t.Fatalf("join with the system password: %v", err)
+	}
+	// Full now (3 of 3).
+	if _, err := h.call(t, 4, matchmaking.ProtocolMatchMaking, matchmaking.MethodParticipate, func(w *types.Writer) { w.U32(gid); w.String("") }); !errors.Is(err, matchmaking.ResultSessionFull) {
+		t.Fatalf("participate in a full session: %v", err)
+	}
+	// Match Making: participants, host change, ownership migration, cancel.
+	r = h.mustCall(t, 4, matchmaking.ProtocolMatchMaking, matchmaking.MethodGetParticipants, func(w *types.Writer) { w.U32(gid) })
+	if pids := types.ReadList(&r, "p", (*types.Reader).PID); len(pids) != 3 {
+		t.Fatalf("participants %v", pids)
+	}
+	for pid := types.PID(1); pid <= 3; pid++ {
+		h.conns[pid].events(t, st, h.v)
+	}
+	h.mustCall(t, 2, matchmaking.ProtocolMatchMaking, matchmaking.MethodUpdateSessionHost, func(w *types.Writer) { w.U32(gid); w.Bool(false) })
+	if evs := h.conns[3].events(t, st, h.v); len(evs) != 1 || evs[0].Type != notifications.TypeHostChanged || evs[0].Source != 2 {
+		t.Fatalf("host change events %+v", evs)
+	}
+	h.conns[2].events(t, st, h.v) // 2 heard of its own host change too
+	h.mustCall(t, 1, matchmaking.ProtocolMatchMaking, matchmaking.MethodMigrateGatheringOwnership, func(w *types.Writer) {
+		w.U32(gid)
+		types.WriteList(w, []types.PID{3}, (*types.Writer).PID)
+		w.Bool(true)
+	})
+	if evs := h.conns[2].events(t, st, h.v); len(evs) != 1 || evs[0].Type != notifications.TypeOwnershipChanged || evs[0].Param2 != 3 {
+		t.Fatalf("ownership events %+v", evs)
+	}
+	h.conns[3].events(t, st, h.v) // the new owner heard it too
+	h.mustCall(t, 1, matchmaking.ProtocolMatchMaking, matchmaking.MethodCancelParticipation, func(w *types.Writer) { w.U32(gid); w.String("later") })
+	if evs := h.conns[3].events(t, st, h.v); len(evs) != 1 || evs[0].Type != notifications.TypeParticipationCancelled || evs[0].StrParam != "later" {
+		t.Fatalf("cancel events %+v", evs)
+	}
+	// The owner (3) unregisters: 2 hears 109000; the session is gone.
+	h.conns[2].events(t, st, h.v)
+	h.mustCall(t, 3, matchmaking.ProtocolMatchMaking, matchmaking.MethodUnregisterGathering, func(w *types.Writer) { w.U32(gid) })
+	if evs := h.conns[2].events(t, st, h.v); len(evs) != 1 || evs[0].Type != notifications.TypeGatheringUnregistered || evs[0].Param1 != uint64(gid) {
+		t.Fatalf("unregister events %+v", evs)
+	}
+	r = h.mustCall(t, 2, matchmaking.ProtocolMatchMaking, matchmaking.MethodFindBySingleID, func(w *types.Writer) { w.U32(gid) })
+	if r.Bool("bResult") {
+		t.Fatal("unregistered gathering still found")
+	}
+
+	// With parameters: create, then auto-matchmake joins it.
+	r = h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSessionWithParam, func(w *types.Writer) {
+		p := matchmaking.CreateParam{Session: room(), ParticipationCount: 1}
+		p.Append(w, h.v)
+	})
+	created, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	r = h.mustCall(t, 2, ext, matchmaking.MethodAutoMatchmakeWithParamPostpone, func(w *types.Writer) {
+		p := matchmaking.AutoMatchmakeParam{Session: room(), ParticipationCount: 1,
+			SearchCriteria: []matchmaking.SearchCriteria{{GameMode: "2", VacantOnly: true, ExcludeLocked: true}}}
+		p.Append(w, h.v)
+	})
+	joined, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	if err := r.Done(); err != nil || joined.ID != created.ID || joined.ParticipationCount != 2 {
+		t.Fatalf("auto-matchmake with param: %+v %v (created %d)", joined.Gathering, err, created.ID)
+	}
+	r = h.mustCall(t, 3, ext, matchmaking.MethodAutoMatchmakeWithGatheringIDPostpone, func(w *types.Writer) {
+		types.WriteList(w, []uint32{created.ID}, (*types.Writer).U32)
+		w.AnyDataHolder(h.holder(room()))
+		w.String("")
+	})
+	hd := r.AnyDataHolder("joinedGathering")
+	if ms, _, _, err := matchmaking.ParseHolder(hd, h.st, h.v); err != nil || ms.ID != created.ID {
+		t.Fatalf("auto-matchmake with gathering id: %+v %v", ms.Gathering, err)
+	}
+	r = h.mustCall(t, 4, ext, matchmaking.MethodFindMatchmakeSessionByOwner, func(w *types.Writer) {
+		w.PID(1)
+		b, _ := types.ResultRange{Size: 10}.Append(w.B, w.S)
+		w.B = b
+	})
+	if n := r.U32("count"); n != 1 {
+		t.Fatalf("sessions owned by 1: %d", n)
+	}
+	r = h.mustCall(t, 4, matchmaking.ProtocolMatchMakingExt, matchmaking.MethodExtGetParticipantsURLs, func(w *types.Writer) {
+		types.WriteList(w, []uint32{created.ID, 999}, (*types.Writer).U32)
+	})
+	if n := r.U32("count"); n != 1 {
+		t.Fatalf("gathering urls of %d gatherings, want 1", n)
+	}
+	// Methods this server does not implement say so.
+	if _, err := h.call(t, 1, ext, 17, func(w *types.Writer) {}); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("CreateCommunity: %v", err)
+	}
+}

@@ -1,0 +1,100 @@
+package nattraversal
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+type stations struct{ natm, natf uint32 }
+
+func (s *stations) PublicURL(p *rmc.Peer) (types.StationURL, bool) {
+	return types.NewStationURL("prudp", types.URLParam{Key: "address", Value: "1.2.3.4"}), p.PID != 0
+}
+
+func (s *stations) SetNATProperties(p *rmc.Peer, m, f uint32) bool {
+	s.natm, s.natf = m, f
+	return p.PID != 0
+}
+
+type sink struct{ n int }
+
+func (s *sink) Send(context.Context, uint8, []byte) error { s.n++; return nil }
+
+func serve(t testing.TB, srv *Server, p *rmc.Peer, method uint32, params []byte) error {
+	req := rmc.Request{Protocol: Protocol, CallID: 1, Method: method, Params: params}
+	msg, _ := req.Append(nil)
+	out, err := rmc.Dispatch(context.Background(), srv, p, msg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := rmc.ParseResponse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.IsError() {
+		return resp.Result
+	}
+	if len(resp.Data) != 0 {
+		t.Fatalf("method %d answered %x, expected nothing", method, resp.Data)
+	}
+	return nil
+}
+
+func TestNATTraversal(t *testing.T) {
+	st := &stations{}
+	hub := &notifications.Hub{}
+	target := &sink{}
+	hub.Add(&rmc.Peer{PID: 7, Conn: target})
+	srv := &Server{Hub: hub, Stations: st}
+	caller := &rmc.Peer{PID: 5}
+	w := types.NewWriter(nil, types.Settings{})
+	w.U32(1)
+	w.U32(2)
+	w.U32(30)
+	if err := serve(t, srv, caller, MethodReportNATProperties, w.B); err != nil || st.natm != 1 || st.natf != 2 {
+		t.Fatalf("ReportNATProperties: %v %+v", err, st)
+	}
+	w = types.NewWriter(nil, types.Settings{})
+	u := types.NewStationURL("prudp", types.URLParam{Key: "PID", Value: "7"})
+	types.WriteList(&w, []types.StationURL{u, u}, (*types.Writer).StationURL)
+	if err := serve(t, srv, caller, MethodRequestProbeInitiation, w.B); err != nil || target.n != 2 {
+		t.Fatalf("RequestProbeInitiation: %v, %d calls relayed", err, target.n)
+	}
+	// Wii U / Switch send an rtt, 3DS does not: both are accepted.
+	for _, params := range [][]byte{{1, 0, 0, 0, 1}, {1, 0, 0, 0, 0, 9, 0, 0, 0}} {
+		if err := serve(t, srv, caller, MethodReportNATTraversalResult, params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, r, f := srv.Stats(); p != 2 || r != 2 || f != 1 {
+		t.Fatalf("stats %d %d %d", p, r, f)
+	}
+	if err := serve(t, srv, caller, MethodReportNATTraversalResult, []byte{1, 0}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("truncated: %v", err)
+	}
+	w = types.NewWriter(nil, types.Settings{})
+	types.WriteList(&w, []types.StationURL{types.NewStationURL("prudp")}, (*types.Writer).StationURL)
+	if err := serve(t, srv, caller, MethodRequestProbeInitiation, w.B); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("target without PID: %v", err)
+	}
+	if err := serve(t, srv, caller, MethodGetRelaySignatureKey, nil); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("GetRelaySignatureKey: %v", err)
+	}
+}
+
+func FuzzNATServe(f *testing.F) {
+	f.Add(uint8(1), []byte{1, 0, 0, 0, 3, 0, 'a', ':', 0})
+	f.Add(uint8(4), []byte{1, 0, 0, 0, 1, 9, 0, 0, 0})
+	f.Add(uint8(5), []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, method uint8, params []byte) {
+		hub := &notifications.Hub{}
+		hub.Add(&rmc.Peer{PID: 7, Conn: &sink{}})
+		srv := &Server{Hub: hub, Stations: &stations{}}
+		serve(t, srv, &rmc.Peer{PID: 5}, uint32(method%8), params)
+	})
+}
