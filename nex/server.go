@@ -1,6 +1,7 @@
 package nex
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +13,11 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
+	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/types"
@@ -72,6 +75,10 @@ type Server struct {
 	Auth auth.Server
 	// Health configures the Health protocol (a database ping, ...).
 	Health health.Server
+	// Ranking and DataStore, when set, serve protocols 112 and 115 on the
+	// secure server (their Logger defaults to Logger).
+	Ranking   *ranking.Server
+	DataStore *datastore.Server
 	// Mux carries the game's protocols for the secure server; Secure Connection
 	// and Health are added to it. Default: a new empty Mux.
 	Mux *rmc.Mux
@@ -293,6 +300,14 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 			closeAll()
 			return err
 		}
+	}
+	if s.Ranking != nil {
+		s.Ranking.Logger = cmp.Or(s.Ranking.Logger, s.Logger)
+		s.Mux.HandleProtocol(ranking.ProtocolID, s.Ranking)
+	}
+	if s.DataStore != nil {
+		s.DataStore.Logger = cmp.Or(s.DataStore.Logger, s.Logger)
+		s.Mux.HandleProtocol(datastore.ProtocolID, s.DataStore)
 	}
 
 	s.mu.Lock()

@@ -35,43 +35,65 @@ Switch settings apply: 8-byte PIDs and the Switch key derivation.`,
 	RunE: runLogin,
 }
 
-var loginFlags struct {
+// loginOptions are the flags of the NEX login flow: gamewire login's, which
+// the clients of the NEX services (gamewire nex ...) share.
+type loginOptions struct {
 	prudpFlags
 	user, password string
 	timeout        time.Duration
 	insecure       bool
 }
 
+var loginFlags loginOptions
+
+// registerLogin adds the login flags to cmd.
+func (o *loginOptions) registerLogin(cmd *cobra.Command) {
+	o.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.user, "user", "", "user name (NEX names normal accounts by their PID)")
+	f.StringVar(&o.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
+	f.BoolVar(&o.insecure, "insecure-skip-verify", false, "nex-lite over wss:// or tls://: accept any server certificate")
+	_ = cmd.MarkFlagRequired("user")
+}
+
 func init() {
-	loginFlags.register(loginCmd)
-	f := loginCmd.Flags()
-	f.StringVar(&loginFlags.user, "user", "", "user name (NEX names normal accounts by their PID)")
-	f.StringVar(&loginFlags.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
-	f.DurationVar(&loginFlags.timeout, "timeout", 30*time.Second, "give up after this long")
-	f.BoolVar(&loginFlags.insecure, "insecure-skip-verify", false, "nex-lite over wss:// or tls://: accept any server certificate")
-	_ = loginCmd.MarkFlagRequired("user")
+	loginFlags.registerLogin(loginCmd)
 	rootCmd.AddCommand(loginCmd)
 }
 
 func runLogin(cmd *cobra.Command, args []string) error {
-	cfg, err := loginFlags.config()
+	ctx, cancel := context.WithTimeout(cmd.Context(), loginFlags.timeout)
+	defer cancel()
+	sess, err := loginFlags.login(ctx, args[0])
 	if err != nil {
 		return fmt.Errorf("login: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), loginFlags.timeout)
-	defer cancel()
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
+		sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
+	closeSession(sess)
+	return nil
+}
+
+// login runs the NEX login flow at addr with o's settings.
+func (o *loginOptions) login(ctx context.Context, addr string) (*nex.Session, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Dialect == prudp.Hyperscape {
 		// The NEX secure server is entered with a Kerberos ticket; Hyperscape keys
 		// its connections by the ECDH exchange instead (docs/prudp-hyperscape.md).
-		return errors.New("login: --dialect hyperscape: Hyperscape connections are keyed by ECDH, not by a Kerberos ticket, so the NEX login flow does not apply (use gamewire connect --dialect hyperscape --cert-pub F)")
+		return nil, errors.New("--dialect hyperscape: Hyperscape connections are keyed by ECDH, not by a Kerberos ticket, so the NEX login flow does not apply (use gamewire connect --dialect hyperscape --cert-pub F)")
 	}
-	lc := nex.LoginConfig{User: loginFlags.user, Password: loginFlags.password, Config: cfg, Logger: cfg.Logger}
-	isURL := strings.Contains(args[0], "://")
+	lc := nex.LoginConfig{User: o.user, Password: o.password, Config: cfg, Logger: cfg.Logger}
+	isURL := strings.Contains(addr, "://")
 	switch {
 	case cfg.Dialect == prudp.NEXLite && !isURL:
-		return fmt.Errorf("login: --dialect nex-lite logs in at a URL (ws://, wss://, tcp://, tls://), not %q", args[0])
+		return nil, fmt.Errorf("--dialect nex-lite logs in at a URL (ws://, wss://, tcp://, tls://), not %q", addr)
 	case cfg.Dialect != prudp.NEXLite && isURL:
-		return fmt.Errorf("login: %s is a URL: NEX over WebSocket or TCP needs --dialect nex-lite", args[0])
+		return nil, fmt.Errorf("%s is a URL: NEX over WebSocket or TCP needs --dialect nex-lite", addr)
 	case cfg.Dialect == prudp.NEXLite:
 		// Switch servers: 8-byte PIDs and the Switch key derivation; both
 		// servers sit behind the one URL, on virtual ports 1 and 2.
@@ -79,22 +101,19 @@ func runLogin(cmd *cobra.Command, args []string) error {
 		lc.Config.Port = 1
 		lc.Derivation = auth.DeriveSwitch
 		lcfg := &lite.Config{Logger: cfg.Logger}
-		if loginFlags.insecure {
+		if o.insecure {
 			lcfg.TLS = &tls.Config{InsecureSkipVerify: true}
 		}
 		lc.Dial = func(ctx context.Context, url string, c *prudp.Config) (*prudp.Conn, error) {
 			return lite.Dial(ctx, url, c, lcfg)
 		}
 	}
-	sess, err := nex.Login(ctx, args[0], lc)
-	if err != nil {
-		return fmt.Errorf("login: %w", err)
-	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
-		sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
-	cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer ccancel()
-	_ = sess.Close(cctx)
-	return nil
+	return nex.Login(ctx, addr, lc)
+}
+
+// closeSession closes a session gracefully, 2 s at most.
+func closeSession(sess *nex.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = sess.Close(ctx)
 }

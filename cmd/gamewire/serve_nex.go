@@ -4,13 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -21,12 +28,24 @@ import (
 var serveNEXFlags struct {
 	secureListen string
 	data         string
+	dsListen     string
+	dsURL        string
 }
 
 func init() {
 	f := serveCmd.Flags()
 	f.StringVar(&serveNEXFlags.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
 	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+	f.StringVar(&serveNEXFlags.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
+	f.StringVar(&serveNEXFlags.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	serveCmd.Long += `
+
+The secure server also serves Ranking (112) and DataStore (115), their state in the
+account store's database. DataStore bodies travel over HTTP: serve runs that endpoint
+itself (--datastore-listen, default the --listen host with port + 2; --datastore-url
+when clients reach it under another address) and keeps bodies in the data
+directory's datastore/ folder. Try them with gamewire nex ranking and gamewire nex
+datastore.`
 }
 
 // runServeNEX runs the NEX authentication and secure servers (docs/nex.md): on
@@ -48,6 +67,11 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
 		Matchmaking: mm}
 	srv.Health.PingDatabase = store.Ping
+	dsURL, stopDS, err := serveNEXServices(cmd, srv, store, cfg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer stopDS()
 	collectors := map[string]prometheus.Collector{}
 	if l != nil {
 		srv.Config.Kerberos = kerberos.Switch
@@ -71,6 +95,8 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
 			cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
+		dsURL, dataStoreDir(store))
 	done := make(chan error, 1)
 	if l != nil {
 		go func() { done <- srv.Serve(l.Port(1), l.Port(2)) }()
@@ -114,4 +140,46 @@ func waitServing(srv *nex.Server) error {
 		}
 	}
 	return errors.New("the NEX servers did not start within 5s")
+}
+
+// serveNEXServices gives srv the Ranking and DataStore services on store and
+// starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
+// and a function that stops it.
+func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store, cfg prudp.Config) (string, func(), error) {
+	srv.Ranking = &ranking.Server{Store: store.Ranking(), Logger: cfg.Logger}
+	addr := serveNEXFlags.dsListen
+	if addr == "" {
+		host, port, err := net.SplitHostPort(serveFlags.listen)
+		if err != nil {
+			return "", nil, fmt.Errorf("--listen %q: %w", serveFlags.listen, err)
+		}
+		p, _ := strconv.Atoi(port)
+		if p != 0 {
+			p += 2
+		}
+		addr = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("DataStore endpoint: %w", err)
+	}
+	url := serveNEXFlags.dsURL
+	if url == "" {
+		url = "http://" + ln.Addr().String()
+	}
+	srv.DataStore = &datastore.Server{Store: store.DataStore(), BaseURL: url, Logger: cfg.Logger,
+		Blobs: datastore.DirBlobs{Dir: dataStoreDir(store)}}
+	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return url, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	}, nil
+}
+
+// dataStoreDir is where serve keeps DataStore bodies: "datastore" in the data
+// directory.
+func dataStoreDir(store *accounts.Store) string {
+	return filepath.Join(filepath.Dir(store.Path()), "datastore")
 }

@@ -72,6 +72,22 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
+// beginWrite starts a transaction that holds SQLite's write lock from its
+// first statement, so a read-modify-write inside it cannot be overtaken by
+// another writer (a deferred transaction would fail with SQLITE_BUSY when it
+// upgrades from reading to writing after another commit).
+func beginWrite(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE 0`); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
 func sortKey(c ranking.Category, score uint32) int64 {
 	if c.Descending {
 		return int64(math.MaxUint32 - score)
@@ -116,7 +132,7 @@ func (r *RankingStore) AddCategory(ctx context.Context, c ranking.Category) erro
 func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid types.PID, uid uint64, s ranking.ScoreData, now time.Time) (bool, error) {
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
-	tx, err := r.db.BeginTx(ctx, nil)
+	tx, err := beginWrite(ctx, r.db)
 	if err != nil {
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}

@@ -47,7 +47,7 @@ type fixture struct {
 	clock time.Time
 }
 
-func newFixture(t *testing.T, dir string, cats []ranking.Category) *fixture {
+func newFixture(t testing.TB, dir string, cats []ranking.Category) *fixture {
 	t.Helper()
 	st, _, err := accounts.Open(context.Background(), dir)
 	if err != nil {

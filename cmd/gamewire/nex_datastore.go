@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// `gamewire nex datastore put|get`: the DataStore protocol (115) as a console
+// uses it, after the login flow of gamewire login: a post (PreparePostObject,
+// the body over HTTP, CompletePostObject) and a get (GetMeta,
+// PrepareGetObject, the body over HTTP).
+
+var nexDataStoreCmd = &cobra.Command{
+	Use:   "datastore",
+	Short: "Store and fetch objects on a NEX server's DataStore service (protocol 115)",
+	Long: `datastore logs in as gamewire login does (same flags), then posts a file as a new
+object or fetches one; bodies travel over HTTP to the URLs the server hands out.
+
+  gamewire nex datastore put FILE --user U --password P [--server ADDR]
+      [--name N] [--data-type T] [--tag T]... [--permission everyone|recipients|owner]
+      [--recipient PID]... [--period DAYS]
+  gamewire nex datastore get ID --user U --password P [--server ADDR] [--out FILE] [--access-password N]
+
+put prints the new object's data id; get writes the body to --out (default stdout)
+and the metadata to stderr.`,
+}
+
+type nexDataStoreOptions struct {
+	loginOptions
+	server     string
+	name       string
+	dataType   uint16
+	tags       []string
+	permission string
+	recipients []uint
+	period     uint16
+	out        string
+	accessPW   uint64
+}
+
+var nexDataStorePut, nexDataStoreGet nexDataStoreOptions
+
+func init() {
+	put := &cobra.Command{Use: "put FILE", Short: "Post a file as a new object", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStorePut(cmd, args[0]) }}
+	get := &cobra.Command{Use: "get ID", Short: "Fetch an object's body and metadata", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStoreGet(cmd, args[0]) }}
+	for _, c := range []struct {
+		cmd *cobra.Command
+		o   *nexDataStoreOptions
+	}{{put, &nexDataStorePut}, {get, &nexDataStoreGet}} {
+		c.o.registerLogin(c.cmd)
+		c.cmd.Flags().StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
+	}
+	f := put.Flags()
+	f.StringVar(&nexDataStorePut.name, "name", "", "the object's name (default: the file's name)")
+	f.Uint16Var(&nexDataStorePut.dataType, "data-type", 0, "the object's data type")
+	f.StringArrayVar(&nexDataStorePut.tags, "tag", nil, "a tag (repeatable)")
+	f.StringVar(&nexDataStorePut.permission, "permission", "everyone", "who may read it: everyone, recipients (--recipient) or owner")
+	f.UintSliceVar(&nexDataStorePut.recipients, "recipient", nil, "a PID that may read it (with --permission recipients)")
+	f.Uint16Var(&nexDataStorePut.period, "period", 90, "days until it expires (0: never)")
+	f = get.Flags()
+	f.StringVar(&nexDataStoreGet.out, "out", "", "write the body here (default stdout)")
+	f.Uint64Var(&nexDataStoreGet.accessPW, "access-password", 0, "the object's access password, for objects not shared with you")
+	nexDataStoreCmd.AddCommand(put, get)
+	nexCmd.AddCommand(nexDataStoreCmd)
+}
+
+func runNEXDataStorePut(cmd *cobra.Command, file string) error {
+	o := &nexDataStorePut
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("nex datastore put: %w", err)
+	}
+	p := datastore.PreparePostParam{Name: o.name, DataType: o.dataType, Tags: o.tags, Period: o.period,
+		DelPermission: datastore.Permission{Permission: datastore.PermissionOwner}, PersistenceSlotID: datastore.NoPersistenceSlot}
+	if p.Name == "" {
+		p.Name = file
+	}
+	switch o.permission {
+	case "everyone":
+		p.Permission.Permission = datastore.PermissionEveryone
+	case "recipients":
+		p.Permission.Permission = datastore.PermissionRecipients
+	case "owner":
+		p.Permission.Permission = datastore.PermissionOwner
+	default:
+		return fmt.Errorf("nex datastore put: --permission %q: everyone, recipients or owner", o.permission)
+	}
+	for _, r := range o.recipients {
+		p.Permission.RecipientIDs = append(p.Permission.RecipientIDs, types.PID(r))
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	defer cancel()
+	sess, err := o.login(ctx, o.server)
+	if err != nil {
+		return fmt.Errorf("nex datastore put: %w", err)
+	}
+	defer closeSession(sess)
+	id, err := (&datastore.Client{C: sess.RMC}).Put(ctx, p, body)
+	if err != nil {
+		return fmt.Errorf("nex datastore put: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "data id %d (%d bytes)\n", id, len(body))
+	return nil
+}
+
+func runNEXDataStoreGet(cmd *cobra.Command, arg string) error {
+	o := &nexDataStoreGet
+	id, err := strconv.ParseUint(arg, 10, 64)
+	if err != nil {
+		return fmt.Errorf("nex datastore get: data id %q: %w", arg, err)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	defer cancel()
+	sess, err := o.login(ctx, o.server)
+	if err != nil {
+		return fmt.Errorf("nex datastore get: %w", err)
+	}
+	defer closeSession(sess)
+	mi, body, err := (&datastore.Client{C: sess.RMC}).Get(ctx, id, o.accessPW)
+	if err != nil {
+		return fmt.Errorf("nex datastore get: %w", err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "data id %d: %q owner %d, %d bytes, data type %d, tags %v, created %s, expires %s\n",
+		mi.DataID, mi.Name, mi.OwnerID, mi.Size, mi.DataType, mi.Tags, mi.CreatedTime, mi.ExpireTime)
+	if o.out == "" {
+		_, err = cmd.OutOrStdout().Write(body)
+		return err
+	}
+	if err := os.WriteFile(o.out, body, 0o644); err != nil {
+		return fmt.Errorf("nex datastore get: %w", err)
+	}
+	return nil
+}

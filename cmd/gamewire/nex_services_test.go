@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// startServeNEX runs `gamewire serve` with its data in dir until the test
+// ends (or stop is called), and returns the authentication address.
+func startServeNEX(t *testing.T, dir string) (addr string, out *syncWriter, stop func()) {
+	t.Helper()
+	addr, secure, ds := freeUDPAddr(t), freeUDPAddr(t), freeTCPAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &syncWriter{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runLiteCLI(t, ctx, out, "serve", "--listen", addr, "--secure-listen", secure, "--datastore-listen", ds, "--data", dir)
+	}()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v\n%s", err, out)
+		}
+	}
+	t.Cleanup(stop)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "NEX services"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start:\n%s", out)
+		}
+	}
+	if !strings.Contains(out.String(), "HTTP endpoint on http://"+ds) {
+		t.Fatalf("banner lacks the DataStore address %s:\n%s", ds, out)
+	}
+	return addr, out, stop
+}
+
+// clientCmd is a command to run a nex client function with.
+func clientCmd() (*cobra.Command, *bytes.Buffer) {
+	var out bytes.Buffer
+	c := &cobra.Command{}
+	c.SetContext(context.Background())
+	c.SetOut(&out)
+	c.SetErr(&out)
+	return c, &out
+}
+
+func guestLogin() loginOptions {
+	return loginOptions{prudpFlags: prudpFlags{dialect: "nex-v1", accessKey: defaultAccessKey, vport: 1},
+		user: "guest", password: "MMQea3n!fsik", timeout: 20 * time.Second}
+}
+
+// TestNEXServicesCLI: serve, then gamewire nex ranking upload/get and nex
+// datastore put/get as a user runs them; after a restart of serve the score
+// and the object are still there.
+func TestNEXServicesCLI(t *testing.T) {
+	dir := t.TempDir()
+	addr, _, stop := startServeNEX(t, dir)
+
+	nexRankingUpload = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
+		order: "desc", update: "best", groups: "1,2", param: 9}
+	cmd, out := clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
+		t.Fatalf("upload: %v\n%s", err, out)
+	}
+	nexRankingGet = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "global", length: 10, groupIndex: 255}
+	cmd, out = clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingGet, false); err != nil {
+		t.Fatalf("get: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "1 entries in all") || !strings.Contains(out.String(), "score 4321") || !strings.Contains(out.String(), "groups [1 2]") {
+		t.Fatalf("ranking get:\n%s", out)
+	}
+	// A category nobody uploaded to.
+	nexRankingGet.category = 6
+	cmd, _ = clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingGet, false); err == nil || !strings.Contains(err.Error(), "Ranking::NotFound") {
+		t.Fatalf("unknown category: %v", err)
+	}
+
+	file := filepath.Join(t.TempDir(), "level.bin")
+	if err := os.WriteFile(file, []byte("a level body"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nexDataStorePut = nexDataStoreOptions{loginOptions: guestLogin(), server: addr, tags: []string{"x"}, permission: "everyone", period: 90}
+	cmd, out = clientCmd()
+	if err := runNEXDataStorePut(cmd, file); err != nil {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "data id 1 (12 bytes)") {
+		t.Fatalf("put:\n%s", out)
+	}
+	got := filepath.Join(t.TempDir(), "got.bin")
+	nexDataStoreGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr, out: got}
+	cmd, out = clientCmd()
+	if err := runNEXDataStoreGet(cmd, "1"); err != nil {
+		t.Fatalf("get: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(got); string(b) != "a level body" {
+		t.Fatalf("got %q\n%s", b, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "datastore", "1", "1")); err != nil {
+		t.Fatalf("body not in the data directory: %v", err)
+	}
+
+	// Restart: the score and the object survive.
+	stop()
+	addr, _, _ = startServeNEX(t, dir)
+	nexRankingGet = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "self", length: 1, groupIndex: 255}
+	cmd, out = clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingGet, false); err != nil || !strings.Contains(out.String(), "score 4321") {
+		t.Fatalf("after restart, ranking: %v\n%s", err, out)
+	}
+	nexDataStoreGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr}
+	cmd, out = clientCmd()
+	if err := runNEXDataStoreGet(cmd, "1"); err != nil || !strings.Contains(out.String(), "a level body") {
+		t.Fatalf("after restart, datastore: %v\n%s", err, out)
+	}
+}

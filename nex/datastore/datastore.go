@@ -1,0 +1,1119 @@
+// Package datastore implements the generic DataStore protocol (protocol 115,
+// "Data Store (115)" in PretendoNetwork/nintendo-wiki, docs/nex/protocols/datastore):
+// objects with metadata, permissions, periods, tags, ratings and persistence
+// slots, whose bodies move over HTTP. The server hands out expiring upload
+// URLs with form fields and signed download URLs, and serves them itself
+// (HTTPHandler); metadata lives in a Store (accounts.Store's DataStore on
+// SQLite), bodies in Blobs (DirBlobs: a directory).
+//
+// Methods not in the table of docs/nex.md (notifications, rating logs,
+// perpetuation, the batched posting variants) answer Core::NotImplemented.
+package datastore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// ProtocolID is the DataStore protocol's id.
+const ProtocolID uint16 = 115
+
+// Method ids of the DataStore protocol.
+const (
+	MethodPrepareGetObjectV1     uint32 = 1
+	MethodPreparePostObjectV1    uint32 = 2
+	MethodCompletePostObjectV1   uint32 = 3
+	MethodDeleteObject           uint32 = 4
+	MethodDeleteObjects          uint32 = 5
+	MethodChangeMetaV1           uint32 = 6
+	MethodChangeMetasV1          uint32 = 7
+	MethodGetMeta                uint32 = 8
+	MethodGetMetas               uint32 = 9
+	MethodPrepareUpdateObject    uint32 = 10
+	MethodCompleteUpdateObject   uint32 = 11
+	MethodSearchObject           uint32 = 12
+	MethodRateObject             uint32 = 15
+	MethodGetRating              uint32 = 16
+	MethodGetRatings             uint32 = 17
+	MethodResetRating            uint32 = 18
+	MethodGetSpecificMetaV1      uint32 = 20
+	MethodPostMetaBinary         uint32 = 21
+	MethodTouchObject            uint32 = 22
+	MethodPreparePostObject      uint32 = 24
+	MethodPrepareGetObject       uint32 = 25
+	MethodCompletePostObject     uint32 = 26
+	MethodGetSpecificMeta        uint32 = 28
+	MethodGetPersistenceInfo     uint32 = 29
+	MethodGetPersistenceInfos    uint32 = 30
+	MethodGetPasswordInfo        uint32 = 34
+	MethodGetPasswordInfos       uint32 = 35
+	MethodGetMetasMultipleParam  uint32 = 36
+	MethodCompletePostObjects    uint32 = 37
+	MethodChangeMeta             uint32 = 38
+	MethodChangeMetas            uint32 = 39
+	MethodRateObjects            uint32 = 40
+	MethodPostMetaBinaryWithData uint32 = 41
+	MethodGetObjectInfos         uint32 = 45
+	MethodSearchObjectLight      uint32 = 46
+)
+
+// Defaults and limits of the Server.
+const (
+	DefaultURLTTL        = 15 * time.Minute
+	DefaultMaxObjectSize = 16 << 20
+	MaxMetaBinary        = 32 << 10
+	MaxTags              = 32
+	MaxTagLen            = 256
+	MaxRecipients        = 100
+	MaxNameLen           = 256
+	MaxSearchResults     = 100
+	MaxBatch             = 100 // ids in one GetMetas, DeleteObjects, ...
+)
+
+// Server answers the DataStore protocol and serves object bodies over HTTP.
+// Register it with mux.HandleProtocol(datastore.ProtocolID, srv) and serve
+// HTTPHandler at BaseURL.
+type Server struct {
+	// Store keeps the metadata; required.
+	Store Store
+	// Blobs keeps the bodies; required (DirBlobs for a directory).
+	Blobs Blobs
+	// BaseURL is where HTTPHandler is reachable by clients
+	// ("http://127.0.0.1:60002"); required.
+	BaseURL string
+	// UploadTTL and DownloadTTL are how long handed-out URLs work; default
+	// DefaultURLTTL.
+	UploadTTL, DownloadTTL time.Duration
+	// MaxObjectSize caps a body; default DefaultMaxObjectSize.
+	MaxObjectSize uint32
+	// NEXVersion is the game's NEX version as major*10000+minor*100+patch:
+	// from 3.5.0 on the prepare parameters carry extra data and
+	// DataStoreReqGetInfo its data id; before 3.0.0 update ids and versions
+	// are narrower. 0 takes 3.5.0 on connections with structure headers and
+	// 3.0.0 on those without.
+	NEXVersion int
+	// Now returns the time; default time.Now.
+	Now func() time.Time
+	// Logger receives store failures.
+	Logger *slog.Logger
+
+	once     sync.Once
+	initErr  error
+	secret   [32]byte
+	inflight sync.Map // upload token -> struct{}
+}
+
+func (s *Server) init() error {
+	s.once.Do(func() {
+		switch {
+		case s.Store == nil:
+			s.initErr = errors.New("datastore: Server.Store is required")
+		case s.Blobs == nil:
+			s.initErr = errors.New("datastore: Server.Blobs is required")
+		case s.BaseURL == "":
+			s.initErr = errors.New("datastore: Server.BaseURL is required")
+		default:
+			_, s.initErr = rand.Read(s.secret[:])
+		}
+	})
+	return s.initErr
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) version(st types.Settings) version {
+	switch {
+	case s.NEXVersion != 0:
+		return version(s.NEXVersion)
+	case st.StructureHeader:
+		return 30500
+	}
+	return 30000
+}
+
+// call is one request being answered.
+type call struct {
+	s   *Server
+	ctx context.Context
+	me  types.PID
+	v   version
+	r   types.Reader
+	w   types.Writer
+	now time.Time
+}
+
+// ServeRMC implements rmc.Handler.
+func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if err := s.init(); err != nil {
+		return out, err
+	}
+	if c.Peer.PID == 0 {
+		return out, types.RendezVousNotAuthenticated
+	}
+	k := &call{s: s, ctx: ctx, me: c.Peer.PID, v: s.version(c.Peer.Settings), r: c.Reader(),
+		w: types.NewWriter(out, c.Peer.Settings), now: s.now()}
+	h, ok := methods[c.Method]
+	if !ok {
+		return out, types.CoreNotImplemented
+	}
+	if err := h(k); err != nil {
+		return out, s.result(ctx, c.Method, err)
+	}
+	return k.w.Bytes()
+}
+
+// result turns a failure into what the client is sent.
+func (s *Server) result(ctx context.Context, method uint32, err error) error {
+	var res types.Result
+	switch {
+	case errors.As(err, &res):
+		return err
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("%w: %w", types.DataStoreNotFound, err)
+	}
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex datastore: failure", slog.Uint64("method", uint64(method)), slog.String("error", err.Error()))
+	}
+	return fmt.Errorf("%w: %w", types.DataStoreUnknown, err)
+}
+
+// done checks the parameters were read to their end.
+func (k *call) done() error {
+	if err := k.r.Done(); err != nil {
+		return badArg(err)
+	}
+	return nil
+}
+
+var methods map[uint32]func(k *call) error
+
+func init() {
+	methods = map[uint32]func(k *call) error{
+		MethodPreparePostObject:   func(k *call) error { return k.preparePost(false) },
+		MethodPreparePostObjectV1: func(k *call) error { return k.preparePost(true) },
+		MethodPostMetaBinary:      (*call).postMetaBinary,
+		MethodCompletePostObject: func(k *call) error {
+			m := k.r.EnterStructure("param")
+			id, ok := k.r.U64("dataId"), k.r.Bool("isSuccess")
+			k.r.LeaveStructure(m)
+			return k.completePost(id, ok, true)
+		},
+		MethodCompletePostObjectV1: func(k *call) error {
+			m := k.r.EnterStructure("param")
+			id, ok := uint64(k.r.U32("dataId")), k.r.Bool("isSuccess")
+			k.r.LeaveStructure(m)
+			return k.completePost(id, ok, true)
+		},
+		MethodCompletePostObjects: func(k *call) error {
+			ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
+			if err := k.done(); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := k.completePost(id, true, false); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		MethodPrepareGetObject:   func(k *call) error { return k.prepareGet(false) },
+		MethodPrepareGetObjectV1: func(k *call) error { return k.prepareGet(true) },
+		MethodGetMeta:            (*call).getMeta,
+		MethodGetMetas:           (*call).getMetas,
+		MethodGetMetasMultipleParam: func(k *call) error {
+			params := types.ReadList(&k.r, "params", readGetMetaParam)
+			if err := k.done(); err != nil {
+				return err
+			}
+			return k.metas(params)
+		},
+		MethodSearchObject:      (*call).search,
+		MethodSearchObjectLight: (*call).search,
+		MethodDeleteObject: func(k *call) error {
+			p := readDeleteParam(&k.r, "param")
+			if err := k.done(); err != nil {
+				return err
+			}
+			return k.delete(p)
+		},
+		MethodDeleteObjects:        (*call).deleteObjects,
+		MethodChangeMeta:           func(k *call) error { return k.changeMeta(false) },
+		MethodChangeMetaV1:         func(k *call) error { return k.changeMeta(true) },
+		MethodPrepareUpdateObject:  (*call).prepareUpdate,
+		MethodCompleteUpdateObject: (*call).completeUpdate,
+		MethodRateObject:           (*call).rateObject,
+		MethodGetRating:            (*call).getRating,
+		MethodGetSpecificMeta:      func(k *call) error { return k.specificMeta(false) },
+		MethodGetSpecificMetaV1:    func(k *call) error { return k.specificMeta(true) },
+		MethodGetPersistenceInfo:   (*call).persistenceInfo,
+		MethodGetPasswordInfo:      (*call).passwordInfo,
+	}
+}
+
+// DeleteParam is the DataStoreDeleteParam structure.
+type DeleteParam struct {
+	DataID         uint64
+	UpdatePassword uint64
+}
+
+func readDeleteParam(r *types.Reader, field string) DeleteParam {
+	m := r.EnterStructure(field)
+	p := DeleteParam{DataID: r.U64("dataId"), UpdatePassword: r.U64("updatePassword")}
+	r.LeaveStructure(m)
+	return p
+}
+
+func (p DeleteParam) append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(p.DataID)
+	w.U64(p.UpdatePassword)
+	w.EndStructure(m)
+}
+
+func randomU64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func randomToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func expiry(from time.Time, period uint16) time.Time {
+	if period == 0 {
+		return time.Time{}
+	}
+	return from.Add(time.Duration(period) * 24 * time.Hour)
+}
+
+// checkPermission refuses permission values the page does not give and
+// oversized recipient lists.
+func checkPermission(what string, p Permission) error {
+	if p.Permission > PermissionOwner {
+		return fmt.Errorf("%w: %s %d (0 to 3)", types.DataStoreInvalidArgument, what, p.Permission)
+	}
+	if len(p.RecipientIDs) > MaxRecipients {
+		return fmt.Errorf("%w: %s with %d recipients (at most %d)", types.DataStoreInvalidArgument, what, len(p.RecipientIDs), MaxRecipients)
+	}
+	return nil
+}
+
+func checkTags(tags []string) error {
+	if len(tags) > MaxTags {
+		return fmt.Errorf("%w: %d tags (at most %d)", types.DataStoreInvalidArgument, len(tags), MaxTags)
+	}
+	for _, t := range tags {
+		if len(t) > MaxTagLen {
+			return fmt.Errorf("%w: tag of %d bytes (at most %d)", types.DataStoreInvalidArgument, len(t), MaxTagLen)
+		}
+	}
+	return nil
+}
+
+func (k *call) checkPost(p PreparePostParam, withBody bool) error {
+	max := k.s.MaxObjectSize
+	if max == 0 {
+		max = DefaultMaxObjectSize
+	}
+	switch {
+	case withBody && p.Size > max:
+		return fmt.Errorf("%w: object of %d bytes (at most %d)", types.DataStoreInvalidArgument, p.Size, max)
+	case len(p.MetaBinary) > MaxMetaBinary:
+		return fmt.Errorf("%w: metaBinary of %d bytes (at most %d)", types.DataStoreInvalidArgument, len(p.MetaBinary), MaxMetaBinary)
+	case len(p.Name) > MaxNameLen:
+		return fmt.Errorf("%w: name of %d bytes (at most %d)", types.DataStoreInvalidArgument, len(p.Name), MaxNameLen)
+	}
+	if err := checkPermission("permission", p.Permission); err != nil {
+		return err
+	}
+	if err := checkPermission("delPermission", p.DelPermission); err != nil {
+		return err
+	}
+	if err := checkTags(p.Tags); err != nil {
+		return err
+	}
+	seen := map[int8]bool{}
+	for _, r := range p.RatingInitParams {
+		if r.Slot < 0 || r.Slot > 15 || seen[r.Slot] {
+			return fmt.Errorf("%w: rating slot %d (0 to 15, once each)", types.DataStoreInvalidArgument, r.Slot)
+		}
+		seen[r.Slot] = true
+	}
+	return nil
+}
+
+// newObject stores the object a PreparePostParam describes.
+func (k *call) newObject(p PreparePostParam, pending bool) (Object, error) {
+	o := Object{Owner: k.me, Size: p.Size, Name: p.Name, DataType: p.DataType, MetaBinary: p.MetaBinary,
+		Permission: p.Permission, DelPermission: p.DelPermission, Flag: p.Flag, Period: p.Period,
+		ReferDataID: p.ReferDataID, Tags: p.Tags, Created: k.now, Updated: k.now, Expire: expiry(k.now, p.Period),
+		AccessPassword: randomU64(), UpdatePassword: randomU64(), Pending: pending, PersistenceSlot: p.PersistenceSlotID}
+	if p.V1 {
+		o.PersistenceSlot = NoPersistenceSlot
+	}
+	for _, r := range p.RatingInitParams {
+		o.Ratings = append(o.Ratings, Rating{Slot: r.Slot, Init: r, Total: r.InitialValue})
+	}
+	deleted, err := k.s.Store.CreateObject(k.ctx, &o, p.DeleteLastObject)
+	if err != nil {
+		return Object{}, err
+	}
+	for _, d := range deleted {
+		k.s.deleteBodies(k.ctx, d)
+	}
+	return o, nil
+}
+
+// deleteBodies deletes the bodies of a deleted object: its current version
+// and one uploaded for an update that never completed (older versions went
+// when their successor completed).
+func (s *Server) deleteBodies(ctx context.Context, o Object) {
+	_ = s.Blobs.Delete(ctx, blobKey(o.DataID, o.Version))
+	_ = s.Blobs.Delete(ctx, blobKey(o.DataID, o.Version+1))
+}
+
+func (k *call) preparePost(v1 bool) error {
+	p := readPreparePostParam(&k.r, "param", k.v, v1)
+	if err := k.done(); err != nil {
+		return err
+	}
+	if err := k.checkPost(p, true); err != nil {
+		return err
+	}
+	o, err := k.newObject(p, true)
+	if err != nil {
+		return err
+	}
+	info, err := k.handOutUpload(o.DataID, 1, p.Size)
+	if err != nil {
+		return err
+	}
+	info.append(&k.w, v1)
+	return nil
+}
+
+// handOutUpload records an upload and describes it to the client.
+func (k *call) handOutUpload(id uint64, ver, size uint32) (ReqPostInfo, error) {
+	u := Upload{Token: randomToken(), DataID: id, Version: ver, Size: size, Expires: k.now.Add(k.s.uploadTTL())}
+	if err := k.s.Store.AddUpload(k.ctx, u); err != nil {
+		return ReqPostInfo{}, err
+	}
+	return ReqPostInfo{DataID: id, URL: k.s.uploadURL(u.Token),
+		FormFields: []KeyValue{{"key", blobKey(id, ver)}, {"token", u.Token}}}, nil
+}
+
+func (k *call) postMetaBinary() error {
+	p := readPreparePostParam(&k.r, "param", k.v, false)
+	if err := k.done(); err != nil {
+		return err
+	}
+	p.Size = 0
+	if err := k.checkPost(p, false); err != nil {
+		return err
+	}
+	o, err := k.newObject(p, false)
+	if err != nil {
+		return err
+	}
+	k.w.U64(o.DataID)
+	return nil
+}
+
+func (k *call) completePost(id uint64, success, whole bool) error {
+	if whole {
+		if err := k.done(); err != nil {
+			return err
+		}
+	}
+	o, err := k.s.Store.Object(k.ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.Owner != k.me {
+		return fmt.Errorf("%w: object %d is not the caller's", types.DataStorePermissionDenied, id)
+	}
+	if !o.Pending {
+		return fmt.Errorf("%w: object %d is complete already", types.DataStoreOperationNotAllowed, id)
+	}
+	if !success {
+		// The client gave up: the object and any body go.
+		if err := k.s.Store.DeleteObject(k.ctx, id); err != nil {
+			return err
+		}
+		k.s.deleteBodies(k.ctx, o)
+		return nil
+	}
+	if _, err := k.s.Store.FinishedUpload(k.ctx, id, 1); errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: object %d: its body was never uploaded", types.DataStoreOperationNotAllowed, id)
+	} else if err != nil {
+		return err
+	}
+	_, err = k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		o.Pending, o.Version, o.Updated = false, 1, k.now
+		o.Expire = expiry(k.now, o.Period)
+		return nil
+	})
+	return err
+}
+
+// live checks that an object is readable at all: completed, not expired.
+func (k *call) live(o Object) error {
+	if o.Pending {
+		return fmt.Errorf("%w: object %d is not complete", types.DataStoreNotFound, o.DataID)
+	}
+	if !o.Expire.IsZero() && !k.now.Before(o.Expire) {
+		return fmt.Errorf("%w: object %d expired %s", types.DataStoreExpired, o.DataID, o.Expire.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// canRead applies an object's access permission ("Permission types"): the
+// owner always; others as the permission says, or with the access password.
+// Friends lists are not kept here, so "friends" admits the owner only.
+func (k *call) canRead(o Object, accessPassword uint64) error {
+	if err := k.live(o); err != nil {
+		return err
+	}
+	if o.Owner == k.me || (accessPassword != 0 && accessPassword == o.AccessPassword) {
+		return nil
+	}
+	if allows(o.Permission, k.me) {
+		return nil
+	}
+	if accessPassword != 0 {
+		return fmt.Errorf("%w: wrong access password for object %d", types.DataStoreInvalidPassword, o.DataID)
+	}
+	return fmt.Errorf("%w: object %d is not readable by PID %d", types.DataStorePermissionDenied, o.DataID, k.me)
+}
+
+func allows(p Permission, pid types.PID) bool {
+	switch p.Permission {
+	case PermissionEveryone:
+		return true
+	case PermissionRecipients:
+		return slices.Contains(p.RecipientIDs, pid)
+	}
+	return false
+}
+
+// canUpdate admits the owner and holders of the update password.
+func (k *call) canUpdate(o Object, updatePassword uint64) error {
+	if o.Owner == k.me || (updatePassword != 0 && updatePassword == o.UpdatePassword) {
+		return nil
+	}
+	if updatePassword != 0 {
+		return fmt.Errorf("%w: wrong update password for object %d", types.DataStoreInvalidPassword, o.DataID)
+	}
+	return fmt.Errorf("%w: object %d belongs to PID %d", types.DataStorePermissionDenied, o.DataID, o.Owner)
+}
+
+// canDelete also admits whom the delete permission names.
+func (k *call) canDelete(o Object, updatePassword uint64) error {
+	if o.Owner != k.me && updatePassword == 0 && allows(o.DelPermission, k.me) {
+		return nil
+	}
+	return k.canUpdate(o, updatePassword)
+}
+
+func (k *call) object(id uint64, target PersistenceTarget) (Object, error) {
+	if id == 0 && target.SlotID != NoPersistenceSlot {
+		return k.s.Store.ObjectInSlot(k.ctx, target.OwnerID, target.SlotID)
+	}
+	return k.s.Store.Object(k.ctx, id)
+}
+
+func (k *call) prepareGet(v1 bool) error {
+	p := readPrepareGetParam(&k.r, "param", k.v, v1)
+	if err := k.done(); err != nil {
+		return err
+	}
+	o, err := k.object(p.DataID, p.PersistenceTarget)
+	if err != nil {
+		return err
+	}
+	if err := k.canRead(o, p.AccessPassword); err != nil {
+		return err
+	}
+	if o.Size == 0 || o.Version == 0 {
+		return fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
+	}
+	if _, err := k.s.Store.Update(k.ctx, o.DataID, func(o *Object) error {
+		o.ReferredCnt++
+		o.Referred = k.now
+		return nil
+	}); err != nil {
+		return err
+	}
+	info := ReqGetInfo{URL: k.s.downloadURL(o.DataID, o.Version), Size: o.Size, DataID: o.DataID}
+	info.append(&k.w, !v1 && k.v.extraData())
+	return nil
+}
+
+// metaInfo describes o, with tags, ratings and meta binary as option asks.
+func metaInfo(o Object, option uint8) MetaInfo {
+	mi := MetaInfo{DataID: o.DataID, OwnerID: o.Owner, Size: o.Size, Name: o.Name, DataType: o.DataType,
+		Permission: o.Permission, DelPermission: o.DelPermission, CreatedTime: types.DateTimeFromTime(o.Created),
+		UpdatedTime: types.DateTimeFromTime(o.Updated), Period: o.Period, Status: o.Status, ReferredCnt: o.ReferredCnt,
+		ReferDataID: o.ReferDataID, Flag: o.Flag, ReferredTime: types.DateTimeFromTime(o.Referred),
+		ExpireTime: neverExpires}
+	if !o.Expire.IsZero() {
+		mi.ExpireTime = types.DateTimeFromTime(o.Expire)
+	}
+	if o.Referred.IsZero() {
+		mi.ReferredTime = mi.CreatedTime
+	}
+	if option&ResultTags != 0 {
+		mi.Tags = o.Tags
+	}
+	if option&ResultRatings != 0 {
+		for _, r := range o.Ratings {
+			mi.Ratings = append(mi.Ratings, RatingInfo{Slot: r.Slot, TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue})
+		}
+	}
+	if option&ResultMetaBinary != 0 {
+		mi.MetaBinary = o.MetaBinary
+	}
+	return mi
+}
+
+// neverExpires is the expireTime of an object without a period.
+var neverExpires = types.MakeDateTime(9999, 12, 31, 0, 0, 0)
+
+func (k *call) meta(p GetMetaParam) (MetaInfo, error) {
+	o, err := k.object(p.DataID, p.PersistenceTarget)
+	if err != nil {
+		return MetaInfo{}, err
+	}
+	if err := k.canRead(o, p.AccessPassword); err != nil {
+		return MetaInfo{}, err
+	}
+	return metaInfo(o, p.ResultOption), nil
+}
+
+func (k *call) getMeta() error {
+	p := readGetMetaParam(&k.r, "param")
+	if err := k.done(); err != nil {
+		return err
+	}
+	mi, err := k.meta(p)
+	if err != nil {
+		return err
+	}
+	mi.Append(&k.w)
+	return nil
+}
+
+func (k *call) getMetas() error {
+	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
+	p := readGetMetaParam(&k.r, "param")
+	if err := k.done(); err != nil {
+		return err
+	}
+	params := make([]GetMetaParam, len(ids))
+	for i, id := range ids {
+		params[i] = p
+		params[i].DataID = id
+	}
+	return k.metas(params)
+}
+
+// metas answers one MetaInfo and one Result per param: an empty MetaInfo and
+// the error's code for those that fail.
+func (k *call) metas(params []GetMetaParam) error {
+	if len(params) > MaxBatch {
+		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
+	}
+	infos := make([]MetaInfo, len(params))
+	results := make([]types.Result, len(params))
+	for i, p := range params {
+		mi, err := k.meta(p)
+		results[i] = k.itemResult(err)
+		if err == nil {
+			infos[i] = mi
+		}
+		if results[i] == types.DataStoreUnknown {
+			return err
+		}
+	}
+	types.WriteList(&k.w, infos, func(w *types.Writer, mi MetaInfo) { mi.Append(w) })
+	types.WriteList(&k.w, results, (*types.Writer).Result)
+	return nil
+}
+
+// itemResult is the Result of one item of a batch.
+func (k *call) itemResult(err error) types.Result {
+	var res types.Result
+	switch {
+	case err == nil:
+		return types.ResultSuccess
+	case errors.As(err, &res):
+		return res
+	case errors.Is(err, ErrNotFound):
+		return types.DataStoreNotFound
+	}
+	return types.DataStoreUnknown
+}
+
+func (k *call) search() error {
+	p := readSearchParam(&k.r, "param", k.v)
+	if err := k.done(); err != nil {
+		return err
+	}
+	if len(p.OwnerIDs) > MaxBatch || len(p.DataTypes) > MaxBatch {
+		return fmt.Errorf("%w: too many owners or data types", types.DataStoreInvalidArgument)
+	}
+	if err := checkTags(p.Tags); err != nil {
+		return err
+	}
+	q := SearchQuery{Viewer: k.me, Owners: p.OwnerIDs, DataTypes: p.DataTypes, ReferDataID: p.ReferDataID, Tags: p.Tags,
+		Order: SearchOrder(p.ResultOrderColumn), Descending: p.ResultOrder != 0, Offset: p.ResultOffset,
+		Limit: min(p.ResultSize, MaxSearchResults), CountTotal: p.TotalCountEnabled, Now: k.now}
+	if q.Order > OrderUpdated {
+		q.Order = OrderDataID
+	}
+	if p.DataType != AnyDataType && len(q.DataTypes) == 0 {
+		q.DataTypes = []uint16{p.DataType}
+	}
+	for _, t := range []struct {
+		d types.DateTime
+		t *time.Time
+	}{{p.CreatedAfter, &q.CreatedAfter}, {p.CreatedBefore, &q.CreatedBefore}, {p.UpdatedAfter, &q.UpdatedAfter}, {p.UpdatedBefore, &q.UpdatedBefore}} {
+		if t.d != 0 {
+			*t.t = t.d.Time()
+		}
+	}
+	objs, total, err := k.s.Store.Search(k.ctx, q)
+	if err != nil {
+		return err
+	}
+	res := SearchResult{TotalCount: total, TotalCountType: 3}
+	if q.CountTotal {
+		res.TotalCountType = 1
+		if int(q.Offset)+len(objs) >= int(total) && q.Offset == 0 {
+			res.TotalCountType = 0
+		}
+	} else {
+		res.TotalCount = uint32(len(objs))
+	}
+	for _, o := range objs {
+		res.Result = append(res.Result, metaInfo(o, p.ResultOption))
+	}
+	res.append(&k.w)
+	return nil
+}
+
+func (k *call) delete(p DeleteParam) error {
+	o, err := k.s.Store.Object(k.ctx, p.DataID)
+	if err != nil {
+		return err
+	}
+	if err := k.canDelete(o, p.UpdatePassword); err != nil {
+		return err
+	}
+	if err := k.s.Store.DeleteObject(k.ctx, p.DataID); err != nil {
+		return err
+	}
+	k.s.deleteBodies(k.ctx, o)
+	return nil
+}
+
+// deleteObjects deletes each object it may; transactional, it first checks
+// them all and deletes none unless every one may go.
+func (k *call) deleteObjects() error {
+	params := types.ReadList(&k.r, "params", readDeleteParam)
+	transactional := k.r.Bool("transactional")
+	if err := k.done(); err != nil {
+		return err
+	}
+	if len(params) > MaxBatch {
+		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
+	}
+	results := make([]types.Result, len(params))
+	if transactional {
+		for _, p := range params {
+			o, err := k.s.Store.Object(k.ctx, p.DataID)
+			if err == nil {
+				err = k.canDelete(o, p.UpdatePassword)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for i, p := range params {
+		err := k.delete(p)
+		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
+			return err
+		}
+	}
+	types.WriteList(&k.w, results, (*types.Writer).Result)
+	return nil
+}
+
+func (k *call) changeMeta(v1 bool) error {
+	p := readChangeMetaParam(&k.r, "param", v1)
+	if err := k.done(); err != nil {
+		return err
+	}
+	if p.ModifiesFlag&^modifyAll != 0 || p.Compare.ComparisonFlag&^modifyAll != 0 {
+		return fmt.Errorf("%w: modifiesFlag 0x%x, comparisonFlag 0x%x", types.DataStoreInvalidArgument, p.ModifiesFlag, p.Compare.ComparisonFlag)
+	}
+	if err := checkPermission("permission", p.Permission); err != nil {
+		return err
+	}
+	if err := checkPermission("delPermission", p.DelPermission); err != nil {
+		return err
+	}
+	if err := checkTags(p.Tags); err != nil {
+		return err
+	}
+	if len(p.MetaBinary) > MaxMetaBinary || len(p.Name) > MaxNameLen {
+		return fmt.Errorf("%w: metaBinary or name too long", types.DataStoreInvalidArgument)
+	}
+	id := p.DataID
+	if id == 0 && p.PersistenceTarget.SlotID != NoPersistenceSlot {
+		o, err := k.s.Store.ObjectInSlot(k.ctx, p.PersistenceTarget.OwnerID, p.PersistenceTarget.SlotID)
+		if err != nil {
+			return err
+		}
+		id = o.DataID
+	}
+	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		if err := k.live(*o); err != nil {
+			return err
+		}
+		if err := k.canUpdate(*o, p.UpdatePassword); err != nil {
+			return err
+		}
+		if err := compare(*o, p.Compare); err != nil {
+			return err
+		}
+		f := p.ModifiesFlag
+		if f&ModifyName != 0 {
+			o.Name = p.Name
+		}
+		if f&ModifyPermission != 0 {
+			o.Permission = p.Permission
+		}
+		if f&ModifyDelPermission != 0 {
+			o.DelPermission = p.DelPermission
+		}
+		if f&ModifyPeriod != 0 {
+			o.Period = p.Period
+		}
+		if f&ModifyMetaBinary != 0 {
+			o.MetaBinary = p.MetaBinary
+		}
+		if f&ModifyTags != 0 {
+			o.Tags = p.Tags
+		}
+		if f&ModifyDataType != 0 {
+			o.DataType = p.DataType
+		}
+		if f&ModifyReferredCnt != 0 {
+			o.ReferredCnt = p.ReferredCnt
+		}
+		if f&ModifyStatus != 0 {
+			o.Status = p.Status
+		}
+		// Only a refresh (0x40) moves updatedTime and the expiry, with the
+		// new period if 0x08 came too ("Modifies flag").
+		if f&ModifyUpdatedTime != 0 {
+			o.Updated = k.now
+			o.Expire = expiry(k.now, o.Period)
+		}
+		return nil
+	})
+	return err
+}
+
+// compare checks the values a ChangeMeta expects (DataStore::ValueNotEqual).
+func compare(o Object, c CompareParam) error {
+	f := c.ComparisonFlag
+	eqPerm := func(a, b Permission) bool {
+		return a.Permission == b.Permission && slices.Equal(a.RecipientIDs, b.RecipientIDs)
+	}
+	switch {
+	case f&ModifyName != 0 && o.Name != c.Name,
+		f&ModifyPermission != 0 && !eqPerm(o.Permission, c.Permission),
+		f&ModifyDelPermission != 0 && !eqPerm(o.DelPermission, c.DelPermission),
+		f&ModifyPeriod != 0 && o.Period != c.Period,
+		f&ModifyMetaBinary != 0 && string(o.MetaBinary) != string(c.MetaBinary),
+		f&ModifyTags != 0 && !slices.Equal(o.Tags, c.Tags),
+		f&ModifyDataType != 0 && o.DataType != c.DataType,
+		f&ModifyReferredCnt != 0 && o.ReferredCnt != c.ReferredCnt,
+		f&ModifyStatus != 0 && o.Status != c.Status:
+		return fmt.Errorf("%w: object %d differs from compareParam", types.DataStoreValueNotEqual, o.DataID)
+	}
+	return nil
+}
+
+func (k *call) prepareUpdate() error {
+	m := k.r.EnterStructure("param")
+	var id uint64
+	var size uint32
+	var pw uint64
+	if k.v.wideIDs() {
+		id, size, pw = k.r.U64("dataId"), k.r.U32("size"), k.r.U64("updatePassword")
+		if k.v.extraData() {
+			_ = types.ReadList(&k.r, "extraData", (*types.Reader).String)
+		}
+	} else {
+		id, size = uint64(k.r.U32("dataId")), k.r.U32("size")
+	}
+	k.r.LeaveStructure(m)
+	if err := k.done(); err != nil {
+		return err
+	}
+	max := k.s.MaxObjectSize
+	if max == 0 {
+		max = DefaultMaxObjectSize
+	}
+	if size > max {
+		return fmt.Errorf("%w: object of %d bytes (at most %d)", types.DataStoreInvalidArgument, size, max)
+	}
+	o, err := k.s.Store.Object(k.ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := k.live(o); err != nil {
+		return err
+	}
+	if err := k.canUpdate(o, pw); err != nil {
+		return err
+	}
+	info, err := k.handOutUpload(id, o.Version+1, size)
+	if err != nil {
+		return err
+	}
+	ReqUpdateInfo{Version: o.Version + 1, URL: info.URL, FormFields: info.FormFields}.append(&k.w, k.v)
+	return nil
+}
+
+func (k *call) completeUpdate() error {
+	m := k.r.EnterStructure("param")
+	var id uint64
+	var ver uint32
+	if k.v.wideIDs() {
+		id, ver = k.r.U64("dataId"), k.r.U32("version")
+	} else {
+		id, ver = uint64(k.r.U32("dataId")), uint32(k.r.U16("version"))
+	}
+	success := k.r.Bool("isSuccess")
+	k.r.LeaveStructure(m)
+	if err := k.done(); err != nil {
+		return err
+	}
+	// The body's upload, looked up before the transaction: whoever made it
+	// knew the object's update password or owns it.
+	u, uerr := k.s.Store.FinishedUpload(k.ctx, id, ver)
+	if uerr != nil && !errors.Is(uerr, ErrNotFound) {
+		return uerr
+	}
+	var old uint32
+	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		if err := k.live(*o); err != nil {
+			return err
+		}
+		if o.Owner != k.me && uerr != nil {
+			return fmt.Errorf("%w: object %d belongs to PID %d", types.DataStorePermissionDenied, id, o.Owner)
+		}
+		if ver != o.Version+1 {
+			return fmt.Errorf("%w: object %d is at version %d, not %d", types.DataStoreInvalidArgument, id, o.Version, ver-1)
+		}
+		if !success {
+			return nil
+		}
+		if uerr != nil {
+			return fmt.Errorf("%w: object %d version %d: its body was never uploaded", types.DataStoreOperationNotAllowed, id, ver)
+		}
+		old = o.Version
+		o.Version, o.Size, o.Updated = ver, u.Size, k.now
+		o.Expire = expiry(k.now, o.Period)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !success {
+		_ = k.s.Blobs.Delete(k.ctx, blobKey(id, ver))
+	} else if old > 0 {
+		_ = k.s.Blobs.Delete(k.ctx, blobKey(id, old))
+	}
+	return nil
+}
+
+func readRatingTarget(r *types.Reader, field string) (uint64, int8) {
+	m := r.EnterStructure(field)
+	id, slot := r.U64("dataId"), int8(r.U8("slot"))
+	r.LeaveStructure(m)
+	return id, slot
+}
+
+func (k *call) rateObject() error {
+	id, slot := readRatingTarget(&k.r, "target")
+	m := k.r.EnterStructure("param")
+	value, pw := k.r.S32("ratingValue"), k.r.U64("accessPassword")
+	k.r.LeaveStructure(m)
+	fetch := k.r.Bool("fetchRatings")
+	if err := k.done(); err != nil {
+		return err
+	}
+	var info RatingInfo
+	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		if err := k.canRead(*o, pw); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(o.Ratings, func(r Rating) bool { return r.Slot == slot })
+		if i < 0 {
+			return fmt.Errorf("%w: object %d has no rating slot %d", types.DataStoreNotFound, id, slot)
+		}
+		r := &o.Ratings[i]
+		if (r.Init.RangeMin != 0 || r.Init.RangeMax != 0) && (value < r.Init.RangeMin || value > r.Init.RangeMax) {
+			return fmt.Errorf("%w: rating %d outside %d..%d", types.DataStoreInvalidArgument, value, r.Init.RangeMin, r.Init.RangeMax)
+		}
+		r.Total += int64(value)
+		r.Count++
+		info = RatingInfo{Slot: slot, TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !fetch {
+		info = RatingInfo{}
+	}
+	info.appendInfo(&k.w)
+	return nil
+}
+
+func (k *call) getRating() error {
+	id, slot := readRatingTarget(&k.r, "target")
+	pw := k.r.U64("accessPassword")
+	if err := k.done(); err != nil {
+		return err
+	}
+	o, err := k.s.Store.Object(k.ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := k.canRead(o, pw); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(o.Ratings, func(r Rating) bool { return r.Slot == slot })
+	if i < 0 {
+		return fmt.Errorf("%w: object %d has no rating slot %d", types.DataStoreNotFound, id, slot)
+	}
+	r := o.Ratings[i]
+	RatingInfo{TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue}.appendInfo(&k.w)
+	return nil
+}
+
+func (k *call) specificMeta(v1 bool) error {
+	m := k.r.EnterStructure("param")
+	var ids []uint64
+	if v1 {
+		for _, id := range types.ReadList(&k.r, "dataIds", (*types.Reader).U32) {
+			ids = append(ids, uint64(id))
+		}
+	} else {
+		ids = types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
+	}
+	k.r.LeaveStructure(m)
+	if err := k.done(); err != nil {
+		return err
+	}
+	if len(ids) > MaxBatch {
+		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+	}
+	var objs []Object
+	for _, id := range ids {
+		o, err := k.s.Store.Object(k.ctx, id)
+		if err == nil {
+			err = k.canRead(o, 0)
+		}
+		if k.itemResult(err) == types.DataStoreUnknown {
+			return err
+		}
+		if err == nil {
+			objs = append(objs, o)
+		}
+	}
+	types.WriteList(&k.w, objs, func(w *types.Writer, o Object) {
+		m := w.BeginStructure(0)
+		if v1 {
+			w.U32(uint32(o.DataID))
+		} else {
+			w.U64(o.DataID)
+		}
+		w.PID(o.Owner)
+		w.U32(o.Size)
+		w.U16(o.DataType)
+		if v1 {
+			w.U16(uint16(o.Version))
+		} else {
+			w.U32(o.Version)
+		}
+		w.EndStructure(m)
+	})
+	return nil
+}
+
+func (k *call) persistenceInfo() error {
+	owner, slot := k.r.PID("ownerId"), k.r.U16("persistenceSlotId")
+	if err := k.done(); err != nil {
+		return err
+	}
+	o, err := k.s.Store.ObjectInSlot(k.ctx, owner, slot)
+	if err != nil {
+		return err
+	}
+	if err := k.canRead(o, 0); err != nil {
+		return err
+	}
+	m := k.w.BeginStructure(0)
+	k.w.PID(owner)
+	k.w.U16(slot)
+	k.w.U64(o.DataID)
+	k.w.EndStructure(m)
+	return nil
+}
+
+func (k *call) passwordInfo() error {
+	id := k.r.U64("dataId")
+	if err := k.done(); err != nil {
+		return err
+	}
+	o, err := k.s.Store.Object(k.ctx, id)
+	if err != nil {
+		return err
+	}
+	if o.Owner != k.me {
+		return fmt.Errorf("%w: the passwords of object %d are its owner's", types.DataStorePermissionDenied, id)
+	}
+	m := k.w.BeginStructure(0)
+	k.w.U64(o.DataID)
+	k.w.U64(o.AccessPassword)
+	k.w.U64(o.UpdatePassword)
+	k.w.EndStructure(m)
+	return nil
+}

@@ -1,0 +1,56 @@
+package datastore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// FuzzServeRMC feeds arbitrary parameters to every DataStore method: each
+// call must get an answer (a result code or data), never a panic.
+func FuzzServeRMC(f *testing.F) {
+	fx := newFixture(f, f.TempDir())
+	ctx := context.Background()
+	// Seeds: the parameters the client encodes.
+	rec := &recorder{}
+	c := &datastore.Client{C: rec}
+	c.PreparePostObject(ctx, post("seed", 0, "tag"))
+	c.SearchObject(ctx, datastore.SearchParam{DataType: datastore.AnyDataType, ResultSize: 5, Tags: []string{"a"}})
+	c.ChangeMeta(ctx, datastore.ChangeMetaParam{DataID: 1, ModifiesFlag: 0x3ff, Tags: []string{"x"}})
+	c.RateObject(ctx, 1, 0, 3, 0)
+	c.PrepareUpdateObject(ctx, 1, 4, 0)
+	for _, s := range rec.seen {
+		f.Add(uint8(s.method), true, s.params)
+	}
+	f.Fuzz(func(t *testing.T, method uint8, header bool, params []byte) {
+		msg, err := (&rmc.Request{Protocol: datastore.ProtocolID, CallID: 1, Method: uint32(method % 48), Params: params}).Append(nil)
+		if err != nil {
+			return
+		}
+		out, err := rmc.Dispatch(ctx, fx.srv, &rmc.Peer{PID: 1000, Settings: types.Settings{StructureHeader: header}}, msg, nil, nil)
+		if err != nil || len(out) == 0 {
+			t.Fatalf("no answer: %v", err)
+		}
+		if _, _, err := rmc.ParseResponse(out); err != nil {
+			t.Fatalf("bad answer: %v", err)
+		}
+	})
+}
+
+type recorded struct {
+	method uint32
+	params []byte
+}
+
+// recorder keeps the calls a client makes and fails them.
+type recorder struct{ seen []recorded }
+
+func (r *recorder) Settings() types.Settings { return types.Settings{StructureHeader: true} }
+
+func (r *recorder) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
+	r.seen = append(r.seen, recorded{method, append([]byte(nil), params...)})
+	return nil, types.CoreNotImplemented
+}

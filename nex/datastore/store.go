@@ -1,0 +1,142 @@
+package datastore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Store keeps DataStore objects' metadata, ratings, persistence slots and
+// pending uploads. accounts.Store's DataStore implements it on SQLite; another
+// backend (PostgreSQL, ...) implements the same methods. Each method is one
+// transaction.
+type Store interface {
+	// CreateObject stores o, giving it o.DataID. When o.PersistenceSlot is a
+	// slot, o takes it; an object that held it before is deleted when
+	// deleteLast is set (and returned, so its body can go too), and
+	// otherwise loses the slot.
+	CreateObject(ctx context.Context, o *Object, deleteLast bool) (deleted []Object, err error)
+	// Object returns an object, pending or not, or ErrNotFound.
+	Object(ctx context.Context, dataID uint64) (Object, error)
+	// ObjectInSlot returns the object in owner's persistence slot, or ErrNotFound.
+	ObjectInSlot(ctx context.Context, owner types.PID, slot uint16) (Object, error)
+	// Update reads an object, lets f change it and writes it back, in one
+	// transaction; an error from f changes nothing and is returned.
+	Update(ctx context.Context, dataID uint64, f func(o *Object) error) (Object, error)
+	// DeleteObject deletes an object with its tags, ratings, slot and
+	// uploads; ErrNotFound when there is none.
+	DeleteObject(ctx context.Context, dataID uint64) error
+	// Search returns the objects q selects and, when q.CountTotal, how many
+	// there are in all.
+	Search(ctx context.Context, q SearchQuery) ([]Object, uint32, error)
+
+	// AddUpload records an upload a client may make once before u.Expires.
+	AddUpload(ctx context.Context, u Upload) error
+	// Upload returns a recorded upload, or ErrNotFound.
+	Upload(ctx context.Context, token string) (Upload, error)
+	// FinishUpload marks an upload used if it is unused and unexpired at now
+	// (ErrUploadUsed, ErrUploadExpired otherwise).
+	FinishUpload(ctx context.Context, token string, now time.Time) error
+	// FinishedUpload returns the used upload of an object's version, or
+	// ErrNotFound when its body never arrived.
+	FinishedUpload(ctx context.Context, dataID uint64, version uint32) (Upload, error)
+}
+
+// Errors of a Store and of Blobs.
+var (
+	ErrNotFound      = errors.New("datastore: not found")
+	ErrUploadUsed    = errors.New("datastore: upload already used")
+	ErrUploadExpired = errors.New("datastore: upload expired")
+	ErrTooLarge      = errors.New("datastore: body larger than declared")
+	ErrTooShort      = errors.New("datastore: body shorter than declared")
+)
+
+// Object is one DataStore object: its metadata, and where its body is.
+type Object struct {
+	DataID          uint64
+	Owner           types.PID
+	Size            uint32 // the body's size
+	Name            string
+	DataType        uint16
+	MetaBinary      []byte
+	Permission      Permission
+	DelPermission   Permission
+	Flag            uint32
+	Period          uint16 // days; 0 never expires
+	ReferDataID     uint32
+	Tags            []string
+	Status          uint8
+	ReferredCnt     uint32
+	Created         time.Time
+	Updated         time.Time
+	Referred        time.Time
+	Expire          time.Time // zero: never
+	AccessPassword  uint64
+	UpdatePassword  uint64
+	Version         uint32 // the body's version: 0 until a body arrives
+	Pending         bool   // prepared, not completed
+	PersistenceSlot uint16 // NoPersistenceSlot: none
+	Ratings         []Rating
+}
+
+// Rating is one rating slot of an object.
+type Rating struct {
+	Slot  int8
+	Init  RatingInitParam
+	Total int64
+	Count uint32
+}
+
+// SearchQuery is what SearchObject asks a Store, already checked.
+type SearchQuery struct {
+	Viewer        types.PID // only objects the viewer may read
+	Owners        []types.PID
+	DataTypes     []uint16 // empty: any
+	CreatedAfter  time.Time
+	CreatedBefore time.Time
+	UpdatedAfter  time.Time
+	UpdatedBefore time.Time
+	ReferDataID   uint32 // 0: any
+	Tags          []string
+	Order         SearchOrder
+	Descending    bool
+	Offset, Limit uint32
+	CountTotal    bool
+	Now           time.Time // objects expired at Now are left out
+}
+
+// SearchOrder is the column search results are ordered by.
+type SearchOrder uint8
+
+// Search orders (resultOrderColumn; judgement call, the page does not list them).
+const (
+	OrderDataID  SearchOrder = 0
+	OrderCreated SearchOrder = 1
+	OrderUpdated SearchOrder = 2
+)
+
+// Upload is a body upload the server handed out (PreparePostObject,
+// PrepareUpdateObject).
+type Upload struct {
+	Token   string
+	DataID  uint64
+	Version uint32
+	Size    uint32
+	Expires time.Time
+	Used    bool
+}
+
+// Blobs keeps object bodies by key. DirBlobs keeps them in a directory; an S3
+// bucket can implement the same.
+type Blobs interface {
+	// Put stores exactly size bytes read from r under key, or nothing: more
+	// or fewer bytes are ErrTooLarge or ErrTooShort and leave no trace.
+	Put(ctx context.Context, key string, r io.Reader, size int64) error
+	// Open returns the body under key and its size, or ErrNotFound.
+	Open(ctx context.Context, key string) (io.ReadCloser, int64, error)
+	// Delete removes the body under key (no error when there is none).
+	Delete(ctx context.Context, key string) error
+}
