@@ -80,12 +80,10 @@ func DecodeInput(b []byte, event func(off int64, dir Direction, m Message) error
 		}
 		return s, kind, handle(0, Message{Type: TypeDataUpdate, Content: dump})
 	case InputRecording:
-		// A relay's recording can hold several sessions; decode its main one.
-		rec, err := LoadRecording(bytes.NewReader(b), 0)
-		if err != nil {
-			return s, kind, err
-		}
-		main := rec.MainSession()
+		// A relay's recording can hold several sessions; decode its main one. A
+		// recording cut short is decoded up to the cut (every event before it is
+		// reported, as for a stream) and then fails at the cut's offset.
+		main := mainSessionOf(b)
 		rr, err := NewRecordingReader(bytes.NewReader(b))
 		if err != nil {
 			return s, kind, err
@@ -159,4 +157,22 @@ func Summary(m Message) string {
 		return fmt.Sprintf("%s %s", m.Type, bytes.TrimSpace(m.Content))
 	}
 	return fmt.Sprintf("%s %d bytes", m.Type, len(m.Content))
+}
+
+// mainSessionOf returns the main session (Recording.MainSession) of the whole records
+// at the start of a recording, ignoring anything malformed after them.
+func mainSessionOf(b []byte) uint32 {
+	rr, err := NewRecordingReader(bytes.NewReader(b))
+	if err != nil {
+		return 0
+	}
+	var rec Recording
+	for {
+		x, err := rr.Next()
+		if err != nil {
+			return rec.MainSession()
+		}
+		x.Message.Content = nil // only sessions and directions are counted
+		rec.Records = append(rec.Records, x)
+	}
 }

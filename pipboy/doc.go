@@ -40,6 +40,9 @@ var (
 	ErrBadPath = errors.New("malformed path")
 	// ErrBadRecording means a recording file that does not follow the format in docs/pipboy.md.
 	ErrBadRecording = errors.New("malformed recording")
+	// ErrRecordingFull is returned by Recorder.Record once a record would take the
+	// recording past Recorder.MaxBytes: the file ends on the last whole record.
+	ErrRecordingFull = errors.New("pipboy: recording size limit reached")
 	// ErrServerClosed is returned by Serve after Shutdown or Close (Server, Relay and
 	// Responder alike).
 	ErrServerClosed = errors.New("pipboy: server closed")

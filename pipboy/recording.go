@@ -56,11 +56,19 @@ type Record struct {
 // Recorder writes a recording. It is safe for concurrent use (a relay records both
 // directions of several sessions into one file).
 type Recorder struct {
-	mu    sync.Mutex
-	w     *bufio.Writer
-	start time.Time
-	buf   []byte
-	err   error
+	// MaxBytes, if above 0, bounds the recording's size, header included: the
+	// first record that would take it past the bound is not written, and that
+	// record and every later one fail with ErrRecordingFull. The file stays a
+	// valid recording (it ends on a whole record). A relay then goes on relaying,
+	// unrecorded. Set it before the first Record.
+	MaxBytes int64
+
+	mu      sync.Mutex
+	w       *bufio.Writer
+	start   time.Time
+	buf     []byte
+	err     error
+	written int64
 }
 
 // NewRecorder writes the recording header to w and returns a Recorder whose times are
@@ -73,7 +81,15 @@ func NewRecorder(w io.Writer, start time.Time) (*Recorder, error) {
 	if _, err := r.w.Write(h); err != nil {
 		return nil, err
 	}
+	r.written = int64(len(h))
 	return r, r.w.Flush()
+}
+
+// Size returns the bytes written so far, header included.
+func (r *Recorder) Size() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written
 }
 
 // Record appends one message seen at time at, and flushes it to the writer.
@@ -92,10 +108,15 @@ func (r *Recorder) Record(at time.Time, session uint32, dir Direction, m Message
 		return err
 	}
 	r.buf = b
+	if r.MaxBytes > 0 && r.written+int64(len(b)) > r.MaxBytes {
+		r.err = fmt.Errorf("%w: %d bytes written, the next record has %d, limit %d", ErrRecordingFull, r.written, len(b), r.MaxBytes)
+		return r.err
+	}
 	if _, err := r.w.Write(b); err != nil {
 		r.err = err
 		return err
 	}
+	r.written += int64(len(b))
 	if err := r.w.Flush(); err != nil {
 		r.err = err
 	}

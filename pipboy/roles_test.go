@@ -637,3 +637,84 @@ func TestRelayForwardsUnchanged(t *testing.T) {
 		t.Fatal("the recording does not hold the app's command byte for byte")
 	}
 }
+
+// TestRecorderMaxBytes: a recorder with MaxBytes stops before the record that would
+// cross it, the file stays a valid recording of whole records, and a relay with a
+// full recorder goes on relaying: an app gets its whole database through it.
+func TestRecorderMaxBytes(t *testing.T) {
+	var file bytes.Buffer
+	rec, err := NewRecorder(&file, time.Unix(100, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.MaxBytes = 1000
+	m := Message{Type: TypeDataUpdate, Content: make([]byte, 100)}
+	written := 0
+	for i := range 100 {
+		err := rec.Record(time.Unix(100, int64(i)), 1, FromGame, m)
+		if errors.Is(err, ErrRecordingFull) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		written++
+	}
+	if written == 0 || written >= 100 || int64(file.Len()) > rec.MaxBytes || rec.Size() != int64(file.Len()) {
+		t.Fatalf("%d records, %d bytes (Size %d), limit %d", written, file.Len(), rec.Size(), rec.MaxBytes)
+	}
+	if err := rec.Record(time.Unix(101, 0), 1, FromGame, Message{Type: TypeHeartbeat}); !errors.Is(err, ErrRecordingFull) {
+		t.Fatalf("a record after the limit: %v", err)
+	}
+	rr, err := NewRecordingReader(bytes.NewReader(file.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("record %d: %v", n, err)
+		}
+		n++
+	}
+	if n != written {
+		t.Fatalf("read %d records, wrote %d", n, written)
+	}
+
+	// Through a relay: the dump alone is far above 4 KiB.
+	ctx := testCtx(t)
+	_, gameAddr := startEmulator(t, nil)
+	file.Reset()
+	rec, _ = NewRecorder(&file, time.Now())
+	rec.MaxBytes = 4096
+	relay := &Relay{Addr: "127.0.0.1:0", Game: gameAddr, Recorder: rec, Logger: testLogger(t)}
+	ln, err := relay.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go relay.Serve(ln)
+	defer relay.Close()
+	c, err := Dial(ctx, ln.Addr().String(), &ClientConfig{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitFor(ctx, func(db *Database) bool {
+		v, err := db.Lookup("$.PlayerInfo.PlayerName")
+		return err == nil && v.Str() != ""
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	relay.Close()
+	if file.Len() > 4096 || rec.Size() > 4096 {
+		t.Fatalf("the recording grew to %d bytes, limit 4096", file.Len())
+	}
+}

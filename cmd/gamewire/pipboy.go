@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gamewire/gamewire/pipboy"
@@ -142,7 +145,8 @@ var pipboyDiscoverCmd = &cobra.Command{
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tbusy=%v\n", g.Addr, g.MachineType, g.IsBusy)
 		}
 		if len(games) == 0 {
-			fmt.Fprintln(cmd.ErrOrStderr(), "no game answered")
+			// A script asking "is a game there?" reads the exit status.
+			return fmt.Errorf("no game answered discovery on %s within %v", pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
 		}
 		return nil
 	},
@@ -263,6 +267,35 @@ var pipboyServeFlags struct {
 	replayFile string
 }
 
+// machineTypes are the MachineType values the app knows ("Discovery" in docs/pipboy.md).
+var machineTypes = []string{"PC", "PS4"}
+
+// checkServeFlags refuses flag values the emulator, relay or responder cannot use,
+// naming the flag, before anything listens.
+func checkServeFlags(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	if fs.Lookup("machine-type") != nil {
+		ok := false
+		for _, m := range machineTypes {
+			if strings.EqualFold(pipboyServeFlags.machine, m) {
+				pipboyServeFlags.machine, ok = m, true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("--machine-type %q: want PC or PS4 (the values the app knows)", pipboyServeFlags.machine)
+		}
+	}
+	if fs.Lookup("heartbeat") != nil && pipboyServeFlags.heartbeat <= 0 {
+		return fmt.Errorf("--heartbeat %v: must be above 0 (the game sends one every second)", pipboyServeFlags.heartbeat)
+	}
+	if fs.Lookup("speed") != nil {
+		if sp := pipboyServeFlags.replaySpd; !(sp > 0) || math.IsInf(sp, 0) {
+			return fmt.Errorf("--speed %v: must be a finite number above 0 (1 = the recorded timing, 2 = twice as fast)", sp)
+		}
+	}
+	return nil
+}
+
 // serveGame runs an emulator (and a discovery responder) until the context ends.
 func serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
 	log := cliLogger(cmd)
@@ -361,8 +394,29 @@ var pipboyReplayCmd = &cobra.Command{
 }
 
 var pipboyRelayFlags struct {
-	game   string
-	record string
+	game      string
+	record    string
+	recordMax byteSize
+}
+
+// byteSize is a flag holding a size in bytes: a number with an optional unit
+// (B, KiB or K, MiB or M, GiB or G; powers of 1024).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) Type() string   { return "size" }
+
+func (b *byteSize) Set(s string) error {
+	num := strings.TrimRight(s, "KMGiBkmgb")
+	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "b"))
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "I"), "i")
+	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30}[unit]
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if _, known := map[string]bool{"": true, "K": true, "M": true, "G": true}[unit]; err != nil || !known || n < 0 || n > math.MaxInt64>>shift {
+		return fmt.Errorf("%q is not a size (e.g. 1048576, 512MiB, 1GiB)", s)
+	}
+	*b = byteSize(n << shift)
+	return nil
 }
 
 var pipboyRelayCmd = &cobra.Command{
@@ -385,6 +439,7 @@ var pipboyRelayCmd = &cobra.Command{
 			if err != nil {
 				return err
 			}
+			rec.MaxBytes = int64(pipboyRelayFlags.recordMax)
 			relay.Recorder = rec
 		}
 		ln, err := relay.Listen()
@@ -422,14 +477,42 @@ func init() {
 	pipboyReplayCmd.Flags().Float64Var(&pipboyServeFlags.replaySpd, "speed", 1, "replay speed factor (2 = twice as fast)")
 	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.game, "game", "", "the game's HOST[:PORT]")
 	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.record, "record", "", "record the sessions to this file")
+	pipboyRelayFlags.recordMax = defaultRecordMax
+	pipboyRelayCmd.Flags().Var(&pipboyRelayFlags.recordMax, "record-max", "stop recording (and go on relaying) before the file passes this size: bytes, or with KiB/MiB/GiB; 0 for no limit")
 
 	pipboyCmd.AddCommand(pipboyDiscoverCmd, pipboyConnectCmd, pipboyServeCmd, pipboyReplayCmd, pipboyRelayCmd)
 }
 
 var pipboyDashboardFlags struct {
-	game   string
-	listen string
-	mapInt time.Duration
+	game       string
+	listen     string
+	mapInt     time.Duration
+	allowHosts []string
+}
+
+// dashboardHosts returns the Host names the dashboard accepts besides loopback: the
+// --listen host, or every interface address and the host name when --listen binds
+// all interfaces, and --allow-host.
+func dashboardHosts(listen net.Addr, allow []string) []string {
+	hosts := append([]string(nil), allow...)
+	ta, ok := listen.(*net.TCPAddr)
+	if !ok {
+		return hosts
+	}
+	if !ta.IP.IsUnspecified() {
+		return append(hosts, ta.IP.String())
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				hosts = append(hosts, ipn.IP.String())
+			}
+		}
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	return hosts
 }
 
 var pipboyDashboardCmd = &cobra.Command{
@@ -450,15 +533,16 @@ var pipboyDashboardCmd = &cobra.Command{
 		if err := c.WaitReady(ctx); err != nil {
 			return err
 		}
-		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log,
-			Redial: func(ctx context.Context) (*pipboy.Client, error) {
-				return pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
-			}})
-		defer d.Close()
 		ln, err := net.Listen("tcp", pipboyDashboardFlags.listen)
 		if err != nil {
 			return err
 		}
+		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log,
+			Hosts: dashboardHosts(ln.Addr(), pipboyDashboardFlags.allowHosts),
+			Redial: func(ctx context.Context) (*pipboy.Client, error) {
+				return pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
+			}})
+		defer d.Close()
 		hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
 		fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), pipboyDashboardFlags.game)
 		errs := make(chan error, 1)
@@ -482,5 +566,29 @@ func init() {
 	f.StringVar(&pipboyDashboardFlags.game, "game", "", "the game's HOST[:PORT] (port 27000 by default)")
 	f.StringVar(&pipboyDashboardFlags.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
 	f.DurationVar(&pipboyDashboardFlags.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
+	f.StringSliceVar(&pipboyDashboardFlags.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
 	pipboyCmd.AddCommand(pipboyDashboardCmd)
+
+	// Every subcommand's error names it ("pipboy connect: ..."), and its flags are
+	// checked before it runs.
+	for _, c := range pipboyCmd.Commands() {
+		name, run := "pipboy "+c.Name(), c.RunE
+		if run == nil {
+			continue
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := checkServeFlags(cmd)
+			if err == nil {
+				err = run(cmd, args)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), name) {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			return err
+		}
+	}
 }
+
+// defaultRecordMax is relay --record-max's default: about 2,900 app connections of
+// ~366 KB (one database dump each) plus their updates.
+const defaultRecordMax = 1 << 30

@@ -24,7 +24,9 @@ func runPipboyCLI(t *testing.T, args ...string) (string, error) {
 		rootCmd.SetArgs(nil)
 		rootCmd.SetOut(nil)
 		rootCmd.SetErr(nil)
-		resetFlags(pipboyDecodeCmd.Flags())
+		for _, c := range pipboyCmd.Commands() {
+			resetFlags(c.Flags())
+		}
 	}
 	defer reset()
 	var out bytes.Buffer
@@ -146,4 +148,98 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestPipboyFlagsRefused: values the emulator, responder or replay cannot use are
+// refused before anything listens, with the subcommand and the flag in the error.
+func TestPipboyFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"pipboy", "replay", pipboyStream, "--speed", "-1", "--listen", "127.0.0.1:0", "--discovery", ""}, "pipboy replay: --speed -1: must be a finite number above 0"},
+		{[]string{"pipboy", "replay", pipboyStream, "--speed", "0", "--listen", "127.0.0.1:0", "--discovery", ""}, "pipboy replay: --speed 0"},
+		{[]string{"pipboy", "replay", pipboyStream, "--speed", "NaN", "--listen", "127.0.0.1:0", "--discovery", ""}, "pipboy replay: --speed NaN"},
+		{[]string{"pipboy", "serve", "--from", pipboyStream, "--machine-type", "XBOX", "--listen", "127.0.0.1:0", "--discovery", ""}, `pipboy serve: --machine-type "XBOX": want PC or PS4`},
+		{[]string{"pipboy", "serve", "--from", pipboyStream, "--heartbeat", "-1s", "--listen", "127.0.0.1:0", "--discovery", ""}, "pipboy serve: --heartbeat -1s: must be above 0"},
+		{[]string{"pipboy", "relay", "--game", "127.0.0.1:1", "--machine-type", "wii", "--listen", "127.0.0.1:0", "--discovery", ""}, `pipboy relay: --machine-type "wii"`},
+		{[]string{"pipboy", "relay", "--game", "127.0.0.1:1", "--record-max", "-5"}, `invalid argument "-5" for "--record-max"`},
+		{[]string{"pipboy", "relay", "--game", "127.0.0.1:1", "--record-max", "1.5G"}, `"1.5G" is not a size`},
+		// Errors from deeper down name the subcommand too.
+		{[]string{"pipboy", "connect", "127.0.0.1:1"}, "pipboy connect: "},
+		{[]string{"pipboy", "replay", "/nonexistent/rec.bin"}, "pipboy replay: open /nonexistent/rec.bin"},
+		{[]string{"pipboy", "dashboard"}, "pipboy dashboard: --game HOST is required"},
+	} {
+		_, err := runPipboyCLI(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args[1:], err, tc.says)
+		}
+	}
+	var size byteSize
+	for in, want := range map[string]int64{"0": 0, "4096": 4096, "64KiB": 64 << 10, "512MiB": 512 << 20, "1G": 1 << 30, "2gb": 2 << 30} {
+		if err := size.Set(in); err != nil || int64(size) != want {
+			t.Errorf("byteSize %q: %d %v, want %d", in, size, err, want)
+		}
+	}
+}
+
+// TestPipboyDiscoverNoAnswer: discover exits non-zero when no game answered (a
+// silent UDP socket on 127.0.0.1 stands for the network).
+func TestPipboyDiscoverNoAnswer(t *testing.T) {
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	_, err = runPipboyCLI(t, "pipboy", "discover", "--broadcast", silent.LocalAddr().String(), "--wait", "200ms")
+	if err == nil || !strings.Contains(err.Error(), "pipboy discover: no game answered discovery on "+silent.LocalAddr().String()) {
+		t.Fatalf("discover with no answer: %v", err)
+	}
+}
+
+// TestPipboyDecodeCutRecording: a recording cut inside a record prints every record
+// before the cut (as decode does for a cut stream or capture), then fails naming the
+// offset of the cut record.
+func TestPipboyDecodeCutRecording(t *testing.T) {
+	b, err := os.ReadFile(pipboyStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	rec, err := pipboy.NewRecorder(&file, time.Unix(1000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pipboy.NewReader(bytes.NewReader(b))
+	n := 0
+	for {
+		m, err := r.ReadMessage()
+		if err != nil {
+			break
+		}
+		if err := rec.Record(time.Unix(1000, int64(n)), 1, pipboy.FromGame, m); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	whole := file.Bytes()
+	full := filepath.Join(t.TempDir(), "full.rec")
+	os.WriteFile(full, whole, 0o600)
+	out, err := runPipboyCLI(t, "pipboy", "decode", "--events", full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(out, "\n")
+	if lines != n {
+		t.Fatalf("whole recording: %d lines for %d messages", lines, n)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.rec")
+	os.WriteFile(cut, whole[:len(whole)-3], 0o600)
+	out, err = runPipboyCLI(t, "pipboy", "decode", "--events", cut)
+	if err == nil || !strings.Contains(err.Error(), "pipboy decode") || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("cut recording: %v", err)
+	}
+	if got := strings.Count(out, "\n"); got != n-1 {
+		t.Fatalf("cut recording printed %d lines before its error, want the %d whole records:\n%s", got, n-1, out)
+	}
 }

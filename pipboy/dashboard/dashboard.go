@@ -9,6 +9,15 @@
 // {"sent": id} or {"error": "..."}), /api/state (the State as JSON), /api/command
 // (POST a command as JSON), /map.png (the latest map frame, tinted by
 // $.Status.EffectColor).
+//
+// The dashboard drives a game, so it answers only its own pages: a request whose
+// Host is not one the dashboard is served on (a loopback name or address, or one of
+// Options.Hosts) is refused, which defeats DNS rebinding; a request with an Origin
+// other than the dashboard's own is refused on every endpoint, which stops a foreign
+// web page from sending commands (its POST would otherwise arrive, unread but obeyed)
+// or reading the state; and /api/command takes only Content-Type application/json,
+// which a cross-site form or a no-cors fetch cannot send. docs/security.md has the
+// threat model.
 package dashboard
 
 import (
@@ -21,8 +30,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -45,6 +60,11 @@ type Options struct {
 	// (with a pause of 1 s, doubling up to 10 s, between failed attempts); the page
 	// shows "disconnected" meanwhile. Without it the dashboard stays disconnected.
 	Redial func(ctx context.Context) (*pipboy.Client, error)
+	// Hosts are the host names or addresses, besides loopback ones (localhost,
+	// 127.0.0.0/8, ::1), that requests may name in their Host header: the
+	// address the dashboard is reached at on the network, e.g. "192.168.1.20"
+	// or "pipboy.lan". A port in an entry is ignored.
+	Hosts []string
 	// Logger receives errors; default none.
 	Logger *slog.Logger
 }
@@ -57,6 +77,8 @@ type Dashboard struct {
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
+	hosts   map[string]bool // lower-case, without port: Options.Hosts
+	refused atomic.Uint64
 
 	mu      sync.Mutex
 	state   []byte // latest State as JSON
@@ -85,6 +107,13 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
+	d.hosts = map[string]bool{}
+	for _, h := range opts.Hosts {
+		if host, _, err := net.SplitHostPort(h); err == nil {
+			h = host
+		}
+		d.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	static, _ := fs.Sub(assets, "assets")
 	d.mux = http.NewServeMux()
@@ -100,8 +129,52 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 	return d
 }
 
-// ServeHTTP implements http.Handler.
-func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler. It refuses, with 403 Forbidden, a request for a
+// Host the dashboard is not served on and a request from a foreign Origin.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := d.checkRequest(r); err != nil {
+		d.refused.Add(1)
+		d.log.Warn("pipboy dashboard: request refused", "remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path, "err", err)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	d.mux.ServeHTTP(w, r)
+}
+
+// Refused returns how many requests ServeHTTP refused (foreign Host or Origin).
+func (d *Dashboard) Refused() uint64 { return d.refused.Load() }
+
+// checkRequest accepts a Host the dashboard is served on and no Origin or the
+// dashboard's own ("http://" or "https://" and the same Host).
+func (d *Dashboard) checkRequest(r *http.Request) error {
+	if !d.hostAllowed(r.Host) {
+		return fmt.Errorf("dashboard: Host %.100q is not an address this dashboard is served on (loopback, or --allow-host)", r.Host)
+	}
+	origins := r.Header.Values("Origin")
+	if len(origins) == 0 {
+		return nil // not sent by a browser, or a same-origin GET
+	}
+	u, err := url.Parse(origins[0])
+	if len(origins) > 1 || err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, r.Host) {
+		return fmt.Errorf("dashboard: Origin %.100q is not this dashboard's", origins[0])
+	}
+	return nil
+}
+
+// hostAllowed reports whether a Host header names the dashboard: a loopback name
+// or address, or one of Options.Hosts.
+func (d *Dashboard) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || d.hosts[host] {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
 
 // Close stops following the client and ends open WebSockets. It closes the
 // connections it made itself (Redial), not the one given to New.
@@ -333,6 +406,14 @@ func (d *Dashboard) send(raw json.RawMessage) (int, error) {
 const maxCommandSize = 64 << 10
 
 func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
+	// A cross-site form or a no-cors fetch can send only text/plain, form data or
+	// multipart: requiring JSON makes a browser ask first (CORS preflight), which
+	// the dashboard never grants.
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		d.refused.Add(1)
+		http.Error(w, "command: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCommandSize))
 	if err != nil {
 		code := http.StatusBadRequest

@@ -306,6 +306,56 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+
+	// A foreign web page (another origin: another port) tries what any site could:
+	// a no-cors text/plain POST, a JSON POST, a form POST and a WebSocket, each
+	// sending a toggle of the other station. None reaches the game.
+	var other uint32
+	srv.View(func(db *pipboy.Database) {
+		v, _ := db.Lookup("$.Radio[1]")
+		other = v.ID()
+	})
+	before := radioCommands(srv, other)
+	d := hs.Config.Handler.(*Dashboard)
+	cmd := fmt.Sprintf(`{"type":12,"args":[%d]}`, other)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><body><iframe name="sink"></iframe>
+<form id="f" method="POST" action="%[1]s/api/command" enctype="text/plain" target="sink"><input name='%[2]s' value=''></form>
+<script>
+const target = %[1]q;
+const cmd = %[2]q;
+window.results = [];
+(async () => {
+  try { await fetch(target + "/api/command", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body: cmd}); window.results.push("no-cors sent"); } catch (e) { window.results.push("no-cors: " + e); }
+  try { const r = await fetch(target + "/api/command", {method: "POST", headers: {"Content-Type": "application/json"}, body: cmd}); window.results.push("json " + r.status); } catch (e) { window.results.push("json blocked"); }
+  document.getElementById("f").submit();
+  await new Promise(done => {
+    const ws = new WebSocket(target.replace("http", "ws") + "/ws");
+    ws.onopen = () => { ws.send(JSON.stringify({command: JSON.parse(cmd)})); window.results.push("ws open"); setTimeout(done, 300); };
+    ws.onerror = () => { window.results.push("ws refused"); done(); };
+  });
+  await new Promise(done => setTimeout(done, 300));
+  window.finished = true;
+})();
+</script></body>`, hs.URL, cmd)
+	}))
+	defer evil.Close()
+	if err := chromedp.Do(bctx, chromedp.Navigate(evil.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the foreign page's attempts", `window.finished === true`)
+	results, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`window.results`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("foreign page: %v; refused requests: %d", results, d.Refused())
+	if n := radioCommands(srv, other) - before; n != 0 {
+		t.Fatalf("a foreign page sent %d commands to the game (%v)", n, results)
+	}
+	if d.Refused() < 3 {
+		t.Fatalf("the dashboard refused %d requests of the foreign page, want at least 3 (%v)", d.Refused(), results)
+	}
 }
 
 // startServer serves the recorded database (with the level set to level) on 127.0.0.1.
@@ -369,5 +419,114 @@ func TestDashboardReconnect(t *testing.T) {
 	waitState("reconnection to the second game", func(st State) bool { return st.Connected && st.Player.Level == 11 })
 	if d.Client() == c {
 		t.Fatal("dashboard still on the first connection")
+	}
+}
+
+// radioCommands returns the radio toggles the emulator received for station id.
+func radioCommands(srv *pipboy.Server, id uint32) int {
+	n := 0
+	for _, c := range srv.Commands() {
+		if c.Type == pipboy.CmdToggleRadio {
+			if got, _ := pipboy.ArgUint(c.Args, 0); got == id {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestDashboardRefusesForeignRequests reproduces the cross-site attacks with raw
+// requests: a text/plain POST from a foreign Origin (what a no-cors fetch or a form
+// on any web page sends), requests naming a foreign Host (DNS rebinding: the
+// attacker's name resolved to 127.0.0.1), and a WebSocket whose Host and Origin are
+// both the attacker's. Each is refused and no command reaches the game; the
+// dashboard's own origin, and a host given in Options.Hosts, still work.
+func TestDashboardRefusesForeignRequests(t *testing.T) {
+	srv, _, hs, ctx := setup(t, &Options{MapInterval: -1, MinPush: 10 * time.Millisecond, Hosts: []string{"pipboy.lan"}})
+	var station uint32
+	srv.View(func(db *pipboy.Database) {
+		v, _ := db.Lookup("$.Radio[1]")
+		station = v.ID()
+	})
+	port := strings.TrimPrefix(hs.URL, "http://127.0.0.1:")
+	command := fmt.Sprintf(`{"type":12,"args":[%d]}`, station)
+	do := func(method, path, host, origin, ctype, body string) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, hs.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		name                              string
+		method, path, host, origin, ctype string
+		want                              int
+	}{
+		{"cross-site text/plain POST", "POST", "/api/command", "", "http://evil.example", "text/plain", http.StatusForbidden},
+		{"cross-site JSON POST", "POST", "/api/command", "", "http://evil.example", "application/json", http.StatusForbidden},
+		{"another local origin", "POST", "/api/command", "", "http://127.0.0.1:1", "application/json", http.StatusForbidden},
+		{"opaque origin", "POST", "/api/command", "", "null", "application/json", http.StatusForbidden},
+		{"same-origin text/plain POST", "POST", "/api/command", "", hs.URL, "text/plain", http.StatusUnsupportedMediaType},
+		{"form POST without Origin", "POST", "/api/command", "", "", "application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{"rebinding: state", "GET", "/api/state", "evil.example:" + port, "", "", http.StatusForbidden},
+		{"rebinding: page", "GET", "/", "evil.example:" + port, "", "", http.StatusForbidden},
+		{"rebinding: map", "GET", "/map.png", "evil.example", "", "", http.StatusForbidden},
+		{"rebinding: command", "POST", "/api/command", "evil.example:" + port, "http://evil.example:" + port, "application/json", http.StatusForbidden},
+		{"foreign origin reading state", "GET", "/api/state", "", "http://evil.example", "", http.StatusForbidden},
+		{"own origin reads state", "GET", "/api/state", "", hs.URL, "", http.StatusOK},
+		{"localhost name", "GET", "/api/state", "localhost:" + port, "http://localhost:" + port, "", http.StatusOK},
+		{"configured host", "GET", "/api/state", "pipboy.lan:" + port, "http://pipboy.lan:" + port, "", http.StatusOK},
+	} {
+		body := ""
+		if tc.method == "POST" {
+			body = command
+		}
+		if got := do(tc.method, tc.path, tc.host, tc.origin, tc.ctype, body); got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	wsURL := "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+	_, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Host: "evil.example:" + port,
+		HTTPHeader: http.Header{"Origin": {"http://evil.example:" + port}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("rebinding WebSocket: %v (response %v)", err, resp)
+	}
+	_, resp, err = websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://evil.example"}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site WebSocket: %v (response %v)", err, resp)
+	}
+	ws, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Host: "pipboy.lan:" + port,
+		HTTPHeader: http.Header{"Origin": {"http://pipboy.lan:" + port}}})
+	if err != nil {
+		t.Fatalf("WebSocket on a configured host: %v", err)
+	}
+	ws.CloseNow()
+	time.Sleep(100 * time.Millisecond) // a command that got through would have arrived
+	if n := radioCommands(srv, station); n != 0 {
+		t.Fatalf("%d refused commands reached the game", n)
+	}
+	// The dashboard's own page still sends commands.
+	if got := do("POST", "/api/command", "", hs.URL, "application/json; charset=utf-8", command); got != http.StatusOK {
+		t.Fatalf("same-origin JSON command: %d", got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); radioCommands(srv, station) != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the same-origin command did not reach the game")
+		}
 	}
 }
