@@ -1,0 +1,5 @@
+//go:build !race
+
+package accounts
+
+const raceEnabled = false
