@@ -30,6 +30,9 @@ var serveNEXFlags struct {
 	data         string
 	dsListen     string
 	dsURL        string
+	role         string
+	nodeID       string
+	heartbeat    time.Duration
 }
 
 func init() {
@@ -38,6 +41,9 @@ func init() {
 	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
 	f.StringVar(&serveNEXFlags.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
 	f.StringVar(&serveNEXFlags.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	f.StringVar(&serveNEXFlags.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
+	f.StringVar(&serveNEXFlags.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
+	f.DurationVar(&serveNEXFlags.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	serveCmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
@@ -45,7 +51,12 @@ account store's database. DataStore bodies travel over HTTP: serve runs that end
 itself (--datastore-listen, default the --listen host with port + 2; --datastore-url
 when clients reach it under another address) and keeps bodies in the data
 directory's datastore/ folder. Try them with gamewire nex ranking and gamewire nex
-datastore.`
+datastore.
+
+Several processes can run one game (docs/deploy.md): --role auth runs only the
+authentication server and hands each login the least-loaded live secure node
+registered in the store; --role secure runs one secure node, which registers its
+station url and load there every --heartbeat and withdraws when it stops.`
 }
 
 // runServeNEX runs the NEX authentication and secure servers (docs/nex.md): on
@@ -53,6 +64,16 @@ datastore.`
 // listener as Switch servers do (8-byte PIDs, the Switch key derivation, the secure
 // server advertised at the authentication server's address). where names l's URL.
 func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where string) error {
+	role, err := nex.ParseRole(serveNEXFlags.role)
+	if err != nil {
+		return fmt.Errorf("serve: --role: %w", err)
+	}
+	if role != nex.RoleAll && l != nil {
+		return fmt.Errorf("serve: --role %s: PRUDP Lite carries both servers on one listener; run --role all", role)
+	}
+	if serveNEXFlags.heartbeat <= 0 {
+		return fmt.Errorf("serve: --heartbeat %v: must be positive", serveNEXFlags.heartbeat)
+	}
 	store, created, err := openStore(cmd.Context(), serveNEXFlags.data)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -65,13 +86,16 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	defer mm.Close()
 	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
-		Matchmaking: mm}
+		Matchmaking: mm, Role: role, Nodes: store, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
 	srv.Health.PingDatabase = store.Ping
-	dsURL, stopDS, err := serveNEXServices(cmd, srv, store, cfg)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+	dsURL := ""
+	if role != nex.RoleAuth {
+		var stopDS func()
+		if dsURL, stopDS, err = serveNEXServices(cmd, srv, store, cfg); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer stopDS()
 	}
-	defer stopDS()
 	collectors := map[string]prometheus.Collector{}
 	if l != nil {
 		srv.Config.Kerberos = kerberos.Switch
@@ -92,11 +116,22 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s virtual port 1, secure server on virtual port 2, access key %q, accounts in %s%s\n",
 			cfg.Dialect, where, cfg.AccessKey, store.Path(), note)
 	} else {
-		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
-			cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+		switch role {
+		case nex.RoleAuth:
+			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s (role auth: logins go to the secure nodes registered in %s), access key %q%s\n",
+				cfg.Dialect, srv.Addr, store.Path(), cfg.AccessKey, note)
+		case nex.RoleSecure:
+			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: secure server on %s (role secure: registered in %s every %v), access key %q%s\n",
+				cfg.Dialect, srv.SecureAddr, store.Path(), serveNEXFlags.heartbeat, cfg.AccessKey, note)
+		default:
+			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
+				cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+		}
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
-		dsURL, dataStoreDir(store))
+	if role != nex.RoleAuth {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
+			dsURL, dataStoreDir(store))
+	}
 	done := make(chan error, 1)
 	if l != nil {
 		go func() { done <- srv.Serve(l.Port(1), l.Port(2)) }()
@@ -107,8 +142,12 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		collectors["authentication"] = metrics.Server(srv.AuthServer())
-		collectors["secure"] = metrics.Server(srv.SecureServer())
+		if a := srv.AuthServer(); a != nil {
+			collectors["authentication"] = metrics.Server(a)
+		}
+		if b := srv.SecureServer(); b != nil {
+			collectors["secure"] = metrics.Server(b)
+		}
 		stop, err := serveMetrics(cmd, serveFlags.metrics, collectors)
 		if err != nil {
 			srv.Close()
@@ -131,11 +170,11 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	return nil
 }
 
-// waitServing waits (5 s at most) until both of srv's PRUDP servers exist, which
-// happens as soon as ListenAndServe has bound their sockets.
+// waitServing waits (5 s at most) until the PRUDP servers of srv's role exist,
+// which happens as soon as ListenAndServe has bound their sockets.
 func waitServing(srv *nex.Server) error {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if srv.AuthServer() != nil && srv.SecureServer() != nil {
+		if (srv.AuthServer() != nil || srv.Role == nex.RoleSecure) && (srv.SecureServer() != nil || srv.Role == nex.RoleAuth) {
 			return nil
 		}
 	}
