@@ -169,10 +169,9 @@ type prudpHandler struct {
 }
 
 type prudpDirection struct {
-	subs       map[uint8]*prudpSubstream
-	sigSession bool // the last verified signature included the session key
-	sigConn    bool // ... and the peer's connection signature
-	unrel      *crypt.UnreliableKeys
+	subs  map[uint8]*prudpSubstream
+	sig   record.SignatureState // what signature checks of this direction know
+	unrel *crypt.UnreliableKeys
 }
 
 // prudpSubstream is one direction of one reliable substream.
@@ -638,77 +637,22 @@ const (
 	sigBad     = record.Failed
 )
 
-// verifySignature checks a packet's signature with what the connection knows.
+// verifySignature checks a packet's signature with what the connection knows
+// (record.Profile.VerifySignature). A V0 DATA packet that verifies in the other
+// signature mode switches the flow to it.
 func (h *prudpHandler) verifySignature(dir int, p *wire.Packet, raw []byte) record.Verdict {
-	peer := h.connSig[1-dir]
-	switch h.rx.Signature {
-	case record.SigV1:
-		dd := &h.dir[dir]
-		var sks, css [2][]byte
-		nsk, ncs := 1, 1
-		if h.sessionKey != nil {
-			sks, nsk = [2][]byte{h.sessionKey, nil}, 2
-			if !dd.sigSession {
-				sks = [2][]byte{nil, h.sessionKey}
-			}
-		}
-		if peer != nil {
-			css, ncs = [2][]byte{peer, nil}, 2
-			if !dd.sigConn {
-				css = [2][]byte{nil, peer}
-			}
-		}
-		for _, sk := range sks[:nsk] {
-			for _, cs := range css[:ncs] {
-				if ok, _ := h.v1.VerifyPacket(raw, sk, cs); ok {
-					dd.sigSession, dd.sigConn = sk != nil, cs != nil
-					return sigOK
-				}
-			}
-		}
-		if h.secure && h.sessionKey == nil {
-			return sigUnknown
-		}
-		return sigBad
-	case record.SigV0:
-		var cs uint32
-		if len(peer) >= 4 {
-			cs = uint32(peer[0]) | uint32(peer[1])<<8 | uint32(peer[2])<<16 | uint32(peer[3])<<24
-		} else if h.v0.SignatureIsConnSig(p.Type) {
-			return sigUnknown
-		}
-		sk := h.sessionKey
-		if h.v0.VerifySignature(p, sk, cs) {
-			return sigOK
-		}
-		if h.v0f.VerifySignature(p, sk, cs) && p.Type == wire.TypeData {
-			h.v0, h.v0f = h.v0f, h.v0 // the other signature mode is the one in use
-			h.dia = h.v0
-			h.rx = record.ProfileOf(h.v0.Name())
-			return sigOK
-		}
-		if h.secure && h.sessionKey == nil {
-			return sigUnknown
-		}
-		return sigBad
-	case record.SigLite:
-		if p.Type == wire.TypeConnect && p.Options&wire.OptLiteSignature != 0 && len(peer) == 16 {
-			if h.liteDia.Signature([16]byte(peer)) == p.LiteSignature {
-				return sigOK
-			}
-			return sigBad
-		}
-		return sigUnknown
-	case record.SigConnSig:
-		if p.Type == wire.TypeSyn || (p.Type == wire.TypeConnect && len(peer) == 0) || len(peer) < 4 {
-			return sigUnknown
-		}
-		if bytes.Equal(p.Signature[:4], peer[:4]) {
-			return sigOK
-		}
-		return sigBad
+	dd := &h.dir[dir]
+	dd.sig.SessionKey, dd.sig.PeerConnSig = h.sessionKey, h.connSig[1-dir]
+	dd.sig.KeyUnknown = h.secure && h.sessionKey == nil
+	v := h.rx.VerifySignature(h.dia, p, raw, &dd.sig)
+	if v != sigOK && h.v0f != nil && p.Type == wire.TypeData &&
+		record.ProfileOf(h.v0f.Name()).VerifySignature(h.v0f, p, raw, &dd.sig) == sigOK {
+		h.v0, h.v0f = h.v0f, h.v0 // the other signature mode is the one in use
+		h.dia = h.v0
+		h.rx = record.ProfileOf(h.v0.Name())
+		return sigOK
 	}
-	return sigUnknown
+	return v
 }
 
 // emitPacket writes the packet record: the fields record.Profile.Fields writes (the

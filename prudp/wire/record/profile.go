@@ -1,6 +1,9 @@
 package record
 
 import (
+	"bytes"
+	"encoding/binary"
+
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -178,6 +181,97 @@ const (
 	Verified
 	Failed
 )
+
+// SignatureState is what a signature check knows beyond the packet.
+type SignatureState struct {
+	SessionKey  []byte // the connection's session key; nil on an authentication connection or when unknown
+	PeerConnSig []byte // the connection signature the peer sent (SYN-ACK, CONNECT); nil when not seen
+	// KeyUnknown: the connection may use a session key the caller does not know (a
+	// secure connection whose key was not found, or a packet seen without its
+	// connection), so a signature that depends on it and does not verify is Unchecked.
+	KeyUnknown bool
+	// V1 only: the combination of session key and connection signature that verified
+	// last, tried first (an ordering hint, updated on success).
+	UsedSessionKey, UsedConnSig bool
+}
+
+// VerifySignature checks p's signature (raw is exactly its bytes; d is pr's codec)
+// with what st knows. Failed means the signature is certainly wrong: the inputs it
+// depends on are all known (a V1 SYN, a friends-mode V0 DATA, a connection followed
+// from its start) and it does not verify.
+func (pr *Profile) VerifySignature(d wire.Dialect, p *wire.Packet, raw []byte, st *SignatureState) Verdict {
+	peer := st.PeerConnSig
+	switch pr.Signature {
+	case SigV1:
+		return verifyV1(d.(*wire.V1), p, raw, st)
+	case SigV0:
+		v0 := d.(*wire.V0)
+		var cs uint32
+		if len(peer) >= 4 {
+			cs = binary.LittleEndian.Uint32(peer)
+		} else if v0.SignatureIsConnSig(p.Type) {
+			return Unchecked
+		}
+		if v0.VerifySignature(p, st.SessionKey, cs) {
+			return Verified
+		}
+		if st.KeyUnknown && v0.Mode() == wire.ModeGames {
+			return Unchecked
+		}
+		return Failed
+	case SigLite:
+		if p.Type == wire.TypeConnect && p.Options&wire.OptLiteSignature != 0 && len(peer) == 16 {
+			if d.(*wire.Lite).Signature([16]byte(peer)) == p.LiteSignature {
+				return Verified
+			}
+			return Failed
+		}
+	case SigConnSig:
+		if p.Type == wire.TypeSyn || len(peer) < 4 {
+			return Unchecked
+		}
+		if bytes.Equal(p.Signature[:4], peer[:4]) {
+			return Verified
+		}
+		return Failed
+	}
+	return Unchecked
+}
+
+// verifyV1 tries the session key (when known) and the peer's connection signature
+// (when seen), each with and without, the combination that verified last first.
+func verifyV1(v1 *wire.V1, p *wire.Packet, raw []byte, st *SignatureState) Verdict {
+	var sks, css [2][]byte
+	nsk, ncs := 1, 1
+	if st.SessionKey != nil {
+		sks, nsk = [2][]byte{st.SessionKey, nil}, 2
+		if !st.UsedSessionKey {
+			sks = [2][]byte{nil, st.SessionKey}
+		}
+	}
+	if st.PeerConnSig != nil {
+		css, ncs = [2][]byte{st.PeerConnSig, nil}, 2
+		if !st.UsedConnSig {
+			css = [2][]byte{nil, st.PeerConnSig}
+		}
+	}
+	for _, sk := range sks[:nsk] {
+		for _, cs := range css[:ncs] {
+			ok, err := v1.VerifyPacket(raw, sk, cs)
+			if err != nil {
+				return Unchecked
+			}
+			if ok {
+				st.UsedSessionKey, st.UsedConnSig = sk != nil, cs != nil
+				return Verified
+			}
+		}
+	}
+	if st.KeyUnknown && p.Type != wire.TypeSyn { // a SYN is signed with neither
+		return Unchecked
+	}
+	return Failed
+}
 
 // Sink receives a record's fields in order. The dissector's records and Describe's
 // Record are both filled through it.

@@ -214,35 +214,10 @@ func (s *structSink) Strings(key string, v []string) {
 	}
 }
 
-// signatureOK checks what can be checked without connection state: Verified when the
-// signature verifies with no session key and no connection signature (an authentication
-// connection, or a SYN), Failed when those are certainly the inputs (V1 SYN, friends-mode
-// DATA) and it does not verify, Unchecked otherwise.
+// signatureOK checks what can be checked without connection state: a single packet
+// says nothing of the session key or the peer's connection signature.
 func signatureOK(pr *Profile, d wire.Dialect, p *wire.Packet, raw []byte) Verdict {
-	switch pr.Signature {
-	case SigV1:
-		ok, err := d.(*wire.V1).VerifyPacket(raw, nil, nil)
-		switch {
-		case err != nil:
-			return Unchecked
-		case ok:
-			return Verified
-		case p.Type == wire.TypeSyn:
-			return Failed
-		}
-	case SigV0:
-		v0 := d.(*wire.V0)
-		if v0.SignatureIsConnSig(p.Type) {
-			return Unchecked
-		}
-		if v0.VerifySignature(p, nil, 0) {
-			return Verified
-		}
-		if v0.Mode() == wire.ModeFriends {
-			return Failed
-		}
-	}
-	return Unchecked
+	return pr.VerifySignature(d, p, raw, &SignatureState{KeyUnknown: true})
 }
 
 // Plain returns p's payload decrypted and decompressed as opts ask: RC4 with a fresh
