@@ -132,7 +132,7 @@ func init() {
 	g.StringSliceVar(&sf.protocolPorts, "protocol-port", nil, "protocol port of the messages (default 1)")
 	g.StringVar(&sf.payload, "payload", "", "message payload in hex")
 	g.StringVar(&sf.text, "text", "", "message payload as text (default \"gamewire\")")
-	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
+	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 up to 5.26, 0x20 from 5.27)")
 	g.IntVar(&sf.count, "count", 1, "messages to send")
 	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
 	g.BoolVar(&sf.multicast, "multicast", false, "send multicast messages to the station index of --peer-station-index (destination bitmap with its bit)")
