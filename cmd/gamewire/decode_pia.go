@@ -20,11 +20,29 @@ func init() {
 	decodeCmd.Flags().Lookup("pia-network").Usage += " (default ldn, or nex with --gathering-id)"
 }
 
-// piaRequested reports whether the decode flags ask for a Pia packet.
-func piaRequested(cmd *cobra.Command) bool { return cmd.Flags().Changed("pia-version") }
+// piaSessionFlagNames are the names of the shared Pia session flags.
+var piaSessionFlagNames = []string{"pia-version", "pia-network", "pia-key", "pia-network-id", "gathering-id", "connection-id", "src-mac", "src-ip"}
+
+// piaRequested reports whether the decode flags ask for a Pia packet: any Pia
+// flag does, so that one given without --pia-version is an error, not ignored.
+func piaRequested(cmd *cobra.Command) bool {
+	for _, n := range piaSessionFlagNames {
+		if cmd.Flags().Changed(n) {
+			return true
+		}
+	}
+	return false
+}
 
 // decodePia decodes the Pia packet in --hex.
 func decodePia(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("pia-version") {
+		for _, n := range piaSessionFlagNames {
+			if cmd.Flags().Changed(n) {
+				return fmt.Errorf("decode: --%s is a Pia flag: give --pia-version V (or auto) to decode --hex as Pia", n)
+			}
+		}
+	}
 	if decodeFlags.hex == "" {
 		return fmt.Errorf("decode: --pia-version needs --hex")
 	}

@@ -210,9 +210,8 @@ func TestPiaUnknownSubcommand(t *testing.T) {
 // flags under the same names (issue 15.3); listen's and send's former names are
 // aliases of them.
 func TestPiaSessionFlagsShared(t *testing.T) {
-	names := []string{"pia-version", "pia-network", "pia-key", "pia-network-id", "gathering-id", "connection-id", "src-mac", "src-ip"}
 	for _, cmd := range []*cobra.Command{decodeCmd, piaListenCmd, piaSendCmd} {
-		for _, n := range names {
+		for _, n := range piaSessionFlagNames {
 			if cmd.Flags().Lookup(n) == nil {
 				t.Errorf("%s has no --%s", cmd.CommandPath(), n)
 			}
@@ -223,6 +222,15 @@ func TestPiaSessionFlagsShared(t *testing.T) {
 			if f := cmd.Flags().Lookup(old); f == nil || f.Name != name {
 				t.Errorf("%s --%s is not an alias of --%s", cmd.CommandPath(), old, name)
 			}
+		}
+	}
+	// A Pia flag without --pia-version is an error, not a PRUDP decode that ignores it.
+	if _, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-key", "1cd8384ae3cc5198402f8d5291eb054c"); err == nil || !strings.Contains(err.Error(), "--pia-key is a Pia flag: give --pia-version") {
+		t.Errorf("decode --pia-key without --pia-version: %v", err)
+	}
+	for _, n := range piaSessionFlagNames {
+		if decodeCmd.Flags().Lookup(n) == nil {
+			t.Errorf("piaSessionFlagNames names --%s, which decode lacks", n)
 		}
 	}
 	// decode refuses a nonce input its network does not use, as listen and send do.

@@ -132,7 +132,7 @@ func init() {
 	g.StringSliceVar(&sf.protocolPorts, "protocol-port", nil, "protocol port of the messages (default 1)")
 	g.StringVar(&sf.payload, "payload", "", "message payload in hex")
 	g.StringVar(&sf.text, "text", "", "message payload as text (default \"gamewire\")")
-	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 in 5.x, 0x20 in 6.x)")
+	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 up to 5.26, 0x20 from 5.27)")
 	g.IntVar(&sf.count, "count", 1, "messages to send")
 	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
 	g.BoolVar(&sf.multicast, "multicast", false, "send multicast messages to the station index of --peer-station-index (destination bitmap with its bit)")
@@ -329,21 +329,9 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 	cfg := &s.cfg
 	cfg.AcceptUnknownPeers = f.acceptUnknown
 	cfg.Relay = f.relay
-	var peerAddr netip.AddrPort
-	switch {
-	case f.peer != "":
-		if peerAddr, err = piaResolve(f.peer); err != nil {
-			return f.errorf("--peer %q: %w", f.peer, err)
-		}
-	case !f.acceptUnknown:
-		return f.errorf("no station to hear from: give --peer ADDR (a known station) or --accept-unknown (any station whose packets authenticate)")
-	}
-	if f.peer == "" {
-		for _, name := range []string{"peer-mac", "peer-variable-id", "peer-constant-id", "peer-station-index"} {
-			if cmd.Flags().Changed(name) {
-				return f.errorf("--%s describes the --peer station: give --peer ADDR too (stations accepted with --accept-unknown are learnt from their packets)", name)
-			}
-		}
+	peerAddr, err := f.listenPeer(cmd)
+	if err != nil {
+		return err
 	}
 	e, err := pia.Listen(f.listenAddr, *cfg)
 	if err != nil {
@@ -396,6 +384,29 @@ func runPiaListen(cmd *cobra.Command, _ []string) error {
 		return f.errorf("--timeout %v: %d of %d messages received", f.timeout, got, f.count)
 	}
 	return nil
+}
+
+// listenPeer returns listen's --peer address (invalid with --accept-unknown
+// alone) and refuses --peer-* flags without --peer.
+func (f *piaEndpointFlags) listenPeer(cmd *cobra.Command) (netip.AddrPort, error) {
+	var peerAddr netip.AddrPort
+	var err error
+	switch {
+	case f.peer != "":
+		if peerAddr, err = piaResolve(f.peer); err != nil {
+			return peerAddr, f.errorf("--peer %q: %w", f.peer, err)
+		}
+	case !f.acceptUnknown:
+		return peerAddr, f.errorf("no station to hear from: give --peer ADDR (a known station) or --accept-unknown (any station whose packets authenticate)")
+	}
+	if f.peer == "" {
+		for _, name := range []string{"peer-mac", "peer-variable-id", "peer-constant-id", "peer-station-index"} {
+			if cmd.Flags().Changed(name) {
+				return peerAddr, f.errorf("--%s describes the --peer station: give --peer ADDR too (stations accepted with --accept-unknown are learnt from their packets)", name)
+			}
+		}
+	}
+	return peerAddr, nil
 }
 
 // piaAnswer sends m back to its sender, compressed again if it came compressed,
