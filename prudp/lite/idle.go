@@ -42,19 +42,27 @@ func newStreamClock(s *stream, now time.Time) *streamClock {
 func (c *streamClock) stop() { c.timer.Stop() }
 
 // deadline returns the earlier of the two deadlines and the error it closes with.
-func (c *streamClock) deadline() (time.Time, error, string) {
+func (c *streamClock) deadline() (time.Time, string) {
 	at := c.lastPacket.Add(c.idle)
 	if !c.started.IsZero() {
 		if p := c.started.Add(c.partial); p.Before(at) {
-			return p, fmt.Errorf("%w: a packet from %v started %v ago is still incomplete", ErrPacketTimeout, c.s.peer, c.partial), reasonPacketTimeout
+			return p, reasonPacketTimeout
 		}
 	}
-	return at, fmt.Errorf("%w: no complete packet from %v for %v", ErrIdle, c.s.peer, c.idle), reasonIdle
+	return at, reasonIdle
+}
+
+// closeError is the error a stream closed for reason ends with.
+func (c *streamClock) closeError(reason string) error {
+	if reason == reasonPacketTimeout {
+		return fmt.Errorf("%w: a packet from %v started %v ago is still incomplete", ErrPacketTimeout, c.s.peer, c.partial)
+	}
+	return fmt.Errorf("%w: no complete packet from %v for %v", ErrIdle, c.s.peer, c.idle)
 }
 
 // rearm moves the timer earlier when the deadline moved earlier; c.mu is held.
 func (c *streamClock) rearm(now time.Time) {
-	if at, _, _ := c.deadline(); at.Before(c.due) {
+	if at, _ := c.deadline(); at.Before(c.due) {
 		c.due = at
 		c.timer.Reset(at.Sub(now))
 	}
@@ -90,13 +98,14 @@ func (c *streamClock) packetDone(more bool) {
 func (c *streamClock) fire() {
 	now := time.Now()
 	c.mu.Lock()
-	at, err, reason := c.deadline()
+	at, reason := c.deadline()
 	if at.After(now) {
 		c.due = at
 		c.timer.Reset(at.Sub(now))
 		c.mu.Unlock()
 		return
 	}
+	err := c.closeError(reason)
 	c.mu.Unlock()
 	c.s.close(err, reason)
 }
