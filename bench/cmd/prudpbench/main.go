@@ -29,7 +29,7 @@ var (
 	duration  = flag.Duration("duration", 3*time.Second, "measuring time per cell")
 	clientsF  = flag.String("clients", "1,16,256", "closed-loop client counts")
 	sizesF    = flag.String("sizes", "64,1024", "message sizes in bytes")
-	serversF  = flag.String("servers", "gamewire,nexgo,udpecho", "servers to measure")
+	serversF  = flag.String("servers", "gamewire,gamewire-inline,gamewire-rmc,nexgo,udpecho", "servers to measure (gamewire: HandlerFunc echo; gamewire-inline: InlineHandler echo; gamewire-rmc: RMC echo dispatched inline)")
 	bulkMB    = flag.Int("bulk-mb", 64, "megabytes for the bulk transfer comparison (0 skips it)")
 	bulkLoss  = flag.Float64("bulk-loss", 0, "fraction of datagrams dropped each way in the bulk transfers, through a loopback relay (0: direct)")
 	idleConns = flag.Int("idle", 20000, "idle connections for the memory measurement (0 skips it)")
@@ -51,9 +51,11 @@ type kind struct {
 }
 
 var kinds = map[string]kind{
-	"udpecho":  {serve: serveUDPEcho, dial: dialUDPEcho},
-	"gamewire": {serve: serveGamewire, dial: dialGamewire},
-	"nexgo":    {serve: serveNexgo, dial: dialNexgo},
+	"udpecho":         {serve: serveUDPEcho, dial: dialUDPEcho},
+	"gamewire":        {serve: serveGamewire, dial: dialGamewire},
+	"gamewire-inline": {serve: serveGamewireInline, dial: dialGamewire},
+	"gamewire-rmc":    {serve: serveGamewireRMC, dial: dialRMC},
+	"nexgo":           {serve: serveNexgo, dial: dialRMC},
 }
 
 func main() {
@@ -92,17 +94,22 @@ func main() {
 		}
 	}
 	fmt.Println()
-	fmt.Println("| clients | size | gamewire / nex-go (req/s) | gamewire / UDP echo (req/s) | gamewire / nex-go (CPU per request) | gamewire / UDP echo (CPU per request) |")
-	fmt.Println("|---|---|---|---|---|---|")
-	for _, n := range clients {
-		for _, size := range sizes {
-			g, okG := results[fmt.Sprintf("gamewire/%d/%d", n, size)]
-			x, okX := results[fmt.Sprintf("nexgo/%d/%d", n, size)]
-			u, okU := results[fmt.Sprintf("udpecho/%d/%d", n, size)]
-			fmt.Printf("| %d | %d | %s | %s | %s | %s |\n", n, size,
-				ratio(okG && okX, g.rate, x.rate), ratio(okG && okU, g.rate, u.rate),
-				ratio(okG && okX, float64(g.cpuPerReq), float64(x.cpuPerReq)),
-				ratio(okG && okU, float64(g.cpuPerReq), float64(u.cpuPerReq)))
+	fmt.Println("| gamewire server | clients | size | / nex-go (req/s) | / UDP echo (req/s) | / nex-go (CPU per request) | / UDP echo (CPU per request) |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, s := range servers {
+		if !strings.HasPrefix(s, "gamewire") {
+			continue
+		}
+		for _, n := range clients {
+			for _, size := range sizes {
+				g, okG := results[fmt.Sprintf("%s/%d/%d", s, n, size)]
+				x, okX := results[fmt.Sprintf("nexgo/%d/%d", n, size)]
+				u, okU := results[fmt.Sprintf("udpecho/%d/%d", n, size)]
+				fmt.Printf("| %s | %d | %d | %s | %s | %s | %s |\n", s, n, size,
+					ratio(okG && okX, g.rate, x.rate), ratio(okG && okU, g.rate, u.rate),
+					ratio(okG && okX, float64(g.cpuPerReq), float64(x.cpuPerReq)),
+					ratio(okG && okU, float64(g.cpuPerReq), float64(u.cpuPerReq)))
+			}
 		}
 	}
 	if *bulkMB > 0 {
