@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // destVersions are versions of every message layout, each of which carries a
@@ -315,9 +317,9 @@ func TestAddressed(t *testing.T) {
 // with bitmap 0xFFFFFFFF, protocol 0x68 port 0) to stations of several indexes.
 func TestVectorBroadcastFiltered(t *testing.T) {
 	vec := loadVectors(t).Packets[0]
-	raw := mustHex(t, vec.Hex)
+	raw := testutil.Unhex(t, vec.Hex)
 	var mac [6]byte
-	copy(mac[:], mustHex(t, vec.SrcMACHex))
+	copy(mac[:], testutil.Unhex(t, vec.SrcMACHex))
 	for _, tc := range []struct {
 		index   uint8
 		deliver bool
@@ -326,7 +328,7 @@ func TestVectorBroadcastFiltered(t *testing.T) {
 			e, err := NewEndpoint(listenLoopback(t), EndpointConfig{
 				Version:      Version{5, 27},
 				NonceParams:  NonceParams{Network: NetworkLDN, NetworkID: mustU32(t, vec.NetworkIDU32)},
-				SessionKey:   mustHex(t, vec.SessionKeyHex),
+				SessionKey:   testutil.Unhex(t, vec.SessionKeyHex),
 				ConstantID:   0x1234,
 				StationIndex: tc.index,
 			})

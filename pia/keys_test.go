@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // primitiveVectors mirrors testdata/pia/primitive-vectors.json: published AES-128
@@ -54,12 +56,12 @@ func TestSeadRandomVector(t *testing.T) {
 		if k.SessionParamU32 == "" {
 			continue
 		}
-		blk, err := aes.NewCipher(mustHex(t, k.GameKeyHex))
+		blk, err := aes.NewCipher(testutil.Unhex(t, k.GameKeyHex))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var outputs [16]byte
-		blk.Decrypt(outputs[:], mustHex(t, k.SessionKeyHex))
+		blk.Decrypt(outputs[:], testutil.Unhex(t, k.SessionKeyHex))
 		r := NewSeadRandom(mustU32(t, k.SessionParamU32))
 		for i := 0; i < 4; i++ {
 			if got, want := r.Uint32(), binary.LittleEndian.Uint32(outputs[4*i:]); got != want {
@@ -76,12 +78,12 @@ func TestSeadRandomVector(t *testing.T) {
 // game key) against the FIPS 197 AES-128 vector.
 func TestLDNSessionKey6(t *testing.T) {
 	for _, v := range loadPrimitiveVectors(t).AES128 {
-		gameKey, ssid := mustHex(t, v.KeyHex), mustHex(t, v.PlaintextHex)
+		gameKey, ssid := testutil.Unhex(t, v.KeyHex), testutil.Unhex(t, v.PlaintextHex)
 		got, err := LDNSessionKey6(gameKey, ssid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := mustHex(t, v.CiphertextHex); !bytes.Equal(got, want) {
+		if want := testutil.Unhex(t, v.CiphertextHex); !bytes.Equal(got, want) {
 			t.Fatalf("%s: %x, want %x", v.Name, got, want)
 		}
 		if _, err := LDNSessionKey6(gameKey, ssid[:15]); err == nil {
@@ -97,10 +99,10 @@ func TestLANSessionKeyVectors(t *testing.T) {
 	for _, v := range loadPrimitiveVectors(t).HMACSHA256 {
 		key, data := []byte(v.KeyText), []byte(v.DataText)
 		if v.KeyHex != "" {
-			key = mustHex(t, v.KeyHex)
+			key = testutil.Unhex(t, v.KeyHex)
 		}
 		if v.DataHex != "" {
-			data = mustHex(t, v.DataHex)
+			data = testutil.Unhex(t, v.DataHex)
 		}
 		param := bytes.Clone(data)
 		param[len(param)-1]--
@@ -109,7 +111,7 @@ func TestLANSessionKeyVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := mustHex(t, v.MACHex)[:16]; !bytes.Equal(got, want) {
+		if want := testutil.Unhex(t, v.MACHex)[:16]; !bytes.Equal(got, want) {
 			t.Fatalf("%s: %x, want %x", v.Name, got, want)
 		}
 		if !bytes.Equal(param, orig) {

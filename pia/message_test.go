@@ -7,16 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.NewReplacer(" ", "", "|", "").Replace(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/gamewire/gamewire/internal/testutil"
+)
 
 // TestMessageGolden checks each layout against bytes written by hand from the
 // offset tables of "Messages" in the Pia Protocol wiki.
@@ -51,7 +44,7 @@ func TestMessageGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.l.String(), func(t *testing.T) {
-			want := unhex(t, tc.wire)
+			want := testutil.Unhex(t, tc.wire)
 			got, err := AppendMessage(nil, &tc.m, tc.l, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +74,7 @@ func TestMessageGolden(t *testing.T) {
 // TestMessageInheritance decodes a 5.27 packet body whose second message carries
 // only its payload size and inherits the rest ("5.27 - 6.30" in the Pia Protocol wiki).
 func TestMessageInheritance(t *testing.T) {
-	body := unhex(t, "0f 01 0002 68 000005 000000000000000f | aabb 0000"+
+	body := testutil.Unhex(t, "0f 01 0002 68 000005 000000000000000f | aabb 0000"+
 		"02 0003 | 010203 0000"+
 		"00 | 040506 ffffffff")
 	ms, err := ParseMessages(nil, body, Message5_27)
@@ -163,7 +156,7 @@ func TestMessageRejectsFieldsTheLayoutCannotCarry(t *testing.T) {
 }
 
 func TestMessageVersionByteChecked(t *testing.T) {
-	b := unhex(t, "00 07 0000 00 00 0000000000000000 0000000000000000 0000")
+	b := testutil.Unhex(t, "00 07 0000 00 00 0000000000000000 0000000000000000 0000")
 	if _, _, err := ParseMessage(b, Message5_11, nil); !errors.Is(err, ErrBadField) {
 		t.Fatalf("version 7: %v, want ErrBadField", err)
 	}
@@ -232,7 +225,7 @@ func TestHeaderGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.h.Layout.String(), func(t *testing.T) {
-			want := unhex(t, tc.wire)
+			want := testutil.Unhex(t, tc.wire)
 			if len(want) != tc.h.Layout.Size() {
 				t.Fatalf("golden is %d bytes, layout says %d", len(want), tc.h.Layout.Size())
 			}
@@ -257,7 +250,7 @@ func TestHeaderGolden(t *testing.T) {
 }
 
 func TestHeaderErrors(t *testing.T) {
-	b := unhex(t, "32ab9864 89 00000001 ab358028 0005 04 a1a2a3a4a5a6a7a8 b0b1b2b3b4b5b6b7")
+	b := testutil.Unhex(t, "32ab9864 89 00000001 ab358028 0005 04 a1a2a3a4a5a6a7a8 b0b1b2b3b4b5b6b7")
 	if _, _, err := ParseHeader(b, Header6_16); !errors.Is(err, ErrBadVersion) {
 		t.Fatalf("v9 bytes as 6.x: %v", err)
 	}
@@ -265,7 +258,7 @@ func TestHeaderErrors(t *testing.T) {
 	if _, _, err := ParseHeader(bad, Header5_27); !errors.Is(err, ErrBadMagic) {
 		t.Fatalf("bad magic: %v", err)
 	}
-	old := unhex(t, "32ab9864 03 07 0102 00ea 00f4")
+	old := testutil.Unhex(t, "32ab9864 03 07 0102 00ea 00f4")
 	if _, _, err := ParseHeader(old, HeaderUpTo5_6); !errors.Is(err, ErrBadField) {
 		t.Fatalf("encrypted byte 3: %v", err)
 	}
@@ -335,7 +328,7 @@ func TestVersionTable(t *testing.T) {
 // packet"; pokeldn/ldn/pia5.py parse_messages with no alignment). A 4-byte walk
 // lands inside the second message and fails ("message 1 ... truncated").
 func TestUnalignedMessages6x(t *testing.T) {
-	plain := unhex(t, "7f 01 0005 68 000000 0000000000000000 | 0400020000"+ // 21 bytes
+	plain := testutil.Unhex(t, "7f 01 0005 68 000000 0000000000000000 | 0400020000"+ // 21 bytes
 		"02 0003 | aabbcc"+ // size only; flags, protocol, destination inherited
 		"00 | 112233"+ // presence 0: every field inherited, size included
 		"ff") // 0xFF to the AES block (32 bytes)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // vectorFile mirrors testdata/pia/vectors.json.
@@ -45,15 +47,6 @@ func loadVectors(t testing.TB) vectorFile {
 	return v
 }
 
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("hex %q: %v", s, err)
-	}
-	return b
-}
-
 func mustU32(t testing.TB, s string) uint32 {
 	t.Helper()
 	v, err := strconv.ParseUint(s, 0, 32)
@@ -67,14 +60,14 @@ func TestVectorSessionKeys(t *testing.T) {
 	v := loadVectors(t)
 	for _, k := range v.SessionKeys {
 		t.Run(k.Name, func(t *testing.T) {
-			want := mustHex(t, k.GameKeyHex)
+			want := testutil.Unhex(t, k.GameKeyHex)
 			switch {
 			case k.SessionParamU32 != "":
-				got, err := LDNSessionKey5(mustHex(t, k.GameKeyHex), mustU32(t, k.SessionParamU32))
+				got, err := LDNSessionKey5(testutil.Unhex(t, k.GameKeyHex), mustU32(t, k.SessionParamU32))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := mustHex(t, k.SessionKeyHex); !bytes.Equal(got, want) {
+				if want := testutil.Unhex(t, k.SessionKeyHex); !bytes.Equal(got, want) {
 					t.Fatalf("session key %x, want %x", got, want)
 				}
 			case k.SeedU32 != "":
@@ -131,7 +124,7 @@ func TestVectorPackets(t *testing.T) {
 	v := loadVectors(t)
 	for _, pv := range v.Packets {
 		t.Run(pv.Name, func(t *testing.T) {
-			raw := mustHex(t, pv.Hex)
+			raw := testutil.Unhex(t, pv.Hex)
 			ver, err := DetectVersion(raw)
 			if err != nil {
 				t.Fatal(err)
@@ -140,11 +133,11 @@ func TestVectorPackets(t *testing.T) {
 				t.Fatalf("detected header version %d, want 9", ver.HeaderVersion())
 			}
 			var src Source
-			copy(src.MAC[:], mustHex(t, pv.SrcMACHex))
+			copy(src.MAC[:], testutil.Unhex(t, pv.SrcMACHex))
 			c, err := NewCodec(Config{
 				Version:     ver,
 				NonceParams: NonceParams{Network: NetworkLDN, NetworkID: mustU32(t, pv.NetworkIDU32)},
-				SessionKey:  mustHex(t, pv.SessionKeyHex),
+				SessionKey:  testutil.Unhex(t, pv.SessionKeyHex),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -153,7 +146,7 @@ func TestVectorPackets(t *testing.T) {
 			if err := c.Open(&p, raw, src); err != nil {
 				t.Fatal(err)
 			}
-			if want := mustHex(t, pv.PlaintextHex); !bytes.Equal(p.plain, want) {
+			if want := testutil.Unhex(t, pv.PlaintextHex); !bytes.Equal(p.plain, want) {
 				t.Fatalf("plaintext %x, want %x", p.plain, want)
 			}
 			if p.Header.FooterSize != 4 || !bytes.Equal(p.Footer, raw[len(raw)-4:]) {

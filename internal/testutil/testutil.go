@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-// Unhex decodes a hex string written for people: spaces, newlines, tabs, colons
-// and a 0x prefix are ignored. A malformed literal fails tb.
+// Unhex decodes a hex string written for people: spaces, newlines, tabs, colons,
+// '|' (field separators in message layouts) and a 0x prefix are ignored. A
+// malformed literal fails tb.
 func Unhex(tb testing.TB, s string) []byte {
 	tb.Helper()
 	s = strings.TrimPrefix(strings.TrimSpace(s), "0x")
 	s = strings.Map(func(r rune) rune {
 		switch r {
-		case ' ', '\n', '\t', '\r', ':':
+		case ' ', '\n', '\t', '\r', ':', '|':
 			return -1
 		}
 		return r

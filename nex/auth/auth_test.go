@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/testutil"
+
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -32,15 +34,6 @@ var testAccounts = sync.OnceValue(func() *Memory {
 func testServer(s types.Settings) *Server {
 	u, _ := types.ParseStationURLString("prudps:/address=127.0.0.1;port=60001;CID=1;PID=2;sid=1;stream=10;type=2")
 	return &Server{Accounts: testAccounts(), SecureURL: u, Now: func() time.Time { return testNow }}
-}
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // call feeds one request message to the server and returns the response message.
@@ -67,7 +60,7 @@ func TestLoginGuest(t *testing.T) {
 	for _, s := range []types.Settings{{}, {StructureHeader: true}, {PIDSize: 8, StructureHeader: true}} {
 		srv := testServer(s)
 		// Login request parameters: String "guest" (golden, types.md).
-		params := unhex(t, "0600 677565737400")
+		params := testutil.Unhex(t, "0600 677565737400")
 		resp := call(t, srv, s, MethodLogin, params)
 		if resp.IsError() || resp.Method != MethodLogin {
 			t.Fatalf("%+v", resp)
@@ -116,7 +109,7 @@ func TestLoginUnknownUser(t *testing.T) {
 	resp := call(t, srv, types.Settings{}, MethodLogin, params)
 	// %retval% RendezVous::InvalidUsername, then empty PID, Buffer,
 	// RVConnectionData (two empty StationURLs around an empty List) and String.
-	want := unhex(t, "64000380 00000000 00000000 0100 00 00000000 0100 00 0100 00")
+	want := testutil.Unhex(t, "64000380 00000000 00000000 0100 00 00000000 0100 00 0100 00")
 	if resp.IsError() || !bytes.Equal(resp.Data, want) {
 		t.Fatalf("got %x\nwant %x", resp.Data, want)
 	}
@@ -192,7 +185,7 @@ func TestRequestTicket(t *testing.T) {
 				t.Fatalf("%+v %v", tr, err)
 			}
 			if tt.want.IsError() {
-				if !bytes.Equal(resp.Data, unhex(t, "06000180 00000000")) {
+				if !bytes.Equal(resp.Data, testutil.Unhex(t, "06000180 00000000")) {
 					t.Fatalf("refusal bytes %x", resp.Data)
 				}
 				return
@@ -220,14 +213,14 @@ func TestGetPIDAndName(t *testing.T) {
 		{MethodGetName, "39050000", "0100 00"},                                     // 1337 -> ""
 		{MethodGetPID, "0600 6775657374", ""},                                      // no terminator: InvalidArgument
 	} {
-		resp := call(t, srv, s, tt.method, unhex(t, tt.params))
+		resp := call(t, srv, s, tt.method, testutil.Unhex(t, tt.params))
 		if tt.want == "" {
 			if resp.Result != types.CoreInvalidArgument {
 				t.Fatalf("%s: %v", tt.params, resp.Result)
 			}
 			continue
 		}
-		if resp.IsError() || !bytes.Equal(resp.Data, unhex(t, tt.want)) {
+		if resp.IsError() || !bytes.Equal(resp.Data, testutil.Unhex(t, tt.want)) {
 			t.Fatalf("%s: got %x (%v), want %s", tt.params, resp.Data, resp.Result, tt.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -23,7 +24,7 @@ func TestSecureURLFor(t *testing.T) {
 		picked = append(picked, a.PID)
 		return nodeURL, nil
 	}
-	params := unhex(t, "0600 677565737400") // Login("guest")
+	params := testutil.Unhex(t, "0600 677565737400") // Login("guest")
 	resp := call(t, srv, s, MethodLogin, params)
 	lr, err := ParseLoginResponse(resp.Data, s)
 	if err != nil {

@@ -5,17 +5,19 @@ import (
 	"context"
 	"reflect"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 func seed(f *testing.F) {
 	for _, g := range goldenRequests {
-		f.Add(unhex(f, g.hex))
+		f.Add(testutil.Unhex(f, g.hex))
 	}
 	for _, g := range goldenResponses {
-		f.Add(unhex(f, g.hex))
+		f.Add(testutil.Unhex(f, g.hex))
 	}
 	for _, h := range []string{goldenVerboseRequest, goldenVerboseResp, goldenVerboseError} {
-		f.Add(unhex(f, h))
+		f.Add(testutil.Unhex(f, h))
 	}
 }
 

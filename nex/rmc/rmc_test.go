@@ -4,24 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/testutil"
+
 	"github.com/gamewire/gamewire/nex/types"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // Golden messages, checked by hand against the tables of specs/reference/rmc.md.
 var (
@@ -57,7 +48,7 @@ var (
 func TestRequestGolden(t *testing.T) {
 	for _, g := range goldenRequests {
 		t.Run(g.name, func(t *testing.T) {
-			want := unhex(t, g.hex)
+			want := testutil.Unhex(t, g.hex)
 			got, err := g.req.Append([]byte{0xee})
 			if err != nil || !bytes.Equal(got[1:], want) {
 				t.Fatalf("Append: %x, %v\nwant %x", got[1:], err, want)
@@ -84,7 +75,7 @@ func TestRequestGolden(t *testing.T) {
 func TestResponseGolden(t *testing.T) {
 	for _, g := range goldenResponses {
 		t.Run(g.name, func(t *testing.T) {
-			want := unhex(t, g.hex)
+			want := testutil.Unhex(t, g.hex)
 			got, err := g.resp.Append(nil)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("Append: %x, %v\nwant %x", got, err, want)
@@ -116,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{"error response with trailing bytes", "0b000000 0b 00 06000180 03000000 00", ErrTrailingData},
 		{"request without method", "05000000 8a 01000000", ErrTruncated},
 	} {
-		b := unhex(t, tt.hex)
+		b := testutil.Unhex(t, tt.hex)
 		_, _, err1 := ParseRequest(b)
 		_, _, err2 := ParseResponse(b)
 		if !errors.Is(err1, tt.want) && !errors.Is(err2, tt.want) {
@@ -130,7 +121,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestVerboseGolden(t *testing.T) {
 	req := VerboseRequest{Protocol: "Hlt", CallID: 1, Method: "HltPing", ClassVersions: []ClassVersion{{"Data", 0}}, Params: []byte{}}
-	want := unhex(t, goldenVerboseRequest)
+	want := testutil.Unhex(t, goldenVerboseRequest)
 	got, err := req.Append(nil)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("request Append: %x %v\nwant %x", got, err, want)
@@ -139,7 +130,7 @@ func TestVerboseGolden(t *testing.T) {
 		t.Fatalf("request Parse: %+v %v", back, err)
 	}
 	resp := VerboseResponse{Protocol: "Hlt", Result: types.ResultSuccess, CallID: 1, Method: "HltPing*", Data: []byte{1}}
-	want = unhex(t, goldenVerboseResp)
+	want = testutil.Unhex(t, goldenVerboseResp)
 	if got, err = resp.Append(nil); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("response Append: %x %v\nwant %x", got, err, want)
 	}
@@ -147,7 +138,7 @@ func TestVerboseGolden(t *testing.T) {
 		t.Fatalf("response Parse: %+v %v", back, err)
 	}
 	eresp := VerboseResponse{Protocol: "Hlt", Result: types.CoreInvalidArgument, CallID: 5}
-	want = unhex(t, goldenVerboseError)
+	want = testutil.Unhex(t, goldenVerboseError)
 	if got, err = eresp.Append(nil); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("error Append: %x %v\nwant %x", got, err, want)
 	}
@@ -155,7 +146,7 @@ func TestVerboseGolden(t *testing.T) {
 		t.Fatalf("error Parse: %+v %v", back, err)
 	}
 	for _, h := range []string{goldenVerboseRequest, goldenVerboseResp, goldenVerboseError} {
-		b := unhex(t, h)
+		b := testutil.Unhex(t, h)
 		for i := range b {
 			_, _, e1 := ParseVerboseRequest(b[:i])
 			_, _, e2 := ParseVerboseResponse(b[:i])
@@ -164,7 +155,7 @@ func TestVerboseGolden(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := ParseVerboseRequest(unhex(t, goldenVerboseResp)); !errors.Is(err, ErrNotRequest) {
+	if _, _, err := ParseVerboseRequest(testutil.Unhex(t, goldenVerboseResp)); !errors.Is(err, ErrNotRequest) {
 		t.Fatalf("verbose response as request: %v", err)
 	}
 }
@@ -328,8 +319,8 @@ func TestDispatchVerbose(t *testing.T) {
 
 	// The golden verbose request ("Hlt", call 1, "HltPing", one class version)
 	// dispatches to protocol 18 method 1 and gets the golden verbose response.
-	out, err := DispatchVerbose(context.Background(), mux, names, &Peer{}, unhex(t, goldenVerboseRequest), nil, nil)
-	if err != nil || !bytes.Equal(out, unhex(t, goldenVerboseResp)) {
+	out, err := DispatchVerbose(context.Background(), mux, names, &Peer{}, testutil.Unhex(t, goldenVerboseRequest), nil, nil)
+	if err != nil || !bytes.Equal(out, testutil.Unhex(t, goldenVerboseResp)) {
 		t.Fatalf("got %x (%v)\nwant %s", out, err, goldenVerboseResp)
 	}
 	for _, tt := range []struct {

@@ -3,11 +3,13 @@ package types
 import (
 	"bytes"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 func seedGoldens(f *testing.F) {
 	for _, g := range goldens {
-		f.Add(unhex(f, g.hex))
+		f.Add(testutil.Unhex(f, g.hex))
 	}
 }
 

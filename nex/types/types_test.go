@@ -8,16 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/gamewire/gamewire/internal/testutil"
+)
 
 var (
 	hdr  = Settings{StructureHeader: true}
@@ -135,7 +128,7 @@ var goldens = []golden{
 func TestGolden(t *testing.T) {
 	for _, g := range goldens {
 		t.Run(g.name, func(t *testing.T) {
-			want := unhex(t, g.hex)
+			want := testutil.Unhex(t, g.hex)
 			prefix := []byte{0xee}
 			got, err := g.encode(prefix)
 			if err != nil {
@@ -246,7 +239,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewReader(unhex(t, tt.hex), tt.s)
+			r := NewReader(testutil.Unhex(t, tt.hex), tt.s)
 			tt.decode(&r)
 			err := r.Done()
 			if !errors.Is(err, tt.want) {
@@ -263,7 +256,7 @@ func TestDecodeErrors(t *testing.T) {
 func TestStructureSkipsNewerFields(t *testing.T) {
 	// A version-1 ResultRange with an extra field this decoder does not know: the
 	// reader skips it and carries on with the next parameter.
-	b := unhex(t, "01 0c000000 01000000 02000000 03000000 0500 6e65787400")
+	b := testutil.Unhex(t, "01 0c000000 01000000 02000000 03000000 0500 6e65787400")
 	r := NewReader(b, hdr)
 	rr := r.ResultRange("range")
 	s := r.String("next")
@@ -326,14 +319,14 @@ func TestResult(t *testing.T) {
 
 func TestQUUID(t *testing.T) {
 	var u QUUID
-	copy(u[:], unhex(t, "ae5e3e66297d8c4aa98420499ad98c3e"))
+	copy(u[:], testutil.Unhex(t, "ae5e3e66297d8c4aa98420499ad98c3e"))
 	if got := u.String(); got != "663e5eae-7d29-4a8c-84a9-4920d99a3e8c" {
 		t.Fatal(got)
 	}
 }
 
 func TestReaderAllocs(t *testing.T) {
-	b := unhex(t, "00 08000000 01000000 02000000 78563412 03000000 010203")
+	b := testutil.Unhex(t, "00 08000000 01000000 02000000 78563412 03000000 010203")
 	n := testing.AllocsPerRun(100, func() {
 		r := NewReader(b, hdr)
 		r.ResultRange("range")

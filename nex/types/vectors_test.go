@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // Vectors published in an implementation no one here wrote: the byte strings of
@@ -89,7 +91,7 @@ func TestNintendoClientsVectors(t *testing.T) {
 			func(r *Reader) any { return r.Variant("") }, Variant{Type: VariantUint64, Uint: 12345}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			want := unhex(t, v.hex)
+			want := testutil.Unhex(t, v.hex)
 			w := NewWriter(nil, v.s)
 			v.encode(&w)
 			if got, err := w.Bytes(); err != nil || !bytes.Equal(got, want) {

@@ -3,22 +3,13 @@ package utility
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
-	"strings"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func call(t *testing.T, srv *Server, p *rmc.Peer, method uint32, params []byte) rmc.Response {
 	t.Helper()
@@ -46,17 +37,17 @@ func TestUtility(t *testing.T) {
 	me := &rmc.Peer{PID: 1000, Settings: s}
 
 	// AcquireNexUniqueId: Uint64 1.
-	if r := call(t, srv, me, MethodAcquireNexUniqueID, nil); !bytes.Equal(r.Data, unhex(t, "0100000000000000")) {
+	if r := call(t, srv, me, MethodAcquireNexUniqueID, nil); !bytes.Equal(r.Data, testutil.Unhex(t, "0100000000000000")) {
 		t.Fatalf("AcquireNexUniqueId: %x %v", r.Data, r.Result)
 	}
 	// AcquireNexUniqueIdWithPassword: UniqueIdInfo{2, 0xabab...} with its header.
-	want := unhex(t, "00 10000000 0200000000000000 abababababababab")
+	want := testutil.Unhex(t, "00 10000000 0200000000000000 abababababababab")
 	r := call(t, srv, me, MethodAcquireNexUniqueIDWithPassword, nil)
 	if !bytes.Equal(r.Data, want) {
 		t.Fatalf("AcquireNexUniqueIdWithPassword: %x %v", r.Data, r.Result)
 	}
 	// Associating needs the right password.
-	if r := call(t, srv, me, MethodAssociateNexUniqueIDWithMyPrincipalID, unhex(t, "00 10000000 0200000000000000 0000000000000000")); r.Result != types.CoreInvalidArgument {
+	if r := call(t, srv, me, MethodAssociateNexUniqueIDWithMyPrincipalID, testutil.Unhex(t, "00 10000000 0200000000000000 0000000000000000")); r.Result != types.CoreInvalidArgument {
 		t.Fatalf("wrong password: %v", r.Result)
 	}
 	if r := call(t, srv, me, MethodAssociateNexUniqueIDWithMyPrincipalID, want); r.IsError() || len(r.Data) != 0 {
@@ -68,25 +59,25 @@ func TestUtility(t *testing.T) {
 	if r := call(t, srv, me, MethodGetAssociatedNexUniqueIDWithMyPrincipalID, nil); !bytes.Equal(r.Data, want) {
 		t.Fatalf("get associated: %x", r.Data)
 	}
-	if r := call(t, srv, me, MethodGetAssociatedNexUniqueIDsWithMyPrincipalID, nil); !bytes.Equal(r.Data, append(unhex(t, "01000000"), want...)) {
+	if r := call(t, srv, me, MethodGetAssociatedNexUniqueIDsWithMyPrincipalID, nil); !bytes.Equal(r.Data, append(testutil.Unhex(t, "01000000"), want...)) {
 		t.Fatalf("get associated list: %x", r.Data)
 	}
 	// A list with an id acquired without password (password 0).
-	list := unhex(t, "01000000 00 10000000 0100000000000000 0000000000000000")
+	list := testutil.Unhex(t, "01000000 00 10000000 0100000000000000 0000000000000000")
 	if r := call(t, srv, me, MethodAssociateNexUniqueIDsWithMyPrincipalID, list); r.IsError() || len(srv.Associated(1000)) != 1 || srv.Associated(1000)[0].ID != 1 {
 		t.Fatalf("associate list: %v %v", r.Result, srv.Associated(1000))
 	}
 	// Settings: Map<Uint16, Sint32> in key order; missing index: empty map.
-	if r := call(t, srv, me, MethodGetIntegerSettings, unhex(t, "01000000")); !bytes.Equal(r.Data, unhex(t, "02000000 0100 05000000 0200 ffffffff")) {
+	if r := call(t, srv, me, MethodGetIntegerSettings, testutil.Unhex(t, "01000000")); !bytes.Equal(r.Data, testutil.Unhex(t, "02000000 0100 05000000 0200 ffffffff")) {
 		t.Fatalf("integer settings: %x", r.Data)
 	}
-	if r := call(t, srv, me, MethodGetIntegerSettings, unhex(t, "09000000")); !bytes.Equal(r.Data, unhex(t, "00000000")) {
+	if r := call(t, srv, me, MethodGetIntegerSettings, testutil.Unhex(t, "09000000")); !bytes.Equal(r.Data, testutil.Unhex(t, "00000000")) {
 		t.Fatalf("missing integer settings: %x", r.Data)
 	}
-	if r := call(t, srv, me, MethodGetStringSettings, unhex(t, "00000000")); !bytes.Equal(r.Data, unhex(t, "01000000 0700 0300 686900")) {
+	if r := call(t, srv, me, MethodGetStringSettings, testutil.Unhex(t, "00000000")); !bytes.Equal(r.Data, testutil.Unhex(t, "01000000 0700 0300 686900")) {
 		t.Fatalf("string settings: %x", r.Data)
 	}
-	if r := call(t, srv, me, MethodGetStringSettings, unhex(t, "000000")); r.Result != types.CoreInvalidArgument {
+	if r := call(t, srv, me, MethodGetStringSettings, testutil.Unhex(t, "000000")); r.Result != types.CoreInvalidArgument {
 		t.Fatalf("truncated index: %v", r.Result)
 	}
 	if r := call(t, srv, me, 9, nil); r.Result != types.CoreNotImplemented {

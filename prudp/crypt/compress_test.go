@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 func zlibBytes(t testing.TB, p []byte) []byte {
@@ -176,7 +178,7 @@ func TestDecompressGROVector(t *testing.T) {
 	var pkt []byte
 	for _, p := range v.Packets {
 		if p.Name == "quazal-gro-do-join-request" {
-			pkt = unhex(t, p.Hex)
+			pkt = testutil.Unhex(t, p.Hex)
 		}
 	}
 	// Quazal V0 DATA header: 10 bytes, fragment id, LE16 size; 1-byte checksum last.

@@ -6,16 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/gamewire/gamewire/internal/testutil"
+)
 
 func seqKey(n int) []byte {
 	b := make([]byte, n)
@@ -42,7 +35,7 @@ func TestUnreliableKeySpecPython(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := UnreliableKey(tt.key, tt.seq, tt.sid)
-			if want := unhex(t, tt.want); !bytes.Equal(got[:], want) {
+			if want := testutil.Unhex(t, tt.want); !bytes.Equal(got[:], want) {
 				t.Fatalf("key %x, want %x", got, want)
 			}
 		})
@@ -201,7 +194,7 @@ func BenchmarkCipherPerPacket1K(b *testing.B) {
 // reads: ratio byte 0, then an RMC message whose LE32 size covers the rest
 // and which names the "Tracking" protocol.
 func TestQuazalCDMLVector(t *testing.T) {
-	payload := unhex(t, "0f9344db1375e25005a260fd2a16fbb1ab248796fc3fcc7b5a")
+	payload := testutil.Unhex(t, "0f9344db1375e25005a260fd2a16fbb1ab248796fc3fcc7b5a")
 	c, err := NewCipher([]byte(DefaultKey), ModePerPacket)
 	if err != nil {
 		t.Fatal(err)

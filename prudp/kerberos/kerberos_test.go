@@ -9,16 +9,9 @@ import (
 	"os"
 	"testing"
 	"time"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/gamewire/gamewire/internal/testutil"
+)
 
 // TestDeriveKeyVector checks the NEX key derivation vector of
 // testdata/prudp/vectors.json ("kerberos").
@@ -71,7 +64,7 @@ func exerciseKeys() (source, target [16]byte) {
 }
 
 func TestSpecExerciseTicket(t *testing.T) {
-	sealed := unhex(t, exerciseTicketHex)
+	sealed := testutil.Unhex(t, exerciseTicketHex)
 	src, dst := exerciseKeys()
 	tk, err := OpenTicket(sealed, src[:], Switch)
 	if err != nil {
@@ -139,7 +132,7 @@ func TestSpecExerciseTicket(t *testing.T) {
 }
 
 func TestTamperedTicketRejected(t *testing.T) {
-	sealed := unhex(t, exerciseTicketHex)
+	sealed := testutil.Unhex(t, exerciseTicketHex)
 	src, dst := exerciseKeys()
 	for i := range sealed {
 		bad := append([]byte(nil), sealed...)
@@ -163,7 +156,7 @@ func TestTamperedTicketRejected(t *testing.T) {
 }
 
 func TestTicketPrefixesRejected(t *testing.T) {
-	sealed := unhex(t, exerciseTicketHex)
+	sealed := testutil.Unhex(t, exerciseTicketHex)
 	src, dst := exerciseKeys()
 	for i := range len(sealed) {
 		if _, err := OpenTicket(sealed[:i], src[:], Switch); err == nil {
@@ -375,7 +368,7 @@ func (r rngReader) Read(p []byte) (int, error) {
 
 func FuzzParseTicket(f *testing.F) {
 	src, _ := exerciseKeys()
-	plain, err := Decrypt(nil, src[:], unhex(f, exerciseTicketHex))
+	plain, err := Decrypt(nil, src[:], testutil.Unhex(f, exerciseTicketHex))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -407,7 +400,7 @@ func FuzzParseTicket(f *testing.F) {
 
 func FuzzOpenInternal(f *testing.F) {
 	src, dst := exerciseKeys()
-	tk, err := OpenTicket(unhex(f, exerciseTicketHex), src[:], Switch)
+	tk, err := OpenTicket(testutil.Unhex(f, exerciseTicketHex), src[:], Switch)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -436,7 +429,7 @@ func BenchmarkDeriveKey(b *testing.B) {
 }
 
 func BenchmarkOpenTicket(b *testing.B) {
-	sealed := unhex(b, exerciseTicketHex)
+	sealed := testutil.Unhex(b, exerciseTicketHex)
 	src, _ := exerciseKeys()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 func TestAggregateAckNew(t *testing.T) {
@@ -11,7 +13,7 @@ func TestAggregateAckNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := mustHex(t, "01020302 0500 feff"); string(b) != string(want) {
+	if want := testutil.Unhex(t, "01020302 0500 feff"); string(b) != string(want) {
 		t.Fatalf("encoded %x, want %x", b, want)
 	}
 	a, err := ParseAggregateAck(b)
@@ -84,7 +86,7 @@ func TestHyperscapeConnect(t *testing.T) {
 		})
 	}
 	// A length field larger than the input is refused without allocating for it.
-	huge := mustHex(t, "ffffffff00")
+	huge := testutil.Unhex(t, "ffffffff00")
 	if _, err := ParseHyperscapeConnect(huge, true); !errors.Is(err, ErrTruncated) {
 		t.Errorf("huge buffer length: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"crypto/hmac"
 	"crypto/md5"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 var (
@@ -125,7 +127,7 @@ func BenchmarkV0AppendSign1K(b *testing.B) {
 
 func BenchmarkQuazalParse(b *testing.B) {
 	d := NewQuazal("8dtRv2oj", QuazalOptions{})
-	enc := mustHex(b, "3f31311f7856341201000100267f5e")
+	enc := testutil.Unhex(b, "3f31311f7856341201000100267f5e")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := d.Parse(enc); err != nil {

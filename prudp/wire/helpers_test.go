@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -41,15 +40,6 @@ func loadVectors(t testing.TB) map[string][]byte {
 		out[p.Name] = b
 	}
 	return out
-}
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // samePacket compares every field except Checksum (which Append recomputes).

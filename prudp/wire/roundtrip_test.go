@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // dialectCase is a dialect with the packet types it defines.
@@ -192,7 +194,7 @@ func TestErrorText(t *testing.T) {
 	if got, want := err.Error(), "prudp nex-v1: option 3 at offset 54: truncated"; got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
-	_, _, err = NewQuazal("8dtRv2oj", QuazalOptions{}).Parse(mustHex(t, "3f31311f7856341201000100267f5f"))
+	_, _, err = NewQuazal("8dtRv2oj", QuazalOptions{}).Parse(testutil.Unhex(t, "3f31311f7856341201000100267f5f"))
 	if got, want := err.Error(), "prudp quazal: checksum at offset 14: checksum mismatch (got 0x5f, want 0x5e)"; got != want {
 		t.Errorf("error %q, want %q", got, want)
 	}
@@ -200,7 +202,7 @@ func TestErrorText(t *testing.T) {
 
 // TestBadChecksumStillDecodes: a checksum mismatch returns the packet and its length.
 func TestBadChecksumStillDecodes(t *testing.T) {
-	b := mustHex(t, "3f31311f7856341201000100267f5f")
+	b := testutil.Unhex(t, "3f31311f7856341201000100267f5f")
 	p, n, err := NewQuazal("8dtRv2oj", QuazalOptions{}).Parse(b)
 	if !errors.Is(err, ErrBadChecksum) {
 		t.Fatalf("err %v", err)
@@ -232,7 +234,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := tt.d.Parse(mustHex(t, tt.hex))
+			_, _, err := tt.d.Parse(testutil.Unhex(t, tt.hex))
 			wireError(t, err, tt.d.Name(), tt.want)
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	"github.com/gamewire/gamewire/prudp/crypt"
 )
 
@@ -89,7 +90,7 @@ func TestVectors(t *testing.T) {
 			want: Packet{
 				Src: VPort{StreamRVSecure, 15}, Dst: VPort{StreamRVSecure, 1},
 				Type: TypeSyn, Flags: FlagNeedAck | FlagHasSize,
-				Signature:          [16]byte(mustHex(t, "47cdc13045c9fda980d5db81456feff1")),
+				Signature:          [16]byte(testutil.Unhex(t, "47cdc13045c9fda980d5db81456feff1")),
 				Options:            OptSupportedFunctions | OptConnSignature | OptMaxSubstreamID,
 				SupportedFunctions: 0x104,
 				Payload:            []byte{},
