@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -35,7 +36,7 @@ func benchLogin(b *testing.B, lc LoginConfig) {
 	addr := startServer(b, srv)
 	b.SetParallelism(8) // 16 goroutines on 2 CPUs
 	var failed atomic.Int64
-	cpu := processCPU()
+	cpu := testutil.ProcessCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
@@ -58,7 +59,7 @@ func benchLogin(b *testing.B, lc LoginConfig) {
 // reportCPU adds the process CPU time (client and server, both in this process)
 // per operation since start: steadier than wall time on a shared machine.
 func reportCPU(b *testing.B, start time.Duration) {
-	if cpu := processCPU() - start; cpu > 0 && b.N > 0 {
+	if cpu := testutil.ProcessCPU() - start; cpu > 0 && b.N > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 	}
 }
@@ -91,7 +92,7 @@ func BenchmarkSecureCall(b *testing.B) {
 	}
 	b.SetParallelism(8)
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testutil.ProcessCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		s := <-sessions
 		for pb.Next() {
@@ -133,7 +134,7 @@ func BenchmarkEchoBaseline(b *testing.B) {
 	msg, _ := (&rmc.Request{Protocol: rmc.ProtocolHealth, CallID: 1, Method: health.MethodPingDaemon}).Append(nil)
 	b.SetParallelism(8)
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := testutil.ProcessCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		c := <-conns
 		for pb.Next() {

@@ -5,6 +5,8 @@ import (
 	"crypto/cipher"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // kibPacket returns a codec and a packet carrying one 1 KiB message.
@@ -37,7 +39,7 @@ func BenchmarkSeal1KiB(b *testing.B) {
 			}
 			b.SetBytes(int64(len(buf)))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := testutil.ProcessCPU()
 			for b.Loop() {
 				buf, err = c.Seal(buf[:0], p, testSource)
 				if err != nil {
@@ -63,7 +65,7 @@ func BenchmarkOpen1KiB(b *testing.B) {
 			}
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := testutil.ProcessCPU()
 			for b.Loop() {
 				if err := c.Open(&q, raw, testSource); err != nil {
 					b.Fatal(err)
@@ -110,7 +112,7 @@ func BenchmarkStdlibGCM1KiB(b *testing.B) {
 		b.SetBytes(1024)
 		b.ReportAllocs()
 		out := make([]byte, 0, len(buf))
-		cpu := processCPU()
+		cpu := testutil.ProcessCPU()
 		for b.Loop() {
 			out = g.Seal(out[:0], nonce, plain, nil)
 		}
@@ -121,7 +123,7 @@ func BenchmarkStdlibGCM1KiB(b *testing.B) {
 		b.ReportAllocs()
 		out := make([]byte, 0, len(buf))
 		var err error
-		cpu := processCPU()
+		cpu := testutil.ProcessCPU()
 		for b.Loop() {
 			if out, err = g.Open(out[:0], nonce, buf, nil); err != nil {
 				b.Fatal(err)
@@ -135,7 +137,7 @@ func BenchmarkStdlibGCM1KiB(b *testing.B) {
 // (user+system, all threads), a figure that other load on the machine disturbs
 // far less than wall-clock MB/s.
 func reportPerCPU(b *testing.B, start time.Duration, size int) {
-	used := processCPU() - start
+	used := testutil.ProcessCPU() - start
 	if used <= 0 || b.N == 0 {
 		return
 	}
