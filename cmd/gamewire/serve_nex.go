@@ -31,6 +31,7 @@ var serveNEXFlags struct {
 	dsListen     string
 	dsURL        string
 	role         string
+	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
 }
@@ -42,6 +43,7 @@ func init() {
 	f.StringVar(&serveNEXFlags.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
 	f.StringVar(&serveNEXFlags.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
 	f.StringVar(&serveNEXFlags.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
+	f.StringVar(&serveNEXFlags.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&serveNEXFlags.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&serveNEXFlags.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	serveCmd.Long += `
@@ -86,7 +88,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	defer mm.Close()
 	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
-		Matchmaking: mm, Role: role, Nodes: store, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
+		SecureHost: serveNEXFlags.secureHost, Matchmaking: mm, Role: role, Nodes: store, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
 	if role != nex.RoleAuth {
