@@ -64,7 +64,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer mm.Close()
-	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
+	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: namesOrPIDs{store}, Logger: cfg.Logger,
 		Matchmaking: mm}
 	srv.Health.PingDatabase = store.Ping
 	dsURL, stopDS, err := serveNEXServices(cmd, srv, store, cfg)
@@ -84,6 +84,14 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
+	// Bind before the banner: it names the addresses actually served, and a
+	// busy port fails before anything claims to be serving.
+	var authPC, securePC prudp.PacketConn
+	if l != nil {
+		authPC, securePC = l.Port(1), l.Port(2)
+	} else if authPC, securePC, err = listenUDPPair(srv.Addr, srv.SecureAddr); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	note := ""
 	if created {
 		note = " (created; guest password MMQea3n!fsik)"
@@ -93,16 +101,12 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 			cfg.Dialect, where, cfg.AccessKey, store.Path(), note)
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
-			cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+			cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Path(), note)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 		dsURL, dataStoreDir(store))
 	done := make(chan error, 1)
-	if l != nil {
-		go func() { done <- srv.Serve(l.Port(1), l.Port(2)) }()
-	} else {
-		go func() { done <- srv.ListenAndServe() }()
-	}
+	go func() { done <- srv.Serve(authPC, securePC) }()
 	if serveFlags.metrics != "" {
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -182,4 +186,40 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store
 // directory.
 func dataStoreDir(store *accounts.Store) string {
 	return filepath.Join(filepath.Dir(store.Path()), "datastore")
+}
+
+// listenUDPPair binds the authentication and secure servers' UDP addresses.
+func listenUDPPair(authAddr, secureAddr string) (authPC, securePC *net.UDPConn, err error) {
+	if authPC, err = listenUDP("authentication server (--listen)", authAddr); err != nil {
+		return nil, nil, err
+	}
+	if securePC, err = listenUDP("secure server (--secure-listen, default the --listen port + 1)", secureAddr); err != nil {
+		authPC.Close()
+		return nil, nil, err
+	}
+	return authPC, securePC, nil
+}
+
+func listenUDP(what, addr string) (*net.UDPConn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, addr, err)
+	}
+	pc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return pc, nil
+}
+
+// namesOrPIDs names accounts as every gamewire command does: by name, or by
+// the PID written in decimal (accounts.Store.Find, what accounts passwd takes).
+// NEX clients log in with a user name, and consoles send the PID in decimal
+// (docs/nex.md), so `login --user 1000` finds account 1000 even when it was
+// given another name; a name always wins over a PID.
+type namesOrPIDs struct{ *accounts.Store }
+
+// AccountByName implements auth.Accounts.
+func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Account, error) {
+	return s.Find(ctx, name)
 }
