@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,7 +28,9 @@ It exits 0 only if every echo came back.
 	RunE: runConnect,
 }
 
-var connectFlags struct {
+var connectFlags connectFlagSet
+
+type connectFlagSet struct {
 	prudpFlags
 	count     int
 	size      int
@@ -54,14 +57,14 @@ func runConnect(cmd *cobra.Command, args []string) error {
 	if cfg.Dialect == prudp.Hyperscape && cfg.CertPub == nil {
 		return fmt.Errorf("connect: --dialect hyperscape needs --cert-pub, the server's certification public key")
 	}
-	if connectFlags.count < 0 {
-		return fmt.Errorf("connect: --count %d", connectFlags.count)
+	if err := connectFlags.checkProbe(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), connectFlags.timeout)
 	defer cancel()
 	c, err := prudp.Dial(ctx, args[0], &cfg)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return fmt.Errorf("connect: %w", explainHandshake(err, args[0], cfg, connectFlags.timeout))
 	}
 	rep, err := prudp.EchoProbe(ctx, c, connectFlags.substream, connectFlags.count, connectFlags.size)
 	out := cmd.OutOrStdout()
@@ -77,4 +80,38 @@ func runConnect(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("connect: disconnect: %w", closeErr)
 	}
 	return nil
+}
+
+// minProbeSize is the smallest echo message: each starts with its 8-byte
+// sequence number (prudp.EchoProbe).
+const minProbeSize = 8
+
+// checkProbe refuses probe flags the echo probe cannot honour.
+func (f *connectFlagSet) checkProbe() error {
+	if f.count < 0 {
+		return fmt.Errorf("connect: --count %d: the number of messages cannot be negative", f.count)
+	}
+	if f.size < minProbeSize {
+		return fmt.Errorf("connect: --size %d: messages are at least %d bytes (each starts with its 8-byte sequence number)", f.size, minProbeSize)
+	}
+	return nil
+}
+
+// explainHandshake turns a handshake that timed out into an error that says
+// what was tried and why a server may stay silent: a PRUDP server drops,
+// without answering, a SYN or CONNECT whose dialect, access key (checksum,
+// signature) or virtual port is not its own, and UDP reports no refusal, so
+// all of these look alike to the client: no answer until the deadline.
+// Other errors are returned as they are.
+func explainHandshake(err error, target string, cfg prudp.Config, timeout time.Duration) error {
+	if !errors.Is(err, prudp.ErrHandshake) || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	where := "a server listens at that address (UDP reports no refusal) and no firewall drops the packets"
+	if cfg.Dialect == prudp.NEXLite {
+		where = "the URL is the game server's (its stream was accepted, its PRUDP was not answered)"
+	}
+	return fmt.Errorf("no answer to the PRUDP handshake from %s within %v (tried --dialect %s, --access-key %q, --vport %d); "+
+		"a server silently drops a handshake with another dialect, access key or virtual port, so check those against the game's, "+
+		"and that %s: %w", target, timeout, cfg.Dialect, cfg.AccessKey, cfg.Port, where, err)
 }

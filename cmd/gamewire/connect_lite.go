@@ -49,8 +49,8 @@ func runConnectLite(cmd *cobra.Command, url string) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	if connectFlags.count < 0 {
-		return fmt.Errorf("connect: --count %d", connectFlags.count)
+	if err := connectFlags.checkProbe(); err != nil {
+		return err
 	}
 	lcfg := &lite.Config{Logger: cfg.Logger}
 	if connectLiteFlags.insecure {
@@ -60,7 +60,7 @@ func runConnectLite(cmd *cobra.Command, url string) error {
 	defer cancel()
 	c, err := lite.Dial(ctx, url, &cfg, lcfg)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return fmt.Errorf("connect: %w", explainHandshake(err, url, cfg, connectFlags.timeout))
 	}
 	rep, err := prudp.EchoProbe(ctx, c, connectFlags.substream, connectFlags.count, connectFlags.size)
 	out := cmd.OutOrStdout()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
@@ -42,6 +43,7 @@ type loginOptions struct {
 	user, password string
 	timeout        time.Duration
 	insecure       bool
+	flags          *pflag.FlagSet // where they were registered: was --password given?
 }
 
 var loginFlags loginOptions
@@ -55,6 +57,9 @@ func (o *loginOptions) registerLogin(cmd *cobra.Command) {
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
 	f.BoolVar(&o.insecure, "insecure-skip-verify", false, "nex-lite over wss:// or tls://: accept any server certificate")
 	_ = cmd.MarkFlagRequired("user")
+	// The login flow is Kerberos, which Hyperscape does not have (login).
+	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (ADDR a ws/wss/tcp/tls URL) or quazal"
+	o.flags = f
 }
 
 func init() {
@@ -108,7 +113,32 @@ func (o *loginOptions) login(ctx context.Context, addr string) (*nex.Session, er
 			return lite.Dial(ctx, url, c, lcfg)
 		}
 	}
-	return nex.Login(ctx, addr, lc)
+	if o.flags != nil && !o.flags.Changed("password") {
+		// Without it the ticket would be opened with the key of an empty
+		// password, and the failure would read as a wrong password.
+		return nil, errors.New("--password is missing: the password derives the key that opens the ticket (it is never sent); guest's is MMQea3n!fsik")
+	}
+	sess, err := nex.Login(ctx, addr, lc)
+	if err != nil {
+		if errors.Is(err, nex.ErrSecureRefused) {
+			return nil, explainSecure(err, o.timeout)
+		}
+		return nil, explainHandshake(err, addr, cfg, o.timeout)
+	}
+	return sess, nil
+}
+
+// explainSecure says why a secure connection that timed out may have stayed
+// unanswered: the authentication server answered and issued a ticket, so the
+// dialect and access key are right; the secure server drops a CONNECT whose
+// ticket it cannot open.
+func explainSecure(err error, timeout time.Duration) error {
+	if !errors.Is(err, prudp.ErrHandshake) || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("the secure server did not answer within %v, after the authentication server issued a ticket: "+
+		"it drops a CONNECT whose ticket it cannot open (a ticket for another server key, another Kerberos format or session "+
+		"key size), and its address in the station url may not be reachable from here: %w", timeout, err)
 }
 
 // closeSession closes a session gracefully, 2 s at most.

@@ -18,18 +18,6 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 )
 
-// TestMain lets a test start the gamewire command as a process of its own (the
-// test binary re-executed with GAMEWIRE_TEST_MAIN=1 runs main), so topology tests
-// run real separate processes without building the binary.
-func TestMain(m *testing.M) {
-	if os.Getenv("GAMEWIRE_TEST_MAIN") == "1" {
-		os.Args = append([]string{"gamewire"}, os.Args[1:]...)
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
 // gamewireProcess starts `gamewire args...` as a child process, stopped
 // (SIGTERM, then killed) when the test ends. Its output lines reach lines.
 type gamewireProcess struct {

@@ -38,8 +38,8 @@ unreliably (for interop tests and benchmarks).
   gamewire serve [--dialect nex-v1|nex-v0|nex-v0-friends] [--listen 127.0.0.1:60000]
                  [--secure-listen ADDR] [--data DIR] [--access-key K] [--vport N]
                  [--echo] [--metrics 127.0.0.1:9100]
-  gamewire serve --echo --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
-                 [--quazal-signatures connection|payload|session]
+  gamewire serve --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
+                 [--quazal-signatures connection|payload|session] [--echo] ...
   gamewire serve --echo --dialect hyperscape --cert-key DIR/key.pem
                  (gamewire keygen hyperscape --out DIR writes the key pair)
 
@@ -147,6 +147,7 @@ func init() {
 	f.BoolVar(&serveFlags.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
 	f.StringVar(&serveFlags.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
 	f.StringVar(&serveFlags.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
+	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -159,6 +160,11 @@ func runServe(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("serve: --dialect hyperscape needs --cert-key (gamewire keygen hyperscape --out DIR writes one)")
 	}
 	if !serveFlags.echo {
+		if cfg.Dialect == prudp.Hyperscape {
+			// As login refuses it: the secure server is entered with a Kerberos
+			// ticket, Hyperscape keys connections by ECDH (docs/prudp-hyperscape.md).
+			return fmt.Errorf("serve: --dialect hyperscape runs the echo diagnostic only (add --echo): its connections are keyed by ECDH, not by a Kerberos ticket, so the NEX servers do not apply")
+		}
 		return runServeNEX(cmd, cfg, nil, "")
 	}
 	srv := &prudp.Server{Addr: serveFlags.listen, Config: cfg, Handler: prudp.EchoHandler}

@@ -87,7 +87,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer mm.Close()
-	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: store, Logger: cfg.Logger,
+	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: namesOrPIDs{store}, Logger: cfg.Logger,
 		SecureHost: serveNEXFlags.secureHost, Matchmaking: mm, Role: role, Nodes: store, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
@@ -110,6 +110,31 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
+	// Bind before the banner: it names the addresses actually served, and a
+	// busy port fails before anything claims to be serving.
+	var authPC, securePC prudp.PacketConn
+	switch {
+	case l != nil:
+		authPC, securePC = l.Port(1), l.Port(2)
+	case role == nex.RoleAuth:
+		pc, err := listenUDP("authentication server (--listen)", srv.Addr)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		authPC = pc
+	case role == nex.RoleSecure:
+		pc, err := listenUDP("secure server (--secure-listen, default the --listen port + 1)", srv.SecureAddr)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		securePC = pc
+	default:
+		a, b, err := listenUDPPair(srv.Addr, srv.SecureAddr)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		authPC, securePC = a, b
+	}
 	note := ""
 	if created {
 		note = " (created; guest password MMQea3n!fsik)"
@@ -121,13 +146,13 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		switch role {
 		case nex.RoleAuth:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s (role auth: logins go to the secure nodes registered in %s), access key %q%s\n",
-				cfg.Dialect, srv.Addr, store.Path(), cfg.AccessKey, note)
+				cfg.Dialect, authPC.LocalAddr(), store.Path(), cfg.AccessKey, note)
 		case nex.RoleSecure:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: secure server on %s (role secure: registered in %s every %v), access key %q%s\n",
-				cfg.Dialect, srv.SecureAddr, store.Path(), serveNEXFlags.heartbeat, cfg.AccessKey, note)
+				cfg.Dialect, securePC.LocalAddr(), store.Path(), serveNEXFlags.heartbeat, cfg.AccessKey, note)
 		default:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
-				cfg.Dialect, srv.Addr, srv.SecureAddr, cfg.AccessKey, store.Path(), note)
+				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Path(), note)
 		}
 	}
 	if role != nex.RoleAuth {
@@ -135,11 +160,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 			dsURL, dataStoreDir(store))
 	}
 	done := make(chan error, 1)
-	if l != nil {
-		go func() { done <- srv.Serve(l.Port(1), l.Port(2)) }()
-	} else {
-		go func() { done <- srv.ListenAndServe() }()
-	}
+	go func() { done <- srv.Serve(authPC, securePC) }()
 	if serveFlags.metrics != "" {
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -223,4 +244,40 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store
 // directory.
 func dataStoreDir(store *accounts.Store) string {
 	return filepath.Join(filepath.Dir(store.Path()), "datastore")
+}
+
+// listenUDPPair binds the authentication and secure servers' UDP addresses.
+func listenUDPPair(authAddr, secureAddr string) (authPC, securePC *net.UDPConn, err error) {
+	if authPC, err = listenUDP("authentication server (--listen)", authAddr); err != nil {
+		return nil, nil, err
+	}
+	if securePC, err = listenUDP("secure server (--secure-listen, default the --listen port + 1)", secureAddr); err != nil {
+		authPC.Close()
+		return nil, nil, err
+	}
+	return authPC, securePC, nil
+}
+
+func listenUDP(what, addr string) (*net.UDPConn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, addr, err)
+	}
+	pc, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return pc, nil
+}
+
+// namesOrPIDs names accounts as every gamewire command does: by name, or by
+// the PID written in decimal (accounts.Store.Find, what accounts passwd takes).
+// NEX clients log in with a user name, and consoles send the PID in decimal
+// (docs/nex.md), so `login --user 1000` finds account 1000 even when it was
+// given another name; a name always wins over a PID.
+type namesOrPIDs struct{ *accounts.Store }
+
+// AccountByName implements auth.Accounts.
+func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Account, error) {
+	return s.Find(ctx, name)
 }

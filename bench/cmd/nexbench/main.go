@@ -40,6 +40,11 @@ const accessKey = "3d37fbdb"
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	// nex-go's logger made ./log here when the process started (server
+	// children included): leave nothing in the directory it was run from.
+	if err := harness.RemoveNexgoLogFiles(); err != nil {
+		log.Printf("nex-go's log files: %v", err)
+	}
 	switch *serveKind {
 	case "":
 	case "gamewire":

@@ -61,6 +61,11 @@ var kinds = map[string]kind{
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	// nex-go's logger made ./log here when the process started (server
+	// children included): leave nothing in the directory it was run from.
+	if err := harness.RemoveNexgoLogFiles(); err != nil {
+		log.Printf("nex-go's log files: %v", err)
+	}
 	if *serveKind != "" {
 		k, ok := kinds[*serveKind]
 		if !ok {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func TestMain(m *testing.M) {
+	// A topology test starts the gamewire command as a process of its own: the
+	// test binary re-executed with GAMEWIRE_TEST_MAIN=1 runs main, so separate
+	// processes need no build of the binary (roles_test.go).
+	if os.Getenv("GAMEWIRE_TEST_MAIN") == "1" {
+		os.Args = append([]string{"gamewire"}, os.Args[1:]...)
+		main()
+		os.Exit(0)
+	}
+	// What main does before running: the tests run the finished command tree.
+	prepare()
+	os.Exit(m.Run())
+}
+
+// runMain runs the command line as main does and returns the exit status and
+// what went to stdout and stderr.
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	defer func() {
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+	}()
+	code = run(context.Background(), args)
+	return code, out.String(), errOut.String()
+}
+
+// TestUnknownSubcommandRefused: every command group (a command that only holds
+// subcommands, the root included) given a mistyped subcommand exits non-zero
+// with an error naming it and the group, instead of printing its help and
+// exiting 0; a group with no arguments still prints its help and exits 0.
+func TestUnknownSubcommandRefused(t *testing.T) {
+	var groups []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Annotations[groupAnnotation] != "" {
+			groups = append(groups, c)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(rootCmd)
+	seen := map[string]bool{}
+	for _, g := range groups {
+		seen[g.CommandPath()] = true
+		path := strings.Fields(g.CommandPath())[1:]
+		t.Run(g.CommandPath(), func(t *testing.T) {
+			code, _, stderr := runMain(t, append(path, "xyzzy")...)
+			want := `unknown command "xyzzy" for "` + g.CommandPath() + `"`
+			if code == 0 || !strings.Contains(stderr, want) {
+				t.Errorf("exit %d, stderr %q; want non-zero and %q", code, stderr, want)
+			}
+			code, stdout, _ := runMain(t, path...)
+			if code != 0 || !strings.Contains(stdout, "Usage:") {
+				t.Errorf("with no subcommand: exit %d, stdout %q; want 0 and its help", code, stdout)
+			}
+		})
+	}
+	for _, g := range []string{"gamewire", "gamewire accounts", "gamewire pia", "gamewire keygen", "gamewire nex"} {
+		if !seen[g] {
+			t.Errorf("%s is not a command group any more: update this test", g)
+		}
+	}
+	// The cases of the issue, with cobra's suggestions.
+	for _, c := range []struct{ args, want string }{
+		{"accounts lst", `unknown command "lst" for "gamewire accounts" (did you mean list?)`},
+		{"pia foo", `unknown command "foo" for "gamewire pia"`},
+		{"keygen foo", `unknown command "foo" for "gamewire keygen"`},
+		{"srve", `unknown command "srve" for "gamewire" (did you mean serve?)`},
+	} {
+		code, stdout, stderr := runMain(t, strings.Fields(c.args)...)
+		if code != 1 || !strings.Contains(stderr, c.want) || stdout != "" {
+			t.Errorf("gamewire %s: exit %d, stdout %q, stderr %q; want 1 and %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}
+
+// TestVersion: `gamewire version` and `gamewire --version` print the module
+// version, VCS revision and Go version from the build information.
+func TestVersion(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/gamewire/gamewire", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "4083ac7db19c24361192dcb4bf857e60b9538a97"},
+			{Key: "vcs.time", Value: "2026-11-24T13:29:24Z"}, {Key: "vcs.modified", Value: "false"}}}
+	for _, c := range []struct {
+		name     string
+		modified string
+		info     *debug.BuildInfo
+		ok       bool
+		want     string
+	}{
+		{"tagged", "false", info, true, "gamewire v1.2.3 revision 4083ac7db19c24361192dcb4bf857e60b9538a97 (2026-11-24T13:29:24Z) go1.26.0"},
+		{"modified", "true", info, true, "gamewire v1.2.3 revision 4083ac7db19c24361192dcb4bf857e60b9538a97+modified (2026-11-24T13:29:24Z) go1.26.0"},
+		{"no-vcs", "", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, true,
+			"gamewire (devel) revision unknown (built without VCS information) go1.26.0"},
+		{"no-build-info", "", nil, false, "gamewire (no build information)"},
+	} {
+		if c.modified != "" {
+			info.Settings[3].Value = c.modified
+		}
+		if got := version(c.info, c.ok); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	want := version(debug.ReadBuildInfo()) + "\n"
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, stdout, stderr := runMain(t, args...)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Errorf("gamewire %s: exit %d, stdout %q, stderr %q; want %q", args[0], code, stdout, stderr, want)
+		}
+	}
+}
