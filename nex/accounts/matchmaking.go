@@ -589,64 +589,62 @@ func (m *MatchmakeStore) Leave(ctx context.Context, gid uint32, pid types.PID) (
 // Disconnect implements matchmaking.Store.
 func (m *MatchmakeStore) Disconnect(ctx context.Context, node string, conn uint64) (cs []matchmaking.Change, err error) {
 	err = m.tx(ctx, "disconnect", func(tx dbtx) error {
-		cs = cs[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ?`, node, int64(conn))
-		if err != nil {
-			return err
-		}
-		type gp struct {
-			gid uint32
-			pid types.PID
-		}
-		var gone []gp
-		for rows.Next() {
-			var gid, pid int64
-			if err := rows.Scan(&gid, &pid); err != nil {
-				rows.Close()
-				return err
-			}
-			gone = append(gone, gp{uint32(gid), types.PID(pid)})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, g := range gone {
-			r, err := loadRow(ctx, tx, g.gid)
-			if err != nil {
-				return err
-			}
-			c, err := leave(ctx, tx, &r, g.pid)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, c)
-		}
-		return nil
+		cs, err = leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ?`, node, int64(conn))
+		return err
 	})
 	return cs, err
 }
 
 // ResetNode implements matchmaking.Store.
-func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (n int, err error) {
+func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (cs []matchmaking.Change, err error) {
 	err = m.tx(ctx, "reset", func(tx dbtx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM mm_participants WHERE node = ?`, node)
-		if err != nil {
-			return err
-		}
-		k, _ := res.RowsAffected()
-		n = int(k)
-		// Gatherings nobody takes part in any more (also those whose owner was
-		// there: without its owner a session cannot go on).
-		_, err = tx.ExecContext(ctx, `DELETE FROM mm_gatherings WHERE NOT EXISTS
-			(SELECT 1 FROM mm_participants p WHERE p.gid = mm_gatherings.gid AND p.pid = mm_gatherings.owner)`)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM mm_participants WHERE gid NOT IN (SELECT gid FROM mm_gatherings)`)
+		cs, err = leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ?`, node)
 		return err
 	})
-	return n, err
+	return cs, err
+}
+
+// leaveAll makes the participants the query selects (gid, pid) leave, as
+// Leave does one: owners hand over or end their gatherings.
+func leaveAll(ctx context.Context, tx dbtx, query string, args ...any) ([]matchmaking.Change, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	type gp struct {
+		gid uint32
+		pid types.PID
+	}
+	var gone []gp
+	for rows.Next() {
+		var gid, pid int64
+		if err := rows.Scan(&gid, &pid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		gone = append(gone, gp{uint32(gid), types.PID(pid)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var cs []matchmaking.Change
+	for _, g := range gone {
+		r, err := loadRow(ctx, tx, g.gid)
+		if errors.Is(err, matchmaking.ResultSessionVoid) {
+			continue // ended by an earlier leave of this batch
+		} else if err != nil {
+			return nil, err
+		}
+		c, err := leave(ctx, tx, &r, g.pid)
+		if errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // Get implements matchmaking.Store.

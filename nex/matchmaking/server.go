@@ -140,14 +140,33 @@ func (s *Server) node() string {
 }
 
 // Start clears what this node's connections left in the store before a
-// restart (they are all gone).
+// restart (they are all gone); the other participants of their gatherings are
+// told as if those connections had just ended.
 func (s *Server) Start(ctx context.Context) error {
-	n, err := s.Store.ResetNode(ctx, s.node())
-	if err == nil && n > 0 && s.Logger != nil {
-		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex matchmaking: removed participants of connections that ended before a restart",
-			slog.Int("participants", n))
-	}
+	_, err := s.ReapNode(ctx, s.node())
 	return err
+}
+
+// ReapNode removes the participations of every connection a node recorded (a
+// node that restarted, or one that stopped heartbeating), telling the others
+// of each gathering as for a disconnect (3007). It returns how many left.
+func (s *Server) ReapNode(ctx context.Context, node string) (int, error) {
+	cs, err := s.Store.ResetNode(ctx, node)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		var who types.PID
+		if c.Left != nil {
+			who = c.Left.PID
+		}
+		s.notify(ctx, c, who, "", reasonDisconnected, false)
+	}
+	if len(cs) > 0 && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex matchmaking: removed the participants of a node's ended connections",
+			slog.String("node", node), slog.Int("participants", len(cs)))
+	}
+	return len(cs), nil
 }
 
 // Disconnected removes a connection's participations and tells the others;

@@ -207,8 +207,8 @@ func leaveMigratesOwnerAndDisconnect(t *testing.T, m matchmaking.Store) {
 		t.Fatalf("deleted session: %v", err)
 	}
 	// A restart of node n1 clears what its connections left behind.
-	if n, err := m.ResetNode(ctx, "n1"); err != nil || n != 1 {
-		t.Fatalf("ResetNode: %d %v", n, err)
+	if cs, err := m.ResetNode(ctx, "n1"); err != nil || len(cs) != 1 || !cs[0].Deleted || cs[0].Left.PID != 2 {
+		t.Fatalf("ResetNode: %+v %v", cs, err)
 	}
 	if _, _, err := m.Get(ctx, gid); !errors.Is(err, matchmaking.ResultSessionVoid) {
 		t.Fatalf("session after reset: %v", err)
