@@ -3,6 +3,8 @@ package nex
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nattraversal"
@@ -41,6 +43,9 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 		return fmt.Errorf("nex: matchmaking store: %w", err)
 	}
 	s.mm.Register(s.Mux)
+	if s.Nodes != nil && s.Role == RoleSecure {
+		go s.reapNodes(ctx)
+	}
 	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
 	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
 	return nil
@@ -55,5 +60,33 @@ func (s *Server) connClosed(p *rmc.Peer) {
 		// A server shutting down still cleans up (ResetNode does it at the
 		// next start otherwise).
 		go s.mm.Disconnected(context.WithoutCancel(s.ctx), p)
+	}
+}
+
+// reapNodes runs on secure nodes sharing a store: every node timeout it removes
+// the participations recorded by nodes whose heartbeat is more than twice the
+// timeout old (crashed and not restarted), so their gatherings do not keep
+// players that are gone. A node that restarts clears its own (Start).
+func (s *Server) reapNodes(ctx context.Context) {
+	t := time.NewTicker(s.nodeTimeout())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		list, err := s.Nodes.Nodes(ctx)
+		if err != nil {
+			continue
+		}
+		for _, n := range list {
+			if n.ID != s.Node && time.Since(n.Heartbeat) > 2*s.nodeTimeout() {
+				if _, err := s.mm.ReapNode(ctx, n.ID); err != nil && s.Logger != nil && ctx.Err() == nil {
+					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: reaping a stopped node failed",
+						slog.String("node", n.ID), slog.String("error", err.Error()))
+				}
+			}
+		}
 	}
 }

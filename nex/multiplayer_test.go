@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,76 @@ func TestAutoMatchmakeConcurrentClients(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReapStoppedNode: two secure nodes share one store; a player on each is
+// in the same session. The second node stops heartbeating (a crash): the first
+// node removes that player after twice the node timeout, and its own player
+// hears the disconnect (3007).
+func TestReapStoppedNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store, _, err := accounts.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mm.Close()
+	for _, pid := range []types.PID{3000, 3001} {
+		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"}
+	const beat = 100 * time.Millisecond
+	regs := []*crashable{{Registry: store}, {Registry: store}}
+	var nodeAddrs []string
+	for _, r := range regs {
+		nodeAddrs = append(nodeAddrs, startRole(t, &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: r,
+			HeartbeatInterval: beat, Matchmaking: mm}))
+	}
+	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if ns, _ := store.Nodes(ctx); len(ns) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the secure nodes did not register")
+		}
+	}
+	ps := []*player{login(t, ctx, addr, cfg, 3000), login(t, ctx, addr, cfg, 3001)}
+	if ps[0].sess.SecureURL.String() == ps[1].sess.SecureURL.String() {
+		t.Fatalf("both players on %s", ps[0].sess.SecureURL)
+	}
+	a, err := ps[0].mm.AutoMatchmake(ctx, session4(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ps[1].mm.AutoMatchmake(ctx, session4(), ""); err != nil || b.ID != a.ID {
+		t.Fatalf("second player in %d (%v), want %d", b.ID, err, a.ID)
+	}
+	// Crash the node of player 1 (the one at the port its session went to).
+	port, _ := ps[1].sess.SecureURL.Get("port")
+	crashed := false
+	for i, a := range nodeAddrs {
+		if strings.HasSuffix(a, ":"+port) {
+			regs[i].crashed.Store(true)
+			crashed = true
+		}
+	}
+	if !crashed {
+		t.Fatalf("no node at port %s in %v", port, nodeAddrs)
+	}
+	ev := waitEvent(t, ps[0], notifications.TypeParticipantDisconnected, 20*time.Second)
+	if types.PID(ev.Param2) != 3001 || uint32(ev.Param1) != a.ID {
+		t.Fatalf("event %+v", ev)
+	}
+	if pids, err := ps[0].mm.Participants(ctx, a.ID); err != nil || len(pids) != 1 || pids[0] != 3000 {
+		t.Fatalf("participants after the reap: %v %v", pids, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,42 +63,122 @@ const blobVersion = types.Version4
 // first, so a search and the join it leads to are one serialisable step, also
 // against other processes); reads use a pool of their own.
 type MatchmakeStore struct {
-	write, read *sql.DB
+	write, read           *sql.DB
+	writeStmts, readStmts *stmtCache
 	// QueryTimeout bounds every transaction; default DefaultQueryTimeout.
 	QueryTimeout time.Duration
 	queries      atomic.Uint64
+	// writing admits one write transaction of this process at a time, so
+	// they queue here rather than in SQLite's busy handler, which sleeps.
+	// Correctness does not rest on it: the transactions are serialisable in
+	// the database (BEGIN IMMEDIATE), also against other processes.
+	writing chan struct{}
 }
 
 // Queries returns how many SQL statements the store has run (transaction
 // control excluded), for the query count per operation in benchmarks.
 func (m *MatchmakeStore) Queries() uint64 { return m.queries.Load() }
 
-// dbtx is a transaction or connection pool whose statements are counted.
+// dbtx runs a transaction's (or a pool's) statements, prepared once per
+// connection (SQLite spends more time parsing a statement than running these)
+// and counted.
 type dbtx struct {
-	q interface {
-		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	tx    *sql.Tx // nil: run on the pool
+	cache *stmtCache
+	n     *atomic.Uint64
+	// prepare: a statement not prepared yet may be prepared now, on another
+	// connection of the pool, which must be free (the write pool has two
+	// connections and one write transaction at a time; read transactions
+	// only use statements prepared already).
+	prepare bool
+}
+
+// stmtCache holds the prepared statements of one pool. Queries built at run
+// time (the search filters) have few shapes; past maxCachedStmts new ones run
+// unprepared.
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+const maxCachedStmts = 64
+
+func (c *stmtCache) stmt(ctx context.Context, tx *sql.Tx, query string, prepare bool) (*sql.Stmt, error) {
+	c.mu.Lock()
+	st, ok := c.m[query]
+	if !ok && prepare && len(c.m) < maxCachedStmts {
+		var err error
+		if st, err = c.db.PrepareContext(ctx, query); err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		if c.m == nil {
+			c.m = make(map[string]*sql.Stmt)
+		}
+		c.m[query] = st
 	}
-	n *atomic.Uint64
+	c.mu.Unlock()
+	if st == nil {
+		return nil, nil
+	}
+	if tx != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, st := range c.m {
+		errs = append(errs, st.Close())
+	}
+	c.m = nil
+	return errors.Join(errs...)
 }
 
 func (d dbtx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	d.n.Add(1)
-	return d.q.ExecContext(ctx, query, args...)
+	st, err := d.cache.stmt(ctx, d.tx, query, d.prepare)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return st.ExecContext(ctx, args...)
+	case d.tx != nil:
+		return d.tx.ExecContext(ctx, query, args...)
+	}
+	return d.cache.db.ExecContext(ctx, query, args...)
 }
 
 func (d dbtx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	d.n.Add(1)
-	return d.q.QueryContext(ctx, query, args...)
+	st, err := d.cache.stmt(ctx, d.tx, query, d.prepare)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return st.QueryContext(ctx, args...)
+	case d.tx != nil:
+		return d.tx.QueryContext(ctx, query, args...)
+	}
+	return d.cache.db.QueryContext(ctx, query, args...)
 }
 
+// QueryRowContext returns a row whose error, if preparing failed, comes out
+// of Scan (by running the query unprepared).
 func (d dbtx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	d.n.Add(1)
-	return d.q.QueryRowContext(ctx, query, args...)
+	if st, err := d.cache.stmt(ctx, d.tx, query, d.prepare); err == nil && st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	if d.tx != nil {
+		return d.tx.QueryRowContext(ctx, query, args...)
+	}
+	return d.cache.db.QueryRowContext(ctx, query, args...)
 }
-
-var _ matchmaking.Store = (*MatchmakeStore)(nil)
 
 // Matchmaking opens the matchmaking store on s's database. Close it before s.
 func (s *Store) Matchmaking() (*MatchmakeStore, error) {
@@ -106,18 +187,26 @@ func (s *Store) Matchmaking() (*MatchmakeStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("accounts: open matchmaking store %s: %w", s.path, err)
 	}
-	w.SetMaxOpenConns(1)
+	// Two connections, one write transaction at a time (MatchmakeStore.tx):
+	// the other connection prepares statements meanwhile.
+	w.SetMaxOpenConns(2)
 	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("accounts: open matchmaking store %s: %w", s.path, err)
 	}
 	r.SetMaxOpenConns(4)
-	return &MatchmakeStore{write: w, read: r}, nil
+	return &MatchmakeStore{write: w, read: r, writeStmts: &stmtCache{db: w}, readStmts: &stmtCache{db: r},
+		writing: make(chan struct{}, 1)}, nil
 }
 
 // Close closes the store's connections.
-func (m *MatchmakeStore) Close() error { return errors.Join(m.write.Close(), m.read.Close()) }
+func (m *MatchmakeStore) Close() error {
+	return errors.Join(m.writeStmts.close(), m.readStmts.close(), m.write.Close(), m.read.Close())
+}
+
+// reader runs statements on the read pool.
+func (m *MatchmakeStore) reader() dbtx { return dbtx{cache: m.readStmts, n: &m.queries, prepare: true} }
 
 func (m *MatchmakeStore) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	d := m.QueryTimeout
@@ -131,12 +220,18 @@ func (m *MatchmakeStore) timeout(ctx context.Context) (context.Context, context.
 func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx dbtx) error) error {
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
+	select {
+	case m.writing <- struct{}{}:
+		defer func() { <-m.writing }()
+	case <-ctx.Done():
+		return fmt.Errorf("accounts: matchmaking %s: %w", what, ctx.Err())
+	}
 	tx, err := m.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("accounts: matchmaking %s: %w", what, err)
 	}
 	defer tx.Rollback()
-	if err := f(dbtx{tx, &m.queries}); err != nil {
+	if err := f(dbtx{tx: tx, cache: m.writeStmts, n: &m.queries, prepare: true}); err != nil {
 		var res types.Result
 		if errors.As(err, &res) {
 			return err
@@ -494,64 +589,62 @@ func (m *MatchmakeStore) Leave(ctx context.Context, gid uint32, pid types.PID) (
 // Disconnect implements matchmaking.Store.
 func (m *MatchmakeStore) Disconnect(ctx context.Context, node string, conn uint64) (cs []matchmaking.Change, err error) {
 	err = m.tx(ctx, "disconnect", func(tx dbtx) error {
-		cs = cs[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ?`, node, int64(conn))
-		if err != nil {
-			return err
-		}
-		type gp struct {
-			gid uint32
-			pid types.PID
-		}
-		var gone []gp
-		for rows.Next() {
-			var gid, pid int64
-			if err := rows.Scan(&gid, &pid); err != nil {
-				rows.Close()
-				return err
-			}
-			gone = append(gone, gp{uint32(gid), types.PID(pid)})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, g := range gone {
-			r, err := loadRow(ctx, tx, g.gid)
-			if err != nil {
-				return err
-			}
-			c, err := leave(ctx, tx, &r, g.pid)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, c)
-		}
-		return nil
+		cs, err = leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ?`, node, int64(conn))
+		return err
 	})
 	return cs, err
 }
 
 // ResetNode implements matchmaking.Store.
-func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (n int, err error) {
+func (m *MatchmakeStore) ResetNode(ctx context.Context, node string) (cs []matchmaking.Change, err error) {
 	err = m.tx(ctx, "reset", func(tx dbtx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM mm_participants WHERE node = ?`, node)
-		if err != nil {
-			return err
-		}
-		k, _ := res.RowsAffected()
-		n = int(k)
-		// Gatherings nobody takes part in any more (also those whose owner was
-		// there: without its owner a session cannot go on).
-		_, err = tx.ExecContext(ctx, `DELETE FROM mm_gatherings WHERE NOT EXISTS
-			(SELECT 1 FROM mm_participants p WHERE p.gid = mm_gatherings.gid AND p.pid = mm_gatherings.owner)`)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM mm_participants WHERE gid NOT IN (SELECT gid FROM mm_gatherings)`)
+		cs, err = leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ?`, node)
 		return err
 	})
-	return n, err
+	return cs, err
+}
+
+// leaveAll makes the participants the query selects (gid, pid) leave, as
+// Leave does one: owners hand over or end their gatherings.
+func leaveAll(ctx context.Context, tx dbtx, query string, args ...any) ([]matchmaking.Change, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	type gp struct {
+		gid uint32
+		pid types.PID
+	}
+	var gone []gp
+	for rows.Next() {
+		var gid, pid int64
+		if err := rows.Scan(&gid, &pid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		gone = append(gone, gp{uint32(gid), types.PID(pid)})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var cs []matchmaking.Change
+	for _, g := range gone {
+		r, err := loadRow(ctx, tx, g.gid)
+		if errors.Is(err, matchmaking.ResultSessionVoid) {
+			continue // ended by an earlier leave of this batch
+		} else if err != nil {
+			return nil, err
+		}
+		c, err := leave(ctx, tx, &r, g.pid)
+		if errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
 }
 
 // Get implements matchmaking.Store.
@@ -563,7 +656,7 @@ func (m *MatchmakeStore) Get(ctx context.Context, gid uint32) (s matchmaking.Mat
 		return s, nil, fmt.Errorf("accounts: matchmaking get: %w", err)
 	}
 	defer rtx.Rollback()
-	tx := dbtx{rtx, &m.queries}
+	tx := dbtx{tx: rtx, cache: m.readStmts, n: &m.queries}
 	r, err := loadRow(ctx, tx, gid)
 	if err != nil {
 		return s, nil, err
@@ -624,7 +717,7 @@ func systemPassword(on bool, old string, gid uint32) string {
 func (m *MatchmakeStore) SystemPassword(ctx context.Context, gid uint32) (string, error) {
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	r, err := loadRow(ctx, dbtx{m.read, &m.queries}, gid)
+	r, err := loadRow(ctx, m.reader(), gid)
 	return r.systemPW, err
 }
 
@@ -667,7 +760,7 @@ func (m *MatchmakeStore) Browse(ctx context.Context, sc matchmaking.SearchCriter
 	}
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	rows, err := candidatesAll(ctx, dbtx{m.read, &m.queries}, c, int(offset)+int(size))
+	rows, err := candidatesAll(ctx, m.reader(), c, int(offset)+int(size))
 	if err != nil {
 		return nil, fmt.Errorf("accounts: matchmaking browse: %w", err)
 	}
@@ -755,8 +848,7 @@ func (m *MatchmakeStore) Find(ctx context.Context, q matchmaking.Query) ([]match
 	args = append(args, size, offset)
 	ctx, cancel := m.timeout(ctx)
 	defer cancel()
-	m.queries.Add(1)
-	rows, err := m.read.QueryContext(ctx, `SELECT blob FROM mm_gatherings WHERE `+strings.Join(where, " AND ")+` ORDER BY gid LIMIT ? OFFSET ?`, args...)
+	rows, err := m.reader().QueryContext(ctx, `SELECT blob FROM mm_gatherings WHERE `+strings.Join(where, " AND ")+` ORDER BY gid LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: matchmaking find: %w", err)
 	}

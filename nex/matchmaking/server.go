@@ -92,9 +92,11 @@ const (
 	MethodFindMatchmakeSessionByGatheringIDDetail            uint32 = 41
 	MethodBrowseMatchmakeSessionNoHolder                     uint32 = 42
 	MethodBrowseMatchmakeSessionWithHostUrlsNoHolder         uint32 = 43
+	MethodUpdateMatchmakeSessionPart                         uint32 = 44
 	MethodFindMatchmakeSessionByGatheringID                  uint32 = 48
 	MethodFindMatchmakeSessionBySingleGatheringID            uint32 = 49
 	MethodFindMatchmakeSessionByOwner                        uint32 = 50
+	MethodFindMatchmakeSessionByParticipant                  uint32 = 51
 	MethodBrowseMatchmakeSessionNoHolderNoResultRange        uint32 = 52
 	MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult uint32 = 53
 )
@@ -138,14 +140,33 @@ func (s *Server) node() string {
 }
 
 // Start clears what this node's connections left in the store before a
-// restart (they are all gone).
+// restart (they are all gone); the other participants of their gatherings are
+// told as if those connections had just ended.
 func (s *Server) Start(ctx context.Context) error {
-	n, err := s.Store.ResetNode(ctx, s.node())
-	if err == nil && n > 0 && s.Logger != nil {
-		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex matchmaking: removed participants of connections that ended before a restart",
-			slog.Int("participants", n))
-	}
+	_, err := s.ReapNode(ctx, s.node())
 	return err
+}
+
+// ReapNode removes the participations of every connection a node recorded (a
+// node that restarted, or one that stopped heartbeating), telling the others
+// of each gathering as for a disconnect (3007). It returns how many left.
+func (s *Server) ReapNode(ctx context.Context, node string) (int, error) {
+	cs, err := s.Store.ResetNode(ctx, node)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cs {
+		var who types.PID
+		if c.Left != nil {
+			who = c.Left.PID
+		}
+		s.notify(ctx, c, who, "", reasonDisconnected, false)
+	}
+	if len(cs) > 0 && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex matchmaking: removed the participants of a node's ended connections",
+			slog.String("node", node), slog.Int("participants", len(cs)))
+	}
+	return len(cs), nil
 }
 
 // Disconnected removes a connection's participations and tells the others;
@@ -904,6 +925,57 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		}); err != nil {
 			return out, err
 		}
+	case MethodUpdateMatchmakeSessionPart:
+		p := ReadUpdateParam(&r, "updateMatchmakeSessionParam", v)
+		if err := done(); err != nil {
+			return out, err
+		}
+		if p.ModificationFlag&ModifyMaxParticipants != 0 && p.MaxParticipants == 0 {
+			return out, fmt.Errorf("%w: maximum participants 0", types.CoreInvalidArgument)
+		}
+		if _, err := s.update(ctx, c, p.GID, func(ms *MatchmakeSession) error {
+			if p.ModificationFlag&ModifyMaxParticipants != 0 && uint32(p.MaxParticipants) < ms.ParticipationCount {
+				return fmt.Errorf("%w: maximum %d below the %d participants", types.CoreInvalidArgument, p.MaxParticipants, ms.ParticipationCount)
+			}
+			p.apply(ms)
+			return nil
+		}); err != nil {
+			return out, err
+		}
+	case MethodFindMatchmakeSessionByParticipant:
+		m := r.EnterStructure("param")
+		pids := types.ReadList(&r, "m_principalIdList", (*types.Reader).PID)
+		r.U32("m_resultOptions")
+		b := r.EnterStructure("m_blockListParam")
+		r.U32("optionFlag")
+		r.LeaveStructure(b)
+		r.LeaveStructure(m)
+		if err := done(); err != nil {
+			return out, err
+		}
+		if len(pids) > MaxBrowseResults {
+			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
+		}
+		type result struct {
+			pid types.PID
+			ms  MatchmakeSession
+		}
+		var list []result
+		for _, p := range pids {
+			found, err := s.Store.Find(ctx, Query{Participant: p})
+			if err != nil {
+				return out, storeErr(err)
+			}
+			for _, ms := range found {
+				list = append(list, result{p, ms})
+			}
+		}
+		types.WriteList(&w, list, func(w *types.Writer, res result) {
+			m := w.BeginStructure(0) // FindMatchmakeSessionByParticipantResult
+			w.PID(res.pid)
+			res.ms.Append(w, v)
+			w.EndStructure(m)
+		})
 	case MethodUpdateProgressScore:
 		gid := r.U32("gid")
 		score := r.U8("progressScore")

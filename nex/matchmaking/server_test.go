@@ -194,6 +194,44 @@ func testServerMethods(t *testing.T, st types.Settings) {
 		t.Fatalf("find: %+v %v", ms, err)
 	}
 
+	// UpdateMatchmakeSessionPart changes only the fields its flag names.
+	h.mustCall(t, 1, ext, matchmaking.MethodUpdateMatchmakeSessionPart, func(w *types.Writer) {
+		p := matchmaking.UpdateParam{GID: gid, ModificationFlag: matchmaking.ModifyDescription | matchmaking.ModifyMaxParticipants,
+			Description: "renamed", MaxParticipants: 3, GameMode: 99}
+		p.Append(w, h.v)
+	})
+	if _, err := h.call(t, 1, ext, matchmaking.MethodUpdateMatchmakeSessionPart, func(w *types.Writer) {
+		p := matchmaking.UpdateParam{GID: gid, ModificationFlag: matchmaking.ModifyMaxParticipants, MaxParticipants: 1}
+		p.Append(w, h.v)
+	}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("maximum below the participants: %v", err)
+	}
+	// GetState / SetState (Match Making).
+	h.mustCall(t, 1, matchmaking.ProtocolMatchMaking, matchmaking.MethodSetState, func(w *types.Writer) { w.U32(gid); w.U32(4) })
+	r = h.mustCall(t, 2, matchmaking.ProtocolMatchMaking, matchmaking.MethodGetState, func(w *types.Writer) { w.U32(gid) })
+	if ok, state := r.Bool("r"), r.U32("s"); !ok || state != 4 {
+		t.Fatalf("GetState: %v %d", ok, state)
+	}
+	r = h.mustCall(t, 3, ext, matchmaking.MethodFindMatchmakeSessionByParticipant, func(w *types.Writer) {
+		m := w.BeginStructure(0)
+		types.WriteList(w, []types.PID{2, 4}, (*types.Writer).PID)
+		w.U32(0)
+		b := w.BeginStructure(0)
+		w.U32(0)
+		w.EndStructure(b)
+		w.EndStructure(m)
+	})
+	if n := r.U32("count"); n != 1 {
+		t.Fatalf("sessions of participants 2 and 4: %d, want 1", n)
+	}
+	r.EnterStructure("result")
+	if pid := r.PID("pid"); pid != 2 {
+		t.Fatalf("FindMatchmakeSessionByParticipant: PID %d", pid)
+	}
+	if ms, _ := matchmaking.ReadMatchmakeSession(&r, h.v); ms.Description != "renamed" || ms.GameMode != 2 || ms.MaxParticipants != 3 {
+		t.Fatalf("after UpdateMatchmakeSessionPart: %+v", ms)
+	}
+
 	// Browse with criteria: attribute 0 = 5 matches, 6 does not.
 	browse := func(attr string) []matchmaking.MatchmakeSession {
 		r := h.mustCall(t, 3, ext, matchmaking.MethodBrowseMatchmakeSessionNoHolder, func(w *types.Writer) {

@@ -114,9 +114,10 @@ type Store interface {
 	// Disconnect removes the participants of a connection that ended, from
 	// every gathering.
 	Disconnect(ctx context.Context, node string, conn uint64) ([]Change, error)
-	// ResetNode removes every participant a node recorded (its connections are
-	// gone after a restart) and the gatherings left empty.
-	ResetNode(ctx context.Context, node string) (int, error)
+	// ResetNode removes every participant a node recorded, as Disconnect does
+	// one connection's: the node restarted (its connections are gone) or
+	// stopped heartbeating.
+	ResetNode(ctx context.Context, node string) ([]Change, error)
 	// Get returns a gathering and its participants.
 	Get(ctx context.Context, gid uint32) (MatchmakeSession, []Participant, error)
 	// Update applies f to gathering gid in a transaction; f sees the current

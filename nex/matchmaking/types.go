@@ -569,3 +569,149 @@ func (d *ParticipantDetails) Append(w *types.Writer) {
 	w.U16(d.Participants)
 	w.EndStructure(m)
 }
+
+// UpdateParam is the UpdateMatchmakeSessionParam structure
+// (UpdateMatchmakeSessionPart). ModificationFlag says which fields apply: the
+// page gives no values, so gamewire reads bit i as the i-th field after the
+// flag, in structure order (Modify* constants; a judgement call, docs/nex.md).
+type UpdateParam struct {
+	GID                 uint32
+	ModificationFlag    uint32
+	Attributes          []uint32
+	OpenParticipation   bool
+	ApplicationBuffer   []byte
+	ProgressScore       uint8
+	MatchmakeParam      []types.Pair[string, types.Variant]
+	StartedTime         types.DateTime
+	UserPassword        string
+	GameMode            uint32
+	Description         string
+	MinParticipants     uint16
+	MaxParticipants     uint16
+	MatchmakeSystemType uint32
+	ParticipationPolicy uint32
+	PolicyArgument      uint32
+	Codeword            string // 4.0
+}
+
+// Bits of UpdateParam.ModificationFlag.
+const (
+	ModifyAttributes uint32 = 1 << iota
+	ModifyOpenParticipation
+	ModifyApplicationBuffer
+	ModifyProgressScore
+	ModifyMatchmakeParam
+	ModifyStartedTime
+	ModifyUserPassword
+	ModifyGameMode
+	ModifyDescription
+	ModifyMinParticipants
+	ModifyMaxParticipants
+	ModifyMatchmakeSystemType
+	ModifyParticipationPolicy
+	ModifyPolicyArgument
+	ModifyCodeword
+)
+
+// Append writes p in version v.
+func (p *UpdateParam) Append(w *types.Writer, v types.Version) {
+	m := w.BeginStructure(0)
+	w.U32(p.GID)
+	w.U32(p.ModificationFlag)
+	types.WriteList(w, p.Attributes, (*types.Writer).U32)
+	w.Bool(p.OpenParticipation)
+	w.Buffer(p.ApplicationBuffer)
+	w.U8(p.ProgressScore)
+	appendParam(w, p.MatchmakeParam)
+	w.DateTime(p.StartedTime)
+	w.String(p.UserPassword)
+	w.U32(p.GameMode)
+	w.String(p.Description)
+	w.U16(p.MinParticipants)
+	w.U16(p.MaxParticipants)
+	w.U32(p.MatchmakeSystemType)
+	w.U32(p.ParticipationPolicy)
+	w.U32(p.PolicyArgument)
+	if v >= types.Version4 {
+		w.String(p.Codeword)
+	}
+	w.EndStructure(m)
+}
+
+// ReadUpdateParam reads an UpdateMatchmakeSessionParam in version v.
+func ReadUpdateParam(r *types.Reader, field string, v types.Version) UpdateParam {
+	var p UpdateParam
+	m := r.EnterStructure(field)
+	p.GID = r.U32("gid")
+	p.ModificationFlag = r.U32("modificationFlag")
+	p.Attributes = types.ReadList(r, "attributes", (*types.Reader).U32)
+	p.OpenParticipation = r.Bool("openParticipation")
+	p.ApplicationBuffer = r.Buffer("applicationBuffer")
+	p.ProgressScore = r.U8("progressScore")
+	p.MatchmakeParam = readParam(r, "matchmakeParam")
+	p.StartedTime = r.DateTime("startedTime")
+	p.UserPassword = r.String("userPassword")
+	p.GameMode = r.U32("gameMode")
+	p.Description = r.String("description")
+	p.MinParticipants = r.U16("minParticipants")
+	p.MaxParticipants = r.U16("maxParticipants")
+	p.MatchmakeSystemType = r.U32("matchmakeSystemType")
+	p.ParticipationPolicy = r.U32("participationPolicy")
+	p.PolicyArgument = r.U32("policyArgument")
+	if v >= types.Version4 {
+		p.Codeword = r.String("codeword")
+	}
+	r.LeaveStructure(m)
+	return p
+}
+
+// apply copies the fields p selects into s.
+func (p *UpdateParam) apply(s *MatchmakeSession) {
+	f := p.ModificationFlag
+	if f&ModifyAttributes != 0 {
+		s.Attributes = p.Attributes
+	}
+	if f&ModifyOpenParticipation != 0 {
+		s.OpenParticipation = p.OpenParticipation
+	}
+	if f&ModifyApplicationBuffer != 0 {
+		s.ApplicationBuffer = append([]byte(nil), p.ApplicationBuffer...)
+	}
+	if f&ModifyProgressScore != 0 {
+		s.ProgressScore = p.ProgressScore
+	}
+	if f&ModifyMatchmakeParam != 0 {
+		s.MatchmakeParam = p.MatchmakeParam
+	}
+	if f&ModifyStartedTime != 0 {
+		s.StartedTime = p.StartedTime
+	}
+	if f&ModifyUserPassword != 0 {
+		s.UserPassword = p.UserPassword
+		s.UserPasswordEnabled = p.UserPassword != ""
+	}
+	if f&ModifyGameMode != 0 {
+		s.GameMode = p.GameMode
+	}
+	if f&ModifyDescription != 0 {
+		s.Description = p.Description
+	}
+	if f&ModifyMinParticipants != 0 {
+		s.MinParticipants = p.MinParticipants
+	}
+	if f&ModifyMaxParticipants != 0 {
+		s.MaxParticipants = p.MaxParticipants
+	}
+	if f&ModifyMatchmakeSystemType != 0 {
+		s.MatchmakeSystemType = p.MatchmakeSystemType
+	}
+	if f&ModifyParticipationPolicy != 0 {
+		s.ParticipationPolicy = p.ParticipationPolicy
+	}
+	if f&ModifyPolicyArgument != 0 {
+		s.PolicyArgument = p.PolicyArgument
+	}
+	if f&ModifyCodeword != 0 {
+		s.Codeword = p.Codeword
+	}
+}
