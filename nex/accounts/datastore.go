@@ -199,7 +199,7 @@ func (d *DataStoreStore) CreateObject(ctx context.Context, o *datastore.Object, 
 	defer tx.Rollback()
 	var deleted []datastore.Object
 	if o.PersistenceSlot != datastore.NoPersistenceSlot {
-		prev, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = ? AND o.persistence_slot = ?`,
+		prev, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = ? AND o.persistence_slot = ? AND o.persistence_slot != 65535`,
 			int64(o.Owner), o.PersistenceSlot))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -255,7 +255,7 @@ func (d *DataStoreStore) Object(ctx context.Context, id uint64) (datastore.Objec
 
 // ObjectInSlot implements datastore.Store.
 func (d *DataStoreStore) ObjectInSlot(ctx context.Context, owner types.PID, slot uint16) (datastore.Object, error) {
-	return d.one(ctx, fmt.Sprintf("persistence slot %d of PID %d", slot, owner), `o.owner = ? AND o.persistence_slot = ?`, int64(owner), slot)
+	return d.one(ctx, fmt.Sprintf("persistence slot %d of PID %d", slot, owner), `o.owner = ? AND o.persistence_slot = ? AND o.persistence_slot != 65535`, int64(owner), slot)
 }
 
 // Update implements datastore.Store.
