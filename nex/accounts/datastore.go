@@ -152,7 +152,7 @@ func objectValues(o *datastore.Object) []any {
 }
 
 // writeIndexRows replaces the tag and recipient rows of an object.
-func writeIndexRows(ctx context.Context, tx *sql.Tx, o *datastore.Object) error {
+func writeIndexRows(ctx context.Context, tx *writeTx, o *datastore.Object) error {
 	id := int64(o.DataID)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM datastore_tags WHERE data_id = ?`, id); err != nil {
 		return err
@@ -173,7 +173,7 @@ func writeIndexRows(ctx context.Context, tx *sql.Tx, o *datastore.Object) error 
 	return nil
 }
 
-func deleteObjectRows(ctx context.Context, tx *sql.Tx, id uint64) (int64, error) {
+func deleteObjectRows(ctx context.Context, tx *writeTx, id uint64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM datastore_objects WHERE data_id = ?`, int64(id))
 	if err != nil {
 		return 0, err

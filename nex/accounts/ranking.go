@@ -78,7 +78,7 @@ func (s *Store) Ranking() *RankingStore {
 // commit commits a write and applies its change to the rank index at once, so
 // readers of the index never see it disagree with what was committed. The
 // database's write lock is taken before the index's lock, by every writer.
-func (r *RankingStore) commit(tx *sql.Tx, update func(x *rankIndex)) error {
+func (r *RankingStore) commit(tx *writeTx, update func(x *rankIndex)) error {
 	r.idx.mu.Lock()
 	defer r.idx.mu.Unlock()
 	if err := tx.Commit(); err != nil {
@@ -95,20 +95,58 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
+// writeGates serialise this process's writers per database before they ask
+// SQLite for its write lock: waiting on a channel hands the lock over at once,
+// where SQLite's busy handler would sleep and retry (with 16 writers that put
+// hundreds of milliseconds on the slowest write). Other processes still meet
+// the busy timeout.
+var writeGates sync.Map // *sql.DB -> chan struct{}
+
+// writeTx is a transaction holding its database's write gate until it
+// commits or rolls back.
+type writeTx struct {
+	*sql.Tx
+	gate chan struct{}
+	once sync.Once
+}
+
+func (t *writeTx) release() { t.once.Do(func() { <-t.gate }) }
+
+// Commit commits and releases the gate.
+func (t *writeTx) Commit() error {
+	defer t.release()
+	return t.Tx.Commit()
+}
+
+// Rollback rolls back (after a commit: does nothing) and releases the gate.
+func (t *writeTx) Rollback() error {
+	defer t.release()
+	return t.Tx.Rollback()
+}
+
 // beginWrite starts a transaction that holds SQLite's write lock from its
 // first statement, so a read-modify-write inside it cannot be overtaken by
 // another writer (a deferred transaction would fail with SQLITE_BUSY when it
 // upgrades from reading to writing after another commit).
-func beginWrite(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+func beginWrite(ctx context.Context, db *sql.DB) (*writeTx, error) {
+	g, _ := writeGates.LoadOrStore(db, make(chan struct{}, 1))
+	gate := g.(chan struct{})
+	select {
+	case gate <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		<-gate
 		return nil, err
 	}
+	w := &writeTx{Tx: tx, gate: gate}
 	if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE 0`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, err
 	}
-	return tx, nil
+	return w, nil
 }
 
 func sortKey(c ranking.Category, score uint32) int64 {
