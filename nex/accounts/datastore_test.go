@@ -25,7 +25,7 @@ func TestDataStoreQueryPlans(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		o := &datastore.Object{Owner: types.PID(1000 + i%5), Name: "o", DataType: uint16(i % 3), Tags: []string{"t" + string(rune('a'+i%4))},
 			Permission: datastore.Permission{Permission: datastore.PermissionRecipients, RecipientIDs: []types.PID{2000}},
-			Created: now, Updated: now, PersistenceSlot: datastore.NoPersistenceSlot}
+			Created:    now, Updated: now, PersistenceSlot: datastore.NoPersistenceSlot}
 		if _, err := d.CreateObject(ctx, o, false); err != nil {
 			t.Fatal(err)
 		}

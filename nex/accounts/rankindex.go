@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -15,9 +16,10 @@ import (
 // "the entry at position N" are binary searches there, so no ranking query
 // counts or skips rows in SQL: SQLite only seeks to a key and reads the entries
 // wanted (see List). The index belongs to the process that writes the
-// database: a second process writing the same rankings would leave it stale,
-// so one server serves one database (gamewire accounts never touches
-// rankings).
+// database, and knows which version of each category it holds: every write
+// bumps the category's version in ranking_versions in its transaction, and a
+// reader finding another version there (a second process wrote) reads the
+// category again.
 
 // rankKey orders a category's entries: sort key (better first), then the
 // earlier update, then PID and unique id, exactly as rankOrder sorts in SQL.
@@ -45,8 +47,9 @@ type rankEntry struct {
 }
 
 type categoryIndex struct {
-	all    []rankKey
-	groups [2]map[int64][]rankKey
+	version int64 // ranking_versions.version it reflects (0: none yet)
+	all     []rankKey
+	groups  [2]map[int64][]rankKey
 }
 
 type rankIndex struct {
@@ -93,19 +96,34 @@ func (c *categoryIndex) remove(e rankEntry) {
 	}
 }
 
-// category returns a category's index, reading it from the database on first
-// use (one indexed read in rank order); call with mu held.
+// category returns a category's index as of the database's current version,
+// reading it again when that changed (or on first use: one indexed read in
+// rank order, in one read transaction with the version); call with mu held.
 func (x *rankIndex) category(ctx context.Context, db *sql.DB, id uint32) (*categoryIndex, error) {
-	if c, ok := x.cats[id]; ok {
+	var v int64
+	err := db.QueryRowContext(ctx, `SELECT version FROM ranking_versions WHERE category = ?`, int64(id)).Scan(&v)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("accounts: rank index of category %d: %w", id, err)
+	}
+	if c, ok := x.cats[id]; ok && c.version == v {
 		return c, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT s.sort_key, s.updated, s.pid, s.unique_id, s.g0, s.g1 FROM ranking_scores s
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: load rank index of category %d: %w", id, err)
+	}
+	defer tx.Rollback()
+	c := &categoryIndex{groups: [2]map[int64][]rankKey{{}, {}}}
+	err = tx.QueryRowContext(ctx, `SELECT version FROM ranking_versions WHERE category = ?`, int64(id)).Scan(&c.version)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("accounts: load rank index of category %d: %w", id, err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT s.sort_key, s.updated, s.pid, s.unique_id, s.g0, s.g1 FROM ranking_scores s
 		WHERE s.category = ?`+rankOrder, int64(id))
 	if err != nil {
 		return nil, fmt.Errorf("accounts: load rank index of category %d: %w", id, err)
 	}
 	defer rows.Close()
-	c := &categoryIndex{groups: [2]map[int64][]rankKey{{}, {}}}
 	for rows.Next() {
 		var e rankEntry
 		if err := rows.Scan(&e.key.sortKey, &e.key.updated, &e.key.pid, &e.key.uid, &e.g0, &e.g1); err != nil {
@@ -127,6 +145,23 @@ func (x *rankIndex) category(ctx context.Context, db *sql.DB, id uint32) (*categ
 	}
 	x.cats[id] = c
 	return c, nil
+}
+
+// current returns a category's index if it is loaded and reflects the version
+// just before v, marking it v (the caller applies the write that made v);
+// otherwise it forgets it (another process wrote in between) and returns nil.
+// Call with mu held.
+func (x *rankIndex) current(id uint32, v int64) *categoryIndex {
+	c := x.cats[id]
+	if c == nil {
+		return nil
+	}
+	if c.version != v-1 {
+		delete(x.cats, id)
+		return nil
+	}
+	c.version = v
+	return c
 }
 
 // loaded returns a category's index if it was read already; call with mu held.

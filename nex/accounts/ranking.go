@@ -20,7 +20,28 @@ import (
 // ascending index (category, sort_key, updated, pid, unique_id) gives every
 // category in rank order: the first place is the smallest key, ties go to the
 // earlier update. The group indexes do the same within one group value.
-func init() { registerSchema("ranking", rankingV1) }
+//
+// Version 2 adds a version per category, bumped by every write to its scores
+// in the write's transaction: a process's rank index (rankindex.go) compares it
+// to the version it was built at and reads the category again when another
+// process (a second secure node on the same database) wrote in between.
+func init() { registerSchema("ranking", rankingV1, rankingV2) }
+
+const rankingV2 = `
+CREATE TABLE ranking_versions (
+	category INTEGER PRIMARY KEY,
+	version  INTEGER NOT NULL
+);
+`
+
+// bumpVersion counts a write to a category's scores, in its transaction,
+// and returns the category's new version.
+func bumpVersion(ctx context.Context, tx *writeTx, category uint32) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO ranking_versions (category, version) VALUES (?, 1)
+		ON CONFLICT (category) DO UPDATE SET version = version + 1 RETURNING version`, int64(category)).Scan(&v)
+	return v, err
+}
 
 const rankingV1 = `
 CREATE TABLE ranking_categories (
@@ -230,8 +251,12 @@ func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid 
 		groups, int64(s.Param), e.key.updated); err != nil {
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}
+	v, err := bumpVersion(ctx, tx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	}
 	if err := r.commit(tx, func(x *rankIndex) {
-		if ci := x.loaded(c.ID); ci != nil {
+		if ci := x.current(c.ID, v); ci != nil {
 			if had {
 				ci.remove(old)
 			}
@@ -273,10 +298,24 @@ func (r *RankingStore) deleteReturning(ctx context.Context, what, query string, 
 	if err := rows.Close(); err != nil {
 		return 0, fmt.Errorf("accounts: %s: %w", what, err)
 	}
+	versions := map[uint32]int64{}
+	for _, d := range gone {
+		if versions[d.cat] == 0 {
+			if versions[d.cat], err = bumpVersion(ctx, tx, d.cat); err != nil {
+				return 0, fmt.Errorf("accounts: %s: %w", what, err)
+			}
+		}
+	}
 	err = r.commit(tx, func(x *rankIndex) {
-		for _, d := range gone {
-			if ci := x.loaded(d.cat); ci != nil {
-				ci.remove(d.e)
+		for c, v := range versions {
+			ci := x.current(c, v)
+			if ci == nil {
+				continue
+			}
+			for _, d := range gone {
+				if d.cat == c {
+					ci.remove(d.e)
+				}
 			}
 		}
 	})
@@ -363,6 +402,13 @@ func (r *RankingStore) ChangeAttributes(ctx context.Context, pid types.PID, uid 
 	}
 	if err := rows.Close(); err != nil {
 		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+	}
+	if p.Flag&ranking.ChangeGroups != 0 {
+		for _, c := range cats {
+			if _, err := bumpVersion(ctx, tx, c); err != nil {
+				return 0, fmt.Errorf("accounts: change attributes: %w", err)
+			}
+		}
 	}
 	// New groups move entries between group lists: those categories are
 	// read again when next needed.
@@ -592,6 +638,9 @@ func (r *RankingStore) Import(ctx context.Context, c ranking.Category, entries [
 			groupCol(groups, 0), groupCol(groups, 1), groups, int64(e.Param), e.Updated.UnixNano()); err != nil {
 			return fmt.Errorf("accounts: import score %d: %w", i, err)
 		}
+	}
+	if _, err := bumpVersion(ctx, tx, c.ID); err != nil {
+		return fmt.Errorf("accounts: import scores: %w", err)
 	}
 	return r.commit(tx, func(x *rankIndex) { x.forget(c.ID) })
 }

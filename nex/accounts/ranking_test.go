@@ -132,3 +132,58 @@ func explain(t *testing.T, s *Store, query string, args ...any) string {
 	}
 	return b.String()
 }
+
+// TestRankIndexSeesOtherProcesses opens one data directory twice (two
+// processes, as two secure nodes on one database): scores one writes reach the
+// other's ranks and counts, though the other had read the category before.
+func TestRankIndexSeesOtherProcesses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cat := ranking.Category{ID: 3, Descending: true}
+	ra, rb := a.Ranking(), b.Ranking()
+	q := ranking.Query{Category: cat, GroupIndex: ranking.NoGroup}
+	now := time.Now()
+	up := func(r *RankingStore, pid types.PID, score uint32) {
+		t.Helper()
+		if _, err := r.UploadScore(ctx, cat, pid, 0, ranking.ScoreData{Category: 3, Score: score, UpdateMode: ranking.UpdateDeleteOld}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ra.AddCategory(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	up(ra, 1, 10)
+	if n, _ := rb.Count(ctx, q); n != 1 {
+		t.Fatalf("b counts %d", n)
+	}
+	up(ra, 2, 20) // b's index is now one version behind
+	up(rb, 3, 30) // b writes: its index must not just apply this on top
+	if n, _ := rb.Count(ctx, q); n != 3 {
+		t.Fatalf("b counts %d after a's upload, want 3", n)
+	}
+	if _, pos, err := rb.Find(ctx, q, 1, 0); err != nil || pos != 2 {
+		t.Fatalf("b ranks PID 1 at %d (%v), want position 2", pos, err)
+	}
+	if ok, err := ra.DeleteScore(ctx, 3, 0, 3); err != nil || !ok {
+		t.Fatalf("delete: %v %v", ok, err)
+	}
+	if n, _ := rb.Count(ctx, q); n != 2 {
+		t.Fatalf("b counts %d after a's delete, want 2", n)
+	}
+	if n, _ := ra.Count(ctx, q); n != 2 {
+		t.Fatalf("a counts %d after its delete, want 2", n)
+	}
+	if better, _ := ra.CountBetter(ctx, q, 15); better != 1 {
+		t.Fatalf("a: %d better than 15", better)
+	}
+}
