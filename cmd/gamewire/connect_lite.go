@@ -31,7 +31,7 @@ subprotocol NEX), tcp://host:port or tls://host:port (raw Lite stream).
 	next := connectCmd.RunE
 	connectCmd.RunE = func(cmd *cobra.Command, args []string) error {
 		isURL := strings.Contains(args[0], "://")
-		lite := connectFlags.dialect == prudp.NEXLite.String()
+		lite := connectFlags.effectiveDialect() == prudp.NEXLite.String()
 		switch {
 		case lite && !isURL:
 			return fmt.Errorf("connect: --dialect nex-lite dials a URL (ws://, wss://, tcp://, tls://), not %q", args[0])

@@ -14,14 +14,14 @@ import (
 
 // startServeNEX runs `gamewire serve` with its data in dir until the test
 // ends (or stop is called), and returns the authentication address.
-func startServeNEX(t *testing.T, dir string) (addr string, out *syncWriter, stop func()) {
+func startServeNEX(t *testing.T, dir string, extra ...string) (addr string, out *syncWriter, stop func()) {
 	t.Helper()
 	addr, secure, ds := freeUDPAddr(t), freeUDPAddr(t), freeTCPAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	out = &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--listen", addr, "--secure-listen", secure, "--datastore-listen", ds, "--data", dir)
+		done <- runLiteCLI(t, ctx, out, append([]string{"serve", "--listen", addr, "--secure-listen", secure, "--datastore-listen", ds, "--data", dir}, extra...)...)
 	}()
 	stopped := false
 	stop = func() {
@@ -126,5 +126,37 @@ func TestNEXServicesCLI(t *testing.T) {
 	cmd, out = clientCmd()
 	if err := runNEXDataStoreGet(cmd, "1"); err != nil || !strings.Contains(out.String(), "a level body") {
 		t.Fatalf("after restart, datastore: %v\n%s", err, out)
+	}
+}
+
+// TestGamePresetCLI: gamewire games lists the table; serve --game takes the
+// game's access key and names the game in its banner, and a client with
+// --game of the same game logs in with it.
+func TestGamePresetCLI(t *testing.T) {
+	out, err := runConnectCLI(t, "games", "splatoon")
+	if err != nil || !strings.Contains(out, "Splatoon  ") || !strings.Contains(out, "6f599f81") || !strings.Contains(out, "3.8.15") ||
+		!strings.Contains(out, "Splatoon 2") || !strings.Contains(out, "nex-lite") {
+		t.Fatalf("games splatoon: %v\n%s", err, out)
+	}
+	if _, err := runConnectCLI(t, "games", "no such game at all"); err == nil {
+		t.Fatal("games with a filter matching nothing succeeded")
+	}
+	addr, srvOut, _ := startServeNEX(t, t.TempDir(), "--game", "Splatoon")
+	if !strings.Contains(srvOut.String(), `access key "6f599f81"`) || !strings.Contains(srvOut.String(), "game: Splatoon, wiiu, server id 10162B00, NEX 3.8.15") {
+		t.Fatalf("banner:\n%s", srvOut)
+	}
+	o := guestLogin()
+	o.game = "splatoon"
+	nexRankingUpload = nexRankingOptions{loginOptions: o, server: addr, category: 1, score: 1, order: "desc", update: "best"}
+	cmd, cout := clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
+		t.Fatalf("upload with --game: %v\n%s", err, cout)
+	}
+	// The default key (Terraria's) is refused by a Splatoon server.
+	nexRankingUpload.game = ""
+	nexRankingUpload.timeout = 2 * time.Second
+	cmd, _ = clientCmd()
+	if err := runNEXRanking(cmd, &nexRankingUpload, true); err == nil {
+		t.Fatal("login with another game's access key succeeded")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
@@ -75,6 +76,9 @@ type prudpFlags struct {
 	quazalSigs string
 	certKey    string // server: certification private key PEM
 	certPub    string // client: certification public key PEM
+	// --game: the dialect and access key from the games table (games.go)
+	game  string
+	flags *pflag.FlagSet
 }
 
 func (f *prudpFlags) register(cmd *cobra.Command) {
@@ -89,17 +93,23 @@ func (f *prudpFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.checksum, "checksum", 1, "quazal: checksum size, 1 or 4 bytes")
 	fl.StringVar(&f.rc4, "rc4", "per-packet", "quazal: RC4 re-keyed per packet (per-packet) or one stream (stream)")
 	fl.StringVar(&f.quazalSigs, "quazal-signatures", "connection", "quazal: DATA signatures: connection, payload (HMAC of the payload) or session (nex-go's)")
+	registerGameFlag(fl, &f.game)
+	f.flags = fl
 }
 
 func (f *prudpFlags) config() (prudp.Config, error) {
-	d, err := prudp.ParseDialect(f.dialect)
+	dialect, accessKey, err := f.gameSettings()
+	if err != nil {
+		return prudp.Config{}, err
+	}
+	d, err := prudp.ParseDialect(dialect)
 	if err != nil {
 		return prudp.Config{}, err
 	}
 	if f.vport > 15 {
 		return prudp.Config{}, fmt.Errorf("--vport %d: virtual ports are 0-15", f.vport)
 	}
-	cfg := prudp.Config{Dialect: d, AccessKey: f.accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression, NoEncryption: f.noEncryption}
+	cfg := prudp.Config{Dialect: d, AccessKey: accessKey, Port: f.vport, MaxSubstreamID: f.maxSubstream, Compression: f.compression, NoEncryption: f.noEncryption}
 	if d == prudp.NEXV0Friends {
 		// The 3DS / Wii U friends server uses 16-byte session keys (kerberos.md).
 		cfg.Kerberos = kerberos.Friends

@@ -41,7 +41,7 @@ ports run the echo diagnostic.
                  [--access-key K] [--echo] [--metrics 127.0.0.1:9100]`
 	next := serveCmd.RunE
 	serveCmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if serveFlags.dialect != prudp.NEXLite.String() {
+		if serveFlags.effectiveDialect() != prudp.NEXLite.String() {
 			if serveLiteFlags.tlsCert != "" || serveLiteFlags.tlsKey != "" {
 				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite")
 			}

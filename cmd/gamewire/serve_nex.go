@@ -155,6 +155,9 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Path(), note)
 		}
 	}
+	if g := gameLine(serveFlags.game); g != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
+	}
 	if role != nex.RoleAuth {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 			dsURL, dataStoreDir(store))
@@ -208,7 +211,8 @@ func waitServing(srv *nex.Server) error {
 // starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
 // and a function that stops it.
 func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store, cfg prudp.Config) (string, func(), error) {
-	srv.Ranking = &ranking.Server{Store: store.Ranking(), Logger: cfg.Logger}
+	nexVersion := gameNEXVersion(serveFlags.game)
+	srv.Ranking = &ranking.Server{Store: store.Ranking(), Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := serveNEXFlags.dsListen
 	if addr == "" {
 		host, port, err := net.SplitHostPort(serveFlags.listen)
@@ -229,7 +233,7 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore(), BaseURL: url, Logger: cfg.Logger,
+	srv.DataStore = &datastore.Server{Store: store.DataStore(), BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion,
 		Blobs: datastore.DirBlobs{Dir: dataStoreDir(store)}}
 	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

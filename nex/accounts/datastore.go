@@ -152,7 +152,7 @@ func objectValues(o *datastore.Object) []any {
 }
 
 // writeIndexRows replaces the tag and recipient rows of an object.
-func writeIndexRows(ctx context.Context, tx *sql.Tx, o *datastore.Object) error {
+func writeIndexRows(ctx context.Context, tx *writeTx, o *datastore.Object) error {
 	id := int64(o.DataID)
 	if _, err := tx.ExecContext(ctx, `DELETE FROM datastore_tags WHERE data_id = ?`, id); err != nil {
 		return err
@@ -173,7 +173,7 @@ func writeIndexRows(ctx context.Context, tx *sql.Tx, o *datastore.Object) error 
 	return nil
 }
 
-func deleteObjectRows(ctx context.Context, tx *sql.Tx, id uint64) (int64, error) {
+func deleteObjectRows(ctx context.Context, tx *writeTx, id uint64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM datastore_objects WHERE data_id = ?`, int64(id))
 	if err != nil {
 		return 0, err
@@ -199,7 +199,7 @@ func (d *DataStoreStore) CreateObject(ctx context.Context, o *datastore.Object, 
 	defer tx.Rollback()
 	var deleted []datastore.Object
 	if o.PersistenceSlot != datastore.NoPersistenceSlot {
-		prev, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = ? AND o.persistence_slot = ?`,
+		prev, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = ? AND o.persistence_slot = ? AND o.persistence_slot != 65535`,
 			int64(o.Owner), o.PersistenceSlot))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -255,7 +255,7 @@ func (d *DataStoreStore) Object(ctx context.Context, id uint64) (datastore.Objec
 
 // ObjectInSlot implements datastore.Store.
 func (d *DataStoreStore) ObjectInSlot(ctx context.Context, owner types.PID, slot uint16) (datastore.Object, error) {
-	return d.one(ctx, fmt.Sprintf("persistence slot %d of PID %d", slot, owner), `o.owner = ? AND o.persistence_slot = ?`, int64(owner), slot)
+	return d.one(ctx, fmt.Sprintf("persistence slot %d of PID %d", slot, owner), `o.owner = ? AND o.persistence_slot = ? AND o.persistence_slot != 65535`, int64(owner), slot)
 }
 
 // Update implements datastore.Store.

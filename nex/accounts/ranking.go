@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -17,7 +20,28 @@ import (
 // ascending index (category, sort_key, updated, pid, unique_id) gives every
 // category in rank order: the first place is the smallest key, ties go to the
 // earlier update. The group indexes do the same within one group value.
-func init() { registerSchema("ranking", rankingV1) }
+//
+// Version 2 adds a version per category, bumped by every write to its scores
+// in the write's transaction: a process's rank index (rankindex.go) compares it
+// to the version it was built at and reads the category again when another
+// process (a second secure node on the same database) wrote in between.
+func init() { registerSchema("ranking", rankingV1, rankingV2) }
+
+const rankingV2 = `
+CREATE TABLE ranking_versions (
+	category INTEGER PRIMARY KEY,
+	version  INTEGER NOT NULL
+);
+`
+
+// bumpVersion counts a write to a category's scores, in its transaction,
+// and returns the category's new version.
+func bumpVersion(ctx context.Context, tx *writeTx, category uint32) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO ranking_versions (category, version) VALUES (?, 1)
+		ON CONFLICT (category) DO UPDATE SET version = version + 1 RETURNING version`, int64(category)).Scan(&v)
+	return v, err
+}
 
 const rankingV1 = `
 CREATE TABLE ranking_categories (
@@ -55,15 +79,35 @@ CREATE TABLE ranking_common (
 // RankingStore is the SQLite implementation of ranking.Store, in the account
 // store's database.
 type RankingStore struct {
-	db *sql.DB
+	db  *sql.DB
+	idx *rankIndex
 	// Timeout bounds each call; default DefaultQueryTimeout.
 	Timeout time.Duration
 }
 
 var _ ranking.Store = (*RankingStore)(nil)
 
+// rankIndexes holds the rank index of each open database (rankindex.go).
+var rankIndexes sync.Map // *sql.DB -> *rankIndex
+
 // Ranking returns the ranking store in s's database.
-func (s *Store) Ranking() *RankingStore { return &RankingStore{db: s.db} }
+func (s *Store) Ranking() *RankingStore {
+	idx, _ := rankIndexes.LoadOrStore(s.db, new(rankIndex))
+	return &RankingStore{db: s.db, idx: idx.(*rankIndex)}
+}
+
+// commit commits a write and applies its change to the rank index at once, so
+// readers of the index never see it disagree with what was committed. The
+// database's write lock is taken before the index's lock, by every writer.
+func (r *RankingStore) commit(tx *writeTx, update func(x *rankIndex)) error {
+	r.idx.mu.Lock()
+	defer r.idx.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	update(r.idx)
+	return nil
+}
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
@@ -72,20 +116,58 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
+// writeGates serialise this process's writers per database before they ask
+// SQLite for its write lock: waiting on a channel hands the lock over at once,
+// where SQLite's busy handler would sleep and retry (with 16 writers that put
+// hundreds of milliseconds on the slowest write). Other processes still meet
+// the busy timeout.
+var writeGates sync.Map // *sql.DB -> chan struct{}
+
+// writeTx is a transaction holding its database's write gate until it
+// commits or rolls back.
+type writeTx struct {
+	*sql.Tx
+	gate chan struct{}
+	once sync.Once
+}
+
+func (t *writeTx) release() { t.once.Do(func() { <-t.gate }) }
+
+// Commit commits and releases the gate.
+func (t *writeTx) Commit() error {
+	defer t.release()
+	return t.Tx.Commit()
+}
+
+// Rollback rolls back (after a commit: does nothing) and releases the gate.
+func (t *writeTx) Rollback() error {
+	defer t.release()
+	return t.Tx.Rollback()
+}
+
 // beginWrite starts a transaction that holds SQLite's write lock from its
 // first statement, so a read-modify-write inside it cannot be overtaken by
 // another writer (a deferred transaction would fail with SQLITE_BUSY when it
 // upgrades from reading to writing after another commit).
-func beginWrite(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+func beginWrite(ctx context.Context, db *sql.DB) (*writeTx, error) {
+	g, _ := writeGates.LoadOrStore(db, make(chan struct{}, 1))
+	gate := g.(chan struct{})
+	select {
+	case gate <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		<-gate
 		return nil, err
 	}
+	w := &writeTx{Tx: tx, gate: gate}
 	if _, err := tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE 0`); err != nil {
-		tx.Rollback()
+		w.Rollback()
 		return nil, err
 	}
-	return tx, nil
+	return w, nil
 }
 
 func sortKey(c ranking.Category, score uint32) int64 {
@@ -137,32 +219,110 @@ func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid 
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}
 	defer tx.Rollback()
-	var old int64
-	err = tx.QueryRowContext(ctx, `SELECT score FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
-		int64(c.ID), int64(pid), int64(uid)).Scan(&old)
+	var old rankEntry
+	var oldScore int64
+	err = tx.QueryRowContext(ctx, `SELECT score, sort_key, updated, g0, g1 FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
+		int64(c.ID), int64(pid), int64(uid)).Scan(&oldScore, &old.key.sortKey, &old.key.updated, &old.g0, &old.g1)
+	had := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return false, fmt.Errorf("accounts: upload score: %w", err)
-	case s.UpdateMode != ranking.UpdateDeleteOld && !c.Better(s.Score, uint32(old)):
+	case s.UpdateMode != ranking.UpdateDeleteOld && !c.Better(s.Score, uint32(oldScore)):
 		return false, nil
 	}
 	groups := s.Groups
 	if groups == nil {
 		groups = []byte{}
 	}
+	e := rankEntry{key: rankKey{sortKey(c, s.Score), now.UnixNano(), int64(pid), int64(uid)}}
+	if len(groups) > 0 {
+		e.g0 = sql.NullInt64{Int64: int64(groups[0]), Valid: true}
+	}
+	if len(groups) > 1 {
+		e.g1 = sql.NullInt64{Int64: int64(groups[1]), Valid: true}
+	}
+	old.key.pid, old.key.uid = e.key.pid, e.key.uid
 	if _, err := tx.ExecContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
 			g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`,
-		int64(c.ID), int64(pid), int64(uid), int64(s.Score), sortKey(c, s.Score), groupCol(groups, 0), groupCol(groups, 1),
-		groups, int64(s.Param), now.UnixNano()); err != nil {
+		int64(c.ID), int64(pid), int64(uid), int64(s.Score), e.key.sortKey, e.g0, e.g1,
+		groups, int64(s.Param), e.key.updated); err != nil {
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
+	v, err := bumpVersion(ctx, tx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("accounts: upload score: %w", err)
+	}
+	if err := r.commit(tx, func(x *rankIndex) {
+		if ci := x.current(c.ID, v); ci != nil {
+			if had {
+				ci.remove(old)
+			}
+			ci.add(e)
+		}
+	}); err != nil {
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}
 	return true, nil
+}
+
+// deleteReturning runs a DELETE ... RETURNING category, sort_key, updated,
+// pid, unique_id, g0, g1 and takes what it deleted out of the rank index.
+func (r *RankingStore) deleteReturning(ctx context.Context, what, query string, args ...any) (int64, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	tx, err := beginWrite(ctx, r.db)
+	if err != nil {
+		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, query+` RETURNING category, sort_key, updated, pid, unique_id, g0, g1`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+	}
+	type deleted struct {
+		cat uint32
+		e   rankEntry
+	}
+	var gone []deleted
+	for rows.Next() {
+		var d deleted
+		if err := rows.Scan(&d.cat, &d.e.key.sortKey, &d.e.key.updated, &d.e.key.pid, &d.e.key.uid, &d.e.g0, &d.e.g1); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("accounts: %s: %w", what, err)
+		}
+		gone = append(gone, d)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+	}
+	versions := map[uint32]int64{}
+	for _, d := range gone {
+		if versions[d.cat] == 0 {
+			if versions[d.cat], err = bumpVersion(ctx, tx, d.cat); err != nil {
+				return 0, fmt.Errorf("accounts: %s: %w", what, err)
+			}
+		}
+	}
+	err = r.commit(tx, func(x *rankIndex) {
+		for c, v := range versions {
+			ci := x.current(c, v)
+			if ci == nil {
+				continue
+			}
+			for _, d := range gone {
+				if d.cat == c {
+					ci.remove(d.e)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+	}
+	return int64(len(gone)), nil
 }
 
 func (r *RankingStore) exec(ctx context.Context, what, query string, args ...any) (int64, error) {
@@ -177,14 +337,14 @@ func (r *RankingStore) exec(ctx context.Context, what, query string, args ...any
 
 // DeleteScore implements ranking.Store.
 func (r *RankingStore) DeleteScore(ctx context.Context, pid types.PID, uid uint64, category uint32) (bool, error) {
-	n, err := r.exec(ctx, "delete score", `DELETE FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
+	n, err := r.deleteReturning(ctx, "delete score", `DELETE FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
 		int64(category), int64(pid), int64(uid))
 	return n > 0, err
 }
 
 // DeleteAllScores implements ranking.Store.
 func (r *RankingStore) DeleteAllScores(ctx context.Context, pid types.PID, uid uint64) (int64, error) {
-	return r.exec(ctx, "delete scores", `DELETE FROM ranking_scores WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
+	return r.deleteReturning(ctx, "delete scores", `DELETE FROM ranking_scores WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
 }
 
 // ChangeAttributes implements ranking.Store.
@@ -220,7 +380,49 @@ func (r *RankingStore) ChangeAttributes(ctx context.Context, pid types.PID, uid 
 		err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores WHERE `+where, args...).Scan(&n)
 		return n, err
 	}
-	return r.exec(ctx, "change attributes", `UPDATE ranking_scores SET `+set+` WHERE `+where, args...)
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	tx, err := beginWrite(ctx, r.db)
+	if err != nil {
+		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `UPDATE ranking_scores SET `+set+` WHERE `+where+` RETURNING category`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+	}
+	var cats []uint32
+	for rows.Next() {
+		var c uint32
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("accounts: change attributes: %w", err)
+		}
+		cats = append(cats, c)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+	}
+	if p.Flag&ranking.ChangeGroups != 0 {
+		for _, c := range cats {
+			if _, err := bumpVersion(ctx, tx, c); err != nil {
+				return 0, fmt.Errorf("accounts: change attributes: %w", err)
+			}
+		}
+	}
+	// New groups move entries between group lists: those categories are
+	// read again when next needed.
+	err = r.commit(tx, func(x *rankIndex) {
+		if p.Flag&ranking.ChangeGroups != 0 {
+			for _, c := range cats {
+				x.forget(c)
+			}
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+	}
+	return int64(len(cats)), nil
 }
 
 // PutCommonData implements ranking.Store.
@@ -288,14 +490,40 @@ func scanEntry(sc interface{ Scan(...any) error }) (entryRow, error) {
 	return row, nil
 }
 
-// List implements ranking.Store.
+// keys runs f on the sorted keys q ranks among, under the index's lock.
+func (r *RankingStore) keys(ctx context.Context, q ranking.Query, f func(l []rankKey)) error {
+	r.idx.mu.Lock()
+	defer r.idx.mu.Unlock()
+	ci, err := r.idx.category(ctx, r.db, q.Category.ID)
+	if err != nil {
+		return err
+	}
+	f(ci.list(q.GroupIndex, q.GroupNum))
+	return nil
+}
+
+// List implements ranking.Store: the rank index gives the key at position
+// offset, and SQLite seeks to it (no OFFSET, no row skipped).
 func (r *RankingStore) List(ctx context.Context, q ranking.Query, offset, limit uint32) ([]ranking.Entry, error) {
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
+	var from rankKey
+	found := false
+	if err := r.keys(ctx, q, func(l []rankKey) {
+		if int(offset) < len(l) {
+			from, found = l[offset], true
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if !found || limit == 0 {
+		return nil, nil
+	}
 	where, args := filter(q)
 	rows, err := r.db.QueryContext(ctx, `SELECT `+entryColumns+` FROM ranking_scores s
 		LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id
-		WHERE `+where+rankOrder+` LIMIT ? OFFSET ?`, append(args, int64(limit), int64(offset))...)
+		WHERE `+where+` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (?, ?, ?, ?)`+rankOrder+` LIMIT ?`,
+		append(args, from.sortKey, from.updated, from.pid, from.uid, int64(limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: ranking list: %w", err)
 	}
@@ -315,7 +543,7 @@ func (r *RankingStore) List(ctx context.Context, q ranking.Query, offset, limit 
 }
 
 // find returns the first entry matching extra (a condition on s) in rank
-// order, and its position.
+// order, and its position from the rank index.
 func (r *RankingStore) find(ctx context.Context, q ranking.Query, what, extra string, extraArgs ...any) (ranking.Entry, uint32, error) {
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
@@ -329,12 +557,10 @@ func (r *RankingStore) find(ctx context.Context, q ranking.Query, what, extra st
 	if err != nil {
 		return ranking.Entry{}, 0, fmt.Errorf("accounts: find score: %w", err)
 	}
-	var pos int64
-	err = r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where+
-		` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (?, ?, ?, ?)`,
-		append(args, row.sortKey, row.updated, int64(row.e.PID), int64(row.e.UniqueID))...).Scan(&pos)
-	if err != nil {
-		return ranking.Entry{}, 0, fmt.Errorf("accounts: rank of score: %w", err)
+	k := rankKey{row.sortKey, row.updated, int64(row.e.PID), int64(row.e.UniqueID)}
+	var pos int
+	if err := r.keys(ctx, q, func(l []rankKey) { pos, _ = slices.BinarySearchFunc(l, k, rankKey.compare) }); err != nil {
+		return ranking.Entry{}, 0, err
 	}
 	return row.e, uint32(pos), nil
 }
@@ -349,29 +575,19 @@ func (r *RankingStore) FindUnique(ctx context.Context, q ranking.Query, uid uint
 	return r.find(ctx, q, fmt.Sprintf("unique id %d", uid), "s.unique_id = ?", int64(uid))
 }
 
-// CountBetter implements ranking.Store.
+// CountBetter implements ranking.Store (a binary search in the rank index).
 func (r *RankingStore) CountBetter(ctx context.Context, q ranking.Query, score uint32) (uint32, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	where, args := filter(q)
-	var n int64
-	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where+` AND s.sort_key < ?`,
-		append(args, sortKey(q.Category, score))...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("accounts: count better scores: %w", err)
-	}
-	return uint32(n), nil
+	k := sortKey(q.Category, score)
+	var n int
+	err := r.keys(ctx, q, func(l []rankKey) { n = sort.Search(len(l), func(i int) bool { return l[i].sortKey >= k }) })
+	return uint32(n), err
 }
 
-// Count implements ranking.Store.
+// Count implements ranking.Store (the length of a rank index list).
 func (r *RankingStore) Count(ctx context.Context, q ranking.Query) (uint32, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	where, args := filter(q)
-	var n int64
-	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores s WHERE `+where, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("accounts: count scores: %w", err)
-	}
-	return uint32(n), nil
+	var n int
+	err := r.keys(ctx, q, func(l []rankKey) { n = len(l) })
+	return uint32(n), err
 }
 
 // Stats implements ranking.Store.
@@ -390,4 +606,41 @@ func (r *RankingStore) Stats(ctx context.Context, q ranking.Query) (ranking.Stat
 		st[4] = sum.Float64 / float64(n)
 	}
 	return st, nil
+}
+
+// Import stores many scores of one category in one transaction (as UploadScore
+// with UpdateDeleteOld would, one by one): for moving rankings in from
+// elsewhere and for benchmarks. The category is created if needed, ordered as c
+// says.
+func (r *RankingStore) Import(ctx context.Context, c ranking.Category, entries []ranking.Entry) error {
+	if err := r.AddCategory(ctx, c); err != nil {
+		return err
+	}
+	tx, err := beginWrite(ctx, r.db)
+	if err != nil {
+		return fmt.Errorf("accounts: import scores: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
+			g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`)
+	if err != nil {
+		return fmt.Errorf("accounts: import scores: %w", err)
+	}
+	defer stmt.Close()
+	for i, e := range entries {
+		groups := e.Groups
+		if groups == nil {
+			groups = []byte{}
+		}
+		if _, err := stmt.ExecContext(ctx, int64(c.ID), int64(e.PID), int64(e.UniqueID), int64(e.Score), sortKey(c, e.Score),
+			groupCol(groups, 0), groupCol(groups, 1), groups, int64(e.Param), e.Updated.UnixNano()); err != nil {
+			return fmt.Errorf("accounts: import score %d: %w", i, err)
+		}
+	}
+	if _, err := bumpVersion(ctx, tx, c.ID); err != nil {
+		return fmt.Errorf("accounts: import scores: %w", err)
+	}
+	return r.commit(tx, func(x *rankIndex) { x.forget(c.ID) })
 }

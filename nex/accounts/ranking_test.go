@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -33,25 +34,13 @@ func TestRanking100kUsesIndexes(t *testing.T) {
 	if raceEnabled {
 		n = 20_000
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
-		VALUES (1, ?, 0, ?, ?, ?, NULL, ?, 0, ?)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	for i := 0; i < n; i++ {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	entries := make([]ranking.Entry, n)
+	for i := range entries {
 		score := uint32(i * 7 % (n / 2)) // two players per score: ties everywhere
-		g := int64(i % 4)
-		if _, err := stmt.ExecContext(ctx, int64(10_000+i), int64(score), sortKey(cat, score), g, []byte{byte(g)}, base+int64(i)); err != nil {
-			t.Fatal(err)
-		}
+		entries[i] = ranking.Entry{PID: types.PID(10_000 + i), Score: score, Groups: []byte{byte(i % 4)}, Updated: base.Add(time.Duration(i))}
 	}
-	stmt.Close()
-	if err := tx.Commit(); err != nil {
+	if err := rs.Import(ctx, cat, entries); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,16 +50,44 @@ func TestRanking100kUsesIndexes(t *testing.T) {
 	for _, q := range []ranking.Query{all, grp} {
 		where, args := filter(q)
 		for name, query := range map[string]string{
-			"top-100":  `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where + rankOrder + ` LIMIT 100 OFFSET 0`,
-			"find":     `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where + ` AND s.pid = 50000 AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
-			"position": `SELECT count(*) FROM ranking_scores s WHERE ` + where + ` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (1, 2, 3, 4)`,
-			"better":   `SELECT count(*) FROM ranking_scores s WHERE ` + where + ` AND s.sort_key < 5`,
+			"top-100": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
+				` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (1, 2, 3, 4)` + rankOrder + ` LIMIT 100`,
+			"find": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
+				` AND s.pid = 50000 AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
+			"unique": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
+				` AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
 		} {
 			plan := explain(t, s, query, args...)
 			if strings.Contains(plan, "SCAN s") || strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "INDEX") {
 				t.Errorf("%s (group %d): plan does not search an index:\n%s", name, q.GroupIndex, plan)
 			} else {
 				t.Logf("%s (group %d):\n%s", name, q.GroupIndex, plan)
+			}
+		}
+	}
+
+	// Ranks and counts come from the rank index (no SQL count): they must
+	// agree with what SQL counts.
+	for _, q := range []ranking.Query{all, grp} {
+		for _, pid := range []types.PID{10_000, 10_000 + 12_345, types.PID(10_000 + n - 2)} {
+			e, pos, err := rs.Find(ctx, q, pid, 0)
+			if q.GroupIndex == 0 && int(pid-10_000)%4 != 2 {
+				if !errors.Is(err, ranking.ErrNotFound) {
+					t.Fatalf("PID %d outside group 2: %v", pid, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			where, args := filter(q)
+			var want, better int64
+			s.db.QueryRow(`SELECT count(*) FROM ranking_scores s WHERE `+where+` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (?, ?, ?, ?)`,
+				append(args, sortKey(cat, e.Score), e.Updated.UnixNano(), int64(e.PID), 0)...).Scan(&want)
+			s.db.QueryRow(`SELECT count(*) FROM ranking_scores s WHERE `+where+` AND s.sort_key < ?`, append(args, sortKey(cat, e.Score))...).Scan(&better)
+			gotBetter, _ := rs.CountBetter(ctx, q, e.Score)
+			if int64(pos) != want || int64(gotBetter) != better {
+				t.Fatalf("PID %d group %d: position %d better %d, SQL says %d and %d", pid, q.GroupIndex, pos, gotBetter, want, better)
 			}
 		}
 	}
@@ -114,4 +131,59 @@ func explain(t *testing.T, s *Store, query string, args ...any) string {
 		b.WriteString(detail + "\n")
 	}
 	return b.String()
+}
+
+// TestRankIndexSeesOtherProcesses opens one data directory twice (two
+// processes, as two secure nodes on one database): scores one writes reach the
+// other's ranks and counts, though the other had read the category before.
+func TestRankIndexSeesOtherProcesses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cat := ranking.Category{ID: 3, Descending: true}
+	ra, rb := a.Ranking(), b.Ranking()
+	q := ranking.Query{Category: cat, GroupIndex: ranking.NoGroup}
+	now := time.Now()
+	up := func(r *RankingStore, pid types.PID, score uint32) {
+		t.Helper()
+		if _, err := r.UploadScore(ctx, cat, pid, 0, ranking.ScoreData{Category: 3, Score: score, UpdateMode: ranking.UpdateDeleteOld}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ra.AddCategory(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	up(ra, 1, 10)
+	if n, _ := rb.Count(ctx, q); n != 1 {
+		t.Fatalf("b counts %d", n)
+	}
+	up(ra, 2, 20) // b's index is now one version behind
+	up(rb, 3, 30) // b writes: its index must not just apply this on top
+	if n, _ := rb.Count(ctx, q); n != 3 {
+		t.Fatalf("b counts %d after a's upload, want 3", n)
+	}
+	if _, pos, err := rb.Find(ctx, q, 1, 0); err != nil || pos != 2 {
+		t.Fatalf("b ranks PID 1 at %d (%v), want position 2", pos, err)
+	}
+	if ok, err := ra.DeleteScore(ctx, 3, 0, 3); err != nil || !ok {
+		t.Fatalf("delete: %v %v", ok, err)
+	}
+	if n, _ := rb.Count(ctx, q); n != 2 {
+		t.Fatalf("b counts %d after a's delete, want 2", n)
+	}
+	if n, _ := ra.Count(ctx, q); n != 2 {
+		t.Fatalf("a counts %d after its delete, want 2", n)
+	}
+	if better, _ := ra.CountBetter(ctx, q, 15); better != 1 {
+		t.Fatalf("a: %d better than 15", better)
+	}
 }

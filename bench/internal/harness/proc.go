@@ -29,6 +29,12 @@ type Child struct {
 // StartChild runs this binary with -serve kind and the extra arguments, and waits for the
 // line "listening ADDR" on its standard output.
 func StartChild(kind string, extra ...string) (*Child, error) {
+	return StartChildTimeout(kind, 10*time.Second, extra...)
+}
+
+// StartChildTimeout is StartChild for a child that takes up to wait to start
+// (one that loads data first).
+func StartChildTimeout(kind string, wait time.Duration, extra ...string) (*Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -64,7 +70,7 @@ func StartChild(kind string, extra ...string) (*Child, error) {
 			return nil, fmt.Errorf("server %s: %w", kind, err)
 		}
 		return c, nil
-	case <-time.After(10 * time.Second):
+	case <-time.After(wait):
 		cmd.Process.Kill()
 		return nil, fmt.Errorf("server %s did not start", kind)
 	}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/gamewire/gamewire/nex/games"
+)
+
+// gamesCmd is `gamewire games [FILTER]`: the built-in table of games
+// (nex/games), which --game of serve, login, connect and decode reads.
+var gamesCmd = &cobra.Command{
+	Use:   "games [FILTER]",
+	Short: "List the games gamewire knows (game server id, access key, dialect, NEX version, source)",
+	Long: `games lists the built-in table of NEX games: name, platform, game server id, access
+key, PRUDP dialect, NEX version where published, and where each row's values come
+from. FILTER keeps the rows whose name, platform, id, key or dialect contains it.
+
+A revival starts from a game: serve, login, connect and decode take --game NAME|ID
+and read the access key and dialect from this table (flags given explicitly win);
+serve also gives the game's NEX version to Ranking and DataStore.
+
+  gamewire games [FILTER] [-v]
+  gamewire serve --game terraria`,
+	Args: cobra.MaximumNArgs(1),
+	RunE: runGames,
+}
+
+var gamesFlags struct{ verbose bool }
+
+var decodeGame string
+
+func init() {
+	gamesCmd.Flags().BoolVarP(&gamesFlags.verbose, "verbose", "v", false, "also print each row's source and notes")
+	rootCmd.AddCommand(gamesCmd)
+	// decode reads the access key of --game (the dialect it recognises
+	// from the packets, or takes from --dialect).
+	registerGameFlag(decodeCmd.Flags(), &decodeGame)
+	decodeCmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if decodeGame == "" || cmd.Flags().Changed("access-key") {
+			return nil
+		}
+		g, err := games.Find(decodeGame)
+		if err != nil {
+			return fmt.Errorf("decode: --game: %w", err)
+		}
+		decodeFlags.accessKey = g.AccessKey
+		return nil
+	}
+}
+
+func runGames(cmd *cobra.Command, args []string) error {
+	filter := ""
+	if len(args) == 1 {
+		filter = args[0]
+	}
+	list := games.Filter(filter)
+	if len(list) == 0 {
+		return fmt.Errorf("games: none matches %q", filter)
+	}
+	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tPLATFORM\tSERVER ID\tACCESS KEY\tDIALECT\tNEX")
+	for _, g := range list {
+		v := g.Version()
+		if v == "" {
+			v = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Platform, g.ID(), g.AccessKey, g.Dialect, v)
+		if gamesFlags.verbose {
+			fmt.Fprintf(w, "  source: %s\t\t\t\t\t\n", g.Source)
+			if g.Note != "" {
+				fmt.Fprintf(w, "  note: %s\t\t\t\t\t\n", g.Note)
+			}
+		}
+	}
+	return w.Flush()
+}
+
+func registerGameFlag(fl *pflag.FlagSet, game *string) {
+	fl.StringVar(game, "game", "", "take the access key and dialect of this game (a name or game server id; gamewire games lists them)")
+}
+
+// gameSettings returns the dialect and access key to use: those of --game
+// unless given explicitly, the flags' otherwise. The flags themselves stay as
+// they are.
+func (f *prudpFlags) gameSettings() (dialect, accessKey string, err error) {
+	dialect, accessKey = f.dialect, f.accessKey
+	if f.game == "" {
+		return dialect, accessKey, nil
+	}
+	g, err := games.Find(f.game)
+	if err != nil {
+		return "", "", fmt.Errorf("--game: %w", err)
+	}
+	if f.flags == nil || !f.flags.Changed("dialect") {
+		dialect = g.Dialect.String()
+	}
+	if f.flags == nil || !f.flags.Changed("access-key") {
+		accessKey = g.AccessKey
+	}
+	return dialect, accessKey, nil
+}
+
+// effectiveDialect is the dialect gameSettings picks (the --dialect flag's
+// value when --game names no game).
+func (f *prudpFlags) effectiveDialect() string {
+	d, _, err := f.gameSettings()
+	if err != nil {
+		return f.dialect
+	}
+	return d
+}
+
+// gameNEXVersion is the NEX version of --game, 0 without one or when not
+// published.
+func gameNEXVersion(game string) int {
+	if game == "" {
+		return 0
+	}
+	g, err := games.Find(game)
+	if err != nil {
+		return 0
+	}
+	return g.NEXVersion
+}
+
+// gameLine describes --game for banners ("" without one).
+func gameLine(game string) string {
+	g, err := games.Find(game)
+	if game == "" || err != nil {
+		return ""
+	}
+	parts := []string{g.Name, g.Platform, "server id " + g.ID()}
+	if v := g.Version(); v != "" {
+		parts = append(parts, "NEX "+v)
+	}
+	return strings.Join(parts, ", ")
+}

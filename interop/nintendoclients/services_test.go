@@ -1,0 +1,115 @@
+package nintendoclients
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/prudp"
+)
+
+// TestNintendoClientsRankingAndDataStore runs NintendoClients' generated
+// RankingClient and DataStoreClient (nintendo/nex/ranking.py, datastore.py,
+// NEX 3.5 settings) against gamewire's Ranking and DataStore on a V1 server
+// with an SQLite store: a score uploaded and read back with its groups and
+// param, common data, an unknown category refused with Ranking::NotFound, an
+// object posted (prepare, HTTP upload with the handed-out form fields,
+// complete), its meta read, its body fetched from the download URL, and a
+// missing object refused with DataStore::NotFound.
+//
+// Two settings: NEX 3.5 on both ends, and gamewire's default (no version
+// given: revision 1 of RankingRankData with updateTime, as structure headers
+// allow) against NintendoClients configured for NEX 4.0, which reads it.
+func TestNintendoClientsRankingAndDataStore(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		server, client int
+	}{{"nex-3.5", 30500, 30500}, {"default-server-nex-4.0-client", 0, 40000}} {
+		t.Run(tc.name, func(t *testing.T) { testRankingAndDataStore(t, tc.server, tc.client) })
+	}
+}
+
+func testRankingAndDataStore(t *testing.T, serverVersion, clientVersion int) {
+	dir, python := env(t)
+	for _, f := range []string{"nintendo/nex/ranking.py", "nintendo/nex/datastore.py"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("%v: add NintendoClients' %s to the copy (docs/interop.md)", err, f)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	data := t.TempDir()
+	store, _, err := accounts.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ds := &datastore.Server{Store: store.DataStore(), Blobs: datastore.DirBlobs{Dir: filepath.Join(data, "datastore")}, NEXVersion: serverVersion}
+	hs := httptest.NewServer(ds.HTTPHandler())
+	defer hs.Close()
+	ds.BaseURL = hs.URL
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
+	srv := &nex.Server{Config: cfg, Accounts: store, Ranking: &ranking.Server{Store: store.Ranking(), NEXVersion: serverVersion}, DataStore: ds}
+	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(authPC, securePC) }()
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		srv.Shutdown(sctx)
+		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("gamewire server: %v", err)
+		}
+	}()
+	host, port, _ := net.SplitHostPort(authPC.LocalAddr().String())
+	cmd := pyCmd(ctx, dir, python, "nc_services.py", "--host", host, "--port", port, "--access-key", "3d37fbdb", "--timeout", "50",
+		"--nex-version", strconv.Itoa(clientVersion))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	t.Logf("NintendoClients:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("NintendoClients services driver failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+	for name, want := range map[string]string{
+		"ranking-entry":            "rank=1 pid=100 score=4321 param=99 groups=1,2 category=7",
+		"ranking-total":            "total=1",
+		"ranking-common-data":      "data=mii-data",
+		"ranking-unknown-category": "error=Ranking::NotFound",
+		"datastore-upload":         "status=204",
+		"datastore-meta":           "owner=100 size=111 name=nc-object data_type=5 tags=nc meta_binary=meta",
+		"datastore-download":       "size=111",
+		"datastore-missing":        "error=DataStore::NotFound",
+	} {
+		line, ok := out.find(name)
+		if !ok || !strings.Contains(line, want) {
+			t.Errorf("%s: got %q, want %q", name, line, want)
+		}
+	}
+	if line, _ := out.find("datastore-download"); !strings.Contains(line, "equal=True") {
+		t.Errorf("downloaded body differs: %q", line)
+	}
+	if strings.Contains(stderr.String(), "WARNING") {
+		t.Errorf("NintendoClients warned:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,63 @@
+package accounts
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// TestDataStoreQueryPlans checks that every DataStore lookup and every
+// filtered search is an index search, and that a write's changes (tags,
+// recipients) reach the rows searches use.
+func TestDataStoreQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	s, _, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d := s.DataStore()
+	now := time.Now()
+	for i := 0; i < 50; i++ {
+		o := &datastore.Object{Owner: types.PID(1000 + i%5), Name: "o", DataType: uint16(i % 3), Tags: []string{"t" + string(rune('a'+i%4))},
+			Permission: datastore.Permission{Permission: datastore.PermissionRecipients, RecipientIDs: []types.PID{2000}},
+			Created:    now, Updated: now, PersistenceSlot: datastore.NoPersistenceSlot}
+		if _, err := d.CreateObject(ctx, o, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Update(ctx, 1, func(o *datastore.Object) error { o.Tags = []string{"new"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := d.Search(ctx, datastore.SearchQuery{Viewer: 2000, Tags: []string{"new"}, Limit: 10, Now: now})
+	if err != nil || len(res) != 1 || res[0].DataID != 1 {
+		t.Fatalf("search by the changed tag: %v %v", res, err)
+	}
+	if res, _, _ := d.Search(ctx, datastore.SearchQuery{Viewer: 3000, Limit: 10, Now: now}); len(res) != 0 {
+		t.Fatalf("a PID no object names sees %d", len(res))
+	}
+
+	search := func(q datastore.SearchQuery) string {
+		where, args := searchWhere(q)
+		return explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
+	}
+	for name, plan := range map[string]string{
+		"object":          explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
+		"slot":            explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
+		"upload":          explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
+		"finished upload": explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
+		"search by owner": search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
+		"search by type":  search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
+		"search by tag":   search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+	} {
+		if strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN datastore") || !strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") && !strings.Contains(plan, "INTEGER PRIMARY KEY") {
+			t.Errorf("%s: not an index search:\n%s", name, plan)
+		} else {
+			t.Logf("%s:\n%s", name, plan)
+		}
+	}
+}
