@@ -45,6 +45,7 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	s.mm.Register(s.Mux)
 	if s.Nodes != nil && s.Role == RoleSecure {
 		go s.reapNodes(ctx)
+		go s.mm.RunRelay(ctx) // notifications other nodes post for this one's players
 	}
 	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
 	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)

@@ -342,23 +342,21 @@ func TestAutoMatchmakeConcurrentClients(t *testing.T) {
 	}
 }
 
-// TestReapStoppedNode: two secure nodes share one store; a player on each is
-// in the same session. The second node stops heartbeating (a crash): the first
-// node removes that player after twice the node timeout, and its own player
-// hears the disconnect (3007).
-func TestReapStoppedNode(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// twoNodes runs two secure nodes (RoleSecure) and an authentication server
+// sharing one account and matchmaking store, and logs in players 3000 and
+// 3001, one on each node; both auto-matchmake into one session.
+func twoNodes(t *testing.T, ctx context.Context) (regs []*crashable, nodeAddrs []string, ps []*player, gid uint32) {
+	t.Helper()
 	store, _, err := accounts.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	mm, err := store.Matchmaking()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mm.Close()
+	t.Cleanup(func() { mm.Close() })
 	for _, pid := range []types.PID{3000, 3001} {
 		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
 			t.Fatal(err)
@@ -366,11 +364,11 @@ func TestReapStoppedNode(t *testing.T) {
 	}
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"}
 	const beat = 100 * time.Millisecond
-	regs := []*crashable{{Registry: store}, {Registry: store}}
-	var nodeAddrs []string
+	regs = []*crashable{{Registry: store}, {Registry: store}}
 	for _, r := range regs {
+		// One connection each: the second login must go to the other node.
 		nodeAddrs = append(nodeAddrs, startRole(t, &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: r,
-			HeartbeatInterval: beat, Matchmaking: mm}))
+			HeartbeatInterval: beat, Matchmaking: mm, NodeCapacity: 1}))
 	}
 	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -381,7 +379,12 @@ func TestReapStoppedNode(t *testing.T) {
 			t.Fatal("the secure nodes did not register")
 		}
 	}
-	ps := []*player{login(t, ctx, addr, cfg, 3000), login(t, ctx, addr, cfg, 3001)}
+	ps = []*player{login(t, ctx, addr, cfg, 3000)}
+	// Let the first node's heartbeat report its connection (a heartbeat
+	// announces the live count, which a pick made before it may not include
+	// yet), so the second login goes to the other node.
+	time.Sleep(3 * beat)
+	ps = append(ps, login(t, ctx, addr, cfg, 3001))
 	if ps[0].sess.SecureURL.String() == ps[1].sess.SecureURL.String() {
 		t.Fatalf("both players on %s", ps[0].sess.SecureURL)
 	}
@@ -389,9 +392,20 @@ func TestReapStoppedNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := ps[1].mm.AutoMatchmake(ctx, session4(), ""); err != nil || b.ID != a.ID {
+	if b, err := ps[1].mm.AutoMatchmake(ctx, session4(), "across"); err != nil || b.ID != a.ID {
 		t.Fatalf("second player in %d (%v), want %d", b.ID, err, a.ID)
 	}
+	return regs, nodeAddrs, ps, a.ID
+}
+
+// TestReapStoppedNode: two secure nodes share one store; a player on each is
+// in the same session. The second node stops heartbeating (a crash): the first
+// node removes that player after twice the node timeout, and its own player
+// hears the disconnect (3007).
+func TestReapStoppedNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	regs, nodeAddrs, ps, gid := twoNodes(t, ctx)
 	// Crash the node of player 1 (the one at the port its session went to).
 	port, _ := ps[1].sess.SecureURL.Get("port")
 	crashed := false
@@ -405,10 +419,29 @@ func TestReapStoppedNode(t *testing.T) {
 		t.Fatalf("no node at port %s in %v", port, nodeAddrs)
 	}
 	ev := waitEvent(t, ps[0], notifications.TypeParticipantDisconnected, 20*time.Second)
-	if types.PID(ev.Param2) != 3001 || uint32(ev.Param1) != a.ID {
+	if types.PID(ev.Param2) != 3001 || uint32(ev.Param1) != gid {
 		t.Fatalf("event %+v", ev)
 	}
-	if pids, err := ps[0].mm.Participants(ctx, a.ID); err != nil || len(pids) != 1 || pids[0] != 3000 {
+	if pids, err := ps[0].mm.Participants(ctx, gid); err != nil || len(pids) != 1 || pids[0] != 3000 {
 		t.Fatalf("participants after the reap: %v %v", pids, err)
+	}
+}
+
+// TestCrossNodeNotifications: players connected to different secure nodes
+// sharing a store hear of each other's joins and leaves (relayed through the
+// store's outbox).
+func TestCrossNodeNotifications(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, _, ps, gid := twoNodes(t, ctx)
+	ev := waitEvent(t, ps[0], notifications.TypeNewParticipant, 10*time.Second)
+	if types.PID(ev.Param2) != 3001 || uint32(ev.Param1) != gid || ev.StrParam != "across" {
+		t.Fatalf("join event %+v", ev)
+	}
+	if err := ps[1].mm.EndParticipation(ctx, gid, "later"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, ps[0], notifications.TypeParticipationEnded, 10*time.Second); types.PID(ev.Source) != 3001 || ev.StrParam != "later" {
+		t.Fatalf("leave event %+v", ev)
 	}
 }

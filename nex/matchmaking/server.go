@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -207,11 +208,69 @@ func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg stri
 		return
 	}
 	d := delivery{seq: c.Seq, events: events(c, actor, msg, why, hostChanged)}
+	// Where each recipient is connected: here, or on another node sharing the
+	// store (its notifications go through the store's outbox).
+	nodes := make(map[types.PID]string, len(c.Participants))
+	for _, p := range c.Participants {
+		nodes[p.PID] = p.Node
+	}
+	outbox, _ := s.Store.(Outbox)
 	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, func(ctx context.Context, a addressed) {
+		var remote []Relayed
 		for _, pid := range a.to {
-			_ = s.Hub.Notify(ctx, pid, a.ev) // offline participants (other nodes) are skipped
+			if node := nodes[pid]; node != "" && node != s.node() {
+				if outbox != nil {
+					remote = append(remote, Relayed{Node: node, To: pid, Event: a.ev})
+				}
+				continue
+			}
+			_ = s.Hub.Notify(ctx, pid, a.ev)
+		}
+		if len(remote) > 0 {
+			if err := outbox.Post(ctx, remote); err != nil && s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: notifications for other nodes not posted",
+					slog.Int("count", len(remote)), slog.String("error", err.Error()))
+			}
 		}
 	})
+}
+
+// RelayInterval is how often RunRelay looks for notifications other nodes
+// posted for this node's connections.
+const RelayInterval = 10 * time.Millisecond
+
+// RunRelay delivers, until ctx ends, the notifications other secure nodes
+// sharing the store posted for this node's connections (when the Store is an
+// Outbox), polling every RelayInterval.
+func (s *Server) RunRelay(ctx context.Context) {
+	outbox, ok := s.Store.(Outbox)
+	if !ok || s.Hub == nil {
+		return
+	}
+	t := time.NewTicker(RelayInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			msgs, err := outbox.Take(ctx, s.node(), 256)
+			if err != nil {
+				if s.Logger != nil && ctx.Err() == nil {
+					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: relayed notifications not taken", slog.String("error", err.Error()))
+				}
+				break
+			}
+			for _, m := range msgs {
+				_ = s.Hub.Notify(ctx, m.To, m.Event) // gone since: nothing to tell
+			}
+			if len(msgs) < 256 {
+				break
+			}
+		}
+	}
 }
 
 func (s *Server) version(c *rmc.Call) types.Version {
