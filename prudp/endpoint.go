@@ -77,10 +77,11 @@ const (
 	epDropHandshake                     // refused CONNECT (bad ticket, vport)
 	epDropQueue                         // shard queue full
 	epDropLiteSig                       // CONNECT with a bad Lite signature (refused, logged)
+	epDropSynSignature                  // SYN with a bad signature (not answered; dialectSpec.signedSyn)
 	numEndpointDrops
 )
 
-var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature"}
+var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature", "syn_signature"}
 
 func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	c, err := newCodec(&cfg)
