@@ -43,6 +43,14 @@ type dialectSpec struct {
 	// liteSignature: codec.verify checks the Lite signature of a client's
 	// CONNECT; a refusal is logged and counted apart.
 	liteSignature bool
+	// signedSyn: a client's SYN carries a packet signature the server can
+	// check before answering, keyed with the access key only (V1: HMAC-MD5
+	// keyed with MD5(access key), with no session key and no connection
+	// signature yet). A SYN failing it gets no SYN-ACK and is counted
+	// ("syn_signature"). Lite SYNs carry no signature (the Lite signature
+	// is the CONNECT's), V0's and Quazal's carry only the checksum, checked
+	// by every parse.
+	signedSyn bool
 	// multiAck: a packet with NEED_ACK and MULTI_ACK is answered with ACK
 	// and MULTI_ACK both set, and MULTI_ACK never means an aggregate
 	// acknowledgement (Hyperscape, "Multi Ack" in specs/prudp-hyperscape.md).
@@ -102,7 +110,7 @@ var quazalDefaults = Config{StreamType: StreamOldRVSec, FragmentSize: QuazalFrag
 var dialects = [...]dialectSpec{
 	NEXV1: {
 		defaults:   Config{MinorVersion: 4, FragmentSize: 1300},
-		negotiates: true, substreams: true, coalesces: true, delayedAcks: true,
+		negotiates: true, substreams: true, coalesces: true, delayedAcks: true, signedSyn: true,
 		clientPort: 0xf, fragMax: 255,
 		newCodec:  func(cfg *Config) codec { return &v1Codec{d: wire.NewV1(cfg.AccessKey)} },
 		transform: newRC4Transform,

@@ -183,11 +183,13 @@ func (t *aesTransform) sealUnreliable(dst, data []byte, seq uint16, _ uint8) ([]
 }
 
 func (t *aesTransform) openArrival(dst, payload []byte, seq uint16) ([]byte, bool, error) {
-	plain, err := t.c.Open(dst, payload, seq, t.fragSize*256)
+	plain, err := t.c.Open(dst, payload, seq, max(t.fragSize, maxInflated))
 	return plain, true, err
 }
 
-func (t *aesTransform) openReliable(payload []byte, _ uint8) ([]byte, error) { return payload, nil }
+func (t *aesTransform) openReliable(payload []byte, _ uint8, _ bool) ([]byte, error) {
+	return payload, nil
+}
 func (t *aesTransform) openUnreliable(payload []byte, _ uint16, _ uint8) ([]byte, error) {
 	return payload, nil
 }

@@ -69,18 +69,19 @@ type endpoint struct {
 type endpointDrop int
 
 const (
-	epDropChecksum  endpointDrop = iota // checksum mismatch
-	epDropMalformed                     // not a packet of the dialect
-	epDropSignature                     // forged or corrupted packet signature
-	epDropUnknown                       // no connection and not a SYN/CONNECT
-	epDropSession                       // wrong session id for the connection
-	epDropHandshake                     // refused CONNECT (bad ticket, vport)
-	epDropQueue                         // shard queue full
-	epDropLiteSig                       // CONNECT with a bad Lite signature (refused, logged)
+	epDropChecksum     endpointDrop = iota // checksum mismatch
+	epDropMalformed                        // not a packet of the dialect
+	epDropSignature                        // forged or corrupted packet signature
+	epDropUnknown                          // no connection and not a SYN/CONNECT
+	epDropSession                          // wrong session id for the connection
+	epDropHandshake                        // refused CONNECT (bad ticket, vport)
+	epDropQueue                            // shard queue full
+	epDropLiteSig                          // CONNECT with a bad Lite signature (refused, logged)
+	epDropSynSignature                     // SYN with a bad signature (not answered; dialectSpec.signedSyn)
 	numEndpointDrops
 )
 
-var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature"}
+var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature", "syn_signature"}
 
 func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	c, err := newCodec(&cfg)

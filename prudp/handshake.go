@@ -173,6 +173,14 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 	sig := sh.connSig(from)
 	sigLen := ep.codec.connSigLen()
 	if p.typ == typeSyn {
+		// Checked before answering, still without keeping state: a SYN
+		// signed without the access key gets nothing back, so the server
+		// cannot be used to reflect SYN-ACKs at forged addresses by anyone
+		// not holding the key.
+		if ep.dialect.signedSyn && !ep.codec.verify(p, keys{}) {
+			ep.drops[epDropSynSignature].Add(1)
+			return
+		}
 		srv.synsAnswered.Add(1)
 		r := pkt{typ: typeSyn, flags: flagAck | flagHasSize, src: p.dst, dst: p.src, connSig: sig}
 		if ep.dialect.negotiates {

@@ -173,7 +173,14 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	default:
 		return
 	}
-	payload, err := s.xf.openReliable(payload, st.id)
+	// The rest of a refused message is deciphered (the stream cipher must
+	// advance) but not inflated: its bytes would be thrown away.
+	inflate := !st.reasm.skipping
+	payload, err := s.xf.openReliable(payload, st.id, inflate)
+	if !inflate {
+		_, _ = st.reasm.add(fragment, nil)
+		return
+	}
 	if err != nil {
 		s.conn.stats.drop(dropDecompress)
 		s.cfg.Logger.Warn("prudp: bad compressed payload", "peer", s.peer, "substream", st.id, "err", err)

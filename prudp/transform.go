@@ -30,8 +30,10 @@ type payloadTransform interface {
 	// that open in delivery order do nothing and report opened false.
 	openArrival(dst, payload []byte, seq uint16) (plain []byte, opened bool, err error)
 	// openReliable opens a reliable payload of substream sub in delivery
-	// order; it may modify payload in place.
-	openReliable(payload []byte, sub uint8) ([]byte, error)
+	// order; it may modify payload in place. With inflate false it only
+	// advances the cipher (the payload belongs to a message already
+	// refused) and returns nothing.
+	openReliable(payload []byte, sub uint8, inflate bool) ([]byte, error)
 	// openUnreliable opens an unreliable payload carrying session id sid;
 	// it may modify payload in place.
 	openUnreliable(payload []byte, seq uint16, sid uint8) ([]byte, error)
@@ -59,12 +61,22 @@ func (z zlibFraming) seal(dst, data []byte) []byte {
 	return append(dst, data...)
 }
 
+// open undoes seal. One packet inflates to at most maxInflated bytes, and
+// to no more than its ratio byte claims (crypt.DecompressDeclared).
 func (z zlibFraming) open(payload []byte) ([]byte, error) {
 	if !z.on {
 		return payload, nil
 	}
-	return crypt.Decompress(payload, z.fragSize*256)
+	return crypt.DecompressDeclared(payload, max(z.fragSize, maxInflated))
 }
+
+// maxInflated bounds what one compressed DATA payload may inflate to: what
+// the largest datagram read could carry uncompressed. Senders compress
+// each fragment on its own (one ratio byte and zlib stream per packet), so
+// a fragment is never larger inflated than a packet could carry plain,
+// even from a peer whose fragment size is larger than ours; a message then
+// cannot inflate past what its fragments could carry uncompressed.
+const maxInflated = maxDatagram
 
 // sealUnreliable frames data and checks that it fits one packet.
 func (z zlibFraming) sealUnreliable(dst, data []byte) ([]byte, error) {
@@ -106,7 +118,10 @@ func (t *plainTransform) sealUnreliable(dst, data []byte, _ uint16, _ uint8) ([]
 func (t *plainTransform) openArrival(_, _ []byte, _ uint16) ([]byte, bool, error) {
 	return nil, false, nil
 }
-func (t *plainTransform) openReliable(payload []byte, _ uint8) ([]byte, error) {
+func (t *plainTransform) openReliable(payload []byte, _ uint8, inflate bool) ([]byte, error) {
+	if !inflate {
+		return nil, nil
+	}
 	return t.zlib.open(payload)
 }
 func (t *plainTransform) openUnreliable(payload []byte, _ uint16, _ uint8) ([]byte, error) {
@@ -178,8 +193,11 @@ func (t *rc4Transform) openArrival(_, _ []byte, _ uint16) ([]byte, bool, error) 
 	return nil, false, nil
 }
 
-func (t *rc4Transform) openReliable(payload []byte, sub uint8) ([]byte, error) {
+func (t *rc4Transform) openReliable(payload []byte, sub uint8, inflate bool) ([]byte, error) {
 	t.pairs[sub].dec.XORPacket(payload, payload)
+	if !inflate {
+		return nil, nil
+	}
 	return t.zlib.open(payload)
 }
 

@@ -17,6 +17,9 @@ var (
 	ErrTooLarge = errors.New("decompressed payload exceeds limit")
 	// ErrCorrupt reports a zlib stream that does not decode or is followed by stray bytes.
 	ErrCorrupt = errors.New("corrupt zlib stream")
+	// ErrRatio reports a zlib stream inflating past what its ratio byte
+	// claims (DecompressDeclared).
+	ErrRatio = errors.New("decompressed payload exceeds its compression ratio")
 )
 
 // maxRatio is the largest ratio the single ratio byte can carry.
@@ -65,6 +68,23 @@ func Compress(dst, src []byte) []byte {
 // (ErrCorrupt), not silently dropped. Decompress is safe for concurrent use;
 // inflate state is pooled.
 func Decompress(b []byte, limit int) ([]byte, error) {
+	return decompress(b, limit, false)
+}
+
+// DecompressDeclared is Decompress that also holds the sender to its ratio
+// byte: the output may not exceed ratio times the zlib stream's size, and
+// inflating stops (ErrRatio) as soon as it would. Both roundings peers
+// write, n/c + 1 and ceil(n/c), are at least n/c, so an honest payload
+// always passes. A ratio byte of 255 is saturated (Compress writes 255 for
+// any higher ratio, which a few kilobytes of zeros reach), so it bounds
+// nothing and limit alone applies: limit is what really bounds a zlib bomb
+// (a few hundred bytes inflating to hundreds of kilobytes), and the caller
+// should keep it to what one packet could carry uncompressed.
+func DecompressDeclared(b []byte, limit int) ([]byte, error) {
+	return decompress(b, limit, true)
+}
+
+func decompress(b []byte, limit int, declared bool) ([]byte, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("decompress: %w (payload is 0 bytes)", ErrEmpty)
 	}
@@ -93,6 +113,11 @@ func Decompress(b []byte, limit int) ([]byte, error) {
 	src := &d.src
 	zr := d.zr
 	limit = max(limit, 0)
+	ratioLimit := false
+	if c := len(b) - 1; declared && b[0] < maxRatio && int(b[0])*c < limit {
+		limit = int(b[0]) * c
+		ratioLimit = true
+	}
 	// The first guess at the output size comes from the compressed size,
 	// never from the ratio byte; reading one byte past the limit tells
 	// "exactly limit" from "more".
@@ -100,6 +125,9 @@ func Decompress(b []byte, limit int) ([]byte, error) {
 	n, err := io.Copy(out, io.LimitReader(zr, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("decompress: %w after %d output bytes: %v", ErrCorrupt, n, err)
+	}
+	if n > int64(limit) && ratioLimit {
+		return nil, fmt.Errorf("decompress: %w: ratio byte %d over %d compressed bytes allows %d output bytes", ErrRatio, b[0], len(b)-1, limit)
 	}
 	if n > int64(limit) {
 		return nil, fmt.Errorf("decompress: %w: output passes limit of %d bytes", ErrTooLarge, limit)

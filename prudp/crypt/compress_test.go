@@ -141,6 +141,9 @@ func FuzzDecompress(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const limit = 1 << 16
+		if out, err := DecompressDeclared(b, limit); err == nil && len(b) > 0 && b[0] > 0 && b[0] < 255 && len(out) > int(b[0])*(len(b)-1) {
+			t.Fatalf("DecompressDeclared: %d bytes out of %d with ratio byte %d", len(out), len(b)-1, b[0])
+		}
 		out, err := Decompress(b, limit)
 		if err != nil {
 			return
@@ -253,6 +256,60 @@ func TestDecompressConcurrent(t *testing.T) {
 	for range inputs {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestDecompressDeclaredBomb: the zlib bomb of issue 18 (about 350 bytes
+// inflating to 332,800, which the engine's old per-packet limit of 256
+// fragments let through) stops at the caller's limit with the saturated
+// ratio byte 255, and at ratio times its size (ErrRatio) with any lower one.
+func TestDecompressDeclaredBomb(t *testing.T) {
+	bomb := Compress(nil, make([]byte, 332800))
+	if len(bomb) > 400 || bomb[0] != 255 {
+		t.Fatalf("bomb is %d bytes with ratio byte %d", len(bomb), bomb[0])
+	}
+	if _, err := DecompressDeclared(bomb, 4096); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ratio byte 255, limit 4096: err = %v, want ErrTooLarge", err)
+	}
+	if out, err := DecompressDeclared(bomb, 1<<20); err != nil || len(out) != 332800 {
+		t.Fatalf("ratio byte 255 bounds nothing: %d bytes, %v", len(out), err)
+	}
+	for _, ratio := range []byte{1, 10, 254} {
+		bomb[0] = ratio
+		if _, err := DecompressDeclared(bomb, 1<<20); !errors.Is(err, ErrRatio) {
+			t.Fatalf("ratio byte %d: err = %v, want ErrRatio", ratio, err)
+		}
+		if _, err := Decompress(bomb, 1<<20); err != nil {
+			t.Fatalf("Decompress accepts any ratio byte, got %v", err)
+		}
+	}
+	// A lying ratio byte on an ordinary stream is refused too.
+	liar := Compress(nil, bytes.Repeat([]byte("abcdefgh"), 100))
+	liar[0] = 1
+	if _, err := DecompressDeclared(liar, 1<<20); !errors.Is(err, ErrRatio) {
+		t.Fatalf("ratio byte 1 on a %d:1 stream: err = %v, want ErrRatio", 800/(len(liar)-1), err)
+	}
+}
+
+// TestDecompressDeclaredHonest: payloads written with either rounding of
+// the ratio byte (n/c + 1 as Compress writes, ceil(n/c) as other servers
+// do) always pass.
+func TestDecompressDeclaredHonest(t *testing.T) {
+	r := rand.New(rand.NewPCG(18, 1))
+	for n := 1; n <= 8192; n += 37 {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(r.IntN(1 + n%7)) // from incompressible to very compressible
+		}
+		b := Compress(nil, src)
+		c := len(b) - 1
+		for _, ratio := range []int{n/c + 1, (n + c - 1) / c} {
+			b[0] = byte(min(max(ratio, 1), 255)) // 255: saturated, as Compress writes it
+			out, err := DecompressDeclared(b, 1<<20)
+			if err != nil || !bytes.Equal(out, src) {
+				t.Fatalf("%d bytes, ratio byte %d: %v", n, b[0], err)
+			}
 		}
 	}
 }
