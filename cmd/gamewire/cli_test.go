@@ -16,16 +16,19 @@ import (
 	"github.com/gamewire/gamewire/prudp/lite"
 )
 
-// runCmdCLI runs gamewire with args, then restores the flags of the
-// subcommand it ran (cobra keeps flag values between runs).
+// runCmdCLI runs gamewire with args, for 30 s at most (a serve expected to
+// fail that does not ends then), then restores the flags of the subcommand it
+// ran (cobra keeps flag values between runs).
 func runCmdCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	var out bytes.Buffer
 	rootCmd.SetOut(&out)
 	rootCmd.SetErr(&out)
 	rootCmd.SetArgs(args)
 	for _, c := range rootCmd.Commands() {
-		c.SetContext(context.Background())
+		c.SetContext(ctx)
 	}
 	defer func() {
 		rootCmd.SetArgs(nil)
@@ -35,7 +38,7 @@ func runCmdCLI(t *testing.T, args ...string) (string, error) {
 			resetFlags(c.Flags())
 		}
 	}()
-	err := rootCmd.Execute()
+	err := rootCmd.ExecuteContext(ctx)
 	return out.String(), err
 }
 
@@ -49,8 +52,13 @@ func startServeCLI(t *testing.T, args ...string) string {
 	go func() { done <- runLiteCLI(t, ctx, out, append([]string{"serve"}, args...)...) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v\n%s", err, out)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v\n%s", err, out)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("serve did not stop within 15 s of its context's end (a stop right after the banner was lost)\n%s", out)
 		}
 	})
 	banner := regexp.MustCompile(`authentication server on (127\.0\.0\.1:\d+), secure server on (127\.0\.0\.1:\d+)`)
@@ -100,6 +108,17 @@ func TestServeBannerAfterBind(t *testing.T) {
 		}
 	}
 	startServeCLI(t, "--data", t.TempDir(), "--listen", "127.0.0.1:0", "--secure-listen", "127.0.0.1:0")
+}
+
+// TestServeStopsRightAfterBanner: a Ctrl-C (the context's end) right after
+// the banner, while the NEX servers may still be setting up, stops serve.
+func TestServeStopsRightAfterBanner(t *testing.T) {
+	data := t.TempDir()
+	for i := range 10 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			startServeCLI(t, "--data", data, "--listen", "127.0.0.1:0", "--secure-listen", "127.0.0.1:0")
+		})
+	}
 }
 
 // TestServeAcceptsPIDAsUser: an account is named by its name or by its PID in

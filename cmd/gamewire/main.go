@@ -119,20 +119,8 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 		c.Annotations = map[string]string{}
 	}
 	c.Annotations[groupAnnotation] = "true"
-	if c.SuggestionsMinimumDistance <= 0 {
-		c.SuggestionsMinimumDistance = 2 // cobra's own for the root
-	}
 	c.Args = cobra.ArbitraryArgs
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return cmd.Help()
-		}
-		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
-		}
-		return fmt.Errorf("%s; run '%s --help' for its commands", msg, cmd.CommandPath())
-	}
+	c.RunE = runCommandGroup
 }
 
 // run executes the command line args (os.Args[1:] when nil) and returns the

@@ -187,6 +187,19 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		return fmt.Errorf("serve: %w", err)
 	case <-cmd.Context().Done():
 	}
+	// nex.Server.Shutdown stops only the PRUDP servers Serve has created: a
+	// Ctrl-C right after the banner, while Serve still sets up, would be lost
+	// and serve would never return. Wait for them (or for Serve to end).
+	if err := waitServing(srv); err != nil {
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+				return fmt.Errorf("serve: %w", err)
+			}
+			return nil
+		default:
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
