@@ -164,9 +164,6 @@ func (x *rankIndex) current(id uint32, v int64) *categoryIndex {
 	return c
 }
 
-// loaded returns a category's index if it was read already; call with mu held.
-func (x *rankIndex) loaded(id uint32) *categoryIndex { return x.cats[id] }
-
 // forget drops a category's index (it is read again when next needed); call
 // with mu held.
 func (x *rankIndex) forget(id uint32) { delete(x.cats, id) }
