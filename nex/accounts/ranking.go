@@ -492,9 +492,13 @@ func scanEntry(sc interface{ Scan(...any) error }) (entryRow, error) {
 
 // keys runs f on the sorted keys q ranks among, under the index's lock.
 func (r *RankingStore) keys(ctx context.Context, q ranking.Query, f func(l []rankKey)) error {
+	v, err := categoryVersion(ctx, r.db, q.Category.ID)
+	if err != nil {
+		return err
+	}
 	r.idx.mu.Lock()
 	defer r.idx.mu.Unlock()
-	ci, err := r.idx.category(ctx, r.db, q.Category.ID)
+	ci, err := r.idx.category(ctx, r.db, q.Category.ID, v)
 	if err != nil {
 		return err
 	}
