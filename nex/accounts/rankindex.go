@@ -96,16 +96,24 @@ func (c *categoryIndex) remove(e rankEntry) {
 	}
 }
 
-// category returns a category's index as of the database's current version,
-// reading it again when that changed (or on first use: one indexed read in
-// rank order, in one read transaction with the version); call with mu held.
-func (x *rankIndex) category(ctx context.Context, db *sql.DB, id uint32) (*categoryIndex, error) {
+// categoryVersion reads a category's version (0 before its first write); it
+// runs before the index's lock is taken, so readers do not queue behind each
+// other's queries.
+func categoryVersion(ctx context.Context, db *sql.DB, id uint32) (int64, error) {
 	var v int64
 	err := db.QueryRowContext(ctx, `SELECT version FROM ranking_versions WHERE category = ?`, int64(id)).Scan(&v)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("accounts: rank index of category %d: %w", id, err)
+		return 0, fmt.Errorf("accounts: rank index of category %d: %w", id, err)
 	}
-	if c, ok := x.cats[id]; ok && c.version == v {
+	return v, nil
+}
+
+// category returns a category's index at version v or later (this process's
+// own writes may have moved it on since v was read), reading it again when it
+// is older (another process wrote) or on first use: one indexed read in rank
+// order, in one read transaction with the version. Call with mu held.
+func (x *rankIndex) category(ctx context.Context, db *sql.DB, id uint32, v int64) (*categoryIndex, error) {
+	if c, ok := x.cats[id]; ok && c.version >= v {
 		return c, nil
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -163,9 +171,6 @@ func (x *rankIndex) current(id uint32, v int64) *categoryIndex {
 	c.version = v
 	return c
 }
-
-// loaded returns a category's index if it was read already; call with mu held.
-func (x *rankIndex) loaded(id uint32) *categoryIndex { return x.cats[id] }
 
 // forget drops a category's index (it is read again when next needed); call
 // with mu held.

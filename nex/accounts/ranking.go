@@ -492,9 +492,15 @@ func scanEntry(sc interface{ Scan(...any) error }) (entryRow, error) {
 
 // keys runs f on the sorted keys q ranks among, under the index's lock.
 func (r *RankingStore) keys(ctx context.Context, q ranking.Query, f func(l []rankKey)) error {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	v, err := categoryVersion(ctx, r.db, q.Category.ID)
+	if err != nil {
+		return err
+	}
 	r.idx.mu.Lock()
 	defer r.idx.mu.Unlock()
-	ci, err := r.idx.category(ctx, r.db, q.Category.ID)
+	ci, err := r.idx.category(ctx, r.db, q.Category.ID, v)
 	if err != nil {
 		return err
 	}
@@ -611,7 +617,8 @@ func (r *RankingStore) Stats(ctx context.Context, q ranking.Query) (ranking.Stat
 // Import stores many scores of one category in one transaction (as UploadScore
 // with UpdateDeleteOld would, one by one): for moving rankings in from
 // elsewhere and for benchmarks. The category is created if needed, ordered as c
-// says.
+// says. Unlike the other methods it runs under the caller's context alone (no
+// Timeout): a large import takes longer than any one query should.
 func (r *RankingStore) Import(ctx context.Context, c ranking.Category, entries []ranking.Entry) error {
 	if err := r.AddCategory(ctx, c); err != nil {
 		return err
