@@ -31,9 +31,13 @@ func bufferingCost(d int, p *pkt) int {
 
 // admit decides whether the session may buffer n more bytes for a packet
 // d ahead of the next expected one. A refused packet is dropped
-// unacknowledged (the peer resends it). Over the endpoint's budget only a
-// session holding more than an equal share is refused, and one still
-// refused BudgetGrace after its first refusal is closed (ErrOverBudget).
+// unacknowledged (the peer resends it). The endpoint's total never passes
+// MaxBuffer: once it would, a session holding more than an equal share is
+// refused, and closed (ErrOverBudget) if still refused BudgetGrace after
+// its first refusal; a session holding less is refused this once while the
+// session of its shard holding the most, if above its share, is closed to
+// make room, so that the connections holding the most make way for the
+// others even when they have gone quiet.
 func (s *session) admit(now time.Time, d, n int) bool {
 	if d > 0 && s.reorderBytes+n > s.cfg.MaxReorderBytes {
 		s.conn.stats.drop(dropReorderBytes)
@@ -45,25 +49,50 @@ func (s *session) admit(now time.Time, d, n int) bool {
 		s.budgetRefused = time.Time{}
 		return true
 	}
+	s.conn.stats.drop(dropBudget)
 	share := budget / max(ep.sessionsOpen.Load(), 1)
 	if int64(s.reorderBytes+s.unfinishedBytes+n) <= share {
-		return true
+		if h := s.sh.heaviest(); h != nil && h != s && int64(h.held()) > share {
+			h.closeOverBudget(now, share)
+		}
+		return false
 	}
-	s.conn.stats.drop(dropBudget)
 	if s.budgetRefused.IsZero() {
 		s.budgetRefused = now
 		return false
 	}
 	if now.Sub(s.budgetRefused) >= s.cfg.BudgetGrace {
-		ep.budgetClosed.Add(1)
-		s.cfg.Logger.Warn("prudp: connection closed: over the buffer budget", "peer", s.peer,
-			"held", s.reorderBytes+s.unfinishedBytes, "share", share, "budget", budget)
-		if s.err == nil {
-			s.err = ErrOverBudget
-		}
-		s.abort(now)
+		s.closeOverBudget(now, share)
 	}
 	return false
+}
+
+// held is what the session holds of the budget.
+func (s *session) held() int { return s.reorderBytes + s.unfinishedBytes }
+
+// closeOverBudget ends the session with ErrOverBudget, freeing what it holds.
+func (s *session) closeOverBudget(now time.Time, share int64) {
+	s.sh.ep.budgetClosed.Add(1)
+	s.cfg.Logger.Warn("prudp: connection closed: over the buffer budget", "peer", s.peer,
+		"held", s.held(), "share", share, "budget", s.cfg.MaxBuffer)
+	if s.err == nil {
+		s.err = ErrOverBudget
+	}
+	s.abort(now)
+}
+
+// heaviest returns the shard's session holding the most of the budget
+// (nil: none holds anything). It walks the shard's sessions, which only a
+// full budget makes it do, and each call is followed by freeing more than
+// an equal share of the budget.
+func (sh *shard) heaviest() *session {
+	var h *session
+	for _, s := range sh.sessions {
+		if s.state < stateLinger && s.held() > 0 && (h == nil || s.held() > h.held()) {
+			h = s
+		}
+	}
+	return h
 }
 
 // chargeReorder adds n (negative: frees) bytes held in the reorder buffers.

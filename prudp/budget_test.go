@@ -19,10 +19,13 @@ import (
 // sequence id from on (relative to the connection's next one).
 func attackBuffers(t *testing.T, c *Conn, from uint16, unfinished, early, payload int) {
 	t.Helper()
-	sh := c.s.sh
+	sh := c.sh
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	s := c.s
+	if s == nil || s.state >= stateLinger {
+		return // closed by the server
+	}
 	now := time.Now()
 	st := &s.streams[0]
 	seq := st.sendSeq + from
@@ -50,9 +53,10 @@ func attackBuffers(t *testing.T, c *Conn, from uint16, unfinished, early, payloa
 // 24 connections each send a message whose last fragment never comes and
 // fill their reorder buffer behind a missing sequence id (about 1 MB + 2 MB
 // each, 72 MB in all without bounds). The server holds at most
-// MaxReorderBytes and MaxUnfinishedBytes per connection and about twice
-// MaxBuffer in all; a connection refused again after BudgetGrace is
-// closed; a legitimate client keeps its echoes throughout.
+// MaxReorderBytes and MaxUnfinishedBytes per connection and MaxBuffer in
+// all; the connections holding the most are closed to make room, or when
+// still refused after BudgetGrace; a legitimate client keeps its echoes
+// throughout.
 func TestBufferBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const (
@@ -111,8 +115,8 @@ func TestBufferBudget(t *testing.T) {
 		grew := int64(after.HeapInuse) - int64(before.HeapInuse)
 		t.Logf("after %d attacking connections: buffered %d bytes (budget %d), heap in use %+d KiB, drops %v",
 			attacks, st.Buffered, budget, grew/1024, st.ConnDrops)
-		if st.Buffered > 2*budget+payload*attacks {
-			t.Fatalf("buffered %d bytes, more than twice the budget %d", st.Buffered, budget)
+		if st.Buffered > budget {
+			t.Fatalf("buffered %d bytes, over the budget %d", st.Buffered, budget)
 		}
 		if grew > 3*budget {
 			t.Fatalf("heap grew %d KiB for a budget of %d KiB", grew/1024, budget/1024)
