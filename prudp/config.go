@@ -258,6 +258,37 @@ type Config struct {
 	// so the peer backs off and resends (and gives up with its retransmission
 	// limit if the application never reads again). Default 8 MiB.
 	MaxRecvQueue int
+	// MaxBuffer is the budget for received data an endpoint (a Server, or
+	// one Dial) holds for its connections: packets waiting in reorder
+	// buffers and unfinished messages, in bytes over all connections (the
+	// capacity of the buffers, plus a little per held packet). Default
+	// 64 MiB. When a packet would take the total past it, a connection
+	// holding more than an equal share (MaxBuffer divided by the open
+	// connections) is refused that packet, unacknowledged, so that the
+	// peer resends it ("budget" drops), while connections holding less go
+	// on; a connection still refused BudgetGrace after its first refusal
+	// is closed with ErrOverBudget. Messages waiting for the application
+	// have their own bound (MaxRecvQueue).
+	MaxBuffer int
+	// BudgetGrace is how long a connection may go on being refused by the
+	// MaxBuffer budget before it is closed; default 1 s.
+	BudgetGrace time.Duration
+	// MaxReorderBytes bounds the bytes one connection holds in its reorder
+	// buffers (all substreams together); packets beyond it are dropped
+	// unacknowledged, as beyond ReorderWindow ("reorder_bytes" drops).
+	// Default 256 KiB: about 200 full fragments, more than the send window
+	// of the consoles (about four packets) ever puts in flight.
+	MaxReorderBytes int
+	// MaxUnfinishedBytes bounds the bytes of unfinished messages one
+	// connection holds, all substreams together; the message crossing it
+	// is refused like one crossing MaxMessageSize ("unfinished_bytes"
+	// drops). Default MaxMessageSize.
+	MaxUnfinishedBytes int
+	// MaxConns caps a Server's connections, lingering ones included; a
+	// CONNECT beyond it is not answered and is counted ("conn_limit"
+	// drops). Default 50,000 (about 135 MB of idle connection state);
+	// negative: no cap.
+	MaxConns int
 	// Ticket makes a client connection secure ("Secure server connection"
 	// in specs/prudp-nex.md): the CONNECT carries Ticket.Internal and the
 	// request data (PID, a connection id, a check value) sealed with

@@ -357,20 +357,23 @@ type Stats struct {
 type dropReason int
 
 const (
-	dropWindow      dropReason = iota // beyond the reorder window
-	dropSubstream                     // substream id above the negotiated maximum
-	dropType                          // unknown packet type
-	dropMalformed                     // bad aggregate-ack payload
-	dropDecompress                    // bad compressed payload
-	dropReassembly                    // message refused (too large, fragments out of order)
-	dropSignature                     // forged or corrupted signature
-	dropInlineQueue                   // inline handler's reply refused: send queue full
-	dropRecvQueue                     // data refused (unacknowledged): the application is not reading
-	dropDecrypt                       // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
+	dropWindow       dropReason = iota // beyond the reorder window
+	dropSubstream                      // substream id above the negotiated maximum
+	dropType                           // unknown packet type
+	dropMalformed                      // bad aggregate-ack payload
+	dropDecompress                     // bad compressed payload
+	dropReassembly                     // message refused (too large, fragments out of order)
+	dropSignature                      // forged or corrupted signature
+	dropInlineQueue                    // inline handler's reply refused: send queue full
+	dropRecvQueue                      // data refused (unacknowledged): the application is not reading
+	dropDecrypt                        // Hyperscape DATA that does not decrypt (IV, ciphertext, padding, suffix)
+	dropBudget                         // data refused (unacknowledged): the endpoint's MaxBuffer is spent and the connection holds more than its share
+	dropReorderBytes                   // early packet refused (unacknowledged): MaxReorderBytes
+	dropUnfinished                     // message refused: the connection's unfinished messages crossed MaxUnfinishedBytes
 	numDropReasons
 )
 
-var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "inline_reply_queue", "recv_queue", "decrypt"}
+var dropNames = [numDropReasons]string{"window", "substream", "type", "malformed", "decompress", "reassembly", "signature", "inline_reply_queue", "recv_queue", "decrypt", "budget", "reorder_bytes", "unfinished_bytes"}
 
 type connStats struct {
 	packetsIn, packetsOut   atomic.Uint64

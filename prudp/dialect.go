@@ -81,24 +81,28 @@ type dialectSpec struct {
 // engineDefaults fill what a dialect's defaults leave zero; see the field
 // comments of Config.
 var engineDefaults = Config{
-	StreamType:     StreamRVSecure,
-	FragmentSize:   1264,
-	MaxMessageSize: 1 << 20,
-	RC4Key:         []byte(DefaultRC4Key),
-	RC4Mode:        RC4Stream,
-	InitialWindow:  4,
-	MaxWindow:      256,
-	ReorderWindow:  512,
-	InitialRTO:     time.Second,
-	MinRTO:         50 * time.Millisecond,
-	MaxRTO:         10 * time.Second,
-	MaxRetransmits: 8,
-	KeepAlive:      5 * time.Second,
-	IdleTimeout:    30 * time.Second,
-	AckDelay:       2 * time.Millisecond,
-	MaxSendQueue:   8 << 20,
-	MaxRecvQueue:   8 << 20,
-	Logger:         slog.New(slog.DiscardHandler),
+	StreamType:      StreamRVSecure,
+	FragmentSize:    1264,
+	MaxMessageSize:  1 << 20,
+	RC4Key:          []byte(DefaultRC4Key),
+	RC4Mode:         RC4Stream,
+	InitialWindow:   4,
+	MaxWindow:       256,
+	ReorderWindow:   512,
+	InitialRTO:      time.Second,
+	MinRTO:          50 * time.Millisecond,
+	MaxRTO:          10 * time.Second,
+	MaxRetransmits:  8,
+	KeepAlive:       5 * time.Second,
+	IdleTimeout:     30 * time.Second,
+	AckDelay:        2 * time.Millisecond,
+	MaxSendQueue:    8 << 20,
+	MaxRecvQueue:    8 << 20,
+	MaxBuffer:       64 << 20,
+	BudgetGrace:     time.Second,
+	MaxReorderBytes: 256 << 10,
+	MaxConns:        50000,
+	Logger:          slog.New(slog.DiscardHandler),
 }
 
 // quazalDefaults are what Quazal and Hyperscape share: stream type
@@ -206,6 +210,7 @@ func (c *Config) Resolved() Config {
 	if d.checksumSize != 0 {
 		r.ChecksumSize = d.checksumSize
 	}
+	orDefault(&r.MaxUnfinishedBytes, r.MaxMessageSize)
 	r.MaxWindow = max(r.MaxWindow, r.InitialWindow)
 	r.ReorderWindow = min(r.ReorderWindow, 16384)
 	// Our own peers buffer ReorderWindow packets ahead; a larger send window
@@ -246,6 +251,13 @@ func fillDefaults(r, d *Config) {
 	}
 	orDefault(&r.MaxSendQueue, d.MaxSendQueue)
 	orDefault(&r.MaxRecvQueue, d.MaxRecvQueue)
+	orDefault(&r.MaxBuffer, d.MaxBuffer)
+	orDefault(&r.BudgetGrace, d.BudgetGrace)
+	orDefault(&r.MaxReorderBytes, d.MaxReorderBytes)
+	orDefault(&r.MaxUnfinishedBytes, d.MaxUnfinishedBytes)
+	if r.MaxConns == 0 { // negative: no cap
+		r.MaxConns = d.MaxConns
+	}
 	if r.Kerberos == (kerberos.Settings{}) {
 		r.Kerberos = d.Kerberos
 	}

@@ -55,6 +55,11 @@ type endpoint struct {
 	coalescedReads  atomic.Uint64 // reads that returned several datagrams
 
 	sessionsOpen atomic.Int64
+	// buffered is the bytes the sessions hold in reorder buffers and
+	// unfinished messages (Config.MaxBuffer); budgetClosed counts the
+	// connections closed with ErrOverBudget.
+	buffered     atomic.Int64
+	budgetClosed atomic.Uint64
 
 	// InlineHandler accounting (see serveInline).
 	inlineLimit    time.Duration
@@ -78,10 +83,11 @@ const (
 	epDropQueue                            // shard queue full
 	epDropLiteSig                          // CONNECT with a bad Lite signature (refused, logged)
 	epDropSynSignature                     // SYN with a bad signature (not answered; dialectSpec.signedSyn)
+	epDropConnLimit                        // CONNECT beyond Config.MaxConns (not answered)
 	numEndpointDrops
 )
 
-var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature", "syn_signature"}
+var endpointDropNames = [numEndpointDrops]string{"checksum", "malformed", "signature", "unknown_connection", "session_id", "handshake", "queue_full", "lite_signature", "syn_signature", "conn_limit"}
 
 func newEndpoint(pc PacketConn, cfg Config, nshards int) (*endpoint, error) {
 	c, err := newCodec(&cfg)

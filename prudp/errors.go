@@ -25,6 +25,9 @@ var (
 	ErrBadSubstream = errors.New("prudp: substream id out of range")
 	// ErrSendQueueFull is returned by non-blocking sends when the send queue is at its limit.
 	ErrSendQueueFull = errors.New("prudp: send queue full")
+	// ErrOverBudget ends a connection that went on holding more than its
+	// share of Config.MaxBuffer while the budget was exhausted.
+	ErrOverBudget = errors.New("prudp: connection closed: over the server's buffer budget")
 	// ErrServerClosed is returned by Serve after Shutdown or Close.
 	ErrServerClosed = errors.New("prudp: server closed")
 )

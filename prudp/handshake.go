@@ -232,7 +232,12 @@ func (srv *Server) stateless(sh *shard, now time.Time, p *pkt, from netip.AddrPo
 			return
 		}
 	}
-	if old := sh.sessions[key]; old != nil {
+	old := sh.sessions[key]
+	if old == nil && cfg.MaxConns > 0 && ep.sessionsOpen.Load() >= int64(cfg.MaxConns) {
+		ep.drops[epDropConnLimit].Add(1)
+		return
+	}
+	if old != nil {
 		old.fail(now, fmt.Errorf("%w: replaced by a new connection from the same address and port", ErrPeerReset))
 	}
 	s := newSession(sh, cfg, ep.codec, false, from, now)

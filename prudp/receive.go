@@ -132,6 +132,9 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 	if p.typ == typeData && !s.openArrival(p) {
 		return // refused unacknowledged: an intact copy may still come
 	}
+	if n := bufferingCost(d, p); n > 0 && !s.admit(now, d, n) {
+		return // refused unacknowledged: the peer resends it
+	}
 	if p.has(flagNeedAck) {
 		s.queueAck(p.typ, p.substream, p.seq, p.fragment, times)
 	}
@@ -143,7 +146,9 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 			s.conn.stats.duplicates.Add(1)
 			return
 		}
-		st.reorder[p.seq] = heldPacket{typ: p.typ, fragment: p.fragment, payload: append([]byte(nil), p.payload...)}
+		held := append([]byte(nil), p.payload...)
+		st.reorder[p.seq] = heldPacket{typ: p.typ, fragment: p.fragment, payload: held}
+		s.chargeReorder(cap(held) + heldOverhead)
 		s.conn.stats.reordered.Add(1)
 		return
 	}
@@ -155,6 +160,7 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 			break
 		}
 		delete(st.reorder, st.recvNext)
+		s.chargeReorder(-cap(h.payload) - heldOverhead)
 		s.deliverReliable(now, st, h.typ, h.fragment, h.payload)
 		st.recvNext++
 	}
@@ -179,6 +185,7 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 	payload, err := s.xf.openReliable(payload, st.id, inflate)
 	if !inflate {
 		_, _ = st.reasm.add(fragment, nil)
+		s.chargeUnfinished(st)
 		return
 	}
 	if err != nil {
@@ -187,9 +194,19 @@ func (s *session) deliverReliable(now time.Time, st *substream, typ uint8, fragm
 		// The stream is ordered: a lost fragment would corrupt the message,
 		// so refuse the message being built.
 		st.reasm.reset(fragment != 0)
+		s.chargeUnfinished(st)
 		return
 	}
 	msg, err := st.reasm.add(fragment, payload)
+	s.chargeUnfinished(st)
+	if err == nil && msg == nil && st.charged > 0 && s.unfinishedBytes > s.cfg.MaxUnfinishedBytes {
+		st.reasm.reset(true)
+		s.chargeUnfinished(st)
+		s.conn.stats.drop(dropUnfinished)
+		s.cfg.Logger.Warn("prudp: message refused: unfinished messages over the connection's limit", "peer", s.peer,
+			"substream", st.id, "limit", s.cfg.MaxUnfinishedBytes)
+		return
+	}
 	if err != nil {
 		s.conn.stats.drop(dropReassembly)
 		s.cfg.Logger.Warn("prudp: message refused", "peer", s.peer, "substream", st.id, "err", err)

@@ -180,6 +180,8 @@ func endReason(err error) string {
 		return "retransmit_limit"
 	case errors.Is(err, ErrPeerDead):
 		return "idle_timeout"
+	case errors.Is(err, ErrOverBudget):
+		return "over_budget"
 	}
 	return "other"
 }
@@ -382,6 +384,12 @@ type ServerStats struct {
 	MessagesOut                     uint64            // over all connections
 	Ended                           map[string]uint64 // ended connections by reason
 	Sessions                        int64             // connection states held, including lingering ones
+	// Buffered is the bytes held now in reorder buffers and unfinished
+	// messages (Config.MaxBuffer is the budget); BudgetClosed counts the
+	// connections closed for going on holding more than their share of it
+	// (ErrOverBudget, also in Ended as "over_budget").
+	Buffered     int64
+	BudgetClosed uint64
 	// InlineOverruns counts InlineHandler.ServeInline calls that took longer
 	// than InlineLimit (each turned inline answering off for its connection).
 	InlineOverruns uint64
@@ -404,6 +412,7 @@ func (srv *Server) Stats() ServerStats {
 		st.SegmentedWrites, st.CoalescedReads = ep.segmentedWrites.Load(), ep.coalescedReads.Load()
 		st.Sessions = ep.sessionsOpen.Load()
 		st.InlineOverruns = ep.inlineOverruns.Load()
+		st.Buffered, st.BudgetClosed = ep.buffered.Load(), ep.budgetClosed.Load()
 		for i := range ep.drops {
 			if v := ep.drops[i].Load(); v > 0 {
 				st.Drops[endpointDropNames[i]] = v

@@ -77,6 +77,12 @@ type session struct {
 	err        error
 
 	scratch []byte
+
+	// Bytes held in the reorder buffers and unfinished messages, charged to
+	// the endpoint's budget (Config.MaxBuffer); budgetRefused is when the
+	// budget first refused this session's data (zero: not refused since).
+	reorderBytes, unfinishedBytes int
+	budgetRefused                 time.Time
 }
 
 type sessionState uint8
@@ -106,6 +112,7 @@ type substream struct {
 	recvNext uint16 // next sequence id to deliver
 	reorder  map[uint16]heldPacket
 	reasm    reassembler
+	charged  int // capacity of reasm's buffer charged to the budget
 }
 
 type sendItem struct {
@@ -218,6 +225,8 @@ func (s *session) fail(now time.Time, err error) {
 
 // release drops buffered packets and messages.
 func (s *session) release() {
+	s.sh.ep.buffered.Add(-int64(s.reorderBytes + s.unfinishedBytes))
+	s.reorderBytes, s.unfinishedBytes = 0, 0
 	for i := range s.streams {
 		st := &s.streams[i]
 		for _, o := range st.inflight {
@@ -228,6 +237,7 @@ func (s *session) release() {
 		}
 		st.inflight, st.queue, st.reorder, st.qHead = nil, nil, nil, 0
 		st.reasm = reassembler{}
+		st.charged = 0
 	}
 	s.inflight = 0
 	s.scratch = nil

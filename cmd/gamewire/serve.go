@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,11 +52,17 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	RunE: runServe,
 }
 
-var serveFlags struct {
+var serveFlags serveOptions
+
+// serveOptions are serve's flags: the shared connection settings plus the
+// server's own.
+type serveOptions struct {
 	prudpFlags
-	listen  string
-	echo    bool
-	metrics string
+	listen    string
+	echo      bool
+	metrics   string
+	maxBuffer byteSize
+	maxConns  int
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told
@@ -156,6 +165,9 @@ func init() {
 	f.StringVar(&serveFlags.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
 	f.BoolVar(&serveFlags.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
 	f.StringVar(&serveFlags.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
+	serveFlags.maxBuffer = defaultMaxBuffer()
+	f.Var(&serveFlags.maxBuffer, "max-buffer", "memory budget for received data held for connections (reorder buffers, unfinished messages): bytes, or with KiB/MiB/GiB; default 1/16 of the machine's memory, 64 MiB to 1 GiB (docs/security.md)")
+	f.IntVar(&serveFlags.maxConns, "max-conns", 50000, "most connections a server holds; further CONNECTs get no answer")
 	f.StringVar(&serveFlags.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	rootCmd.AddCommand(serveCmd)
@@ -210,6 +222,45 @@ func runServe(cmd *cobra.Command, args []string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %v %v\n",
 		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, st.Drops, st.ConnDrops)
 	return nil
+}
+
+// config is the shared settings' Config with the server's limits
+// (--max-buffer, --max-conns).
+func (f *serveOptions) config() (prudp.Config, error) {
+	cfg, err := f.prudpFlags.config()
+	if err != nil {
+		return cfg, err
+	}
+	if f.maxBuffer <= 0 {
+		return cfg, fmt.Errorf("--max-buffer %d: must be positive", f.maxBuffer)
+	}
+	if f.maxConns <= 0 {
+		return cfg, fmt.Errorf("--max-conns %d: must be positive", f.maxConns)
+	}
+	cfg.MaxBuffer = int(min(int64(f.maxBuffer), math.MaxInt))
+	cfg.MaxConns = f.maxConns
+	return cfg, nil
+}
+
+// defaultMaxBuffer is serve --max-buffer's default: a sixteenth of the
+// machine's memory (Linux's MemTotal), at least 64 MiB and at most 1 GiB;
+// 64 MiB where the machine's memory is unknown.
+func defaultMaxBuffer() byteSize {
+	const floor, ceiling = 64 << 20, 1 << 30
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return floor
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return floor
+			}
+			return byteSize(min(max(kb<<10/16, floor), ceiling))
+		}
+	}
+	return floor
 }
 
 // serveMetrics serves the collectors' Prometheus metrics on addr, each labelled

@@ -76,6 +76,11 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	if serveNEXFlags.heartbeat <= 0 {
 		return fmt.Errorf("serve: --heartbeat %v: must be positive", serveNEXFlags.heartbeat)
 	}
+	if role == nex.RoleAll {
+		// Two PRUDP servers (authentication, secure) share the process's
+		// --max-buffer.
+		cfg.MaxBuffer = max(cfg.MaxBuffer/2, 1)
+	}
 	store, created, err := openStore(cmd.Context(), serveNEXFlags.data)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)

@@ -7,7 +7,7 @@ import (
 
 // Server returns a Prometheus collector of a PRUDP server's counters
 // (connections, packets, bytes, messages, retransmissions, drops by reason,
-// ended connections by reason, batched system calls), read from
+// ended connections by reason, batched system calls, bytes buffered), read from
 // srv.Stats at every scrape.
 func Server(srv *prudp.Server) prometheus.Collector { return serverCollector{srv} }
 
@@ -27,12 +27,13 @@ var (
 	descDrops       = prometheus.NewDesc("gamewire_prudp_drops_total", "Packets dropped, by reason.", []string{"reason"}, nil)
 	descWriteErrors = prometheus.NewDesc("gamewire_prudp_write_errors_total", "Failed socket writes.", nil, nil)
 	descBatchedIO   = prometheus.NewDesc("gamewire_prudp_batched_syscalls_total", "System calls that sent (segmented) or read (coalesced) several datagrams at once.", []string{"direction"}, nil)
+	descBuffered    = prometheus.NewDesc("gamewire_prudp_buffered_bytes", "Bytes held in reorder buffers and unfinished messages (the budget is Config.MaxBuffer).", nil, nil)
 	descOverruns    = prometheus.NewDesc("gamewire_prudp_inline_overruns_total", "InlineHandler.ServeInline calls that took longer than Server.InlineLimit.", nil, nil)
 )
 
 func (serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descConns, descSessions, descAccepted, descEnded, descSyns, descDatagrams,
-		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors, descBatchedIO, descOverruns} {
+		descPackets, descBytes, descMessages, descRetransmits, descDrops, descWriteErrors, descBatchedIO, descOverruns, descBuffered} {
 		ch <- d
 	}
 }
@@ -47,6 +48,7 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descConns, float64(st.Connections))
 	gauge(descSessions, float64(st.Sessions))
+	gauge(descBuffered, float64(st.Buffered))
 	counter(descAccepted, st.Accepted)
 	for k, v := range st.Ended {
 		counter(descEnded, v, k)
