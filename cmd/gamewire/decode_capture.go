@@ -56,6 +56,9 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 		if n := changed(prudpHexOnlyFlags); n != "" {
 			return fmt.Errorf("decode: --%s applies to --hex, not to a capture file (captures take their keys from --access-key and --keys)", n)
 		}
+		if n := changed(piaSessionFlagNames); n != "" {
+			return fmt.Errorf("decode: --%s applies to --hex, not to a capture file (a capture's Pia keys go in the --keys file: pia-key, pia-version, pia-network, ...; docs/dissector.md)", n)
+		}
 		return nil
 	}
 	if n := changed(captureOnlyFlags); n != "" {

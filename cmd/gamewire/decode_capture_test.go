@@ -42,6 +42,8 @@ func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
 		{[]string{"decode", v0Capture, "--hex", "00"}, "give --hex or a capture file, not both"},
 		{[]string{"decode", v0Capture, "--rc4-key", "CD&ML"}, "--rc4-key applies to --hex"},
 		{[]string{"decode", v0Capture, "--decrypt"}, "--decrypt applies to --hex"},
+		{[]string{"decode", v0Capture, "--pia-key", "000102030405060708090a0b0c0d0e0f"}, "--pia-key applies to --hex"},
+		{[]string{"decode", v0Capture, "--pia-version", "5.27"}, "--pia-version applies to --hex"},
 	} {
 		stdout, _, err := runDecodeCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
