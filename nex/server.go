@@ -117,6 +117,7 @@ type Server struct {
 	perConn    bool           // Settings is nil: each connection's come from ConnSettings
 	streamType uint8          // the engine's stream type for Config
 	mu         sync.Mutex
+	closed     bool            // Shutdown or Close was called (guarded by mu)
 	peers      sync.Map        // *prudp.Conn -> *rmc.Peer
 	ctx        context.Context // handlers' context, cancelled when Serve returns
 }
@@ -311,6 +312,13 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	}
 
 	s.mu.Lock()
+	if s.closed {
+		// Shutdown or Close came while Serve was setting up: honour it, as
+		// net/http does, instead of serving on.
+		s.mu.Unlock()
+		closeAll()
+		return prudp.ErrServerClosed
+	}
 	s.ctx = ctx
 	type served struct {
 		srv *prudp.Server
@@ -437,9 +445,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error { return s.both((*prudp.Server).Close) }
 
 // both calls f on the authentication and the secure server (those Serve started)
-// and joins their errors.
+// and joins their errors. It marks s closed first, so a Serve still setting up
+// returns prudp.ErrServerClosed instead of starting them.
 func (s *Server) both(f func(*prudp.Server) error) error {
 	s.mu.Lock()
+	s.closed = true
 	a, b := s.authSrv, s.secureSrv
 	s.mu.Unlock()
 	var errs []error
