@@ -2,22 +2,14 @@ package pipboy
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
-)
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"github.com/gamewire/gamewire/internal/testutil"
+)
 
 // specExample is the 59-byte data update of "Type 3: Data Update" in specs/pipboy.md.
 const specExample = `3b000000 03
@@ -26,7 +18,7 @@ const specExample = `3b000000 03
 	08 0c000000 0200 05000000 666f6f00 06000000 68656c6c6f00 0200 03000000 04000000`
 
 func TestSpecExample(t *testing.T) {
-	b := unhex(t, specExample)
+	b := testutil.Unhex(t, specExample)
 	m, n, err := ParseMessage(b, 0)
 	if err != nil || n != len(b) || m.Type != TypeDataUpdate || len(m.Content) != 59 {
 		t.Fatalf("ParseMessage: %v n=%d type=%v len=%d", err, n, m.Type, len(m.Content))
@@ -284,7 +276,7 @@ func TestEntryPrefixes(t *testing.T) {
 }
 
 func TestMessagePrefixes(t *testing.T) {
-	b := unhex(t, specExample)
+	b := testutil.Unhex(t, specExample)
 	for i := range len(b) {
 		if _, _, err := ParseMessage(b[:i], 0); !errors.Is(err, ErrTruncated) {
 			t.Errorf("prefix %d: got %v", i, err)
@@ -313,7 +305,7 @@ func TestMessageBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := unhex(t, tc.in)
+			b := testutil.Unhex(t, tc.in)
 			if _, _, err := ParseMessage(b, tc.max); !errors.Is(err, tc.want) {
 				t.Errorf("ParseMessage: got %v, want %v", err, tc.want)
 			}
@@ -329,7 +321,7 @@ func TestMessageBadInput(t *testing.T) {
 // TestReaderDoesNotTrustSize: a frame claiming 16 MiB with 10 bytes behind it fails
 // without the reader allocating the claimed size.
 func TestReaderDoesNotTrustSize(t *testing.T) {
-	b := append(unhex(t, "00000001 03"), make([]byte, 10)...)
+	b := append(testutil.Unhex(t, "00000001 03"), make([]byte, 10)...)
 	r := NewReader(bytes.NewReader(b))
 	_, err := r.ReadMessage()
 	if !errors.Is(err, ErrTruncated) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // seedEntries adds the first values of the real dump and the spec example as seeds.
@@ -19,7 +21,7 @@ func seedEntries(f *testing.F) {
 		}
 		f.Add(dump[start:it.Offset()])
 	}
-	f.Add(unhex(f, specExample)[HeaderSize:])
+	f.Add(testutil.Unhex(f, specExample)[HeaderSize:])
 }
 
 func FuzzParseEntry(f *testing.F) {
@@ -79,7 +81,7 @@ func FuzzApply(f *testing.F) {
 
 func FuzzParseMessage(f *testing.F) {
 	f.Add(readVector(f, streamFile)[:40])
-	f.Add(unhex(f, specExample))
+	f.Add(testutil.Unhex(f, specExample))
 	f.Add([]byte{0, 0, 0, 0, 0})
 	f.Add([]byte{0, 0, 0, 0, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {

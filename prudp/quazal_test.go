@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 
 	"github.com/gamewire/gamewire/internal/lossy"
 	"github.com/gamewire/gamewire/prudp/crypt"
@@ -263,7 +264,7 @@ func TestQuazalVectorsThroughEngine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := mustHex(t, v.hex)
+			b := testutil.Unhex(t, v.hex)
 			var p pkt
 			n, err := c.parse(b, &p)
 			if err != nil || n != len(b) {
@@ -279,13 +280,4 @@ func TestQuazalVectorsThroughEngine(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustHex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

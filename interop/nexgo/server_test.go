@@ -1,10 +1,11 @@
 package nexgo
 
 import (
-	"encoding/hex"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // TestStartAnswersSYN checks that the harness brings a nex-go server up on loopback: a
@@ -19,7 +20,7 @@ func TestStartAnswersSYN(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	syn := mustHex(t, "ead0011b0000afa1c0000000000047cdc13045c9fda980d5db81456feff1000404010000011000000000000000000000000000000000040100")
+	syn := testutil.Unhex(t, "ead0011b0000afa1c0000000000047cdc13045c9fda980d5db81456feff1000404010000011000000000000000000000000000000000040100")
 	buf := make([]byte, 1500)
 	for try := 0; try < 5; try++ {
 		if _, err := c.Write(syn); err != nil {
@@ -40,13 +41,4 @@ func TestStartAnswersSYN(t *testing.T) {
 		return
 	}
 	t.Fatal("no SYN-ACK from nex-go within 5 tries")
-}
-
-func mustHex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -3,11 +3,10 @@ package health
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
-	"strings"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	"github.com/gamewire/gamewire/nex/rmc"
 )
 
@@ -32,17 +31,9 @@ func TestHealth(t *testing.T) {
 	} {
 		msg, _ := (&rmc.Request{Protocol: rmc.ProtocolHealth, CallID: 1, Method: tt.method, Params: tt.params}).Append(nil)
 		out, err := rmc.Dispatch(context.Background(), mux, &rmc.Peer{}, msg, nil, nil)
-		want := unhex(tt.want)
+		want := testutil.Unhex(t, tt.want)
 		if err != nil || !bytes.Equal(out, want) {
 			t.Errorf("method %d: got %x (%v), want %x", tt.method, out, err, want)
 		}
 	}
-}
-
-func unhex(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
