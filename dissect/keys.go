@@ -3,6 +3,7 @@ package dissect
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,114 +90,144 @@ func ParseKeys(r io.Reader) (*Keys, error) {
 		kw, rest, _ := strings.Cut(text, " ")
 		kw = strings.ToLower(strings.TrimSpace(kw))
 		rest = strings.TrimSpace(stripComment(rest))
-		bad := func(format string, a ...any) error {
-			return fmt.Errorf("%w: line %d (%s): %s", ErrKeysFile, line, kw, fmt.Sprintf(format, a...))
-		}
 		if rest == "" {
-			return nil, bad("missing value")
+			return nil, fmt.Errorf("%w: line %d (%s): missing value", ErrKeysFile, line, kw)
 		}
-		switch kw {
-		case "access-key":
-			k.AccessKeys = append(k.AccessKeys, rest)
-		case "password", "kerberos-key":
-			pidText, val, ok := strings.Cut(rest, " ")
-			if !ok {
-				return nil, bad("want PID and a value")
-			}
-			pid, err := strconv.ParseUint(pidText, 0, 64)
-			if err != nil {
-				return nil, bad("PID %q is not a number", pidText)
-			}
-			val = strings.TrimSpace(val)
-			if kw == "password" {
-				k.Passwords[pid] = val
-				break
-			}
-			key, err := parseHexKey(val, 16)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.KerberosKeys[pid] = key
-		case "session-key":
-			key, err := parseHexKey(rest, 16, 32)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.SessionKeys = append(k.SessionKeys, key)
-		case "hyperscape-key":
-			key, err := parseHexKey(rest, 16)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.HyperscapeKeys = append(k.HyperscapeKeys, key)
-		case "pia-key":
-			key, err := parseHexKey(rest, 16)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.Pia.SessionKeys = append(k.Pia.SessionKeys, key)
-		case "pia-game-key":
-			key, err := parseHexKey(rest, 16)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.Pia.GameKey = key
-		case "pia-version":
-			k.Pia.Version = rest
-		case "pia-network":
-			switch rest {
-			case "nex", "ldn", "lan", "npln":
-				k.Pia.Network = rest
-			default:
-				return nil, bad("network %q is not nex, ldn, lan or npln", rest)
-			}
-		case "pia-network-id":
-			id, err := strconv.ParseUint(rest, 0, 32)
-			if err != nil {
-				return nil, bad("%q is not a 32-bit number", rest)
-			}
-			k.Pia.NetworkID, k.Pia.HasNetworkID = uint32(id), true
-		case "pia-session-param":
-			v, err := strconv.ParseUint(rest, 0, 32)
-			if err != nil {
-				return nil, bad("%q is not a 32-bit number", rest)
-			}
-			k.Pia.SessionParams = append(k.Pia.SessionParams, uint32(v))
-		case "pia-ssid":
-			v, err := parseHexKey(rest, 16)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.Pia.SSIDs = append(k.Pia.SSIDs, v)
-		case "pia-lan-param":
-			v, err := parseHexKey(rest, 1, 2, 4, 8, 16, 32, 64)
-			if err != nil {
-				return nil, bad("%v", err)
-			}
-			k.Pia.LANParams = append(k.Pia.LANParams, v)
-		case "compression":
-			switch rest {
-			case "on", "off":
-				k.Compression = rest
-			case "auto":
-				k.Compression = ""
-			default:
-				return nil, bad("%q is not on, off or auto", rest)
-			}
-		case "pia-gathering-id":
-			id, err := strconv.ParseUint(rest, 0, 32)
-			if err != nil {
-				return nil, bad("%q is not a 32-bit number", rest)
-			}
-			k.Pia.GatheringID = uint32(id)
-		default:
+		known, err := k.set(kw, rest)
+		if !known {
+			known, err = k.Pia.set(kw, rest)
+		}
+		if !known {
 			return nil, fmt.Errorf("%w: line %d: unknown keyword %q", ErrKeysFile, line, kw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d (%s): %v", ErrKeysFile, line, kw, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%w: line %d: %v", ErrKeysFile, line+1, err)
 	}
 	return k, nil
+}
+
+// set applies one line of a PRUDP keyword; known is false for a keyword that is
+// not one of them.
+func (k *Keys) set(kw, rest string) (known bool, err error) {
+	switch kw {
+	case "access-key":
+		k.AccessKeys = append(k.AccessKeys, rest)
+	case "password", "kerberos-key":
+		pidText, val, ok := strings.Cut(rest, " ")
+		if !ok {
+			return true, errors.New("want PID and a value")
+		}
+		pid, err := strconv.ParseUint(pidText, 0, 64)
+		if err != nil {
+			return true, fmt.Errorf("PID %q is not a number", pidText)
+		}
+		val = strings.TrimSpace(val)
+		if kw == "password" {
+			k.Passwords[pid] = val
+			return true, nil
+		}
+		key, err := parseHexKey(val, 16)
+		if err != nil {
+			return true, err
+		}
+		k.KerberosKeys[pid] = key
+	case "session-key":
+		key, err := parseHexKey(rest, 16, 32)
+		if err != nil {
+			return true, err
+		}
+		k.SessionKeys = append(k.SessionKeys, key)
+	case "hyperscape-key":
+		key, err := parseHexKey(rest, 16)
+		if err != nil {
+			return true, err
+		}
+		k.HyperscapeKeys = append(k.HyperscapeKeys, key)
+	case "compression":
+		switch rest {
+		case "on", "off":
+			k.Compression = rest
+		case "auto":
+			k.Compression = ""
+		default:
+			return true, fmt.Errorf("%q is not on, off or auto", rest)
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// set applies one line of a Pia keyword; known is false for a keyword that is
+// not one of them.
+func (p *PiaKeys) set(kw, rest string) (known bool, err error) {
+	u32 := func() (uint32, error) {
+		v, err := strconv.ParseUint(rest, 0, 32)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a 32-bit number", rest)
+		}
+		return uint32(v), nil
+	}
+	switch kw {
+	case "pia-key":
+		key, err := parseHexKey(rest, 16)
+		if err != nil {
+			return true, err
+		}
+		p.SessionKeys = append(p.SessionKeys, key)
+	case "pia-game-key":
+		key, err := parseHexKey(rest, 16)
+		if err != nil {
+			return true, err
+		}
+		p.GameKey = key
+	case "pia-version":
+		p.Version = rest
+	case "pia-network":
+		switch rest {
+		case "nex", "ldn", "lan", "npln":
+			p.Network = rest
+		default:
+			return true, fmt.Errorf("network %q is not nex, ldn, lan or npln", rest)
+		}
+	case "pia-network-id":
+		id, err := u32()
+		if err != nil {
+			return true, err
+		}
+		p.NetworkID, p.HasNetworkID = id, true
+	case "pia-session-param":
+		v, err := u32()
+		if err != nil {
+			return true, err
+		}
+		p.SessionParams = append(p.SessionParams, v)
+	case "pia-ssid":
+		v, err := parseHexKey(rest, 16)
+		if err != nil {
+			return true, err
+		}
+		p.SSIDs = append(p.SSIDs, v)
+	case "pia-lan-param":
+		v, err := parseHexKey(rest, 1, 2, 4, 8, 16, 32, 64)
+		if err != nil {
+			return true, err
+		}
+		p.LANParams = append(p.LANParams, v)
+	case "pia-gathering-id":
+		id, err := u32()
+		if err != nil {
+			return true, err
+		}
+		p.GatheringID = id
+	default:
+		return false, nil
+	}
+	return true, nil
 }
 
 // stripComment removes a trailing " # comment" (a '#' preceded by a space).
