@@ -49,6 +49,7 @@ type tcpdumpSession struct {
 	cmd    *exec.Cmd
 	path   string
 	stderr *bytes.Buffer
+	read   chan struct{} // closed when the stderr reader has finished
 }
 
 func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
@@ -63,10 +64,11 @@ func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &tcpdumpSession{cmd: cmd, path: path, stderr: &bytes.Buffer{}}
+	s := &tcpdumpSession{cmd: cmd, path: path, stderr: &bytes.Buffer{}, read: make(chan struct{})}
 	// Wait for "listening on lo" so no packet is sent before capture starts.
 	ready := make(chan bool, 1)
 	go func() {
+		defer close(s.read)
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
@@ -83,6 +85,7 @@ func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
 	select {
 	case ok := <-ready:
 		if !ok {
+			<-s.read
 			cmd.Wait()
 			msg := "tcpdump could not capture on lo: " + s.stderr.String()
 			if os.Getenv("CI") == "true" {
@@ -92,6 +95,7 @@ func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
 		}
 	case <-time.After(15 * time.Second):
 		cmd.Process.Kill()
+		<-s.read
 		cmd.Wait()
 		t.Fatalf("tcpdump did not start listening within 15 s: %s", s.stderr.String())
 	}
@@ -120,14 +124,15 @@ func (s *tcpdumpSession) stop(t *testing.T) []byte {
 	t.Helper()
 	time.Sleep(200 * time.Millisecond) // let the kernel hand over the last packets
 	s.cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	// Read stderr to its end before Wait closes the pipe; the buffer is ours
+	// once the reader is done.
 	select {
-	case <-done:
+	case <-s.read:
 	case <-time.After(10 * time.Second):
 		s.cmd.Process.Kill()
-		<-done
+		<-s.read
 	}
+	s.cmd.Wait()
 	b, err := os.ReadFile(s.path)
 	if err != nil {
 		t.Fatal(err)
