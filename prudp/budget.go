@@ -15,16 +15,22 @@ import "time"
 const heldOverhead = 64
 
 // bufferingCost is what handling p would add to the session's held bytes:
-// an early packet is copied into the reorder buffer, an in-order fragment
-// other than a message's last grows its unfinished message. Packets that
-// complete a message, or carry none, cost nothing and are never refused by
-// the budget, so a connection can always finish what it holds.
-func bufferingCost(d int, p *pkt) int {
+// an early packet is copied into the reorder buffer; an in-order fragment
+// other than a message's last grows its unfinished message by what the
+// reassembler allocates for it (its inflated size is bounded by
+// maxInflated when payloads are compressed). Packets that complete a
+// message, or carry none, cost nothing and are never refused by the
+// budget, so a connection can always finish what it holds.
+func (s *session) bufferingCost(st *substream, d int, p *pkt) int {
 	switch {
 	case d > 0:
 		return len(p.payload) + heldOverhead
 	case p.typ == typeData && p.fragment != 0:
-		return len(p.payload)
+		n := len(p.payload)
+		if s.xf.inflatesAtDelivery() {
+			n = max(n, maxInflated)
+		}
+		return st.reasm.growth(n)
 	}
 	return 0
 }

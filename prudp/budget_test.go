@@ -127,7 +127,7 @@ func TestBufferBudget(t *testing.T) {
 			}
 		}
 		for i, c := range conns {
-			if h := heldBy(srv, c); h > 256<<10+512<<10+2*payload {
+			if h := heldBy(srv, c); h > 512<<10+512<<10+2*payload {
 				t.Errorf("attacker %d: server holds %d bytes for it", i, h)
 			}
 		}

@@ -276,8 +276,9 @@ type Config struct {
 	// MaxReorderBytes bounds the bytes one connection holds in its reorder
 	// buffers (all substreams together); packets beyond it are dropped
 	// unacknowledged, as beyond ReorderWindow ("reorder_bytes" drops).
-	// Default 256 KiB: about 200 full fragments, more than the send window
-	// of the consoles (about four packets) ever puts in flight.
+	// Default 512 KiB: about 390 full fragments of 1,300 bytes, more than
+	// the largest send window (MaxWindow, 256 packets) puts in flight, so
+	// that an honest peer's early packets are never refused for it.
 	MaxReorderBytes int
 	// MaxUnfinishedBytes bounds the bytes of unfinished messages one
 	// connection holds, all substreams together; the message crossing it

@@ -100,7 +100,7 @@ var engineDefaults = Config{
 	MaxRecvQueue:    8 << 20,
 	MaxBuffer:       64 << 20,
 	BudgetGrace:     time.Second,
-	MaxReorderBytes: 256 << 10,
+	MaxReorderBytes: 512 << 10,
 	MaxConns:        50000,
 	Logger:          slog.New(slog.DiscardHandler),
 }

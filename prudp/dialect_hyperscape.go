@@ -187,6 +187,9 @@ func (t *aesTransform) openArrival(dst, payload []byte, seq uint16) ([]byte, boo
 	return plain, true, err
 }
 
+// inflatesAtDelivery is false: a payload is inflated as it arrives.
+func (t *aesTransform) inflatesAtDelivery() bool { return false }
+
 func (t *aesTransform) openReliable(payload []byte, _ uint8, _ bool) ([]byte, error) {
 	return payload, nil
 }

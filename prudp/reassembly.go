@@ -92,6 +92,19 @@ func (r *reassembler) add(fragment uint32, payload []byte) ([]byte, error) {
 	return nil, nil
 }
 
+// growth is how many bytes of capacity grow would allocate for n more
+// bytes (0 when they fit), or what one refused message may use for them
+// when the reassembler is skipping (0).
+func (r *reassembler) growth(n int) int {
+	if r.skipping || len(r.buf)+n <= cap(r.buf) {
+		return 0
+	}
+	if len(r.buf)+n > r.max {
+		return 0 // refused without storing
+	}
+	return min(max(2*cap(r.buf), len(r.buf)+n, 4096), r.max) - cap(r.buf)
+}
+
 // grow makes room for n more bytes, doubling but never beyond the limit, so
 // that a message's buffer costs at most about twice the limit in total.
 func (r *reassembler) grow(n int) {

@@ -132,7 +132,7 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 	if p.typ == typeData && !s.openArrival(p) {
 		return // refused unacknowledged: an intact copy may still come
 	}
-	if n := bufferingCost(d, p); n > 0 && !s.admit(now, d, n) {
+	if n := s.bufferingCost(st, d, p); n > 0 && !s.admit(now, d, n) {
 		return // refused unacknowledged: the peer resends it
 	}
 	if p.has(flagNeedAck) {

@@ -34,6 +34,10 @@ type payloadTransform interface {
 	// advances the cipher (the payload belongs to a message already
 	// refused) and returns nothing.
 	openReliable(payload []byte, sub uint8, inflate bool) ([]byte, error)
+	// inflatesAtDelivery reports whether openReliable inflates (compressed
+	// payloads of the RC4 and plain transforms), so that what a payload
+	// will take in reassembly is not known before then.
+	inflatesAtDelivery() bool
 	// openUnreliable opens an unreliable payload carrying session id sid;
 	// it may modify payload in place.
 	openUnreliable(payload []byte, seq uint16, sid uint8) ([]byte, error)
@@ -118,6 +122,7 @@ func (t *plainTransform) sealUnreliable(dst, data []byte, _ uint16, _ uint8) ([]
 func (t *plainTransform) openArrival(_, _ []byte, _ uint16) ([]byte, bool, error) {
 	return nil, false, nil
 }
+func (t *plainTransform) inflatesAtDelivery() bool { return t.zlib.on }
 func (t *plainTransform) openReliable(payload []byte, _ uint8, inflate bool) ([]byte, error) {
 	if !inflate {
 		return nil, nil
@@ -192,6 +197,8 @@ func (t *rc4Transform) sealUnreliable(dst, data []byte, seq uint16, sid uint8) (
 func (t *rc4Transform) openArrival(_, _ []byte, _ uint16) ([]byte, bool, error) {
 	return nil, false, nil
 }
+
+func (t *rc4Transform) inflatesAtDelivery() bool { return t.zlib.on }
 
 func (t *rc4Transform) openReliable(payload []byte, sub uint8, inflate bool) ([]byte, error) {
 	t.pairs[sub].dec.XORPacket(payload, payload)
