@@ -32,8 +32,8 @@ const echoMethod = 1
 // datagrams of the same size, and prints the ratios of each cell.
 func echoTable(counts, sizes []int) {
 	key := kerberos.DeriveKey(auth.GuestPassword, uint64(auth.PIDGuest))
-	fmt.Println("\n| server | clients | size | rate | p50 | p99 | server CPU per call |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("\n| server | clients | size | rate | p50 | p99 | server CPU per call | client retransmissions |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	type cell struct{ gw, ng, udp figure }
 	var cells []cell
 	for _, n := range counts {
@@ -47,6 +47,7 @@ func echoTable(counts, sizes []int) {
 				if err != nil {
 					return nil, err
 				}
+				rowConns = append(rowConns, s.Conn)
 				return func(ctx context.Context) error {
 					out, err := s.RMC.Call(ctx, echoProtocol, echoMethod, params)
 					if err != nil {
@@ -63,6 +64,7 @@ func echoTable(counts, sizes []int) {
 				if err != nil {
 					return nil, err
 				}
+				rowConns = append(rowConns, conn)
 				var call atomic.Uint32
 				return func(ctx context.Context) error {
 					r := rmcframe.Request(echoProtocol, call.Add(1), echoMethod, size, 0)

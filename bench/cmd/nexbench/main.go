@@ -108,8 +108,8 @@ func main() {
 // pingRows measures whole logins and Health PingDaemon calls against gamewire, and
 // nex-go's echo endpoint with empty parameters.
 func pingRows() {
-	fmt.Println("| measurement | rate | p50 | p99 | server CPU per operation |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| measurement | rate | p50 | p99 | server CPU per operation | client retransmissions |")
+	fmt.Println("|---|---|---|---|---|---|")
 	key := kerberos.DeriveKey(auth.GuestPassword, uint64(auth.PIDGuest))
 	row("gamewire: full logins (client key pre-derived)", "logins/s", func(c *harness.Child) (op, error) {
 		return func(ctx context.Context) error {
@@ -127,6 +127,7 @@ func pingRows() {
 		if err != nil {
 			return nil, err
 		}
+		rowConns = append(rowConns, s.Conn)
 		return func(ctx context.Context) error {
 			_, err := s.RMC.Call(ctx, rmc.ProtocolHealth, health.MethodPingDaemon, nil)
 			return err
@@ -137,6 +138,7 @@ func pingRows() {
 		if err != nil {
 			return nil, err
 		}
+		rowConns = append(rowConns, conn)
 		var call atomic.Uint32
 		return func(ctx context.Context) error {
 			req := rmcframe.Request(uint8(rmc.ProtocolHealth), call.Add(1), uint32(health.MethodPingDaemon), rmcframe.HeaderSize, 0)
@@ -154,6 +156,10 @@ func pingRows() {
 		fmt.Printf("\nRMC calls: gamewire / nex-go = %.2fx calls/s, %.2fx server CPU per call\n", gw.rate/ng.rate, float64(gw.cpu)/float64(ng.cpu))
 	}
 }
+
+// rowConns are the PRUDP connections of the row being measured, whose retransmissions
+// the row reports; setup functions append theirs.
+var rowConns []*prudp.Conn
 
 // op is one operation of a client's closed loop.
 type op func(ctx context.Context) error
@@ -173,6 +179,7 @@ func row(name, unit string, setup func(*harness.Child) (op, error), kind string)
 		return figure{}
 	}
 	defer c.Stop()
+	rowConns = rowConns[:0]
 	ops := make([]op, *clients)
 	for i := range ops {
 		if ops[i], err = setup(c); err != nil {
@@ -192,7 +199,11 @@ func row(name, unit string, setup func(*harness.Child) (op, error), kind string)
 		return figure{}
 	}
 	f := figure{rate: float64(len(all)) / elapsed.Seconds(), cpu: cpu / time.Duration(len(all)), p99: all.Quantile(0.99)}
-	fmt.Printf("| %s | %.0f %s | %s | %s | %s |\n", name, f.rate, unit, all.Quantile(0.5), all.Quantile(0.99), f.cpu)
+	var resent uint64
+	for _, c := range rowConns {
+		resent += c.Stats().Retransmits
+	}
+	fmt.Printf("| %s | %.0f %s | %s | %s | %s | %d |\n", name, f.rate, unit, all.Quantile(0.5), all.Quantile(0.99), f.cpu, resent)
 	return f
 }
 
