@@ -42,6 +42,7 @@ var (
 	sizesF    = flag.String("sizes", "", "RMC message sizes in bytes (header included) for the echo table; empty: no echo table")
 	ping      = flag.Bool("ping", true, "measure logins and Health PingDaemon calls")
 	idle      = flag.Int("idle", 0, "logged-in secure connections to hold idle while the server's RSS is read (0: none)")
+	heapProf  = flag.String("heap-profile", "", "with -idle: the server child writes a heap profile of the logged-in connections here")
 	duration  = flag.Duration("duration", 3*time.Second, "measuring time per figure")
 	clients   = new(int)
 )
@@ -59,6 +60,7 @@ func main() {
 	switch *serveKind {
 	case "":
 	case "gamewire":
+		freeOnSignal()
 		addr, err := serveGamewire()
 		if err != nil {
 			log.Fatal(err)
