@@ -4,8 +4,15 @@
 // of RMC calls against nex-go v2.3.1's secure endpoint (which echoes them). The servers run
 // as child processes of this binary so their CPU time is read from /proc.
 //
+// With -sizes it also measures RMC calls of a handler that echoes its parameters
+// (registered on nex.Server's Mux, declared non-blocking, so answered inline) at each
+// client count and message size, against nex-go's echo endpoint and a plain UDP echo
+// of datagrams of the same size (the ceiling), and prints the ratios.
+//
 //	go run ./cmd/nexbench                       # 16 clients, 3 s per measurement
 //	go run ./cmd/nexbench -clients 16 -duration 5s
+//	go run ./cmd/nexbench -ping=false -clients 16,256 -sizes 64,1024
+//	go run ./cmd/nexbench -idle 2000            # RSS per idle logged-in secure connection
 package main
 
 import (
@@ -31,8 +38,13 @@ import (
 
 var (
 	serveKind = flag.String("serve", "", "internal: run as the server child of this kind (gamewire or nexgo)")
-	clients   = flag.Int("clients", 16, "concurrent clients")
+	clientsF  = flag.String("clients", "16", "concurrent clients (a comma-separated list for the echo table; logins and PingDaemon use the first)")
+	sizesF    = flag.String("sizes", "", "RMC message sizes in bytes (header included) for the echo table; empty: no echo table")
+	ping      = flag.Bool("ping", true, "measure logins and Health PingDaemon calls")
+	idle      = flag.Int("idle", 0, "logged-in secure connections to hold idle while the server's RSS is read (0: none)")
+	heapProf  = flag.String("heap-profile", "", "with -idle: the server child writes a heap profile of the logged-in connections here")
 	duration  = flag.Duration("duration", 3*time.Second, "measuring time per figure")
+	clients   = new(int)
 )
 
 const accessKey = "3d37fbdb"
@@ -48,7 +60,15 @@ func main() {
 	switch *serveKind {
 	case "":
 	case "gamewire":
+		freeOnSignal()
 		addr, err := serveGamewire()
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("listening", addr)
+		select {}
+	case "udpecho":
+		addr, err := serveUDPEcho()
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -66,9 +86,32 @@ func main() {
 		log.Fatalf("nexbench: unknown server kind %q", *serveKind)
 	}
 
-	fmt.Printf("# nexbench %s, %d clients, %s per figure, NEX V1\n\n", time.Now().UTC().Format(time.RFC3339), *clients, *duration)
-	fmt.Println("| measurement | rate | p50 | p99 | server CPU per operation |")
-	fmt.Println("|---|---|---|---|---|")
+	counts, err := ints(*clientsF)
+	if err != nil || len(counts) == 0 {
+		log.Fatalf("nexbench: -clients: %v", err)
+	}
+	sizes, err := ints(*sizesF)
+	if err != nil {
+		log.Fatalf("nexbench: -sizes: %v", err)
+	}
+	*clients = counts[0]
+	fmt.Printf("# nexbench %s, %s clients, %s per figure, NEX V1, load average %s\n\n", time.Now().UTC().Format(time.RFC3339), *clientsF, *duration, loadAverage())
+	if *ping {
+		pingRows()
+	}
+	if len(sizes) > 0 {
+		echoTable(counts, sizes)
+	}
+	if *idle > 0 {
+		idleConnections(*idle)
+	}
+}
+
+// pingRows measures whole logins and Health PingDaemon calls against gamewire, and
+// nex-go's echo endpoint with empty parameters.
+func pingRows() {
+	fmt.Println("| measurement | rate | p50 | p99 | server CPU per operation | client retransmissions |")
+	fmt.Println("|---|---|---|---|---|---|")
 	key := kerberos.DeriveKey(auth.GuestPassword, uint64(auth.PIDGuest))
 	row("gamewire: full logins (client key pre-derived)", "logins/s", func(c *harness.Child) (op, error) {
 		return func(ctx context.Context) error {
@@ -86,6 +129,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
+		rowConns = append(rowConns, s.Conn)
 		return func(ctx context.Context) error {
 			_, err := s.RMC.Call(ctx, rmc.ProtocolHealth, health.MethodPingDaemon, nil)
 			return err
@@ -96,6 +140,7 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
+		rowConns = append(rowConns, conn)
 		var call atomic.Uint32
 		return func(ctx context.Context) error {
 			req := rmcframe.Request(uint8(rmc.ProtocolHealth), call.Add(1), uint32(health.MethodPingDaemon), rmcframe.HeaderSize, 0)
@@ -114,12 +159,17 @@ func main() {
 	}
 }
 
+// rowConns are the PRUDP connections of the row being measured, whose retransmissions
+// the row reports; setup functions append theirs.
+var rowConns []*prudp.Conn
+
 // op is one operation of a client's closed loop.
 type op func(ctx context.Context) error
 
 type figure struct {
 	rate float64
 	cpu  time.Duration
+	p99  time.Duration
 }
 
 // row runs *clients closed loops of the operations setup returns against a fresh server
@@ -131,6 +181,7 @@ func row(name, unit string, setup func(*harness.Child) (op, error), kind string)
 		return figure{}
 	}
 	defer c.Stop()
+	rowConns = rowConns[:0]
 	ops := make([]op, *clients)
 	for i := range ops {
 		if ops[i], err = setup(c); err != nil {
@@ -149,8 +200,12 @@ func row(name, unit string, setup func(*harness.Child) (op, error), kind string)
 		fmt.Printf("| %s | error: %v | | | |\n", name, err)
 		return figure{}
 	}
-	f := figure{rate: float64(len(all)) / elapsed.Seconds(), cpu: cpu / time.Duration(len(all))}
-	fmt.Printf("| %s | %.0f %s | %s | %s | %s |\n", name, f.rate, unit, all.Quantile(0.5), all.Quantile(0.99), f.cpu)
+	f := figure{rate: float64(len(all)) / elapsed.Seconds(), cpu: cpu / time.Duration(len(all)), p99: all.Quantile(0.99)}
+	var resent uint64
+	for _, c := range rowConns {
+		resent += c.Stats().Retransmits
+	}
+	fmt.Printf("| %s | %.0f %s | %s | %s | %s | %d |\n", name, f.rate, unit, all.Quantile(0.5), all.Quantile(0.99), f.cpu, resent)
 	return f
 }
 
@@ -172,7 +227,11 @@ func serveGamewire() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srv := &nex.Server{Config: prudp.Config{AccessKey: accessKey}, Accounts: accounts}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(echoProtocol, rmc.NonBlocking(rmc.HandlerFunc(func(_ context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+		return append(out, c.Params...), nil
+	})))
+	srv := &nex.Server{Config: prudp.Config{AccessKey: accessKey}, Accounts: accounts, Mux: mux}
 	go srv.Serve(authPC, securePC)
 	return authPC.LocalAddr().String(), nil
 }

@@ -7,6 +7,9 @@
 //	go build -o /tmp/nexprof ./cmd/nexprof
 //	/tmp/nexprof -role server -d 8s & /tmp/nexprof -role client -d 8s; wait
 //	go tool pprof -top /tmp/nexprof /tmp/nexsrv.prof
+//
+// With -size N the clients call nexbench's RMC echo (a handler on the server's Mux that
+// returns its parameters) with N-byte requests instead.
 package main
 
 import (
@@ -39,6 +42,14 @@ var (
 	cpuProf = flag.String("cpuprofile", "/tmp/nexsrv.prof", "server: CPU profile file")
 	memProf = flag.String("memprofile", "", "server: allocation profile file (every allocation sampled: slows the server)")
 	clients = flag.Int("clients", 16, "client: concurrent clients")
+	size    = flag.Int("size", 0, "client: call nexbench's RMC echo (protocol 0x66, registered non-blocking on the server's Mux) with requests of this many bytes, header included, instead of Health PingDaemon")
+)
+
+// echoProtocol and echoMethod are nexbench's RMC echo call.
+const (
+	echoProtocol = 0x66
+	echoMethod   = 1
+	rmcHeader    = 13 // u32 size, u8 protocol, u32 call id, u32 method id
 )
 
 func main() {
@@ -77,7 +88,11 @@ func server() error {
 	if err != nil {
 		return err
 	}
-	srv := &nex.Server{Config: prudp.Config{AccessKey: accessKey}, Accounts: accounts}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(echoProtocol, rmc.NonBlocking(rmc.HandlerFunc(func(_ context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+		return append(out, c.Params...), nil
+	})))
+	srv := &nex.Server{Config: prudp.Config{AccessKey: accessKey}, Accounts: accounts, Mux: mux}
 	go srv.Serve(a, b)
 	time.Sleep(3 * time.Second) // the clients log in
 	f, err := os.Create(*cpuProf)
@@ -129,8 +144,12 @@ func client() {
 				return
 			}
 			defer s.Conn.Abort()
+			protocol, method, params := uint16(rmc.ProtocolHealth), uint32(health.MethodPingDaemon), []byte(nil)
+			if *size > 0 {
+				protocol, method, params = echoProtocol, echoMethod, make([]byte, max(*size-rmcHeader, 0))
+			}
 			for time.Now().Before(deadline) {
-				if _, err := s.RMC.Call(ctx, rmc.ProtocolHealth, health.MethodPingDaemon, nil); err != nil {
+				if _, err := s.RMC.Call(ctx, protocol, method, params); err != nil {
 					return // the server has stopped
 				}
 				n.Add(1)

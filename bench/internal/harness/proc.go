@@ -87,6 +87,9 @@ func (c *Child) Stop() {
 	}
 }
 
+// Signal sends sig to the child.
+func (c *Child) Signal(sig os.Signal) error { return c.cmd.Process.Signal(sig) }
+
 // read returns a procfs file's current contents.
 func read(f *os.File) ([]byte, error) {
 	buf := make([]byte, 0, 4096)
