@@ -1,0 +1,36 @@
+package storetest
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// BenchmarkAutoMatchmake: 64 goroutines each auto-matchmaking into sessions of
+// 8 and leaving again, on a store made by open; reports matchmakes/s (an
+// auto-matchmake and its leave).
+func BenchmarkAutoMatchmake(b *testing.B, open func(b *testing.B) matchmaking.Store) {
+	m := open(b)
+	ctx := context.Background()
+	b.SetParallelism(32) // 64 goroutines on 2 CPUs
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		pid := types.PID(10000 + next.Add(1))
+		for pb.Next() {
+			c, _, err := m.AutoMatchmake(ctx, nil, Session(8), Participant(pid))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := m.Leave(ctx, c.Session.ID, pid); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "matchmakes/s")
+}
