@@ -96,7 +96,6 @@ func TestQueryPlans(t *testing.T) {
 	srv := pgtest.Start(t)
 	s := openFresh(t, srv)
 	ctx := context.Background()
-	const n = 100_000
 	fill := []string{
 		`INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
 			SELECT 1 + i % 4, 10000 + i, 0, (i * 7) % 50000, 4294967295 - (i * 7) % 50000, i % 4, NULL, '\x00', 0, i
