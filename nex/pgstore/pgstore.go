@@ -109,6 +109,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
+// Redact returns dsn with its password, if any, replaced by "xxxxx", for
+// messages and logs.
+func Redact(dsn string) string { return redact(dsn) }
+
 // redact hides a password in a DSN for error messages.
 func redact(dsn string) string {
 	if u, err := pgconn.ParseConfig(dsn); err == nil && u.Password != "" {
