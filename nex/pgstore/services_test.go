@@ -201,3 +201,32 @@ func BenchmarkAutoMatchmake(b *testing.B) {
 		return s.Matchmaking()
 	})
 }
+
+// TestStatementTimeout: every pooled connection runs with the default
+// statement timeout, and one given in the URL replaces it.
+func TestStatementTimeout(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	dsn := srv.NewDatabase(t)
+	for _, tc := range []struct{ dsn, want string }{{dsn, "10s"}, {dsn + " statement_timeout=1500", "1500ms"}} {
+		s, err := Open(ctx, tc.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = s.pool.QueryRow(ctx, `SHOW statement_timeout`).Scan(&got)
+		s.Close()
+		if err != nil || got != tc.want {
+			t.Fatalf("%s: statement_timeout %q, %v; want %q", tc.dsn, got, err, tc.want)
+		}
+	}
+	// A statement past the timeout fails.
+	s, err := Open(ctx, dsn+" statement_timeout=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `SELECT pg_sleep(2)`); err == nil || !strings.Contains(err.Error(), "statement timeout") {
+		t.Fatalf("pg_sleep(2) with a 100 ms timeout: %v", err)
+	}
+}
