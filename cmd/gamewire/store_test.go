@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/internal/pgtest"
 	"github.com/gamewire/gamewire/nex/pgstore"
@@ -25,21 +28,44 @@ func postgresURL(t *testing.T, dsn string) string {
 	return "postgres://" + kv["user"] + "@/" + kv["dbname"] + "?host=" + url.QueryEscape(kv["host"]) + "&sslmode=disable"
 }
 
-// TestServePostgres: serve --store postgres://... keeps rankings and DataStore
-// metadata in PostgreSQL (a guest login, a ranking upload and get, a DataStore
-// put and get), DataStore bodies in --data, and nothing in an SQLite file.
+// TestServePostgres: accounts --store adds an account to a PostgreSQL
+// database; serve --store postgres://... logs it in and keeps rankings and
+// DataStore metadata there (a ranking upload and get, a DataStore put and get),
+// DataStore bodies in --data, and nothing in an SQLite file.
 func TestServePostgres(t *testing.T) {
 	srv := pgtest.Start(t)
 	store := postgresURL(t, srv.NewDatabase(t))
 	dir := t.TempDir()
+	// accounts --store manages the same database.
+	if out, err := runAccountsCLI(t, "", "accounts", "add", "--store", store, "--name", "alice", "--password", "a secret"); err != nil ||
+		!strings.Contains(out, `added account PID 1000 name "alice"`) {
+		t.Fatalf("accounts add --store: %v\n%s", err, out)
+	}
+	if out, err := runAccountsCLI(t, "", "accounts", "list", "--store", store); err != nil || !strings.Contains(out, "alice") || !strings.Contains(out, "guest") {
+		t.Fatalf("accounts list --store: %v\n%s", err, out)
+	}
+	if _, err := runAccountsCLI(t, "", "accounts", "list", "--store", "sqlite:///x"); err == nil {
+		t.Fatal("accounts list --store sqlite:///x succeeded")
+	}
 	addr, out, stop := startServeNEX(t, dir, "--store", store)
 	if !strings.Contains(out.String(), "postgres://") {
 		t.Fatalf("banner does not name the PostgreSQL store:\n%s", out)
 	}
+	alice := guestLogin()
+	alice.user, alice.password = "alice", "a secret"
+	ctx, cancel := context.WithTimeout(context.Background(), alice.timeout)
+	sess, err := alice.login(ctx, addr)
+	cancel()
+	if err != nil || sess.PID != 1000 {
+		t.Fatalf("login as alice: %v", err)
+	}
+	closeSession(sess)
+	var cmd *cobra.Command
+	var cout *bytes.Buffer
 
 	nexRankingUpload = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
 		order: "desc", update: "best", groups: "1,2", param: 9}
-	cmd, cout := clientCmd()
+	cmd, cout = clientCmd()
 	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
 		t.Fatalf("upload: %v\n%s", err, cout)
 	}
@@ -69,7 +95,7 @@ func TestServePostgres(t *testing.T) {
 	stop()
 
 	// What serve stored is in the database; the body in --data; no SQLite file.
-	ctx := context.Background()
+	ctx = context.Background()
 	s, err := pgstore.Open(ctx, store)
 	if err != nil {
 		t.Fatal(err)
