@@ -56,7 +56,7 @@ func TestDataStoreSuite(t *testing.T) {
 }
 
 func BenchmarkAutoMatchmakeSuite(b *testing.B) {
-	storetest.BenchmarkAutoMatchmake(b, func(b *testing.B) matchmaking.Store {
+	storetest.BenchmarkAutoMatchmake(b, func(b *testing.B) []matchmaking.Store {
 		s, _, err := accounts.Open(context.Background(), b.TempDir())
 		if err != nil {
 			b.Fatal(err)
@@ -66,6 +66,6 @@ func BenchmarkAutoMatchmakeSuite(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { m.Close(); s.Close() })
-		return m
+		return []matchmaking.Store{m}
 	})
 }

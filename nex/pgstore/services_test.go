@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,17 +190,27 @@ func explainCandidates(t *testing.T, s *Store, where string, args []any) string 
 	return explain(t, s, query, append(args, 2147483647, 0)...)
 }
 
-// BenchmarkAutoMatchmake is storetest.BenchmarkAutoMatchmake on PostgreSQL.
+// BenchmarkAutoMatchmake is storetest.BenchmarkAutoMatchmake on PostgreSQL:
+// one pool, and three pools on one database (three secure nodes).
 func BenchmarkAutoMatchmake(b *testing.B) {
 	srv := pgtest.Start(b)
-	storetest.BenchmarkAutoMatchmake(b, func(b *testing.B) matchmaking.Store {
-		s, err := Open(context.Background(), srv.NewDatabase(b))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Close() })
-		return s.Matchmaking()
-	})
+	for _, nodes := range []int{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			storetest.BenchmarkAutoMatchmake(b, func(b *testing.B) []matchmaking.Store {
+				dsn := srv.NewDatabase(b)
+				out := make([]matchmaking.Store, nodes)
+				for i := range out {
+					s, err := Open(context.Background(), dsn)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { s.Close() })
+					out[i] = s.Matchmaking()
+				}
+				return out
+			})
+		})
+	}
 }
 
 // TestStatementTimeout: every pooled connection runs with the default
