@@ -196,11 +196,18 @@ func loadRow(ctx context.Context, q querier, gid uint32, lock bool) (row, error)
 	return r, err
 }
 
+const participantsQuery = `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = $1 ORDER BY joined, pid`
+
 func loadParticipants(ctx context.Context, q querier, gid uint32) ([]matchmaking.Participant, error) {
-	rows, err := q.Query(ctx, `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = $1 ORDER BY joined, pid`, int64(gid))
+	rows, err := q.Query(ctx, participantsQuery, int64(gid))
 	if err != nil {
 		return nil, err
 	}
+	return scanParticipants(rows)
+}
+
+// scanParticipants reads the rows of participantsQuery and closes them.
+func scanParticipants(rows pgx.Rows) ([]matchmaking.Participant, error) {
 	defer rows.Close()
 	var out []matchmaking.Participant
 	for rows.Next() {
@@ -216,28 +223,52 @@ func loadParticipants(ctx context.Context, q querier, gid uint32) ([]matchmaking
 	return out, rows.Err()
 }
 
-// save writes r back with the next seq and returns the change.
-func save(ctx context.Context, tx pgx.Tx, r *row) (matchmaking.Change, error) {
+// save writes r back with the next seq and returns the change. The update
+// and the read of the participants go in one round trip (a pipeline), as do
+// the statements in before, queued ahead of them (a join's insert).
+func save(ctx context.Context, tx pgx.Tx, r *row, before ...queued) (matchmaking.Change, error) {
 	blob, err := encodeSession(&r.s)
 	if err != nil {
 		return matchmaking.Change{}, err
 	}
 	r.seq++
-	_, err = tx.Exec(ctx, `UPDATE mm_gatherings SET owner = $1, game_mode = $2, system_type = $3, max_p = $4, count = $5,
+	var b pgx.Batch
+	for _, q := range before {
+		b.Queue(q.sql, q.args...)
+	}
+	b.Queue(`UPDATE mm_gatherings SET owner = $1, game_mode = $2, system_type = $3, max_p = $4, count = $5,
 		open = $6, system_pw = $7, seq = $8, blob = $9 WHERE gid = $10`,
 		int64(r.s.Owner), int64(r.s.GameMode), int64(r.s.MatchmakeSystemType), int32(r.s.MaxParticipants), int64(r.s.ParticipationCount),
 		r.s.OpenParticipation, r.systemPW, r.seq, blob, int64(r.s.ID))
+	b.Queue(participantsQuery, int64(r.s.ID))
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	for range len(before) + 1 {
+		if _, err := br.Exec(); err != nil {
+			return matchmaking.Change{}, err
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return matchmaking.Change{}, err
 	}
-	ps, err := loadParticipants(ctx, tx, r.s.ID)
-	return matchmaking.Change{Session: r.s, Participants: ps, Seq: uint64(r.seq)}, err
+	ps, err := scanParticipants(rows)
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	return matchmaking.Change{Session: r.s, Participants: ps, Seq: uint64(r.seq)}, br.Close()
 }
 
-func insertParticipant(ctx context.Context, tx pgx.Tx, gid uint32, p matchmaking.Participant, seq int64) error {
-	_, err := tx.Exec(ctx, `INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		int64(gid), int64(p.PID), int32(max(p.Slots, 1)), p.Message, p.Node, int64(p.Conn), seq)
-	return err
+// queued is a statement to send in save's pipeline.
+type queued struct {
+	sql  string
+	args []any
+}
+
+// insertParticipant is the statement adding p to gathering gid.
+func insertParticipant(gid uint32, p matchmaking.Participant, seq int64) queued {
+	return queued{`INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		[]any{int64(gid), int64(p.PID), int32(max(p.Slots, 1)), p.Message, p.Node, int64(p.Conn), seq}}
 }
 
 // create inserts s with p as owner and first participant.
@@ -268,11 +299,8 @@ func create(ctx context.Context, tx pgx.Tx, s matchmaking.MatchmakeSession, p ma
 		return matchmaking.Change{}, fmt.Errorf("gathering ids exhausted (%d)", id)
 	}
 	s.ID = uint32(id)
-	if err := insertParticipant(ctx, tx, s.ID, p, 1); err != nil {
-		return matchmaking.Change{}, err
-	}
 	r := row{s: s, seq: 0}
-	c, err := save(ctx, tx, &r)
+	c, err := save(ctx, tx, &r, insertParticipant(s.ID, p, 1))
 	c.Joined = &p
 	return c, err
 }
@@ -313,10 +341,7 @@ func join(ctx context.Context, tx pgx.Tx, r *row, p matchmaking.Participant, pw 
 		}
 	}
 	r.s.ParticipationCount += slots
-	if err := insertParticipant(ctx, tx, gid, p, r.seq+1); err != nil {
-		return matchmaking.Change{}, err
-	}
-	c, err := save(ctx, tx, r)
+	c, err := save(ctx, tx, r, insertParticipant(gid, p, r.seq+1))
 	c.Joined = &p
 	return c, err
 }
@@ -450,10 +475,9 @@ func (m *MatchmakeStore) AutoMatchmake(ctx context.Context, criteria []matchmaki
 	err = m.tx(ctx, "auto-matchmake", func(tx pgx.Tx) error {
 		created = false
 		if narrow {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(autoLock)); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(autoKeyClass), modeKey(gm, st)); err != nil {
+			// One round trip; the shared lock is taken first (left to right).
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1), pg_advisory_xact_lock($2, $3)`,
+				int64(autoLock), int32(autoKeyClass), modeKey(gm, st)); err != nil {
 				return err
 			}
 		} else if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(autoLock)); err != nil {
@@ -520,11 +544,12 @@ func leave(ctx context.Context, tx pgx.Tx, r *row, pid types.PID) (matchmaking.C
 	if left == nil {
 		return matchmaking.Change{}, fmt.Errorf("%w: PID %d is not in gathering %d", matchmaking.ResultNotParticipatedGathering, pid, gid)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM mm_participants WHERE gid = $1 AND pid = $2`, int64(gid), int64(pid)); err != nil {
-		return matchmaking.Change{}, err
-	}
+	del := queued{`DELETE FROM mm_participants WHERE gid = $1 AND pid = $2`, []any{int64(gid), int64(pid)}}
 	r.s.ParticipationCount -= min(r.s.ParticipationCount, uint32(left.SlotCount()))
 	if len(rest) == 0 || (pid == r.s.Owner && r.s.Flags&matchmaking.FlagMigrateOwner == 0) {
+		if _, err := tx.Exec(ctx, del.sql, del.args...); err != nil {
+			return matchmaking.Change{}, err
+		}
 		c, err := remove(ctx, tx, r)
 		c.Left = left
 		return c, err
@@ -537,7 +562,7 @@ func leave(ctx context.Context, tx pgx.Tx, r *row, pid types.PID) (matchmaking.C
 			r.s.Host = rest[0].PID
 		}
 	}
-	c, err := save(ctx, tx, r)
+	c, err := save(ctx, tx, r, del)
 	c.Left, c.PrevOwner = left, prev
 	return c, err
 }
