@@ -19,6 +19,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -35,11 +36,14 @@ Only keys derived from passwords are stored; passwords are never printed.
   gamewire accounts list   [--data DIR]
   gamewire accounts passwd [--data DIR] NAME|PID [--password P | --password-stdin]
 
-Without --password, the password is asked for on the terminal.`,
+Without --password, the password is asked for on the terminal. With --store
+postgres://..., the commands work on the PostgreSQL database serve --store uses
+(docs/deploy.md) instead.`,
 }
 
 var accountsFlags struct {
 	data          string
+	store         string
 	pid           uint64
 	name          string
 	password      string
@@ -49,6 +53,7 @@ var accountsFlags struct {
 func init() {
 	pf := accountsCmd.PersistentFlags()
 	pf.StringVar(&accountsFlags.data, "data", "", "data directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+	pf.StringVar(&accountsFlags.store, "store", "", "the PostgreSQL database serve --store uses (postgres://...) instead of SQLite in --data")
 
 	add := &cobra.Command{Use: "add", Short: "Add an account", Args: cobra.NoArgs, RunE: runAccountsAdd}
 	add.Flags().Uint64Var(&accountsFlags.pid, "pid", 0, "principal id (default: the next free one, from 1000)")
@@ -93,7 +98,22 @@ const (
 	storeReadOnly                  // list: read only
 )
 
-func openAccounts(cmd *cobra.Command, mode storeMode) (*accounts.Store, error) {
+// accountManager is what add, list and passwd need of a store (accounts.Store,
+// pgstore.Store).
+type accountManager interface {
+	Add(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
+	SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error)
+	List(ctx context.Context) ([]accounts.Info, error)
+	Close() error
+}
+
+func openAccounts(cmd *cobra.Command, mode storeMode) (accountManager, error) {
+	if st := accountsFlags.store; st != "" {
+		if !isPostgres(st) {
+			return nil, fmt.Errorf("--store %q: want a postgres:// or postgresql:// URL (the SQLite store is chosen with --data)", st)
+		}
+		return pgstore.Open(cmd.Context(), st) // applies the schema's migrations, as serve does
+	}
 	opts := &accounts.Options{
 		ReadOnly: mode == storeReadOnly,
 		NoCreate: mode == storeExisting,
@@ -156,13 +176,13 @@ func runAccountsAdd(cmd *cobra.Command, _ []string) error {
 	if err := accounts.CheckName(accountsFlags.name); err != nil {
 		return err // before asking for a password
 	}
-	return changeAccount(cmd, storeCreate, "added account", func(s *accounts.Store, password string) (auth.Account, error) {
+	return changeAccount(cmd, storeCreate, "added account", func(s accountManager, password string) (auth.Account, error) {
 		return s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
 	})
 }
 
 func runAccountsPasswd(cmd *cobra.Command, args []string) error {
-	return changeAccount(cmd, storeExisting, "changed the password of", func(s *accounts.Store, password string) (auth.Account, error) {
+	return changeAccount(cmd, storeExisting, "changed the password of", func(s accountManager, password string) (auth.Account, error) {
 		return s.SetPassword(cmd.Context(), args[0], password)
 	})
 }
@@ -170,7 +190,7 @@ func runAccountsPasswd(cmd *cobra.Command, args []string) error {
 // changeAccount is what add and passwd share: it reads the password (before opening
 // the store, so a refused password creates nothing), applies change, and prints
 // what was done to which account.
-func changeAccount(cmd *cobra.Command, mode storeMode, did string, change func(s *accounts.Store, password string) (auth.Account, error)) error {
+func changeAccount(cmd *cobra.Command, mode storeMode, did string, change func(s accountManager, password string) (auth.Account, error)) error {
 	password, err := readPassword(cmd)
 	if err != nil {
 		return err

@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// startServeNEX runs `gamewire serve` with its data in dir until the test
-// ends (or stop is called), and returns the authentication address.
+// startServeNEX runs `gamewire serve` with its data in dir (and the flags in
+// extra) until the test ends (or stop is called), and returns the
+// authentication address.
 func startServeNEX(t *testing.T, dir string, extra ...string) (addr string, out *syncWriter, stop func()) {
 	t.Helper()
 	addr, secure, ds := freeUDPAddr(t), freeUDPAddr(t), freeTCPAddr(t)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gamewire/gamewire/nex"
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -28,6 +26,7 @@ import (
 var serveNEXFlags struct {
 	secureListen string
 	data         string
+	store        string
 	dsListen     string
 	dsURL        string
 	role         string
@@ -39,6 +38,7 @@ var serveNEXFlags struct {
 func init() {
 	f := serveCmd.Flags()
 	f.StringVar(&serveNEXFlags.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
+	f.StringVar(&serveNEXFlags.store, "store", "", "keep accounts, nodes, matchmaking, rankings and DataStore metadata in this PostgreSQL database (postgres://...) instead of SQLite in --data; DataStore bodies stay in --data")
 	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
 	f.StringVar(&serveNEXFlags.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
 	f.StringVar(&serveNEXFlags.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
@@ -58,7 +58,8 @@ datastore.
 Several processes can run one game (docs/deploy.md): --role auth runs only the
 authentication server and hands each login the least-loaded live secure node
 registered in the store; --role secure runs one secure node, which registers its
-station url and load there every --heartbeat and withdraws when it stops.`
+station url and load there every --heartbeat and withdraws when it stops. Nodes on
+several machines share one PostgreSQL database: --store postgres://...`
 }
 
 // runServeNEX runs the NEX authentication and secure servers (docs/nex.md): on
@@ -81,19 +82,16 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		// --max-buffer.
 		cfg.MaxBuffer = max(cfg.MaxBuffer/2, 1)
 	}
-	store, created, err := openStore(cmd.Context(), serveNEXFlags.data)
+	// Accounts, nodes, matchmaking, rankings and DataStore metadata live in one
+	// database: SQLite in --data, or PostgreSQL with --store (docs/deploy.md).
+	store, err := openBackend(cmd.Context(), serveNEXFlags.data, serveNEXFlags.store)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
-	// Matchmaking state lives in the same database (docs/nex.md).
-	mm, err := store.Matchmaking()
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	defer mm.Close()
-	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: namesOrPIDs{store}, Logger: cfg.Logger,
-		SecureHost: serveNEXFlags.secureHost, Matchmaking: mm, Role: role, Nodes: store, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
+	created := store.Created
+	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
+		SecureHost: serveNEXFlags.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
 	if role != nex.RoleAuth {
@@ -146,18 +144,18 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	if l != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s virtual port 1, secure server on virtual port 2, access key %q, accounts in %s%s\n",
-			cfg.Dialect, where, cfg.AccessKey, store.Path(), note)
+			cfg.Dialect, where, cfg.AccessKey, store.Where, note)
 	} else {
 		switch role {
 		case nex.RoleAuth:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s (role auth: logins go to the secure nodes registered in %s), access key %q%s\n",
-				cfg.Dialect, authPC.LocalAddr(), store.Path(), cfg.AccessKey, note)
+				cfg.Dialect, authPC.LocalAddr(), store.Where, cfg.AccessKey, note)
 		case nex.RoleSecure:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: secure server on %s (role secure: registered in %s every %v), access key %q%s\n",
-				cfg.Dialect, securePC.LocalAddr(), store.Path(), serveNEXFlags.heartbeat, cfg.AccessKey, note)
+				cfg.Dialect, securePC.LocalAddr(), store.Where, serveNEXFlags.heartbeat, cfg.AccessKey, note)
 		default:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
-				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Path(), note)
+				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Where, note)
 		}
 	}
 	if g := gameLine(serveFlags.game); g != "" {
@@ -165,7 +163,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	if role != nex.RoleAuth {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
-			dsURL, dataStoreDir(store))
+			dsURL, store.Bodies)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
@@ -228,9 +226,9 @@ func waitServing(srv *nex.Server) error {
 // serveNEXServices gives srv the Ranking and DataStore services on store and
 // starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
 // and a function that stops it.
-func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store, cfg prudp.Config) (string, func(), error) {
+func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
 	nexVersion := gameNEXVersion(serveFlags.game)
-	srv.Ranking = &ranking.Server{Store: store.Ranking(), Logger: cfg.Logger, NEXVersion: nexVersion}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := serveNEXFlags.dsListen
 	if addr == "" {
 		host, port, err := net.SplitHostPort(serveFlags.listen)
@@ -251,8 +249,8 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore(), BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion,
-		Blobs: datastore.DirBlobs{Dir: dataStoreDir(store)}}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion,
+		Blobs: datastore.DirBlobs{Dir: store.Bodies}}
 	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
@@ -260,12 +258,6 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *accounts.Store
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	}, nil
-}
-
-// dataStoreDir is where serve keeps DataStore bodies: "datastore" in the data
-// directory.
-func dataStoreDir(store *accounts.Store) string {
-	return filepath.Join(filepath.Dir(store.Path()), "datastore")
 }
 
 // listenUDPPair binds the authentication and secure servers' UDP addresses.
@@ -293,11 +285,18 @@ func listenUDP(what, addr string) (*net.UDPConn, error) {
 }
 
 // namesOrPIDs names accounts as every gamewire command does: by name, or by
-// the PID written in decimal (accounts.Store.Find, what accounts passwd takes).
+// the PID written in decimal (the stores' Find, what accounts passwd takes).
 // NEX clients log in with a user name, and consoles send the PID in decimal
 // (docs/nex.md), so `login --user 1000` finds account 1000 even when it was
 // given another name; a name always wins over a PID.
-type namesOrPIDs struct{ *accounts.Store }
+type namesOrPIDs struct{ accountFinder }
+
+// accountFinder is an account store that also finds accounts by name or PID
+// (accounts.Store, pgstore.Store).
+type accountFinder interface {
+	auth.Accounts
+	Find(ctx context.Context, nameOrPID string) (auth.Account, error)
+}
 
 // AccountByName implements auth.Accounts.
 func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Account, error) {

@@ -109,6 +109,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
+// Redact returns dsn with its password, if any, replaced by "xxxxx", for
+// messages and logs.
+func Redact(dsn string) string { return redact(dsn) }
+
 // redact hides a password in a DSN for error messages.
 func redact(dsn string) string {
 	if u, err := pgconn.ParseConfig(dsn); err == nil && u.Password != "" {
@@ -255,14 +259,14 @@ func randomPassword() string {
 
 // Add creates an account (accounts.Store.Add's rules and errors).
 func (s *Store) Add(ctx context.Context, n accounts.NewAccount) (auth.Account, error) {
-	if n.Password == "" {
-		return auth.Account{}, accounts.ErrEmptyPass
+	if err := accounts.CheckPassword(n.Password); err != nil {
+		return auth.Account{}, err
 	}
 	if n.PID > accounts.MaxPID {
 		return auth.Account{}, fmt.Errorf("%w: %d is larger than %d", accounts.ErrBadPID, n.PID, accounts.MaxPID)
 	}
-	if strings.ContainsRune(n.Name, 0) || len(n.Name) > types.MaxStringLen {
-		return auth.Account{}, fmt.Errorf("%w: %q", accounts.ErrBadName, n.Name)
+	if err := accounts.CheckName(n.Name); err != nil {
+		return auth.Account{}, err
 	}
 	return s.add(ctx, n)
 }
@@ -320,8 +324,8 @@ func (s *Store) add(ctx context.Context, n accounts.NewAccount) (auth.Account, e
 
 // SetPassword replaces the keys of the account named by nameOrPID.
 func (s *Store) SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error) {
-	if password == "" {
-		return auth.Account{}, accounts.ErrEmptyPass
+	if err := accounts.CheckPassword(password); err != nil {
+		return auth.Account{}, err
 	}
 	a, err := s.Find(ctx, nameOrPID)
 	if err != nil {

@@ -165,4 +165,22 @@ func Accounts(t *testing.T, open func(t *testing.T) AccountStore) {
 			t.Fatalf("%d accounts, want %d", len(seen), n)
 		}
 	})
+	t.Run("name and password rules", func(t *testing.T) {
+		s := open(t)
+		for _, name := range []string{strings.Repeat("n", accounts.MaxNameLen+1), "bell\a", "\xff\xfe"} {
+			if _, err := s.Add(ctx, accounts.NewAccount{Name: name, Password: "x"}); !errors.Is(err, accounts.ErrBadName) {
+				t.Fatalf("name %q: %v, want ErrBadName", name, err)
+			}
+		}
+		long := strings.Repeat("p", accounts.MaxPasswordLen+1)
+		if _, err := s.Add(ctx, accounts.NewAccount{Name: "dave", Password: long}); !errors.Is(err, accounts.ErrBadPassword) {
+			t.Fatalf("long password: %v, want ErrBadPassword", err)
+		}
+		if _, err := s.Add(ctx, accounts.NewAccount{Name: strings.Repeat("é", accounts.MaxNameLen/2), Password: "x"}); err != nil {
+			t.Fatalf("name of MaxNameLen bytes: %v", err)
+		}
+		if _, err := s.SetPassword(ctx, "guest", long); !errors.Is(err, accounts.ErrBadPassword) {
+			t.Fatalf("SetPassword with a long password: %v, want ErrBadPassword", err)
+		}
+	})
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nodes"
+	"github.com/gamewire/gamewire/nex/pgstore"
+	"github.com/gamewire/gamewire/nex/ranking"
+)
+
+// backend is what serve keeps its state in: the SQLite store in --data, or a
+// PostgreSQL database (--store postgres://...) that several machines share.
+type backend struct {
+	Accounts    accountFinder
+	Nodes       nodes.Registry
+	Matchmaking matchmaking.Store
+	Ranking     ranking.Store
+	DataStore   datastore.Store
+	Ping        func(ctx context.Context) error
+	// Where names the store for messages (a path, or a DSN without its password).
+	Where string
+	// Bodies is the directory DataStore bodies go to: "datastore" in the data
+	// directory, also with PostgreSQL (bodies are not in the database).
+	Bodies string
+	// Created: the SQLite store was created by this start.
+	Created bool
+	close   []func() error
+}
+
+// Close closes what openBackend opened, the services before the store.
+func (b *backend) Close() error {
+	var errs []error
+	for i := len(b.close) - 1; i >= 0; i-- {
+		errs = append(errs, b.close[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// isPostgres reports whether a --store value names a PostgreSQL database.
+func isPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// openBackend opens the store serve runs on: PostgreSQL when store is a
+// postgres:// URL, otherwise (store empty) the SQLite store in dataDir.
+func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
+	if store != "" && !isPostgres(store) {
+		return nil, fmt.Errorf("--store %q: want a postgres:// or postgresql:// URL (the SQLite store is chosen with --data)", store)
+	}
+	if dataDir == "" {
+		var err error
+		if dataDir, err = accounts.DefaultDir(); err != nil {
+			return nil, err
+		}
+	}
+	if store != "" {
+		s, err := pgstore.Open(ctx, store)
+		if err != nil {
+			return nil, err
+		}
+		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(),
+			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
+	}
+	s, created, err := openStore(ctx, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	mm, err := s.Matchmaking()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Ping: s.Ping,
+		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
+		close: []func() error{s.Close, mm.Close}}, nil
+}

@@ -1,0 +1,243 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/storetest"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// openMatchmaking opens n stores (n pools) on one fresh database: n secure
+// nodes sharing it.
+func openMatchmaking(t *testing.T, srv *pgtest.Server, n int) []matchmaking.Store {
+	dsn := srv.NewDatabase(t)
+	out := make([]matchmaking.Store, n)
+	for i := range out {
+		s, err := Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		out[i] = s.Matchmaking()
+	}
+	return out
+}
+
+// TestServiceSuites runs the matchmaking, ranking and DataStore suites every
+// backend runs (nex/storetest) on PostgreSQL.
+func TestServiceSuites(t *testing.T) {
+	srv := pgtest.Start(t)
+	t.Run("matchmaking", func(t *testing.T) {
+		storetest.Matchmaking(t, func(t *testing.T) matchmaking.Store { return openMatchmaking(t, srv, 1)[0] },
+			func(t *testing.T) (matchmaking.Store, matchmaking.Store) {
+				ms := openMatchmaking(t, srv, 2)
+				return ms[0], ms[1]
+			})
+	})
+	t.Run("matchmaking nodes", func(t *testing.T) {
+		storetest.MatchmakingNodes(t, func(t *testing.T, n int) []matchmaking.Store { return openMatchmaking(t, srv, n) })
+	})
+	t.Run("ranking", func(t *testing.T) {
+		storetest.Ranking(t, func(t *testing.T) ranking.Store { return openFresh(t, srv).Ranking() })
+	})
+	t.Run("datastore", func(t *testing.T) {
+		storetest.DataStore(t, func(t *testing.T) datastore.Store { return openFresh(t, srv).DataStore() })
+	})
+}
+
+// explain returns PostgreSQL's plan for query.
+func explain(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), `EXPLAIN `+query, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN %s: %v", query, err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// wantIndexPlan fails t when plan reads a table from end to end (Seq Scan) or
+// uses no index.
+func wantIndexPlan(t *testing.T, name, plan string) {
+	t.Helper()
+	if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "Index") {
+		t.Errorf("%s: plan does not search an index:\n%s", name, plan)
+	} else {
+		t.Logf("%s:\n%s", name, plan)
+	}
+}
+
+// TestQueryPlans fills every table with enough rows that PostgreSQL's planner
+// would rather scan than search a missing index, then checks that each query
+// path of the three stores is an index search (EXPLAIN shows no Seq Scan).
+func TestQueryPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills tables with 100,000 rows")
+	}
+	srv := pgtest.Start(t)
+	s := openFresh(t, srv)
+	ctx := context.Background()
+	fill := []string{
+		`INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
+			SELECT 1 + i % 4, 10000 + i, 0, (i * 7) % 50000, 4294967295 - (i * 7) % 50000, i % 4, NULL, '\x00', 0, i
+			FROM generate_series(0, 99999) i`,
+		`INSERT INTO ranking_common (pid, unique_id, data, updated) SELECT 10000 + i, 0, '\x01', i FROM generate_series(0, 99999, 3) i`,
+		`INSERT INTO mm_gatherings (owner, game_mode, system_type, max_p, count, open, blob, created)
+			SELECT 10000 + i, i % 50, 1, 8, 1 + i % 8, i % 3 <> 0, '', i FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined)
+			SELECT 1 + i, 10000 + i, 1, '', 'n' || (i % 10), i, 1 FROM generate_series(0, 99999) i`,
+		`INSERT INTO datastore_objects (owner, size, name, data_type, meta_binary, permission, recipients, del_permission,
+			del_recipients, flag, period, refer_data_id, tags, status, referred_cnt, created, updated, referred, expire,
+			access_password, update_password, version, pending, persistence_slot, ratings)
+			SELECT 10000 + i / 10, 1, 'o', i % 100, '', i % 4, '[]', 3, '[]', 0, 0, i % 1000, '[]', 0, 0, i, i, i, 0, 0, 0, 1,
+				false, CASE WHEN i % 10 = 0 THEN 1 ELSE 65535 END, '[]'
+			FROM generate_series(0, 99999) i`,
+		`INSERT INTO datastore_tags (data_id, tag) SELECT 1 + i, 't' || (i % 500) FROM generate_series(0, 99999) i`,
+		`INSERT INTO datastore_recipients (data_id, pid) SELECT 1 + i, 20000 + i % 5000 FROM generate_series(0, 99999, 4) i`,
+		`INSERT INTO datastore_uploads (token, data_id, version, size, expires, used)
+			SELECT 'tok' || i, 1 + i, 1, 1, 0, i % 2 = 0 FROM generate_series(0, 99999) i`,
+		`ANALYZE`,
+	}
+	for _, q := range fill {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatalf("fill: %v\n%s", err, q)
+		}
+	}
+
+	cat := ranking.Category{ID: 1, Descending: true}
+	for _, q := range []ranking.Query{{Category: cat, GroupIndex: ranking.NoGroup}, {Category: cat, GroupIndex: 0, GroupNum: 1}} {
+		query, args := listQuery(q)
+		wantIndexPlan(t, "ranking top-100", explain(t, s, query, append(args, 100, 0)...))
+		query, args = findQuery(q, func(args []any) string { return "s.pid = " + next(args, 1) + " AND s.unique_id = " + next(args, 2) })
+		wantIndexPlan(t, "ranking find", explain(t, s, query, append(args, 50000, 0)...))
+		query, args = findQuery(q, func(args []any) string { return "s.unique_id = " + next(args, 1) })
+		wantIndexPlan(t, "ranking find unique", explain(t, s, query, append(args, 0)...))
+		query, args = positionQuery(q)
+		wantIndexPlan(t, "ranking position", explain(t, s, query, append(args, 1, 2, 3, 4)...))
+		query, args = betterQuery(q)
+		wantIndexPlan(t, "ranking count better", explain(t, s, query, append(args, 5)...))
+	}
+	wantIndexPlan(t, "ranking delete all", explain(t, s, `DELETE FROM ranking_scores WHERE pid = $1 AND unique_id = $2`, 1, 0))
+
+	// Matchmaking: the auto-matchmake search (narrowed and not), browse, find,
+	// disconnect and reset.
+	cs := []matchmaking.Criteria{matchmaking.AutoCriteria(func() *matchmaking.MatchmakeSession { s := storetest.Session(8); return &s }())}
+	where, args, _, _, _ := autoWhere(cs, 1, 5)
+	wantIndexPlan(t, "auto-matchmake search", explainCandidates(t, s, where, args))
+	c, _ := matchmaking.Compile(matchmaking.SearchCriteria{GameMode: "3"})
+	where, args = browseWhere(c)
+	wantIndexPlan(t, "browse by game mode", explainCandidates(t, s, where, args))
+	c, _ = matchmaking.Compile(matchmaking.SearchCriteria{})
+	where, args = browseWhere(c)
+	wantIndexPlan(t, "browse everything", explainCandidates(t, s, where, args))
+	for name, q := range map[string]matchmaking.Query{
+		"find by ids":         {GIDs: []uint32{1, 2, 3}},
+		"find by owner":       {Owner: 10005},
+		"find by participant": {Participant: 10005},
+	} {
+		query, args, err := findGatherings(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIndexPlan(t, name, explain(t, s, query, args...))
+	}
+	wantIndexPlan(t, "disconnect", explain(t, s, `SELECT gid, pid FROM mm_participants WHERE node = $1 AND conn = $2 ORDER BY gid`, "n1", 11))
+	wantIndexPlan(t, "participants", explain(t, s, `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = $1 ORDER BY joined, pid`, 5))
+
+	// DataStore: searches by owner, type, tag, recipient, time; slots and uploads.
+	now := time.Unix(0, 50)
+	for name, q := range map[string]datastore.SearchQuery{
+		"search by owner":   {Viewer: 1, Owners: []types.PID{10005}, Limit: 100, Now: now},
+		"search by type":    {Viewer: 1, DataTypes: []uint16{5}, Limit: 100, Now: now},
+		"search by tag":     {Viewer: 1, Tags: []string{"t7"}, Limit: 100, Now: now},
+		"search by created": {Viewer: 1, Order: datastore.OrderCreated, Descending: true, Limit: 100, Now: now},
+		"search by updated": {Viewer: 1, Order: datastore.OrderUpdated, UpdatedAfter: time.Unix(0, 99000), Limit: 100, Now: now},
+		"search newest":     {Viewer: 1, Descending: true, Limit: 100, Now: now},
+	} {
+		query, args := searchQuery(q)
+		wantIndexPlan(t, name, explain(t, s, query, args...))
+	}
+	wantIndexPlan(t, "object in slot", explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = $1 AND o.persistence_slot = $2`, 10005, 1))
+	wantIndexPlan(t, "finished upload", explain(t, s, `SELECT `+uploadColumns+` FROM datastore_uploads
+		WHERE data_id = $1 AND version = $2 AND used ORDER BY seq DESC LIMIT 1`, 5, 1))
+}
+
+// explainCandidates explains the first page of a candidate search.
+func explainCandidates(t *testing.T, s *Store, where string, args []any) string {
+	n := len(args)
+	query := `SELECT gid, count, blob, system_pw, seq FROM mm_gatherings WHERE ` + where +
+		` AND (count < $` + strconv.Itoa(n+1) + ` OR (count = $` + strconv.Itoa(n+1) + ` AND gid > $` + strconv.Itoa(n+2) + `)) ORDER BY count DESC, gid LIMIT 64`
+	return explain(t, s, query, append(args, 2147483647, 0)...)
+}
+
+// BenchmarkAutoMatchmake is storetest.BenchmarkAutoMatchmake on PostgreSQL:
+// one pool, and three pools on one database (three secure nodes).
+func BenchmarkAutoMatchmake(b *testing.B) {
+	srv := pgtest.Start(b)
+	for _, nodes := range []int{1, 3} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			storetest.BenchmarkAutoMatchmake(b, func(b *testing.B) []matchmaking.Store {
+				dsn := srv.NewDatabase(b)
+				out := make([]matchmaking.Store, nodes)
+				for i := range out {
+					s, err := Open(context.Background(), dsn)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { s.Close() })
+					out[i] = s.Matchmaking()
+				}
+				return out
+			})
+		})
+	}
+}
+
+// TestStatementTimeout: every pooled connection runs with the default
+// statement timeout, and one given in the URL replaces it.
+func TestStatementTimeout(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	dsn := srv.NewDatabase(t)
+	for _, tc := range []struct{ dsn, want string }{{dsn, "10s"}, {dsn + " statement_timeout=1500", "1500ms"}} {
+		s, err := Open(ctx, tc.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = s.pool.QueryRow(ctx, `SHOW statement_timeout`).Scan(&got)
+		s.Close()
+		if err != nil || got != tc.want {
+			t.Fatalf("%s: statement_timeout %q, %v; want %q", tc.dsn, got, err, tc.want)
+		}
+	}
+	// A statement past the timeout fails.
+	s, err := Open(ctx, dsn+" statement_timeout=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `SELECT pg_sleep(2)`); err == nil || !strings.Contains(err.Error(), "statement timeout") {
+		t.Fatalf("pg_sleep(2) with a 100 ms timeout: %v", err)
+	}
+}
