@@ -48,3 +48,10 @@ type Directory interface {
 	// ClearStations removes every record of node (it restarted, or stopped).
 	ClearStations(ctx context.Context, node string) error
 }
+
+// Exchange is what secure nodes sharing a store pass each other through it:
+// mail and station urls (accounts.Store and pgstore.Store implement it).
+type Exchange interface {
+	Mailbox
+	Directory
+}

@@ -1,0 +1,193 @@
+package nex
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nattraversal"
+	"github.com/gamewire/gamewire/nex/nodes"
+	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Across nodes (docs/nex.md): secure nodes with an Exchange (by default their
+// Nodes registry, when it is one: accounts.Store, pgstore.Store) pass each
+// other the notifications and NAT probe requests for players connected
+// elsewhere, and publish their players' station urls so the other nodes can
+// hand them out.
+
+// mailPoll is how often a node looks for mail when its mailbox was empty.
+const mailPoll = 10 * time.Millisecond
+
+// mailBatch is the most messages one Take returns.
+const mailBatch = 64
+
+// probeKind is the nodes.Message kind of a relayed NAT probe request: PID is
+// the target, the payload the station url to probe.
+const probeKind = "probe"
+
+// crossNode holds a secure node's links to the others.
+type crossNode struct {
+	mail nodes.Mailbox
+	dir  nodes.Directory
+}
+
+// startCrossNode wires matchmaking, NAT traversal and the Secure Connection
+// server to the other nodes, when s runs as a secure node on a store that
+// carries mail. Called by startMultiplayer before the servers start.
+func (s *Server) startCrossNode(ctx context.Context) {
+	if s.Role != RoleSecure || s.Nodes == nil {
+		return
+	}
+	ex := s.Exchange
+	if ex == nil {
+		ex, _ = s.Nodes.(nodes.Exchange)
+	}
+	if ex == nil {
+		return
+	}
+	s.cross.mail, s.cross.dir = ex, ex
+	if s.cross.dir != nil {
+		// What this node recorded before a restart is gone with its connections.
+		if err := s.cross.dir.ClearStations(ctx, s.Node); err != nil && s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: clearing this node's station urls failed", slog.String("error", err.Error()))
+		}
+		s.secure.Changed = s.publishStations
+		s.mm.Stations = nodeStations{s}
+	}
+	if s.cross.mail != nil {
+		// Mail left from before a restart is for connections that are gone.
+		for {
+			ms, err := s.cross.mail.Take(ctx, s.Node, mailBatch)
+			if err != nil || len(ms) == 0 {
+				break
+			}
+		}
+		s.mm.Mail = s.cross.mail
+		s.nat.Elsewhere = s.relayProbe
+		go s.takeMail(ctx)
+	}
+}
+
+// publishStations records pid's station urls on this node in the directory
+// (none: the record goes). It runs on the handler of the registration, so
+// the urls are in the store before the client's next call.
+func (s *Server) publishStations(pid types.PID) {
+	urls := s.secure.StationURLs(pid)
+	strs := make([]string, len(urls))
+	for i, u := range urls {
+		strs[i] = u.String()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
+	defer cancel()
+	if err := s.cross.dir.SetStations(ctx, s.Node, uint64(pid), strs); err != nil && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: publishing station urls failed", slog.Uint64("pid", uint64(pid)),
+			slog.String("error", err.Error()))
+	}
+}
+
+// nodeStations answers matchmaking's url queries: this node's registrations,
+// else what the other nodes published.
+type nodeStations struct{ s *Server }
+
+func (n nodeStations) StationURLs(pid types.PID) []types.StationURL {
+	s := n.s
+	if urls := s.secure.StationURLs(pid); len(urls) > 0 {
+		return urls
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
+	defer cancel()
+	recs, err := s.cross.dir.StationsOf(ctx, uint64(pid))
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: station urls of another node not read", slog.Uint64("pid", uint64(pid)),
+				slog.String("error", err.Error()))
+		}
+		return nil
+	}
+	var out []types.StationURL
+	for _, r := range recs {
+		for _, str := range r.URLs {
+			if u, err := types.ParseStationURLString(str); err == nil {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// relayProbe is nattraversal.Server.Elsewhere: the request goes to every
+// other node that recorded stations of the target.
+func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.StationURL) error {
+	if s.cross.dir == nil {
+		return nil
+	}
+	recs, err := s.cross.dir.StationsOf(ctx, uint64(target))
+	if err != nil {
+		return err
+	}
+	sent := false
+	for _, r := range recs {
+		if r.Node == s.Node {
+			continue
+		}
+		if err := s.cross.mail.Post(ctx, r.Node, nodes.Message{PID: uint64(target), Kind: probeKind, Payload: []byte(probe.String())}); err != nil {
+			return err
+		}
+		sent = true
+	}
+	if !sent {
+		return fmt.Errorf("%w: %d (on no node)", notifications.ErrOffline, target)
+	}
+	return nil
+}
+
+// takeMail hands this node's mail to its connections until ctx ends.
+func (s *Server) takeMail(ctx context.Context) {
+	t := time.NewTicker(mailPoll)
+	defer t.Stop()
+	for {
+		ms, err := s.cross.mail.Take(ctx, s.Node, mailBatch)
+		if err != nil && s.Logger != nil && ctx.Err() == nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: taking this node's mail failed", slog.String("error", err.Error()))
+		}
+		for _, m := range ms {
+			s.deliverMail(ctx, m)
+		}
+		if len(ms) == mailBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// deliverMail hands one message from another node to this node's connections.
+func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
+	var err error
+	switch m.Kind {
+	case matchmaking.MailKind:
+		err = s.mm.Receive(ctx, m.Payload)
+	case probeKind:
+		var u types.StationURL
+		if u, err = types.ParseStationURLString(string(m.Payload)); err == nil {
+			err = s.hub.Call(ctx, types.PID(m.PID), nattraversal.Protocol, nattraversal.MethodInitiateProbe,
+				func(w *types.Writer, _ types.Version) { w.StationURL(u) })
+		}
+	default:
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: mail of an unknown kind dropped", slog.String("kind", m.Kind))
+		}
+		return
+	}
+	if err != nil && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: mail from another node not delivered", slog.String("kind", m.Kind),
+			slog.Uint64("pid", m.PID), slog.String("error", err.Error()))
+	}
+}
