@@ -62,7 +62,7 @@ type Server struct {
 	// Elsewhere, when set, relays a probe request to a target not connected
 	// to this server (secure nodes sharing a store: the target's node).
 	Elsewhere func(ctx context.Context, target types.PID, probe types.StationURL) error
-	Logger   *slog.Logger
+	Logger    *slog.Logger
 
 	probes, results, failures atomic.Uint64
 }
