@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -33,6 +35,9 @@ const probeKind = "probe"
 type crossNode struct {
 	mail nodes.Mailbox
 	dir  nodes.Directory
+	// publishing serializes publishStations, so the record a PID ends with
+	// is what the last of several concurrent changes saw.
+	publishing sync.Mutex
 }
 
 // startCrossNode wires matchmaking, NAT traversal and the Secure Connection
@@ -76,6 +81,8 @@ func (s *Server) startCrossNode(ctx context.Context) {
 // (none: the record goes). It runs on the handler of the registration, so
 // the urls are in the store before the client's next call.
 func (s *Server) publishStations(pid types.PID) {
+	s.cross.publishing.Lock()
+	defer s.cross.publishing.Unlock()
 	urls := s.secure.StationURLs(pid)
 	strs := make([]string, len(urls))
 	for i, u := range urls {
@@ -86,6 +93,14 @@ func (s *Server) publishStations(pid types.PID) {
 	if err := s.cross.dir.SetStations(ctx, s.Node, uint64(pid), strs); err != nil && s.Logger != nil {
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: publishing station urls failed", slog.Uint64("pid", uint64(pid)),
 			slog.String("error", err.Error()))
+	}
+}
+
+// stationsForgotten republishes the urls of an ended connection's PID (none
+// left here: the record goes), off the transport's goroutine.
+func (s *Server) stationsForgotten(p *rmc.Peer) {
+	if s.cross.dir != nil && p.PID != 0 {
+		go s.publishStations(p.PID)
 	}
 }
 
@@ -189,5 +204,19 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 	if err != nil && s.Logger != nil {
 		s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: mail from another node not delivered", slog.String("kind", m.Kind),
 			slog.Uint64("pid", m.PID), slog.String("error", err.Error()))
+	}
+}
+
+// dropMail discards the mail of a node that stopped (reapNodes): nobody
+// will take it.
+func (s *Server) dropMail(ctx context.Context, node string) {
+	if s.cross.mail == nil {
+		return
+	}
+	for range 100 { // bounded: at most 6,400 messages a round, the rest next round
+		ms, err := s.cross.mail.Take(ctx, node, mailBatch)
+		if err != nil || len(ms) < mailBatch {
+			return
+		}
 	}
 }

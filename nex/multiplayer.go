@@ -90,6 +90,7 @@ func (s *Server) reapNodes(ctx context.Context) {
 			if n.ID != s.Node && time.Since(n.Heartbeat) > 2*s.nodeTimeout() {
 				if s.cross.dir != nil {
 					_ = s.cross.dir.ClearStations(ctx, n.ID) // retried at the next round if it fails
+					s.dropMail(ctx, n.ID)
 				}
 				if _, err := s.mm.ReapNode(ctx, n.ID); err != nil && s.Logger != nil && ctx.Err() == nil {
 					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: reaping a stopped node failed",

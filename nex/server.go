@@ -513,6 +513,7 @@ func (s *Server) connState(c *prudp.Conn, state prudp.ConnState) {
 		if p, ok := s.peers.LoadAndDelete(c); ok {
 			s.connClosed(p.(*rmc.Peer))
 			s.secure.Forget(p.(*rmc.Peer))
+			s.stationsForgotten(p.(*rmc.Peer))
 		}
 	}
 }

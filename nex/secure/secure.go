@@ -66,9 +66,11 @@ type Server struct {
 	OnReport func(ctx context.Context, r Report)
 	// Logger receives registrations and reports.
 	Logger *slog.Logger
-	// Changed, when set, is called (without locks held) after a PID's
-	// station urls changed: a registration, an update, NAT properties, a
-	// connection forgotten. Secure nodes sharing a store publish them there.
+	// Changed, when set, is called (without locks held, on the handler of
+	// the call) after a PID's station urls changed: a registration, an
+	// update, NAT properties. Forget does not call it: it runs on the
+	// transport's goroutine, whose caller acts on it itself. Secure nodes
+	// sharing a store publish the urls there.
 	Changed func(pid types.PID)
 
 	mu       sync.Mutex
@@ -103,14 +105,10 @@ func (s *Server) Lookup(cid uint32) (Station, bool) {
 // connection ends.
 func (s *Server) Forget(p *rmc.Peer) {
 	s.mu.Lock()
-	st, ok := s.byPeer[p]
-	if ok {
+	defer s.mu.Unlock()
+	if st, ok := s.byPeer[p]; ok {
 		delete(s.byConnID, st.ConnectionID)
 		delete(s.byPeer, p)
-	}
-	s.mu.Unlock()
-	if ok {
-		s.changed(p.PID)
 	}
 }
 
