@@ -24,6 +24,10 @@ import (
 // mailPoll is how often a node looks for mail when its mailbox was empty.
 const mailPoll = 10 * time.Millisecond
 
+// listenPoll is how often a node whose store wakes it (nodes.Listener)
+// looks for mail all the same.
+const listenPoll = 250 * time.Millisecond
+
 // mailBatch is the most messages one Take returns.
 const mailBatch = 64
 
@@ -160,9 +164,21 @@ func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.S
 	return nil
 }
 
-// takeMail hands this node's mail to its connections until ctx ends.
+// takeMail hands this node's mail to its connections until ctx ends: every
+// mailPoll, or when the store wakes it (nodes.Listener) and every
+// listenPoll in case a wake-up was lost.
 func (s *Server) takeMail(ctx context.Context) {
-	t := time.NewTicker(mailPoll)
+	poll := mailPoll
+	var wake <-chan struct{}
+	if l, ok := s.cross.mail.(nodes.Listener); ok {
+		var err error
+		if wake, err = l.Listen(ctx, s.Node); err == nil {
+			poll = listenPoll
+		} else if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: listening for mail failed; polling", slog.String("error", err.Error()))
+		}
+	}
+	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		ms, err := s.cross.mail.Take(ctx, s.Node, mailBatch)
@@ -179,6 +195,7 @@ func (s *Server) takeMail(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

@@ -52,7 +52,7 @@ func (s *Store) Post(ctx context.Context, node string, msgs ...nodes.Message) er
 	defer tx.Rollback()
 	for _, m := range msgs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO node_mail (node, pid, kind, payload) VALUES (?, ?, ?, ?)`,
-			node, int64(m.PID), m.Kind, m.Payload); err != nil {
+			node, int64(m.PID), m.Kind, nonNil(m.Payload)); err != nil {
 			return fmt.Errorf("accounts: post to node %q: %w", node, err)
 		}
 	}
@@ -167,3 +167,4 @@ func (s *Store) ClearStations(ctx context.Context, node string) error {
 	}
 	return nil
 }
+

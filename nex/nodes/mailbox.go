@@ -55,3 +55,12 @@ type Exchange interface {
 	Mailbox
 	Directory
 }
+
+// Listener is a Mailbox that can wake its taker when mail arrives instead of
+// being polled (PostgreSQL's LISTEN/NOTIFY); a node still polls, less often,
+// in case a wake-up is lost.
+type Listener interface {
+	// Listen returns a channel that receives (coalesced) when mail for node
+	// may have arrived, until ctx ends; then the channel is closed.
+	Listen(ctx context.Context, node string) (<-chan struct{}, error)
+}

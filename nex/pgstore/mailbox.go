@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -35,7 +36,66 @@ CREATE INDEX node_stations_node ON node_stations (node);
 var (
 	_ nodes.Mailbox   = (*Store)(nil)
 	_ nodes.Directory = (*Store)(nil)
+	_ nodes.Listener  = (*Store)(nil)
 )
+
+// mailChannel is the NOTIFY channel Post signals on, with the node as payload.
+const mailChannel = "gamewire_mail"
+
+// Listen implements nodes.Listener with LISTEN on a connection of its own
+// (taken out of the pool for as long as ctx lasts). A lost connection is
+// replaced after a second; meanwhile the node's poll finds its mail.
+func (s *Store) Listen(ctx context.Context, node string) (<-chan struct{}, error) {
+	conn, err := s.listenConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan struct{}, 1)
+	go func() {
+		defer close(ch)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err == nil {
+				if n.Payload == node {
+					select {
+					case ch <- struct{}{}:
+					default:
+					}
+				}
+				continue
+			}
+			conn.Close(context.Background())
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+				if conn, err = s.listenConn(ctx); err == nil {
+					break
+				}
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// listenConn takes a connection out of the pool and listens on mailChannel.
+func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	pc, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: listen for mail: %w", err)
+	}
+	conn := pc.Hijack()
+	if _, err := conn.Exec(ctx, `LISTEN `+mailChannel); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("pgstore: listen for mail: %w", err)
+	}
+	return conn, nil
+}
 
 // Post implements nodes.Mailbox.
 func (s *Store) Post(ctx context.Context, node string, msgs ...nodes.Message) error {
@@ -47,8 +107,10 @@ func (s *Store) Post(ctx context.Context, node string, msgs ...nodes.Message) er
 		if len(m.Payload) > nodes.MaxMailPayload {
 			return fmt.Errorf("pgstore: post to node %q: a %q message of %d bytes (at most %d)", node, m.Kind, len(m.Payload), nodes.MaxMailPayload)
 		}
-		b.Queue(`INSERT INTO node_mail (node, pid, kind, payload) VALUES ($1, $2, $3, $4)`, node, int64(m.PID), m.Kind, m.Payload)
+		b.Queue(`INSERT INTO node_mail (node, pid, kind, payload) VALUES ($1, $2, $3, $4)`, node, int64(m.PID), m.Kind, mailPayload(m.Payload))
 	}
+	// Delivered to the listeners when the batch commits (Listen).
+	b.Queue(`SELECT pg_notify('`+mailChannel+`', $1)`, node)
 	// One round trip; pgx runs a batch in an implicit transaction.
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("pgstore: post to node %q: %w", node, err)
@@ -129,4 +191,12 @@ func (s *Store) ClearStations(ctx context.Context, node string) error {
 		return fmt.Errorf("pgstore: clear the stations of node %q: %w", node, err)
 	}
 	return nil
+}
+
+// mailPayload stores an empty payload as empty, not NULL.
+func mailPayload(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/nodes"
 )
@@ -34,7 +35,7 @@ func Mailbox(t *testing.T, open func(t *testing.T) MailStore) {
 				t.Fatal(err)
 			}
 		}
-		if err := s.Post(ctx, "b", nodes.Message{Kind: "other", Payload: []byte("b")}); err != nil {
+		if err := s.Post(ctx, "b", nodes.Message{Kind: "other", Payload: []byte("b")}, nodes.Message{Kind: "empty"}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Take(ctx, "a", 3)
@@ -58,7 +59,7 @@ func Mailbox(t *testing.T, open func(t *testing.T) MailStore) {
 			t.Fatalf("Take after all was taken: %v, %v", again, err)
 		}
 		b, err := s.Take(ctx, "b", 10)
-		if err != nil || len(b) != 1 || b[0].Kind != "other" || string(b[0].Payload) != "b" {
+		if err != nil || len(b) != 2 || b[0].Kind != "other" || string(b[0].Payload) != "b" || b[1].Kind != "empty" || len(b[1].Payload) != 0 {
 			t.Fatalf("node b's mail: %+v, %v", b, err)
 		}
 		if err := s.Post(ctx, "a", nodes.Message{Kind: "big", Payload: make([]byte, nodes.MaxMailPayload+1)}); err == nil {
@@ -150,4 +151,36 @@ func Mailbox(t *testing.T, open func(t *testing.T) MailStore) {
 			t.Fatalf("a url with a newline was not kept whole: %v", got)
 		}
 	})
+}
+
+// MailboxListener checks that a nodes.Listener wakes the node a message was
+// posted for, and only that node.
+func MailboxListener(t *testing.T, s MailStore) {
+	l, ok := s.(nodes.Listener)
+	if !ok {
+		t.Skip("the store does not implement nodes.Listener")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	wake, err := l.Listen(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Post(ctx, "b", nodes.Message{Kind: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Post(ctx, "a", nodes.Message{Kind: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+	case <-ctx.Done():
+		t.Fatal("no wake-up for mail posted to the node")
+	}
+	if got, err := s.Take(ctx, "a", 10); err != nil || len(got) != 1 {
+		t.Fatalf("Take after the wake-up: %+v, %v", got, err)
+	}
+	cancel()
+	for range wake {
+	}
 }
