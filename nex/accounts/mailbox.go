@@ -167,4 +167,3 @@ func (s *Store) ClearStations(ctx context.Context, node string) error {
 	}
 	return nil
 }
-
