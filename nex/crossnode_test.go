@@ -5,9 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/pgtest"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/nattraversal"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 )
@@ -29,12 +32,30 @@ func (p *player) expect(t *testing.T, typ uint32, gid uint32, who types.PID) not
 }
 
 // TestAcrossNodes: an authentication server and two secure nodes share one
-// SQLite store (its Exchange: mailbox and station directory); player A lands
+// SQLite store and an Exchange (mailbox and station directory: the SQLite
+// store's, or PostgreSQL's); player A lands
 // on node 1, player B on node 2. They auto-matchmake into one session, see
 // each other's station urls, reach each other with NAT probe requests, and
 // each hears of the other's joins, leaves, ownership change and disconnect in
 // commit order.
 func TestAcrossNodes(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { acrossNodes(t, nil) })
+	// The same with the mailbox and the station directory on PostgreSQL
+	// (woken by LISTEN/NOTIFY); accounts and matchmaking stay on SQLite.
+	t.Run("postgres", func(t *testing.T) {
+		srv := pgtest.Start(t)
+		pg, err := pgstore.Open(context.Background(), srv.NewDatabase(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Close() })
+		acrossNodes(t, pg)
+	})
+}
+
+// acrossNodes runs TestAcrossNodes with ex as the nodes' Exchange (nil: the
+// SQLite store's).
+func acrossNodes(t *testing.T, ex nodes.Exchange) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	store, _, err := accounts.Open(ctx, t.TempDir())
@@ -42,6 +63,9 @@ func TestAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	if ex == nil {
+		ex = store
+	}
 	mm, err := store.Matchmaking()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +82,7 @@ func TestAcrossNodes(t *testing.T) {
 	for range 2 {
 		// One connection each: the second login must go to the other node.
 		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
-			Matchmaking: mm, NodeCapacity: 1}
+			Matchmaking: mm, NodeCapacity: 1, Exchange: ex}
 		startRole(t, srv)
 		secure = append(secure, srv)
 	}
@@ -176,7 +200,7 @@ func TestAcrossNodes(t *testing.T) {
 	}
 	// Node 2 forgot B's urls when the connection ended.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		recs, err := store.StationsOf(ctx, 3101)
+		recs, err := ex.StationsOf(ctx, 3101)
 		if err != nil {
 			t.Fatal(err)
 		}
