@@ -31,21 +31,26 @@ const MaxMailEvents = 16
 // participant before or after the change gets the change's seq, even with
 // nothing to deliver, so its sequencer never waits for a change it will not
 // see; fresh marks a node that had nobody in the gathering before it (the
-// changes before this one were none of its business).
-func (s *Server) route(ctx context.Context, c Change, evs []addressed) (local []addressed, fresh bool) {
+// changes before this one were none of its business), gone one that has
+// nobody left after it (its sequencer forgets the gathering, as when it is
+// deleted: the later changes are none of its business).
+func (s *Server) route(ctx context.Context, c Change, evs []addressed) (local []addressed, fresh, gone bool) {
 	self := s.node()
 	nodeOf := make(map[types.PID]string, len(c.Participants)+1)
 	before := map[string]bool{}
+	after := map[string]bool{}
 	involved := map[string]bool{}
 	for _, p := range c.Participants {
 		nodeOf[p.PID] = p.Node
 		involved[p.Node] = true
+		after[p.Node] = true
 		if c.Joined == nil || p.PID != c.Joined.PID || p.Conn != c.Joined.Conn {
 			before[p.Node] = true
 		}
 	}
 	if c.Left != nil {
 		before[c.Left.Node] = true
+		involved[c.Left.Node] = true
 		if _, ok := nodeOf[c.Left.PID]; !ok {
 			nodeOf[c.Left.PID] = c.Left.Node
 		}
@@ -74,7 +79,7 @@ func (s *Server) route(ctx context.Context, c Change, evs []addressed) (local []
 		}
 	}
 	for n, evs := range remote {
-		b, err := encodeMail(c.Session.ID, c.Seq, !before[n], c.Deleted, evs)
+		b, err := encodeMail(c.Session.ID, c.Seq, !before[n], c.Deleted || !after[n], evs)
 		if err == nil {
 			err = s.Mail.Post(ctx, n, nodes.Message{Kind: MailKind, Payload: b})
 		}
@@ -83,7 +88,7 @@ func (s *Server) route(ctx context.Context, c Change, evs []addressed) (local []
 				slog.String("node", n), slog.Uint64("gathering", uint64(c.Session.ID)), slog.String("error", err.Error()))
 		}
 	}
-	return local, !before[self]
+	return local, !before[self], !after[self]
 }
 
 // Receive delivers the notifications another node posted (a MailKind

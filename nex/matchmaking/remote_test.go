@@ -55,9 +55,9 @@ func TestRouteAcrossNodes(t *testing.T) {
 		Joined: &joined,
 	}
 	evs := events(c, joined.PID, "hi", reasonEnded, false)
-	local, fresh := s.route(context.Background(), c, evs)
-	if fresh {
-		t.Error("n1 had a participant before the change, yet it is fresh")
+	local, fresh, gone := s.route(context.Background(), c, evs)
+	if fresh || gone {
+		t.Errorf("n1 has a participant before and after the change, yet fresh %v, gone %v", fresh, gone)
 	}
 	if len(local) != 1 || !reflect.DeepEqual(local[0].to, []types.PID{10}) || local[0].ev.Type != notifications.TypeNewParticipant {
 		t.Fatalf("local part %+v", local)
@@ -86,6 +86,33 @@ func TestRouteAcrossNodes(t *testing.T) {
 		if len(d.events) != 1 || !reflect.DeepEqual(d.events[0].to, want.to) || !reflect.DeepEqual(d.events[0].ev, evs[0].ev) {
 			t.Fatalf("node %s events %+v, want %+v to %v", node, d.events, evs[0].ev, want.to)
 		}
+	}
+}
+
+// TestRouteLastLeaves: the node whose last participant left hears the
+// change as the gathering's end (its sequencer forgets it); the leaving node
+// of a participant is told even with nobody left to tell there.
+func TestRouteLastLeaves(t *testing.T) {
+	mail := &memMail{}
+	s := &Server{Node: "n1", Mail: mail}
+	left := Participant{PID: 11, Node: "n2", Conn: 3}
+	c := Change{
+		Session:      MatchmakeSession{Gathering: Gathering{ID: 5, Owner: 10}},
+		Participants: []Participant{{PID: 10, Node: "n1", Conn: 1}},
+		Seq:          9,
+		Left:         &left,
+	}
+	local, fresh, gone := s.route(context.Background(), c, events(c, 11, "", reasonEnded, false))
+	if len(local) != 1 || fresh || gone {
+		t.Fatalf("local %+v fresh %v gone %v", local, fresh, gone)
+	}
+	got, _ := mail.Take(context.Background(), "n2", 10)
+	if len(got) != 1 {
+		t.Fatalf("n2 mail %+v", got)
+	}
+	_, d, fr, deleted, err := decodeMail(got[0].Payload)
+	if err != nil || d.seq != 9 || fr || !deleted || len(d.events) != 0 {
+		t.Fatalf("n2: seq %d fresh %v deleted %v events %+v (%v)", d.seq, fr, deleted, d.events, err)
 	}
 }
 

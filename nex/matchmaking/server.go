@@ -216,9 +216,9 @@ func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg stri
 	if s.Mail != nil {
 		// Participants on other nodes are told through their node's mailbox,
 		// sequenced there with the node's own changes (remote.go).
-		var fresh bool
-		d.events, fresh = s.route(ctx, c, d.events)
-		s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, fresh, s.send)
+		var fresh, gone bool
+		d.events, fresh, gone = s.route(ctx, c, d.events)
+		s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted || gone, fresh, s.send)
 		return
 	}
 	// Where each recipient is connected: here, or on another node sharing the
