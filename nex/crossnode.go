@@ -35,22 +35,18 @@ const mailBatch = 64
 // the target, the payload the station url to probe.
 const probeKind = "probe"
 
-// crossNode holds a secure node's links to the others.
+// crossNode holds a secure node's link to the others.
 type crossNode struct {
-	mail nodes.Mailbox
-	dir  nodes.Directory
+	ex nodes.Exchange // nil: none
 	// publishing serializes publishStations, so the record a PID ends with
 	// is what the last of several concurrent changes saw.
 	publishing sync.Mutex
 }
 
 // startCrossNode wires matchmaking, NAT traversal and the Secure Connection
-// server to the other nodes, when s runs as a secure node on a store that
-// carries mail. Called by startMultiplayer before the servers start.
+// server to the other nodes when s runs as a secure node with an Exchange.
+// Called by startMultiplayer before the matchmaking server starts.
 func (s *Server) startCrossNode(ctx context.Context) {
-	if s.Role != RoleSecure || s.Nodes == nil {
-		return
-	}
 	ex := s.Exchange
 	if ex == nil {
 		ex, _ = s.Nodes.(nodes.Exchange)
@@ -58,27 +54,17 @@ func (s *Server) startCrossNode(ctx context.Context) {
 	if ex == nil {
 		return
 	}
-	s.cross.mail, s.cross.dir = ex, ex
-	if s.cross.dir != nil {
-		// What this node recorded before a restart is gone with its connections.
-		if err := s.cross.dir.ClearStations(ctx, s.Node); err != nil && s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: clearing this node's station urls failed", slog.String("error", err.Error()))
-		}
-		s.secure.Changed = s.publishStations
-		s.mm.Stations = nodeStations{s}
+	s.cross.ex = ex
+	// What this node recorded before a restart is gone with its connections.
+	if err := ex.ClearStations(ctx, s.Node); err != nil && s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: clearing this node's station urls failed", slog.String("error", err.Error()))
 	}
-	if s.cross.mail != nil {
-		// Mail left from before a restart is for connections that are gone.
-		for {
-			ms, err := s.cross.mail.Take(ctx, s.Node, mailBatch)
-			if err != nil || len(ms) == 0 {
-				break
-			}
-		}
-		s.mm.Mail = s.cross.mail
-		s.nat.Elsewhere = s.relayProbe
-		go s.takeMail(ctx)
-	}
+	s.dropMail(ctx, s.Node)
+	s.secure.Changed = s.publishStations
+	s.mm.Stations = nodeStations{s}
+	s.mm.Mail = ex
+	s.nat.Elsewhere = s.relayProbe
+	go s.takeMail(ctx)
 }
 
 // publishStations records pid's station urls on this node in the directory
@@ -94,7 +80,7 @@ func (s *Server) publishStations(pid types.PID) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
 	defer cancel()
-	if err := s.cross.dir.SetStations(ctx, s.Node, uint64(pid), strs); err != nil && s.Logger != nil {
+	if err := s.cross.ex.SetStations(ctx, s.Node, uint64(pid), strs); err != nil && s.Logger != nil {
 		s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: publishing station urls failed", slog.Uint64("pid", uint64(pid)),
 			slog.String("error", err.Error()))
 	}
@@ -103,7 +89,7 @@ func (s *Server) publishStations(pid types.PID) {
 // stationsForgotten republishes the urls of an ended connection's PID (none
 // left here: the record goes), off the transport's goroutine.
 func (s *Server) stationsForgotten(p *rmc.Peer) {
-	if s.cross.dir != nil && p.PID != 0 {
+	if s.cross.ex != nil && p.PID != 0 {
 		go s.publishStations(p.PID)
 	}
 }
@@ -119,7 +105,7 @@ func (n nodeStations) StationURLs(pid types.PID) []types.StationURL {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
 	defer cancel()
-	recs, err := s.cross.dir.StationsOf(ctx, uint64(pid))
+	recs, err := s.cross.ex.StationsOf(ctx, uint64(pid))
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: station urls of another node not read", slog.Uint64("pid", uint64(pid)),
@@ -141,10 +127,7 @@ func (n nodeStations) StationURLs(pid types.PID) []types.StationURL {
 // relayProbe is nattraversal.Server.Elsewhere: the request goes to every
 // other node that recorded stations of the target.
 func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.StationURL) error {
-	if s.cross.dir == nil {
-		return nil
-	}
-	recs, err := s.cross.dir.StationsOf(ctx, uint64(target))
+	recs, err := s.cross.ex.StationsOf(ctx, uint64(target))
 	if err != nil {
 		return err
 	}
@@ -153,7 +136,7 @@ func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.S
 		if r.Node == s.Node {
 			continue
 		}
-		if err := s.cross.mail.Post(ctx, r.Node, nodes.Message{PID: uint64(target), Kind: probeKind, Payload: []byte(probe.String())}); err != nil {
+		if err := s.cross.ex.Post(ctx, r.Node, nodes.Message{PID: uint64(target), Kind: probeKind, Payload: []byte(probe.String())}); err != nil {
 			return err
 		}
 		sent = true
@@ -170,7 +153,7 @@ func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.S
 func (s *Server) takeMail(ctx context.Context) {
 	poll := mailPoll
 	var wake <-chan struct{}
-	if l, ok := s.cross.mail.(nodes.Listener); ok {
+	if l, ok := s.cross.ex.(nodes.Listener); ok {
 		var err error
 		if wake, err = l.Listen(ctx, s.Node); err == nil {
 			poll = listenPoll
@@ -181,7 +164,7 @@ func (s *Server) takeMail(ctx context.Context) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		ms, err := s.cross.mail.Take(ctx, s.Node, mailBatch)
+		ms, err := s.cross.ex.Take(ctx, s.Node, mailBatch)
 		if err != nil && s.Logger != nil && ctx.Err() == nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: taking this node's mail failed", slog.String("error", err.Error()))
 		}
@@ -227,11 +210,11 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 // dropMail discards the mail of a node that stopped (reapNodes): nobody
 // will take it.
 func (s *Server) dropMail(ctx context.Context, node string) {
-	if s.cross.mail == nil {
+	if s.cross.ex == nil {
 		return
 	}
 	for range 100 { // bounded: at most 6,400 messages a round, the rest next round
-		ms, err := s.cross.mail.Take(ctx, node, mailBatch)
+		ms, err := s.cross.ex.Take(ctx, node, mailBatch)
 		if err != nil || len(ms) < mailBatch {
 			return
 		}

@@ -41,14 +41,18 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	}
 	s.hub.Logger = s.Logger
 	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
+	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
+	if s.Nodes != nil && s.Role == RoleSecure {
+		// Before Start: the notifications of this node's restart reach the
+		// players of the other nodes.
+		s.startCrossNode(ctx)
+	}
 	if err := s.mm.Start(ctx); err != nil {
 		return fmt.Errorf("nex: matchmaking store: %w", err)
 	}
 	s.mm.Register(s.Mux)
-	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
 	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
 	if s.Nodes != nil && s.Role == RoleSecure {
-		s.startCrossNode(ctx)
 		go s.reapNodes(ctx)
 		if s.mm.Mail == nil {
 			go s.mm.RunRelay(ctx) // notifications other nodes post for this one's players
@@ -88,8 +92,8 @@ func (s *Server) reapNodes(ctx context.Context) {
 		}
 		for _, n := range list {
 			if n.ID != s.Node && time.Since(n.Heartbeat) > 2*s.nodeTimeout() {
-				if s.cross.dir != nil {
-					_ = s.cross.dir.ClearStations(ctx, n.ID) // retried at the next round if it fails
+				if s.cross.ex != nil {
+					_ = s.cross.ex.ClearStations(ctx, n.ID) // retried at the next round if it fails
 					s.dropMail(ctx, n.ID)
 				}
 				if _, err := s.mm.ReapNode(ctx, n.ID); err != nil && s.Logger != nil && ctx.Err() == nil {
