@@ -212,3 +212,68 @@ func acrossNodes(t *testing.T, ex nodes.Exchange) {
 		}
 	}
 }
+
+// TestAcrossNodesRestart: a secure node that starts under the name of one
+// that was running (a restart) makes that node's players leave; the players
+// of the other nodes hear it (3007) through their node's mailbox.
+func TestAcrossNodesRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store, _, err := accounts.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mm.Close() })
+	for _, pid := range []types.PID{3200, 3201} {
+		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"})
+	const beat = 100 * time.Millisecond
+	node := func(name string) *Server {
+		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
+			Matchmaking: mm, NodeCapacity: 1, Node: name}
+		startRole(t, srv)
+		return srv
+	}
+	node("n1")
+	node("n2")
+	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if ns, _ := store.Nodes(ctx); len(ns) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the secure nodes did not register")
+		}
+	}
+	a := login(t, ctx, addr, cfg, 3200)
+	time.Sleep(3 * beat)
+	b := login(t, ctx, addr, cfg, 3201)
+	msA, err := a.mm.AutoMatchmake(ctx, session4(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msB, err := b.mm.AutoMatchmake(ctx, session4(), ""); err != nil || msB.ID != msA.ID {
+		t.Fatalf("B in session %d (%v), want %d", msB.ID, err, msA.ID)
+	}
+	// Which node did A land on? The restart is of the other one.
+	other := "n2"
+	if recs, err := store.StationsOf(ctx, 3200); err != nil || len(recs) != 1 {
+		t.Fatalf("A's station records %+v, %v", recs, err)
+	} else if recs[0].Node == "n2" {
+		other = "n1"
+	}
+	a.expect(t, notifications.TypeNewParticipant, msA.ID, 3201)
+	node(other) // B's node "restarts": B's participation ends
+	ev := a.expect(t, notifications.TypeParticipantDisconnected, msA.ID, 3201)
+	if ev.Source != 3201 {
+		t.Fatalf("disconnect event %+v", ev)
+	}
+}
