@@ -19,6 +19,8 @@ type multiplayer struct {
 	hub notifications.Hub
 	mm  matchmaking.Server
 	nat nattraversal.Server
+	// cross links a secure node to the others sharing its store (crossnode.go).
+	cross crossNode
 }
 
 // Hub returns the hub of secure connections that notifications go through.
@@ -39,16 +41,23 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	}
 	s.hub.Logger = s.Logger
 	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
+	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
+	if s.Nodes != nil && s.Role == RoleSecure {
+		// Before Start: the notifications of this node's restart reach the
+		// players of the other nodes.
+		s.startCrossNode(ctx)
+	}
 	if err := s.mm.Start(ctx); err != nil {
 		return fmt.Errorf("nex: matchmaking store: %w", err)
 	}
 	s.mm.Register(s.Mux)
+	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
 	if s.Nodes != nil && s.Role == RoleSecure {
 		go s.reapNodes(ctx)
-		go s.mm.RunRelay(ctx) // notifications other nodes post for this one's players
+		if s.mm.Mail == nil {
+			go s.mm.RunRelay(ctx) // notifications other nodes post for this one's players
+		}
 	}
-	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
-	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
 	return nil
 }
 
@@ -83,6 +92,10 @@ func (s *Server) reapNodes(ctx context.Context) {
 		}
 		for _, n := range list {
 			if n.ID != s.Node && time.Since(n.Heartbeat) > 2*s.nodeTimeout() {
+				if s.cross.ex != nil {
+					_ = s.cross.ex.ClearStations(ctx, n.ID) // retried at the next round if it fails
+					s.dropMail(ctx, n.ID)
+				}
 				if _, err := s.mm.ReapNode(ctx, n.ID); err != nil && s.Logger != nil && ctx.Err() == nil {
 					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: reaping a stopped node failed",
 						slog.String("node", n.ID), slog.String("error", err.Error()))

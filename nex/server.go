@@ -96,6 +96,12 @@ type Server struct {
 	// Nodes is the registry of secure nodes: RoleSecure announces itself there,
 	// RoleAuth picks a node for each login from it. Required by both.
 	Nodes nodes.Registry
+	// Exchange carries, between secure nodes, the notifications and NAT
+	// probe requests for players connected to another node, and the station
+	// urls of every node's players (docs/nex.md "Across nodes"); default
+	// Nodes, when it implements nodes.Exchange (accounts.Store and
+	// pgstore.Store do). Used by RoleSecure only.
+	Exchange nodes.Exchange
 	// NodeCapacity is the most connections this secure node announces it takes
 	// (0: no limit).
 	NodeCapacity int
@@ -507,6 +513,7 @@ func (s *Server) connState(c *prudp.Conn, state prudp.ConnState) {
 		if p, ok := s.peers.LoadAndDelete(c); ok {
 			s.connClosed(p.(*rmc.Peer))
 			s.secure.Forget(p.(*rmc.Peer))
+			s.stationsForgotten(p.(*rmc.Peer))
 		}
 	}
 }

@@ -31,3 +31,14 @@ func TestNodeRegistrySuite(t *testing.T) {
 		return s
 	})
 }
+
+func TestMailboxSuite(t *testing.T) {
+	storetest.Mailbox(t, func(t *testing.T) storetest.MailStore {
+		s, _, err := accounts.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,7 +1,9 @@
 package matchmaking
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,8 +44,10 @@ type gathQueue struct {
 	deleted  bool
 }
 
-// submit queues d for gathering gid and delivers what is in order.
-func (q *sequencer) submit(ctx context.Context, gid uint32, d delivery, deleted bool, send func(ctx context.Context, a addressed)) {
+// submit queues d for gathering gid and delivers what is in order. fresh says
+// this node had nobody in the gathering before d's change (secure nodes
+// sharing a store, remote.go): the changes before it never come here.
+func (q *sequencer) submit(ctx context.Context, gid uint32, d delivery, deleted, fresh bool, send func(ctx context.Context, a addressed)) {
 	q.mu.Lock()
 	if q.gaths == nil {
 		q.gaths = make(map[uint32]*gathQueue)
@@ -55,6 +59,18 @@ func (q *sequencer) submit(ctx context.Context, gid uint32, d delivery, deleted 
 	}
 	if deleted {
 		g.deleted = true
+	}
+	if fresh && g.next != 0 && d.seq > g.next {
+		// Deliver what waits below d (arrived out of order), then go on from d.
+		for _, older := range sortedBelow(g.pending, d.seq) {
+			delete(g.pending, older.seq)
+			q.mu.Unlock()
+			for _, a := range older.events {
+				send(ctx, a)
+			}
+			q.mu.Lock()
+		}
+		g.next = d.seq
 	}
 	if g.next == 0 || d.seq < g.next {
 		// First sight of this gathering here (made on this node: seq 1; or on
@@ -179,5 +195,17 @@ func events(c Change, actor types.PID, msg string, why reason, hostChanged bool)
 		out = append(out, addressed{others(0), notifications.Event{Source: c.Session.Host, Type: notifications.TypeHostChanged,
 			Param1: gid}})
 	}
+	return out
+}
+
+// sortedBelow returns the pending deliveries with a seq below seq, in order.
+func sortedBelow(pending map[uint64]delivery, seq uint64) []delivery {
+	var out []delivery
+	for s, d := range pending {
+		if s < seq {
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(a, b delivery) int { return cmp.Compare(a.seq, b.seq) })
 	return out
 }

@@ -24,11 +24,11 @@ func TestSequencerOrder(t *testing.T) {
 		return delivery{seq: seq, events: []addressed{{ev: notifications.Event{Param1: seq}}}}
 	}
 	ctx := context.Background()
-	q.submit(ctx, 1, d(1), false, send)
-	q.submit(ctx, 1, d(3), false, send)
-	q.submit(ctx, 1, d(4), false, send)
-	q.submit(ctx, 1, d(2), false, send)
-	q.submit(ctx, 1, d(5), true, send)
+	q.submit(ctx, 1, d(1), false, false, send)
+	q.submit(ctx, 1, d(3), false, false, send)
+	q.submit(ctx, 1, d(4), false, false, send)
+	q.submit(ctx, 1, d(2), false, false, send)
+	q.submit(ctx, 1, d(5), true, false, send)
 	mu.Lock()
 	if len(got) != 5 || got[0] != 1 || got[1] != 2 || got[2] != 3 || got[3] != 4 || got[4] != 5 {
 		t.Fatalf("delivered %v", got)
@@ -43,8 +43,8 @@ func TestSequencerOrder(t *testing.T) {
 	// A change that never arrives (made by another server) holds the later
 	// ones only for gapWait.
 	got = nil
-	q.submit(ctx, 2, d(1), false, send)
-	q.submit(ctx, 2, d(3), false, send)
+	q.submit(ctx, 2, d(1), false, false, send)
+	q.submit(ctx, 2, d(3), false, false, send)
 	deadline := time.Now().Add(10 * gapWait)
 	for {
 		mu.Lock()

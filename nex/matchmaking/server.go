@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -118,6 +119,10 @@ type Server struct {
 	// Node names this secure server in the store (participants are tagged with
 	// it so a restart can clear them); default "local".
 	Node string
+	// Mail, for secure nodes sharing a store, carries the notifications for
+	// participants that joined on another node to that node (its loop hands
+	// them to Receive there); nil sends every notification to Hub.
+	Mail nodes.Mailbox
 	// Logger receives store failures.
 	Logger *slog.Logger
 
@@ -208,17 +213,25 @@ func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg stri
 		return
 	}
 	d := delivery{seq: c.Seq, events: events(c, actor, msg, why, hostChanged)}
+	if s.Mail != nil {
+		// Participants on other nodes are told through their node's mailbox,
+		// sequenced there with the node's own changes (remote.go).
+		var fresh, gone bool
+		d.events, fresh, gone = s.route(ctx, c, d.events)
+		s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted || gone, fresh, s.send)
+		return
+	}
 	// Where each recipient is connected: here, or on another node sharing the
 	// store (its notifications go through the store's outbox).
-	nodes := make(map[types.PID]string, len(c.Participants))
+	nodeOf := make(map[types.PID]string, len(c.Participants))
 	for _, p := range c.Participants {
-		nodes[p.PID] = p.Node
+		nodeOf[p.PID] = p.Node
 	}
 	outbox, _ := s.Store.(Outbox)
-	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, func(ctx context.Context, a addressed) {
+	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, false, func(ctx context.Context, a addressed) {
 		var remote []Relayed
 		for _, pid := range a.to {
-			if node := nodes[pid]; node != "" && node != s.node() {
+			if node := nodeOf[pid]; node != "" && node != s.node() {
 				if outbox != nil {
 					remote = append(remote, Relayed{Node: node, To: pid, Event: a.ev})
 				}

@@ -9,6 +9,7 @@ package nattraversal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -58,7 +59,10 @@ type Server struct {
 	Stations Stations
 	// OnResult receives traversal results; nil logs them at debug level.
 	OnResult func(ctx context.Context, r Result)
-	Logger   *slog.Logger
+	// Elsewhere, when set, relays a probe request to a target not connected
+	// to this server (secure nodes sharing a store: the target's node).
+	Elsewhere func(ctx context.Context, target types.PID, probe types.StationURL) error
+	Logger    *slog.Logger
 
 	probes, results, failures atomic.Uint64
 }
@@ -99,6 +103,9 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 				return out, fmt.Errorf("%w: probe target %q has no PID", types.CoreInvalidArgument, t)
 			}
 			err := s.Hub.Call(ctx, pid, Protocol, MethodInitiateProbe, func(w *types.Writer, _ types.Version) { w.StationURL(probe) })
+			if errors.Is(err, notifications.ErrOffline) && s.Elsewhere != nil {
+				err = s.Elsewhere(ctx, pid, probe)
+			}
 			if err == nil {
 				s.probes.Add(1)
 			} else if s.Logger != nil {

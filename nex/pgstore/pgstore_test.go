@@ -27,6 +27,8 @@ func TestStoreSuite(t *testing.T) {
 	srv := pgtest.Start(t) // one server for the suite, a database per subtest
 	storetest.Accounts(t, func(t *testing.T) storetest.AccountStore { return openFresh(t, srv) })
 	storetest.Nodes(t, func(t *testing.T) nodes.Registry { return openFresh(t, srv) })
+	storetest.Mailbox(t, func(t *testing.T) storetest.MailStore { return openFresh(t, srv) })
+	t.Run("mail wakes its node", func(t *testing.T) { storetest.MailboxListener(t, openFresh(t, srv)) })
 	t.Run("reopen keeps data and refuses a newer schema", func(t *testing.T) {
 		ctx := context.Background()
 		dsn := srv.NewDatabase(t)

@@ -66,6 +66,12 @@ type Server struct {
 	OnReport func(ctx context.Context, r Report)
 	// Logger receives registrations and reports.
 	Logger *slog.Logger
+	// Changed, when set, is called (without locks held, on the handler of
+	// the call) after a PID's station urls changed: a registration, an
+	// update, NAT properties. Forget does not call it: it runs on the
+	// transport's goroutine, whose caller acts on it itself. Secure nodes
+	// sharing a store publish the urls there.
+	Changed func(pid types.PID)
 
 	mu       sync.Mutex
 	byPeer   map[*rmc.Peer]*Station
@@ -130,6 +136,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 			return out, types.RendezVousNotAuthenticated
 		}
 		st := s.register(c.Peer, urls, login)
+		s.changed(st.PID)
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex secure register", slog.Uint64("pid", uint64(st.PID)),
 				slog.Uint64("cid", uint64(st.ConnectionID)), slog.String("public", st.Public.String()))
@@ -290,14 +297,16 @@ func (s *Server) PublicURL(p *rmc.Peer) (types.StationURL, bool) {
 // (NAT Traversal's ReportNATProperties); false when it has not registered.
 func (s *Server) SetNATProperties(p *rmc.Peer, mapping, filtering uint32) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st, ok := s.byPeer[p]
 	if !ok {
+		s.mu.Unlock()
 		return false
 	}
 	st.NATMapping, st.NATFiltering = mapping, filtering
 	st.Public.SetUint("natm", uint64(mapping))
 	st.Public.SetUint("natf", uint64(filtering))
+	s.mu.Unlock()
+	s.changed(p.PID)
 	return true
 }
 
@@ -316,13 +325,21 @@ func (s *Server) newConnID() uint32 {
 
 func (s *Server) update(p *rmc.Peer, f func(st *Station) error) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st, ok := s.byPeer[p]
-	if !ok {
-		return false
+	if ok {
+		_ = f(st)
 	}
-	_ = f(st)
-	return true
+	s.mu.Unlock()
+	if ok {
+		s.changed(p.PID)
+	}
+	return ok
+}
+
+func (s *Server) changed(pid types.PID) {
+	if s.Changed != nil {
+		s.Changed(pid)
+	}
 }
 
 // replaceURL replaces target in st.URLs: an exact match first, else the url with
