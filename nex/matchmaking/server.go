@@ -120,6 +120,9 @@ type Server struct {
 	Node string
 	// Logger receives store failures.
 	Logger *slog.Logger
+	// OfficialOwners are the PIDs whose communities are official
+	// (FindOfficialCommunity); none by default.
+	OfficialOwners []types.PID
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -1137,7 +1140,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		}
 		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, false)
 	default:
-		return out, types.CoreNotImplemented
+		return s.serveCommunity(ctx, c, out) // community.go
 	}
 	return w.Bytes()
 }
