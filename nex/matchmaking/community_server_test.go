@@ -155,6 +155,27 @@ func testCommunityMethods(t *testing.T, st types.Settings) {
 	if _, err := h.call(t, 2, ext, matchmaking.MethodUpdateCommunity, func(w *types.Writer) { upd.Append(w) }); !errors.Is(err, matchmaking.ResultSessionVoid) {
 		t.Fatalf("UpdateCommunity of an unknown id: %v", err)
 	}
+	// gidForParticipationCheck: members of the community only.
+	for _, tc := range []struct {
+		pid  types.PID
+		gid  uint32
+		want error
+	}{{2, official, matchmaking.ResultNotParticipatedGathering}, {4, 999999, matchmaking.ResultSessionVoid}, {4, official, nil}} {
+		_, err := h.call(t, tc.pid, ext, matchmaking.MethodCreateMatchmakeSessionWithParam, func(w *types.Writer) {
+			p := matchmaking.CreateParam{Session: room(), GIDForParticipationCheck: tc.gid, ParticipationCount: 1}
+			p.Append(w, h.v)
+		})
+		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+			t.Fatalf("PID %d creates with participation check %d: %v, want %v", tc.pid, tc.gid, err, tc.want)
+		}
+	}
+	_, err := h.call(t, 1, ext, matchmaking.MethodAutoMatchmakeWithParamPostpone, func(w *types.Writer) {
+		p := matchmaking.AutoMatchmakeParam{Session: room(), GIDForParticipationCheck: official, AdditionalParticipants: []types.PID{2}, ParticipationCount: 1}
+		p.Append(w, h.v)
+	})
+	if !errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
+		t.Fatalf("auto-matchmake with a non-member additional participant: %v", err)
+	}
 	// Bad input: truncated, trailing bytes, invalid values.
 	if _, err := h.call(t, 1, ext, matchmaking.MethodCreateCommunity, func(w *types.Writer) { w.U32(1) }); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("truncated CreateCommunity: %v", err)

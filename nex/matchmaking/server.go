@@ -825,6 +825,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
+			return out, err
+		}
 		s.learn(c, pv)
 		crit := p.SearchCriteria
 		if crit == nil {
@@ -887,6 +890,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
+			return out, err
+		}
 		s.learn(c, pv)
 		ch, err := s.Store.Create(ctx, newSession(p.Session), s.participant(c, p.ParticipationCount, p.JoinMessage))
 		if err != nil {
@@ -916,6 +922,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 	case MethodJoinMatchmakeSessionWithParam:
 		p := ReadJoinParam(&r, "joinMatchmakeSessionParam", v)
 		if err := done(); err != nil {
+			return out, err
+		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
 			return out, err
 		}
 		ms, err := s.join(ctx, c, p.GID, max(p.ParticipationCount, 1), p.JoinMessage, Passwords{User: p.UserPassword, System: p.SystemPassword})
