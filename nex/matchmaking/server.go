@@ -125,6 +125,9 @@ type Server struct {
 	Mail nodes.Mailbox
 	// Logger receives store failures.
 	Logger *slog.Logger
+	// OfficialOwners are the PIDs whose communities are official
+	// (FindOfficialCommunity); none by default.
+	OfficialOwners []types.PID
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -835,6 +838,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
+			return out, err
+		}
 		s.learn(c, pv)
 		crit := p.SearchCriteria
 		if crit == nil {
@@ -897,6 +903,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
+			return out, err
+		}
 		s.learn(c, pv)
 		ch, err := s.Store.Create(ctx, newSession(p.Session), s.participant(c, p.ParticipationCount, p.JoinMessage))
 		if err != nil {
@@ -926,6 +935,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 	case MethodJoinMatchmakeSessionWithParam:
 		p := ReadJoinParam(&r, "joinMatchmakeSessionParam", v)
 		if err := done(); err != nil {
+			return out, err
+		}
+		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
 			return out, err
 		}
 		ms, err := s.join(ctx, c, p.GID, max(p.ParticipationCount, 1), p.JoinMessage, Passwords{User: p.UserPassword, System: p.SystemPassword})
@@ -1150,7 +1162,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		}
 		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, false)
 	default:
-		return out, types.CoreNotImplemented
+		return s.serveCommunity(ctx, c, out) // community.go
 	}
 	return w.Bytes()
 }

@@ -360,7 +360,7 @@ func testServerMethods(t *testing.T, st types.Settings) {
 		t.Fatalf("gathering urls of %d gatherings, want 1", n)
 	}
 	// Methods this server does not implement say so.
-	if _, err := h.call(t, 1, ext, 17, func(w *types.Writer) {}); !errors.Is(err, types.CoreNotImplemented) {
-		t.Fatalf("CreateCommunity: %v", err)
+	if _, err := h.call(t, 1, ext, 23, func(w *types.Writer) {}); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("UpdatePrivacySetting: %v", err)
 	}
 }
