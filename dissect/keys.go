@@ -55,7 +55,7 @@ type PiaKeys struct {
 	NetworkID    uint32
 	HasNetworkID bool
 	GatheringID  uint32
-	// Session-key derivation inputs, used with GameKey ("Session Key" in specs/pia.md).
+	// Session-key derivation inputs, used with GameKey ("Session Key" in NintendoClients wiki "Pia Protocol").
 	SessionParams []uint32
 	SSIDs         [][]byte
 	LANParams     [][]byte
@@ -274,7 +274,7 @@ func (k *Keys) accessKeys() []string {
 }
 
 // sessionKeys returns the Pia session keys to try: those given, then those
-// derived from the game key ("Session Key" in specs/pia.md). Derivation
+// derived from the game key ("Session Key" in NintendoClients wiki "Pia Protocol"). Derivation
 // errors name the input.
 func (p *PiaKeys) sessionKeys() ([][]byte, error) {
 	out := append([][]byte(nil), p.SessionKeys...)

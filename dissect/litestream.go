@@ -8,7 +8,7 @@ import (
 )
 
 // PRUDP Lite on a raw TCP stream (the Switch servers accept it beside
-// WebSocket, "Lite over WebSocket" in FIELD-NOTES.md): packets back to back,
+// WebSocket, "Lite over WebSocket" in docs/peers.md): packets back to back,
 // each framed by its own header (lite.PacketLen). Recognised when a TCP flow
 // starts with a whole Lite packet.
 

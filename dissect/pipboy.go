@@ -9,7 +9,7 @@ import (
 	"github.com/gamewire/gamewire/pipboy"
 )
 
-// Pip-Boy ("Data Stream Format" and "Discovery" in specs/pipboy.md): TCP 27000
+// Pip-Boy ("Data Stream Format" and "Discovery" in the Pip-Boy PROTOCOL.md): TCP 27000
 // carries framed messages both ways; UDP 28000 carries the discovery JSON.
 // Every message is a record with protocol "pipboy"; the game-to-app messages
 // are also applied to a database per flow (see Dissector.PipboyStates), so a

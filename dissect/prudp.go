@@ -606,7 +606,7 @@ func (h *prudpHandler) decryptUnreliable(dir int, p *wire.Packet) ([]byte, strin
 	return plain, ""
 }
 
-// decompress undoes "Compression" (specs/prudp-nex.md) when the payload
+// decompress undoes "Compression" (NintendoClients wiki "PRUDP Protocol") when the payload
 // carries the ratio byte. Quazal payloads always carry it. NEX payloads carry
 // it only when the connection enabled compression: the keys file says so
 // ("compression on"), or the flow showed it with a payload that is a
@@ -811,7 +811,7 @@ func (d *Dissector) kerberosTargets() [][]byte {
 }
 
 // openHyperscape decrypts a Hyperscape DATA payload ("Packet: DATA",
-// "Compression", "Encryption" in specs/prudp-hyperscape.md) with the flow's
+// "Compression", "Encryption" in the Hyperscape "PRUDP" wiki page) with the flow's
 // shared key: the first hyperscape-key under which a payload opens is kept.
 func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
 	if h.hsCipher == nil {
@@ -846,7 +846,7 @@ func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
 }
 
 // appendRMC adds an "rmc" object to a message record when the message is one
-// whole packed RMC request or response (specs/reference/rmc.md, nex/rmc), and
+// whole packed RMC request or response (nintendo-wiki "RMC Protocol", nex/rmc), and
 // a few words to the summary. The size field is checked first, so other
 // payloads cost nothing.
 func appendRMC(r *Record, b []byte, msg []byte) []byte {

@@ -193,7 +193,7 @@ func DefaultSettings(c prudp.Config) types.Settings {
 
 // ConnSettings derives the NEX encoding settings of one connection from its PRUDP
 // configuration and the minor version it negotiated (prudp.Conn.MinorVersion, the
-// lower of both ends' offers: "Supported Functions" in specs/prudp-nex.md, where
+// lower of both ends' offers: "Supported Functions" in NintendoClients wiki "PRUDP Protocol", where
 // minor version 3 introduces the structure version header). PIDs are as wide as
 // Kerberos.PIDSize of c resolved (prudp.Config.Resolved: the dialect's default
 // when c leaves it zero). Structure headers:

@@ -182,5 +182,5 @@ func BuildNonce(p NonceParams, h *Header, src Source) ([12]byte, error) {
 
 // LDNNetworkIDFromSSID derives an LDN 6.x network id as the CRC-32 of SSID bytes
 // 1 to 15. This is not in the specs: public LDN research on recent Pokemon titles
-// derives it so (FIELD-NOTES.md); prefer the network id observed in the session.
+// derives it so (docs/peers.md); prefer the network id observed in the session.
 func LDNNetworkIDFromSSID(ssid [16]byte) uint32 { return crc32.ChecksumIEEE(ssid[1:16]) }

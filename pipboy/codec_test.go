@@ -11,7 +11,7 @@ import (
 	"github.com/gamewire/gamewire/internal/testutil"
 )
 
-// specExample is the 59-byte data update of "Type 3: Data Update" in specs/pipboy.md.
+// specExample is the 59-byte data update of "Type 3: Data Update" in the Pip-Boy PROTOCOL.md.
 const specExample = `3b000000 03
 	03 0a000000 2a000000
 	07 0b000000 0200 01000000 02000000

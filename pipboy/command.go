@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Hello is the content of message type 1 ("Type 1: New Connection" in specs/pipboy.md).
+// Hello is the content of message type 1 ("Type 1: New Connection" in the Pip-Boy PROTOCOL.md).
 type Hello struct {
 	Lang    string `json:"lang"`
 	Version string `json:"version"`
@@ -152,7 +152,7 @@ func ParseCommandResponse(content []byte) (CommandResponse, error) {
 	return CommandResponse{Allowed: raw.Allowed, ID: *raw.ID, Success: raw.Success}, nil
 }
 
-// Typed helpers for the command table of specs/pipboy.md. The returned Command has
+// Typed helpers for the command table of the Pip-Boy PROTOCOL.md. The returned Command has
 // ID 0; Client.Send assigns the next id.
 
 // UseItem uses (equips, consumes) the item with the given HandleID.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Default timings ("Type 0: Heartbeat" in specs/pipboy.md and FIELD-NOTES.md: the app
+// Default timings ("Type 0: Heartbeat" in the Pip-Boy PROTOCOL.md and docs/peers.md: the app
 // sends a heartbeat about once a second, the game closes after 10-20 s of silence).
 const (
 	DefaultHeartbeatInterval = time.Second

@@ -8,7 +8,7 @@ import (
 )
 
 // Database is the value store the game streams to the app ("Type 3: Data Update" in
-// specs/pipboy.md). Values are keyed by id; the tree hangs from id 0 (RootID).
+// the Pip-Boy PROTOCOL.md). Values are keyed by id; the tree hangs from id 0 (RootID).
 //
 // Apply is transactional: an update is checked completely (syntax, value types, and that
 // every id it refers to was sent before or is sent in the same update) before anything

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// DiscoveryRequest is what an app broadcasts to UDP port 28000 ("Discover" in specs/pipboy.md).
+// DiscoveryRequest is what an app broadcasts to UDP port 28000 ("Discover" in the Pip-Boy PROTOCOL.md).
 const DiscoveryRequest = `{"cmd":"autodiscover"}`
 
 // DiscoveryReply is a game's answer to discovery.

@@ -1,5 +1,5 @@
 // Package pipboy implements the Fallout 4 Pip-Boy companion protocol described in
-// specs/pipboy.md: UDP discovery, the TCP message stream (types 0-6), the value
+// the Pip-Boy PROTOCOL.md: UDP discovery, the TCP message stream (types 0-6), the value
 // database the game streams to the app, the local map, and commands.
 //
 // On top of the codec it provides the four roles of the protocol: an app [Client],

@@ -17,7 +17,7 @@ type Extent struct{ X, Y float32 }
 const mapHeaderSize = 4 + 4 + 3*8
 
 // MapFrame is one local map frame, the content of message type 4 ("Type 4: Local Map
-// Update" in specs/pipboy.md). The real game's rows can be wider than Width: Stride is
+// Update" in the Pip-Boy PROTOCOL.md). The real game's rows can be wider than Width: Stride is
 // the byte length of a row, len(Pixels)/Height. A frame with zero width or height and
 // no pixels is a blank frame, as are frames whose pixels are all zero. Pixels aliases
 // the parsed input.

@@ -7,7 +7,7 @@ import (
 	"io"
 )
 
-// MessageType is the type byte of a TCP message ("Message Types" in specs/pipboy.md).
+// MessageType is the type byte of a TCP message ("Message Types" in the Pip-Boy PROTOCOL.md).
 type MessageType uint8
 
 // Message types, as the spec names them.
@@ -51,7 +51,7 @@ const HeaderSize = 5
 // otherwise. The real game's full dump is about 366 KB; 16 MiB leaves ample room.
 const DefaultMaxMessageSize = 16 << 20
 
-// Message is one TCP message ("Data Stream Format" in specs/pipboy.md).
+// Message is one TCP message ("Data Stream Format" in the Pip-Boy PROTOCOL.md).
 // Content aliases the buffer it was parsed from.
 type Message struct {
 	Type    MessageType

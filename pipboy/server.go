@@ -18,7 +18,7 @@ type CommandHandler func(ctx context.Context, s *Server, cmd Command) (*CommandR
 // Server is a game emulator: it answers on the game's TCP port, greets an app with
 // message type 1, sends the database as one dump, streams later updates, answers
 // heartbeats and commands, sends local map frames when asked, and answers a second
-// app with Busy ("Type 2: Busy" in specs/pipboy.md).
+// app with Busy ("Type 2: Busy" in the Pip-Boy PROTOCOL.md).
 //
 // The zero value serves an empty database (a root object with no keys) on
 // 127.0.0.1:27000. Fields must not change once serving starts.

@@ -7,7 +7,7 @@ import (
 	"math"
 )
 
-// ValueType is the type byte of a database value ("Type 3: Data Update" in specs/pipboy.md).
+// ValueType is the type byte of a database value ("Type 3: Data Update" in the Pip-Boy PROTOCOL.md).
 type ValueType uint8
 
 // Value types, as the spec's table names them.

@@ -40,7 +40,7 @@ func (s *session) queueAck(typ uint8, substream uint8, seq uint16, fragment uint
 
 // flushAcks sends the queued acknowledgements: aggregated per substream when
 // the negotiated minor version allows ("Aggregate acknowledgement" in
-// specs/prudp-nex.md; minor 1 the old format, minor 2 and up the new one),
+// NintendoClients wiki "PRUDP Protocol"; minor 1 the old format, minor 2 and up the new one),
 // otherwise one ACK packet each.
 func (s *session) flushAcks(now time.Time) {
 	s.ackQueued, s.ackDelayed, s.ackDue = false, false, time.Time{}

@@ -173,7 +173,7 @@ func TestForgedDataNeverDelivered(t *testing.T) {
 		t.Run(d.String(), func(t *testing.T) {
 			if d == NEXV0Friends {
 				// The friends mode signs DATA with an HMAC of the payload under
-				// MD5(access key) only (specs/prudp-nex.md, "Packet signature"): no
+				// MD5(access key) only (NintendoClients wiki "PRUDP Protocol", "Packet signature"): no
 				// session key or connection signature enters it, so anyone who knows
 				// the (published) access key can sign. Nothing to verify beyond that.
 				t.Skip("friends-mode DATA signatures carry no per-connection secret")

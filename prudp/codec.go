@@ -130,7 +130,7 @@ func (c *v0Codec) connSigLen() int { return 4 }
 // quazalCodec is the original Quazal Rendez-Vous encoding (wire.Quazal):
 // the V0 header with 1-byte type and flags and a 1- or 4-byte checksum. The
 // packet signature is the connection signature received from the peer
-// ("Signature" in specs/prudp-quazal-gro.md); with hmac set, DATA (and, in
+// ("Signature" in GROBackendWV wiki "PRUDP packet format"); with hmac set, DATA (and, in
 // the games mode, DISCONNECT) carry the V0 HMAC signature instead.
 type quazalCodec struct {
 	d    *wire.Quazal

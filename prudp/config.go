@@ -14,7 +14,7 @@ import (
 type Dialect int
 
 const (
-	// NEXV1 is "V1 Format" in specs/prudp-nex.md (Wii U and most 3DS games):
+	// NEXV1 is "V1 Format" in NintendoClients wiki "PRUDP Protocol" (Wii U and most 3DS games):
 	// option TLVs, HMAC-MD5 packet signatures, substreams, aggregate acks.
 	NEXV1 Dialect = iota
 	// NEXV0 is "V0 Format" with the games signature mode (3DS games).
@@ -24,12 +24,12 @@ const (
 	// NEXLite is "Lite Format" (Switch games) over a stream transport
 	// (package prudp/lite: WebSocket, TCP, TLS); see dialect_lite.go.
 	NEXLite
-	// Quazal is the original Quazal Rendez-Vous encoding (specs/prudp-quazal-gro.md,
-	// the Quazal notes in specs/prudp-nex.md): 1-byte type and flags, 1- or 4-byte
+	// Quazal is the original Quazal Rendez-Vous encoding (GROBackendWV wiki "PRUDP packet format",
+	// the Quazal notes in NintendoClients wiki "PRUDP Protocol"): 1-byte type and flags, 1- or 4-byte
 	// checksum (ChecksumSize), RC4 "CD&ML" re-keyed for every packet (RC4Mode),
 	// stream type OldRVSec, ~963-byte fragments. See docs/prudp-quazal.md.
 	Quazal
-	// Hyperscape is the Quazal variant of specs/prudp-hyperscape.md: 4-byte
+	// Hyperscape is the Quazal variant of the Hyperscape "PRUDP" wiki page: 4-byte
 	// checksums, u32 fragment ids, an ECDH key exchange in CONNECT verified
 	// with a certification key (CertKey, CertPub), a USER stage, AES-128-CBC
 	// DATA, PINGs every 10 s. See docs/prudp-hyperscape.md.
@@ -77,7 +77,7 @@ const (
 	RC4Stream
 	// RC4PerPacket restarts the keystream from the freshly keyed state for
 	// every packet, as the Quazal servers and the public captures do
-	// (FIELD-NOTES.md, "Quazal Rendez-Vous").
+	// (docs/peers.md, "Quazal Rendez-Vous").
 	RC4PerPacket
 )
 
@@ -113,7 +113,7 @@ type QuazalSignatures int
 const (
 	// QuazalSigConnection: every packet carries the peer's connection
 	// signature, as the GRO page describes ("Signature" in
-	// specs/prudp-quazal-gro.md). The default.
+	// GROBackendWV wiki "PRUDP packet format"). The default.
 	QuazalSigConnection QuazalSignatures = iota
 	// QuazalSigPayload: DATA carries the first 4 bytes of HMAC-MD5 keyed
 	// with MD5(access key) over the payload, 0x12345678 when it is empty
@@ -147,7 +147,7 @@ func ParseQuazalSignatures(s string) (QuazalSignatures, error) {
 	return 0, fmt.Errorf("prudp: unknown Quazal signature mode %q (want connection, payload or session)", s)
 }
 
-// Stream types ("Virtual ports" in specs/prudp-nex.md).
+// Stream types ("Virtual ports" in NintendoClients wiki "PRUDP Protocol").
 const (
 	StreamDO       = 1
 	StreamRV       = 2
@@ -157,11 +157,11 @@ const (
 )
 
 // QuazalFragmentSize is the payload per DATA packet real Quazal servers send
-// (FIELD-NOTES.md, "Quazal Rendez-Vous"); the Quazal and Hyperscape default.
+// (docs/peers.md, "Quazal Rendez-Vous"); the Quazal and Hyperscape default.
 const QuazalFragmentSize = 963
 
 // DefaultRC4Key keys the RC4 streams of connections without a session key
-// ("Encryption" in specs/prudp-nex.md).
+// ("Encryption" in NintendoClients wiki "PRUDP Protocol").
 const DefaultRC4Key = "CD&ML"
 
 // Config configures one end of PRUDP connections. The zero value works: every
@@ -186,7 +186,7 @@ type Config struct {
 	// of both ends is used. Default 0 (NEX uses only substream 0). V0 has none.
 	MaxSubstreamID uint8
 	// FragmentSize is the largest payload per DATA packet; default 1300 (V1),
-	// 1264 (V0) ("Fragment size" in specs/prudp-nex.md) or 963 (Quazal and
+	// 1264 (V0) ("Fragment size" in NintendoClients wiki "PRUDP Protocol") or 963 (Quazal and
 	// Hyperscape, whose payload then grows by the sequence id suffix, the
 	// ratio byte, the IV and the AES padding).
 	FragmentSize int
@@ -232,7 +232,7 @@ type Config struct {
 	KeepAlive time.Duration
 	// MaxUnansweredPings closes the connection (ErrPeerDead) when that many
 	// PINGs in a row were not acknowledged; default 2 for Hyperscape
-	// ("Pinging" in specs/prudp-hyperscape.md), 0 (off) otherwise.
+	// ("Pinging" in the Hyperscape "PRUDP" wiki page), 0 (off) otherwise.
 	MaxUnansweredPings int
 	// IdleTimeout is how long a peer may stay silent before the connection
 	// fails with ErrPeerDead and its resources are freed; default 30 s, or
@@ -291,7 +291,7 @@ type Config struct {
 	// negative: no cap.
 	MaxConns int
 	// Ticket makes a client connection secure ("Secure server connection"
-	// in specs/prudp-nex.md): the CONNECT carries Ticket.Internal and the
+	// in NintendoClients wiki "PRUDP Protocol"): the CONNECT carries Ticket.Internal and the
 	// request data (PID, a connection id, a check value) sealed with
 	// Ticket.SessionKey, the server answers with check+1, and the session
 	// key then keys RC4 and the signatures. Default nil: an authentication

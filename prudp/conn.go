@@ -110,7 +110,7 @@ func (c *Conn) LocalAddr() netip.AddrPort {
 }
 
 // MinorVersion is the PRUDP minor version negotiated in the handshake, the
-// lower of both sides' ("Supported Functions" in specs/prudp-nex.md: from
+// lower of both sides' ("Supported Functions" in NintendoClients wiki "PRUDP Protocol": from
 // minor version 3 on, NEX structures carry a version header, so RMC code
 // reads it per connection). NEX V0 negotiates nothing and reports 0.
 func (c *Conn) MinorVersion() uint8 { return c.minor }

@@ -53,7 +53,7 @@ type dialectSpec struct {
 	signedSyn bool
 	// multiAck: a packet with NEED_ACK and MULTI_ACK is answered with ACK
 	// and MULTI_ACK both set, and MULTI_ACK never means an aggregate
-	// acknowledgement (Hyperscape, "Multi Ack" in specs/prudp-hyperscape.md).
+	// acknowledgement (Hyperscape, "Multi Ack" in the Hyperscape "PRUDP" wiki page).
 	multiAck bool
 	// userStage: after the CONNECT-ACK the client sends a reliable USER the
 	// server acknowledges, ordered before its first DATA (Hyperscape).
@@ -108,7 +108,7 @@ var engineDefaults = Config{
 // quazalDefaults are what Quazal and Hyperscape share: stream type
 // OldRVSec (the Quazal checksum's base is the access key only there), the
 // fragments real Quazal servers send, and their 60 s silence limit
-// (FIELD-NOTES.md, "Quazal Rendez-Vous").
+// (docs/peers.md, "Quazal Rendez-Vous").
 var quazalDefaults = Config{StreamType: StreamOldRVSec, FragmentSize: QuazalFragmentSize, IdleTimeout: 60 * time.Second}
 
 var dialects = [...]dialectSpec{

@@ -8,7 +8,7 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
-// hyperscapeDialect is the Quazal variant of specs/prudp-hyperscape.md:
+// hyperscapeDialect is the Quazal variant of the Hyperscape "PRUDP" wiki page:
 // 4-byte checksums, u32 fragment ids, an ECDH key exchange in CONNECT whose
 // key makes DATA AES-128-CBC, a USER stage, ACK|MULTI_ACK answers, and a
 // PING every 10 s with the connection failed after two unanswered ones
@@ -44,7 +44,7 @@ var hyperscapeDialect = dialectSpec{
 	},
 }
 
-// hyperscapeCodec is specs/prudp-hyperscape.md on wire.Hyperscape: 1-byte
+// hyperscapeCodec is the Hyperscape "PRUDP" wiki page on wire.Hyperscape: 1-byte
 // type and flags, u32 fragment ids, 4-byte checksum. The spec calls the packet
 // signature "Unknown"; gamewire puts the connection signature received from
 // the peer there, as Quazal does, and checks it.
@@ -81,7 +81,7 @@ type keyExchange interface {
 	answer(cfg *Config, hello []byte) (payload []byte, xf payloadTransform, err error)
 }
 
-// hyperscapeExchange is "Key Exchange" in specs/prudp-hyperscape.md: the
+// hyperscapeExchange is "Key Exchange" in the Hyperscape "PRUDP" wiki page: the
 // client's ephemeral P-256 key, answered by the server's, signed with its
 // certification key and bound to both by a tag.
 type hyperscapeExchange struct{}
@@ -136,7 +136,7 @@ func (hyperscapeExchange) answer(cfg *Config, payload []byte) ([]byte, payloadTr
 
 // parseHyperscapeClientConnect decodes the payload of a Hyperscape client's
 // CONNECT after the connection signature ("Packet: CONNECT",
-// specs/prudp-hyperscape.md): the client's 64-byte ephemeral public key,
+// the Hyperscape "PRUDP" wiki page): the client's 64-byte ephemeral public key,
 // checked to be a point on P-256. Errors name what was wrong.
 func parseHyperscapeClientConnect(payload []byte) (wire.HyperscapeConnect, error) {
 	c, err := wire.ParseHyperscapeConnect(payload, false)

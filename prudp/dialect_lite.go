@@ -8,7 +8,7 @@ import (
 )
 
 // The NEXLite dialect: "Lite Format", "Virtual ports" and "Lite signature" in
-// specs/prudp-nex.md, spoken by Switch games over WebSocket/TLS streams
+// NintendoClients wiki "PRUDP Protocol", spoken by Switch games over WebSocket/TLS streams
 // (package prudp/lite is the transport). What it changes in the engine:
 //
 //   - the codec: magic 0x80, no session id, substream id, checksum or packet

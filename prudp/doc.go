@@ -1,7 +1,7 @@
 // Package prudp runs PRUDP connections over UDP: reliable, ordered,
 // encrypted and signed, client and server, in the NEX V0 (games and friends
 // signature modes) and V1 dialects ("Protocol Description" in
-// specs/prudp-nex.md). A dialect is configuration (Config.Dialect), not a
+// NintendoClients wiki "PRUDP Protocol"). A dialect is configuration (Config.Dialect), not a
 // fork of the engine; packet bytes come from prudp/wire, RC4 and zlib from
 // prudp/crypt, Kerberos tickets from prudp/kerberos.
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
-// The handshake ("Basic operation" in specs/prudp-nex.md): SYN, SYN-ACK with
+// The handshake ("Basic operation" in NintendoClients wiki "PRUDP Protocol"): SYN, SYN-ACK with
 // the server's connection signature, CONNECT with the client's, CONNECT-ACK.
 // The server keeps nothing between SYN and CONNECT: its connection signature
 // is an HMAC of the client's address (wire.ConnectionSignature), which it

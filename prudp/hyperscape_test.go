@@ -387,7 +387,7 @@ func FuzzHyperscapeConnect(f *testing.F) {
 }
 
 // TestHyperscapeMultiAck: a packet with NEED_ACK and MULTI_ACK is answered
-// with ACK and MULTI_ACK ("Multi Ack" in specs/prudp-hyperscape.md), and such
+// with ACK and MULTI_ACK ("Multi Ack" in the Hyperscape "PRUDP" wiki page), and such
 // an answer acknowledges like a plain ACK.
 func TestHyperscapeMultiAck(t *testing.T) {
 	p := newManualPair(t, hyperscapeConfig())

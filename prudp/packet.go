@@ -2,7 +2,7 @@ package prudp
 
 import "github.com/gamewire/gamewire/prudp/wire"
 
-// Packet types and flags ("Type and flags" in specs/prudp-nex.md).
+// Packet types and flags ("Type and flags" in NintendoClients wiki "PRUDP Protocol").
 const (
 	typeSyn        = 0
 	typeConnect    = 1

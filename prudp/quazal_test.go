@@ -17,7 +17,7 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
-const quazalKey = "8dtRv2oj" // Ghost Recon Online's access key (specs/prudp-quazal-gro.md)
+const quazalKey = "8dtRv2oj" // Ghost Recon Online's access key (GROBackendWV wiki "PRUDP packet format")
 
 func TestQuazalDefaults(t *testing.T) {
 	r := (&Config{Dialect: Quazal}).resolved()
@@ -170,7 +170,7 @@ func TestQuazalSecureTickets(t *testing.T) {
 }
 
 // TestQuazalPerPacketRC4OnTheWire checks the bytes a Quazal client sends:
-// each DATA payload decrypts from a fresh RC4 "CD&ML" state (FIELD-NOTES,
+// each DATA payload decrypts from a fresh RC4 "CD&ML" state (docs/peers.md,
 // "Quazal Rendez-Vous"), the checksum has the configured size, and the
 // packets decode with the wire codec.
 func TestQuazalPerPacketRC4OnTheWire(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 // reassembler joins the fragments of one reliable substream's messages
-// ("Fragment id" in specs/prudp-nex.md: fragments count up from 1 and the last
+// ("Fragment id" in NintendoClients wiki "PRUDP Protocol": fragments count up from 1 and the last
 // carries id 0). It sees fragments already in sequence order, so a message's
 // fragments never interleave with another's. The buffer grows with the bytes
 // actually received and is never sized from anything the peer claims, so an

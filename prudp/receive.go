@@ -33,7 +33,7 @@ func (s *session) handle(now time.Time, p *pkt) {
 		return
 	}
 	if s.dialect.multiAck && p.has(flagMultiAck) {
-		// "Multi Ack" in specs/prudp-hyperscape.md: no aggregate
+		// "Multi Ack" in the Hyperscape "PRUDP" wiki page: no aggregate
 		// acknowledgements here; a packet needing an ACK with this flag is
 		// answered with ACK and MULTI_ACK both set.
 		p.flags &^= flagMultiAck

@@ -133,7 +133,7 @@ func (t *plainTransform) openUnreliable(payload []byte, _ uint16, _ uint8) ([]by
 	return t.zlib.open(payload)
 }
 
-// rc4Transform is "Encryption" in specs/prudp-nex.md: reliable DATA runs
+// rc4Transform is "Encryption" in NintendoClients wiki "PRUDP Protocol": reliable DATA runs
 // through one RC4 state per direction and substream (substream n keyed with
 // the key modified n times), restarted for every packet in RC4PerPacket
 // mode; unreliable DATA gets a key of its own per packet. Compression, when

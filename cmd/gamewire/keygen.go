@@ -61,7 +61,7 @@ var keygenKerberos struct {
 var keygenKerberosCmd = &cobra.Command{
 	Use:   "kerberos --pid N --password P [--platform 3ds|switch]",
 	Short: "Print the Kerberos key derived from an account's password, in hex",
-	Long: `keygen kerberos prints the 16-byte Kerberos key of an account (specs/reference/kerberos.md,
+	Long: `keygen kerberos prints the 16-byte Kerberos key of an account (nintendo-wiki "Kerberos Authentication",
 "Key Derivation"), for keys files and server configuration:
 
   --platform 3ds     3DS / Wii U and Quazal: MD5 applied 65000 + pid % 1024 times (default)

@@ -67,7 +67,7 @@ type serveOptions struct {
 
 // defaultAccessKey is the access key serve, connect and login use unless told
 // otherwise: Terraria's (Wii U), from the published vector in testdata/prudp.
-// Real clients need their game's key (specs/reference/game-servers.md).
+// Real clients need their game's key (nintendo-wiki "Game Servers List").
 const defaultAccessKey = "3d37fbdb"
 
 // prudpFlags are the connection settings serve, connect and login share.

@@ -58,7 +58,7 @@ type Config struct {
 	// StreamID is the server's virtual port; 0 means 1.
 	StreamID uint8
 	// FixedRTO, when non-zero, replaces nex-go's retransmission timeout computation, which
-	// falls to zero on loopback after a PING acknowledgement (see FIELD-NOTES.md) and then
+	// falls to zero on loopback after a PING acknowledgement (see docs/peers.md) and then
 	// resends many times at once.
 	FixedRTO time.Duration
 	// Lite serves PRUDP Lite on nex-go's WebSocket server (ListenWebSocket) instead of
@@ -265,7 +265,7 @@ func waitListeningTCP(port int) error {
 }
 
 // perPacketRC4 is an encryption.Algorithm that starts every payload from the freshly
-// keyed RC4 state (the Quazal "CD&ML" behaviour in FIELD-NOTES.md), for nex-go's
+// keyed RC4 state (the Quazal "CD&ML" behaviour in docs/peers.md), for nex-go's
 // pluggable StreamSettings.EncryptionAlgorithm.
 type perPacketRC4 struct{ key []byte }
 

@@ -83,7 +83,7 @@ async def run(args, counter):
 		# rmc.connect, so its TCP and WebSocket transports are TLS (wss://)
 		# with certificate checks; without a context the same code opens a raw
 		# TCP stream or a ws:// WebSocket (anynet's websocket.py), which the
-		# Switch servers also accept (FIELD-NOTES.md). Only this driver's view
+		# Switch servers also accept (docs/peers.md). Only this driver's view
 		# of the name changes; no NintendoClients code is edited.
 		backend.tls = type("NoTLS", (), {"TLSContext": staticmethod(lambda: None)})
 	s = settings.load(args.profile)

@@ -5,7 +5,7 @@ Written for gamewire's interop harness (not part of NintendoClients). With
 --transport ws it loads NintendoClients' "switch" settings, i.e. PRUDP Lite
 over a ws:// WebSocket (anynet's websocket.py; no TLS context is given), with
 --transport tcp the same with prudp.transport set to TCP, i.e. Lite over a raw
-TCP stream (the Switch servers also accept raw TCP/TLS, FIELD-NOTES.md); with
+TCP stream (the Switch servers also accept raw TCP/TLS, docs/peers.md); with
 --transport udp it uses --profile over UDP. It connects with prudp.connect to virtual port --vport and expects every
 reliable message it sends to come back unchanged on the same substream
 (gamewire serve --echo); the --count messages take turns on every substream

@@ -26,7 +26,7 @@ import (
 )
 
 // holdSeconds keeps every session open past two of NintendoClients' 5 s PINGs
-// (reliable, numbered on substream 0's sequence: FIELD-NOTES.md) before the
+// (reliable, numbered on substream 0's sequence: docs/peers.md) before the
 // last RMC call, so a peer that mishandles them stalls that call.
 const holdSeconds = 12.5
 
@@ -694,7 +694,7 @@ func relayLossy(t *testing.T, front *net.UDPConn, target *net.UDPAddr, n int) *l
 // TestNintendoClientsEchoThroughLossyLink runs NintendoClients' V1 client
 // against `gamewire serve --echo` through a link that drops every fifth
 // datagram each way. NintendoClients resends after 1 s, twice, then gives up
-// (FIELD-NOTES.md); gamewire must acknowledge and resend so that every message
+// (docs/peers.md); gamewire must acknowledge and resend so that every message
 // still comes back and neither side drops the connection.
 func TestNintendoClientsEchoThroughLossyLink(t *testing.T) {
 	dir, python := env(t)
@@ -794,7 +794,7 @@ func TestGamewireLoginThroughLossyLinkToNintendoClientsServer(t *testing.T) {
 // 574 bytes 00 01 02 ... compress (Go's zlib) to 287, where the rules differ:
 // NintendoClients writes and requires int(574/287 + 1) = 3 and drops any other
 // value; gamewire wrote ceil(574/287) = 2 until this test found it, and now
-// writes n/c + 1 too (FIELD-NOTES.md: implementations round differently).
+// writes n/c + 1 too (docs/peers.md: implementations round differently).
 func TestNintendoClientsCompressedEcho(t *testing.T) {
 	dir, python := env(t)
 	bin := buildGamewire(t)
@@ -828,7 +828,7 @@ func TestNintendoClientsCompressedEcho(t *testing.T) {
 // (`gamewire serve --echo --max-substream 1`, NintendoClients'
 // prudp.max_substream_id = 1) and echoes messages on both in turn. gamewire
 // acknowledges with V1 aggregate ACKs in the new format, which NintendoClients
-// only recognises when the header's substream id is 1 (FIELD-NOTES.md); a
+// only recognises when the header's substream id is 1 (docs/peers.md); a
 // misread ACK leaves NintendoClients resending and then dropping the connection.
 func TestNintendoClientsSubstreams(t *testing.T) {
 	dir, python := env(t)

@@ -1,6 +1,6 @@
 // Package rmcframe frames test payloads as RMC requests and checks RMC responses, the
 // minimum nex-go needs to hand a PRUDP message to its data handler
-// (specs/reference/rmc.md: packed format, no extended protocol id).
+// (nintendo-wiki "RMC Protocol": packed format, no extended protocol id).
 package rmcframe
 
 import (

@@ -6,7 +6,7 @@
 // Passwords are never stored or logged: only the two keys Kerberos needs (the
 // 3DS / Wii U MD5-iteration key and the Switch key) are kept, which is all a NEX
 // server ever needs to know. On first start the store seeds the special accounts of
-// specs/reference/kerberos.md: guest with its published password, and the others
+// nintendo-wiki "Kerberos Authentication": guest with its published password, and the others
 // (Quazal Authentication, Quazal Rendez-Vous, ...) with random passwords nobody
 // knows, since only their keys are used.
 //

@@ -14,7 +14,7 @@ import (
 var ErrNoAccount = errors.New("nex/auth: no such account")
 
 // KeyDerivation selects how a password becomes a Kerberos key ("Key Derivation" in
-// specs/reference/kerberos.md).
+// nintendo-wiki "Kerberos Authentication").
 type KeyDerivation uint8
 
 const (
@@ -110,7 +110,7 @@ func (m *Memory) AccountByPID(_ context.Context, pid types.PID) (Account, error)
 }
 
 // Special accounts present on every NEX server ("Special Accounts" in
-// specs/reference/kerberos.md, 3DS / Wii U table).
+// nintendo-wiki "Kerberos Authentication", 3DS / Wii U table).
 const (
 	PIDQuazalAuthentication types.PID = 1
 	PIDQuazalRendezVous     types.PID = 2

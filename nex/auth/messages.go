@@ -1,6 +1,6 @@
 // Package auth implements the Ticket Granting protocol (protocol 10,
-// specs/reference/nex/authentication.md): the server side as an RMC handler that
-// issues Kerberos tickets (specs/reference/kerberos.md) for the accounts of an
+// nintendo-wiki "Ticket Granting (10)"): the server side as an RMC handler that
+// issues Kerberos tickets (nintendo-wiki "Kerberos Authentication") for the accounts of an
 // Accounts store, and the client side calls. It covers Login, LoginEx,
 // RequestTicket, GetPID, GetName and the NEX 4 ValidateAndRequestTicketWithParam.
 //

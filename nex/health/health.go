@@ -1,5 +1,5 @@
 // Package health implements the Health protocol (protocol 18,
-// specs/reference/nex/health.md), which monitoring tools call on a NEX server:
+// nintendo-wiki "Health (18)"), which monitoring tools call on a NEX server:
 // PingDaemon, PingDatabase, RunSanityCheck and FixSanityErrors, each taking no
 // parameters and answering one Bool.
 package health

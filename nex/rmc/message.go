@@ -1,5 +1,5 @@
 // Package rmc implements RMC, the remote method call layer of NEX and Quazal
-// Rendez-Vous (specs/reference/rmc.md): requests, responses and error responses in
+// Rendez-Vous (nintendo-wiki "RMC Protocol"): requests, responses and error responses in
 // the "packed" variation (with extended protocol ids) and the "verbose" one, a
 // request multiplexer shaped like net/http's (Mux, Handler, HandlerFunc) so a game's
 // protocols plug in without touching the core, and a client that matches

@@ -14,7 +14,7 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// Golden messages, checked by hand against the tables of specs/reference/rmc.md.
+// Golden messages, checked by hand against the tables of nintendo-wiki "RMC Protocol".
 var (
 	goldenRequests = []struct {
 		name string

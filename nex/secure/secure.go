@@ -1,5 +1,5 @@
 // Package secure implements the Secure Connection protocol (protocol 11,
-// specs/reference/nex/secure-connection.md), the first thing a client calls on a
+// nintendo-wiki "Secure Connection (11)"), the first thing a client calls on a
 // secure server: Register (and RegisterEx) record the client's station urls and
 // hand back a Rendez-Vous connection id and the client's public url as the server
 // sees it; RequestConnectionData and RequestUrls let clients find each other;

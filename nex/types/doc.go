@@ -1,4 +1,4 @@
-// Package types implements the NEX common types of specs/reference/nex/types.md:
+// Package types implements the NEX common types of nintendo-wiki "NEX common types":
 // String, Buffer, qBuffer, PID (4 or 8 bytes by setting), Result, DateTime,
 // StationURL, List, Map, Variant, Structure (with the version header of NEX 3.5+),
 // Data / AnyDataHolder, RVConnectionData, ResultRange and qUUID.

@@ -18,7 +18,7 @@ var (
 )
 
 // golden is one value with its encoding, checked by hand against the tables of
-// specs/reference/nex/types.md.
+// nintendo-wiki "NEX common types".
 type golden struct {
 	name   string
 	s      Settings

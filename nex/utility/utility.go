@@ -1,5 +1,5 @@
 // Package utility implements the generic methods of the Utility protocol
-// (protocol 110, specs/reference/nex/utility.md): NEX unique ids (with and without
+// (protocol 110, nintendo-wiki "Utility (110)"): NEX unique ids (with and without
 // a password) and their association with a principal, and the integer and string
 // setting tables games read at start. State is kept in memory.
 package utility

@@ -209,7 +209,7 @@ func placePlayer(db *pipboy.Database, f *pipboy.MapFrame, seq uint64) MapView {
 	la, lb := ax*ax+ay*ay, bx*bx+by*by
 	dx, dy := px-nw[0], py-nw[1]
 	u, v := (dx*ax+dy*ay)/la, (dx*bx+dy*by)/lb
-	// The extents can hold garbage (FIELD-NOTES.md): only place a finite, on-map position.
+	// The extents can hold garbage (docs/peers.md): only place a finite, on-map position.
 	if !math.IsNaN(u) && !math.IsInf(u, 0) && !math.IsNaN(v) && !math.IsInf(v, 0) && la > 0 && lb > 0 {
 		mv.U, mv.V = u, v
 		mv.OnMap = u >= 0 && u <= 1 && v >= 0 && v <= 1

@@ -26,7 +26,7 @@ var (
 const maxRatio = 255
 
 // Compress appends the compressed form of src to dst and returns the extended
-// slice. It implements "Compression" in specs/prudp-nex.md: one ratio byte
+// slice. It implements "Compression" in NintendoClients wiki "PRUDP Protocol": one ratio byte
 // followed by a zlib stream.
 //
 // The ratio written is len(src)/len(zlib) + 1 (integer division), at least 1 and
@@ -57,7 +57,7 @@ func Compress(dst, src []byte) []byte {
 }
 
 // Decompress undoes Compress. It implements "Compression" in
-// specs/prudp-nex.md.
+// NintendoClients wiki "PRUDP Protocol".
 //
 // A ratio byte of 0 means the rest of b is the payload uncompressed; the
 // returned slice then aliases b. Any non-zero ratio is accepted, because

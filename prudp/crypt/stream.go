@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultKey is the RC4 key of connections to an authentication server and of
-// Quazal connections ("Encryption" in specs/prudp-nex.md).
+// Quazal connections ("Encryption" in NintendoClients wiki "PRUDP Protocol").
 const DefaultKey = "CD&ML"
 
 // Mode says how a Cipher's keystream relates to packets.
@@ -19,7 +19,7 @@ const (
 	// ModePerPacket starts every payload from the freshly keyed state: the
 	// Quazal Rendez-Vous servers and public captures do this (two DATA
 	// packets of one connection each decrypt from a fresh "CD&ML" state;
-	// see FIELD-NOTES.md).
+	// see docs/peers.md).
 	ModePerPacket
 )
 
@@ -35,7 +35,7 @@ func (m Mode) String() string {
 }
 
 // Cipher is the RC4 state of one direction of one reliable substream
-// ("Encryption" and "Substreams" in specs/prudp-nex.md). A connection holds
+// ("Encryption" and "Substreams" in NintendoClients wiki "PRUDP Protocol"). A connection holds
 // two per substream, one to send and one to receive, keyed alike.
 //
 // In ModeStream a Cipher is 258 bytes of state, a quarter of crypto/rc4's, and
@@ -95,7 +95,7 @@ func (c *Cipher) XORPacket(dst, src []byte) {
 
 // ModifyKey derives in place the key of the next reliable substream from the
 // key of the previous one, as modify_key in "Details on substreams and
-// unreliable packets" (specs/prudp-nex.md): only the first half changes,
+// unreliable packets" (NintendoClients wiki "PRUDP Protocol"): only the first half changes,
 // key[i] += len(key)/2 + 1 - i.
 func ModifyKey(key []byte) {
 	add := len(key)/2 + 1
@@ -115,7 +115,7 @@ func SubstreamKey(sessionKey []byte, id uint8) []byte {
 	return key
 }
 
-// Salts of make_unreliable_key in specs/prudp-nex.md.
+// Salts of make_unreliable_key in NintendoClients wiki "PRUDP Protocol".
 var (
 	unreliableSalt1 = [8]byte{0x18, 0xd8, 0x23, 0x34, 0x37, 0xe4, 0xe3, 0xfe}
 	unreliableSalt2 = [8]byte{0x23, 0x3e, 0x60, 0x01, 0x23, 0xcd, 0xab, 0x80}
@@ -129,7 +129,7 @@ type UnreliableKeys struct {
 }
 
 // NewUnreliableKeys computes the base key of make_unreliable_key
-// (specs/prudp-nex.md): MD5(sessionKey || 18d8233437e4e3fe) followed by
+// (NintendoClients wiki "PRUDP Protocol"): MD5(sessionKey || 18d8233437e4e3fe) followed by
 // MD5(sessionKey || 233e600123cdab80).
 func NewUnreliableKeys(sessionKey []byte) UnreliableKeys {
 	var u UnreliableKeys
@@ -168,7 +168,7 @@ func (u *UnreliableKeys) XORPacket(dst, src []byte, seq uint16, sessionID uint8)
 }
 
 // UnreliableKey implements make_unreliable_key of "Details on substreams and
-// unreliable packets" in specs/prudp-nex.md: the RC4 key of one unreliable
+// unreliable packets" in NintendoClients wiki "PRUDP Protocol": the RC4 key of one unreliable
 // DATA packet. Connections should keep an UnreliableKeys instead, which does
 // the two MD5s once.
 func UnreliableKey(sessionKey []byte, seq uint16, sessionID uint8) [32]byte {

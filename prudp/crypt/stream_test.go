@@ -19,7 +19,7 @@ func seqKey(n int) []byte {
 }
 
 // The expected values were computed by running the Python of
-// specs/prudp-nex.md ("Details on substreams and unreliable packets") as
+// NintendoClients wiki "PRUDP Protocol" ("Details on substreams and unreliable packets") as
 // printed there.
 func TestUnreliableKeySpecPython(t *testing.T) {
 	tests := []struct {

@@ -18,7 +18,7 @@ const IVSize = aes.BlockSize
 // SeqSuffixSize is the size of the sequence id appended to every fragment.
 const SeqSuffixSize = 2
 
-// DataCipher applies the DATA transform of specs/prudp-hyperscape.md
+// DataCipher applies the DATA transform of the Hyperscape "PRUDP" wiki page
 // ("Packet: DATA", "Compression", "Encryption") under one connection's
 // shared key: fragment || LE16(sequence id), then the compression ratio byte
 // (0 = not compressed) and zlib, then AES-128-CBC with PKCS#7 padding and a

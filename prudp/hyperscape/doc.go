@@ -1,5 +1,5 @@
 // Package hyperscape implements the cryptography of the Hyperscape PRUDP
-// dialect (specs/prudp-hyperscape.md): the CONNECT key exchange (ECDH on
+// dialect (the Hyperscape "PRUDP" wiki page): the CONNECT key exchange (ECDH on
 // P-256, the server's ephemeral key signed by its certification key, an
 // HMAC-SHA256 tag over both public keys) and the DATA transform (sequence id
 // suffix, compression ratio byte, AES-128-CBC with a random IV). It also reads

@@ -8,7 +8,7 @@ import (
 
 // ConnectRequest is the payload of a CONNECT to a secure server
 // ("Connection request" under "Secure server connection" in
-// specs/prudp-nex.md): Buffer(internal ticket) + Buffer(request data encrypted
+// NintendoClients wiki "PRUDP Protocol"): Buffer(internal ticket) + Buffer(request data encrypted
 // with the session key). Fields alias the parsed input.
 type ConnectRequest struct {
 	Ticket  []byte
@@ -38,7 +38,7 @@ func ParseConnectRequest(b []byte) (ConnectRequest, int, error) {
 }
 
 // RequestData is the plaintext of ConnectRequest.Request ("Request data" in
-// specs/prudp-nex.md): the client's PID, its connection id and a check value
+// NintendoClients wiki "PRUDP Protocol"): the client's PID, its connection id and a check value
 // the server answers with check + 1.
 type RequestData struct {
 	PID          uint64
@@ -105,7 +105,7 @@ type Accepted struct {
 }
 
 // AcceptConnect does a secure server's part of "Secure server connection"
-// (specs/prudp-nex.md): it decodes the CONNECT payload, opens the internal
+// (NintendoClients wiki "PRUDP Protocol"): it decodes the CONNECT payload, opens the internal
 // ticket with targetKey (its own key), checks the ticket's age against now
 // (maxAge <= 0 means DefaultMaxAge), opens the request data with the session
 // key and checks that the PID in it is the one the ticket was issued to. The
@@ -141,7 +141,7 @@ func AcceptConnect(payload, targetKey []byte, s Settings, now time.Time, maxAge 
 const ConnectResponseSize = 8
 
 // AppendConnectResponse appends the CONNECT acknowledgement payload of a
-// secure server ("Connection response" in specs/prudp-nex.md):
+// secure server ("Connection response" in NintendoClients wiki "PRUDP Protocol"):
 // Buffer(LE32(check + 1)), unencrypted.
 func AppendConnectResponse(b []byte, check uint32) []byte {
 	b = binary.LittleEndian.AppendUint32(b, 4)

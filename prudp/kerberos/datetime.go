@@ -6,7 +6,7 @@ import (
 )
 
 // DateTime is the NEX packed date and time ("DateTime" in
-// specs/reference/nex/types.md): year in bits 63-26, month 25-22, day 21-17,
+// nintendo-wiki "NEX common types"): year in bits 63-26, month 25-22, day 21-17,
 // hour 16-12, minute 11-6, second 5-0. It carries no time zone; this package
 // reads and writes it as UTC, which is what the public servers' tickets
 // decode to.

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 )
 
-// Key derivation constants of "Key Derivation" in specs/reference/kerberos.md.
+// Key derivation constants of "Key Derivation" in nintendo-wiki "Kerberos Authentication".
 const (
 	// DeriveBaseRounds is the fixed part of the MD5 iteration count.
 	DeriveBaseRounds = 65000
@@ -15,7 +15,7 @@ const (
 
 // DeriveKey returns the 3DS / Wii U (and Quazal) password key: the password
 // hashed with MD5 65000 + pid%1024 times ("Key Derivation" in
-// specs/reference/kerberos.md). It costs roughly 65,000 MD5 blocks, so
+// nintendo-wiki "Kerberos Authentication"). It costs roughly 65,000 MD5 blocks, so
 // servers should cache the result per account.
 func DeriveKey(password string, pid uint64) [16]byte {
 	rounds := DeriveBaseRounds + int(pid%DerivePIDModulus)
@@ -27,7 +27,7 @@ func DeriveKey(password string, pid uint64) [16]byte {
 }
 
 // DeriveKeySwitch returns the Switch password key, MD5(MD5(password) ||
-// LE64(pid)) ("Key Derivation" in specs/reference/kerberos.md).
+// LE64(pid)) ("Key Derivation" in nintendo-wiki "Kerberos Authentication").
 func DeriveKeySwitch(password string, pid uint64) [16]byte {
 	var buf [24]byte
 	h := md5.Sum([]byte(password))

@@ -1,9 +1,9 @@
 // Package kerberos implements the simplified Kerberos of NEX and Quazal
-// Rendez-Vous servers (specs/reference/kerberos.md): password key
+// Rendez-Vous servers (nintendo-wiki "Kerberos Authentication"): password key
 // derivation, the RC4 + HMAC-MD5 encryption of tickets, the ticket a client
 // receives from the authentication server, the internal ticket it forwards to
 // the secure server (old and new formats), and the secure CONNECT payload of
-// "Secure server connection" in specs/prudp-nex.md.
+// "Secure server connection" in NintendoClients wiki "PRUDP Protocol".
 //
 // Encoders append to a caller's slice; decoders report how many bytes they
 // used and return fields that alias their input unless a doc comment says

@@ -44,7 +44,7 @@ const HMACSize = md5.Size
 
 // Encrypt appends to dst the Kerberos encryption of plain under key: RC4 with
 // a fresh state, then the HMAC-MD5 (keyed with key) of the ciphertext ("Ticket
-// Format" in specs/reference/kerberos.md). The result is len(plain)+16 bytes.
+// Format" in nintendo-wiki "Kerberos Authentication"). The result is len(plain)+16 bytes.
 func Encrypt(dst, key, plain []byte) ([]byte, error) {
 	var c crypt.RC4
 	if err := c.Reset(key); err != nil {

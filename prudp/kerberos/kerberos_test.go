@@ -44,7 +44,7 @@ func TestDeriveKeyVector(t *testing.T) {
 	}
 }
 
-// The exercise of specs/reference/kerberos.md: a ticket a Switch server gave
+// The exercise of nintendo-wiki "Kerberos Authentication": a ticket a Switch server gave
 // the guest account, whose internal ticket opens with the password of Quazal
 // Rendez-Vous.
 const (

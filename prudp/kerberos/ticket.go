@@ -31,7 +31,7 @@ var (
 )
 
 // InternalFormat selects the layout of the internal ticket ("Internal Ticket
-// Format" in specs/reference/kerberos.md).
+// Format" in nintendo-wiki "Kerberos Authentication").
 type InternalFormat uint8
 
 const (
@@ -52,8 +52,8 @@ const (
 const InternalKeySize = 16
 
 // DefaultMaxAge is how old a ticket may be before servers refuse it: "a
-// ticket is valid for exactly 2 minutes" (specs/reference/kerberos.md), and
-// both public servers refuse older ones (FIELD-NOTES.md).
+// ticket is valid for exactly 2 minutes" (nintendo-wiki "Kerberos Authentication"), and
+// both public servers refuse older ones (docs/peers.md).
 const DefaultMaxAge = 2 * time.Minute
 
 func (s Settings) pidSize() (int, error) {
@@ -115,7 +115,7 @@ func readBuffer(b []byte, off int, what string) ([]byte, int, error) {
 
 // Ticket is what the authentication server returns, encrypted with the
 // source key ("Kerberos Tickets" and "Ticket Format" in
-// specs/reference/kerberos.md).
+// nintendo-wiki "Kerberos Authentication").
 type Ticket struct {
 	// SessionKey keys the secure connection (RC4, signatures).
 	SessionKey []byte
@@ -212,7 +212,7 @@ func OpenTicket(sealed, key []byte, s Settings) (Ticket, error) {
 }
 
 // TicketInfo is the content of the internal ticket, which only the target
-// (the secure server) can read ("Ticket Info" in specs/reference/kerberos.md).
+// (the secure server) can read ("Ticket Info" in nintendo-wiki "Kerberos Authentication").
 type TicketInfo struct {
 	// Issued is when the authentication server issued the ticket.
 	Issued DateTime
@@ -221,7 +221,7 @@ type TicketInfo struct {
 	// SessionKey is the same key as in the client's Ticket.
 	SessionKey []byte
 	// Extra holds bytes after the session key, which some NEX 4 tickets
-	// carry (specs/reference/kerberos.md, "Ticket Info"); nil if none.
+	// carry (nintendo-wiki "Kerberos Authentication", "Ticket Info"); nil if none.
 	Extra []byte
 }
 

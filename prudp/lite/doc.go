@@ -1,5 +1,5 @@
 // Package lite is the stream transport of PRUDP Lite, the PRUDP format of Nintendo Switch
-// games ("Lite Format", "Virtual ports", "Lite signature" in specs/prudp-nex.md): Lite
+// games ("Lite Format", "Virtual ports", "Lite signature" in NintendoClients wiki "PRUDP Protocol"): Lite
 // packets back to back inside a WebSocket (subprotocol NEX, path /, binary messages) or a
 // raw TCP stream, usually over TLS.
 //

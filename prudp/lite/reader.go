@@ -9,7 +9,7 @@ import (
 )
 
 // HeaderSize is the fixed part of a Lite packet ("Lite Format" in
-// specs/prudp-nex.md): magic, options length, payload size, stream types,
+// NintendoClients wiki "PRUDP Protocol"): magic, options length, payload size, stream types,
 // ports, fragment id, type and flags, sequence id.
 const HeaderSize = 12
 
@@ -35,7 +35,7 @@ var (
 	ErrTruncatedStream = errors.New("prudp lite stream: stream ended inside a packet")
 )
 
-// PacketLen implements the framing of "Lite Format" in specs/prudp-nex.md on a
+// PacketLen implements the framing of "Lite Format" in NintendoClients wiki "PRUDP Protocol" on a
 // byte stream: the length of the packet starting at b is 12 + the options
 // length (byte 1) + the payload size (bytes 2-3, little endian). It needs 4
 // bytes; with fewer it returns 0 and no error. A first byte other than 0x80

@@ -6,7 +6,7 @@ import (
 )
 
 // AggregateAck is a decoded aggregate-acknowledgement payload ("Aggregate
-// acknowledgement" in specs/prudp-nex.md): every packet of SubstreamID up to and including
+// acknowledgement" in NintendoClients wiki "PRUDP Protocol"): every packet of SubstreamID up to and including
 // Seq is acknowledged, and so are the additional sequence ids. For the old format, which
 // carries neither substream nor base sequence id, Seq is the aggregate ack packet's own
 // sequence id as passed to [ParseAggregateAckOld] and SubstreamID is 0.

@@ -28,8 +28,8 @@ func sumWords(b []byte) uint32 {
 	return s
 }
 
-// Checksum1 implements the 1-byte checksum of "Checksum" in specs/prudp-nex.md (and
-// specs/reference/prudp.md, "1 Byte"): base, plus the bytes after the last whole u32
+// Checksum1 implements the 1-byte checksum of "Checksum" in NintendoClients wiki "PRUDP Protocol" (and
+// nintendo-wiki "PRUDP Protocol", "1 Byte"): base, plus the bytes after the last whole u32
 // word, plus the four bytes of the u32 sum of the words, truncated to 8 bits. base is
 // sum(access key) for NEX; Quazal uses it only on OldRVSec streams (see [Quazal]).
 func Checksum1(base uint32, b []byte) byte {
@@ -42,8 +42,8 @@ func Checksum1(base uint32, b []byte) byte {
 	return byte(c)
 }
 
-// Checksum4 implements the 4-byte checksum ("4 Byte" in specs/reference/prudp.md and
-// "Checksums" in specs/prudp-hyperscape.md): (base & 0xff) plus the sum of the
+// Checksum4 implements the 4-byte checksum ("4 Byte" in nintendo-wiki "PRUDP Protocol" and
+// "Checksums" in the Hyperscape "PRUDP" wiki page): (base & 0xff) plus the sum of the
 // little-endian u32 words of b zero-padded to a multiple of 4, modulo 2^32. Hyperscape
 // uses base 0.
 func Checksum4(base uint32, b []byte) uint32 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// refChecksum1 is calc_checksum of "Checksum" (1 Byte) in specs/reference/prudp.md,
+// refChecksum1 is calc_checksum of "Checksum" (1 Byte) in nintendo-wiki "PRUDP Protocol",
 // translated line by line.
 func refChecksum1(key string, data []byte) byte {
 	var temp uint32

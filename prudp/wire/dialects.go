@@ -7,7 +7,7 @@ import (
 )
 
 // SignatureMode selects how V0 packet signatures are made ("Packet signature" under
-// "V0 Format" in specs/prudp-nex.md).
+// "V0 Format" in NintendoClients wiki "PRUDP Protocol").
 type SignatureMode uint8
 
 const (
@@ -23,7 +23,7 @@ const (
 // empty payload.
 const FriendsEmptySignature uint32 = 0x12345678
 
-// V0 is the NEX V0 dialect ("V0 Format" in specs/prudp-nex.md): 2-byte type and flags
+// V0 is the NEX V0 dialect ("V0 Format" in NintendoClients wiki "PRUDP Protocol"): 2-byte type and flags
 // (flags<<4 | type), 1-byte checksum with base sum(access key), 4-byte packet signatures.
 // Its Name is "nex-v0" in games mode and "nex-v0-friends" in friends mode.
 type V0 struct {
@@ -71,7 +71,7 @@ func (d *V0) SignatureIsConnSig(t PacketType) bool {
 	return t != TypeData && t != TypeDisconnect
 }
 
-// PacketSignature implements "Packet signature" of "V0 Format" in specs/prudp-nex.md.
+// PacketSignature implements "Packet signature" of "V0 Format" in NintendoClients wiki "PRUDP Protocol".
 // Games mode: for DATA and DISCONNECT, the first 4 bytes of HMAC-MD5 keyed with MD5(access
 // key) over sessionKey (empty on an authentication connection), LE16 sequence id, the
 // fragment id byte and the (encrypted) payload. Friends mode: for DATA, 0x12345678 when
@@ -118,18 +118,18 @@ type QuazalOptions struct {
 	Types2006 bool
 }
 
-// Quazal is the original Quazal Rendez-Vous dialect (specs/prudp-quazal-gro.md and the
-// "original Quazal" notes in specs/prudp-nex.md): the V0 header with a 1-byte type and
+// Quazal is the original Quazal Rendez-Vous dialect (GROBackendWV wiki "PRUDP packet format" and the
+// "original Quazal" notes in NintendoClients wiki "PRUDP Protocol"): the V0 header with a 1-byte type and
 // flags (flags<<3 | type), 1-byte fragment id, and a 1- or 4-byte checksum.
 //
 // The checksum base is sum(access key) only when the packet's source stream type is
-// OldRVSec (3); DO, NAT, NATEcho and every other stream type use base 0 (FIELD-NOTES,
+// OldRVSec (3); DO, NAT, NATEcho and every other stream type use base 0 (docs/peers.md,
 // "Quazal Rendez-Vous"; the published DO packet verifies only that way). The same rule is
 // applied to the 4-byte checksum, whose base is (sum(key) & 0xff). Both ends of a
 // connection use the same stream type, so the source's is the one consulted.
 //
 // The packet signature is the connection signature received from the peer in every
-// packet ("Quazal Rendez-Vous" under "Packet signature" in specs/reference/prudp.md).
+// packet ("Quazal Rendez-Vous" under "Packet signature" in nintendo-wiki "PRUDP Protocol").
 type Quazal struct {
 	legacyCodec
 	opts QuazalOptions
@@ -170,7 +170,7 @@ func (d *Quazal) Parse(b []byte) (Packet, int, error) { return d.parse(b) }
 // Append implements [Dialect].
 func (d *Quazal) Append(b []byte, p *Packet) ([]byte, error) { return d.append(b, p) }
 
-// Hyperscape is the Hyperscape dialect (specs/prudp-hyperscape.md): 1-byte type and flags
+// Hyperscape is the Hyperscape dialect (the Hyperscape "PRUDP" wiki page): 1-byte type and flags
 // (flags<<3 | type, USER is 6), u32 packet and connection signatures, u32 fragment id in
 // DATA, and a 4-byte checksum (sum of the little-endian u32 words of the zero-padded
 // packet, no key). The SYN/CONNECT payload structures after the connection signature are

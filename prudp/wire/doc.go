@@ -1,13 +1,13 @@
 // Package wire decodes and encodes PRUDP packets in every dialect the specs describe:
 //
-//   - nex-v0 and nex-v0-friends: "V0 Format" in specs/prudp-nex.md, 2-byte type and flags,
+//   - nex-v0 and nex-v0-friends: "V0 Format" in NintendoClients wiki "PRUDP Protocol", 2-byte type and flags,
 //     1-byte checksum, packet signatures in the games or the friends mode ([V0]).
-//   - quazal: the original Quazal Rendez-Vous encoding (specs/prudp-quazal-gro.md and the
-//     "original Quazal" notes in specs/prudp-nex.md): 1-byte type and flags, 2006 or 2012
+//   - quazal: the original Quazal Rendez-Vous encoding (GROBackendWV wiki "PRUDP packet format" and the
+//     "original Quazal" notes in NintendoClients wiki "PRUDP Protocol"): 1-byte type and flags, 2006 or 2012
 //     packet-type names, 1- or 4-byte checksum ([Quazal]).
 //   - nex-v1: "V1 Format", magic EA D0, 16-byte HMAC-MD5 signature, option TLVs ([V1]).
 //   - nex-lite: "Lite Format", magic 0x80, 8-bit ports, no checksum ([Lite]).
-//   - hyperscape: specs/prudp-hyperscape.md, 1-byte type and flags (USER is 6), 4-byte
+//   - hyperscape: the Hyperscape "PRUDP" wiki page, 1-byte type and flags (USER is 6), 4-byte
 //     checksum, u32 fragment ids, SYN/CONNECT key-exchange payloads ([Hyperscape]).
 //
 // Every dialect is a value configured with its access key and options. It implements

@@ -6,12 +6,12 @@ import (
 )
 
 // HyperscapePublicKeySize is the size of a Hyperscape public key: an uncompressed SEC1
-// P-256 point without its 0x04 tag ("Structure: Public Key" in specs/prudp-hyperscape.md).
+// P-256 point without its 0x04 tag ("Structure: Public Key" in the Hyperscape "PRUDP" wiki page).
 const HyperscapePublicKeySize = 64
 
 // HyperscapeConnect is the payload of a Hyperscape CONNECT after the connection signature
 // (which the packet header carries, see [Hyperscape]): "Packet: CONNECT" in
-// specs/prudp-hyperscape.md.
+// the Hyperscape "PRUDP" wiki page.
 //
 // The client's CONNECT carries only PublicKey. The server's answer (FLAG_ACK set) carries
 // PublicKeySignature (a Buffer), PublicKey and Tag (a Buffer: HMAC-SHA256, 32 bytes).

@@ -6,7 +6,7 @@ import (
 )
 
 // legacyCodec is the header codec V0, Quazal and Hyperscape share ("V0 Format" in
-// specs/prudp-nex.md, specs/prudp-quazal-gro.md, specs/prudp-hyperscape.md):
+// NintendoClients wiki "PRUDP Protocol", GROBackendWV wiki "PRUDP packet format", the Hyperscape "PRUDP" wiki page):
 //
 //	source(1) destination(1) type-and-flags(2 or 1) session(1) signature(4) sequence(2)
 //	[connection signature(4): SYN, CONNECT] [fragment id(1 or 4): DATA]

@@ -41,7 +41,7 @@ func (mp *macPool) get() *macState {
 
 func (mp *macPool) put(m *macState) { mp.p.Put(m) }
 
-// ConnectionSignature implements "Connection signature" in specs/prudp-nex.md: an
+// ConnectionSignature implements "Connection signature" in NintendoClients wiki "PRUDP Protocol": an
 // HMAC-MD5, keyed with a server secret, of the peer's address as the server perceives it
 // (4 bytes for IPv4 and IPv4-mapped IPv6, 16 for IPv6) followed by its port as big-endian
 // u16. No peer can verify it, so the exact input is this implementation's choice; what

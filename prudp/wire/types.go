@@ -6,8 +6,8 @@ import (
 )
 
 // PacketType is the logical packet type, independent of how a dialect numbers it on the
-// wire ("Type and flags" in specs/prudp-nex.md, "Packet Type Flags" in
-// specs/prudp-quazal-gro.md, "Enum: Packet Type" in specs/prudp-hyperscape.md).
+// wire ("Type and flags" in NintendoClients wiki "PRUDP Protocol", "Packet Type Flags" in
+// GROBackendWV wiki "PRUDP packet format", "Enum: Packet Type" in the Hyperscape "PRUDP" wiki page).
 // SYN to PING are 0 to 4 in every dialect; the others differ:
 //
 //	          nex-v0/v1/lite  quazal 2012  quazal 2006  hyperscape
@@ -43,9 +43,9 @@ func (t PacketType) String() string {
 	return "TYPE(" + strconv.Itoa(int(t)) + ")"
 }
 
-// Flags are the packet flags in NEX numbering ("Type and flags" in specs/prudp-nex.md).
+// Flags are the packet flags in NEX numbering ("Type and flags" in NintendoClients wiki "PRUDP Protocol").
 // The 1-byte encodings of Quazal and Hyperscape carry 5 flag bits; their fifth bit (0x10 on
-// the 5-bit field) is FLAG_MULTI_ACK (specs/prudp-hyperscape.md, "Structure: Type and Flags")
+// the 5-bit field) is FLAG_MULTI_ACK (the Hyperscape "PRUDP" wiki page, "Structure: Type and Flags")
 // and is mapped to [FlagMultiAck] so that code never depends on the dialect's numbering.
 type Flags uint16
 
@@ -105,7 +105,7 @@ func (f Flags) String() string {
 }
 
 // StreamType is the stream type of a virtual port ("Virtual ports" in
-// specs/reference/prudp.md, "VPort Structure" in specs/prudp-quazal-gro.md).
+// nintendo-wiki "PRUDP Protocol", "VPort Structure" in GROBackendWV wiki "PRUDP packet format").
 type StreamType uint8
 
 // Stream types.
@@ -151,7 +151,7 @@ func VPortFromByte(b byte) VPort { return VPort{Stream: StreamType(b >> 4), Port
 // String returns "stream:port", e.g. "OldRVSec:15".
 func (v VPort) String() string { return v.Stream.String() + ":" + strconv.Itoa(int(v.Port)) }
 
-// OptionMask says which V1/Lite options ("Optional data" in specs/prudp-nex.md) a packet
+// OptionMask says which V1/Lite options ("Optional data" in NintendoClients wiki "PRUDP Protocol") a packet
 // carries. The zero value tells Append to write the options the spec lists for the packet's
 // type and flags (see [DefaultOptions]); Parse always sets the options it found, with
 // [OptNone] when there were none, so that parse -> append reproduces the packet.

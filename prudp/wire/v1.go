@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// V1 header layout ("V1 Format" in specs/prudp-nex.md): magic EA D0, 12-byte header,
+// V1 header layout ("V1 Format" in NintendoClients wiki "PRUDP Protocol"): magic EA D0, 12-byte header,
 // 16-byte signature, options, payload.
 const (
 	v1Magic0     = 0xEA
@@ -45,7 +45,7 @@ func optionBit(id byte) OptionMask {
 
 // DefaultOptions returns the options the spec lists for a packet of type t with flags f:
 // "Packet-specific data" of "V1 Format" (lite=false) or of "Lite Format" (lite=true) in
-// specs/prudp-nex.md. Append writes these when Packet.Options is zero.
+// NintendoClients wiki "PRUDP Protocol". Append writes these when Packet.Options is zero.
 func DefaultOptions(lite bool, t PacketType, f Flags) OptionMask {
 	if lite {
 		switch t {
@@ -213,7 +213,7 @@ func encodeTypeFlags16(name string, t PacketType, f Flags) (uint16, error) {
 	return uint16(f)<<4 | uint16(raw), nil
 }
 
-// V1 is the NEX V1 dialect ("V1 Format" in specs/prudp-nex.md). It carries no checksum;
+// V1 is the NEX V1 dialect ("V1 Format" in NintendoClients wiki "PRUDP Protocol"). It carries no checksum;
 // packets are authenticated by the 16-byte signature ([V1.Signature]). Parse does not
 // check the signature (it needs the session key and connection signature).
 type V1 struct {
@@ -329,7 +329,7 @@ func (d *V1) packetExtent(pkt []byte) (int, error) {
 	return end, nil
 }
 
-// Signature implements "Packet signature" of "V1 Format" in specs/prudp-nex.md: the
+// Signature implements "Packet signature" of "V1 Format" in NintendoClients wiki "PRUDP Protocol": the
 // HMAC-MD5, keyed with MD5(access key), of bytes 0x4-0xC of the header (source,
 // destination, type and flags, session id, substream id, sequence id), sessionKey (empty on
 // an authentication connection, else 16 or 32 bytes), the sum of the access key's bytes as
@@ -372,7 +372,7 @@ func (d *V1) VerifyPacket(pkt []byte, sessionKey, connSig []byte) (bool, error) 
 	return hmac.Equal(s[:], pkt[14:30]), nil
 }
 
-// Lite is the NEX Lite dialect ("Lite Format" in specs/prudp-nex.md) used by the Switch
+// Lite is the NEX Lite dialect ("Lite Format" in NintendoClients wiki "PRUDP Protocol") used by the Switch
 // over WebSocket: magic 0x80, one byte of stream types, 8-bit ports, the fragment id in
 // the header, no session id, no checksum and no packet signature. CONNECT carries the
 // Lite signature in option 0x80 ([Lite.Signature]).
@@ -466,7 +466,7 @@ func (d *Lite) Append(b []byte, p *Packet) ([]byte, error) {
 	return b, nil
 }
 
-// Signature implements "Lite signature" in specs/prudp-nex.md: HMAC-MD5, keyed with
+// Signature implements "Lite signature" in NintendoClients wiki "PRUDP Protocol": HMAC-MD5, keyed with
 // MD5(access key), of MD5(access key) followed by the 16-byte connection signature
 // received from the server. The client puts it in option 0x80 of its CONNECT.
 func (d *Lite) Signature(serverConnSig [16]byte) [16]byte {
