@@ -54,9 +54,6 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	s.Mux.HandleProtocol(nattraversal.Protocol, &s.nat)
 	if s.Nodes != nil && s.Role == RoleSecure {
 		go s.reapNodes(ctx)
-		if s.mm.Mail == nil {
-			go s.mm.RunRelay(ctx) // notifications other nodes post for this one's players
-		}
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 // with its own pgstore handle (its own connection pool, as on three machines)
 // on one PostgreSQL database. A player on each node auto-matchmakes into one
 // session; the join and the leave reach the other node's player through the
-// store's outbox; when one node stops heartbeating, the other reaps its player
+// nodes' mailbox on that database; when one node stops heartbeating, the other reaps its player
 // and tells its own (3007).
 func TestNodesOnPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -46,7 +46,7 @@ func TestNodesOnPostgres(t *testing.T) {
 	for i, s := range []*pgstore.Store{n1, n2} {
 		// One connection each: the second login must go to the other node.
 		nodeAddrs = append(nodeAddrs, startRole(t, &Server{Role: RoleSecure, Config: cfg, Accounts: s, Nodes: regs[i],
-			HeartbeatInterval: beat, Matchmaking: s.Matchmaking(), NodeCapacity: 1}))
+			Exchange: s, HeartbeatInterval: beat, Matchmaking: s.Matchmaking(), NodeCapacity: 1}))
 	}
 	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: auth, Nodes: auth, HeartbeatInterval: beat})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {

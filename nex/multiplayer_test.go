@@ -368,7 +368,7 @@ func twoNodes(t *testing.T, ctx context.Context) (regs []*crashable, nodeAddrs [
 	for _, r := range regs {
 		// One connection each: the second login must go to the other node.
 		nodeAddrs = append(nodeAddrs, startRole(t, &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: r,
-			HeartbeatInterval: beat, Matchmaking: mm, NodeCapacity: 1}))
+			Exchange: store, HeartbeatInterval: beat, Matchmaking: mm, NodeCapacity: 1}))
 	}
 	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -429,7 +429,7 @@ func TestReapStoppedNode(t *testing.T) {
 
 // TestCrossNodeNotifications: players connected to different secure nodes
 // sharing a store hear of each other's joins and leaves (relayed through the
-// store's outbox).
+// store's mailbox).
 func TestCrossNodeNotifications(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -18,7 +18,7 @@ import (
 // select on (each query path has its index) and the whole session encoded in
 // blob (NEX 4 encoding, which carries every field), and their participants, each
 // tagged with the secure server (node) and connection it joined on.
-func init() { registerSchema("matchmaking", matchmakingV1, matchmakingV2) }
+func init() { registerSchema("matchmaking", matchmakingV1, matchmakingV2, matchmakingV3) }
 
 const matchmakingV1 = `
 CREATE TABLE mm_gatherings (
@@ -51,8 +51,9 @@ CREATE INDEX mm_participants_pid ON mm_participants (pid);
 CREATE INDEX mm_participants_conn ON mm_participants (node, conn);
 `
 
-// matchmakingV2 adds the outbox of notifications between secure nodes
-// sharing the database (matchmaking.Outbox).
+// matchmakingV2 added an outbox of notifications between secure nodes; the
+// nodes' mailbox (nodes.Exchange, mailbox.go) carries them instead, and V3
+// drops it.
 const matchmakingV2 = `
 CREATE TABLE mm_outbox (
 	id       INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -68,6 +69,8 @@ CREATE TABLE mm_outbox (
 );
 CREATE INDEX mm_outbox_node ON mm_outbox (node, id);
 `
+
+const matchmakingV3 = `DROP TABLE mm_outbox;`
 
 // blobSettings and blobVersion encode sessions in the database: NEX 4 carries
 // every field, 8-byte PIDs every PID.
@@ -884,62 +887,4 @@ func (m *MatchmakeStore) Find(ctx context.Context, q matchmaking.Query) ([]match
 		out = append(out, s)
 	}
 	return out, rows.Err()
-}
-
-var _ matchmaking.Outbox = (*MatchmakeStore)(nil)
-
-// Post implements matchmaking.Outbox.
-func (m *MatchmakeStore) Post(ctx context.Context, msgs []matchmaking.Relayed) error {
-	now := time.Now().Unix()
-	return m.tx(ctx, "post notifications", func(tx dbtx) error {
-		for _, r := range msgs {
-			e := r.Event
-			if _, err := tx.ExecContext(ctx, `INSERT INTO mm_outbox (node, pid, source, type, param1, param2, param3, text, created)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.Node, int64(r.To), int64(e.Source), int64(e.Type),
-				int64(e.Param1), int64(e.Param2), int64(e.Param3), e.StrParam, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Take implements matchmaking.Outbox. It looks first on the read pool, so an
-// empty outbox (the common case) costs no write transaction.
-func (m *MatchmakeStore) Take(ctx context.Context, node string, max int) (out []matchmaking.Relayed, err error) {
-	var n int
-	qctx, cancel := m.timeout(ctx)
-	err = m.reader().QueryRowContext(qctx, `SELECT count(*) FROM (SELECT 1 FROM mm_outbox WHERE node = ? LIMIT 1)`, node).Scan(&n)
-	cancel()
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	err = m.tx(ctx, "take notifications", func(tx dbtx) error {
-		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, pid, source, type, param1, param2, param3, text FROM mm_outbox
-			WHERE node = ? ORDER BY id LIMIT ?`, node, max)
-		if err != nil {
-			return err
-		}
-		var last int64
-		for rows.Next() {
-			var r matchmaking.Relayed
-			var pid, source, typ, p1, p2, p3 int64
-			if err := rows.Scan(&last, &pid, &source, &typ, &p1, &p2, &p3, &r.Event.StrParam); err != nil {
-				rows.Close()
-				return err
-			}
-			r.Node, r.To = node, types.PID(pid)
-			r.Event.Source, r.Event.Type = types.PID(source), uint32(typ)
-			r.Event.Param1, r.Event.Param2, r.Event.Param3 = uint64(p1), uint64(p2), uint64(p3)
-			out = append(out, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(out) == 0 {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM mm_outbox WHERE node = ? AND id <= ?`, node, last)
-		return err
-	})
-	return out, err
 }

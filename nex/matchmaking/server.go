@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
@@ -216,77 +215,14 @@ func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg stri
 		return
 	}
 	d := delivery{seq: c.Seq, events: events(c, actor, msg, why, hostChanged)}
+	// Participants on other nodes are told through their node's mailbox,
+	// sequenced there with the node's own changes (remote.go); without a
+	// mailbox only this node's connections are told.
+	var fresh, gone bool
 	if s.Mail != nil {
-		// Participants on other nodes are told through their node's mailbox,
-		// sequenced there with the node's own changes (remote.go).
-		var fresh, gone bool
 		d.events, fresh, gone = s.route(ctx, c, d.events)
-		s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted || gone, fresh, s.send)
-		return
 	}
-	// Where each recipient is connected: here, or on another node sharing the
-	// store (its notifications go through the store's outbox).
-	nodeOf := make(map[types.PID]string, len(c.Participants))
-	for _, p := range c.Participants {
-		nodeOf[p.PID] = p.Node
-	}
-	outbox, _ := s.Store.(Outbox)
-	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted, false, func(ctx context.Context, a addressed) {
-		var remote []Relayed
-		for _, pid := range a.to {
-			if node := nodeOf[pid]; node != "" && node != s.node() {
-				if outbox != nil {
-					remote = append(remote, Relayed{Node: node, To: pid, Event: a.ev})
-				}
-				continue
-			}
-			_ = s.Hub.Notify(ctx, pid, a.ev)
-		}
-		if len(remote) > 0 {
-			if err := outbox.Post(ctx, remote); err != nil && s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: notifications for other nodes not posted",
-					slog.Int("count", len(remote)), slog.String("error", err.Error()))
-			}
-		}
-	})
-}
-
-// RelayInterval is how often RunRelay looks for notifications other nodes
-// posted for this node's connections.
-const RelayInterval = 10 * time.Millisecond
-
-// RunRelay delivers, until ctx ends, the notifications other secure nodes
-// sharing the store posted for this node's connections (when the Store is an
-// Outbox), polling every RelayInterval.
-func (s *Server) RunRelay(ctx context.Context) {
-	outbox, ok := s.Store.(Outbox)
-	if !ok || s.Hub == nil {
-		return
-	}
-	t := time.NewTicker(RelayInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for {
-			msgs, err := outbox.Take(ctx, s.node(), 256)
-			if err != nil {
-				if s.Logger != nil && ctx.Err() == nil {
-					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: relayed notifications not taken", slog.String("error", err.Error()))
-				}
-				break
-			}
-			for _, m := range msgs {
-				_ = s.Hub.Notify(ctx, m.To, m.Event) // gone since: nothing to tell
-			}
-			if len(msgs) < 256 {
-				break
-			}
-		}
-	}
+	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted || gone, fresh, s.send)
 }
 
 func (s *Server) version(c *rmc.Call) types.Version {

@@ -3,7 +3,6 @@ package matchmaking
 import (
 	"context"
 
-	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -131,21 +130,4 @@ type Store interface {
 	Browse(ctx context.Context, c SearchCriteria, offset, size uint32) ([]MatchmakeSession, error)
 	// Find returns gatherings by id, owner or participant.
 	Find(ctx context.Context, q Query) ([]MatchmakeSession, error)
-}
-
-// Relayed is a notification for a participant connected to another node.
-type Relayed struct {
-	Node  string // the node the recipient is connected to
-	To    types.PID
-	Event notifications.Event
-}
-
-// Outbox carries notifications between secure nodes sharing a store: a node
-// posts those whose recipients are connected elsewhere, and every node takes
-// those addressed to it, in the order they were posted. A Store that
-// implements it gets them relayed (the SQLite one does).
-type Outbox interface {
-	Post(ctx context.Context, msgs []Relayed) error
-	// Take removes and returns up to max notifications for node, oldest first.
-	Take(ctx context.Context, node string, max int) ([]Relayed, error)
 }

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +21,10 @@ import (
 // The matchmaking component's schema, the same shape as nex/accounts' SQLite
 // one: gatherings with the columns the queries select on and the whole session
 // encoded in blob (NEX 4 encoding, which carries every field), and their
-// participants, each tagged with the secure node and connection it joined on,
-// and the outbox of notifications between nodes (matchmaking.Outbox).
-func init() { registerSchema("matchmaking", matchmakingV1) }
+// participants, each tagged with the secure node and connection it joined on.
+// Step 2 drops the outbox step 1 created: the nodes' mailbox (mailbox.go)
+// carries notifications between nodes instead.
+func init() { registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`) }
 
 const matchmakingV1 = `
 CREATE TABLE mm_gatherings (
@@ -103,8 +102,7 @@ const (
 type MatchmakeStore struct{ s *Store }
 
 var (
-	_ matchmaking.Store  = (*MatchmakeStore)(nil)
-	_ matchmaking.Outbox = (*MatchmakeStore)(nil)
+	_ matchmaking.Store = (*MatchmakeStore)(nil)
 )
 
 // Matchmaking returns the matchmaking store on s's database.
@@ -882,78 +880,4 @@ func findGatherings(q matchmaking.Query) (string, []any, error) {
 	}
 	query := `SELECT blob FROM mm_gatherings WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY gid LIMIT ` + arg(int64(size)) + ` OFFSET ` + arg(int64(offset))
 	return query, args, nil
-}
-
-// outboxLock seeds the advisory lock key of a node's outbox: Post holds the
-// lock of every node it posts to until it commits, so the ids of one node's
-// notifications rise in commit order and Take never passes over one that
-// commits later with a smaller id.
-const outboxLock = 0x67770005
-
-// Post implements matchmaking.Outbox.
-func (m *MatchmakeStore) Post(ctx context.Context, msgs []matchmaking.Relayed) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	nodes := make([]string, 0, 1)
-	for _, r := range msgs {
-		if !slices.Contains(nodes, r.Node) {
-			nodes = append(nodes, r.Node)
-		}
-	}
-	slices.Sort(nodes) // one lock order for every poster
-	now := time.Now().Unix()
-	return m.tx(ctx, "post notifications", func(tx pgx.Tx) error {
-		for _, n := range nodes {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, n, int64(outboxLock)); err != nil {
-				return err
-			}
-		}
-		var b pgx.Batch
-		for _, r := range msgs {
-			e := r.Event
-			b.Queue(`INSERT INTO mm_outbox (node, pid, source, type, param1, param2, param3, text, created)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.Node, int64(r.To), int64(e.Source), int64(e.Type),
-				int64(e.Param1), int64(e.Param2), int64(e.Param3), e.StrParam, now)
-		}
-		return tx.SendBatch(ctx, &b).Close()
-	})
-}
-
-// Take implements matchmaking.Outbox: one statement deletes the oldest
-// notifications for node and returns them.
-func (m *MatchmakeStore) Take(ctx context.Context, node string, max int) ([]matchmaking.Relayed, error) {
-	rows, err := m.s.pool.Query(ctx, `DELETE FROM mm_outbox WHERE id IN
-			(SELECT id FROM mm_outbox WHERE node = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-		RETURNING id, pid, source, type, param1, param2, param3, text`, node, int64(max))
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: take notifications: %w", err)
-	}
-	defer rows.Close()
-	type taken struct {
-		id int64
-		r  matchmaking.Relayed
-	}
-	var got []taken
-	for rows.Next() {
-		var t taken
-		var pid, source, typ, p1, p2, p3 int64
-		if err := rows.Scan(&t.id, &pid, &source, &typ, &p1, &p2, &p3, &t.r.Event.StrParam); err != nil {
-			return nil, fmt.Errorf("pgstore: take notifications: %w", err)
-		}
-		t.r.Node, t.r.To = node, types.PID(pid)
-		t.r.Event.Source, t.r.Event.Type = types.PID(source), uint32(typ)
-		t.r.Event.Param1, t.r.Event.Param2, t.r.Event.Param3 = uint64(p1), uint64(p2), uint64(p3)
-		got = append(got, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgstore: take notifications: %w", err)
-	}
-	// RETURNING gives no order: oldest first.
-	slices.SortFunc(got, func(a, b taken) int { return cmp.Compare(a.id, b.id) })
-	out := make([]matchmaking.Relayed, len(got))
-	for i := range got {
-		out[i] = got[i].r
-	}
-	return out, nil
 }

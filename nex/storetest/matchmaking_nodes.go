@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"testing"
 
@@ -359,47 +358,6 @@ func MatchmakingNodes(t *testing.T, open OpenMatchmaking) {
 		}
 		if _, err := m.Find(ctx, matchmaking.Query{}); !errors.Is(err, types.CoreInvalidArgument) {
 			t.Fatalf("empty query: %v", err)
-		}
-	})
-
-	t.Run("outbox between nodes", func(t *testing.T) {
-		ms := open(t, 2)
-		post, ok1 := ms[0].(matchmaking.Outbox)
-		take, ok2 := ms[1].(matchmaking.Outbox)
-		if !ok1 || !ok2 {
-			t.Fatal("store is no matchmaking.Outbox: notifications for players on other nodes would be lost")
-		}
-		var msgs []matchmaking.Relayed
-		for i := range 5 {
-			r := matchmaking.Relayed{Node: "n2", To: types.PID(100 + i)}
-			r.Event.Source, r.Event.Type, r.Event.Param1, r.Event.Param3, r.Event.StrParam = 7, 3001, uint64(i), 1<<63, "hi"
-			msgs = append(msgs, r)
-		}
-		if err := post.Post(ctx, msgs[:3]); err != nil {
-			t.Fatal(err)
-		}
-		if err := post.Post(ctx, append(msgs[3:], matchmaking.Relayed{Node: "n3", To: 9})); err != nil {
-			t.Fatal(err)
-		}
-		got, err := take.Take(ctx, "n2", 4)
-		if err != nil || len(got) != 4 {
-			t.Fatalf("Take 4: %+v %v", got, err)
-		}
-		more, err := take.Take(ctx, "n2", 4)
-		if err != nil || len(more) != 1 {
-			t.Fatalf("Take the rest: %+v %v", more, err)
-		}
-		got = append(got, more...)
-		for i := range msgs {
-			if !reflect.DeepEqual(got[i], msgs[i]) {
-				t.Fatalf("notification %d: %+v, want %+v (in the order posted)", i, got[i], msgs[i])
-			}
-		}
-		if got, err := take.Take(ctx, "n2", 4); err != nil || len(got) != 0 {
-			t.Fatalf("Take after all: %+v %v", got, err)
-		}
-		if got, err := post.Take(ctx, "n3", 10); err != nil || len(got) != 1 || got[0].To != 9 {
-			t.Fatalf("n3's notification: %+v %v", got, err)
 		}
 	})
 
