@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
-	"sync"
+
+	"github.com/gamewire/gamewire/internal/schema"
 )
 
 // The store's schema is split into components (accounts, and each NEX service that
@@ -15,22 +15,11 @@ import (
 // in schema_migrations, and refuses a database whose recorded version is newer than
 // the steps this build knows (a newer gamewire wrote it).
 
-var (
-	schemaMu   sync.Mutex
-	components = map[string][]string{}
-)
+// components are the store's schema components (internal/schema).
+var components schema.Registry
 
-// registerSchema adds a component's migration steps; step i (0-based) takes the
-// component from version i to version i+1. Steps are never edited once released:
-// a change is a new step appended to the list.
-func registerSchema(component string, steps ...string) {
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if _, dup := components[component]; dup {
-		panic("accounts: schema component registered twice: " + component)
-	}
-	components[component] = steps
-}
+// registerSchema adds a component's migration steps (schema.Registry.Register).
+func registerSchema(component string, steps ...string) { components.Register(component, steps...) }
 
 // ErrSchemaTooNew is returned by Open when the database was written by a newer
 // gamewire (a component's recorded version is past this build's steps).
@@ -63,24 +52,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return fmt.Errorf("accounts: create schema_migrations in %s: %w", s.path, err)
 	}
-	schemaMu.Lock()
-	names := make([]string, 0, len(components))
-	for name := range components {
-		names = append(names, name)
-	}
-	schemaMu.Unlock()
-	// accounts first: other components may refer to its tables.
-	sort.Slice(names, func(i, j int) bool {
-		if (names[i] == "accounts") != (names[j] == "accounts") {
-			return names[i] == "accounts"
-		}
-		return names[i] < names[j]
-	})
-	for _, name := range names {
-		schemaMu.Lock()
-		steps := components[name]
-		schemaMu.Unlock()
-		if err := s.migrateComponent(ctx, name, steps); err != nil {
+	for _, c := range components.Components() {
+		if err := s.migrateComponent(ctx, c.Name, c.Steps); err != nil {
 			return err
 		}
 	}

@@ -293,11 +293,9 @@ func (s *Store) checkSchema(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	for name, v := range have {
-		if steps, known := components[name]; known && v > len(steps) {
-			return fmt.Errorf("%w: %s is at version %d, this build knows %d (%s)", ErrSchemaTooNew, name, v, len(steps), s.path)
+	for _, c := range components.Components() {
+		if v := have[c.Name]; v > len(c.Steps) {
+			return fmt.Errorf("%w: %s is at version %d, this build knows %d (%s)", ErrSchemaTooNew, c.Name, v, len(c.Steps), s.path)
 		}
 	}
 	return nil

@@ -15,16 +15,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gamewire/gamewire/internal/schema"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/types"
@@ -46,21 +45,11 @@ type Store struct {
 
 var _ auth.Accounts = (*Store)(nil)
 
-var (
-	schemaMu   sync.Mutex
-	components = map[string][]string{}
-)
+// components are the store's schema components (internal/schema).
+var components schema.Registry
 
-// registerSchema adds a component's migration steps (step i takes it from
-// version i to i+1); steps are never edited once released.
-func registerSchema(component string, steps ...string) {
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if _, dup := components[component]; dup {
-		panic("pgstore: schema component registered twice: " + component)
-	}
-	components[component] = steps
-}
+// registerSchema adds a component's migration steps (schema.Registry.Register).
+func registerSchema(component string, steps ...string) { components.Register(component, steps...) }
 
 func init() { registerSchema("accounts", accountsV1) }
 
@@ -153,23 +142,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	)`); err != nil {
 		return fmt.Errorf("pgstore: create schema_migrations: %w", err)
 	}
-	schemaMu.Lock()
-	names := make([]string, 0, len(components))
-	for name := range components {
-		names = append(names, name)
-	}
-	schemaMu.Unlock()
-	sort.Slice(names, func(i, j int) bool {
-		if (names[i] == "accounts") != (names[j] == "accounts") {
-			return names[i] == "accounts"
-		}
-		return names[i] < names[j]
-	})
-	for _, name := range names {
-		schemaMu.Lock()
-		steps := components[name]
-		schemaMu.Unlock()
-		if err := migrateComponent(ctx, conn.Conn(), name, steps); err != nil {
+	for _, c := range components.Components() {
+		if err := migrateComponent(ctx, conn.Conn(), c.Name, c.Steps); err != nil {
 			return err
 		}
 	}
