@@ -1,19 +1,19 @@
 package pipboy
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // fdLimitChild makes TestAcceptSurvivesFDLimit run its server side (in a child
@@ -30,44 +30,8 @@ func TestAcceptSurvivesFDLimit(t *testing.T) {
 		fdLimitServer(t)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAcceptSurvivesFDLimit$", "-test.v", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), fdLimitChild+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var transcript strings.Builder
-	lines := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	expect := func(prefix string) string {
-		t.Helper()
-		deadline := time.After(30 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("child ended before %q:\n%s\n%s", prefix, transcript.String(), stderr.String())
-				}
-				transcript.WriteString(l + "\n")
-				if rest, found := strings.CutPrefix(l, prefix); found {
-					return strings.TrimSpace(rest)
-				}
-			case <-deadline:
-				t.Fatalf("no %q from the child within 30 s:\n%s\n%s", prefix, transcript.String(), stderr.String())
-			}
-		}
-	}
+	child := testutil.StartChild(t, "TestAcceptSurvivesFDLimit", fdLimitChild)
+	expect := child.Expect
 	addr := expect("addr ")
 	expect("full")
 	c, err := net.Dial("tcp", addr)
@@ -83,10 +47,8 @@ func TestAcceptSurvivesFDLimit(t *testing.T) {
 	}
 	c.Close()
 	t.Logf("child: %s", expect("served "))
-	for range lines {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v\n%s\n%s", err, transcript.String(), stderr.String())
+	if err := child.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, child.Output())
 	}
 }
 

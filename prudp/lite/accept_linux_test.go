@@ -1,17 +1,15 @@
 package lite
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/gamewire/gamewire/internal/testutil"
 )
 
 // fdLimitChild is the environment variable that makes TestAcceptSurvivesFDLimit run
@@ -28,45 +26,8 @@ func TestAcceptSurvivesFDLimit(t *testing.T) {
 		fdLimitServer(t)
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestAcceptSurvivesFDLimit$", "-test.v", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), fdLimitChild+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan string, 64)
-	var transcript strings.Builder
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	expect := func(prefix string) string {
-		t.Helper()
-		deadline := time.After(30 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("child ended before %q:\n%s\n%s", prefix, transcript.String(), stderr.String())
-				}
-				transcript.WriteString(l + "\n")
-				if rest, found := strings.CutPrefix(l, prefix); found {
-					return strings.TrimSpace(rest)
-				}
-			case <-deadline:
-				t.Fatalf("no %q from the child within 30 s:\n%s\n%s", prefix, transcript.String(), stderr.String())
-			}
-		}
-	}
+	child := testutil.StartChild(t, "TestAcceptSurvivesFDLimit", fdLimitChild)
+	expect := child.Expect
 	addr := expect("addr ")
 	var conns []net.Conn
 	for i := range 12 {
@@ -88,9 +49,8 @@ func TestAcceptSurvivesFDLimit(t *testing.T) {
 	defer c.Close()
 	c.Write(toPort(t, 1, 0xbeef, nil))
 	t.Logf("child: %s", expect("accepted again:"))
-	go io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v\n%s\n%s", err, transcript.String(), stderr.String())
+	if err := child.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, child.Output())
 	}
 }
 
