@@ -429,14 +429,20 @@ func (s *Store) SetPassword(ctx context.Context, nameOrPID, password string) (au
 // Find returns the account with the given name, or with the given PID written in
 // decimal.
 func (s *Store) Find(ctx context.Context, nameOrPID string) (auth.Account, error) {
-	a, err := s.AccountByName(ctx, nameOrPID)
+	return FindIn(ctx, s, nameOrPID)
+}
+
+// FindIn finds an account of a by name, or by its PID written in decimal when
+// no account has that name: how every gamewire command names a user.
+func FindIn(ctx context.Context, a auth.Accounts, nameOrPID string) (auth.Account, error) {
+	acc, err := a.AccountByName(ctx, nameOrPID)
 	if !errors.Is(err, auth.ErrNoAccount) {
-		return a, err
+		return acc, err
 	}
 	if pid, perr := strconv.ParseUint(nameOrPID, 10, 64); perr == nil {
-		return s.AccountByPID(ctx, types.PID(pid))
+		return a.AccountByPID(ctx, types.PID(pid))
 	}
-	return a, err
+	return acc, err
 }
 
 // Info is an account as List shows it.
@@ -478,12 +484,18 @@ func (s *Store) one(ctx context.Context, where string, arg any, what string) (au
 	if err != nil {
 		return auth.Account{}, fmt.Errorf("accounts: look up %s: %w", what, err)
 	}
-	if len(kn) != 16 || len(ks) != 16 {
-		return auth.Account{}, fmt.Errorf("accounts: %s has corrupt keys (%d and %d bytes)", what, len(kn), len(ks))
+	return AccountFromRow(pid, a.Name, kn, ks, what)
+}
+
+// AccountFromRow builds an account from a stored row (PID, name, the two
+// 16-byte keys), refusing corrupt keys; what names the row in errors.
+func AccountFromRow(pid int64, name string, keyNEX, keySwitch []byte, what string) (auth.Account, error) {
+	if len(keyNEX) != 16 || len(keySwitch) != 16 {
+		return auth.Account{}, fmt.Errorf("accounts: %s has corrupt keys (%d and %d bytes)", what, len(keyNEX), len(keySwitch))
 	}
-	a.PID = types.PID(pid)
-	copy(a.KeyNEX[:], kn)
-	copy(a.KeySwitch[:], ks)
+	a := auth.Account{PID: types.PID(pid), Name: name}
+	copy(a.KeyNEX[:], keyNEX)
+	copy(a.KeySwitch[:], keySwitch)
 	return a, nil
 }
 

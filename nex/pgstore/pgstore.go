@@ -315,14 +315,7 @@ func (s *Store) SetPassword(ctx context.Context, nameOrPID, password string) (au
 
 // Find returns the account with the given name, or with the given PID in decimal.
 func (s *Store) Find(ctx context.Context, nameOrPID string) (auth.Account, error) {
-	a, err := s.AccountByName(ctx, nameOrPID)
-	if !errors.Is(err, auth.ErrNoAccount) {
-		return a, err
-	}
-	if pid, perr := strconv.ParseUint(nameOrPID, 10, 64); perr == nil {
-		return s.AccountByPID(ctx, types.PID(pid))
-	}
-	return a, err
+	return accounts.FindIn(ctx, s, nameOrPID)
 }
 
 // List returns every account in PID order.
@@ -358,13 +351,7 @@ func (s *Store) one(ctx context.Context, where string, arg any, what string) (au
 	if err != nil {
 		return auth.Account{}, fmt.Errorf("pgstore: look up %s: %w", what, err)
 	}
-	if len(kn) != 16 || len(ks) != 16 {
-		return auth.Account{}, fmt.Errorf("pgstore: %s has corrupt keys (%d and %d bytes)", what, len(kn), len(ks))
-	}
-	a.PID = types.PID(pid)
-	copy(a.KeyNEX[:], kn)
-	copy(a.KeySwitch[:], ks)
-	return a, nil
+	return accounts.AccountFromRow(pid, a.Name, kn, ks, what)
 }
 
 // AccountByName implements auth.Accounts (case-insensitive).
