@@ -22,33 +22,6 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// dispatcher calls a handler in memory as one peer: a datastore.Caller.
-type dispatcher struct {
-	h    rmc.Handler
-	peer *rmc.Peer
-}
-
-func (d *dispatcher) Settings() types.Settings { return d.peer.Settings }
-
-func (d *dispatcher) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
-	msg, err := (&rmc.Request{Protocol: protocol, CallID: 3, Method: method, Params: params}).Append(nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := rmc.Dispatch(ctx, d.h, d.peer, msg, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, _, err := rmc.ParseResponse(out)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Result.IsError() {
-		return nil, &rmc.CallError{Protocol: protocol, Method: method, Result: resp.Result}
-	}
-	return resp.Data, nil
-}
-
 type fixture struct {
 	srv   *datastore.Server
 	store *accounts.Store
@@ -83,7 +56,7 @@ func newFixture(t testing.TB, dir string) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) *datastore.Client {
-	return &datastore.Client{C: &dispatcher{h: f.srv, peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}}
+	return &datastore.Client{C: &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}}
 }
 
 func post(name string, perm uint8, tags ...string) datastore.PreparePostParam {
@@ -337,8 +310,8 @@ func TestUploadRefusals(t *testing.T) {
 
 // raw calls a method with hand-written parameters.
 func raw(f *fixture, pid types.PID, method uint32, params func(w *types.Writer)) ([]byte, error) {
-	d := &dispatcher{h: f.srv, peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}
-	w := types.NewWriter(nil, d.peer.Settings)
+	d := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}
+	w := types.NewWriter(nil, d.Peer.Settings)
 	params(&w)
 	return d.Call(context.Background(), datastore.ProtocolID, method, w.B)
 }

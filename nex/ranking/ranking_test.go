@@ -13,33 +13,6 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// dispatcher calls a handler in memory as one peer: a ranking.Caller.
-type dispatcher struct {
-	h    rmc.Handler
-	peer *rmc.Peer
-}
-
-func (d *dispatcher) Settings() types.Settings { return d.peer.Settings }
-
-func (d *dispatcher) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
-	msg, err := (&rmc.Request{Protocol: protocol, CallID: 7, Method: method, Params: params}).Append(nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := rmc.Dispatch(ctx, d.h, d.peer, msg, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, _, err := rmc.ParseResponse(out)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Result.IsError() {
-		return nil, &rmc.CallError{Protocol: protocol, Method: method, Result: resp.Result}
-	}
-	return resp.Data, nil
-}
-
 type fixture struct {
 	srv   *ranking.Server
 	store *accounts.Store
@@ -63,7 +36,7 @@ func newFixture(t testing.TB, dir string, cats []ranking.Category) *fixture {
 }
 
 func (f *fixture) client(pid types.PID, header bool) *ranking.Client {
-	return &ranking.Client{C: &dispatcher{h: f.srv, peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: header}}}}
+	return &ranking.Client{C: &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: header}}}}
 }
 
 func wantResult(t *testing.T, err error, want types.Result) {
@@ -223,8 +196,8 @@ func TestRankingModes(t *testing.T) {
 
 // raw calls a method with hand-written parameters.
 func raw(f *fixture, pid types.PID, method uint32, params func(w *types.Writer)) ([]byte, error) {
-	d := &dispatcher{h: f.srv, peer: &rmc.Peer{PID: pid}}
-	w := types.NewWriter(nil, d.peer.Settings)
+	d := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid}}
+	w := types.NewWriter(nil, d.Peer.Settings)
 	params(&w)
 	return d.Call(context.Background(), ranking.ProtocolID, method, w.B)
 }
