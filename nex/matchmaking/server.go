@@ -976,21 +976,11 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if len(pids) > MaxBrowseResults {
 			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
 		}
-		type result struct {
-			pid types.PID
-			ms  MatchmakeSession
+		list, err := s.sessionsOf(ctx, pids)
+		if err != nil {
+			return out, err
 		}
-		var list []result
-		for _, p := range pids {
-			found, err := s.Store.Find(ctx, Query{Participant: p})
-			if err != nil {
-				return out, storeErr(err)
-			}
-			for _, ms := range found {
-				list = append(list, result{p, ms})
-			}
-		}
-		types.WriteList(&w, list, func(w *types.Writer, res result) {
+		types.WriteList(&w, list, func(w *types.Writer, res participantSession) {
 			m := w.BeginStructure(0) // FindMatchmakeSessionByParticipantResult
 			w.PID(res.pid)
 			res.ms.Append(w, v)
@@ -1045,21 +1035,11 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if include {
 			pids = append(pids, pid)
 		}
-		type playing struct {
-			pid types.PID
-			ms  MatchmakeSession
+		list, err := s.sessionsOf(ctx, pids)
+		if err != nil {
+			return out, err
 		}
-		var list []playing
-		for _, p := range pids {
-			found, err := s.Store.Find(ctx, Query{Participant: p})
-			if err != nil {
-				return out, storeErr(err)
-			}
-			for _, m := range found {
-				list = append(list, playing{p, m})
-			}
-		}
-		types.WriteList(&w, list, func(w *types.Writer, p playing) {
+		types.WriteList(&w, list, func(w *types.Writer, p participantSession) {
 			if c.Method == MethodGetPlayingSession {
 				m := w.BeginStructure(0)
 				w.PID(p.pid)
@@ -1124,4 +1104,26 @@ func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms M
 		return ms, storeErr(err)
 	}
 	return ch.Session, nil
+}
+
+// participantSession is one session a PID takes part in.
+type participantSession struct {
+	pid types.PID
+	ms  MatchmakeSession
+}
+
+// sessionsOf lists the sessions each of pids takes part in, in the order of
+// pids (FindMatchmakeSessionByParticipant, GetPlayingSession).
+func (s *Server) sessionsOf(ctx context.Context, pids []types.PID) ([]participantSession, error) {
+	var list []participantSession
+	for _, p := range pids {
+		found, err := s.Store.Find(ctx, Query{Participant: p})
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		for _, ms := range found {
+			list = append(list, participantSession{p, ms})
+		}
+	}
+	return list, nil
 }
