@@ -47,18 +47,18 @@ var now = types.MakeDateTime(2026, 11, 24, 12, 0, 0)
 
 func communityCreate(t *testing.T, m CommunityBackend) {
 	ctx := context.Background()
-	s, err := m.Create(ctx, template(4), participant(1))
+	s, err := m.Create(ctx, Session(4), Participant(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := m.CreateCommunity(ctx, community(8), participant(2), false)
+	g, err := m.CreateCommunity(ctx, community(8), Participant(2), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.ID == 0 || g.ID == s.Session.ID || g.Owner != 2 || g.Host != 2 || g.ParticipationCount != 1 {
 		t.Fatalf("created %+v (session id %d)", g, s.Session.ID)
 	}
-	s2, err := m.Create(ctx, template(4), participant(3))
+	s2, err := m.Create(ctx, Session(4), Participant(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +71,12 @@ func communityCreate(t *testing.T, m CommunityBackend) {
 		t.Fatalf("FindCommunities by id = %+v, %v", got, err)
 	}
 	bad := community(0)
-	if _, err := m.CreateCommunity(ctx, bad, participant(2), false); !errors.Is(err, types.CoreInvalidArgument) {
+	if _, err := m.CreateCommunity(ctx, bad, Participant(2), false); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("community of 0: %v, want Core::InvalidArgument", err)
 	}
 	bad = community(4)
 	bad.Attributes = make([]uint32, matchmaking.MaxAttributes+1)
-	if _, err := m.CreateCommunity(ctx, bad, participant(2), false); !errors.Is(err, types.CoreInvalidArgument) {
+	if _, err := m.CreateCommunity(ctx, bad, Participant(2), false); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("too many attributes: %v, want Core::InvalidArgument", err)
 	}
 }
@@ -85,13 +85,13 @@ func communityJoinRules(t *testing.T, m CommunityBackend) {
 	ctx := context.Background()
 	g := community(3)
 	g.Password = "secret"
-	c, err := m.CreateCommunity(ctx, g, participant(1), false)
+	c, err := m.CreateCommunity(ctx, g, Participant(1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := func(pid types.PID, gid uint32, pw string, at types.DateTime, want error) {
 		t.Helper()
-		_, err := m.JoinCommunity(ctx, gid, participant(pid), pw, at)
+		_, err := m.JoinCommunity(ctx, gid, Participant(pid), pw, at)
 		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 			t.Fatalf("PID %d joins %d with %q: %v, want %v", pid, gid, pw, err, want)
 		}
@@ -107,7 +107,7 @@ func communityJoinRules(t *testing.T, m CommunityBackend) {
 	dated := community(8)
 	dated.ParticipationStartDate = types.MakeDateTime(2026, 1, 1, 0, 0, 0)
 	dated.ParticipationEndDate = types.MakeDateTime(2026, 6, 30, 0, 0, 0)
-	d, err := m.CreateCommunity(ctx, dated, participant(1), false)
+	d, err := m.CreateCommunity(ctx, dated, Participant(1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,19 +122,19 @@ func communityJoinRules(t *testing.T, m CommunityBackend) {
 
 func communityFind(t *testing.T, m CommunityBackend) {
 	ctx := context.Background()
-	a, err := m.CreateCommunity(ctx, community(2), participant(1), true)
+	a, err := m.CreateCommunity(ctx, community(2), Participant(1), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := m.CreateCommunity(ctx, community(8), participant(1), false)
+	b, err := m.CreateCommunity(ctx, community(8), Participant(1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := m.CreateCommunity(ctx, community(8), participant(2), true)
+	c, err := m.CreateCommunity(ctx, community(8), Participant(2), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.JoinCommunity(ctx, b.ID, participant(3), "", now); err != nil {
+	if _, err := m.JoinCommunity(ctx, b.ID, Participant(3), "", now); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(q matchmaking.CommunityQuery) []uint32 {
@@ -165,7 +165,7 @@ func communityFind(t *testing.T, m CommunityBackend) {
 	same("member 3", ids(matchmaking.CommunityQuery{Participant: 3}), b.ID)
 	same("member 1", ids(matchmaking.CommunityQuery{Participant: 1}), a.ID, b.ID)
 	same("official", ids(matchmaking.CommunityQuery{Official: true}), a.ID, c.ID)
-	if _, err := m.JoinCommunity(ctx, a.ID, participant(4), "", now); err != nil {
+	if _, err := m.JoinCommunity(ctx, a.ID, Participant(4), "", now); err != nil {
 		t.Fatal(err)
 	}
 	same("official available", ids(matchmaking.CommunityQuery{Official: true, Available: true, Now: now}), c.ID)
@@ -174,10 +174,10 @@ func communityFind(t *testing.T, m CommunityBackend) {
 	}
 	// Sessions held in community b: system type 5, Attributes[1] = b.
 	for i, gid := range []uint32{b.ID, b.ID, c.ID} {
-		s := template(4)
+		s := Session(4)
 		s.MatchmakeSystemType = matchmaking.CommunitySystemType
 		s.Attributes = []uint32{0, gid, 0, 0, 0, 0}
-		if _, err := m.Create(ctx, s, participant(types.PID(10+i))); err != nil {
+		if _, err := m.Create(ctx, s, Participant(types.PID(10+i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,11 +189,11 @@ func communityFind(t *testing.T, m CommunityBackend) {
 
 func communityUpdate(t *testing.T, m CommunityBackend) {
 	ctx := context.Background()
-	c, err := m.CreateCommunity(ctx, community(4), participant(1), false)
+	c, err := m.CreateCommunity(ctx, community(4), Participant(1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.JoinCommunity(ctx, c.ID, participant(2), "", now); err != nil {
+	if _, err := m.JoinCommunity(ctx, c.ID, Participant(2), "", now); err != nil {
 		t.Fatal(err)
 	}
 	u, err := m.UpdateCommunity(ctx, c.ID, func(g *matchmaking.PersistentGathering) error {
@@ -203,7 +203,7 @@ func communityUpdate(t *testing.T, m CommunityBackend) {
 	if err != nil || u.Description != "renamed" || u.Password != "pw" || u.Owner != 1 || u.ParticipationCount != 2 {
 		t.Fatalf("update: %+v, %v (owner and count are the server's)", u, err)
 	}
-	if _, err := m.JoinCommunity(ctx, c.ID, participant(3), "", now); !errors.Is(err, matchmaking.ResultInvalidGatheringPassword) {
+	if _, err := m.JoinCommunity(ctx, c.ID, Participant(3), "", now); !errors.Is(err, matchmaking.ResultInvalidGatheringPassword) {
 		t.Fatalf("join after a password was set: %v", err)
 	}
 	if _, err := m.UpdateCommunity(ctx, c.ID, func(g *matchmaking.PersistentGathering) error { g.MaxParticipants = 1; return nil }); !errors.Is(err, types.CoreInvalidArgument) {
@@ -226,7 +226,7 @@ func communityUpdate(t *testing.T, m CommunityBackend) {
 // in (the owner is the eighth), the rest get SessionFull.
 func communityConcurrentJoins(t *testing.T, m CommunityBackend) {
 	ctx := context.Background()
-	c, err := m.CreateCommunity(ctx, community(8), participant(1), false)
+	c, err := m.CreateCommunity(ctx, community(8), Participant(1), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func communityConcurrentJoins(t *testing.T, m CommunityBackend) {
 	ok, full := 0, 0
 	for i := range 32 {
 		wg.Go(func() {
-			_, err := m.JoinCommunity(ctx, c.ID, participant(types.PID(100+i)), "", now)
+			_, err := m.JoinCommunity(ctx, c.ID, Participant(types.PID(100+i)), "", now)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

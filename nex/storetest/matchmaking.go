@@ -22,7 +22,7 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		name string
 		f    func(t *testing.T, m matchmaking.Store)
 	}{
-		{"join never over-fills", joinNeverOverfills},
+		{"join never over-fills", func(t *testing.T, m matchmaking.Store) { joinNeverOverfills(t, m) }},
 		{"auto-matchmake prefers an existing session", autoMatchmakePrefersExisting},
 		{"join rules", joinRules},
 		{"leave, owner migration, disconnect, reset", leaveMigratesOwnerAndDisconnect},
@@ -40,25 +40,12 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 	}
 }
 
-func template(max uint16) matchmaking.MatchmakeSession {
-	return matchmaking.MatchmakeSession{
-		Gathering:         matchmaking.Gathering{MinParticipants: 2, MaxParticipants: max, Flags: matchmaking.FlagMigrateOwner},
-		GameMode:          3,
-		Attributes:        []uint32{1, 2, 0, 0, 0, 0},
-		OpenParticipation: true, MatchmakeSystemType: 1,
-		ApplicationBuffer: []byte("app"),
-	}
-}
-
-func participant(pid types.PID) matchmaking.Participant {
-	return matchmaking.Participant{PID: pid, Node: "n1", Conn: uint64(pid)}
-}
-
-// joinNeverOverfills: 40 clients joining one session of 8 at once:
-// 7 get in (the owner holds the eighth place), the rest get SessionFull.
-func joinNeverOverfills(t *testing.T, m matchmaking.Store) {
+// joinNeverOverfills: 40 clients joining one session of 8 at once, spread
+// over the handles ms (one node or several on one database): 7 get in (the
+// owner holds the eighth place), the rest get SessionFull.
+func joinNeverOverfills(t *testing.T, ms ...matchmaking.Store) {
 	ctx := context.Background()
-	c, err := m.Create(ctx, template(8), participant(1))
+	c, err := ms[0].Create(ctx, Session(8), Participant(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +56,7 @@ func joinNeverOverfills(t *testing.T, m matchmaking.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := m.Join(ctx, c.Session.ID, participant(types.PID(100+i)), matchmaking.Passwords{})
+			_, err := ms[i%len(ms)].Join(ctx, c.Session.ID, Participant(types.PID(100+i)), matchmaking.Passwords{})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -86,7 +73,7 @@ func joinNeverOverfills(t *testing.T, m matchmaking.Store) {
 	if ok != 7 || full != 33 {
 		t.Fatalf("%d joined, %d refused as full; want 7 and 33", ok, full)
 	}
-	s, ps, _ := m.Get(ctx, c.Session.ID)
+	s, ps, _ := ms[0].Get(ctx, c.Session.ID)
 	if s.ParticipationCount != 8 || len(ps) != 8 {
 		t.Fatalf("count %d, %d participants", s.ParticipationCount, len(ps))
 	}
@@ -96,41 +83,41 @@ func joinNeverOverfills(t *testing.T, m matchmaking.Store) {
 // a fitting open one exists, and never one that does not fit.
 func autoMatchmakePrefersExisting(t *testing.T, m matchmaking.Store) {
 	ctx := context.Background()
-	first, created, err := m.AutoMatchmake(ctx, nil, template(4), participant(1))
+	first, created, err := m.AutoMatchmake(ctx, nil, Session(4), Participant(1))
 	if err != nil || !created {
 		t.Fatalf("first: %v created=%v", err, created)
 	}
-	other := template(4)
+	other := Session(4)
 	other.GameMode = 9
-	c, created, err := m.AutoMatchmake(ctx, nil, other, participant(2))
+	c, created, err := m.AutoMatchmake(ctx, nil, other, Participant(2))
 	if err != nil || !created || c.Session.ID == first.Session.ID {
 		t.Fatalf("other game mode joined %d (created=%v, %v)", c.Session.ID, created, err)
 	}
-	c, created, err = m.AutoMatchmake(ctx, nil, template(4), participant(3))
+	c, created, err = m.AutoMatchmake(ctx, nil, Session(4), Participant(3))
 	if err != nil || created || c.Session.ID != first.Session.ID {
 		t.Fatalf("same game mode: session %d created=%v %v; want %d", c.Session.ID, created, err, first.Session.ID)
 	}
 	// With search criteria: attribute 0 in 0..5, game mode 3.
 	crit := []matchmaking.SearchCriteria{{Attributes: []string{"0,5"}, GameMode: "3", VacantOnly: true, ExcludeLocked: true}}
-	c, created, err = m.AutoMatchmake(ctx, crit, template(4), participant(4))
+	c, created, err = m.AutoMatchmake(ctx, crit, Session(4), Participant(4))
 	if err != nil || created || c.Session.ID != first.Session.ID || c.Session.ParticipationCount != 3 {
 		t.Fatalf("criteria: %+v created=%v %v", c.Session.Gathering, created, err)
 	}
 	crit[0].Attributes = []string{"7|8"}
-	c, created, err = m.AutoMatchmake(ctx, crit, template(4), participant(5))
+	c, created, err = m.AutoMatchmake(ctx, crit, Session(4), Participant(5))
 	if err != nil || !created {
 		t.Fatalf("non-matching criteria joined %d: %v", c.Session.ID, err)
 	}
 	crit[0].GameMode = "5,1"
-	if _, _, err := m.AutoMatchmake(ctx, crit, template(4), participant(6)); !errors.Is(err, types.CoreInvalidArgument) {
+	if _, _, err := m.AutoMatchmake(ctx, crit, Session(4), Participant(6)); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("reversed range: %v", err)
 	}
 }
 func joinRules(t *testing.T, m matchmaking.Store) {
 	ctx := context.Background()
-	s := template(2)
+	s := Session(2)
 	s.UserPassword = "pw"
-	c, err := m.Create(ctx, s, participant(1))
+	c, err := m.Create(ctx, s, Participant(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +137,7 @@ func joinRules(t *testing.T, m matchmaking.Store) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := m.Join(ctx, tc.gid, participant(tc.pid), matchmaking.Passwords{User: tc.pw})
+			_, err := m.Join(ctx, tc.gid, Participant(tc.pid), matchmaking.Passwords{User: tc.pw})
 			if !errors.Is(err, tc.want) && !(tc.want == nil && err == nil) {
 				t.Fatalf("Join: %v, want %v", err, tc.want)
 			}
@@ -165,24 +152,24 @@ func joinRules(t *testing.T, m matchmaking.Store) {
 	if _, err := m.Leave(ctx, gid, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Join(ctx, gid, participant(3), matchmaking.Passwords{User: "pw"}); !errors.Is(err, matchmaking.ResultSessionClosed) {
+	if _, err := m.Join(ctx, gid, Participant(3), matchmaking.Passwords{User: "pw"}); !errors.Is(err, matchmaking.ResultSessionClosed) {
 		t.Fatalf("closed: %v", err)
 	}
 	if _, err := m.Leave(ctx, gid, 3); !errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
 		t.Fatalf("leave without joining: %v", err)
 	}
-	big := template(4)
+	big := Session(4)
 	big.ApplicationBuffer = make([]byte, matchmaking.MaxApplicationBuffer+1)
-	if _, err := m.Create(ctx, big, participant(9)); !errors.Is(err, types.CoreInvalidArgument) {
+	if _, err := m.Create(ctx, big, Participant(9)); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("oversized buffer: %v", err)
 	}
 }
 func leaveMigratesOwnerAndDisconnect(t *testing.T, m matchmaking.Store) {
 	ctx := context.Background()
-	c, _ := m.Create(ctx, template(4), participant(1))
+	c, _ := m.Create(ctx, Session(4), Participant(1))
 	gid := c.Session.ID
 	for _, pid := range []types.PID{2, 3} {
-		if _, err := m.Join(ctx, gid, participant(pid), matchmaking.Passwords{}); err != nil {
+		if _, err := m.Join(ctx, gid, Participant(pid), matchmaking.Passwords{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,10 +182,10 @@ func leaveMigratesOwnerAndDisconnect(t *testing.T, m matchmaking.Store) {
 		t.Fatalf("disconnect: %+v %v", cs, err)
 	}
 	// Without FlagMigrateOwner the session goes with its owner.
-	s := template(4)
+	s := Session(4)
 	s.Flags = 0
-	c, _ = m.Create(ctx, s, participant(5))
-	m.Join(ctx, c.Session.ID, participant(6), matchmaking.Passwords{})
+	c, _ = m.Create(ctx, s, Participant(5))
+	m.Join(ctx, c.Session.ID, Participant(6), matchmaking.Passwords{})
 	ch, err = m.Leave(ctx, c.Session.ID, 5)
 	if err != nil || !ch.Deleted || len(ch.Participants) != 1 || ch.Participants[0].PID != 6 {
 		t.Fatalf("owner left without migration: %+v %v", ch, err)
@@ -216,9 +203,9 @@ func leaveMigratesOwnerAndDisconnect(t *testing.T, m matchmaking.Store) {
 }
 func findAndBrowse(t *testing.T, m matchmaking.Store) {
 	ctx := context.Background()
-	a, _ := m.Create(ctx, template(4), participant(1))
-	b, _ := m.Create(ctx, template(4), participant(2))
-	m.Join(ctx, b.Session.ID, participant(3), matchmaking.Passwords{})
+	a, _ := m.Create(ctx, Session(4), Participant(1))
+	b, _ := m.Create(ctx, Session(4), Participant(2))
+	m.Join(ctx, b.Session.ID, Participant(3), matchmaking.Passwords{})
 	got, err := m.Browse(ctx, matchmaking.SearchCriteria{GameMode: "3"}, 0, 10)
 	if err != nil || len(got) != 2 || got[0].ID != b.Session.ID {
 		t.Fatalf("Browse: %v %v", got, err)
@@ -251,7 +238,7 @@ func autoMatchmakeConcurrent(t *testing.T, stores ...matchmaking.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, isNew, err := stores[i%len(stores)].AutoMatchmake(ctx, nil, template(size), participant(types.PID(1000+i)))
+			c, isNew, err := stores[i%len(stores)].AutoMatchmake(ctx, nil, Session(size), Participant(types.PID(1000+i)))
 			if err != nil {
 				errs <- err
 				return

@@ -85,39 +85,7 @@ func MatchmakingNodes(t *testing.T, open OpenMatchmaking) {
 	})
 
 	t.Run("concurrent joins never over-fill", func(t *testing.T) {
-		ms := open(t, 2)
-		c, err := ms[0].Create(ctx, Session(8), Participant(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		ok, full := 0, 0
-		for i := range 40 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, err := ms[i%2].Join(ctx, c.Session.ID, Participant(types.PID(100+i)), matchmaking.Passwords{})
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					ok++
-				case errors.Is(err, matchmaking.ResultSessionFull):
-					full++
-				default:
-					t.Errorf("Join: %v", err)
-				}
-			}()
-		}
-		wg.Wait()
-		if ok != 7 || full != 33 {
-			t.Fatalf("%d joined, %d refused as full; want 7 and 33", ok, full)
-		}
-		s, ps, _ := ms[0].Get(ctx, c.Session.ID)
-		if s.ParticipationCount != 8 || len(ps) != 8 {
-			t.Fatalf("count %d, %d participants", s.ParticipationCount, len(ps))
-		}
+		joinNeverOverfills(t, open(t, 2)...)
 	})
 
 	t.Run("auto-matchmake picks the fullest, then the oldest", func(t *testing.T) {
