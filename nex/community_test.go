@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/pgtest"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 )
@@ -14,13 +16,22 @@ import (
 // TestCommunityEndToEnd: over the secure server, one client creates a
 // password-protected community; another finds it by its owner, is refused with
 // the wrong password, joins with the right one and then finds it among its own.
+// On the SQLite store (V1 and V0) and on PostgreSQL (V1).
 func TestCommunityEndToEnd(t *testing.T) {
-	for _, d := range []prudp.Dialect{prudp.NEXV1, prudp.NEXV0} {
-		t.Run(d.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		d     prudp.Dialect
+		start func(t *testing.T, cfg prudp.Config) string
+	}{
+		{prudp.NEXV1.String(), prudp.NEXV1, func(t *testing.T, cfg prudp.Config) string { _, addr := startMultiplayer(t, cfg); return addr }},
+		{prudp.NEXV0.String(), prudp.NEXV0, func(t *testing.T, cfg prudp.Config) string { _, addr := startMultiplayer(t, cfg); return addr }},
+		{prudp.NEXV1.String() + "-postgres", prudp.NEXV1, startOnPostgres},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cfg := fastFail(prudp.Config{Dialect: d, AccessKey: "6f599f81"})
-			_, addr := startMultiplayer(t, cfg)
+			cfg := fastFail(prudp.Config{Dialect: tc.d, AccessKey: "6f599f81"})
+			addr := tc.start(t, cfg)
 			owner, other := login(t, ctx, addr, cfg, 2000), login(t, ctx, addr, cfg, 2001)
 			g := matchmaking.PersistentGathering{
 				Gathering:     matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 16, Description: "weekend club"},
@@ -56,4 +67,16 @@ func TestCommunityEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startOnPostgres serves the players' accounts with matchmaking on a fresh
+// PostgreSQL database (skipped without PostgreSQL, internal/pgtest).
+func startOnPostgres(t *testing.T, cfg prudp.Config) string {
+	t.Helper()
+	store, err := pgstore.Open(context.Background(), pgtest.Start(t).NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return startServer(t, &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: store.Matchmaking()})
 }

@@ -32,8 +32,8 @@ func openMatchmaking(t *testing.T, srv *pgtest.Server, n int) []matchmaking.Stor
 	return out
 }
 
-// TestServiceSuites runs the matchmaking, ranking and DataStore suites every
-// backend runs (nex/storetest) on PostgreSQL.
+// TestServiceSuites runs the matchmaking, communities, ranking and DataStore
+// suites every backend runs (nex/storetest) on PostgreSQL.
 func TestServiceSuites(t *testing.T) {
 	srv := pgtest.Start(t)
 	t.Run("matchmaking", func(t *testing.T) {
@@ -45,6 +45,9 @@ func TestServiceSuites(t *testing.T) {
 	})
 	t.Run("matchmaking nodes", func(t *testing.T) {
 		storetest.MatchmakingNodes(t, func(t *testing.T, n int) []matchmaking.Store { return openMatchmaking(t, srv, n) })
+	})
+	t.Run("communities", func(t *testing.T) {
+		storetest.Communities(t, func(t *testing.T) storetest.CommunityBackend { return openFresh(t, srv).Matchmaking() })
 	})
 	t.Run("ranking", func(t *testing.T) {
 		storetest.Ranking(t, func(t *testing.T) ranking.Store { return openFresh(t, srv).Ranking() })
@@ -106,6 +109,10 @@ func TestQueryPlans(t *testing.T) {
 			SELECT 10000 + i, i % 50, 1, 8, 1 + i % 8, i % 3 <> 0, '', i FROM generate_series(0, 99999) i`,
 		`INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined)
 			SELECT 1 + i, 10000 + i, 1, '', 'n' || (i % 10), i, 1 FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_communities (gid, owner, official, max_p, count, start_date, end_date, blob, created)
+			SELECT 1000000 + i, 10000 + i, i % 100 = 0, 8, 1, 0, 0, '', i FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_community_members (gid, pid, message, joined)
+			SELECT 1000000 + i, 10000 + i, '', i FROM generate_series(0, 99999) i`,
 		`INSERT INTO datastore_objects (owner, size, name, data_type, meta_binary, permission, recipients, del_permission,
 			del_recipients, flag, period, refer_data_id, tags, status, referred_cnt, created, updated, referred, expire,
 			access_password, update_password, version, pending, persistence_slot, ratings)
@@ -163,6 +170,23 @@ func TestQueryPlans(t *testing.T) {
 	}
 	wantIndexPlan(t, "disconnect", explain(t, s, `SELECT gid, pid FROM mm_participants WHERE node = $1 AND conn = $2 ORDER BY gid`, "n1", 11))
 	wantIndexPlan(t, "participants", explain(t, s, `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = $1 ORDER BY joined, pid`, 5))
+
+	// Communities: by ids, owner, member and official (available or not), and
+	// the sessions counted for them.
+	for name, q := range map[string]matchmaking.CommunityQuery{
+		"communities by ids":            {GIDs: []uint32{1000001, 1000002}},
+		"communities by owner":          {Owner: 10005},
+		"communities by member":         {Participant: 10005},
+		"official communities":          {Official: true},
+		"official communities open now": {Official: true, Available: true, Now: types.MakeDateTime(2026, 11, 24, 12, 0, 0)},
+	} {
+		query, args, err := communityQuery(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantIndexPlan(t, name, explain(t, s, query, args...))
+	}
+	wantIndexPlan(t, "community sessions", explain(t, s, `SELECT blob FROM mm_gatherings WHERE system_type = $1`, int64(matchmaking.CommunitySystemType)))
 
 	// DataStore: searches by owner, type, tag, recipient, time; slots and uploads.
 	now := time.Unix(0, 50)
