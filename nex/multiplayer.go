@@ -41,7 +41,7 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	}
 	s.hub.Logger = s.Logger
 	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
-	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, Logger: s.Logger}
+	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger}
 	if s.Nodes != nil && s.Role == RoleSecure {
 		// Before Start: the notifications of this node's restart reach the
 		// players of the other nodes.

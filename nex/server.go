@@ -87,6 +87,9 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
+	// GameServerID is the game's server id (a title's, nex/games), which NAT
+	// Traversal's GetRelaySignatureKey answers; 0 when not known.
+	GameServerID uint32
 	// Node names this secure server in Matchmaking and in Nodes, for servers
 	// sharing one database; default "local" (RoleSecure: the address and port
 	// of its station url).

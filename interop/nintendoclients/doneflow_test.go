@@ -22,7 +22,8 @@ import (
 // two NintendoClients clients in one Python process (nc_doneflow.py) driving
 // NintendoClients' own classes:
 //
-//   - both log in (backend.connect + login);
+//   - both log in (backend.connect + login); a asks for the relay server
+//     (NATTraversalClient.get_relay_signature_key: none, and the server's time);
 //   - a auto-matchmakes into a new session and b into the same one; a hears
 //     b's join (3001); a ends its participation and b hears a's leave (3008)
 //     and that b now owns the session (4000); a auto-matchmakes again into the
@@ -69,6 +70,7 @@ func TestDoneWhenFlow(t *testing.T) {
 		"--user-b", strconv.Itoa(b), "--password-b", "Done-when-b-2", "--timeout", "60")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	started := time.Now()
 	err := cmd.Run()
 	t.Logf("NintendoClients:\n%s", stdout.String())
 	if err != nil {
@@ -94,6 +96,14 @@ func TestDoneWhenFlow(t *testing.T) {
 	}
 	if l := want("b-login", 1)[0]; field(t, l, "pid") != b {
 		t.Errorf("b logged in as %s, want PID %d", l, b)
+	}
+
+	// NAT Traversal: no relay server, and the server's clock in UTC (to the
+	// second, taken between the run's start and end).
+	if l := want("a-relay-signature-key", 1)[0]; field(t, l, "mode") != 0 || !strings.Contains(l, "address=''") ||
+		field(t, l, "port") != 0 || field(t, l, "address_type") != 0 || field(t, l, "game_server_id") != 0 ||
+		int64(field(t, l, "utc")) < started.Unix()-1 || int64(field(t, l, "utc")) > time.Now().Unix() {
+		t.Errorf("GetRelaySignatureKey: %s (run started %d)", l, started.Unix())
 	}
 
 	// Matchmaking: one gathering throughout, the owner moving as people leave.

@@ -4,12 +4,13 @@
 Written for gamewire's interop harness (not part of NintendoClients); it only
 imports NintendoClients (NINTENDOCLIENTS_DIR, see docs/interop.md) and drives
 its own classes as its examples do: backend.connect + login, the generated
-MatchmakeExtensionClient, MatchMakingClientExt, RankingClient and
-DataStoreClient, and a NotificationServer subclass registered on each client.
+MatchmakeExtensionClient, MatchMakingClientExt, RankingClient,
+DataStoreClient and NATTraversalClient, and a NotificationServer subclass registered on each client.
 
 Two accounts, a and b (--user-a/--password-a, --user-b/--password-b):
 
-  1. a and b log in.
+  1. a and b log in; a asks for the relay server (NAT Traversal's
+     GetRelaySignatureKey).
   2. a auto-matchmakes (AutoMatchmake_Postpone) and gets a new session; b
      auto-matchmakes with the same settings and joins it. a hears b's join
      (3001).
@@ -40,7 +41,7 @@ sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients")
 
 import anyio  # noqa: E402
 
-from nintendo.nex import backend, datastore, matchmaking, notification, ranking, settings  # noqa: E402
+from nintendo.nex import backend, datastore, matchmaking, nattraversal, notification, ranking, settings  # noqa: E402
 
 # Notification types (nintendo-wiki, Notification Events).
 JOINED = 3001
@@ -147,6 +148,11 @@ async def run(args):
 		a, b = clients["a"], clients["b"]
 		pid_a, pid_b = a.pid(), b.pid()
 		w = args.wait
+
+		# NAT Traversal: the server's relay (none) and time.
+		relay = await nattraversal.NATTraversalClient(a).get_relay_signature_key()
+		step("a-relay-signature-key", mode=relay.mode, utc=int(relay.time.standard_datetime().timestamp()), address=repr(relay.address),
+			port=relay.port, address_type=relay.address_type, game_server_id=relay.game_server_id)
 
 		# Matchmaking: b joins a's session; a leaves and rejoins; b leaves.
 		first = await automatchmake("a", a, args, "hello from a")

@@ -4,7 +4,8 @@
 // the caller (the server calls InitiateProbe on their secure connections);
 // ReportNATProperties records the caller's NAT mapping and filtering, which the
 // Secure Connection server then writes into the caller's station urls (natm,
-// natf); ReportNATTraversalResult(Detail) record how a probe went.
+// natf); ReportNATTraversalResult(Detail) record how a probe went;
+// GetRelaySignatureKey says there is no relay server.
 package nattraversal
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -52,11 +54,49 @@ type Result struct {
 	RTT     uint32 // milliseconds (0 when the platform does not send it)
 }
 
+// RelaySignatureKey is GetRelaySignatureKey's answer (the nat-traversal page,
+// method 6): the relay server a client may fall back to when probing fails,
+// and the server's time.
+type RelaySignatureKey struct {
+	RelayMode        int32
+	CurrentUTCTime   types.DateTime
+	Address          string
+	Port             uint16
+	RelayAddressType int32
+	GameServerID     uint32
+}
+
+// Append writes k as the method's response.
+func (k *RelaySignatureKey) Append(w *types.Writer) {
+	w.S32(k.RelayMode)
+	w.DateTime(k.CurrentUTCTime)
+	w.String(k.Address)
+	w.U16(k.Port)
+	w.S32(k.RelayAddressType)
+	w.U32(k.GameServerID)
+}
+
+// ReadRelaySignatureKey reads GetRelaySignatureKey's response; errors are
+// left in r.
+func ReadRelaySignatureKey(r *types.Reader) RelaySignatureKey {
+	return RelaySignatureKey{
+		RelayMode:        r.S32("relayMode"),
+		CurrentUTCTime:   r.DateTime("currentUTCTime"),
+		Address:          r.String("address"),
+		Port:             r.U16("port"),
+		RelayAddressType: r.S32("relayAddressType"),
+		GameServerID:     r.U32("gameServerID"),
+	}
+}
+
 // Server answers NAT Traversal. Hub and Stations are required for probes and
 // NAT properties.
 type Server struct {
 	Hub      *notifications.Hub
 	Stations Stations
+	// GameServerID is the game server id GetRelaySignatureKey answers (a
+	// title's server id, nex/games); 0 when not known.
+	GameServerID uint32
 	// OnResult receives traversal results; nil logs them at debug level.
 	OnResult func(ctx context.Context, r Result)
 	// Elsewhere, when set, relays a probe request to a target not connected
@@ -152,7 +192,36 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 				slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
 		}
 		return out, nil
+	case MethodGetRelaySignatureKey:
+		if err := r.Done(); err != nil {
+			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+		}
+		// gamewire runs no relay server: relay mode 0, no address, port 0 and
+		// address type 0, what Pretendo's nex-protocols-common-go answers too
+		// (the page names no values). The time is the server's, in UTC.
+		k := RelaySignatureKey{CurrentUTCTime: types.DateTimeFromTime(time.Now().UTC()), GameServerID: s.GameServerID}
+		w := types.NewWriter(out, c.Peer.Settings)
+		k.Append(&w)
+		return w.Bytes()
 	}
-	// GetRelaySignatureKey needs a relay server, which gamewire does not run.
 	return out, types.CoreNotImplemented
+}
+
+// Client calls NAT Traversal over a logged-in secure connection.
+type Client struct {
+	RMC *rmc.Client
+}
+
+// GetRelaySignatureKey asks the server for its relay server.
+func (c *Client) GetRelaySignatureKey(ctx context.Context) (RelaySignatureKey, error) {
+	data, err := c.RMC.Call(ctx, Protocol, MethodGetRelaySignatureKey, nil)
+	if err != nil {
+		return RelaySignatureKey{}, err
+	}
+	r := types.NewReader(data, c.RMC.Settings())
+	k := ReadRelaySignatureKey(&r)
+	if err := r.Done(); err != nil {
+		return RelaySignatureKey{}, fmt.Errorf("nat traversal: GetRelaySignatureKey response: %w", err)
+	}
+	return k, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -82,9 +83,72 @@ func TestNATTraversal(t *testing.T) {
 	if err := serve(t, srv, caller, MethodRequestProbeInitiation, w.B); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("target without PID: %v", err)
 	}
-	if err := serve(t, srv, caller, MethodGetRelaySignatureKey, nil); !errors.Is(err, types.CoreNotImplemented) {
-		t.Fatalf("GetRelaySignatureKey: %v", err)
+	if err := serve(t, srv, caller, MethodGetRelaySignatureKey, []byte{0}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("GetRelaySignatureKey with a parameter: %v", err)
 	}
+}
+
+// TestGetRelaySignatureKey: no relay server (mode 0, no address, port 0,
+// address type 0), the server's UTC time and the configured game server id, in
+// the page's field order.
+func TestGetRelaySignatureKey(t *testing.T) {
+	srv := &Server{GameServerID: 0x1018DB00}
+	before := time.Now().UTC().Truncate(time.Second)
+	req := rmc.Request{Protocol: Protocol, CallID: 1, Method: MethodGetRelaySignatureKey}
+	msg, _ := req.Append(nil)
+	out, err := rmc.Dispatch(context.Background(), srv, &rmc.Peer{PID: 5}, msg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now().UTC()
+	resp, _, err := rmc.ParseResponse(out)
+	if err != nil || resp.IsError() {
+		t.Fatalf("response %+v, %v", resp, err)
+	}
+	// s32 relayMode, DateTime, String "" (length 1, NUL), u16 port, s32 type, u32 id.
+	if len(resp.Data) != 4+8+3+2+4+4 {
+		t.Fatalf("response %d bytes: %x", len(resp.Data), resp.Data)
+	}
+	r := types.NewReader(resp.Data, types.Settings{})
+	k := ReadRelaySignatureKey(&r)
+	if err := r.Done(); err != nil {
+		t.Fatal(err)
+	}
+	if k.RelayMode != 0 || k.Address != "" || k.Port != 0 || k.RelayAddressType != 0 || k.GameServerID != 0x1018DB00 {
+		t.Fatalf("answer %+v", k)
+	}
+	if at := k.CurrentUTCTime.Time(); at.Before(before) || at.After(after) {
+		t.Fatalf("currentUTCTime %v, want between %v and %v", k.CurrentUTCTime, before, after)
+	}
+}
+
+// FuzzReadRelaySignatureKey decodes any response without panicking, and what
+// it decodes encodes to bytes that decode to the same answer (a String of
+// length 0, which readers accept, is written with its NUL). Seeds: the answer gamewire and
+// Pretendo's nex-protocols-common-go give (no relay), and one naming a relay.
+func FuzzReadRelaySignatureKey(f *testing.F) {
+	for _, k := range []RelaySignatureKey{
+		{CurrentUTCTime: types.MakeDateTime(2026, 11, 24, 17, 0, 0)},
+		{RelayMode: 1, CurrentUTCTime: types.MakeDateTime(2026, 11, 24, 17, 0, 0), Address: "192.0.2.7", Port: 50000,
+			RelayAddressType: 1, GameServerID: 0x1018DB00},
+	} {
+		w := types.NewWriter(nil, types.Settings{})
+		k.Append(&w)
+		f.Add(w.B)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := types.NewReader(b, types.Settings{})
+		k := ReadRelaySignatureKey(&r)
+		if r.Err() != nil {
+			return
+		}
+		w := types.NewWriter(nil, types.Settings{})
+		k.Append(&w)
+		r2 := types.NewReader(w.B, types.Settings{})
+		if again := ReadRelaySignatureKey(&r2); r2.Done() != nil || again != k {
+			t.Fatalf("%x decoded to %+v, encoded as %x, which decodes to %+v (%v)", b, k, w.B, again, r2.Done())
+		}
+	})
 }
 
 func FuzzNATServe(f *testing.F) {
