@@ -23,11 +23,13 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// accountsCmd is `gamewire accounts`: the NEX server's account store (nex/accounts).
-var accountsCmd = &cobra.Command{
-	Use:   "accounts",
-	Short: "Manage the NEX server's accounts (add, list, passwd)",
-	Long: `accounts manages the SQLite account store a NEX server reads (docs/nex.md).
+// newAccountsCmd is `gamewire accounts`: the NEX server's account store (nex/accounts).
+func newAccountsCmd() *cobra.Command {
+	o := &accountsOptions{}
+	cmd := &cobra.Command{
+		Use:   "accounts",
+		Short: "Manage the NEX server's accounts (add, list, passwd)",
+		Long: `accounts manages the SQLite account store a NEX server reads (docs/nex.md).
 The data directory is created on first use, with the special accounts
 (Quazal Authentication, Quazal Rendez-Vous, guest with its published password, ...).
 Only keys derived from passwords are stored; passwords are never printed.
@@ -39,33 +41,36 @@ Only keys derived from passwords are stored; passwords are never printed.
 Without --password, the password is asked for on the terminal. With --store
 postgres://..., the commands work on the PostgreSQL database serve --store uses
 (docs/deploy.md) instead.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.data, "data", "", "data directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+	pf.StringVar(&o.store, "store", "", "the PostgreSQL database serve --store uses (postgres://...) instead of SQLite in --data")
+
+	add := &cobra.Command{Use: "add", Short: "Add an account", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.runAdd(cmd) }}
+	add.Flags().Uint64Var(&o.pid, "pid", 0, "principal id (default: the next free one, from 1000)")
+	add.Flags().StringVar(&o.name, "name", "", "user name (default: the PID in decimal, as NEX names accounts)")
+	passwd := &cobra.Command{Use: "passwd NAME|PID", Short: "Change an account's password", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.runPasswd(cmd, args[0]) }}
+	for _, c := range []*cobra.Command{add, passwd} {
+		c.Flags().StringVar(&o.password, "password", "", "the password (visible in the process list; prefer the prompt or --password-stdin)")
+		c.Flags().BoolVar(&o.passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
+	}
+	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.runList(cmd) }}
+	cmd.AddCommand(add, list, passwd)
+	return cmd
 }
 
-var accountsFlags struct {
+// accountsOptions are the flags of accounts and its subcommands: --data and
+// --store are the group's (persistent), the rest its subcommands'.
+type accountsOptions struct {
 	data          string
 	store         string
 	pid           uint64
 	name          string
 	password      string
 	passwordStdin bool
-}
-
-func init() {
-	pf := accountsCmd.PersistentFlags()
-	pf.StringVar(&accountsFlags.data, "data", "", "data directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
-	pf.StringVar(&accountsFlags.store, "store", "", "the PostgreSQL database serve --store uses (postgres://...) instead of SQLite in --data")
-
-	add := &cobra.Command{Use: "add", Short: "Add an account", Args: cobra.NoArgs, RunE: runAccountsAdd}
-	add.Flags().Uint64Var(&accountsFlags.pid, "pid", 0, "principal id (default: the next free one, from 1000)")
-	add.Flags().StringVar(&accountsFlags.name, "name", "", "user name (default: the PID in decimal, as NEX names accounts)")
-	passwd := &cobra.Command{Use: "passwd NAME|PID", Short: "Change an account's password", Args: cobra.ExactArgs(1), RunE: runAccountsPasswd}
-	for _, c := range []*cobra.Command{add, passwd} {
-		c.Flags().StringVar(&accountsFlags.password, "password", "", "the password (visible in the process list; prefer the prompt or --password-stdin)")
-		c.Flags().BoolVar(&accountsFlags.passwordStdin, "password-stdin", false, "read the password from the first line of standard input")
-	}
-	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs, RunE: runAccountsList}
-	accountsCmd.AddCommand(add, list, passwd)
-	rootCmd.AddCommand(accountsCmd)
 }
 
 // openStore opens (creating it on first use) the account store in dir, or in
@@ -107,8 +112,8 @@ type accountManager interface {
 	Close() error
 }
 
-func openAccounts(cmd *cobra.Command, mode storeMode) (accountManager, error) {
-	if st := accountsFlags.store; st != "" {
+func (o *accountsOptions) open(cmd *cobra.Command, mode storeMode) (accountManager, error) {
+	if st := o.store; st != "" {
 		if !isPostgres(st) {
 			return nil, fmt.Errorf("--store %q: want a postgres:// or postgresql:// URL (the SQLite store is chosen with --data)", st)
 		}
@@ -119,7 +124,7 @@ func openAccounts(cmd *cobra.Command, mode storeMode) (accountManager, error) {
 		NoCreate: mode == storeExisting,
 		Logger:   slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)),
 	}
-	s, created, err := openStoreWith(cmd.Context(), accountsFlags.data, opts)
+	s, created, err := openStoreWith(cmd.Context(), o.data, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -131,13 +136,13 @@ func openAccounts(cmd *cobra.Command, mode storeMode) (accountManager, error) {
 
 // readPassword takes the password from --password, --password-stdin or a
 // terminal prompt (asked twice, not echoed).
-func readPassword(cmd *cobra.Command) (string, error) {
+func (o *accountsOptions) readPassword(cmd *cobra.Command) (string, error) {
 	switch {
-	case accountsFlags.password != "" && accountsFlags.passwordStdin:
+	case o.password != "" && o.passwordStdin:
 		return "", errors.New("give --password or --password-stdin, not both")
-	case accountsFlags.password != "":
-		return accountsFlags.password, accounts.CheckPassword(accountsFlags.password)
-	case accountsFlags.passwordStdin:
+	case o.password != "":
+		return o.password, accounts.CheckPassword(o.password)
+	case o.passwordStdin:
 		// Read at most one byte past the longest password and its line end: a
 		// huge standard input is refused, not read into memory.
 		in := io.LimitReader(cmd.InOrStdin(), accounts.MaxPasswordLen+3)
@@ -172,30 +177,30 @@ func readPassword(cmd *cobra.Command) (string, error) {
 	return p1, accounts.CheckPassword(p1)
 }
 
-func runAccountsAdd(cmd *cobra.Command, _ []string) error {
-	if err := accounts.CheckName(accountsFlags.name); err != nil {
+func (o *accountsOptions) runAdd(cmd *cobra.Command) error {
+	if err := accounts.CheckName(o.name); err != nil {
 		return err // before asking for a password
 	}
-	return changeAccount(cmd, storeCreate, "added account", func(s accountManager, password string) (auth.Account, error) {
-		return s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(accountsFlags.pid), Name: accountsFlags.name, Password: password})
+	return o.changeAccount(cmd, storeCreate, "added account", func(s accountManager, password string) (auth.Account, error) {
+		return s.Add(cmd.Context(), accounts.NewAccount{PID: types.PID(o.pid), Name: o.name, Password: password})
 	})
 }
 
-func runAccountsPasswd(cmd *cobra.Command, args []string) error {
-	return changeAccount(cmd, storeExisting, "changed the password of", func(s accountManager, password string) (auth.Account, error) {
-		return s.SetPassword(cmd.Context(), args[0], password)
+func (o *accountsOptions) runPasswd(cmd *cobra.Command, nameOrPID string) error {
+	return o.changeAccount(cmd, storeExisting, "changed the password of", func(s accountManager, password string) (auth.Account, error) {
+		return s.SetPassword(cmd.Context(), nameOrPID, password)
 	})
 }
 
 // changeAccount is what add and passwd share: it reads the password (before opening
 // the store, so a refused password creates nothing), applies change, and prints
 // what was done to which account.
-func changeAccount(cmd *cobra.Command, mode storeMode, did string, change func(s accountManager, password string) (auth.Account, error)) error {
-	password, err := readPassword(cmd)
+func (o *accountsOptions) changeAccount(cmd *cobra.Command, mode storeMode, did string, change func(s accountManager, password string) (auth.Account, error)) error {
+	password, err := o.readPassword(cmd)
 	if err != nil {
 		return err
 	}
-	s, err := openAccounts(cmd, mode)
+	s, err := o.open(cmd, mode)
 	if err != nil {
 		return err
 	}
@@ -234,8 +239,8 @@ func displayName(name string, width int) string {
 	return name
 }
 
-func runAccountsList(cmd *cobra.Command, _ []string) error {
-	s, err := openAccounts(cmd, storeReadOnly)
+func (o *accountsOptions) runList(cmd *cobra.Command) error {
+	s, err := o.open(cmd, storeReadOnly)
 	if err != nil {
 		return err
 	}

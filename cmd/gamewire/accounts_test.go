@@ -15,26 +15,11 @@ import (
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
-// runAccountsCLI runs gamewire with args (and stdin) and restores the accounts
-// flags afterwards, so later tests see pristine flags.
+// runAccountsCLI runs gamewire with args, and stdin as its standard input.
 func runAccountsCLI(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetIn(strings.NewReader(stdin))
-	rootCmd.SetArgs(args)
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		rootCmd.SetIn(nil)
-		resetFlags(accountsCmd.PersistentFlags())
-		for _, c := range accountsCmd.Commands() {
-			resetFlags(c.Flags())
-		}
-	}()
-	err := rootCmd.ExecuteContext(context.Background())
+	err := executeCLI(context.Background(), strings.NewReader(stdin), &out, &out, args...)
 	return out.String(), err
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,32 +15,6 @@ import (
 	"github.com/gamewire/gamewire/prudp/lite"
 )
 
-// runCmdCLI runs gamewire with args, for 30 s at most (a serve expected to
-// fail that does not ends then), then restores the flags of the subcommand it
-// ran (cobra keeps flag values between runs).
-func runCmdCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(args)
-	for _, c := range rootCmd.Commands() {
-		c.SetContext(ctx)
-	}
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		if c, _, err := rootCmd.Find(args); err == nil {
-			resetFlags(c.Flags())
-		}
-	}()
-	err := rootCmd.ExecuteContext(ctx)
-	return out.String(), err
-}
-
 // startServeCLI runs `gamewire serve` with args until the test ends and
 // returns the authentication server's address from its banner.
 func startServeCLI(t *testing.T, args ...string) string {
@@ -49,7 +22,7 @@ func startServeCLI(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncWriter{}
 	done := make(chan error, 1)
-	go func() { done <- runLiteCLI(t, ctx, out, append([]string{"serve"}, args...)...) }()
+	go func() { done <- runCLIContext(t, ctx, out, append([]string{"serve"}, args...)...) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -99,7 +72,7 @@ func TestServeBannerAfterBind(t *testing.T) {
 		{"authentication", []string{"--listen", busy.LocalAddr().String()}, "authentication server (--listen)"},
 		{"secure", []string{"--listen", "127.0.0.1:0", "--secure-listen", busy.LocalAddr().String()}, "secure server (--secure-listen"},
 	} {
-		out, err := runCmdCLI(t, append([]string{"serve", "--data", data}, c.args...)...)
+		out, err := runCLI(t, append([]string{"serve", "--data", data}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "address already in use") {
 			t.Errorf("%s port busy: %v; want an error naming %q and the busy address", c.name, err, c.want)
 		}
@@ -166,7 +139,7 @@ func TestServeAcceptsPIDAsUser(t *testing.T) {
 // TestLoginPasswordMissing: login without --password says so instead of
 // trying an empty password (which reads as "wrong password").
 func TestLoginPasswordMissing(t *testing.T) {
-	_, err := runCmdCLI(t, "login", "127.0.0.1:9", "--user", "guest")
+	_, err := runCLI(t, "login", "127.0.0.1:9", "--user", "guest")
 	if err == nil || !strings.Contains(err.Error(), "--password is missing") {
 		t.Errorf("login without --password: %v", err)
 	}
@@ -184,7 +157,7 @@ func TestConnectProbeFlagsRefused(t *testing.T) {
 		{[]string{"ws://127.0.0.1:9/", "--dialect", "nex-lite", "--size", "0"}, "--size 0: messages are at least 8 bytes"},
 		{[]string{"127.0.0.1:9", "--count", "-1"}, "--count -1"},
 	} {
-		_, err := runConnectCLI(t, append([]string{"connect"}, c.args...)...)
+		_, err := runCLI(t, append([]string{"connect"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("connect %v: %v, want %q", c.args, err, c.want)
 		}
@@ -221,7 +194,7 @@ func TestHandshakeTimeoutExplained(t *testing.T) {
 			[]string{"login: no answer to the PRUDP handshake from " + addr, `--access-key "12345678"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := runCmdCLI(t, append(c.args, "--timeout", "1s")...)
+			_, err := runCLI(t, append(c.args, "--timeout", "1s")...)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -248,11 +221,12 @@ func TestHandshakeTimeoutExplained(t *testing.T) {
 // TestHelpMatchesBehaviour: what the help offers is what the commands do.
 func TestHelpMatchesBehaviour(t *testing.T) {
 	// login refuses Hyperscape, so its help does not offer it.
+	loginCmd, serveCmd := findCmd(t, "login"), findCmd(t, "serve")
 	loginHelp := loginCmd.Long + loginCmd.Flags().Lookup("dialect").Usage
 	if strings.Contains(strings.ToLower(loginHelp), "hyperscape") {
 		t.Errorf("login's help offers hyperscape:\n%s", loginHelp)
 	}
-	if _, err := runCmdCLI(t, "login", "127.0.0.1:9", "--dialect", "hyperscape", "--user", "u", "--password", "p"); err == nil {
+	if _, err := runCLI(t, "login", "127.0.0.1:9", "--dialect", "hyperscape", "--user", "u", "--password", "p"); err == nil {
 		t.Error("login --dialect hyperscape was not refused")
 	}
 	// serve runs the NEX servers over Quazal with or without --echo, and
@@ -264,10 +238,10 @@ func TestHelpMatchesBehaviour(t *testing.T) {
 		t.Errorf("serve --dialect: %q", u)
 	}
 	dir := t.TempDir()
-	if out, err := runCmdCLI(t, "keygen", "hyperscape", "--out", dir); err != nil {
+	if out, err := runCLI(t, "keygen", "hyperscape", "--out", dir); err != nil {
 		t.Fatalf("keygen: %v\n%s", err, out)
 	}
-	_, err := runCmdCLI(t, "serve", "--dialect", "hyperscape", "--cert-key", dir+"/key.pem", "--listen", "127.0.0.1:0", "--data", t.TempDir())
+	_, err := runCLI(t, "serve", "--dialect", "hyperscape", "--cert-key", dir+"/key.pem", "--listen", "127.0.0.1:0", "--data", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "add --echo") {
 		t.Errorf("serve --dialect hyperscape without --echo: %v", err)
 	}

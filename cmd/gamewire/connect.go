@@ -11,11 +11,13 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 )
 
-// connectCmd is `gamewire connect`: an echo client that measures round trips.
-var connectCmd = &cobra.Command{
-	Use:   "connect ADDR",
-	Short: "Connect to a PRUDP echo server, send messages, check the echoes, print RTT statistics",
-	Long: `connect dials ADDR, sends --count messages of --size bytes one at a time on
+// newConnectCmd is `gamewire connect`: an echo client that measures round trips.
+func newConnectCmd() *cobra.Command {
+	o := &connectFlagSet{}
+	cmd := &cobra.Command{
+		Use:   "connect ADDR",
+		Short: "Connect to a PRUDP echo server, send messages, check the echoes, print RTT statistics",
+		Long: `connect dials ADDR, sends --count messages of --size bytes one at a time on
 --substream, expects each echoed back unchanged (gamewire serve --echo), prints
 round-trip statistics and the connection's counters, and disconnects.
 It exits 0 only if every echo came back.
@@ -24,51 +26,51 @@ It exits 0 only if every echo came back.
                    [--access-key K] [--vport N] [--count N] [--size B]
   gamewire connect ADDR --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
   gamewire connect ADDR --dialect hyperscape --cert-pub DIR/key.pub.pem`,
-	Args: cobra.ExactArgs(1),
-	RunE: runConnect,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	o.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.count, "count", 10, "messages to send")
+	f.IntVar(&o.size, "size", 64, "bytes per message (at least 8)")
+	f.Uint8Var(&o.substream, "substream", 0, "reliable substream to use (needs --max-substream)")
+	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long")
+	f.StringVar(&o.certPub, "cert-pub", "", "hyperscape: the server's certification public key (PEM, e.g. key.pub.pem from gamewire keygen hyperscape)")
+	o.lite.hook(cmd, o)
+	return cmd
 }
 
-var connectFlags connectFlagSet
-
+// connectFlagSet are connect's flags: the shared connection settings, the
+// echo probe's, and those of connect over PRUDP Lite (connect_lite.go).
 type connectFlagSet struct {
 	prudpFlags
 	count     int
 	size      int
 	substream uint8
 	timeout   time.Duration
+	lite      connectLiteOptions
 }
 
-func init() {
-	connectFlags.register(connectCmd)
-	f := connectCmd.Flags()
-	f.IntVar(&connectFlags.count, "count", 10, "messages to send")
-	f.IntVar(&connectFlags.size, "size", 64, "bytes per message (at least 8)")
-	f.Uint8Var(&connectFlags.substream, "substream", 0, "reliable substream to use (needs --max-substream)")
-	f.DurationVar(&connectFlags.timeout, "timeout", 30*time.Second, "give up after this long")
-	f.StringVar(&connectFlags.certPub, "cert-pub", "", "hyperscape: the server's certification public key (PEM, e.g. key.pub.pem from gamewire keygen hyperscape)")
-	rootCmd.AddCommand(connectCmd)
-}
-
-func runConnect(cmd *cobra.Command, args []string) error {
-	cfg, err := connectFlags.config()
+func (o *connectFlagSet) run(cmd *cobra.Command, addr string) error {
+	cfg, err := o.config()
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	if cfg.Dialect == prudp.Hyperscape && cfg.CertPub == nil {
 		return fmt.Errorf("connect: --dialect hyperscape needs --cert-pub, the server's certification public key")
 	}
-	if err := connectFlags.checkProbe(); err != nil {
+	if err := o.checkProbe(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), connectFlags.timeout)
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	c, err := prudp.Dial(ctx, args[0], &cfg)
+	c, err := prudp.Dial(ctx, addr, &cfg)
 	if err != nil {
-		return fmt.Errorf("connect: %w", explainHandshake(err, args[0], cfg, connectFlags.timeout))
+		return fmt.Errorf("connect: %w", explainHandshake(err, addr, cfg, o.timeout))
 	}
-	rep, err := prudp.EchoProbe(ctx, c, connectFlags.substream, connectFlags.count, connectFlags.size)
+	rep, err := prudp.EchoProbe(ctx, c, o.substream, o.count, o.size)
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, args[0], rep)
+	fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, addr, rep)
 	closeErr := c.Close(ctx)
 	st := c.Stats()
 	fmt.Fprintf(out, "srtt %v rttvar %v; packets %d out, %d in; retransmissions %d; duplicates %d; drops %v\n",

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"path/filepath"
@@ -14,34 +13,6 @@ import (
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 )
-
-// runConnectCLI runs gamewire with args and restores the connect and serve
-// flags afterwards.
-func runConnectCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	// cobra hands a subcommand its parent's context only while the
-	// subcommand has none (usually: nil): restoring it keeps later
-	// ExecuteContext calls (other tests) able to cancel serve and connect.
-	serveCtx, connectCtx := serveCmd.Context(), connectCmd.Context()
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		serveCmd.SetContext(serveCtx)
-		connectCmd.SetContext(connectCtx)
-		resetFlags(connectCmd.Flags(), serveCmd.Flags())
-	}()
-	// An earlier test may have left its (since cancelled) context on them
-	// (runLiteCLI sets one on every subcommand): run with a live one.
-	serveCmd.SetContext(context.Background())
-	connectCmd.SetContext(context.Background())
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
-	return out.String(), err
-}
 
 // startEcho runs an echo server on loopback with the configuration the
 // serve flags produce.
@@ -68,17 +39,17 @@ func TestConnectQuazalCLI(t *testing.T) {
 			f := prudpFlags{dialect: "quazal", accessKey: "8dtRv2oj", vport: 1, rc4: v.rc4, quazalSigs: "connection"}
 			f.checksum = int(v.checksum[0] - '0')
 			addr := startEcho(t, f)
-			out, err := runConnectCLI(t, "connect", addr, "--dialect", "quazal", "--access-key", "8dtRv2oj",
+			out, err := runCLI(t, "connect", addr, "--dialect", "quazal", "--access-key", "8dtRv2oj",
 				"--checksum", v.checksum, "--rc4", v.rc4, "--count", "5", "--size", "2000")
 			if err != nil || !strings.Contains(out, "quazal "+addr+": 5/5 echoed") {
 				t.Fatalf("connect: %v\n%s", err, out)
 			}
 		})
 	}
-	if _, err := runConnectCLI(t, "connect", "127.0.0.1:9", "--dialect", "quazal", "--checksum", "2"); err == nil || !strings.Contains(err.Error(), "--checksum 2") {
+	if _, err := runCLI(t, "connect", "127.0.0.1:9", "--dialect", "quazal", "--checksum", "2"); err == nil || !strings.Contains(err.Error(), "--checksum 2") {
 		t.Fatalf("--checksum 2: %v", err)
 	}
-	if _, err := runConnectCLI(t, "connect", "127.0.0.1:9", "--dialect", "quazal", "--rc4", "both"); err == nil || !strings.Contains(err.Error(), "--rc4") {
+	if _, err := runCLI(t, "connect", "127.0.0.1:9", "--dialect", "quazal", "--rc4", "both"); err == nil || !strings.Contains(err.Error(), "--rc4") {
 		t.Fatalf("--rc4 both: %v", err)
 	}
 }
@@ -94,7 +65,7 @@ func TestConnectHyperscapeCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := startEcho(t, prudpFlags{dialect: "hyperscape", vport: 1, certKey: priv})
-	out, err := runConnectCLI(t, "connect", addr, "--dialect", "hyperscape", "--cert-pub", pub, "--count", "5", "--size", "3000")
+	out, err := runCLI(t, "connect", addr, "--dialect", "hyperscape", "--cert-pub", pub, "--count", "5", "--size", "3000")
 	if err != nil || !strings.Contains(out, "hyperscape "+addr+": 5/5 echoed") {
 		t.Fatalf("connect: %v\n%s", err, out)
 	}
@@ -104,14 +75,14 @@ func TestConnectHyperscapeCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runConnectCLI(t, "connect", addr, "--dialect", "hyperscape", "--cert-pub", otherPub, "--count", "1", "--timeout", "10s")
+	_, err = runCLI(t, "connect", addr, "--dialect", "hyperscape", "--cert-pub", otherPub, "--count", "1", "--timeout", "10s")
 	if err == nil || !strings.Contains(err.Error(), "signature does not verify") {
 		t.Fatalf("wrong certification key: %v", err)
 	}
-	if _, err := runConnectCLI(t, "connect", addr, "--dialect", "hyperscape"); err == nil || !strings.Contains(err.Error(), "--cert-pub") {
+	if _, err := runCLI(t, "connect", addr, "--dialect", "hyperscape"); err == nil || !strings.Contains(err.Error(), "--cert-pub") {
 		t.Fatalf("no --cert-pub: %v", err)
 	}
-	if _, err := runConnectCLI(t, "serve", "--echo", "--dialect", "hyperscape", "--listen", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--cert-key") {
+	if _, err := runCLI(t, "serve", "--echo", "--dialect", "hyperscape", "--listen", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--cert-key") {
 		t.Fatalf("serve without --cert-key: %v", err)
 	}
 }
@@ -163,7 +134,7 @@ func TestLoginOverQuazalCLI(t *testing.T) {
 // ciphertext back from a plain server and decrypts it again.
 func TestConnectNoEncryptionCLI(t *testing.T) {
 	addr := startEcho(t, prudpFlags{dialect: "nex-v1", accessKey: defaultAccessKey, vport: 1, noEncryption: true})
-	out, err := runConnectCLI(t, "connect", addr, "--no-encryption", "--count", "5", "--size", "3000")
+	out, err := runCLI(t, "connect", addr, "--no-encryption", "--count", "5", "--size", "3000")
 	if err != nil || !strings.Contains(out, "5/5 echoed") {
 		t.Fatalf("connect --no-encryption: %v\n%s", err, out)
 	}

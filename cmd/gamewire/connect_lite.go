@@ -14,24 +14,27 @@ import (
 )
 
 // `gamewire connect ws://... | wss://... | tcp://... | tls://... --dialect nex-lite`:
-// the echo probe over PRUDP Lite. It hooks into connect.go's command.
+// the echo probe over PRUDP Lite. It hooks into the command newConnectCmd builds.
 
-var connectLiteFlags struct {
+// connectLiteOptions are connect's flags for PRUDP Lite.
+type connectLiteOptions struct {
 	insecure bool
 }
 
-func init() {
-	connectCmd.Flags().BoolVar(&connectLiteFlags.insecure, "insecure-skip-verify", false, "nex-lite over wss:// or tls://: accept any server certificate")
-	connectCmd.Long += `
+// hook adds connect's Lite flag and help to cmd, and makes its run dial Lite
+// when --dialect is nex-lite; o is connect's options, of which l is part.
+func (l *connectLiteOptions) hook(cmd *cobra.Command, o *connectFlagSet) {
+	cmd.Flags().BoolVar(&l.insecure, "insecure-skip-verify", false, "nex-lite over wss:// or tls://: accept any server certificate")
+	cmd.Long += `
 
 With --dialect nex-lite ADDR is a URL: ws://host:port/, wss://host:port/ (WebSocket,
 subprotocol NEX), tcp://host:port or tls://host:port (raw Lite stream).
 
   gamewire connect wss://127.0.0.1:4430/ --dialect nex-lite --access-key K [--insecure-skip-verify]`
-	next := connectCmd.RunE
-	connectCmd.RunE = func(cmd *cobra.Command, args []string) error {
+	next := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		isURL := strings.Contains(args[0], "://")
-		lite := connectFlags.effectiveDialect() == prudp.NEXLite.String()
+		lite := o.effectiveDialect() == prudp.NEXLite.String()
 		switch {
 		case lite && !isURL:
 			return fmt.Errorf("connect: --dialect nex-lite dials a URL (ws://, wss://, tcp://, tls://), not %q", args[0])
@@ -40,29 +43,29 @@ subprotocol NEX), tcp://host:port or tls://host:port (raw Lite stream).
 		case !lite:
 			return next(cmd, args)
 		}
-		return runConnectLite(cmd, args[0])
+		return o.runLite(cmd, args[0])
 	}
 }
 
-func runConnectLite(cmd *cobra.Command, url string) error {
-	cfg, err := connectFlags.config()
+func (o *connectFlagSet) runLite(cmd *cobra.Command, url string) error {
+	cfg, err := o.config()
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	if err := connectFlags.checkProbe(); err != nil {
+	if err := o.checkProbe(); err != nil {
 		return err
 	}
 	lcfg := &lite.Config{Logger: cfg.Logger}
-	if connectLiteFlags.insecure {
+	if o.lite.insecure {
 		lcfg.TLS = &tls.Config{InsecureSkipVerify: true}
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), connectFlags.timeout)
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	c, err := lite.Dial(ctx, url, &cfg, lcfg)
 	if err != nil {
-		return fmt.Errorf("connect: %w", explainHandshake(err, url, cfg, connectFlags.timeout))
+		return fmt.Errorf("connect: %w", explainHandshake(err, url, cfg, o.timeout))
 	}
-	rep, err := prudp.EchoProbe(ctx, c, connectFlags.substream, connectFlags.count, connectFlags.size)
+	rep, err := prudp.EchoProbe(ctx, c, o.substream, o.count, o.size)
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, url, rep)
 	closeErr := c.Close(ctx)

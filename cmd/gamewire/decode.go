@@ -11,61 +11,72 @@ import (
 	"github.com/gamewire/gamewire/prudp/wire/record"
 )
 
-// decodeCmd is `gamewire decode`. Its contract is documented in docs/cli.md.
+// newDecodeCmd is `gamewire decode`. Its contract is documented in docs/cli.md.
 // The flags shared by every input live here; each kind of input (a PRUDP packet in
 // hex, a Pia packet in hex, a capture file) adds its own flags and its decoder in a
-// file of its own: decode_prudp.go, decode_pia.go, decode_capture.go.
-var decodeCmd = &cobra.Command{
-	Use:   "decode [CAPTURE]",
-	Short: "Decode packets given in hex, or a pcap/pcapng capture, into readable records",
-	Long: `decode prints one record per packet (or reassembled message) it finds.
+// file of its own: decode_prudp.go, decode_pia.go, decode_capture.go; --game is
+// games.go's.
+func newDecodeCmd() *cobra.Command {
+	o := &decodeOptions{}
+	cmd := &cobra.Command{
+		Use:   "decode [CAPTURE]",
+		Short: "Decode packets given in hex, or a pcap/pcapng capture, into readable records",
+		Long: `decode prints one record per packet (or reassembled message) it finds.
 
   gamewire decode --hex HEX [--dialect ` + dialectChoices + `]
                   [--access-key K] [--checksum 1|4] [--rc4-key K | --decrypt] [--format text|json]
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
                   [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)`,
-	Args: cobra.MaximumNArgs(1),
-	RunE: runDecode,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.hex, "hex", "", "packet bytes in hex (spaces and colons allowed)")
+	f.StringVar(&o.format, "format", "text", "output format: text or json (JSON Lines)")
+	f.StringArrayVar(&o.dialect, "dialect", nil, "PRUDP dialect for --hex ("+dialectChoices+"), or PORT=NAME for a capture (repeatable)")
+	f.StringVar(&o.accessKey, "access-key", "", "PRUDP access key (checksums, signatures)")
+	o.capture.register(f)
+	o.registerPia(f)
+	o.prudp.register(f)
+	o.hookGame(cmd)
+	return cmd
 }
 
 // dialectChoices are the --dialect names --hex accepts, from the list record.Resolve
 // checks, so the help cannot omit one.
 var dialectChoices = strings.Join(record.Names, "|")
 
-// decodeFlags holds the flags every decode input shares.
-var decodeFlags struct {
+// decodeOptions are decode's flags: those every input shares, and each
+// input's own.
+type decodeOptions struct {
 	hex       string
 	format    string
 	dialect   []string
 	accessKey string
+	game      string // --game (games.go)
+
+	capture captureOptions     // a capture file (decode_capture.go)
+	pia     piaSessionFlags    // a Pia packet in hex (decode_pia.go)
+	prudp   decodePRUDPOptions // PRUDP packets in hex (decode_prudp.go)
 }
 
-func init() {
-	f := decodeCmd.Flags()
-	f.StringVar(&decodeFlags.hex, "hex", "", "packet bytes in hex (spaces and colons allowed)")
-	f.StringVar(&decodeFlags.format, "format", "text", "output format: text or json (JSON Lines)")
-	f.StringArrayVar(&decodeFlags.dialect, "dialect", nil, "PRUDP dialect for --hex ("+dialectChoices+"), or PORT=NAME for a capture (repeatable)")
-	f.StringVar(&decodeFlags.accessKey, "access-key", "", "PRUDP access key (checksums, signatures)")
-	rootCmd.AddCommand(decodeCmd)
-}
-
-func runDecode(cmd *cobra.Command, args []string) error {
-	switch decodeFlags.format {
+func (o *decodeOptions) run(cmd *cobra.Command, args []string) error {
+	switch o.format {
 	case "text", "json":
 	default:
-		return errors.New("decode: --format must be text or json, not " + decodeFlags.format)
+		return errors.New("decode: --format must be text or json, not " + o.format)
 	}
 	if err := checkInputFlags(cmd, args); err != nil {
 		return err
 	}
 	switch {
 	case len(args) == 1:
-		return decodeCapture(cmd, args[0])
+		return o.decodeCapture(cmd, args[0])
 	case piaRequested(cmd):
-		return decodePia(cmd)
-	case decodeFlags.hex != "":
-		return decodePRUDP(cmd)
+		return o.decodePia(cmd)
+	case o.hex != "":
+		return o.decodePRUDP(cmd)
 	default:
 		return errors.New("decode: give --hex HEX or a capture file (see gamewire decode --help)")
 	}
@@ -79,9 +90,9 @@ func parseHex(s string) ([]byte, error) {
 	return hex.DecodeString(s)
 }
 
-// hexFlag decodes the bytes given with --hex.
-func hexFlag() ([]byte, error) {
-	b, err := parseHex(decodeFlags.hex)
+// hexBytes decodes the bytes given with --hex.
+func (o *decodeOptions) hexBytes() ([]byte, error) {
+	b, err := parseHex(o.hex)
 	if err != nil {
 		return nil, fmt.Errorf("decode: --hex: %w", err)
 	}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/dissect"
 )
 
-// captureFlags are the decode flags that only apply to capture files.
-var captureFlags struct {
+// captureOptions are the decode flags that only apply to capture files.
+type captureOptions struct {
 	keys           string
 	stats          bool
 	verbose        bool
@@ -25,14 +26,13 @@ var captureFlags struct {
 	noProgress     bool
 }
 
-func init() {
-	f := decodeCmd.Flags()
-	f.StringVar(&captureFlags.keys, "keys", "", "keys file for captures (access keys, Kerberos keys, session keys, Pia keys; see docs/dissector.md)")
-	f.BoolVar(&captureFlags.stats, "stats", false, "after the records, print per-flow statistics (dialect, packets, messages, retransmissions, bytes, handshake, RTT)")
-	f.BoolVarP(&captureFlags.verbose, "verbose", "V", false, "text output: print each record's field tree")
-	f.BoolVarP(&captureFlags.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
-	f.StringVar(&captureFlags.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
-	f.BoolVar(&captureFlags.noProgress, "no-progress", false, "never draw a progress bar")
+func (c *captureOptions) register(f *pflag.FlagSet) {
+	f.StringVar(&c.keys, "keys", "", "keys file for captures (access keys, Kerberos keys, session keys, Pia keys; see docs/dissector.md)")
+	f.BoolVar(&c.stats, "stats", false, "after the records, print per-flow statistics (dialect, packets, messages, retransmissions, bytes, handshake, RTT)")
+	f.BoolVarP(&c.verbose, "verbose", "V", false, "text output: print each record's field tree")
+	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
+	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
+	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
@@ -68,12 +68,12 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 }
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
-func decodeCapture(cmd *cobra.Command, path string) (err error) {
-	keys, err := captureKeys()
+func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err error) {
+	keys, err := o.captureKeys()
 	if err != nil {
 		return err
 	}
-	overrides, err := dissect.ParseDialectOverrides(decodeFlags.dialect)
+	overrides, err := dissect.ParseDialectOverrides(o.dialect)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
@@ -84,11 +84,11 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	defer closeIn()
 
 	cfg := dissect.Config{Keys: keys, Dialects: overrides}
-	bar := progressBar(size)
+	bar := o.capture.progressBar(size)
 	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
 	}
-	dw, closeOut, err := decryptedOutput()
+	dw, closeOut, err := o.capture.decryptedOutput()
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer w.Flush()
 	d := dissect.New(cfg)
-	decErr := d.Decode(in, recordWriter(w, d))
+	decErr := d.Decode(in, o.recordWriter(w, d))
 	if bar != nil {
 		_ = bar.Finish() // clears the bar before the statistics are printed
 	}
@@ -116,8 +116,8 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 	if errors.Is(decErr, dissect.ErrNotCapture) {
 		return fmt.Errorf("decode: %w", decErr) // no statistics of a file that is no capture
 	}
-	if captureFlags.stats {
-		writeFlowStats(w, d.Flows())
+	if o.capture.stats {
+		o.writeFlowStats(w, d.Flows())
 	}
 	if err := w.Flush(); err != nil && decErr == nil {
 		decErr = err
@@ -135,17 +135,17 @@ func decodeCapture(cmd *cobra.Command, path string) (err error) {
 }
 
 // captureKeys loads --keys and puts --access-key first among its access keys.
-func captureKeys() (*dissect.Keys, error) {
+func (o *decodeOptions) captureKeys() (*dissect.Keys, error) {
 	keys := &dissect.Keys{}
-	if captureFlags.keys != "" {
-		k, err := dissect.LoadKeys(captureFlags.keys)
+	if o.capture.keys != "" {
+		k, err := dissect.LoadKeys(o.capture.keys)
 		if err != nil {
 			return nil, fmt.Errorf("decode: %w", err)
 		}
 		keys = k
 	}
-	if decodeFlags.accessKey != "" {
-		keys.AccessKeys = append([]string{decodeFlags.accessKey}, keys.AccessKeys...)
+	if o.accessKey != "" {
+		keys.AccessKeys = append([]string{o.accessKey}, keys.AccessKeys...)
 	}
 	return keys, nil
 }
@@ -169,11 +169,11 @@ func openCaptureInput(cmd *cobra.Command, path string) (io.Reader, int64, func()
 
 // decryptedOutput creates the file of --write-decrypted and its writer (nil without
 // the flag) and returns the function that closes the file.
-func decryptedOutput() (*dissect.DecryptedWriter, func() error, error) {
-	if captureFlags.writeDecrypted == "" {
+func (c *captureOptions) decryptedOutput() (*dissect.DecryptedWriter, func() error, error) {
+	if c.writeDecrypted == "" {
 		return nil, func() error { return nil }, nil
 	}
-	out, err := os.Create(captureFlags.writeDecrypted)
+	out, err := os.Create(c.writeDecrypted)
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode: %w", err)
 	}
@@ -182,8 +182,8 @@ func decryptedOutput() (*dissect.DecryptedWriter, func() error, error) {
 
 // progressBar returns a progress bar on standard error for a capture of more than
 // 4 MiB when standard error is a terminal and --no-progress is not given, else nil.
-func progressBar(size int64) *progressbar.ProgressBar {
-	if captureFlags.noProgress || size <= 4<<20 || !term.IsTerminal(int(os.Stderr.Fd())) {
+func (c *captureOptions) progressBar(size int64) *progressbar.ProgressBar {
+	if c.noProgress || size <= 4<<20 || !term.IsTerminal(int(os.Stderr.Fd())) {
 		return nil
 	}
 	return progressbar.NewOptions64(size,
@@ -196,18 +196,18 @@ func progressBar(size int64) *progressbar.ProgressBar {
 
 // recordWriter returns the dissector's emit function: each record as one line of
 // text (with -V its field tree) or JSON, or nothing with --quiet.
-func recordWriter(w io.Writer, d *dissect.Dissector) func(*dissect.Record) error {
+func (o *decodeOptions) recordWriter(w io.Writer, d *dissect.Dissector) func(*dissect.Record) error {
 	var buf []byte
 	return func(r *dissect.Record) error {
-		if captureFlags.quiet {
+		if o.capture.quiet {
 			return nil
 		}
 		buf = buf[:0]
-		if decodeFlags.format == "json" {
+		if o.format == "json" {
 			buf = r.AppendJSON(buf)
 		} else {
 			buf = r.AppendText(buf, d.Summary().FirstFrame)
-			if captureFlags.verbose {
+			if o.capture.verbose {
 				buf = append(buf, '\n')
 				buf = r.AppendTree(buf)
 			}
@@ -219,8 +219,8 @@ func recordWriter(w io.Writer, d *dissect.Dissector) func(*dissect.Record) error
 }
 
 // writeFlowStats prints --stats: one JSON object per flow, or a table after a blank line.
-func writeFlowStats(w io.Writer, flows []dissect.FlowStats) {
-	if decodeFlags.format != "json" {
+func (o *decodeOptions) writeFlowStats(w io.Writer, flows []dissect.FlowStats) {
+	if o.format != "json" {
 		fmt.Fprintln(w)
 		dissect.WriteStatsTable(w, flows)
 		return

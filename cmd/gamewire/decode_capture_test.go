@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -10,20 +11,11 @@ import (
 )
 
 // runDecodeCLI runs gamewire with args and returns standard output and standard error
-// apart; every decode flag is reset afterwards.
+// apart.
 func runDecodeCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	rootCmd.SetArgs(args)
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		resetFlags(decodeCmd.Flags())
-	}()
-	err = rootCmd.Execute()
+	err = executeCLI(context.Background(), nil, &out, &errOut, args...)
 	return out.String(), errOut.String(), err
 }
 

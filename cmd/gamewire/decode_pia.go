@@ -9,15 +9,14 @@ import (
 
 	"github.com/gamewire/gamewire/pia"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// piaFlags are decode's Pia flags: the shared session flag set (pia.go).
-var piaFlags piaSessionFlags
-
-func init() {
-	piaFlags.register(decodeCmd.Flags(), false)
-	decodeCmd.Flags().Lookup("pia-version").Usage = "decode --hex as a Pia packet of this version (5.27, 6.16, ... or auto from the version bits)"
-	decodeCmd.Flags().Lookup("pia-network").Usage += " (default ldn, or nex with --gathering-id)"
+// registerPia adds decode's Pia flags to f: the shared session flag set (pia.go).
+func (o *decodeOptions) registerPia(f *pflag.FlagSet) {
+	o.pia.register(f, false)
+	f.Lookup("pia-version").Usage = "decode --hex as a Pia packet of this version (5.27, 6.16, ... or auto from the version bits)"
+	f.Lookup("pia-network").Usage += " (default ldn, or nex with --gathering-id)"
 }
 
 // piaSessionFlagNames are the names of the shared Pia session flags.
@@ -35,7 +34,7 @@ func piaRequested(cmd *cobra.Command) bool {
 }
 
 // decodePia decodes the Pia packet in --hex.
-func decodePia(cmd *cobra.Command) error {
+func (o *decodeOptions) decodePia(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("pia-version") {
 		for _, n := range piaSessionFlagNames {
 			if cmd.Flags().Changed(n) {
@@ -43,24 +42,24 @@ func decodePia(cmd *cobra.Command) error {
 			}
 		}
 	}
-	if decodeFlags.hex == "" {
+	if o.hex == "" {
 		return fmt.Errorf("decode: --pia-version needs --hex")
 	}
-	raw, err := hexFlag()
+	raw, err := o.hexBytes()
 	if err != nil {
 		return err
 	}
 	network := "ldn"
-	if piaFlags.gatheringID != "" {
+	if o.pia.gatheringID != "" {
 		network = "nex"
 	}
-	s, err := piaFlags.parse(true, network)
+	s, err := o.pia.parse(true, network)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
 	rec, derr := pia.Describe(raw, s.cfg, s.src)
 	out := cmd.OutOrStdout()
-	if decodeFlags.format == "json" {
+	if o.format == "json" {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err

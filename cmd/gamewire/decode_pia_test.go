@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
@@ -11,32 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runPiaCLI runs gamewire with args and restores every flag it may have set, so
-// later tests of package main see pristine flags (piaRequested looks at Changed).
-func runPiaCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(args)
-	reset := func() {
-		resetFlags(decodeCmd.Flags(), piaSessionKeyCmd.Flags(), piaGameKeyCmd.Flags(), piaNetworkIDCmd.Flags())
-	}
-	reset() // a test may run several commands
-	t.Cleanup(func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		reset()
-	})
-	err := rootCmd.Execute()
-	return out.String(), err
-}
-
 const cliVectorHex = "32ab98648900000001ab358028000504100d649b1ec312c65bc4bc05c88237c05acc7a796988059a6f997bede1c55e308972518adcbd59256ebdf3d5f6aa69c780284c11"
 
 func TestDecodePiaJSON(t *testing.T) {
-	out, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
+	out, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
 		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--format", "json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -64,7 +41,7 @@ func TestDecodePiaJSON(t *testing.T) {
 }
 
 func TestDecodePiaWrongKey(t *testing.T) {
-	out, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "auto", "--pia-network", "ldn",
+	out, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "auto", "--pia-network", "ldn",
 		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054d", "--pia-network-id", "434904464", "--src-mac", "48f1eb209b22", "--format", "json")
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") {
 		t.Fatalf("wrong key: err %v", err)
@@ -84,12 +61,12 @@ func TestPiaKeyHelpers(t *testing.T) {
 		{[]string{"pia", "game-key", "--game", "smm2"}, "667c18475889faab61f93ef1da180971"},
 	}
 	for _, tc := range cases {
-		out, err := runPiaCLI(t, tc.args...)
+		out, err := runCLI(t, tc.args...)
 		if err != nil || strings.TrimSpace(out) != tc.want {
 			t.Errorf("%v: %q %v, want %s", tc.args, out, err, tc.want)
 		}
 	}
-	if _, err := runPiaCLI(t, "pia", "session-key", "--network", "nex", "--game-key", "00"); err == nil {
+	if _, err := runCLI(t, "pia", "session-key", "--network", "nex", "--game-key", "00"); err == nil {
 		t.Error("NEX session-key derivation accepted")
 	}
 }
@@ -128,7 +105,7 @@ func TestDecodePiaPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw = append(append(raw[:len(raw)-2:len(raw)-2], 0x02, 0x00, 0x09, 0xAA), 0x12, 0x34) // message 1 claims 9 bytes, has 1
-	out, err := runPiaCLI(t, "decode", "--hex", hex.EncodeToString(raw), "--pia-version", "5.27", "--pia-network", "lan", "--format", "json")
+	out, err := runCLI(t, "decode", "--hex", hex.EncodeToString(raw), "--pia-version", "5.27", "--pia-network", "lan", "--format", "json")
 	if err == nil || !strings.Contains(err.Error(), "message 1 at offset 20") {
 		t.Fatalf("err %v, want the break of message 1 at offset 20\n%s", err, out)
 	}
@@ -153,7 +130,7 @@ func TestDecodePiaPartial(t *testing.T) {
 // (issue 13.5): --network ldn6 and ldn5, and game-key --seed with a game's table.
 func TestPiaDocumentedKeyHelpers(t *testing.T) {
 	const gameKey, ssid = "9900bd0cdcfa65639918bd0fc7fa6577", "00112233445566778899aabbccddeeff"
-	ldn, err := runPiaCLI(t, "pia", "session-key", "--network", "ldn", "--game-key", gameKey, "--ssid", ssid)
+	ldn, err := runCLI(t, "pia", "session-key", "--network", "ldn", "--game-key", gameKey, "--ssid", ssid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +143,7 @@ func TestPiaDocumentedKeyHelpers(t *testing.T) {
 		// The published Splatoon 2 seed given explicitly with the game's table.
 		{[]string{"pia", "game-key", "--game", "splatoon2", "--seed", "0xCEB9D8D9"}, "ee182a63e216cdb1f51ad4bed8cf6508"},
 	} {
-		out, err := runPiaCLI(t, tc.args...)
+		out, err := runCLI(t, tc.args...)
 		if err != nil || strings.TrimSpace(out) != tc.want {
 			t.Errorf("%v: %q %v, want %s", tc.args, out, err, tc.want)
 		}
@@ -179,7 +156,7 @@ func TestPiaDocumentedKeyHelpers(t *testing.T) {
 		{[]string{"pia", "session-key", "--network", "ldn5", "--game-key", gameKey, "--ssid", ssid}, "ldn5 (up to 5.44) derives from --param"},
 		{[]string{"pia", "game-key", "--seed", "5"}, "--seed needs a table: --table LIST, or --game NAME"},
 	} {
-		if _, err := runPiaCLI(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := runCLI(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
 		}
 	}
@@ -188,7 +165,7 @@ func TestPiaDocumentedKeyHelpers(t *testing.T) {
 // TestPiaUnknownSubcommand: a mistyped pia subcommand is an error naming it (with
 // a suggestion), not a complaint about the flags that follow it (issue 13.5).
 func TestPiaUnknownSubcommand(t *testing.T) {
-	_, err := runPiaCLI(t, "pia", "sned", "127.0.0.1:1", "--count", "3")
+	_, err := runCLI(t, "pia", "sned", "127.0.0.1:1", "--count", "3")
 	if err == nil {
 		t.Fatal("pia sned accepted")
 	}
@@ -200,7 +177,7 @@ func TestPiaUnknownSubcommand(t *testing.T) {
 	if strings.Contains(err.Error(), "--count") {
 		t.Errorf("error %q complains about --count", err)
 	}
-	out, err := runPiaCLI(t, "pia")
+	out, err := runCLI(t, "pia")
 	if err != nil || !strings.Contains(out, "session-key") || !strings.Contains(out, "listen") {
 		t.Fatalf("pia alone: %v\n%s", err, out)
 	}
@@ -210,6 +187,7 @@ func TestPiaUnknownSubcommand(t *testing.T) {
 // flags under the same names (issue 15.3); listen's and send's former names are
 // aliases of them.
 func TestPiaSessionFlagsShared(t *testing.T) {
+	decodeCmd, piaListenCmd, piaSendCmd := findCmd(t, "decode"), findCmd(t, "pia", "listen"), findCmd(t, "pia", "send")
 	for _, cmd := range []*cobra.Command{decodeCmd, piaListenCmd, piaSendCmd} {
 		for _, n := range piaSessionFlagNames {
 			if cmd.Flags().Lookup(n) == nil {
@@ -225,7 +203,7 @@ func TestPiaSessionFlagsShared(t *testing.T) {
 		}
 	}
 	// A Pia flag without --pia-version is an error, not a PRUDP decode that ignores it.
-	if _, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-key", "1cd8384ae3cc5198402f8d5291eb054c"); err == nil || !strings.Contains(err.Error(), "--pia-key is a Pia flag: give --pia-version") {
+	if _, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-key", "1cd8384ae3cc5198402f8d5291eb054c"); err == nil || !strings.Contains(err.Error(), "--pia-key is a Pia flag: give --pia-version") {
 		t.Errorf("decode --pia-key without --pia-version: %v", err)
 	}
 	for _, n := range piaSessionFlagNames {
@@ -234,7 +212,7 @@ func TestPiaSessionFlagsShared(t *testing.T) {
 		}
 	}
 	// decode refuses a nonce input its network does not use, as listen and send do.
-	_, err := runPiaCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
+	_, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
 		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--gathering-id", "7")
 	if err == nil || !strings.Contains(err.Error(), "--gathering-id: pia: nonce input not used") {
 		t.Errorf("decode with --gathering-id on ldn: %v", err)

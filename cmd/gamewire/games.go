@@ -11,12 +11,14 @@ import (
 	"github.com/gamewire/gamewire/nex/games"
 )
 
-// gamesCmd is `gamewire games [FILTER]`: the built-in table of games
+// newGamesCmd is `gamewire games [FILTER]`: the built-in table of games
 // (nex/games), which --game of serve, login, connect and decode reads.
-var gamesCmd = &cobra.Command{
-	Use:   "games [FILTER]",
-	Short: "List the games gamewire knows (game server id, access key, dialect, NEX version, source)",
-	Long: `games lists the built-in table of NEX games: name, platform, game server id, access
+func newGamesCmd() *cobra.Command {
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "games [FILTER]",
+		Short: "List the games gamewire knows (game server id, access key, dialect, NEX version, source)",
+		Long: `games lists the built-in table of NEX games: name, platform, game server id, access
 key, PRUDP dialect, NEX version where published, and where each row's values come
 from. FILTER keeps the rows whose name, platform, id, key or dialect contains it.
 
@@ -26,34 +28,31 @@ serve also gives the game's NEX version to Ranking and DataStore.
 
   gamewire games [FILTER] [-v]
   gamewire serve --game terraria`,
-	Args: cobra.MaximumNArgs(1),
-	RunE: runGames,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runGames(cmd, args, verbose) },
+	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print each row's source and notes")
+	return cmd
 }
 
-var gamesFlags struct{ verbose bool }
-
-var decodeGame string
-
-func init() {
-	gamesCmd.Flags().BoolVarP(&gamesFlags.verbose, "verbose", "v", false, "also print each row's source and notes")
-	rootCmd.AddCommand(gamesCmd)
-	// decode reads the access key of --game (the dialect it recognises
-	// from the packets, or takes from --dialect).
-	registerGameFlag(decodeCmd.Flags(), &decodeGame)
-	decodeCmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		if decodeGame == "" || cmd.Flags().Changed("access-key") {
+// hookGame adds --game to decode, which reads the access key of the game
+// (the dialect it recognises from the packets, or takes from --dialect).
+func (o *decodeOptions) hookGame(cmd *cobra.Command) {
+	registerGameFlag(cmd.Flags(), &o.game)
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if o.game == "" || cmd.Flags().Changed("access-key") {
 			return nil
 		}
-		g, err := games.Find(decodeGame)
+		g, err := games.Find(o.game)
 		if err != nil {
 			return fmt.Errorf("decode: --game: %w", err)
 		}
-		decodeFlags.accessKey = g.AccessKey
+		o.accessKey = g.AccessKey
 		return nil
 	}
 }
 
-func runGames(cmd *cobra.Command, args []string) error {
+func runGames(cmd *cobra.Command, args []string, verbose bool) error {
 	filter := ""
 	if len(args) == 1 {
 		filter = args[0]
@@ -70,7 +69,7 @@ func runGames(cmd *cobra.Command, args []string) error {
 			v = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Platform, g.ID(), g.AccessKey, g.Dialect, v)
-		if gamesFlags.verbose {
+		if verbose {
 			fmt.Fprintf(w, "  source: %s\t\t\t\t\t\n", g.Source)
 			if g.Note != "" {
 				fmt.Fprintf(w, "  note: %s\t\t\t\t\t\n", g.Note)

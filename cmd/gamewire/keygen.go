@@ -11,19 +11,23 @@ import (
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
 
-// keygenCmd is `gamewire keygen`: key material for dialects that need it.
-var keygenCmd = &cobra.Command{
-	Use:   "keygen",
-	Short: "Generate key material (Hyperscape certification keys, Kerberos password keys)",
+// newKeygenCmd is `gamewire keygen`: key material for dialects that need it.
+func newKeygenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Generate key material (Hyperscape certification keys, Kerberos password keys)",
+	}
+	cmd.AddCommand(newKeygenKerberosCmd(), newKeygenHyperscapeCmd())
+	return cmd
 }
 
-var keygenHyperscapeOut string
-
-// keygenHyperscapeCmd is `gamewire keygen hyperscape --out DIR`.
-var keygenHyperscapeCmd = &cobra.Command{
-	Use:   "hyperscape --out DIR",
-	Short: "Write a Hyperscape certification key pair (P-256) as PEM files",
-	Long: `keygen hyperscape writes a new P-256 certification key pair to DIR:
+// newKeygenHyperscapeCmd is `gamewire keygen hyperscape --out DIR`.
+func newKeygenHyperscapeCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "hyperscape --out DIR",
+		Short: "Write a Hyperscape certification key pair (P-256) as PEM files",
+		Long: `keygen hyperscape writes a new P-256 certification key pair to DIR:
 
   key.pem      PKCS#8 private key, mode 0600 ("PRIVATE KEY"; what
                openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out key.pem writes)
@@ -33,66 +37,66 @@ var keygenHyperscapeCmd = &cobra.Command{
 The server signs its ephemeral CONNECT key with key.pem (serve --cert-key);
 clients verify with key.pub.pem (connect --cert-pub). Existing files are
 never overwritten.`,
-	Args: cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if keygenHyperscapeOut == "" {
-			return errors.New("keygen hyperscape: --out DIR is required")
-		}
-		key, err := hyperscape.GenerateCertKey()
-		if err != nil {
-			return fmt.Errorf("keygen hyperscape: %w", err)
-		}
-		priv, pub, err := hyperscape.WriteKeyPair(keygenHyperscapeOut, key)
-		if err != nil {
-			return fmt.Errorf("keygen hyperscape: %w", err)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "private key: %s\npublic key:  %s\n", priv, pub)
-		return nil
-	},
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return errors.New("keygen hyperscape: --out DIR is required")
+			}
+			key, err := hyperscape.GenerateCertKey()
+			if err != nil {
+				return fmt.Errorf("keygen hyperscape: %w", err)
+			}
+			priv, pub, err := hyperscape.WriteKeyPair(out, key)
+			if err != nil {
+				return fmt.Errorf("keygen hyperscape: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "private key: %s\npublic key:  %s\n", priv, pub)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "directory to write key.pem and key.pub.pem to (created if missing)")
+	return cmd
 }
 
-var keygenKerberos struct {
+// keygenKerberosOptions are the flags of keygen kerberos.
+type keygenKerberosOptions struct {
 	pid      uint64
 	password string
 	platform string
 }
 
-// keygenKerberosCmd is `gamewire keygen kerberos --pid N --password P`.
-var keygenKerberosCmd = &cobra.Command{
-	Use:   "kerberos --pid N --password P [--platform 3ds|switch]",
-	Short: "Print the Kerberos key derived from an account's password, in hex",
-	Long: `keygen kerberos prints the 16-byte Kerberos key of an account (nintendo-wiki "Kerberos Authentication",
+// newKeygenKerberosCmd is `gamewire keygen kerberos --pid N --password P`.
+func newKeygenKerberosCmd() *cobra.Command {
+	o := &keygenKerberosOptions{}
+	cmd := &cobra.Command{
+		Use:   "kerberos --pid N --password P [--platform 3ds|switch]",
+		Short: "Print the Kerberos key derived from an account's password, in hex",
+		Long: `keygen kerberos prints the 16-byte Kerberos key of an account (nintendo-wiki "Kerberos Authentication",
 "Key Derivation"), for keys files and server configuration:
 
   --platform 3ds     3DS / Wii U and Quazal: MD5 applied 65000 + pid % 1024 times (default)
   --platform switch  Switch: MD5(MD5(password) || LE64(pid))`,
-	Args: cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if !cmd.Flags().Changed("pid") || !cmd.Flags().Changed("password") {
-			return errors.New("keygen kerberos: --pid and --password are required")
-		}
-		var key [16]byte
-		switch keygenKerberos.platform {
-		case "3ds", "wiiu", "quazal":
-			key = kerberos.DeriveKey(keygenKerberos.password, keygenKerberos.pid)
-		case "switch":
-			key = kerberos.DeriveKeySwitch(keygenKerberos.password, keygenKerberos.pid)
-		default:
-			return fmt.Errorf("keygen kerberos: --platform must be 3ds or switch, not %q", keygenKerberos.platform)
-		}
-		fmt.Fprintln(cmd.OutOrStdout(), hex.EncodeToString(key[:]))
-		return nil
-	},
-}
-
-func init() {
-	kf := keygenKerberosCmd.Flags()
-	kf.Uint64Var(&keygenKerberos.pid, "pid", 0, "principal id of the account")
-	kf.StringVar(&keygenKerberos.password, "password", "", "the account's password")
-	kf.StringVar(&keygenKerberos.platform, "platform", "3ds", "key derivation: 3ds (also Wii U, Quazal) or switch")
-	keygenCmd.AddCommand(keygenKerberosCmd)
-
-	keygenHyperscapeCmd.Flags().StringVar(&keygenHyperscapeOut, "out", "", "directory to write key.pem and key.pub.pem to (created if missing)")
-	keygenCmd.AddCommand(keygenHyperscapeCmd)
-	rootCmd.AddCommand(keygenCmd)
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("pid") || !cmd.Flags().Changed("password") {
+				return errors.New("keygen kerberos: --pid and --password are required")
+			}
+			var key [16]byte
+			switch o.platform {
+			case "3ds", "wiiu", "quazal":
+				key = kerberos.DeriveKey(o.password, o.pid)
+			case "switch":
+				key = kerberos.DeriveKeySwitch(o.password, o.pid)
+			default:
+				return fmt.Errorf("keygen kerberos: --platform must be 3ds or switch, not %q", o.platform)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), hex.EncodeToString(key[:]))
+			return nil
+		},
+	}
+	kf := cmd.Flags()
+	kf.Uint64Var(&o.pid, "pid", 0, "principal id of the account")
+	kf.StringVar(&o.password, "password", "", "the account's password")
+	kf.StringVar(&o.platform, "platform", "3ds", "key derivation: 3ds (also Wii U, Quazal) or switch")
+	return cmd
 }

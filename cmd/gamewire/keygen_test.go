@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"strconv"
@@ -28,23 +27,7 @@ func TestKeygenKerberosCLI(t *testing.T) {
 	if err := json.Unmarshal(raw, &v); err != nil || len(v.Kerberos) == 0 {
 		t.Fatalf("vectors: %d, %v", len(v.Kerberos), err)
 	}
-	run := func(args ...string) (string, error) {
-		defer func() {
-			keygenKerberos.platform = "3ds"
-			for _, name := range []string{"pid", "password", "platform"} {
-				keygenKerberosCmd.Flags().Lookup(name).Changed = false
-			}
-			rootCmd.SetArgs(nil)
-			rootCmd.SetOut(nil)
-			rootCmd.SetErr(nil)
-		}()
-		var out bytes.Buffer
-		rootCmd.SetOut(&out)
-		rootCmd.SetErr(&out)
-		rootCmd.SetArgs(args)
-		err := rootCmd.Execute()
-		return out.String(), err
-	}
+	run := func(args ...string) (string, error) { return runCLI(t, args...) }
 	for _, k := range v.Kerberos {
 		out, err := run("keygen", "kerberos", "--pid", strconv.FormatUint(k.PID, 10), "--password", k.Password)
 		if err != nil || strings.TrimSpace(out) != k.KeyHex {

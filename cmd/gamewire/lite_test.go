@@ -34,27 +34,6 @@ func (w *syncWriter) String() string {
 	return w.b.String()
 }
 
-// runLiteCLI runs gamewire with args until it returns or ctx ends, and then
-// restores the serve and connect flags.
-func runLiteCLI(t *testing.T, ctx context.Context, out *syncWriter, args ...string) error {
-	t.Helper()
-	rootCmd.SetOut(out)
-	rootCmd.SetErr(out)
-	rootCmd.SetArgs(args)
-	// cobra gives a subcommand the context of the first execution only (it
-	// fills cmd.ctx when nil), so set this run's on every subcommand.
-	for _, c := range rootCmd.Commands() {
-		c.SetContext(ctx)
-	}
-	defer func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		resetFlags(serveCmd.Flags(), connectCmd.Flags())
-	}()
-	return rootCmd.ExecuteContext(ctx)
-}
-
 func freeTCPAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +61,7 @@ func TestServeLiteCLI(t *testing.T) {
 	out := &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--dialect", "nex-lite", "--listen", addr, "--tls-cert", certFile,
+		done <- runCLIContext(t, ctx, out, "serve", "--dialect", "nex-lite", "--listen", addr, "--tls-cert", certFile,
 			"--tls-key", keyFile, "--access-key", "6f599f81", "--echo")
 	}()
 	dctx, dcancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -131,16 +110,16 @@ func TestConnectLiteCLI(t *testing.T) {
 	go srv.Serve(l.Port(1))
 	defer srv.Close()
 	out := &syncWriter{}
-	err = runLiteCLI(t, context.Background(), out, "connect", "ws://"+l.Addr().String()+"/", "--dialect", "nex-lite",
+	err = runCLIContext(t, context.Background(), out, "connect", "ws://"+l.Addr().String()+"/", "--dialect", "nex-lite",
 		"--access-key", "6f599f81", "--count", "7", "--size", "2000")
 	if err != nil || !strings.Contains(out.String(), "7/7 echoed") {
 		t.Fatalf("connect: %v\n%s", err, out)
 	}
-	err = runLiteCLI(t, context.Background(), out, "connect", "127.0.0.1:1", "--dialect", "nex-lite")
+	err = runCLIContext(t, context.Background(), out, "connect", "127.0.0.1:1", "--dialect", "nex-lite")
 	if err == nil || !strings.Contains(err.Error(), "URL") {
 		t.Errorf("nex-lite without a URL: %v", err)
 	}
-	err = runLiteCLI(t, context.Background(), out, "serve", "--dialect", "nex-lite", "--tls-cert", "cert.pem")
+	err = runCLIContext(t, context.Background(), out, "serve", "--dialect", "nex-lite", "--tls-cert", "cert.pem")
 	if err == nil || !strings.Contains(err.Error(), "go together") {
 		t.Errorf("serve nex-lite with --tls-cert but no --tls-key: %v", err)
 	}

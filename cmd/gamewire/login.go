@@ -18,11 +18,13 @@ import (
 	"github.com/gamewire/gamewire/prudp/lite"
 )
 
-// loginCmd is `gamewire login`: the NEX client flow (nex.Login).
-var loginCmd = &cobra.Command{
-	Use:   "login ADDR",
-	Short: "Log in to a NEX server (ticket granting, secure connection, Register)",
-	Long: `login logs in to the NEX server whose authentication server is at ADDR:
+// newLoginCmd is `gamewire login`: the NEX client flow (nex.Login).
+func newLoginCmd() *cobra.Command {
+	o := &loginOptions{}
+	cmd := &cobra.Command{
+		Use:   "login ADDR",
+		Short: "Log in to a NEX server (ticket granting, secure connection, Register)",
+		Long: `login logs in to the NEX server whose authentication server is at ADDR:
 Login, RequestTicket when the ticket is not for the secure server, a secure
 connection with the ticket, Register; then prints the PID, the secure station
 url, the public url and the connection id.
@@ -32,8 +34,11 @@ url, the public url and the connection id.
 
 With --dialect nex-lite (Switch) ADDR is a URL (ws://, wss://, tcp://, tls://) and the
 Switch settings apply: 8-byte PIDs and the Switch key derivation.`,
-	Args: cobra.ExactArgs(1),
-	RunE: runLogin,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	o.registerLogin(cmd)
+	return cmd
 }
 
 // loginOptions are the flags of the NEX login flow: gamewire login's, which
@@ -45,8 +50,6 @@ type loginOptions struct {
 	insecure       bool
 	flags          *pflag.FlagSet // where they were registered: was --password given?
 }
-
-var loginFlags loginOptions
 
 // registerLogin adds the login flags to cmd.
 func (o *loginOptions) registerLogin(cmd *cobra.Command) {
@@ -62,15 +65,10 @@ func (o *loginOptions) registerLogin(cmd *cobra.Command) {
 	o.flags = f
 }
 
-func init() {
-	loginFlags.registerLogin(loginCmd)
-	rootCmd.AddCommand(loginCmd)
-}
-
-func runLogin(cmd *cobra.Command, args []string) error {
-	ctx, cancel := context.WithTimeout(cmd.Context(), loginFlags.timeout)
+func (o *loginOptions) run(cmd *cobra.Command, addr string) error {
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	sess, err := loginFlags.login(ctx, args[0])
+	sess, err := o.login(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("login: %w", err)
 	}

@@ -23,7 +23,7 @@ func TestServeNEXOverLiteCLI(t *testing.T) {
 	out := &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--dialect", "nex-lite", "--listen", addr, "--data", t.TempDir())
+		done <- runCLIContext(t, ctx, out, "serve", "--dialect", "nex-lite", "--listen", addr, "--data", t.TempDir())
 	}()
 	lctx, lcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer lcancel()
@@ -86,11 +86,10 @@ func TestLoginOverLiteCLI(t *testing.T) {
 		<-done
 		l.Close()
 	}()
-	defer resetFlags(loginCmd.Flags())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out := &syncWriter{}
-	if err := runLiteCLI(t, ctx, out, "login", "ws://"+l.Addr().String()+"/", "--dialect", "nex-lite",
+	if err := runCLIContext(t, ctx, out, "login", "ws://"+l.Addr().String()+"/", "--dialect", "nex-lite",
 		"--user", "guest", "--password", auth.GuestPassword); err != nil {
 		t.Fatalf("login: %v\n%s", err, out)
 	}
@@ -99,8 +98,7 @@ func TestLoginOverLiteCLI(t *testing.T) {
 			t.Errorf("login output lacks %q:\n%s", want, out)
 		}
 	}
-	resetFlags(loginCmd.Flags())
-	err = runLiteCLI(t, ctx, &syncWriter{}, "login", l.Addr().String(), "--dialect", "nex-lite", "--user", "guest")
+	err = runCLIContext(t, ctx, &syncWriter{}, "login", l.Addr().String(), "--dialect", "nex-lite", "--user", "guest")
 	if err == nil || !strings.Contains(err.Error(), "logs in at a URL") {
 		t.Errorf("login without a URL: %v", err)
 	}

@@ -3,8 +3,10 @@
 // Pia, and the Fallout 4 Pip-Boy protocol.
 //
 // The CLI is thin: every subcommand lives in a file of its own (decode.go, serve.go,
-// pia.go, pipboy.go, ...) and registers itself on rootCmd from an init function, so
-// the wiring of one job never touches another's file.
+// pia.go, pipboy.go, ...) with a constructor (newServeCmd, ...) that builds the
+// command and binds its flags to the fields of an options value made for that
+// command. newRootCmd builds the whole tree afresh for every run, so no flag value,
+// context or writer outlives one invocation (the tests run many side by side).
 package main
 
 import (
@@ -14,41 +16,57 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 )
 
-// rootCmd is the gamewire command; subcommands add themselves in their files' init.
-var rootCmd = &cobra.Command{
-	Use:   "gamewire",
-	Short: "Toolkit for reverse-engineered game network protocols (PRUDP, Pia, Pip-Boy)",
-	Long: `gamewire implements the network protocols of online games that the
+// newRootCmd builds the gamewire command tree: the root and every subcommand,
+// each with flags bound to a fresh options value, and every command group made
+// to refuse an unknown subcommand.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gamewire",
+		Short: "Toolkit for reverse-engineered game network protocols (PRUDP, Pia, Pip-Boy)",
+		Long: `gamewire implements the network protocols of online games that the
 game-preservation community has reverse-engineered: PRUDP (NEX V0, V1, Lite,
 Quazal Rendez-Vous, Hyperscape), Pia, and the Fallout 4 Pip-Boy protocol.
 It decodes packets and captures, and runs clients, servers and relays.`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
-}
-
-// versionCmd is `gamewire version`, the same as `gamewire --version`.
-var versionCmd = &cobra.Command{
-	Use:   "version",
-	Short: "Print gamewire's module version, VCS revision and Go version",
-	Args:  cobra.NoArgs,
-	Run: func(cmd *cobra.Command, args []string) {
-		fmt.Fprintln(cmd.OutOrStdout(), version(debug.ReadBuildInfo()))
-	},
-}
-
-func init() {
-	rootCmd.AddCommand(versionCmd)
-	rootCmd.Version = version(debug.ReadBuildInfo())
-	rootCmd.SetVersionTemplate("{{.Version}}\n")
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(debug.ReadBuildInfo()),
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	// Declared here so that cobra does not give it the shorthand -v, which
 	// every subcommand with connections uses for --verbose.
-	rootCmd.Flags().Bool("version", false, "print gamewire's version (as gamewire version does)")
+	root.Flags().Bool("version", false, "print gamewire's version (as gamewire version does)")
+	root.AddCommand(
+		newAccountsCmd(),
+		newConnectCmd(),
+		newDecodeCmd(),
+		newGamesCmd(),
+		newKeygenCmd(),
+		newLoginCmd(),
+		newNEXCmd(),
+		newPiaCmd(),
+		newPipboyCmd(),
+		newServeCmd(),
+		newVersionCmd(),
+	)
+	refuseUnknownSubcommands(root)
+	return root
+}
+
+// newVersionCmd is `gamewire version`, the same as `gamewire --version`.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print gamewire's module version, VCS revision and Go version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version(debug.ReadBuildInfo()))
+		},
+	}
 }
 
 // version describes the running binary from its build information: the main
@@ -94,17 +112,10 @@ func version(info *debug.BuildInfo, ok bool) string {
 	return b.String()
 }
 
-// prepareOnce runs prepare once every init has registered its subcommands.
-var prepareOnce sync.Once
-
-// prepare finishes the command tree before it runs: every command group (a
-// command with no action of its own, that only holds subcommands) refuses an
-// unknown subcommand. cobra checks subcommand names only on the root; a group
-// given a mistyped one (`accounts lst`) would print its help and exit 0.
-func prepare() {
-	prepareOnce.Do(func() { refuseUnknownSubcommands(rootCmd) })
-}
-
+// refuseUnknownSubcommands makes every command group (a command with no
+// action of its own, that only holds subcommands) under c refuse an unknown
+// subcommand. cobra checks subcommand names only on the root; a group given a
+// mistyped one (`accounts lst`) would print its help and exit 0.
 // groupAnnotation marks the commands refuseUnknownSubcommands made refuse.
 const groupAnnotation = "gamewire/group"
 
@@ -123,16 +134,13 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	c.RunE = runCommandGroup
 }
 
-// run executes the command line args (os.Args[1:] when nil) and returns the
-// process exit status: 0, or 1 after printing the error to stderr.
-func run(ctx context.Context, args []string) int {
-	prepare()
-	if args != nil {
-		rootCmd.SetArgs(args)
-		defer rootCmd.SetArgs(nil)
-	}
-	if err := rootCmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(rootCmd.ErrOrStderr(), "gamewire:", err)
+// run executes the command line args on root, a tree newRootCmd built, and
+// returns the process exit status: 0, or 1 after printing the error to root's
+// standard error.
+func run(ctx context.Context, root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(root.ErrOrStderr(), "gamewire:", err)
 		return 1
 	}
 	return 0
@@ -140,7 +148,7 @@ func run(ctx context.Context, args []string) int {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, nil)
+	code := run(ctx, newRootCmd(), os.Args[1:])
 	stop()
 	os.Exit(code)
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -20,24 +22,63 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	// What main does before running: the tests run the finished command tree.
-	prepare()
 	os.Exit(m.Run())
 }
 
-// runMain runs the command line as main does and returns the exit status and
-// what went to stdout and stderr.
+// runMain runs the command line as main does, on a command tree of its own,
+// and returns the exit status and what went to stdout and stderr.
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	defer func() {
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-	}()
-	code = run(context.Background(), args)
+	root := newRootCmd()
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	code = run(context.Background(), root, args)
 	return code, out.String(), errOut.String()
+}
+
+// executeCLI runs the command line args on a command tree of its own until it
+// returns or ctx ends, with stdout and stderr going to the writers given and
+// standard input read from stdin (the process's when nil), and returns the
+// command's error. Every run builds its tree afresh, so runs share no flag
+// value, context or writer and may go on side by side.
+func executeCLI(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args ...string) error {
+	root := newRootCmd()
+	if stdin != nil {
+		root.SetIn(stdin)
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// runCLI runs gamewire with args, for 30 s at most (a serve expected to fail
+// that does not ends then), and returns what it wrote to stdout and stderr.
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := &syncWriter{}
+	err := executeCLI(ctx, nil, out, out, args...)
+	return out.String(), err
+}
+
+// runCLIContext runs gamewire with args until it returns or ctx ends, its
+// output going to out (which the test may read while it runs).
+func runCLIContext(t *testing.T, ctx context.Context, out *syncWriter, args ...string) error {
+	t.Helper()
+	return executeCLI(ctx, nil, out, out, args...)
+}
+
+// findCmd returns the command at path (names below gamewire) in a fresh tree.
+func findCmd(t *testing.T, path ...string) *cobra.Command {
+	t.Helper()
+	c, rest, err := newRootCmd().Find(path)
+	if err != nil || len(rest) != 0 {
+		t.Fatalf("no command gamewire %s: %v", strings.Join(path, " "), err)
+	}
+	return c
 }
 
 // TestUnknownSubcommandRefused: every command group (a command that only holds
@@ -55,7 +96,7 @@ func TestUnknownSubcommandRefused(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(rootCmd)
+	walk(newRootCmd())
 	seen := map[string]bool{}
 	for _, g := range groups {
 		seen[g.CommandPath()] = true

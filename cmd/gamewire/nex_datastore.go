@@ -18,10 +18,11 @@ import (
 // the body over HTTP, CompletePostObject) and a get (GetMeta,
 // PrepareGetObject, the body over HTTP).
 
-var nexDataStoreCmd = &cobra.Command{
-	Use:   "datastore",
-	Short: "Store and fetch objects on a NEX server's DataStore service (protocol 115)",
-	Long: `datastore logs in as gamewire login does (same flags), then posts a file as a new
+func newNEXDataStoreCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "datastore",
+		Short: "Store and fetch objects on a NEX server's DataStore service (protocol 115)",
+		Long: `datastore logs in as gamewire login does (same flags), then posts a file as a new
 object or fetches one; bodies travel over HTTP to the URLs the server hands out.
 
   gamewire nex datastore put FILE --user U --password P [--server ADDR]
@@ -31,8 +32,34 @@ object or fetches one; bodies travel over HTTP to the URLs the server hands out.
 
 put prints the new object's data id; get writes the body to --out (default stdout)
 and the metadata to stderr.`,
+	}
+	putOpts, getOpts := &nexDataStoreOptions{}, &nexDataStoreOptions{}
+	put := &cobra.Command{Use: "put FILE", Short: "Post a file as a new object", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStorePut(cmd, putOpts, args[0]) }}
+	get := &cobra.Command{Use: "get ID", Short: "Fetch an object's body and metadata", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStoreGet(cmd, getOpts, args[0]) }}
+	for _, c := range []struct {
+		cmd *cobra.Command
+		o   *nexDataStoreOptions
+	}{{put, putOpts}, {get, getOpts}} {
+		c.o.registerLogin(c.cmd)
+		c.cmd.Flags().StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
+	}
+	f := put.Flags()
+	f.StringVar(&putOpts.name, "name", "", "the object's name (default: the file's name)")
+	f.Uint16Var(&putOpts.dataType, "data-type", 0, "the object's data type")
+	f.StringArrayVar(&putOpts.tags, "tag", nil, "a tag (repeatable)")
+	f.StringVar(&putOpts.permission, "permission", "everyone", "who may read it: everyone, recipients (--recipient) or owner")
+	f.UintSliceVar(&putOpts.recipients, "recipient", nil, "a PID that may read it (with --permission recipients)")
+	f.Uint16Var(&putOpts.period, "period", 90, "days until it expires (0: never)")
+	f = get.Flags()
+	f.StringVar(&getOpts.out, "out", "", "write the body here (default stdout)")
+	f.Uint64Var(&getOpts.accessPW, "access-password", 0, "the object's access password, for objects not shared with you")
+	cmd.AddCommand(put, get)
+	return cmd
 }
 
+// nexDataStoreOptions are the flags of nex datastore put and get.
 type nexDataStoreOptions struct {
 	loginOptions
 	server     string
@@ -46,36 +73,7 @@ type nexDataStoreOptions struct {
 	accessPW   uint64
 }
 
-var nexDataStorePut, nexDataStoreGet nexDataStoreOptions
-
-func init() {
-	put := &cobra.Command{Use: "put FILE", Short: "Post a file as a new object", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStorePut(cmd, args[0]) }}
-	get := &cobra.Command{Use: "get ID", Short: "Fetch an object's body and metadata", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runNEXDataStoreGet(cmd, args[0]) }}
-	for _, c := range []struct {
-		cmd *cobra.Command
-		o   *nexDataStoreOptions
-	}{{put, &nexDataStorePut}, {get, &nexDataStoreGet}} {
-		c.o.registerLogin(c.cmd)
-		c.cmd.Flags().StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
-	}
-	f := put.Flags()
-	f.StringVar(&nexDataStorePut.name, "name", "", "the object's name (default: the file's name)")
-	f.Uint16Var(&nexDataStorePut.dataType, "data-type", 0, "the object's data type")
-	f.StringArrayVar(&nexDataStorePut.tags, "tag", nil, "a tag (repeatable)")
-	f.StringVar(&nexDataStorePut.permission, "permission", "everyone", "who may read it: everyone, recipients (--recipient) or owner")
-	f.UintSliceVar(&nexDataStorePut.recipients, "recipient", nil, "a PID that may read it (with --permission recipients)")
-	f.Uint16Var(&nexDataStorePut.period, "period", 90, "days until it expires (0: never)")
-	f = get.Flags()
-	f.StringVar(&nexDataStoreGet.out, "out", "", "write the body here (default stdout)")
-	f.Uint64Var(&nexDataStoreGet.accessPW, "access-password", 0, "the object's access password, for objects not shared with you")
-	nexDataStoreCmd.AddCommand(put, get)
-	nexCmd.AddCommand(nexDataStoreCmd)
-}
-
-func runNEXDataStorePut(cmd *cobra.Command, file string) error {
-	o := &nexDataStorePut
+func runNEXDataStorePut(cmd *cobra.Command, o *nexDataStoreOptions, file string) error {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("nex datastore put: %w", err)
@@ -113,8 +111,7 @@ func runNEXDataStorePut(cmd *cobra.Command, file string) error {
 	return nil
 }
 
-func runNEXDataStoreGet(cmd *cobra.Command, arg string) error {
-	o := &nexDataStoreGet
+func runNEXDataStoreGet(cmd *cobra.Command, o *nexDataStoreOptions, arg string) error {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
 		return fmt.Errorf("nex datastore get: data id %q: %w", arg, err)

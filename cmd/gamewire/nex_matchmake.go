@@ -23,12 +23,14 @@ import (
 	"github.com/gamewire/gamewire/prudp/lite"
 )
 
-// nexMatchmakeCmd is `gamewire nex matchmake`: log in, auto-matchmake, print the
+// newNEXMatchmakeCmd is `gamewire nex matchmake`: log in, auto-matchmake, print the
 // session and its participants, then the notifications until the time is up.
-var nexMatchmakeCmd = &cobra.Command{
-	Use:   "matchmake ADDR",
-	Short: "Log in, auto-matchmake into a session, print it and its participants, then print notifications",
-	Long: `matchmake logs in as gamewire login does (same flags), calls Matchmake
+func newNEXMatchmakeCmd() *cobra.Command {
+	f := &nexMatchmakeOptions{}
+	cmd := &cobra.Command{
+		Use:   "matchmake ADDR",
+		Short: "Log in, auto-matchmake into a session, print it and its participants, then print notifications",
+		Long: `matchmake logs in as gamewire login does (same flags), calls Matchmake
 Extension's AutoMatchmake_Postpone with a session of the given game mode, size and
 attributes (joining an open one like it, or creating it), prints the session and
 its participants with their station urls, and stays connected printing every
@@ -37,27 +39,11 @@ changes, ...) until --for elapses or it is interrupted; it then leaves the
 session (EndParticipation) and disconnects.
 
   gamewire nex matchmake ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--for 1m]`,
-	Args: cobra.ExactArgs(1),
-	RunE: runNexMatchmake,
-}
-
-var nexMatchmakeFlags struct {
-	prudpFlags
-	user, password  string
-	timeout, stay   time.Duration
-	insecure        bool
-	gameMode        uint32
-	minP, maxP      uint16
-	attributes      string
-	message         string
-	nexVersion      uint32
-	migrateOwnerOff bool
-}
-
-func init() {
-	f := &nexMatchmakeFlags
-	f.register(nexMatchmakeCmd)
-	fl := nexMatchmakeCmd.Flags()
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args[0]) },
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
 	fl.StringVar(&f.user, "user", "", "user name (NEX names normal accounts by their PID)")
 	fl.StringVar(&f.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up logging in and matchmaking after this long")
@@ -70,8 +56,22 @@ func init() {
 	fl.StringVar(&f.message, "message", "", "join message")
 	fl.Uint32Var(&f.nexVersion, "nex-version", 0, "NEX library version the client speaks, major*10000+minor*100 (0: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	fl.BoolVar(&f.migrateOwnerOff, "no-owner-migration", false, "create sessions without flag 0x10 (the session ends when its owner leaves)")
-	_ = nexMatchmakeCmd.MarkFlagRequired("user")
-	nexCmd.AddCommand(nexMatchmakeCmd)
+	_ = cmd.MarkFlagRequired("user")
+	return cmd
+}
+
+// nexMatchmakeOptions are the flags of nex matchmake.
+type nexMatchmakeOptions struct {
+	prudpFlags
+	user, password  string
+	timeout, stay   time.Duration
+	insecure        bool
+	gameMode        uint32
+	minP, maxP      uint16
+	attributes      string
+	message         string
+	nexVersion      uint32
+	migrateOwnerOff bool
 }
 
 func parseAttributes(s string) ([]uint32, error) {
@@ -114,8 +114,7 @@ func eventName(t uint32) string {
 	return "event"
 }
 
-func runNexMatchmake(cmd *cobra.Command, args []string) error {
-	f := &nexMatchmakeFlags
+func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	cfg, err := f.config()
 	if err != nil {
 		return fmt.Errorf("nex matchmake: %w", err)
@@ -138,12 +137,12 @@ func runNexMatchmake(cmd *cobra.Command, args []string) error {
 		}
 	}})
 	lc := nex.LoginConfig{User: f.user, Password: f.password, Config: cfg, Logger: cfg.Logger, Handler: mux}
-	isURL := strings.Contains(args[0], "://")
+	isURL := strings.Contains(addr, "://")
 	switch {
 	case cfg.Dialect == prudp.NEXLite && !isURL:
-		return fmt.Errorf("nex matchmake: --dialect nex-lite logs in at a URL (ws://, wss://, tcp://, tls://), not %q", args[0])
+		return fmt.Errorf("nex matchmake: --dialect nex-lite logs in at a URL (ws://, wss://, tcp://, tls://), not %q", addr)
 	case cfg.Dialect != prudp.NEXLite && isURL:
-		return fmt.Errorf("nex matchmake: %s is a URL: NEX over WebSocket or TCP needs --dialect nex-lite", args[0])
+		return fmt.Errorf("nex matchmake: %s is a URL: NEX over WebSocket or TCP needs --dialect nex-lite", addr)
 	case cfg.Dialect == prudp.NEXLite:
 		lc.Config.Kerberos = kerberos.Switch
 		lc.Config.Port = 1
@@ -158,7 +157,7 @@ func runNexMatchmake(cmd *cobra.Command, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
-	sess, err := nex.Login(ctx, args[0], lc)
+	sess, err := nex.Login(ctx, addr, lc)
 	if err != nil {
 		return fmt.Errorf("nex matchmake: %w", err)
 	}

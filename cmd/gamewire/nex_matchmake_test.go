@@ -70,7 +70,7 @@ func TestServeHasMatchmaking(t *testing.T) {
 	out := &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--listen", addr, "--secure-listen", secAddr, "--data", dir)
+		done <- runCLIContext(t, ctx, out, "serve", "--listen", addr, "--secure-listen", secAddr, "--data", dir)
 	}()
 	defer func() {
 		cancel()
@@ -138,9 +138,8 @@ func TestNexMatchmakeCLI(t *testing.T) {
 
 	out := &syncWriter{}
 	cliDone := make(chan error, 1)
-	defer resetFlags(nexMatchmakeCmd.Flags())
 	go func() {
-		cliDone <- runLiteCLI(t, ctx, out, "nex", "matchmake", addr, "--user", "guest", "--password", auth.GuestPassword,
+		cliDone <- runCLIContext(t, ctx, out, "nex", "matchmake", addr, "--user", "guest", "--password", auth.GuestPassword,
 			"--game-mode", "7", "--max-participants", "2", "--for", "3s")
 	}()
 	for !strings.Contains(out.String(), "waiting for notifications") {

@@ -16,10 +16,11 @@ import (
 // `gamewire nex ranking upload|get`: the Ranking protocol (112) as a console
 // uses it, after the login flow of gamewire login.
 
-var nexRankingCmd = &cobra.Command{
-	Use:   "ranking",
-	Short: "Upload and read scores on a NEX server's Ranking service (protocol 112)",
-	Long: `ranking logs in as gamewire login does (same flags), then uploads a score or
+func newNEXRankingCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ranking",
+		Short: "Upload and read scores on a NEX server's Ranking service (protocol 112)",
+		Long: `ranking logs in as gamewire login does (same flags), then uploads a score or
 reads a ranking.
 
   gamewire nex ranking upload --user U --password P --category N --score S
@@ -31,8 +32,43 @@ reads a ranking.
 A category comes into existence with its first score (serve declares none), ordered
 as that upload says: --order desc ranks higher scores first, asc lower ones (times).
 --update best keeps a player's better score, replace always takes the new one.`,
+	}
+	uploadOpts, getOpts := &nexRankingOptions{}, &nexRankingOptions{}
+	upload := &cobra.Command{Use: "upload", Short: "Upload a score", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runNEXRanking(cmd, uploadOpts, true) }}
+	get := &cobra.Command{Use: "get", Short: "Read a ranking", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runNEXRanking(cmd, getOpts, false) }}
+	for _, c := range []struct {
+		cmd *cobra.Command
+		o   *nexRankingOptions
+	}{{upload, uploadOpts}, {get, getOpts}} {
+		c.o.registerLogin(c.cmd)
+		f := c.cmd.Flags()
+		f.StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
+		f.Uint32Var(&c.o.category, "category", 0, "ranking category")
+		f.Uint64Var(&c.o.uniqueID, "unique-id", 0, "NEX unique id the score is filed under")
+		_ = c.cmd.MarkFlagRequired("category")
+	}
+	f := upload.Flags()
+	f.Uint32Var(&uploadOpts.score, "score", 0, "the score")
+	f.StringVar(&uploadOpts.order, "order", "desc", "desc: higher scores rank first; asc: lower ones")
+	f.StringVar(&uploadOpts.update, "update", "best", "best: keep the better score; replace: always take this one")
+	f.StringVar(&uploadOpts.groups, "groups", "", "group bytes, comma-separated (e.g. 1,2)")
+	f.Uint64Var(&uploadOpts.param, "param", 0, "the score's param")
+	_ = upload.MarkFlagRequired("score")
+	f = get.Flags()
+	f.StringVar(&getOpts.mode, "mode", "global", "global (from --offset), around-self, or self")
+	f.Uint32Var(&getOpts.offset, "offset", 0, "global: first rank to read, 0 is the top")
+	f.Uint8Var(&getOpts.length, "length", 10, "entries to read (at most 255)")
+	f.BoolVar(&getOpts.ordinal, "ordinal", false, "ordinal ranks (1234) instead of standard ones (1224)")
+	f.Uint8Var(&getOpts.groupIndex, "group-index", ranking.NoGroup, "only entries whose group byte I equals --group-num (0 or 1; 255: all)")
+	f.Uint8Var(&getOpts.groupNum, "group-num", 0, "the group value --group-index filters on")
+	f.Uint64Var(&getOpts.pid, "pid", 0, "whose entry is 'self' (default: the logged-in user)")
+	cmd.AddCommand(upload, get)
+	return cmd
 }
 
+// nexRankingOptions are the flags of nex ranking upload and get.
 type nexRankingOptions struct {
 	loginOptions
 	server        string
@@ -49,43 +85,6 @@ type nexRankingOptions struct {
 	groupIndex    uint8
 	groupNum      uint8
 	pid           uint64
-}
-
-var nexRankingUpload, nexRankingGet nexRankingOptions
-
-func init() {
-	upload := &cobra.Command{Use: "upload", Short: "Upload a score", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runNEXRanking(cmd, &nexRankingUpload, true) }}
-	get := &cobra.Command{Use: "get", Short: "Read a ranking", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runNEXRanking(cmd, &nexRankingGet, false) }}
-	for _, c := range []struct {
-		cmd *cobra.Command
-		o   *nexRankingOptions
-	}{{upload, &nexRankingUpload}, {get, &nexRankingGet}} {
-		c.o.registerLogin(c.cmd)
-		f := c.cmd.Flags()
-		f.StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
-		f.Uint32Var(&c.o.category, "category", 0, "ranking category")
-		f.Uint64Var(&c.o.uniqueID, "unique-id", 0, "NEX unique id the score is filed under")
-		_ = c.cmd.MarkFlagRequired("category")
-	}
-	f := upload.Flags()
-	f.Uint32Var(&nexRankingUpload.score, "score", 0, "the score")
-	f.StringVar(&nexRankingUpload.order, "order", "desc", "desc: higher scores rank first; asc: lower ones")
-	f.StringVar(&nexRankingUpload.update, "update", "best", "best: keep the better score; replace: always take this one")
-	f.StringVar(&nexRankingUpload.groups, "groups", "", "group bytes, comma-separated (e.g. 1,2)")
-	f.Uint64Var(&nexRankingUpload.param, "param", 0, "the score's param")
-	_ = upload.MarkFlagRequired("score")
-	f = get.Flags()
-	f.StringVar(&nexRankingGet.mode, "mode", "global", "global (from --offset), around-self, or self")
-	f.Uint32Var(&nexRankingGet.offset, "offset", 0, "global: first rank to read, 0 is the top")
-	f.Uint8Var(&nexRankingGet.length, "length", 10, "entries to read (at most 255)")
-	f.BoolVar(&nexRankingGet.ordinal, "ordinal", false, "ordinal ranks (1234) instead of standard ones (1224)")
-	f.Uint8Var(&nexRankingGet.groupIndex, "group-index", ranking.NoGroup, "only entries whose group byte I equals --group-num (0 or 1; 255: all)")
-	f.Uint8Var(&nexRankingGet.groupNum, "group-num", 0, "the group value --group-index filters on")
-	f.Uint64Var(&nexRankingGet.pid, "pid", 0, "whose entry is 'self' (default: the logged-in user)")
-	nexRankingCmd.AddCommand(upload, get)
-	nexCmd.AddCommand(nexRankingCmd)
 }
 
 func parseGroups(s string) ([]byte, error) {

@@ -22,7 +22,7 @@ func startServeNEX(t *testing.T, dir string, extra ...string) (addr string, out 
 	out = &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, append([]string{"serve", "--listen", addr, "--secure-listen", secure, "--datastore-listen", ds, "--data", dir}, extra...)...)
+		done <- runCLIContext(t, ctx, out, append([]string{"serve", "--listen", addr, "--secure-listen", secure, "--datastore-listen", ds, "--data", dir}, extra...)...)
 	}()
 	stopped := false
 	stop = func() {
@@ -69,24 +69,24 @@ func TestNEXServicesCLI(t *testing.T) {
 	dir := t.TempDir()
 	addr, _, stop := startServeNEX(t, dir)
 
-	nexRankingUpload = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
+	upload := nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
 		order: "desc", update: "best", groups: "1,2", param: 9}
 	cmd, out := clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
+	if err := runNEXRanking(cmd, &upload, true); err != nil {
 		t.Fatalf("upload: %v\n%s", err, out)
 	}
-	nexRankingGet = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "global", length: 10, groupIndex: 255}
+	get := nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "global", length: 10, groupIndex: 255}
 	cmd, out = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingGet, false); err != nil {
+	if err := runNEXRanking(cmd, &get, false); err != nil {
 		t.Fatalf("get: %v\n%s", err, out)
 	}
 	if !strings.Contains(out.String(), "1 entries in all") || !strings.Contains(out.String(), "score 4321") || !strings.Contains(out.String(), "groups [1 2]") {
 		t.Fatalf("ranking get:\n%s", out)
 	}
 	// A category nobody uploaded to.
-	nexRankingGet.category = 6
+	get.category = 6
 	cmd, _ = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingGet, false); err == nil || !strings.Contains(err.Error(), "Ranking::NotFound") {
+	if err := runNEXRanking(cmd, &get, false); err == nil || !strings.Contains(err.Error(), "Ranking::NotFound") {
 		t.Fatalf("unknown category: %v", err)
 	}
 
@@ -94,18 +94,18 @@ func TestNEXServicesCLI(t *testing.T) {
 	if err := os.WriteFile(file, []byte("a level body"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nexDataStorePut = nexDataStoreOptions{loginOptions: guestLogin(), server: addr, tags: []string{"x"}, permission: "everyone", period: 90}
+	put := nexDataStoreOptions{loginOptions: guestLogin(), server: addr, tags: []string{"x"}, permission: "everyone", period: 90}
 	cmd, out = clientCmd()
-	if err := runNEXDataStorePut(cmd, file); err != nil {
+	if err := runNEXDataStorePut(cmd, &put, file); err != nil {
 		t.Fatalf("put: %v\n%s", err, out)
 	}
 	if !strings.Contains(out.String(), "data id 1 (12 bytes)") {
 		t.Fatalf("put:\n%s", out)
 	}
 	got := filepath.Join(t.TempDir(), "got.bin")
-	nexDataStoreGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr, out: got}
+	dsGet := nexDataStoreOptions{loginOptions: guestLogin(), server: addr, out: got}
 	cmd, out = clientCmd()
-	if err := runNEXDataStoreGet(cmd, "1"); err != nil {
+	if err := runNEXDataStoreGet(cmd, &dsGet, "1"); err != nil {
 		t.Fatalf("get: %v\n%s", err, out)
 	}
 	if b, _ := os.ReadFile(got); string(b) != "a level body" {
@@ -118,14 +118,14 @@ func TestNEXServicesCLI(t *testing.T) {
 	// Restart: the score and the object survive.
 	stop()
 	addr, _, _ = startServeNEX(t, dir)
-	nexRankingGet = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "self", length: 1, groupIndex: 255}
+	get = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "self", length: 1, groupIndex: 255}
 	cmd, out = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingGet, false); err != nil || !strings.Contains(out.String(), "score 4321") {
+	if err := runNEXRanking(cmd, &get, false); err != nil || !strings.Contains(out.String(), "score 4321") {
 		t.Fatalf("after restart, ranking: %v\n%s", err, out)
 	}
-	nexDataStoreGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr}
+	dsGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr}
 	cmd, out = clientCmd()
-	if err := runNEXDataStoreGet(cmd, "1"); err != nil || !strings.Contains(out.String(), "a level body") {
+	if err := runNEXDataStoreGet(cmd, &dsGet, "1"); err != nil || !strings.Contains(out.String(), "a level body") {
 		t.Fatalf("after restart, datastore: %v\n%s", err, out)
 	}
 }
@@ -134,12 +134,12 @@ func TestNEXServicesCLI(t *testing.T) {
 // game's access key and names the game in its banner, and a client with
 // --game of the same game logs in with it.
 func TestGamePresetCLI(t *testing.T) {
-	out, err := runConnectCLI(t, "games", "splatoon")
+	out, err := runCLI(t, "games", "splatoon")
 	if err != nil || !strings.Contains(out, "Splatoon  ") || !strings.Contains(out, "6f599f81") || !strings.Contains(out, "3.8.15") ||
 		!strings.Contains(out, "Splatoon 2") || !strings.Contains(out, "nex-lite") {
 		t.Fatalf("games splatoon: %v\n%s", err, out)
 	}
-	if _, err := runConnectCLI(t, "games", "no such game at all"); err == nil {
+	if _, err := runCLI(t, "games", "no such game at all"); err == nil {
 		t.Fatal("games with a filter matching nothing succeeded")
 	}
 	addr, srvOut, _ := startServeNEX(t, t.TempDir(), "--game", "Splatoon")
@@ -148,16 +148,16 @@ func TestGamePresetCLI(t *testing.T) {
 	}
 	o := guestLogin()
 	o.game = "splatoon"
-	nexRankingUpload = nexRankingOptions{loginOptions: o, server: addr, category: 1, score: 1, order: "desc", update: "best"}
+	upload := nexRankingOptions{loginOptions: o, server: addr, category: 1, score: 1, order: "desc", update: "best"}
 	cmd, cout := clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
+	if err := runNEXRanking(cmd, &upload, true); err != nil {
 		t.Fatalf("upload with --game: %v\n%s", err, cout)
 	}
 	// The default key (Terraria's) is refused by a Splatoon server.
-	nexRankingUpload.game = ""
-	nexRankingUpload.timeout = 2 * time.Second
+	upload.game = ""
+	upload.timeout = 2 * time.Second
 	cmd, _ = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingUpload, true); err == nil {
+	if err := runNEXRanking(cmd, &upload, true); err == nil {
 		t.Fatal("login with another game's access key succeeded")
 	}
 }

@@ -12,15 +12,20 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// piaCmd is `gamewire pia`: key helpers for Pia sessions (docs/pia.md).
-var piaCmd = &cobra.Command{
-	Use:   "pia",
-	Short: "Pia key helpers and a Pia station on UDP (listen, send)",
-	// The group parses no flags of its own, so that a mistyped subcommand is
-	// reported as such rather than as an unknown flag of the group
-	// (`pia sned --count 3`).
-	DisableFlagParsing: true,
-	RunE:               runCommandGroup,
+// newPiaCmd is `gamewire pia`: key helpers for Pia sessions (docs/pia.md) and a
+// Pia station on UDP (pia_endpoint.go).
+func newPiaCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pia",
+		Short: "Pia key helpers and a Pia station on UDP (listen, send)",
+		// The group parses no flags of its own, so that a mistyped subcommand is
+		// reported as such rather than as an unknown flag of the group
+		// (`pia sned --count 3`).
+		DisableFlagParsing: true,
+		RunE:               runCommandGroup,
+	}
+	cmd.AddCommand(newPiaSessionKeyCmd(), newPiaGameKeyCmd(), newPiaNetworkIDCmd(), newPiaListenCmd(), newPiaSendCmd())
+	return cmd
 }
 
 // runCommandGroup runs a command that only groups subcommands: without
@@ -46,7 +51,9 @@ func runCommandGroup(cmd *cobra.Command, args []string) error {
 	return fmt.Errorf("%s; its commands are %s", msg, strings.Join(names, ", "))
 }
 
-var piaKeyFlags struct {
+// piaKeyOptions are the flags of the key helpers (session-key, game-key,
+// ldn-network-id); each uses some of them.
+type piaKeyOptions struct {
 	network     string
 	gameKey     string
 	gameKeyText string
@@ -58,10 +65,12 @@ var piaKeyFlags struct {
 	size        int
 }
 
-var piaSessionKeyCmd = &cobra.Command{
-	Use:   "session-key",
-	Short: "Derive a Pia session key (LDN up to 5.44 from --param, LDN 6.x from --ssid, LAN from --param HEX)",
-	Long: `session-key derives the Pia session key ("Session Key" in the Pia Protocol wiki):
+func newPiaSessionKeyCmd() *cobra.Command {
+	o := &piaKeyOptions{}
+	cmd := &cobra.Command{
+		Use:   "session-key",
+		Short: "Derive a Pia session key (LDN up to 5.44 from --param, LDN 6.x from --ssid, LAN from --param HEX)",
+		Long: `session-key derives the Pia session key ("Session Key" in the Pia Protocol wiki):
 
   gamewire pia session-key --network ldn --game-key HEX --param N       LDN up to 5.44 (SEAD RNG, AES)
   gamewire pia session-key --network ldn --game-key HEX --ssid HEX      LDN 6.16-6.30 (AES of the SSID)
@@ -70,56 +79,61 @@ var piaSessionKeyCmd = &cobra.Command{
 
 --game-key-text takes the game key as text (Pokemon Sword/Shield's key is 16 characters).
 NEX session keys come from matchmaking and NPLN derivation is not in the specs.`,
-	Args: cobra.NoArgs,
-	RunE: runPiaSessionKey,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.runSessionKey(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.network, "network", "ldn", "network: ldn, ldn5 (up to 5.44, --param), ldn6 (6.x, --ssid) or lan")
+	f.StringVar(&o.gameKey, "game-key", "", "game-specific key in hex")
+	f.StringVar(&o.gameKeyText, "game-key-text", "", "game-specific key as text")
+	f.StringVar(&o.param, "param", "", "LDN: session param (decimal or 0x hex); LAN: session key param in hex (32 bytes)")
+	f.StringVar(&o.ssid, "ssid", "", "LDN 6.x: the network SSID, 32 hex digits")
+	return cmd
 }
 
-var piaGameKeyCmd = &cobra.Command{
-	Use:   "game-key",
-	Short: "Generate an ENL game key from a seed and table (--game splatoon2|smm2 [--seed N], or --seed N --table HEX,...)",
-	Args:  cobra.NoArgs,
-	RunE:  runPiaGameKey,
+func newPiaGameKeyCmd() *cobra.Command {
+	o := &piaKeyOptions{}
+	cmd := &cobra.Command{
+		Use:   "game-key",
+		Short: "Generate an ENL game key from a seed and table (--game splatoon2|smm2 [--seed N], or --seed N --table HEX,...)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.runGameKey(cmd) },
+	}
+	g := cmd.Flags()
+	g.StringVar(&o.game, "game", "", "published ENL inputs: splatoon2 or smm2")
+	g.StringVar(&o.seed, "seed", "", "ENL seed (decimal or 0x hex); with --game it replaces the game's seed")
+	g.StringVar(&o.table, "table", "", "ENL table: comma-separated 32-bit numbers (decimal or 0x hex)")
+	g.IntVar(&o.size, "size", 16, "key size in bytes (multiple of 4)")
+	return cmd
 }
 
-var piaNetworkIDCmd = &cobra.Command{
-	Use:   "ldn-network-id",
-	Short: "Derive an LDN 6.x network id as CRC-32 of SSID bytes 1-15 (public research, not the specs)",
-	Args:  cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		ssid, err := piaSSID()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "0x%08x\n", pia.LDNNetworkIDFromSSID(ssid))
-		return nil
-	},
+func newPiaNetworkIDCmd() *cobra.Command {
+	o := &piaKeyOptions{}
+	cmd := &cobra.Command{
+		Use:   "ldn-network-id",
+		Short: "Derive an LDN 6.x network id as CRC-32 of SSID bytes 1-15 (public research, not the specs)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ssid, err := o.parseSSID()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "0x%08x\n", pia.LDNNetworkIDFromSSID(ssid))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.ssid, "ssid", "", "the network SSID, 32 hex digits")
+	return cmd
 }
 
-func init() {
-	f := piaSessionKeyCmd.Flags()
-	f.StringVar(&piaKeyFlags.network, "network", "ldn", "network: ldn, ldn5 (up to 5.44, --param), ldn6 (6.x, --ssid) or lan")
-	f.StringVar(&piaKeyFlags.gameKey, "game-key", "", "game-specific key in hex")
-	f.StringVar(&piaKeyFlags.gameKeyText, "game-key-text", "", "game-specific key as text")
-	f.StringVar(&piaKeyFlags.param, "param", "", "LDN: session param (decimal or 0x hex); LAN: session key param in hex (32 bytes)")
-	f.StringVar(&piaKeyFlags.ssid, "ssid", "", "LDN 6.x: the network SSID, 32 hex digits")
-	g := piaGameKeyCmd.Flags()
-	g.StringVar(&piaKeyFlags.game, "game", "", "published ENL inputs: splatoon2 or smm2")
-	g.StringVar(&piaKeyFlags.seed, "seed", "", "ENL seed (decimal or 0x hex); with --game it replaces the game's seed")
-	g.StringVar(&piaKeyFlags.table, "table", "", "ENL table: comma-separated 32-bit numbers (decimal or 0x hex)")
-	g.IntVar(&piaKeyFlags.size, "size", 16, "key size in bytes (multiple of 4)")
-	piaNetworkIDCmd.Flags().StringVar(&piaKeyFlags.ssid, "ssid", "", "the network SSID, 32 hex digits")
-	piaCmd.AddCommand(piaSessionKeyCmd, piaGameKeyCmd, piaNetworkIDCmd)
-	rootCmd.AddCommand(piaCmd)
-}
-
-func piaGameKey() ([]byte, error) {
+func (o *piaKeyOptions) parseGameKey() ([]byte, error) {
 	switch {
-	case piaKeyFlags.gameKey != "" && piaKeyFlags.gameKeyText != "":
+	case o.gameKey != "" && o.gameKeyText != "":
 		return nil, errors.New("pia: give --game-key or --game-key-text, not both")
-	case piaKeyFlags.gameKeyText != "":
-		return []byte(piaKeyFlags.gameKeyText), nil
-	case piaKeyFlags.gameKey != "":
-		k, err := parseHex(piaKeyFlags.gameKey)
+	case o.gameKeyText != "":
+		return []byte(o.gameKeyText), nil
+	case o.gameKey != "":
+		k, err := parseHex(o.gameKey)
 		if err != nil {
 			return nil, fmt.Errorf("pia: --game-key: %w (use --game-key-text for a text key)", err)
 		}
@@ -128,27 +142,27 @@ func piaGameKey() ([]byte, error) {
 	return nil, errors.New("pia: --game-key HEX or --game-key-text TEXT is required")
 }
 
-func piaSSID() ([16]byte, error) {
+func (o *piaKeyOptions) parseSSID() ([16]byte, error) {
 	var ssid [16]byte
-	b, err := parseHex(piaKeyFlags.ssid)
+	b, err := parseHex(o.ssid)
 	if err != nil || len(b) != 16 {
-		return ssid, fmt.Errorf("pia: --ssid %q: want 32 hex digits", piaKeyFlags.ssid)
+		return ssid, fmt.Errorf("pia: --ssid %q: want 32 hex digits", o.ssid)
 	}
 	copy(ssid[:], b)
 	return ssid, nil
 }
 
-func runPiaSessionKey(cmd *cobra.Command, args []string) error {
+func (o *piaKeyOptions) runSessionKey(cmd *cobra.Command) error {
 	// ldn5 and ldn6 name the LDN derivation of a Pia generation (docs/cli.md).
-	network := strings.ToLower(strings.TrimSpace(piaKeyFlags.network))
+	network := strings.ToLower(strings.TrimSpace(o.network))
 	switch {
-	case network == "ldn5" && piaKeyFlags.ssid != "":
+	case network == "ldn5" && o.ssid != "":
 		return errors.New("pia: --network ldn5 (up to 5.44) derives from --param, not --ssid")
-	case network == "ldn6" && piaKeyFlags.param != "":
+	case network == "ldn6" && o.param != "":
 		return errors.New("pia: --network ldn6 (6.16-6.30) derives from --ssid, not --param")
-	case network == "ldn5" && piaKeyFlags.param == "":
+	case network == "ldn5" && o.param == "":
 		return errors.New("pia: --network ldn5 needs --param N (the session param)")
-	case network == "ldn6" && piaKeyFlags.ssid == "":
+	case network == "ldn6" && o.ssid == "":
 		return errors.New("pia: --network ldn6 needs --ssid HEX (the network SSID)")
 	case network == "ldn5" || network == "ldn6":
 		network = "ldn"
@@ -157,7 +171,7 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w (session-key also takes ldn5 and ldn6)", err)
 	}
-	gameKey, err := piaGameKey()
+	gameKey, err := o.parseGameKey()
 	if err != nil {
 		return err
 	}
@@ -165,10 +179,10 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 	switch n {
 	case pia.NetworkLDN:
 		switch {
-		case piaKeyFlags.ssid != "" && piaKeyFlags.param != "":
+		case o.ssid != "" && o.param != "":
 			return errors.New("pia: LDN takes --param (up to 5.44) or --ssid (6.x), not both")
-		case piaKeyFlags.ssid != "":
-			ssid, err := piaSSID()
+		case o.ssid != "":
+			ssid, err := o.parseSSID()
 			if err != nil {
 				return err
 			}
@@ -176,8 +190,8 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 			if err != nil {
 				return err
 			}
-		case piaKeyFlags.param != "":
-			param, err := piaParseNumber(piaKeyFlags.param)
+		case o.param != "":
+			param, err := piaParseNumber(o.param)
 			if err != nil {
 				return fmt.Errorf("pia: --param: %w", err)
 			}
@@ -188,9 +202,9 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 			return errors.New("pia: LDN needs --param N (up to 5.44) or --ssid HEX (6.x)")
 		}
 	case pia.NetworkLAN:
-		param, err := parseHex(piaKeyFlags.param)
+		param, err := parseHex(o.param)
 		if err != nil || len(param) == 0 {
-			return fmt.Errorf("pia: LAN needs --param HEX (the session key param): %q", piaKeyFlags.param)
+			return fmt.Errorf("pia: LAN needs --param HEX (the session key param): %q", o.param)
 		}
 		if key, err = pia.LANSessionKey(gameKey, param); err != nil {
 			return err
@@ -204,15 +218,15 @@ func runPiaSessionKey(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func runPiaGameKey(cmd *cobra.Command, args []string) error {
+func (o *piaKeyOptions) runGameKey(cmd *cobra.Command) error {
 	var seed uint32
 	var table []uint32
 	switch {
-	case piaKeyFlags.game != "" && piaKeyFlags.table != "":
+	case o.game != "" && o.table != "":
 		return errors.New("pia: give --game NAME or --table LIST, not both")
-	case piaKeyFlags.game != "":
+	case o.game != "":
 		for _, p := range pia.ENLPresets {
-			if strings.EqualFold(p.Name, piaKeyFlags.game) {
+			if strings.EqualFold(p.Name, o.game) {
 				seed, table = p.Seed, p.Table
 			}
 		}
@@ -221,32 +235,32 @@ func runPiaGameKey(cmd *cobra.Command, args []string) error {
 			for _, p := range pia.ENLPresets {
 				names = append(names, p.Name)
 			}
-			return fmt.Errorf("pia: --game %q: known games are %s", piaKeyFlags.game, strings.Join(names, ", "))
+			return fmt.Errorf("pia: --game %q: known games are %s", o.game, strings.Join(names, ", "))
 		}
-		if piaKeyFlags.seed != "" {
+		if o.seed != "" {
 			var err error
-			if seed, err = piaParseNumber(piaKeyFlags.seed); err != nil {
+			if seed, err = piaParseNumber(o.seed); err != nil {
 				return fmt.Errorf("pia: --seed: %w", err)
 			}
 		}
-	case piaKeyFlags.seed != "" && piaKeyFlags.table != "":
+	case o.seed != "" && o.table != "":
 		var err error
-		if seed, err = piaParseNumber(piaKeyFlags.seed); err != nil {
+		if seed, err = piaParseNumber(o.seed); err != nil {
 			return fmt.Errorf("pia: --seed: %w", err)
 		}
-		for i, s := range strings.Split(piaKeyFlags.table, ",") {
+		for i, s := range strings.Split(o.table, ",") {
 			v, err := piaParseNumber(s)
 			if err != nil {
 				return fmt.Errorf("pia: --table entry %d: %w", i, err)
 			}
 			table = append(table, v)
 		}
-	case piaKeyFlags.seed != "":
+	case o.seed != "":
 		return errors.New("pia: --seed needs a table: --table LIST, or --game NAME for a published game's table")
 	default:
 		return errors.New("pia: give --game NAME (optionally with --seed N), or --seed N and --table LIST")
 	}
-	key, err := pia.ENLGameKey(seed, table, piaKeyFlags.size)
+	key, err := pia.ENLGameKey(seed, table, o.size)
 	if err != nil {
 		return err
 	}

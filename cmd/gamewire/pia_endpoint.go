@@ -19,12 +19,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// piaListenCmd is `gamewire pia listen`: a Pia station (pia.Endpoint) that prints
+// newPiaListenCmd is `gamewire pia listen`: a Pia station (pia.Endpoint) that prints
 // every message it is handed and, with --answer, sends each back (docs/cli.md).
-var piaListenCmd = &cobra.Command{
-	Use:   "listen",
-	Short: "Run a Pia station on UDP and print every message it receives (--answer echoes them)",
-	Long: `listen runs a Pia endpoint (package pia) and prints one line, or with
+func newPiaListenCmd() *cobra.Command {
+	lf := &piaEndpointFlags{name: "pia listen"}
+	cmd := &cobra.Command{
+		Use:   "listen",
+		Short: "Run a Pia station on UDP and print every message it receives (--answer echoes them)",
+		Long: `listen runs a Pia endpoint (package pia) and prints one line, or with
 --format json one record, per message delivered to it: the sender's address,
 protocol type and port, flags, destination and payload. On exit (Ctrl-C,
 --count messages, --timeout) it prints the endpoint's counters and its drops by
@@ -37,16 +39,31 @@ message back to its sender: a diagnostic peer for gamewire pia send.
 Messages are delivered for the --protocol-type and --protocol-port pairs given
 (every combination; default the unreliable protocol, port 1); others count as
 no-handler drops, which -v logs with their type and port.`,
-	Args: cobra.NoArgs,
-	RunE: runPiaListen,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return lf.runListen(cmd) },
+	}
+	lf.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&lf.listenAddr, "listen", "127.0.0.1:0", "UDP address to listen on")
+	f.StringVar(&lf.peer, "peer", "", "a known station's UDP address (needed unless --accept-unknown)")
+	f.BoolVar(&lf.acceptUnknown, "accept-unknown", false, "accept any station whose first packet authenticates")
+	f.BoolVar(&lf.answer, "answer", false, "send every message back to its sender")
+	f.BoolVar(&lf.relay, "relay", false, "forward messages that carry the relay flag to the known station their destination names")
+	f.StringSliceVar(&lf.protocolTypes, "protocol-type", nil, "protocol types to deliver, comma-separated or repeated (default: unreliable, 0x68 or 0x2000 up to 5.4)")
+	f.StringSliceVar(&lf.protocolPorts, "protocol-port", nil, "protocol ports to deliver, comma-separated or repeated (default 1)")
+	f.IntVar(&lf.count, "count", 0, "exit after this many messages (0: run until Ctrl-C or --timeout)")
+	f.DurationVar(&lf.timeout, "timeout", 0, "exit after this long (0: no limit); with --count, an error if fewer came")
+	return cmd
 }
 
-// piaSendCmd is `gamewire pia send ADDR`: sends messages to a Pia station and
+// newPiaSendCmd is `gamewire pia send ADDR`: sends messages to a Pia station and
 // optionally waits for each answer.
-var piaSendCmd = &cobra.Command{
-	Use:   "send ADDR",
-	Short: "Send Pia messages to a station at ADDR (--expect-answer waits for each answer and prints RTTs)",
-	Long: `send runs a Pia endpoint on a local UDP port, adds the station at ADDR as its
+func newPiaSendCmd() *cobra.Command {
+	sf := &piaEndpointFlags{name: "pia send"}
+	cmd := &cobra.Command{
+		Use:   "send ADDR",
+		Short: "Send Pia messages to a station at ADDR (--expect-answer waits for each answer and prints RTTs)",
+		Long: `send runs a Pia endpoint on a local UDP port, adds the station at ADDR as its
 peer and sends it --count messages of --protocol-type and --protocol-port, one
 packet each. With --expect-answer it waits up to --timeout for a message of the
 same type and port from ADDR after each one, prints its round-trip time, and
@@ -55,8 +72,25 @@ exits 0 only if every message was answered (against gamewire pia listen
 
   gamewire pia send 127.0.0.1:49150 --version 5.27 --network lan \
       --session-key HEX --text hello --count 3 --expect-answer`,
-	Args: cobra.ExactArgs(1),
-	RunE: runPiaSend,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return sf.runSend(cmd, args[0]) },
+	}
+	sf.register(cmd)
+	g := cmd.Flags()
+	g.StringVar(&sf.local, "local", "", "local UDP address (default: the address the route to ADDR uses, any port)")
+	g.StringSliceVar(&sf.protocolTypes, "protocol-type", nil, "protocol type of the messages (default: unreliable, 0x68 or 0x2000 up to 5.4)")
+	g.StringSliceVar(&sf.protocolPorts, "protocol-port", nil, "protocol port of the messages (default 1)")
+	g.StringVar(&sf.payload, "payload", "", "message payload in hex")
+	g.StringVar(&sf.text, "text", "", "message payload as text (default \"gamewire\")")
+	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 up to 5.26, 0x20 from 5.27)")
+	g.IntVar(&sf.count, "count", 1, "messages to send")
+	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
+	g.BoolVar(&sf.multicast, "multicast", false, "send multicast messages to the station index of --peer-station-index (destination bitmap with its bit)")
+	g.BoolVar(&sf.broadcast, "broadcast", false, "send multicast messages to every station (destination bitmap 0xffffffff)")
+	g.BoolVar(&sf.relay, "relay", false, "set the relay flag: the station at ADDR forwards the messages to the station of --peer-constant-id")
+	g.BoolVar(&sf.ping, "ping", false, "send a Pia RTT protocol request before each message (the peer's endpoint answers it) and print the endpoint's smoothed RTT")
+	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
+	return cmd
 }
 
 // piaEndpointFlags are the flags of listen and send. Flags without a prefix
@@ -90,9 +124,6 @@ type piaProtocol struct {
 	port uint32
 }
 
-var piaListenFlags = piaEndpointFlags{name: "pia listen"}
-var piaSendFlags = piaEndpointFlags{name: "pia send"}
-
 // defaultPiaProtocolPort is the port listen and send use unless told otherwise.
 const defaultPiaProtocolPort = 1
 
@@ -108,40 +139,6 @@ func (f *piaEndpointFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.peerStationIndex, "peer-station-index", strconv.Itoa(pia.StationIndexInvalid), "the peer's station index")
 	fs.StringVar(&f.format, "format", "text", "output: text or json (one record per line)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log every drop (reason, sender, detail) to stderr")
-}
-
-func init() {
-	lf := &piaListenFlags
-	lf.register(piaListenCmd)
-	f := piaListenCmd.Flags()
-	f.StringVar(&lf.listenAddr, "listen", "127.0.0.1:0", "UDP address to listen on")
-	f.StringVar(&lf.peer, "peer", "", "a known station's UDP address (needed unless --accept-unknown)")
-	f.BoolVar(&lf.acceptUnknown, "accept-unknown", false, "accept any station whose first packet authenticates")
-	f.BoolVar(&lf.answer, "answer", false, "send every message back to its sender")
-	f.BoolVar(&lf.relay, "relay", false, "forward messages that carry the relay flag to the known station their destination names")
-	f.StringSliceVar(&lf.protocolTypes, "protocol-type", nil, "protocol types to deliver, comma-separated or repeated (default: unreliable, 0x68 or 0x2000 up to 5.4)")
-	f.StringSliceVar(&lf.protocolPorts, "protocol-port", nil, "protocol ports to deliver, comma-separated or repeated (default 1)")
-	f.IntVar(&lf.count, "count", 0, "exit after this many messages (0: run until Ctrl-C or --timeout)")
-	f.DurationVar(&lf.timeout, "timeout", 0, "exit after this long (0: no limit); with --count, an error if fewer came")
-
-	sf := &piaSendFlags
-	sf.register(piaSendCmd)
-	g := piaSendCmd.Flags()
-	g.StringVar(&sf.local, "local", "", "local UDP address (default: the address the route to ADDR uses, any port)")
-	g.StringSliceVar(&sf.protocolTypes, "protocol-type", nil, "protocol type of the messages (default: unreliable, 0x68 or 0x2000 up to 5.4)")
-	g.StringSliceVar(&sf.protocolPorts, "protocol-port", nil, "protocol port of the messages (default 1)")
-	g.StringVar(&sf.payload, "payload", "", "message payload in hex")
-	g.StringVar(&sf.text, "text", "", "message payload as text (default \"gamewire\")")
-	g.BoolVar(&sf.zlib, "zlib", false, "send the payload zlib-compressed (flag 0x10 up to 5.26, 0x20 from 5.27)")
-	g.IntVar(&sf.count, "count", 1, "messages to send")
-	g.BoolVar(&sf.expectAnswer, "expect-answer", false, "wait for an answer to each message; exit non-zero if one does not come")
-	g.BoolVar(&sf.multicast, "multicast", false, "send multicast messages to the station index of --peer-station-index (destination bitmap with its bit)")
-	g.BoolVar(&sf.broadcast, "broadcast", false, "send multicast messages to every station (destination bitmap 0xffffffff)")
-	g.BoolVar(&sf.relay, "relay", false, "set the relay flag: the station at ADDR forwards the messages to the station of --peer-constant-id")
-	g.BoolVar(&sf.ping, "ping", false, "send a Pia RTT protocol request before each message (the peer's endpoint answers it) and print the endpoint's smoothed RTT")
-	g.DurationVar(&sf.timeout, "timeout", 2*time.Second, "with --expect-answer, how long to wait for each answer")
-
-	piaCmd.AddCommand(piaListenCmd, piaSendCmd)
 }
 
 func (f *piaEndpointFlags) errorf(format string, a ...any) error {
@@ -316,11 +313,7 @@ func piaRouteLocal(remote netip.AddrPort) (string, error) {
 	return netip.AddrPortFrom(la, 0).String(), nil
 }
 
-func runPiaListen(cmd *cobra.Command, _ []string) error {
-	// A copy: the flags are read during the whole run, and a test may parse
-	// another run's while this one goes on.
-	fl := piaListenFlags
-	f := &fl
+func (f *piaEndpointFlags) runListen(cmd *cobra.Command) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	s, err := f.setup(errOut)
 	if err != nil {
@@ -540,9 +533,7 @@ type piaReceived struct {
 	at  time.Time
 }
 
-func runPiaSend(cmd *cobra.Command, args []string) error {
-	fl := piaSendFlags
-	f := &fl
+func (f *piaEndpointFlags) runSend(cmd *cobra.Command, addr string) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	s, err := f.setup(errOut)
 	if err != nil {
@@ -556,9 +547,9 @@ func runPiaSend(cmd *cobra.Command, args []string) error {
 	if f.expectAnswer && f.timeout == 0 {
 		return f.errorf("--timeout 0: --expect-answer needs a time to wait for each answer")
 	}
-	peerAddr, err := piaResolve(args[0])
+	peerAddr, err := piaResolve(addr)
 	if err != nil {
-		return f.errorf("ADDR %q: %w", args[0], err)
+		return f.errorf("ADDR %q: %w", addr, err)
 	}
 	local := f.local
 	if local == "" {

@@ -21,37 +21,57 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// pipboyCmd is `gamewire pipboy`, the Fallout 4 Pip-Boy protocol (docs/pipboy.md).
-var pipboyCmd = &cobra.Command{
-	Use:   "pipboy",
-	Short: "Fallout 4 Pip-Boy: discover, connect, serve, relay, replay, dashboard, decode",
+// newPipboyCmd is `gamewire pipboy`, the Fallout 4 Pip-Boy protocol (docs/pipboy.md).
+func newPipboyCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pipboy",
+		Short: "Fallout 4 Pip-Boy: discover, connect, serve, relay, replay, dashboard, decode",
+	}
+	cmd.PersistentFlags().Bool("verbose", false, "log debug events")
+	cmd.AddCommand(newPipboyDecodeCmd(), newPipboyDiscoverCmd(), newPipboyConnectCmd(),
+		newPipboyServeCmd(), newPipboyReplayCmd(), newPipboyRelayCmd(), newPipboyDashboardCmd())
+	// Every subcommand's error names it ("pipboy connect: ...").
+	for _, c := range cmd.Commands() {
+		name, run := "pipboy "+c.Name(), c.RunE
+		if run == nil {
+			continue
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			if err != nil && !strings.HasPrefix(err.Error(), name) {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			return err
+		}
+	}
+	return cmd
 }
 
-var pipboyDecodeFlags struct {
+// pipboyDecodeOptions are the flags of pipboy decode.
+type pipboyDecodeOptions struct {
 	json   bool
 	events bool
 	path   string
 }
 
-var pipboyDecodeCmd = &cobra.Command{
-	Use:   "decode FILE",
-	Short: "Decode a server-to-app stream, a bare update payload, a recording or a JSON tree",
-	Long: `decode reads FILE ("-" for standard input): a raw server-to-app TCP stream, the bare
+func newPipboyDecodeCmd() *cobra.Command {
+	o := &pipboyDecodeOptions{}
+	cmd := &cobra.Command{
+		Use:   "decode FILE",
+		Short: "Decode a server-to-app stream, a bare update payload, a recording or a JSON tree",
+		Long: `decode reads FILE ("-" for standard input): a raw server-to-app TCP stream, the bare
 payload of one data update, a recording made by "gamewire pipboy relay" (its main
 session), or a nested JSON tree, and prints the final database as JSON (--json, the
 default), each message with its offset and direction (--events), or one value
 (--path '$.PlayerInfo.PlayerName'). The format is detected from the content.`,
-	Args: cobra.ExactArgs(1),
-	RunE: runPipboyDecode,
-}
-
-func init() {
-	f := pipboyDecodeCmd.Flags()
-	f.BoolVar(&pipboyDecodeFlags.json, "json", false, "print the final tree as JSON (default when neither --events nor --path is given)")
-	f.BoolVar(&pipboyDecodeFlags.events, "events", false, "print one line per message")
-	f.StringVar(&pipboyDecodeFlags.path, "path", "", "print the value at this path, e.g. $.PlayerInfo.PlayerName")
-	pipboyCmd.AddCommand(pipboyDecodeCmd)
-	rootCmd.AddCommand(pipboyCmd)
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "print the final tree as JSON (default when neither --events nor --path is given)")
+	f.BoolVar(&o.events, "events", false, "print one line per message")
+	f.StringVar(&o.path, "path", "", "print the value at this path, e.g. $.PlayerInfo.PlayerName")
+	return cmd
 }
 
 func readInput(name string) ([]byte, error) {
@@ -61,15 +81,15 @@ func readInput(name string) ([]byte, error) {
 	return os.ReadFile(name)
 }
 
-func runPipboyDecode(cmd *cobra.Command, args []string) error {
-	b, err := readInput(args[0])
+func (o *pipboyDecodeOptions) run(cmd *cobra.Command, file string) error {
+	b, err := readInput(file)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	defer out.Flush()
 	var event func(int64, pipboy.Direction, pipboy.Message) error
-	if pipboyDecodeFlags.events {
+	if o.events {
 		event = func(off int64, dir pipboy.Direction, m pipboy.Message) error {
 			_, err := fmt.Fprintf(out, "%8d %s %s\n", off, dir, pipboy.Summary(m))
 			return err
@@ -77,10 +97,10 @@ func runPipboyDecode(cmd *cobra.Command, args []string) error {
 	}
 	state, kind, err := pipboy.DecodeInput(b, event)
 	if err != nil {
-		return fmt.Errorf("pipboy decode %s (%s): %w", args[0], kind, err)
+		return fmt.Errorf("pipboy decode %s (%s): %w", file, kind, err)
 	}
-	if pipboyDecodeFlags.path != "" {
-		v, err := state.DB.Lookup(pipboyDecodeFlags.path)
+	if o.path != "" {
+		v, err := state.DB.Lookup(o.path)
 		if err != nil {
 			return err
 		}
@@ -91,7 +111,7 @@ func runPipboyDecode(cmd *cobra.Command, args []string) error {
 		_, err = fmt.Fprintf(out, "%s\n", j)
 		return err
 	}
-	if pipboyDecodeFlags.json || !pipboyDecodeFlags.events {
+	if o.json || !o.events {
 		root, ok := state.DB.Root()
 		if !ok {
 			return errors.New("pipboy decode: the input holds no root value (id 0)")
@@ -127,169 +147,206 @@ func cliLogger(cmd *cobra.Command) *slog.Logger {
 	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 }
 
-var pipboyDiscoverFlags struct {
+// pipboyDiscoverOptions are the discovery flags of pipboy discover and connect.
+type pipboyDiscoverOptions struct {
 	broadcast string
 	wait      time.Duration
 }
 
-var pipboyDiscoverCmd = &cobra.Command{
-	Use:   "discover",
-	Short: "List the games that answer Pip-Boy discovery (UDP 28000)",
-	Args:  cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		games, err := pipboy.Discover(cmd.Context(), pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
+func newPipboyDiscoverCmd() *cobra.Command {
+	o := &pipboyDiscoverOptions{}
+	cmd := &cobra.Command{
+		Use:   "discover",
+		Short: "List the games that answer Pip-Boy discovery (UDP 28000)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send the discovery request (a broadcast address or one host)")
+	f.DurationVar(&o.wait, "wait", 2*time.Second, "how long to collect answers")
+	return cmd
+}
+
+func (o *pipboyDiscoverOptions) run(cmd *cobra.Command) error {
+	games, err := pipboy.Discover(cmd.Context(), o.broadcast, o.wait)
+	if err != nil {
+		return err
+	}
+	for _, g := range games {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tbusy=%v\n", g.Addr, g.MachineType, g.IsBusy)
+	}
+	if len(games) == 0 {
+		// A script asking "is a game there?" reads the exit status.
+		return fmt.Errorf("no game answered discovery on %s within %v", o.broadcast, o.wait)
+	}
+	return nil
+}
+
+// pipboyConnectOptions are the flags of pipboy connect.
+type pipboyConnectOptions struct {
+	discover pipboyDiscoverOptions // when no HOST is given
+	path     string
+	watch    bool
+	mapFile  string
+}
+
+func newPipboyConnectCmd() *cobra.Command {
+	o := &pipboyConnectOptions{}
+	cmd := &cobra.Command{
+		Use:   "connect [HOST[:PORT]]",
+		Short: "Connect to a game as the app (found by discovery if no HOST) and print the database, or one path, live with --watch",
+		Args:  cobra.MaximumNArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.discover.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send discovery when no HOST is given")
+	f.DurationVar(&o.discover.wait, "wait", 2*time.Second, "how long to wait for discovery answers")
+	f.StringVar(&o.path, "path", "", "print only this value, e.g. $.PlayerInfo")
+	f.BoolVar(&o.watch, "watch", false, "keep printing the value whenever it changes")
+	f.StringVar(&o.mapFile, "map", "", "request one local map frame and write it to this PNG file")
+	return cmd
+}
+
+func (o *pipboyConnectOptions) run(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	host := ""
+	if len(args) == 1 {
+		host = args[0]
+	} else {
+		games, err := pipboy.Discover(ctx, o.discover.broadcast, o.discover.wait)
 		if err != nil {
 			return err
 		}
 		for _, g := range games {
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tbusy=%v\n", g.Addr, g.MachineType, g.IsBusy)
+			if !g.IsBusy {
+				host = g.Addr.String()
+				break
+			}
 		}
-		if len(games) == 0 {
-			// A script asking "is a game there?" reads the exit status.
-			return fmt.Errorf("no game answered discovery on %s within %v", pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
+		if host == "" {
+			return fmt.Errorf("pipboy connect: no idle game answered discovery on %s (%d busy)", o.discover.broadcast, len(games))
 		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "found a game at %s\n", host)
+	}
+	c, err := pipboy.Dial(ctx, host, &pipboy.ClientConfig{Logger: cliLogger(cmd)})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "connected: game %s, language %s\n", c.Hello().Version, c.Hello().Lang)
+	if o.mapFile != "" {
+		f, err := c.RequestMap(ctx)
+		if err != nil {
+			return err
+		}
+		out, err := os.Create(o.mapFile)
+		if err != nil {
+			return err
+		}
+		var tint = pipboy.DefaultTint
+		c.View(func(db *pipboy.Database) { tint = db.EffectColor() })
+		if err := f.WritePNG(out, tint); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	}
+	path := o.path
+	if path == "" {
+		path = "$"
+	}
+	print := func() ([]byte, error) {
+		var j []byte
+		var err error
+		c.View(func(db *pipboy.Database) {
+			var v pipboy.Value
+			if v, err = db.Lookup(path); err == nil {
+				j, err = v.AppendJSON(nil, "  ")
+			}
+		})
+		return j, err
+	}
+	last, err := print()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", last)
+	if !o.watch {
 		return nil
-	},
-}
-
-var pipboyConnectFlags struct {
-	path    string
-	watch   bool
-	mapFile string
-}
-
-var pipboyConnectCmd = &cobra.Command{
-	Use:   "connect [HOST[:PORT]]",
-	Short: "Connect to a game as the app (found by discovery if no HOST) and print the database, or one path, live with --watch",
-	Args:  cobra.MaximumNArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		ctx := cmd.Context()
-		host := ""
-		if len(args) == 1 {
-			host = args[0]
-		} else {
-			games, err := pipboy.Discover(ctx, pipboyDiscoverFlags.broadcast, pipboyDiscoverFlags.wait)
-			if err != nil {
-				return err
-			}
-			for _, g := range games {
-				if !g.IsBusy {
-					host = g.Addr.String()
-					break
-				}
-			}
-			if host == "" {
-				return fmt.Errorf("pipboy connect: no idle game answered discovery on %s (%d busy)", pipboyDiscoverFlags.broadcast, len(games))
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "found a game at %s\n", host)
-		}
-		c, err := pipboy.Dial(ctx, host, &pipboy.ClientConfig{Logger: cliLogger(cmd)})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.WaitReady(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "connected: game %s, language %s\n", c.Hello().Version, c.Hello().Lang)
-		if pipboyConnectFlags.mapFile != "" {
-			f, err := c.RequestMap(ctx)
-			if err != nil {
-				return err
-			}
-			out, err := os.Create(pipboyConnectFlags.mapFile)
-			if err != nil {
-				return err
-			}
-			var tint = pipboy.DefaultTint
-			c.View(func(db *pipboy.Database) { tint = db.EffectColor() })
-			if err := f.WritePNG(out, tint); err != nil {
-				out.Close()
-				return err
-			}
-			if err := out.Close(); err != nil {
-				return err
-			}
-		}
-		path := pipboyConnectFlags.path
-		if path == "" {
-			path = "$"
-		}
-		print := func() ([]byte, error) {
-			var j []byte
-			var err error
-			c.View(func(db *pipboy.Database) {
-				var v pipboy.Value
-				if v, err = db.Lookup(path); err == nil {
-					j, err = v.AppendJSON(nil, "  ")
-				}
-			})
-			return j, err
-		}
-		last, err := print()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", last)
-		if !pipboyConnectFlags.watch {
+	}
+	ch, cancel := c.Subscribe()
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
 			return nil
+		case <-c.Done():
+			return c.Err()
+		case <-ch:
 		}
-		ch, cancel := c.Subscribe()
-		defer cancel()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-c.Done():
-				return c.Err()
-			case <-ch:
-			}
-			j, err := print()
-			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), err)
-				continue
-			}
-			if string(j) != string(last) {
-				last = j
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", time.Now().Format(time.TimeOnly), j)
-			}
+		j, err := print()
+		if err != nil {
+			fmt.Fprintln(cmd.ErrOrStderr(), err)
+			continue
 		}
-	},
+		if string(j) != string(last) {
+			last = j
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", time.Now().Format(time.TimeOnly), j)
+		}
+	}
 }
 
-var pipboyServeFlags struct {
-	from       string
-	listen     string
-	discovery  string
-	machine    string
-	heartbeat  time.Duration
-	replaySpd  float64
-	replayFile string
+// pipboyServeOptions are the flags of the commands that serve apps: pipboy
+// serve, replay and relay (each has some of them).
+type pipboyServeOptions struct {
+	from      string
+	listen    string
+	discovery string
+	machine   string
+	heartbeat time.Duration
+	replaySpd float64
+}
+
+// register adds the flags every serving command has to cmd, and --heartbeat
+// when heartbeat is true.
+func (o *pipboyServeOptions) register(cmd *cobra.Command, heartbeat bool) {
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", fmt.Sprintf(":%d", pipboy.StreamPort), "TCP address apps connect to")
+	f.StringVar(&o.discovery, "discovery", fmt.Sprintf(":%d", pipboy.DiscoveryPort), `UDP address to answer discovery on ("" to disable)`)
+	f.StringVar(&o.machine, "machine-type", "PC", "MachineType to answer discovery with (PC or PS4)")
+	if heartbeat {
+		f.DurationVar(&o.heartbeat, "heartbeat", pipboy.DefaultHeartbeatInterval, "heartbeat interval")
+	}
 }
 
 // machineTypes are the MachineType values the app knows ("Discovery" in docs/pipboy.md).
 var machineTypes = []string{"PC", "PS4"}
 
-// checkServeFlags refuses flag values the emulator, relay or responder cannot use,
-// naming the flag, before anything listens.
-func checkServeFlags(cmd *cobra.Command) error {
+// check refuses flag values the emulator, relay or responder cannot use,
+// naming the flag, before anything listens. It checks the flags cmd has.
+func (o *pipboyServeOptions) check(cmd *cobra.Command) error {
 	fs := cmd.Flags()
 	if fs.Lookup("machine-type") != nil {
 		ok := false
 		for _, m := range machineTypes {
-			if strings.EqualFold(pipboyServeFlags.machine, m) {
-				pipboyServeFlags.machine, ok = m, true
+			if strings.EqualFold(o.machine, m) {
+				o.machine, ok = m, true
 			}
 		}
 		if !ok {
-			return fmt.Errorf("--machine-type %q: want PC or PS4 (the values the app knows)", pipboyServeFlags.machine)
+			return fmt.Errorf("--machine-type %q: want PC or PS4 (the values the app knows)", o.machine)
 		}
 	}
-	if fs.Lookup("heartbeat") != nil && pipboyServeFlags.heartbeat <= 0 {
-		return fmt.Errorf("--heartbeat %v: must be above 0 (the game sends one every second)", pipboyServeFlags.heartbeat)
+	if fs.Lookup("heartbeat") != nil && o.heartbeat <= 0 {
+		return fmt.Errorf("--heartbeat %v: must be above 0 (the game sends one every second)", o.heartbeat)
 	}
 	if fs.Lookup("speed") != nil {
-		if sp := pipboyServeFlags.replaySpd; !(sp > 0) || math.IsInf(sp, 0) {
+		if sp := o.replaySpd; !(sp > 0) || math.IsInf(sp, 0) {
 			return fmt.Errorf("--speed %v: must be a finite number above 0 (1 = the recorded timing, 2 = twice as fast)", sp)
 		}
 	}
@@ -297,15 +354,15 @@ func checkServeFlags(cmd *cobra.Command) error {
 }
 
 // serveGame runs an emulator (and a discovery responder) until the context ends.
-func serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
+func (o *pipboyServeOptions) serveGame(cmd *cobra.Command, srv *pipboy.Server) error {
 	log := cliLogger(cmd)
 	srv.Logger = log
-	srv.Addr = pipboyServeFlags.listen
+	srv.Addr = o.listen
 	ln, err := srv.Listen()
 	if err != nil {
 		return err
 	}
-	return serveWithDiscovery(cmd, log, ln, srv)
+	return o.serveWithDiscovery(cmd, log, ln, srv)
 }
 
 // pipboyService is what serveWithDiscovery runs: a pipboy.Server or pipboy.Relay.
@@ -317,12 +374,12 @@ type pipboyService interface {
 
 // serveWithDiscovery serves ln with svc, and answers discovery (--discovery) for it,
 // until the command's context ends or either stops with an error.
-func serveWithDiscovery(cmd *cobra.Command, log *slog.Logger, ln net.Listener, svc pipboyService) error {
+func (o *pipboyServeOptions) serveWithDiscovery(cmd *cobra.Command, log *slog.Logger, ln net.Listener, svc pipboyService) error {
 	errs := make(chan error, 2)
 	go func() { errs <- svc.Serve(ln) }()
 	var resp *pipboy.Responder
-	if pipboyServeFlags.discovery != "" {
-		resp = &pipboy.Responder{Addr: pipboyServeFlags.discovery, MachineType: pipboyServeFlags.machine, Busy: svc.Busy, Logger: log}
+	if o.discovery != "" {
+		resp = &pipboy.Responder{Addr: o.discovery, MachineType: o.machine, Busy: svc.Busy, Logger: log}
 		pc, err := resp.Listen()
 		if err != nil {
 			svc.Close()
@@ -346,54 +403,74 @@ func serveWithDiscovery(cmd *cobra.Command, log *slog.Logger, ln net.Listener, s
 	return err
 }
 
-var pipboyServeCmd = &cobra.Command{
-	Use:   "serve --from FILE",
-	Short: "Run a game emulator serving a database from a stream, payload, recording or JSON tree",
-	Args:  cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if pipboyServeFlags.from == "" {
-			return errors.New("pipboy serve: --from FILE is required")
-		}
-		state, err := loadGameFile(pipboyServeFlags.from)
-		if err != nil {
-			return err
-		}
-		srv := pipboy.NewServer(state.DB)
-		if state.HelloSeen {
-			srv.Hello = state.Hello
-		}
-		srv.HeartbeatInterval = pipboyServeFlags.heartbeat
-		return serveGame(cmd, srv)
-	},
+func newPipboyServeCmd() *cobra.Command {
+	o := &pipboyServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --from FILE",
+		Short: "Run a game emulator serving a database from a stream, payload, recording or JSON tree",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(cmd); err != nil {
+				return err
+			}
+			if o.from == "" {
+				return errors.New("pipboy serve: --from FILE is required")
+			}
+			state, err := loadGameFile(o.from)
+			if err != nil {
+				return err
+			}
+			srv := pipboy.NewServer(state.DB)
+			if state.HelloSeen {
+				srv.Hello = state.Hello
+			}
+			srv.HeartbeatInterval = o.heartbeat
+			return o.serveGame(cmd, srv)
+		},
+	}
+	o.register(cmd, true)
+	cmd.Flags().StringVar(&o.from, "from", "", "stream, payload, recording or JSON tree to serve")
+	return cmd
 }
 
-var pipboyReplayCmd = &cobra.Command{
-	Use:   "replay FILE",
-	Short: "Serve a recording (or a raw server-to-app stream) to apps with its original timing (or faster with --speed)",
-	Args:  cobra.ExactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		b, err := readInput(args[0])
-		if err != nil {
-			return err
-		}
-		var rec *pipboy.Recording
-		switch kind := pipboy.DetectInput(b); kind {
-		case pipboy.InputRecording:
-			rec, err = pipboy.LoadRecording(bytes.NewReader(b), 0)
-		case pipboy.InputStream:
-			rec, err = pipboy.RecordingFromStream(bytes.NewReader(b), 0)
-		default:
-			err = fmt.Errorf("pipboy replay: %s is a %s; replay takes a recording or a raw server-to-app stream (serve --from takes any)", args[0], kind)
-		}
-		if err != nil {
-			return err
-		}
-		srv := &pipboy.Server{Replay: rec, Speed: pipboyServeFlags.replaySpd, HeartbeatInterval: pipboyServeFlags.heartbeat}
-		return serveGame(cmd, srv)
-	},
+func newPipboyReplayCmd() *cobra.Command {
+	o := &pipboyServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Serve a recording (or a raw server-to-app stream) to apps with its original timing (or faster with --speed)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(cmd); err != nil {
+				return err
+			}
+			b, err := readInput(args[0])
+			if err != nil {
+				return err
+			}
+			var rec *pipboy.Recording
+			switch kind := pipboy.DetectInput(b); kind {
+			case pipboy.InputRecording:
+				rec, err = pipboy.LoadRecording(bytes.NewReader(b), 0)
+			case pipboy.InputStream:
+				rec, err = pipboy.RecordingFromStream(bytes.NewReader(b), 0)
+			default:
+				err = fmt.Errorf("pipboy replay: %s is a %s; replay takes a recording or a raw server-to-app stream (serve --from takes any)", args[0], kind)
+			}
+			if err != nil {
+				return err
+			}
+			srv := &pipboy.Server{Replay: rec, Speed: o.replaySpd, HeartbeatInterval: o.heartbeat}
+			return o.serveGame(cmd, srv)
+		},
+	}
+	o.register(cmd, true)
+	cmd.Flags().Float64Var(&o.replaySpd, "speed", 1, "replay speed factor (2 = twice as fast)")
+	return cmd
 }
 
-var pipboyRelayFlags struct {
+// pipboyRelayOptions are the flags of pipboy relay.
+type pipboyRelayOptions struct {
+	pipboyServeOptions
 	game      string
 	record    string
 	recordMax byteSize
@@ -419,71 +496,53 @@ func (b *byteSize) Set(s string) error {
 	return nil
 }
 
-var pipboyRelayCmd = &cobra.Command{
-	Use:   "relay --game HOST[:PORT] [--record FILE]",
-	Short: "Relay between a real app and a real game, recording the session",
-	Args:  cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if pipboyRelayFlags.game == "" {
-			return errors.New("pipboy relay: --game HOST is required")
-		}
-		log := cliLogger(cmd)
-		relay := &pipboy.Relay{Addr: pipboyServeFlags.listen, Game: pipboyRelayFlags.game, Logger: log}
-		if pipboyRelayFlags.record != "" {
-			f, err := os.Create(pipboyRelayFlags.record)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			rec, err := pipboy.NewRecorder(f, time.Now())
-			if err != nil {
-				return err
-			}
-			rec.MaxBytes = int64(pipboyRelayFlags.recordMax)
-			relay.Recorder = rec
-		}
-		ln, err := relay.Listen()
+func newPipboyRelayCmd() *cobra.Command {
+	o := &pipboyRelayOptions{recordMax: defaultRecordMax}
+	cmd := &cobra.Command{
+		Use:   "relay --game HOST[:PORT] [--record FILE]",
+		Short: "Relay between a real app and a real game, recording the session",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.register(cmd, false)
+	f := cmd.Flags()
+	f.StringVar(&o.game, "game", "", "the game's HOST[:PORT]")
+	f.StringVar(&o.record, "record", "", "record the sessions to this file")
+	f.Var(&o.recordMax, "record-max", "stop recording (and go on relaying) before the file passes this size: bytes, or with KiB/MiB/GiB; 0 for no limit")
+	return cmd
+}
+
+func (o *pipboyRelayOptions) run(cmd *cobra.Command) error {
+	if err := o.check(cmd); err != nil {
+		return err
+	}
+	if o.game == "" {
+		return errors.New("pipboy relay: --game HOST is required")
+	}
+	log := cliLogger(cmd)
+	relay := &pipboy.Relay{Addr: o.listen, Game: o.game, Logger: log}
+	if o.record != "" {
+		f, err := os.Create(o.record)
 		if err != nil {
 			return err
 		}
-		return serveWithDiscovery(cmd, log, ln, relay)
-	},
+		defer f.Close()
+		rec, err := pipboy.NewRecorder(f, time.Now())
+		if err != nil {
+			return err
+		}
+		rec.MaxBytes = int64(o.recordMax)
+		relay.Recorder = rec
+	}
+	ln, err := relay.Listen()
+	if err != nil {
+		return err
+	}
+	return o.serveWithDiscovery(cmd, log, ln, relay)
 }
 
-func init() {
-	pipboyCmd.PersistentFlags().Bool("verbose", false, "log debug events")
-
-	f := pipboyDiscoverCmd.Flags()
-	f.StringVar(&pipboyDiscoverFlags.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send the discovery request (a broadcast address or one host)")
-	f.DurationVar(&pipboyDiscoverFlags.wait, "wait", 2*time.Second, "how long to collect answers")
-
-	f = pipboyConnectCmd.Flags()
-	f.StringVar(&pipboyDiscoverFlags.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send discovery when no HOST is given")
-	f.DurationVar(&pipboyDiscoverFlags.wait, "wait", 2*time.Second, "how long to wait for discovery answers")
-	f.StringVar(&pipboyConnectFlags.path, "path", "", "print only this value, e.g. $.PlayerInfo")
-	f.BoolVar(&pipboyConnectFlags.watch, "watch", false, "keep printing the value whenever it changes")
-	f.StringVar(&pipboyConnectFlags.mapFile, "map", "", "request one local map frame and write it to this PNG file")
-
-	for _, c := range []*cobra.Command{pipboyServeCmd, pipboyReplayCmd, pipboyRelayCmd} {
-		f = c.Flags()
-		f.StringVar(&pipboyServeFlags.listen, "listen", fmt.Sprintf(":%d", pipboy.StreamPort), "TCP address apps connect to")
-		f.StringVar(&pipboyServeFlags.discovery, "discovery", fmt.Sprintf(":%d", pipboy.DiscoveryPort), `UDP address to answer discovery on ("" to disable)`)
-		f.StringVar(&pipboyServeFlags.machine, "machine-type", "PC", "MachineType to answer discovery with (PC or PS4)")
-	}
-	for _, c := range []*cobra.Command{pipboyServeCmd, pipboyReplayCmd} {
-		c.Flags().DurationVar(&pipboyServeFlags.heartbeat, "heartbeat", pipboy.DefaultHeartbeatInterval, "heartbeat interval")
-	}
-	pipboyServeCmd.Flags().StringVar(&pipboyServeFlags.from, "from", "", "stream, payload, recording or JSON tree to serve")
-	pipboyReplayCmd.Flags().Float64Var(&pipboyServeFlags.replaySpd, "speed", 1, "replay speed factor (2 = twice as fast)")
-	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.game, "game", "", "the game's HOST[:PORT]")
-	pipboyRelayCmd.Flags().StringVar(&pipboyRelayFlags.record, "record", "", "record the sessions to this file")
-	pipboyRelayFlags.recordMax = defaultRecordMax
-	pipboyRelayCmd.Flags().Var(&pipboyRelayFlags.recordMax, "record-max", "stop recording (and go on relaying) before the file passes this size: bytes, or with KiB/MiB/GiB; 0 for no limit")
-
-	pipboyCmd.AddCommand(pipboyDiscoverCmd, pipboyConnectCmd, pipboyServeCmd, pipboyReplayCmd, pipboyRelayCmd)
-}
-
-var pipboyDashboardFlags struct {
+// pipboyDashboardOptions are the flags of pipboy dashboard.
+type pipboyDashboardOptions struct {
 	game       string
 	listen     string
 	mapInt     time.Duration
@@ -515,78 +574,61 @@ func dashboardHosts(listen net.Addr, allow []string) []string {
 	return hosts
 }
 
-var pipboyDashboardCmd = &cobra.Command{
-	Use:   "dashboard --game HOST[:PORT]",
-	Short: "Serve a live web dashboard of a game's Pip-Boy data (name, level, inventory, map, radio)",
-	Args:  cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, args []string) error {
-		if pipboyDashboardFlags.game == "" {
-			return errors.New("pipboy dashboard: --game HOST is required")
-		}
-		ctx := cmd.Context()
-		log := cliLogger(cmd)
-		c, err := pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.WaitReady(ctx); err != nil {
-			return err
-		}
-		ln, err := net.Listen("tcp", pipboyDashboardFlags.listen)
-		if err != nil {
-			return err
-		}
-		d := dashboard.New(c, &dashboard.Options{MapInterval: pipboyDashboardFlags.mapInt, Logger: log,
-			Hosts: dashboardHosts(ln.Addr(), pipboyDashboardFlags.allowHosts),
-			Redial: func(ctx context.Context) (*pipboy.Client, error) {
-				return pipboy.Dial(ctx, pipboyDashboardFlags.game, &pipboy.ClientConfig{Logger: log})
-			}})
-		defer d.Close()
-		hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
-		fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), pipboyDashboardFlags.game)
-		errs := make(chan error, 1)
-		go func() { errs <- hs.Serve(ln) }()
-		select {
-		case <-ctx.Done():
-		case err = <-errs:
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		return err
-	},
+func newPipboyDashboardCmd() *cobra.Command {
+	o := &pipboyDashboardOptions{}
+	cmd := &cobra.Command{
+		Use:   "dashboard --game HOST[:PORT]",
+		Short: "Serve a live web dashboard of a game's Pip-Boy data (name, level, inventory, map, radio)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.game, "game", "", "the game's HOST[:PORT] (port 27000 by default)")
+	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
+	f.DurationVar(&o.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
+	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
+	return cmd
 }
 
-func init() {
-	f := pipboyDashboardCmd.Flags()
-	f.StringVar(&pipboyDashboardFlags.game, "game", "", "the game's HOST[:PORT] (port 27000 by default)")
-	f.StringVar(&pipboyDashboardFlags.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
-	f.DurationVar(&pipboyDashboardFlags.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
-	f.StringSliceVar(&pipboyDashboardFlags.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
-	pipboyCmd.AddCommand(pipboyDashboardCmd)
-
-	// Every subcommand's error names it ("pipboy connect: ..."), and its flags are
-	// checked before it runs.
-	for _, c := range pipboyCmd.Commands() {
-		name, run := "pipboy "+c.Name(), c.RunE
-		if run == nil {
-			continue
-		}
-		c.RunE = func(cmd *cobra.Command, args []string) error {
-			err := checkServeFlags(cmd)
-			if err == nil {
-				err = run(cmd, args)
-			}
-			if err != nil && !strings.HasPrefix(err.Error(), name) {
-				err = fmt.Errorf("%s: %w", name, err)
-			}
-			return err
-		}
+func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
+	if o.game == "" {
+		return errors.New("pipboy dashboard: --game HOST is required")
 	}
+	ctx := cmd.Context()
+	log := cliLogger(cmd)
+	c, err := pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	d := dashboard.New(c, &dashboard.Options{MapInterval: o.mapInt, Logger: log,
+		Hosts: dashboardHosts(ln.Addr(), o.allowHosts),
+		Redial: func(ctx context.Context) (*pipboy.Client, error) {
+			return pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
+		}})
+	defer d.Close()
+	hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), o.game)
+	errs := make(chan error, 1)
+	go func() { errs <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
 }
 
 // defaultRecordMax is relay --record-max's default: about 2,900 app connections of

@@ -17,38 +17,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// runPipboyCLI runs gamewire with args and restores the pipboy flags afterwards.
-func runPipboyCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	reset := func() {
-		rootCmd.SetArgs(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-		for _, c := range pipboyCmd.Commands() {
-			resetFlags(c.Flags())
-		}
-	}
-	defer reset()
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&out)
-	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
-	return out.String(), err
-}
-
 const pipboyStream = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
 
 func TestPipboyDecodeCLI(t *testing.T) {
-	out, err := runPipboyCLI(t, "pipboy", "decode", pipboyStream, "--path", "$.PlayerInfo.PlayerName")
+	out, err := runCLI(t, "pipboy", "decode", pipboyStream, "--path", "$.PlayerInfo.PlayerName")
 	if err != nil || strings.TrimSpace(out) != `"Gavin Sterling"` {
 		t.Fatalf("--path: %q %v", out, err)
 	}
-	out, err = runPipboyCLI(t, "pipboy", "decode", pipboyStream, "--events")
+	out, err = runCLI(t, "pipboy", "decode", pipboyStream, "--events")
 	if err != nil || !strings.Contains(out, "game->app DataUpdate 365968 bytes, 12554 values") || strings.Count(out, "Heartbeat") != 4 {
 		t.Fatalf("--events: %q %v", out, err)
 	}
-	out, err = runPipboyCLI(t, "pipboy", "decode", "../../testdata/pipboy/fo4-1.1.30-dump-payload.bin", "--json")
+	out, err = runCLI(t, "pipboy", "decode", "../../testdata/pipboy/fo4-1.1.30-dump-payload.bin", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +43,7 @@ func TestPipboyDecodeCLI(t *testing.T) {
 	}
 	cut := filepath.Join(t.TempDir(), "cut.bin")
 	os.WriteFile(cut, b[:1000], 0o644)
-	if _, err := runPipboyCLI(t, "pipboy", "decode", cut); err == nil || !strings.Contains(err.Error(), "(stream)") || !strings.Contains(err.Error(), "DataUpdate content at offset 45: truncated") {
+	if _, err := runCLI(t, "pipboy", "decode", cut); err == nil || !strings.Contains(err.Error(), "(stream)") || !strings.Contains(err.Error(), "DataUpdate content at offset 45: truncated") {
 		t.Fatalf("cut stream: %v", err)
 	}
 }
@@ -72,10 +52,7 @@ func TestPipboyDecodeCLI(t *testing.T) {
 // `pipboy serve --discovery` does: discovery answers for it, an app gets the
 // greeting, and ending the command's context stops both without an error.
 func TestPipboyServeWithDiscovery(t *testing.T) {
-	saved := pipboyServeFlags
-	defer func() { pipboyServeFlags = saved }()
-	pipboyServeFlags.discovery = "127.0.0.1:0"
-	pipboyServeFlags.machine = "PS4"
+	o := &pipboyServeOptions{discovery: "127.0.0.1:0", machine: "PS4"}
 
 	srv := pipboy.NewServer(nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +66,7 @@ func TestPipboyServeWithDiscovery(t *testing.T) {
 	cmd := &cobra.Command{}
 	cmd.SetContext(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serveWithDiscovery(cmd, log, ln, srv) }()
+	go func() { done <- o.serveWithDiscovery(cmd, log, ln, srv) }()
 
 	// The responder's port is only in the log line.
 	var discoveryAddr string
@@ -170,7 +147,7 @@ func TestPipboyFlagsRefused(t *testing.T) {
 		{[]string{"pipboy", "replay", "/nonexistent/rec.bin"}, "pipboy replay: open /nonexistent/rec.bin"},
 		{[]string{"pipboy", "dashboard"}, "pipboy dashboard: --game HOST is required"},
 	} {
-		_, err := runPipboyCLI(t, tc.args...)
+		_, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%v: %v, want an error saying %q", tc.args[1:], err, tc.says)
 		}
@@ -191,7 +168,7 @@ func TestPipboyDiscoverNoAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	_, err = runPipboyCLI(t, "pipboy", "discover", "--broadcast", silent.LocalAddr().String(), "--wait", "200ms")
+	_, err = runCLI(t, "pipboy", "discover", "--broadcast", silent.LocalAddr().String(), "--wait", "200ms")
 	if err == nil || !strings.Contains(err.Error(), "pipboy discover: no game answered discovery on "+silent.LocalAddr().String()) {
 		t.Fatalf("discover with no answer: %v", err)
 	}
@@ -225,7 +202,7 @@ func TestPipboyDecodeCutRecording(t *testing.T) {
 	whole := file.Bytes()
 	full := filepath.Join(t.TempDir(), "full.rec")
 	os.WriteFile(full, whole, 0o600)
-	out, err := runPipboyCLI(t, "pipboy", "decode", "--events", full)
+	out, err := runCLI(t, "pipboy", "decode", "--events", full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +212,7 @@ func TestPipboyDecodeCutRecording(t *testing.T) {
 	}
 	cut := filepath.Join(t.TempDir(), "cut.rec")
 	os.WriteFile(cut, whole[:len(whole)-3], 0o600)
-	out, err = runPipboyCLI(t, "pipboy", "decode", "--events", cut)
+	out, err = runCLI(t, "pipboy", "decode", "--events", cut)
 	if err == nil || !strings.Contains(err.Error(), "pipboy decode") || !strings.Contains(err.Error(), "truncated") {
 		t.Fatalf("cut recording: %v", err)
 	}

@@ -23,12 +23,14 @@ import (
 	"github.com/gamewire/gamewire/prudp/metrics"
 )
 
-// serveCmd is `gamewire serve`: a NEX game server (authentication and secure
+// newServeCmd is `gamewire serve`: a NEX game server (authentication and secure
 // servers over PRUDP) by default, or the PRUDP echo diagnostic with --echo.
-var serveCmd = &cobra.Command{
-	Use:   "serve",
-	Short: "Run a NEX game server (authentication + secure), or a PRUDP echo server with --echo",
-	Long: `serve runs a NEX game server: an authentication server that grants Kerberos
+func newServeCmd() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a NEX game server (authentication + secure), or a PRUDP echo server with --echo",
+		Long: `serve runs a NEX game server: an authentication server that grants Kerberos
 tickets and a secure server that accepts them, both speaking RMC over PRUDP
 (docs/nex.md). With no flags: authentication on 127.0.0.1:60000, secure on
 127.0.0.1:60001, NEX V1, the default access key, and an account store created in
@@ -48,14 +50,27 @@ unreliably (for interop tests and benchmarks).
                  (gamewire keygen hyperscape --out DIR writes the key pair)
 
 Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
-	Args: cobra.NoArgs,
-	RunE: runServe,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
+	f.BoolVar(&o.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
+	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
+	o.maxBuffer = defaultMaxBuffer()
+	f.Var(&o.maxBuffer, "max-buffer", "memory budget for received data held for connections (reorder buffers, unfinished messages): bytes, or with KiB/MiB/GiB; default 1/16 of the machine's memory, 64 MiB to 1 GiB (docs/security.md)")
+	f.IntVar(&o.maxConns, "max-conns", 50000, "most connections a server holds; further CONNECTs get no answer")
+	f.StringVar(&o.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
+	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
+	o.lite.hook(cmd, o)
+	o.nex.register(cmd)
+	return cmd
 }
 
-var serveFlags serveOptions
-
 // serveOptions are serve's flags: the shared connection settings plus the
-// server's own.
+// server's own, those of PRUDP Lite (serve_lite.go) and of the NEX servers
+// (serve_nex.go).
 type serveOptions struct {
 	prudpFlags
 	listen    string
@@ -63,6 +78,8 @@ type serveOptions struct {
 	metrics   string
 	maxBuffer byteSize
 	maxConns  int
+	lite      serveLiteOptions
+	nex       serveNEXOptions
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told
@@ -159,38 +176,24 @@ func (f *prudpFlags) config() (prudp.Config, error) {
 	return cfg, nil
 }
 
-func init() {
-	serveFlags.register(serveCmd)
-	f := serveCmd.Flags()
-	f.StringVar(&serveFlags.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
-	f.BoolVar(&serveFlags.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
-	f.StringVar(&serveFlags.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
-	serveFlags.maxBuffer = defaultMaxBuffer()
-	f.Var(&serveFlags.maxBuffer, "max-buffer", "memory budget for received data held for connections (reorder buffers, unfinished messages): bytes, or with KiB/MiB/GiB; default 1/16 of the machine's memory, 64 MiB to 1 GiB (docs/security.md)")
-	f.IntVar(&serveFlags.maxConns, "max-conns", 50000, "most connections a server holds; further CONNECTs get no answer")
-	f.StringVar(&serveFlags.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
-	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
-	rootCmd.AddCommand(serveCmd)
-}
-
-func runServe(cmd *cobra.Command, args []string) error {
-	cfg, err := serveFlags.config()
+func (o *serveOptions) run(cmd *cobra.Command) error {
+	cfg, err := o.config()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if cfg.Dialect == prudp.Hyperscape && cfg.CertKey == nil {
 		return fmt.Errorf("serve: --dialect hyperscape needs --cert-key (gamewire keygen hyperscape --out DIR writes one)")
 	}
-	if !serveFlags.echo {
+	if !o.echo {
 		if cfg.Dialect == prudp.Hyperscape {
 			// As login refuses it: the secure server is entered with a Kerberos
 			// ticket, Hyperscape keys connections by ECDH (docs/prudp-hyperscape.md).
 			return fmt.Errorf("serve: --dialect hyperscape runs the echo diagnostic only (add --echo): its connections are keyed by ECDH, not by a Kerberos ticket, so the NEX servers do not apply")
 		}
-		return runServeNEX(cmd, cfg, nil, "")
+		return o.runNEX(cmd, cfg, nil, "")
 	}
-	srv := &prudp.Server{Addr: serveFlags.listen, Config: cfg, Handler: prudp.EchoHandler}
-	ua, err := net.ResolveUDPAddr("udp", serveFlags.listen)
+	srv := &prudp.Server{Addr: o.listen, Config: cfg, Handler: prudp.EchoHandler}
+	ua, err := net.ResolveUDPAddr("udp", o.listen)
 	if err != nil {
 		return fmt.Errorf("serve: --listen: %w", err)
 	}
@@ -198,8 +201,8 @@ func runServe(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if serveFlags.metrics != "" {
-		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
+	if o.metrics != "" {
+		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
 		if err != nil {
 			pc.Close()
 			return err

@@ -22,7 +22,7 @@ func TestServeLimitFlags(t *testing.T) {
 		{[]string{"--max-buffer", "lots"}, `invalid argument "lots" for "--max-buffer"`},
 		{[]string{"--max-conns", "-1"}, "--max-conns -1: must be positive"},
 	} {
-		err := runLiteCLI(t, context.Background(), &syncWriter{}, append([]string{"serve", "--echo", "--listen", "127.0.0.1:1"}, tc.args...)...)
+		err := runCLIContext(t, context.Background(), &syncWriter{}, append([]string{"serve", "--echo", "--listen", "127.0.0.1:1"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
 		}
@@ -38,7 +38,7 @@ func TestServeLimitFlags(t *testing.T) {
 	out := &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--echo", "--listen", udpAddr, "--max-conns", "1", "--max-buffer", "1MiB")
+		done <- runCLIContext(t, ctx, out, "serve", "--echo", "--listen", udpAddr, "--max-conns", "1", "--max-buffer", "1MiB")
 	}()
 	defer func() {
 		cancel()

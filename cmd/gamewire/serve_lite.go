@@ -17,18 +17,21 @@ import (
 
 // `gamewire serve --dialect nex-lite --echo`: PRUDP Lite over WebSocket and raw
 // TCP (TLS with --tls-cert/--tls-key) on one TCP port, echoing on virtual ports
-// 1 (authentication) and 2 (secure). It hooks into serve.go's command so that
-// serve keeps one set of flags.
+// 1 (authentication) and 2 (secure). It hooks into the command newServeCmd
+// builds so that serve keeps one set of flags.
 
-var serveLiteFlags struct {
+// serveLiteOptions are serve's flags for PRUDP Lite.
+type serveLiteOptions struct {
 	tlsCert, tlsKey string
 }
 
-func init() {
-	f := serveCmd.Flags()
-	f.StringVar(&serveLiteFlags.tlsCert, "tls-cert", "", "nex-lite: TLS certificate file (PEM): serve wss:// and tls://")
-	f.StringVar(&serveLiteFlags.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
-	serveCmd.Long += `
+// hook adds serve's Lite flags and help to cmd, and makes its run serve Lite
+// when --dialect is nex-lite; o is serve's options, of which l is part.
+func (l *serveLiteOptions) hook(cmd *cobra.Command, o *serveOptions) {
+	f := cmd.Flags()
+	f.StringVar(&l.tlsCert, "tls-cert", "", "nex-lite: TLS certificate file (PEM): serve wss:// and tls://")
+	f.StringVar(&l.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
+	cmd.Long += `
 
 With --dialect nex-lite (Switch games) the servers speak PRUDP Lite on one TCP port
 instead: WebSocket connections (subprotocol NEX, path /) and raw Lite streams alike,
@@ -39,20 +42,20 @@ ports run the echo diagnostic.
 
   gamewire serve --dialect nex-lite --listen 127.0.0.1:4430 [--tls-cert F --tls-key F]
                  [--access-key K] [--echo] [--metrics 127.0.0.1:9100]`
-	next := serveCmd.RunE
-	serveCmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if serveFlags.effectiveDialect() != prudp.NEXLite.String() {
-			if serveLiteFlags.tlsCert != "" || serveLiteFlags.tlsKey != "" {
+	next := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.effectiveDialect() != prudp.NEXLite.String() {
+			if l.tlsCert != "" || l.tlsKey != "" {
 				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite")
 			}
 			return next(cmd, args)
 		}
-		return runServeLite(cmd)
+		return o.runLite(cmd)
 	}
 }
 
-func runServeLite(cmd *cobra.Command) error {
-	cfg, err := serveFlags.config()
+func (o *serveOptions) runLite(cmd *cobra.Command) error {
+	cfg, err := o.config()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -64,21 +67,21 @@ func runServeLite(cmd *cobra.Command) error {
 	lcfg := &lite.Config{Logger: cfg.Logger}
 	scheme, raw := "ws", "tcp"
 	switch {
-	case serveLiteFlags.tlsCert != "" && serveLiteFlags.tlsKey != "":
-		if lcfg.TLS, err = lite.LoadTLS(serveLiteFlags.tlsCert, serveLiteFlags.tlsKey); err != nil {
+	case o.lite.tlsCert != "" && o.lite.tlsKey != "":
+		if lcfg.TLS, err = lite.LoadTLS(o.lite.tlsCert, o.lite.tlsKey); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		scheme, raw = "wss", "tls"
-	case serveLiteFlags.tlsCert != "" || serveLiteFlags.tlsKey != "":
+	case o.lite.tlsCert != "" || o.lite.tlsKey != "":
 		return errors.New("serve: --tls-cert and --tls-key go together")
 	}
-	l, err := lite.Listen(serveFlags.listen, lcfg)
+	l, err := lite.Listen(o.listen, lcfg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer l.Close()
-	if !serveFlags.echo {
-		return runServeNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, l.Addr(), raw))
+	if !o.echo {
+		return o.runNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, l.Addr(), raw))
 	}
 	servers := make([]*prudp.Server, 2)
 	for i := range servers {
@@ -86,8 +89,8 @@ func runServeLite(cmd *cobra.Command) error {
 		c.Port = uint8(i + 1)
 		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
 	}
-	if serveFlags.metrics != "" {
-		stop, err := serveMetrics(cmd, serveFlags.metrics, map[string]prometheus.Collector{
+	if o.metrics != "" {
+		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{
 			"lite": metrics.Lite(l), "echo-port1": metrics.Server(servers[0]), "echo-port2": metrics.Server(servers[1]),
 		})
 		if err != nil {

@@ -27,7 +27,7 @@ func TestServeMetricsCLI(t *testing.T) {
 	out := &syncWriter{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runLiteCLI(t, ctx, out, "serve", "--echo", "--listen", udpAddr, "--metrics", metricsAddr)
+		done <- runCLIContext(t, ctx, out, "serve", "--echo", "--listen", udpAddr, "--metrics", metricsAddr)
 	}()
 	defer func() {
 		cancel()

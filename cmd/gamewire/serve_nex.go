@@ -22,8 +22,8 @@ import (
 	"github.com/gamewire/gamewire/prudp/metrics"
 )
 
-// serveNEXFlags are serve's NEX server flags (the default service).
-var serveNEXFlags struct {
+// serveNEXOptions are serve's NEX server flags (the default service).
+type serveNEXOptions struct {
 	secureListen string
 	data         string
 	store        string
@@ -35,18 +35,19 @@ var serveNEXFlags struct {
 	heartbeat    time.Duration
 }
 
-func init() {
-	f := serveCmd.Flags()
-	f.StringVar(&serveNEXFlags.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
-	f.StringVar(&serveNEXFlags.store, "store", "", "keep accounts, nodes, matchmaking, rankings and DataStore metadata in this PostgreSQL database (postgres://...) instead of SQLite in --data; DataStore bodies stay in --data")
-	f.StringVar(&serveNEXFlags.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
-	f.StringVar(&serveNEXFlags.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
-	f.StringVar(&serveNEXFlags.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
-	f.StringVar(&serveNEXFlags.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
-	f.StringVar(&serveNEXFlags.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
-	f.StringVar(&serveNEXFlags.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
-	f.DurationVar(&serveNEXFlags.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
-	serveCmd.Long += `
+// register adds serve's NEX server flags and their help to cmd.
+func (n *serveNEXOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&n.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
+	f.StringVar(&n.store, "store", "", "keep accounts, nodes, matchmaking, rankings and DataStore metadata in this PostgreSQL database (postgres://...) instead of SQLite in --data; DataStore bodies stay in --data")
+	f.StringVar(&n.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
+	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
+	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	f.StringVar(&n.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
+	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
+	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
+	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
+	cmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
 account store's database. DataStore bodies travel over HTTP: serve runs that endpoint
@@ -62,20 +63,20 @@ station url and load there every --heartbeat and withdraws when it stops. Nodes 
 several machines share one PostgreSQL database: --store postgres://...`
 }
 
-// runServeNEX runs the NEX authentication and secure servers (docs/nex.md): on
+// runNEX runs the NEX authentication and secure servers (docs/nex.md): on
 // two UDP ports, or, when l is not nil, on virtual ports 1 and 2 of a PRUDP Lite
 // listener as Switch servers do (8-byte PIDs, the Switch key derivation, the secure
 // server advertised at the authentication server's address). where names l's URL.
-func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where string) error {
-	role, err := nex.ParseRole(serveNEXFlags.role)
+func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where string) error {
+	role, err := nex.ParseRole(o.nex.role)
 	if err != nil {
 		return fmt.Errorf("serve: --role: %w", err)
 	}
 	if role != nex.RoleAll && l != nil {
 		return fmt.Errorf("serve: --role %s: PRUDP Lite carries both servers on one listener; run --role all", role)
 	}
-	if serveNEXFlags.heartbeat <= 0 {
-		return fmt.Errorf("serve: --heartbeat %v: must be positive", serveNEXFlags.heartbeat)
+	if o.nex.heartbeat <= 0 {
+		return fmt.Errorf("serve: --heartbeat %v: must be positive", o.nex.heartbeat)
 	}
 	if role == nex.RoleAll {
 		// Two PRUDP servers (authentication, secure) share the process's
@@ -84,19 +85,19 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	// Accounts, nodes, matchmaking, rankings and DataStore metadata live in one
 	// database: SQLite in --data, or PostgreSQL with --store (docs/deploy.md).
-	store, err := openBackend(cmd.Context(), serveNEXFlags.data, serveNEXFlags.store)
+	store, err := openBackend(cmd.Context(), o.nex.data, o.nex.store)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
 	created := store.Created
-	srv := &nex.Server{Addr: serveFlags.listen, SecureAddr: serveNEXFlags.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: serveNEXFlags.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: serveNEXFlags.nodeID, HeartbeatInterval: serveNEXFlags.heartbeat}
+	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
+		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
 	if role != nex.RoleAuth {
 		var stopDS func()
-		if dsURL, stopDS, err = serveNEXServices(cmd, srv, store, cfg); err != nil {
+		if dsURL, stopDS, err = o.serveNEXServices(cmd, srv, store, cfg); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
 		defer stopDS()
@@ -152,13 +153,13 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 				cfg.Dialect, authPC.LocalAddr(), store.Where, cfg.AccessKey, note)
 		case nex.RoleSecure:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: secure server on %s (role secure: registered in %s every %v), access key %q%s\n",
-				cfg.Dialect, securePC.LocalAddr(), store.Where, serveNEXFlags.heartbeat, cfg.AccessKey, note)
+				cfg.Dialect, securePC.LocalAddr(), store.Where, o.nex.heartbeat, cfg.AccessKey, note)
 		default:
 			fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s, secure server on %s, access key %q, accounts in %s%s\n",
 				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Where, note)
 		}
 	}
-	if g := gameLine(serveFlags.game); g != "" {
+	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
 	if role != nex.RoleAuth {
@@ -167,7 +168,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
-	if serveFlags.metrics != "" {
+	if o.metrics != "" {
 		if err := waitServing(srv); err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -177,7 +178,7 @@ func runServeNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.Listener, where s
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
 		}
-		stop, err := serveMetrics(cmd, serveFlags.metrics, collectors)
+		stop, err := serveMetrics(cmd, o.metrics, collectors)
 		if err != nil {
 			srv.Close()
 			<-done
@@ -226,14 +227,14 @@ func waitServing(srv *nex.Server) error {
 // serveNEXServices gives srv the Ranking and DataStore services on store and
 // starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
 // and a function that stops it.
-func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
-	nexVersion := gameNEXVersion(serveFlags.game)
+func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
+	nexVersion := gameNEXVersion(o.game)
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
-	addr := serveNEXFlags.dsListen
+	addr := o.nex.dsListen
 	if addr == "" {
-		host, port, err := net.SplitHostPort(serveFlags.listen)
+		host, port, err := net.SplitHostPort(o.listen)
 		if err != nil {
-			return "", nil, fmt.Errorf("--listen %q: %w", serveFlags.listen, err)
+			return "", nil, fmt.Errorf("--listen %q: %w", o.listen, err)
 		}
 		p, _ := strconv.Atoi(port)
 		if p != 0 {
@@ -245,7 +246,7 @@ func serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg p
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint: %w", err)
 	}
-	url := serveNEXFlags.dsURL
+	url := o.nex.dsURL
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}

@@ -63,15 +63,15 @@ func TestServePostgres(t *testing.T) {
 	var cmd *cobra.Command
 	var cout *bytes.Buffer
 
-	nexRankingUpload = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
+	upload := nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, score: 4321,
 		order: "desc", update: "best", groups: "1,2", param: 9}
 	cmd, cout = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingUpload, true); err != nil {
+	if err := runNEXRanking(cmd, &upload, true); err != nil {
 		t.Fatalf("upload: %v\n%s", err, cout)
 	}
-	nexRankingGet = nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "global", length: 10, groupIndex: 255}
+	get := nexRankingOptions{loginOptions: guestLogin(), server: addr, category: 5, mode: "global", length: 10, groupIndex: 255}
 	cmd, cout = clientCmd()
-	if err := runNEXRanking(cmd, &nexRankingGet, false); err != nil {
+	if err := runNEXRanking(cmd, &get, false); err != nil {
 		t.Fatalf("get: %v\n%s", err, cout)
 	}
 	if !strings.Contains(cout.String(), "1 entries in all") || !strings.Contains(cout.String(), "score 4321") {
@@ -82,14 +82,14 @@ func TestServePostgres(t *testing.T) {
 	if err := os.WriteFile(file, []byte("a level body"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nexDataStorePut = nexDataStoreOptions{loginOptions: guestLogin(), server: addr, tags: []string{"x"}, permission: "everyone", period: 90}
+	put := nexDataStoreOptions{loginOptions: guestLogin(), server: addr, tags: []string{"x"}, permission: "everyone", period: 90}
 	cmd, cout = clientCmd()
-	if err := runNEXDataStorePut(cmd, file); err != nil {
+	if err := runNEXDataStorePut(cmd, &put, file); err != nil {
 		t.Fatalf("put: %v\n%s", err, cout)
 	}
-	nexDataStoreGet = nexDataStoreOptions{loginOptions: guestLogin(), server: addr}
+	dsGet := nexDataStoreOptions{loginOptions: guestLogin(), server: addr}
 	cmd, cout = clientCmd()
-	if err := runNEXDataStoreGet(cmd, "1"); err != nil || !strings.Contains(cout.String(), "a level body") {
+	if err := runNEXDataStoreGet(cmd, &dsGet, "1"); err != nil || !strings.Contains(cout.String(), "a level body") {
 		t.Fatalf("datastore get: %v\n%s", err, cout)
 	}
 	stop()
