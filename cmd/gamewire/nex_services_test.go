@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/spf13/cobra"
 )
 
@@ -152,6 +153,18 @@ func TestGamePresetCLI(t *testing.T) {
 	cmd, cout := clientCmd()
 	if err := runNEXRanking(cmd, &upload, true); err != nil {
 		t.Fatalf("upload with --game: %v\n%s", err, cout)
+	}
+	// NAT Traversal's GetRelaySignatureKey names the game's server id.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, err := o.login(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := (&nattraversal.Client{RMC: sess.RMC}).GetRelaySignatureKey(ctx)
+	sess.Close(ctx)
+	if err != nil || k.GameServerID != 0x10162B00 {
+		t.Fatalf("GetRelaySignatureKey with --game Splatoon: %+v, %v", k, err)
 	}
 	// The default key (Terraria's) is refused by a Splatoon server.
 	upload.game = ""

@@ -15,6 +15,7 @@ import (
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -229,6 +230,9 @@ func waitServing(srv *nex.Server) error {
 // and a function that stops it.
 func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
 	nexVersion := gameNEXVersion(o.game)
+	if g, err := games.Find(o.game); o.game != "" && err == nil {
+		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
+	}
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := o.nex.dsListen
 	if addr == "" {
