@@ -24,6 +24,7 @@ func runAccountsCLI(t *testing.T, stdin string, args ...string) (string, error) 
 }
 
 func TestAccountsCLI(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	out, err := runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--password", "hunter2")
 	if err != nil || !strings.Contains(out, `added account PID 1000 name "1000"`) || !strings.Contains(out, "created account store") {
@@ -67,6 +68,7 @@ func TestAccountsCLI(t *testing.T) {
 // refuses them) reach the terminal escaped and the column stays narrow: no ESC byte,
 // no 65,534-column padding.
 func TestAccountsListEscapes(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	if _, err := runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--name", "plain", "--password", "pw"); err != nil {
 		t.Fatal(err)
@@ -117,6 +119,7 @@ func TestAccountsListEscapes(t *testing.T) {
 // TestAccountsReadingCreatesNothing: list and passwd with a mistyped --data fail
 // with a clear error and leave no directory behind.
 func TestAccountsReadingCreatesNothing(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	typo := filepath.Join(base, "typo", "dir")
 	for _, args := range [][]string{

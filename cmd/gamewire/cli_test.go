@@ -139,6 +139,7 @@ func TestServeAcceptsPIDAsUser(t *testing.T) {
 // TestLoginPasswordMissing: login without --password says so instead of
 // trying an empty password (which reads as "wrong password").
 func TestLoginPasswordMissing(t *testing.T) {
+	t.Parallel()
 	_, err := runCLI(t, "login", "127.0.0.1:9", "--user", "guest")
 	if err == nil || !strings.Contains(err.Error(), "--password is missing") {
 		t.Errorf("login without --password: %v", err)
@@ -148,6 +149,7 @@ func TestLoginPasswordMissing(t *testing.T) {
 // TestConnectProbeFlagsRefused: --size below the 8-byte sequence number and a
 // negative --count are refused before dialling, over UDP and Lite alike.
 func TestConnectProbeFlagsRefused(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -220,6 +222,7 @@ func TestHandshakeTimeoutExplained(t *testing.T) {
 
 // TestHelpMatchesBehaviour: what the help offers is what the commands do.
 func TestHelpMatchesBehaviour(t *testing.T) {
+	t.Parallel()
 	// login refuses Hyperscape, so its help does not offer it.
 	loginCmd, serveCmd := findCmd(t, "login"), findCmd(t, "serve")
 	loginHelp := loginCmd.Long + loginCmd.Flags().Lookup("dialect").Usage

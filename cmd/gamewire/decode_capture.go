@@ -26,6 +26,7 @@ type captureOptions struct {
 	noProgress     bool
 }
 
+// register adds the capture flags to decode's flag set f.
 func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&c.keys, "keys", "", "keys file for captures (access keys, Kerberos keys, session keys, Pia keys; see docs/dissector.md)")
 	f.BoolVar(&c.stats, "stats", false, "after the records, print per-flow statistics (dialect, packets, messages, retransmissions, bytes, handshake, RTT)")

@@ -23,6 +23,7 @@ const v0Capture = "../../dissect/testdata/captures/tcpdump-nex-v0.pcap"
 
 // TestDecodeRefusesFlagsOfTheOtherInput: flags that would be ignored are errors.
 func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out.pcapng")
 	for _, tc := range []struct {
 		args []string
@@ -52,6 +53,7 @@ func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
 
 // TestDecodeNotACaptureHasNoStats: --stats prints no empty table before the error.
 func TestDecodeNotACaptureHasNoStats(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(p, []byte("not a capture at all"), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,6 +70,7 @@ func TestDecodeNotACaptureHasNoStats(t *testing.T) {
 // TestDecodeCorruptFirstRecordOffset: the error names the record header's offset (24),
 // not how far the reader had buffered.
 func TestDecodeCorruptFirstRecordOffset(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 24+16, 100_000)
 	binary.LittleEndian.PutUint32(b[0:], 0xa1b2c3d4)
 	binary.LittleEndian.PutUint16(b[4:], 2)
@@ -89,6 +92,7 @@ func TestDecodeCorruptFirstRecordOffset(t *testing.T) {
 // TestDecodeUnrecognisedHint: a capture whose every flow is "unknown" (no access key,
 // or a wrong one) ends with a hint on standard error; a right key needs none.
 func TestDecodeUnrecognisedHint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key, want string
 	}{
@@ -112,6 +116,7 @@ func TestDecodeUnrecognisedHint(t *testing.T) {
 
 // TestDecodeHelpNamesEveryDialect: decode --help lists every --dialect name --hex accepts.
 func TestDecodeHelpNamesEveryDialect(t *testing.T) {
+	t.Parallel()
 	stdout, _, err := runDecodeCLI(t, "decode", "--help")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 const cliVectorHex = "32ab98648900000001ab358028000504100d649b1ec312c65bc4bc05c88237c05acc7a796988059a6f997bede1c55e308972518adcbd59256ebdf3d5f6aa69c780284c11"
 
 func TestDecodePiaJSON(t *testing.T) {
+	t.Parallel()
 	out, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "5.27", "--pia-network", "ldn",
 		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054c", "--pia-network-id", "0x19EC1D90", "--src-mac", "48:f1:eb:20:9b:22", "--format", "json")
 	if err != nil {
@@ -41,6 +42,7 @@ func TestDecodePiaJSON(t *testing.T) {
 }
 
 func TestDecodePiaWrongKey(t *testing.T) {
+	t.Parallel()
 	out, err := runCLI(t, "decode", "--hex", cliVectorHex, "--pia-version", "auto", "--pia-network", "ldn",
 		"--pia-key", "1cd8384ae3cc5198402f8d5291eb054d", "--pia-network-id", "434904464", "--src-mac", "48f1eb209b22", "--format", "json")
 	if err == nil || !strings.Contains(err.Error(), "authentication failed") {
@@ -52,6 +54,7 @@ func TestDecodePiaWrongKey(t *testing.T) {
 }
 
 func TestPiaKeyHelpers(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -72,6 +75,7 @@ func TestPiaKeyHelpers(t *testing.T) {
 }
 
 func TestPiaFlagParsers(t *testing.T) {
+	t.Parallel()
 	if v, err := piaParseNumber("010"); err != nil || v != 10 {
 		t.Errorf("010 -> %d %v, want decimal 10", v, err)
 	}
@@ -95,6 +99,7 @@ func TestPiaFlagParsers(t *testing.T) {
 // first shows its header, that message, the footer, the error with its offset and
 // the undecoded rest, marked partial; the command fails.
 func TestDecodePiaPartial(t *testing.T) {
+	t.Parallel()
 	c, err := pia.NewCodec(pia.Config{Version: pia.Version{Major: 5, Minor: 27}, NonceParams: pia.NonceParams{Network: pia.NetworkLAN}})
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +134,7 @@ func TestDecodePiaPartial(t *testing.T) {
 // TestPiaDocumentedKeyHelpers runs the key helpers as docs/cli.md writes them
 // (issue 13.5): --network ldn6 and ldn5, and game-key --seed with a game's table.
 func TestPiaDocumentedKeyHelpers(t *testing.T) {
+	t.Parallel()
 	const gameKey, ssid = "9900bd0cdcfa65639918bd0fc7fa6577", "00112233445566778899aabbccddeeff"
 	ldn, err := runCLI(t, "pia", "session-key", "--network", "ldn", "--game-key", gameKey, "--ssid", ssid)
 	if err != nil {
@@ -165,6 +171,7 @@ func TestPiaDocumentedKeyHelpers(t *testing.T) {
 // TestPiaUnknownSubcommand: a mistyped pia subcommand is an error naming it (with
 // a suggestion), not a complaint about the flags that follow it (issue 13.5).
 func TestPiaUnknownSubcommand(t *testing.T) {
+	t.Parallel()
 	_, err := runCLI(t, "pia", "sned", "127.0.0.1:1", "--count", "3")
 	if err == nil {
 		t.Fatal("pia sned accepted")
@@ -187,6 +194,7 @@ func TestPiaUnknownSubcommand(t *testing.T) {
 // flags under the same names (issue 15.3); listen's and send's former names are
 // aliases of them.
 func TestPiaSessionFlagsShared(t *testing.T) {
+	t.Parallel()
 	decodeCmd, piaListenCmd, piaSendCmd := findCmd(t, "decode"), findCmd(t, "pia", "listen"), findCmd(t, "pia", "send")
 	for _, cmd := range []*cobra.Command{decodeCmd, piaListenCmd, piaSendCmd} {
 		for _, n := range piaSessionFlagNames {

@@ -23,6 +23,7 @@ type decodePRUDPOptions struct {
 	decrypt  bool
 }
 
+// register adds the PRUDP --hex flags to decode's flag set f.
 func (p *decodePRUDPOptions) register(f *pflag.FlagSet) {
 	f.IntVar(&p.checksum, "checksum", 0, "Quazal checksum size for --hex: 1 or 4 (default: whichever verifies)")
 	f.StringVar(&p.rc4Key, "rc4-key", "", `RC4 key for DATA payloads, fresh state per packet (text, or "hex:..." for bytes); adds plain_hex`)

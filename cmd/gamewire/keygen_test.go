@@ -12,6 +12,7 @@ import (
 // password-derived keys (testdata/prudp/vectors.json) and refuses an unknown
 // platform.
 func TestKeygenKerberosCLI(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../testdata/prudp/vectors.json")
 	if err != nil {
 		t.Fatal(err)

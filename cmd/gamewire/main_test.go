@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/spf13/cobra"
 )
 
@@ -86,6 +90,7 @@ func findCmd(t *testing.T, path ...string) *cobra.Command {
 // with an error naming it and the group, instead of printing its help and
 // exiting 0; a group with no arguments still prints its help and exits 0.
 func TestUnknownSubcommandRefused(t *testing.T) {
+	t.Parallel()
 	var groups []*cobra.Command
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -136,6 +141,7 @@ func TestUnknownSubcommandRefused(t *testing.T) {
 // TestVersion: `gamewire version` and `gamewire --version` print the module
 // version, VCS revision and Go version from the build information.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	info := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/gamewire/gamewire", Version: "v1.2.3"},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "4083ac7db19c24361192dcb4bf857e60b9538a97"},
 			{Key: "vcs.time", Value: "2026-11-24T13:29:24Z"}, {Key: "vcs.modified", Value: "false"}}}
@@ -166,4 +172,42 @@ func TestVersion(t *testing.T) {
 			t.Errorf("gamewire %s: exit %d, stdout %q, stderr %q; want %q", args[0], code, stdout, stderr, want)
 		}
 	}
+}
+
+// TestRunsShareNoState: every run builds its own command tree, so a flag given
+// to one run is not seen by the next (neither its value nor that it was given)
+// and runs going on at the same time do not mix their flags (the race detector
+// watches this test too).
+func TestRunsShareNoState(t *testing.T) {
+	t.Parallel()
+	want := func(pid uint64, password string, sw bool) string {
+		k := kerberos.DeriveKey(password, pid)
+		if sw {
+			k = kerberos.DeriveKeySwitch(password, pid)
+		}
+		return hex.EncodeToString(k[:]) + "\n"
+	}
+	if out, err := runCLI(t, "keygen", "kerberos", "--pid", "1000", "--password", "x", "--platform", "switch"); err != nil || out != want(1000, "x", true) {
+		t.Fatalf("first run: %q %v", out, err)
+	}
+	if out, err := runCLI(t, "keygen", "kerberos", "--pid", "1000", "--password", "x"); err != nil || out != want(1000, "x", false) {
+		t.Errorf("--platform of the run before leaked: %q %v", out, err)
+	}
+	if _, err := runCLI(t, "keygen", "kerberos"); err == nil || !strings.Contains(err.Error(), "--pid and --password are required") {
+		t.Errorf("--pid and --password of the runs before leaked: %v", err)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			pid, password, sw := uint64(1000+i), fmt.Sprint("pw", i), i%2 == 0
+			args := []string{"keygen", "kerberos", "--pid", fmt.Sprint(pid), "--password", password}
+			if sw {
+				args = append(args, "--platform", "switch")
+			}
+			if out, err := runCLI(t, args...); err != nil || out != want(pid, password, sw) {
+				t.Errorf("concurrent run %d: %q %v, want %q", i, out, err, want(pid, password, sw))
+			}
+		})
+	}
+	wg.Wait()
 }

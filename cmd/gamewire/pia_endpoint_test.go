@@ -403,6 +403,7 @@ func TestPiaSendMulticastBroadcast(t *testing.T) {
 // TestPiaEndpointBadFlags: bad flags are refused before any socket opens, with
 // an error naming the flag.
 func TestPiaEndpointBadFlags(t *testing.T) {
+	t.Parallel()
 	ok := []string{"--version", "5.27", "--network", "lan", "--session-key", "000102030405060708090a0b0c0d0e0f"}
 	with := func(extra ...string) []string { return append(append([]string{}, ok...), extra...) }
 	tests := []struct {
@@ -474,6 +475,7 @@ func reserveUDPAddr(t *testing.T) (string, func()) {
 // TestPiaErrorsReadOnce: errors name their command once (no "pia listen: pia
 // listen:") and the counters never print a Go map (issue 13.5).
 func TestPiaErrorsReadOnce(t *testing.T) {
+	t.Parallel()
 	doubled := func(msg string) bool {
 		parts := strings.Split(msg, ": ")
 		for i := 1; i < len(parts); i++ {

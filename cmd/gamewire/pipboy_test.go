@@ -20,6 +20,7 @@ import (
 const pipboyStream = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
 
 func TestPipboyDecodeCLI(t *testing.T) {
+	t.Parallel()
 	out, err := runCLI(t, "pipboy", "decode", pipboyStream, "--path", "$.PlayerInfo.PlayerName")
 	if err != nil || strings.TrimSpace(out) != `"Gavin Sterling"` {
 		t.Fatalf("--path: %q %v", out, err)
@@ -130,6 +131,7 @@ func (s *syncBuffer) String() string {
 // TestPipboyFlagsRefused: values the emulator, responder or replay cannot use are
 // refused before anything listens, with the subcommand and the flag in the error.
 func TestPipboyFlagsRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		says string
@@ -163,6 +165,7 @@ func TestPipboyFlagsRefused(t *testing.T) {
 // TestPipboyDiscoverNoAnswer: discover exits non-zero when no game answered (a
 // silent UDP socket on 127.0.0.1 stands for the network).
 func TestPipboyDiscoverNoAnswer(t *testing.T) {
+	t.Parallel()
 	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,7 @@ func TestPipboyDiscoverNoAnswer(t *testing.T) {
 // before the cut (as decode does for a cut stream or capture), then fails naming the
 // offset of the cut record.
 func TestPipboyDecodeCutRecording(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(pipboyStream)
 	if err != nil {
 		t.Fatal(err)

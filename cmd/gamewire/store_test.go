@@ -120,6 +120,7 @@ func TestServePostgres(t *testing.T) {
 }
 
 func TestServeStoreRefusesOtherSchemes(t *testing.T) {
+	t.Parallel()
 	if _, err := openBackend(context.Background(), t.TempDir(), "mysql://x"); err == nil || !strings.Contains(err.Error(), "postgres://") {
 		t.Fatalf("--store mysql://x: %v", err)
 	}
