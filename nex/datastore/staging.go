@@ -130,13 +130,21 @@ func (k *call) claimStaged(p Presigner, id uint64, ver uint32) (Upload, BlobInfo
 	return u, b, nil
 }
 
-// deleteStaged deletes the staged bodies under prefix.
+// deleteStaged deletes the staged bodies under prefix, a page at a time
+// (at most maxStaged pages: what is left then is for a lifecycle rule).
 func (s *Server) deleteStaged(ctx context.Context, p Presigner, prefix string) {
-	list, err := p.List(ctx, prefix, maxStaged)
-	if err != nil {
-		return
-	}
-	for _, b := range list {
-		_ = p.Delete(ctx, b.Key)
+	for range maxStaged {
+		list, err := p.List(ctx, prefix, maxStaged)
+		if err != nil || len(list) == 0 {
+			return
+		}
+		for _, b := range list {
+			if err := p.Delete(ctx, b.Key); err != nil {
+				return
+			}
+		}
+		if len(list) < maxStaged {
+			return
+		}
 	}
 }
