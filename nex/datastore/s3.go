@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,11 +98,11 @@ func ParseS3Config(spec string, getenv func(string) string) (S3Config, error) {
 		getenv = os.Getenv
 	}
 	fail := func(format string, a ...any) (S3Config, error) {
-		return S3Config{}, fmt.Errorf("datastore: S3 storage %q: "+format, append([]any{redactSpec(spec)}, a...)...)
+		return S3Config{}, fmt.Errorf("datastore: S3 storage: "+format, a...)
 	}
 	u, err := url.Parse(spec)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%s", redact(err.Error()))
 	}
 	if u.Scheme != "s3" {
 		return fail("want s3://BUCKET?endpoint=..., not scheme %q", u.Scheme)
@@ -131,8 +132,8 @@ func ParseS3Config(spec string, getenv func(string) string) (S3Config, error) {
 			return "", false, nil
 		}
 		e, err := url.Parse(v)
-		if err != nil || (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" || (e.Path != "" && e.Path != "/") || e.RawQuery != "" {
-			return "", false, fmt.Errorf("%s %q: want http://HOST[:PORT] or https://HOST[:PORT]", name, v)
+		if err != nil || (e.Scheme != "http" && e.Scheme != "https") || e.Host == "" || e.User != nil || (e.Path != "" && e.Path != "/") || e.RawQuery != "" {
+			return "", false, fmt.Errorf("%s %q: want http://HOST[:PORT] or https://HOST[:PORT]", name, redact(v))
 		}
 		return e.Host, e.Scheme == "https", nil
 	}
@@ -167,14 +168,10 @@ func ParseS3Config(spec string, getenv func(string) string) (S3Config, error) {
 	return c, nil
 }
 
-// redactSpec drops a userinfo part from a spec for error messages.
-func redactSpec(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.User != nil {
-		u.User = url.User("REDACTED")
-		return u.String()
-	}
-	return spec
-}
+// userinfo matches the USER:PASSWORD@ of a URL, which error messages leave out.
+var userinfo = regexp.MustCompile(`//[^/?#]*@`)
+
+func redact(s string) string { return userinfo.ReplaceAllString(s, "//REDACTED@") }
 
 // OpenBlobs opens where DataStore bodies are kept: the directory
 // dataDir (DirBlobs) when spec is empty, an S3 bucket (S3Blobs, see

@@ -390,14 +390,16 @@ func TestParseS3Config(t *testing.T) {
 		{"s3://?endpoint=http://x", env, datastore.S3Config{}, "no bucket"},
 		{"s3://b?endpoint=x:9000", env, datastore.S3Config{}, "want http://"},
 		{"s3://b?endpoint=http://x/path", env, datastore.S3Config{}, "want http://"},
+		{"s3://b?endpoint=http://ak:sk@x", env, datastore.S3Config{}, "want http://"},
 		{"s3://b?path-style=maybe&endpoint=http://x", env, datastore.S3Config{}, "path-style"},
 		{"s3://b?public-endpoint=http://x", env, datastore.S3Config{}, "needs endpoint"},
 		{"s3://b?endpoitn=http://x", env, datastore.S3Config{}, "unknown parameter"},
 		{"s3://b/../x?endpoint=http://x", env, datastore.S3Config{}, "has .."},
+		{"s3://ak:s k@b", env, datastore.S3Config{}, "REDACTED"},
 	} {
 		got, err := datastore.ParseS3Config(tc.spec, func(k string) string { return tc.env[k] })
 		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), ":sk@") {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "sk@") || strings.Contains(err.Error(), "s k@") {
 				t.Errorf("%s: %v, want %q", tc.spec, err, tc.err)
 			}
 			continue
