@@ -148,12 +148,12 @@ func TestS3Upload(t *testing.T) {
 func TestS3Expiry(t *testing.T) {
 	ctx := context.Background()
 	f := newS3Fixture(t, t.TempDir())
-	f.srv.UploadTTL, f.srv.DownloadTTL = time.Second, time.Second
 	c := f.client(1001)
 	id, err := c.Put(ctx, post("kept", datastore.PermissionEveryone), []byte("body"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.srv.UploadTTL, f.srv.DownloadTTL = time.Second, time.Second
 	g, err := c.PrepareGetObject(ctx, datastore.PrepareGetParam{DataID: id, PersistenceTarget: noSlot})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +164,7 @@ func TestS3Expiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.srv.UploadTTL, f.srv.DownloadTTL = 0, 0
 	// A presigned GET's expiry counts from its X-Amz-Date, in whole seconds.
 	time.Sleep(2100 * time.Millisecond)
 	if err := c.Upload(ctx, info.URL, info.FormFields, []byte("1234")); err == nil || !strings.Contains(err.Error(), "xpired") {
