@@ -4,7 +4,9 @@
 // slots, whose bodies move over HTTP. The server hands out expiring upload
 // URLs with form fields and signed download URLs, and serves them itself
 // (HTTPHandler); metadata lives in a Store (accounts.Store's DataStore on
-// SQLite), bodies in Blobs (DirBlobs: a directory).
+// SQLite), bodies in Blobs (DirBlobs: a directory). With Blobs on object
+// storage (a Presigner: S3Blobs) the URLs are the bucket's presigned POST
+// policies and GETs instead, and bodies never pass through the server.
 //
 // Methods not in the table of docs/nex.md (notifications, rating logs,
 // perpetuation, the batched posting variants) answer Core::NotImplemented.
@@ -87,10 +89,12 @@ const (
 type Server struct {
 	// Store keeps the metadata; required.
 	Store Store
-	// Blobs keeps the bodies; required (DirBlobs for a directory).
+	// Blobs keeps the bodies; required (DirBlobs for a directory, S3Blobs
+	// for a bucket; OpenBlobs picks one).
 	Blobs Blobs
 	// BaseURL is where HTTPHandler is reachable by clients
-	// ("http://127.0.0.1:60002"); required.
+	// ("http://127.0.0.1:60002"); required unless Blobs is a Presigner,
+	// whose clients upload and download at the bucket.
 	BaseURL string
 	// UploadTTL and DownloadTTL are how long handed-out URLs work; default
 	// DefaultURLTTL.
@@ -121,13 +125,24 @@ func (s *Server) init() error {
 			s.initErr = errors.New("datastore: Server.Store is required")
 		case s.Blobs == nil:
 			s.initErr = errors.New("datastore: Server.Blobs is required")
-		case s.BaseURL == "":
-			s.initErr = errors.New("datastore: Server.BaseURL is required")
+		case s.BaseURL == "" && !isPresigner(s.Blobs):
+			s.initErr = errors.New("datastore: Server.BaseURL is required (bodies in a directory are served by HTTPHandler)")
 		default:
 			_, s.initErr = rand.Read(s.secret[:])
 		}
 	})
 	return s.initErr
+}
+
+func isPresigner(b Blobs) bool {
+	_, ok := b.(Presigner)
+	return ok
+}
+
+// presigner returns Blobs as a Presigner, if it is one.
+func (s *Server) presigner() (Presigner, bool) {
+	p, ok := s.Blobs.(Presigner)
+	return p, ok
 }
 
 func (s *Server) now() time.Time {
@@ -385,10 +400,14 @@ func (k *call) newObject(p PreparePostParam, pending bool) (Object, error) {
 
 // deleteBodies deletes the bodies of a deleted object: its current version
 // and one uploaded for an update that never completed (older versions went
-// when their successor completed).
+// when their successor completed); on object storage also the uploads
+// still staged for it.
 func (s *Server) deleteBodies(ctx context.Context, o Object) {
 	_ = s.Blobs.Delete(ctx, blobKey(o.DataID, o.Version))
 	_ = s.Blobs.Delete(ctx, blobKey(o.DataID, o.Version+1))
+	if p, ok := s.presigner(); ok {
+		s.deleteStaged(ctx, p, stagingPrefix(o.DataID))
+	}
 }
 
 func (k *call) preparePost(v1 bool) error {
@@ -411,14 +430,23 @@ func (k *call) preparePost(v1 bool) error {
 	return nil
 }
 
-// handOutUpload records an upload and describes it to the client.
+// handOutUpload records an upload and describes it to the client: the
+// server's own upload URL, or on object storage a presigned POST to the
+// upload's staging key.
 func (k *call) handOutUpload(id uint64, ver, size uint32) (ReqPostInfo, error) {
 	u := Upload{Token: randomToken(), DataID: id, Version: ver, Size: size, Expires: k.now.Add(k.s.uploadTTL())}
+	info := ReqPostInfo{DataID: id, URL: k.s.uploadURL(u.Token), FormFields: []KeyValue{{"key", blobKey(id, ver)}, {"token", u.Token}}}
+	if p, ok := k.s.presigner(); ok {
+		url, fields, err := p.PresignPost(k.ctx, stagingKey(id, ver, u.Token), int64(size), k.s.uploadTTL())
+		if err != nil {
+			return ReqPostInfo{}, err
+		}
+		info.URL, info.FormFields = url, fields
+	}
 	if err := k.s.Store.AddUpload(k.ctx, u); err != nil {
 		return ReqPostInfo{}, err
 	}
-	return ReqPostInfo{DataID: id, URL: k.s.uploadURL(u.Token),
-		FormFields: []KeyValue{{"key", blobKey(id, ver)}, {"token", u.Token}}}, nil
+	return info, nil
 }
 
 func (k *call) postMetaBinary() error {
@@ -462,16 +490,33 @@ func (k *call) completePost(id uint64, success, whole bool) error {
 		k.s.deleteBodies(k.ctx, o)
 		return nil
 	}
-	if _, err := k.s.Store.FinishedUpload(k.ctx, id, 1); errors.Is(err, ErrNotFound) {
+	p, staging := k.s.presigner()
+	var staged BlobInfo
+	if staging {
+		if _, staged, err = k.claimStaged(p, id, 1); err != nil {
+			return err
+		}
+	} else if _, err := k.s.Store.FinishedUpload(k.ctx, id, 1); errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("%w: object %d: its body was never uploaded", types.DataStoreOperationNotAllowed, id)
 	} else if err != nil {
 		return err
 	}
 	_, err = k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		if !o.Pending {
+			return fmt.Errorf("%w: object %d is complete already", types.DataStoreOperationNotAllowed, id)
+		}
+		if staging {
+			if err := p.Copy(k.ctx, staged.Key, blobKey(id, 1)); err != nil {
+				return err
+			}
+		}
 		o.Pending, o.Version, o.Updated = false, 1, k.now
 		o.Expire = expiry(k.now, o.Period)
 		return nil
 	})
+	if err == nil && staging {
+		_ = p.Delete(k.ctx, staged.Key)
+	}
 	return err
 }
 
@@ -556,6 +601,10 @@ func (k *call) prepareGet(v1 bool) error {
 	if o.Size == 0 || o.Version == 0 {
 		return fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
 	}
+	url, err := k.s.bodyURL(k.ctx, o.DataID, o.Version)
+	if err != nil {
+		return err
+	}
 	if _, err := k.s.Store.Update(k.ctx, o.DataID, func(o *Object) error {
 		o.ReferredCnt++
 		o.Referred = k.now
@@ -563,7 +612,7 @@ func (k *call) prepareGet(v1 bool) error {
 	}); err != nil {
 		return err
 	}
-	info := ReqGetInfo{URL: k.s.downloadURL(o.DataID, o.Version), Size: o.Size, DataID: o.DataID}
+	info := ReqGetInfo{URL: url, Size: o.Size, DataID: o.DataID}
 	info.append(&k.w, !v1 && k.v.extraData())
 	return nil
 }
@@ -924,9 +973,22 @@ func (k *call) completeUpdate() error {
 		return err
 	}
 	// The body's upload, looked up before the transaction: whoever made it
-	// knew the object's update password or owns it.
-	u, uerr := k.s.Store.FinishedUpload(k.ctx, id, ver)
-	if uerr != nil && !errors.Is(uerr, ErrNotFound) {
+	// knew the object's update password or owns it. On object storage the
+	// body waits under its staging key; success claims it.
+	p, staging := k.s.presigner()
+	var u Upload
+	var staged BlobInfo
+	var uerr error
+	switch {
+	case staging && success:
+		u, staged, uerr = k.claimStaged(p, id, ver)
+	case staging:
+		_, _, uerr = k.findStaged(p, id, ver)
+	default:
+		u, uerr = k.s.Store.FinishedUpload(k.ctx, id, ver)
+	}
+	var res types.Result
+	if uerr != nil && !errors.Is(uerr, ErrNotFound) && !(errors.As(uerr, &res) && res == types.DataStoreOperationNotAllowed) {
 		return uerr
 	}
 	var old uint32
@@ -944,7 +1006,17 @@ func (k *call) completeUpdate() error {
 			return nil
 		}
 		if uerr != nil {
-			return fmt.Errorf("%w: object %d version %d: its body was never uploaded", types.DataStoreOperationNotAllowed, id, ver)
+			if errors.Is(uerr, ErrNotFound) {
+				return fmt.Errorf("%w: object %d version %d: its body was never uploaded", types.DataStoreOperationNotAllowed, id, ver)
+			}
+			return uerr
+		}
+		// Copied inside the transaction, after the version check: of two
+		// updates to the same version only the first writes its body.
+		if staging {
+			if err := p.Copy(k.ctx, staged.Key, blobKey(id, ver)); err != nil {
+				return err
+			}
 		}
 		old = o.Version
 		o.Version, o.Size, o.Updated = ver, u.Size, k.now
@@ -956,7 +1028,15 @@ func (k *call) completeUpdate() error {
 	}
 	if !success {
 		_ = k.s.Blobs.Delete(k.ctx, blobKey(id, ver))
-	} else if old > 0 {
+		if staging {
+			k.s.deleteStaged(k.ctx, p, stagingVersionPrefix(id, ver))
+		}
+		return nil
+	}
+	if staging {
+		_ = p.Delete(k.ctx, staged.Key)
+	}
+	if old > 0 {
 		_ = k.s.Blobs.Delete(k.ctx, blobKey(id, old))
 	}
 	return nil

@@ -16,19 +16,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/s3test"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
+// fixture is a DataStore server on a SQLite store in dir, with its bodies
+// in a directory (s3 nil) or in a bucket of a real S3 server.
 type fixture struct {
-	srv   *datastore.Server
-	store *accounts.Store
-	dir   string
-	blobs string
-	mu    sync.Mutex
-	clock time.Time
+	srv    *datastore.Server
+	store  *accounts.Store
+	dir    string
+	blobs  string // the body directory, without S3
+	s3     *s3test.Server
+	bucket string
+	mu     sync.Mutex
+	clock  time.Time
 }
 
 func (f *fixture) advance(d time.Duration) {
@@ -39,12 +44,25 @@ func (f *fixture) advance(d time.Duration) {
 
 func newFixture(t testing.TB, dir string) *fixture {
 	t.Helper()
-	st, _, err := accounts.Open(context.Background(), dir)
+	return openFixture(t, &fixture{dir: dir, blobs: filepath.Join(dir, "datastore"), clock: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)})
+}
+
+// newS3Fixture keeps the bodies in a new bucket of a new S3 server.
+func newS3Fixture(t testing.TB, dir string) *fixture {
+	t.Helper()
+	s := s3test.Start(t)
+	return openFixture(t, &fixture{dir: dir, s3: s, bucket: s.NewBucket(t), clock: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)})
+}
+
+// openFixture opens f's store and starts its server.
+func openFixture(t testing.TB, f *fixture) *fixture {
+	t.Helper()
+	st, _, err := accounts.Open(context.Background(), f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{store: st, dir: dir, blobs: filepath.Join(dir, "datastore"), clock: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
-	f.srv = &datastore.Server{Store: st.DataStore(), Blobs: datastore.DirBlobs{Dir: f.blobs}, Now: func() time.Time {
+	f.store = st
+	f.srv = &datastore.Server{Store: st.DataStore(), Blobs: f.newBlobs(t), Now: func() time.Time {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.clock
@@ -53,6 +71,39 @@ func newFixture(t testing.TB, dir string) *fixture {
 	f.srv.BaseURL = ts.URL
 	t.Cleanup(func() { ts.Close(); st.Close() })
 	return f
+}
+
+// newBlobs opens f's bodies, as a CLI would: through OpenBlobs.
+func (f *fixture) newBlobs(t testing.TB) datastore.Blobs {
+	t.Helper()
+	if f.s3 == nil {
+		return datastore.DirBlobs{Dir: f.blobs}
+	}
+	c, err := datastore.ParseS3Config(f.s3.Spec(f.bucket), f.s3.Env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := datastore.NewS3Blobs(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// reopen is f after a restart: a new server on the same store and bodies.
+func (f *fixture) reopen(t testing.TB) *fixture {
+	t.Helper()
+	f.store.Close()
+	return openFixture(t, &fixture{dir: f.dir, blobs: f.blobs, s3: f.s3, bucket: f.bucket, clock: f.clock})
+}
+
+// bothBlobs runs a test with the bodies in a directory and in an S3 bucket.
+func bothBlobs(t *testing.T, test func(t *testing.T, newFixture func(testing.TB, string) *fixture)) {
+	t.Run("dir", func(t *testing.T) { test(t, newFixture) })
+	t.Run("s3", func(t *testing.T) { test(t, newS3Fixture) })
 }
 
 func (f *fixture) client(pid types.PID) *datastore.Client {
@@ -75,10 +126,23 @@ func wantResult(t *testing.T, err error, want types.Result) {
 
 var noSlot = datastore.PersistenceTarget{SlotID: datastore.NoPersistenceSlot}
 
-// bodies lists the files under the body directory (temporary files too).
-func bodies(t *testing.T, dir string) []string {
+// bodies lists the bodies f keeps: the files under the body directory
+// (temporary files too), or every key in the bucket (staged uploads too).
+func (f *fixture) bodies(t *testing.T) []string {
 	t.Helper()
 	var out []string
+	if f.s3 != nil {
+		list, err := f.srv.Blobs.(datastore.Presigner).List(context.Background(), "", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range list {
+			out = append(out, b.Key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	dir := f.blobs
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(dir, p)
@@ -90,7 +154,9 @@ func bodies(t *testing.T, dir string) []string {
 	return out
 }
 
-func TestPostGetUpdateDelete(t *testing.T) {
+func TestPostGetUpdateDelete(t *testing.T) { bothBlobs(t, testPostGetUpdateDelete) }
+
+func testPostGetUpdateDelete(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	f := newFixture(t, t.TempDir())
 	owner, other := f.client(1001), f.client(1002)
@@ -114,7 +180,7 @@ func TestPostGetUpdateDelete(t *testing.T) {
 	if mi.ReferredCnt != 1 || len(mi.Tags) != 0 || len(mi.MetaBinary) != 0 || len(mi.Ratings) != 0 {
 		t.Fatalf("meta without options after one get: %+v", mi)
 	}
-	if got := bodies(t, f.blobs); !slices.Equal(got, []string{"1/1"}) {
+	if got := f.bodies(t); !slices.Equal(got, []string{"1/1"}) {
 		t.Fatalf("bodies %v", got)
 	}
 
@@ -133,7 +199,7 @@ func TestPostGetUpdateDelete(t *testing.T) {
 	if err != nil || string(body) != "v2!" || mi.Size != 3 {
 		t.Fatalf("after update: %+v %q %v", mi, body, err)
 	}
-	if got := bodies(t, f.blobs); !slices.Equal(got, []string{"1/2"}) {
+	if got := f.bodies(t); !slices.Equal(got, []string{"1/2"}) {
 		t.Fatalf("bodies after update %v", got)
 	}
 	// Someone else may not update or delete it.
@@ -154,12 +220,14 @@ func TestPostGetUpdateDelete(t *testing.T) {
 	}
 	_, _, err = owner.Get(ctx, id, 0)
 	wantResult(t, err, types.DataStoreNotFound)
-	if got := bodies(t, f.blobs); len(got) != 0 {
+	if got := f.bodies(t); len(got) != 0 {
 		t.Fatalf("bodies after delete %v", got)
 	}
 }
 
-func TestPermissions(t *testing.T) {
+func TestPermissions(t *testing.T) { bothBlobs(t, testPermissions) }
+
+func testPermissions(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	f := newFixture(t, t.TempDir())
 	owner, friend, stranger := f.client(1001), f.client(1002), f.client(1003)
@@ -253,7 +321,7 @@ func TestUploadRefusals(t *testing.T) {
 		if err := c.Upload(ctx, info.URL, tc.fields, tc.body); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Fatalf("%s: %v, want %s", tc.name, err, tc.want)
 		}
-		if got := bodies(t, f.blobs); len(got) != 0 {
+		if got := f.bodies(t); len(got) != 0 {
 			t.Fatalf("%s: half-stored %v", tc.name, got)
 		}
 	}
@@ -297,7 +365,7 @@ func TestUploadRefusals(t *testing.T) {
 	if _, err := c.Download(ctx, strings.Replace(g.URL, "signature=", "signature=00", 1), 10); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("forged download: %v", err)
 	}
-	if got := bodies(t, f.blobs); !slices.Equal(got, []string{"1/1"}) {
+	if got := f.bodies(t); !slices.Equal(got, []string{"1/1"}) {
 		t.Fatalf("bodies %v", got)
 	}
 	// Giving up deletes the pending object.
@@ -316,7 +384,9 @@ func raw(f *fixture, pid types.PID, method uint32, params func(w *types.Writer))
 	return d.Call(context.Background(), datastore.ProtocolID, method, w.B)
 }
 
-func TestChangeMetaRateSearchPeriod(t *testing.T) {
+func TestChangeMetaRateSearchPeriod(t *testing.T) { bothBlobs(t, testChangeMetaRateSearchPeriod) }
+
+func testChangeMetaRateSearchPeriod(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	f := newFixture(t, t.TempDir())
 	owner, other := f.client(1001), f.client(1002)
@@ -413,7 +483,9 @@ func TestChangeMetaRateSearchPeriod(t *testing.T) {
 	}
 }
 
-func TestPersistenceAndV1(t *testing.T) {
+func TestPersistenceAndV1(t *testing.T) { bothBlobs(t, testPersistenceAndV1) }
+
+func testPersistenceAndV1(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	f := newFixture(t, t.TempDir())
 	c := f.client(1001)
@@ -494,7 +566,9 @@ func TestPersistenceAndV1(t *testing.T) {
 	}
 }
 
-func TestBadInput(t *testing.T) {
+func TestBadInput(t *testing.T) { bothBlobs(t, testBadInput) }
+
+func testBadInput(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	f := newFixture(t, t.TempDir())
 	c := f.client(1001)
@@ -547,7 +621,9 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func TestSurvivesRestart(t *testing.T) {
+func TestSurvivesRestart(t *testing.T) { bothBlobs(t, testSurvivesRestart) }
+
+func testSurvivesRestart(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	f := newFixture(t, dir)
@@ -555,8 +631,7 @@ func TestSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.store.Close()
-	g := newFixture(t, dir)
+	g := f.reopen(t)
 	mi, body, err := g.client(1002).Get(ctx, id, 0)
 	if err != nil || string(body) != "persisted" || !slices.Equal(mi.Tags, []string{"t"}) {
 		t.Fatalf("after restart: %+v %q %v", mi, body, err)

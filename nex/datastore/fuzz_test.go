@@ -2,6 +2,7 @@ package datastore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/datastore"
@@ -53,4 +54,31 @@ func (r *recorder) Settings() types.Settings { return types.Settings{StructureHe
 func (r *recorder) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
 	r.seen = append(r.seen, recorded{method, append([]byte(nil), params...)})
 	return nil, types.CoreNotImplemented
+}
+
+// FuzzParseS3Config feeds arbitrary strings to the S3 configuration parser:
+// an error or a configuration with a bucket, a prefix without "..", an
+// endpoint of host[:port] only, never a panic.
+func FuzzParseS3Config(f *testing.F) {
+	for _, seed := range []string{
+		"s3://bodies?endpoint=http://127.0.0.1:9000&region=us-east-1&path-style=true",
+		"s3://bodies/game1/?endpoint=https://s3.example.net&public-endpoint=https://cdn.example.net:8443&path-style=false",
+		"s3://bodies?region=eu-central-1",
+		"s3://ak:sk@bodies",
+		"s3://b/../x?endpoint=http://x",
+		"s3://%zz",
+	} {
+		f.Add(seed)
+	}
+	env := func(k string) string { return "x" }
+	f.Fuzz(func(t *testing.T, spec string) {
+		c, err := datastore.ParseS3Config(spec, env)
+		if err != nil {
+			return
+		}
+		if c.Bucket == "" || strings.Contains(c.Prefix, "..") || strings.ContainsAny(c.Endpoint, "/?#") ||
+			strings.ContainsAny(c.PublicEndpoint, "/?#") || c.AccessKey != "x" || c.Region == "" {
+			t.Fatalf("%q: %+v", spec, c)
+		}
+	})
 }

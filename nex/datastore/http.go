@@ -19,7 +19,9 @@ import (
 // server hands out an upload URL with form fields (PreparePostObject,
 // PrepareUpdateObject: a multipart/form-data POST, as to an S3 bucket's
 // presigned POST, the body in the part named "file") and a download URL
-// (PrepareGetObject: a signed GET that expires). Paths:
+// (PrepareGetObject: a signed GET that expires). With Blobs on object
+// storage (a Presigner) the URLs are the bucket's own and this endpoint
+// takes no uploads (staging.go). Paths:
 //
 //	POST /upload/TOKEN           once, before the upload expires, exactly the declared size
 //	GET  /objects/ID/VERSION?expires=UNIX&signature=HEX
@@ -51,6 +53,10 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err := s.init(); err != nil {
 		s.httpError(w, r, http.StatusInternalServerError, "datastore not configured")
+		return
+	}
+	if _, ok := s.presigner(); ok {
+		s.httpError(w, r, http.StatusNotFound, "uploads go to the bucket's presigned POST URL")
 		return
 	}
 	token := r.PathValue("token")
