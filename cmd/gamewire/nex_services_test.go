@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/s3test"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/spf13/cobra"
 )
@@ -172,5 +173,50 @@ func TestGamePresetCLI(t *testing.T) {
 	cmd, _ = clientCmd()
 	if err := runNEXRanking(cmd, &upload, true); err == nil {
 		t.Fatal("login with another game's access key succeeded")
+	}
+}
+
+// TestServeDataStoreS3CLI: serve --datastore-blobs s3://... keeps DataStore
+// bodies in an S3 bucket (a real S3-compatible server, internal/s3test):
+// nex datastore put and get move the body with presigned URLs and nothing
+// lands in the data directory; a bucket that cannot be reached stops serve
+// at start with the flag named.
+func TestServeDataStoreS3CLI(t *testing.T) {
+	s3 := s3test.Start(t)
+	bucket := s3.NewBucket(t)
+	t.Setenv("GAMEWIRE_S3_ACCESS_KEY", s3.AccessKey)
+	t.Setenv("GAMEWIRE_S3_SECRET_KEY", s3.SecretKey)
+	dir := t.TempDir()
+	addr, out, _ := startServeNEX(t, dir, "--datastore-blobs", s3.Spec(bucket))
+	if !strings.Contains(out.String(), "bodies in s3://"+bucket) {
+		t.Fatalf("banner does not name the bucket:\n%s", out)
+	}
+	file := filepath.Join(t.TempDir(), "level.bin")
+	if err := os.WriteFile(file, []byte("a body in a bucket"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	put := nexDataStoreOptions{loginOptions: guestLogin(), server: addr, permission: "everyone"}
+	cmd, cout := clientCmd()
+	if err := runNEXDataStorePut(cmd, &put, file); err != nil {
+		t.Fatalf("put: %v\n%s", err, cout)
+	}
+	got := filepath.Join(t.TempDir(), "got.bin")
+	get := nexDataStoreOptions{loginOptions: guestLogin(), server: addr, out: got}
+	cmd, cout = clientCmd()
+	if err := runNEXDataStoreGet(cmd, &get, "1"); err != nil {
+		t.Fatalf("get: %v\n%s", err, cout)
+	}
+	if b, _ := os.ReadFile(got); string(b) != "a body in a bucket" {
+		t.Fatalf("got %q\n%s", b, cout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "datastore", "1")); err == nil {
+		t.Fatal("with --datastore-blobs the body was also kept in the data directory")
+	}
+
+	// A bucket that does not exist: serve refuses to start.
+	err := runCLIContext(t, context.Background(), &syncWriter{}, "serve", "--listen", freeUDPAddr(t), "--secure-listen", freeUDPAddr(t),
+		"--datastore-listen", freeTCPAddr(t), "--data", t.TempDir(), "--datastore-blobs", s3.Spec("no-such-bucket"))
+	if err == nil || !strings.Contains(err.Error(), "--datastore-blobs") {
+		t.Fatalf("serve with a missing bucket: %v", err)
 	}
 }

@@ -30,6 +30,7 @@ type serveNEXOptions struct {
 	store        string
 	dsListen     string
 	dsURL        string
+	dsBlobs      string
 	role         string
 	secureHost   string
 	nodeID       string
@@ -44,6 +45,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
 	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
 	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	f.StringVar(&n.dsBlobs, "datastore-blobs", "", "where DataStore bodies are kept: empty for the data directory's datastore/ folder, or an S3-compatible bucket s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT&region=us-east-1&path-style=true[&public-endpoint=URL clients reach] (credentials from GAMEWIRE_S3_ACCESS_KEY and GAMEWIRE_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	f.StringVar(&n.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
@@ -54,8 +56,10 @@ The secure server also serves Ranking (112) and DataStore (115), their state in 
 account store's database. DataStore bodies travel over HTTP: serve runs that endpoint
 itself (--datastore-listen, default the --listen host with port + 2; --datastore-url
 when clients reach it under another address) and keeps bodies in the data
-directory's datastore/ folder. Try them with gamewire nex ranking and gamewire nex
-datastore.
+directory's datastore/ folder, or in an S3-compatible bucket with --datastore-blobs
+(clients then upload and download with presigned URLs, straight to the bucket; what
+several secure nodes on other machines need). Try them with gamewire nex ranking and
+gamewire nex datastore.
 
 Several processes can run one game (docs/deploy.md): --role auth runs only the
 authentication server and hands each login the least-loaded live secure node
@@ -164,8 +168,12 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
 	if role != nex.RoleAuth {
+		bodies := store.Bodies
+		if o.nex.dsBlobs != "" {
+			bodies = o.nex.dsBlobs
+		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
-			dsURL, store.Bodies)
+			dsURL, bodies)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
@@ -254,8 +262,21 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	if url == "" {
 		url = "http://" + ln.Addr().String()
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion,
-		Blobs: datastore.DirBlobs{Dir: store.Bodies}}
+	blobs, err := datastore.OpenBlobs(o.nex.dsBlobs, store.Bodies)
+	if err != nil {
+		ln.Close()
+		return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
+	}
+	if c, ok := blobs.(interface{ Check(context.Context) error }); ok {
+		ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+		err := c.Check(ctx)
+		cancel()
+		if err != nil {
+			ln.Close()
+			return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
+		}
+	}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs}
 	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
