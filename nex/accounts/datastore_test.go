@@ -61,3 +61,50 @@ func TestDataStoreQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestDataStoreSchemaV1Upgrade opens a database whose datastore component is
+// at version 1 (before rating logs and notifications): the step adds the new
+// tables, the objects stay, and the new methods work on them.
+func TestDataStoreSchemaV1Upgrade(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &datastore.Object{Owner: 1000, Name: "old", Ratings: []datastore.Rating{{Slot: 0}}, PersistenceSlot: datastore.NoPersistenceSlot}
+	if _, err := s.DataStore().CreateObject(ctx, o, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE datastore_rating_logs`, `DROP TABLE datastore_notifications`,
+		`UPDATE schema_migrations SET version = 1 WHERE component = 'datastore'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, _, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersions(ctx); v["datastore"] != 2 {
+		t.Fatalf("datastore schema version %d after reopening, want 2", v["datastore"])
+	}
+	d := s.DataStore()
+	if got, err := d.Object(ctx, o.DataID); err != nil || got.Name != "old" {
+		t.Fatalf("object after the upgrade: %+v %v", got, err)
+	}
+	if err := d.Rate(ctx, 5, []datastore.RatingTarget{{DataID: o.DataID}}, func(_ int, o *datastore.Object, l *datastore.RatingLog) error {
+		l.Rated, l.Value = true, 3
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := d.RatingLog(ctx, o.DataID, 0, 5); err != nil || l.Value != 3 {
+		t.Fatalf("rating log after the upgrade: %+v %v", l, err)
+	}
+	if err := d.AddNotifications(ctx, o.DataID, []types.PID{5}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}

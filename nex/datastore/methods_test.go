@@ -422,6 +422,7 @@ func TestBatchedChangesPasswordsPosting(t *testing.T) {
 	}
 	wantResult(t, bob.PostMetaBinaryWithDataID(ctx, 5000, post("again", datastore.PermissionEveryone)), types.DataStoreOperationNotAllowed)
 	wantResult(t, bob.PostMetaBinaryWithDataID(ctx, 0, post("zero", datastore.PermissionEveryone)), types.DataStoreInvalidArgument)
+	wantResult(t, bob.PostMetaBinaryWithDataID(ctx, datastore.MaxChosenDataID+1, post("huge", datastore.PermissionEveryone)), types.DataStoreInvalidArgument)
 	if next, _ := owner.PostMetaBinary(ctx, post("next", datastore.PermissionEveryone)); next <= 5000 {
 		t.Fatalf("next data id %d after a chosen 5000", next)
 	}

@@ -313,12 +313,18 @@ func (k *call) changeMetas(v1 bool) error {
 	return nil
 }
 
+// MaxChosenDataID bounds the data ids clients may choose
+// (PostMetaBinaryWithDataId, RateObjectWithPosting): the stores move their id
+// sequence past a chosen id, and a client choosing the largest would leave
+// none for later posts.
+const MaxChosenDataID = 1 << 40
+
 // postWithDataID stores a body-less object under a data id the client
-// chose (PostMetaBinaryWithDataId): 0 is no id, a taken one
-// DataStore::OperationNotAllowed.
+// chose (PostMetaBinaryWithDataId): 0 or past MaxChosenDataID
+// DataStore::InvalidArgument, a taken one DataStore::OperationNotAllowed.
 func (k *call) postWithDataID(id uint64, p PreparePostParam) (Object, error) {
-	if id == 0 {
-		return Object{}, fmt.Errorf("%w: data id 0", types.DataStoreInvalidArgument)
+	if id == 0 || id > MaxChosenDataID {
+		return Object{}, fmt.Errorf("%w: chosen data id %d (1 to %d)", types.DataStoreInvalidArgument, id, uint64(MaxChosenDataID))
 	}
 	p.Size = 0
 	if err := k.checkPost(p, false); err != nil {
