@@ -47,7 +47,7 @@ func TestNintendoClientsDataStoreMethods(t *testing.T) {
 	// for the guest (PID 100) with notification on post, and one with a body.
 	other := &datastore.Client{C: &rmc.InMemory{Handler: ds, Peer: &rmc.Peer{PID: 200, Settings: types.Settings{StructureHeader: true}}}}
 	forGuest := datastore.PreparePostParam{Name: "for-guest", DataType: 5, Flag: datastore.DataFlagUseNotificationOnPost,
-		Permission: datastore.Permission{Permission: datastore.PermissionRecipients, RecipientIDs: []types.PID{100}},
+		Permission:        datastore.Permission{Permission: datastore.PermissionRecipients, RecipientIDs: []types.PID{100}},
 		PersistenceSlotID: datastore.NoPersistenceSlot}
 	notified, err := other.PostMetaBinary(ctx, forGuest)
 	if err != nil {
