@@ -479,7 +479,7 @@ func (d *DataStoreStore) Perpetuate(ctx context.Context, owner types.PID, slot u
 }
 
 // AddNotifications implements datastore.Store.
-func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time) error {
+func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time, keep int) error {
 	ctx, cancel := withTimeout(ctx, d.Timeout)
 	defer cancel()
 	tx, err := beginWrite(ctx, d.db)
@@ -491,6 +491,10 @@ func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipi
 		if _, err := tx.ExecContext(ctx, `INSERT INTO datastore_notifications (recipient, data_id, created) VALUES (?, ?, ?)`,
 			int64(r), int64(id), unixNano(at)); err != nil {
 			return fmt.Errorf("accounts: add notifications: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM datastore_notifications WHERE recipient = ? AND id <=
+			(SELECT id FROM datastore_notifications WHERE recipient = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`, int64(r), int64(r), keep); err != nil {
+			return fmt.Errorf("accounts: prune notifications: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -104,7 +104,7 @@ func TestDataStoreSchemaV1Upgrade(t *testing.T) {
 	if l, err := d.RatingLog(ctx, o.DataID, 0, 5); err != nil || l.Value != 3 {
 		t.Fatalf("rating log after the upgrade: %+v %v", l, err)
 	}
-	if err := d.AddNotifications(ctx, o.DataID, []types.PID{5}, time.Now()); err != nil {
+	if err := d.AddNotifications(ctx, o.DataID, []types.PID{5}, time.Now(), 10); err != nil {
 		t.Fatal(err)
 	}
 }

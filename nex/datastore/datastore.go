@@ -92,6 +92,9 @@ const (
 	MaxSearchResults     = 100
 	MaxBatch             = 100 // ids in one GetMetas, DeleteObjects, ...
 	MaxNotifications     = 100 // notifications in one GetNewArrivedNotifications
+	// MaxKeptNotifications is how many notifications a user keeps; a new one
+	// drops the oldest past it.
+	MaxKeptNotifications = 1000
 	// NumPersistenceSlots is how many persistence slots a user has (0 to
 	// 15, NumPersistenceSlot in PretendoNetwork/nex-protocols-go); the
 	// perpetuation methods refuse others.

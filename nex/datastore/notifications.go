@@ -49,7 +49,7 @@ func (k *call) notifyArrival(o Object, flag uint32) {
 	if len(to) == 0 {
 		return
 	}
-	if err := k.s.Store.AddNotifications(k.ctx, o.DataID, to, k.now); err != nil && k.s.Logger != nil {
+	if err := k.s.Store.AddNotifications(k.ctx, o.DataID, to, k.now, MaxKeptNotifications); err != nil && k.s.Logger != nil {
 		k.s.Logger.LogAttrs(k.ctx, slog.LevelWarn, "nex datastore: notifications not recorded",
 			slog.Uint64("dataId", o.DataID), slog.String("error", err.Error()))
 	}

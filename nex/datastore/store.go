@@ -65,8 +65,9 @@ type Store interface {
 	FinishedUpload(ctx context.Context, dataID uint64, version uint32) (Upload, error)
 
 	// AddNotifications records that object dataID arrived for each
-	// recipient, numbering the notifications in one ascending sequence.
-	AddNotifications(ctx context.Context, dataID uint64, recipients []types.PID, at time.Time) error
+	// recipient, numbering the notifications in one ascending sequence, and
+	// keeps each recipient's newest keep (dropping older ones).
+	AddNotifications(ctx context.Context, dataID uint64, recipients []types.PID, at time.Time, keep int) error
 	// Notifications returns recipient's notifications numbered after
 	// `after`, oldest first, at most limit.
 	Notifications(ctx context.Context, recipient types.PID, after uint64, limit int) ([]Notification, error)

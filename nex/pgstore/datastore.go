@@ -514,7 +514,7 @@ func (d *DataStoreStore) Perpetuate(ctx context.Context, owner types.PID, slot u
 }
 
 // AddNotifications implements datastore.Store.
-func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time) error {
+func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time, keep int) error {
 	if len(recipients) == 0 {
 		return nil
 	}
@@ -522,8 +522,21 @@ func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipi
 	for i, p := range recipients {
 		pids[i] = int64(p)
 	}
-	if _, err := d.s.pool.Exec(ctx, `INSERT INTO datastore_notifications (recipient, data_id, created)
+	tx, err := d.s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: add notifications: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `INSERT INTO datastore_notifications (recipient, data_id, created)
 		SELECT r, $2, $3 FROM unnest($1::bigint[]) WITH ORDINALITY AS t(r, n) ORDER BY n`, pids, int64(id), unixNano(at)); err != nil {
+		return fmt.Errorf("pgstore: add notifications: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM datastore_notifications d USING unnest($1::bigint[]) AS t(r)
+		WHERE d.recipient = t.r AND d.id <= (SELECT id FROM datastore_notifications WHERE recipient = t.r ORDER BY id DESC LIMIT 1 OFFSET $2)`,
+		pids, keep); err != nil {
+		return fmt.Errorf("pgstore: prune notifications: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("pgstore: add notifications: %w", err)
 	}
 	return nil

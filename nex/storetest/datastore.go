@@ -484,13 +484,13 @@ func DataStore(t *testing.T, open func(t *testing.T) datastore.Store) {
 		if _, err := s.LatestNotification(ctx, 5); !errors.Is(err, datastore.ErrNotFound) {
 			t.Fatalf("none yet: %v", err)
 		}
-		if err := s.AddNotifications(ctx, a, []types.PID{5, 6}, t0); err != nil {
+		if err := s.AddNotifications(ctx, a, []types.PID{5, 6}, t0, 100); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddNotifications(ctx, b, []types.PID{5}, t0.Add(time.Minute)); err != nil {
+		if err := s.AddNotifications(ctx, b, []types.PID{5}, t0.Add(time.Minute), 100); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddNotifications(ctx, b, nil, t0); err != nil {
+		if err := s.AddNotifications(ctx, b, nil, t0, 100); err != nil {
 			t.Fatal(err)
 		}
 		ns, err := s.Notifications(ctx, 5, 0, 10)
@@ -518,6 +518,21 @@ func DataStore(t *testing.T, open func(t *testing.T) datastore.Store) {
 		}
 		if ns, _ := s.Notifications(ctx, 5, 0, 10); len(ns) != 1 || ns[0].DataID != a {
 			t.Fatalf("after deleting b: %+v", ns)
+		}
+		// Each recipient keeps its newest `keep`: 6's three newest stay, 5's
+		// one is untouched by 6's pruning.
+		for range 4 {
+			if err := s.AddNotifications(ctx, a, []types.PID{6}, t0, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		six, _ := s.Notifications(ctx, 6, 0, 10)
+		latest, _ := s.LatestNotification(ctx, 6)
+		if len(six) != 3 || six[2].ID != latest.ID {
+			t.Fatalf("6 after pruning to 3: %+v", six)
+		}
+		if five, _ := s.Notifications(ctx, 5, 0, 10); len(five) != 1 {
+			t.Fatalf("5 after 6's pruning: %+v", five)
 		}
 	})
 }
