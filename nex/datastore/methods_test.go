@@ -465,3 +465,46 @@ func TestBatchedChangesPasswordsPosting(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTruncatedParametersRefused feeds every prefix of each method's client
+// encoding (the fuzz seeds) and wants DataStore::InvalidArgument: a cut
+// request never half-succeeds.
+func TestTruncatedParametersRefused(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir())
+	rec := &recorder{}
+	c := &datastore.Client{C: rec}
+	tgt := []datastore.RatingTarget{{DataID: 1, Slot: 0}}
+	c.GetNotificationURL(ctx, "u")
+	c.GetNewArrivedNotifications(ctx, 3, 10, true)
+	c.GetNewArrivedNotifications(ctx, 3, 10, false)
+	c.GetRatings(ctx, []uint64{1}, 9)
+	c.ResetRating(ctx, tgt[0], 5)
+	c.ResetRatings(ctx, []uint64{1}, true)
+	c.TouchObject(ctx, 1, 0, 0)
+	c.GetRatingWithLog(ctx, tgt[0], 0)
+	c.GetPersistenceInfos(ctx, 1000, []uint16{0})
+	c.PerpetuateObject(ctx, 2, 1, true)
+	c.UnperpetuateObject(ctx, 2, false)
+	c.PrepareGetObjectOrMetaBinary(ctx, datastore.PrepareGetParam{DataID: 1, PersistenceTarget: noSlot})
+	c.GetPasswordInfos(ctx, []uint64{1})
+	c.ChangeMetas(ctx, []uint64{1}, []datastore.ChangeMetaParam{{DataID: 1, ModifiesFlag: 1, Name: "n"}}, false, true)
+	c.ChangeMetas(ctx, []uint64{1}, []datastore.ChangeMetaParam{{DataID: 1, ModifiesFlag: 1, Name: "n"}}, true, false)
+	c.RateObjects(ctx, tgt, []datastore.RateParam{{Value: 1}}, true, true)
+	c.PostMetaBinaryWithDataID(ctx, 900, post("chosen", 0))
+	c.PostMetaBinariesWithDataID(ctx, []uint64{901}, []datastore.PreparePostParam{post("a", 0)}, false)
+	c.RateObjectWithPosting(ctx, tgt[0], datastore.RateParam{Value: 1}, post("p", 0), true)
+	c.RateObjectsWithPosting(ctx, tgt, []datastore.RateParam{{Value: 1}}, []datastore.PreparePostParam{post("p", 0)}, false, true)
+	c.GetObjectInfos(ctx, []uint64{1})
+	if len(rec.seen) != 21 {
+		t.Fatalf("%d encodings recorded", len(rec.seen))
+	}
+	for _, s := range rec.seen {
+		for n := range len(s.params) {
+			_, err := raw(f, 1001, s.method, func(w *types.Writer) { w.B = append(w.B, s.params[:n]...) })
+			if !errors.Is(err, types.DataStoreInvalidArgument) {
+				t.Fatalf("method %d, %d of %d bytes: %v", s.method, n, len(s.params), err)
+			}
+		}
+	}
+}
