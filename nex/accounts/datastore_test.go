@@ -46,13 +46,19 @@ func TestDataStoreQueryPlans(t *testing.T) {
 		return explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
 	}
 	for name, plan := range map[string]string{
-		"object":          explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
-		"slot":            explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
-		"upload":          explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
-		"finished upload": explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
-		"search by owner": search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
-		"search by type":  search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
-		"search by tag":   search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+		"object":              explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
+		"slot":                explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
+		"upload":              explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
+		"finished upload":     explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
+		"search by owner":     search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
+		"search by type":      search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
+		"search by tag":       search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+		"rating log":          explain(t, s, `SELECT value FROM datastore_rating_logs WHERE data_id = 1 AND slot = 0 AND pid = 5`),
+		"notifications":       explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 AND id > 0 ORDER BY id LIMIT 10`),
+		"latest notification": explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1`),
+		"notification prune": explain(t, s, `DELETE FROM datastore_notifications WHERE recipient = 5 AND id <=
+			(SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1 OFFSET 1000)`),
+		"notifications of an object": explain(t, s, `DELETE FROM datastore_notifications WHERE data_id = 1`),
 	} {
 		if strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN datastore") || !strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") && !strings.Contains(plan, "INTEGER PRIMARY KEY") {
 			t.Errorf("%s: not an index search:\n%s", name, plan)
