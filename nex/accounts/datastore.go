@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 // The datastore component's schema. Tags and access recipients are kept
 // twice: as JSON in the object's row (what reads return, in order) and as rows
 // of their own (what searches look up through an index).
-func init() { registerSchema("datastore", datastoreV1) }
+func init() { registerSchema("datastore", datastoreV1, datastoreV2) }
 
 const datastoreV1 = `
 CREATE TABLE datastore_objects (
@@ -74,6 +75,30 @@ CREATE TABLE datastore_uploads (
 	used    INTEGER NOT NULL
 );
 CREATE INDEX datastore_uploads_object ON datastore_uploads (data_id, version, used);
+`
+
+// datastoreV2 adds the rating logs (one row per rater and rating slot: what
+// GetRatingWithLog answers and rating locks are decided on) and the
+// notifications of new arrivals (GetNewArrivedNotifications).
+const datastoreV2 = `
+CREATE TABLE datastore_rating_logs (
+	data_id      INTEGER NOT NULL,
+	slot         INTEGER NOT NULL,
+	pid          INTEGER NOT NULL,
+	value        INTEGER NOT NULL,
+	rated_at     INTEGER NOT NULL,
+	lock_expires INTEGER NOT NULL,
+	resets       INTEGER NOT NULL,
+	PRIMARY KEY (data_id, slot, pid)
+);
+CREATE TABLE datastore_notifications (
+	id        INTEGER PRIMARY KEY AUTOINCREMENT,
+	recipient INTEGER NOT NULL,
+	data_id   INTEGER NOT NULL,
+	created   INTEGER NOT NULL
+);
+CREATE INDEX datastore_notifications_recipient ON datastore_notifications (recipient, id);
+CREATE INDEX datastore_notifications_object ON datastore_notifications (data_id);
 `
 
 // DataStoreStore is the SQLite implementation of datastore.Store, in the
@@ -180,7 +205,8 @@ func deleteObjectRows(ctx context.Context, tx *writeTx, id uint64) (int64, error
 	}
 	n, _ := res.RowsAffected()
 	for _, q := range []string{`DELETE FROM datastore_tags WHERE data_id = ?`, `DELETE FROM datastore_recipients WHERE data_id = ?`,
-		`DELETE FROM datastore_uploads WHERE data_id = ?`} {
+		`DELETE FROM datastore_uploads WHERE data_id = ?`, `DELETE FROM datastore_rating_logs WHERE data_id = ?`,
+		`DELETE FROM datastore_notifications WHERE data_id = ?`} {
 		if _, err := tx.ExecContext(ctx, q, int64(id)); err != nil {
 			return 0, err
 		}
@@ -217,7 +243,21 @@ func (d *DataStoreStore) CreateObject(ctx context.Context, o *datastore.Object, 
 		}
 	}
 	cols := strings.ReplaceAll(strings.TrimPrefix(objectColumns, "o.data_id, "), "o.", "")
-	res, err := tx.ExecContext(ctx, `INSERT INTO datastore_objects (`+cols+`) VALUES (?`+strings.Repeat(", ?", 24)+`)`, objectValues(o)...)
+	vals := objectValues(o)
+	if o.DataID != 0 {
+		// A chosen id (PostMetaBinaryWithDataId): AUTOINCREMENT moves its
+		// sequence past it, so later ids never meet it.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datastore_objects WHERE data_id = ?`, int64(o.DataID)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("accounts: create object: %w", err)
+		}
+		if n > 0 {
+			return nil, fmt.Errorf("%w: object %d", datastore.ErrExists, o.DataID)
+		}
+		cols = "data_id, " + cols
+		vals = append([]any{int64(o.DataID)}, vals...)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO datastore_objects (`+cols+`) VALUES (?`+strings.Repeat(", ?", len(vals)-1)+`)`, vals...)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: create object: %w", err)
 	}
@@ -267,6 +307,18 @@ func (d *DataStoreStore) Update(ctx context.Context, id uint64, f func(o *datast
 		return datastore.Object{}, fmt.Errorf("accounts: update object %d: %w", id, err)
 	}
 	defer tx.Rollback()
+	o, err := updateObject(ctx, tx, id, f)
+	if err != nil {
+		return o, err
+	}
+	if err := tx.Commit(); err != nil {
+		return o, fmt.Errorf("accounts: update object %d: %w", id, err)
+	}
+	return o, nil
+}
+
+// updateObject is Update inside tx.
+func updateObject(ctx context.Context, tx *writeTx, id uint64, f func(o *datastore.Object) error) (datastore.Object, error) {
 	o, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = ?`, int64(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return o, fmt.Errorf("%w: object %d", datastore.ErrNotFound, id)
@@ -294,10 +346,211 @@ func (d *DataStoreStore) Update(ctx context.Context, id uint64, f func(o *datast
 			return o, fmt.Errorf("accounts: update object %d: %w", id, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return o, fmt.Errorf("accounts: update object %d: %w", id, err)
-	}
 	return o, nil
+}
+
+// UpdateObjects implements datastore.Store.
+func (d *DataStoreStore) UpdateObjects(ctx context.Context, ids []uint64, f func(i int, o *datastore.Object) error) error {
+	targets := make([]datastore.RatingTarget, len(ids))
+	for i, id := range ids {
+		targets[i].DataID = id
+	}
+	return d.batch(ctx, 0, targets, false, func(i int, o *datastore.Object, _ *datastore.RatingLog) error { return f(i, o) })
+}
+
+// Rate implements datastore.Store.
+func (d *DataStoreStore) Rate(ctx context.Context, rater types.PID, targets []datastore.RatingTarget, f func(i int, o *datastore.Object, log *datastore.RatingLog) error) error {
+	return d.batch(ctx, rater, targets, true, f)
+}
+
+// batch updates each target's object in one transaction, with the rater's
+// rating log of its slot when withLog.
+func (d *DataStoreStore) batch(ctx context.Context, rater types.PID, targets []datastore.RatingTarget, withLog bool,
+	f func(i int, o *datastore.Object, log *datastore.RatingLog) error) error {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	tx, err := beginWrite(ctx, d.db)
+	if err != nil {
+		return fmt.Errorf("accounts: update objects: %w", err)
+	}
+	defer tx.Rollback()
+	for i, t := range targets {
+		var log datastore.RatingLog
+		if withLog {
+			log, err = scanRatingLog(tx.QueryRowContext(ctx, `SELECT value, rated_at, lock_expires, resets FROM datastore_rating_logs
+				WHERE data_id = ? AND slot = ? AND pid = ?`, int64(t.DataID), t.Slot, int64(rater)))
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("accounts: read rating log: %w", err)
+			}
+		}
+		_, err := updateObject(ctx, tx, t.DataID, func(o *datastore.Object) error { return f(i, o, &log) })
+		if err != nil {
+			return &datastore.ItemError{Index: i, Err: err}
+		}
+		if withLog && log.Rated {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO datastore_rating_logs (data_id, slot, pid, value, rated_at, lock_expires, resets)
+				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (data_id, slot, pid) DO UPDATE SET value = excluded.value,
+				rated_at = excluded.rated_at, lock_expires = excluded.lock_expires, resets = excluded.resets`,
+				int64(t.DataID), t.Slot, int64(rater), log.Value, unixNano(log.At), unixNano(log.LockExpires), log.Resets); err != nil {
+				return fmt.Errorf("accounts: write rating log: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("accounts: update objects: %w", err)
+	}
+	return nil
+}
+
+func scanRatingLog(sc interface{ Scan(...any) error }) (datastore.RatingLog, error) {
+	var l datastore.RatingLog
+	var at, lock int64
+	if err := sc.Scan(&l.Value, &at, &lock, &l.Resets); err != nil {
+		return datastore.RatingLog{}, err
+	}
+	l.Rated, l.At, l.LockExpires = true, fromUnixNano(at), fromUnixNano(lock)
+	return l, nil
+}
+
+// RatingLog implements datastore.Store.
+func (d *DataStoreStore) RatingLog(ctx context.Context, id uint64, slot int8, rater types.PID) (datastore.RatingLog, error) {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	l, err := scanRatingLog(d.db.QueryRowContext(ctx, `SELECT value, rated_at, lock_expires, resets FROM datastore_rating_logs
+		WHERE data_id = ? AND slot = ? AND pid = ?`, int64(id), slot, int64(rater)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, fmt.Errorf("%w: rating log of object %d slot %d by PID %d", datastore.ErrNotFound, id, slot, rater)
+	}
+	if err != nil {
+		return l, fmt.Errorf("accounts: read rating log: %w", err)
+	}
+	return l, nil
+}
+
+// Perpetuate implements datastore.Store.
+func (d *DataStoreStore) Perpetuate(ctx context.Context, owner types.PID, slot uint16, id uint64, deleteLast bool) ([]datastore.Object, error) {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	tx, err := beginWrite(ctx, d.db)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: perpetuate: %w", err)
+	}
+	defer tx.Rollback()
+	if id != 0 {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM datastore_objects WHERE data_id = ? AND owner = ?`, int64(id), int64(owner)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("accounts: perpetuate: %w", err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: object %d of PID %d", datastore.ErrNotFound, id, owner)
+		}
+	}
+	var deleted []datastore.Object
+	prev, err := scanObject(tx.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = ? AND o.persistence_slot = ? AND o.persistence_slot != 65535`,
+		int64(owner), slot))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if id == 0 {
+			return nil, fmt.Errorf("%w: persistence slot %d of PID %d", datastore.ErrNotFound, slot, owner)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("accounts: perpetuate: %w", err)
+	case prev.DataID == id:
+		return nil, tx.Commit() // already there
+	case deleteLast:
+		if _, err := deleteObjectRows(ctx, tx, prev.DataID); err != nil {
+			return nil, fmt.Errorf("accounts: perpetuate: replace slot: %w", err)
+		}
+		deleted = append(deleted, prev)
+	default:
+		if _, err := tx.ExecContext(ctx, `UPDATE datastore_objects SET persistence_slot = 65535 WHERE data_id = ?`, int64(prev.DataID)); err != nil {
+			return nil, fmt.Errorf("accounts: perpetuate: free slot: %w", err)
+		}
+	}
+	if id != 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE datastore_objects SET persistence_slot = ? WHERE data_id = ?`, slot, int64(id)); err != nil {
+			return nil, fmt.Errorf("accounts: perpetuate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("accounts: perpetuate: %w", err)
+	}
+	return deleted, nil
+}
+
+// AddNotifications implements datastore.Store.
+func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time, keep int) error {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	tx, err := beginWrite(ctx, d.db)
+	if err != nil {
+		return fmt.Errorf("accounts: add notifications: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range recipients {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO datastore_notifications (recipient, data_id, created) VALUES (?, ?, ?)`,
+			int64(r), int64(id), unixNano(at)); err != nil {
+			return fmt.Errorf("accounts: add notifications: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM datastore_notifications WHERE recipient = ? AND id <=
+			(SELECT id FROM datastore_notifications WHERE recipient = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`, int64(r), int64(r), keep); err != nil {
+			return fmt.Errorf("accounts: prune notifications: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("accounts: add notifications: %w", err)
+	}
+	return nil
+}
+
+func scanNotification(sc interface{ Scan(...any) error }) (datastore.Notification, error) {
+	var n datastore.Notification
+	var id, recipient, dataID, created int64
+	err := sc.Scan(&id, &recipient, &dataID, &created)
+	n.ID, n.Recipient, n.DataID, n.Created = uint64(id), types.PID(recipient), uint64(dataID), fromUnixNano(created)
+	return n, err
+}
+
+// Notifications implements datastore.Store.
+func (d *DataStoreStore) Notifications(ctx context.Context, recipient types.PID, after uint64, limit int) ([]datastore.Notification, error) {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	if after > math.MaxInt64 {
+		return nil, nil
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT id, recipient, data_id, created FROM datastore_notifications
+		WHERE recipient = ? AND id > ? ORDER BY id LIMIT ?`, int64(recipient), int64(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: read notifications: %w", err)
+	}
+	defer rows.Close()
+	var out []datastore.Notification
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, fmt.Errorf("accounts: read notifications: %w", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("accounts: read notifications: %w", err)
+	}
+	return out, nil
+}
+
+// LatestNotification implements datastore.Store.
+func (d *DataStoreStore) LatestNotification(ctx context.Context, recipient types.PID) (datastore.Notification, error) {
+	ctx, cancel := withTimeout(ctx, d.Timeout)
+	defer cancel()
+	n, err := scanNotification(d.db.QueryRowContext(ctx, `SELECT id, recipient, data_id, created FROM datastore_notifications
+		WHERE recipient = ? ORDER BY id DESC LIMIT 1`, int64(recipient)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return n, fmt.Errorf("%w: notifications of PID %d", datastore.ErrNotFound, recipient)
+	}
+	if err != nil {
+		return n, fmt.Errorf("accounts: read notifications: %w", err)
+	}
+	return n, nil
 }
 
 // DeleteObject implements datastore.Store.

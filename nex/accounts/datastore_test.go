@@ -46,18 +46,71 @@ func TestDataStoreQueryPlans(t *testing.T) {
 		return explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
 	}
 	for name, plan := range map[string]string{
-		"object":          explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
-		"slot":            explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
-		"upload":          explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
-		"finished upload": explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
-		"search by owner": search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
-		"search by type":  search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
-		"search by tag":   search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+		"object":              explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
+		"slot":                explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
+		"upload":              explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
+		"finished upload":     explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
+		"search by owner":     search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
+		"search by type":      search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
+		"search by tag":       search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+		"rating log":          explain(t, s, `SELECT value FROM datastore_rating_logs WHERE data_id = 1 AND slot = 0 AND pid = 5`),
+		"notifications":       explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 AND id > 0 ORDER BY id LIMIT 10`),
+		"latest notification": explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1`),
+		"notification prune": explain(t, s, `DELETE FROM datastore_notifications WHERE recipient = 5 AND id <=
+			(SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1 OFFSET 1000)`),
+		"notifications of an object": explain(t, s, `DELETE FROM datastore_notifications WHERE data_id = 1`),
 	} {
 		if strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN datastore") || !strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") && !strings.Contains(plan, "INTEGER PRIMARY KEY") {
 			t.Errorf("%s: not an index search:\n%s", name, plan)
 		} else {
 			t.Logf("%s:\n%s", name, plan)
 		}
+	}
+}
+
+// TestDataStoreSchemaV1Upgrade opens a database whose datastore component is
+// at version 1 (before rating logs and notifications): the step adds the new
+// tables, the objects stay, and the new methods work on them.
+func TestDataStoreSchemaV1Upgrade(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, _, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &datastore.Object{Owner: 1000, Name: "old", Ratings: []datastore.Rating{{Slot: 0}}, PersistenceSlot: datastore.NoPersistenceSlot}
+	if _, err := s.DataStore().CreateObject(ctx, o, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE datastore_rating_logs`, `DROP TABLE datastore_notifications`,
+		`UPDATE schema_migrations SET version = 1 WHERE component = 'datastore'`} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, _, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.SchemaVersions(ctx); v["datastore"] != 2 {
+		t.Fatalf("datastore schema version %d after reopening, want 2", v["datastore"])
+	}
+	d := s.DataStore()
+	if got, err := d.Object(ctx, o.DataID); err != nil || got.Name != "old" {
+		t.Fatalf("object after the upgrade: %+v %v", got, err)
+	}
+	if err := d.Rate(ctx, 5, []datastore.RatingTarget{{DataID: o.DataID}}, func(_ int, o *datastore.Object, l *datastore.RatingLog) error {
+		l.Rated, l.Value = true, 3
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := d.RatingLog(ctx, o.DataID, 0, 5); err != nil || l.Value != 3 {
+		t.Fatalf("rating log after the upgrade: %+v %v", l, err)
+	}
+	if err := d.AddNotifications(ctx, o.DataID, []types.PID{5}, time.Now(), 10); err != nil {
+		t.Fatal(err)
 	}
 }

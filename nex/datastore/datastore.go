@@ -8,8 +8,8 @@
 // storage (a Presigner: S3Blobs) the URLs are the bucket's presigned POST
 // policies and GETs instead, and bodies never pass through the server.
 //
-// Methods not in the table of docs/nex.md (notifications, rating logs,
-// perpetuation, the batched posting variants) answer Core::NotImplemented.
+// Every generic method of the page is answered (the table of docs/nex.md);
+// other method ids (the game-specific extensions) answer Core::NotImplemented.
 package datastore
 
 import (
@@ -31,43 +31,55 @@ import (
 // ProtocolID is the DataStore protocol's id.
 const ProtocolID uint16 = 115
 
-// Method ids of the DataStore protocol.
+// Method ids of the DataStore protocol ("Methods" on the page; the same ids
+// in NintendoClients' datastore.py).
 const (
-	MethodPrepareGetObjectV1     uint32 = 1
-	MethodPreparePostObjectV1    uint32 = 2
-	MethodCompletePostObjectV1   uint32 = 3
-	MethodDeleteObject           uint32 = 4
-	MethodDeleteObjects          uint32 = 5
-	MethodChangeMetaV1           uint32 = 6
-	MethodChangeMetasV1          uint32 = 7
-	MethodGetMeta                uint32 = 8
-	MethodGetMetas               uint32 = 9
-	MethodPrepareUpdateObject    uint32 = 10
-	MethodCompleteUpdateObject   uint32 = 11
-	MethodSearchObject           uint32 = 12
-	MethodRateObject             uint32 = 15
-	MethodGetRating              uint32 = 16
-	MethodGetRatings             uint32 = 17
-	MethodResetRating            uint32 = 18
-	MethodGetSpecificMetaV1      uint32 = 20
-	MethodPostMetaBinary         uint32 = 21
-	MethodTouchObject            uint32 = 22
-	MethodPreparePostObject      uint32 = 24
-	MethodPrepareGetObject       uint32 = 25
-	MethodCompletePostObject     uint32 = 26
-	MethodGetSpecificMeta        uint32 = 28
-	MethodGetPersistenceInfo     uint32 = 29
-	MethodGetPersistenceInfos    uint32 = 30
-	MethodGetPasswordInfo        uint32 = 34
-	MethodGetPasswordInfos       uint32 = 35
-	MethodGetMetasMultipleParam  uint32 = 36
-	MethodCompletePostObjects    uint32 = 37
-	MethodChangeMeta             uint32 = 38
-	MethodChangeMetas            uint32 = 39
-	MethodRateObjects            uint32 = 40
-	MethodPostMetaBinaryWithData uint32 = 41
-	MethodGetObjectInfos         uint32 = 45
-	MethodSearchObjectLight      uint32 = 46
+	MethodPrepareGetObjectV1           uint32 = 1
+	MethodPreparePostObjectV1          uint32 = 2
+	MethodCompletePostObjectV1         uint32 = 3
+	MethodDeleteObject                 uint32 = 4
+	MethodDeleteObjects                uint32 = 5
+	MethodChangeMetaV1                 uint32 = 6
+	MethodChangeMetasV1                uint32 = 7
+	MethodGetMeta                      uint32 = 8
+	MethodGetMetas                     uint32 = 9
+	MethodPrepareUpdateObject          uint32 = 10
+	MethodCompleteUpdateObject         uint32 = 11
+	MethodSearchObject                 uint32 = 12
+	MethodGetNotificationURL           uint32 = 13
+	MethodGetNewArrivedNotificationsV1 uint32 = 14
+	MethodRateObject                   uint32 = 15
+	MethodGetRating                    uint32 = 16
+	MethodGetRatings                   uint32 = 17
+	MethodResetRating                  uint32 = 18
+	MethodResetRatings                 uint32 = 19
+	MethodGetSpecificMetaV1            uint32 = 20
+	MethodPostMetaBinary               uint32 = 21
+	MethodTouchObject                  uint32 = 22
+	MethodGetRatingWithLog             uint32 = 23
+	MethodPreparePostObject            uint32 = 24
+	MethodPrepareGetObject             uint32 = 25
+	MethodCompletePostObject           uint32 = 26
+	MethodGetNewArrivedNotifications   uint32 = 27
+	MethodGetSpecificMeta              uint32 = 28
+	MethodGetPersistenceInfo           uint32 = 29
+	MethodGetPersistenceInfos          uint32 = 30
+	MethodPerpetuateObject             uint32 = 31
+	MethodUnperpetuateObject           uint32 = 32
+	MethodPrepareGetObjectOrMetaBinary uint32 = 33
+	MethodGetPasswordInfo              uint32 = 34
+	MethodGetPasswordInfos             uint32 = 35
+	MethodGetMetasMultipleParam        uint32 = 36
+	MethodCompletePostObjects          uint32 = 37
+	MethodChangeMeta                   uint32 = 38
+	MethodChangeMetas                  uint32 = 39
+	MethodRateObjects                  uint32 = 40
+	MethodPostMetaBinaryWithDataID     uint32 = 41
+	MethodPostMetaBinariesWithDataID   uint32 = 42
+	MethodRateObjectWithPosting        uint32 = 43
+	MethodRateObjectsWithPosting       uint32 = 44
+	MethodGetObjectInfos               uint32 = 45
+	MethodSearchObjectLight            uint32 = 46
 )
 
 // Defaults and limits of the Server.
@@ -81,6 +93,25 @@ const (
 	MaxNameLen           = 256
 	MaxSearchResults     = 100
 	MaxBatch             = 100 // ids in one GetMetas, DeleteObjects, ...
+	MaxNotifications     = 100 // notifications in one GetNewArrivedNotifications
+	// MaxKeptNotifications is how many notifications a user keeps; a new one
+	// drops the oldest past it.
+	MaxKeptNotifications = 1000
+	// NumPersistenceSlots is how many persistence slots a user has (0 to
+	// 15, NumPersistenceSlot in PretendoNetwork/nex-protocols-go); the
+	// perpetuation methods refuse others.
+	NumPersistenceSlots = 16
+	// NotificationURLTTL is how long a GetNotificationUrl URL works.
+	NotificationURLTTL = 7 * 24 * time.Hour
+)
+
+// Data flags of an object (DataStoreMetaInfo.flag; the page gives the field,
+// PretendoNetwork/nex-protocols-go's datastore constants the bits). Those the
+// server acts on; the others are kept and returned unread.
+const (
+	DataFlagPeriodFromLastReferred  uint32 = 0x02 // a reference restarts the period
+	DataFlagUseNotificationOnPost   uint32 = 0x08 // recipients are notified of the post
+	DataFlagUseNotificationOnUpdate uint32 = 0x10 // recipients are notified of each update
 )
 
 // Server answers the DataStore protocol and serves object bodies over HTTP.
@@ -278,6 +309,28 @@ func init() {
 		MethodGetSpecificMetaV1:    func(k *call) error { return k.specificMeta(true) },
 		MethodGetPersistenceInfo:   (*call).persistenceInfo,
 		MethodGetPasswordInfo:      (*call).passwordInfo,
+
+		MethodGetNotificationURL:           (*call).notificationURL,
+		MethodGetNewArrivedNotificationsV1: func(k *call) error { return k.newArrivedNotifications(true) },
+		MethodGetNewArrivedNotifications:   func(k *call) error { return k.newArrivedNotifications(false) },
+		MethodGetRatings:                   (*call).getRatings,
+		MethodResetRating:                  (*call).resetRating,
+		MethodResetRatings:                 (*call).resetRatings,
+		MethodGetRatingWithLog:             (*call).getRatingWithLog,
+		MethodRateObjects:                  func(k *call) error { return k.rateObjects(false) },
+		MethodRateObjectWithPosting:        (*call).rateObjectWithPosting,
+		MethodRateObjectsWithPosting:       func(k *call) error { return k.rateObjects(true) },
+		MethodTouchObject:                  (*call).touchObject,
+		MethodGetPersistenceInfos:          (*call).persistenceInfos,
+		MethodPerpetuateObject:             (*call).perpetuateObject,
+		MethodUnperpetuateObject:           (*call).unperpetuateObject,
+		MethodPrepareGetObjectOrMetaBinary: (*call).prepareGetOrMetaBinary,
+		MethodGetPasswordInfos:             (*call).passwordInfos,
+		MethodChangeMetasV1:                func(k *call) error { return k.changeMetas(true) },
+		MethodChangeMetas:                  func(k *call) error { return k.changeMetas(false) },
+		MethodPostMetaBinaryWithDataID:     (*call).postMetaBinaryWithDataID,
+		MethodPostMetaBinariesWithDataID:   (*call).postMetaBinariesWithDataID,
+		MethodGetObjectInfos:               (*call).objectInfos,
 	}
 }
 
@@ -378,7 +431,12 @@ func (k *call) checkPost(p PreparePostParam, withBody bool) error {
 
 // newObject stores the object a PreparePostParam describes.
 func (k *call) newObject(p PreparePostParam, pending bool) (Object, error) {
-	o := Object{Owner: k.me, Size: p.Size, Name: p.Name, DataType: p.DataType, MetaBinary: p.MetaBinary,
+	return k.newObjectWithID(0, p, pending)
+}
+
+// newObjectWithID is newObject under a chosen data id (0: the next one).
+func (k *call) newObjectWithID(id uint64, p PreparePostParam, pending bool) (Object, error) {
+	o := Object{DataID: id, Owner: k.me, Size: p.Size, Name: p.Name, DataType: p.DataType, MetaBinary: p.MetaBinary,
 		Permission: p.Permission, DelPermission: p.DelPermission, Flag: p.Flag, Period: p.Period,
 		ReferDataID: p.ReferDataID, Tags: p.Tags, Created: k.now, Updated: k.now, Expire: expiry(k.now, p.Period),
 		AccessPassword: randomU64(), UpdatePassword: randomU64(), Pending: pending, PersistenceSlot: p.PersistenceSlotID}
@@ -462,6 +520,7 @@ func (k *call) postMetaBinary() error {
 	if err != nil {
 		return err
 	}
+	k.notifyArrival(o, DataFlagUseNotificationOnPost)
 	k.w.U64(o.DataID)
 	return nil
 }
@@ -501,7 +560,7 @@ func (k *call) completePost(id uint64, success, whole bool) error {
 	} else if err != nil {
 		return err
 	}
-	_, err = k.s.Store.Update(k.ctx, id, func(o *Object) error {
+	o, err = k.s.Store.Update(k.ctx, id, func(o *Object) error {
 		if !o.Pending {
 			return fmt.Errorf("%w: object %d is complete already", types.DataStoreOperationNotAllowed, id)
 		}
@@ -514,10 +573,14 @@ func (k *call) completePost(id uint64, success, whole bool) error {
 		o.Expire = expiry(k.now, o.Period)
 		return nil
 	})
-	if err == nil && staging {
+	if err != nil {
+		return err
+	}
+	if staging {
 		_ = p.Delete(k.ctx, staged.Key)
 	}
-	return err
+	k.notifyArrival(o, DataFlagUseNotificationOnPost)
+	return nil
 }
 
 // live checks that an object is readable at all: completed, not expired.
@@ -598,23 +661,40 @@ func (k *call) prepareGet(v1 bool) error {
 	if err := k.canRead(o, p.AccessPassword); err != nil {
 		return err
 	}
-	if o.Size == 0 || o.Version == 0 {
+	if !hasBody(o) {
 		return fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
 	}
-	url, err := k.s.bodyURL(k.ctx, o.DataID, o.Version)
+	info, err := k.getInfo(o)
 	if err != nil {
 		return err
 	}
-	if _, err := k.s.Store.Update(k.ctx, o.DataID, func(o *Object) error {
-		o.ReferredCnt++
-		o.Referred = k.now
-		return nil
-	}); err != nil {
+	if err := k.refer(o.DataID); err != nil {
 		return err
 	}
-	info := ReqGetInfo{URL: url, Size: o.Size, DataID: o.DataID}
 	info.append(&k.w, !v1 && k.v.extraData())
 	return nil
+}
+
+func hasBody(o Object) bool { return o.Size != 0 && o.Version != 0 }
+
+// getInfo is where o's body is downloaded from.
+func (k *call) getInfo(o Object) (ReqGetInfo, error) {
+	url, err := k.s.bodyURL(k.ctx, o.DataID, o.Version)
+	return ReqGetInfo{URL: url, Size: o.Size, DataID: o.DataID}, err
+}
+
+// refer counts a reference to an object (referredCnt, referredTime); an
+// object flagged DataFlagPeriodFromLastReferred has its period restart.
+func (k *call) refer(id uint64) error {
+	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+		o.ReferredCnt++
+		o.Referred = k.now
+		if o.Flag&DataFlagPeriodFromLastReferred != 0 {
+			o.Expire = expiry(k.now, o.Period)
+		}
+		return nil
+	})
+	return err
 }
 
 // metaInfo describes o, with tags, ratings and meta binary as option asks.
@@ -823,6 +903,19 @@ func (k *call) changeMeta(v1 bool) error {
 	if err := k.done(); err != nil {
 		return err
 	}
+	if err := checkChangeMeta(p); err != nil {
+		return err
+	}
+	id, err := k.changeMetaTarget(p.DataID, p)
+	if err != nil {
+		return err
+	}
+	_, err = k.s.Store.Update(k.ctx, id, k.applyChangeMeta(p))
+	return err
+}
+
+// checkChangeMeta refuses flags the page does not give and oversized values.
+func checkChangeMeta(p ChangeMetaParam) error {
 	if p.ModifiesFlag&^modifyAll != 0 || p.Compare.ComparisonFlag&^modifyAll != 0 {
 		return fmt.Errorf("%w: modifiesFlag 0x%x, comparisonFlag 0x%x", types.DataStoreInvalidArgument, p.ModifiesFlag, p.Compare.ComparisonFlag)
 	}
@@ -838,15 +931,25 @@ func (k *call) changeMeta(v1 bool) error {
 	if len(p.MetaBinary) > MaxMetaBinary || len(p.Name) > MaxNameLen {
 		return fmt.Errorf("%w: metaBinary or name too long", types.DataStoreInvalidArgument)
 	}
-	id := p.DataID
+	return nil
+}
+
+// changeMetaTarget is the object a ChangeMeta names: its data id, or, when
+// that is 0, the object in its persistence target.
+func (k *call) changeMetaTarget(id uint64, p ChangeMetaParam) (uint64, error) {
 	if id == 0 && p.PersistenceTarget.SlotID != NoPersistenceSlot {
 		o, err := k.s.Store.ObjectInSlot(k.ctx, p.PersistenceTarget.OwnerID, p.PersistenceTarget.SlotID)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		id = o.DataID
+		return o.DataID, nil
 	}
-	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+	return id, nil
+}
+
+// applyChangeMeta is the change a ChangeMetaParam makes, for Store.Update.
+func (k *call) applyChangeMeta(p ChangeMetaParam) func(o *Object) error {
+	return func(o *Object) error {
 		if err := k.live(*o); err != nil {
 			return err
 		}
@@ -891,8 +994,7 @@ func (k *call) changeMeta(v1 bool) error {
 			o.Expire = expiry(k.now, o.Period)
 		}
 		return nil
-	})
-	return err
+	}
 }
 
 // compare checks the values a ChangeMeta expects (DataStore::ValueNotEqual).
@@ -992,7 +1094,7 @@ func (k *call) completeUpdate() error {
 		return uerr
 	}
 	var old uint32
-	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+	o, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
 		if err := k.live(*o); err != nil {
 			return err
 		}
@@ -1039,6 +1141,7 @@ func (k *call) completeUpdate() error {
 	if old > 0 {
 		_ = k.s.Blobs.Delete(k.ctx, blobKey(id, old))
 	}
+	k.notifyArrival(o, DataFlagUseNotificationOnUpdate)
 	return nil
 }
 
@@ -1049,35 +1152,28 @@ func readRatingTarget(r *types.Reader, field string) (uint64, int8) {
 	return id, slot
 }
 
+func readRateObjectParam(r *types.Reader, field string) (value int32, accessPassword uint64) {
+	m := r.EnterStructure(field)
+	value, accessPassword = r.S32("ratingValue"), r.U64("accessPassword")
+	r.LeaveStructure(m)
+	return value, accessPassword
+}
+
 func (k *call) rateObject() error {
 	id, slot := readRatingTarget(&k.r, "target")
-	m := k.r.EnterStructure("param")
-	value, pw := k.r.S32("ratingValue"), k.r.U64("accessPassword")
-	k.r.LeaveStructure(m)
+	value, pw := readRateObjectParam(&k.r, "param")
 	fetch := k.r.Bool("fetchRatings")
 	if err := k.done(); err != nil {
 		return err
 	}
 	var info RatingInfo
-	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
-		if err := k.canRead(*o, pw); err != nil {
-			return err
-		}
-		i := slices.IndexFunc(o.Ratings, func(r Rating) bool { return r.Slot == slot })
-		if i < 0 {
-			return fmt.Errorf("%w: object %d has no rating slot %d", types.DataStoreNotFound, id, slot)
-		}
-		r := &o.Ratings[i]
-		if (r.Init.RangeMin != 0 || r.Init.RangeMax != 0) && (value < r.Init.RangeMin || value > r.Init.RangeMax) {
-			return fmt.Errorf("%w: rating %d outside %d..%d", types.DataStoreInvalidArgument, value, r.Init.RangeMin, r.Init.RangeMax)
-		}
-		r.Total += int64(value)
-		r.Count++
-		info = RatingInfo{Slot: slot, TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue}
-		return nil
+	err := k.s.Store.Rate(k.ctx, k.me, []RatingTarget{{id, slot}}, func(_ int, o *Object, log *RatingLog) error {
+		var err error
+		info, err = k.rate(o, log, slot, value, pw)
+		return err
 	})
 	if err != nil {
-		return err
+		return unwrapItem(err)
 	}
 	if !fetch {
 		info = RatingInfo{}
@@ -1170,11 +1266,7 @@ func (k *call) persistenceInfo() error {
 	if err := k.canRead(o, 0); err != nil {
 		return err
 	}
-	m := k.w.BeginStructure(0)
-	k.w.PID(owner)
-	k.w.U16(slot)
-	k.w.U64(o.DataID)
-	k.w.EndStructure(m)
+	PersistenceInfo{OwnerID: owner, SlotID: slot, DataID: o.DataID}.append(&k.w)
 	return nil
 }
 
@@ -1190,10 +1282,6 @@ func (k *call) passwordInfo() error {
 	if o.Owner != k.me {
 		return fmt.Errorf("%w: the passwords of object %d are its owner's", types.DataStorePermissionDenied, id)
 	}
-	m := k.w.BeginStructure(0)
-	k.w.U64(o.DataID)
-	k.w.U64(o.AccessPassword)
-	k.w.U64(o.UpdatePassword)
-	k.w.EndStructure(m)
+	PasswordInfo{DataID: o.DataID, AccessPassword: o.AccessPassword, UpdatePassword: o.UpdatePassword}.append(&k.w)
 	return nil
 }

@@ -592,7 +592,7 @@ func testBadInput(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 		w.EndStructure(m)
 	})
 	wantResult(t, err, types.DataStoreNotFound)
-	_, err = raw(f, 1001, 13, func(w *types.Writer) {}) // GetNotificationUrl
+	_, err = raw(f, 1001, 47, func(w *types.Writer) {}) // past the page's methods (game extensions)
 	wantResult(t, err, types.CoreNotImplemented)
 	_, err = raw(f, 0, datastore.MethodGetPasswordInfo, func(w *types.Writer) { w.U64(1) })
 	wantResult(t, err, types.RendezVousNotAuthenticated)

@@ -15,6 +15,13 @@ import (
 func FuzzServeRMC(f *testing.F) {
 	fx := newFixture(f, f.TempDir())
 	ctx := context.Background()
+	// Objects for the seeds to name: 1 with a body, 2 without.
+	if _, err := fx.client(1000).Put(ctx, post("one", 0), []byte("x")); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := fx.client(1000).PostMetaBinary(ctx, post("two", 0)); err != nil {
+		f.Fatal(err)
+	}
 	// Seeds: the parameters the client encodes.
 	rec := &recorder{}
 	c := &datastore.Client{C: rec}
@@ -23,6 +30,34 @@ func FuzzServeRMC(f *testing.F) {
 	c.ChangeMeta(ctx, datastore.ChangeMetaParam{DataID: 1, ModifiesFlag: 0x3ff, Tags: []string{"x"}})
 	c.RateObject(ctx, 1, 0, 3, 0)
 	c.PrepareUpdateObject(ctx, 1, 4, 0)
+	// The methods beyond the core object API.
+	tgt := []datastore.RatingTarget{{DataID: 1, Slot: 0}, {DataID: 2, Slot: 1}}
+	rates := []datastore.RateParam{{Value: 3}, {Value: -1, AccessPassword: 7}}
+	posts := []datastore.PreparePostParam{post("a", 0), post("b", 2)}
+	change := datastore.ChangeMetaParam{DataID: 1, ModifiesFlag: 0x21, Name: "n", Tags: []string{"x"}}
+	c.PostMetaBinary(ctx, post("meta", 0))
+	c.GetNotificationURL(ctx, "http://old/")
+	c.GetNewArrivedNotifications(ctx, 3, 10, true)
+	c.GetNewArrivedNotifications(ctx, 3, 10, false)
+	c.GetRating(ctx, tgt[0], 0)
+	c.GetRatings(ctx, []uint64{1, 2}, 9)
+	c.ResetRating(ctx, tgt[0], 5)
+	c.ResetRatings(ctx, []uint64{1, 2}, true)
+	c.TouchObject(ctx, 1, 0, 0)
+	c.GetRatingWithLog(ctx, tgt[1], 0)
+	c.GetPersistenceInfos(ctx, 1000, []uint16{0, 3})
+	c.PerpetuateObject(ctx, 2, 1, true)
+	c.UnperpetuateObject(ctx, 2, false)
+	c.PrepareGetObjectOrMetaBinary(ctx, datastore.PrepareGetParam{DataID: 1, PersistenceTarget: noSlot})
+	c.GetPasswordInfos(ctx, []uint64{1, 2})
+	c.ChangeMetas(ctx, []uint64{1, 2}, []datastore.ChangeMetaParam{change, change}, false, true)
+	c.ChangeMetas(ctx, []uint64{1, 2}, []datastore.ChangeMetaParam{change, change}, true, false)
+	c.RateObjects(ctx, tgt, rates, true, true)
+	c.PostMetaBinaryWithDataID(ctx, 900, post("chosen", 0))
+	c.PostMetaBinariesWithDataID(ctx, []uint64{901, 902}, posts, false)
+	c.RateObjectWithPosting(ctx, tgt[0], rates[0], posts[0], true)
+	c.RateObjectsWithPosting(ctx, tgt, rates, posts, false, true)
+	c.GetObjectInfos(ctx, []uint64{1, 2})
 	for _, s := range rec.seen {
 		f.Add(uint8(s.method), true, s.params)
 	}

@@ -38,6 +38,7 @@ func (s *Server) HTTPHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+uploadPath+"{token}", s.serveUpload)
 	mux.HandleFunc("GET "+downloadPath+"{id}/{version}", s.serveDownload)
+	mux.HandleFunc("GET "+notificationsPath+"{pid}", s.serveNotifications) // notifications.go
 	return mux
 }
 

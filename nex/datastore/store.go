@@ -3,6 +3,7 @@ package datastore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 // backend (PostgreSQL, ...) implements the same methods. Each method is one
 // transaction.
 type Store interface {
-	// CreateObject stores o, giving it o.DataID. When o.PersistenceSlot is a
+	// CreateObject stores o, giving it o.DataID (or, when o.DataID is not 0,
+	// that id: ErrExists when an object has it). When o.PersistenceSlot is a
 	// slot, o takes it; an object that held it before is deleted when
 	// deleteLast is set (and returned, so its body can go too), and
 	// otherwise loses the slot.
@@ -26,8 +28,26 @@ type Store interface {
 	// Update reads an object, lets f change it and writes it back, in one
 	// transaction; an error from f changes nothing and is returned.
 	Update(ctx context.Context, dataID uint64, f func(o *Object) error) (Object, error)
-	// DeleteObject deletes an object with its tags, ratings, slot and
-	// uploads; ErrNotFound when there is none.
+	// UpdateObjects is Update for several objects in one transaction: f sees
+	// them in the order given (an id given twice the second time as the first
+	// left it). An error from f or a missing object (ErrNotFound) changes
+	// nothing and comes back as an *ItemError naming the item.
+	UpdateObjects(ctx context.Context, ids []uint64, f func(i int, o *Object) error) error
+	// Rate is UpdateObjects for ratings: f also gets rater's log of each
+	// target's slot (the zero RatingLog when there is none), written back
+	// when f leaves it Rated.
+	Rate(ctx context.Context, rater types.PID, targets []RatingTarget, f func(i int, o *Object, log *RatingLog) error) error
+	// RatingLog returns rater's log of an object's rating slot, or ErrNotFound.
+	RatingLog(ctx context.Context, dataID uint64, slot int8, rater types.PID) (RatingLog, error)
+	// Perpetuate puts owner's object dataID into owner's persistence slot
+	// (leaving any slot it held), or, with dataID 0, empties the slot. The
+	// object that held the slot is deleted when deleteLast is set (and
+	// returned, so its body can go too) and otherwise loses the slot.
+	// ErrNotFound: dataID is not owner's object, or with dataID 0 the slot
+	// is empty.
+	Perpetuate(ctx context.Context, owner types.PID, slot uint16, dataID uint64, deleteLast bool) (deleted []Object, err error)
+	// DeleteObject deletes an object with its tags, ratings, rating logs,
+	// slot and uploads; ErrNotFound when there is none.
 	DeleteObject(ctx context.Context, dataID uint64) error
 	// Search returns the objects q selects and, when q.CountTotal, how many
 	// there are in all.
@@ -43,11 +63,57 @@ type Store interface {
 	// FinishedUpload returns the used upload of an object's version, or
 	// ErrNotFound when its body never arrived.
 	FinishedUpload(ctx context.Context, dataID uint64, version uint32) (Upload, error)
+
+	// AddNotifications records that object dataID arrived for each
+	// recipient, numbering the notifications in one ascending sequence, and
+	// keeps each recipient's newest keep (dropping older ones).
+	AddNotifications(ctx context.Context, dataID uint64, recipients []types.PID, at time.Time, keep int) error
+	// Notifications returns recipient's notifications numbered after
+	// `after`, oldest first, at most limit.
+	Notifications(ctx context.Context, recipient types.PID, after uint64, limit int) ([]Notification, error)
+	// LatestNotification returns recipient's newest notification, or
+	// ErrNotFound.
+	LatestNotification(ctx context.Context, recipient types.PID) (Notification, error)
+}
+
+// ItemError is the failure of one item of a Store batch.
+type ItemError struct {
+	Index int // the item's position in the batch
+	Err   error
+}
+
+func (e *ItemError) Error() string { return fmt.Sprintf("item %d: %v", e.Index, e.Err) }
+func (e *ItemError) Unwrap() error { return e.Err }
+
+// RatingTarget is one object's rating slot (the DataStoreRatingTarget structure).
+type RatingTarget struct {
+	DataID uint64
+	Slot   int8
+}
+
+// RatingLog is what a Store keeps of one rater's rating of one slot: what
+// GetRatingWithLog answers and rating locks are decided on.
+type RatingLog struct {
+	Rated       bool
+	Value       int32     // the rater's last rating
+	At          time.Time // when it was given
+	LockExpires time.Time // zero: no lock, or a permanent one (see the slot's lockType)
+	Resets      uint32    // the slot's Rating.Resets it was given under; another value means reset since
+}
+
+// Notification is a DataStore notification of a new arrival: an object
+// posted for its recipient.
+type Notification struct {
+	ID        uint64
+	Recipient types.PID
+	DataID    uint64
+	Created   time.Time
 }
 
 // Errors of a Store and of Blobs.
 var (
 	ErrNotFound      = errors.New("datastore: not found")
+	ErrExists        = errors.New("datastore: data id taken")
 	ErrUploadUsed    = errors.New("datastore: upload already used")
 	ErrUploadExpired = errors.New("datastore: upload expired")
 	ErrTooLarge      = errors.New("datastore: body larger than declared")
@@ -88,6 +154,9 @@ type Rating struct {
 	Init  RatingInitParam
 	Total int64
 	Count uint32
+	// Resets counts ResetRating(s) of the slot: rating logs given under
+	// an earlier count are void.
+	Resets uint32 `json:",omitzero"`
 }
 
 // SearchQuery is what SearchObject asks a Store, already checked.

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/types"
@@ -19,7 +21,7 @@ import (
 // tags and access recipients are kept twice, as JSON in the object's row (what
 // reads return, in order) and as rows of their own (what searches look up
 // through an index). Times are Unix nanoseconds (0: none).
-func init() { registerSchema("datastore", datastoreV1) }
+func init() { registerSchema("datastore", datastoreV1, datastoreV2) }
 
 const datastoreV1 = `
 CREATE TABLE datastore_objects (
@@ -77,6 +79,30 @@ CREATE TABLE datastore_uploads (
 	used    BOOLEAN NOT NULL
 );
 CREATE INDEX datastore_uploads_object ON datastore_uploads (data_id, version, used, seq);
+`
+
+// datastoreV2 adds the rating logs (one row per rater and rating slot: what
+// GetRatingWithLog answers and rating locks are decided on) and the
+// notifications of new arrivals (GetNewArrivedNotifications).
+const datastoreV2 = `
+CREATE TABLE datastore_rating_logs (
+	data_id      BIGINT NOT NULL,
+	slot         SMALLINT NOT NULL,
+	pid          BIGINT NOT NULL,
+	value        INTEGER NOT NULL,
+	rated_at     BIGINT NOT NULL,
+	lock_expires BIGINT NOT NULL,
+	resets       BIGINT NOT NULL,
+	PRIMARY KEY (data_id, slot, pid)
+);
+CREATE TABLE datastore_notifications (
+	id        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	recipient BIGINT NOT NULL,
+	data_id   BIGINT NOT NULL,
+	created   BIGINT NOT NULL
+);
+CREATE INDEX datastore_notifications_recipient ON datastore_notifications (recipient, id);
+CREATE INDEX datastore_notifications_object ON datastore_notifications (data_id);
 `
 
 // DataStoreStore is the PostgreSQL implementation of datastore.Store.
@@ -195,7 +221,8 @@ func deleteObjectRows(ctx context.Context, tx pgx.Tx, id uint64) (int64, error) 
 		return 0, err
 	}
 	for _, q := range []string{`DELETE FROM datastore_tags WHERE data_id = $1`, `DELETE FROM datastore_recipients WHERE data_id = $1`,
-		`DELETE FROM datastore_uploads WHERE data_id = $1`} {
+		`DELETE FROM datastore_uploads WHERE data_id = $1`, `DELETE FROM datastore_rating_logs WHERE data_id = $1`,
+		`DELETE FROM datastore_notifications WHERE data_id = $1`} {
 		if _, err := tx.Exec(ctx, q, int64(id)); err != nil {
 			return 0, err
 		}
@@ -242,10 +269,30 @@ func (d *DataStoreStore) CreateObject(ctx context.Context, o *datastore.Object, 
 	for i := range ph {
 		ph[i] = fmt.Sprintf("$%d", i+1)
 	}
+	cols, vals := objectColumnNames, objectValues(o)
+	if o.DataID != 0 {
+		cols = append([]string{"data_id"}, cols...)
+		vals = append([]any{int64(o.DataID)}, vals...)
+		ph = append(ph, fmt.Sprintf("$%d", len(ph)+1))
+	}
 	var id int64
-	if err := tx.QueryRow(ctx, `INSERT INTO datastore_objects (`+strings.Join(objectColumnNames, ", ")+`) VALUES (`+strings.Join(ph, ", ")+`)
-		RETURNING data_id`, objectValues(o)...).Scan(&id); err != nil {
+	if err := tx.QueryRow(ctx, `INSERT INTO datastore_objects (`+strings.Join(cols, ", ")+`) VALUES (`+strings.Join(ph, ", ")+`)
+		RETURNING data_id`, vals...).Scan(&id); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" && o.DataID != 0 {
+			return nil, fmt.Errorf("%w: object %d", datastore.ErrExists, o.DataID)
+		}
 		return nil, fmt.Errorf("pgstore: create object: %w", err)
+	}
+	if o.DataID != 0 {
+		// A chosen id (PostMetaBinaryWithDataId): move the identity's
+		// sequence past it when it is ahead, so later ids never meet it
+		// (nextval costs one id; setval is not undone by a rollback, which
+		// only leaves a gap).
+		if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence('datastore_objects', 'data_id'), $1)
+			WHERE $1 >= nextval(pg_get_serial_sequence('datastore_objects', 'data_id'))`, id); err != nil {
+			return nil, fmt.Errorf("pgstore: create object: move id sequence: %w", err)
+		}
 	}
 	o.DataID = uint64(id)
 	if err := writeIndexRows(ctx, tx, o); err != nil {
@@ -287,6 +334,18 @@ func (d *DataStoreStore) Update(ctx context.Context, id uint64, f func(o *datast
 		return datastore.Object{}, fmt.Errorf("pgstore: update object %d: %w", id, err)
 	}
 	defer tx.Rollback(context.Background())
+	o, err := updateObject(ctx, tx, id, f)
+	if err != nil {
+		return o, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return o, fmt.Errorf("pgstore: update object %d: %w", id, err)
+	}
+	return o, nil
+}
+
+// updateObject is Update inside tx.
+func updateObject(ctx context.Context, tx pgx.Tx, id uint64, f func(o *datastore.Object) error) (datastore.Object, error) {
 	o, err := scanObject(tx.QueryRow(ctx, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = $1 FOR UPDATE`, int64(id)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return o, fmt.Errorf("%w: object %d", datastore.ErrNotFound, id)
@@ -314,10 +373,219 @@ func (d *DataStoreStore) Update(ctx context.Context, id uint64, f func(o *datast
 			return o, fmt.Errorf("pgstore: update object %d: %w", id, err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return o, fmt.Errorf("pgstore: update object %d: %w", id, err)
-	}
 	return o, nil
+}
+
+// UpdateObjects implements datastore.Store.
+func (d *DataStoreStore) UpdateObjects(ctx context.Context, ids []uint64, f func(i int, o *datastore.Object) error) error {
+	targets := make([]datastore.RatingTarget, len(ids))
+	for i, id := range ids {
+		targets[i].DataID = id
+	}
+	return d.batch(ctx, 0, targets, false, func(i int, o *datastore.Object, _ *datastore.RatingLog) error { return f(i, o) })
+}
+
+// Rate implements datastore.Store.
+func (d *DataStoreStore) Rate(ctx context.Context, rater types.PID, targets []datastore.RatingTarget, f func(i int, o *datastore.Object, log *datastore.RatingLog) error) error {
+	return d.batch(ctx, rater, targets, true, f)
+}
+
+// batch updates each target's object in one transaction, with the rater's
+// rating log of its slot when withLog. The rows are locked in data id order
+// first, so two batches naming the same objects in other orders take turns
+// instead of deadlocking.
+func (d *DataStoreStore) batch(ctx context.Context, rater types.PID, targets []datastore.RatingTarget, withLog bool,
+	f func(i int, o *datastore.Object, log *datastore.RatingLog) error) error {
+	tx, err := d.s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: update objects: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = int64(t.DataID)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM datastore_objects WHERE data_id = ANY($1) ORDER BY data_id FOR UPDATE`, ids); err != nil {
+		return fmt.Errorf("pgstore: update objects: lock: %w", err)
+	}
+	for i, t := range targets {
+		var log datastore.RatingLog
+		if withLog {
+			log, err = scanRatingLog(tx.QueryRow(ctx, `SELECT value, rated_at, lock_expires, resets FROM datastore_rating_logs
+				WHERE data_id = $1 AND slot = $2 AND pid = $3`, int64(t.DataID), int16(t.Slot), int64(rater)))
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("pgstore: read rating log: %w", err)
+			}
+		}
+		if _, err := updateObject(ctx, tx, t.DataID, func(o *datastore.Object) error { return f(i, o, &log) }); err != nil {
+			return &datastore.ItemError{Index: i, Err: err}
+		}
+		if withLog && log.Rated {
+			if _, err := tx.Exec(ctx, `INSERT INTO datastore_rating_logs (data_id, slot, pid, value, rated_at, lock_expires, resets)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (data_id, slot, pid) DO UPDATE SET value = excluded.value,
+				rated_at = excluded.rated_at, lock_expires = excluded.lock_expires, resets = excluded.resets`,
+				int64(t.DataID), int16(t.Slot), int64(rater), log.Value, unixNano(log.At), unixNano(log.LockExpires), int64(log.Resets)); err != nil {
+				return fmt.Errorf("pgstore: write rating log: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: update objects: %w", err)
+	}
+	return nil
+}
+
+func scanRatingLog(sc interface{ Scan(...any) error }) (datastore.RatingLog, error) {
+	var l datastore.RatingLog
+	var at, lock, resets int64
+	if err := sc.Scan(&l.Value, &at, &lock, &resets); err != nil {
+		return datastore.RatingLog{}, err
+	}
+	l.Rated, l.At, l.LockExpires, l.Resets = true, fromUnixNano(at), fromUnixNano(lock), uint32(resets)
+	return l, nil
+}
+
+// RatingLog implements datastore.Store.
+func (d *DataStoreStore) RatingLog(ctx context.Context, id uint64, slot int8, rater types.PID) (datastore.RatingLog, error) {
+	l, err := scanRatingLog(d.s.pool.QueryRow(ctx, `SELECT value, rated_at, lock_expires, resets FROM datastore_rating_logs
+		WHERE data_id = $1 AND slot = $2 AND pid = $3`, int64(id), int16(slot), int64(rater)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, fmt.Errorf("%w: rating log of object %d slot %d by PID %d", datastore.ErrNotFound, id, slot, rater)
+	}
+	if err != nil {
+		return l, fmt.Errorf("pgstore: read rating log: %w", err)
+	}
+	return l, nil
+}
+
+// Perpetuate implements datastore.Store; it holds the slot's advisory lock
+// as CreateObject does.
+func (d *DataStoreStore) Perpetuate(ctx context.Context, owner types.PID, slot uint16, id uint64, deleteLast bool) ([]datastore.Object, error) {
+	tx, err := d.s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: perpetuate: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`,
+		fmt.Sprintf("%d:%d", owner, slot), int64(slotLock)); err != nil {
+		return nil, fmt.Errorf("pgstore: perpetuate: lock persistence slot: %w", err)
+	}
+	if id != 0 {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM datastore_objects WHERE data_id = $1 AND owner = $2 FOR UPDATE) o`,
+			int64(id), int64(owner)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("pgstore: perpetuate: %w", err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: object %d of PID %d", datastore.ErrNotFound, id, owner)
+		}
+	}
+	var deleted []datastore.Object
+	prev, err := scanObject(tx.QueryRow(ctx, `SELECT `+objectColumns+` FROM datastore_objects o
+		WHERE o.owner = $1 AND o.persistence_slot = $2 AND o.persistence_slot <> 65535 FOR UPDATE`, int64(owner), int32(slot)))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if id == 0 {
+			return nil, fmt.Errorf("%w: persistence slot %d of PID %d", datastore.ErrNotFound, slot, owner)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("pgstore: perpetuate: %w", err)
+	case prev.DataID == id:
+		return nil, tx.Commit(ctx) // already there
+	case deleteLast:
+		if _, err := deleteObjectRows(ctx, tx, prev.DataID); err != nil {
+			return nil, fmt.Errorf("pgstore: perpetuate: replace slot: %w", err)
+		}
+		deleted = append(deleted, prev)
+	default:
+		if _, err := tx.Exec(ctx, `UPDATE datastore_objects SET persistence_slot = 65535 WHERE data_id = $1`, int64(prev.DataID)); err != nil {
+			return nil, fmt.Errorf("pgstore: perpetuate: free slot: %w", err)
+		}
+	}
+	if id != 0 {
+		if _, err := tx.Exec(ctx, `UPDATE datastore_objects SET persistence_slot = $1 WHERE data_id = $2`, int32(slot), int64(id)); err != nil {
+			return nil, fmt.Errorf("pgstore: perpetuate: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("pgstore: perpetuate: %w", err)
+	}
+	return deleted, nil
+}
+
+// AddNotifications implements datastore.Store.
+func (d *DataStoreStore) AddNotifications(ctx context.Context, id uint64, recipients []types.PID, at time.Time, keep int) error {
+	if len(recipients) == 0 {
+		return nil
+	}
+	pids := make([]int64, len(recipients))
+	for i, p := range recipients {
+		pids[i] = int64(p)
+	}
+	tx, err := d.s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: add notifications: %w", err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `INSERT INTO datastore_notifications (recipient, data_id, created)
+		SELECT r, $2, $3 FROM unnest($1::bigint[]) WITH ORDINALITY AS t(r, n) ORDER BY n`, pids, int64(id), unixNano(at)); err != nil {
+		return fmt.Errorf("pgstore: add notifications: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM datastore_notifications d USING unnest($1::bigint[]) AS t(r)
+		WHERE d.recipient = t.r AND d.id <= (SELECT id FROM datastore_notifications WHERE recipient = t.r ORDER BY id DESC LIMIT 1 OFFSET $2)`,
+		pids, keep); err != nil {
+		return fmt.Errorf("pgstore: prune notifications: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: add notifications: %w", err)
+	}
+	return nil
+}
+
+func scanNotification(sc interface{ Scan(...any) error }) (datastore.Notification, error) {
+	var n datastore.Notification
+	var id, recipient, dataID, created int64
+	err := sc.Scan(&id, &recipient, &dataID, &created)
+	n.ID, n.Recipient, n.DataID, n.Created = uint64(id), types.PID(recipient), uint64(dataID), fromUnixNano(created)
+	return n, err
+}
+
+// Notifications implements datastore.Store.
+func (d *DataStoreStore) Notifications(ctx context.Context, recipient types.PID, after uint64, limit int) ([]datastore.Notification, error) {
+	if after > math.MaxInt64 {
+		return nil, nil
+	}
+	rows, err := d.s.pool.Query(ctx, `SELECT id, recipient, data_id, created FROM datastore_notifications
+		WHERE recipient = $1 AND id > $2 ORDER BY id LIMIT $3`, int64(recipient), int64(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read notifications: %w", err)
+	}
+	defer rows.Close()
+	var out []datastore.Notification
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: read notifications: %w", err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: read notifications: %w", err)
+	}
+	return out, nil
+}
+
+// LatestNotification implements datastore.Store.
+func (d *DataStoreStore) LatestNotification(ctx context.Context, recipient types.PID) (datastore.Notification, error) {
+	n, err := scanNotification(d.s.pool.QueryRow(ctx, `SELECT id, recipient, data_id, created FROM datastore_notifications
+		WHERE recipient = $1 ORDER BY id DESC LIMIT 1`, int64(recipient)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return n, fmt.Errorf("%w: notifications of PID %d", datastore.ErrNotFound, recipient)
+	}
+	if err != nil {
+		return n, fmt.Errorf("pgstore: read notifications: %w", err)
+	}
+	return n, nil
 }
 
 // DeleteObject implements datastore.Store.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -295,6 +296,243 @@ func DataStore(t *testing.T, open func(t *testing.T) datastore.Store) {
 		wg.Wait()
 		if o, _ := s.Object(ctx, id); o.ReferredCnt != 20 {
 			t.Fatalf("referred count %d after 20 concurrent increments", o.ReferredCnt)
+		}
+	})
+
+	t.Run("chosen data ids", func(t *testing.T) {
+		s := open(t)
+		first := create(t, s, object(1, "auto", 0, 0))
+		o := object(2, "chosen", 0, 1)
+		o.DataID = first + 1000
+		if _, err := s.CreateObject(ctx, o, false); err != nil || o.DataID != first+1000 {
+			t.Fatalf("chosen id: %d %v", o.DataID, err)
+		}
+		if got, err := s.Object(ctx, first+1000); err != nil || got.Name != "chosen" {
+			t.Fatalf("read chosen: %+v %v", got, err)
+		}
+		dup := object(3, "dup", 0, 2)
+		dup.DataID = first
+		if _, err := s.CreateObject(ctx, dup, false); !errors.Is(err, datastore.ErrExists) {
+			t.Fatalf("taken id: %v", err)
+		}
+		if next := create(t, s, object(1, "next", 0, 3)); next <= first+1000 {
+			t.Fatalf("next id %d not past the chosen %d", next, first+1000)
+		}
+		low := object(1, "low", 0, 4)
+		low.DataID = first + 500 // below the sequence: a hole is free
+		if _, err := s.CreateObject(ctx, low, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("batched updates", func(t *testing.T) {
+		s := open(t)
+		a := create(t, s, object(1, "a", 0, 0))
+		b := create(t, s, object(1, "b", 0, 1))
+		// All or nothing: the failing item names itself, nothing changes.
+		boom := errors.New("boom")
+		err := s.UpdateObjects(ctx, []uint64{a, b}, func(i int, o *datastore.Object) error {
+			o.Name += "!"
+			if i == 1 {
+				return boom
+			}
+			return nil
+		})
+		var ie *datastore.ItemError
+		if !errors.As(err, &ie) || ie.Index != 1 || !errors.Is(err, boom) {
+			t.Fatalf("failing batch: %v", err)
+		}
+		if o, _ := s.Object(ctx, a); o.Name != "a" {
+			t.Fatalf("failed batch changed a: %q", o.Name)
+		}
+		err = s.UpdateObjects(ctx, []uint64{a, 999999}, func(int, *datastore.Object) error { return nil })
+		if !errors.As(err, &ie) || ie.Index != 1 || !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("missing object: %v", err)
+		}
+		// An id twice sees its own first change; tags' index rows follow.
+		if err := s.UpdateObjects(ctx, []uint64{a, b, a}, func(i int, o *datastore.Object) error {
+			o.Name += strconv.Itoa(i)
+			o.Tags = []string{"t" + strconv.Itoa(i)}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if o, _ := s.Object(ctx, a); o.Name != "a02" {
+			t.Fatalf("a after the batch: %q", o.Name)
+		}
+		if got := search(t, s, datastore.SearchQuery{Viewer: 1, Tags: []string{"t2"}}); !reflect.DeepEqual(got, []string{"a02"}) {
+			t.Fatalf("tag search after the batch: %v", got)
+		}
+	})
+
+	t.Run("ratings with logs", func(t *testing.T) {
+		s := open(t)
+		o := object(1, "rated", 0, 0)
+		o.Ratings = []datastore.Rating{{Slot: 2}}
+		id := create(t, s, o)
+		if _, err := s.RatingLog(ctx, id, 2, 7); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("no log yet: %v", err)
+		}
+		at := t0.Add(time.Hour)
+		rate := func(v int32, fail error) error {
+			return s.Rate(ctx, 7, []datastore.RatingTarget{{DataID: id, Slot: 2}}, func(i int, o *datastore.Object, log *datastore.RatingLog) error {
+				if log.Rated && log.Value != 4 {
+					t.Errorf("log handed to f: %+v", log)
+				}
+				o.Ratings[0].Total += int64(v)
+				o.Ratings[0].Count++
+				*log = datastore.RatingLog{Rated: true, Value: v, At: at, LockExpires: at.Add(time.Minute), Resets: 3}
+				return fail
+			})
+		}
+		if err := rate(4, nil); err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.RatingLog(ctx, id, 2, 7)
+		want := datastore.RatingLog{Rated: true, Value: 4, At: at, LockExpires: at.Add(time.Minute), Resets: 3}
+		if err != nil || !reflect.DeepEqual(l, want) {
+			t.Fatalf("log %+v %v, want %+v", l, err, want)
+		}
+		if err := rate(9, errors.New("refused")); err == nil {
+			t.Fatal("failing rate succeeded")
+		}
+		if l, _ := s.RatingLog(ctx, id, 2, 7); l.Value != 4 {
+			t.Fatalf("failed rate wrote its log: %+v", l)
+		}
+		if got, _ := s.Object(ctx, id); got.Ratings[0].Total != 4 || got.Ratings[0].Count != 1 {
+			t.Fatalf("ratings %+v", got.Ratings)
+		}
+		if _, err := s.RatingLog(ctx, id, 2, 8); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("another rater's log: %v", err)
+		}
+		// Resets survive a round trip; logs go with their object.
+		if _, err := s.Update(ctx, id, func(o *datastore.Object) error { o.Ratings[0].Resets = 5; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Object(ctx, id); got.Ratings[0].Resets != 5 {
+			t.Fatalf("resets %+v", got.Ratings)
+		}
+		if err := s.DeleteObject(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RatingLog(ctx, id, 2, 7); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("log after delete: %v", err)
+		}
+	})
+
+	t.Run("perpetuate", func(t *testing.T) {
+		s := open(t)
+		a := create(t, s, object(1, "a", 0, 0))
+		b := create(t, s, object(1, "b", 0, 1))
+		other := create(t, s, object(2, "other", 0, 2))
+		slotOf := func(id uint64) uint16 {
+			t.Helper()
+			o, err := s.Object(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.PersistenceSlot
+		}
+		if _, err := s.Perpetuate(ctx, 1, 4, a, false); err != nil || slotOf(a) != 4 {
+			t.Fatalf("perpetuate a: %v", err)
+		}
+		if _, err := s.Perpetuate(ctx, 1, 4, a, true); err != nil || slotOf(a) != 4 {
+			t.Fatalf("perpetuate a again: %v", err)
+		}
+		if _, err := s.Perpetuate(ctx, 1, 4, other, false); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("someone else's object: %v", err)
+		}
+		// b takes slot 4: a loses it; then b moves to 5, freeing 4.
+		if _, err := s.Perpetuate(ctx, 1, 4, b, false); err != nil || slotOf(a) != datastore.NoPersistenceSlot || slotOf(b) != 4 {
+			t.Fatalf("replace without delete: %v", err)
+		}
+		if _, err := s.Perpetuate(ctx, 1, 5, b, false); err != nil || slotOf(b) != 5 {
+			t.Fatalf("move: %v", err)
+		}
+		if _, err := s.ObjectInSlot(ctx, 1, 4); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("slot 4 after the move: %v", err)
+		}
+		// a replaces b with deleteLast: b is gone and returned.
+		deleted, err := s.Perpetuate(ctx, 1, 5, a, true)
+		if err != nil || len(deleted) != 1 || deleted[0].DataID != b {
+			t.Fatalf("replace with delete: %v %v", deleted, err)
+		}
+		if _, err := s.Object(ctx, b); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("replaced object: %v", err)
+		}
+		// Emptying: the object stays, or goes with deleteLast.
+		if _, err := s.Perpetuate(ctx, 1, 5, 0, false); err != nil || slotOf(a) != datastore.NoPersistenceSlot {
+			t.Fatalf("unperpetuate: %v", err)
+		}
+		if _, err := s.Perpetuate(ctx, 1, 5, 0, false); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("empty slot: %v", err)
+		}
+		s.Perpetuate(ctx, 1, 6, a, false)
+		deleted, err = s.Perpetuate(ctx, 1, 6, 0, true)
+		if err != nil || len(deleted) != 1 || deleted[0].DataID != a {
+			t.Fatalf("unperpetuate with delete: %v %v", deleted, err)
+		}
+		if _, err := s.Object(ctx, a); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("deleted on unperpetuate: %v", err)
+		}
+	})
+
+	t.Run("notifications", func(t *testing.T) {
+		s := open(t)
+		a := create(t, s, object(1, "a", 0, 0))
+		b := create(t, s, object(1, "b", 0, 1))
+		if _, err := s.LatestNotification(ctx, 5); !errors.Is(err, datastore.ErrNotFound) {
+			t.Fatalf("none yet: %v", err)
+		}
+		if err := s.AddNotifications(ctx, a, []types.PID{5, 6}, t0, 100); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddNotifications(ctx, b, []types.PID{5}, t0.Add(time.Minute), 100); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddNotifications(ctx, b, nil, t0, 100); err != nil {
+			t.Fatal(err)
+		}
+		ns, err := s.Notifications(ctx, 5, 0, 10)
+		if err != nil || len(ns) != 2 || ns[0].DataID != a || ns[1].DataID != b || ns[0].ID >= ns[1].ID ||
+			ns[0].Recipient != 5 || !ns[1].Created.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("notifications of 5: %+v %v", ns, err)
+		}
+		if page, _ := s.Notifications(ctx, 5, ns[0].ID, 10); len(page) != 1 || page[0].ID != ns[1].ID {
+			t.Fatalf("after the first: %+v", page)
+		}
+		if page, _ := s.Notifications(ctx, 5, 0, 1); len(page) != 1 || page[0].ID != ns[0].ID {
+			t.Fatalf("limit 1: %+v", page)
+		}
+		if page, err := s.Notifications(ctx, 5, 1<<63+5, 10); err != nil || len(page) != 0 {
+			t.Fatalf("after a huge id: %+v %v", page, err)
+		}
+		if l, err := s.LatestNotification(ctx, 5); err != nil || l.ID != ns[1].ID {
+			t.Fatalf("latest: %+v %v", l, err)
+		}
+		if six, _ := s.Notifications(ctx, 6, 0, 10); len(six) != 1 || six[0].DataID != a {
+			t.Fatalf("notifications of 6: %+v", six)
+		}
+		if err := s.DeleteObject(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if ns, _ := s.Notifications(ctx, 5, 0, 10); len(ns) != 1 || ns[0].DataID != a {
+			t.Fatalf("after deleting b: %+v", ns)
+		}
+		// Each recipient keeps its newest `keep`: 6's three newest stay, 5's
+		// one is untouched by 6's pruning.
+		for range 4 {
+			if err := s.AddNotifications(ctx, a, []types.PID{6}, t0, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		six, _ := s.Notifications(ctx, 6, 0, 10)
+		latest, _ := s.LatestNotification(ctx, 6)
+		if len(six) != 3 || six[2].ID != latest.ID {
+			t.Fatalf("6 after pruning to 3: %+v", six)
+		}
+		if five, _ := s.Notifications(ctx, 5, 0, 10); len(five) != 1 {
+			t.Fatalf("5 after 6's pruning: %+v", five)
 		}
 	})
 }

@@ -1,0 +1,175 @@
+package datastore
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// Notifications of new arrivals. An object flagged
+// DataFlagUseNotificationOnPost (or ...OnUpdate) whose access permission
+// names recipients gives each recipient a notification when it is posted
+// (updated); GetNewArrivedNotifications(V1) lists a user's notifications
+// after the last one seen. GetNotificationUrl hands out a signed URL the
+// client polls over HTTP to learn whether there is anything new without an
+// RMC call:
+//
+//	GET /notifications/PID?expires=UNIX&signature=HEX
+//
+// answers "ID,PID,UNIX": the newest notification's id and time (0,PID,0
+// with none), the layout PretendoNetwork's nex-protocols-common-go writes
+// to its notification files (judgement call: the page does not give one).
+const notificationsPath = "/notifications/"
+
+// notifyArrival records the notifications object o's post or update owes,
+// when o carries flag. Friends lists are not kept here, so only a
+// recipients permission names whom to notify. A failure is logged: the post
+// itself stands.
+func (k *call) notifyArrival(o Object, flag uint32) {
+	if o.Flag&flag == 0 || o.Permission.Permission != PermissionRecipients {
+		return
+	}
+	var to []types.PID
+	for _, p := range o.Permission.RecipientIDs {
+		if p != o.Owner && !slices.Contains(to, p) {
+			to = append(to, p)
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	if err := k.s.Store.AddNotifications(k.ctx, o.DataID, to, k.now, MaxKeptNotifications); err != nil && k.s.Logger != nil {
+		k.s.Logger.LogAttrs(k.ctx, slog.LevelWarn, "nex datastore: notifications not recorded",
+			slog.Uint64("dataId", o.DataID), slog.String("error", err.Error()))
+	}
+}
+
+// NotificationURLInfo is the DataStoreReqGetNotificationUrlInfo structure:
+// the client fetches URL+Key+Query.
+type NotificationURLInfo struct {
+	URL        string
+	Key        string
+	Query      string
+	RootCACert []byte
+}
+
+func (n NotificationURLInfo) append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.String(n.URL)
+	w.String(n.Key)
+	w.String(n.Query)
+	w.Buffer(n.RootCACert)
+	w.EndStructure(m)
+}
+
+func readNotificationURLInfo(r *types.Reader, field string) NotificationURLInfo {
+	m := r.EnterStructure(field)
+	n := NotificationURLInfo{URL: r.String("url"), Key: r.String("key"), Query: r.String("query"), RootCACert: clone(r.Buffer("rootCaCert"))}
+	r.LeaveStructure(m)
+	return n
+}
+
+func (s *Server) notificationSignature(pid types.PID, expires int64) string {
+	mac := hmac.New(sha256.New, s.secret[:])
+	fmt.Fprintf(mac, "notifications %d %d", pid, expires)
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// notificationURL answers where the caller polls for its notifications; the
+// previous URL the client sends is not needed (a fresh one is signed).
+func (k *call) notificationURL() error {
+	m := k.r.EnterStructure("param")
+	_ = k.r.String("previousUrl")
+	k.r.LeaveStructure(m)
+	if err := k.done(); err != nil {
+		return err
+	}
+	exp := k.now.Add(NotificationURLTTL).Unix()
+	NotificationURLInfo{URL: strings.TrimSuffix(k.s.BaseURL, "/") + "/", Key: notificationsPath[1:] + strconv.FormatUint(uint64(k.me), 10),
+		Query: "?" + url.Values{"expires": {strconv.FormatInt(exp, 10)}, "signature": {k.s.notificationSignature(k.me, exp)}}.Encode(),
+	}.append(&k.w)
+	return nil
+}
+
+// serveNotifications answers a GetNotificationUrl URL.
+func (s *Server) serveNotifications(w http.ResponseWriter, r *http.Request) {
+	if err := s.init(); err != nil {
+		s.httpError(w, r, http.StatusInternalServerError, "datastore not configured")
+		return
+	}
+	pid, err := strconv.ParseUint(r.PathValue("pid"), 10, 64)
+	exp, err2 := strconv.ParseInt(r.URL.Query().Get("expires"), 10, 64)
+	sig, err3 := hex.DecodeString(r.URL.Query().Get("signature"))
+	if err != nil || err2 != nil || err3 != nil {
+		s.httpError(w, r, http.StatusBadRequest, "bad notification URL")
+		return
+	}
+	want, _ := hex.DecodeString(s.notificationSignature(types.PID(pid), exp))
+	if !hmac.Equal(sig, want) {
+		s.httpError(w, r, http.StatusForbidden, "bad signature")
+		return
+	}
+	if !s.now().Before(time.Unix(exp, 0)) {
+		s.httpError(w, r, http.StatusForbidden, "notification URL expired")
+		return
+	}
+	n, err := s.Store.LatestNotification(r.Context(), types.PID(pid))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.httpError(w, r, http.StatusInternalServerError, "notification lookup failed")
+		return
+	}
+	at := int64(0)
+	if err == nil {
+		at = n.Created.Unix()
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, "%d,%d,%d", n.ID, pid, at)
+}
+
+func (k *call) newArrivedNotifications(v1 bool) error {
+	m := k.r.EnterStructure("param")
+	last, limit := k.r.U64("lastNotificationId"), k.r.U16("limit")
+	k.r.LeaveStructure(m)
+	if err := k.done(); err != nil {
+		return err
+	}
+	if limit == 0 {
+		return fmt.Errorf("%w: limit 0", types.DataStoreInvalidArgument)
+	}
+	want := min(int(limit), MaxNotifications)
+	ns, err := k.s.Store.Notifications(k.ctx, k.me, last, want+1)
+	if err != nil {
+		return err
+	}
+	more := len(ns) > want
+	ns = ns[:min(len(ns), want)]
+	if v1 {
+		// DataStoreNotificationV1 has a 32-bit data id: objects past it are
+		// left out rather than named wrongly.
+		ns = slices.DeleteFunc(ns, func(n Notification) bool { return n.DataID > 0xFFFFFFFF })
+	}
+	types.WriteList(&k.w, ns, func(w *types.Writer, n Notification) {
+		m := w.BeginStructure(0)
+		w.U64(n.ID)
+		if v1 {
+			w.U32(uint32(n.DataID))
+		} else {
+			w.U64(n.DataID)
+		}
+		w.EndStructure(m)
+	})
+	k.w.Bool(more)
+	return nil
+}
