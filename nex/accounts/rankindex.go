@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/gamewire/gamewire/internal/sqlstore"
 )
 
 // The rank index: for each category the store has read, the keys of its scores
@@ -22,7 +24,7 @@ import (
 // category again.
 
 // rankKey orders a category's entries: sort key (better first), then the
-// earlier update, then PID and unique id, exactly as rankOrder sorts in SQL.
+// earlier update, then PID and unique id, exactly as sqlstore.RankOrder sorts in SQL.
 type rankKey struct {
 	sortKey, updated, pid, uid int64
 }
@@ -127,7 +129,7 @@ func (x *rankIndex) category(ctx context.Context, db *sql.DB, id uint32, v int64
 		return nil, fmt.Errorf("accounts: load rank index of category %d: %w", id, err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT s.sort_key, s.updated, s.pid, s.unique_id, s.g0, s.g1 FROM ranking_scores s
-		WHERE s.category = ?`+rankOrder, int64(id))
+		WHERE s.category = ?`+sqlstore.RankOrder, int64(id))
 	if err != nil {
 		return nil, fmt.Errorf("accounts: load rank index of category %d: %w", id, err)
 	}

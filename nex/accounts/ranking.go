@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -77,8 +77,10 @@ CREATE TABLE ranking_common (
 `
 
 // RankingStore is the SQLite implementation of ranking.Store, in the account
-// store's database.
+// store's database. Ranks and counts come from the rank index (rankindex.go);
+// the statements both backends run alike are internal/sqlstore's.
 type RankingStore struct {
+	*sqlstore.Ranking
 	db  *sql.DB
 	idx *rankIndex
 	// Timeout bounds each call; default DefaultQueryTimeout.
@@ -93,7 +95,34 @@ var rankIndexes sync.Map // *sql.DB -> *rankIndex
 // Ranking returns the ranking store in s's database.
 func (s *Store) Ranking() *RankingStore {
 	idx, _ := rankIndexes.LoadOrStore(s.db, new(rankIndex))
-	return &RankingStore{db: s.db, idx: idx.(*rankIndex)}
+	r := &RankingStore{db: s.db, idx: idx.(*rankIndex)}
+	r.Ranking = sqlstore.NewRanking("accounts", rankDB{r})
+	return r
+}
+
+// rankDB is the store's database as internal/sqlstore uses it (its
+// sqlstore.RankingDB).
+type rankDB struct{ *RankingStore }
+
+// Do runs f on the database within the store's time limit.
+func (r rankDB) Do(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	return f(ctx, sqlstore.Std(r.db))
+}
+
+// Locate reads an entry and takes its position from the rank index.
+func (r rankDB) Locate(ctx context.Context, q ranking.Query, read func(ctx context.Context, q sqlstore.Querier) (sqlstore.EntryRow, error)) (sqlstore.EntryRow, uint32, error) {
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	row, err := read(ctx, sqlstore.Std(r.db))
+	if err != nil {
+		return row, 0, err
+	}
+	k := rankKey{row.SortKey, row.Updated, int64(row.Entry.PID), int64(row.Entry.UniqueID)}
+	var pos int
+	err = r.keys(ctx, q, func(l []rankKey) { pos, _ = slices.BinarySearchFunc(l, k, rankKey.compare) })
+	return row, uint32(pos), err
 }
 
 // commit commits a write and applies its change to the rank index at once, so
@@ -170,45 +199,11 @@ func beginWrite(ctx context.Context, db *sql.DB) (*writeTx, error) {
 	return w, nil
 }
 
-func sortKey(c ranking.Category, score uint32) int64 {
-	if c.Descending {
-		return int64(math.MaxUint32 - score)
-	}
-	return int64(score)
-}
-
-func groupCol(groups []byte, i int) any {
-	if i < len(groups) {
-		return int64(groups[i])
-	}
-	return nil
-}
-
-// Category implements ranking.Store.
-func (r *RankingStore) Category(ctx context.Context, id uint32) (ranking.Category, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	var desc bool
-	err := r.db.QueryRowContext(ctx, `SELECT descending FROM ranking_categories WHERE category = ?`, int64(id)).Scan(&desc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ranking.Category{}, fmt.Errorf("%w: %d", ranking.ErrNoCategory, id)
-	}
-	if err != nil {
-		return ranking.Category{}, fmt.Errorf("accounts: ranking category %d: %w", id, err)
-	}
-	return ranking.Category{ID: id, Descending: desc}, nil
-}
-
-// AddCategory implements ranking.Store.
-func (r *RankingStore) AddCategory(ctx context.Context, c ranking.Category) error {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	if _, err := r.db.ExecContext(ctx, `INSERT INTO ranking_categories (category, descending, created) VALUES (?, ?, ?)
-		ON CONFLICT (category) DO NOTHING`, int64(c.ID), c.Descending, time.Now().UnixNano()); err != nil {
-		return fmt.Errorf("accounts: add ranking category %d: %w", c.ID, err)
-	}
-	return nil
-}
+// upsertScore stores a score (UploadScore, Import).
+const upsertScore = `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
+		g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`
 
 // UploadScore implements ranking.Store.
 func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid types.PID, uid uint64, s ranking.ScoreData, now time.Time) (bool, error) {
@@ -235,7 +230,7 @@ func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid 
 	if groups == nil {
 		groups = []byte{}
 	}
-	e := rankEntry{key: rankKey{sortKey(c, s.Score), now.UnixNano(), int64(pid), int64(uid)}}
+	e := rankEntry{key: rankKey{sqlstore.SortKey(c, s.Score), now.UnixNano(), int64(pid), int64(uid)}}
 	if len(groups) > 0 {
 		e.g0 = sql.NullInt64{Int64: int64(groups[0]), Valid: true}
 	}
@@ -243,11 +238,7 @@ func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid 
 		e.g1 = sql.NullInt64{Int64: int64(groups[1]), Valid: true}
 	}
 	old.key.pid, old.key.uid = e.key.pid, e.key.uid
-	if _, err := tx.ExecContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
-			g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`,
-		int64(c.ID), int64(pid), int64(uid), int64(s.Score), e.key.sortKey, e.g0, e.g1,
+	if _, err := tx.ExecContext(ctx, upsertScore, int64(c.ID), int64(pid), int64(uid), int64(s.Score), e.key.sortKey, e.g0, e.g1,
 		groups, int64(s.Param), e.key.updated); err != nil {
 		return false, fmt.Errorf("accounts: upload score: %w", err)
 	}
@@ -268,19 +259,19 @@ func (r *RankingStore) UploadScore(ctx context.Context, c ranking.Category, pid 
 	return true, nil
 }
 
-// deleteReturning runs a DELETE ... RETURNING category, sort_key, updated,
-// pid, unique_id, g0, g1 and takes what it deleted out of the rank index.
-func (r *RankingStore) deleteReturning(ctx context.Context, what, query string, args ...any) (int64, error) {
+// DeleteScores deletes the scores where selects and takes them out of the
+// rank index.
+func (r rankDB) DeleteScores(ctx context.Context, where string, args ...any) (int64, error) {
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
 	tx, err := beginWrite(ctx, r.db)
 	if err != nil {
-		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+		return 0, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, query+` RETURNING category, sort_key, updated, pid, unique_id, g0, g1`, args...)
+	rows, err := tx.QueryContext(ctx, `DELETE FROM ranking_scores WHERE `+where+` RETURNING category, sort_key, updated, pid, unique_id, g0, g1`, args...)
 	if err != nil {
-		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+		return 0, err
 	}
 	type deleted struct {
 		cat uint32
@@ -291,18 +282,18 @@ func (r *RankingStore) deleteReturning(ctx context.Context, what, query string, 
 		var d deleted
 		if err := rows.Scan(&d.cat, &d.e.key.sortKey, &d.e.key.updated, &d.e.key.pid, &d.e.key.uid, &d.e.g0, &d.e.g1); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("accounts: %s: %w", what, err)
+			return 0, err
 		}
 		gone = append(gone, d)
 	}
 	if err := rows.Close(); err != nil {
-		return 0, fmt.Errorf("accounts: %s: %w", what, err)
+		return 0, err
 	}
 	versions := map[uint32]int64{}
 	for _, d := range gone {
 		if versions[d.cat] == 0 {
 			if versions[d.cat], err = bumpVersion(ctx, tx, d.cat); err != nil {
-				return 0, fmt.Errorf("accounts: %s: %w", what, err)
+				return 0, err
 			}
 		}
 	}
@@ -319,175 +310,50 @@ func (r *RankingStore) deleteReturning(ctx context.Context, what, query string, 
 			}
 		}
 	})
-	if err != nil {
-		return 0, fmt.Errorf("accounts: %s: %w", what, err)
-	}
-	return int64(len(gone)), nil
+	return int64(len(gone)), err
 }
 
-func (r *RankingStore) exec(ctx context.Context, what, query string, args ...any) (int64, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	res, err := r.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, fmt.Errorf("accounts: %s: %w", what, err)
-	}
-	return res.RowsAffected()
-}
-
-// DeleteScore implements ranking.Store.
-func (r *RankingStore) DeleteScore(ctx context.Context, pid types.PID, uid uint64, category uint32) (bool, error) {
-	n, err := r.deleteReturning(ctx, "delete score", `DELETE FROM ranking_scores WHERE category = ? AND pid = ? AND unique_id = ?`,
-		int64(category), int64(pid), int64(uid))
-	return n > 0, err
-}
-
-// DeleteAllScores implements ranking.Store.
-func (r *RankingStore) DeleteAllScores(ctx context.Context, pid types.PID, uid uint64) (int64, error) {
-	return r.deleteReturning(ctx, "delete scores", `DELETE FROM ranking_scores WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
-}
-
-// ChangeAttributes implements ranking.Store.
-func (r *RankingStore) ChangeAttributes(ctx context.Context, pid types.PID, uid uint64, category uint32, all bool, p ranking.ChangeAttributesParam) (int64, error) {
-	set := ""
-	var args []any
-	if p.Flag&ranking.ChangeGroups != 0 {
-		groups := p.Groups
-		if groups == nil {
-			groups = []byte{}
-		}
-		set = "groups = ?, g0 = ?, g1 = ?"
-		args = append(args, groups, groupCol(groups, 0), groupCol(groups, 1))
-	}
-	if p.Flag&ranking.ChangeParam != 0 {
-		if set != "" {
-			set += ", "
-		}
-		set += "param = ?"
-		args = append(args, int64(p.Param))
-	}
-	where := "pid = ? AND unique_id = ?"
-	args = append(args, int64(pid), int64(uid))
-	if !all {
-		where += " AND category = ?"
-		args = append(args, int64(category))
-	}
-	if set == "" {
-		// Nothing to change: count what would have been changed.
-		ctx, cancel := withTimeout(ctx, r.Timeout)
-		defer cancel()
-		var n int64
-		err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM ranking_scores WHERE `+where, args...).Scan(&n)
-		return n, err
-	}
+// UpdateScores updates scores; new groups move entries between group lists,
+// so their categories are read into the rank index again when next needed.
+func (r rankDB) UpdateScores(ctx context.Context, set, where string, groups bool, args ...any) (int64, error) {
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
 	tx, err := beginWrite(ctx, r.db)
 	if err != nil {
-		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+		return 0, err
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `UPDATE ranking_scores SET `+set+` WHERE `+where+` RETURNING category`, args...)
 	if err != nil {
-		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+		return 0, err
 	}
 	var cats []uint32
 	for rows.Next() {
 		var c uint32
 		if err := rows.Scan(&c); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("accounts: change attributes: %w", err)
+			return 0, err
 		}
 		cats = append(cats, c)
 	}
 	if err := rows.Close(); err != nil {
-		return 0, fmt.Errorf("accounts: change attributes: %w", err)
+		return 0, err
 	}
-	if p.Flag&ranking.ChangeGroups != 0 {
+	if groups {
 		for _, c := range cats {
 			if _, err := bumpVersion(ctx, tx, c); err != nil {
-				return 0, fmt.Errorf("accounts: change attributes: %w", err)
+				return 0, err
 			}
 		}
 	}
-	// New groups move entries between group lists: those categories are
-	// read again when next needed.
 	err = r.commit(tx, func(x *rankIndex) {
-		if p.Flag&ranking.ChangeGroups != 0 {
+		if groups {
 			for _, c := range cats {
 				x.forget(c)
 			}
 		}
 	})
-	if err != nil {
-		return 0, fmt.Errorf("accounts: change attributes: %w", err)
-	}
-	return int64(len(cats)), nil
-}
-
-// PutCommonData implements ranking.Store.
-func (r *RankingStore) PutCommonData(ctx context.Context, pid types.PID, uid uint64, data []byte, now time.Time) error {
-	if data == nil {
-		data = []byte{}
-	}
-	_, err := r.exec(ctx, "upload common data", `INSERT INTO ranking_common (pid, unique_id, data, updated) VALUES (?, ?, ?, ?)
-		ON CONFLICT (pid, unique_id) DO UPDATE SET data = excluded.data, updated = excluded.updated`,
-		int64(pid), int64(uid), data, now.UnixNano())
-	return err
-}
-
-// CommonData implements ranking.Store.
-func (r *RankingStore) CommonData(ctx context.Context, pid types.PID, uid uint64) ([]byte, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	var data []byte
-	err := r.db.QueryRowContext(ctx, `SELECT data FROM ranking_common WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid)).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: common data of PID %d unique id %d", ranking.ErrNotFound, pid, uid)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("accounts: common data: %w", err)
-	}
-	return data, nil
-}
-
-// DeleteCommonData implements ranking.Store.
-func (r *RankingStore) DeleteCommonData(ctx context.Context, pid types.PID, uid uint64) (bool, error) {
-	n, err := r.exec(ctx, "delete common data", `DELETE FROM ranking_common WHERE pid = ? AND unique_id = ?`, int64(pid), int64(uid))
-	return n > 0, err
-}
-
-// filter is the WHERE clause of a query (category and group), which the
-// order and group indexes serve.
-func filter(q ranking.Query) (string, []any) {
-	switch q.GroupIndex {
-	case 0:
-		return "s.category = ? AND s.g0 = ?", []any{int64(q.Category.ID), int64(q.GroupNum)}
-	case 1:
-		return "s.category = ? AND s.g1 = ?", []any{int64(q.Category.ID), int64(q.GroupNum)}
-	}
-	return "s.category = ?", []any{int64(q.Category.ID)}
-}
-
-const entryColumns = `s.pid, s.unique_id, s.category, s.score, s.groups, s.param, s.updated, c.data, s.sort_key`
-
-const rankOrder = ` ORDER BY s.sort_key, s.updated, s.pid, s.unique_id`
-
-type entryRow struct {
-	e       ranking.Entry
-	sortKey int64
-	updated int64
-}
-
-func scanEntry(sc interface{ Scan(...any) error }) (entryRow, error) {
-	var row entryRow
-	var pid, uid, score, param int64
-	if err := sc.Scan(&pid, &uid, &row.e.Category, &score, &row.e.Groups, &param, &row.updated, &row.e.CommonData, &row.sortKey); err != nil {
-		return row, err
-	}
-	row.e.PID, row.e.UniqueID, row.e.Score, row.e.Param = types.PID(pid), uint64(uid), uint32(score), uint64(param)
-	row.e.Updated = time.Unix(0, row.updated)
-	return row, nil
+	return int64(len(cats)), err
 }
 
 // keys runs f on the sorted keys q ranks among, under the index's lock.
@@ -525,65 +391,22 @@ func (r *RankingStore) List(ctx context.Context, q ranking.Query, offset, limit 
 	if !found || limit == 0 {
 		return nil, nil
 	}
-	where, args := filter(q)
-	rows, err := r.db.QueryContext(ctx, `SELECT `+entryColumns+` FROM ranking_scores s
-		LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id
-		WHERE `+where+` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (?, ?, ?, ?)`+rankOrder+` LIMIT ?`,
-		append(args, from.sortKey, from.updated, from.pid, from.uid, int64(limit))...)
+	where, args := sqlstore.Filter(q)
+	rows, err := r.db.QueryContext(ctx, sqlstore.EntriesFrom+` WHERE `+where+` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (?, ?, ?, ?)`+
+		sqlstore.RankOrder+` LIMIT ?`, append(args, from.sortKey, from.updated, from.pid, from.uid, int64(limit))...)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: ranking list: %w", err)
 	}
-	defer rows.Close()
-	out := make([]ranking.Entry, 0, min(limit, 256))
-	for rows.Next() {
-		row, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("accounts: ranking list: %w", err)
-		}
-		out = append(out, row.e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlstore.Entries(rows, limit)
+	if err != nil {
 		return nil, fmt.Errorf("accounts: ranking list: %w", err)
 	}
 	return out, nil
 }
 
-// find returns the first entry matching extra (a condition on s) in rank
-// order, and its position from the rank index.
-func (r *RankingStore) find(ctx context.Context, q ranking.Query, what, extra string, extraArgs ...any) (ranking.Entry, uint32, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	where, args := filter(q)
-	row, err := scanEntry(r.db.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM ranking_scores s
-		LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id
-		WHERE `+where+` AND `+extra+rankOrder+` LIMIT 1`, append(args, extraArgs...)...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return ranking.Entry{}, 0, fmt.Errorf("%w: no score of %s in category %d", ranking.ErrNotFound, what, q.Category.ID)
-	}
-	if err != nil {
-		return ranking.Entry{}, 0, fmt.Errorf("accounts: find score: %w", err)
-	}
-	k := rankKey{row.sortKey, row.updated, int64(row.e.PID), int64(row.e.UniqueID)}
-	var pos int
-	if err := r.keys(ctx, q, func(l []rankKey) { pos, _ = slices.BinarySearchFunc(l, k, rankKey.compare) }); err != nil {
-		return ranking.Entry{}, 0, err
-	}
-	return row.e, uint32(pos), nil
-}
-
-// Find implements ranking.Store.
-func (r *RankingStore) Find(ctx context.Context, q ranking.Query, pid types.PID, uid uint64) (ranking.Entry, uint32, error) {
-	return r.find(ctx, q, fmt.Sprintf("PID %d unique id %d", pid, uid), "s.pid = ? AND s.unique_id = ?", int64(pid), int64(uid))
-}
-
-// FindUnique implements ranking.Store.
-func (r *RankingStore) FindUnique(ctx context.Context, q ranking.Query, uid uint64) (ranking.Entry, uint32, error) {
-	return r.find(ctx, q, fmt.Sprintf("unique id %d", uid), "s.unique_id = ?", int64(uid))
-}
-
 // CountBetter implements ranking.Store (a binary search in the rank index).
 func (r *RankingStore) CountBetter(ctx context.Context, q ranking.Query, score uint32) (uint32, error) {
-	k := sortKey(q.Category, score)
+	k := sqlstore.SortKey(q.Category, score)
 	var n int
 	err := r.keys(ctx, q, func(l []rankKey) { n = sort.Search(len(l), func(i int) bool { return l[i].sortKey >= k }) })
 	return uint32(n), err
@@ -594,24 +417,6 @@ func (r *RankingStore) Count(ctx context.Context, q ranking.Query) (uint32, erro
 	var n int
 	err := r.keys(ctx, q, func(l []rankKey) { n = len(l) })
 	return uint32(n), err
-}
-
-// Stats implements ranking.Store.
-func (r *RankingStore) Stats(ctx context.Context, q ranking.Query) (ranking.Stats, error) {
-	ctx, cancel := withTimeout(ctx, r.Timeout)
-	defer cancel()
-	where, args := filter(q)
-	var n int64
-	var sum, lo, hi sql.NullFloat64
-	if err := r.db.QueryRowContext(ctx, `SELECT count(*), sum(s.score), min(s.score), max(s.score) FROM ranking_scores s WHERE `+where,
-		args...).Scan(&n, &sum, &lo, &hi); err != nil {
-		return ranking.Stats{}, fmt.Errorf("accounts: ranking stats: %w", err)
-	}
-	st := ranking.Stats{float64(n), sum.Float64, lo.Float64, hi.Float64, 0}
-	if n > 0 {
-		st[4] = sum.Float64 / float64(n)
-	}
-	return st, nil
 }
 
 // Import stores many scores of one category in one transaction (as UploadScore
@@ -628,10 +433,7 @@ func (r *RankingStore) Import(ctx context.Context, c ranking.Category, entries [
 		return fmt.Errorf("accounts: import scores: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO ranking_scores (category, pid, unique_id, score, sort_key, g0, g1, groups, param, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (category, pid, unique_id) DO UPDATE SET score = excluded.score, sort_key = excluded.sort_key,
-			g0 = excluded.g0, g1 = excluded.g1, groups = excluded.groups, param = excluded.param, updated = excluded.updated`)
+	stmt, err := tx.PrepareContext(ctx, upsertScore)
 	if err != nil {
 		return fmt.Errorf("accounts: import scores: %w", err)
 	}
@@ -641,8 +443,8 @@ func (r *RankingStore) Import(ctx context.Context, c ranking.Category, entries [
 		if groups == nil {
 			groups = []byte{}
 		}
-		if _, err := stmt.ExecContext(ctx, int64(c.ID), int64(e.PID), int64(e.UniqueID), int64(e.Score), sortKey(c, e.Score),
-			groupCol(groups, 0), groupCol(groups, 1), groups, int64(e.Param), e.Updated.UnixNano()); err != nil {
+		if _, err := stmt.ExecContext(ctx, int64(c.ID), int64(e.PID), int64(e.UniqueID), int64(e.Score), sqlstore.SortKey(c, e.Score),
+			sqlstore.GroupCol(groups, 0), sqlstore.GroupCol(groups, 1), groups, int64(e.Param), e.Updated.UnixNano()); err != nil {
 			return fmt.Errorf("accounts: import score %d: %w", i, err)
 		}
 	}

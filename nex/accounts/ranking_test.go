@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -48,14 +49,14 @@ func TestRanking100kUsesIndexes(t *testing.T) {
 	all := ranking.Query{Category: cat, GroupIndex: ranking.NoGroup}
 	grp := ranking.Query{Category: cat, GroupIndex: 0, GroupNum: 2}
 	for _, q := range []ranking.Query{all, grp} {
-		where, args := filter(q)
+		where, args := sqlstore.Filter(q)
 		for name, query := range map[string]string{
-			"top-100": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
-				` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (1, 2, 3, 4)` + rankOrder + ` LIMIT 100`,
-			"find": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
-				` AND s.pid = 50000 AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
-			"unique": `SELECT ` + entryColumns + ` FROM ranking_scores s LEFT JOIN ranking_common c ON c.pid = s.pid AND c.unique_id = s.unique_id WHERE ` + where +
-				` AND s.unique_id = 0` + rankOrder + ` LIMIT 1`,
+			"top-100": sqlstore.EntriesFrom + ` WHERE ` + where +
+				` AND (s.sort_key, s.updated, s.pid, s.unique_id) >= (1, 2, 3, 4)` + sqlstore.RankOrder + ` LIMIT 100`,
+			"find": sqlstore.EntriesFrom + ` WHERE ` + where +
+				` AND s.pid = 50000 AND s.unique_id = 0` + sqlstore.RankOrder + ` LIMIT 1`,
+			"unique": sqlstore.EntriesFrom + ` WHERE ` + where +
+				` AND s.unique_id = 0` + sqlstore.RankOrder + ` LIMIT 1`,
 		} {
 			plan := explain(t, s, query, args...)
 			if strings.Contains(plan, "SCAN s") || strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(plan, "INDEX") {
@@ -80,11 +81,11 @@ func TestRanking100kUsesIndexes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			where, args := filter(q)
+			where, args := sqlstore.Filter(q)
 			var want, better int64
 			s.db.QueryRow(`SELECT count(*) FROM ranking_scores s WHERE `+where+` AND (s.sort_key, s.updated, s.pid, s.unique_id) < (?, ?, ?, ?)`,
-				append(args, sortKey(cat, e.Score), e.Updated.UnixNano(), int64(e.PID), 0)...).Scan(&want)
-			s.db.QueryRow(`SELECT count(*) FROM ranking_scores s WHERE `+where+` AND s.sort_key < ?`, append(args, sortKey(cat, e.Score))...).Scan(&better)
+				append(args, sqlstore.SortKey(cat, e.Score), e.Updated.UnixNano(), int64(e.PID), 0)...).Scan(&want)
+			s.db.QueryRow(`SELECT count(*) FROM ranking_scores s WHERE `+where+` AND s.sort_key < ?`, append(args, sqlstore.SortKey(cat, e.Score))...).Scan(&better)
 			gotBetter, _ := rs.CountBetter(ctx, q, e.Score)
 			if int64(pos) != want || int64(gotBetter) != better {
 				t.Fatalf("PID %d group %d: position %d better %d, SQL says %d and %d", pid, q.GroupIndex, pos, gotBetter, want, better)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -60,7 +61,7 @@ func TestServiceSuites(t *testing.T) {
 // explain returns PostgreSQL's plan for query.
 func explain(t *testing.T, s *Store, query string, args ...any) string {
 	t.Helper()
-	rows, err := s.pool.Query(context.Background(), `EXPLAIN `+query, args...)
+	rows, err := s.pool.Query(context.Background(), `EXPLAIN `+rebind(query), args...)
 	if err != nil {
 		t.Fatalf("EXPLAIN %s: %v", query, err)
 	}
@@ -135,9 +136,9 @@ func TestQueryPlans(t *testing.T) {
 	for _, q := range []ranking.Query{{Category: cat, GroupIndex: ranking.NoGroup}, {Category: cat, GroupIndex: 0, GroupNum: 1}} {
 		query, args := listQuery(q)
 		wantIndexPlan(t, "ranking top-100", explain(t, s, query, append(args, 100, 0)...))
-		query, args = findQuery(q, func(args []any) string { return "s.pid = " + next(args, 1) + " AND s.unique_id = " + next(args, 2) })
+		query, args = sqlstore.FindQuery(q, "s.pid = ? AND s.unique_id = ?")
 		wantIndexPlan(t, "ranking find", explain(t, s, query, append(args, 50000, 0)...))
-		query, args = findQuery(q, func(args []any) string { return "s.unique_id = " + next(args, 1) })
+		query, args = sqlstore.FindQuery(q, "s.unique_id = ?")
 		wantIndexPlan(t, "ranking find unique", explain(t, s, query, append(args, 0)...))
 		query, args = positionQuery(q)
 		wantIndexPlan(t, "ranking position", explain(t, s, query, append(args, 1, 2, 3, 4)...))
