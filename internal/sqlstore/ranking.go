@@ -119,7 +119,7 @@ func (r *Ranking) Category(ctx context.Context, id uint32) (c ranking.Category, 
 		return err
 	})
 	c.ID = id
-	return c, failure(r.store, fmt.Sprintf("ranking category %d", id), err)
+	return c, Failure(r.store, fmt.Sprintf("ranking category %d", id), err)
 }
 
 // AddCategory implements ranking.Store.
@@ -129,7 +129,7 @@ func (r *Ranking) AddCategory(ctx context.Context, c ranking.Category) error {
 			ON CONFLICT (category) DO NOTHING`, int64(c.ID), c.Descending, time.Now().UnixNano())
 		return err
 	})
-	return failure(r.store, fmt.Sprintf("add ranking category %d", c.ID), err)
+	return Failure(r.store, fmt.Sprintf("add ranking category %d", c.ID), err)
 }
 
 // exec runs one statement and returns how many rows it changed.
@@ -138,19 +138,19 @@ func (r *Ranking) exec(ctx context.Context, what, query string, args ...any) (n 
 		n, err = q.Exec(ctx, query, args...)
 		return err
 	})
-	return n, failure(r.store, what, err)
+	return n, Failure(r.store, what, err)
 }
 
 // DeleteScore implements ranking.Store.
 func (r *Ranking) DeleteScore(ctx context.Context, pid types.PID, uid uint64, category uint32) (bool, error) {
 	n, err := r.db.DeleteScores(ctx, `category = ? AND pid = ? AND unique_id = ?`, int64(category), int64(pid), int64(uid))
-	return n > 0, failure(r.store, "delete score", err)
+	return n > 0, Failure(r.store, "delete score", err)
 }
 
 // DeleteAllScores implements ranking.Store.
 func (r *Ranking) DeleteAllScores(ctx context.Context, pid types.PID, uid uint64) (int64, error) {
 	n, err := r.db.DeleteScores(ctx, `pid = ? AND unique_id = ?`, int64(pid), int64(uid))
-	return n, failure(r.store, "delete scores", err)
+	return n, Failure(r.store, "delete scores", err)
 }
 
 // ChangeAttributes implements ranking.Store.
@@ -189,7 +189,7 @@ func (r *Ranking) ChangeAttributes(ctx context.Context, pid types.PID, uid uint6
 	} else {
 		n, err = r.db.UpdateScores(ctx, set, where, groups, args...)
 	}
-	return n, failure(r.store, "change attributes", err)
+	return n, Failure(r.store, "change attributes", err)
 }
 
 // PutCommonData implements ranking.Store.
@@ -212,7 +212,7 @@ func (r *Ranking) CommonData(ctx context.Context, pid types.PID, uid uint64) (da
 		}
 		return err
 	})
-	return data, failure(r.store, "common data", err)
+	return data, Failure(r.store, "common data", err)
 }
 
 // DeleteCommonData implements ranking.Store.
@@ -239,7 +239,7 @@ func (r *Ranking) find(ctx context.Context, q ranking.Query, what, extra string,
 		}
 		return row, err
 	})
-	return row.Entry, pos, failure(r.store, "find score", err)
+	return row.Entry, pos, Failure(r.store, "find score", err)
 }
 
 // Find implements ranking.Store.
@@ -262,7 +262,7 @@ func (r *Ranking) Stats(ctx context.Context, q ranking.Query) (ranking.Stats, er
 			CAST(max(s.score) AS DOUBLE PRECISION) FROM ranking_scores s WHERE `+where, args...).Scan(&n, &sum, &lo, &hi)
 	})
 	if err != nil {
-		return ranking.Stats{}, failure(r.store, "ranking stats", err)
+		return ranking.Stats{}, Failure(r.store, "ranking stats", err)
 	}
 	st := ranking.Stats{float64(n), sum.Float64, lo.Float64, hi.Float64, 0}
 	if n > 0 {

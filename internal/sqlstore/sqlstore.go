@@ -122,10 +122,10 @@ func closeRows(rows Rows, err error) error {
 	return err
 }
 
-// failure wraps a database error with the store's name and the operation;
+// Failure wraps a database error with the store's name and the operation;
 // answers for the client (a types.Result, a ranking sentinel) pass through as
 // they are.
-func failure(store, what string, err error) error {
+func Failure(store, what string, err error) error {
 	var res types.Result
 	if err == nil || errors.As(err, &res) || errors.Is(err, ranking.ErrNotFound) || errors.Is(err, ranking.ErrNoCategory) {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -54,13 +55,13 @@ CREATE INDEX mm_gatherings_system_type ON mm_gatherings (system_type);
 var _ matchmaking.CommunityStore = (*MatchmakeStore)(nil)
 
 func encodeCommunity(g *matchmaking.PersistentGathering) ([]byte, error) {
-	w := types.NewWriter(nil, blobSettings)
+	w := types.NewWriter(nil, sqlstore.BlobSettings)
 	g.Append(&w)
 	return w.Bytes()
 }
 
 func decodeCommunity(b []byte) (matchmaking.PersistentGathering, error) {
-	r := types.NewReader(b, blobSettings)
+	r := types.NewReader(b, sqlstore.BlobSettings)
 	g := matchmaking.ReadPersistentGathering(&r, "PersistentGathering")
 	if err := r.Done(); err != nil {
 		return g, fmt.Errorf("stored community: %w", err)
@@ -133,7 +134,7 @@ func sessionCounts(ctx context.Context, q querier, gs []matchmaking.PersistentGa
 		if err := rows.Scan(&blob); err != nil {
 			return err
 		}
-		s, err := decodeSession(blob)
+		s, err := sqlstore.DecodeSession(blob)
 		if err != nil {
 			return err
 		}

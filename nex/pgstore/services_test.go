@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,20 +149,20 @@ func TestQueryPlans(t *testing.T) {
 	// Matchmaking: the auto-matchmake search (narrowed and not), browse, find,
 	// disconnect and reset.
 	cs := []matchmaking.Criteria{matchmaking.AutoCriteria(func() *matchmaking.MatchmakeSession { s := storetest.Session(8); return &s }())}
-	where, args, _, _, _ := autoWhere(cs, 1, 5)
+	where, args, _, _, _ := sqlstore.AutoWhere(pgDialect, cs, 1, 5)
 	wantIndexPlan(t, "auto-matchmake search", explainCandidates(t, s, where, args))
 	c, _ := matchmaking.Compile(matchmaking.SearchCriteria{GameMode: "3"})
-	where, args = browseWhere(c)
+	where, args = sqlstore.BrowseWhere(pgDialect, c)
 	wantIndexPlan(t, "browse by game mode", explainCandidates(t, s, where, args))
 	c, _ = matchmaking.Compile(matchmaking.SearchCriteria{})
-	where, args = browseWhere(c)
+	where, args = sqlstore.BrowseWhere(pgDialect, c)
 	wantIndexPlan(t, "browse everything", explainCandidates(t, s, where, args))
 	for name, q := range map[string]matchmaking.Query{
 		"find by ids":         {GIDs: []uint32{1, 2, 3}},
 		"find by owner":       {Owner: 10005},
 		"find by participant": {Participant: 10005},
 	} {
-		query, args, err := findGatherings(q)
+		query, args, err := sqlstore.GatheringsQuery(q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,10 +208,7 @@ func TestQueryPlans(t *testing.T) {
 
 // explainCandidates explains the first page of a candidate search.
 func explainCandidates(t *testing.T, s *Store, where string, args []any) string {
-	n := len(args)
-	query := `SELECT gid, count, blob, system_pw, seq FROM mm_gatherings WHERE ` + where +
-		` AND (count < $` + strconv.Itoa(n+1) + ` OR (count = $` + strconv.Itoa(n+1) + ` AND gid > $` + strconv.Itoa(n+2) + `)) ORDER BY count DESC, gid LIMIT 64`
-	return explain(t, s, query, append(args, 2147483647, 0)...)
+	return explain(t, s, sqlstore.CandidatesQuery(pgDialect, where), append(args, 2147483647, 2147483647, 0)...)
 }
 
 // BenchmarkAutoMatchmake is storetest.BenchmarkAutoMatchmake on PostgreSQL:

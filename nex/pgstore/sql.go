@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -35,8 +36,8 @@ func rebind(query string) string {
 	return string(b)
 }
 
-// pgConn is what a pool and a transaction have in common.
-type pgConn interface {
+// querier is what a pool and a transaction have in common.
+type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
@@ -44,7 +45,7 @@ type pgConn interface {
 }
 
 // pgq is a sqlstore.Querier on a pool or a transaction.
-type pgq struct{ c pgConn }
+type pgq struct{ c querier }
 
 // pgRows gives pgx's rows the Close that reports an error.
 type pgRows struct {
@@ -102,8 +103,8 @@ func (q pgq) Batch(ctx context.Context, execs []sqlstore.Stmt, query string, arg
 	return pgRows{Rows: rows, batch: br}, nil
 }
 
-// pgDB is a pool as a sqlstore.Pool, with read-only snapshots. Statements are
-// bounded by the connections' statement_timeout (Open).
+// pgDB is a pool as a sqlstore.DB. Statements are bounded by the connections'
+// statement_timeout (Open).
 type pgDB struct{ pool *pgxpool.Pool }
 
 // Do runs f on the pool.
@@ -113,13 +114,44 @@ func (d pgDB) Do(ctx context.Context, f func(ctx context.Context, q sqlstore.Que
 
 // Snapshot runs f in a REPEATABLE READ, read-only transaction.
 func (d pgDB) Snapshot(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	return d.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error { return f(ctx, pgq{tx}) })
+}
+
+// Write runs f in a write transaction (write).
+func (d pgDB) Write(ctx context.Context, f func(ctx context.Context, tx sqlstore.Querier) error) error {
+	return d.write(ctx, func(tx pgx.Tx) error { return f(ctx, pgq{tx}) })
+}
+
+// run runs f in a transaction and commits it.
+func (d pgDB) run(ctx context.Context, opts pgx.TxOptions, f func(tx pgx.Tx) error) error {
+	tx, err := d.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(context.Background())
-	if err := f(ctx, pgq{tx}); err != nil {
+	if err := f(tx); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// maxAttempts bounds the runs of a write transaction that PostgreSQL aborted
+// to break a deadlock (40P01) or a serialization failure (40001).
+const maxAttempts = 5
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// write runs f in a READ COMMITTED transaction, again when PostgreSQL aborts
+// it as a deadlock victim.
+func (d pgDB) write(ctx context.Context, f func(tx pgx.Tx) error) error {
+	var err error
+	for range maxAttempts {
+		if err = d.run(ctx, pgx.TxOptions{}, f); !retryable(err) {
+			break
+		}
+	}
+	return err
 }

@@ -1,0 +1,785 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// BlobSettings and BlobVersion encode sessions in the database: NEX 4 carries
+// every field, 8-byte PIDs every PID.
+var BlobSettings = types.Settings{PIDSize: 8, StructureHeader: true}
+
+const BlobVersion = types.Version4
+
+// EncodeSession is a session as stored in mm_gatherings.blob.
+func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
+	w := types.NewWriter(nil, BlobSettings)
+	s.Append(&w, BlobVersion)
+	return w.Bytes()
+}
+
+// DecodeSession reads a session EncodeSession stored.
+func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
+	r := types.NewReader(b, BlobSettings)
+	s, _ := matchmaking.ReadMatchmakeSession(&r, BlobVersion)
+	if err := r.Done(); err != nil {
+		return s, fmt.Errorf("stored session: %w", err)
+	}
+	return s, nil
+}
+
+// Dialect is what differs between the databases' matchmaking statements.
+type Dialect struct {
+	// Open is the condition "participation is open", written as the partial
+	// index mm_gatherings_vacant's WHERE has it.
+	Open string
+	// ForUpdate ends the read of a gathering that a write transaction
+	// changes: it locks the row (PostgreSQL's " FOR UPDATE"). "" where a write
+	// transaction holds the database's write lock from its start (SQLite):
+	// then a row as read stays current.
+	ForUpdate string
+	// CandidatePage is how many gatherings one statement of a search reads,
+	// paging on (count DESC, gid); 0 reads one statement as far as needed.
+	CandidatePage int
+	// LockSearch, if set, serialises the auto-matchmaking decisions ("join a
+	// fitting session, or create one") that could pick the same sessions;
+	// narrow says every criterion names game mode gm and system type st.
+	LockSearch func(ctx context.Context, tx Querier, narrow bool, gm, st uint32) error
+}
+
+// Matchmaking implements matchmaking.Store on a DB; a store embeds it.
+type Matchmaking struct {
+	db     DB
+	d      Dialect
+	store  string
+	locked string // the read of a gathering with its row lock
+}
+
+// NewMatchmaking returns the matchmaking store on db; store names it in error
+// messages ("accounts", "pgstore").
+func NewMatchmaking(store string, db DB, d Dialect) *Matchmaking {
+	return &Matchmaking{db: db, d: d, store: store, locked: loadQuery + d.ForUpdate}
+}
+
+var _ matchmaking.Store = (*Matchmaking)(nil)
+
+const (
+	loadQuery         = `SELECT blob, system_pw, seq FROM mm_gatherings WHERE gid = ?`
+	participantsQuery = `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = ? ORDER BY joined, pid`
+)
+
+// write runs f in a write transaction; what names it in errors.
+func (m *Matchmaking) write(ctx context.Context, what string, f func(ctx context.Context, tx Querier) error) error {
+	return Failure(m.store, what, m.db.Write(ctx, f))
+}
+
+// row is a gathering as stored.
+type row struct {
+	s        matchmaking.MatchmakeSession
+	systemPW string
+	seq      int64
+}
+
+// loadRow reads gathering gid; lock takes its row lock (Dialect.ForUpdate)
+// in a write transaction.
+func (m *Matchmaking) loadRow(ctx context.Context, q Querier, gid uint32, lock bool) (row, error) {
+	query := loadQuery
+	if lock {
+		query = m.locked
+	}
+	var blob []byte
+	var r row
+	err := q.QueryRow(ctx, query, int64(gid)).Scan(&blob, &r.systemPW, &r.seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w: gathering %d", matchmaking.ResultSessionVoid, gid)
+	} else if err != nil {
+		return r, err
+	}
+	r.s, err = DecodeSession(blob)
+	return r, err
+}
+
+func loadParticipants(ctx context.Context, q Querier, gid uint32) ([]matchmaking.Participant, error) {
+	rows, err := q.Query(ctx, participantsQuery, int64(gid))
+	if err != nil {
+		return nil, err
+	}
+	return scanParticipants(rows)
+}
+
+// scanParticipants reads the rows of participantsQuery and closes them.
+func scanParticipants(rows Rows) ([]matchmaking.Participant, error) {
+	var out []matchmaking.Participant
+	for rows.Next() {
+		var p matchmaking.Participant
+		var pid, slots, conn int64
+		if err := rows.Scan(&pid, &slots, &p.Message, &p.Node, &conn); err != nil {
+			return nil, closeRows(rows, err)
+		}
+		p.PID, p.Slots, p.Conn = types.PID(pid), uint16(slots), uint64(conn)
+		out = append(out, p)
+	}
+	return out, closeRows(rows, nil)
+}
+
+// save writes r back with the next seq and returns the change. The update,
+// the statements in before (queued ahead of it: a join's insert) and the
+// read of the participants go in one round trip where the driver pipelines.
+func save(ctx context.Context, tx Querier, r *row, before ...Stmt) (matchmaking.Change, error) {
+	blob, err := EncodeSession(&r.s)
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	r.seq++
+	update := Stmt{`UPDATE mm_gatherings SET owner = ?, game_mode = ?, system_type = ?, max_p = ?, count = ?,
+		open = ?, system_pw = ?, seq = ?, blob = ? WHERE gid = ?`,
+		[]any{int64(r.s.Owner), int64(r.s.GameMode), int64(r.s.MatchmakeSystemType), int32(r.s.MaxParticipants),
+			int64(r.s.ParticipationCount), r.s.OpenParticipation, r.systemPW, r.seq, blob, int64(r.s.ID)}}
+	rows, err := tx.Batch(ctx, append(before, update), participantsQuery, int64(r.s.ID))
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	ps, err := scanParticipants(rows)
+	return matchmaking.Change{Session: r.s, Participants: ps, Seq: uint64(r.seq)}, err
+}
+
+// insertParticipant is the statement adding p to gathering gid.
+func insertParticipant(gid uint32, p matchmaking.Participant, seq int64) Stmt {
+	return Stmt{`INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		[]any{int64(gid), int64(p.PID), int32(max(p.Slots, 1)), p.Message, p.Node, int64(p.Conn), seq}}
+}
+
+// create inserts s with p as owner and first participant.
+func create(ctx context.Context, tx Querier, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, error) {
+	if err := matchmaking.Validate(&s); err != nil {
+		return matchmaking.Change{}, err
+	}
+	slots := max(p.Slots, 1)
+	if int(slots) > int(s.MaxParticipants) {
+		return matchmaking.Change{}, fmt.Errorf("%w: %d players for a session of %d", matchmaking.ResultSessionFull, slots, s.MaxParticipants)
+	}
+	s.Owner, s.Host, s.ParticipationCount = p.PID, p.PID, uint32(slots)
+	if s.StartedTime == 0 {
+		s.StartedTime = types.DateTimeFromTime(time.Now())
+	}
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO mm_gatherings (owner, game_mode, system_type, max_p, count, open, seq, blob, created)
+		VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING gid`, int64(p.PID), int64(s.GameMode), int64(s.MatchmakeSystemType),
+		int32(s.MaxParticipants), int32(slots), s.OpenParticipation, []byte{}, time.Now().Unix()).Scan(&id)
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	if id <= 0 || id > math.MaxUint32 {
+		return matchmaking.Change{}, fmt.Errorf("gathering ids exhausted (%d)", id)
+	}
+	s.ID = uint32(id)
+	r := row{s: s, seq: 0}
+	c, err := save(ctx, tx, &r, insertParticipant(s.ID, p, 1))
+	c.Joined = &p
+	return c, err
+}
+
+// Create implements matchmaking.Store.
+func (m *Matchmaking) Create(ctx context.Context, s matchmaking.MatchmakeSession, p matchmaking.Participant) (c matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking create", func(ctx context.Context, tx Querier) error {
+		c, err = create(ctx, tx, s, p)
+		return err
+	})
+	return c, err
+}
+
+// join adds p to the gathering in r (locked).
+func join(ctx context.Context, tx Querier, r *row, p matchmaking.Participant, pw *matchmaking.Passwords) (matchmaking.Change, error) {
+	gid := r.s.ID
+	var in bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mm_participants WHERE gid = ? AND pid = ?)`, int64(gid), int64(p.PID)).Scan(&in); err != nil {
+		return matchmaking.Change{}, err
+	}
+	if in {
+		return matchmaking.Change{}, fmt.Errorf("%w: PID %d in gathering %d", matchmaking.ResultAlreadyParticipatedGathering, p.PID, gid)
+	}
+	if !r.s.OpenParticipation {
+		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSessionClosed, gid)
+	}
+	slots := uint32(max(p.Slots, 1))
+	if r.s.ParticipationCount+slots > uint32(r.s.MaxParticipants) {
+		return matchmaking.Change{}, fmt.Errorf("%w: gathering %d has %d of %d, %d more asked", matchmaking.ResultSessionFull,
+			gid, r.s.ParticipationCount, r.s.MaxParticipants, slots)
+	}
+	if pw != nil {
+		if r.s.UserPassword != "" && pw.User != r.s.UserPassword {
+			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultUserPasswordUnmatch, gid)
+		}
+		if r.systemPW != "" && pw.System != r.systemPW {
+			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSystemPasswordUnmatch, gid)
+		}
+	}
+	r.s.ParticipationCount += slots
+	c, err := save(ctx, tx, r, insertParticipant(gid, p, r.seq+1))
+	c.Joined = &p
+	return c, err
+}
+
+// Join implements matchmaking.Store.
+func (m *Matchmaking) Join(ctx context.Context, gid uint32, p matchmaking.Participant, pw matchmaking.Passwords) (c matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking join", func(ctx context.Context, tx Querier) error {
+		r, err := m.loadRow(ctx, tx, gid, true)
+		if err != nil {
+			return err
+		}
+		c, err = join(ctx, tx, &r, p, &pw)
+		return err
+	})
+	return c, err
+}
+
+// CandidatesQuery is the statement of a search for gatherings where selects,
+// in the order auto-matchmaking picks them: the fullest first (to start
+// games soonest), then the oldest. Paged (d.CandidatePage), its last three
+// arguments after where's are the keyset: count, count again and gid of the
+// last row read.
+func CandidatesQuery(d Dialect, where string) string {
+	query := `SELECT gid, count, blob, system_pw, seq FROM mm_gatherings WHERE ` + where
+	if d.CandidatePage > 0 {
+		return query + ` AND (count < ? OR (count = ? AND gid > ?)) ORDER BY count DESC, gid LIMIT ` + strconv.Itoa(d.CandidatePage)
+	}
+	return query + ` ORDER BY count DESC, gid`
+}
+
+// scanCandidates reads the gatherings where selects (CandidatesQuery),
+// calling keep on each until it returns false. Paged, keep runs once a page
+// is read, so it may run statements of its own.
+func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, where string, args []any, keep func(r row) (bool, error)) error {
+	query, page := CandidatesQuery(m.d, where), m.d.CandidatePage
+	lastCount, lastGID := int64(math.MaxInt32), int64(0)
+	for {
+		pageArgs := args
+		if page > 0 {
+			pageArgs = append(args[:len(args):len(args)], lastCount, lastCount, lastGID)
+		}
+		rows, err := q.Query(ctx, query, pageArgs...)
+		if err != nil {
+			return err
+		}
+		var buf []row
+		n, more := 0, true
+		for more && rows.Next() {
+			var gid, count int64
+			var blob []byte
+			var r row
+			if err := rows.Scan(&gid, &count, &blob, &r.systemPW, &r.seq); err != nil {
+				return closeRows(rows, err)
+			}
+			if r.s, err = DecodeSession(blob); err != nil {
+				return closeRows(rows, err)
+			}
+			r.s.ID = uint32(gid)
+			lastCount, lastGID = count, gid
+			n++
+			if page > 0 {
+				buf = append(buf, r)
+			} else if more, err = keep(r); err != nil {
+				return closeRows(rows, err)
+			}
+		}
+		if err := closeRows(rows, nil); err != nil {
+			return err
+		}
+		for _, r := range buf {
+			if more, err = keep(r); err != nil || !more {
+				return err
+			}
+		}
+		if !more || page == 0 || n < page {
+			return nil
+		}
+	}
+}
+
+// AutoWhere is the condition of an auto-matchmaking search: open sessions
+// with room for joining more players that exclude has not joined, narrowed
+// by game mode and system type when every criterion names exactly one (the
+// partial index mm_gatherings_vacant serves it). narrow reports that it was.
+func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.PID) (where string, args []any, gm, st uint32, narrow bool) {
+	conds := []string{d.Open, "count < max_p", "count + ? <= max_p",
+		"NOT EXISTS (SELECT 1 FROM mm_participants p WHERE p.gid = mm_gatherings.gid AND p.pid = ?)"}
+	args = []any{int64(joining), int64(exclude)}
+	gm, okGM := commonValue(cs, (*matchmaking.Criteria).GameMode)
+	if okGM {
+		conds, args = append(conds, "game_mode = ?"), append(args, int64(gm))
+	}
+	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
+	if okST {
+		conds, args = append(conds, "system_type = ?"), append(args, int64(st))
+	}
+	return strings.Join(conds, " AND "), args, gm, st, okGM && okST
+}
+
+func commonValue(cs []matchmaking.Criteria, f func(*matchmaking.Criteria) (uint32, bool)) (uint32, bool) {
+	var v uint32
+	for i := range cs {
+		x, ok := f(&cs[i])
+		if !ok || (i > 0 && x != v) {
+			return 0, false
+		}
+		v = x
+	}
+	return v, len(cs) > 0
+}
+
+func matchAny(cs []matchmaking.Criteria, r *row, joining int) bool {
+	for i := range cs {
+		if cs[i].Match(&r.s, r.systemPW != "", joining) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileAuto compiles an auto-matchmake's criteria (s's own when nil).
+func compileAuto(criteria []matchmaking.SearchCriteria, s *matchmaking.MatchmakeSession) ([]matchmaking.Criteria, error) {
+	if criteria == nil {
+		return []matchmaking.Criteria{matchmaking.AutoCriteria(s)}, nil
+	}
+	if len(criteria) > matchmaking.MaxSearchCriteria {
+		return nil, fmt.Errorf("%w: %d search criteria, at most %d", types.CoreInvalidArgument, len(criteria), matchmaking.MaxSearchCriteria)
+	}
+	cs := make([]matchmaking.Criteria, 0, len(criteria))
+	for _, sc := range criteria {
+		c, err := matchmaking.Compile(sc)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// AutoMatchmake implements matchmaking.Store: the search and the join (or the
+// creation) are one write transaction, serialised against the searches that
+// could pick the same sessions (Dialect.LockSearch, or the database's write
+// lock), so two clients never both create a session while one could have
+// joined the other's, and a session is never filled past its maximum.
+func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.SearchCriteria, s matchmaking.MatchmakeSession, p matchmaking.Participant) (c matchmaking.Change, created bool, err error) {
+	cs, err := compileAuto(criteria, &s)
+	if err != nil {
+		return c, false, err
+	}
+	if err := matchmaking.Validate(&s); err != nil {
+		return c, false, err
+	}
+	joining := int(max(p.Slots, 1))
+	where, args, gm, st, narrow := AutoWhere(m.d, cs, joining, p.PID)
+	err = m.write(ctx, "matchmaking auto-matchmake", func(ctx context.Context, tx Querier) error {
+		created = false
+		if m.d.LockSearch != nil {
+			if err := m.d.LockSearch(ctx, tx, narrow, gm, st); err != nil {
+				return err
+			}
+		}
+		var found *row
+		err := m.scanCandidates(ctx, tx, where, args, func(r row) (bool, error) {
+			if !matchAny(cs, &r, joining) {
+				return true, nil
+			}
+			if m.d.ForUpdate != "" {
+				// Lock the session and check it again: a join on another
+				// node may have filled it since the page was read.
+				locked, err := m.loadRow(ctx, tx, r.s.ID, true)
+				if errors.Is(err, matchmaking.ResultSessionVoid) {
+					return true, nil // deleted since
+				}
+				if err != nil {
+					return false, err
+				}
+				if !matchAny(cs, &locked, joining) {
+					return true, nil
+				}
+				r = locked
+			}
+			found = &r
+			return false, nil
+		})
+		if err != nil {
+			return err
+		}
+		if found != nil {
+			c, err = join(ctx, tx, found, p, nil)
+			return err
+		}
+		created = true
+		c, err = create(ctx, tx, s, p)
+		return err
+	})
+	return c, created, err
+}
+
+// leave removes pid from the gathering in r (locked): a non-owner just leaves;
+// an owner hands ownership to the earliest remaining participant when the
+// gathering has FlagMigrateOwner, and otherwise (or when nobody is left) the
+// gathering goes.
+func leave(ctx context.Context, tx Querier, r *row, pid types.PID) (matchmaking.Change, error) {
+	gid := r.s.ID
+	ps, err := loadParticipants(ctx, tx, gid)
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	var left *matchmaking.Participant
+	var rest []matchmaking.Participant
+	for i := range ps {
+		if ps[i].PID == pid && left == nil {
+			left = &ps[i]
+		} else {
+			rest = append(rest, ps[i])
+		}
+	}
+	if left == nil {
+		return matchmaking.Change{}, fmt.Errorf("%w: PID %d is not in gathering %d", matchmaking.ResultNotParticipatedGathering, pid, gid)
+	}
+	del := Stmt{`DELETE FROM mm_participants WHERE gid = ? AND pid = ?`, []any{int64(gid), int64(pid)}}
+	r.s.ParticipationCount -= min(r.s.ParticipationCount, uint32(left.SlotCount()))
+	if len(rest) == 0 || (pid == r.s.Owner && r.s.Flags&matchmaking.FlagMigrateOwner == 0) {
+		if _, err := tx.Exec(ctx, del.SQL, del.Args...); err != nil {
+			return matchmaking.Change{}, err
+		}
+		c, err := remove(ctx, tx, r)
+		c.Left = left
+		return c, err
+	}
+	var prev types.PID
+	if pid == r.s.Owner {
+		prev = r.s.Owner
+		r.s.Owner = rest[0].PID
+		if r.s.Host == pid {
+			r.s.Host = rest[0].PID
+		}
+	}
+	c, err := save(ctx, tx, r, del)
+	c.Left, c.PrevOwner = left, prev
+	return c, err
+}
+
+// remove deletes the gathering in r and returns the change (with the
+// participants it had).
+func remove(ctx context.Context, tx Querier, r *row) (matchmaking.Change, error) {
+	ps, err := loadParticipants(ctx, tx, r.s.ID)
+	if err != nil {
+		return matchmaking.Change{}, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM mm_participants WHERE gid = ?`, int64(r.s.ID)); err != nil {
+		return matchmaking.Change{}, err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM mm_gatherings WHERE gid = ?`, int64(r.s.ID)); err != nil {
+		return matchmaking.Change{}, err
+	}
+	r.seq++
+	return matchmaking.Change{Session: r.s, Participants: ps, Seq: uint64(r.seq), Deleted: true}, nil
+}
+
+// Leave implements matchmaking.Store.
+func (m *Matchmaking) Leave(ctx context.Context, gid uint32, pid types.PID) (c matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking leave", func(ctx context.Context, tx Querier) error {
+		r, err := m.loadRow(ctx, tx, gid, true)
+		if err != nil {
+			return err
+		}
+		c, err = leave(ctx, tx, &r, pid)
+		return err
+	})
+	return c, err
+}
+
+// Disconnect implements matchmaking.Store.
+func (m *Matchmaking) Disconnect(ctx context.Context, node string, conn uint64) (cs []matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking disconnect", func(ctx context.Context, tx Querier) error {
+		cs, err = m.leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ? ORDER BY gid, pid`, node, int64(conn))
+		return err
+	})
+	return cs, err
+}
+
+// ResetNode implements matchmaking.Store.
+func (m *Matchmaking) ResetNode(ctx context.Context, node string) (cs []matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking reset", func(ctx context.Context, tx Querier) error {
+		cs, err = m.leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? ORDER BY gid, pid`, node)
+		return err
+	})
+	return cs, err
+}
+
+// leaveAll makes the participants the query selects (gid, pid) leave, as
+// Leave does one: owners hand over or end their gatherings. The gatherings
+// are locked in gid order, as every transaction locking several does.
+func (m *Matchmaking) leaveAll(ctx context.Context, tx Querier, query string, args ...any) ([]matchmaking.Change, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	type gp struct {
+		gid uint32
+		pid types.PID
+	}
+	var gone []gp
+	for rows.Next() {
+		var gid, pid int64
+		if err := rows.Scan(&gid, &pid); err != nil {
+			return nil, closeRows(rows, err)
+		}
+		gone = append(gone, gp{uint32(gid), types.PID(pid)})
+	}
+	if err := closeRows(rows, nil); err != nil {
+		return nil, err
+	}
+	var cs []matchmaking.Change
+	for _, g := range gone {
+		r, err := m.loadRow(ctx, tx, g.gid, true)
+		if errors.Is(err, matchmaking.ResultSessionVoid) {
+			continue // ended by an earlier leave of this batch, or by another node
+		} else if err != nil {
+			return nil, err
+		}
+		c, err := leave(ctx, tx, &r, g.pid)
+		if errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
+			continue // left meanwhile
+		} else if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// Get implements matchmaking.Store; the gathering and its participants come
+// from one snapshot.
+func (m *Matchmaking) Get(ctx context.Context, gid uint32) (s matchmaking.MatchmakeSession, ps []matchmaking.Participant, err error) {
+	err = m.db.Snapshot(ctx, func(ctx context.Context, q Querier) error {
+		r, err := m.loadRow(ctx, q, gid, false)
+		if err != nil {
+			return err
+		}
+		s = r.s
+		ps, err = loadParticipants(ctx, q, gid)
+		return err
+	})
+	if err != nil {
+		return matchmaking.MatchmakeSession{}, nil, Failure(m.store, "matchmaking get", err)
+	}
+	return s, ps, nil
+}
+
+// Update implements matchmaking.Store.
+func (m *Matchmaking) Update(ctx context.Context, gid uint32, f func(s *matchmaking.MatchmakeSession, ps []matchmaking.Participant) error) (c matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking update", func(ctx context.Context, tx Querier) error {
+		r, err := m.loadRow(ctx, tx, gid, true)
+		if err != nil {
+			return err
+		}
+		ps, err := loadParticipants(ctx, tx, gid)
+		if err != nil {
+			return err
+		}
+		prev := r.s.Owner
+		s := r.s
+		s.Attributes = append([]uint32(nil), s.Attributes...)
+		if err := f(&s, ps); err != nil {
+			return err
+		}
+		if err := matchmaking.Validate(&s); err != nil {
+			return err
+		}
+		// What f may not change: the id, and the count the participants make.
+		s.ID, s.ParticipationCount = r.s.ID, r.s.ParticipationCount
+		if s.SystemPasswordEnabled != r.s.SystemPasswordEnabled {
+			r.systemPW = systemPassword(s.SystemPasswordEnabled, r.systemPW, gid)
+		}
+		r.s = s
+		c, err = save(ctx, tx, &r)
+		if s.Owner != prev {
+			c.PrevOwner = prev
+		}
+		return err
+	})
+	return c, err
+}
+
+// systemPassword derives a session's system password when one is turned on
+// (GenerateMatchmakeSessionSystemPassword): unpredictable enough for a
+// matchmaking gate, stable for the session.
+func systemPassword(on bool, old string, gid uint32) string {
+	if !on {
+		return ""
+	}
+	if old != "" {
+		return old
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%08x%s", gid, hex.EncodeToString(b[:]))
+}
+
+// SystemPassword returns a session's system password ("" when none).
+func (m *Matchmaking) SystemPassword(ctx context.Context, gid uint32) (pw string, err error) {
+	err = m.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		r, err := m.loadRow(ctx, q, gid, false)
+		pw = r.systemPW
+		return err
+	})
+	return pw, Failure(m.store, "matchmaking system password", err)
+}
+
+// Delete implements matchmaking.Store.
+func (m *Matchmaking) Delete(ctx context.Context, gid uint32, f func(s *matchmaking.MatchmakeSession, ps []matchmaking.Participant) error) (c matchmaking.Change, err error) {
+	err = m.write(ctx, "matchmaking delete", func(ctx context.Context, tx Querier) error {
+		r, err := m.loadRow(ctx, tx, gid, true)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			ps, err := loadParticipants(ctx, tx, gid)
+			if err != nil {
+				return err
+			}
+			if err := f(&r.s, ps); err != nil {
+				return err
+			}
+		}
+		c, err = remove(ctx, tx, &r)
+		return err
+	})
+	return c, err
+}
+
+// BrowseWhere is the condition of a browse: closed and full sessions count
+// too unless the criteria exclude them.
+func BrowseWhere(d Dialect, c matchmaking.Criteria) (string, []any) {
+	conds := []string{"1 = 1"}
+	var args []any
+	if gm, ok := c.GameMode(); ok {
+		conds, args = append(conds, "game_mode = ?"), append(args, int64(gm))
+	}
+	if st, ok := c.SystemType(); ok {
+		conds, args = append(conds, "system_type = ?"), append(args, int64(st))
+	}
+	if c.ExcludeLocked {
+		conds = append(conds, d.Open)
+	}
+	if c.VacantOnly {
+		conds = append(conds, "count < max_p")
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// Browse implements matchmaking.Store.
+func (m *Matchmaking) Browse(ctx context.Context, sc matchmaking.SearchCriteria, offset, size uint32) ([]matchmaking.MatchmakeSession, error) {
+	c, err := matchmaking.Compile(sc)
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 || size > matchmaking.MaxBrowseResults {
+		size = matchmaking.MaxBrowseResults
+	}
+	if offset == 0xFFFFFFFF { // "from the start" in NEX result ranges
+		offset = 0
+	}
+	if offset > 10000 {
+		return nil, fmt.Errorf("%w: result range offset %d", types.CoreInvalidArgument, offset)
+	}
+	limit := int(offset) + int(size)
+	where, args := BrowseWhere(m.d, c)
+	read := m.db.Do
+	if m.d.CandidatePage > 0 {
+		read = m.db.Snapshot // the pages of one browse see one snapshot
+	}
+	var out []matchmaking.MatchmakeSession
+	err = read(ctx, func(ctx context.Context, q Querier) error {
+		return m.scanCandidates(ctx, q, where, args, func(r row) (bool, error) {
+			if c.Match(&r.s, r.systemPW != "", 0) {
+				out = append(out, r.s)
+			}
+			return len(out) < limit, nil
+		})
+	})
+	if err != nil {
+		return nil, Failure(m.store, "matchmaking browse", err)
+	}
+	if int(offset) >= len(out) {
+		return nil, nil
+	}
+	return out[offset:], nil
+}
+
+// GatheringsQuery is Find's statement for q.
+func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
+	size := q.Size
+	if size == 0 || size > matchmaking.MaxBrowseResults {
+		size = matchmaking.MaxBrowseResults
+	}
+	offset := q.Offset
+	if offset == 0xFFFFFFFF {
+		offset = 0
+	}
+	var conds []string
+	var args []any
+	if len(q.GIDs) > 0 {
+		if len(q.GIDs) > matchmaking.MaxBrowseResults {
+			return "", nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(q.GIDs), matchmaking.MaxBrowseResults)
+		}
+		conds = append(conds, "gid IN (?"+strings.Repeat(", ?", len(q.GIDs)-1)+")")
+		for _, g := range q.GIDs {
+			args = append(args, int64(g))
+		}
+	}
+	if q.Owner != 0 {
+		conds, args = append(conds, "owner = ?"), append(args, int64(q.Owner))
+	}
+	if q.Participant != 0 {
+		conds, args = append(conds, "gid IN (SELECT gid FROM mm_participants WHERE pid = ?)"), append(args, int64(q.Participant))
+	}
+	if len(conds) == 0 {
+		return "", nil, fmt.Errorf("%w: empty gathering query", types.CoreInvalidArgument)
+	}
+	args = append(args, int64(size), int64(offset))
+	return `SELECT blob FROM mm_gatherings WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY gid LIMIT ? OFFSET ?`, args, nil
+}
+
+// Find implements matchmaking.Store.
+func (m *Matchmaking) Find(ctx context.Context, q matchmaking.Query) ([]matchmaking.MatchmakeSession, error) {
+	query, args, err := GatheringsQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	var out []matchmaking.MatchmakeSession
+	err = m.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		rows, err := q.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var blob []byte
+			if err := rows.Scan(&blob); err != nil {
+				return closeRows(rows, err)
+			}
+			s, err := DecodeSession(blob)
+			if err != nil {
+				return closeRows(rows, err)
+			}
+			out = append(out, s)
+		}
+		return closeRows(rows, nil)
+	})
+	if err != nil {
+		return nil, Failure(m.store, "matchmaking find", err)
+	}
+	return out, nil
+}
