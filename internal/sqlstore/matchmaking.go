@@ -121,9 +121,10 @@ func loadParticipants(ctx context.Context, q Querier, gid uint32) ([]matchmaking
 // scanParticipants reads the rows of participantsQuery and closes them.
 func scanParticipants(rows Rows) ([]matchmaking.Participant, error) {
 	var out []matchmaking.Participant
+	// The scan targets escape (Rows is an interface): one set for all rows.
+	var p matchmaking.Participant
+	var pid, slots, conn int64
 	for rows.Next() {
-		var p matchmaking.Participant
-		var pid, slots, conn int64
 		if err := rows.Scan(&pid, &slots, &p.Message, &p.Node, &conn); err != nil {
 			return nil, closeRows(rows, err)
 		}
@@ -274,13 +275,15 @@ func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, where strin
 		}
 		var buf []row
 		n, more := 0, true
+		var gid, count int64
+		var blob []byte
+		var pw string
+		var seq int64
 		for more && rows.Next() {
-			var gid, count int64
-			var blob []byte
-			var r row
-			if err := rows.Scan(&gid, &count, &blob, &r.systemPW, &r.seq); err != nil {
+			if err := rows.Scan(&gid, &count, &blob, &pw, &seq); err != nil {
 				return closeRows(rows, err)
 			}
+			r := row{systemPW: pw, seq: seq}
 			if r.s, err = DecodeSession(blob); err != nil {
 				return closeRows(rows, err)
 			}
