@@ -4,12 +4,16 @@
 // PRUDP V1 handshake (no credentials: an authentication server or the echo
 // diagnostic), sends about 1 MB of a message whose last fragment never
 // comes, then skips one sequence id and sends 511 early packets of 4,000
-// bytes (the reorder window's worth), and stays silent. A legitimate client
-// checks it still gets its echoes (--echo) or logs in (NEX) afterwards.
+// bytes (the reorder window's worth), and stays silent; with -messages N it
+// instead sends N complete one-packet messages and acknowledges none of the
+// answers. A legitimate client gets its echoes (-echo) or logs in (NEX)
+// again and again during the attack, and once more afterwards. It reports
+// the server's RSS idle, at its peak and after, and its CPU time.
 //
 //	go build -o /tmp/gamewire ../cmd/gamewire   (from bench/: the binary measured)
 //	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo
-//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -- --max-buffer 64MiB
+//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -- --max-buffer 64MiB [--memory-limit off]
+//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -messages 2000 -- --max-buffer 64MiB
 //	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200        (the NEX servers)
 //
 // Arguments after -- go to `gamewire serve`. docs/security.md ("PRUDP
