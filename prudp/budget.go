@@ -73,8 +73,38 @@ func (s *session) admit(now time.Time, d, n int) bool {
 	return false
 }
 
-// held is what the session holds of the budget.
-func (s *session) held() int { return s.reorderBytes + s.unfinishedBytes }
+// held is what the session holds of the budget: its reorder buffers and
+// unfinished messages, and its connection's queues (messages to send not
+// yet acknowledged, received messages not yet taken).
+func (s *session) held() int { return s.reorderBytes + s.unfinishedBytes + s.conn.budgetHeld() }
+
+// makeRoom, once the session has queued an answer within its share of a
+// spent budget, closes the session of its shard holding the most if that
+// one holds more than its share, as admit does for received data: a peer
+// that acknowledges nothing makes way.
+func (s *session) makeRoom(now time.Time) {
+	ep := s.sh.ep
+	budget := int64(s.cfg.MaxBuffer)
+	if ep.buffered.Load() <= budget {
+		return
+	}
+	share := budget / max(ep.sessionsOpen.Load(), 1)
+	if h := s.sh.heaviest(); h != nil && h != s && int64(h.held()) > share {
+		h.closeOverBudget(now, share)
+	}
+}
+
+// inboxOverBudget reports whether the endpoint's budget is spent while the
+// session holds more than an equal share of it; more received messages
+// are then refused, unacknowledged, until the application takes some.
+func (s *session) inboxOverBudget() bool {
+	ep := s.sh.ep
+	budget := int64(s.cfg.MaxBuffer)
+	if ep.buffered.Load() <= budget {
+		return false
+	}
+	return int64(s.held()) > budget/max(ep.sessionsOpen.Load(), 1)
+}
 
 // closeOverBudget ends the session with ErrOverBudget, freeing what it holds.
 func (s *session) closeOverBudget(now time.Time, share int64) {

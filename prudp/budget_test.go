@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"runtime"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -151,6 +152,9 @@ func TestBufferBudget(t *testing.T) {
 		for _, c := range conns {
 			c.Abort()
 		}
+		// The legitimate client's last echo is charged until its
+		// acknowledgement (delayed by AckDelay) comes.
+		time.Sleep(time.Second)
 		synctest.Wait()
 		if b := srv.Stats().Buffered; b != 0 {
 			t.Fatalf("%d bytes still charged with every attacker gone", b)
@@ -213,6 +217,119 @@ func TestMaxConns(t *testing.T) {
 		c.Abort()
 		for _, c := range conns[1:] {
 			c.Abort()
+		}
+	})
+}
+
+// TestQueueBudget: what the server queues to send counts in the budget too.
+// 16 connections each send 400 one-packet messages of 1,000 bytes to the
+// echo server and acknowledge nothing it sends back (400 KB of echoes each
+// to queue, 6.4 MB in all, against a budget of 1 MiB). The echoes queued
+// stay within twice the budget (a connection over its share of a spent
+// budget gets no more: "inline_reply_queue" drops, and the heaviest of its
+// shard is closed to make room; one within its share still gets its
+// answers queued); a
+// legitimate client keeps its echoes; nothing stays charged once the
+// attackers are gone.
+func TestQueueBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			budget  = 1 << 20
+			attacks = 16
+			msgs    = 400
+			size    = 1000
+		)
+		var deaf sync.Map // addresses the server's packets no longer reach
+		n := lossy.New(lossy.Config{Seed: 18, QueueLen: 1 << 12, Tamper: func(b []byte, from, to netip.AddrPort) []byte {
+			if _, ok := deaf.Load(to); ok {
+				return b[:0]
+			}
+			return b
+		}})
+		spc, _ := n.Listen(lossyServerAddr)
+		srv := &Server{Config: Config{AccessKey: testKey, MaxBuffer: budget}}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(spc) }()
+		defer func() { srv.Close(); <-served }()
+
+		dial := func(i int) (*Conn, netip.AddrPort) {
+			addr := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 1, byte(i)}), uint16(40000+i))
+			pc, _ := n.Listen(addr)
+			c, err := DialPacketConn(context.Background(), pc, lossyServerAddr, &Config{AccessKey: testKey}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c, addr
+		}
+		legit, _ := dial(250)
+		defer legit.Abort()
+		echo := func(what string) {
+			t.Helper()
+			if err := legit.Send(context.Background(), 0, []byte(what)); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if m := recvOrFail(t, legit); string(m.Data) != what {
+				t.Fatalf("echo %q, want %q", m.Data, what)
+			}
+		}
+		echo("before")
+
+		conns := make([]*Conn, attacks)
+		for i := range conns {
+			var addr netip.AddrPort
+			conns[i], addr = dial(i + 1)
+			defer conns[i].Abort()
+			deaf.Store(addr, true)
+		}
+		synctest.Wait()
+		body := make([]byte, size)
+		for _, c := range conns {
+			c.sh.mu.Lock()
+			s := c.s
+			now := time.Now()
+			seq := s.streams[0].sendSeq
+			for range msgs {
+				p := pkt{typ: typeData, flags: flagReliable | flagNeedAck | flagHasSize, seq: seq, payload: body}
+				if _, err := s.write(now, &p); err != nil {
+					t.Fatal(err)
+				}
+				seq++
+				c.sh.flushWrites()
+			}
+			c.sh.mu.Unlock()
+			synctest.Wait()
+		}
+		echo("during")
+		st := srv.Stats()
+		var queued int
+		srv.mu.Lock()
+		for sc := range srv.conns {
+			queued += sc.budgetHeld()
+		}
+		srv.mu.Unlock()
+		t.Logf("%d connections sent %d KB to echo: queued %d bytes, buffered %d (budget %d), closed over budget %d, drops %v",
+			attacks, attacks*msgs*size/1000, queued, st.Buffered, budget, st.BudgetClosed, st.ConnDrops)
+		// A connection within its share may still queue its answers (its
+		// peer would otherwise lose them): over a spent budget by at most
+		// an equal share each, twice the budget in all.
+		if limit := int64(2*budget + (attacks+1)*size); st.Buffered > limit || int64(queued) > limit {
+			t.Fatalf("queued %d, buffered %d: over twice the budget %d", queued, st.Buffered, budget)
+		}
+		if st.ConnDrops["inline_reply_queue"] == 0 || st.BudgetClosed == 0 {
+			t.Errorf("no echo refused or no connection closed: %v, %d closed", st.ConnDrops, st.BudgetClosed)
+		}
+
+		for _, c := range conns {
+			c.Abort()
+		}
+		// The server gives the deaf connections up after its retransmissions.
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		echo("after")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if b := srv.Stats().Buffered; b != 0 {
+			t.Fatalf("%d bytes still charged with every attacker gone", b)
 		}
 	})
 }

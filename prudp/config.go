@@ -258,17 +258,22 @@ type Config struct {
 	// so the peer backs off and resends (and gives up with its retransmission
 	// limit if the application never reads again). Default 8 MiB.
 	MaxRecvQueue int
-	// MaxBuffer is the budget for received data an endpoint (a Server, or
-	// one Dial) holds for its connections: packets waiting in reorder
-	// buffers and unfinished messages, in bytes over all connections (the
-	// capacity of the buffers, plus a little per held packet). Default
-	// 64 MiB. When a packet would take the total past it, a connection
-	// holding more than an equal share (MaxBuffer divided by the open
-	// connections) is refused that packet, unacknowledged, so that the
-	// peer resends it ("budget" drops), while connections holding less go
-	// on; a connection still refused BudgetGrace after its first refusal
-	// is closed with ErrOverBudget. Messages waiting for the application
-	// have their own bound (MaxRecvQueue).
+	// MaxBuffer is the budget for data an endpoint (a Server, or one Dial)
+	// holds for its connections: packets waiting in reorder buffers,
+	// unfinished messages, received messages waiting for the application
+	// and messages queued to send and not yet acknowledged, in bytes over
+	// all connections (the capacity of the buffers, plus a little per held
+	// packet). Default 64 MiB. When a packet would take the total past it,
+	// a connection holding more than an equal share (MaxBuffer divided by
+	// the open connections) is refused that packet, unacknowledged, so
+	// that the peer resends it ("budget" drops), while connections holding
+	// less go on; a connection still refused BudgetGrace after its first
+	// refusal is closed with ErrOverBudget. Such a connection's Send blocks
+	// until its peer acknowledges, and an InlineHandler's answer on it is
+	// dropped ("inline_reply_queue"), so a peer that acknowledges nothing
+	// cannot pile answers up; one holding less still queues its answers,
+	// which can take the total past MaxBuffer by up to an equal share each
+	// (twice MaxBuffer at worst).
 	MaxBuffer int
 	// BudgetGrace is how long a connection may go on being refused by the
 	// MaxBuffer budget before it is closed; default 1 s.

@@ -37,9 +37,10 @@ type Conn struct {
 	mu     sync.Mutex
 	inbox  []Message
 	err    error // set once the connection ended
-	queued int   // bytes queued for sending and not yet acknowledged
+	queued int   // bytes queued for sending and not yet acknowledged (charged to the budget until the connection ends)
 	// inboxBytes is what received messages not yet taken by Recv or the
-	// handler hold; beyond Config.MaxRecvQueue new data is not accepted.
+	// handler hold (charged to the budget); beyond Config.MaxRecvQueue new
+	// data is not accepted.
 	inboxBytes atomic.Int64
 	maxQueue   int
 	serving    bool // a handler goroutine is draining the inbox
@@ -133,6 +134,7 @@ func (c *Conn) Err() error {
 func (c *Conn) deliver(m Message) {
 	c.stats.messagesIn.Add(1)
 	c.inboxBytes.Add(int64(len(m.Data)))
+	c.sh.ep.buffered.Add(int64(len(m.Data)))
 	c.mu.Lock()
 	c.inbox = append(c.inbox, m)
 	startServe := c.handler != nil && !c.serving
@@ -164,7 +166,7 @@ func (c *Conn) serve() {
 			c.inbox = nil
 		}
 		c.mu.Unlock()
-		c.inboxBytes.Add(-int64(len(m.Data)))
+		c.took(m)
 		c.handler.ServePRUDP(c, m)
 	}
 }
@@ -177,6 +179,9 @@ func (c *Conn) finish(err error) {
 		return
 	}
 	c.err = err
+	// What is still queued to send is dropped with the connection.
+	c.sh.ep.buffered.Add(-int64(c.queued))
+	c.queued = 0
 	c.mu.Unlock()
 	close(c.done)
 	notify(c.readable)
@@ -207,7 +212,7 @@ func (c *Conn) Recv(ctx context.Context) (Message, error) {
 				c.inbox = nil
 			}
 			c.mu.Unlock()
-			c.inboxBytes.Add(-int64(len(m.Data)))
+			c.took(m)
 			return m, nil
 		}
 		err := c.err
@@ -262,8 +267,9 @@ func (c *Conn) reserve(ctx context.Context, n int) error {
 			c.mu.Unlock()
 			return err
 		}
-		if c.queued == 0 || c.queued+n <= c.maxQueue {
+		if c.queued == 0 || c.queued+n <= c.maxQueue && !c.overBudget(n) {
 			c.queued += n
+			c.sh.ep.buffered.Add(int64(n))
 			c.mu.Unlock()
 			return nil
 		}
@@ -280,11 +286,46 @@ func (c *Conn) reserve(ctx context.Context, n int) error {
 func (c *Conn) reserveNow(n int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.queued > 0 && c.queued+n > c.maxQueue {
+	if c.err != nil {
+		return c.err
+	}
+	if c.queued > 0 && (c.queued+n > c.maxQueue || c.overBudget(n)) {
 		return ErrSendQueueFull
 	}
 	c.queued += n
+	c.sh.ep.buffered.Add(int64(n))
 	return nil
+}
+
+// overBudget reports whether n more bytes queued to send would take the
+// endpoint's total past Config.MaxBuffer while the connection holds more
+// than an equal share (c.mu held). Such a connection waits for its peer's
+// acknowledgements (Send blocks, an inline reply is dropped), so that a
+// peer which never acknowledges cannot pile answers up beyond its share;
+// a connection with nothing queued may always queue one message.
+func (c *Conn) overBudget(n int) bool {
+	ep := c.sh.ep
+	budget := int64(ep.cfg.MaxBuffer)
+	if budget <= 0 || ep.buffered.Load()+int64(n) <= budget {
+		return false
+	}
+	share := budget / max(ep.sessionsOpen.Load(), 1)
+	return int64(c.queued+n)+c.inboxBytes.Load() > share
+}
+
+// took uncharges a message taken from the inbox.
+func (c *Conn) took(m Message) {
+	c.inboxBytes.Add(-int64(len(m.Data)))
+	c.sh.ep.buffered.Add(-int64(len(m.Data)))
+}
+
+// budgetHeld is what the connection's queues hold of the budget: messages
+// queued to send and received messages not yet taken.
+func (c *Conn) budgetHeld() int {
+	c.mu.Lock()
+	q := c.queued
+	c.mu.Unlock()
+	return q + int(c.inboxBytes.Load())
 }
 
 // releaseQueued returns n bytes of send-queue room (shard goroutine).
@@ -293,7 +334,10 @@ func (c *Conn) releaseQueued(n int) {
 		return
 	}
 	c.mu.Lock()
-	c.queued -= n
+	if c.err == nil { // else finish dropped it all
+		c.queued -= n
+		c.sh.ep.buffered.Add(-int64(n))
+	}
 	c.mu.Unlock()
 	notify(c.writable)
 }

@@ -56,7 +56,8 @@ type endpoint struct {
 
 	sessionsOpen atomic.Int64
 	// buffered is the bytes the sessions hold in reorder buffers and
-	// unfinished messages (Config.MaxBuffer); budgetClosed counts the
+	// unfinished messages and their connections in their receive and send
+	// queues (Config.MaxBuffer); budgetClosed counts the
 	// connections closed with ErrOverBudget.
 	buffered     atomic.Int64
 	budgetClosed atomic.Uint64

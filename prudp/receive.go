@@ -129,6 +129,12 @@ func (s *session) handleReliable(now time.Time, p *pkt) {
 		s.conn.stats.drop(dropRecvQueue)
 		return
 	}
+	if p.typ == typeData && s.conn.inboxBytes.Load() > 0 && s.inboxOverBudget() {
+		// The application is behind on this connection and it holds more
+		// than its share of a full budget: as above, until it reads.
+		s.conn.stats.drop(dropBudget)
+		return
+	}
 	if p.typ == typeData && !s.openArrival(p) {
 		return // refused unacknowledged: an intact copy may still come
 	}
@@ -289,6 +295,7 @@ func (s *session) serveInline(now time.Time, m Message) bool {
 		s.sh.msgs.put(reply)
 		return true
 	}
+	s.makeRoom(now)
 	_ = s.sendOwned(now, m.Substream, reply)
 	return true
 }

@@ -384,8 +384,9 @@ type ServerStats struct {
 	MessagesOut                     uint64            // over all connections
 	Ended                           map[string]uint64 // ended connections by reason
 	Sessions                        int64             // connection states held, including lingering ones
-	// Buffered is the bytes held now in reorder buffers and unfinished
-	// messages (Config.MaxBuffer is the budget); BudgetClosed counts the
+	// Buffered is the bytes held now in reorder buffers, unfinished
+	// messages and the connections' receive and send queues
+	// (Config.MaxBuffer is the budget); BudgetClosed counts the
 	// connections closed for going on holding more than their share of it
 	// (ErrOverBudget, also in Ended as "over_budget").
 	Buffered     int64

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gamewire/gamewire/internal/memlimit"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -61,6 +62,7 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	o.maxBuffer = defaultMaxBuffer()
 	f.Var(&o.maxBuffer, "max-buffer", "memory budget for received data held for connections (reorder buffers, unfinished messages): bytes, or with KiB/MiB/GiB; default 1/16 of the machine's memory, 64 MiB to 1 GiB (docs/security.md)")
 	f.IntVar(&o.maxConns, "max-conns", 50000, "most connections a server holds; further CONNECTs get no answer")
+	f.StringVar(&o.memLimit, "memory-limit", "auto", "the Go runtime's soft memory limit: auto (the --max-buffer budget + 16MiB), off, or a size (96MiB); GOMEMLIMIT wins (docs/security.md)")
 	f.StringVar(&o.certKey, "cert-key", "", "hyperscape: the certification private key (PEM, e.g. key.pem from gamewire keygen hyperscape)")
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	o.lite.hook(cmd, o)
@@ -78,6 +80,7 @@ type serveOptions struct {
 	metrics   string
 	maxBuffer byteSize
 	maxConns  int
+	memLimit  string
 	lite      serveLiteOptions
 	nex       serveNEXOptions
 }
@@ -181,6 +184,12 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	ml, err := memlimit.Choose(o.memLimit, int64(o.maxBuffer), os.Getenv("GOMEMLIMIT"))
+	if err != nil {
+		return fmt.Errorf("serve: --memory-limit %w", err)
+	}
+	defer ml.Apply()()
+	fmt.Fprintf(cmd.ErrOrStderr(), "memory limit %s\n", ml.Why)
 	if cfg.Dialect == prudp.Hyperscape && cfg.CertKey == nil {
 		return fmt.Errorf("serve: --dialect hyperscape needs --cert-key (gamewire keygen hyperscape --out DIR writes one)")
 	}

@@ -27,7 +27,7 @@ var (
 	descDrops       = prometheus.NewDesc("gamewire_prudp_drops_total", "Packets dropped, by reason.", []string{"reason"}, nil)
 	descWriteErrors = prometheus.NewDesc("gamewire_prudp_write_errors_total", "Failed socket writes.", nil, nil)
 	descBatchedIO   = prometheus.NewDesc("gamewire_prudp_batched_syscalls_total", "System calls that sent (segmented) or read (coalesced) several datagrams at once.", []string{"direction"}, nil)
-	descBuffered    = prometheus.NewDesc("gamewire_prudp_buffered_bytes", "Bytes held in reorder buffers and unfinished messages (the budget is Config.MaxBuffer).", nil, nil)
+	descBuffered    = prometheus.NewDesc("gamewire_prudp_buffered_bytes", "Bytes held in reorder buffers, unfinished messages and the connections' receive and send queues (the budget is Config.MaxBuffer).", nil, nil)
 	descOverruns    = prometheus.NewDesc("gamewire_prudp_inline_overruns_total", "InlineHandler.ServeInline calls that took longer than Server.InlineLimit.", nil, nil)
 )
 

@@ -4,12 +4,16 @@
 // PRUDP V1 handshake (no credentials: an authentication server or the echo
 // diagnostic), sends about 1 MB of a message whose last fragment never
 // comes, then skips one sequence id and sends 511 early packets of 4,000
-// bytes (the reorder window's worth), and stays silent. A legitimate client
-// checks it still gets its echoes (--echo) or logs in (NEX) afterwards.
+// bytes (the reorder window's worth), and stays silent; with -messages N it
+// instead sends N complete one-packet messages and acknowledges none of the
+// answers. A legitimate client gets its echoes (-echo) or logs in (NEX)
+// again and again during the attack, and once more afterwards. It reports
+// the server's RSS idle, at its peak and after, and its CPU time.
 //
 //	go build -o /tmp/gamewire ../cmd/gamewire   (from bench/: the binary measured)
 //	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo
-//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -- --max-buffer 64MiB
+//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -- --max-buffer 64MiB [--memory-limit off]
+//	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200 -echo -messages 2000 -- --max-buffer 64MiB
 //	go run ./cmd/bufferattack -gamewire /tmp/gamewire -conns 200        (the NEX servers)
 //
 // Arguments after -- go to `gamewire serve`. docs/security.md ("PRUDP
@@ -45,6 +49,7 @@ var (
 	echo    = flag.Bool("echo", false, "attack `serve --echo` (default: the NEX authentication server)")
 	frags   = flag.Int("fragments", 800, "fragments of 1,300 bytes of the unfinished message per connection")
 	early   = flag.Int("early", 511, "early packets of 4,000 bytes per connection, after the hole")
+	unacked = flag.Int("messages", 0, "instead of the above, complete messages of 1,000 bytes per connection whose answers are never acknowledged (they pile up in the server's queues)")
 	settle  = flag.Duration("settle", 3*time.Second, "wait after the attack before measuring")
 	spacing = flag.Duration("spacing", 2*time.Millisecond, "pause after every 32 packets sent (loopback's socket buffers overflow otherwise)")
 )
@@ -77,9 +82,35 @@ func main() {
 		log.Fatalf("legitimate client before the attack: %v", err)
 	}
 	time.Sleep(time.Second)
-	idle := rss(cmd.Process.Pid)
+	pid := cmd.Process.Pid
+	idle := status(pid, "VmRSS:")
 	fmt.Printf("idle RSS %.1f MB\n", mb(idle))
 
+	// A legitimate client goes on during the attack, one echo probe or
+	// login after another.
+	stopLegit := make(chan struct{})
+	legitDone := make(chan [2]int)
+	go func() {
+		var ok, failed int
+		for {
+			select {
+			case <-stopLegit:
+				legitDone <- [2]int{ok, failed}
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := legitOnce(ctx, addr); err != nil {
+				failed++
+				log.Printf("legitimate client during the attack: %v", err)
+			} else {
+				ok++
+			}
+			cancel()
+			time.Sleep(250 * time.Millisecond)
+		}
+	}()
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	var socks []*net.UDPConn
 	for i := range *conns {
@@ -89,11 +120,22 @@ func main() {
 		}
 		socks = append(socks, c)
 	}
-	fmt.Printf("%d connections sent %d fragments of 1,300 bytes and %d early packets of 4,000 bytes each in %v\n",
-		*conns, *frags, *early, time.Since(start).Round(time.Millisecond))
+	took := time.Since(start)
+	if *unacked > 0 {
+		fmt.Printf("%d connections sent %d messages of 1,000 bytes each, acknowledging nothing, in %v\n", *conns, *unacked, took.Round(time.Millisecond))
+	} else {
+		fmt.Printf("%d connections sent %d fragments of 1,300 bytes and %d early packets of 4,000 bytes each in %v\n",
+			*conns, *frags, *early, took.Round(time.Millisecond))
+	}
 	time.Sleep(*settle)
-	after := rss(cmd.Process.Pid)
-	fmt.Printf("after the attack: RSS %.1f MB (%+.1f MB, %.1fx idle)\n", mb(after), mb(after-idle), float64(after)/float64(idle))
+	close(stopLegit)
+	during := <-legitDone
+	cpu := cpuTime(pid) - cpu0
+	after, peak := status(pid, "VmRSS:"), status(pid, "VmHWM:")
+	fmt.Printf("server CPU during the attack and settling: %v (%.0f%% of one core over %v)\n",
+		cpu.Round(time.Millisecond), 100*cpu.Seconds()/time.Since(start).Seconds(), time.Since(start).Round(time.Second))
+	fmt.Printf("legitimate client during the attack: %d %s ok, %d failed\n", during[0], map[bool]string{true: "echo probes", false: "logins"}[*echo], during[1])
+	fmt.Printf("RSS idle %.1f MB, peak %.1f MB, after %.1f MB (%.1fx idle)\n", mb(idle), mb(peak), mb(after), float64(after)/float64(idle))
 	if err := legit(addr, 20*time.Second); err != nil {
 		fmt.Printf("legitimate client after the attack: FAILED: %v\n", err)
 	} else {
@@ -212,6 +254,15 @@ func attack(addr string) (*net.UDPConn, error) {
 		}
 		return send(q, serverSig)
 	}
+	if *unacked > 0 {
+		msg := make([]byte, 1000)
+		for range *unacked {
+			if err := data(0, msg); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
+	}
 	body := make([]byte, 1300)
 	for i := range *frags {
 		if err := data(uint32(i%255)+1, body); err != nil {
@@ -228,8 +279,9 @@ func attack(addr string) (*net.UDPConn, error) {
 	return c, nil
 }
 
-// rss reads a process's resident set size (Linux).
-func rss(pid int) int64 {
+// status reads a size in kB from a process's /proc status (Linux):
+// "VmRSS:" its resident set, "VmHWM:" the most it has been.
+func status(pid int, field string) int64 {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		log.Fatal(err)
@@ -237,7 +289,7 @@ func rss(pid int) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				log.Fatal(err)
@@ -245,8 +297,32 @@ func rss(pid int) int64 {
 			return kb << 10
 		}
 	}
-	log.Fatal(errors.New("no VmRSS in /proc/PID/status"))
+	log.Fatal(errors.New("no " + field + " in /proc/PID/status"))
 	return 0
+}
+
+// cpuTime reads the user and system CPU time a process has used (Linux:
+// fields 14 and 15 of /proc/PID/stat, in clock ticks of 1/100 s).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		log.Fatalf("short /proc/%d/stat", pid)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 func mb(b int64) float64 { return float64(b) / 1e6 }
