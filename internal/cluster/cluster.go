@@ -123,30 +123,20 @@ func Build(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
-)
-
-// StartT starts a cluster for tb and closes it when tb ends. The gamewire binary
-// is built once per test binary. Without PostgreSQL (and not SQLite) tb is
-// skipped, except under CI=true where it fails (pgtest.Start).
+// StartT starts a cluster for tb and closes it when tb ends, building the
+// gamewire binary into tb's temporary directory unless opts.Binary names one.
+// Without PostgreSQL (and not SQLite) tb is skipped, except under CI=true where
+// it fails (pgtest.Start).
 func StartT(tb testing.TB, opts Options) *Cluster {
 	tb.Helper()
 	if opts.Binary == "" {
-		buildOnce.Do(func() {
-			if buildDir, buildErr = os.MkdirTemp("", "gamewire-cluster-bin-"); buildErr == nil {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				buildBin, buildErr = Build(ctx, buildDir)
-				cancel()
-			}
-		})
-		if buildErr != nil {
-			tb.Fatal(buildErr)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		bin, err := Build(ctx, tb.TempDir())
+		cancel()
+		if err != nil {
+			tb.Fatal(err)
 		}
-		opts.Binary = buildBin
+		opts.Binary = bin
 	}
 	if !opts.SQLite && opts.Postgres == nil {
 		opts.Postgres = pgtest.StartWith(tb, pgtest.Options{Settings: opts.PostgresSettings})
@@ -416,9 +406,7 @@ func (n *Node) start() error {
 	fmt.Fprintf(f, "--- %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), strings.Join(n.args, " "))
 	cmd := exec.Command(n.bin, n.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	// Its own process group: a signal to the test's group (Ctrl-C) does not
-	// reach it first, and Stop decides.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("cluster: start %s: %w", n.Name, err)
 	}

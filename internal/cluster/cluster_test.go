@@ -10,7 +10,7 @@ import (
 )
 
 // TestClusterSQLite starts an auth node and two secure nodes on a shared SQLite
-// directory: logins alternate between the nodes; a killed node is restarted on
+// directory: logins go to both nodes; a killed node is restarted on
 // the same address and announces itself again; players log in on it again.
 func TestClusterSQLite(t *testing.T) {
 	if testing.Short() {
@@ -35,8 +35,10 @@ func TestClusterSQLite(t *testing.T) {
 		}
 		perNode[n]++
 	}
-	if perNode[c.Secure[0]] != 2 || perNode[c.Secure[1]] != 2 {
-		t.Fatalf("4 logins over 2 nodes: %d and %d, want 2 and 2", perNode[c.Secure[0]], perNode[c.Secure[1]])
+	// Both nodes serve (not an exact 2/2: a node's heartbeat replaces the
+	// count of logins picked for it with its connections, see docs/deploy.md).
+	if perNode[c.Secure[0]] == 0 || perNode[c.Secure[1]] == 0 {
+		t.Fatalf("4 logins over 2 nodes: %d and %d, want some on each", perNode[c.Secure[0]], perNode[c.Secure[1]])
 	}
 	cpu := c.Secure[0].CPU()
 	if cpu <= 0 {
