@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -21,6 +22,10 @@ type multiplayer struct {
 	nat nattraversal.Server
 	// cross links a secure node to the others sharing its store (crossnode.go).
 	cross crossNode
+	// beatingSince is when this secure node's heartbeats started to succeed
+	// without a failure since (Unix nanoseconds; 0: the last one failed, or
+	// none yet). reapNodes judges the others only once it is old enough.
+	beatingSince atomic.Int64
 }
 
 // Hub returns the hub of secure connections that notifications go through.
@@ -74,21 +79,40 @@ func (s *Server) connClosed(p *rmc.Peer) {
 // the participations recorded by nodes whose heartbeat is more than twice the
 // timeout old (crashed and not restarted), so their gatherings do not keep
 // players that are gone. A node that restarts clears its own (Start).
+//
+// A node judges the others only while its own heartbeats have been reaching
+// the store for that long: when the store was unreachable (a database restart
+// or failover), no node could heartbeat, and the first node back must not take
+// the others' old heartbeats for crashes and drop every player they have. Ages
+// are measured against this node's own latest heartbeat as the store recorded
+// it, so the store's clock judges all nodes alike (pgstore: the database's
+// now()), whatever the skew of the machines' clocks.
 func (s *Server) reapNodes(ctx context.Context) {
 	t := time.NewTicker(s.nodeTimeout())
 	defer t.Stop()
+	window := 2 * s.nodeTimeout()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		since := s.beatingSince.Load()
+		if since == 0 || time.Since(time.Unix(0, since)) < window {
+			continue
+		}
 		list, err := s.Nodes.Nodes(ctx)
 		if err != nil {
 			continue
 		}
+		ref := time.Now()
 		for _, n := range list {
-			if n.ID != s.Node && time.Since(n.Heartbeat) > 2*s.nodeTimeout() {
+			if n.ID == s.Node {
+				ref = n.Heartbeat
+			}
+		}
+		for _, n := range list {
+			if n.ID != s.Node && ref.Sub(n.Heartbeat) > window {
 				if s.cross.ex != nil {
 					_ = s.cross.ex.ClearStations(ctx, n.ID) // retried at the next round if it fails
 					s.dropMail(ctx, n.ID)

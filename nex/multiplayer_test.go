@@ -427,6 +427,45 @@ func TestReapStoppedNode(t *testing.T) {
 	}
 }
 
+// TestNoReapAfterStoreOutage: two secure nodes with a player each in one
+// session; the store refuses both nodes' heartbeats for five node timeouts (a
+// database restart). When it takes them again, neither node takes the other's
+// old heartbeat for a crash: nobody is removed from the session or told so.
+func TestNoReapAfterStoreOutage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	regs, _, ps, gid := twoNodes(t, ctx)
+	const nodeTimeout = 3 * 100 * time.Millisecond // twoNodes' heartbeat is 100 ms
+	for _, r := range regs {
+		r.crashed.Store(true)
+	}
+	time.Sleep(5 * nodeTimeout)
+	for _, r := range regs {
+		r.crashed.Store(false)
+	}
+	// The reaping window (2 node timeouts) and two checks more.
+	deadline := time.After(4 * nodeTimeout)
+	for {
+		select {
+		case ev := <-ps[0].events:
+			if ev.Type == notifications.TypeParticipantDisconnected {
+				t.Fatalf("player 3000 told %+v after the outage", ev)
+			}
+			continue
+		case ev := <-ps[1].events:
+			if ev.Type == notifications.TypeParticipantDisconnected {
+				t.Fatalf("player 3001 told %+v after the outage", ev)
+			}
+			continue
+		case <-deadline:
+		}
+		break
+	}
+	if pids, err := ps[0].mm.Participants(ctx, gid); err != nil || len(pids) != 2 {
+		t.Fatalf("participants after the outage: %v %v, want both", pids, err)
+	}
+}
+
 // TestCrossNodeNotifications: players connected to different secure nodes
 // sharing a store hear of each other's joins and leaves (relayed through the
 // store's mailbox).

@@ -138,9 +138,14 @@ func (s *Server) heartbeat(ctx context.Context, srv *prudp.Server, url types.Sta
 		n := nodes.Node{ID: id, URL: url.String(), Load: srv.Stats().Connections, Capacity: s.NodeCapacity}
 		actx, cancel := context.WithTimeout(ctx, s.heartbeatInterval())
 		defer cancel()
-		if err := s.Nodes.Announce(actx, n); err != nil && s.Logger != nil && ctx.Err() == nil {
-			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex node heartbeat failed", slog.String("node", id), slog.String("error", err.Error()))
+		if err := s.Nodes.Announce(actx, n); err != nil {
+			s.beatingSince.Store(0)
+			if s.Logger != nil && ctx.Err() == nil {
+				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex node heartbeat failed", slog.String("node", id), slog.String("error", err.Error()))
+			}
+			return
 		}
+		s.beatingSince.CompareAndSwap(0, time.Now().UnixNano())
 	}
 	announce()
 	t := time.NewTicker(s.heartbeatInterval())

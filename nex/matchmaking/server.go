@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
@@ -177,20 +178,50 @@ func (s *Server) ReapNode(ctx context.Context, node string) (int, error) {
 	return len(cs), nil
 }
 
+// Disconnect cleanup retries: a store that is briefly unreachable (a database
+// restart) must not leave the participations of a connection that ended
+// meanwhile in their gatherings for good.
+const (
+	disconnectRetryFirst = 100 * time.Millisecond
+	disconnectRetryMax   = 5 * time.Second
+	// DisconnectRetryFor bounds how long Disconnected keeps retrying; after
+	// that the participations stay until the node restarts (Start) or is
+	// reaped.
+	DisconnectRetryFor = 10 * time.Minute
+)
+
 // Disconnected removes a connection's participations and tells the others;
-// the transport calls it when a secure connection ends.
+// the transport calls it when a secure connection ends. When the store fails
+// it retries, backing off up to disconnectRetryMax, for DisconnectRetryFor or
+// until ctx ends.
 func (s *Server) Disconnected(ctx context.Context, p *rmc.Peer) {
 	v, ok := s.conns.LoadAndDelete(p)
 	if !ok {
 		return
 	}
-	cs, err := s.Store.Disconnect(ctx, s.node(), v.(uint64))
-	if err != nil {
-		if s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex matchmaking: disconnect cleanup failed", slog.Uint64("pid", uint64(p.PID)),
-				slog.String("error", err.Error()))
+	var cs []Change
+	var err error
+	giveUp := time.Now().Add(DisconnectRetryFor)
+	for wait := disconnectRetryFirst; ; wait = min(2*wait, disconnectRetryMax) {
+		if cs, err = s.Store.Disconnect(ctx, s.node(), v.(uint64)); err == nil {
+			break
 		}
-		return
+		last := time.Now().Add(wait).After(giveUp)
+		if s.Logger != nil {
+			msg := "nex matchmaking: disconnect cleanup failed; retrying"
+			if last {
+				msg = "nex matchmaking: disconnect cleanup failed; giving up (the node's restart clears it)"
+			}
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, msg, slog.Uint64("pid", uint64(p.PID)), slog.String("error", err.Error()))
+		}
+		if last {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
 	for _, c := range cs {
 		s.notify(ctx, c, p.PID, "", reasonDisconnected, false)

@@ -6,7 +6,9 @@ import (
 	"net/netip"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -362,5 +364,56 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	// Methods this server does not implement say so.
 	if _, err := h.call(t, 1, ext, 23, func(w *types.Writer) {}); !errors.Is(err, types.CoreNotImplemented) {
 		t.Fatalf("UpdatePrivacySetting: %v", err)
+	}
+}
+
+// failingDisconnect is a store whose Disconnect fails a number of times first,
+// as a database being restarted does.
+type failingDisconnect struct {
+	matchmaking.Store
+	failures atomic.Int32
+	calls    atomic.Int32
+}
+
+func (f *failingDisconnect) Disconnect(ctx context.Context, node string, conn uint64) ([]matchmaking.Change, error) {
+	f.calls.Add(1)
+	if f.failures.Add(-1) >= 0 {
+		return nil, errors.New("database restarting")
+	}
+	return f.Store.Disconnect(ctx, node, conn)
+}
+
+// TestDisconnectRetries: a connection ends while the store cannot be written;
+// Disconnected retries until it can, so the other participant is told and the
+// gathering does not keep the one who left.
+func TestDisconnectRetries(t *testing.T) {
+	st := types.Settings{StructureHeader: true}
+	h := newHarness(t, st)
+	flaky := &failingDisconnect{Store: h.srv.Store}
+	flaky.failures.Store(2)
+	h.srv.Store = flaky
+	ext := matchmaking.ProtocolMatchmakeExtension
+	r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
+		w.AnyDataHolder(h.holder(room()))
+		w.String("")
+		w.U16(1)
+	})
+	gid := r.U32("gid")
+	h.mustCall(t, 2, ext, matchmaking.MethodJoinMatchmakeSession, func(w *types.Writer) { w.U32(gid); w.String("") })
+	h.conns[1].events(t, st, h.v)
+	h.srv.Disconnected(context.Background(), h.peers[2])
+	if n := flaky.calls.Load(); n != 3 {
+		t.Fatalf("Disconnect called %d times, want 3 (two failures, then success)", n)
+	}
+	var evs []notifications.Event
+	for deadline := time.Now().Add(5 * time.Second); len(evs) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		evs = h.conns[1].events(t, st, h.v)
+	}
+	if len(evs) != 1 || evs[0].Type != notifications.TypeParticipantDisconnected || evs[0].Param2 != 2 {
+		t.Fatalf("owner's events after the other's disconnect: %+v", evs)
+	}
+	r = h.mustCall(t, 1, matchmaking.ProtocolMatchMakingExt, matchmaking.MethodExtGetParticipants, func(w *types.Writer) { w.U32(gid); w.Bool(true) })
+	if pids := types.ReadList(&r, "pids", (*types.Reader).PID); len(pids) != 1 || pids[0] != 1 {
+		t.Fatalf("participants after the disconnect: %v", pids)
 	}
 }
