@@ -87,6 +87,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	for i := range servers {
 		c := cfg
 		c.Port = uint8(i + 1)
+		c.MaxBuffer = max(cfg.MaxBuffer/2, 1) // the two ports share the process's budget
 		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
 	}
 	if o.metrics != "" {
