@@ -26,7 +26,18 @@ type sink struct{ n int }
 
 func (s *sink) Send(context.Context, uint8, []byte) error { s.n++; return nil }
 
+// serve calls method and fails t if it answers anything but an error or
+// nothing (GetRelaySignatureKey: see serveData).
 func serve(t testing.TB, srv *Server, p *rmc.Peer, method uint32, params []byte) error {
+	data, err := serveData(t, srv, p, method, params)
+	if err == nil && len(data) != 0 {
+		t.Fatalf("method %d answered %x, expected nothing", method, data)
+	}
+	return err
+}
+
+// serveData calls method and returns its answer's data or its error result.
+func serveData(t testing.TB, srv *Server, p *rmc.Peer, method uint32, params []byte) ([]byte, error) {
 	req := rmc.Request{Protocol: Protocol, CallID: 1, Method: method, Params: params}
 	msg, _ := req.Append(nil)
 	out, err := rmc.Dispatch(context.Background(), srv, p, msg, nil, nil)
@@ -38,12 +49,9 @@ func serve(t testing.TB, srv *Server, p *rmc.Peer, method uint32, params []byte)
 		t.Fatal(err)
 	}
 	if resp.IsError() {
-		return resp.Result
+		return nil, resp.Result
 	}
-	if len(resp.Data) != 0 {
-		t.Fatalf("method %d answered %x, expected nothing", method, resp.Data)
-	}
-	return nil
+	return resp.Data, nil
 }
 
 func TestNATTraversal(t *testing.T) {
@@ -155,10 +163,24 @@ func FuzzNATServe(f *testing.F) {
 	f.Add(uint8(1), []byte{1, 0, 0, 0, 3, 0, 'a', ':', 0})
 	f.Add(uint8(4), []byte{1, 0, 0, 0, 1, 9, 0, 0, 0})
 	f.Add(uint8(5), []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0})
+	f.Add(uint8(6), []byte(nil))
 	f.Fuzz(func(t *testing.T, method uint8, params []byte) {
 		hub := &notifications.Hub{}
 		hub.Add(&rmc.Peer{PID: 7, Conn: &sink{}})
 		srv := &Server{Hub: hub, Stations: &stations{}}
-		serve(t, srv, &rmc.Peer{PID: 5}, uint32(method%8), params)
+		if m := uint32(method % 8); m != MethodGetRelaySignatureKey {
+			serve(t, srv, &rmc.Peer{PID: 5}, m, params)
+			return
+		}
+		// GetRelaySignatureKey takes no parameters and answers a key.
+		data, err := serveData(t, srv, &rmc.Peer{PID: 5}, MethodGetRelaySignatureKey, params)
+		if err != nil {
+			return
+		}
+		r := types.NewReader(data, types.Settings{})
+		ReadRelaySignatureKey(&r)
+		if err := r.Done(); err != nil {
+			t.Fatalf("GetRelaySignatureKey answered %x: %v", data, err)
+		}
 	})
 }
