@@ -523,16 +523,7 @@ const clockTick = 100
 // ProcessCPU returns a process's user and system CPU time from /proc/PID/stat,
 // with that of its waited-for children; 0 when it cannot be read.
 func ProcessCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f := statFields(pid)
 	// f[0] is field 3 (state); utime, stime, cutime, cstime are fields 14-17.
 	if len(f) < 15 {
 		return 0
@@ -543,6 +534,21 @@ func ProcessCPU(pid int) time.Duration {
 		ticks += v
 	}
 	return time.Duration(ticks) * time.Second / clockTick
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name
+// (field 3 onwards); nil when it cannot be read.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
 }
 
 // PostgresCPU returns the CPU time of the PostgreSQL server: the postmaster and
@@ -571,15 +577,7 @@ func (c *Cluster) PostgresCPU() time.Duration {
 }
 
 func parentPID(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f := statFields(pid) // f[1] is field 4, the parent's PID
 	if len(f) < 2 {
 		return 0
 	}
