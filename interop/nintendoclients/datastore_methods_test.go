@@ -3,7 +3,6 @@ package nintendoclients
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http/httptest"
 	"path/filepath"
@@ -61,25 +60,9 @@ func TestNintendoClientsDataStoreMethods(t *testing.T) {
 
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
 	srv := &nex.Server{Config: cfg, Accounts: store, DataStore: ds}
-	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(authPC, securePC) }()
-	defer func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		srv.Shutdown(sctx)
-		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
-			t.Errorf("gamewire server: %v", err)
-		}
-	}()
-	host, port, _ := net.SplitHostPort(authPC.LocalAddr().String())
+	addr, stop := serveNEX(t, srv)
+	defer stop()
+	host, port, _ := net.SplitHostPort(addr)
 	cmd := pyCmd(ctx, dir, python, "nc_datastore_methods.py", "--host", host, "--port", port, "--access-key", "3d37fbdb",
 		"--timeout", "50", "--nex-version", "30500", "--body-id", strconv.FormatUint(bodyID, 10))
 	var stdout, stderr bytes.Buffer

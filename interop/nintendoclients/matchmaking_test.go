@@ -3,7 +3,6 @@ package nintendoclients
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -37,28 +36,12 @@ func startMatchmaking(t *testing.T, cfg prudp.Config) string {
 	users.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
 	users.Add(100, "guest", "MMQea3n!fsik")
 	users.Add(userPID, strconv.Itoa(userPID), userPassword)
-	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(authPC, securePC) }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
-			t.Errorf("gamewire server: %v", err)
-		}
 		mm.Close()
 		store.Close()
 	})
-	return authPC.LocalAddr().String()
+	addr, _ := serveNEX(t, &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm})
+	return addr
 }
 
 // TestNintendoClientsMatchmaking runs NintendoClients' generated matchmaking

@@ -161,26 +161,39 @@ func startGamewire(t *testing.T, cfg prudp.Config) string {
 	store.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
 	store.Add(100, "guest", "MMQea3n!fsik")
 	store.Add(userPID, strconv.Itoa(userPID), userPassword)
+	addr, _ := serveNEX(t, &nex.Server{Config: cfg, Accounts: store})
+	return addr
+}
+
+// serveNEX runs srv's authentication and secure servers on loopback ports and
+// returns the authentication server's address and a function that shuts it
+// down (also run at the test's cleanup; once).
+func serveNEX(t *testing.T, srv *nex.Server) (addr string, stop func()) {
+	t.Helper()
 	authPC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	securePC, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
+		authPC.Close()
 		t.Fatal(err)
 	}
-	srv := &nex.Server{Config: cfg, Accounts: store}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
-			t.Errorf("gamewire server: %v", err)
-		}
-	})
-	return authPC.LocalAddr().String()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(ctx)
+			if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+				t.Errorf("gamewire server: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return authPC.LocalAddr().String(), stop
 }
 
 // TestNintendoClientsClientLogsInToGamewire runs NintendoClients' client
