@@ -56,6 +56,13 @@ type Dialect struct {
 	// fitting session, or create one") that could pick the same sessions;
 	// narrow says every criterion names game mode gm and system type st.
 	LockSearch func(ctx context.Context, tx Querier, narrow bool, gm, st uint32) error
+	// Official is the condition "the community is official" on
+	// mm_communities, written as the partial index mm_communities_official's
+	// WHERE has it.
+	Official string
+	// NextGID takes the next id of mm_gatherings' sequence in a write
+	// transaction, for a community (community.go).
+	NextGID func(ctx context.Context, tx Querier) (int64, error)
 }
 
 // Matchmaking implements matchmaking.Store on a DB; a store embeds it.
@@ -724,14 +731,6 @@ func (m *Matchmaking) Browse(ctx context.Context, sc matchmaking.SearchCriteria,
 
 // GatheringsQuery is Find's statement for q.
 func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
-	size := q.Size
-	if size == 0 || size > matchmaking.MaxBrowseResults {
-		size = matchmaking.MaxBrowseResults
-	}
-	offset := q.Offset
-	if offset == 0xFFFFFFFF {
-		offset = 0
-	}
 	var conds []string
 	var args []any
 	if len(q.GIDs) > 0 {
@@ -752,7 +751,8 @@ func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
 	if len(conds) == 0 {
 		return "", nil, fmt.Errorf("%w: empty gathering query", types.CoreInvalidArgument)
 	}
-	args = append(args, int64(size), int64(offset))
+	size, offset := page(q.Size, q.Offset)
+	args = append(args, size, offset)
 	return `SELECT blob FROM mm_gatherings WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY gid LIMIT ? OFFSET ?`, args, nil
 }
 
