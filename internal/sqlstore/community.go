@@ -224,22 +224,9 @@ func page(size, offset uint32) (int64, int64) {
 
 // CommunityQuery is FindCommunities' statement for q, its page included.
 func CommunityQuery(d Dialect, q matchmaking.CommunityQuery) (string, []any, error) {
-	var where []string
-	var args []any
-	if len(q.GIDs) > 0 {
-		if len(q.GIDs) > matchmaking.MaxBrowseResults {
-			return "", nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(q.GIDs), matchmaking.MaxBrowseResults)
-		}
-		where = append(where, "c.gid IN (?"+strings.Repeat(", ?", len(q.GIDs)-1)+")")
-		for _, g := range q.GIDs {
-			args = append(args, int64(g))
-		}
-	}
-	if q.Owner != 0 {
-		where, args = append(where, "c.owner = ?"), append(args, int64(q.Owner))
-	}
-	if q.Participant != 0 {
-		where, args = append(where, "c.gid IN (SELECT gid FROM mm_community_members WHERE pid = ?)"), append(args, int64(q.Participant))
+	where, args, err := findConds("c.", "mm_community_members", q.GIDs, q.Owner, q.Participant)
+	if err != nil {
+		return "", nil, err
 	}
 	if q.Official {
 		where = append(where, "c."+d.Official)

@@ -729,24 +729,34 @@ func (m *Matchmaking) Browse(ctx context.Context, sc matchmaking.SearchCriteria,
 	return out[offset:], nil
 }
 
-// GatheringsQuery is Find's statement for q.
-func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
+// findConds is the conditions of a find by ids, owner and member on the
+// gatherings aliased as col ("" or "c."), whose members members lists.
+func findConds(col, members string, gids []uint32, owner, member types.PID) ([]string, []any, error) {
 	var conds []string
 	var args []any
-	if len(q.GIDs) > 0 {
-		if len(q.GIDs) > matchmaking.MaxBrowseResults {
-			return "", nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(q.GIDs), matchmaking.MaxBrowseResults)
+	if len(gids) > 0 {
+		if len(gids) > matchmaking.MaxBrowseResults {
+			return nil, nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(gids), matchmaking.MaxBrowseResults)
 		}
-		conds = append(conds, "gid IN (?"+strings.Repeat(", ?", len(q.GIDs)-1)+")")
-		for _, g := range q.GIDs {
+		conds = append(conds, col+"gid IN (?"+strings.Repeat(", ?", len(gids)-1)+")")
+		for _, g := range gids {
 			args = append(args, int64(g))
 		}
 	}
-	if q.Owner != 0 {
-		conds, args = append(conds, "owner = ?"), append(args, int64(q.Owner))
+	if owner != 0 {
+		conds, args = append(conds, col+"owner = ?"), append(args, int64(owner))
 	}
-	if q.Participant != 0 {
-		conds, args = append(conds, "gid IN (SELECT gid FROM mm_participants WHERE pid = ?)"), append(args, int64(q.Participant))
+	if member != 0 {
+		conds, args = append(conds, col+"gid IN (SELECT gid FROM "+members+" WHERE pid = ?)"), append(args, int64(member))
+	}
+	return conds, args, nil
+}
+
+// GatheringsQuery is Find's statement for q.
+func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
+	conds, args, err := findConds("", "mm_participants", q.GIDs, q.Owner, q.Participant)
+	if err != nil {
+		return "", nil, err
 	}
 	if len(conds) == 0 {
 		return "", nil, fmt.Errorf("%w: empty gathering query", types.CoreInvalidArgument)
