@@ -56,6 +56,13 @@ type Dialect struct {
 	// fitting session, or create one") that could pick the same sessions;
 	// narrow says every criterion names game mode gm and system type st.
 	LockSearch func(ctx context.Context, tx Querier, narrow bool, gm, st uint32) error
+	// Official is the condition "the community is official" on
+	// mm_communities, written as the partial index mm_communities_official's
+	// WHERE has it.
+	Official string
+	// NextGID takes the next id of mm_gatherings' sequence in a write
+	// transaction, for a community (community.go).
+	NextGID func(ctx context.Context, tx Querier) (int64, error)
 }
 
 // Matchmaking implements matchmaking.Store on a DB; a store embeds it.
@@ -722,37 +729,40 @@ func (m *Matchmaking) Browse(ctx context.Context, sc matchmaking.SearchCriteria,
 	return out[offset:], nil
 }
 
-// GatheringsQuery is Find's statement for q.
-func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
-	size := q.Size
-	if size == 0 || size > matchmaking.MaxBrowseResults {
-		size = matchmaking.MaxBrowseResults
-	}
-	offset := q.Offset
-	if offset == 0xFFFFFFFF {
-		offset = 0
-	}
+// findConds is the conditions of a find by ids, owner and member on the
+// gatherings aliased as col ("" or "c."), whose members members lists.
+func findConds(col, members string, gids []uint32, owner, member types.PID) ([]string, []any, error) {
 	var conds []string
 	var args []any
-	if len(q.GIDs) > 0 {
-		if len(q.GIDs) > matchmaking.MaxBrowseResults {
-			return "", nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(q.GIDs), matchmaking.MaxBrowseResults)
+	if len(gids) > 0 {
+		if len(gids) > matchmaking.MaxBrowseResults {
+			return nil, nil, fmt.Errorf("%w: %d gathering ids, at most %d", types.CoreInvalidArgument, len(gids), matchmaking.MaxBrowseResults)
 		}
-		conds = append(conds, "gid IN (?"+strings.Repeat(", ?", len(q.GIDs)-1)+")")
-		for _, g := range q.GIDs {
+		conds = append(conds, col+"gid IN (?"+strings.Repeat(", ?", len(gids)-1)+")")
+		for _, g := range gids {
 			args = append(args, int64(g))
 		}
 	}
-	if q.Owner != 0 {
-		conds, args = append(conds, "owner = ?"), append(args, int64(q.Owner))
+	if owner != 0 {
+		conds, args = append(conds, col+"owner = ?"), append(args, int64(owner))
 	}
-	if q.Participant != 0 {
-		conds, args = append(conds, "gid IN (SELECT gid FROM mm_participants WHERE pid = ?)"), append(args, int64(q.Participant))
+	if member != 0 {
+		conds, args = append(conds, col+"gid IN (SELECT gid FROM "+members+" WHERE pid = ?)"), append(args, int64(member))
+	}
+	return conds, args, nil
+}
+
+// GatheringsQuery is Find's statement for q.
+func GatheringsQuery(q matchmaking.Query) (string, []any, error) {
+	conds, args, err := findConds("", "mm_participants", q.GIDs, q.Owner, q.Participant)
+	if err != nil {
+		return "", nil, err
 	}
 	if len(conds) == 0 {
 		return "", nil, fmt.Errorf("%w: empty gathering query", types.CoreInvalidArgument)
 	}
-	args = append(args, int64(size), int64(offset))
+	size, offset := page(q.Size, q.Offset)
+	args = append(args, size, offset)
 	return `SELECT blob FROM mm_gatherings WHERE ` + strings.Join(conds, " AND ") + ` ORDER BY gid LIMIT ? OFFSET ?`, args, nil
 }
 

@@ -218,9 +218,10 @@ func (s *Store) Matchmaking() (*MatchmakeStore, error) {
 }
 
 // sqliteDialect is SQLite's matchmaking: a write transaction holds the
-// database's write lock from its start (no row locks), and a search is one
-// statement read as far as needed.
-var sqliteDialect = sqlstore.Dialect{Open: "open = 1"}
+// database's write lock from its start (no row locks), a search is one
+// statement read as far as needed, booleans are 0 and 1, and gathering ids
+// come from sqlite_sequence (nextGID).
+var sqliteDialect = sqlstore.Dialect{Open: "open = 1", Official: "official = 1", NextGID: nextGID}
 
 // Close closes the store's connections.
 func (m *MatchmakeStore) Close() error {
@@ -262,12 +263,6 @@ func (m *MatchmakeStore) runWrite(ctx context.Context, f func(tx dbtx) error) er
 	return nil
 }
 
-// tx runs f in a write transaction; what names it in errors (results pass
-// through). The communities (community.go) use it.
-func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx dbtx) error) error {
-	return sqlstore.Failure("accounts", "matchmaking "+what, m.runWrite(ctx, f))
-}
-
 // mmDB is the store's database as internal/sqlstore uses it (its
 // sqlstore.DB).
 type mmDB struct{ *MatchmakeStore }
@@ -295,9 +290,4 @@ func (m mmDB) Snapshot(ctx context.Context, f func(ctx context.Context, q sqlsto
 // Write runs f in a write transaction.
 func (m mmDB) Write(ctx context.Context, f func(ctx context.Context, tx sqlstore.Querier) error) error {
 	return m.runWrite(ctx, func(tx dbtx) error { return f(ctx, sqlstore.Std(tx)) })
-}
-
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }

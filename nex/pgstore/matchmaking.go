@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/gamewire/gamewire/internal/sqlstore"
 )
 
@@ -84,23 +82,17 @@ const (
 // serialization race is retried.
 type MatchmakeStore struct {
 	*sqlstore.Matchmaking
-	db pgDB
 }
 
 // pgDialect is PostgreSQL's matchmaking: row locks, searches read in pages of
-// 64 gatherings (count DESC, gid) until one fits, the advisory locks.
-var pgDialect = sqlstore.Dialect{Open: "open", ForUpdate: " FOR UPDATE", CandidatePage: 64, LockSearch: lockSearch}
+// 64 gatherings (count DESC, gid) until one fits, the advisory locks, boolean
+// columns, and gathering ids from the identity sequence (nextGID).
+var pgDialect = sqlstore.Dialect{Open: "open", ForUpdate: " FOR UPDATE", CandidatePage: 64, LockSearch: lockSearch,
+	Official: "official", NextGID: nextGID}
 
 // Matchmaking returns the matchmaking store on s's database.
 func (s *Store) Matchmaking() *MatchmakeStore {
-	db := pgDB{s.pool}
-	return &MatchmakeStore{Matchmaking: sqlstore.NewMatchmaking("pgstore", db, pgDialect), db: db}
-}
-
-// tx runs f in a write transaction, retried as pgDB.write does; what names it
-// in errors (results pass through).
-func (m *MatchmakeStore) tx(ctx context.Context, what string, f func(tx pgx.Tx) error) error {
-	return sqlstore.Failure("pgstore", "matchmaking "+what, m.db.write(ctx, f))
+	return &MatchmakeStore{Matchmaking: sqlstore.NewMatchmaking("pgstore", pgDB{s.pool}, pgDialect)}
 }
 
 // lockSearch takes auto-matchmaking's advisory locks, in one round trip (the

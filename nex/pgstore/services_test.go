@@ -180,7 +180,7 @@ func TestQueryPlans(t *testing.T) {
 		"official communities":          {Official: true},
 		"official communities open now": {Official: true, Available: true, Now: types.MakeDateTime(2026, 11, 24, 12, 0, 0)},
 	} {
-		query, args, err := communityQuery(q)
+		query, args, err := sqlstore.CommunityQuery(pgDialect, q)
 		if err != nil {
 			t.Fatal(err)
 		}
