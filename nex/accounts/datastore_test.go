@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -42,12 +43,12 @@ func TestDataStoreQueryPlans(t *testing.T) {
 	}
 
 	search := func(q datastore.SearchQuery) string {
-		where, args := searchWhere(q)
-		return explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
+		where, args := sqlstore.SearchWhere(q)
+		return explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
 	}
 	for name, plan := range map[string]string{
-		"object":              explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
-		"slot":                explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
+		"object":              explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
+		"slot":                explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
 		"upload":              explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
 		"finished upload":     explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
 		"search by owner":     search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),

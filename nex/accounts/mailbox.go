@@ -52,7 +52,7 @@ func (s *Store) Post(ctx context.Context, node string, msgs ...nodes.Message) er
 	defer tx.Rollback()
 	for _, m := range msgs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO node_mail (node, pid, kind, payload) VALUES (?, ?, ?, ?)`,
-			node, int64(m.PID), m.Kind, nonNil(m.Payload)); err != nil {
+			node, int64(m.PID), m.Kind, payload(m.Payload)); err != nil {
 			return fmt.Errorf("accounts: post to node %q: %w", node, err)
 		}
 	}
@@ -166,4 +166,12 @@ func (s *Store) ClearStations(ctx context.Context, node string) error {
 		return fmt.Errorf("accounts: clear the stations of node %q: %w", node, err)
 	}
 	return nil
+}
+
+// payload is p, or an empty payload for nil (the column is NOT NULL).
+func payload(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
 }

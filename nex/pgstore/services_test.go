@@ -198,11 +198,11 @@ func TestQueryPlans(t *testing.T) {
 		"search by updated": {Viewer: 1, Order: datastore.OrderUpdated, UpdatedAfter: time.Unix(0, 99000), Limit: 100, Now: now},
 		"search newest":     {Viewer: 1, Descending: true, Limit: 100, Now: now},
 	} {
-		query, args := searchQuery(q)
+		query, args := sqlstore.SearchQuery(q)
 		wantIndexPlan(t, name, explain(t, s, query, args...))
 	}
-	wantIndexPlan(t, "object in slot", explain(t, s, `SELECT `+objectColumns+` FROM datastore_objects o WHERE o.owner = $1 AND o.persistence_slot = $2`, 10005, 1))
-	wantIndexPlan(t, "finished upload", explain(t, s, `SELECT `+uploadColumns+` FROM datastore_uploads
+	wantIndexPlan(t, "object in slot", explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.owner = $1 AND o.persistence_slot = $2`, 10005, 1))
+	wantIndexPlan(t, "finished upload", explain(t, s, `SELECT `+sqlstore.UploadColumns+` FROM datastore_uploads
 		WHERE data_id = $1 AND version = $2 AND used ORDER BY seq DESC LIMIT 1`, 5, 1))
 }
 
