@@ -1,4 +1,4 @@
-// Package sqlstore is the matchmaking (communities included) and Ranking logic the SQLite store
+// Package sqlstore is the matchmaking (communities included), Ranking and DataStore logic the SQLite store
 // (nex/accounts) and the PostgreSQL store (nex/pgstore) share: the statements,
 // written once with ? placeholders, and the Go around them. Each store hands in
 // its database through the small interfaces below, with its own driver calls,
