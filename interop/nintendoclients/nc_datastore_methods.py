@@ -24,11 +24,7 @@ sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients")
 import anyio  # noqa: E402
 
 from nintendo.nex import backend, common, datastore, settings  # noqa: E402
-
-
-def step(name, /, **fields):
-	text = " ".join("%s=%s" % (k, v) for k, v in fields.items())
-	print("STEP %s %s" % (name, text), flush=True)
+from nc_common import run_guarded, step  # noqa: E402
 
 
 def results(rs):
@@ -177,14 +173,7 @@ def main():
 	parser.add_argument("--body-id", type=int, required=True)
 	parser.add_argument("--timeout", type=float, default=60)
 	args = parser.parse_args()
-	try:
-		async def guarded():
-			with anyio.fail_after(args.timeout):
-				await run(args)
-		anyio.run(guarded)
-	except BaseException as e:  # report, never hide, what went wrong
-		step("error", type=type(e).__name__, message=repr(str(e)))
-		sys.exit(1)
+	run_guarded(run, args)
 
 
 if __name__ == "__main__":

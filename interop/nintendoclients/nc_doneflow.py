@@ -35,13 +35,13 @@ import logging
 import os
 import sys
 import urllib.request
-import uuid
 
 sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients"))
 
 import anyio  # noqa: E402
 
 from nintendo.nex import backend, datastore, matchmaking, nattraversal, notification, ranking, settings  # noqa: E402
+from nc_common import post_form, run_guarded, step  # noqa: E402
 
 # Notification types (nintendo-wiki, Notification Events).
 JOINED = 3001
@@ -49,11 +49,6 @@ ENDED_PARTICIPATION = 3008
 OWNERSHIP_CHANGED = 4000
 
 CATEGORY = 16
-
-
-def step(name, /, **fields):
-	text = " ".join("%s=%s" % (k, v) for k, v in fields.items())
-	print("STEP %s %s" % (name, text), flush=True)
 
 
 class Notifications(notification.NotificationServer):
@@ -92,20 +87,6 @@ def session_param(args):
 	session.open_participation = True
 	session.matchmake_system = matchmaking.MatchmakeSystem.GLOBAL
 	return session
-
-
-def post_form(url, fields, body):
-	boundary = uuid.uuid4().hex
-	parts = []
-	for f in fields:
-		parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (boundary, f.key, f.value)).encode())
-	parts.append(("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"body\"\r\n"
-		"Content-Type: application/octet-stream\r\n\r\n" % boundary).encode() + body + b"\r\n")
-	parts.append(("--%s--\r\n" % boundary).encode())
-	req = urllib.request.Request(url, data=b"".join(parts), method="POST",
-		headers={"Content-Type": "multipart/form-data; boundary=%s" % boundary})
-	with urllib.request.urlopen(req, timeout=10) as resp:
-		return resp.status
 
 
 def fetch(url):
@@ -229,14 +210,7 @@ def main():
 	parser.add_argument("--timeout", type=float, default=60)
 	args = parser.parse_args()
 	logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
-	try:
-		async def guarded():
-			with anyio.fail_after(args.timeout):
-				await run(args)
-		anyio.run(guarded)
-	except BaseException as e:  # report, never hide, what went wrong
-		step("error", type=type(e).__name__, message=repr(str(e)))
-		sys.exit(1)
+	run_guarded(run, args)
 
 
 if __name__ == "__main__":

@@ -21,32 +21,13 @@ import argparse
 import os
 import sys
 import urllib.request
-import uuid
 
 sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients"))
 
 import anyio  # noqa: E402
 
 from nintendo.nex import backend, common, datastore, ranking, settings  # noqa: E402
-
-
-def step(name, /, **fields):
-	text = " ".join("%s=%s" % (k, v) for k, v in fields.items())
-	print("STEP %s %s" % (name, text), flush=True)
-
-
-def post_form(url, fields, body):
-	boundary = uuid.uuid4().hex
-	parts = []
-	for f in fields:
-		parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (boundary, f.key, f.value)).encode())
-	parts.append(("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"body\"\r\n"
-		"Content-Type: application/octet-stream\r\n\r\n" % boundary).encode() + body + b"\r\n")
-	parts.append(("--%s--\r\n" % boundary).encode())
-	req = urllib.request.Request(url, data=b"".join(parts), method="POST",
-		headers={"Content-Type": "multipart/form-data; boundary=%s" % boundary})
-	with urllib.request.urlopen(req, timeout=10) as resp:
-		return resp.status
+from nc_common import post_form, run_guarded, step  # noqa: E402
 
 
 async def run(args):
@@ -122,14 +103,7 @@ def main():
 	parser.add_argument("--password", default="MMQea3n!fsik")
 	parser.add_argument("--timeout", type=float, default=60)
 	args = parser.parse_args()
-	try:
-		async def guarded():
-			with anyio.fail_after(args.timeout):
-				await run(args)
-		anyio.run(guarded)
-	except BaseException as e:  # report, never hide, what went wrong
-		step("error", type=type(e).__name__, message=repr(str(e)))
-		sys.exit(1)
+	run_guarded(run, args)
 
 
 if __name__ == "__main__":
