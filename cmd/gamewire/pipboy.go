@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/pipboy/dashboard"
 	"github.com/spf13/cobra"
@@ -547,6 +548,7 @@ type pipboyDashboardOptions struct {
 	listen     string
 	mapInt     time.Duration
 	allowHosts []string
+	http       httpLimitFlags
 }
 
 // dashboardHosts returns the Host names the dashboard accepts besides loopback: the
@@ -587,12 +589,17 @@ func newPipboyDashboardCmd() *cobra.Command {
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
 	f.DurationVar(&o.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
+	o.http.register(f)
 	return cmd
 }
 
 func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	if o.game == "" {
 		return errors.New("pipboy dashboard: --game HOST is required")
+	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return fmt.Errorf("pipboy dashboard: %w", err)
 	}
 	ctx := cmd.Context()
 	log := cliLogger(cmd)
@@ -614,7 +621,7 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 			return pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
 		}})
 	defer d.Close()
-	hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	hs := &httplimit.Server{Handler: d, Limits: lim, Logger: log}
 	fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), o.game)
 	errs := make(chan error, 1)
 	go func() { errs <- hs.Serve(ln) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/internal/memlimit"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
@@ -67,6 +68,7 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	o.lite.hook(cmd, o)
 	o.nex.register(cmd)
+	o.http.register(f)
 	return cmd
 }
 
@@ -83,6 +85,7 @@ type serveOptions struct {
 	memLimit  string
 	lite      serveLiteOptions
 	nex       serveNEXOptions
+	http      httpLimitFlags
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told
@@ -211,7 +214,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if o.metrics != "" {
-		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
+		stop, err := o.serveMetrics(cmd, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
 		if err != nil {
 			pc.Close()
 			return err
@@ -275,22 +278,27 @@ func defaultMaxBuffer() byteSize {
 	return floor
 }
 
-// serveMetrics serves the collectors' Prometheus metrics on addr, each labelled
-// with server="NAME", until stop is called.
-func serveMetrics(cmd *cobra.Command, addr string, collectors map[string]prometheus.Collector) (stop func(), err error) {
+// serveMetrics serves the collectors' Prometheus metrics on --metrics, each
+// labelled with server="NAME", under the --http-* limits, until stop is
+// called.
+func (o *serveOptions) serveMetrics(cmd *cobra.Command, collectors map[string]prometheus.Collector) (stop func(), err error) {
+	lim, err := o.http.limits()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	reg := prometheus.NewRegistry()
 	for name, c := range collectors {
 		if err := prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, reg).Register(c); err != nil {
 			return nil, fmt.Errorf("serve: --metrics: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", o.metrics)
 	if err != nil {
 		return nil, fmt.Errorf("serve: --metrics: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &httplimit.Server{Handler: mux, Limits: lim}
 	go hs.Serve(ln)
 	fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", ln.Addr())
 	return func() { hs.Close() }, nil

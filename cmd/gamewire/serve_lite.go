@@ -91,7 +91,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
 	}
 	if o.metrics != "" {
-		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{
+		stop, err := o.serveMetrics(cmd, map[string]prometheus.Collector{
 			"lite": metrics.Lite(l), "echo-port1": metrics.Server(servers[0]), "echo-port2": metrics.Server(servers[1]),
 		})
 		if err != nil {

@@ -187,7 +187,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
 		}
-		stop, err := serveMetrics(cmd, o.metrics, collectors)
+		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
 			srv.Close()
 			<-done

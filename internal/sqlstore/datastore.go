@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -24,6 +25,7 @@ type DataStore struct {
 	db    DB
 	store string
 	d     DataStoreDialect
+	quota quota.Quota // datastore_quota.go
 }
 
 // DataStoreDialect is what differs between the databases.
@@ -232,6 +234,9 @@ func (d *DataStore) CreateObject(ctx context.Context, o *datastore.Object, delet
 			if deleted, _, err = d.takeSlot(ctx, tx, o.Owner, o.PersistenceSlot, 0, deleteLast, nil); err != nil {
 				return err
 			}
+		}
+		if err := d.checkQuota(ctx, tx, o); err != nil {
+			return err
 		}
 		cols, vals := objectColumnNames, objectValues(o)
 		if o.DataID != 0 {

@@ -69,3 +69,16 @@ func BenchmarkAutoMatchmakeSuite(b *testing.B) {
 		return []matchmaking.Store{m}
 	})
 }
+
+// TestQuotaSuite runs the quota and sweep suite (nex/storetest) on SQLite.
+func TestQuotaSuite(t *testing.T) {
+	storetest.Quotas(t, func(t *testing.T) storetest.QuotaBackend {
+		s := openSQLite(t)
+		m, err := s.Matchmaking()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return storetest.QuotaBackend{Matchmaking: m, DataStore: s.DataStore(), Ranking: s.Ranking()}
+	})
+}

@@ -55,6 +55,12 @@ func TestServiceSuites(t *testing.T) {
 	t.Run("datastore", func(t *testing.T) {
 		storetest.DataStore(t, func(t *testing.T) datastore.Store { return openFresh(t, srv).DataStore() })
 	})
+	t.Run("quotas", func(t *testing.T) {
+		storetest.Quotas(t, func(t *testing.T) storetest.QuotaBackend {
+			s := openFresh(t, srv)
+			return storetest.QuotaBackend{Matchmaking: s.Matchmaking(), DataStore: s.DataStore(), Ranking: s.Ranking()}
+		})
+	})
 }
 
 // explain returns PostgreSQL's plan for query.
