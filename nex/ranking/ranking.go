@@ -22,8 +22,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/quota"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
