@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
@@ -35,6 +35,7 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
+	quota        serveQuotaOptions // serve_quota.go
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -50,6 +51,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
+	n.quota.register(f)
 	cmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
@@ -241,7 +243,16 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
+	q, err := o.nex.quota.quota()
+	if err != nil {
+		return "", nil, err
+	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return "", nil, err
+	}
+	store.SetQuota(q)
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q}
 	addr := o.nex.dsListen
 	if addr == "" {
 		host, port, err := net.SplitHostPort(o.listen)
@@ -276,10 +287,15 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 			return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
 		}
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs}
-	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads}
+	// The first sweep, before the endpoint serves, removes what a killed
+	// process left (temporary upload files, posts whose window closed).
+	stopSweep := sweepEvery(cmd.Context(), srv.DataStore, o.nex.quota.sweep, cfg.Logger)
+	hs := &httplimit.Server{Handler: srv.DataStore.HTTPHandler(), Limits: lim, Logger: cfg.Logger}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
+		stopSweep()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
