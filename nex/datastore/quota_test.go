@@ -3,9 +3,11 @@ package datastore_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,5 +135,68 @@ func TestSweepRemovesStaleTempFiles(t *testing.T) {
 	}
 	if got := f.bodies(t); !slices.Equal(got, []string{".upload-456"}) {
 		t.Fatalf("left %v, want only the fresh temporary file", got)
+	}
+}
+
+// gateBlobs holds every Put until release is closed, saying on entered
+// that one began: uploads caught in the middle.
+type gateBlobs struct {
+	datastore.DirBlobs
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g gateBlobs) Put(ctx context.Context, key string, r io.Reader, size int64) error {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.DirBlobs.Put(ctx, key, r, size)
+}
+
+// TestUploadCaps: the endpoint receives at most MaxPlayerUploads uploads
+// of one player's objects at once, and MaxUploads in all: one more is
+// refused with 429 Too Many Requests while the others are in progress, and
+// every upload in progress completes.
+func TestUploadCaps(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir())
+	g := gateBlobs{DirBlobs: datastore.DirBlobs{Dir: f.blobs}, entered: make(chan struct{}, 8), release: make(chan struct{})}
+	f.srv.Blobs, f.srv.MaxPlayerUploads, f.srv.MaxUploads = g, 2, 3
+	prepare := func(c *datastore.Client) datastore.ReqPostInfo {
+		t.Helper()
+		p := post("level", datastore.PermissionEveryone)
+		p.Size = 4
+		info, err := c.PreparePostObject(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	a, b, c := f.client(1001), f.client(1002), f.client(1003)
+	infos := []datastore.ReqPostInfo{prepare(a), prepare(a), prepare(a), prepare(b), prepare(c)}
+	errs := make(chan error, 5)
+	start := func(cl *datastore.Client, info datastore.ReqPostInfo) {
+		go func() { errs <- cl.Upload(ctx, info.URL, info.FormFields, []byte("body")) }()
+		<-g.entered
+	}
+	start(a, infos[0])
+	start(a, infos[1])
+	if err := a.Upload(ctx, infos[2].URL, infos[2].FormFields, []byte("body")); err == nil || !strings.Contains(err.Error(), "429") {
+		t.Fatalf("a third upload of one player's: %v, want 429", err)
+	}
+	start(b, infos[3])
+	if err := c.Upload(ctx, infos[4].URL, infos[4].FormFields, []byte("body")); err == nil || !strings.Contains(err.Error(), "429") {
+		t.Fatalf("a fourth upload in all: %v, want 429", err)
+	}
+	close(g.release)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatalf("an upload in progress: %v", err)
+		}
+	}
+	// The slots are free again: the refused ones go through now.
+	for i, cl := range map[int]*datastore.Client{2: a, 4: c} {
+		if err := cl.Upload(ctx, infos[i].URL, infos[i].FormFields, []byte("body")); err != nil {
+			t.Fatalf("upload %d after the others: %v", i, err)
+		}
 	}
 }
