@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -138,4 +139,77 @@ func TestServeDataStoreUnderDescriptorLimit(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestServeHTTPLimitFlags: serve's --http-* flags hold on each HTTP listener
+// it runs (the DataStore endpoint and --metrics): at --http-max-conns a new
+// connection evicts a silent one, a silent connection is closed at
+// --http-header-timeout and an idle one at --http-idle-timeout, and the
+// endpoint still answers; bad limit and quota values are refused with the
+// flag named.
+func TestServeHTTPLimitFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http-max-conns", "0"}, "--http-max-conns 0: must be positive"},
+		{[]string{"--http-idle-timeout", "0s"}, "--http-idle-timeout 0s: must be positive"},
+		{[]string{"--quota-objects", "-1"}, "--quota-objects -1: 0 (no limit) or more"},
+		{[]string{"--sweep-interval", "0s"}, "--sweep-interval 0s: must be positive"},
+	} {
+		err := runCLIContext(t, context.Background(), &syncWriter{}, append([]string{"serve", "--listen", freeUDPAddr(t),
+			"--datastore-listen", freeTCPAddr(t), "--data", t.TempDir()}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	metrics := freeTCPAddr(t)
+	_, out, _ := startServeNEX(t, t.TempDir(), "--metrics", metrics, "--http-max-conns", "2",
+		"--http-header-timeout", "200ms", "--http-idle-timeout", "200ms")
+	ds := out.String()
+	ds = ds[strings.Index(ds, "HTTP endpoint on http://")+len("HTTP endpoint on http://"):]
+	ds = ds[:strings.IndexAny(ds, ", \n")]
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "metrics on"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics listener:\n%s", out)
+		}
+	}
+	for _, addr := range []string{ds, metrics} {
+		var conns []net.Conn
+		for range 3 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			conns = append(conns, c)
+		}
+		// One request left idle on its keep-alive connection.
+		idle, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer idle.Close()
+		io.WriteString(idle, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(idle), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		resp.Body.Close()
+		for i, c := range append(conns, idle) {
+			c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, err := io.Copy(io.Discard, c); errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("%s: connection %d still open after 30 s", addr, i)
+			}
+		}
+	}
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("metrics: %s", resp.Status)
+	}
 }

@@ -85,6 +85,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if o.nex.heartbeat <= 0 {
 		return fmt.Errorf("serve: --heartbeat %v: must be positive", o.nex.heartbeat)
 	}
+	// The quota and HTTP limit flags, checked before the store is opened.
+	if _, err := o.nex.quota.quota(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if _, err := o.http.limits(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	if role == nex.RoleAll {
 		// Two PRUDP servers (authentication, secure) share the process's
 		// --max-buffer.
