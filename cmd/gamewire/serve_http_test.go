@@ -166,7 +166,7 @@ func TestServeHTTPLimitFlags(t *testing.T) {
 
 	metrics := freeTCPAddr(t)
 	_, out, _ := startServeNEX(t, t.TempDir(), "--metrics", metrics, "--http-max-conns", "2",
-		"--http-header-timeout", "200ms", "--http-idle-timeout", "200ms")
+		"--http-header-timeout", "2s", "--http-idle-timeout", "200ms")
 	ds := out.String()
 	ds = ds[strings.Index(ds, "HTTP endpoint on http://")+len("HTTP endpoint on http://"):]
 	ds = ds[:strings.IndexAny(ds, ", \n")]
