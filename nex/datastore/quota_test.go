@@ -3,6 +3,7 @@ package datastore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,5 +199,45 @@ func TestUploadCaps(t *testing.T) {
 		if err := cl.Upload(ctx, infos[i].URL, infos[i].FormFields, []byte("body")); err != nil {
 			t.Fatalf("upload %d after the others: %v", i, err)
 		}
+	}
+}
+
+// TestSweepOrphanStaged: on object storage, a staged upload whose upload
+// row is gone (a crash between the two) is deleted by the sweep once it is
+// older than the grace, a staged upload of an open upload is kept, and one
+// that arrived within the grace is kept.
+func TestSweepOrphanStaged(t *testing.T) {
+	ctx := context.Background()
+	f := newS3Fixture(t, t.TempDir())
+	me := f.client(1001)
+	p := post("open", datastore.PermissionEveryone)
+	p.Size = 4
+	// The server's clock just ahead of the storage's, so that what the
+	// storage took is "before" it.
+	f.mu.Lock()
+	f.clock = time.Now().Add(time.Minute)
+	f.mu.Unlock()
+	info, err := me.PreparePostObject(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := me.Upload(ctx, info.URL, info.FormFields, []byte("body")); err != nil {
+		t.Fatal(err)
+	}
+	orphan := "uploads/999/1/0123456789abcdef0123456789abcdef"
+	if err := f.srv.Blobs.Put(ctx, orphan, strings.NewReader("lost"), 4); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.srv.Sweep(ctx); err != nil || st.Staged != 0 {
+		t.Fatalf("sweep within the grace: %+v %v", st, err)
+	}
+	f.advance(datastore.DefaultPendingGrace + time.Minute)
+	st, err := f.srv.Sweep(ctx)
+	if err != nil || st.Staged != 1 || st.Pending != 0 {
+		t.Fatalf("sweep: %+v %v, want the orphan only", st, err)
+	}
+	got := f.bodies(t)
+	if len(got) != 1 || !strings.HasPrefix(got[0], fmt.Sprintf("uploads/%d/1/", info.DataID)) {
+		t.Fatalf("left %v, want the open upload's staged body", got)
 	}
 }
