@@ -22,29 +22,7 @@ import (
 func startGamewireLimited(t *testing.T, nofile int, args ...string) *gamewireProcess {
 	t.Helper()
 	sh := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, nofile)
-	p := &gamewireProcess{cmd: exec.Command("/bin/sh", append([]string{"-c", sh, os.Args[0]}, args...)...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "GAMEWIRE_TEST_MAIN=1")
-	r, w := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-		}
-	}()
-	go func() { p.cmd.Wait(); w.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("gamewire %s:\n%s", strings.Join(args, " "), p.output())
-		}
-	})
-	return p
+	return startGamewireCmd(t, exec.Command("/bin/sh", append([]string{"-c", sh, os.Args[0]}, args...)...), args)
 }
 
 // TestServeDataStoreUnderDescriptorLimit: `gamewire serve` runs as a child
