@@ -117,8 +117,8 @@ func DefaultMaxConns() int {
 	return int(min(max(n/8, 16), 4096))
 }
 
-// Server is an http.Server with Limits. Set its fields before Serve; the
-// zero value (with a Handler) serves with the defaults.
+// Server is an http.Server with Limits. Set its fields before calling any
+// method; the zero value (with a Handler) serves with the defaults.
 type Server struct {
 	Handler http.Handler
 	Limits  Limits
@@ -376,6 +376,7 @@ type rateReader struct {
 	start time.Time
 	lim   *Limits
 	n     int64
+	eof   bool
 }
 
 func (r *rateReader) extend() {
@@ -383,9 +384,17 @@ func (r *rateReader) extend() {
 }
 
 func (r *rateReader) Read(p []byte) (int, error) {
+	if r.eof {
+		// The body is in, and net/http reads the connection in the
+		// background (without a deadline) to notice a client going away:
+		// a deadline set now would pass there and cancel the request's
+		// context while the handler still works.
+		return 0, io.EOF
+	}
 	r.extend()
 	n, err := r.body.Read(p)
 	r.n += int64(n)
+	r.eof = err == io.EOF
 	return n, err
 }
 

@@ -288,3 +288,36 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("DefaultMaxConns %d with RLIMIT_NOFILE %d", DefaultMaxConns(), n)
 	}
 }
+
+// TestSlowHandlerAfterBody: a handler that has read its whole body (and
+// read again after EOF) may take longer than Grace to answer: its request
+// context is not cancelled by the body's deadline.
+func TestSlowHandlerAfterBody(t *testing.T) {
+	_, addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		// Readers often read once more after EOF (a multipart reader, a
+		// decoder checking for trailing data).
+		if n, err := r.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			http.Error(w, "read after EOF", 500)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			http.Error(w, "cancelled", 500)
+		case <-time.After(300 * time.Millisecond): // three times Grace
+			io.WriteString(w, "done")
+		}
+	}), Limits{Grace: 100 * time.Millisecond, MinRate: 1000})
+	resp, err := http.Post("http://"+addr+"/", "text/plain", strings.NewReader("small body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "done" {
+		t.Fatalf("answer %d %q", resp.StatusCode, b)
+	}
+}
