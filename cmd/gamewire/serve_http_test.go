@@ -15,6 +15,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/quota"
+	"github.com/gamewire/gamewire/nex/ranking"
 )
 
 // startGamewireLimited is startGamewire under `ulimit -n nofile` (soft and
@@ -189,5 +194,55 @@ func TestServeHTTPLimitFlags(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("metrics: %s", resp.Status)
+	}
+}
+
+// TestServeQuotaFlags: serve's --quota-* flags reach every store a player
+// can grow, over the real protocols: a second matchmake session and a
+// second community of one player's are refused with RendezVous'
+// codes, a score in a second category and a second common data entry with
+// Ranking::RegistrationError, and a second DataStore object with
+// DataStore::OverCapacity.
+func TestServeQuotaFlags(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, out, _ := startServeNEX(t, t.TempDir(), "--quota-gatherings", "1", "--quota-communities", "1",
+		"--quota-ranking-categories", "1", "--quota-common-data", "1", "--quota-objects", "1")
+	sess, mm, _ := mmClient(t, ctx, addr, "guest", "MMQea3n!fsik")
+	if _, _, err := mm.CreateMatchmakeSession(ctx, session2(), "", 1); err != nil {
+		t.Fatalf("first session: %v\n%s", err, out)
+	}
+	if _, _, err := mm.CreateMatchmakeSession(ctx, session2(), "", 1); !errors.Is(err, quota.ResultLimitExceeded) {
+		t.Fatalf("second session: %v, want RendezVous::LimitExceeded", err)
+	}
+	g := matchmaking.PersistentGathering{Gathering: matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 8},
+		CommunityType: 1, Attributes: []uint32{0, 0, 0, 0, 0, 0}}
+	if _, err := mm.CreateCommunity(ctx, g, "club"); err != nil {
+		t.Fatalf("first community: %v", err)
+	}
+	if _, err := mm.CreateCommunity(ctx, g, "club"); !errors.Is(err, quota.ResultPersistentGatheringCreationMax) {
+		t.Fatalf("second community: %v, want RendezVous::PersistentGatheringCreationMax", err)
+	}
+	rk := &ranking.Client{C: sess.RMC}
+	if err := rk.UploadScore(ctx, ranking.ScoreData{Category: 1, Score: 5}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := rk.UploadScore(ctx, ranking.ScoreData{Category: 2, Score: 5}, 0); !errors.Is(err, quota.ResultRankingRegistrationError) {
+		t.Fatalf("a second category: %v, want Ranking::RegistrationError", err)
+	}
+	if err := rk.UploadCommonData(ctx, []byte("mii"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := rk.UploadCommonData(ctx, []byte("mii"), 2); !errors.Is(err, quota.ResultRankingRegistrationError) {
+		t.Fatalf("a second common data entry: %v, want Ranking::RegistrationError", err)
+	}
+	ds := &datastore.Client{C: sess.RMC}
+	p := datastore.PreparePostParam{Name: "meta", Permission: datastore.Permission{Permission: datastore.PermissionEveryone},
+		PersistenceSlotID: datastore.NoPersistenceSlot}
+	if _, err := ds.PostMetaBinary(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ds.PostMetaBinary(ctx, p); !errors.Is(err, quota.ResultDataStoreOverCapacity) {
+		t.Fatalf("a second object: %v, want DataStore::OverCapacity", err)
 	}
 }
