@@ -183,7 +183,7 @@ func TestDashboardLive(t *testing.T) {
 	if err := ws.Write(ctx, websocket.MessageText, []byte(cmd)); err != nil {
 		t.Fatal(err)
 	}
-	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["sent"]; return ok })
+	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["result"]; return ok })
 	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Radio[0].Active })
 	// Bad commands get an error, not a crash.
 	ws.Write(ctx, websocket.MessageText, []byte(`{"command":{"type":99}}`))
