@@ -45,7 +45,7 @@ type Location struct {
 	Visible    bool  `json:"visible"`    // shown on the map (known, maybe not visited)
 	Cleared    bool  `json:"cleared"`    // ClearedStatus
 	Workshop   bool  `json:"workshop"`   // a settlement the player owns (WorkshopOwned)
-	Population int64 `json:"population,omitempty"`
+	Population int64 `json:"population"`
 }
 
 // QuestTarget is one element of $.Map.World.Quests: the map marker of a tracked

@@ -211,54 +211,20 @@ func TestDashboardLive(t *testing.T) {
 // serving the recording: the page shows the player's name and level, follows a change
 // the emulator pushes, and sends a radio toggle. It saves a screenshot.
 func TestDashboardBrowser(t *testing.T) {
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium not found (CI installs it with apt-get)")
-		}
-		t.Skip("chromium not found")
-	}
 	srv, _, hs, ctx := setup(t, &Options{MapInterval: 100 * time.Millisecond, MinPush: 20 * time.Millisecond})
+	bctx := startBrowser(t, ctx, 1280, 900)
 
-	actx, cancelA := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-
-	waitJS := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v", what, expr, err)
-		}
-	}
+	wait := func(what, expr string) { t.Helper(); waitJS(t, bctx, what, expr) }
 	if err := chromedp.Do(bctx, chromedp.Navigate(hs.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("player name", `document.getElementById("player-name").textContent === "Gavin Sterling"`)
-	waitJS("player level", `document.getElementById("player-level").textContent === "8"`)
+	wait("player name", `document.getElementById("player-name").textContent === "Gavin Sterling"`)
+	wait("player level", `document.getElementById("player-level").textContent === "8"`)
 
 	if err := srv.Set("$.PlayerInfo.XPLevel", 9); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("pushed level", `document.getElementById("player-level").textContent === "9"`)
+	wait("pushed level", `document.getElementById("player-level").textContent === "9"`)
 
 	var classical uint32
 	srv.View(func(db *pipboy.Database) {
@@ -277,7 +243,7 @@ func TestDashboardBrowser(t *testing.T) {
 	if clickErr != nil {
 		t.Fatal(clickErr)
 	}
-	waitJS("radio toggled on the page", fmt.Sprintf(`document.querySelector(%q).textContent === "on"`, sel))
+	wait("radio toggled on the page", fmt.Sprintf(`document.querySelector(%q).textContent === "on"`, sel))
 	found := false
 	for _, c := range srv.Commands() {
 		if c.Type == pipboy.CmdToggleRadio {
@@ -289,23 +255,13 @@ func TestDashboardBrowser(t *testing.T) {
 	if !found {
 		t.Fatalf("the emulator did not receive the radio command: %+v", srv.Commands())
 	}
-	waitJS("map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-img").complete`)
+	wait("map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-img").complete`)
 
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("GAMEWIRE_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "pipboy-dashboard.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	saveArtifact(t, "pipboy-dashboard.png", shot)
 
 	// A foreign web page (another origin: another port) tries what any site could:
 	// a no-cors text/plain POST, a JSON POST, a form POST and a WebSocket, each
@@ -344,7 +300,7 @@ window.results = [];
 	if err := chromedp.Do(bctx, chromedp.Navigate(evil.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("the foreign page's attempts", `window.finished === true`)
+	wait("the foreign page's attempts", `window.finished === true`)
 	results, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`window.results`))
 	if err != nil {
 		t.Fatal(err)
@@ -356,6 +312,68 @@ window.results = [];
 	if d.Refused() < 3 {
 		t.Fatalf("the dashboard refused %d requests of the foreign page, want at least 3 (%v)", d.Refused(), results)
 	}
+}
+
+// startBrowser starts Debian's chromium (headless, its own profile) with a window of
+// w x h and returns a browser context; without chromium the test is skipped (and
+// fails in CI, which installs it).
+func startBrowser(t *testing.T, ctx context.Context, w, h int) context.Context {
+	t.Helper()
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found (CI installs it with apt-get)")
+		}
+		t.Skip("chromium not found")
+	}
+	actx, cancelA := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(w, h),
+	)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	return bctx
+}
+
+// waitJS polls a JavaScript condition in the page until it holds (20 s at most).
+func waitJS(t *testing.T, bctx context.Context, what, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// saveArtifact writes a screenshot under $GAMEWIRE_ARTIFACTS (CI keeps that
+// directory), or the test's temporary directory.
+func saveArtifact(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dir := os.Getenv("GAMEWIRE_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(b))
 }
 
 // startServer serves the recorded database (with the level set to level) on 127.0.0.1.
