@@ -1,7 +1,14 @@
 package dashboard
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
 	"math"
 	"os"
 	"slices"
@@ -92,6 +99,54 @@ func TestBuildWorldFromRecording(t *testing.T) {
 	}
 }
 
+// testMapImage is a 4x4 PNG in the map's background colour, standing for a user's
+// --map-image (no game art is shipped).
+func testMapImage(t *testing.T) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	for i := range 16 {
+		img.Set(i%4, i/4, color.RGBA{6, 32 + uint8(i%2), 15, 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestDashboardMapImage: a --map-image is checked and served at /world-map; the
+// state says so. An unusable one is not served.
+func TestDashboardMapImage(t *testing.T) {
+	pic := testMapImage(t)
+	_, _, hs, _ := setup(t, &Options{MapInterval: -1, MapImage: pic})
+	resp, err := http.Get(hs.URL + "/world-map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || resp.Header.Get("X-Content-Type-Options") != "nosniff" || !bytes.Equal(got, pic) {
+		t.Fatalf("/world-map: %d %v, %d bytes", resp.StatusCode, resp.Header, len(got))
+	}
+	if !hs.Config.Handler.(*Dashboard).State().World.Image {
+		t.Fatal("state does not announce the map image")
+	}
+	for _, bad := range [][]byte{[]byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`), []byte("hello"), nil} {
+		if _, err := CheckMapImage(bad); !errors.Is(err, ErrBadMapImage) {
+			t.Errorf("CheckMapImage(%.20q): %v", bad, err)
+		}
+	}
+	_, _, hs2, _ := setup(t, &Options{MapInterval: -1, MapImage: []byte(`<svg></svg>`)})
+	resp, err = http.Get(hs2.URL + "/world-map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || hs2.Config.Handler.(*Dashboard).State().World.Image {
+		t.Fatalf("an SVG map image: %d", resp.StatusCode)
+	}
+}
+
 func mustLookup(t *testing.T, db *pipboy.Database, path string) pipboy.Value {
 	t.Helper()
 	v, err := db.Lookup(path)
@@ -109,7 +164,7 @@ func mustLookup(t *testing.T, db *pipboy.Database, path string) pipboy.Value {
 // item are used from the lists. Screenshots at 1280x800 and on a phone-sized
 // viewport are saved under $GAMEWIRE_ARTIFACTS.
 func TestDashboardWorldMap(t *testing.T) {
-	srv, _, hs, ctx := setup(t, &Options{MapInterval: -1, MinPush: 20 * time.Millisecond})
+	srv, _, hs, ctx := setup(t, &Options{MapInterval: -1, MinPush: 20 * time.Millisecond, MapImage: testMapImage(t)})
 	bctx := startBrowser(t, ctx, 1280, 800)
 	wait := func(what, expr string) { t.Helper(); waitJS(t, bctx, what, expr) }
 	do := func(actions ...chromedp.Action[chromedp.Void]) {
@@ -167,6 +222,8 @@ func TestDashboardWorldMap(t *testing.T) {
 		t.Fatalf("discovered locations on the map: %q %v", names, err)
 	}
 	wait("the player", `Math.abs(+document.getElementById("world-player").dataset.x - -78972.78) < 0.01 && document.getElementById("world-player").getAttribute("transform").includes("rotate(266.7")`)
+	// The user's map image lies exactly over the extents: the map's 1000 x 1000 units.
+	wait("the map image over the extents", `(() => { const i = document.getElementById("world-image"); const b = i.getBBox(); return i.getAttribute("visibility") === "visible" && i.getAttribute("href") === "world-map" && i.getAttribute("preserveAspectRatio") === "none" && b.x === 0 && b.y === 0 && b.width === 1000 && b.height === 1000; })()`)
 	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +314,12 @@ func TestDashboardWorldMap(t *testing.T) {
 	wait("Junk tab", `document.querySelector('#inventory [data-key^="use-"]') !== null`)
 	do(chromedp.Click(chromedp.CSS(`#inventory [data-key^="use-"]`)))
 	wait("junk refused with a reason", `document.getElementById("command-status").textContent.includes("not possible: ") && document.getElementById("command-status").textContent.includes("is not a weapon, apparel or aid")`)
+
+	// The local map panel says how frames come (this dashboard does not poll), and
+	// its button asks for one with command 13.
+	wait("local map help", `document.getElementById("map-help").textContent.includes("does not poll") && !document.getElementById("map").classList.contains("has-frame")`)
+	do(chromedp.Click(chromedp.ID("map-request")))
+	wait("a local map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-help").textContent.startsWith("128×128, frame 1")`)
 
 	// A phone-sized viewport: the map fits the width, nothing scrolls sideways, and
 	// fast travel still works.
