@@ -248,6 +248,11 @@ func TestDashboardWorldMap(t *testing.T) {
 		t.Fatalf("the emulator's player is at %+v after fast travel to Concord at %+v", p, concord.Point)
 	}
 	wait("the player on the map at Concord", fmt.Sprintf(`Math.abs(+document.getElementById("world-player").dataset.x - %v) < 0.01`, concord.X))
+	shot, err = chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveArtifact(t, "pipboy-worldmap-travel.png", shot)
 	if n := fastTravels(); n != 1 {
 		t.Fatalf("the emulator got %d fast travel commands, want 1 (the refused place sends none)", n)
 	}
