@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // This file holds what the emulator does for the commands of the spec's table, the
@@ -283,9 +282,10 @@ func (s *Server) hideQuestMarkers(db *Database, e *edit, formID uint32) {
 // game sends replaced values).
 func (s *Server) showQuestMarkers(db *Database, e *edit, formID uint32) {
 	next := maxID(db) + 1
+	added := map[string][]uint32{} // array path -> the markers going back into it
+	var paths []string
 	for _, h := range s.hidden[formID] {
-		arr, err := db.Lookup(h.array)
-		if err != nil {
+		if _, err := db.Lookup(h.array); err != nil || len(h.entries) == 0 {
 			continue
 		}
 		remap := map[uint32]uint32{}
@@ -314,14 +314,18 @@ func (s *Server) showQuestMarkers(db *Database, e *edit, formID uint32) {
 				return
 			}
 		}
-		ids := slices.Collect(func(yield func(uint32) bool) {
-			for _, v := range arr.Elems() {
-				if !yield(v.ID()) {
-					return
-				}
-			}
-		})
-		e.array(arr, append(ids, remap[h.entries[len(h.entries)-1].ID]))
+		if _, ok := added[h.array]; !ok {
+			paths = append(paths, h.array)
+		}
+		added[h.array] = append(added[h.array], remap[h.entries[len(h.entries)-1].ID])
+	}
+	for _, path := range paths {
+		arr, _ := db.Lookup(path)
+		var ids []uint32
+		for _, v := range arr.Elems() {
+			ids = append(ids, v.ID())
+		}
+		e.array(arr, append(ids, added[path]...))
 	}
 	delete(s.hidden, formID)
 }

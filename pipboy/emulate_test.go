@@ -103,7 +103,8 @@ func TestEmulatorCommands(t *testing.T) {
 	wait("custom marker removed", func(db *Database) bool { w, _ := ReadWorld(db); return !w.Custom.Visible })
 
 	// Quest markers: The First Step (formID 1160046) is tracked with one objective
-	// marker; toggling takes it off both maps and puts it back with new ids.
+	// marker; a second one is added to the world map. Toggling takes both off both
+	// maps and puts them back with new ids.
 	var markerID uint32
 	c.View(func(db *Database) {
 		w, _ := ReadWorld(db)
@@ -112,6 +113,25 @@ func TestEmulatorCommands(t *testing.T) {
 		}
 		markerID = w.Quests[0].ID
 	})
+	var second []byte
+	srv.View(func(db *Database) {
+		n := maxID(db)
+		arr, _ := db.Lookup("$.Map.World.Quests")
+		obj := Entry{Type: TypeObject, ID: n + 6}
+		obj.Add = obj.Add.AppendKey("X", n+1).AppendKey("Y", n+2).AppendKey("Name", n+3).AppendKey("QuestId", n+5)
+		for _, e := range []Entry{
+			{Type: TypeFloat, ID: n + 1, Float: 100}, {Type: TypeFloat, ID: n + 2, Float: 200},
+			{Type: TypeString, ID: n + 3, Str: []byte("Second objective")}, {Type: TypeUint32, ID: n + 4, Uint: 1160046},
+			{Type: TypeArray, ID: n + 5, Elems: AppendIDs(nil, n+4)}, obj,
+			{Type: TypeArray, ID: arr.ID(), Elems: AppendIDs(nil, markerID, n+6)},
+		} {
+			second, _ = e.Append(second)
+		}
+	})
+	if err := srv.Update(second); err != nil {
+		t.Fatal(err)
+	}
+	wait("two quest markers", func(db *Database) bool { w, _ := ReadWorld(db); return len(w.Quests) == 2 })
 	send(ToggleQuestMarker(1160046, 1, 4))
 	wait("quest marker off", func(db *Database) bool {
 		q, _ := QuestByFormID(db, 1160046, 1)
@@ -130,12 +150,15 @@ func TestEmulatorCommands(t *testing.T) {
 		q, _ := QuestByFormID(db, 1160046, 1)
 		w, _ := ReadWorld(db)
 		local, _ := db.Lookup("$.Map.Local.Quests")
-		return q.Key("active").Bool() && len(w.Quests) == 1 && local.Len() == 1
+		return q.Key("active").Bool() && len(w.Quests) == 2 && local.Len() == 1
 	})
 	c.View(func(db *Database) {
 		w, _ := ReadWorld(db)
 		if q := w.Quests[0]; q.Name != "Talk to the settlers at Tenpines Bluff" || q.ID == markerID || q.X != float64(float32(-22534.285)) {
 			t.Errorf("restored marker %+v", q)
+		}
+		if q := w.Quests[1]; q.Name != "Second objective" || q.X != 100 || len(q.QuestIDs) != 1 || q.QuestIDs[0] != 1160046 {
+			t.Errorf("restored second marker %+v", q)
 		}
 		misc, _ := QuestByFormID(db, 0, -1)
 		if misc.Key("active").Bool() {
