@@ -424,7 +424,8 @@ func inventoryCommand(db *Database, cmd Command) ([]byte, error) {
 		return nil
 	}
 	var e edit
-	item := func() (Value, uint32, error) {
+	// item finds the item of argument 0 and checks the version at argument v.
+	item := func(v int) (Value, uint32, error) {
 		h, ok := ArgUint(cmd.Args, 0)
 		if !ok {
 			return Value{}, 0, fmt.Errorf("command %d: argument 0 is not an item HandleID: %v", cmd.Type, cmd.Args)
@@ -433,15 +434,12 @@ func inventoryCommand(db *Database, cmd Command) ([]byte, error) {
 		if err != nil {
 			return Value{}, 0, fmt.Errorf("command %d: %w", cmd.Type, err)
 		}
-		return it, ref, nil
+		return it, ref, checkVersion(v)
 	}
 	switch cmd.Type {
 	case CmdUseItem:
-		it, ref, err := item()
+		it, ref, err := item(2)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkVersion(2); err != nil {
 			return nil, err
 		}
 		if err := CanUseItem(it); err != nil {
@@ -458,11 +456,8 @@ func inventoryCommand(db *Database, cmd Command) ([]byte, error) {
 			e.set(eq, "equipState", state)
 		}
 	case CmdDropItem:
-		it, ref, err := item()
+		it, ref, err := item(2)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkVersion(2); err != nil {
 			return nil, err
 		}
 		n, ok := ArgUint(cmd.Args, 1)
@@ -471,11 +466,8 @@ func inventoryCommand(db *Database, cmd Command) ([]byte, error) {
 		}
 		takeItems(db, &e, inv, it, ref, int64(n))
 	case CmdSetFavorite:
-		it, _, err := item()
+		it, _, err := item(3)
 		if err != nil {
-			return nil, err
-		}
-		if err := checkVersion(3); err != nil {
 			return nil, err
 		}
 		pos, ok := ArgUint(cmd.Args, 2)

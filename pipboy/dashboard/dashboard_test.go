@@ -63,7 +63,9 @@ func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httpte
 	return srv, c, hs, ctx
 }
 
-func TestBuildStateFromRecording(t *testing.T) {
+// recorded decodes the recorded stream.
+func recorded(t *testing.T) *pipboy.GameState {
+	t.Helper()
 	b, err := os.ReadFile(streamFile)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,11 @@ func TestBuildStateFromRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return state
+}
+
+func TestBuildStateFromRecording(t *testing.T) {
+	state := recorded(t)
 	st := BuildState(state.DB, nil, 0)
 	if st.Player.Name != "Gavin Sterling" || st.Player.Level != 8 || st.Player.Caps != 968 || st.Player.MaxAP != 112 || st.Player.MaxHP != 131.5 {
 		t.Errorf("player %+v", st.Player)
@@ -379,15 +386,7 @@ func saveArtifact(t *testing.T, name string, b []byte) {
 // startServer serves the recorded database (with the level set to level) on 127.0.0.1.
 func startServer(t *testing.T, level int) (*pipboy.Server, string) {
 	t.Helper()
-	b, err := os.ReadFile(streamFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state, _, err := pipboy.DecodeInput(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := pipboy.NewServer(state.DB)
+	srv := pipboy.NewServer(recorded(t).DB)
 	srv.Addr = "127.0.0.1:0"
 	if err := srv.Set("$.PlayerInfo.XPLevel", level); err != nil {
 		t.Fatal(err)
