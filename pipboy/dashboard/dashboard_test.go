@@ -25,10 +25,12 @@ import (
 const streamFile = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
 
 // setup runs the emulator replaying the recorded stream, an app client, and the
-// dashboard behind an httptest server, all on 127.0.0.1.
+// dashboard behind an httptest server, all on 127.0.0.1. Its context is a safety
+// net of two minutes (the browser tests run long on a loaded machine); every wait
+// has its own bound.
 func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httptest.Server, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	f, err := os.Open(streamFile)
 	if err != nil {
