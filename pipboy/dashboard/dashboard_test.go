@@ -209,11 +209,29 @@ func TestDashboardLive(t *testing.T) {
 		t.Fatalf("oversized POST command: %v %v", r.StatusCode, err)
 	}
 	r.Body.Close()
-	r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(`{"type":9,"args":[48363]}`))
-	if err != nil || r.StatusCode != http.StatusOK {
-		t.Fatalf("POST command: %v %v", r.StatusCode, err)
+	// Fast travel is answered with the game's response: refused to no location,
+	// allowed to a discovered one.
+	var sanctuary uint32
+	srv.View(func(db *pipboy.Database) {
+		w, _ := pipboy.ReadWorld(db)
+		for _, l := range w.Locations {
+			if l.Name == "Sanctuary" {
+				sanctuary = l.ID
+			}
+		}
+	})
+	for id, allowed := range map[uint32]bool{48363: false, sanctuary: true} {
+		r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(fmt.Sprintf(`{"type":9,"args":[%d]}`, id)))
+		if err != nil || r.StatusCode != http.StatusOK {
+			t.Fatalf("POST command: %v %v", r.StatusCode, err)
+		}
+		var res Result
+		err = json.NewDecoder(r.Body).Decode(&res)
+		r.Body.Close()
+		if err != nil || res.Type != 9 || res.Sent < 1 || res.Response == nil || res.Response.Allowed != allowed || res.Response.Success != allowed || res.Response.ID != res.Sent {
+			t.Fatalf("fast travel to %d: %+v %v", id, res, err)
+		}
 	}
-	r.Body.Close()
 }
 
 // TestDashboardBrowser drives Debian's chromium against the dashboard of an emulator
