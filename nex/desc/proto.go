@@ -675,7 +675,11 @@ func (p *protoParser) body(s *Struct, cond Cond, depth int) error {
 				}
 				c.NexMin = types.Version(lo)
 			}
-			if err := p.body(s, cond.And(c), depth+1); err != nil {
+			inner := cond.And(c)
+			if inner.NexMax != 0 && inner.NexMin >= inner.NexMax {
+				return p.errorf("struct %s: nex %d inside a range that ends at %d never holds", s.Name, inner.NexMin, inner.NexMax)
+			}
+			if err := p.body(s, inner, depth+1); err != nil {
 				return err
 			}
 			continue

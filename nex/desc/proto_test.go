@@ -242,6 +242,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		checkRoundTrip(t, file)
 		s := new(Set)
 		s.Add(file)
 		_ = s.Resolve()
