@@ -140,7 +140,8 @@ protocol P 5 {
 }
 
 protocol V : P {
-	3 O(a_very_long_parameter_name list<map<string, variant>>, another_long_parameter_name list<u32>) -> (r bool)
+	3 O(a_very_long_parameter_name list<map<string, variant>>, another_long_parameter_name list<u32>, more u8) -> (r bool)
+	4 Q(a u32) -> (a_very_long_result_name list<map<string, variant>>, another_long_result_name list<u32>)
 }
 `)
 	if err != nil {
@@ -169,8 +170,11 @@ protocol V : P {
 	3 O(
 		a_very_long_parameter_name list<map<string, variant>>,
 		another_long_parameter_name list<u32>,
-	) -> (
-		r bool,
+		more u8,
+	) -> (r bool)
+	4 Q(a u32) -> (
+		a_very_long_result_name list<map<string, variant>>,
+		another_long_result_name list<u32>,
 	)
 }
 `
