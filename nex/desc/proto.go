@@ -867,3 +867,28 @@ func cloneType(t *Type) *Type {
 	}
 	return c
 }
+
+// BuiltinWithProtoDir returns a new resolved Set of gamewire's built-in
+// descriptions with NintendoClients' .proto files of dir added (LoadProtoDir): a
+// .proto file of a family the built-in set has (matchmaking.proto) replaces that
+// family's description. The built-in Set returned by Builtin is not changed. An
+// empty dir returns a fresh copy of the built-in set.
+func BuiltinWithProtoDir(dir string) (*Set, error) {
+	files, err := ParseFS(defs, "defs")
+	if err != nil {
+		return nil, err
+	}
+	s := new(Set)
+	s.Add(files...)
+	if dir != "" {
+		extra, err := LoadProtoDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Add(extra...)
+	}
+	if err := s.Resolve(); err != nil {
+		return nil, fmt.Errorf("descriptions with %s: %w", dir, err)
+	}
+	return s, nil
+}
