@@ -46,15 +46,24 @@ func dumpFile(f *File) string {
 // dumpType writes t with its kind, so that an unresolved struct name and a
 // resolved enum of that name compare equal but a kind change does not.
 func dumpType(t *Type) string {
+	return typeKey(t, func(t *Type) string {
+		if t.Kind == KStruct || t.Kind == KEnum {
+			return "named:" + t.Name
+		}
+		return t.String()
+	})
+}
+
+// typeKey writes t, lists and maps element by element, with leaf for every other
+// type.
+func typeKey(t *Type, leaf func(*Type) string) string {
 	switch t.Kind {
 	case KList:
-		return "list<" + dumpType(t.Elem) + ">"
+		return "list<" + typeKey(t.Elem, leaf) + ">"
 	case KMap:
-		return "map<" + dumpType(t.Key) + "," + dumpType(t.Elem) + ">"
-	case KStruct, KEnum:
-		return "named:" + t.Name
+		return "map<" + typeKey(t.Key, leaf) + ", " + typeKey(t.Elem, leaf) + ">"
 	}
-	return t.String()
+	return leaf(t)
 }
 
 func checkRoundTrip(t *testing.T, f *File) {
