@@ -450,6 +450,15 @@ func ProtoMethodName(s string) string {
 	return b.String()
 }
 
+// declarable reports an error for a structure or enum name that the description
+// language reads as a built-in type (u32, any, data, ...) or as Data.
+func (p *protoParser) declarable(name string) error {
+	if _, ok := kindByName(name); ok || name == "Data" || name == "list" || name == "map" {
+		return p.errorf("%s cannot be declared: the name is a built-in type of gamewire descriptions", name)
+	}
+	return nil
+}
+
 // protoKinds maps NintendoClients' basic type names onto kinds.
 var protoKinds = map[string]Kind{
 	"uint8": KUint8, "uint16": KUint16, "uint32": KUint32, "uint64": KUint64,
@@ -514,6 +523,9 @@ func (p *protoParser) typ(depth int) (*Type, error) {
 	}
 	if k, ok := protoKinds[name]; ok {
 		return &Type{Kind: k}, nil
+	}
+	if _, ok := kindByName(name); ok {
+		return nil, p.errorf("unknown type %s (NintendoClients writes uint32, anydata, ...)", name)
 	}
 	return &Type{Kind: KStruct, Name: name}, nil
 }
@@ -616,6 +628,9 @@ func (p *protoParser) strct(pos Pos) error {
 	if err != nil {
 		return err
 	}
+	if err := p.declarable(name); err != nil {
+		return err
+	}
 	s := &Struct{Name: name, File: p.file, Pos: pos}
 	if p.isSym(":") {
 		p.next()
@@ -688,6 +703,9 @@ func (p *protoParser) body(s *Struct, cond Cond, depth int) error {
 		if err != nil {
 			return fmt.Errorf("struct %s: %w", s.Name, err)
 		}
+		if f.Name == "if" {
+			return fmt.Errorf("%w: %s: struct %s: a field named if cannot be described (if starts a gate)", ErrSyntax, f.Pos, s.Name)
+		}
 		f.Cond = cond
 		s.Fields = append(s.Fields, f)
 		if err := p.sym(";"); err != nil {
@@ -702,6 +720,9 @@ func (p *protoParser) enum(pos Pos) error {
 	p.next()
 	name, err := p.name()
 	if err != nil {
+		return err
+	}
+	if err := p.declarable(name); err != nil {
 		return err
 	}
 	e := &Enum{Name: name, Base: KUint32, File: p.file, Pos: pos}

@@ -137,6 +137,11 @@ func TestParseProtoErrors(t *testing.T) {
 		{"struct A { uint8 x = 99999999999999999999; }", "bad number"},
 		{"enum E { A = 1, A = 2 }", "declared twice"},
 		{"method x;", "expected import"},
+		{"struct A { uint32 if; }", "field named if"},
+		{"struct u32 { uint8 x; }", "built-in type"},
+		{"enum data { A = 1 }", "built-in type"},
+		{"struct Data { uint8 x; }", "built-in type"},
+		{"struct A { u32 x; }", "unknown type u32"},
 		{"struct A { list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<u8>>>>>>>>>>>>>>>>>> x; }", "deeper"},
 	} {
 		_, err := ParseProto("bad", tc.src)
@@ -215,6 +220,7 @@ func FuzzParseProto(f *testing.F) {
 			}
 			return
 		}
+		checkRoundTrip(t, file)
 		s := new(Set)
 		s.Add(file)
 		_ = s.Resolve()
