@@ -194,3 +194,34 @@ protocol V : P {
 		t.Errorf("formatVersion(1234567) = %q", got)
 	}
 }
+
+// TestBuiltinDescriptions checks what holds for every built-in description
+// without NintendoClients' files at hand (TestNintendoClientsCrossCheck compares
+// them with those): the counts, a header citing the public sources, documented
+// protocols, and method names unique within each protocol, inherited ones included.
+func TestBuiltinDescriptions(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, m, st := s.Count(); p != 36 || m != 431 || st != 218 || len(s.Files()) != 31 {
+		t.Errorf("%d files, %d protocols, %d methods, %d structures; want 31, 36, 431, 218", len(s.Files()), p, m, st)
+	}
+	for _, f := range s.Files() {
+		if f.Name != "common" && !strings.Contains(f.Doc, "https://github.com/kinnay/NintendoClients") {
+			t.Errorf("%s: the header does not cite NintendoClients: %q", f.Name, f.Doc)
+		}
+		for _, p := range f.Protocols {
+			if p.Doc == "" {
+				t.Errorf("%s: protocol %s has no doc comment", f.Name, p.Name)
+			}
+			names := map[string]uint32{}
+			for _, m := range p.AllMethods() {
+				if id, dup := names[foldName(m.Name)]; dup {
+					t.Errorf("%s: methods %d and %d are both %s", p.QualifiedName(), id, m.ID, m.Name)
+				}
+				names[foldName(m.Name)] = m.ID
+			}
+		}
+	}
+}
