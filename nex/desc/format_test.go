@@ -204,8 +204,10 @@ func TestBuiltinDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, m, st := s.Count(); p != 36 || m != 431 || st != 218 || len(s.Files()) != 31 {
-		t.Errorf("%d files, %d protocols, %d methods, %d structures; want 31, 36, 431, 218", len(s.Files()), p, m, st)
+	// At least NintendoClients' 30 families, 36 protocols and 431 methods, and its
+	// 214 structures with common's two and matchmaking_eagle's two re-declared ones.
+	if p, m, st := s.Count(); p < 36 || m < 431 || st < 218 || len(s.Files()) < 31 {
+		t.Errorf("%d files, %d protocols, %d methods, %d structures; want at least 31, 36, 431, 218", len(s.Files()), p, m, st)
 	}
 	for _, f := range s.Files() {
 		if f.Name != "common" && !strings.Contains(f.Doc, "https://github.com/kinnay/NintendoClients") {
