@@ -576,17 +576,19 @@ func (p *protoParser) constant(t *Type, depth int) (string, error) {
 		p.next()
 		return tok.text, nil
 	case t.Kind == KDateTime:
-		p.next()
+		var v string
 		switch {
 		case tok.kind == pNumber:
-			return strconv.FormatUint(tok.num, 10), nil
+			v = strconv.FormatUint(tok.num, 10)
 		case tok.kind == pName && tok.text == "never":
-			return "0", nil
+			v = "0"
 		case tok.kind == pName && tok.text == "future":
-			return protoDateTimeFuture, nil
+			v = protoDateTimeFuture
+		default:
+			return "", p.errorf("expected a date-time (a number, never or future), found %s", p.describe())
 		}
-		p.i--
-		return "", p.errorf("expected a date-time (a number, never or future), found %s", p.describe())
+		p.next()
+		return v, nil
 	case t.Kind == KList:
 		if err := p.sym("["); err != nil {
 			return "", err

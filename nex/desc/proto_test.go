@@ -130,6 +130,7 @@ func TestParseProtoErrors(t *testing.T) {
 		{"struct A { revision 1 - 2 { uint8 x; } }", "revision ranges"},
 		{"struct A { map<uint8, uint8> m = {1: 2}; }", "empty map"},
 		{"struct A { datetime d = later; }", "date-time"},
+		{"struct A { datetime d =", "date-time (a number, never or future), found end of file"},
 		{"struct A { A x = 1; }", "no default values"},
 		{"struct A { string s = \"x; }", "unterminated string"},
 		{"/* open", "unterminated /*"},
