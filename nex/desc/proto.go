@@ -99,13 +99,13 @@ func protoTokenize(file, src string) ([]ptok, error) {
 			i += end + 2
 		case c >= '0' && c <= '9':
 			j := i
-			for j < len(src) && (isIdentByte(src[j])) {
+			for j < len(src) && isIdentByte(src[j]) {
 				j++
 			}
 			text := src[i:j]
 			var n uint64
 			var err error
-			if len(text) > 2 && (text[1] == 'x') && text[0] == '0' {
+			if len(text) > 2 && text[0] == '0' && text[1] == 'x' {
 				n, err = strconv.ParseUint(text[2:], 16, 64)
 			} else {
 				n, err = strconv.ParseUint(text, 10, 64)
@@ -156,11 +156,8 @@ func (p *protoParser) errorf(format string, args ...any) error {
 
 func (p *protoParser) describe() string {
 	t := p.peek()
-	switch t.kind {
-	case pEOF:
+	if t.kind == pEOF {
 		return "end of file"
-	case pString:
-		return strconv.Quote(t.text)
 	}
 	return strconv.Quote(t.text)
 }
