@@ -523,6 +523,7 @@ func TestDashboardRefusesForeignRequests(t *testing.T) {
 		{"rebinding: state", "GET", "/api/state", "evil.example:" + port, "", "", http.StatusForbidden},
 		{"rebinding: page", "GET", "/", "evil.example:" + port, "", "", http.StatusForbidden},
 		{"rebinding: map", "GET", "/map.png", "evil.example", "", "", http.StatusForbidden},
+		{"rebinding: world map image", "GET", "/world-map", "evil.example", "", "", http.StatusForbidden},
 		{"rebinding: command", "POST", "/api/command", "evil.example:" + port, "http://evil.example:" + port, "application/json", http.StatusForbidden},
 		{"foreign origin reading state", "GET", "/api/state", "", "http://evil.example", "", http.StatusForbidden},
 		{"own origin reads state", "GET", "/api/state", "", hs.URL, "", http.StatusOK},
