@@ -327,6 +327,9 @@ func (d *DataStore) updateObject(ctx context.Context, tx Querier, id uint64, f f
 	if err := f(&o); err != nil {
 		return o, err
 	}
+	if err := d.checkGrowth(ctx, tx, &before, &o); err != nil {
+		return o, err
+	}
 	o.DataID = id
 	set := make([]string, len(objectColumnNames))
 	for i, c := range objectColumnNames {

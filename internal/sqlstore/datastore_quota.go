@@ -58,6 +58,32 @@ func (d *DataStore) checkQuota(ctx context.Context, tx Querier, o *datastore.Obj
 	return nil
 }
 
+// checkGrowth refuses an update that makes an object's bytes (its body's
+// size, its meta binary) grow past its owner's Bytes quota: a completed
+// update to a larger body, ChangeMeta with a larger meta binary. Like
+// checkQuota it runs in the update's transaction after the owner's lock,
+// where the owner's usage still counts the object as it was.
+func (d *DataStore) checkGrowth(ctx context.Context, tx Querier, before, after *datastore.Object) error {
+	grow := int64(after.Size) + int64(len(after.MetaBinary)) - int64(before.Size) - int64(len(before.MetaBinary))
+	if d.quota.Bytes <= 0 || grow <= 0 {
+		return nil
+	}
+	if d.d.LockSlot != nil {
+		if err := d.d.LockSlot(ctx, tx, after.Owner, datastore.NoPersistenceSlot); err != nil {
+			return wrap("lock owner", err)
+		}
+	}
+	var u datastore.Usage
+	if err := tx.QueryRow(ctx, usageQuery, true, int64(after.Owner)).Scan(&u.Objects, &u.Pending, &u.Bytes); err != nil {
+		return wrap("usage", err)
+	}
+	if u.Bytes+grow > d.quota.Bytes {
+		return fmt.Errorf("%w: PID %d keeps %d bytes, object %d grows by %d (quota %d)", quota.ResultDataStoreOverCapacity,
+			after.Owner, u.Bytes, after.DataID, grow, d.quota.Bytes)
+	}
+	return nil
+}
+
 // sweepLimit bounds the rows one Sweep removes; the next takes the rest.
 const sweepLimit = 500
 

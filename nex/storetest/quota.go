@@ -99,6 +99,33 @@ func Quotas(t *testing.T, open func(t *testing.T) QuotaBackend) {
 		if err != nil || u != (datastore.Usage{Objects: 3, Pending: 2, Bytes: 930}) {
 			t.Fatalf("usage %+v, %v", u, err)
 		}
+		// Updates that grow past the bytes are refused (a larger body, a
+		// larger meta binary); one that shrinks, or grows within, passes.
+		o := obj(2, 10, false)
+		if _, err := d.CreateObject(ctx, o, false); err != nil {
+			t.Fatal(err)
+		}
+		grow := func(id uint64, size uint32, meta int) error {
+			_, err := d.Update(ctx, id, func(o *datastore.Object) error {
+				o.Size, o.MetaBinary = size, make([]byte, meta)
+				return nil
+			})
+			return err
+		}
+		// Player 2 keeps 110 bytes (its pending post) and this object's 20;
+		// the quota is 1000, so this object may reach 890.
+		if err := grow(o.DataID, 880, 10); err != nil {
+			t.Fatalf("growing to the bytes exactly: %v", err)
+		}
+		if err := grow(o.DataID, 881, 10); !errors.Is(err, quota.ResultDataStoreOverCapacity) {
+			t.Fatalf("a body growing past the bytes: %v, want DataStore::OverCapacity", err)
+		}
+		if err := grow(o.DataID, 880, 11); !errors.Is(err, quota.ResultDataStoreOverCapacity) {
+			t.Fatalf("a meta binary growing past the bytes: %v, want DataStore::OverCapacity", err)
+		}
+		if err := grow(o.DataID, 5, 0); err != nil {
+			t.Fatalf("shrinking: %v", err)
+		}
 	})
 
 	t.Run("ranking usage", func(t *testing.T) {
