@@ -28,23 +28,30 @@ func (d *DataStore) Usage(ctx context.Context, owner types.PID) (u datastore.Usa
 	return u, d.fail("usage", err)
 }
 
+// lockedUsage takes owner's lock where several nodes write (the
+// persistence-slot lock of NoPersistenceSlot, which no slot uses) and sums
+// what owner keeps, in tx.
+func (d *DataStore) lockedUsage(ctx context.Context, tx Querier, owner types.PID) (u datastore.Usage, err error) {
+	if d.d.LockSlot != nil {
+		if err := d.d.LockSlot(ctx, tx, owner, datastore.NoPersistenceSlot); err != nil {
+			return u, wrap("lock owner", err)
+		}
+	}
+	err = tx.QueryRow(ctx, usageQuery, true, int64(owner)).Scan(&u.Objects, &u.Pending, &u.Bytes)
+	return u, wrap("usage", err)
+}
+
 // checkQuota refuses o when its owner, with o, would pass the quota: in the
-// object's write transaction, after the owner's lock where several nodes
-// write (the persistence-slot lock of NoPersistenceSlot, which no slot
-// uses), so two creates at once cannot both take the last place.
+// object's write transaction, after the owner's lock (lockedUsage), so two
+// creates at once cannot both take the last place.
 func (d *DataStore) checkQuota(ctx context.Context, tx Querier, o *datastore.Object) error {
 	q := d.quota
 	if q.Objects <= 0 && q.Pending <= 0 && q.Bytes <= 0 {
 		return nil
 	}
-	if d.d.LockSlot != nil {
-		if err := d.d.LockSlot(ctx, tx, o.Owner, datastore.NoPersistenceSlot); err != nil {
-			return wrap("lock owner", err)
-		}
-	}
-	var u datastore.Usage
-	if err := tx.QueryRow(ctx, usageQuery, true, int64(o.Owner)).Scan(&u.Objects, &u.Pending, &u.Bytes); err != nil {
-		return wrap("usage", err)
+	u, err := d.lockedUsage(ctx, tx, o.Owner)
+	if err != nil {
+		return err
 	}
 	add := int64(o.Size) + int64(len(o.MetaBinary))
 	switch {
@@ -68,14 +75,9 @@ func (d *DataStore) checkGrowth(ctx context.Context, tx Querier, before, after *
 	if d.quota.Bytes <= 0 || grow <= 0 {
 		return nil
 	}
-	if d.d.LockSlot != nil {
-		if err := d.d.LockSlot(ctx, tx, after.Owner, datastore.NoPersistenceSlot); err != nil {
-			return wrap("lock owner", err)
-		}
-	}
-	var u datastore.Usage
-	if err := tx.QueryRow(ctx, usageQuery, true, int64(after.Owner)).Scan(&u.Objects, &u.Pending, &u.Bytes); err != nil {
-		return wrap("usage", err)
+	u, err := d.lockedUsage(ctx, tx, after.Owner)
+	if err != nil {
+		return err
 	}
 	if u.Bytes+grow > d.quota.Bytes {
 		return fmt.Errorf("%w: PID %d keeps %d bytes, object %d grows by %d (quota %d)", quota.ResultDataStoreOverCapacity,
