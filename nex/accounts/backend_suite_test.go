@@ -82,3 +82,21 @@ func TestQuotaSuite(t *testing.T) {
 		return storetest.QuotaBackend{Matchmaking: m, DataStore: s.DataStore(), Ranking: s.Ranking()}
 	})
 }
+
+// TestDataStoreQuotaConcurrent: two handles on one SQLite database create
+// for one player at once; exactly the quota's objects are created.
+func TestDataStoreQuotaConcurrent(t *testing.T) {
+	storetest.DataStoreQuotaConcurrent(t, func(t *testing.T) (storetest.QuotaDataStore, storetest.QuotaDataStore) {
+		dir := t.TempDir()
+		var ds [2]storetest.QuotaDataStore
+		for i := range ds {
+			s, _, err := accounts.Open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			ds[i] = s.DataStore()
+		}
+		return ds[0], ds[1]
+	})
+}

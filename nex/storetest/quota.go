@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,4 +232,52 @@ func Quotas(t *testing.T, open func(t *testing.T) QuotaBackend) {
 			t.Fatalf("usage after the sweep %+v, %v", u, err)
 		}
 	})
+}
+
+// QuotaDataStore is a DataStore store that takes a quota.
+type QuotaDataStore interface {
+	datastore.Store
+	SetQuota(quota.Quota)
+}
+
+// DataStoreQuotaConcurrent runs creates for one player from two handles on
+// one database at once (two secure nodes): exactly the quota's objects are
+// created, however the creates interleave.
+func DataStoreQuotaConcurrent(t *testing.T, shared func(t *testing.T) (QuotaDataStore, QuotaDataStore)) {
+	ctx := context.Background()
+	a, b := shared(t)
+	const limit, tries = 10, 40
+	for _, d := range []QuotaDataStore{a, b} {
+		d.SetQuota(quota.Quota{Objects: limit})
+	}
+	var wg sync.WaitGroup
+	results := make(chan error, tries)
+	for i := range tries {
+		d := a
+		if i%2 == 1 {
+			d = b
+		}
+		wg.Go(func() {
+			_, err := d.CreateObject(ctx, &datastore.Object{Owner: 7, Size: 1, PersistenceSlot: datastore.NoPersistenceSlot}, false)
+			results <- err
+		})
+	}
+	wg.Wait()
+	close(results)
+	created := 0
+	for err := range results {
+		switch {
+		case err == nil:
+			created++
+		case !errors.Is(err, quota.ResultDataStoreOverCapacity):
+			t.Fatalf("create: %v", err)
+		}
+	}
+	u, err := a.Usage(ctx, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created != limit || u.Objects != limit {
+		t.Fatalf("%d creates succeeded, %d objects stored; want exactly %d", created, u.Objects, limit)
+	}
 }
