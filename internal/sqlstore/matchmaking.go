@@ -98,6 +98,11 @@ type row struct {
 	seq      int64
 }
 
+// private reports whether the session in r has a user or a system password.
+func (r *row) private() bool {
+	return r.systemPW != "" || r.s.UserPasswordEnabled || r.s.UserPassword != ""
+}
+
 // loadRow reads gathering gid; lock takes its row lock (Dialect.ForUpdate)
 // in a write transaction.
 func (m *Matchmaking) loadRow(ctx context.Context, q Querier, gid uint32, lock bool) (row, error) {
@@ -192,7 +197,9 @@ func create(ctx context.Context, tx Querier, s matchmaking.MatchmakeSession, p m
 		return matchmaking.Change{}, fmt.Errorf("gathering ids exhausted (%d)", id)
 	}
 	s.ID = uint32(id)
-	r := row{s: s, seq: 0}
+	// A session created with m_SystemPasswordEnabled has its system password
+	// from the start, as one turned on later (Update) has.
+	r := row{s: s, seq: 0, systemPW: systemPassword(s.SystemPasswordEnabled, "", s.ID)}
 	c, err := save(ctx, tx, &r, insertParticipant(s.ID, p, 1))
 	c.Joined = &p
 	return c, err
@@ -348,7 +355,15 @@ func commonValue(cs []matchmaking.Criteria, f func(*matchmaking.Criteria) (uint3
 	return v, len(cs) > 0
 }
 
+// matchAny reports whether an auto-matchmake with criteria cs may join the
+// session in r: one criterion fits and the session has no password (an
+// auto-matchmake carries none, so it never enters a passworded session,
+// whatever the criteria's exclude flags say; docs/nex.md "Passwords and
+// ownership").
 func matchAny(cs []matchmaking.Criteria, r *row, joining int) bool {
+	if r.private() {
+		return false
+	}
 	for i := range cs {
 		if cs[i].Match(&r.s, r.systemPW != "", joining) {
 			return true
