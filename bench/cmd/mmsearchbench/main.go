@@ -1,0 +1,261 @@
+// Command mmsearchbench measures how the cost of a matchmaking search grows with
+// the open sessions a store holds: the same operations against stores seeded
+// with 100, 10,000 and 100,000 open sessions, each figure a ratio against the
+// one with 100, measured in the same run.
+//
+//	go run ./cmd/mmsearchbench                                  # SQLite and PostgreSQL
+//	go run ./cmd/mmsearchbench -stores sqlite -sizes 100,10000
+//
+// The seeded sessions are decoys an attacker (or a busy server) leaves open in
+// the searched game mode and system type: four in five carry another value in
+// attribute 0 (1,000 different ones), one in ten a user password and one in ten
+// a system password with the searched attributes. After them come 10 sessions
+// the searches are after (attribute 0 = 1), so a search that reads the
+// candidates in gathering order reads every decoy first. The operations, each
+// timed alone (one client, no concurrency), up to -ops times or -budget per
+// figure:
+//
+//   - auto: AutoMatchmake_Postpone's search (no criteria) joining one of the
+//     10, then its EndParticipation (the store's Leave);
+//   - criteria: AutoMatchmakeWithSearchCriteria_Postpone's, with criteria
+//     naming the game mode, system type and attributes 0 and 1 and no
+//     password exclusion (as revision-0 criteria are), then the leave;
+//   - miss: an auto-matchmake nothing fits (attribute 1 another value): the
+//     search, the creation of the client's own session and its leave (which
+//     ends it);
+//   - browse: BrowseMatchmakeSession's search with the criteria above and
+//     both password exclusions, the first 10 (the 10 sought sessions).
+//
+// PostgreSQL runs in a throwaway cluster (internal/pgtest; Debian's postgresql
+// package), SQLite in a temporary directory.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/pgstore"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+var (
+	stores = flag.String("stores", "sqlite,pg", "stores to measure: sqlite, pg")
+	sizes  = flag.String("sizes", "100,10000,100000", "open sessions to seed, the first being the reference")
+	ops    = flag.Int("ops", 300, "timed operations per figure (at most)")
+	budget = flag.Duration("budget", 3*time.Second, "time per figure (at least 5 operations)")
+)
+
+// seeder is what the bench needs of a store beyond matchmaking.Store.
+type seeder interface {
+	matchmaking.Store
+	Seed(ctx context.Context, ss []matchmaking.MatchmakeSession, node string) error
+}
+
+func main() {
+	flag.Parse()
+	log.SetFlags(0)
+	var ns []int
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			log.Fatalf("-sizes: %q is not a count", f)
+		}
+		ns = append(ns, n)
+	}
+	var pg *pgtest.Server
+	defer func() {
+		if pg != nil {
+			pg.Close()
+		}
+	}()
+	fmt.Printf("%-7s %8s  %-9s %10s %10s %6s %9s %9s\n", "store", "sessions", "operation", "mean", "p50", "ops", "mean/ref", "p50/ref")
+	for _, kind := range strings.Split(*stores, ",") {
+		refMean, refP50 := map[string]time.Duration{}, map[string]time.Duration{}
+		for i, n := range ns {
+			var m seeder
+			var closeStore func()
+			var err error
+			switch kind {
+			case "sqlite":
+				m, closeStore, err = openSQLite()
+			case "pg":
+				if pg == nil {
+					if pg, err = pgtest.Launch(pgtest.Options{}); err != nil {
+						log.Fatal(err)
+					}
+				}
+				m, closeStore, err = openPG(pg)
+			default:
+				log.Fatalf("-stores: unknown store %q", kind)
+			}
+			if err != nil {
+				log.Fatal(err)
+			}
+			start := time.Now()
+			if err := seed(m, n); err != nil {
+				log.Fatalf("%s: seed %d: %v", kind, n, err)
+			}
+			log.Printf("%s: seeded %d open sessions in %v", kind, n, time.Since(start).Round(time.Millisecond))
+			for _, op := range operations {
+				mean, p50, count, err := measure(m, op.run)
+				if err != nil {
+					log.Fatalf("%s %d %s: %v", kind, n, op.name, err)
+				}
+				if i == 0 {
+					refMean[op.name], refP50[op.name] = mean, p50
+				}
+				fmt.Printf("%-7s %8d  %-9s %10v %10v %6d %8.2fx %8.2fx\n", kind, n, op.name, mean.Round(time.Microsecond),
+					p50.Round(time.Microsecond), count, float64(mean)/float64(refMean[op.name]), float64(p50)/float64(refP50[op.name]))
+			}
+			closeStore()
+		}
+	}
+}
+
+func openSQLite() (seeder, func(), error) {
+	dir, err := os.MkdirTemp("", "mmsearchbench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	s, _, err := accounts.Open(context.Background(), filepath.Join(dir, "data"))
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := s.Matchmaking()
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, func() { m.Close(); s.Close(); os.RemoveAll(dir) }, nil
+}
+
+func openPG(srv *pgtest.Server) (seeder, func(), error) {
+	dsn, err := srv.CreateDatabase()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := pgstore.Open(context.Background(), dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Matchmaking(), func() { s.Close() }, nil
+}
+
+// session is the searched kind of session: game mode 3, system type 1, 2 to 8
+// players, attributes 1 and 2.
+func session() matchmaking.MatchmakeSession {
+	return matchmaking.MatchmakeSession{
+		Gathering:         matchmaking.Gathering{MinParticipants: 2, MaxParticipants: 8, Flags: matchmaking.FlagMigrateOwner},
+		GameMode:          3,
+		Attributes:        []uint32{1, 2, 0, 0, 0, 0},
+		OpenParticipation: true, MatchmakeSystemType: 1,
+		ApplicationBuffer: []byte("application data of a game session"),
+	}
+}
+
+const (
+	decoyOwner   = 1_000_000 // the decoys' owners: decoyOwner + i
+	clientPID    = 100       // the searching clients: clientPID + k % 64
+	seededTarget = 10
+)
+
+// seed stores n decoys, then the sessions the searches are after.
+func seed(m seeder, n int) error {
+	ss := make([]matchmaking.MatchmakeSession, 0, n+seededTarget)
+	for i := range n {
+		s := session()
+		s.Owner = types.PID(decoyOwner + i)
+		switch i % 10 {
+		case 0:
+			s.UserPassword, s.UserPasswordEnabled = "secret", true
+		case 1:
+			s.SystemPasswordEnabled = true
+		default:
+			s.Attributes[0] = uint32(100 + i%1000)
+		}
+		ss = append(ss, s)
+	}
+	for i := range seededTarget {
+		s := session()
+		s.Owner = types.PID(decoyOwner + n + i)
+		ss = append(ss, s)
+	}
+	return m.Seed(context.Background(), ss, "bench")
+}
+
+var criteria = []matchmaking.SearchCriteria{{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"1", "2"},
+	VacantOnly: true, ExcludeLocked: true}}
+
+var operations = []struct {
+	name string
+	run  func(ctx context.Context, m matchmaking.Store, pid types.PID) error
+}{
+	{"auto", func(ctx context.Context, m matchmaking.Store, pid types.PID) error {
+		return autoAndLeave(ctx, m, nil, session(), pid, false)
+	}},
+	{"criteria", func(ctx context.Context, m matchmaking.Store, pid types.PID) error {
+		return autoAndLeave(ctx, m, criteria, session(), pid, false)
+	}},
+	{"miss", func(ctx context.Context, m matchmaking.Store, pid types.PID) error {
+		s := session()
+		s.Attributes[1] = 3
+		return autoAndLeave(ctx, m, nil, s, pid, true)
+	}},
+	{"browse", func(ctx context.Context, m matchmaking.Store, pid types.PID) error {
+		c := criteria[0]
+		c.ExcludeUserPasswordSet, c.ExcludeSystemPasswordSet = true, true
+		got, err := m.Browse(ctx, c, 0, 10)
+		if err == nil && len(got) != seededTarget {
+			err = fmt.Errorf("browse found %d sessions, want %d", len(got), seededTarget)
+		}
+		return err
+	}},
+}
+
+// autoAndLeave auto-matchmakes pid and leaves again; wantCreated says whether
+// the search must miss.
+func autoAndLeave(ctx context.Context, m matchmaking.Store, crit []matchmaking.SearchCriteria, s matchmaking.MatchmakeSession, pid types.PID, wantCreated bool) error {
+	c, created, err := m.AutoMatchmake(ctx, crit, s, matchmaking.Participant{PID: pid, Node: "bench", Conn: uint64(pid)})
+	if err != nil {
+		return err
+	}
+	if created != wantCreated {
+		return fmt.Errorf("auto-matchmake created=%v (session %d), want %v", created, c.Session.ID, wantCreated)
+	}
+	_, err = m.Leave(ctx, c.Session.ID, pid)
+	return err
+}
+
+// measure runs op up to -ops times or for -budget (at least 5 times, after 5
+// untimed) and returns the mean and median time of one.
+func measure(m matchmaking.Store, op func(ctx context.Context, m matchmaking.Store, pid types.PID) error) (mean, p50 time.Duration, n int, err error) {
+	ctx := context.Background()
+	for k := range 5 {
+		if err := op(ctx, m, types.PID(clientPID+k)); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	var times []time.Duration
+	var total time.Duration
+	for k := 0; k < *ops && (k < 5 || total < *budget); k++ {
+		start := time.Now()
+		if err := op(ctx, m, types.PID(clientPID+k%64)); err != nil {
+			return 0, 0, 0, err
+		}
+		d := time.Since(start)
+		times = append(times, d)
+		total += d
+	}
+	slices.Sort(times)
+	return total / time.Duration(len(times)), times[len(times)/2], len(times), nil
+}
