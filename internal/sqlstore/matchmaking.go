@@ -442,7 +442,11 @@ func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, s Search, k
 // every criterion names game mode gm and system type st.
 func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.PID) (s Search, gm, st uint32, narrow bool) {
 	conds := []string{d.Open, "count < max_p", "pw_flags = 0", "count + ? <= max_p",
-		"NOT EXISTS (SELECT 1 FROM mm_participants p WHERE p.gid = mm_gatherings.gid AND p.pid = ?)"}
+		// The sessions exclude is in, read once by mm_participants' pid
+		// index (PostgreSQL: a hashed subplan), whatever number of
+		// sessions the planner expects the search to read; NOT EXISTS let
+		// PostgreSQL anti-join every participant when it expected many.
+		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)"}
 	args := []any{int64(joining), int64(exclude)}
 	gm, okGM := commonValue(cs, (*matchmaking.Criteria).GameMode)
 	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
@@ -838,6 +842,9 @@ func BrowseWhere(d Dialect, c matchmaking.Criteria) Search {
 	if c.VacantOnly {
 		conds = append(conds, "count < max_p")
 	}
+	// pw_flags, the index's third column, is always constrained (every
+	// value, when neither password is excluded), so the criterion's
+	// attributes after it still narrow the index search.
 	switch {
 	case c.ExcludeUserPasswordSet && c.ExcludeSystemPasswordSet:
 		conds = append(conds, "pw_flags = 0")
@@ -845,6 +852,8 @@ func BrowseWhere(d Dialect, c matchmaking.Criteria) Search {
 		conds = append(conds, "pw_flags IN (0, 2)")
 	case c.ExcludeSystemPasswordSet:
 		conds = append(conds, "pw_flags IN (0, 1)")
+	default:
+		conds = append(conds, "pw_flags IN (0, 1, 2, 3)")
 	}
 	return Search{strings.Join(conds, " AND "), args, c.ExcludeLocked && c.VacantOnly && deepTerms(&c)}
 }

@@ -89,7 +89,7 @@ ALTER TABLE mm_gatherings ADD COLUMN a4 INTEGER;
 ALTER TABLE mm_gatherings ADD COLUMN a5 INTEGER;
 ALTER TABLE mm_gatherings ADD COLUMN pw_flags INTEGER;
 CREATE INDEX mm_gatherings_match ON mm_gatherings
-	(game_mode, system_type, a0, a1, a2, a3, a4, a5, min_p, max_p, pw_flags, count DESC, gid)
+	(game_mode, system_type, pw_flags, a0, a1, a2, a3, a4, a5, min_p, max_p, count DESC, gid)
 	WHERE open = 1 AND count < max_p;
 `
 

@@ -26,7 +26,7 @@ const matchmakingV3 = `
 ALTER TABLE mm_gatherings ADD COLUMN min_p INTEGER, ADD COLUMN a0 BIGINT, ADD COLUMN a1 BIGINT, ADD COLUMN a2 BIGINT,
 	ADD COLUMN a3 BIGINT, ADD COLUMN a4 BIGINT, ADD COLUMN a5 BIGINT, ADD COLUMN pw_flags INTEGER;
 CREATE INDEX mm_gatherings_match ON mm_gatherings
-	(game_mode, system_type, a0, a1, a2, a3, a4, a5, min_p, max_p, pw_flags, count DESC, gid)
+	(game_mode, system_type, pw_flags, a0, a1, a2, a3, a4, a5, min_p, max_p, count DESC, gid)
 	WHERE open AND count < max_p;
 `
 
