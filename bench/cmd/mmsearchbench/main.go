@@ -13,7 +13,8 @@
 // the searches are after (attribute 0 = 1), so a search that reads the
 // candidates in gathering order reads every decoy first. The operations, each
 // timed alone (one client, no concurrency), up to -ops times or -budget per
-// figure:
+// figure, in rounds over the sizes (so the machine's load falls on each
+// alike):
 //
 //   - auto: AutoMatchmake_Postpone's search (no criteria) joining one of the
 //     10, then its EndParticipation (the store's Leave);
@@ -84,8 +85,11 @@ func main() {
 	}()
 	fmt.Printf("%-7s %8s  %-9s %10s %10s %6s %9s %9s\n", "store", "sessions", "operation", "mean", "p50", "ops", "mean/ref", "p50/ref")
 	for _, kind := range strings.Split(*stores, ",") {
-		refMean, refP50 := map[string]time.Duration{}, map[string]time.Duration{}
-		for i, n := range ns {
+		// Every size's store is seeded first, then each operation is timed
+		// in rounds over all of them, so a swing in the machine's load
+		// falls on every size alike.
+		var targets []seeder
+		for _, n := range ns {
 			var m seeder
 			var closeStore func()
 			analyze := func() error { return nil }
@@ -106,6 +110,7 @@ func main() {
 			if err != nil {
 				log.Fatal(err)
 			}
+			defer closeStore()
 			start := time.Now()
 			if err := seed(m, n); err != nil {
 				log.Fatalf("%s: seed %d: %v", kind, n, err)
@@ -114,18 +119,17 @@ func main() {
 				log.Fatalf("%s: analyze: %v", kind, err)
 			}
 			log.Printf("%s: seeded %d open sessions in %v", kind, n, time.Since(start).Round(time.Millisecond))
-			for _, op := range operations {
-				mean, p50, count, err := measure(m, op.run)
-				if err != nil {
-					log.Fatalf("%s %d %s: %v", kind, n, op.name, err)
-				}
-				if i == 0 {
-					refMean[op.name], refP50[op.name] = mean, p50
-				}
-				fmt.Printf("%-7s %8d  %-9s %10v %10v %6d %8.2fx %8.2fx\n", kind, n, op.name, mean.Round(time.Microsecond),
-					p50.Round(time.Microsecond), count, float64(mean)/float64(refMean[op.name]), float64(p50)/float64(refP50[op.name]))
+			targets = append(targets, m)
+		}
+		for _, op := range operations {
+			res, err := measure(targets, op.run)
+			if err != nil {
+				log.Fatalf("%s %s: %v", kind, op.name, err)
 			}
-			closeStore()
+			for i, r := range res {
+				fmt.Printf("%-7s %8d  %-9s %10v %10v %6d %8.2fx %8.2fx\n", kind, ns[i], op.name, r.mean.Round(time.Microsecond),
+					r.p50.Round(time.Microsecond), r.n, float64(r.mean)/float64(res[0].mean), float64(r.p50)/float64(res[0].p50))
+			}
 		}
 	}
 }
@@ -247,26 +251,44 @@ func autoAndLeave(ctx context.Context, m matchmaking.Store, crit []matchmaking.S
 	return err
 }
 
-// measure runs op up to -ops times or for -budget (at least 5 times, after 5
-// untimed) and returns the mean and median time of one.
-func measure(m matchmaking.Store, op func(ctx context.Context, m matchmaking.Store, pid types.PID) error) (mean, p50 time.Duration, n int, err error) {
+// result is one store's figure for one operation.
+type result struct {
+	mean, p50 time.Duration
+	n         int
+}
+
+// measure runs op against each of ms (after 5 untimed runs each), in 10
+// rounds over all of them, up to -ops times or for -budget per store (at
+// least once per round), and returns the mean and median time of one.
+func measure(ms []seeder, op func(ctx context.Context, m matchmaking.Store, pid types.PID) error) ([]result, error) {
 	ctx := context.Background()
-	for k := range 5 {
-		if err := op(ctx, m, types.PID(clientPID+k)); err != nil {
-			return 0, 0, 0, err
+	for _, m := range ms {
+		for k := range 5 {
+			if err := op(ctx, m, types.PID(clientPID+k)); err != nil {
+				return nil, err
+			}
 		}
 	}
-	var times []time.Duration
-	var total time.Duration
-	for k := 0; k < *ops && (k < 5 || total < *budget); k++ {
-		start := time.Now()
-		if err := op(ctx, m, types.PID(clientPID+k%64)); err != nil {
-			return 0, 0, 0, err
+	const rounds = 10
+	times := make([][]time.Duration, len(ms))
+	totals := make([]time.Duration, len(ms))
+	for round := range rounds {
+		for i, m := range ms {
+			for k := 0; k < *ops/rounds && (k == 0 || totals[i] < *budget*time.Duration(round+1)/rounds); k++ {
+				start := time.Now()
+				if err := op(ctx, m, types.PID(clientPID+len(times[i])%64)); err != nil {
+					return nil, err
+				}
+				d := time.Since(start)
+				times[i] = append(times[i], d)
+				totals[i] += d
+			}
 		}
-		d := time.Since(start)
-		times = append(times, d)
-		total += d
 	}
-	slices.Sort(times)
-	return total / time.Duration(len(times)), times[len(times)/2], len(times), nil
+	out := make([]result, len(ms))
+	for i, ts := range times {
+		slices.Sort(ts)
+		out[i] = result{mean: totals[i] / time.Duration(len(ts)), p50: ts[len(ts)/2], n: len(ts)}
+	}
+	return out, nil
 }
