@@ -63,19 +63,10 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 	h.hub.Add(intruder)
 	iv := h.hub.VersionOf(intruder)
 
-	create := func(ms matchmaking.MatchmakeSession) uint32 {
-		t.Helper()
-		r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
-			w.AnyDataHolder(h.holder(ms))
-			w.String("")
-			w.U16(1)
-		})
-		return r.U32("gid")
-	}
 	user := room()
 	user.UserPassword, user.UserPasswordEnabled = "pw", true
-	userGID := create(user)
-	systemGID := create(room())
+	userGID, _ := h.createSession(t, 1, user)
+	systemGID, _ := h.createSession(t, 1, room())
 	r := h.mustCall(t, 1, ext, matchmaking.MethodGenerateMatchmakeSessionSystemPassword, func(w *types.Writer) { w.U32(systemGID) })
 	if pw := r.String("password"); pw == "" {
 		t.Fatal("no system password generated")
@@ -300,12 +291,7 @@ func TestSessionSecrets(t *testing.T) {
 	ext := matchmaking.ProtocolMatchmakeExtension
 	s := room()
 	s.UserPassword, s.UserPasswordEnabled = "pw", true
-	r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
-		w.AnyDataHolder(h.holder(s))
-		w.String("")
-		w.U16(1)
-	})
-	gid, key := r.U32("gid"), r.Buffer("sessionKey")
+	gid, key := h.createSession(t, 1, s)
 	h.mustCall(t, 3, ext, matchmaking.MethodJoinMatchmakeSessionWithParam, func(w *types.Writer) {
 		p := matchmaking.JoinParam{GID: gid, UserPassword: "pw", ParticipationCount: 1}
 		p.Append(w, h.v)
@@ -334,12 +320,7 @@ func TestSessionSecrets(t *testing.T) {
 func TestOwnership(t *testing.T) {
 	h := newHarness(t, types.Settings{StructureHeader: true, PIDSize: 8})
 	ext, mm := matchmaking.ProtocolMatchmakeExtension, matchmaking.ProtocolMatchMaking
-	r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
-		w.AnyDataHolder(h.holder(room()))
-		w.String("")
-		w.U16(1)
-	})
-	gid := r.U32("gid")
+	gid, _ := h.createSession(t, 1, room())
 	h.mustCall(t, 2, ext, matchmaking.MethodJoinMatchmakeSession, func(w *types.Writer) { w.U32(gid); w.String("") })
 	state := func() (owner, host types.PID) {
 		t.Helper()
