@@ -42,7 +42,7 @@ func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
 // Dialect is what differs between the databases' matchmaking statements.
 type Dialect struct {
 	// Open is the condition "participation is open", written as the partial
-	// index mm_gatherings_vacant's WHERE has it.
+	// indexes mm_gatherings_vacant's and mm_gatherings_match's WHERE have it.
 	Open string
 	// ForUpdate ends the read of a gathering that a write transaction
 	// changes: it locks the row (PostgreSQL's " FOR UPDATE"). "" where a write
