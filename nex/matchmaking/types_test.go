@@ -3,6 +3,7 @@ package matchmaking
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/types"
@@ -257,4 +258,64 @@ func FuzzReadParams(f *testing.F) {
 			Compile(c)
 		}
 	})
+}
+
+// TestTermsAgreeWithMatch: every session Match accepts satisfies every term
+// of the criterion (a store searching by the terms never misses a session
+// Match would take), over criteria of each shape and sessions around them.
+func TestTermsAgreeWithMatch(t *testing.T) {
+	crits := []SearchCriteria{
+		{},
+		{GameMode: "3"},
+		{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"1", "2"}},
+		{Attributes: []string{"0,5", "1|2|3", "", "7"}, MinParticipants: "2", MaxParticipants: "4,8"},
+		{GameMode: "2|3", Attributes: []string{"", "", "", "", "", "9"}},
+		{MaxParticipants: "8", Attributes: []string{"4,4"}},
+	}
+	value := func(f Field, s *MatchmakeSession) (uint32, bool) {
+		switch f {
+		case FieldGameMode:
+			return s.GameMode, true
+		case FieldSystemType:
+			return s.MatchmakeSystemType, true
+		case FieldMinParticipants:
+			return uint32(s.MinParticipants), true
+		case FieldMaxParticipants:
+			return uint32(s.MaxParticipants), true
+		}
+		i := int(f - FieldAttribute)
+		if i < len(s.Attributes) {
+			return s.Attributes[i], true
+		}
+		return 0, false
+	}
+	checked := 0
+	for _, sc := range crits {
+		c, err := Compile(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 4000 {
+			s := MatchmakeSession{GameMode: uint32(n % 5), MatchmakeSystemType: uint32(n / 5 % 2),
+				Gathering:         Gathering{MinParticipants: uint16(n / 10 % 3), MaxParticipants: uint16(4 + n/30%5)},
+				OpenParticipation: true}
+			for i := range n / 150 % 7 {
+				s.Attributes = append(s.Attributes, uint32((n/(i+1))%10))
+			}
+			if !c.Match(&s, false, 0) {
+				continue
+			}
+			checked++
+			for _, term := range c.Terms() {
+				v, ok := value(term.Field, &s)
+				in := ok && (term.Values == nil && term.Lo <= v && v <= term.Hi || term.Values != nil && slices.Contains(term.Values, v))
+				if !in {
+					t.Fatalf("criteria %+v: session %+v matches but fails term %+v", sc, s, term)
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d matching sessions checked", checked)
+	}
 }
