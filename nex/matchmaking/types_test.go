@@ -2,6 +2,7 @@ package matchmaking
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -269,8 +270,10 @@ func TestTermsAgreeWithMatch(t *testing.T) {
 		{GameMode: "3"},
 		{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"1", "2"}},
 		{Attributes: []string{"0,5", "1|2|3", "", "7"}, MinParticipants: "2", MaxParticipants: "4,8"},
-		{GameMode: "2|3", Attributes: []string{"", "", "", "", "", "9"}},
+		{GameMode: "2|3", Attributes: []string{"", "", "", "", "", "6"}},
 		{MaxParticipants: "8", Attributes: []string{"4,4"}},
+		{Attributes: []string{"2,6"}, MaxParticipants: "5,7"},
+		{Attributes: []string{"", "1|3|5"}, GameMode: "0,2"},
 	}
 	value := func(f Field, s *MatchmakeSession) (uint32, bool) {
 		switch f {
@@ -289,18 +292,19 @@ func TestTermsAgreeWithMatch(t *testing.T) {
 		}
 		return 0, false
 	}
-	checked := 0
 	for _, sc := range crits {
+		checked := 0
 		c, err := Compile(sc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for n := range 4000 {
-			s := MatchmakeSession{GameMode: uint32(n % 5), MatchmakeSystemType: uint32(n / 5 % 2),
-				Gathering:         Gathering{MinParticipants: uint16(n / 10 % 3), MaxParticipants: uint16(4 + n/30%5)},
+		rnd := rand.New(rand.NewPCG(1, 2))
+		for range 20000 {
+			s := MatchmakeSession{GameMode: rnd.Uint32N(5), MatchmakeSystemType: rnd.Uint32N(2),
+				Gathering:         Gathering{MinParticipants: uint16(rnd.UintN(3)), MaxParticipants: uint16(4 + rnd.UintN(5))},
 				OpenParticipation: true}
-			for i := range n / 150 % 7 {
-				s.Attributes = append(s.Attributes, uint32((n/(i+1))%10))
+			for range rnd.IntN(7) {
+				s.Attributes = append(s.Attributes, rnd.Uint32N(8))
 			}
 			if !c.Match(&s, false, 0) {
 				continue
@@ -314,8 +318,8 @@ func TestTermsAgreeWithMatch(t *testing.T) {
 				}
 			}
 		}
-	}
-	if checked < 100 {
-		t.Fatalf("only %d matching sessions checked", checked)
+		if checked < 5 {
+			t.Fatalf("criteria %+v: only %d matching sessions checked", sc, checked)
+		}
 	}
 }
