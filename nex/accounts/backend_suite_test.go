@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -67,5 +68,16 @@ func BenchmarkAutoMatchmakeSuite(b *testing.B) {
 		}
 		b.Cleanup(func() { m.Close(); s.Close() })
 		return []matchmaking.Store{m}
+	})
+}
+
+// TestCredentialsSuite runs the NNID store suite (nex/storetest) on SQLite.
+func TestCredentialsSuite(t *testing.T) {
+	storetest.Credentials(t, func(t *testing.T) storetest.CredentialStore {
+		s := openSQLite(t)
+		return struct {
+			*sqlstore.Credentials
+			*accounts.Store
+		}{s.Credentials(), s}
 	})
 }
