@@ -67,6 +67,7 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	o.lite.hook(cmd, o)
 	o.nex.register(cmd)
+	o.account.register(cmd)
 	return cmd
 }
 
@@ -83,6 +84,7 @@ type serveOptions struct {
 	memLimit  string
 	lite      serveLiteOptions
 	nex       serveNEXOptions
+	account   serveAccountOptions
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told

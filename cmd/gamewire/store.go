@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -23,6 +25,10 @@ type backend struct {
 	Matchmaking matchmaking.Store
 	Ranking     ranking.Store
 	DataStore   datastore.Store
+	// Credentials holds NNIDs and the token secret (the account services,
+	// token checks); Add creates a NEX account (NASC self-registration).
+	Credentials credentials.Store
+	Add         func(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -66,7 +72,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, err
 		}
 		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(),
-			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
+			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
 	if err != nil {
@@ -78,6 +84,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Ping: s.Ping,
+		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}}, nil
 }

@@ -111,7 +111,7 @@ func (c *Credentials) CreateNNID(ctx context.Context, n credentials.NNID, v cred
 			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO nnids (`+nnidColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			int64(n.PID), n.UserID, v.Salt, v.Hash, v.Iterations, n.NEXPassword, n.Email, n.BirthDate, n.Country, n.Region, n.Gender,
+			int64(n.PID), n.UserID, append([]byte{}, v.Salt...), append([]byte{}, v.Hash...), v.Iterations, n.NEXPassword, n.Email, n.BirthDate, n.Country, n.Region, n.Gender,
 			n.Language, n.TZName, n.MiiName, append([]byte{}, n.MiiData...), int(n.AccessLevel), now.Unix(), now.Unix())
 		return err
 	})

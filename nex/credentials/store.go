@@ -142,3 +142,10 @@ type Store interface {
 	// NNIDs lists every NNID in PID order.
 	NNIDs(ctx context.Context) ([]NNID, error)
 }
+
+// NEXServer is where a game's NEX authentication server is, as the account
+// services hand it out (NNAS nex_token host and port, NASC locator).
+type NEXServer struct {
+	Host string // an IPv4 literal: Cemu keeps 15 characters of nex_token's host
+	Port int
+}
