@@ -38,8 +38,6 @@ type serveAccountOptions struct {
 	switchIssuer   string
 	switchAudience string
 	listen         string
-	tlsCert        string
-	tlsKey         string
 	selfRegister   bool
 	nexHost        string
 	maxConns       int
@@ -56,8 +54,6 @@ func (a *serveAccountOptions) register(cmd *cobra.Command) {
 	f.StringVar(&a.switchIssuer, "switch-issuer", "", "Switch logins: the iss ID tokens must carry (default: any)")
 	f.StringVar(&a.switchAudience, "switch-audience", credentials.DefaultAudience, "Switch logins: the aud ID tokens must carry")
 	f.StringVar(&a.listen, "account-listen", "", "serve the account services consoles log in through (NNAS /v1/api/ for the Wii U, NASC /ac for the 3DS) on this TCP address (e.g. 127.0.0.1:8080); off when empty")
-	f.StringVar(&a.tlsCert, "tls-cert", "", "the account services' TLS certificate (PEM); with --tls-key serves HTTPS")
-	f.StringVar(&a.tlsKey, "tls-key", "", "the account services' TLS key (PEM)")
 	f.BoolVar(&a.selfRegister, "self-register", false, "let consoles create accounts: NNAS POST people, NASC first contacts (passwd)")
 	f.StringVar(&a.nexHost, "nex-host", "", "the authentication server's IPv4 address as consoles reach it, handed out in NNAS nex_token and NASC locator (default: the --listen host, 127.0.0.1 for a wildcard)")
 	f.IntVar(&a.maxConns, "account-max-conns", 256, "most connections the account services hold at once")
@@ -148,8 +144,8 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	stop = func() {}
 	if a.listen == "" {
-		if a.tlsCert != "" || a.tlsKey != "" || a.selfRegister || a.nexHost != "" {
-			return nil, "", errors.New("--tls-cert, --tls-key, --self-register and --nex-host configure the account services: add --account-listen")
+		if a.selfRegister || a.nexHost != "" {
+			return nil, "", errors.New("--self-register and --nex-host configure the account services: add --account-listen")
 		}
 		return stop, banner, nil
 	}
@@ -190,8 +186,8 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 15 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
 	scheme := "http"
-	if a.tlsCert != "" || a.tlsKey != "" {
-		cert, err := tls.LoadX509KeyPair(a.tlsCert, a.tlsKey)
+	if o.lite.tlsCert != "" || o.lite.tlsKey != "" {
+		cert, err := tls.LoadX509KeyPair(o.lite.tlsCert, o.lite.tlsKey)
 		if err != nil {
 			ln.Close()
 			return nil, "", fmt.Errorf("--tls-cert/--tls-key: %w", err)
