@@ -215,4 +215,3 @@ func TestNintendoClientsSwitchIDToken(t *testing.T) {
 	wantRefused(t, out, map[string]types.Result{"other-key": types.AuthenticationValidationFailed,
 		"other-title": types.AuthenticationValidationFailed})
 }
-
