@@ -178,3 +178,17 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestBodyBound: a request over MaxBody is answered 109 without being read
+// whole; one with more than MaxFields fields too.
+func TestBodyBound(t *testing.T) {
+	ns := &nasc.Server{}
+	hs := httptest.NewServer(ns.Handler())
+	defer hs.Close()
+	if r := post(t, hs.URL, "action="+strings.Repeat("A", nasc.MaxBody)); r["returncd"] != nasc.CodeBadParameter {
+		t.Errorf("big body: %q", r)
+	}
+	if r := post(t, hs.URL, strings.Repeat("a=QQ**&", nasc.MaxFields)+"b=QQ**"); r["returncd"] != nasc.CodeBadParameter {
+		t.Errorf("%d fields: %q", nasc.MaxFields+1, r)
+	}
+}

@@ -258,3 +258,22 @@ func TestCreateAccount(t *testing.T) {
 		t.Errorf("second creation: %d %s", st, body)
 	}
 }
+
+// TestBodyBounds: an access token form over MaxFormBody and a person over
+// MaxXMLBody are refused (0002) without being read whole; mapped_ids over
+// MaxLookups ids is refused.
+func TestBodyBounds(t *testing.T) {
+	f := startFlow(t, true)
+	big := "grant_type=password&user_id=x&password=" + strings.Repeat("a", nnas.MaxFormBody)
+	if st, body := f.do(t, "POST", "/v1/api/oauth20/access_token/generate", "", big); st != 400 || decode[nnasErr](t, body).Code != "0002" {
+		t.Errorf("big form: %d %s", st, body)
+	}
+	person := "<person><user_id>" + strings.Repeat("a", nnas.MaxXMLBody) + "</user_id></person>"
+	if st, body := f.do(t, "POST", "/v1/api/people", "", person); st != 400 || decode[nnasErr](t, body).Code != "0002" {
+		t.Errorf("big person: %d %s", st, body)
+	}
+	many := strings.TrimSuffix(strings.Repeat("1,", nnas.MaxLookups+1), ",")
+	if st, body := f.do(t, "GET", "/v1/api/admin/mapped_ids?input_type=pid&output_type=user_id&input="+many, "", ""); st != 400 || decode[nnasErr](t, body).Code != "0002" {
+		t.Errorf("%d lookups: %d %s", nnas.MaxLookups+1, st, body)
+	}
+}
