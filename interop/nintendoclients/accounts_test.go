@@ -182,8 +182,8 @@ func TestNintendoClientsNASCLogin(t *testing.T) {
 }
 
 // TestNintendoClientsSwitchIDToken is issue 26's third done-when:
-// NintendoClients' switch profile (NEX 4.0, ValidateAndRequestTicketWithCustomData
-// over ws://) logs in to gamewire serve --dialect nex-lite --switch-jwks with
+// NintendoClients' switch profile (NEX 4.0 ValidateAndRequestTicketWithCustomData
+// and NEX 4.6 ValidateAndRequestTicketWithParam, over ws://) logs in to gamewire serve --dialect nex-lite --switch-jwks with
 // an ID token from gamewire keygen switch-token signed by the pinned key, no
 // password (the ticket opens with the returned pSourceKey); a token signed by
 // another key or for another title is refused.
@@ -206,12 +206,18 @@ func TestNintendoClientsSwitchIDToken(t *testing.T) {
 		"--access-key", "6f599f81", "--data", t.TempDir(), "--switch-jwks", filepath.Join(keys, "pinned", "jwks.json"),
 		"--switch-title-id", title)()
 	waitTCP(t, port)
-	out := runAccounts(t, ctx, dir, python, "switch", "--url", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "6f599f81",
-		"--nex-version", "40000", "--pid", user, "--id-token", mint("pinned", title),
-		"--refuse", "other-key="+mint("other", title), "--refuse", "other-title="+mint("pinned", "0100000000010000"))
-	if !strings.Contains(strings.Join(out, "\n"), "STEP nex-login pid="+user) {
-		t.Errorf("no Switch login as %s", user)
+	// NEX 4.0-4.3 clients call ValidateAndRequestTicketWithCustomData, 4.4+
+	// ValidateAndRequestTicketWithParam (NintendoClients backend.py).
+	for _, version := range []string{"40000", "40601"} {
+		t.Run(version, func(t *testing.T) {
+			out := runAccounts(t, ctx, dir, python, "switch", "--url", fmt.Sprintf("127.0.0.1:%d", port), "--access-key", "6f599f81",
+				"--nex-version", version, "--pid", user, "--id-token", mint("pinned", title),
+				"--refuse", "other-key="+mint("other", title), "--refuse", "other-title="+mint("pinned", "0100000000010000"))
+			if !strings.Contains(strings.Join(out, "\n"), "STEP nex-login pid="+user) {
+				t.Errorf("no Switch login as %s", user)
+			}
+			wantRefused(t, out, map[string]types.Result{"other-key": types.AuthenticationValidationFailed,
+				"other-title": types.AuthenticationValidationFailed})
+		})
 	}
-	wantRefused(t, out, map[string]types.Result{"other-key": types.AuthenticationValidationFailed,
-		"other-title": types.AuthenticationValidationFailed})
 }

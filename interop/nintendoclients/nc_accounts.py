@@ -15,8 +15,9 @@ certificates. Modes:
   nasc    NASCClient LOGIN (set_url to gamewire, no TLS) for --pid gives a
           locator and token; the backend logs in there with --password and
           the token (AuthenticationInfo token type 0).
-  switch  the switch profile (NEX 4.0: ValidateAndRequestTicketWithCustomData)
-          logs in over ws:// with --id-token (token type 2) and no password.
+  switch  the switch profile logs in over ws:// with --id-token (token type 2)
+          and no password: ValidateAndRequestTicketWithCustomData below NEX
+          4.4, ValidateAndRequestTicketWithParam from 4.4 (--nex-version).
 
 Every --refuse NAME=TOKEN is then tried in place of the good token (with the
 same user and password) and must be refused: "STEP refused name=NAME
@@ -111,7 +112,7 @@ async def run_switch(args):
 	# No TLS context: ws:// (as nc_client.py --no-tls explains).
 	backend.tls = type("NoTLS", (), {"TLSContext": staticmethod(lambda: None)})
 	s = settings.load("switch")
-	s.configure(args.access_key, args.nex_version)
+	s.configure(args.access_key, args.nex_version, args.client_version)
 	host, port = args.url.split(":")
 	got = await nex_login(s, host, int(port), str(args.pid), None, args.id_token, 2, 4)
 	step("nex-login", pid=got)
@@ -128,6 +129,7 @@ def main():
 	parser.add_argument("--url", required=True, help="gamewire's account services (host:port), or for switch its Lite listener")
 	parser.add_argument("--access-key", required=True)
 	parser.add_argument("--nex-version", type=int, default=0)
+	parser.add_argument("--client-version", type=int, default=60, help="the game's client version (NEX 4.4+; SMM2's is 60)")
 	parser.add_argument("--game-server-id", type=lambda v: int(v, 16), default=0)
 	parser.add_argument("--title-id", type=lambda v: int(v, 16), default=0x000500001010EC00)
 	parser.add_argument("--nnid", default="")
