@@ -57,6 +57,19 @@ func (a *serveAccountOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&a.selfRegister, "self-register", false, "let consoles create accounts: NNAS POST people, NASC first contacts (passwd)")
 	f.StringVar(&a.nexHost, "nex-host", "", "the authentication server's IPv4 address as consoles reach it, handed out in NNAS nex_token and NASC locator (default: the --listen host, 127.0.0.1 for a wildcard)")
 	f.IntVar(&a.maxConns, "account-max-conns", 256, "most connections the account services hold at once")
+	cmd.Long += `
+
+Consoles and emulators (docs/accounts.md): the token a console presents at login
+(LoginEx, ValidateAndRequestTicketWith*, RegisterEx) is checked as --token says
+(default required for NEX 2 and 4+ games, optional otherwise), refusals answered
+with Authentication::ValidationFailed, TokenExpired, PrincipalIdUnmatched or
+RendezVous::AccountDisabled. --account-listen serves the account services consoles
+get the server's address and their token from: NNAS (Wii U, Cemu; NNIDs from
+gamewire accounts nnid) and NASC (3DS, Azahar), HTTPS with --tls-cert/--tls-key.
+Switch logins carry BaaS ID tokens, checked against --switch-jwks.
+
+  gamewire serve --game splatoon --listen 0.0.0.0:60000 --nex-host 192.168.1.10 \
+                 --account-listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem`
 }
 
 // gameServerIDOf is --game-server-id, or --game's id, or 0 (any).

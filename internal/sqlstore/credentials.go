@@ -44,18 +44,19 @@ const tokenSecretName = "token"
 
 // TokenSecret implements credentials.Store.
 func (c *Credentials) TokenSecret(ctx context.Context) ([]byte, error) {
+	// Processes starting together on one store race to make it: the first
+	// insert wins, the others keep what it wrote.
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
 	var secret []byte
-	err := c.db.Write(ctx, func(ctx context.Context, tx Querier) error {
-		err := tx.QueryRow(ctx, `SELECT secret FROM credential_secrets WHERE name = ?`, tokenSecretName).Scan(&secret)
-		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+	err := c.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		if _, err := q.Exec(ctx, `INSERT INTO credential_secrets (name, secret) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+			tokenSecretName, fresh); err != nil {
 			return err
 		}
-		secret = make([]byte, 32)
-		if _, err := rand.Read(secret); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO credential_secrets (name, secret) VALUES (?, ?)`, tokenSecretName, secret)
-		return err
+		return q.QueryRow(ctx, `SELECT secret FROM credential_secrets WHERE name = ?`, tokenSecretName).Scan(&secret)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: token secret: %w", c.where, err)

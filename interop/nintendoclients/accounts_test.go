@@ -52,6 +52,23 @@ func gamewireCLI(t *testing.T, bin, stdin string, args ...string) string {
 	return string(out)
 }
 
+// serveAccounts runs the gamewire serve binary on data with the account
+// services, a required token policy, game server id gsid and testSecret, and
+// returns its authentication server's port and the account services' port.
+// It stops when the test ends.
+func serveAccounts(t *testing.T, bin, data, gsid string) (port, web int) {
+	t.Helper()
+	port, web = freeServePorts(t), freeTCPPort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	t.Cleanup(cancel) // after the graceful stop below (cleanups run last first)
+	t.Cleanup(startServe(t, ctx, bin, "serve", "--data", data, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
+		"--account-listen", fmt.Sprintf("127.0.0.1:%d", web), "--game-server-id", gsid, "--token", "required",
+		"--token-secret", hex.EncodeToString(testSecret)))
+	waitTCP(t, web)
+	waitTCP(t, port+2)
+	return port, web
+}
+
 // runAccounts runs nc_accounts.py and returns its steps.
 func runAccounts(t *testing.T, ctx context.Context, dir, python string, args ...string) steps {
 	t.Helper()
@@ -105,14 +122,9 @@ func TestNintendoClientsNNASLogin(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "gamewire")
 	gamewireCLI(t, bin, "correct horse\n", "accounts", "nnid", "add", "WiiUPlayer", "--pid", "1750000001", "--mii-name", "Wii Mii", "--data", data, "--password-stdin")
 	gamewireCLI(t, bin, "other-pass\n", "accounts", "nnid", "add", "OtherPlayer", "--pid", "1750000002", "--data", data, "--password-stdin")
-	port, web := freeServePorts(t), freeTCPPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	defer startServe(t, ctx, bin, "serve", "--data", data, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--account-listen", fmt.Sprintf("127.0.0.1:%d", web), "--game-server-id", "1010EB00", "--token", "required",
-		"--token-secret", hex.EncodeToString(testSecret))()
-	waitTCP(t, web)
-	waitTCP(t, port+2)
+	port, web := serveAccounts(t, bin, data, "1010EB00")
 
 	k := testKeys(t)
 	now := time.Now()
@@ -153,14 +165,9 @@ func TestNintendoClientsNASCLogin(t *testing.T) {
 	bin := buildGamewire(t)
 	data := filepath.Join(t.TempDir(), "gamewire")
 	gamewireCLI(t, bin, "3ds-nex-password\n", "accounts", "add", "--pid", "1800000123", "--data", data, "--password-stdin")
-	port, web := freeServePorts(t), freeTCPPort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	defer startServe(t, ctx, bin, "serve", "--data", data, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--account-listen", fmt.Sprintf("127.0.0.1:%d", web), "--game-server-id", "00030600", "--token", "required",
-		"--token-secret", hex.EncodeToString(testSecret))()
-	waitTCP(t, web)
-	waitTCP(t, port+2)
+	port, web := serveAccounts(t, bin, data, "00030600")
 
 	k := testKeys(t)
 	tok := credentials.Token{Type: credentials.TypeNEX, System: credentials.System3DS, PID: 1800000123,
