@@ -117,7 +117,14 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	if err != nil {
 		return nil, "", err
 	}
-	checker := &credentials.Checker{Policy: policy, Keys: keys, GameServerID: gsid}
+	checker := &credentials.Checker{Policy: policy, Keys: keys, GameServerID: gsid,
+		Disabled: func(ctx context.Context, pid types.PID) (bool, error) {
+			n, _, err := store.Credentials.NNIDByPID(ctx, pid)
+			if errors.Is(err, credentials.ErrNoNNID) {
+				return false, nil
+			}
+			return err == nil && n.AccessLevel < 0, err
+		}}
 	if a.pretendoKey != "" {
 		if checker.Pretendo, err = credentials.ParsePretendoKey(a.pretendoKey); err != nil {
 			return nil, "", fmt.Errorf("--pretendo-token-key: %w", err)

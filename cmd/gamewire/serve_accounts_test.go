@@ -55,7 +55,9 @@ func httpDo(t *testing.T, req *http.Request) (int, []byte) {
 // for the game server id, and logs in to the NEX server with the PID, the NEX
 // password and the token (LoginEx, RegisterEx); a 3DS account's NASC LOGIN
 // gives a locator and token that log in the same way; no token, another
-// player's or a token of another game are refused with the protocol's codes.
+// player's or a token of another game are refused with the protocol's codes;
+// accounts nnid disable refuses the NNID's logins (AccountDisabled) and
+// tokens (0108) until enable.
 func TestServeAccountServices(t *testing.T) {
 	dir := t.TempDir()
 	addWithStdin(t, "correct horse", "accounts", "nnid", "add", "WiiUPlayer", "--pid", "1750000001", "--data", dir)
@@ -115,6 +117,26 @@ func TestServeAccountServices(t *testing.T) {
 	}
 	if err := login("1750000001", "correct horse", nt.Token, secure.NintendoLoginDataName); !errors.Is(err, nex.ErrWrongPassword) {
 		t.Errorf("NEX login with the console's account password: %v", err)
+	}
+
+	// Disabling the NNID stops the token it already has, and new ones.
+	if _, err := runCLI(t, "accounts", "nnid", "disable", "wiiuplayer", "--data", dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := login("1750000001", nt.Password, nt.Token, secure.NintendoLoginDataName); !errors.Is(err, types.RendezVousAccountDisabled) {
+		t.Errorf("NEX login of a disabled NNID: %v", err)
+	}
+	req, _ = http.NewRequest("POST", base+"/v1/api/oauth20/access_token/generate", strings.NewReader(form.Encode()))
+	req.Header.Set("X-Nintendo-Client-ID", nnas.WiiUClientID)
+	req.Header.Set("X-Nintendo-Client-Secret", nnas.WiiUClientSecret)
+	if st, body := httpDo(t, req); st != 400 || !strings.Contains(string(body), "<code>0108</code>") {
+		t.Errorf("access token of a disabled NNID: %d %s", st, body)
+	}
+	if _, err := runCLI(t, "accounts", "nnid", "enable", "WiiUPlayer", "--data", dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := login("1750000001", nt.Password, nt.Token, secure.NintendoLoginDataName); err != nil {
+		t.Errorf("NEX login after enabling the NNID again: %v", err)
 	}
 
 	// 3DS: NASC.

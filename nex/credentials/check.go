@@ -1,6 +1,7 @@
 package credentials
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -76,6 +77,11 @@ type Checker struct {
 	GameServerID uint32
 	// Switch, when set, checks BaaS ID tokens (JWTs).
 	Switch *IDTokenVerifier
+	// Disabled, when set, reports whether an account is disabled now (an
+	// NNID with a negative access level): its logins are refused with
+	// RendezVous::AccountDisabled whatever the policy and the token, so
+	// disabling an account also stops the tokens it was handed before.
+	Disabled func(ctx context.Context, pid types.PID) (bool, error)
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }

@@ -13,7 +13,10 @@ import (
 
 // CheckAuth is an auth.Server.CheckToken: the login's AuthenticationInfo
 // token checked for the account logging in.
-func (c *Checker) CheckAuth(_ context.Context, a auth.Account, info *auth.AuthenticationInfo) error {
+func (c *Checker) CheckAuth(ctx context.Context, a auth.Account, info *auth.AuthenticationInfo) error {
+	if err := c.disabled(ctx, a.PID); err != nil {
+		return err
+	}
 	if info == nil {
 		return c.Login(a.PID, "", false)
 	}
@@ -23,11 +26,29 @@ func (c *Checker) CheckAuth(_ context.Context, a auth.Account, info *auth.Authen
 // CheckRegister is a secure.Server.CheckLogin (nex.Server.CheckRegister):
 // RegisterEx's login data checked for the connection's PID; Register (no
 // login data) passes unless the policy requires a token.
-func (c *Checker) CheckRegister(_ context.Context, pid types.PID, login *secure.LoginData) error {
+func (c *Checker) CheckRegister(ctx context.Context, pid types.PID, login *secure.LoginData) error {
+	if err := c.disabled(ctx, pid); err != nil {
+		return err
+	}
 	if login == nil {
 		return c.Login(pid, "", false)
 	}
 	return c.Login(pid, login.Token, true)
+}
+
+// disabled refuses a disabled account (Disabled).
+func (c *Checker) disabled(ctx context.Context, pid types.PID) error {
+	if c == nil || c.Disabled == nil {
+		return nil
+	}
+	off, err := c.Disabled(ctx, pid)
+	if err != nil {
+		return err
+	}
+	if off {
+		return refuse(fmt.Errorf("%w: PID %d", ErrDisabled, pid))
+	}
+	return nil
 }
 
 // ValidateSwitch is an auth.Server.ValidateToken for Switch users, who have
