@@ -37,6 +37,7 @@ Only keys derived from passwords are stored; passwords are never printed.
   gamewire accounts add    [--data DIR] [--pid N] [--name NAME] [--password P | --password-stdin]
   gamewire accounts list   [--data DIR]
   gamewire accounts passwd [--data DIR] NAME|PID [--password P | --password-stdin]
+  gamewire accounts nnid add|list|passwd|disable|enable ...   (NNIDs: docs/accounts.md)
 
 Without --password, the password is asked for on the terminal. With --store
 postgres://..., the commands work on the PostgreSQL database serve --store uses
@@ -58,7 +59,7 @@ postgres://..., the commands work on the PostgreSQL database serve --store uses
 	}
 	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.runList(cmd) }}
-	cmd.AddCommand(add, list, passwd)
+	cmd.AddCommand(add, list, passwd, newNNIDCmd(o))
 	return cmd
 }
 

@@ -69,6 +69,7 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	o.lite.hook(cmd, o)
 	o.nex.register(cmd)
 	o.http.register(f)
+	o.account.register(cmd)
 	return cmd
 }
 
@@ -86,6 +87,7 @@ type serveOptions struct {
 	lite      serveLiteOptions
 	nex       serveNEXOptions
 	http      httpLimitFlags
+	account   serveAccountOptions
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told

@@ -128,6 +128,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
+	stopAccounts, accountLine, err := o.setupCredentials(cmd, srv, store, l != nil)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer stopAccounts()
 	// Bind before the banner: it names the addresses actually served, and a
 	// busy port fails before anything claims to be serving.
 	var authPC, securePC prudp.PacketConn
@@ -176,6 +181,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
+	fmt.Fprintln(cmd.ErrOrStderr(), accountLine)
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
 		if o.nex.dsBlobs != "" {

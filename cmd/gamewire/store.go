@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -24,6 +26,10 @@ type backend struct {
 	Matchmaking matchmaking.Store
 	Ranking     ranking.Store
 	DataStore   datastore.Store
+	// Credentials holds NNIDs and the token secret (the account services,
+	// token checks); Add creates a NEX account (NASC self-registration).
+	Credentials credentials.Store
+	Add         func(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -71,7 +77,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
 		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds,
-			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
+			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
@@ -85,6 +91,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 	}
 	ds := s.DataStore()
 	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, Ping: s.Ping,
+		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 }
