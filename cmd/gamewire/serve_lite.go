@@ -75,13 +75,20 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	case o.lite.tlsCert != "" || o.lite.tlsKey != "":
 		return errors.New("serve: --tls-cert and --tls-key go together")
 	}
+	if err := checkAddr("--listen", o.listen); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := o.bindMetrics(); err != nil {
+		return err
+	}
+	defer o.closeMetrics()
 	l, err := lite.Listen(o.listen, lcfg)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("serve: PRUDP Lite listener (--listen): %w", err)
 	}
 	defer l.Close()
 	if !o.echo {
-		return o.runNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, l.Addr(), raw))
+		return o.runNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, announce(o.publicHost, l.Addr().String()), raw))
 	}
 	servers := make([]*prudp.Server, 2)
 	for i := range servers {
@@ -91,7 +98,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
 	}
 	if o.metrics != "" {
-		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{
+		stop, err := o.serveMetrics(cmd, map[string]prometheus.Collector{
 			"lite": metrics.Lite(l), "echo-port1": metrics.Server(servers[0]), "echo-port2": metrics.Server(servers[1]),
 		})
 		if err != nil {
@@ -104,7 +111,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 		go func() { done <- srv.Serve(l.Port(uint8(i + 1))) }()
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "serving PRUDP nex-lite echo on %s://%s/ and raw %s streams, virtual ports 1 and 2, access key %q\n",
-		scheme, l.Addr(), raw, cfg.AccessKey)
+		scheme, announce(o.publicHost, l.Addr().String()), raw, cfg.AccessKey)
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +35,10 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
+	// secureAddr and dsAddr are where the secure server and the DataStore
+	// endpoint listen: the flags, or the defaults derived from the
+	// addresses this role listens on (addresses).
+	secureAddr, dsAddr string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -43,8 +47,8 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
 	f.StringVar(&n.store, "store", "", "keep accounts, nodes, matchmaking, rankings and DataStore metadata in this PostgreSQL database (postgres://...) instead of SQLite in --data; DataStore bodies stay in --data")
 	f.StringVar(&n.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
-	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
-	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the secure server's host, its port + 1: the --listen port + 2, or the --secure-listen port + 1)")
+	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://HOST:PORT, HOST from --public-host, else --secure-host, else the --datastore-listen host (127.0.0.1 for a wildcard))")
 	f.StringVar(&n.dsBlobs, "datastore-blobs", "", "where DataStore bodies are kept: empty for the data directory's datastore/ folder, or an S3-compatible bucket s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT&region=us-east-1&path-style=true[&public-endpoint=URL clients reach] (credentials from GAMEWIRE_S3_ACCESS_KEY and GAMEWIRE_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	f.StringVar(&n.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
@@ -83,6 +87,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if o.nex.heartbeat <= 0 {
 		return fmt.Errorf("serve: --heartbeat %v: must be positive", o.nex.heartbeat)
 	}
+	if err := o.addresses(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := o.bindMetrics(); err != nil {
+		return err
+	}
+	defer o.closeMetrics()
 	if role == nex.RoleAll {
 		// Two PRUDP servers (authentication, secure) share the process's
 		// --max-buffer.
@@ -97,7 +108,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
 	if role != nex.RoleAuth {
@@ -114,10 +125,8 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		srv.SharedAddress, srv.SecurePort = true, 2
 		srv.Config.Port = 1
 		collectors["lite"] = metrics.Lite(l)
-	} else if srv.SecureAddr == "" {
-		if srv.SecureAddr, err = nex.SecureAddrDefault(srv.Addr); err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
+	} else {
+		srv.SecureAddr = o.nex.secureAddr
 	}
 	// Bind before the banner: it names the addresses actually served, and a
 	// busy port fails before anything claims to be serving.
@@ -164,6 +173,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Where, note)
 		}
 	}
+	if l == nil && role != nex.RoleAuth && srv.SecureHost == "" && wildcard(srv.SecureAddr) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: the secure server listens on %s, a wildcard address: clients are told 127.0.0.1, which reaches only this machine; set --public-host (or --secure-host) to what clients reach\n", srv.SecureAddr)
+	}
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
@@ -187,7 +199,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
 		}
-		stop, err := serveMetrics(cmd, o.metrics, collectors)
+		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
 			srv.Close()
 			<-done
@@ -242,25 +254,13 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
-	addr := o.nex.dsListen
-	if addr == "" {
-		host, port, err := net.SplitHostPort(o.listen)
-		if err != nil {
-			return "", nil, fmt.Errorf("--listen %q: %w", o.listen, err)
-		}
-		p, _ := strconv.Atoi(port)
-		if p != 0 {
-			p += 2
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(p))
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
-		return "", nil, fmt.Errorf("DataStore endpoint: %w", err)
+		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
 	}
 	url := o.nex.dsURL
 	if url == "" {
-		url = "http://" + ln.Addr().String()
+		url = "http://" + announce(cmp.Or(o.publicHost, o.nex.secureHost), ln.Addr().String())
 	}
 	blobs, err := datastore.OpenBlobs(o.nex.dsBlobs, store.Bodies)
 	if err != nil {
@@ -284,6 +284,44 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	}, nil
+}
+
+// addresses checks serve's listening addresses and derives the defaults:
+// the secure server's from --listen (port + 1), the DataStore endpoint's from
+// the secure server's (port + 1), so that each role's defaults follow the
+// addresses that role listens on (a second --role secure node given its own
+// --secure-listen gets its own DataStore port). Every error names the flag
+// the user set.
+func (o *serveOptions) addresses() error {
+	if err := checkAddr("--listen", o.listen); err != nil {
+		return err
+	}
+	n := &o.nex
+	n.secureAddr = n.secureListen
+	if n.secureAddr == "" {
+		a, err := nextPort(o.listen, 1, "--listen (the secure server's default address is its port + 1; set --secure-listen)")
+		if err != nil {
+			return err
+		}
+		n.secureAddr = a
+	} else if err := checkAddr("--secure-listen", n.secureAddr); err != nil {
+		return err
+	}
+	n.dsAddr = n.dsListen
+	if n.dsAddr == "" {
+		from := "--secure-listen"
+		if n.secureListen == "" {
+			from = "--listen"
+		}
+		a, err := nextPort(n.secureAddr, 1, from+" (the DataStore endpoint's default is the secure server's port + 1; set --datastore-listen)")
+		if err != nil {
+			return err
+		}
+		n.dsAddr = a
+	} else if err := checkAddr("--datastore-listen", n.dsAddr); err != nil {
+		return err
+	}
+	return nil
 }
 
 // listenUDPPair binds the authentication and secure servers' UDP addresses.
