@@ -64,7 +64,7 @@ func (o *connectFlagSet) run(cmd *cobra.Command, addr string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	c, err := prudp.Dial(ctx, addr, &cfg)
+	c, err := withProgress(cmd.ErrOrStderr(), progressEvery(o.timeout), o.timeout, prudp.Dial)(ctx, addr, &cfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", explainHandshake(err, addr, cfg, o.timeout))
 	}

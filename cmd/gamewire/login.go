@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -49,11 +50,13 @@ type loginOptions struct {
 	timeout        time.Duration
 	insecure       bool
 	flags          *pflag.FlagSet // where they were registered: was --password given?
+	cmd            *cobra.Command // the command they belong to: where progress goes
 }
 
 // registerLogin adds the login flags to cmd.
 func (o *loginOptions) registerLogin(cmd *cobra.Command) {
 	o.register(cmd)
+	o.cmd = cmd
 	f := cmd.Flags()
 	f.StringVar(&o.user, "user", "", "user name (NEX names normal accounts by their PID)")
 	f.StringVar(&o.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
@@ -116,14 +119,29 @@ func (o *loginOptions) login(ctx context.Context, addr string) (*nex.Session, er
 		// password, and the failure would read as a wrong password.
 		return nil, errors.New("--password is missing: the password derives the key that opens the ticket (it is never sent); guest's is MMQea3n!fsik")
 	}
+	if o.cmd != nil {
+		lc.Dial = withProgress(o.cmd.ErrOrStderr(), progressEvery(o.timeout), o.timeout, lc.Dial)
+	}
 	sess, err := nex.Login(ctx, addr, lc)
 	if err != nil {
 		if errors.Is(err, nex.ErrSecureRefused) {
 			return nil, explainSecure(err, o.timeout)
 		}
-		return nil, explainHandshake(err, addr, cfg, o.timeout)
+		return nil, explainRefusal(explainHandshake(err, addr, cfg, o.timeout))
 	}
 	return sess, nil
+}
+
+// explainRefusal adds what an operator can do to a login the server refused
+// with a result that names no cause a user can fix.
+func explainRefusal(err error) error {
+	switch {
+	case errors.Is(err, types.RendezVousMaxConnectionsReached):
+		return fmt.Errorf("%w (the server has no secure node with room: with --role auth, is a `serve --role secure` node running on the same store? Its log says)", err)
+	case errors.Is(err, types.CoreException):
+		return fmt.Errorf("%w (the server failed to answer: its log names the cause, a database error for instance)", err)
+	}
+	return err
 }
 
 // explainSecure says why a secure connection that timed out may have stayed

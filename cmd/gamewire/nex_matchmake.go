@@ -157,6 +157,7 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
+	lc.Dial = withProgress(cmd.ErrOrStderr(), progressEvery(f.timeout), f.timeout, lc.Dial)
 	sess, err := nex.Login(ctx, addr, lc)
 	if err != nil {
 		return fmt.Errorf("nex matchmake: %w", err)

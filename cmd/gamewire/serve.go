@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,8 @@ type serveOptions struct {
 	publicHost string
 	// metricsLn is --metrics bound before the banner (bindMetrics).
 	metricsLn net.Listener
+	// ops is the operator log without --verbose (oplog.go); nil with it.
+	ops       *opsHandler
 	maxBuffer byteSize
 	maxConns  int
 	memLimit  string
@@ -189,6 +192,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	o.opsLog(cmd, &cfg)
 	ml, err := memlimit.Choose(o.memLimit, int64(o.maxBuffer), os.Getenv("GOMEMLIMIT"))
 	if err != nil {
 		return fmt.Errorf("serve: --memory-limit %w", err)
@@ -239,8 +243,8 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	_ = srv.Shutdown(ctx)
 	<-done
 	st := srv.Stats()
-	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %v %v\n",
-		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, st.Drops, st.ConnDrops)
+	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %s\n",
+		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, formatDrops(st.Drops, st.ConnDrops))
 	return nil
 }
 
@@ -260,6 +264,14 @@ func (f *serveOptions) config() (prudp.Config, error) {
 	cfg.MaxBuffer = int(min(int64(f.maxBuffer), math.MaxInt))
 	cfg.MaxConns = f.maxConns
 	return cfg, nil
+}
+
+// opsLog gives cfg serve's operator log (oplog.go) unless --verbose gave it
+// the full one: warnings, errors and failed logins reach stderr either way.
+func (f *serveOptions) opsLog(cmd *cobra.Command, cfg *prudp.Config) {
+	if cfg.Logger == nil {
+		cfg.Logger, f.ops = newOpsLogger(cmd.ErrOrStderr())
+	}
 }
 
 // defaultMaxBuffer is serve --max-buffer's default: a sixteenth of the
@@ -403,4 +415,24 @@ func wildcard(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
+// formatDrops describes a server's drop counters (prudp.Stats Drops and
+// ConnDrops) for people: "none", or "reason N, ..." sorted by reason.
+func formatDrops(counts ...map[string]uint64) string {
+	sum := map[string]uint64{}
+	for _, m := range counts {
+		for k, v := range m {
+			sum[k] += v
+		}
+	}
+	if len(sum) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(sum))
+	for k, v := range sum {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }

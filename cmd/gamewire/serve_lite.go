@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,11 +58,9 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if cfg.Logger == nil {
-		// Refusals (a bad Lite signature, a slow reader dropped) are worth a
-		// line on stderr even without --verbose.
-		cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	// Refusals (a bad Lite signature, a slow reader dropped) are worth a
+	// line on stderr even without --verbose.
+	o.opsLog(cmd, &cfg)
 	lcfg := &lite.Config{Logger: cfg.Logger}
 	scheme, raw := "ws", "tcp"
 	switch {
@@ -127,10 +124,13 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	}
 	for i, srv := range servers {
 		st := srv.Stats()
-		fmt.Fprintf(cmd.ErrOrStderr(), "port %d: served %d connections, %d messages in, %d out, drops %v %v\n",
-			i+1, st.Accepted, st.MessagesIn, st.MessagesOut, st.Drops, st.ConnDrops)
+		fmt.Fprintf(cmd.ErrOrStderr(), "port %d: served %d connections, %d messages in, %d out, drops %s\n",
+			i+1, st.Accepted, st.MessagesIn, st.MessagesOut, formatDrops(st.Drops, st.ConnDrops))
 	}
 	ls := l.Stats()
 	fmt.Fprintf(cmd.ErrOrStderr(), "streams: opened %v, closed %v, refused %v\n", ls.Accepted, ls.Closed, ls.Refused)
+	if s := o.ops.summary(); s != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "log: %s\n", s)
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +17,7 @@ import (
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -176,6 +178,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if l == nil && role != nex.RoleAuth && srv.SecureHost == "" && wildcard(srv.SecureAddr) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: the secure server listens on %s, a wildcard address: clients are told 127.0.0.1, which reaches only this machine; set --public-host (or --secure-host) to what clients reach\n", srv.SecureAddr)
 	}
+	if role == nex.RoleAuth {
+		if ns, err := store.Nodes.Nodes(cmd.Context()); err == nil && !anyLive(ns, 3*o.nex.heartbeat) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: no secure node is registered in %s: logins fail (RendezVous::MaxConnectionsReached) until a `gamewire serve --role secure` on the same store heartbeats\n", store.Where)
+		}
+	}
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
@@ -228,10 +235,43 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
-	if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+	err = <-done
+	fmt.Fprintf(cmd.ErrOrStderr(), "stopped: %s\n", o.shutdownSummary(srv))
+	if err != nil && !errors.Is(err, prudp.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// anyLive reports whether a node of ns heartbeat within maxAge.
+func anyLive(ns []nodes.Node, maxAge time.Duration) bool {
+	for _, n := range ns {
+		if time.Since(n.Heartbeat) < maxAge {
+			return true
+		}
+	}
+	return false
+}
+
+// shutdownSummary is serve's last line: what each server served, and the
+// operator log's counts (logins, and each class of warning).
+func (o *serveOptions) shutdownSummary(srv *nex.Server) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		srv  *prudp.Server
+	}{{"authentication server", srv.AuthServer()}, {"secure server", srv.SecureServer()}} {
+		if s.srv == nil {
+			continue
+		}
+		st := s.srv.Stats()
+		parts = append(parts, fmt.Sprintf("%s %d connections, %d messages in, %d out, drops %s",
+			s.name, st.Accepted, st.MessagesIn, st.MessagesOut, formatDrops(st.Drops, st.ConnDrops)))
+	}
+	if s := o.ops.summary(); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // waitServing waits (5 s at most) until the PRUDP servers of srv's role exist,
