@@ -30,14 +30,17 @@ type captureOptions struct {
 func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&c.keys, "keys", "", "keys file for captures (access keys, Kerberos keys, session keys, Pia keys; see docs/dissector.md)")
 	f.BoolVar(&c.stats, "stats", false, "after the records, print per-flow statistics (dialect, packets, messages, retransmissions, bytes, handshake, RTT)")
-	f.BoolVarP(&c.verbose, "verbose", "V", false, "text output: print each record's field tree")
+	f.BoolVarP(&c.verbose, "verbose", "v", false, "text output: print each record's field tree")
+	// -V was this flag's shorthand before -v meant --verbose everywhere.
+	f.BoolVarP(&c.verbose, "verbose-tree", "V", false, "text output: print each record's field tree")
+	f.Lookup("verbose-tree").Hidden = true // documented as deprecated (docs/cli.md)
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.

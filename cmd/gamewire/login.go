@@ -23,22 +23,31 @@ import (
 func newLoginCmd() *cobra.Command {
 	o := &loginOptions{}
 	cmd := &cobra.Command{
-		Use:   "login ADDR",
+		Use:   "login [--server ADDR]",
 		Short: "Log in to a NEX server (ticket granting, secure connection, Register)",
-		Long: `login logs in to the NEX server whose authentication server is at ADDR:
+		Long: `login logs in to the NEX server whose authentication server is at --server ADDR:
 Login, RequestTicket when the ticket is not for the secure server, a secure
 connection with the ticket, Register; then prints the PID, the secure station
 url, the public url and the connection id.
 
-  gamewire login ADDR --user U --password P [--dialect nex-v1|nex-v0|nex-v0-friends] [--access-key K]
-  gamewire login ws://HOST:PORT/ --dialect nex-lite --user U --password P [--insecure-skip-verify]
+  gamewire login --server ADDR --user U --password P [--dialect nex-v1|nex-v0|nex-v0-friends] [--access-key K]
+  gamewire login --server ws://HOST:PORT/ --dialect nex-lite --user U --password P [--insecure-skip-verify]
 
 With --dialect nex-lite (Switch) ADDR is a URL (ws://, wss://, tcp://, tls://) and the
-Switch settings apply: 8-byte PIDs and the Switch key derivation.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+Switch settings apply: 8-byte PIDs and the Switch key derivation. The older form
+with ADDR as an argument (gamewire login ADDR ...) still works, with a note.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			addr, err := serverFromArgs(cmd, o.server, args)
+			if err != nil {
+				return fmt.Errorf("login: %w", err)
+			}
+			return o.run(cmd, addr)
+		},
 	}
 	o.registerLogin(cmd)
+	addServerFlag(cmd, &o.server, nex.DefaultAddr, "the NEX authentication server, HOST:PORT (a URL with --dialect nex-lite)")
+	addFormatFlag(cmd, &o.format)
 	return cmd
 }
 
@@ -48,6 +57,8 @@ type loginOptions struct {
 	prudpFlags
 	user, password string
 	timeout        time.Duration
+	server         string     // login's --server (nex ranking and datastore have their own)
+	format         formatFlag // login's --format
 	insecure       bool
 	flags          *pflag.FlagSet // where they were registered: was --password given?
 	cmd            *cobra.Command // the command they belong to: where progress goes
@@ -76,10 +87,20 @@ func (o *loginOptions) run(cmd *cobra.Command, addr string) error {
 		return fmt.Errorf("login: %w", err)
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
-		sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
+	if o.format.json() {
+		err = writeJSON(out, struct {
+			PID          uint64 `json:"pid"`
+			Secure       string `json:"secure"`
+			Public       string `json:"public"`
+			ConnectionID uint32 `json:"connection_id"`
+			Server       string `json:"server"`
+		}{uint64(sess.PID), sess.SecureURL.String(), sess.PublicURL.String(), sess.ConnectionID, sess.BuildName})
+	} else {
+		fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
+			sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
+	}
 	closeSession(sess)
-	return nil
+	return err
 }
 
 // login runs the NEX login flow at addr with o's settings.
