@@ -156,4 +156,3 @@ func TestGamesOutput(t *testing.T) {
 		t.Errorf("games --format json terraria: %+v, %v\n%s", g, err, out)
 	}
 }
-
