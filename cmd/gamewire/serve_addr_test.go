@@ -115,3 +115,22 @@ func TestServeAddressErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeGuestPasswordAfterFailedStart: a first start that fails after
+// creating the store (its port is busy) does not hide the guest password
+// from the next start's banner.
+func TestServeGuestPasswordAfterFailedStart(t *testing.T) {
+	busy, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	data := t.TempDir()
+	if out, err := runCLI(t, "serve", "--data", data, "--listen", busy.LocalAddr().String()); err == nil {
+		t.Fatalf("serve on a busy port started:\n%s", out)
+	}
+	_, out, _ := startServeNEX(t, data)
+	if s := out.String(); strings.Contains(s, "created") || !strings.Contains(s, "guest password MMQea3n!fsik") {
+		t.Errorf("the second start's banner:\n%s", s)
+	}
+}

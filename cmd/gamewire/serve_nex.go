@@ -155,9 +155,20 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		authPC, securePC = a, b
 	}
-	note := ""
+	// The guest password is shown while guest still has it, not only on the
+	// start that created the store: a first start that failed (a busy port)
+	// has created it already.
+	var notes []string
 	if created {
-		note = " (created; guest password MMQea3n!fsik)"
+		notes = append(notes, "created")
+	}
+	if g, err := store.Accounts.Find(cmd.Context(), "guest"); err == nil && g.PID == auth.PIDGuest &&
+		g.KeyNEX == auth.NewAccount(g.PID, g.Name, auth.GuestPassword).KeyNEX {
+		notes = append(notes, "guest password "+auth.GuestPassword)
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = " (" + strings.Join(notes, "; ") + ")"
 	}
 	if l != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s virtual port 1, secure server on virtual port 2, access key %q, accounts in %s%s\n",
