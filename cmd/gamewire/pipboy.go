@@ -615,6 +615,9 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	log := cliLogger(cmd)
 	c, err := o.dialGame(ctx, cmd.ErrOrStderr(), log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped (Ctrl-C, SIGTERM) while waiting for the game
+		}
 		return err
 	}
 	defer c.Close()
