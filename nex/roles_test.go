@@ -191,19 +191,7 @@ func TestDuplicateNodeIDRefused(t *testing.T) {
 	}
 	done1 := make(chan error, 1)
 	go func() { done1 <- first.Serve(nil, pc1) }()
-	for {
-		ns, err := store.Nodes(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ns) == 1 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("node1 never registered")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitNodes(ctx, t, store, "node1 registers", func(ns []nodes.Node) bool { return len(ns) == 1 })
 	pc2, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -229,24 +217,28 @@ func TestDuplicateNodeIDRefused(t *testing.T) {
 	third := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, Node: "node1", HeartbeatInterval: time.Minute}
 	done3 := make(chan error, 1)
 	go func() { done3 <- third.Serve(nil, pc3) }()
+	waitNodes(ctx, t, store, "node1 at its new address registers", func(ns []nodes.Node) bool {
+		return len(ns) == 1 && strings.Contains(ns[0].URL, "port="+strconv.Itoa(pc3.LocalAddr().(*net.UDPAddr).Port))
+	})
+	third.Close()
+	<-done3
+}
+
+// waitNodes waits until the registry's nodes satisfy ok (until ctx ends: a
+// failure then).
+func waitNodes(ctx context.Context, t *testing.T, reg nodes.Registry, what string, ok func([]nodes.Node) bool) {
+	t.Helper()
 	for {
-		ns, err := store.Nodes(ctx)
+		ns, err := reg.Nodes(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ns) == 1 && strings.Contains(ns[0].URL, "port="+strconv.Itoa(pc3.LocalAddr().(*net.UDPAddr).Port)) {
-			break
-		}
-		select {
-		case err := <-done3:
-			t.Fatalf("node1 again after the first withdrew: %v", err)
-		default:
+		if ok(ns) {
+			return
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("node1 at its new address never registered: %+v", ns)
+			t.Fatalf("%s: the registry holds %+v", what, ns)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	third.Close()
-	<-done3
 }

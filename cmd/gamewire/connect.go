@@ -28,13 +28,7 @@ argument (gamewire connect ADDR) still works, with a note.
   gamewire connect --server ADDR --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
   gamewire connect --server ADDR --dialect hyperscape --cert-pub DIR/key.pub.pem`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := serverFromArgs(cmd, o.server, args)
-			if err != nil {
-				return fmt.Errorf("connect: %w", err)
-			}
-			return o.run(cmd, addr)
-		},
+		RunE: withServer("connect", &o.server, o.run),
 	}
 	o.register(cmd)
 	addServerFlag(cmd, &o.server, "127.0.0.1:60000", "the echo server, HOST:PORT (a ws/wss/tcp/tls URL with --dialect nex-lite)")

@@ -37,13 +37,7 @@ With --dialect nex-lite (Switch) ADDR is a URL (ws://, wss://, tcp://, tls://) a
 Switch settings apply: 8-byte PIDs and the Switch key derivation. The older form
 with ADDR as an argument (gamewire login ADDR ...) still works, with a note.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := serverFromArgs(cmd, o.server, args)
-			if err != nil {
-				return fmt.Errorf("login: %w", err)
-			}
-			return o.run(cmd, addr)
-		},
+		RunE: withServer("login", &o.server, o.run),
 	}
 	o.registerLogin(cmd)
 	addServerFlag(cmd, &o.server, nex.DefaultAddr, "the NEX authentication server, HOST:PORT (a URL with --dialect nex-lite)")

@@ -40,13 +40,7 @@ session (EndParticipation) and disconnects.
 
   gamewire nex matchmake --server ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--for 1m]`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := serverFromArgs(cmd, f.server, args)
-			if err != nil {
-				return fmt.Errorf("nex matchmake: %w", err)
-			}
-			return f.run(cmd, addr)
-		},
+		RunE: withServer("nex matchmake", &f.server, f.run),
 	}
 	f.register(cmd)
 	addServerFlag(cmd, &f.server, nex.DefaultAddr, "the NEX authentication server, HOST:PORT (a URL with --dialect nex-lite)")

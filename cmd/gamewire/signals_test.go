@@ -1,35 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a process's output and a test
-// reading it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLongRunningCommandsStopOnSignals: every long-running command stops on
 // SIGINT and on SIGTERM and exits 0: decode reading a standard input that
@@ -57,7 +36,7 @@ func TestLongRunningCommandsStopOnSignals(t *testing.T) {
 				t.Parallel()
 				cmd := exec.Command(os.Args[0], c.args...)
 				cmd.Env = append(os.Environ(), "GAMEWIRE_TEST_MAIN=1")
-				out := &lockedBuffer{}
+				out := &syncWriter{}
 				cmd.Stdout, cmd.Stderr = out, out
 				var stdin io.WriteCloser
 				if c.stdin {

@@ -37,6 +37,19 @@ func serverFromArgs(cmd *cobra.Command, server string, args []string) (string, e
 	return args[0], nil
 }
 
+// withServer is the RunE of a client command: run with the server address
+// serverFromArgs finds (--server, or the older positional ADDR); name
+// prefixes its error.
+func withServer(name string, server *string, run func(*cobra.Command, string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		addr, err := serverFromArgs(cmd, *server, args)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return run(cmd, addr)
+	}
+}
+
 // formatFlag is --format text|json for a command that prints records.
 type formatFlag string
 
