@@ -30,8 +30,11 @@ const (
 	// heartbeat is every secure node's --heartbeat; a node is out of
 	// rotation once its heartbeat is nodeTimeout old, and the others remove
 	// its players from their gatherings once it is 2*nodeTimeout old,
-	// checking every nodeTimeout (nex.Server.reapNodes).
-	heartbeat   = 250 * time.Millisecond
+	// checking every nodeTimeout (nex.Server.reapNodes). 1 s, not less: a
+	// node's heartbeat write has one heartbeat to finish, and on a loaded
+	// machine (the suite in a loop on shared cores) PostgreSQL took more than
+	// 250 ms, so live nodes were taken for dead and their players reaped.
+	heartbeat   = time.Second
 	nodeTimeout = 3 * heartbeat
 	// toldWithin bounds how long after the kill the survivors are told: the
 	// reaping window above plus one check, and slack for delivery on a
