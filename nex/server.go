@@ -275,6 +275,12 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 			closeAll()
 			return err
 		}
+		if s.Role == RoleSecure {
+			if err := s.checkNodeID(ctx, url); err != nil {
+				closeAll()
+				return err
+			}
+		}
 		if s.Role == RoleSecure && s.Node == "" {
 			// Matchmaking records participants by node: nodes sharing a store
 			// need names of their own.

@@ -73,7 +73,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 	if store != "" {
 		s, err := pgstore.Open(ctx, store)
 		if err != nil {
-			return nil, err
+			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
 		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds,
@@ -94,4 +94,16 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
+}
+
+// pgHint adds to a PostgreSQL connection error what usually causes it: a
+// server without TLS asked for it (sslmode=require against a local server).
+func pgHint(dsn string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); strings.Contains(msg, "refused TLS") || strings.Contains(msg, "tls:") && strings.Contains(dsn, "sslmode=require") {
+		return fmt.Errorf("%w (the server does not offer TLS, as a local PostgreSQL usually does not: use sslmode=disable or sslmode=prefer, or connect over its Unix socket, host=/run/postgresql)", err)
+	}
+	return err
 }
