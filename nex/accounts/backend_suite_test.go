@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
@@ -98,5 +99,16 @@ func TestDataStoreQuotaConcurrent(t *testing.T) {
 			ds[i] = s.DataStore()
 		}
 		return ds[0], ds[1]
+	})
+}
+
+// TestCredentialsSuite runs the NNID store suite (nex/storetest) on SQLite.
+func TestCredentialsSuite(t *testing.T) {
+	storetest.Credentials(t, func(t *testing.T) storetest.CredentialStore {
+		s := openSQLite(t)
+		return struct {
+			*sqlstore.Credentials
+			*accounts.Store
+		}{s.Credentials(), s}
 	})
 }
