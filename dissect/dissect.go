@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/desc"
+	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
@@ -54,6 +57,20 @@ type Config struct {
 	// Decrypted, if set, receives every frame; UDP payloads that were decrypted
 	// are replaced by their plaintext (see WriteDecrypted).
 	Decrypted FrameWriter
+	// Descriptions name and decode the NEX RMC methods of message records
+	// (nex/desc); nil uses the built-in descriptions (desc.Builtin).
+	Descriptions *desc.Set
+	// NoDescriptions turns decoding by description off: RMC calls keep their ids only.
+	NoDescriptions bool
+	// Game, if set, is the game of every flow: its variant of the protocols and
+	// its NEX version. Nil takes each flow's game from its access key (nex/games).
+	Game *games.Game
+	// Variant, if set, names the game variant of the protocols to prefer (a
+	// description file suffix such as "mk8"; dyn.SelectProtocol), over the game's.
+	Variant string
+	// NEXVersion, if set, is the NEX version structures are decoded for, over
+	// the game's (dyn.DefaultVersion when neither says).
+	NEXVersion types.Version
 }
 
 // FrameWriter receives frames for --write-decrypted.
@@ -116,6 +133,10 @@ type Dissector struct {
 	scratchBuf    []byte
 	flagNameCache map[wire.Flags][]string
 	targets       [][]byte // Kerberos keys to try on secure CONNECTs
+
+	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
+	descsLoaded bool
+	protoCache  map[protoKey]*desc.Protocol
 }
 
 // Summary counts what the dissector saw in the whole capture.

@@ -2,13 +2,11 @@ package dissect
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -166,6 +164,8 @@ type prudpHandler struct {
 	rewrite    []byte
 	rewriteOK  bool
 	packetsOut int
+
+	rmc rmcFlow // RMC calls by description (nexrmc.go)
 }
 
 type prudpDirection struct {
@@ -286,6 +286,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 	dir := c.dir
 	switch p.Type {
 	case wire.TypeSyn:
+		h.noteMinor(dir, p)
 		if !ack {
 			h.synTime = c.now()
 			if h.handshake == "" {
@@ -301,6 +302,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 			}
 		}
 	case wire.TypeConnect:
+		h.noteMinor(dir, p)
 		if !ack {
 			h.connSig[dir] = h.connSigOf(p)
 			if len(p.Payload) > 0 && h.rx.TicketConnect {
@@ -770,7 +772,7 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
 	b := append(r.info[:0], h.rx.Name...)
-	b = appendRMC(r, b, msg)
+	b = h.appendRMC(c, r, b, msg)
 	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(msg)), 10)
 	b = append(b, " bytes in "...)
@@ -843,40 +845,6 @@ func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
 	}
 	h.d.scratchBuf = out[:0]
 	return out, ""
-}
-
-// appendRMC adds an "rmc" object to a message record when the message is one
-// whole packed RMC request or response (nintendo-wiki "RMC Protocol", nex/rmc), and
-// a few words to the summary. The size field is checked first, so other
-// payloads cost nothing.
-func appendRMC(r *Record, b []byte, msg []byte) []byte {
-	if len(msg) < 9 || int(binary.LittleEndian.Uint32(msg)) != len(msg)-4 {
-		return b
-	}
-	if rmc.IsRequest(msg) {
-		q, n, err := rmc.ParseRequest(msg)
-		if err != nil || n != len(msg) {
-			return b
-		}
-		r.addObject("rmc", 4)
-		return appendRMCCall(r, b, "request", q.Protocol, q.Method, q.CallID)
-	}
-	q, n, err := rmc.ParseResponse(msg)
-	if err != nil || n != len(msg) {
-		return b
-	}
-	kind := "response"
-	if q.IsError() {
-		kind = "error"
-	}
-	r.addObject("rmc", 5)
-	b = appendRMCCall(r, b, kind, q.Protocol, q.Method, q.CallID)
-	res := q.Result.Name()
-	if res == "" {
-		res = q.Result.String()
-	}
-	r.addString("result", res)
-	return b
 }
 
 // appendRMCCall adds the kind and ids of an RMC call to the "rmc" object just

@@ -595,7 +595,7 @@ func TestPRUDPMessagesShowRMC(t *testing.T) {
 	c.handshake()
 	c.message(0, reqb, false)
 	c.message(1, respb, false)
-	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}, NoDescriptions: true}, c.pcap())
 	if err != nil {
 		t.Fatal(err)
 	}

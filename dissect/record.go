@@ -29,6 +29,7 @@ const (
 	FieldStrings                  // Strs
 	FieldObject                   // the next Int fields are this object's members
 	FieldJSON                     // Bytes hold a JSON value copied verbatim
+	FieldArray                    // the next Int fields are this array's items (their keys are ignored in JSON)
 )
 
 // Field is one named value of a record. Fields keep their order, so JSON output
@@ -92,6 +93,9 @@ func (r *Record) addStrings(k string, v []string) {
 func (r *Record) addObject(k string, members int) {
 	r.Fields = append(r.Fields, Field{Key: k, Type: FieldObject, Int: int64(members)})
 }
+func (r *Record) addArray(k string, members int) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldArray, Int: int64(members)})
+}
 func (r *Record) addJSON(k string, raw []byte) {
 	r.Fields = append(r.Fields, Field{Key: k, Type: FieldJSON, Bytes: raw})
 }
@@ -103,7 +107,7 @@ func (r *Record) Field(key string) (Field, bool) {
 		if f.Key == key {
 			return f, true
 		}
-		if f.Type == FieldObject {
+		if f.Type == FieldObject || f.Type == FieldArray {
 			i += int(f.Int)
 		}
 	}
@@ -160,14 +164,20 @@ func (r *Record) AppendJSON(b []byte) []byte {
 }
 
 // appendFieldsJSON writes fields as object members and returns b.
-func appendFieldsJSON(b []byte, fs []Field) []byte {
+func appendFieldsJSON(b []byte, fs []Field) []byte { return appendMembersJSON(b, fs, false) }
+
+// appendMembersJSON writes fields as object members, or as array items
+// (without their keys) when inArray.
+func appendMembersJSON(b []byte, fs []Field, inArray bool) []byte {
 	for i := 0; i < len(fs); i++ {
 		f := fs[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonstr.Append(b, f.Key)
-		b = append(b, ':')
+		if !inArray {
+			b = jsonstr.Append(b, f.Key)
+			b = append(b, ':')
+		}
 		switch f.Type {
 		case FieldString:
 			b = jsonstr.Append(b, f.Str)
@@ -195,6 +205,12 @@ func appendFieldsJSON(b []byte, fs []Field) []byte {
 			b = append(b, '{')
 			b = appendFieldsJSON(b, fs[i+1:i+1+n])
 			b = append(b, '}')
+			i += n
+		case FieldArray:
+			n := min(int(f.Int), len(fs)-i-1)
+			b = append(b, '[')
+			b = appendMembersJSON(b, fs[i+1:i+1+n], true)
+			b = append(b, ']')
 			i += n
 		case FieldJSON:
 			b = append(b, f.Bytes...)
@@ -284,7 +300,7 @@ func appendFieldsTree(b []byte, fs []Field, indent int) []byte {
 		b = append(b, f.Key...)
 		b = append(b, ':')
 		switch f.Type {
-		case FieldObject:
+		case FieldObject, FieldArray:
 			n := min(int(f.Int), len(fs)-i-1)
 			b = append(b, '\n')
 			b = appendFieldsTree(b, fs[i+1:i+1+n], indent+4)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/dissect"
+	"github.com/gamewire/gamewire/nex/games"
 )
 
 // captureOptions are the decode flags that only apply to capture files.
@@ -85,6 +86,15 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	defer closeIn()
 
 	cfg := dissect.Config{Keys: keys, Dialects: overrides}
+	if o.game != "" {
+		// The game's variant of the NEX protocols and its NEX version decode its
+		// RMC calls (docs/dissector.md "NEX methods").
+		g, err := games.Find(o.game)
+		if err != nil {
+			return fmt.Errorf("decode: --game: %w", err)
+		}
+		cfg.Game = &g
+	}
 	bar := o.capture.progressBar(size)
 	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
