@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/desc"
+	"github.com/gamewire/gamewire/nex/desc/dyn"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/wire"
@@ -137,6 +138,7 @@ type Dissector struct {
 	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
 	descsLoaded bool
 	protoCache  map[protoKey]*desc.Protocol
+	dynScratch  dyn.Scratch // memory of the values of one message's decoding
 }
 
 // Summary counts what the dissector saw in the whole capture.

@@ -272,7 +272,8 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 		fields, key = m.Params, "params"
 	}
 	cd := h.codec(set)
-	vals, err := cd.DecodeFields(fields, body)
+	h.d.dynScratch.Reset()
+	vals, err := cd.DecodeFieldsScratch(fields, body, &h.d.dynScratch)
 	if len(vals) > 0 {
 		b = append(b, ' ')
 		start := len(b)

@@ -1,18 +1,30 @@
 package dyn
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
+// MaxValues bounds the values one decoding builds (list items and map entries
+// count one each, structures one per level): past it decoding fails with
+// ErrTooLarge. A list's count is checked against the bytes left, but a value
+// takes more memory than its bytes on the wire, so a large message of one-byte
+// items would otherwise cost a hundred times its size.
+const MaxValues = 1 << 18
+
+// ErrTooLarge: a message holds more than MaxValues values.
+var ErrTooLarge = errors.New("dyn: too many values in one message")
+
 // Decode decodes one value of type t from b. It fails when b holds more than the
 // value (types.ErrTrailingData).
 func (c *Codec) Decode(t *desc.Type, b []byte) (Value, error) {
 	r := types.NewReader(b, c.Settings)
-	d := decoder{c: c, v: c.EffectiveVersion()}
+	d := decoder{c: c, v: c.EffectiveVersion(), s: new(Scratch)}
 	v := d.value(&r, t, "value", 0)
 	if err := r.Done(); err != nil {
 		return Value{}, flatten(err)
@@ -23,8 +35,14 @@ func (c *Codec) Decode(t *desc.Type, b []byte) (Value, error) {
 // DecodeFields decodes a sequence of fields (a method's parameters or results)
 // that fills b exactly.
 func (c *Codec) DecodeFields(fields []*desc.Field, b []byte) ([]FieldValue, error) {
+	return c.DecodeFieldsScratch(fields, b, new(Scratch))
+}
+
+// DecodeFieldsScratch is DecodeFields taking the memory of the values from s
+// (see Scratch): after s.Reset the values it returned must not be used.
+func (c *Codec) DecodeFieldsScratch(fields []*desc.Field, b []byte, s *Scratch) ([]FieldValue, error) {
 	r := types.NewReader(b, c.Settings)
-	out, err := c.ReadFields(&r, fields)
+	out, err := c.readFields(&r, fields, s)
 	if err != nil {
 		return out, err
 	}
@@ -38,8 +56,12 @@ func (c *Codec) DecodeFields(fields []*desc.Field, b []byte) ([]FieldValue, erro
 // returns the fields decoded before the failing one and an error naming the
 // failing field's path and offset.
 func (c *Codec) ReadFields(r *types.Reader, fields []*desc.Field) ([]FieldValue, error) {
-	d := decoder{c: c, v: c.EffectiveVersion()}
-	out := make([]FieldValue, 0, len(fields))
+	return c.readFields(r, fields, new(Scratch))
+}
+
+func (c *Codec) readFields(r *types.Reader, fields []*desc.Field, s *Scratch) ([]FieldValue, error) {
+	d := decoder{c: c, v: c.EffectiveVersion(), s: s}
+	out := s.fields.take(len(fields))[:0]
 	for _, f := range fields {
 		v := d.value(r, f.Type, f.Name, 0)
 		if r.Err() != nil {
@@ -50,10 +72,89 @@ func (c *Codec) ReadFields(r *types.Reader, fields []*desc.Field) ([]FieldValue,
 	return out, d.finish(r)
 }
 
-// decoder carries one decoding's codec and version.
+// Scratch is memory that decodings reuse: a reader of many messages (the
+// dissector) keeps one and resets it between messages, so decoding allocates
+// only the strings it copies. The zero Scratch is ready.
+type Scratch struct {
+	values  pool[Value]
+	pairs   pool[Pair]
+	fields  pool[FieldValue]
+	structs pool[StructValue]
+	levels  pool[Level]
+	count   int // values decoded since the last Reset (MaxValues)
+	chains  map[*desc.Struct][]*desc.Struct
+}
+
+// chain returns st.Chain(), computed once per structure.
+func (s *Scratch) chain(st *desc.Struct) []*desc.Struct {
+	if c, ok := s.chains[st]; ok {
+		return c
+	}
+	if s.chains == nil {
+		s.chains = map[*desc.Struct][]*desc.Struct{}
+	}
+	c := st.Chain()
+	s.chains[st] = c
+	return c
+}
+
+// Reset makes the memory of every value decoded with s reusable.
+func (s *Scratch) Reset() {
+	s.values.reset()
+	s.pairs.reset()
+	s.fields.reset()
+	s.structs.reset()
+	s.levels.reset()
+	s.count = 0
+}
+
+// poolChunk is the size of a pool's chunks; larger requests get their own slice.
+const poolChunk = 256
+
+// pool hands out slices of chunks it keeps across resets.
+type pool[T any] struct {
+	chunks [][]T
+	ci     int // current chunk
+	off    int // used part of it
+}
+
+// take returns n elements, with whatever a previous use left in them.
+func (p *pool[T]) take(n int) []T {
+	if n > poolChunk {
+		return make([]T, n)
+	}
+	for {
+		if p.ci < len(p.chunks) {
+			if c := p.chunks[p.ci]; p.off+n <= len(c) {
+				out := c[p.off : p.off+n : p.off+n]
+				p.off += n
+				return out
+			}
+			p.ci++
+			p.off = 0
+			continue
+		}
+		p.chunks = append(p.chunks, make([]T, poolChunk))
+	}
+}
+
+func (p *pool[T]) reset() { p.ci, p.off = 0, 0 }
+
+// decoder carries one decoding's codec, version and memory.
 type decoder struct {
 	c *Codec
 	v types.Version
+	s *Scratch
+}
+
+// spend counts n values against MaxValues and fails r past it.
+func (d *decoder) spend(r *types.Reader, field string, n int) bool {
+	d.s.count += n
+	if d.s.count > MaxValues {
+		r.Fail(field, fmt.Errorf("%w (more than %d)", ErrTooLarge, MaxValues))
+		return false
+	}
+	return true
 }
 
 // finish returns the Reader's first error with AnyData objects' errors
@@ -110,17 +211,33 @@ func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) 
 	case desc.KData:
 		r.ReadData(field)
 	case desc.KList:
-		v.Items = types.ReadList(r, field, func(r *types.Reader, field string) Value {
-			return d.value(r, t.Elem, field, depth+1)
-		})
+		n := d.count(r, field)
+		if n == 0 || !d.spend(r, field, n) {
+			return v
+		}
+		v.Items = d.s.values.take(n)
+		for i := range v.Items {
+			v.Items[i] = d.value(r, t.Elem, field, depth+1)
+			if r.Err() != nil {
+				itemPath(r, field, i)
+				v.Items = v.Items[:i]
+				break
+			}
+		}
 	case desc.KMap:
-		pairs := types.ReadMap(r, field,
-			func(r *types.Reader, field string) Value { return d.value(r, t.Key, field, depth+1) },
-			func(r *types.Reader, field string) Value { return d.value(r, t.Elem, field, depth+1) })
-		if len(pairs) > 0 {
-			v.Pairs = make([]Pair, len(pairs))
-			for i, p := range pairs {
-				v.Pairs[i] = Pair{Key: p.Key, Value: p.Value}
+		n := d.count(r, field)
+		if n == 0 || !d.spend(r, field, 2*n) {
+			return v
+		}
+		v.Pairs = d.s.pairs.take(n)
+		for i := range v.Pairs {
+			p := &v.Pairs[i]
+			p.Key = d.value(r, t.Key, field, depth+1)
+			p.Value = d.value(r, t.Elem, field, depth+1)
+			if r.Err() != nil {
+				itemPath(r, field, i)
+				v.Pairs = v.Pairs[:i]
+				break
 			}
 		}
 	case desc.KStruct:
@@ -135,6 +252,36 @@ func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) 
 		r.Fail(field, fmt.Errorf("%w: cannot decode kind %s", ErrValue, t.Kind))
 	}
 	return v
+}
+
+// count reads a List's or Map's 32-bit count and checks it against the bytes
+// left (every item takes at least one byte), as types.ReadList does.
+func (d *decoder) count(r *types.Reader, field string) int {
+	b := r.Bytes(field, 4)
+	if b == nil {
+		return 0
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if uint64(n) > uint64(r.Remaining()) {
+		left := r.Remaining()
+		r.Fail(field, fmt.Errorf("list count %d: %w (only %d bytes left)", n, types.ErrBadLength, left))
+		return 0
+	}
+	return int(n)
+}
+
+// itemPath puts item i's index into the path of the error it raised, as
+// types.ReadList does: "field[i].sub".
+func itemPath(r *types.Reader, field string, i int) {
+	var e *types.Error
+	if !errors.As(r.Err(), &e) {
+		return
+	}
+	rest := "." + e.Field
+	if len(e.Field) >= len(field) && e.Field[:len(field)] == field {
+		rest = e.Field[len(field):]
+	}
+	e.Field = field + "[" + strconv.Itoa(i) + "]" + rest
 }
 
 // int reads an integer of kind k.
@@ -152,16 +299,20 @@ func (d *decoder) int(r *types.Reader, k desc.Kind, field string) uint64 {
 
 // structure reads the levels of s, its root ancestor's first.
 func (d *decoder) structure(r *types.Reader, s *desc.Struct, field string, depth int) *StructValue {
-	sv := &StructValue{Struct: s}
-	chain := s.Chain()
+	chain := d.s.chain(s)
+	if !d.spend(r, field, len(chain)) {
+		return nil
+	}
+	sv := &d.s.structs.take(1)[0]
+	*sv = StructValue{Struct: s}
 	if s.IsData() {
 		// The Data base class is a level of its own, with no fields.
 		r.ReadData(field)
 	}
-	sv.Levels = make([]Level, 0, len(chain))
+	sv.Levels = d.s.levels.take(len(chain))[:0]
 	for _, st := range chain {
 		m := r.EnterStructure(field)
-		lv := Level{Struct: st, Revision: m.Version, Header: m.Version >= 0}
+		lv := Level{Struct: st, Revision: m.Version, Header: m.Version >= 0, Fields: d.s.fields.take(len(st.Fields))[:0]}
 		if !lv.Header {
 			lv.Revision = st.MaxRevision(d.v)
 		}
