@@ -226,7 +226,15 @@ type StructureMark struct {
 	prevLimit int
 	end       int
 	hadErr    bool
+	// class and max are set by EnterClass: the structure's name and the highest
+	// revision the connection's NEX version allows.
+	class string
+	max   int
 }
+
+// Revision returns the level's revision: the header's, or 0 without structure
+// headers (NintendoClients' Structure.decode reads every level as version 0 then).
+func (m StructureMark) Revision() int { return max(m.Version, 0) }
 
 // EnterStructure starts one level of a Structure ("Structure" in types.md). With
 // structure headers it reads the version and content length and confines the
@@ -265,6 +273,9 @@ func (r *Reader) LeaveStructure(m StructureMark) {
 	if r.err != nil {
 		var e *Error
 		if !m.hadErr && errors.As(r.err, &e) {
+			if m.class != "" && !errors.As(e.Err, new(*VersionError)) {
+				e.Err = &VersionError{Struct: m.class, Revision: m.Version, Max: m.max, Version: r.s.NEXVersion(), Err: e.Err}
+			}
 			e.Field = m.field + "." + e.Field
 		}
 		return
