@@ -1,0 +1,187 @@
+package desc
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// formatLineWidth is the length beyond which Format writes a method's parameters
+// one a line.
+const formatLineWidth = 100
+
+// Format prints f in the description language: Parse(f.Name, Format(f)) describes
+// the same protocols, structures and enums with the same documentation. Fields of a
+// structure that share a condition are grouped in one `if` block; a variant is
+// written with its parent, not its resolved id.
+func Format(f *File) string {
+	var b strings.Builder
+	if f.Doc != "" {
+		writeDoc(&b, "", f.Doc)
+		b.WriteString("\n")
+	}
+	for _, imp := range f.Imports {
+		fmt.Fprintf(&b, "import %s\n", imp)
+	}
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+	}
+	for _, e := range f.Enums {
+		sep()
+		writeDoc(&b, "", e.Doc)
+		fmt.Fprintf(&b, "enum %s %s {\n", e.Name, e.Base)
+		for _, v := range e.Values {
+			writeDoc(&b, "\t", v.Doc)
+			fmt.Fprintf(&b, "\t%s = %d\n", v.Name, v.Value)
+		}
+		b.WriteString("}\n")
+	}
+	for _, s := range f.Structs {
+		sep()
+		writeDoc(&b, "", s.Doc)
+		b.WriteString("struct " + s.Name)
+		if s.Parent != "" {
+			b.WriteString(" : " + s.Parent)
+		}
+		b.WriteString(" {\n")
+		for i := 0; i < len(s.Fields); {
+			c := s.Fields[i].Cond
+			j := i
+			for j < len(s.Fields) && s.Fields[j].Cond == c {
+				j++
+			}
+			indent := "\t"
+			if !c.Always() {
+				fmt.Fprintf(&b, "\tif %s {\n", formatCond(c))
+				indent = "\t\t"
+			}
+			for _, fl := range s.Fields[i:j] {
+				writeDoc(&b, indent, fl.Doc)
+				b.WriteString(indent + formatField(fl) + "\n")
+			}
+			if !c.Always() {
+				b.WriteString("\t}\n")
+			}
+			i = j
+		}
+		b.WriteString("}\n")
+	}
+	for _, p := range f.Protocols {
+		sep()
+		writeDoc(&b, "", p.Doc)
+		if p.Parent != "" {
+			fmt.Fprintf(&b, "protocol %s : %s {\n", p.Name, p.Parent)
+		} else {
+			fmt.Fprintf(&b, "protocol %s %d {\n", p.Name, p.ID)
+		}
+		if p.NoResponse {
+			b.WriteString("\tnoresponse\n")
+		}
+		for _, m := range p.Methods {
+			writeDoc(&b, "\t", m.Doc)
+			b.WriteString(formatMethod(m))
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}
+
+func writeDoc(b *strings.Builder, indent, doc string) {
+	if doc == "" {
+		return
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		if line == "" {
+			b.WriteString(indent + "//\n")
+		} else {
+			b.WriteString(indent + "// " + line + "\n")
+		}
+	}
+}
+
+func formatField(f *Field) string {
+	s := f.Name + " " + f.Type.String()
+	if f.Default != "" {
+		s += " = " + f.Default
+	}
+	return s
+}
+
+// formatMethod writes one method line (or lines, when long or documented), with
+// its leading tab and final newline.
+func formatMethod(m *Method) string {
+	head := "\t" + strconv.FormatUint(uint64(m.ID), 10) + " " + m.Name
+	if m.Opaque {
+		return head + "(...)\n"
+	}
+	oneLine := func(list []*Field) string {
+		parts := make([]string, len(list))
+		for i, f := range list {
+			parts[i] = formatField(f)
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	documented := func(list []*Field) bool {
+		for _, f := range list {
+			if f.Doc != "" {
+				return true
+			}
+		}
+		return false
+	}
+	line := head + oneLine(m.Params)
+	if len(m.Results) > 0 {
+		line += " -> " + oneLine(m.Results)
+	}
+	if len(line) <= formatLineWidth && !documented(m.Params) && !documented(m.Results) {
+		return line + "\n"
+	}
+	multi := func(list []*Field) string {
+		if len(list) == 0 {
+			return "()"
+		}
+		var b strings.Builder
+		b.WriteString("(\n")
+		for _, f := range list {
+			writeDoc(&b, "\t\t", f.Doc)
+			b.WriteString("\t\t" + formatField(f) + ",\n")
+		}
+		b.WriteString("\t)")
+		return b.String()
+	}
+	out := head + multi(m.Params)
+	if len(m.Results) > 0 {
+		out += " -> " + multi(m.Results)
+	}
+	return out + "\n"
+}
+
+// formatCond writes c as an `if` condition.
+func formatCond(c Cond) string {
+	var parts []string
+	switch {
+	case c.NexMin != 0 && c.NexMax != 0:
+		parts = append(parts, "nex "+formatVersion(c.NexMin)+".."+formatVersion(c.NexMax))
+	case c.NexMin != 0:
+		parts = append(parts, "nex >= "+formatVersion(c.NexMin))
+	case c.NexMax != 0:
+		parts = append(parts, "nex < "+formatVersion(c.NexMax))
+	}
+	if c.Revision != 0 {
+		parts = append(parts, "rev >= "+strconv.Itoa(c.Revision))
+	}
+	return strings.Join(parts, " && ")
+}
+
+// formatVersion writes v as ParseVersion reads it back: 3.5, 3.5.1, or the plain
+// number for versions past 99.99.99.
+func formatVersion(v types.Version) string {
+	if v/10000 > 99 {
+		return strconv.FormatUint(uint64(v), 10)
+	}
+	return VersionString(v)
+}

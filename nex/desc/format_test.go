@@ -1,0 +1,183 @@
+package desc
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// dumpFile writes everything of f that a description says (not positions or
+// resolved links), one item a line, for comparing two files.
+func dumpFile(f *File) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "file %s doc %q imports %v\n", f.Name, f.Doc, f.Imports)
+	for _, e := range f.Enums {
+		fmt.Fprintf(&b, "enum %s %s doc %q\n", e.Name, e.Base, e.Doc)
+		for _, v := range e.Values {
+			fmt.Fprintf(&b, "  %s = %d doc %q\n", v.Name, v.Value, v.Doc)
+		}
+	}
+	dumpFields := func(list []*Field) {
+		for _, fl := range list {
+			fmt.Fprintf(&b, "  %s %s = %q [%s] doc %q\n", fl.Name, dumpType(fl.Type), fl.Default, fl.Cond, fl.Doc)
+		}
+	}
+	for _, s := range f.Structs {
+		fmt.Fprintf(&b, "struct %s : %q doc %q\n", s.Name, s.Parent, s.Doc)
+		dumpFields(s.Fields)
+	}
+	for _, p := range f.Protocols {
+		id := p.ID
+		if p.Parent != "" {
+			id = 0 // a resolved variant carries its root's id
+		}
+		fmt.Fprintf(&b, "protocol %s %d : %q noresponse %v doc %q\n", p.Name, id, p.Parent, p.NoResponse, p.Doc)
+		for _, m := range p.Methods {
+			fmt.Fprintf(&b, " method %d %s opaque %v doc %q\n", m.ID, m.Name, m.Opaque, m.Doc)
+			dumpFields(m.Params)
+			b.WriteString("  ->\n")
+			dumpFields(m.Results)
+		}
+	}
+	return b.String()
+}
+
+// dumpType writes t with its kind, so that an unresolved struct name and a
+// resolved enum of that name compare equal but a kind change does not.
+func dumpType(t *Type) string {
+	switch t.Kind {
+	case KList:
+		return "list<" + dumpType(t.Elem) + ">"
+	case KMap:
+		return "map<" + dumpType(t.Key) + "," + dumpType(t.Elem) + ">"
+	case KStruct, KEnum:
+		return "named:" + t.Name
+	}
+	return t.String()
+}
+
+func checkRoundTrip(t *testing.T, f *File) {
+	t.Helper()
+	text := Format(f)
+	g, err := Parse(f.Name, text)
+	if err != nil {
+		t.Fatalf("%s: Parse(Format) failed: %v\n%s", f.Name, err, text)
+	}
+	if a, b := dumpFile(f), dumpFile(g); a != b {
+		t.Errorf("%s: round trip differs:\n%s\nformatted:\n%s", f.Name, diffLines(a, b), text)
+	}
+	if again := Format(g); again != text {
+		t.Errorf("%s: Format is not stable:\n%s", f.Name, diffLines(text, again))
+	}
+}
+
+// diffLines shows the first differing line of two texts with some context.
+func diffLines(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, x, y)
+		}
+	}
+	return "(equal)"
+}
+
+func TestFormatRoundTrip(t *testing.T) {
+	f, err := Parse("sample", sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRoundTrip(t, f)
+	p, err := ParseProto("sample", protoSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRoundTrip(t, p)
+	b, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range b.Files() {
+		checkRoundTrip(t, f)
+	}
+	if dir := os.Getenv("NEX_PROTO_DIR"); dir != "" {
+		files, err := LoadProtoDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			checkRoundTrip(t, f)
+		}
+	}
+}
+
+func TestFormatShape(t *testing.T) {
+	f, err := Parse("x", `// The x family.
+
+import common
+
+struct S {
+	a u32
+	if nex 3.0..4.0 && rev >= 1 {
+		// b is documented.
+		b u8 = 1
+	}
+	c string = "q"
+}
+
+protocol P 5 {
+	noresponse
+	1 M(a u32) -> (b bool)
+	2 N(...)
+}
+
+protocol V : P {
+	3 O(a_very_long_parameter_name list<map<string, variant>>, another_long_parameter_name list<u32>) -> (r bool)
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `// The x family.
+
+import common
+
+struct S {
+	a u32
+	if nex 3.0..4.0 && rev >= 1 {
+		// b is documented.
+		b u8 = 1
+	}
+	c string = "q"
+}
+
+protocol P 5 {
+	noresponse
+	1 M(a u32) -> (b bool)
+	2 N(...)
+}
+
+protocol V : P {
+	3 O(
+		a_very_long_parameter_name list<map<string, variant>>,
+		another_long_parameter_name list<u32>,
+	) -> (
+		r bool,
+	)
+}
+`
+	if got := Format(f); got != want {
+		t.Errorf("Format:\n%s\nwant:\n%s\n%s", got, want, diffLines(got, want))
+	}
+	if got := formatVersion(1234567); got != "1234567" {
+		t.Errorf("formatVersion(1234567) = %q", got)
+	}
+}
