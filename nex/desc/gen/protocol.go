@@ -43,6 +43,18 @@ func argName(name string) string {
 	return s
 }
 
+// resultName is the Go name of a method result: its argName, with "Out" added
+// when a parameter has that name too.
+func resultName(m *desc.Method, f *desc.Field) string {
+	n := argName(f.Name)
+	for _, p := range m.Params {
+		if argName(p.Name) == n {
+			return n + "Out"
+		}
+	}
+	return n
+}
+
 // reservedArgs are the names generated methods use for their own variables and
 // imports.
 var reservedArgs = map[string]bool{
@@ -140,7 +152,7 @@ func (g *gen) signature(m *desc.Method) (params, results string) {
 		ps = append(ps, argName(f.Name)+" "+g.goType(f.Type))
 	}
 	for _, f := range m.Results {
-		rs = append(rs, argName(f.Name)+" "+g.goType(f.Type))
+		rs = append(rs, resultName(m, f)+" "+g.goType(f.Type))
 	}
 	rs = append(rs, "err error")
 	return strings.Join(ps, ", "), strings.Join(rs, ", ")
@@ -226,7 +238,7 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 		g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(a.h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
 		var names []string
 		for _, f := range m.Results {
-			names = append(names, argName(f.Name))
+			names = append(names, resultName(m, f))
 		}
 		call := fmt.Sprintf("a.h.%s(ctx, c%s)", mn, prefixComma(strings.Join(args, ", ")))
 		if len(names) == 0 {
@@ -301,7 +313,7 @@ func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
 		}
 		g.p("if err = r.Done(); err != nil {\nerr = fmt.Errorf(\"%s.%s response: %%w\", err)\nreturn\n}\n", p.Name, m.Name)
 		for _, f := range m.Results {
-			g.p("%s = resp.%s\n", argName(f.Name), fieldName(f.Name))
+			g.p("%s = resp.%s\n", resultName(m, f), fieldName(f.Name))
 		}
 		g.p("return\n}\n\n")
 	}
