@@ -232,9 +232,18 @@ type StructureMark struct {
 	max   int
 }
 
-// Revision returns the level's revision: the header's, or 0 without structure
-// headers (NintendoClients' Structure.decode reads every level as version 0 then).
-func (m StructureMark) Revision() int { return max(m.Version, 0) }
+// Revision returns the level's revision: the header's; without structure headers,
+// for a level EnterClass opened, the highest revision the connection's NEX version
+// allows (both sides' layout at that version), else 0.
+func (m StructureMark) Revision() int {
+	switch {
+	case m.Version >= 0:
+		return m.Version
+	case m.class != "":
+		return m.max
+	}
+	return 0
+}
 
 // EnterStructure starts one level of a Structure ("Structure" in types.md). With
 // structure headers it reads the version and content length and confines the

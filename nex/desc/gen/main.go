@@ -600,7 +600,7 @@ func (g *gen) structure(s *desc.Struct) error {
 	if s.ParentStruct != nil || s.Parent == "Data" {
 		g.p("its parent's levels, then ")
 	}
-	g.p("its own structure level, with the revision the\n// writer's NEX version gives it when the settings have structure headers.\n")
+	g.p("its own structure level, with the highest revision the\n// writer's NEX version allows (in the header when the settings have them).\n")
 	g.p("func (s *%s) Append(w *types.Writer) {\n", name)
 	switch {
 	case s.ParentStruct != nil:
@@ -612,7 +612,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("v := w.S.NEXVersion()\n")
 	}
 	if maxRev != "" {
-		g.p("rev := 0\nif w.S.StructureHeader {\nrev = %s(v)\n}\n", maxRev)
+		g.p("rev := %s(v)\n", maxRev)
 		g.p("m := w.BeginStructure(uint8(rev))\n")
 	} else {
 		g.p("m := w.BeginStructure(0)\n")
@@ -636,7 +636,7 @@ func (g *gen) structure(s *desc.Struct) error {
 	if s.ParentStruct != nil || s.Parent == "Data" {
 		g.p("its parent's levels, then ")
 	}
-	g.p("its own level, whose\n// header's revision (0 without headers) gates its fields. Content a newer revision\n// adds is skipped; a revision the reader's NEX version does not allow is an error.\n")
+	g.p("its own level, whose\n// header's revision (without headers: the highest the reader's NEX version allows)\n// gates its fields. Content a newer revision adds is skipped; a revision the\n// reader's NEX version does not allow is an error.\n")
 	g.p("func (s *%s) Read(r *types.Reader, field string) {\n", name)
 	switch {
 	case s.ParentStruct != nil:

@@ -21,8 +21,8 @@ type ResultRange struct {
 // ClassName returns "ResultRange".
 func (s *ResultRange) ClassName() string { return "ResultRange" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *ResultRange) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Offset)
@@ -31,8 +31,9 @@ func (s *ResultRange) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *ResultRange) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "ResultRange", 0)
 	s.Offset = r.U32("offset")
@@ -49,8 +50,8 @@ type NullData struct {
 // ClassName returns "NullData".
 func (s *NullData) ClassName() string { return "NullData" }
 
-// Append appends s: its parent's levels, then its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its parent's levels, then its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *NullData) Append(w *types.Writer) {
 	w.Data()
 	m := w.BeginStructure(0)
@@ -58,8 +59,9 @@ func (s *NullData) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its parent's levels, then its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *NullData) Read(r *types.Reader, field string) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NullData", 0)

@@ -170,8 +170,8 @@ func (s *DataStoreChangeMetaCompareParam) ClassName() string {
 	return "DataStoreChangeMetaCompareParam"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreChangeMetaCompareParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.ComparisonFlag)
@@ -191,8 +191,9 @@ func (s *DataStoreChangeMetaCompareParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreChangeMetaCompareParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreChangeMetaCompareParam", 0)
 	s.ComparisonFlag = r.U32("comparison_flag")
@@ -227,13 +228,25 @@ type DataStoreChangeMetaParam struct {
 	PersistenceTarget DataStorePersistenceTarget      `nex:"persistence_target"`
 }
 
+// dataStoreChangeMetaParamMaxRevision is the revision of a DataStoreChangeMetaParam level at NEX version v: the highest its fields
+// have at v.
+func dataStoreChangeMetaParamMaxRevision(v types.Version) int {
+	rev := 0
+	if rev < 1 {
+		rev = 1
+	}
+	return rev
+}
+
 // ClassName returns "DataStoreChangeMetaParam".
 func (s *DataStoreChangeMetaParam) ClassName() string { return "DataStoreChangeMetaParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
+	v := w.S.NEXVersion()
+	rev := dataStoreChangeMetaParamMaxRevision(v)
+	m := w.BeginStructure(uint8(rev))
 	w.U64(s.DataID)
 	w.U32(s.ModifiesFlag)
 	w.String(s.Name)
@@ -250,15 +263,20 @@ func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
 	w.U16(s.DataType)
 	w.U8(s.Status)
 	s.CompareParam.Append(w)
-	s.PersistenceTarget.Append(w)
+	if rev >= 1 {
+		s.PersistenceTarget.Append(w)
+	}
 	w.EndStructure(m)
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
-	m := r.EnterClass(field, "DataStoreChangeMetaParam", 0)
+	v := r.Settings().NEXVersion()
+	m := r.EnterClass(field, "DataStoreChangeMetaParam", dataStoreChangeMetaParamMaxRevision(v))
+	rev := m.Revision()
 	s.DataID = r.U64("data_id")
 	s.ModifiesFlag = r.U32("modifies_flag")
 	s.Name = r.String("name")
@@ -272,7 +290,9 @@ func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
 	s.DataType = r.U16("data_type")
 	s.Status = r.U8("status")
 	s.CompareParam.Read(r, "compare_param")
-	s.PersistenceTarget.Read(r, "persistence_target")
+	if rev >= 1 {
+		s.PersistenceTarget.Read(r, "persistence_target")
+	}
 	r.LeaveStructure(m)
 }
 
@@ -292,8 +312,8 @@ type DataStoreChangeMetaParamV1 struct {
 // ClassName returns "DataStoreChangeMetaParamV1".
 func (s *DataStoreChangeMetaParamV1) ClassName() string { return "DataStoreChangeMetaParamV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreChangeMetaParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -312,8 +332,9 @@ func (s *DataStoreChangeMetaParamV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreChangeMetaParamV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreChangeMetaParamV1", 0)
 	s.DataID = r.U64("data_id")
@@ -337,8 +358,8 @@ type DataStoreCompletePostParam struct {
 // ClassName returns "DataStoreCompletePostParam".
 func (s *DataStoreCompletePostParam) ClassName() string { return "DataStoreCompletePostParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreCompletePostParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -347,8 +368,9 @@ func (s *DataStoreCompletePostParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreCompletePostParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreCompletePostParam", 0)
 	s.DataID = r.U64("data_id")
@@ -365,8 +387,8 @@ type DataStoreCompletePostParamV1 struct {
 // ClassName returns "DataStoreCompletePostParamV1".
 func (s *DataStoreCompletePostParamV1) ClassName() string { return "DataStoreCompletePostParamV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreCompletePostParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.DataID)
@@ -375,8 +397,9 @@ func (s *DataStoreCompletePostParamV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreCompletePostParamV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreCompletePostParamV1", 0)
 	s.DataID = r.U32("data_id")
@@ -394,8 +417,8 @@ type DataStoreCompleteUpdateParam struct {
 // ClassName returns "DataStoreCompleteUpdateParam".
 func (s *DataStoreCompleteUpdateParam) ClassName() string { return "DataStoreCompleteUpdateParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreCompleteUpdateParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -405,8 +428,9 @@ func (s *DataStoreCompleteUpdateParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreCompleteUpdateParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreCompleteUpdateParam", 0)
 	s.DataID = r.U64("data_id")
@@ -424,8 +448,8 @@ type DataStoreDeleteParam struct {
 // ClassName returns "DataStoreDeleteParam".
 func (s *DataStoreDeleteParam) ClassName() string { return "DataStoreDeleteParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreDeleteParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -434,8 +458,9 @@ func (s *DataStoreDeleteParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreDeleteParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreDeleteParam", 0)
 	s.DataID = r.U64("data_id")
@@ -456,8 +481,8 @@ type DataStoreGetMetaParam struct {
 // ClassName returns "DataStoreGetMetaParam".
 func (s *DataStoreGetMetaParam) ClassName() string { return "DataStoreGetMetaParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreGetMetaParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -468,8 +493,9 @@ func (s *DataStoreGetMetaParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreGetMetaParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreGetMetaParam", 0)
 	s.DataID = r.U64("data_id")
@@ -490,8 +516,8 @@ func (s *DataStoreGetNewArrivedNotificationsParam) ClassName() string {
 	return "DataStoreGetNewArrivedNotificationsParam"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreGetNewArrivedNotificationsParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.LastNotificationID)
@@ -500,8 +526,9 @@ func (s *DataStoreGetNewArrivedNotificationsParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreGetNewArrivedNotificationsParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreGetNewArrivedNotificationsParam", 0)
 	s.LastNotificationID = r.U64("last_notification_id")
@@ -519,8 +546,8 @@ func (s *DataStoreGetNotificationUrlParam) ClassName() string {
 	return "DataStoreGetNotificationUrlParam"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreGetNotificationUrlParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.String(s.PreviousURL)
@@ -528,8 +555,9 @@ func (s *DataStoreGetNotificationUrlParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreGetNotificationUrlParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreGetNotificationUrlParam", 0)
 	s.PreviousURL = r.String("previous_url")
@@ -544,8 +572,8 @@ type DataStoreGetSpecificMetaParam struct {
 // ClassName returns "DataStoreGetSpecificMetaParam".
 func (s *DataStoreGetSpecificMetaParam) ClassName() string { return "DataStoreGetSpecificMetaParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreGetSpecificMetaParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.DataIDs))
@@ -556,8 +584,9 @@ func (s *DataStoreGetSpecificMetaParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreGetSpecificMetaParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreGetSpecificMetaParam", 0)
 	s.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
@@ -574,8 +603,8 @@ func (s *DataStoreGetSpecificMetaParamV1) ClassName() string {
 	return "DataStoreGetSpecificMetaParamV1"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreGetSpecificMetaParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.DataIDs))
@@ -586,8 +615,9 @@ func (s *DataStoreGetSpecificMetaParamV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreGetSpecificMetaParamV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreGetSpecificMetaParamV1", 0)
 	s.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U32)
@@ -603,8 +633,8 @@ type DataStoreKeyValue struct {
 // ClassName returns "DataStoreKeyValue".
 func (s *DataStoreKeyValue) ClassName() string { return "DataStoreKeyValue" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreKeyValue) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.String(s.Key)
@@ -613,8 +643,9 @@ func (s *DataStoreKeyValue) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreKeyValue) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreKeyValue", 0)
 	s.Key = r.String("key")
@@ -648,8 +679,8 @@ type DataStoreMetaInfo struct {
 // ClassName returns "DataStoreMetaInfo".
 func (s *DataStoreMetaInfo) ClassName() string { return "DataStoreMetaInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreMetaInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -681,8 +712,9 @@ func (s *DataStoreMetaInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreMetaInfo", 0)
 	s.DataID = r.U64("data_id")
@@ -716,8 +748,8 @@ type DataStoreNotification struct {
 // ClassName returns "DataStoreNotification".
 func (s *DataStoreNotification) ClassName() string { return "DataStoreNotification" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreNotification) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.NotificationID)
@@ -726,8 +758,9 @@ func (s *DataStoreNotification) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreNotification) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreNotification", 0)
 	s.NotificationID = r.U64("notification_id")
@@ -744,8 +777,8 @@ type DataStoreNotificationV1 struct {
 // ClassName returns "DataStoreNotificationV1".
 func (s *DataStoreNotificationV1) ClassName() string { return "DataStoreNotificationV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreNotificationV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.NotificationID)
@@ -754,8 +787,9 @@ func (s *DataStoreNotificationV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreNotificationV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreNotificationV1", 0)
 	s.NotificationID = r.U64("notification_id")
@@ -773,8 +807,8 @@ type DataStorePasswordInfo struct {
 // ClassName returns "DataStorePasswordInfo".
 func (s *DataStorePasswordInfo) ClassName() string { return "DataStorePasswordInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePasswordInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -784,8 +818,9 @@ func (s *DataStorePasswordInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePasswordInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePasswordInfo", 0)
 	s.DataID = r.U64("data_id")
@@ -804,8 +839,8 @@ type DataStorePermission struct {
 // ClassName returns "DataStorePermission".
 func (s *DataStorePermission) ClassName() string { return "DataStorePermission" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePermission) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(s.Permission)
@@ -817,8 +852,9 @@ func (s *DataStorePermission) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePermission) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePermission", 0)
 	s.Permission = r.U8("permission")
@@ -836,8 +872,8 @@ type DataStorePersistenceInfo struct {
 // ClassName returns "DataStorePersistenceInfo".
 func (s *DataStorePersistenceInfo) ClassName() string { return "DataStorePersistenceInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePersistenceInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.OwnerID)
@@ -847,8 +883,9 @@ func (s *DataStorePersistenceInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePersistenceInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePersistenceInfo", 0)
 	s.OwnerID = r.PID("owner_id")
@@ -866,8 +903,8 @@ type DataStorePersistenceInitParam struct {
 // ClassName returns "DataStorePersistenceInitParam".
 func (s *DataStorePersistenceInitParam) ClassName() string { return "DataStorePersistenceInitParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePersistenceInitParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U16(s.PersistenceID)
@@ -876,8 +913,9 @@ func (s *DataStorePersistenceInitParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePersistenceInitParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePersistenceInitParam", 0)
 	s.PersistenceID = r.U16("persistence_id")
@@ -895,8 +933,8 @@ type DataStorePersistenceTarget struct {
 // ClassName returns "DataStorePersistenceTarget".
 func (s *DataStorePersistenceTarget) ClassName() string { return "DataStorePersistenceTarget" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePersistenceTarget) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.OwnerID)
@@ -905,8 +943,9 @@ func (s *DataStorePersistenceTarget) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePersistenceTarget) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePersistenceTarget", 0)
 	s.OwnerID = r.PID("owner_id")
@@ -926,8 +965,8 @@ type DataStorePrepareGetParam struct {
 // ClassName returns "DataStorePrepareGetParam".
 func (s *DataStorePrepareGetParam) ClassName() string { return "DataStorePrepareGetParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
@@ -945,8 +984,9 @@ func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePrepareGetParam) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareGetParam", 0)
@@ -969,8 +1009,8 @@ type DataStorePrepareGetParamV1 struct {
 // ClassName returns "DataStorePrepareGetParamV1".
 func (s *DataStorePrepareGetParamV1) ClassName() string { return "DataStorePrepareGetParamV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePrepareGetParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.DataID)
@@ -979,8 +1019,9 @@ func (s *DataStorePrepareGetParamV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePrepareGetParamV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePrepareGetParamV1", 0)
 	s.DataID = r.U32("data_id")
@@ -1010,8 +1051,8 @@ type DataStorePreparePostParam struct {
 // ClassName returns "DataStorePreparePostParam".
 func (s *DataStorePreparePostParam) ClassName() string { return "DataStorePreparePostParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
@@ -1043,8 +1084,9 @@ func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePreparePostParam) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "DataStorePreparePostParam", 0)
@@ -1084,8 +1126,8 @@ type DataStorePreparePostParamV1 struct {
 // ClassName returns "DataStorePreparePostParamV1".
 func (s *DataStorePreparePostParamV1) ClassName() string { return "DataStorePreparePostParamV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePreparePostParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Size)
@@ -1109,8 +1151,9 @@ func (s *DataStorePreparePostParamV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePreparePostParamV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStorePreparePostParamV1", 0)
 	s.Size = r.U32("size")
@@ -1138,29 +1181,36 @@ type DataStorePrepareUpdateParam struct {
 // ClassName returns "DataStorePrepareUpdateParam".
 func (s *DataStorePrepareUpdateParam) ClassName() string { return "DataStorePrepareUpdateParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePrepareUpdateParam) Append(w *types.Writer) {
+	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
 	w.U32(s.Size)
 	w.U64(s.UpdatePassword)
-	w.Count(len(s.ExtraData))
-	for i0 := range s.ExtraData {
-		w.String(s.ExtraData[i0])
+	if v >= 30500 {
+		w.Count(len(s.ExtraData))
+		for i0 := range s.ExtraData {
+			w.String(s.ExtraData[i0])
+		}
 	}
 	w.EndStructure(m)
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStorePrepareUpdateParam) Read(r *types.Reader, field string) {
+	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareUpdateParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Size = r.U32("size")
 	s.UpdatePassword = r.U64("update_password")
-	s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+	if v >= 30500 {
+		s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+	}
 	r.LeaveStructure(m)
 }
 
@@ -1173,8 +1223,8 @@ type DataStoreRateObjectParam struct {
 // ClassName returns "DataStoreRateObjectParam".
 func (s *DataStoreRateObjectParam) ClassName() string { return "DataStoreRateObjectParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRateObjectParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.S32(s.RatingValue)
@@ -1183,8 +1233,9 @@ func (s *DataStoreRateObjectParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRateObjectParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRateObjectParam", 0)
 	s.RatingValue = r.S32("rating_value")
@@ -1202,8 +1253,8 @@ type DataStoreRatingInfo struct {
 // ClassName returns "DataStoreRatingInfo".
 func (s *DataStoreRatingInfo) ClassName() string { return "DataStoreRatingInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.S64(s.TotalValue)
@@ -1213,8 +1264,9 @@ func (s *DataStoreRatingInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingInfo", 0)
 	s.TotalValue = r.S64("total_value")
@@ -1232,8 +1284,8 @@ type DataStoreRatingInfoWithSlot struct {
 // ClassName returns "DataStoreRatingInfoWithSlot".
 func (s *DataStoreRatingInfoWithSlot) ClassName() string { return "DataStoreRatingInfoWithSlot" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingInfoWithSlot) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(s.Slot)
@@ -1242,8 +1294,9 @@ func (s *DataStoreRatingInfoWithSlot) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingInfoWithSlot) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingInfoWithSlot", 0)
 	s.Slot = r.U8("slot")
@@ -1266,8 +1319,8 @@ type DataStoreRatingInitParam struct {
 // ClassName returns "DataStoreRatingInitParam".
 func (s *DataStoreRatingInitParam) ClassName() string { return "DataStoreRatingInitParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingInitParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(s.Flag)
@@ -1282,8 +1335,9 @@ func (s *DataStoreRatingInitParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingInitParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingInitParam", 0)
 	s.Flag = r.U8("flag")
@@ -1308,8 +1362,8 @@ func (s *DataStoreRatingInitParamWithSlot) ClassName() string {
 	return "DataStoreRatingInitParamWithSlot"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingInitParamWithSlot) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(uint8(s.Slot))
@@ -1318,8 +1372,9 @@ func (s *DataStoreRatingInitParamWithSlot) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingInitParamWithSlot) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingInitParamWithSlot", 0)
 	s.Slot = int8(r.U8("slot"))
@@ -1338,8 +1393,8 @@ type DataStoreRatingLog struct {
 // ClassName returns "DataStoreRatingLog".
 func (s *DataStoreRatingLog) ClassName() string { return "DataStoreRatingLog" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingLog) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Bool(s.IsRated)
@@ -1350,8 +1405,9 @@ func (s *DataStoreRatingLog) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingLog) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingLog", 0)
 	s.IsRated = r.Bool("is_rated")
@@ -1370,8 +1426,8 @@ type DataStoreRatingTarget struct {
 // ClassName returns "DataStoreRatingTarget".
 func (s *DataStoreRatingTarget) ClassName() string { return "DataStoreRatingTarget" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreRatingTarget) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -1380,8 +1436,9 @@ func (s *DataStoreRatingTarget) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreRatingTarget) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreRatingTarget", 0)
 	s.DataID = r.U64("data_id")
@@ -1400,8 +1457,8 @@ type DataStoreReqGetAdditionalMeta struct {
 // ClassName returns "DataStoreReqGetAdditionalMeta".
 func (s *DataStoreReqGetAdditionalMeta) ClassName() string { return "DataStoreReqGetAdditionalMeta" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqGetAdditionalMeta) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.OwnerID)
@@ -1412,8 +1469,9 @@ func (s *DataStoreReqGetAdditionalMeta) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqGetAdditionalMeta) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqGetAdditionalMeta", 0)
 	s.OwnerID = r.PID("owner_id")
@@ -1436,8 +1494,8 @@ type DataStoreReqGetInfo struct {
 // ClassName returns "DataStoreReqGetInfo".
 func (s *DataStoreReqGetInfo) ClassName() string { return "DataStoreReqGetInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqGetInfo) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
@@ -1455,8 +1513,9 @@ func (s *DataStoreReqGetInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqGetInfo) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "DataStoreReqGetInfo", 0)
@@ -1481,8 +1540,8 @@ type DataStoreReqGetInfoV1 struct {
 // ClassName returns "DataStoreReqGetInfoV1".
 func (s *DataStoreReqGetInfoV1) ClassName() string { return "DataStoreReqGetInfoV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqGetInfoV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.String(s.URL)
@@ -1496,8 +1555,9 @@ func (s *DataStoreReqGetInfoV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqGetInfoV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqGetInfoV1", 0)
 	s.URL = r.String("url")
@@ -1520,8 +1580,8 @@ func (s *DataStoreReqGetNotificationUrlInfo) ClassName() string {
 	return "DataStoreReqGetNotificationUrlInfo"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqGetNotificationUrlInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.String(s.URL)
@@ -1532,8 +1592,9 @@ func (s *DataStoreReqGetNotificationUrlInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqGetNotificationUrlInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqGetNotificationUrlInfo", 0)
 	s.URL = r.String("url")
@@ -1556,8 +1617,8 @@ type DataStoreReqPostInfo struct {
 // ClassName returns "DataStoreReqPostInfo".
 func (s *DataStoreReqPostInfo) ClassName() string { return "DataStoreReqPostInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqPostInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -1575,8 +1636,9 @@ func (s *DataStoreReqPostInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqPostInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqPostInfo", 0)
 	s.DataID = r.U64("data_id")
@@ -1599,8 +1661,8 @@ type DataStoreReqPostInfoV1 struct {
 // ClassName returns "DataStoreReqPostInfoV1".
 func (s *DataStoreReqPostInfoV1) ClassName() string { return "DataStoreReqPostInfoV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqPostInfoV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.DataID)
@@ -1618,8 +1680,9 @@ func (s *DataStoreReqPostInfoV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqPostInfoV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqPostInfoV1", 0)
 	s.DataID = r.U32("data_id")
@@ -1642,8 +1705,8 @@ type DataStoreReqUpdateInfo struct {
 // ClassName returns "DataStoreReqUpdateInfo".
 func (s *DataStoreReqUpdateInfo) ClassName() string { return "DataStoreReqUpdateInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqUpdateInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Version)
@@ -1661,8 +1724,9 @@ func (s *DataStoreReqUpdateInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreReqUpdateInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreReqUpdateInfo", 0)
 	s.Version = r.U32("version")
@@ -1698,13 +1762,31 @@ type DataStoreSearchParam struct {
 	DataTypes              []uint16           `nex:"data_types"`
 }
 
+// dataStoreSearchParamMaxRevision is the revision of a DataStoreSearchParam level at NEX version v: the highest its fields
+// have at v.
+func dataStoreSearchParamMaxRevision(v types.Version) int {
+	rev := 0
+	if v < 40000 && rev < 1 {
+		rev = 1
+	}
+	if v < 40000 && rev < 3 {
+		rev = 3
+	}
+	if v < 40000 && rev < 2 {
+		rev = 2
+	}
+	return rev
+}
+
 // ClassName returns "DataStoreSearchParam".
 func (s *DataStoreSearchParam) ClassName() string { return "DataStoreSearchParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreSearchParam) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
+	v := w.S.NEXVersion()
+	rev := dataStoreSearchParamMaxRevision(v)
+	m := w.BeginStructure(uint8(rev))
 	w.U8(s.SearchTarget)
 	w.Count(len(s.OwnerIDs))
 	for i0 := range s.OwnerIDs {
@@ -1730,20 +1812,37 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 	s.ResultRange.Append(w)
 	w.U8(s.ResultOption)
 	w.U32(s.MinimalRatingFrequency)
-	w.Bool(s.UseCache)
-	w.Bool(s.TotalCountEnabled)
-	w.Count(len(s.DataTypes))
-	for i0 := range s.DataTypes {
-		w.U16(s.DataTypes[i0])
+	if v < 40000 && rev >= 1 {
+		w.Bool(s.UseCache)
+	}
+	if v < 40000 && rev >= 3 {
+		w.Bool(s.TotalCountEnabled)
+	}
+	if v < 40000 && rev >= 2 {
+		w.Count(len(s.DataTypes))
+		for i0 := range s.DataTypes {
+			w.U16(s.DataTypes[i0])
+		}
+	}
+	if v >= 40000 {
+		w.Bool(s.UseCache)
+		w.Bool(s.TotalCountEnabled)
+		w.Count(len(s.DataTypes))
+		for i0 := range s.DataTypes {
+			w.U16(s.DataTypes[i0])
+		}
 	}
 	w.EndStructure(m)
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
-	m := r.EnterClass(field, "DataStoreSearchParam", 0)
+	v := r.Settings().NEXVersion()
+	m := r.EnterClass(field, "DataStoreSearchParam", dataStoreSearchParamMaxRevision(v))
+	rev := m.Revision()
 	s.SearchTarget = r.U8("search_target")
 	s.OwnerIDs = types.ReadList(r, "owner_ids", (*types.Reader).PID)
 	s.OwnerType = r.U8("owner_type")
@@ -1760,9 +1859,20 @@ func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
 	s.ResultRange.Read(r, "result_range")
 	s.ResultOption = r.U8("result_option")
 	s.MinimalRatingFrequency = r.U32("minimal_rating_frequency")
-	s.UseCache = r.Bool("use_cache")
-	s.TotalCountEnabled = r.Bool("total_count_enabled")
-	s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
+	if v < 40000 && rev >= 1 {
+		s.UseCache = r.Bool("use_cache")
+	}
+	if v < 40000 && rev >= 3 {
+		s.TotalCountEnabled = r.Bool("total_count_enabled")
+	}
+	if v < 40000 && rev >= 2 {
+		s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
+	}
+	if v >= 40000 {
+		s.UseCache = r.Bool("use_cache")
+		s.TotalCountEnabled = r.Bool("total_count_enabled")
+		s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
+	}
 	r.LeaveStructure(m)
 }
 
@@ -1777,8 +1887,8 @@ type DataStoreSearchResult struct {
 // ClassName returns "DataStoreSearchResult".
 func (s *DataStoreSearchResult) ClassName() string { return "DataStoreSearchResult" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreSearchResult) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.TotalCount)
@@ -1791,8 +1901,9 @@ func (s *DataStoreSearchResult) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreSearchResult) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreSearchResult", 0)
 	s.TotalCount = r.U32("total_count")
@@ -1813,8 +1924,8 @@ type DataStoreSpecificMetaInfo struct {
 // ClassName returns "DataStoreSpecificMetaInfo".
 func (s *DataStoreSpecificMetaInfo) ClassName() string { return "DataStoreSpecificMetaInfo" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreSpecificMetaInfo) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -1826,8 +1937,9 @@ func (s *DataStoreSpecificMetaInfo) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreSpecificMetaInfo) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreSpecificMetaInfo", 0)
 	s.DataID = r.U64("data_id")
@@ -1850,8 +1962,8 @@ type DataStoreSpecificMetaInfoV1 struct {
 // ClassName returns "DataStoreSpecificMetaInfoV1".
 func (s *DataStoreSpecificMetaInfoV1) ClassName() string { return "DataStoreSpecificMetaInfoV1" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreSpecificMetaInfoV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.DataID)
@@ -1863,8 +1975,9 @@ func (s *DataStoreSpecificMetaInfoV1) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreSpecificMetaInfoV1) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreSpecificMetaInfoV1", 0)
 	s.DataID = r.U32("data_id")
@@ -1885,8 +1998,8 @@ type DataStoreTouchObjectParam struct {
 // ClassName returns "DataStoreTouchObjectParam".
 func (s *DataStoreTouchObjectParam) ClassName() string { return "DataStoreTouchObjectParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreTouchObjectParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
@@ -1896,8 +2009,9 @@ func (s *DataStoreTouchObjectParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DataStoreTouchObjectParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DataStoreTouchObjectParam", 0)
 	s.DataID = r.U64("data_id")

@@ -67,8 +67,8 @@ type Gathering struct {
 // ClassName returns "Gathering".
 func (s *Gathering) ClassName() string { return "Gathering" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *Gathering) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.ID)
@@ -85,8 +85,9 @@ func (s *Gathering) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *Gathering) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "Gathering", 0)
 	s.ID = r.U32("id")
@@ -111,8 +112,8 @@ type GatheringURLs struct {
 // ClassName returns "GatheringURLs".
 func (s *GatheringURLs) ClassName() string { return "GatheringURLs" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *GatheringURLs) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -124,8 +125,9 @@ func (s *GatheringURLs) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *GatheringURLs) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "GatheringURLs", 0)
 	s.GID = r.U32("gid")
@@ -143,8 +145,8 @@ type GatheringStats struct {
 // ClassName returns "GatheringStats".
 func (s *GatheringStats) ClassName() string { return "GatheringStats" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *GatheringStats) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -157,8 +159,9 @@ func (s *GatheringStats) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *GatheringStats) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "GatheringStats", 0)
 	s.PID = r.PID("pid")
@@ -177,8 +180,8 @@ type Invitation struct {
 // ClassName returns "Invitation".
 func (s *Invitation) ClassName() string { return "Invitation" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *Invitation) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -188,8 +191,9 @@ func (s *Invitation) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *Invitation) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "Invitation", 0)
 	s.GID = r.U32("gid")
@@ -209,8 +213,8 @@ type ParticipantDetails struct {
 // ClassName returns "ParticipantDetails".
 func (s *ParticipantDetails) ClassName() string { return "ParticipantDetails" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *ParticipantDetails) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -221,8 +225,9 @@ func (s *ParticipantDetails) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *ParticipantDetails) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "ParticipantDetails", 0)
 	s.PID = r.PID("pid")
@@ -242,8 +247,8 @@ type DeletionEntry struct {
 // ClassName returns "DeletionEntry".
 func (s *DeletionEntry) ClassName() string { return "DeletionEntry" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *DeletionEntry) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -253,8 +258,9 @@ func (s *DeletionEntry) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *DeletionEntry) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "DeletionEntry", 0)
 	s.GID = r.U32("gid")
@@ -271,8 +277,8 @@ type MatchmakeParam struct {
 // ClassName returns "MatchmakeParam".
 func (s *MatchmakeParam) ClassName() string { return "MatchmakeParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Param))
@@ -284,8 +290,9 @@ func (s *MatchmakeParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeParam", 0)
 	s.Param = types.ReadMap(r, "param", (*types.Reader).String, (*types.Reader).Variant)
@@ -319,8 +326,8 @@ type MatchmakeSessionSearchCriteria struct {
 // ClassName returns "MatchmakeSessionSearchCriteria".
 func (s *MatchmakeSessionSearchCriteria) ClassName() string { return "MatchmakeSessionSearchCriteria" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
@@ -351,8 +358,9 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "MatchmakeSessionSearchCriteria", 0)
@@ -424,15 +432,12 @@ func matchmakeSessionMaxRevision(v types.Version) int {
 // ClassName returns "MatchmakeSession".
 func (s *MatchmakeSession) ClassName() string { return "MatchmakeSession" }
 
-// Append appends s: its parent's levels, then its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its parent's levels, then its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeSession) Append(w *types.Writer) {
 	s.Gathering.Append(w)
 	v := w.S.NEXVersion()
-	rev := 0
-	if w.S.StructureHeader {
-		rev = matchmakeSessionMaxRevision(v)
-	}
+	rev := matchmakeSessionMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.GameMode)
 	w.Count(len(s.Attribs))
@@ -480,8 +485,9 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its parent's levels, then its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 	s.Gathering.Read(r, field)
 	v := r.Settings().NEXVersion()
@@ -537,8 +543,8 @@ type MatchmakeBlockListParam struct {
 // ClassName returns "MatchmakeBlockListParam".
 func (s *MatchmakeBlockListParam) ClassName() string { return "MatchmakeBlockListParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeBlockListParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Options)
@@ -546,8 +552,9 @@ func (s *MatchmakeBlockListParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeBlockListParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeBlockListParam", 0)
 	s.Options = r.U32("options")
@@ -567,8 +574,8 @@ type CreateMatchmakeSessionParam struct {
 // ClassName returns "CreateMatchmakeSessionParam".
 func (s *CreateMatchmakeSessionParam) ClassName() string { return "CreateMatchmakeSessionParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *CreateMatchmakeSessionParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	s.Session.Append(w)
@@ -584,8 +591,9 @@ func (s *CreateMatchmakeSessionParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *CreateMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "CreateMatchmakeSessionParam", 0)
 	s.Session.Read(r, "session")
@@ -615,8 +623,8 @@ type JoinMatchmakeSessionParam struct {
 // ClassName returns "JoinMatchmakeSessionParam".
 func (s *JoinMatchmakeSessionParam) ClassName() string { return "JoinMatchmakeSessionParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *JoinMatchmakeSessionParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -637,8 +645,9 @@ func (s *JoinMatchmakeSessionParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *JoinMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "JoinMatchmakeSessionParam", 0)
 	s.GID = r.U32("gid")
@@ -679,8 +688,8 @@ type UpdateMatchmakeSessionParam struct {
 // ClassName returns "UpdateMatchmakeSessionParam".
 func (s *UpdateMatchmakeSessionParam) ClassName() string { return "UpdateMatchmakeSessionParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *UpdateMatchmakeSessionParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -707,8 +716,9 @@ func (s *UpdateMatchmakeSessionParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *UpdateMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "UpdateMatchmakeSessionParam", 0)
 	s.GID = r.U32("gid")
@@ -748,8 +758,8 @@ type AutoMatchmakeParam struct {
 // ClassName returns "AutoMatchmakeParam".
 func (s *AutoMatchmakeParam) ClassName() string { return "AutoMatchmakeParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *AutoMatchmakeParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	s.Session.Append(w)
@@ -774,8 +784,9 @@ func (s *AutoMatchmakeParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *AutoMatchmakeParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "AutoMatchmakeParam", 0)
 	s.Session.Read(r, "session")
@@ -802,8 +813,8 @@ func (s *FindMatchmakeSessionByParticipantParam) ClassName() string {
 	return "FindMatchmakeSessionByParticipantParam"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *FindMatchmakeSessionByParticipantParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.PIDs))
@@ -816,8 +827,9 @@ func (s *FindMatchmakeSessionByParticipantParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *FindMatchmakeSessionByParticipantParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "FindMatchmakeSessionByParticipantParam", 0)
 	s.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
@@ -837,8 +849,8 @@ func (s *FindMatchmakeSessionByParticipantResult) ClassName() string {
 	return "FindMatchmakeSessionByParticipantResult"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *FindMatchmakeSessionByParticipantResult) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -847,8 +859,9 @@ func (s *FindMatchmakeSessionByParticipantResult) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *FindMatchmakeSessionByParticipantResult) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "FindMatchmakeSessionByParticipantResult", 0)
 	s.PID = r.PID("pid")
@@ -875,8 +888,8 @@ type PersistentGathering struct {
 // ClassName returns "PersistentGathering".
 func (s *PersistentGathering) ClassName() string { return "PersistentGathering" }
 
-// Append appends s: its parent's levels, then its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its parent's levels, then its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *PersistentGathering) Append(w *types.Writer) {
 	s.Gathering.Append(w)
 	m := w.BeginStructure(0)
@@ -895,8 +908,9 @@ func (s *PersistentGathering) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its parent's levels, then its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *PersistentGathering) Read(r *types.Reader, field string) {
 	s.Gathering.Read(r, field)
 	m := r.EnterClass(field, "PersistentGathering", 0)
@@ -920,8 +934,8 @@ type SimpleCommunity struct {
 // ClassName returns "SimpleCommunity".
 func (s *SimpleCommunity) ClassName() string { return "SimpleCommunity" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *SimpleCommunity) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
@@ -930,8 +944,9 @@ func (s *SimpleCommunity) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *SimpleCommunity) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "SimpleCommunity", 0)
 	s.GID = r.U32("gid")
@@ -948,8 +963,8 @@ type PlayingSession struct {
 // ClassName returns "PlayingSession".
 func (s *PlayingSession) ClassName() string { return "PlayingSession" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *PlayingSession) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -958,8 +973,9 @@ func (s *PlayingSession) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *PlayingSession) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "PlayingSession", 0)
 	s.PID = r.PID("pid")
@@ -978,8 +994,8 @@ type SimplePlayingSession struct {
 // ClassName returns "SimplePlayingSession".
 func (s *SimplePlayingSession) ClassName() string { return "SimplePlayingSession" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *SimplePlayingSession) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -990,8 +1006,9 @@ func (s *SimplePlayingSession) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *SimplePlayingSession) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "SimplePlayingSession", 0)
 	s.PID = r.PID("pid")
@@ -1013,8 +1030,8 @@ type MatchmakeRefereeRound struct {
 // ClassName returns "MatchmakeRefereeRound".
 func (s *MatchmakeRefereeRound) ClassName() string { return "MatchmakeRefereeRound" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeRound) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.ID)
@@ -1029,8 +1046,9 @@ func (s *MatchmakeRefereeRound) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeRound) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeRound", 0)
 	s.ID = r.U64("id")
@@ -1053,8 +1071,8 @@ func (s *MatchmakeRefereeStartRoundParam) ClassName() string {
 	return "MatchmakeRefereeStartRoundParam"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.PersonalDataCategory)
@@ -1067,8 +1085,9 @@ func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeStartRoundParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeStartRoundParam", 0)
 	s.PersonalDataCategory = r.U32("personal_data_category")
@@ -1086,8 +1105,8 @@ type MatchmakeRefereeEndRoundParam struct {
 // ClassName returns "MatchmakeRefereeEndRoundParam".
 func (s *MatchmakeRefereeEndRoundParam) ClassName() string { return "MatchmakeRefereeEndRoundParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeEndRoundParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.RoundID)
@@ -1099,8 +1118,9 @@ func (s *MatchmakeRefereeEndRoundParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeEndRoundParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeEndRoundParam", 0)
 	s.RoundID = r.U64("round_id")
@@ -1122,8 +1142,8 @@ func (s *MatchmakeRefereePersonalRoundResult) ClassName() string {
 	return "MatchmakeRefereePersonalRoundResult"
 }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereePersonalRoundResult) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -1135,8 +1155,9 @@ func (s *MatchmakeRefereePersonalRoundResult) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereePersonalRoundResult) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereePersonalRoundResult", 0)
 	s.PID = r.PID("pid")
@@ -1170,8 +1191,8 @@ type MatchmakeRefereeStats struct {
 // ClassName returns "MatchmakeRefereeStats".
 func (s *MatchmakeRefereeStats) ClassName() string { return "MatchmakeRefereeStats" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeStats) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.UniqueID)
@@ -1194,8 +1215,9 @@ func (s *MatchmakeRefereeStats) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeStats) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeStats", 0)
 	s.UniqueID = r.U64("unique_id")
@@ -1226,8 +1248,8 @@ type MatchmakeRefereeStatsTarget struct {
 // ClassName returns "MatchmakeRefereeStatsTarget".
 func (s *MatchmakeRefereeStatsTarget) ClassName() string { return "MatchmakeRefereeStatsTarget" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeStatsTarget) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.PID(s.PID)
@@ -1236,8 +1258,9 @@ func (s *MatchmakeRefereeStatsTarget) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeStatsTarget) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeStatsTarget", 0)
 	s.PID = r.PID("pid")
@@ -1254,8 +1277,8 @@ type MatchmakeRefereeStatsInitParam struct {
 // ClassName returns "MatchmakeRefereeStatsInitParam".
 func (s *MatchmakeRefereeStatsInitParam) ClassName() string { return "MatchmakeRefereeStatsInitParam" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeRefereeStatsInitParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Category)
@@ -1264,8 +1287,9 @@ func (s *MatchmakeRefereeStatsInitParam) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *MatchmakeRefereeStatsInitParam) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "MatchmakeRefereeStatsInitParam", 0)
 	s.Category = r.U32("category")

@@ -50,14 +50,11 @@ func notificationEventMaxRevision(v types.Version) int {
 // ClassName returns "NotificationEvent".
 func (s *NotificationEvent) ClassName() string { return "NotificationEvent" }
 
-// Append appends s: its own structure level, with the revision the
-// writer's NEX version gives it when the settings have structure headers.
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
 func (s *NotificationEvent) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
-	rev := 0
-	if w.S.StructureHeader {
-		rev = notificationEventMaxRevision(v)
-	}
+	rev := notificationEventMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
 	w.U32(s.Type)
@@ -78,8 +75,9 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 }
 
 // Read reads s as the field named field: its own level, whose
-// header's revision (0 without headers) gates its fields. Content a newer revision
-// adds is skipped; a revision the reader's NEX version does not allow is an error.
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
 func (s *NotificationEvent) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "NotificationEvent", notificationEventMaxRevision(v))
