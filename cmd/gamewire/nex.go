@@ -10,6 +10,6 @@ func newNEXCmd() *cobra.Command {
 		Use:   "nex",
 		Short: "Try the NEX game services of a server as a console would (log in, then call a service)",
 	}
-	cmd.AddCommand(newNEXDataStoreCmd(), newNEXMatchmakeCmd(), newNEXRankingCmd())
+	cmd.AddCommand(newNEXDataStoreCmd(), newNEXMatchmakeCmd(), newNEXRankingCmd(), newNEXCallCmd())
 	return cmd
 }
