@@ -70,7 +70,7 @@ type Config struct {
 	// description file suffix such as "mk8"; dyn.SelectProtocol), over the game's.
 	Variant string
 	// NEXVersion, if set, is the NEX version structures are decoded for, over
-	// the game's (dyn.DefaultVersion when neither says).
+	// the game's (the settings' NEXVersion when neither says).
 	NEXVersion types.Version
 }
 

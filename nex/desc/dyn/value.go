@@ -51,24 +51,21 @@ var (
 const MaxDepth = 48
 
 // Codec encodes and decodes values by the descriptions of Set for one
-// connection's settings and NEX version. The zero Version is taken as "newest":
-// every NEX-version gate holds for it except upper bounds, see EffectiveVersion.
+// connection's settings. The NEX version that opens and shuts the descriptions'
+// version gates is Version when set, else Settings.NEXVersion() (the
+// connection's one version context).
 type Codec struct {
 	Set      *desc.Set
 	Settings types.Settings
 	Version  types.Version
 }
 
-// DefaultVersion is the NEX version a Codec with Version 0 uses: the newest NEX 3
-// (3.10), under which the gates of NEX 3 structures hold and NEX 4's do not.
-const DefaultVersion types.Version = 31000
-
-// EffectiveVersion returns c.Version, or DefaultVersion when it is zero.
+// EffectiveVersion returns the NEX version c encodes and decodes for.
 func (c *Codec) EffectiveVersion() types.Version {
-	if c.Version == 0 {
-		return DefaultVersion
+	if c.Version != 0 {
+		return c.Version
 	}
-	return c.Version
+	return c.Settings.NEXVersion()
 }
 
 // Value is one decoded value. Which members hold it depends on Type.Kind:
