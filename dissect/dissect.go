@@ -133,7 +133,8 @@ type Dissector struct {
 	rewriteBuf    []byte
 	scratchBuf    []byte
 	flagNameCache map[wire.Flags][]string
-	targets       [][]byte // Kerberos keys to try on secure CONNECTs
+	targets       []kerberosTarget // Kerberos keys to try on tickets
+	learned       []learnedTicket  // tickets passwords opened in authentication exchanges
 
 	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
 	descsLoaded bool

@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
@@ -282,6 +284,11 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 			b = append(b[:start+maxSummaryParams], "…"...)
 		}
 	}
+	if !request && err == nil && m.Protocol.Root().ID == rmc.ProtocolTicketGranting {
+		if t, ok := dyn.Lookup(vals, "ticket"); ok && len(t.Bytes) > 0 {
+			h.d.learnTicket(r, t.Bytes)
+		}
+	}
 	if len(vals) > 0 || err == nil {
 		obj := len(r.Fields)
 		r.addObject(key, 0)
@@ -408,4 +415,45 @@ func addValue(r *Record, k string, v dyn.Value) {
 	default: // floats, variants, Data
 		r.addJSON(k, v.AppendJSON(nil))
 	}
+}
+
+// learnedTicket is what a player's ticket holds: the session key of their
+// secure connection and the internal ticket its CONNECT will present.
+type learnedTicket struct {
+	pid        uint64
+	sessionKey []byte
+	internal   []byte
+}
+
+// maxLearnedTickets bounds the tickets a capture's passwords open.
+const maxLearnedTickets = 4096
+
+// learnTicket opens the ticket of an authentication response (Login, LoginEx,
+// RequestTicket, ValidateAndRequestTicket...: "Kerberos Tickets" in
+// nintendo-wiki "Kerberos Authentication") with the keys of the keys file's
+// passwords, and keeps its session key for the secure CONNECT that presents its
+// internal ticket. It says in r whether the ticket opened.
+func (d *Dissector) learnTicket(r *Record, sealed []byte) {
+	targets := d.kerberosTargets()
+	if len(targets) == 0 {
+		return
+	}
+	for _, tk := range targets {
+		if !tk.password {
+			continue
+		}
+		for _, s := range []kerberos.Settings{kerberos.NEX3DS, kerberos.Switch, kerberos.Friends} {
+			t, err := kerberos.OpenTicket(sealed, tk.key, s)
+			if err != nil {
+				continue
+			}
+			if len(d.learned) < maxLearnedTickets {
+				d.learned = append(d.learned, learnedTicket{pid: tk.pid, sessionKey: t.SessionKey, internal: t.Internal})
+			}
+			r.addString("ticket", "opened with the password of PID "+strconv.FormatUint(tk.pid, 10)+
+				": session key "+hex.EncodeToString(t.SessionKey)+" for PID "+strconv.FormatUint(t.TargetPID, 10))
+			return
+		}
+	}
+	r.addString("ticket", "not opened: no password of the keys file opens it")
 }

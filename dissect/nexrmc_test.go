@@ -1,14 +1,21 @@
 package dissect
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/desc/dyn"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
@@ -204,4 +211,72 @@ func collectText(t testing.TB, cfg Config, capture []byte) (string, string) {
 		t.Fatal(err)
 	}
 	return string(text), string(tree)
+}
+
+// TestPasswordOpensSecureConnection: with only the player's password in the
+// keys file, the dissector opens the ticket of the Login response on the
+// authentication connection, takes its session key and decrypts the secure
+// connection whose CONNECT presents the ticket's internal ticket (the server's
+// key, which opens it directly, is not given).
+func TestPasswordOpensSecureConnection(t *testing.T) {
+	const serverPID, userPID, password = 2, 1750087940, "player password"
+	set, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	userKey := kerberos.DeriveKey(password, userPID)
+	serverKey := kerberos.DeriveKey("secure server password", serverPID)
+	sealed, sessionKey, err := kerberos.IssueTicket(nil, kerberos.Issue{SourcePID: userPID, TargetPID: serverPID,
+		SourceKey: userKey[:], TargetKey: serverKey[:], Issued: time.Unix(1700000000, 0)}, kerberos.NEX3DS, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := kerberos.OpenTicket(sealed, userKey[:], kerberos.NEX3DS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := types.Settings{StructureHeader: true}
+	a := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 1300)
+	a.handshake()
+	a.message(0, rmcCall(t, set, st, "Authentication", "Login", 1, true, `{"username":"1750087940"}`), false)
+	a.message(1, rmcCall(t, set, st, "Authentication", "Login", 1, false,
+		`{"result":65537,"pid":1750087940,"ticket":"`+hex.EncodeToString(sealed)+`","server_name":"test"}`), false)
+
+	payload, err := kerberos.AppendConnect(nil, &tk, kerberos.RequestData{PID: userPID, ConnectionID: 77, Check: 0xabcdef}, kerberos.NEX3DS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newConvo(t, wire.NewV1("6f599f81"), "6f599f81", 1300)
+	s.srvAddr = netip.MustParseAddrPort("127.0.0.1:60001")
+	s.secure(sessionKey, payload)
+	s.handshake()
+	s.message(0, rmcCall(t, set, st, "Health", "PingDaemon", 1, true, `{}`), false)
+	s.message(1, rmcCall(t, set, st, "Health", "PingDaemon", 1, false, `{"result":true}`), false)
+	capture := pcapFile(t, layers.LinkTypeEthernet, append(a.frames, s.frames...)...)
+
+	keys, err := ParseKeys(strings.NewReader("access-key 6f599f81\npassword 1750087940 " + password + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := collect(t, Config{Keys: keys}, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(recs, "\n")
+	for _, want := range []string{
+		`"ticket":"opened with the password of PID 1750087940: session key ` + hex.EncodeToString(sessionKey) + ` for PID 2"`,
+		`"method":"PingDaemon","results":{"result":true}`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("records lack %s:\n%s", want, all)
+		}
+	}
+	// With another password the ticket stays closed and so does the secure connection.
+	keys.Passwords[userPID] = "wrong"
+	recs, _ = collect(t, Config{Keys: keys}, capture)
+	all = strings.Join(recs, "\n")
+	if !strings.Contains(all, `"ticket":"not opened: no password of the keys file opens it"`) || strings.Contains(all, `"method":"PingDaemon"`) ||
+		!strings.Contains(all, "the player's password with the capture of their login") {
+		t.Errorf("wrong password:\n%s", all)
+	}
 }

@@ -353,10 +353,18 @@ func (h *prudpHandler) findSessionKey(payload []byte) {
 	settings := []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch}
 	for _, tk := range h.d.kerberosTargets() {
 		for _, s := range settings {
-			if info, err := kerberos.OpenInternal(req.Ticket, tk, s); err == nil {
+			if info, err := kerberos.OpenInternal(req.Ticket, tk.key, s); err == nil {
 				h.sessionKey = append([]byte(nil), info.SessionKey...)
 				return
 			}
+		}
+	}
+	// A ticket a player's password opened in the authentication exchange
+	// (learnTicket) carries this internal ticket and its session key.
+	for _, l := range h.d.learned {
+		if bytes.Equal(l.internal, req.Ticket) {
+			h.sessionKey = l.sessionKey
+			return
 		}
 	}
 	for _, sk := range keys.SessionKeys {
@@ -367,7 +375,8 @@ func (h *prudpHandler) findSessionKey(payload []byte) {
 			}
 		}
 	}
-	h.keyNote = "secure connection: no --keys entry opens the ticket or the request data (give session-key, kerberos-key or password)"
+	h.keyNote = "secure connection: no --keys entry opens the ticket or the request data (give session-key, the server's kerberos-key, " +
+		"or the player's password with the capture of their login)"
 }
 
 // rc4Key returns the key of substream 0, or nil when it is unknown.
@@ -790,26 +799,37 @@ func (d *Dissector) scratch(n int) []byte {
 	return d.scratchBuf[:n]
 }
 
-// kerberosTargets returns the keys that may open internal tickets: the given
-// Kerberos keys and the keys derived from the given passwords (both
-// derivations), computed once per capture since the 3DS/Wii U derivation
-// iterates MD5 65000 times.
-func (d *Dissector) kerberosTargets() [][]byte {
+// kerberosTargets returns the keys that may open tickets: the given Kerberos
+// keys and the keys derived from the given passwords (both derivations),
+// computed once per capture since the 3DS/Wii U derivation iterates MD5 65000
+// times. A password's key opens the ticket the authentication server sends
+// that player (learnTicket); a server's key the internal ticket of a secure
+// CONNECT.
+func (d *Dissector) kerberosTargets() []kerberosTarget {
 	if d.targets != nil {
 		return d.targets
 	}
 	keys := d.cfg.Keys
-	targets := [][]byte{}
-	for _, k := range keys.KerberosKeys {
-		targets = append(targets, k)
+	targets := []kerberosTarget{}
+	for pid, k := range keys.KerberosKeys {
+		targets = append(targets, kerberosTarget{key: k, pid: pid})
 	}
 	for pid, pw := range keys.Passwords {
 		k := kerberos.DeriveKey(pw, pid)
 		k2 := kerberos.DeriveKeySwitch(pw, pid)
-		targets = append(targets, k[:], k2[:])
+		targets = append(targets, kerberosTarget{key: k[:], pid: pid, password: true},
+			kerberosTarget{key: k2[:], pid: pid, password: true})
 	}
 	d.targets = targets
 	return targets
+}
+
+// kerberosTarget is a Kerberos key of a keys file: given, or derived from a
+// password.
+type kerberosTarget struct {
+	key      []byte
+	pid      uint64
+	password bool
 }
 
 // openHyperscape decrypts a Hyperscape DATA payload ("Packet: DATA",

@@ -38,6 +38,7 @@ type convo struct {
 	sessionKey     []byte
 	connectPayload []byte
 	hs             *hyperscape.DataCipher // Hyperscape: AES-CBC DATA transform
+	srvAddr        netip.AddrPort         // the server's address; srv when zero
 }
 
 // secure switches c to a secure connection with session key sk.
@@ -72,10 +73,14 @@ func newConvo(t testing.TB, dia wire.Dialect, accessKey string, fragSize int) *c
 }
 
 func (c *convo) ends(dir int) (netip.AddrPort, netip.AddrPort) {
-	if dir == 0 {
-		return cli, srv
+	server := srv
+	if c.srvAddr.IsValid() {
+		server = c.srvAddr
 	}
-	return srv, cli
+	if dir == 0 {
+		return cli, server
+	}
+	return server, cli
 }
 
 func (c *convo) vports(dir int) (wire.VPort, wire.VPort) {
