@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -278,5 +279,65 @@ func TestPasswordOpensSecureConnection(t *testing.T) {
 	if !strings.Contains(all, `"ticket":"not opened: no password of the keys file opens it"`) || strings.Contains(all, `"method":"PingDaemon"`) ||
 		!strings.Contains(all, "the player's password with the capture of their login") {
 		t.Errorf("wrong password:\n%s", all)
+	}
+}
+
+// TestDoneWhenCapture decodes dissect/testdata/captures/nintendoclients-doneflow.pcap:
+// NintendoClients' clients (interop's nc_doneflow.py) against gamewire serve,
+// matchmaking, uploading scores and posting a DataStore object, captured by
+// tcpdump (README.md there). The keys file holds only the access key and the two
+// players' passwords: their tickets open, both secure connections decrypt, and
+// text, -V and JSON name the methods and show the parameters.
+func TestDoneWhenCapture(t *testing.T) {
+	capture, err := os.ReadFile("testdata/captures/nintendoclients-doneflow.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ParseKeys(strings.NewReader("access-key 3d37fbdb\npassword 1000 Done-when-a-1\npassword 1001 Done-when-b-2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Keys: keys}
+	recs, err := collect(t, cfg, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := strings.Join(recs, "\n")
+	text, tree := collectText(t, cfg, capture)
+	for _, r := range recs {
+		if strings.Contains(r, `"error"`) || strings.Contains(r, `_error"`) {
+			t.Errorf("record with an error: %s", r)
+		}
+	}
+	if n := strings.Count(js, `"ticket":"opened with the password of PID`); n != 2 {
+		t.Errorf("%d tickets opened, want 2", n)
+	}
+	for _, c := range []struct{ in, what, want string }{
+		{text, "text", "(MatchmakeExtension.AutoMatchmake_Postpone) gathering=MatchmakeSession{"},
+		{text, "text", " game_mode=2 "},
+		{text, "text", "(Ranking.UploadScore) score_data={category=16 score=5000 "},
+		{text, "text", "(Ranking.GetRanking) result={data=[{pid=1000 unique_id=0 rank=1 category=16 score=5000"},
+		{text, "text", `(DataStore.PreparePostObject) param={size=777 name="done-when" data_type=1`},
+		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type=3001`},
+		{js, "JSON", `"protocol":"MatchmakeExtension","method":"AutoMatchmake_Postpone","params":{"gathering":{"class":"MatchmakeSession","value":{`},
+		{js, "JSON", `"game_mode":2,`},
+		{js, "JSON", `"method":"UploadScore","params":{"score_data":{"category":16,"score":5000,`},
+		{js, "JSON", `"method":"PreparePostObject","params":{"param":{"size":777,"name":"done-when",`},
+		{tree, "-V", "        method: AutoMatchmake_Postpone\n"},
+		{tree, "-V", "                    game_mode: 2\n"},
+		{tree, "-V", "                score: 5000\n"},
+		{tree, "-V", "                name: done-when\n"},
+	} {
+		if !strings.Contains(c.in, c.want) {
+			t.Errorf("%s output lacks %q", c.what, c.want)
+		}
+	}
+	// Without the passwords the secure connections stay closed.
+	recs, err = collect(t, Config{Keys: &Keys{AccessKeys: []string{"3d37fbdb"}}}, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js := strings.Join(recs, "\n"); strings.Contains(js, "AutoMatchmake_Postpone") || !strings.Contains(js, "not decrypted") {
+		t.Error("without passwords the secure connections decrypted")
 	}
 }
