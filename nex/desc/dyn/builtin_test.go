@@ -197,4 +197,3 @@ func FuzzDecodeBuiltin(f *testing.F) {
 		}
 	})
 }
-
