@@ -25,12 +25,13 @@ import (
 // nexCallOptions are the flags of nex call.
 type nexCallOptions struct {
 	loginOptions
+	descs      *nexDescOptions
 	nexVersion string
 	compact    bool
 }
 
-func newNEXCallCmd() *cobra.Command {
-	o := &nexCallOptions{}
+func newNEXCallCmd(descs *nexDescOptions) *cobra.Command {
+	o := &nexCallOptions{descs: descs}
 	cmd := &cobra.Command{
 		Use:   "call ADDR Protocol.Method [JSON]",
 		Short: "Call any described NEX method with JSON parameters and print the response as JSON",
@@ -49,7 +50,8 @@ field left out takes its description's default, or its type's zero value. Lists
 are arrays, maps objects, byte strings hex, an AnyData {"class": NAME, "value":
 {...}}, DateTime "YYYY-MM-DD hh:mm:ss" or its packed number, enums a name or a
 number. A game's variant protocol is named as such (MatchmakeExtension_MK8.X) or
-chosen with --game; --nex-version sets the version structures are encoded for.`,
+chosen with --game; --nex-version sets the version structures are encoded for.
+--proto-dir adds NintendoClients' .proto files to the descriptions.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := ""
@@ -113,7 +115,7 @@ func parseParams(s string) (map[string]any, error) {
 }
 
 func runNEXCall(cmd *cobra.Command, o *nexCallOptions, addr, name, params string) error {
-	set, err := desc.Builtin()
+	set, err := o.descs.set()
 	if err != nil {
 		return fmt.Errorf("nex call: descriptions: %w", err)
 	}

@@ -175,42 +175,34 @@ func crossCheckFields(t *testing.T, where, renamePrefix string, nc, ours []*Fiel
 // crossType writes a resolved type with the family of every structure and enum it
 // names: the same name must mean the same declaration.
 func crossType(t *Type) string {
-	switch t.Kind {
-	case KList:
-		return "list<" + crossType(t.Elem) + ">"
-	case KMap:
-		return "map<" + crossType(t.Key) + ", " + crossType(t.Elem) + ">"
-	case KStruct:
-		if t.Struct != nil {
+	return typeKey(t, func(t *Type) string {
+		switch {
+		case t.Struct != nil && t.Kind == KAnyData:
+			return "any<" + t.Struct.File.Name + "." + t.Name + ">"
+		case t.Struct != nil:
 			return t.Struct.File.Name + "." + t.Name
-		}
-	case KEnum:
-		if t.Enum != nil {
+		case t.Enum != nil:
 			return t.Enum.File.Name + "." + t.Name
 		}
-	case KAnyData:
-		if t.Struct != nil {
-			return "any<" + t.Struct.File.Name + "." + t.Name + ">"
-		}
-	}
-	return t.String()
+		return t.String()
+	})
 }
 
 func crossCheckStruct(t *testing.T, ours *Set, of *File, s *Struct) {
 	t.Helper()
 	where := of.Name + " struct " + s.Name
-	os, _ := ours.LookupType(of, s.Name)
-	if os == nil {
+	st, _ := ours.LookupType(of, s.Name)
+	if st == nil {
 		t.Errorf("%s: missing", where)
 		return
 	}
-	if os.File.Name != s.File.Name {
-		t.Errorf("%s: declared in %s, NintendoClients %s", where, os.File.Name, s.File.Name)
+	if st.File.Name != s.File.Name {
+		t.Errorf("%s: declared in %s, NintendoClients %s", where, st.File.Name, s.File.Name)
 	}
-	if os.Parent != s.Parent {
-		t.Errorf("%s: parent %q, NintendoClients %q", where, os.Parent, s.Parent)
+	if st.Parent != s.Parent {
+		t.Errorf("%s: parent %q, NintendoClients %q", where, st.Parent, s.Parent)
 	}
-	crossCheckFields(t, where+" fields", "", s.Fields, os.Fields)
+	crossCheckFields(t, where+" fields", "", s.Fields, st.Fields)
 }
 
 func crossCheckEnum(t *testing.T, ours *Set, of *File, e *Enum) {
@@ -221,17 +213,19 @@ func crossCheckEnum(t *testing.T, ours *Set, of *File, e *Enum) {
 		t.Errorf("%s: missing", where)
 		return
 	}
-	got := make([]string, len(oe.Values))
-	for i, v := range oe.Values {
-		got[i] = fmt.Sprintf("%s=%d", foldName(v.Name), v.Value)
-	}
-	want := make([]string, len(e.Values))
-	for i, v := range e.Values {
-		want[i] = fmt.Sprintf("%s=%d", foldName(v.Name), v.Value)
-	}
+	got, want := enumKeys(oe), enumKeys(e)
 	sort.Strings(got)
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("%s: %v, NintendoClients %v", where, got, want)
 	}
+}
+
+// enumKeys returns an enum's values as folded-name=value strings.
+func enumKeys(e *Enum) []string {
+	out := make([]string, len(e.Values))
+	for i, v := range e.Values {
+		out[i] = fmt.Sprintf("%s=%d", foldName(v.Name), v.Value)
+	}
+	return out
 }
