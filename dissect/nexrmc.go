@@ -276,14 +276,6 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 	cd := h.codec(set)
 	h.d.dynScratch.Reset()
 	vals, err := cd.DecodeFieldsScratch(fields, body, &h.d.dynScratch)
-	if len(vals) > 0 {
-		b = append(b, ' ')
-		start := len(b)
-		b = dyn.AppendFieldsText(b, vals)
-		if len(b)-start > maxSummaryParams {
-			b = append(b[:start+maxSummaryParams], "…"...)
-		}
-	}
 	if !request && err == nil && m.Protocol.Root().ID == rmc.ProtocolTicketGranting {
 		if t, ok := dyn.Lookup(vals, "ticket"); ok && len(t.Bytes) > 0 {
 			h.d.learnTicket(r, t.Bytes)
@@ -291,6 +283,9 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 	}
 	if len(vals) > 0 || err == nil {
 		obj := len(r.Fields)
+		// The summary's text of the values is rendered from these fields when
+		// a text line is asked for (Record.appendInfo).
+		r.paramsAt, r.paramsField = len(b), obj
 		r.addObject(key, 0)
 		for _, f := range vals {
 			addValue(r, f.Name, f.Value)
