@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/desc/dyn"
+	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -384,4 +385,40 @@ func FuzzRMCMessage(f *testing.F) {
 			r.AppendText(nil, t0)
 		}
 	})
+}
+
+// TestGameVariantByAccessKey: a flow under MARIO KART 8's access key (the games
+// table) decodes MatchmakeExtension by MK8's variant, whose method 36 is
+// CreateSimpleSearchObject; under another key, or with --game naming another
+// game, method 36 is the base protocol's.
+func TestGameVariantByAccessKey(t *testing.T) {
+	set, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk8, err := games.Find("MARIO KART 8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := (&rmc.Request{Protocol: 109, CallID: 1, Method: 36, Params: []byte{}}).Append(nil)
+	for _, c := range []struct {
+		key  string
+		game *games.Game
+		want string
+	}{
+		{mk8.AccessKey, nil, `"protocol":"MatchmakeExtension_MK8","method":"CreateSimpleSearchObject"`},
+		{"6f599f81", &mk8, `"protocol":"MatchmakeExtension_MK8","method":"CreateSimpleSearchObject"`},
+		{"6f599f81", nil, `"protocol":"MatchmakeExtension","method":"` + dyn.SelectProtocol(set, 109, "").Method(36).Name + `"`},
+	} {
+		conv := newConvo(t, wire.NewV1(c.key), c.key, 1300)
+		conv.handshake()
+		conv.message(0, req, false)
+		recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{c.key}}, Game: c.game}, conv.pcap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all := strings.Join(recs, "\n"); !strings.Contains(all, c.want) {
+			t.Errorf("key %s game %v: want %s in\n%s", c.key, c.game != nil, c.want, all)
+		}
+	}
 }
