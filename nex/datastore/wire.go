@@ -105,7 +105,7 @@ func (p PreparePostParam) wire() ds.DataStorePreparePostParam {
 		Permission: p.Permission.wire(), DeletePermission: p.DelPermission.wire(), Flag: p.Flag, Period: p.Period,
 		ReferDataID: p.ReferDataID, Tags: p.Tags, RatingInitParam: ratingInitsWire(p.RatingInitParams),
 		PersistenceInitParam: ds.DataStorePersistenceInitParam{PersistenceID: p.PersistenceSlotID, DeleteLastObject: p.DeleteLastObject},
-		ExtraData: p.ExtraData}
+		ExtraData:            p.ExtraData}
 }
 
 func preparePostsWire(ps []PreparePostParam) []ds.DataStorePreparePostParam {
@@ -333,7 +333,9 @@ func (t RatingTarget) wire() ds.DataStoreRatingTarget {
 	return ds.DataStoreRatingTarget{DataID: t.DataID, Slot: t.Slot}
 }
 
-func ratingTargetFrom(t ds.DataStoreRatingTarget) RatingTarget { return RatingTarget{DataID: t.DataID, Slot: t.Slot} }
+func ratingTargetFrom(t ds.DataStoreRatingTarget) RatingTarget {
+	return RatingTarget{DataID: t.DataID, Slot: t.Slot}
+}
 
 func (p RateParam) wire() ds.DataStoreRateObjectParam {
 	return ds.DataStoreRateObjectParam{RatingValue: p.Value, AccessPassword: p.AccessPassword}
