@@ -19,9 +19,9 @@ var settings = types.Settings{StructureHeader: true, Version: types.Version3_5}
 
 func samplePost() PreparePostParam {
 	return PreparePostParam{Size: 1024, Name: "level", DataType: 3, MetaBinary: bytes.Repeat([]byte{7}, 64),
-		Permission: Permission{Permission: PermissionRecipients, RecipientIDs: []types.PID{1001, 1002}},
+		Permission:    Permission{Permission: PermissionRecipients, RecipientIDs: []types.PID{1001, 1002}},
 		DelPermission: Permission{Permission: PermissionOwner}, Flag: 8, Period: 90, Tags: []string{"a", "bb", "ccc"},
-		RatingInitParams: []RatingInitParam{{Slot: 0, InitialValue: 5, RangeMin: 1, RangeMax: 5}},
+		RatingInitParams:  []RatingInitParam{{Slot: 0, InitialValue: 5, RangeMin: 1, RangeMax: 5}},
 		PersistenceSlotID: 2, DeleteLastObject: true, ExtraData: []string{"x"}}
 }
 
@@ -216,4 +216,3 @@ func TestGeneratedDispatchAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per generated fixed-size call", allocs)
 	}
 }
-
