@@ -133,17 +133,7 @@ func formatMethod(m *Method) string {
 		}
 		return false
 	}
-	line := head + oneLine(m.Params)
-	if len(m.Results) > 0 {
-		line += " -> " + oneLine(m.Results)
-	}
-	if len(line) <= formatLineWidth && !documented(m.Params) && !documented(m.Results) {
-		return line + "\n"
-	}
 	multi := func(list []*Field) string {
-		if len(list) == 0 {
-			return "()"
-		}
 		var b strings.Builder
 		b.WriteString("(\n")
 		for _, f := range list {
@@ -153,9 +143,20 @@ func formatMethod(m *Method) string {
 		b.WriteString("\t)")
 		return b.String()
 	}
-	out := head + multi(m.Params)
+	// Each list stays on one line when it fits and has no documented entry.
+	out := head
+	if p := oneLine(m.Params); len(out)+len(p) <= formatLineWidth && !documented(m.Params) {
+		out += p
+	} else {
+		out += multi(m.Params)
+	}
 	if len(m.Results) > 0 {
-		out += " -> " + multi(m.Results)
+		last := out[strings.LastIndexByte(out, '\n')+1:]
+		if r := oneLine(m.Results); len(last)+4+len(r) <= formatLineWidth && !documented(m.Results) {
+			out += " -> " + r
+		} else {
+			out += " -> " + multi(m.Results)
+		}
 	}
 	return out + "\n"
 }

@@ -46,15 +46,24 @@ func dumpFile(f *File) string {
 // dumpType writes t with its kind, so that an unresolved struct name and a
 // resolved enum of that name compare equal but a kind change does not.
 func dumpType(t *Type) string {
+	return typeKey(t, func(t *Type) string {
+		if t.Kind == KStruct || t.Kind == KEnum {
+			return "named:" + t.Name
+		}
+		return t.String()
+	})
+}
+
+// typeKey writes t, lists and maps element by element, with leaf for every other
+// type.
+func typeKey(t *Type, leaf func(*Type) string) string {
 	switch t.Kind {
 	case KList:
-		return "list<" + dumpType(t.Elem) + ">"
+		return "list<" + typeKey(t.Elem, leaf) + ">"
 	case KMap:
-		return "map<" + dumpType(t.Key) + "," + dumpType(t.Elem) + ">"
-	case KStruct, KEnum:
-		return "named:" + t.Name
+		return "map<" + typeKey(t.Key, leaf) + ", " + typeKey(t.Elem, leaf) + ">"
 	}
-	return t.String()
+	return leaf(t)
 }
 
 func checkRoundTrip(t *testing.T, f *File) {
@@ -140,7 +149,8 @@ protocol P 5 {
 }
 
 protocol V : P {
-	3 O(a_very_long_parameter_name list<map<string, variant>>, another_long_parameter_name list<u32>) -> (r bool)
+	3 O(a_very_long_parameter_name list<map<string, variant>>, another_long_parameter_name list<u32>, more u8) -> (r bool)
+	4 Q(a u32) -> (a_very_long_result_name list<map<string, variant>>, another_long_result_name list<u32>)
 }
 `)
 	if err != nil {
@@ -169,8 +179,11 @@ protocol V : P {
 	3 O(
 		a_very_long_parameter_name list<map<string, variant>>,
 		another_long_parameter_name list<u32>,
-	) -> (
-		r bool,
+		more u8,
+	) -> (r bool)
+	4 Q(a u32) -> (
+		a_very_long_result_name list<map<string, variant>>,
+		another_long_result_name list<u32>,
 	)
 }
 `
@@ -179,5 +192,38 @@ protocol V : P {
 	}
 	if got := formatVersion(1234567); got != "1234567" {
 		t.Errorf("formatVersion(1234567) = %q", got)
+	}
+}
+
+// TestBuiltinDescriptions checks what holds for every built-in description
+// without NintendoClients' files at hand (TestNintendoClientsCrossCheck compares
+// them with those): the counts, a header citing the public sources, documented
+// protocols, and method names unique within each protocol, inherited ones included.
+func TestBuiltinDescriptions(t *testing.T) {
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At least NintendoClients' 30 families, 36 protocols and 431 methods, and its
+	// 214 structures with common's two and matchmaking_eagle's two re-declared ones.
+	if p, m, st := s.Count(); p < 36 || m < 431 || st < 218 || len(s.Files()) < 31 {
+		t.Errorf("%d files, %d protocols, %d methods, %d structures; want at least 31, 36, 431, 218", len(s.Files()), p, m, st)
+	}
+	for _, f := range s.Files() {
+		if f.Name != "common" && !strings.Contains(f.Doc, "https://github.com/kinnay/NintendoClients") {
+			t.Errorf("%s: the header does not cite NintendoClients: %q", f.Name, f.Doc)
+		}
+		for _, p := range f.Protocols {
+			if p.Doc == "" {
+				t.Errorf("%s: protocol %s has no doc comment", f.Name, p.Name)
+			}
+			names := map[string]uint32{}
+			for _, m := range p.AllMethods() {
+				if id, dup := names[foldName(m.Name)]; dup {
+					t.Errorf("%s: methods %d and %d are both %s", p.QualifiedName(), id, m.ID, m.Name)
+				}
+				names[foldName(m.Name)] = m.ID
+			}
+		}
 	}
 }

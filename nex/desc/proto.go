@@ -99,13 +99,13 @@ func protoTokenize(file, src string) ([]ptok, error) {
 			i += end + 2
 		case c >= '0' && c <= '9':
 			j := i
-			for j < len(src) && (isIdentByte(src[j])) {
+			for j < len(src) && isIdentByte(src[j]) {
 				j++
 			}
 			text := src[i:j]
 			var n uint64
 			var err error
-			if len(text) > 2 && (text[1] == 'x') && text[0] == '0' {
+			if len(text) > 2 && text[0] == '0' && text[1] == 'x' {
 				n, err = strconv.ParseUint(text[2:], 16, 64)
 			} else {
 				n, err = strconv.ParseUint(text, 10, 64)
@@ -156,11 +156,8 @@ func (p *protoParser) errorf(format string, args ...any) error {
 
 func (p *protoParser) describe() string {
 	t := p.peek()
-	switch t.kind {
-	case pEOF:
+	if t.kind == pEOF {
 		return "end of file"
-	case pString:
-		return strconv.Quote(t.text)
 	}
 	return strconv.Quote(t.text)
 }
@@ -450,6 +447,15 @@ func ProtoMethodName(s string) string {
 	return b.String()
 }
 
+// declarable reports an error for a structure or enum name that the description
+// language reads as a built-in type (u32, any, data, ...) or as Data.
+func (p *protoParser) declarable(name string) error {
+	if _, ok := kindByName(name); ok || name == "Data" || name == "list" || name == "map" {
+		return p.errorf("%s cannot be declared: the name is a built-in type of gamewire descriptions", name)
+	}
+	return nil
+}
+
 // protoKinds maps NintendoClients' basic type names onto kinds.
 var protoKinds = map[string]Kind{
 	"uint8": KUint8, "uint16": KUint16, "uint32": KUint32, "uint64": KUint64,
@@ -515,6 +521,9 @@ func (p *protoParser) typ(depth int) (*Type, error) {
 	if k, ok := protoKinds[name]; ok {
 		return &Type{Kind: k}, nil
 	}
+	if _, ok := kindByName(name); ok {
+		return nil, p.errorf("unknown type %s (NintendoClients writes uint32, anydata, ...)", name)
+	}
 	return &Type{Kind: KStruct, Name: name}, nil
 }
 
@@ -564,17 +573,19 @@ func (p *protoParser) constant(t *Type, depth int) (string, error) {
 		p.next()
 		return tok.text, nil
 	case t.Kind == KDateTime:
-		p.next()
+		var v string
 		switch {
 		case tok.kind == pNumber:
-			return strconv.FormatUint(tok.num, 10), nil
+			v = strconv.FormatUint(tok.num, 10)
 		case tok.kind == pName && tok.text == "never":
-			return "0", nil
+			v = "0"
 		case tok.kind == pName && tok.text == "future":
-			return protoDateTimeFuture, nil
+			v = protoDateTimeFuture
+		default:
+			return "", p.errorf("expected a date-time (a number, never or future), found %s", p.describe())
 		}
-		p.i--
-		return "", p.errorf("expected a date-time (a number, never or future), found %s", p.describe())
+		p.next()
+		return v, nil
 	case t.Kind == KList:
 		if err := p.sym("["); err != nil {
 			return "", err
@@ -614,6 +625,9 @@ func (p *protoParser) strct(pos Pos) error {
 	p.next()
 	name, err := p.name()
 	if err != nil {
+		return err
+	}
+	if err := p.declarable(name); err != nil {
 		return err
 	}
 	s := &Struct{Name: name, File: p.file, Pos: pos}
@@ -688,6 +702,9 @@ func (p *protoParser) body(s *Struct, cond Cond, depth int) error {
 		if err != nil {
 			return fmt.Errorf("struct %s: %w", s.Name, err)
 		}
+		if f.Name == "if" {
+			return fmt.Errorf("%w: %s: struct %s: a field named if cannot be described (if starts a gate)", ErrSyntax, f.Pos, s.Name)
+		}
 		f.Cond = cond
 		s.Fields = append(s.Fields, f)
 		if err := p.sym(";"); err != nil {
@@ -702,6 +719,9 @@ func (p *protoParser) enum(pos Pos) error {
 	p.next()
 	name, err := p.name()
 	if err != nil {
+		return err
+	}
+	if err := p.declarable(name); err != nil {
 		return err
 	}
 	e := &Enum{Name: name, Base: KUint32, File: p.file, Pos: pos}
@@ -866,4 +886,29 @@ func cloneType(t *Type) *Type {
 		c.Kind = KStruct // told apart again when resolved
 	}
 	return c
+}
+
+// BuiltinWithProtoDir returns a new resolved Set of gamewire's built-in
+// descriptions with NintendoClients' .proto files of dir added (LoadProtoDir): a
+// .proto file of a family the built-in set has (matchmaking.proto) replaces that
+// family's description. The built-in Set returned by Builtin is not changed. An
+// empty dir returns a fresh copy of the built-in set.
+func BuiltinWithProtoDir(dir string) (*Set, error) {
+	files, err := ParseFS(defs, "defs")
+	if err != nil {
+		return nil, err
+	}
+	s := new(Set)
+	s.Add(files...)
+	if dir != "" {
+		extra, err := LoadProtoDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.Add(extra...)
+	}
+	if err := s.Resolve(); err != nil {
+		return nil, fmt.Errorf("descriptions with %s: %w", dir, err)
+	}
+	return s, nil
 }

@@ -130,6 +130,7 @@ func TestParseProtoErrors(t *testing.T) {
 		{"struct A { revision 1 - 2 { uint8 x; } }", "revision ranges"},
 		{"struct A { map<uint8, uint8> m = {1: 2}; }", "empty map"},
 		{"struct A { datetime d = later; }", "date-time"},
+		{"struct A { datetime d =", "date-time (a number, never or future), found end of file"},
 		{"struct A { A x = 1; }", "no default values"},
 		{"struct A { string s = \"x; }", "unterminated string"},
 		{"/* open", "unterminated /*"},
@@ -137,6 +138,11 @@ func TestParseProtoErrors(t *testing.T) {
 		{"struct A { uint8 x = 99999999999999999999; }", "bad number"},
 		{"enum E { A = 1, A = 2 }", "declared twice"},
 		{"method x;", "expected import"},
+		{"struct A { uint32 if; }", "field named if"},
+		{"struct u32 { uint8 x; }", "built-in type"},
+		{"enum data { A = 1 }", "built-in type"},
+		{"struct Data { uint8 x; }", "built-in type"},
+		{"struct A { u32 x; }", "unknown type u32"},
 		{"struct A { list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<list<u8>>>>>>>>>>>>>>>>>> x; }", "deeper"},
 	} {
 		_, err := ParseProto("bad", tc.src)
@@ -215,6 +221,7 @@ func FuzzParseProto(f *testing.F) {
 			}
 			return
 		}
+		checkRoundTrip(t, file)
 		s := new(Set)
 		s.Add(file)
 		_ = s.Resolve()
@@ -247,4 +254,49 @@ func FuzzParse(f *testing.F) {
 		s.Add(file)
 		_ = s.Resolve()
 	})
+}
+
+func TestBuiltinWithProtoDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/health.proto", []byte(`protocol Health : 18 {
+	method ping_daemon() { bool result; }
+	method(9) check_everything(list<uint32> ids) { bool result; }
+}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/extra.proto", []byte(`import matchmaking;
+protocol MatchmakeExtension_Test : MatchmakeExtension { method(200) play(ResultRange range) { anydata<Gathering> g; } }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := BuiltinWithProtoDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Protocol("Health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.File.Path != "health.proto" || h.Method(9) == nil || h.Method(9).Name != "CheckEverything" || h.Method(2) != nil {
+		t.Errorf("health.proto did not replace the built-in Health: %s %v", h.File.Path, h.AllMethods())
+	}
+	v, err := s.Protocol("MatchmakeExtension_Test")
+	if err != nil || v.ID != 109 || v.Method(200) == nil || v.Method(3) == nil || v.Method(3).Name != "AutoMatchmake_Postpone" {
+		t.Errorf("variant over the built-in MatchmakeExtension: %v %+v", err, v)
+	}
+	b, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bh, _ := b.Protocol("Health"); bh.File.Path != "health.nexd" || bh.Method(2) == nil {
+		t.Error("the built-in set changed")
+	}
+	if _, err := b.Protocol("MatchmakeExtension_Test"); err == nil {
+		t.Error("the built-in set gained a protocol")
+	}
+	if err := os.WriteFile(dir+"/bad.proto", []byte(`protocol Bad : Nothing { }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BuiltinWithProtoDir(dir); err == nil || !strings.Contains(err.Error(), "Nothing") {
+		t.Errorf("a protocol with an unknown parent: %v", err)
+	}
 }

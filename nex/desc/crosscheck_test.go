@@ -1,0 +1,231 @@
+package desc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The documented differences between gamewire's descriptions and NintendoClients'
+// definitions (docs/nex.md "Protocol descriptions"): everything else must be equal.
+var (
+	// crossProtocolRenames maps NintendoClients' family.Protocol to gamewire's name
+	// where NintendoClients gives a variant its parent's name.
+	crossProtocolRenames = map[string]string{
+		"matchmaking_eagle.MatchmakeReferee": "MatchmakeReferee_Eagle",
+		"ranking2_eagle.Ranking2":            "Ranking2_Eagle",
+	}
+	// crossMethodRenames maps Protocol.Method (NintendoClients' name in CamelCase)
+	// to gamewire's, where the nintendo-wiki's name is another word, not another
+	// spelling of the same words.
+	crossMethodRenames = map[string]string{
+		"MatchmakeExtension.GetFriendNotificationDataList": "GetlstFriendNotificationData",
+		"MatchmakeExtension.GetMyBlockList":                "GetMyBlackList",
+		"MatchmakeExtension.AddToBlockList":                "AddToBlackList",
+		"MatchmakeExtension.RemoveFromBlockList":           "RemoveFromBlackList",
+		"MatchmakeExtension.ClearMyBlockList":              "ClearMyBlackList",
+		"Messaging.GetMessageHeaders":                      "GetMessagesHeaders",
+		"Ranking_MK8D.GetCommmonDataByPidList":             "GetCommonDataByPIDList",
+	}
+	// crossParamRenames maps Protocol.Method.param to gamewire's parameter name.
+	crossParamRenames = map[string]string{
+		"Ranking2.PutScore.socres": "scores",
+	}
+	// crossExtraMethods are methods gamewire describes from the nintendo-wiki that
+	// NintendoClients does not have (declaring protocol and id).
+	crossExtraMethods = map[string]bool{
+		"MatchmakeExtension.54": true, // FindCommunityByOwner
+		"Messaging.8":           true, // DeliverMessageMultiTarget
+	}
+)
+
+// TestNintendoClientsCrossCheck compares gamewire's built-in descriptions with
+// NintendoClients' own .proto files, read from NEX_PROTO_DIR (its
+// nintendo/files/proto folder): every protocol, method (id, name, parameters and
+// results), structure (parent, fields in order with types, gates and defaults) and
+// enum of NintendoClients must be in gamewire's, equal but for the documented
+// renames above.
+func TestNintendoClientsCrossCheck(t *testing.T) {
+	dir := os.Getenv("NEX_PROTO_DIR")
+	if dir == "" {
+		t.Skip("NEX_PROTO_DIR (NintendoClients' nintendo/files/proto) not set")
+	}
+	files, err := LoadProtoDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := new(Set)
+	nc.Add(ours.File("common")) // ResultRange: NintendoClients' common.py
+	nc.Add(files...)
+	if err := nc.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	var nProtocols, nMethods, nStructs, nEnums int
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join(dir, f.Name+".proto"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := ParseProto(f.Name, string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nStructs += len(own.Structs)
+		nEnums += len(own.Enums)
+		of := ours.File(f.Name)
+		if of == nil {
+			t.Errorf("%s: no gamewire description file %s.nexd", f.Name, f.Name)
+			continue
+		}
+		for _, p := range f.Protocols {
+			nProtocols++
+			nMethods += len(p.Methods)
+			crossCheckProtocol(t, f, of, p)
+		}
+		for _, s := range f.Structs {
+			crossCheckStruct(t, ours, of, s)
+		}
+		for _, e := range f.Enums {
+			crossCheckEnum(t, ours, of, e)
+		}
+	}
+	t.Logf("NintendoClients: %d files, %d protocols, %d methods, %d structures, %d enums; all in gamewire's descriptions",
+		len(files), nProtocols, nMethods, nStructs, nEnums)
+	p, m, s := ours.Count()
+	t.Logf("gamewire: %d files, %d protocols, %d methods, %d structures", len(ours.Files()), p, m, s)
+}
+
+func crossCheckProtocol(t *testing.T, f, of *File, p *Protocol) {
+	t.Helper()
+	name := p.Name
+	if r, ok := crossProtocolRenames[f.Name+"."+p.Name]; ok {
+		name = r
+	}
+	var op *Protocol
+	for _, q := range of.Protocols {
+		if q.Name == name {
+			op = q
+		}
+	}
+	where := f.Name + "." + p.Name
+	if op == nil {
+		t.Errorf("%s: no protocol %s in %s.nexd", where, name, of.Name)
+		return
+	}
+	if op.ID != p.ID || op.NoResponse != p.NoResponse {
+		t.Errorf("%s: id %d noresponse %v, NintendoClients %d %v", where, op.ID, op.NoResponse, p.ID, p.NoResponse)
+	}
+	ncMethods := map[uint32]*Method{}
+	for _, m := range p.AllMethods() {
+		ncMethods[m.ID] = m
+	}
+	for _, om := range op.AllMethods() {
+		if ncMethods[om.ID] == nil && !crossExtraMethods[fmt.Sprintf("%s.%d", om.Protocol.Name, om.ID)] {
+			t.Errorf("%s: method %d %s is not NintendoClients' nor a documented addition", where, om.ID, om.Name)
+		}
+	}
+	for _, m := range p.AllMethods() {
+		om := op.Method(m.ID)
+		mwhere := fmt.Sprintf("%s method %d %s", where, m.ID, m.Name)
+		if om == nil {
+			t.Errorf("%s: missing", mwhere)
+			continue
+		}
+		want := m.Name
+		if r, ok := crossMethodRenames[m.Protocol.Name+"."+m.Name]; ok {
+			want = r
+		}
+		if foldName(om.Name) != foldName(want) {
+			t.Errorf("%s: named %s", mwhere, om.Name)
+		}
+		if om.Opaque != m.Opaque {
+			t.Errorf("%s: opaque %v, NintendoClients %v", mwhere, om.Opaque, m.Opaque)
+		}
+		crossCheckFields(t, mwhere+" parameters", m.Protocol.Name+"."+m.Name+".", m.Params, om.Params)
+		crossCheckFields(t, mwhere+" results", m.Protocol.Name+"."+m.Name+".", m.Results, om.Results)
+	}
+}
+
+func crossCheckFields(t *testing.T, where, renamePrefix string, nc, ours []*Field) {
+	t.Helper()
+	if len(nc) != len(ours) {
+		t.Errorf("%s: %d, NintendoClients %d", where, len(ours), len(nc))
+		return
+	}
+	for i, f := range nc {
+		o := ours[i]
+		name := f.Name
+		if r, ok := crossParamRenames[renamePrefix+f.Name]; ok {
+			name = r
+		}
+		if o.Name != name || crossType(o.Type) != crossType(f.Type) || o.Default != f.Default || o.Cond != f.Cond {
+			t.Errorf("%s %d: %s %s = %q [%s], NintendoClients %s %s = %q [%s]", where, i,
+				o.Name, crossType(o.Type), o.Default, o.Cond, f.Name, crossType(f.Type), f.Default, f.Cond)
+		}
+	}
+}
+
+// crossType writes a resolved type with the family of every structure and enum it
+// names: the same name must mean the same declaration.
+func crossType(t *Type) string {
+	return typeKey(t, func(t *Type) string {
+		switch {
+		case t.Struct != nil && t.Kind == KAnyData:
+			return "any<" + t.Struct.File.Name + "." + t.Name + ">"
+		case t.Struct != nil:
+			return t.Struct.File.Name + "." + t.Name
+		case t.Enum != nil:
+			return t.Enum.File.Name + "." + t.Name
+		}
+		return t.String()
+	})
+}
+
+func crossCheckStruct(t *testing.T, ours *Set, of *File, s *Struct) {
+	t.Helper()
+	where := of.Name + " struct " + s.Name
+	st, _ := ours.LookupType(of, s.Name)
+	if st == nil {
+		t.Errorf("%s: missing", where)
+		return
+	}
+	if st.File.Name != s.File.Name {
+		t.Errorf("%s: declared in %s, NintendoClients %s", where, st.File.Name, s.File.Name)
+	}
+	if st.Parent != s.Parent {
+		t.Errorf("%s: parent %q, NintendoClients %q", where, st.Parent, s.Parent)
+	}
+	crossCheckFields(t, where+" fields", "", s.Fields, st.Fields)
+}
+
+func crossCheckEnum(t *testing.T, ours *Set, of *File, e *Enum) {
+	t.Helper()
+	where := of.Name + " enum " + e.Name
+	_, oe := ours.LookupType(of, e.Name)
+	if oe == nil {
+		t.Errorf("%s: missing", where)
+		return
+	}
+	got, want := enumKeys(oe), enumKeys(e)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%s: %v, NintendoClients %v", where, got, want)
+	}
+}
+
+// enumKeys returns an enum's values as folded-name=value strings.
+func enumKeys(e *Enum) []string {
+	out := make([]string, len(e.Values))
+	for i, v := range e.Values {
+		out[i] = fmt.Sprintf("%s=%d", foldName(v.Name), v.Value)
+	}
+	return out
+}
