@@ -14,7 +14,9 @@ import (
 
 // smmConfig is a game's extension of DataStore (SMM's DataStore_SMM): it
 // answers the variant's own method 61 and nothing else.
-type smmConfig struct{ datastoresmm.UnimplementedDataStoreSMM }
+type smmConfig struct {
+	datastoresmm.UnimplementedDataStoreSMM
+}
 
 func (smmConfig) GetApplicationConfig(ctx context.Context, c *rmc.Call, id uint32) ([]uint32, error) {
 	if id != 1 {
