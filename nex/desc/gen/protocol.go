@@ -72,7 +72,6 @@ func (g *gen) protocol(p *desc.Protocol) error {
 	g.use(modulePath + "/nex/types")
 	g.use(modulePath + "/nex/rmc")
 	g.use("context")
-	g.use("fmt")
 	pn := protoName(p)
 	all := p.AllMethods()
 
@@ -227,6 +226,7 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 			}
 			continue
 		}
+		g.use("fmt")
 		g.p("r := c.Reader()\n")
 		var args []string
 		if len(m.Params) > 0 {
@@ -289,6 +289,7 @@ func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
 			g.p("return c.C.Call(ctx, %sProtocolID, %d, params)\n}\n\n", pn, m.ID)
 			continue
 		}
+		g.use("fmt")
 		params, results := g.signature(m)
 		if params != "" {
 			params = ", " + params

@@ -3,8 +3,12 @@
 // Package health is generated from the health protocol descriptions
 // (nex/desc/defs/health.nexd); see package nex/protocols.
 //
-// Health (18): is the server alive. nintendo-wiki "Health protocol";
-// NintendoClients health.proto (MIT).
+// Health (18): is the server alive.
+//
+// Written for gamewire from public facts: NintendoClients nintendo/files/proto/health.proto
+// (https://github.com/kinnay/NintendoClients, MIT) for the methods; nintendo-wiki "Health (18)"
+// (https://github.com/PretendoNetwork/nintendo-wiki, docs/nex/protocols/health, MIT) for the
+// method names.
 package health
 
 import (
@@ -16,6 +20,9 @@ import (
 )
 
 // HealthProtocolID is the id of the Health protocol.
+//
+// Health (18) answers whether the server, its database and its data are sound; each
+// method takes nothing and returns a bool.
 const HealthProtocolID uint16 = 18
 
 // Method ids of Health.

@@ -302,8 +302,10 @@ func (s *MatchmakeParam) Read(r *types.Reader, field string) {
 // MatchmakeSessionSearchCriteria selects sessions for browse and auto-matchmake:
 // each attribute, the game mode and the participant counts are strings holding a
 // value or a range ("2,8"); empty matches anything. nintendo-wiki "Match Making
-// Types" puts vacant_participants at NEX 3.4 where NintendoClients gates it at 3.5;
-// these descriptions follow NintendoClients.
+// Types" differs from NintendoClients here: vacant_participants from NEX 3.4 (3.5
+// here), and param from 3.6 (revision 1), the two exclude_*_password flags from 3.7
+// (revision 2) and refer_gid from 3.8 (revision 3), which NintendoClients sends only
+// from NEX 4. These descriptions follow NintendoClients.
 type MatchmakeSessionSearchCriteria struct {
 	Attribs               []string           `nex:"attribs"`
 	GameMode              string             `nex:"game_mode"`
