@@ -106,6 +106,10 @@ func (h *prudpHandler) rmcGame() (*games.Game, string) {
 	if st.variant == "" && st.game != nil {
 		st.variant = dyn.GameVariant(st.game.Name)
 	}
+	if h.rx.Name == wire.NameLite {
+		// Switch servers answer the ticket granting of Authentication_NX.
+		st.variant += ",nx"
+	}
 	return st.game, st.variant
 }
 

@@ -26,6 +26,7 @@ type captureOptions struct {
 	writeDecrypted string
 	noProgress     bool
 	wiresharkLua   string
+	variant        string
 }
 
 // register adds the capture flags to decode's flag set f.
@@ -36,11 +37,12 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
+	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
 	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress", "wireshark-plugin"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.
@@ -92,7 +94,7 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	}
 	defer closeIn()
 
-	cfg := dissect.Config{Keys: keys, Dialects: overrides}
+	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant}
 	if o.game != "" {
 		// The game's variant of the NEX protocols and its NEX version decode its
 		// RMC calls (docs/dissector.md "NEX methods").
