@@ -19,6 +19,7 @@ local pf = {
 nex.fields = { pf.dialect, pf.kind, pf.protocol_id, pf.protocol, pf.method_id, pf.method, pf.call_id, pf.result, pf.value, pf.err }
 nex.prefs.nex_version = Pref.uint("NEX version", 0, "NEX version of the structures (30500 is 3.5); 0: 3.5 with structure headers, 3.4 without")
 nex.prefs.pid_size = Pref.uint("PID size", 4, "bytes of a PID: 4 (3DS, Wii U) or 8 (Switch)")
+nex.prefs.variant = Pref.string("Game variant", "", "a game's variant of the protocols: mk8, mk8d, smm, smm2, mhxx, miitopia3ds, eagle, nx")
 
 local band, rshift = bit32.band, bit32.rshift
 
@@ -285,7 +286,8 @@ local function rmc(msg, pinfo, tree, c, dir)
   t:add(pf.kind, msg(4, 1), kind)
   t:add(pf.protocol_id, msg(4, off - 4), pid)
   if call then t:add(pf.call_id, call) end
-  local p = P[pid]
+  local variant = V[string.lower(nex.prefs.variant or "")]
+  local p = (variant and variant[pid]) or P[pid]
   local m
   if kind == "error" then
     local code = msg(off + 1, 4):le_uint()
