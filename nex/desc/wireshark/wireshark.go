@@ -1,6 +1,6 @@
 // Package wireshark writes a Wireshark Lua dissector generated from NEX protocol
 // descriptions (nex/desc): tables of every protocol, method, structure and enum
-// of a Set, and a decoder that reads PRUDP V1 over UDP as `gamewire decode
+// of a Set, and a decoder that reads PRUDP V1 and V0 over UDP as `gamewire decode
 // --write-decrypted` writes it (plaintext payloads behind their PRUDP headers),
 // joins reliable fragments and names and decodes every RMC request and response
 // by those tables (a game's variant of the protocols by the plugin's "variant"
