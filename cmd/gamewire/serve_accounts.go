@@ -203,12 +203,15 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	if err != nil {
 		return nil, "", fmt.Errorf("--account-listen: %w", err)
 	}
-	// internal/httplimit, as every HTTP listener: at the cap a new
-	// connection evicts the one waiting longest outside a request.
-	hs := &httplimit.Server{Handler: mux, Logger: srv.Logger, Limits: httplimit.Limits{MaxConns: a.maxConns,
+	// The account services are an HTTP listener like the others
+	// (internal/httplimit: timeouts, minimum rate, a connection cap that
+	// evicts the longest-waiting idle connection), with the shorter
+	// timeouts of a service whose requests and answers are a few KiB.
+	hs := &httplimit.Server{Handler: mux, Logger: srv.Logger, Limits: httplimit.Limits{
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 15 * time.Second,
-		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}}
+		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10, MaxConns: a.maxConns}}
 	scheme := "http"
+	serveLn := ln
 	if o.lite.tlsCert != "" || o.lite.tlsKey != "" {
 		cert, err := tls.LoadX509KeyPair(o.lite.tlsCert, o.lite.tlsKey)
 		if err != nil {
@@ -216,10 +219,10 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 			return nil, "", fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}
 		// Consoles speak old TLS: the 3DS and Wii U offer TLS 1.0 and 1.2 at best.
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10}
+		serveLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10})
 		scheme = "https"
 	}
-	go func() { _ = hs.Serve(ln) }()
+	go func() { _ = hs.Serve(serveLn) }()
 	banner += fmt.Sprintf("\naccount services on %s://%s (NNAS /v1/api/, NASC /ac), NEX server handed out %s:%d", scheme, ln.Addr(), host, port)
 	if a.selfRegister {
 		banner += ", self-registration on"
