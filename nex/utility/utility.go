@@ -40,9 +40,13 @@ type UniqueIDInfo struct {
 	Password uint64
 }
 
-func (u UniqueIDInfo) wire() gen.UniqueIdInfo { return gen.UniqueIdInfo{UniqueID: u.ID, Password: u.Password} }
+func (u UniqueIDInfo) wire() gen.UniqueIdInfo {
+	return gen.UniqueIdInfo{UniqueID: u.ID, Password: u.Password}
+}
 
-func uniqueIDFrom(u gen.UniqueIdInfo) UniqueIDInfo { return UniqueIDInfo{ID: u.UniqueID, Password: u.Password} }
+func uniqueIDFrom(u gen.UniqueIdInfo) UniqueIDInfo {
+	return UniqueIDInfo{ID: u.UniqueID, Password: u.Password}
+}
 
 // Server answers the generic Utility methods. Register it with
 // mux.HandleProtocol(utility.ProtocolID, srv); game-specific extensions of the
