@@ -54,6 +54,9 @@ It decodes packets and captures, and runs clients, servers and relays.`,
 		newVersionCmd(),
 	)
 	refuseUnknownSubcommands(root)
+	explainArgs(root)
+	root.SetHelpCommand(newHelpCmd(root))
+	root.SetFlagErrorFunc(suggestFlags)
 	return root
 }
 
