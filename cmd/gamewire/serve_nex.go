@@ -39,12 +39,12 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
-	nexVersion   string
 	quota        serveQuotaOptions // serve_quota.go
 	// secureAddr and dsAddr are where the secure server and the DataStore
 	// endpoint listen: the flags, or the defaults derived from the
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
+	nexVersion         string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -60,8 +60,8 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
-	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	n.quota.register(f)
+	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
@@ -220,12 +220,12 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
+	fmt.Fprintln(cmd.ErrOrStderr(), accountLine)
 	if nexVersion != 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: %s (%s), for every service\n", desc.VersionString(nexVersion), versionFrom)
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: per connection (4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4); set --nex-version or --game\n")
 	}
-	fmt.Fprintln(cmd.ErrOrStderr(), accountLine)
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
 		if o.nex.dsBlobs != "" {
