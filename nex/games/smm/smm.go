@@ -583,4 +583,3 @@ func (h handler) CheckRateCustomRankingCounter(ctx context.Context, c *rmc.Call,
 func (h handler) ResetRateCustomRankingCounter(ctx context.Context, c *rmc.Call, app uint32) error {
 	return h.s.Store.ResetRateCount(ctx, c.Peer.PID, app)
 }
-
