@@ -17,7 +17,9 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -307,6 +309,10 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		}
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs}
+	if err := o.serveGameVariants(srv, store); err != nil {
+		ln.Close()
+		return "", nil, err
+	}
 	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
@@ -357,4 +363,21 @@ type accountFinder interface {
 // AccountByName implements auth.Accounts.
 func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Account, error) {
 	return s.Find(ctx, name)
+}
+
+// serveGameVariants registers --game's protocol variants built on the
+// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
+// service.
+func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
+	g, err := games.Find(o.game)
+	if o.game == "" || err != nil || g.Name != smm.GameName {
+		return nil
+	}
+	if srv.Mux == nil {
+		srv.Mux = rmc.NewMux()
+	}
+	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
 }

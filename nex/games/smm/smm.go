@@ -44,6 +44,10 @@ var Methods = []uint32{
 	sm.DataStoreSMMMethodSetDeletionReason, sm.DataStoreSMMMethodResetRateCustomRankingCounter,
 }
 
+// GameName is the title's name in the games table (nex/games): serve --game
+// with it (or its id or key) serves this package.
+const GameName = "Super Mario Maker"
+
 // Limits.
 const (
 	// MaxBatch bounds the items of one call (data ids, params, buffers).
@@ -124,13 +128,14 @@ func (s *Server) init() error {
 	return s.initErr
 }
 
-// Register registers the DataStore service for protocol 115 and s for the
-// Methods on mux: one Mux, the variant's methods taking precedence.
+// Register registers s for the Methods on mux. The DataStore service answers
+// the rest of protocol 115 on the same Mux: nex.Server registers it when its
+// DataStore is s.DataStore, else mux.HandleProtocol(115, s.DataStore). The
+// variant's methods take precedence, whichever is registered first.
 func Register(mux *rmc.Mux, s *Server) error {
 	if err := s.init(); err != nil {
 		return err
 	}
-	mux.HandleProtocol(ds.DataStoreProtocolID, s.DataStore)
 	for _, id := range Methods {
 		mux.Handle(ds.DataStoreProtocolID, id, s)
 	}

@@ -43,6 +43,7 @@ func newFixture(t *testing.T, cfg smm.Config) *fixture {
 	dsrv.BaseURL = ts.URL
 	t.Cleanup(func() { ts.Close(); st.Close() })
 	f := &fixture{mux: rmc.NewMux(), srv: &smm.Server{DataStore: dsrv, Store: st.SMM(), Config: cfg}}
+	f.mux.HandleProtocol(ds.DataStoreProtocolID, dsrv)
 	if err := smm.Register(f.mux, f.srv); err != nil {
 		t.Fatal(err)
 	}
