@@ -18,6 +18,7 @@ import (
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -313,7 +314,16 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		ln.Close()
 		return "", nil, err
 	}
-	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// The same listener answers HPP (NEX over HTTP) at /hpp/ with the secure
+	// server's handlers.
+	if srv.Mux == nil {
+		srv.Mux = rmc.NewMux()
+	}
+	httpMux := http.NewServeMux()
+	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
+		Settings: types.Settings{StructureHeader: srv.NEXVersion == 0 || srv.NEXVersion >= 30500, Version: srv.NEXVersion}})
+	httpMux.Handle("/", srv.DataStore.HTTPHandler())
+	hs := &http.Server{Handler: httpMux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

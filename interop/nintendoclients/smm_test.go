@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/hpp"
+	sm "github.com/gamewire/gamewire/nex/protocols/datastoresmm"
+	"github.com/gamewire/gamewire/nex/types"
 )
 
 // TestNintendoClientsSMM is issue 22's game variant served end to end and
@@ -23,6 +27,8 @@ import (
 // application configuration (61, 74), a course record from three clears
 // (first clear kept, best time replaced only by a better one) read back, and
 // stars (custom ranking 48) read back with places and meta binaries (50).
+// Then HPP (NEX over HTTP) on serve's HTTP listener: the course record read
+// back by gamewire's HPP client, signed with b's password key.
 func TestNintendoClientsSMM(t *testing.T) {
 	dir, python := env(t)
 	if _, err := os.Stat(filepath.Join(dir, "nintendo/nex/datastore_smm.py")); err != nil {
@@ -74,5 +80,15 @@ func TestNintendoClientsSMM(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "WARNING") {
 		t.Errorf("NintendoClients warned:\n%s", stderr.String())
+	}
+
+	// HPP on serve's HTTP listener reaches the same handlers, the variant's
+	// included: the course record read back over HTTP, signed as b.
+	key := auth.NewAccount(types.PID(b), "", "Player-b-2").KeyNEX
+	hc := sm.DataStoreSMMClient{C: &hpp.Client{URL: fmt.Sprintf("http://127.0.0.1:%d%s", port+2, hpp.Path), AccessKey: g.AccessKey,
+		PID: types.PID(b), Key: key[:], Set: types.Settings{StructureHeader: true, Version: types.Version(g.NEXVersion)}}}
+	rec, err := hc.GetCourseRecord(ctx, sm.DataStoreGetCourseRecordParam{DataID: uint64(ca)})
+	if err != nil || rec.BestScore != 4200 || rec.BestPID != uint32(a) || rec.FirstPID != uint32(b) {
+		t.Errorf("GetCourseRecord over HPP: %+v %v", rec, err)
 	}
 }
