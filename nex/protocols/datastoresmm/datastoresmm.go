@@ -2727,184 +2727,191 @@ func RegisterDataStoreSMMMethods(mux *rmc.Mux, h DataStoreSMMHandler, methods ..
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeDataStoreSMM.
 func (a dataStoreSMMServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeDataStoreSMM(a.h, ctx, c, out)
+}
+
+// ServeDataStoreSMM answers a DataStore_SMM call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeDataStoreSMM(h DataStoreSMMHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
 	case 2:
-		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(h, ctx, c, out)
 	case 3:
-		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(h, ctx, c, out)
 	case 4:
-		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(h, ctx, c, out)
 	case 5:
-		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(h, ctx, c, out)
 	case 6:
-		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(h, ctx, c, out)
 	case 7:
-		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(h, ctx, c, out)
 	case 8:
-		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(h, ctx, c, out)
 	case 9:
-		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(h, ctx, c, out)
 	case 10:
-		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(h, ctx, c, out)
 	case 11:
-		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(h, ctx, c, out)
 	case 12:
-		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(h, ctx, c, out)
 	case 13:
-		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(h, ctx, c, out)
 	case 14:
-		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(h, ctx, c, out)
 	case 15:
-		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObject(h, ctx, c, out)
 	case 16:
-		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRating(h, ctx, c, out)
 	case 17:
-		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(h, ctx, c, out)
 	case 18:
-		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRating(h, ctx, c, out)
 	case 19:
-		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(h, ctx, c, out)
 	case 20:
-		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(h, ctx, c, out)
 	case 21:
-		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(h, ctx, c, out)
 	case 22:
-		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(h, ctx, c, out)
 	case 23:
-		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(h, ctx, c, out)
 	case 24:
-		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(h, ctx, c, out)
 	case 25:
-		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(h, ctx, c, out)
 	case 26:
-		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(h, ctx, c, out)
 	case 27:
-		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(h, ctx, c, out)
 	case 28:
-		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(h, ctx, c, out)
 	case 29:
-		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(h, ctx, c, out)
 	case 30:
-		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(h, ctx, c, out)
 	case 31:
-		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(h, ctx, c, out)
 	case 32:
-		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(h, ctx, c, out)
 	case 33:
-		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(h, ctx, c, out)
 	case 34:
-		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(h, ctx, c, out)
 	case 35:
-		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(h, ctx, c, out)
 	case 36:
-		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(h, ctx, c, out)
 	case 37:
-		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(h, ctx, c, out)
 	case 38:
-		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(h, ctx, c, out)
 	case 39:
-		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(h, ctx, c, out)
 	case 40:
-		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(h, ctx, c, out)
 	case 41:
-		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(h, ctx, c, out)
 	case 42:
-		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(h, ctx, c, out)
 	case 43:
-		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
-		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
 	case 45:
-		return ServeDataStoreSMMGetObjectInfos(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetObjectInfos(h, ctx, c, out)
 	case 46:
-		return ServeDataStoreSMMGetMetaByOwnerId(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetMetaByOwnerId(h, ctx, c, out)
 	case 47:
-		return ServeDataStoreSMMCustomSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMCustomSearchObject(h, ctx, c, out)
 	case 48:
-		return ServeDataStoreSMMRateCustomRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMMRateCustomRanking(h, ctx, c, out)
 	case 49:
-		return ServeDataStoreSMMGetCustomRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetCustomRanking(h, ctx, c, out)
 	case 50:
-		return ServeDataStoreSMMGetCustomRankingByDataId(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetCustomRankingByDataId(h, ctx, c, out)
 	case 51:
-		return ServeDataStoreSMMDeleteCustomRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMMDeleteCustomRanking(h, ctx, c, out)
 	case 52:
-		return ServeDataStoreSMMAddToBufferQueue(a.h, ctx, c, out)
+		return ServeDataStoreSMMAddToBufferQueue(h, ctx, c, out)
 	case 53:
-		return ServeDataStoreSMMAddToBufferQueues(a.h, ctx, c, out)
+		return ServeDataStoreSMMAddToBufferQueues(h, ctx, c, out)
 	case 54:
-		return ServeDataStoreSMMGetBufferQueue(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetBufferQueue(h, ctx, c, out)
 	case 55:
-		return ServeDataStoreSMMGetBufferQueues(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetBufferQueues(h, ctx, c, out)
 	case 56:
-		return ServeDataStoreSMMClearBufferQueues(a.h, ctx, c, out)
+		return ServeDataStoreSMMClearBufferQueues(h, ctx, c, out)
 	case 57:
-		return ServeDataStoreSMMCompleteAttachFile(a.h, ctx, c, out)
+		return ServeDataStoreSMMCompleteAttachFile(h, ctx, c, out)
 	case 58:
-		return ServeDataStoreSMMCompleteAttachFileV1(a.h, ctx, c, out)
+		return ServeDataStoreSMMCompleteAttachFileV1(h, ctx, c, out)
 	case 59:
-		return ServeDataStoreSMMPrepareAttachFile(a.h, ctx, c, out)
+		return ServeDataStoreSMMPrepareAttachFile(h, ctx, c, out)
 	case 60:
-		return ServeDataStoreSMMConditionalSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMConditionalSearchObject(h, ctx, c, out)
 	case 61:
-		return ServeDataStoreSMMGetApplicationConfig(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetApplicationConfig(h, ctx, c, out)
 	case 62:
-		return ServeDataStoreSMMSetApplicationConfig(a.h, ctx, c, out)
+		return ServeDataStoreSMMSetApplicationConfig(h, ctx, c, out)
 	case 63:
-		return ServeDataStoreSMMDeleteApplicationConfig(a.h, ctx, c, out)
+		return ServeDataStoreSMMDeleteApplicationConfig(h, ctx, c, out)
 	case 64:
-		return ServeDataStoreSMMLatestCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMLatestCourseSearchObject(h, ctx, c, out)
 	case 65:
-		return ServeDataStoreSMMFollowingsLatestCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMFollowingsLatestCourseSearchObject(h, ctx, c, out)
 	case 66:
-		return ServeDataStoreSMMRecommendedCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMRecommendedCourseSearchObject(h, ctx, c, out)
 	case 67:
-		return ServeDataStoreSMMScoreRangeCascadedSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMScoreRangeCascadedSearchObject(h, ctx, c, out)
 	case 68:
-		return ServeDataStoreSMMSuggestedCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMSuggestedCourseSearchObject(h, ctx, c, out)
 	case 69:
-		return ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(a.h, ctx, c, out)
+		return ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(h, ctx, c, out)
 	case 70:
-		return ServeDataStoreSMMCompletePostObjectWithOwnerId(a.h, ctx, c, out)
+		return ServeDataStoreSMMCompletePostObjectWithOwnerId(h, ctx, c, out)
 	case 71:
-		return ServeDataStoreSMMUploadCourseRecord(a.h, ctx, c, out)
+		return ServeDataStoreSMMUploadCourseRecord(h, ctx, c, out)
 	case 72:
-		return ServeDataStoreSMMGetCourseRecord(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetCourseRecord(h, ctx, c, out)
 	case 73:
-		return ServeDataStoreSMMDeleteCourseRecord(a.h, ctx, c, out)
+		return ServeDataStoreSMMDeleteCourseRecord(h, ctx, c, out)
 	case 74:
-		return ServeDataStoreSMMGetApplicationConfigString(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetApplicationConfigString(h, ctx, c, out)
 	case 75:
-		return ServeDataStoreSMMSetApplicationConfigString(a.h, ctx, c, out)
+		return ServeDataStoreSMMSetApplicationConfigString(h, ctx, c, out)
 	case 76:
-		return ServeDataStoreSMMGetDeletionReason(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetDeletionReason(h, ctx, c, out)
 	case 77:
-		return ServeDataStoreSMMSetDeletionReason(a.h, ctx, c, out)
+		return ServeDataStoreSMMSetDeletionReason(h, ctx, c, out)
 	case 78:
-		return ServeDataStoreSMMGetMetasWithCourseRecord(a.h, ctx, c, out)
+		return ServeDataStoreSMMGetMetasWithCourseRecord(h, ctx, c, out)
 	case 79:
-		return ServeDataStoreSMMCheckRateCustomRankingCounter(a.h, ctx, c, out)
+		return ServeDataStoreSMMCheckRateCustomRankingCounter(h, ctx, c, out)
 	case 80:
-		return ServeDataStoreSMMResetRateCustomRankingCounter(a.h, ctx, c, out)
+		return ServeDataStoreSMMResetRateCustomRankingCounter(h, ctx, c, out)
 	case 81:
-		return ServeDataStoreSMMBestScoreRateCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMBestScoreRateCourseSearchObject(h, ctx, c, out)
 	case 82:
-		return ServeDataStoreSMMCTRPickUpCourseSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSMMCTRPickUpCourseSearchObject(h, ctx, c, out)
 	case 83:
-		return ServeDataStoreSMMSetCachedRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMMSetCachedRanking(h, ctx, c, out)
 	case 84:
-		return ServeDataStoreSMMDeleteCachedRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMMDeleteCachedRanking(h, ctx, c, out)
 	case 85:
-		return ServeDataStoreSMMChangePlayablePlatform(a.h, ctx, c, out)
+		return ServeDataStoreSMMChangePlayablePlatform(h, ctx, c, out)
 	case 86:
-		return ServeDataStoreSMMSearchUnknownPlatformObjects(a.h, ctx, c, out)
+		return ServeDataStoreSMMSearchUnknownPlatformObjects(h, ctx, c, out)
 	case 87:
-		return ServeDataStoreSMMReportCourse(a.h, ctx, c, out)
+		return ServeDataStoreSMMReportCourse(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
