@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -18,8 +19,11 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -383,10 +387,23 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
 		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads}
+	if err := o.serveGameVariants(srv, store); err != nil {
+		ln.Close()
+		return "", nil, err
+	}
 	// The first sweep, before the endpoint serves, removes what a killed
 	// process left (temporary upload files, posts whose window closed).
 	stopSweep := sweepEvery(cmd.Context(), srv.DataStore, o.nex.quota.sweep, cfg.Logger)
-	hs := &httplimit.Server{Handler: srv.DataStore.HTTPHandler(), Limits: lim, Logger: cfg.Logger}
+	// The same listener answers HPP (NEX over HTTP) at /hpp/ with the secure
+	// server's handlers, under the same limits.
+	if srv.Mux == nil {
+		srv.Mux = rmc.NewMux()
+	}
+	httpMux := http.NewServeMux()
+	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
+		Settings: types.Settings{StructureHeader: srv.NEXVersion == 0 || srv.NEXVersion >= 30500, Version: srv.NEXVersion}})
+	httpMux.Handle("/", srv.DataStore.HTTPHandler())
+	hs := &httplimit.Server{Handler: httpMux, Limits: lim, Logger: cfg.Logger}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
 		stopSweep()
@@ -475,4 +492,21 @@ type accountFinder interface {
 // AccountByName implements auth.Accounts.
 func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Account, error) {
 	return s.Find(ctx, name)
+}
+
+// serveGameVariants registers --game's protocol variants built on the
+// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
+// service.
+func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
+	g, err := games.Find(o.game)
+	if o.game == "" || err != nil || g.Name != smm.GameName {
+		return nil
+	}
+	if srv.Mux == nil {
+		srv.Mux = rmc.NewMux()
+	}
+	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -69,6 +70,11 @@ func BenchmarkAutoMatchmakeSuite(b *testing.B) {
 		b.Cleanup(func() { m.Close(); s.Close() })
 		return []matchmaking.Store{m}
 	})
+}
+
+// TestSMMSuite runs Super Mario Maker's store suite on SQLite.
+func TestSMMSuite(t *testing.T) {
+	storetest.SMM(t, func(t *testing.T) smm.Store { return openSQLite(t).SMM() })
 }
 
 // TestQuotaSuite runs the quota and sweep suite (nex/storetest) on SQLite.

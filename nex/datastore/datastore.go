@@ -216,16 +216,11 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	if c.Peer.PID == 0 {
-		return out, types.RendezVousNotAuthenticated
+	c, err := s.PrepareCall(c)
+	if err != nil {
+		return out, err
 	}
-	if s.NEXVersion != 0 && c.Peer.Settings.Version == 0 {
-		cc, peer := *c, *c.Peer
-		peer.Settings.Version = types.Version(s.NEXVersion)
-		cc.Peer = &peer
-		c = &cc
-	}
-	out, err := ds.ServeDataStore(handler{s}, ctx, c, out)
+	out, err = ds.ServeDataStore(handler{s}, ctx, c, out)
 	if err != nil {
 		return out, s.result(ctx, c.Method, err)
 	}
@@ -538,7 +533,7 @@ func (k *call) prepareGet(p PrepareGetParam) (ReqGetInfo, error) {
 		return ReqGetInfo{}, err
 	}
 	if !hasBody(o) {
-		return ReqGetInfo{}, fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
+		return ReqGetInfo{}, errNoBody(o)
 	}
 	info, err := k.getInfo(o)
 	if err != nil {
@@ -548,6 +543,10 @@ func (k *call) prepareGet(p PrepareGetParam) (ReqGetInfo, error) {
 }
 
 func hasBody(o Object) bool { return o.Size != 0 && o.Version != 0 }
+
+func errNoBody(o Object) error {
+	return fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
+}
 
 // getInfo is where o's body is downloaded from.
 func (k *call) getInfo(o Object) (ReqGetInfo, error) {
@@ -655,11 +654,33 @@ func (k *call) itemResult(err error) types.Result {
 }
 
 func (k *call) search(p SearchParam) (SearchResult, error) {
+	objs, q, err := k.searchObjects(p)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	total := q.total
+	res := SearchResult{TotalCount: total, TotalCountType: 3}
+	if q.CountTotal {
+		res.TotalCountType = 1
+		if int(q.Offset)+len(objs) >= int(total) && q.Offset == 0 {
+			res.TotalCountType = 0
+		}
+	} else {
+		res.TotalCount = uint32(len(objs))
+	}
+	for _, o := range objs {
+		res.Result = append(res.Result, metaInfo(o, p.ResultOption))
+	}
+	return res, nil
+}
+
+// searchObjects runs a search: the objects and the query it ran.
+func (k *call) searchObjects(p SearchParam) ([]Object, searched, error) {
 	if len(p.OwnerIDs) > MaxBatch || len(p.DataTypes) > MaxBatch {
-		return SearchResult{}, fmt.Errorf("%w: too many owners or data types", types.DataStoreInvalidArgument)
+		return nil, searched{}, fmt.Errorf("%w: too many owners or data types", types.DataStoreInvalidArgument)
 	}
 	if err := checkTags(p.Tags); err != nil {
-		return SearchResult{}, err
+		return nil, searched{}, err
 	}
 	q := SearchQuery{Viewer: k.me, Owners: p.OwnerIDs, DataTypes: p.DataTypes, ReferDataID: p.ReferDataID, Tags: p.Tags,
 		Order: SearchOrder(p.ResultOrderColumn), Descending: p.ResultOrder != 0, Offset: p.ResultOffset,
@@ -679,22 +700,13 @@ func (k *call) search(p SearchParam) (SearchResult, error) {
 		}
 	}
 	objs, total, err := k.s.Store.Search(k.ctx, q)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	res := SearchResult{TotalCount: total, TotalCountType: 3}
-	if q.CountTotal {
-		res.TotalCountType = 1
-		if int(q.Offset)+len(objs) >= int(total) && q.Offset == 0 {
-			res.TotalCountType = 0
-		}
-	} else {
-		res.TotalCount = uint32(len(objs))
-	}
-	for _, o := range objs {
-		res.Result = append(res.Result, metaInfo(o, p.ResultOption))
-	}
-	return res, nil
+	return objs, searched{q, total}, err
+}
+
+// searched is a search's query and the total count it found.
+type searched struct {
+	SearchQuery
+	total uint32
 }
 
 func (k *call) delete(p DeleteParam) error {

@@ -3,81 +3,657 @@
 // Package datastoresmm is generated from the datastore_smm protocol descriptions
 // (nex/desc/defs/datastore_smm.nexd); see package nex/protocols.
 //
-// DataStore_SMM: Super Mario Maker (Wii U)'s DataStore (115) methods beyond the base
-// protocol that NintendoClients describes: the application configuration.
+// DataStore_SMM: Super Mario Maker (Wii U, 3DS)'s DataStore (115) methods beyond the base
+// protocol: custom rankings (a course's stars), buffer queues, attached files, course
+// records (first clear and best time), course searches, application configuration and
+// deletion reasons.
 //
 // Written for gamewire from public facts: NintendoClients nintendo/files/proto/datastore_smm.proto
-// (https://github.com/kinnay/NintendoClients, MIT) for the methods, parameters and
-// structures. nintendo-wiki has no page for it; method names are NintendoClients' in
-// CamelCase.
+// (https://github.com/kinnay/NintendoClients, MIT) for methods 61 and 74; the nintendo-wiki
+// page docs/nex/protocols/datastore/super-mario-maker.md
+// (https://github.com/PretendoNetwork/nintendo-wiki) for the other methods and the
+// structures. Method names are the wiki's; 61's result is the wiki's list of Sint32 on the
+// wire, kept as NintendoClients' list of u32.
 package datastoresmm
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
+// BufferQueueParam names one buffer queue: an object's slot.
+type BufferQueueParam struct {
+	DataID uint64 `nex:"data_id"`
+	Slot   uint32 `nex:"slot"`
+}
+
+// ClassName returns "BufferQueueParam".
+func (s *BufferQueueParam) ClassName() string { return "BufferQueueParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *BufferQueueParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U32(s.Slot)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *BufferQueueParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "BufferQueueParam", 0)
+	s.DataID = r.U64("data_id")
+	s.Slot = r.U32("slot")
+	r.LeaveStructure(m)
+}
+
+// DataStoreAttachFileParam posts an object attached to another (refer_data_id).
+type DataStoreAttachFileParam struct {
+	PostParam   datastore.DataStorePreparePostParam `nex:"post_param"`
+	ReferDataID uint64                              `nex:"refer_data_id"`
+	ContentType string                              `nex:"content_type"`
+}
+
+// ClassName returns "DataStoreAttachFileParam".
+func (s *DataStoreAttachFileParam) ClassName() string { return "DataStoreAttachFileParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreAttachFileParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	s.PostParam.Append(w)
+	w.U64(s.ReferDataID)
+	w.String(s.ContentType)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreAttachFileParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreAttachFileParam", 0)
+	s.PostParam.Read(r, "post_param")
+	s.ReferDataID = r.U64("refer_data_id")
+	s.ContentType = r.String("content_type")
+	r.LeaveStructure(m)
+}
+
+// NewDataStoreAttachFileParam returns a DataStoreAttachFileParam with the description's defaults.
+func NewDataStoreAttachFileParam() DataStoreAttachFileParam {
+	var s DataStoreAttachFileParam
+	s.PostParam = datastore.NewDataStorePreparePostParam()
+	return s
+}
+
+// DataStoreChangePlayablePlatformParam sets the platforms an object is playable on.
+type DataStoreChangePlayablePlatformParam struct {
+	DataID           uint64 `nex:"data_id"`
+	PlayablePlatform uint32 `nex:"playable_platform"`
+}
+
+// ClassName returns "DataStoreChangePlayablePlatformParam".
+func (s *DataStoreChangePlayablePlatformParam) ClassName() string {
+	return "DataStoreChangePlayablePlatformParam"
+}
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreChangePlayablePlatformParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U32(s.PlayablePlatform)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreChangePlayablePlatformParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreChangePlayablePlatformParam", 0)
+	s.DataID = r.U64("data_id")
+	s.PlayablePlatform = r.U32("playable_platform")
+	r.LeaveStructure(m)
+}
+
+// DataStoreCustomRankingRatingCondition selects ranked objects by a rating slot's value.
+type DataStoreCustomRankingRatingCondition struct {
+	Slot     int8   `nex:"slot"`
+	MinValue int32  `nex:"min_value"`
+	MaxValue int32  `nex:"max_value"`
+	MinCount uint32 `nex:"min_count"`
+	MaxCount uint32 `nex:"max_count"`
+}
+
+// dataStoreCustomRankingRatingConditionMaxRevision is the revision of a DataStoreCustomRankingRatingCondition level at NEX version v: the highest its fields
+// have at v.
+func dataStoreCustomRankingRatingConditionMaxRevision(v types.Version) int {
+	rev := 0
+	if rev < 1 {
+		rev = 1
+	}
+	return rev
+}
+
+// ClassName returns "DataStoreCustomRankingRatingCondition".
+func (s *DataStoreCustomRankingRatingCondition) ClassName() string {
+	return "DataStoreCustomRankingRatingCondition"
+}
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreCustomRankingRatingCondition) Append(w *types.Writer) {
+	v := w.S.NEXVersion()
+	rev := dataStoreCustomRankingRatingConditionMaxRevision(v)
+	m := w.BeginStructure(uint8(rev))
+	w.U8(uint8(s.Slot))
+	w.S32(s.MinValue)
+	w.S32(s.MaxValue)
+	if rev >= 1 {
+		w.U32(s.MinCount)
+		w.U32(s.MaxCount)
+	}
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreCustomRankingRatingCondition) Read(r *types.Reader, field string) {
+	v := r.Settings().NEXVersion()
+	m := r.EnterClass(field, "DataStoreCustomRankingRatingCondition", dataStoreCustomRankingRatingConditionMaxRevision(v))
+	rev := m.Revision()
+	s.Slot = int8(r.U8("slot"))
+	s.MinValue = r.S32("min_value")
+	s.MaxValue = r.S32("max_value")
+	if rev >= 1 {
+		s.MinCount = r.U32("min_count")
+		s.MaxCount = r.U32("max_count")
+	}
+	r.LeaveStructure(m)
+}
+
+// DataStoreCustomRankingResult is an object with its place and score in a custom ranking.
+type DataStoreCustomRankingResult struct {
+	Order    uint32                      `nex:"order"`
+	Score    uint32                      `nex:"score"`
+	MetaInfo datastore.DataStoreMetaInfo `nex:"meta_info"`
+}
+
+// ClassName returns "DataStoreCustomRankingResult".
+func (s *DataStoreCustomRankingResult) ClassName() string { return "DataStoreCustomRankingResult" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreCustomRankingResult) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U32(s.Order)
+	w.U32(s.Score)
+	s.MetaInfo.Append(w)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreCustomRankingResult) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreCustomRankingResult", 0)
+	s.Order = r.U32("order")
+	s.Score = r.U32("score")
+	s.MetaInfo.Read(r, "meta_info")
+	r.LeaveStructure(m)
+}
+
+// NewDataStoreCustomRankingResult returns a DataStoreCustomRankingResult with the description's defaults.
+func NewDataStoreCustomRankingResult() DataStoreCustomRankingResult {
+	var s DataStoreCustomRankingResult
+	s.MetaInfo = datastore.NewDataStoreMetaInfo()
+	return s
+}
+
+// DataStoreFileServerObjectInfo is where to download an object.
+type DataStoreFileServerObjectInfo struct {
+	DataID  uint64                        `nex:"data_id"`
+	GetInfo datastore.DataStoreReqGetInfo `nex:"get_info"`
+}
+
+// ClassName returns "DataStoreFileServerObjectInfo".
+func (s *DataStoreFileServerObjectInfo) ClassName() string { return "DataStoreFileServerObjectInfo" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreFileServerObjectInfo) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	s.GetInfo.Append(w)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreFileServerObjectInfo) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreFileServerObjectInfo", 0)
+	s.DataID = r.U64("data_id")
+	s.GetInfo.Read(r, "get_info")
+	r.LeaveStructure(m)
+}
+
+// DataStoreGetCourseRecordParam names a course record: an object's slot.
+type DataStoreGetCourseRecordParam struct {
+	DataID uint64 `nex:"data_id"`
+	Slot   uint8  `nex:"slot"`
+}
+
+// ClassName returns "DataStoreGetCourseRecordParam".
+func (s *DataStoreGetCourseRecordParam) ClassName() string { return "DataStoreGetCourseRecordParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreGetCourseRecordParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U8(s.Slot)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreGetCourseRecordParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreGetCourseRecordParam", 0)
+	s.DataID = r.U64("data_id")
+	s.Slot = r.U8("slot")
+	r.LeaveStructure(m)
+}
+
+// DataStoreGetCourseRecordResult is a course record: who cleared first, who holds the
+// best score and the score.
+type DataStoreGetCourseRecordResult struct {
+	DataID      uint64         `nex:"data_id"`
+	Slot        uint8          `nex:"slot"`
+	FirstPID    uint32         `nex:"first_pid"`
+	BestPID     uint32         `nex:"best_pid"`
+	BestScore   int32          `nex:"best_score"`
+	CreatedTime types.DateTime `nex:"created_time"`
+	UpdatedTime types.DateTime `nex:"updated_time"`
+}
+
+// ClassName returns "DataStoreGetCourseRecordResult".
+func (s *DataStoreGetCourseRecordResult) ClassName() string { return "DataStoreGetCourseRecordResult" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreGetCourseRecordResult) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U8(s.Slot)
+	w.U32(s.FirstPID)
+	w.U32(s.BestPID)
+	w.S32(s.BestScore)
+	w.DateTime(s.CreatedTime)
+	w.DateTime(s.UpdatedTime)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreGetCourseRecordResult) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreGetCourseRecordResult", 0)
+	s.DataID = r.U64("data_id")
+	s.Slot = r.U8("slot")
+	s.FirstPID = r.U32("first_pid")
+	s.BestPID = r.U32("best_pid")
+	s.BestScore = r.S32("best_score")
+	s.CreatedTime = r.DateTime("created_time")
+	s.UpdatedTime = r.DateTime("updated_time")
+	r.LeaveStructure(m)
+}
+
+// DataStoreGetCustomRankingByDataIdParam asks for the scores of objects in a ranking.
+type DataStoreGetCustomRankingByDataIdParam struct {
+	ApplicationID uint32   `nex:"application_id"`
+	DataIDList    []uint64 `nex:"data_id_list"`
+	ResultOption  uint8    `nex:"result_option"`
+}
+
+// ClassName returns "DataStoreGetCustomRankingByDataIdParam".
+func (s *DataStoreGetCustomRankingByDataIdParam) ClassName() string {
+	return "DataStoreGetCustomRankingByDataIdParam"
+}
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreGetCustomRankingByDataIdParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U32(s.ApplicationID)
+	w.Count(len(s.DataIDList))
+	for i0 := range s.DataIDList {
+		w.U64(s.DataIDList[i0])
+	}
+	w.U8(s.ResultOption)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreGetCustomRankingByDataIdParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreGetCustomRankingByDataIdParam", 0)
+	s.ApplicationID = r.U32("application_id")
+	s.DataIDList = types.ReadList(r, "data_id_list", (*types.Reader).U64)
+	s.ResultOption = r.U8("result_option")
+	r.LeaveStructure(m)
+}
+
+// DataStoreGetCustomRankingParam asks for a range of a custom ranking.
+type DataStoreGetCustomRankingParam struct {
+	ApplicationID uint32                                `nex:"application_id"`
+	Condition     DataStoreCustomRankingRatingCondition `nex:"condition"`
+	ResultOption  uint8                                 `nex:"result_option"`
+	ResultRange   common.ResultRange                    `nex:"result_range"`
+}
+
+// ClassName returns "DataStoreGetCustomRankingParam".
+func (s *DataStoreGetCustomRankingParam) ClassName() string { return "DataStoreGetCustomRankingParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreGetCustomRankingParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U32(s.ApplicationID)
+	s.Condition.Append(w)
+	w.U8(s.ResultOption)
+	s.ResultRange.Append(w)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreGetCustomRankingParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreGetCustomRankingParam", 0)
+	s.ApplicationID = r.U32("application_id")
+	s.Condition.Read(r, "condition")
+	s.ResultOption = r.U8("result_option")
+	s.ResultRange.Read(r, "result_range")
+	r.LeaveStructure(m)
+}
+
+// NewDataStoreGetCustomRankingParam returns a DataStoreGetCustomRankingParam with the description's defaults.
+func NewDataStoreGetCustomRankingParam() DataStoreGetCustomRankingParam {
+	var s DataStoreGetCustomRankingParam
+	s.ResultRange = common.NewResultRange()
+	return s
+}
+
+// DataStoreGetMetaByOwnerIdParam asks for the objects of some owners.
+type DataStoreGetMetaByOwnerIdParam struct {
+	OwnerIDs     []uint32           `nex:"owner_ids"`
+	DataTypes    []uint16           `nex:"data_types"`
+	ResultOption uint8              `nex:"result_option"`
+	ResultRange  common.ResultRange `nex:"result_range"`
+}
+
+// ClassName returns "DataStoreGetMetaByOwnerIdParam".
+func (s *DataStoreGetMetaByOwnerIdParam) ClassName() string { return "DataStoreGetMetaByOwnerIdParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreGetMetaByOwnerIdParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.Count(len(s.OwnerIDs))
+	for i0 := range s.OwnerIDs {
+		w.U32(s.OwnerIDs[i0])
+	}
+	w.Count(len(s.DataTypes))
+	for i0 := range s.DataTypes {
+		w.U16(s.DataTypes[i0])
+	}
+	w.U8(s.ResultOption)
+	s.ResultRange.Append(w)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreGetMetaByOwnerIdParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreGetMetaByOwnerIdParam", 0)
+	s.OwnerIDs = types.ReadList(r, "owner_ids", (*types.Reader).U32)
+	s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
+	s.ResultOption = r.U8("result_option")
+	s.ResultRange.Read(r, "result_range")
+	r.LeaveStructure(m)
+}
+
+// NewDataStoreGetMetaByOwnerIdParam returns a DataStoreGetMetaByOwnerIdParam with the description's defaults.
+func NewDataStoreGetMetaByOwnerIdParam() DataStoreGetMetaByOwnerIdParam {
+	var s DataStoreGetMetaByOwnerIdParam
+	s.ResultRange = common.NewResultRange()
+	return s
+}
+
+// DataStoreRateCustomRankingParam adds score to an object's score in a ranking.
+type DataStoreRateCustomRankingParam struct {
+	DataID        uint64 `nex:"data_id"`
+	ApplicationID uint32 `nex:"application_id"`
+	Score         uint32 `nex:"score"`
+	Period        uint16 `nex:"period"`
+}
+
+// ClassName returns "DataStoreRateCustomRankingParam".
+func (s *DataStoreRateCustomRankingParam) ClassName() string {
+	return "DataStoreRateCustomRankingParam"
+}
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreRateCustomRankingParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U32(s.ApplicationID)
+	w.U32(s.Score)
+	w.U16(s.Period)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreRateCustomRankingParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreRateCustomRankingParam", 0)
+	s.DataID = r.U64("data_id")
+	s.ApplicationID = r.U32("application_id")
+	s.Score = r.U32("score")
+	s.Period = r.U16("period")
+	r.LeaveStructure(m)
+}
+
+// DataStoreUploadCourseRecordParam reports a clear of a course with its score.
+type DataStoreUploadCourseRecordParam struct {
+	DataID uint64 `nex:"data_id"`
+	Slot   uint8  `nex:"slot"`
+	Score  int32  `nex:"score"`
+}
+
+// ClassName returns "DataStoreUploadCourseRecordParam".
+func (s *DataStoreUploadCourseRecordParam) ClassName() string {
+	return "DataStoreUploadCourseRecordParam"
+}
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreUploadCourseRecordParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.U8(s.Slot)
+	w.S32(s.Score)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreUploadCourseRecordParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreUploadCourseRecordParam", 0)
+	s.DataID = r.U64("data_id")
+	s.Slot = r.U8("slot")
+	s.Score = r.S32("score")
+	r.LeaveStructure(m)
+}
+
+// DataStoreReportCourseParam reports a course.
+type DataStoreReportCourseParam struct {
+	DataID         uint64 `nex:"data_id"`
+	MiiName        string `nex:"mii_name"`
+	ReportCategory uint8  `nex:"report_category"`
+	ReportReason   string `nex:"report_reason"`
+}
+
+// ClassName returns "DataStoreReportCourseParam".
+func (s *DataStoreReportCourseParam) ClassName() string { return "DataStoreReportCourseParam" }
+
+// Append appends s: its own structure level, with the highest revision the
+// writer's NEX version allows (in the header when the settings have them).
+func (s *DataStoreReportCourseParam) Append(w *types.Writer) {
+	m := w.BeginStructure(0)
+	w.U64(s.DataID)
+	w.String(s.MiiName)
+	w.U8(s.ReportCategory)
+	w.String(s.ReportReason)
+	w.EndStructure(m)
+}
+
+// Read reads s as the field named field: its own level, whose
+// header's revision (without headers: the highest the reader's NEX version allows)
+// gates its fields. Content a newer revision adds is skipped; a revision the
+// reader's NEX version does not allow is an error.
+func (s *DataStoreReportCourseParam) Read(r *types.Reader, field string) {
+	m := r.EnterClass(field, "DataStoreReportCourseParam", 0)
+	s.DataID = r.U64("data_id")
+	s.MiiName = r.String("mii_name")
+	s.ReportCategory = r.U8("report_category")
+	s.ReportReason = r.String("report_reason")
+	r.LeaveStructure(m)
+}
+
 // DataStoreSMMProtocolID is the id of the DataStore_SMM protocol.
 //
-// DataStore_SMM is DataStore with Super Mario Maker's configuration methods.
+// DataStore_SMM is DataStore with Super Mario Maker's methods.
 //
 // It is a variant of datastore.DataStore: its methods add to or replace its parent's.
 const DataStoreSMMProtocolID uint16 = 115
 
 // Method ids of DataStoreSMM.
 const (
-	DataStoreSMMMethodPrepareGetObjectV1           uint32 = 1
-	DataStoreSMMMethodPreparePostObjectV1          uint32 = 2
-	DataStoreSMMMethodCompletePostObjectV1         uint32 = 3
-	DataStoreSMMMethodDeleteObject                 uint32 = 4
-	DataStoreSMMMethodDeleteObjects                uint32 = 5
-	DataStoreSMMMethodChangeMetaV1                 uint32 = 6
-	DataStoreSMMMethodChangeMetasV1                uint32 = 7
-	DataStoreSMMMethodGetMeta                      uint32 = 8
-	DataStoreSMMMethodGetMetas                     uint32 = 9
-	DataStoreSMMMethodPrepareUpdateObject          uint32 = 10
-	DataStoreSMMMethodCompleteUpdateObject         uint32 = 11
-	DataStoreSMMMethodSearchObject                 uint32 = 12
-	DataStoreSMMMethodGetNotificationUrl           uint32 = 13
-	DataStoreSMMMethodGetNewArrivedNotificationsV1 uint32 = 14
-	DataStoreSMMMethodRateObject                   uint32 = 15
-	DataStoreSMMMethodGetRating                    uint32 = 16
-	DataStoreSMMMethodGetRatings                   uint32 = 17
-	DataStoreSMMMethodResetRating                  uint32 = 18
-	DataStoreSMMMethodResetRatings                 uint32 = 19
-	DataStoreSMMMethodGetSpecificMetaV1            uint32 = 20
-	DataStoreSMMMethodPostMetaBinary               uint32 = 21
-	DataStoreSMMMethodTouchObject                  uint32 = 22
-	DataStoreSMMMethodGetRatingWithLog             uint32 = 23
-	DataStoreSMMMethodPreparePostObject            uint32 = 24
-	DataStoreSMMMethodPrepareGetObject             uint32 = 25
-	DataStoreSMMMethodCompletePostObject           uint32 = 26
-	DataStoreSMMMethodGetNewArrivedNotifications   uint32 = 27
-	DataStoreSMMMethodGetSpecificMeta              uint32 = 28
-	DataStoreSMMMethodGetPersistenceInfo           uint32 = 29
-	DataStoreSMMMethodGetPersistenceInfos          uint32 = 30
-	DataStoreSMMMethodPerpetuateObject             uint32 = 31
-	DataStoreSMMMethodUnperpetuateObject           uint32 = 32
-	DataStoreSMMMethodPrepareGetObjectOrMetaBinary uint32 = 33
-	DataStoreSMMMethodGetPasswordInfo              uint32 = 34
-	DataStoreSMMMethodGetPasswordInfos             uint32 = 35
-	DataStoreSMMMethodGetMetasMultipleParam        uint32 = 36
-	DataStoreSMMMethodCompletePostObjects          uint32 = 37
-	DataStoreSMMMethodChangeMeta                   uint32 = 38
-	DataStoreSMMMethodChangeMetas                  uint32 = 39
-	DataStoreSMMMethodRateObjects                  uint32 = 40
-	DataStoreSMMMethodPostMetaBinaryWithDataId     uint32 = 41
-	DataStoreSMMMethodPostMetaBinariesWithDataId   uint32 = 42
-	DataStoreSMMMethodRateObjectWithPosting        uint32 = 43
-	DataStoreSMMMethodRateObjectsWithPosting       uint32 = 44
-	DataStoreSMMMethodGetObjectInfos               uint32 = 45
-	DataStoreSMMMethodSearchObjectLight            uint32 = 46
-	DataStoreSMMMethodGetApplicationConfig         uint32 = 61
-	DataStoreSMMMethodGetApplicationConfigString   uint32 = 74
+	DataStoreSMMMethodPrepareGetObjectV1                    uint32 = 1
+	DataStoreSMMMethodPreparePostObjectV1                   uint32 = 2
+	DataStoreSMMMethodCompletePostObjectV1                  uint32 = 3
+	DataStoreSMMMethodDeleteObject                          uint32 = 4
+	DataStoreSMMMethodDeleteObjects                         uint32 = 5
+	DataStoreSMMMethodChangeMetaV1                          uint32 = 6
+	DataStoreSMMMethodChangeMetasV1                         uint32 = 7
+	DataStoreSMMMethodGetMeta                               uint32 = 8
+	DataStoreSMMMethodGetMetas                              uint32 = 9
+	DataStoreSMMMethodPrepareUpdateObject                   uint32 = 10
+	DataStoreSMMMethodCompleteUpdateObject                  uint32 = 11
+	DataStoreSMMMethodSearchObject                          uint32 = 12
+	DataStoreSMMMethodGetNotificationUrl                    uint32 = 13
+	DataStoreSMMMethodGetNewArrivedNotificationsV1          uint32 = 14
+	DataStoreSMMMethodRateObject                            uint32 = 15
+	DataStoreSMMMethodGetRating                             uint32 = 16
+	DataStoreSMMMethodGetRatings                            uint32 = 17
+	DataStoreSMMMethodResetRating                           uint32 = 18
+	DataStoreSMMMethodResetRatings                          uint32 = 19
+	DataStoreSMMMethodGetSpecificMetaV1                     uint32 = 20
+	DataStoreSMMMethodPostMetaBinary                        uint32 = 21
+	DataStoreSMMMethodTouchObject                           uint32 = 22
+	DataStoreSMMMethodGetRatingWithLog                      uint32 = 23
+	DataStoreSMMMethodPreparePostObject                     uint32 = 24
+	DataStoreSMMMethodPrepareGetObject                      uint32 = 25
+	DataStoreSMMMethodCompletePostObject                    uint32 = 26
+	DataStoreSMMMethodGetNewArrivedNotifications            uint32 = 27
+	DataStoreSMMMethodGetSpecificMeta                       uint32 = 28
+	DataStoreSMMMethodGetPersistenceInfo                    uint32 = 29
+	DataStoreSMMMethodGetPersistenceInfos                   uint32 = 30
+	DataStoreSMMMethodPerpetuateObject                      uint32 = 31
+	DataStoreSMMMethodUnperpetuateObject                    uint32 = 32
+	DataStoreSMMMethodPrepareGetObjectOrMetaBinary          uint32 = 33
+	DataStoreSMMMethodGetPasswordInfo                       uint32 = 34
+	DataStoreSMMMethodGetPasswordInfos                      uint32 = 35
+	DataStoreSMMMethodGetMetasMultipleParam                 uint32 = 36
+	DataStoreSMMMethodCompletePostObjects                   uint32 = 37
+	DataStoreSMMMethodChangeMeta                            uint32 = 38
+	DataStoreSMMMethodChangeMetas                           uint32 = 39
+	DataStoreSMMMethodRateObjects                           uint32 = 40
+	DataStoreSMMMethodPostMetaBinaryWithDataId              uint32 = 41
+	DataStoreSMMMethodPostMetaBinariesWithDataId            uint32 = 42
+	DataStoreSMMMethodRateObjectWithPosting                 uint32 = 43
+	DataStoreSMMMethodRateObjectsWithPosting                uint32 = 44
+	DataStoreSMMMethodGetObjectInfos                        uint32 = 45
+	DataStoreSMMMethodGetMetaByOwnerId                      uint32 = 46
+	DataStoreSMMMethodCustomSearchObject                    uint32 = 47
+	DataStoreSMMMethodRateCustomRanking                     uint32 = 48
+	DataStoreSMMMethodGetCustomRanking                      uint32 = 49
+	DataStoreSMMMethodGetCustomRankingByDataId              uint32 = 50
+	DataStoreSMMMethodDeleteCustomRanking                   uint32 = 51
+	DataStoreSMMMethodAddToBufferQueue                      uint32 = 52
+	DataStoreSMMMethodAddToBufferQueues                     uint32 = 53
+	DataStoreSMMMethodGetBufferQueue                        uint32 = 54
+	DataStoreSMMMethodGetBufferQueues                       uint32 = 55
+	DataStoreSMMMethodClearBufferQueues                     uint32 = 56
+	DataStoreSMMMethodCompleteAttachFile                    uint32 = 57
+	DataStoreSMMMethodCompleteAttachFileV1                  uint32 = 58
+	DataStoreSMMMethodPrepareAttachFile                     uint32 = 59
+	DataStoreSMMMethodConditionalSearchObject               uint32 = 60
+	DataStoreSMMMethodGetApplicationConfig                  uint32 = 61
+	DataStoreSMMMethodSetApplicationConfig                  uint32 = 62
+	DataStoreSMMMethodDeleteApplicationConfig               uint32 = 63
+	DataStoreSMMMethodLatestCourseSearchObject              uint32 = 64
+	DataStoreSMMMethodFollowingsLatestCourseSearchObject    uint32 = 65
+	DataStoreSMMMethodRecommendedCourseSearchObject         uint32 = 66
+	DataStoreSMMMethodScoreRangeCascadedSearchObject        uint32 = 67
+	DataStoreSMMMethodSuggestedCourseSearchObject           uint32 = 68
+	DataStoreSMMMethodPreparePostObjectWithOwnerIdAndDataId uint32 = 69
+	DataStoreSMMMethodCompletePostObjectWithOwnerId         uint32 = 70
+	DataStoreSMMMethodUploadCourseRecord                    uint32 = 71
+	DataStoreSMMMethodGetCourseRecord                       uint32 = 72
+	DataStoreSMMMethodDeleteCourseRecord                    uint32 = 73
+	DataStoreSMMMethodGetApplicationConfigString            uint32 = 74
+	DataStoreSMMMethodSetApplicationConfigString            uint32 = 75
+	DataStoreSMMMethodGetDeletionReason                     uint32 = 76
+	DataStoreSMMMethodSetDeletionReason                     uint32 = 77
+	DataStoreSMMMethodGetMetasWithCourseRecord              uint32 = 78
+	DataStoreSMMMethodCheckRateCustomRankingCounter         uint32 = 79
+	DataStoreSMMMethodResetRateCustomRankingCounter         uint32 = 80
+	DataStoreSMMMethodBestScoreRateCourseSearchObject       uint32 = 81
+	DataStoreSMMMethodCTRPickUpCourseSearchObject           uint32 = 82
+	DataStoreSMMMethodSetCachedRanking                      uint32 = 83
+	DataStoreSMMMethodDeleteCachedRanking                   uint32 = 84
+	DataStoreSMMMethodChangePlayablePlatform                uint32 = 85
+	DataStoreSMMMethodSearchUnknownPlatformObjects          uint32 = 86
+	DataStoreSMMMethodReportCourse                          uint32 = 87
 )
 
 // DataStoreSMMMethodName returns the name of a DataStoreSMM method, "" for an unknown id.
@@ -174,13 +750,652 @@ func DataStoreSMMMethodName(id uint32) string {
 	case 45:
 		return "GetObjectInfos"
 	case 46:
-		return "SearchObjectLight"
+		return "GetMetaByOwnerId"
+	case 47:
+		return "CustomSearchObject"
+	case 48:
+		return "RateCustomRanking"
+	case 49:
+		return "GetCustomRanking"
+	case 50:
+		return "GetCustomRankingByDataId"
+	case 51:
+		return "DeleteCustomRanking"
+	case 52:
+		return "AddToBufferQueue"
+	case 53:
+		return "AddToBufferQueues"
+	case 54:
+		return "GetBufferQueue"
+	case 55:
+		return "GetBufferQueues"
+	case 56:
+		return "ClearBufferQueues"
+	case 57:
+		return "CompleteAttachFile"
+	case 58:
+		return "CompleteAttachFileV1"
+	case 59:
+		return "PrepareAttachFile"
+	case 60:
+		return "ConditionalSearchObject"
 	case 61:
 		return "GetApplicationConfig"
+	case 62:
+		return "SetApplicationConfig"
+	case 63:
+		return "DeleteApplicationConfig"
+	case 64:
+		return "LatestCourseSearchObject"
+	case 65:
+		return "FollowingsLatestCourseSearchObject"
+	case 66:
+		return "RecommendedCourseSearchObject"
+	case 67:
+		return "ScoreRangeCascadedSearchObject"
+	case 68:
+		return "SuggestedCourseSearchObject"
+	case 69:
+		return "PreparePostObjectWithOwnerIdAndDataId"
+	case 70:
+		return "CompletePostObjectWithOwnerId"
+	case 71:
+		return "UploadCourseRecord"
+	case 72:
+		return "GetCourseRecord"
+	case 73:
+		return "DeleteCourseRecord"
 	case 74:
 		return "GetApplicationConfigString"
+	case 75:
+		return "SetApplicationConfigString"
+	case 76:
+		return "GetDeletionReason"
+	case 77:
+		return "SetDeletionReason"
+	case 78:
+		return "GetMetasWithCourseRecord"
+	case 79:
+		return "CheckRateCustomRankingCounter"
+	case 80:
+		return "ResetRateCustomRankingCounter"
+	case 81:
+		return "BestScoreRateCourseSearchObject"
+	case 82:
+		return "CTRPickUpCourseSearchObject"
+	case 83:
+		return "SetCachedRanking"
+	case 84:
+		return "DeleteCachedRanking"
+	case 85:
+		return "ChangePlayablePlatform"
+	case 86:
+		return "SearchUnknownPlatformObjects"
+	case 87:
+		return "ReportCourse"
 	}
 	return ""
+}
+
+// DataStoreSMMGetObjectInfosRequest holds the parameters of DataStore_SMM.GetObjectInfos.
+type DataStoreSMMGetObjectInfosRequest struct {
+	DataIDs []uint64 `nex:"data_ids"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetObjectInfosRequest) Append(w *types.Writer) {
+	w.Count(len(x.DataIDs))
+	for i0 := range x.DataIDs {
+		w.U64(x.DataIDs[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetObjectInfosRequest) Read(r *types.Reader) {
+	x.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
+}
+
+// DataStoreSMMGetObjectInfosResponse holds the results of DataStore_SMM.GetObjectInfos.
+type DataStoreSMMGetObjectInfosResponse struct {
+	Infos []DataStoreFileServerObjectInfo `nex:"infos"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetObjectInfosResponse) Append(w *types.Writer) {
+	w.Count(len(x.Infos))
+	for i0 := range x.Infos {
+		x.Infos[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetObjectInfosResponse) Read(r *types.Reader) {
+	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreFileServerObjectInfo) { v.Read(r, f); return })
+}
+
+// DataStoreSMMGetMetaByOwnerIdRequest holds the parameters of DataStore_SMM.GetMetaByOwnerId.
+type DataStoreSMMGetMetaByOwnerIdRequest struct {
+	Param DataStoreGetMetaByOwnerIdParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetMetaByOwnerIdRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetMetaByOwnerIdRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMGetMetaByOwnerIdResponse holds the results of DataStore_SMM.GetMetaByOwnerId.
+type DataStoreSMMGetMetaByOwnerIdResponse struct {
+	MetaInfo []datastore.DataStoreMetaInfo `nex:"meta_info"`
+	HasNext  bool                          `nex:"has_next"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetMetaByOwnerIdResponse) Append(w *types.Writer) {
+	w.Count(len(x.MetaInfo))
+	for i0 := range x.MetaInfo {
+		x.MetaInfo[i0].Append(w)
+	}
+	w.Bool(x.HasNext)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetMetaByOwnerIdResponse) Read(r *types.Reader) {
+	x.MetaInfo = types.ReadList(r, "meta_info", func(r *types.Reader, f string) (v datastore.DataStoreMetaInfo) { v.Read(r, f); return })
+	x.HasNext = r.Bool("has_next")
+}
+
+// DataStoreSMMCustomSearchObjectRequest holds the parameters of DataStore_SMM.CustomSearchObject.
+type DataStoreSMMCustomSearchObjectRequest struct {
+	Condition uint32                         `nex:"condition"`
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCustomSearchObjectRequest) Append(w *types.Writer) {
+	w.U32(x.Condition)
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCustomSearchObjectRequest) Read(r *types.Reader) {
+	x.Condition = r.U32("condition")
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMCustomSearchObjectResponse holds the results of DataStore_SMM.CustomSearchObject.
+type DataStoreSMMCustomSearchObjectResponse struct {
+	SearchResult datastore.DataStoreSearchResult `nex:"search_result"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCustomSearchObjectResponse) Append(w *types.Writer) {
+	x.SearchResult.Append(w)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCustomSearchObjectResponse) Read(r *types.Reader) {
+	x.SearchResult.Read(r, "search_result")
+}
+
+// DataStoreSMMRateCustomRankingRequest holds the parameters of DataStore_SMM.RateCustomRanking.
+type DataStoreSMMRateCustomRankingRequest struct {
+	Params []DataStoreRateCustomRankingParam `nex:"params"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMRateCustomRankingRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMRateCustomRankingRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreRateCustomRankingParam) { v.Read(r, f); return })
+}
+
+// DataStoreSMMRateCustomRankingResponse holds the results of DataStore_SMM.RateCustomRanking.
+type DataStoreSMMRateCustomRankingResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMRateCustomRankingResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMRateCustomRankingResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMGetCustomRankingRequest holds the parameters of DataStore_SMM.GetCustomRanking.
+type DataStoreSMMGetCustomRankingRequest struct {
+	Param DataStoreGetCustomRankingParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetCustomRankingRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCustomRankingRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMGetCustomRankingResponse holds the results of DataStore_SMM.GetCustomRanking.
+type DataStoreSMMGetCustomRankingResponse struct {
+	RankingResult []DataStoreCustomRankingResult `nex:"ranking_result"`
+	Results       []types.Result                 `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetCustomRankingResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResult))
+	for i0 := range x.RankingResult {
+		x.RankingResult[i0].Append(w)
+	}
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCustomRankingResponse) Read(r *types.Reader) {
+	x.RankingResult = types.ReadList(r, "ranking_result", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMGetCustomRankingByDataIdRequest holds the parameters of DataStore_SMM.GetCustomRankingByDataId.
+type DataStoreSMMGetCustomRankingByDataIdRequest struct {
+	Param DataStoreGetCustomRankingByDataIdParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetCustomRankingByDataIdRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCustomRankingByDataIdRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMGetCustomRankingByDataIdResponse holds the results of DataStore_SMM.GetCustomRankingByDataId.
+type DataStoreSMMGetCustomRankingByDataIdResponse struct {
+	RankingResult []DataStoreCustomRankingResult `nex:"ranking_result"`
+	Results       []types.Result                 `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetCustomRankingByDataIdResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResult))
+	for i0 := range x.RankingResult {
+		x.RankingResult[i0].Append(w)
+	}
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCustomRankingByDataIdResponse) Read(r *types.Reader) {
+	x.RankingResult = types.ReadList(r, "ranking_result", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMDeleteCustomRankingRequest holds the parameters of DataStore_SMM.DeleteCustomRanking.
+type DataStoreSMMDeleteCustomRankingRequest struct {
+	DataIDList []uint64 `nex:"data_id_list"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMDeleteCustomRankingRequest) Append(w *types.Writer) {
+	w.Count(len(x.DataIDList))
+	for i0 := range x.DataIDList {
+		w.U64(x.DataIDList[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCustomRankingRequest) Read(r *types.Reader) {
+	x.DataIDList = types.ReadList(r, "data_id_list", (*types.Reader).U64)
+}
+
+// DataStoreSMMDeleteCustomRankingResponse holds the results of DataStore_SMM.DeleteCustomRanking.
+type DataStoreSMMDeleteCustomRankingResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMDeleteCustomRankingResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCustomRankingResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMAddToBufferQueueRequest holds the parameters of DataStore_SMM.AddToBufferQueue.
+type DataStoreSMMAddToBufferQueueRequest struct {
+	Param  BufferQueueParam `nex:"param"`
+	Buffer []byte           `nex:"buffer"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMAddToBufferQueueRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.QBuffer(x.Buffer)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMAddToBufferQueueRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.Buffer = r.QBufferCopy("buffer")
+}
+
+// DataStoreSMMAddToBufferQueueResponse holds the results of DataStore_SMM.AddToBufferQueue.
+type DataStoreSMMAddToBufferQueueResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMAddToBufferQueueResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMAddToBufferQueueResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMAddToBufferQueuesRequest holds the parameters of DataStore_SMM.AddToBufferQueues.
+type DataStoreSMMAddToBufferQueuesRequest struct {
+	Params  []BufferQueueParam `nex:"params"`
+	Buffers [][]byte           `nex:"buffers"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMAddToBufferQueuesRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+	w.Count(len(x.Buffers))
+	for i0 := range x.Buffers {
+		w.QBuffer(x.Buffers[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMAddToBufferQueuesRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+	x.Buffers = types.ReadList(r, "buffers", (*types.Reader).QBufferCopy)
+}
+
+// DataStoreSMMAddToBufferQueuesResponse holds the results of DataStore_SMM.AddToBufferQueues.
+type DataStoreSMMAddToBufferQueuesResponse struct {
+	Results []types.Result `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMAddToBufferQueuesResponse) Append(w *types.Writer) {
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMAddToBufferQueuesResponse) Read(r *types.Reader) {
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMGetBufferQueueRequest holds the parameters of DataStore_SMM.GetBufferQueue.
+type DataStoreSMMGetBufferQueueRequest struct {
+	Param BufferQueueParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetBufferQueueRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetBufferQueueRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMGetBufferQueueResponse holds the results of DataStore_SMM.GetBufferQueue.
+type DataStoreSMMGetBufferQueueResponse struct {
+	BufferQueue [][]byte `nex:"buffer_queue"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetBufferQueueResponse) Append(w *types.Writer) {
+	w.Count(len(x.BufferQueue))
+	for i0 := range x.BufferQueue {
+		w.QBuffer(x.BufferQueue[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetBufferQueueResponse) Read(r *types.Reader) {
+	x.BufferQueue = types.ReadList(r, "buffer_queue", (*types.Reader).QBufferCopy)
+}
+
+// DataStoreSMMGetBufferQueuesRequest holds the parameters of DataStore_SMM.GetBufferQueues.
+type DataStoreSMMGetBufferQueuesRequest struct {
+	Params []BufferQueueParam `nex:"params"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetBufferQueuesRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetBufferQueuesRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+}
+
+// DataStoreSMMGetBufferQueuesResponse holds the results of DataStore_SMM.GetBufferQueues.
+type DataStoreSMMGetBufferQueuesResponse struct {
+	BufferQueueLst [][][]byte     `nex:"buffer_queue_lst"`
+	Results        []types.Result `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetBufferQueuesResponse) Append(w *types.Writer) {
+	w.Count(len(x.BufferQueueLst))
+	for i0 := range x.BufferQueueLst {
+		w.Count(len(x.BufferQueueLst[i0]))
+		for i1 := range x.BufferQueueLst[i0] {
+			w.QBuffer(x.BufferQueueLst[i0][i1])
+		}
+	}
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetBufferQueuesResponse) Read(r *types.Reader) {
+	x.BufferQueueLst = types.ReadList(r, "buffer_queue_lst", func(r *types.Reader, f string) [][]byte { return types.ReadList(r, f, (*types.Reader).QBufferCopy) })
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMClearBufferQueuesRequest holds the parameters of DataStore_SMM.ClearBufferQueues.
+type DataStoreSMMClearBufferQueuesRequest struct {
+	Params []BufferQueueParam `nex:"params"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMClearBufferQueuesRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMClearBufferQueuesRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+}
+
+// DataStoreSMMClearBufferQueuesResponse holds the results of DataStore_SMM.ClearBufferQueues.
+type DataStoreSMMClearBufferQueuesResponse struct {
+	Results []types.Result `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMClearBufferQueuesResponse) Append(w *types.Writer) {
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMClearBufferQueuesResponse) Read(r *types.Reader) {
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMCompleteAttachFileRequest holds the parameters of DataStore_SMM.CompleteAttachFile.
+type DataStoreSMMCompleteAttachFileRequest struct {
+	Param datastore.DataStoreCompletePostParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCompleteAttachFileRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCompleteAttachFileRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMCompleteAttachFileResponse holds the results of DataStore_SMM.CompleteAttachFile.
+type DataStoreSMMCompleteAttachFileResponse struct {
+	URL string `nex:"url"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCompleteAttachFileResponse) Append(w *types.Writer) {
+	w.String(x.URL)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCompleteAttachFileResponse) Read(r *types.Reader) {
+	x.URL = r.String("url")
+}
+
+// DataStoreSMMCompleteAttachFileV1Request holds the parameters of DataStore_SMM.CompleteAttachFileV1.
+type DataStoreSMMCompleteAttachFileV1Request struct {
+	Param datastore.DataStoreCompletePostParamV1 `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCompleteAttachFileV1Request) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCompleteAttachFileV1Request) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMCompleteAttachFileV1Response holds the results of DataStore_SMM.CompleteAttachFileV1.
+type DataStoreSMMCompleteAttachFileV1Response struct {
+	URL string `nex:"url"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCompleteAttachFileV1Response) Append(w *types.Writer) {
+	w.String(x.URL)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCompleteAttachFileV1Response) Read(r *types.Reader) {
+	x.URL = r.String("url")
+}
+
+// DataStoreSMMPrepareAttachFileRequest holds the parameters of DataStore_SMM.PrepareAttachFile.
+type DataStoreSMMPrepareAttachFileRequest struct {
+	Param DataStoreAttachFileParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMPrepareAttachFileRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMPrepareAttachFileRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMPrepareAttachFileResponse holds the results of DataStore_SMM.PrepareAttachFile.
+type DataStoreSMMPrepareAttachFileResponse struct {
+	ReqPostInfo datastore.DataStoreReqPostInfo `nex:"req_post_info"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMPrepareAttachFileResponse) Append(w *types.Writer) {
+	x.ReqPostInfo.Append(w)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMPrepareAttachFileResponse) Read(r *types.Reader) {
+	x.ReqPostInfo.Read(r, "req_post_info")
+}
+
+// DataStoreSMMConditionalSearchObjectRequest holds the parameters of DataStore_SMM.ConditionalSearchObject.
+type DataStoreSMMConditionalSearchObjectRequest struct {
+	Condition uint32                         `nex:"condition"`
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMConditionalSearchObjectRequest) Append(w *types.Writer) {
+	w.U32(x.Condition)
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMConditionalSearchObjectRequest) Read(r *types.Reader) {
+	x.Condition = r.U32("condition")
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMConditionalSearchObjectResponse holds the results of DataStore_SMM.ConditionalSearchObject.
+type DataStoreSMMConditionalSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMConditionalSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMConditionalSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
 }
 
 // DataStoreSMMGetApplicationConfigRequest holds the parameters of DataStore_SMM.GetApplicationConfig.
@@ -216,6 +1431,414 @@ func (x *DataStoreSMMGetApplicationConfigResponse) Read(r *types.Reader) {
 	x.Config = types.ReadList(r, "config", (*types.Reader).U32)
 }
 
+// DataStoreSMMSetApplicationConfigRequest holds the parameters of DataStore_SMM.SetApplicationConfig.
+type DataStoreSMMSetApplicationConfigRequest struct {
+	ApplicationID uint32 `nex:"application_id"`
+	Key           uint32 `nex:"key"`
+	Value         int32  `nex:"value"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMSetApplicationConfigRequest) Append(w *types.Writer) {
+	w.U32(x.ApplicationID)
+	w.U32(x.Key)
+	w.S32(x.Value)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMSetApplicationConfigRequest) Read(r *types.Reader) {
+	x.ApplicationID = r.U32("application_id")
+	x.Key = r.U32("key")
+	x.Value = r.S32("value")
+}
+
+// DataStoreSMMSetApplicationConfigResponse holds the results of DataStore_SMM.SetApplicationConfig.
+type DataStoreSMMSetApplicationConfigResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMSetApplicationConfigResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMSetApplicationConfigResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMDeleteApplicationConfigRequest holds the parameters of DataStore_SMM.DeleteApplicationConfig.
+type DataStoreSMMDeleteApplicationConfigRequest struct {
+	ApplicationID uint32 `nex:"application_id"`
+	Key           uint32 `nex:"key"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMDeleteApplicationConfigRequest) Append(w *types.Writer) {
+	w.U32(x.ApplicationID)
+	w.U32(x.Key)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteApplicationConfigRequest) Read(r *types.Reader) {
+	x.ApplicationID = r.U32("application_id")
+	x.Key = r.U32("key")
+}
+
+// DataStoreSMMDeleteApplicationConfigResponse holds the results of DataStore_SMM.DeleteApplicationConfig.
+type DataStoreSMMDeleteApplicationConfigResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMDeleteApplicationConfigResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteApplicationConfigResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMLatestCourseSearchObjectRequest holds the parameters of DataStore_SMM.LatestCourseSearchObject.
+type DataStoreSMMLatestCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMLatestCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMLatestCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMLatestCourseSearchObjectResponse holds the results of DataStore_SMM.LatestCourseSearchObject.
+type DataStoreSMMLatestCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMLatestCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMLatestCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMFollowingsLatestCourseSearchObjectRequest holds the parameters of DataStore_SMM.FollowingsLatestCourseSearchObject.
+type DataStoreSMMFollowingsLatestCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMFollowingsLatestCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMFollowingsLatestCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMFollowingsLatestCourseSearchObjectResponse holds the results of DataStore_SMM.FollowingsLatestCourseSearchObject.
+type DataStoreSMMFollowingsLatestCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMFollowingsLatestCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMFollowingsLatestCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMRecommendedCourseSearchObjectRequest holds the parameters of DataStore_SMM.RecommendedCourseSearchObject.
+type DataStoreSMMRecommendedCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMRecommendedCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMRecommendedCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMRecommendedCourseSearchObjectResponse holds the results of DataStore_SMM.RecommendedCourseSearchObject.
+type DataStoreSMMRecommendedCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMRecommendedCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMRecommendedCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMScoreRangeCascadedSearchObjectRequest holds the parameters of DataStore_SMM.ScoreRangeCascadedSearchObject.
+type DataStoreSMMScoreRangeCascadedSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMScoreRangeCascadedSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMScoreRangeCascadedSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMScoreRangeCascadedSearchObjectResponse holds the results of DataStore_SMM.ScoreRangeCascadedSearchObject.
+type DataStoreSMMScoreRangeCascadedSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMScoreRangeCascadedSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMScoreRangeCascadedSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMSuggestedCourseSearchObjectRequest holds the parameters of DataStore_SMM.SuggestedCourseSearchObject.
+type DataStoreSMMSuggestedCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMSuggestedCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMSuggestedCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMSuggestedCourseSearchObjectResponse holds the results of DataStore_SMM.SuggestedCourseSearchObject.
+type DataStoreSMMSuggestedCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMSuggestedCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMSuggestedCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest holds the parameters of DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId.
+type DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest struct {
+	OwnerID uint32                              `nex:"owner_id"`
+	DataID  uint64                              `nex:"data_id"`
+	Param   datastore.DataStorePreparePostParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest) Append(w *types.Writer) {
+	w.U32(x.OwnerID)
+	w.U64(x.DataID)
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest) Read(r *types.Reader) {
+	x.OwnerID = r.U32("owner_id")
+	x.DataID = r.U64("data_id")
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse holds the results of DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId.
+type DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse struct {
+	ReqPostInfo datastore.DataStoreReqPostInfo `nex:"req_post_info"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse) Append(w *types.Writer) {
+	x.ReqPostInfo.Append(w)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse) Read(r *types.Reader) {
+	x.ReqPostInfo.Read(r, "req_post_info")
+}
+
+// DataStoreSMMCompletePostObjectWithOwnerIdRequest holds the parameters of DataStore_SMM.CompletePostObjectWithOwnerId.
+type DataStoreSMMCompletePostObjectWithOwnerIdRequest struct {
+	OwnerID uint32                               `nex:"owner_id"`
+	Param   datastore.DataStoreCompletePostParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCompletePostObjectWithOwnerIdRequest) Append(w *types.Writer) {
+	w.U32(x.OwnerID)
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCompletePostObjectWithOwnerIdRequest) Read(r *types.Reader) {
+	x.OwnerID = r.U32("owner_id")
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMCompletePostObjectWithOwnerIdResponse holds the results of DataStore_SMM.CompletePostObjectWithOwnerId.
+type DataStoreSMMCompletePostObjectWithOwnerIdResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCompletePostObjectWithOwnerIdResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCompletePostObjectWithOwnerIdResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMUploadCourseRecordRequest holds the parameters of DataStore_SMM.UploadCourseRecord.
+type DataStoreSMMUploadCourseRecordRequest struct {
+	Param DataStoreUploadCourseRecordParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMUploadCourseRecordRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMUploadCourseRecordRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMUploadCourseRecordResponse holds the results of DataStore_SMM.UploadCourseRecord.
+type DataStoreSMMUploadCourseRecordResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMUploadCourseRecordResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMUploadCourseRecordResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMGetCourseRecordRequest holds the parameters of DataStore_SMM.GetCourseRecord.
+type DataStoreSMMGetCourseRecordRequest struct {
+	Param DataStoreGetCourseRecordParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetCourseRecordRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCourseRecordRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMGetCourseRecordResponse holds the results of DataStore_SMM.GetCourseRecord.
+type DataStoreSMMGetCourseRecordResponse struct {
+	Result DataStoreGetCourseRecordResult `nex:"result"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetCourseRecordResponse) Append(w *types.Writer) {
+	x.Result.Append(w)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetCourseRecordResponse) Read(r *types.Reader) {
+	x.Result.Read(r, "result")
+}
+
+// DataStoreSMMDeleteCourseRecordRequest holds the parameters of DataStore_SMM.DeleteCourseRecord.
+type DataStoreSMMDeleteCourseRecordRequest struct {
+	Param DataStoreGetCourseRecordParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMDeleteCourseRecordRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCourseRecordRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMDeleteCourseRecordResponse holds the results of DataStore_SMM.DeleteCourseRecord.
+type DataStoreSMMDeleteCourseRecordResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMDeleteCourseRecordResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCourseRecordResponse) Read(r *types.Reader) {
+}
+
 // DataStoreSMMGetApplicationConfigStringRequest holds the parameters of DataStore_SMM.GetApplicationConfigString.
 type DataStoreSMMGetApplicationConfigStringRequest struct {
 	ID uint32 `nex:"id"`
@@ -247,6 +1870,423 @@ func (x *DataStoreSMMGetApplicationConfigStringResponse) Append(w *types.Writer)
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetApplicationConfigStringResponse) Read(r *types.Reader) {
 	x.Config = types.ReadList(r, "config", (*types.Reader).String)
+}
+
+// DataStoreSMMSetApplicationConfigStringRequest holds the parameters of DataStore_SMM.SetApplicationConfigString.
+type DataStoreSMMSetApplicationConfigStringRequest struct {
+	ApplicationID uint32 `nex:"application_id"`
+	Key           uint32 `nex:"key"`
+	Value         string `nex:"value"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMSetApplicationConfigStringRequest) Append(w *types.Writer) {
+	w.U32(x.ApplicationID)
+	w.U32(x.Key)
+	w.String(x.Value)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMSetApplicationConfigStringRequest) Read(r *types.Reader) {
+	x.ApplicationID = r.U32("application_id")
+	x.Key = r.U32("key")
+	x.Value = r.String("value")
+}
+
+// DataStoreSMMSetApplicationConfigStringResponse holds the results of DataStore_SMM.SetApplicationConfigString.
+type DataStoreSMMSetApplicationConfigStringResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMSetApplicationConfigStringResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMSetApplicationConfigStringResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMGetDeletionReasonRequest holds the parameters of DataStore_SMM.GetDeletionReason.
+type DataStoreSMMGetDeletionReasonRequest struct {
+	DataIDLst []uint64 `nex:"data_id_lst"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetDeletionReasonRequest) Append(w *types.Writer) {
+	w.Count(len(x.DataIDLst))
+	for i0 := range x.DataIDLst {
+		w.U64(x.DataIDLst[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetDeletionReasonRequest) Read(r *types.Reader) {
+	x.DataIDLst = types.ReadList(r, "data_id_lst", (*types.Reader).U64)
+}
+
+// DataStoreSMMGetDeletionReasonResponse holds the results of DataStore_SMM.GetDeletionReason.
+type DataStoreSMMGetDeletionReasonResponse struct {
+	DeletionReasons []uint32 `nex:"deletion_reasons"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetDeletionReasonResponse) Append(w *types.Writer) {
+	w.Count(len(x.DeletionReasons))
+	for i0 := range x.DeletionReasons {
+		w.U32(x.DeletionReasons[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetDeletionReasonResponse) Read(r *types.Reader) {
+	x.DeletionReasons = types.ReadList(r, "deletion_reasons", (*types.Reader).U32)
+}
+
+// DataStoreSMMSetDeletionReasonRequest holds the parameters of DataStore_SMM.SetDeletionReason.
+type DataStoreSMMSetDeletionReasonRequest struct {
+	DataIDLst      []uint64 `nex:"data_id_lst"`
+	DeletionReason uint32   `nex:"deletion_reason"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMSetDeletionReasonRequest) Append(w *types.Writer) {
+	w.Count(len(x.DataIDLst))
+	for i0 := range x.DataIDLst {
+		w.U64(x.DataIDLst[i0])
+	}
+	w.U32(x.DeletionReason)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMSetDeletionReasonRequest) Read(r *types.Reader) {
+	x.DataIDLst = types.ReadList(r, "data_id_lst", (*types.Reader).U64)
+	x.DeletionReason = r.U32("deletion_reason")
+}
+
+// DataStoreSMMSetDeletionReasonResponse holds the results of DataStore_SMM.SetDeletionReason.
+type DataStoreSMMSetDeletionReasonResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMSetDeletionReasonResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMSetDeletionReasonResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMGetMetasWithCourseRecordRequest holds the parameters of DataStore_SMM.GetMetasWithCourseRecord.
+type DataStoreSMMGetMetasWithCourseRecordRequest struct {
+	Params    []DataStoreGetCourseRecordParam `nex:"params"`
+	MetaParam datastore.DataStoreGetMetaParam `nex:"meta_param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMGetMetasWithCourseRecordRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+	x.MetaParam.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMGetMetasWithCourseRecordRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreGetCourseRecordParam) { v.Read(r, f); return })
+	x.MetaParam.Read(r, "meta_param")
+}
+
+// DataStoreSMMGetMetasWithCourseRecordResponse holds the results of DataStore_SMM.GetMetasWithCourseRecord.
+type DataStoreSMMGetMetasWithCourseRecordResponse struct {
+	MetaInfo      []datastore.DataStoreMetaInfo    `nex:"meta_info"`
+	CourseResults []DataStoreGetCourseRecordResult `nex:"course_results"`
+	Results       []types.Result                   `nex:"results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMGetMetasWithCourseRecordResponse) Append(w *types.Writer) {
+	w.Count(len(x.MetaInfo))
+	for i0 := range x.MetaInfo {
+		x.MetaInfo[i0].Append(w)
+	}
+	w.Count(len(x.CourseResults))
+	for i0 := range x.CourseResults {
+		x.CourseResults[i0].Append(w)
+	}
+	w.Count(len(x.Results))
+	for i0 := range x.Results {
+		w.Result(x.Results[i0])
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMGetMetasWithCourseRecordResponse) Read(r *types.Reader) {
+	x.MetaInfo = types.ReadList(r, "meta_info", func(r *types.Reader, f string) (v datastore.DataStoreMetaInfo) { v.Read(r, f); return })
+	x.CourseResults = types.ReadList(r, "course_results", func(r *types.Reader, f string) (v DataStoreGetCourseRecordResult) { v.Read(r, f); return })
+	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
+}
+
+// DataStoreSMMCheckRateCustomRankingCounterRequest holds the parameters of DataStore_SMM.CheckRateCustomRankingCounter.
+type DataStoreSMMCheckRateCustomRankingCounterRequest struct {
+	ApplicationID uint32 `nex:"application_id"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCheckRateCustomRankingCounterRequest) Append(w *types.Writer) {
+	w.U32(x.ApplicationID)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCheckRateCustomRankingCounterRequest) Read(r *types.Reader) {
+	x.ApplicationID = r.U32("application_id")
+}
+
+// DataStoreSMMCheckRateCustomRankingCounterResponse holds the results of DataStore_SMM.CheckRateCustomRankingCounter.
+type DataStoreSMMCheckRateCustomRankingCounterResponse struct {
+	IsBelowThreshold bool `nex:"is_below_threshold"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCheckRateCustomRankingCounterResponse) Append(w *types.Writer) {
+	w.Bool(x.IsBelowThreshold)
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCheckRateCustomRankingCounterResponse) Read(r *types.Reader) {
+	x.IsBelowThreshold = r.Bool("is_below_threshold")
+}
+
+// DataStoreSMMResetRateCustomRankingCounterRequest holds the parameters of DataStore_SMM.ResetRateCustomRankingCounter.
+type DataStoreSMMResetRateCustomRankingCounterRequest struct {
+	ApplicationID uint32 `nex:"application_id"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMResetRateCustomRankingCounterRequest) Append(w *types.Writer) {
+	w.U32(x.ApplicationID)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMResetRateCustomRankingCounterRequest) Read(r *types.Reader) {
+	x.ApplicationID = r.U32("application_id")
+}
+
+// DataStoreSMMResetRateCustomRankingCounterResponse holds the results of DataStore_SMM.ResetRateCustomRankingCounter.
+type DataStoreSMMResetRateCustomRankingCounterResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMResetRateCustomRankingCounterResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMResetRateCustomRankingCounterResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMBestScoreRateCourseSearchObjectRequest holds the parameters of DataStore_SMM.BestScoreRateCourseSearchObject.
+type DataStoreSMMBestScoreRateCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMBestScoreRateCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMBestScoreRateCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMBestScoreRateCourseSearchObjectResponse holds the results of DataStore_SMM.BestScoreRateCourseSearchObject.
+type DataStoreSMMBestScoreRateCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMBestScoreRateCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMBestScoreRateCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMCTRPickUpCourseSearchObjectRequest holds the parameters of DataStore_SMM.CTRPickUpCourseSearchObject.
+type DataStoreSMMCTRPickUpCourseSearchObjectRequest struct {
+	Param     datastore.DataStoreSearchParam `nex:"param"`
+	ExtraData []string                       `nex:"extra_data"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMCTRPickUpCourseSearchObjectRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+	w.Count(len(x.ExtraData))
+	for i0 := range x.ExtraData {
+		w.String(x.ExtraData[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMCTRPickUpCourseSearchObjectRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+	x.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
+}
+
+// DataStoreSMMCTRPickUpCourseSearchObjectResponse holds the results of DataStore_SMM.CTRPickUpCourseSearchObject.
+type DataStoreSMMCTRPickUpCourseSearchObjectResponse struct {
+	RankingResults []DataStoreCustomRankingResult `nex:"ranking_results"`
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMCTRPickUpCourseSearchObjectResponse) Append(w *types.Writer) {
+	w.Count(len(x.RankingResults))
+	for i0 := range x.RankingResults {
+		x.RankingResults[i0].Append(w)
+	}
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMCTRPickUpCourseSearchObjectResponse) Read(r *types.Reader) {
+	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+}
+
+// DataStoreSMMSetCachedRankingRequest holds the parameters of DataStore_SMM.SetCachedRanking.
+type DataStoreSMMSetCachedRankingRequest struct {
+	RankingType string   `nex:"ranking_type"`
+	RankingArgs []string `nex:"ranking_args"`
+	DataIDLst   []uint64 `nex:"data_id_lst"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMSetCachedRankingRequest) Append(w *types.Writer) {
+	w.String(x.RankingType)
+	w.Count(len(x.RankingArgs))
+	for i0 := range x.RankingArgs {
+		w.String(x.RankingArgs[i0])
+	}
+	w.Count(len(x.DataIDLst))
+	for i0 := range x.DataIDLst {
+		w.U64(x.DataIDLst[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMSetCachedRankingRequest) Read(r *types.Reader) {
+	x.RankingType = r.String("ranking_type")
+	x.RankingArgs = types.ReadList(r, "ranking_args", (*types.Reader).String)
+	x.DataIDLst = types.ReadList(r, "data_id_lst", (*types.Reader).U64)
+}
+
+// DataStoreSMMSetCachedRankingResponse holds the results of DataStore_SMM.SetCachedRanking.
+type DataStoreSMMSetCachedRankingResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMSetCachedRankingResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMSetCachedRankingResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMDeleteCachedRankingRequest holds the parameters of DataStore_SMM.DeleteCachedRanking.
+type DataStoreSMMDeleteCachedRankingRequest struct {
+	RankingType string   `nex:"ranking_type"`
+	RankingArgs []string `nex:"ranking_args"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMDeleteCachedRankingRequest) Append(w *types.Writer) {
+	w.String(x.RankingType)
+	w.Count(len(x.RankingArgs))
+	for i0 := range x.RankingArgs {
+		w.String(x.RankingArgs[i0])
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCachedRankingRequest) Read(r *types.Reader) {
+	x.RankingType = r.String("ranking_type")
+	x.RankingArgs = types.ReadList(r, "ranking_args", (*types.Reader).String)
+}
+
+// DataStoreSMMDeleteCachedRankingResponse holds the results of DataStore_SMM.DeleteCachedRanking.
+type DataStoreSMMDeleteCachedRankingResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMDeleteCachedRankingResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMDeleteCachedRankingResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMChangePlayablePlatformRequest holds the parameters of DataStore_SMM.ChangePlayablePlatform.
+type DataStoreSMMChangePlayablePlatformRequest struct {
+	Params []DataStoreChangePlayablePlatformParam `nex:"params"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMChangePlayablePlatformRequest) Append(w *types.Writer) {
+	w.Count(len(x.Params))
+	for i0 := range x.Params {
+		x.Params[i0].Append(w)
+	}
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMChangePlayablePlatformRequest) Read(r *types.Reader) {
+	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreChangePlayablePlatformParam) { v.Read(r, f); return })
+}
+
+// DataStoreSMMChangePlayablePlatformResponse holds the results of DataStore_SMM.ChangePlayablePlatform.
+type DataStoreSMMChangePlayablePlatformResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMChangePlayablePlatformResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMChangePlayablePlatformResponse) Read(r *types.Reader) {
+}
+
+// DataStoreSMMReportCourseRequest holds the parameters of DataStore_SMM.ReportCourse.
+type DataStoreSMMReportCourseRequest struct {
+	Param DataStoreReportCourseParam `nex:"param"`
+}
+
+// Append appends the parameters in order.
+func (x *DataStoreSMMReportCourseRequest) Append(w *types.Writer) {
+	x.Param.Append(w)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *DataStoreSMMReportCourseRequest) Read(r *types.Reader) {
+	x.Param.Read(r, "param")
+}
+
+// DataStoreSMMReportCourseResponse holds the results of DataStore_SMM.ReportCourse.
+type DataStoreSMMReportCourseResponse struct {
+}
+
+// Append appends the results in order.
+func (x *DataStoreSMMReportCourseResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *DataStoreSMMReportCourseResponse) Read(r *types.Reader) {
 }
 
 // DataStoreSMMHandler answers DataStore_SMM calls: one method per method of the protocol, with its
@@ -315,18 +2355,194 @@ type DataStoreSMMHandler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
-	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error)
-	// SearchObjectLight is SearchObject with lighter results.
-	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+	// GetObjectInfos returns where to download each object.
+	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error)
+	// GetMetaByOwnerId returns the objects of some owners.
+	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
+	// CustomSearchObject searches by a game-defined condition.
+	CustomSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam) (searchResult datastore.DataStoreSearchResult, err error)
+	// RateCustomRanking adds scores to objects' custom rankings.
+	RateCustomRanking(ctx context.Context, c *rmc.Call, paramsArg []DataStoreRateCustomRankingParam) (err error)
+	// GetCustomRanking returns a range of a custom ranking.
+	GetCustomRanking(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
+	// GetCustomRankingByDataId returns objects' scores in a custom ranking.
+	GetCustomRankingByDataId(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingByDataIdParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
+	// DeleteCustomRanking deletes objects' custom rankings.
+	DeleteCustomRanking(ctx context.Context, c *rmc.Call, dataIDList []uint64) (err error)
+	// AddToBufferQueue appends a buffer to a queue.
+	AddToBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam, buffer []byte) (err error)
+	// AddToBufferQueues appends buffers to queues.
+	AddToBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam, buffers [][]byte) (results []types.Result, err error)
+	// GetBufferQueue returns a queue's buffers.
+	GetBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam) (bufferQueue [][]byte, err error)
+	// GetBufferQueues returns queues' buffers.
+	GetBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (bufferQueueLst [][][]byte, results []types.Result, err error)
+	// ClearBufferQueues empties queues.
+	ClearBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (results []types.Result, err error)
+	// CompleteAttachFile ends an attached file's upload and returns its URL.
+	CompleteAttachFile(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (url string, err error)
+	// CompleteAttachFileV1 is CompleteAttachFile with the V1 parameter.
+	CompleteAttachFileV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (url string, err error)
+	// PrepareAttachFile starts the upload of a file attached to an object.
+	PrepareAttachFile(ctx context.Context, c *rmc.Call, param DataStoreAttachFileParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
+	// ConditionalSearchObject searches by a game-defined condition.
+	ConditionalSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
 	// GetApplicationConfig returns the numbers of configuration table id.
 	GetApplicationConfig(ctx context.Context, c *rmc.Call, id uint32) (config []uint32, err error)
+	// SetApplicationConfig sets a number of a configuration table.
+	SetApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value int32) (err error)
+	// DeleteApplicationConfig deletes a number of a configuration table.
+	DeleteApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32) (err error)
+	// LatestCourseSearchObject returns the newest courses.
+	LatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// FollowingsLatestCourseSearchObject returns the newest courses of the followed owners.
+	FollowingsLatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// RecommendedCourseSearchObject returns recommended courses.
+	RecommendedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// ScoreRangeCascadedSearchObject returns courses by score ranges.
+	ScoreRangeCascadedSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// SuggestedCourseSearchObject returns suggested courses.
+	SuggestedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// PreparePostObjectWithOwnerIdAndDataId posts an object for an owner with a chosen id.
+	PreparePostObjectWithOwnerIdAndDataId(ctx context.Context, c *rmc.Call, ownerID uint32, dataID uint64, param datastore.DataStorePreparePostParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
+	// CompletePostObjectWithOwnerId ends such a post.
+	CompletePostObjectWithOwnerId(ctx context.Context, c *rmc.Call, ownerID uint32, param datastore.DataStoreCompletePostParam) (err error)
+	// UploadCourseRecord reports a clear of a course.
+	UploadCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreUploadCourseRecordParam) (err error)
+	// GetCourseRecord returns a course's record.
+	GetCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (result DataStoreGetCourseRecordResult, err error)
+	// DeleteCourseRecord deletes a course's record.
+	DeleteCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (err error)
 	// GetApplicationConfigString returns the strings of configuration table id.
 	GetApplicationConfigString(ctx context.Context, c *rmc.Call, id uint32) (config []string, err error)
+	// SetApplicationConfigString sets a string of a configuration table.
+	SetApplicationConfigString(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value string) (err error)
+	// GetDeletionReason returns why each object was deleted (0: it was not).
+	GetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64) (deletionReasons []uint32, err error)
+	// SetDeletionReason records why objects were deleted.
+	SetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64, deletionReason uint32) (err error)
+	// GetMetasWithCourseRecord returns courses with their records.
+	GetMetasWithCourseRecord(ctx context.Context, c *rmc.Call, paramsArg []DataStoreGetCourseRecordParam, metaParam datastore.DataStoreGetMetaParam) (metaInfo []datastore.DataStoreMetaInfo, courseResults []DataStoreGetCourseRecordResult, results []types.Result, err error)
+	// CheckRateCustomRankingCounter says whether the caller may still rate.
+	CheckRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (isBelowThreshold bool, err error)
+	// ResetRateCustomRankingCounter resets the caller's rating counter.
+	ResetRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (err error)
+	// BestScoreRateCourseSearchObject returns courses by best score rate.
+	BestScoreRateCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// CTRPickUpCourseSearchObject returns the courses picked up for the 3DS.
+	CTRPickUpCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+	// SetCachedRanking caches a ranking's objects.
+	SetCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string, dataIDLst []uint64) (err error)
+	// DeleteCachedRanking deletes a cached ranking.
+	DeleteCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string) (err error)
+	// ChangePlayablePlatform sets the platforms objects are playable on.
+	ChangePlayablePlatform(ctx context.Context, c *rmc.Call, paramsArg []DataStoreChangePlayablePlatformParam) (err error)
+	// SearchUnknownPlatformObjects: parameters not known.
+	// SearchUnknownPlatformObjects's parameters are not described: it gets the raw call.
+	SearchUnknownPlatformObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+	// ReportCourse reports a course.
+	ReportCourse(ctx context.Context, c *rmc.Call, param DataStoreReportCourseParam) (err error)
 }
 
 // UnimplementedDataStoreSMM answers every DataStore_SMM method with Core::NotImplemented.
 type UnimplementedDataStoreSMM struct {
 	datastore.UnimplementedDataStore
+}
+
+// GetObjectInfos answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetMetaByOwnerId answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CustomSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CustomSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam) (searchResult datastore.DataStoreSearchResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// RateCustomRanking answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) RateCustomRanking(ctx context.Context, c *rmc.Call, paramsArg []DataStoreRateCustomRankingParam) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetCustomRanking answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetCustomRanking(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetCustomRankingByDataId answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetCustomRankingByDataId(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingByDataIdParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// DeleteCustomRanking answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) DeleteCustomRanking(ctx context.Context, c *rmc.Call, dataIDList []uint64) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// AddToBufferQueue answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) AddToBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam, buffer []byte) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// AddToBufferQueues answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) AddToBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam, buffers [][]byte) (results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetBufferQueue answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam) (bufferQueue [][]byte, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetBufferQueues answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (bufferQueueLst [][][]byte, results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// ClearBufferQueues answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ClearBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CompleteAttachFile answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CompleteAttachFile(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (url string, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CompleteAttachFileV1 answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CompleteAttachFileV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (url string, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// PrepareAttachFile answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) PrepareAttachFile(ctx context.Context, c *rmc.Call, param DataStoreAttachFileParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// ConditionalSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ConditionalSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
 }
 
 // GetApplicationConfig answers Core::NotImplemented.
@@ -335,8 +2551,157 @@ func (UnimplementedDataStoreSMM) GetApplicationConfig(ctx context.Context, c *rm
 	return
 }
 
+// SetApplicationConfig answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SetApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value int32) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// DeleteApplicationConfig answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) DeleteApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// LatestCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) LatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// FollowingsLatestCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) FollowingsLatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// RecommendedCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) RecommendedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// ScoreRangeCascadedSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ScoreRangeCascadedSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// SuggestedCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SuggestedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// PreparePostObjectWithOwnerIdAndDataId answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) PreparePostObjectWithOwnerIdAndDataId(ctx context.Context, c *rmc.Call, ownerID uint32, dataID uint64, param datastore.DataStorePreparePostParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CompletePostObjectWithOwnerId answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CompletePostObjectWithOwnerId(ctx context.Context, c *rmc.Call, ownerID uint32, param datastore.DataStoreCompletePostParam) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// UploadCourseRecord answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) UploadCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreUploadCourseRecordParam) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetCourseRecord answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (result DataStoreGetCourseRecordResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// DeleteCourseRecord answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) DeleteCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
 // GetApplicationConfigString answers Core::NotImplemented.
 func (UnimplementedDataStoreSMM) GetApplicationConfigString(ctx context.Context, c *rmc.Call, id uint32) (config []string, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// SetApplicationConfigString answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SetApplicationConfigString(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value string) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetDeletionReason answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64) (deletionReasons []uint32, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// SetDeletionReason answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64, deletionReason uint32) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// GetMetasWithCourseRecord answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) GetMetasWithCourseRecord(ctx context.Context, c *rmc.Call, paramsArg []DataStoreGetCourseRecordParam, metaParam datastore.DataStoreGetMetaParam) (metaInfo []datastore.DataStoreMetaInfo, courseResults []DataStoreGetCourseRecordResult, results []types.Result, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CheckRateCustomRankingCounter answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CheckRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (isBelowThreshold bool, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// ResetRateCustomRankingCounter answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ResetRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// BestScoreRateCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) BestScoreRateCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// CTRPickUpCourseSearchObject answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) CTRPickUpCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// SetCachedRanking answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SetCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string, dataIDLst []uint64) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// DeleteCachedRanking answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) DeleteCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// ChangePlayablePlatform answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ChangePlayablePlatform(ctx context.Context, c *rmc.Call, paramsArg []DataStoreChangePlayablePlatformParam) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// SearchUnknownPlatformObjects answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) SearchUnknownPlatformObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return out, types.CoreNotImplemented
+}
+
+// ReportCourse answers Core::NotImplemented.
+func (UnimplementedDataStoreSMM) ReportCourse(ctx context.Context, c *rmc.Call, param DataStoreReportCourseParam) (err error) {
 	err = types.CoreNotImplemented
 	return
 }
@@ -462,15 +2827,417 @@ func ServeDataStoreSMM(h DataStoreSMMHandler, ctx context.Context, c *rmc.Call, 
 	case 44:
 		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
 	case 45:
-		return datastore.ServeDataStoreGetObjectInfos(h, ctx, c, out)
+		return ServeDataStoreSMMGetObjectInfos(h, ctx, c, out)
 	case 46:
-		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
+		return ServeDataStoreSMMGetMetaByOwnerId(h, ctx, c, out)
+	case 47:
+		return ServeDataStoreSMMCustomSearchObject(h, ctx, c, out)
+	case 48:
+		return ServeDataStoreSMMRateCustomRanking(h, ctx, c, out)
+	case 49:
+		return ServeDataStoreSMMGetCustomRanking(h, ctx, c, out)
+	case 50:
+		return ServeDataStoreSMMGetCustomRankingByDataId(h, ctx, c, out)
+	case 51:
+		return ServeDataStoreSMMDeleteCustomRanking(h, ctx, c, out)
+	case 52:
+		return ServeDataStoreSMMAddToBufferQueue(h, ctx, c, out)
+	case 53:
+		return ServeDataStoreSMMAddToBufferQueues(h, ctx, c, out)
+	case 54:
+		return ServeDataStoreSMMGetBufferQueue(h, ctx, c, out)
+	case 55:
+		return ServeDataStoreSMMGetBufferQueues(h, ctx, c, out)
+	case 56:
+		return ServeDataStoreSMMClearBufferQueues(h, ctx, c, out)
+	case 57:
+		return ServeDataStoreSMMCompleteAttachFile(h, ctx, c, out)
+	case 58:
+		return ServeDataStoreSMMCompleteAttachFileV1(h, ctx, c, out)
+	case 59:
+		return ServeDataStoreSMMPrepareAttachFile(h, ctx, c, out)
+	case 60:
+		return ServeDataStoreSMMConditionalSearchObject(h, ctx, c, out)
 	case 61:
 		return ServeDataStoreSMMGetApplicationConfig(h, ctx, c, out)
+	case 62:
+		return ServeDataStoreSMMSetApplicationConfig(h, ctx, c, out)
+	case 63:
+		return ServeDataStoreSMMDeleteApplicationConfig(h, ctx, c, out)
+	case 64:
+		return ServeDataStoreSMMLatestCourseSearchObject(h, ctx, c, out)
+	case 65:
+		return ServeDataStoreSMMFollowingsLatestCourseSearchObject(h, ctx, c, out)
+	case 66:
+		return ServeDataStoreSMMRecommendedCourseSearchObject(h, ctx, c, out)
+	case 67:
+		return ServeDataStoreSMMScoreRangeCascadedSearchObject(h, ctx, c, out)
+	case 68:
+		return ServeDataStoreSMMSuggestedCourseSearchObject(h, ctx, c, out)
+	case 69:
+		return ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(h, ctx, c, out)
+	case 70:
+		return ServeDataStoreSMMCompletePostObjectWithOwnerId(h, ctx, c, out)
+	case 71:
+		return ServeDataStoreSMMUploadCourseRecord(h, ctx, c, out)
+	case 72:
+		return ServeDataStoreSMMGetCourseRecord(h, ctx, c, out)
+	case 73:
+		return ServeDataStoreSMMDeleteCourseRecord(h, ctx, c, out)
 	case 74:
 		return ServeDataStoreSMMGetApplicationConfigString(h, ctx, c, out)
+	case 75:
+		return ServeDataStoreSMMSetApplicationConfigString(h, ctx, c, out)
+	case 76:
+		return ServeDataStoreSMMGetDeletionReason(h, ctx, c, out)
+	case 77:
+		return ServeDataStoreSMMSetDeletionReason(h, ctx, c, out)
+	case 78:
+		return ServeDataStoreSMMGetMetasWithCourseRecord(h, ctx, c, out)
+	case 79:
+		return ServeDataStoreSMMCheckRateCustomRankingCounter(h, ctx, c, out)
+	case 80:
+		return ServeDataStoreSMMResetRateCustomRankingCounter(h, ctx, c, out)
+	case 81:
+		return ServeDataStoreSMMBestScoreRateCourseSearchObject(h, ctx, c, out)
+	case 82:
+		return ServeDataStoreSMMCTRPickUpCourseSearchObject(h, ctx, c, out)
+	case 83:
+		return ServeDataStoreSMMSetCachedRanking(h, ctx, c, out)
+	case 84:
+		return ServeDataStoreSMMDeleteCachedRanking(h, ctx, c, out)
+	case 85:
+		return ServeDataStoreSMMChangePlayablePlatform(h, ctx, c, out)
+	case 86:
+		return ServeDataStoreSMMSearchUnknownPlatformObjects(h, ctx, c, out)
+	case 87:
+		return ServeDataStoreSMMReportCourse(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
+}
+
+// ServeDataStoreSMMGetObjectInfos answers a DataStore_SMM.GetObjectInfos call with h's GetObjectInfos: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetObjectInfos(h interface {
+	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetObjectInfosRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 45, fmt.Errorf("DataStore_SMM.GetObjectInfos: %w", err))
+	}
+	infos, err := h.GetObjectInfos(ctx, c, req.DataIDs)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetObjectInfosResponse{Infos: infos}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMGetMetaByOwnerId answers a DataStore_SMM.GetMetaByOwnerId call with h's GetMetaByOwnerId: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetMetaByOwnerId(h interface {
+	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetMetaByOwnerIdRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 46, fmt.Errorf("DataStore_SMM.GetMetaByOwnerId: %w", err))
+	}
+	metaInfo, hasNext, err := h.GetMetaByOwnerId(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetMetaByOwnerIdResponse{MetaInfo: metaInfo, HasNext: hasNext}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCustomSearchObject answers a DataStore_SMM.CustomSearchObject call with h's CustomSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCustomSearchObject(h interface {
+	CustomSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam) (searchResult datastore.DataStoreSearchResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCustomSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 47, fmt.Errorf("DataStore_SMM.CustomSearchObject: %w", err))
+	}
+	searchResult, err := h.CustomSearchObject(ctx, c, req.Condition, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMCustomSearchObjectResponse{SearchResult: searchResult}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMRateCustomRanking answers a DataStore_SMM.RateCustomRanking call with h's RateCustomRanking: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMRateCustomRanking(h interface {
+	RateCustomRanking(ctx context.Context, c *rmc.Call, paramsArg []DataStoreRateCustomRankingParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMRateCustomRankingRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 48, fmt.Errorf("DataStore_SMM.RateCustomRanking: %w", err))
+	}
+	if err := h.RateCustomRanking(ctx, c, req.Params); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMGetCustomRanking answers a DataStore_SMM.GetCustomRanking call with h's GetCustomRanking: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetCustomRanking(h interface {
+	GetCustomRanking(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetCustomRankingRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 49, fmt.Errorf("DataStore_SMM.GetCustomRanking: %w", err))
+	}
+	rankingResult, results, err := h.GetCustomRanking(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetCustomRankingResponse{RankingResult: rankingResult, Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMGetCustomRankingByDataId answers a DataStore_SMM.GetCustomRankingByDataId call with h's GetCustomRankingByDataId: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetCustomRankingByDataId(h interface {
+	GetCustomRankingByDataId(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingByDataIdParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetCustomRankingByDataIdRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 50, fmt.Errorf("DataStore_SMM.GetCustomRankingByDataId: %w", err))
+	}
+	rankingResult, results, err := h.GetCustomRankingByDataId(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetCustomRankingByDataIdResponse{RankingResult: rankingResult, Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMDeleteCustomRanking answers a DataStore_SMM.DeleteCustomRanking call with h's DeleteCustomRanking: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMDeleteCustomRanking(h interface {
+	DeleteCustomRanking(ctx context.Context, c *rmc.Call, dataIDList []uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMDeleteCustomRankingRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 51, fmt.Errorf("DataStore_SMM.DeleteCustomRanking: %w", err))
+	}
+	if err := h.DeleteCustomRanking(ctx, c, req.DataIDList); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMAddToBufferQueue answers a DataStore_SMM.AddToBufferQueue call with h's AddToBufferQueue: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMAddToBufferQueue(h interface {
+	AddToBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam, buffer []byte) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMAddToBufferQueueRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 52, fmt.Errorf("DataStore_SMM.AddToBufferQueue: %w", err))
+	}
+	if err := h.AddToBufferQueue(ctx, c, req.Param, req.Buffer); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMAddToBufferQueues answers a DataStore_SMM.AddToBufferQueues call with h's AddToBufferQueues: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMAddToBufferQueues(h interface {
+	AddToBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam, buffers [][]byte) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMAddToBufferQueuesRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 53, fmt.Errorf("DataStore_SMM.AddToBufferQueues: %w", err))
+	}
+	results, err := h.AddToBufferQueues(ctx, c, req.Params, req.Buffers)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMAddToBufferQueuesResponse{Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMGetBufferQueue answers a DataStore_SMM.GetBufferQueue call with h's GetBufferQueue: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetBufferQueue(h interface {
+	GetBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam) (bufferQueue [][]byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetBufferQueueRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 54, fmt.Errorf("DataStore_SMM.GetBufferQueue: %w", err))
+	}
+	bufferQueue, err := h.GetBufferQueue(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetBufferQueueResponse{BufferQueue: bufferQueue}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMGetBufferQueues answers a DataStore_SMM.GetBufferQueues call with h's GetBufferQueues: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetBufferQueues(h interface {
+	GetBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (bufferQueueLst [][][]byte, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetBufferQueuesRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 55, fmt.Errorf("DataStore_SMM.GetBufferQueues: %w", err))
+	}
+	bufferQueueLst, results, err := h.GetBufferQueues(ctx, c, req.Params)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetBufferQueuesResponse{BufferQueueLst: bufferQueueLst, Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMClearBufferQueues answers a DataStore_SMM.ClearBufferQueues call with h's ClearBufferQueues: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMClearBufferQueues(h interface {
+	ClearBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMClearBufferQueuesRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 56, fmt.Errorf("DataStore_SMM.ClearBufferQueues: %w", err))
+	}
+	results, err := h.ClearBufferQueues(ctx, c, req.Params)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMClearBufferQueuesResponse{Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCompleteAttachFile answers a DataStore_SMM.CompleteAttachFile call with h's CompleteAttachFile: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCompleteAttachFile(h interface {
+	CompleteAttachFile(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (url string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCompleteAttachFileRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 57, fmt.Errorf("DataStore_SMM.CompleteAttachFile: %w", err))
+	}
+	url, err := h.CompleteAttachFile(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMCompleteAttachFileResponse{URL: url}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCompleteAttachFileV1 answers a DataStore_SMM.CompleteAttachFileV1 call with h's CompleteAttachFileV1: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCompleteAttachFileV1(h interface {
+	CompleteAttachFileV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (url string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCompleteAttachFileV1Request
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 58, fmt.Errorf("DataStore_SMM.CompleteAttachFileV1: %w", err))
+	}
+	url, err := h.CompleteAttachFileV1(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMCompleteAttachFileV1Response{URL: url}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMPrepareAttachFile answers a DataStore_SMM.PrepareAttachFile call with h's PrepareAttachFile: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMPrepareAttachFile(h interface {
+	PrepareAttachFile(ctx context.Context, c *rmc.Call, param DataStoreAttachFileParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMPrepareAttachFileRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 59, fmt.Errorf("DataStore_SMM.PrepareAttachFile: %w", err))
+	}
+	reqPostInfo, err := h.PrepareAttachFile(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMPrepareAttachFileResponse{ReqPostInfo: reqPostInfo}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMConditionalSearchObject answers a DataStore_SMM.ConditionalSearchObject call with h's ConditionalSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMConditionalSearchObject(h interface {
+	ConditionalSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMConditionalSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 60, fmt.Errorf("DataStore_SMM.ConditionalSearchObject: %w", err))
+	}
+	rankingResults, err := h.ConditionalSearchObject(ctx, c, req.Condition, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMConditionalSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
 }
 
 // ServeDataStoreSMMGetApplicationConfig answers a DataStore_SMM.GetApplicationConfig call with h's GetApplicationConfig: the generated decoding and
@@ -494,6 +3261,238 @@ func ServeDataStoreSMMGetApplicationConfig(h interface {
 	return w.Bytes()
 }
 
+// ServeDataStoreSMMSetApplicationConfig answers a DataStore_SMM.SetApplicationConfig call with h's SetApplicationConfig: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSetApplicationConfig(h interface {
+	SetApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value int32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMSetApplicationConfigRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 62, fmt.Errorf("DataStore_SMM.SetApplicationConfig: %w", err))
+	}
+	if err := h.SetApplicationConfig(ctx, c, req.ApplicationID, req.Key, req.Value); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMDeleteApplicationConfig answers a DataStore_SMM.DeleteApplicationConfig call with h's DeleteApplicationConfig: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMDeleteApplicationConfig(h interface {
+	DeleteApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMDeleteApplicationConfigRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 63, fmt.Errorf("DataStore_SMM.DeleteApplicationConfig: %w", err))
+	}
+	if err := h.DeleteApplicationConfig(ctx, c, req.ApplicationID, req.Key); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMLatestCourseSearchObject answers a DataStore_SMM.LatestCourseSearchObject call with h's LatestCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMLatestCourseSearchObject(h interface {
+	LatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMLatestCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 64, fmt.Errorf("DataStore_SMM.LatestCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.LatestCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMLatestCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMFollowingsLatestCourseSearchObject answers a DataStore_SMM.FollowingsLatestCourseSearchObject call with h's FollowingsLatestCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMFollowingsLatestCourseSearchObject(h interface {
+	FollowingsLatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMFollowingsLatestCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 65, fmt.Errorf("DataStore_SMM.FollowingsLatestCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.FollowingsLatestCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMFollowingsLatestCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMRecommendedCourseSearchObject answers a DataStore_SMM.RecommendedCourseSearchObject call with h's RecommendedCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMRecommendedCourseSearchObject(h interface {
+	RecommendedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMRecommendedCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 66, fmt.Errorf("DataStore_SMM.RecommendedCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.RecommendedCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMRecommendedCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMScoreRangeCascadedSearchObject answers a DataStore_SMM.ScoreRangeCascadedSearchObject call with h's ScoreRangeCascadedSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMScoreRangeCascadedSearchObject(h interface {
+	ScoreRangeCascadedSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMScoreRangeCascadedSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 67, fmt.Errorf("DataStore_SMM.ScoreRangeCascadedSearchObject: %w", err))
+	}
+	rankingResults, err := h.ScoreRangeCascadedSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMScoreRangeCascadedSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMSuggestedCourseSearchObject answers a DataStore_SMM.SuggestedCourseSearchObject call with h's SuggestedCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSuggestedCourseSearchObject(h interface {
+	SuggestedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMSuggestedCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 68, fmt.Errorf("DataStore_SMM.SuggestedCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.SuggestedCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMSuggestedCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId answers a DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId call with h's PreparePostObjectWithOwnerIdAndDataId: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(h interface {
+	PreparePostObjectWithOwnerIdAndDataId(ctx context.Context, c *rmc.Call, ownerID uint32, dataID uint64, param datastore.DataStorePreparePostParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 69, fmt.Errorf("DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId: %w", err))
+	}
+	reqPostInfo, err := h.PreparePostObjectWithOwnerIdAndDataId(ctx, c, req.OwnerID, req.DataID, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse{ReqPostInfo: reqPostInfo}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCompletePostObjectWithOwnerId answers a DataStore_SMM.CompletePostObjectWithOwnerId call with h's CompletePostObjectWithOwnerId: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCompletePostObjectWithOwnerId(h interface {
+	CompletePostObjectWithOwnerId(ctx context.Context, c *rmc.Call, ownerID uint32, param datastore.DataStoreCompletePostParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCompletePostObjectWithOwnerIdRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 70, fmt.Errorf("DataStore_SMM.CompletePostObjectWithOwnerId: %w", err))
+	}
+	if err := h.CompletePostObjectWithOwnerId(ctx, c, req.OwnerID, req.Param); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMUploadCourseRecord answers a DataStore_SMM.UploadCourseRecord call with h's UploadCourseRecord: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMUploadCourseRecord(h interface {
+	UploadCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreUploadCourseRecordParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMUploadCourseRecordRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 71, fmt.Errorf("DataStore_SMM.UploadCourseRecord: %w", err))
+	}
+	if err := h.UploadCourseRecord(ctx, c, req.Param); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMGetCourseRecord answers a DataStore_SMM.GetCourseRecord call with h's GetCourseRecord: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetCourseRecord(h interface {
+	GetCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (result DataStoreGetCourseRecordResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetCourseRecordRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 72, fmt.Errorf("DataStore_SMM.GetCourseRecord: %w", err))
+	}
+	result, err := h.GetCourseRecord(ctx, c, req.Param)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetCourseRecordResponse{Result: result}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMDeleteCourseRecord answers a DataStore_SMM.DeleteCourseRecord call with h's DeleteCourseRecord: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMDeleteCourseRecord(h interface {
+	DeleteCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMDeleteCourseRecordRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 73, fmt.Errorf("DataStore_SMM.DeleteCourseRecord: %w", err))
+	}
+	if err := h.DeleteCourseRecord(ctx, c, req.Param); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
 // ServeDataStoreSMMGetApplicationConfigString answers a DataStore_SMM.GetApplicationConfigString call with h's GetApplicationConfigString: the generated decoding and
 // encoding, for DataStoreSMM's server and its variants'.
 func ServeDataStoreSMMGetApplicationConfigString(h interface {
@@ -513,6 +3512,238 @@ func ServeDataStoreSMMGetApplicationConfigString(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
+}
+
+// ServeDataStoreSMMSetApplicationConfigString answers a DataStore_SMM.SetApplicationConfigString call with h's SetApplicationConfigString: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSetApplicationConfigString(h interface {
+	SetApplicationConfigString(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMSetApplicationConfigStringRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 75, fmt.Errorf("DataStore_SMM.SetApplicationConfigString: %w", err))
+	}
+	if err := h.SetApplicationConfigString(ctx, c, req.ApplicationID, req.Key, req.Value); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMGetDeletionReason answers a DataStore_SMM.GetDeletionReason call with h's GetDeletionReason: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetDeletionReason(h interface {
+	GetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64) (deletionReasons []uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetDeletionReasonRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 76, fmt.Errorf("DataStore_SMM.GetDeletionReason: %w", err))
+	}
+	deletionReasons, err := h.GetDeletionReason(ctx, c, req.DataIDLst)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetDeletionReasonResponse{DeletionReasons: deletionReasons}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMSetDeletionReason answers a DataStore_SMM.SetDeletionReason call with h's SetDeletionReason: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSetDeletionReason(h interface {
+	SetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64, deletionReason uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMSetDeletionReasonRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 77, fmt.Errorf("DataStore_SMM.SetDeletionReason: %w", err))
+	}
+	if err := h.SetDeletionReason(ctx, c, req.DataIDLst, req.DeletionReason); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMGetMetasWithCourseRecord answers a DataStore_SMM.GetMetasWithCourseRecord call with h's GetMetasWithCourseRecord: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetMetasWithCourseRecord(h interface {
+	GetMetasWithCourseRecord(ctx context.Context, c *rmc.Call, paramsArg []DataStoreGetCourseRecordParam, metaParam datastore.DataStoreGetMetaParam) (metaInfo []datastore.DataStoreMetaInfo, courseResults []DataStoreGetCourseRecordResult, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMGetMetasWithCourseRecordRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 78, fmt.Errorf("DataStore_SMM.GetMetasWithCourseRecord: %w", err))
+	}
+	metaInfo, courseResults, results, err := h.GetMetasWithCourseRecord(ctx, c, req.Params, req.MetaParam)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMGetMetasWithCourseRecordResponse{MetaInfo: metaInfo, CourseResults: courseResults, Results: results}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCheckRateCustomRankingCounter answers a DataStore_SMM.CheckRateCustomRankingCounter call with h's CheckRateCustomRankingCounter: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCheckRateCustomRankingCounter(h interface {
+	CheckRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (isBelowThreshold bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCheckRateCustomRankingCounterRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 79, fmt.Errorf("DataStore_SMM.CheckRateCustomRankingCounter: %w", err))
+	}
+	isBelowThreshold, err := h.CheckRateCustomRankingCounter(ctx, c, req.ApplicationID)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMCheckRateCustomRankingCounterResponse{IsBelowThreshold: isBelowThreshold}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMResetRateCustomRankingCounter answers a DataStore_SMM.ResetRateCustomRankingCounter call with h's ResetRateCustomRankingCounter: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMResetRateCustomRankingCounter(h interface {
+	ResetRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMResetRateCustomRankingCounterRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 80, fmt.Errorf("DataStore_SMM.ResetRateCustomRankingCounter: %w", err))
+	}
+	if err := h.ResetRateCustomRankingCounter(ctx, c, req.ApplicationID); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMBestScoreRateCourseSearchObject answers a DataStore_SMM.BestScoreRateCourseSearchObject call with h's BestScoreRateCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMBestScoreRateCourseSearchObject(h interface {
+	BestScoreRateCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMBestScoreRateCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 81, fmt.Errorf("DataStore_SMM.BestScoreRateCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.BestScoreRateCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMBestScoreRateCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMCTRPickUpCourseSearchObject answers a DataStore_SMM.CTRPickUpCourseSearchObject call with h's CTRPickUpCourseSearchObject: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMCTRPickUpCourseSearchObject(h interface {
+	CTRPickUpCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMCTRPickUpCourseSearchObjectRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 82, fmt.Errorf("DataStore_SMM.CTRPickUpCourseSearchObject: %w", err))
+	}
+	rankingResults, err := h.CTRPickUpCourseSearchObject(ctx, c, req.Param, req.ExtraData)
+	if err != nil {
+		return out, err
+	}
+	resp := DataStoreSMMCTRPickUpCourseSearchObjectResponse{RankingResults: rankingResults}
+	w := types.NewWriter(out, c.Peer.Settings)
+	resp.Append(&w)
+	return w.Bytes()
+}
+
+// ServeDataStoreSMMSetCachedRanking answers a DataStore_SMM.SetCachedRanking call with h's SetCachedRanking: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSetCachedRanking(h interface {
+	SetCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string, dataIDLst []uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMSetCachedRankingRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 83, fmt.Errorf("DataStore_SMM.SetCachedRanking: %w", err))
+	}
+	if err := h.SetCachedRanking(ctx, c, req.RankingType, req.RankingArgs, req.DataIDLst); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMDeleteCachedRanking answers a DataStore_SMM.DeleteCachedRanking call with h's DeleteCachedRanking: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMDeleteCachedRanking(h interface {
+	DeleteCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMDeleteCachedRankingRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 84, fmt.Errorf("DataStore_SMM.DeleteCachedRanking: %w", err))
+	}
+	if err := h.DeleteCachedRanking(ctx, c, req.RankingType, req.RankingArgs); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMChangePlayablePlatform answers a DataStore_SMM.ChangePlayablePlatform call with h's ChangePlayablePlatform: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMChangePlayablePlatform(h interface {
+	ChangePlayablePlatform(ctx context.Context, c *rmc.Call, paramsArg []DataStoreChangePlayablePlatformParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMChangePlayablePlatformRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 85, fmt.Errorf("DataStore_SMM.ChangePlayablePlatform: %w", err))
+	}
+	if err := h.ChangePlayablePlatform(ctx, c, req.Params); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// ServeDataStoreSMMSearchUnknownPlatformObjects answers a DataStore_SMM.SearchUnknownPlatformObjects call with h's SearchUnknownPlatformObjects: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMSearchUnknownPlatformObjects(h interface {
+	SearchUnknownPlatformObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.SearchUnknownPlatformObjects(ctx, c, out)
+}
+
+// ServeDataStoreSMMReportCourse answers a DataStore_SMM.ReportCourse call with h's ReportCourse: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMReportCourse(h interface {
+	ReportCourse(ctx context.Context, c *rmc.Call, param DataStoreReportCourseParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req DataStoreSMMReportCourseRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 87, fmt.Errorf("DataStore_SMM.ReportCourse: %w", err))
+	}
+	if err := h.ReportCourse(ctx, c, req.Param); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // DataStoreSMMClient calls DataStore_SMM methods through C (an *rmc.Client, a logged-in session's RMC).
@@ -741,14 +3972,383 @@ func (c DataStoreSMMClient) RateObjectsWithPosting(ctx context.Context, targets 
 	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
 }
 
-// GetObjectInfos calls DataStore_SMM.GetObjectInfos.
-func (c DataStoreSMMClient) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
+// GetObjectInfos returns where to download each object.
+func (c DataStoreSMMClient) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetObjectInfosRequest{DataIDs: dataIDs}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 45, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetObjectInfosResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetObjectInfos response: %w", err)
+		return
+	}
+	infos = resp.Infos
+	return
 }
 
-// SearchObjectLight is SearchObject with lighter results.
-func (c DataStoreSMMClient) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
+// GetMetaByOwnerId returns the objects of some owners.
+func (c DataStoreSMMClient) GetMetaByOwnerId(ctx context.Context, param DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetMetaByOwnerIdRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 46, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetMetaByOwnerIdResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetMetaByOwnerId response: %w", err)
+		return
+	}
+	metaInfo = resp.MetaInfo
+	hasNext = resp.HasNext
+	return
+}
+
+// CustomSearchObject searches by a game-defined condition.
+func (c DataStoreSMMClient) CustomSearchObject(ctx context.Context, condition uint32, param datastore.DataStoreSearchParam) (searchResult datastore.DataStoreSearchResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCustomSearchObjectRequest{Condition: condition, Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 47, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMCustomSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CustomSearchObject response: %w", err)
+		return
+	}
+	searchResult = resp.SearchResult
+	return
+}
+
+// RateCustomRanking adds scores to objects' custom rankings.
+func (c DataStoreSMMClient) RateCustomRanking(ctx context.Context, paramsArg []DataStoreRateCustomRankingParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMRateCustomRankingRequest{Params: paramsArg}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 48, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.RateCustomRanking response: %w", err)
+		return
+	}
+	return
+}
+
+// GetCustomRanking returns a range of a custom ranking.
+func (c DataStoreSMMClient) GetCustomRanking(ctx context.Context, param DataStoreGetCustomRankingParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetCustomRankingRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 49, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetCustomRankingResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetCustomRanking response: %w", err)
+		return
+	}
+	rankingResult = resp.RankingResult
+	results = resp.Results
+	return
+}
+
+// GetCustomRankingByDataId returns objects' scores in a custom ranking.
+func (c DataStoreSMMClient) GetCustomRankingByDataId(ctx context.Context, param DataStoreGetCustomRankingByDataIdParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetCustomRankingByDataIdRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 50, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetCustomRankingByDataIdResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetCustomRankingByDataId response: %w", err)
+		return
+	}
+	rankingResult = resp.RankingResult
+	results = resp.Results
+	return
+}
+
+// DeleteCustomRanking deletes objects' custom rankings.
+func (c DataStoreSMMClient) DeleteCustomRanking(ctx context.Context, dataIDList []uint64) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMDeleteCustomRankingRequest{DataIDList: dataIDList}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 51, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.DeleteCustomRanking response: %w", err)
+		return
+	}
+	return
+}
+
+// AddToBufferQueue appends a buffer to a queue.
+func (c DataStoreSMMClient) AddToBufferQueue(ctx context.Context, param BufferQueueParam, buffer []byte) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMAddToBufferQueueRequest{Param: param, Buffer: buffer}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 52, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.AddToBufferQueue response: %w", err)
+		return
+	}
+	return
+}
+
+// AddToBufferQueues appends buffers to queues.
+func (c DataStoreSMMClient) AddToBufferQueues(ctx context.Context, paramsArg []BufferQueueParam, buffers [][]byte) (results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMAddToBufferQueuesRequest{Params: paramsArg, Buffers: buffers}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 53, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMAddToBufferQueuesResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.AddToBufferQueues response: %w", err)
+		return
+	}
+	results = resp.Results
+	return
+}
+
+// GetBufferQueue returns a queue's buffers.
+func (c DataStoreSMMClient) GetBufferQueue(ctx context.Context, param BufferQueueParam) (bufferQueue [][]byte, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetBufferQueueRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 54, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetBufferQueueResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetBufferQueue response: %w", err)
+		return
+	}
+	bufferQueue = resp.BufferQueue
+	return
+}
+
+// GetBufferQueues returns queues' buffers.
+func (c DataStoreSMMClient) GetBufferQueues(ctx context.Context, paramsArg []BufferQueueParam) (bufferQueueLst [][][]byte, results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetBufferQueuesRequest{Params: paramsArg}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 55, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetBufferQueuesResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetBufferQueues response: %w", err)
+		return
+	}
+	bufferQueueLst = resp.BufferQueueLst
+	results = resp.Results
+	return
+}
+
+// ClearBufferQueues empties queues.
+func (c DataStoreSMMClient) ClearBufferQueues(ctx context.Context, paramsArg []BufferQueueParam) (results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMClearBufferQueuesRequest{Params: paramsArg}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 56, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMClearBufferQueuesResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ClearBufferQueues response: %w", err)
+		return
+	}
+	results = resp.Results
+	return
+}
+
+// CompleteAttachFile ends an attached file's upload and returns its URL.
+func (c DataStoreSMMClient) CompleteAttachFile(ctx context.Context, param datastore.DataStoreCompletePostParam) (url string, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCompleteAttachFileRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 57, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMCompleteAttachFileResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CompleteAttachFile response: %w", err)
+		return
+	}
+	url = resp.URL
+	return
+}
+
+// CompleteAttachFileV1 is CompleteAttachFile with the V1 parameter.
+func (c DataStoreSMMClient) CompleteAttachFileV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (url string, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCompleteAttachFileV1Request{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 58, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMCompleteAttachFileV1Response
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CompleteAttachFileV1 response: %w", err)
+		return
+	}
+	url = resp.URL
+	return
+}
+
+// PrepareAttachFile starts the upload of a file attached to an object.
+func (c DataStoreSMMClient) PrepareAttachFile(ctx context.Context, param DataStoreAttachFileParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMPrepareAttachFileRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 59, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMPrepareAttachFileResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.PrepareAttachFile response: %w", err)
+		return
+	}
+	reqPostInfo = resp.ReqPostInfo
+	return
+}
+
+// ConditionalSearchObject searches by a game-defined condition.
+func (c DataStoreSMMClient) ConditionalSearchObject(ctx context.Context, condition uint32, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMConditionalSearchObjectRequest{Condition: condition, Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 60, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMConditionalSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ConditionalSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
 }
 
 // GetApplicationConfig returns the numbers of configuration table id.
@@ -775,6 +4375,279 @@ func (c DataStoreSMMClient) GetApplicationConfig(ctx context.Context, id uint32)
 	return
 }
 
+// SetApplicationConfig sets a number of a configuration table.
+func (c DataStoreSMMClient) SetApplicationConfig(ctx context.Context, applicationID uint32, key uint32, value int32) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMSetApplicationConfigRequest{ApplicationID: applicationID, Key: key, Value: value}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 62, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.SetApplicationConfig response: %w", err)
+		return
+	}
+	return
+}
+
+// DeleteApplicationConfig deletes a number of a configuration table.
+func (c DataStoreSMMClient) DeleteApplicationConfig(ctx context.Context, applicationID uint32, key uint32) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMDeleteApplicationConfigRequest{ApplicationID: applicationID, Key: key}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 63, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.DeleteApplicationConfig response: %w", err)
+		return
+	}
+	return
+}
+
+// LatestCourseSearchObject returns the newest courses.
+func (c DataStoreSMMClient) LatestCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMLatestCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 64, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMLatestCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.LatestCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// FollowingsLatestCourseSearchObject returns the newest courses of the followed owners.
+func (c DataStoreSMMClient) FollowingsLatestCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMFollowingsLatestCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 65, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMFollowingsLatestCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.FollowingsLatestCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// RecommendedCourseSearchObject returns recommended courses.
+func (c DataStoreSMMClient) RecommendedCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMRecommendedCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 66, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMRecommendedCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.RecommendedCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// ScoreRangeCascadedSearchObject returns courses by score ranges.
+func (c DataStoreSMMClient) ScoreRangeCascadedSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMScoreRangeCascadedSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 67, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMScoreRangeCascadedSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ScoreRangeCascadedSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// SuggestedCourseSearchObject returns suggested courses.
+func (c DataStoreSMMClient) SuggestedCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMSuggestedCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 68, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMSuggestedCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.SuggestedCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// PreparePostObjectWithOwnerIdAndDataId posts an object for an owner with a chosen id.
+func (c DataStoreSMMClient) PreparePostObjectWithOwnerIdAndDataId(ctx context.Context, ownerID uint32, dataID uint64, param datastore.DataStorePreparePostParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest{OwnerID: ownerID, DataID: dataID, Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 69, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId response: %w", err)
+		return
+	}
+	reqPostInfo = resp.ReqPostInfo
+	return
+}
+
+// CompletePostObjectWithOwnerId ends such a post.
+func (c DataStoreSMMClient) CompletePostObjectWithOwnerId(ctx context.Context, ownerID uint32, param datastore.DataStoreCompletePostParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCompletePostObjectWithOwnerIdRequest{OwnerID: ownerID, Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 70, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CompletePostObjectWithOwnerId response: %w", err)
+		return
+	}
+	return
+}
+
+// UploadCourseRecord reports a clear of a course.
+func (c DataStoreSMMClient) UploadCourseRecord(ctx context.Context, param DataStoreUploadCourseRecordParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMUploadCourseRecordRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 71, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.UploadCourseRecord response: %w", err)
+		return
+	}
+	return
+}
+
+// GetCourseRecord returns a course's record.
+func (c DataStoreSMMClient) GetCourseRecord(ctx context.Context, param DataStoreGetCourseRecordParam) (result DataStoreGetCourseRecordResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetCourseRecordRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 72, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetCourseRecordResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetCourseRecord response: %w", err)
+		return
+	}
+	result = resp.Result
+	return
+}
+
+// DeleteCourseRecord deletes a course's record.
+func (c DataStoreSMMClient) DeleteCourseRecord(ctx context.Context, param DataStoreGetCourseRecordParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMDeleteCourseRecordRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 73, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.DeleteCourseRecord response: %w", err)
+		return
+	}
+	return
+}
+
 // GetApplicationConfigString returns the strings of configuration table id.
 func (c DataStoreSMMClient) GetApplicationConfigString(ctx context.Context, id uint32) (config []string, err error) {
 	w := types.NewWriter(nil, c.C.Settings())
@@ -796,5 +4669,280 @@ func (c DataStoreSMMClient) GetApplicationConfigString(ctx context.Context, id u
 		return
 	}
 	config = resp.Config
+	return
+}
+
+// SetApplicationConfigString sets a string of a configuration table.
+func (c DataStoreSMMClient) SetApplicationConfigString(ctx context.Context, applicationID uint32, key uint32, value string) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMSetApplicationConfigStringRequest{ApplicationID: applicationID, Key: key, Value: value}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 75, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.SetApplicationConfigString response: %w", err)
+		return
+	}
+	return
+}
+
+// GetDeletionReason returns why each object was deleted (0: it was not).
+func (c DataStoreSMMClient) GetDeletionReason(ctx context.Context, dataIDLst []uint64) (deletionReasons []uint32, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetDeletionReasonRequest{DataIDLst: dataIDLst}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 76, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetDeletionReasonResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetDeletionReason response: %w", err)
+		return
+	}
+	deletionReasons = resp.DeletionReasons
+	return
+}
+
+// SetDeletionReason records why objects were deleted.
+func (c DataStoreSMMClient) SetDeletionReason(ctx context.Context, dataIDLst []uint64, deletionReason uint32) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMSetDeletionReasonRequest{DataIDLst: dataIDLst, DeletionReason: deletionReason}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 77, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.SetDeletionReason response: %w", err)
+		return
+	}
+	return
+}
+
+// GetMetasWithCourseRecord returns courses with their records.
+func (c DataStoreSMMClient) GetMetasWithCourseRecord(ctx context.Context, paramsArg []DataStoreGetCourseRecordParam, metaParam datastore.DataStoreGetMetaParam) (metaInfo []datastore.DataStoreMetaInfo, courseResults []DataStoreGetCourseRecordResult, results []types.Result, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMGetMetasWithCourseRecordRequest{Params: paramsArg, MetaParam: metaParam}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 78, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMGetMetasWithCourseRecordResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.GetMetasWithCourseRecord response: %w", err)
+		return
+	}
+	metaInfo = resp.MetaInfo
+	courseResults = resp.CourseResults
+	results = resp.Results
+	return
+}
+
+// CheckRateCustomRankingCounter says whether the caller may still rate.
+func (c DataStoreSMMClient) CheckRateCustomRankingCounter(ctx context.Context, applicationID uint32) (isBelowThreshold bool, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCheckRateCustomRankingCounterRequest{ApplicationID: applicationID}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 79, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMCheckRateCustomRankingCounterResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CheckRateCustomRankingCounter response: %w", err)
+		return
+	}
+	isBelowThreshold = resp.IsBelowThreshold
+	return
+}
+
+// ResetRateCustomRankingCounter resets the caller's rating counter.
+func (c DataStoreSMMClient) ResetRateCustomRankingCounter(ctx context.Context, applicationID uint32) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMResetRateCustomRankingCounterRequest{ApplicationID: applicationID}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 80, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ResetRateCustomRankingCounter response: %w", err)
+		return
+	}
+	return
+}
+
+// BestScoreRateCourseSearchObject returns courses by best score rate.
+func (c DataStoreSMMClient) BestScoreRateCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMBestScoreRateCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 81, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMBestScoreRateCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.BestScoreRateCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// CTRPickUpCourseSearchObject returns the courses picked up for the 3DS.
+func (c DataStoreSMMClient) CTRPickUpCourseSearchObject(ctx context.Context, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMCTRPickUpCourseSearchObjectRequest{Param: param, ExtraData: extraData}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 82, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	var resp DataStoreSMMCTRPickUpCourseSearchObjectResponse
+	resp.Read(&r)
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.CTRPickUpCourseSearchObject response: %w", err)
+		return
+	}
+	rankingResults = resp.RankingResults
+	return
+}
+
+// SetCachedRanking caches a ranking's objects.
+func (c DataStoreSMMClient) SetCachedRanking(ctx context.Context, rankingType string, rankingArgs []string, dataIDLst []uint64) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMSetCachedRankingRequest{RankingType: rankingType, RankingArgs: rankingArgs, DataIDLst: dataIDLst}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 83, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.SetCachedRanking response: %w", err)
+		return
+	}
+	return
+}
+
+// DeleteCachedRanking deletes a cached ranking.
+func (c DataStoreSMMClient) DeleteCachedRanking(ctx context.Context, rankingType string, rankingArgs []string) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMDeleteCachedRankingRequest{RankingType: rankingType, RankingArgs: rankingArgs}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 84, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.DeleteCachedRanking response: %w", err)
+		return
+	}
+	return
+}
+
+// ChangePlayablePlatform sets the platforms objects are playable on.
+func (c DataStoreSMMClient) ChangePlayablePlatform(ctx context.Context, paramsArg []DataStoreChangePlayablePlatformParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMChangePlayablePlatformRequest{Params: paramsArg}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 85, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ChangePlayablePlatform response: %w", err)
+		return
+	}
+	return
+}
+
+// SearchUnknownPlatformObjects: parameters not known.
+// Its parameters are not described: params and the response data are raw.
+func (c DataStoreSMMClient) SearchUnknownPlatformObjects(ctx context.Context, params []byte) ([]byte, error) {
+	return c.C.Call(ctx, DataStoreSMMProtocolID, 86, params)
+}
+
+// ReportCourse reports a course.
+func (c DataStoreSMMClient) ReportCourse(ctx context.Context, param DataStoreReportCourseParam) (err error) {
+	w := types.NewWriter(nil, c.C.Settings())
+	req := DataStoreSMMReportCourseRequest{Param: param}
+	req.Append(&w)
+	params, err := w.Bytes()
+	if err != nil {
+		return
+	}
+	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 87, params)
+	if err != nil {
+		return
+	}
+	r := types.NewReader(data, c.C.Settings())
+	if err = r.Done(); err != nil {
+		err = fmt.Errorf("DataStore_SMM.ReportCourse response: %w", err)
+		return
+	}
 	return
 }

@@ -1,0 +1,15 @@
+package accounts
+
+import (
+	"github.com/gamewire/gamewire/internal/sqlstore"
+)
+
+// The smm component: Super Mario Maker's DataStore additions (nex/games/smm),
+// the same tables on SQLite and PostgreSQL (sqlstore.SMMSchemaV1).
+func init() { registerSchema("smm", sqlstore.SMMSchemaV1) }
+
+// SMM returns the Super Mario Maker store (nex/games/smm.Store) in s's
+// database; each call is bounded by DefaultQueryTimeout.
+func (s *Store) SMM() *sqlstore.SMM {
+	return sqlstore.NewSMM("accounts", dsDB{&DataStoreStore{db: s.db}})
+}

@@ -1,0 +1,111 @@
+package datastore
+
+import (
+	"context"
+
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
+	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/types"
+)
+
+// The extension seams: what a game's variant of DataStore (nex/games/smm's
+// DataStore_SMM) builds on without editing this package. The variant embeds
+// Handler for the methods it inherits, runs its calls through PrepareCall and
+// Result as ServeRMC does, and reads objects with the service's permission
+// checks.
+
+// Handler returns the Server as the generated DataStore handler, for a
+// variant's handler to embed: the inherited methods answer as the service
+// does. Its methods' errors are raw; pass them through Result.
+func (s *Server) Handler() (ds.DataStoreHandler, error) {
+	if err := s.init(); err != nil {
+		return nil, err
+	}
+	return handler{s}, nil
+}
+
+// PrepareCall is what ServeRMC does before dispatching a call: it refuses an
+// unauthenticated peer (RendezVous::NotAuthenticated) and gives a connection
+// without a NEX version the Server's NEXVersion.
+func (s *Server) PrepareCall(c *rmc.Call) (*rmc.Call, error) {
+	if err := s.init(); err != nil {
+		return c, err
+	}
+	if c.Peer.PID == 0 {
+		return c, types.RendezVousNotAuthenticated
+	}
+	if s.NEXVersion != 0 && c.Peer.Settings.Version == 0 {
+		cc, peer := *c, *c.Peer
+		peer.Settings.Version = types.Version(s.NEXVersion)
+		cc.Peer = &peer
+		c = &cc
+	}
+	return c, nil
+}
+
+// Result turns a method's failure into what the client is sent, as ServeRMC
+// does: a types.Result as itself, ErrNotFound as DataStore::NotFound, anything
+// else logged and sent as DataStore::Unknown.
+func (s *Server) Result(ctx context.Context, method uint32, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.result(ctx, method, err)
+}
+
+// ItemResult is the Result of one item of a batch (a Result list entry):
+// success, the failure's own code, DataStore::NotFound or DataStore::Unknown.
+func ItemResult(err error) types.Result { return (&call{}).itemResult(err) }
+
+// ReadableObject returns object dataID when the caller may read it: completed,
+// not expired, and the owner's, readable by the caller's PID, or opened with
+// its access password (DataStore::NotFound, Expired, PermissionDenied,
+// InvalidPassword otherwise).
+func (s *Server) ReadableObject(ctx context.Context, c *rmc.Call, dataID, accessPassword uint64) (Object, error) {
+	k := s.call(ctx, c)
+	o, err := s.Store.Object(ctx, dataID)
+	if err != nil {
+		return Object{}, err
+	}
+	return o, k.canRead(o, accessPassword)
+}
+
+// UpdatableObject returns object dataID when the caller may change it: its
+// owner, or with its update password.
+func (s *Server) UpdatableObject(ctx context.Context, c *rmc.Call, dataID, updatePassword uint64) (Object, error) {
+	k := s.call(ctx, c)
+	o, err := s.Store.Object(ctx, dataID)
+	if err != nil {
+		return Object{}, err
+	}
+	if err := k.live(o); err != nil {
+		return Object{}, err
+	}
+	return o, k.canUpdate(o, updatePassword)
+}
+
+// WireMetaInfo is o's DataStoreMetaInfo on the wire, with tags, ratings and
+// meta binary as option (ResultTags | ResultRatings | ResultMetaBinary) asks.
+func WireMetaInfo(o Object, option uint8) ds.DataStoreMetaInfo { return metaInfo(o, option).wire() }
+
+// GetInfo is where o's body is downloaded from (DataStore::OperationNotAllowed
+// when it has none); it counts a reference, as PrepareGetObject does.
+func (s *Server) GetInfo(ctx context.Context, c *rmc.Call, o Object) (ds.DataStoreReqGetInfo, error) {
+	k := s.call(ctx, c)
+	if !hasBody(o) {
+		return ds.DataStoreReqGetInfo{}, errNoBody(o)
+	}
+	info, err := k.getInfo(o)
+	if err != nil {
+		return ds.DataStoreReqGetInfo{}, err
+	}
+	return info.wire(), k.refer(o.DataID)
+}
+
+// SearchObjects runs a DataStoreSearchParam as SearchObject does (the objects
+// the caller may read, in the order and range asked, at most
+// MaxSearchResults) and returns the objects themselves.
+func (s *Server) SearchObjects(ctx context.Context, c *rmc.Call, p ds.DataStoreSearchParam) ([]Object, error) {
+	objs, _, err := s.call(ctx, c).searchObjects(searchFrom(p))
+	return objs, err
+}
