@@ -59,6 +59,9 @@ type LoginConfig struct {
 	// minor version each connection negotiated: a server offering less than 3
 	// is spoken to without structure headers even if Config offers 4).
 	Settings *types.Settings
+	// NEXVersion is the NEX version the client speaks (types.Settings.Version);
+	// 0 keeps what Settings says or derives it from the connection.
+	NEXVersion types.Version
 	// Derivation is how the password becomes a key; default auth.DeriveNEX.
 	Derivation auth.KeyDerivation
 	// Options are the Ticket Granting protocol revisions (NEX 4, crossplay).
@@ -67,6 +70,10 @@ type LoginConfig struct {
 	// versions NEX 3+ clients send). A server doing token authentication then
 	// answers with the key that opens the ticket, and Password is not needed.
 	AuthInfo *auth.AuthenticationInfo
+	// LoginData, when set, registers on the secure server with RegisterEx
+	// carrying it (the Wii U's NintendoLoginData, the 3DS's
+	// AccountExtraInfo: the token again) instead of Register.
+	LoginData *secure.LoginData
 	// LocalURL is the station url registered on the secure server; default a
 	// prudp url with the secure connection's local address and port
 	// (prudp.Conn.LocalAddr: the socket's own, the port the system chose). Where
@@ -129,13 +136,19 @@ func (t ConnTransport) Recv(ctx context.Context) ([]byte, error) {
 // nil gives what Config alone says (DefaultSettings), for the PID size needed
 // before any connection exists.
 func (c *LoginConfig) settings(conn *prudp.Conn) types.Settings {
+	var st types.Settings
 	switch {
 	case c.Settings != nil:
-		return *c.Settings
+		st = *c.Settings
 	case conn == nil:
-		return DefaultSettings(c.Config)
+		st = DefaultSettings(c.Config)
+	default:
+		st = ConnSettings(c.Config, conn.MinorVersion())
 	}
-	return ConnSettings(c.Config, conn.MinorVersion())
+	if c.NEXVersion != 0 {
+		st.Version = c.NEXVersion
+	}
+	return st
 }
 
 func (c *LoginConfig) logf(ctx context.Context, msg string, attrs ...slog.Attr) {
@@ -262,10 +275,21 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	local := localURL(cfg, sc.LocalAddr(), secAddr)
 	w := types.NewWriter(nil, st)
 	types.WriteList(&w, []types.StationURL{local}, (*types.Writer).StationURL)
-	params, err := w.Bytes()
+	method := secure.MethodRegister
+	if cfg.LoginData != nil {
+		method = secure.MethodRegisterEx
+		var h types.AnyDataHolder
+		if h, err = cfg.LoginData.Holder(st); err == nil {
+			w.AnyDataHolder(h)
+		}
+	}
+	params, werr := w.Bytes()
+	if err == nil {
+		err = werr
+	}
 	if err == nil {
 		var data []byte
-		data, err = rc.Call(ctx, rmc.ProtocolSecureConnection, secure.MethodRegister, params)
+		data, err = rc.Call(ctx, rmc.ProtocolSecureConnection, method, params)
 		if err == nil {
 			r := types.NewReader(data, st)
 			res := r.Result("%retval%")

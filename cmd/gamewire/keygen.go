@@ -17,9 +17,9 @@ import (
 func newKeygenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keygen",
-		Short: "Generate key material (Hyperscape certification keys, Kerberos password keys)",
+		Short: "Generate key material (Hyperscape certification keys, Kerberos password keys, Switch ID token issuers)",
 	}
-	cmd.AddCommand(newKeygenKerberosCmd(), newKeygenHyperscapeCmd())
+	cmd.AddCommand(newKeygenKerberosCmd(), newKeygenHyperscapeCmd(), newKeygenSwitchIssuerCmd(), newKeygenSwitchTokenCmd())
 	return cmd
 }
 

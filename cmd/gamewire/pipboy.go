@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/pipboy/dashboard"
 	"github.com/spf13/cobra"
@@ -562,6 +563,7 @@ type pipboyDashboardOptions struct {
 	mapInt     time.Duration
 	allowHosts []string
 	mapImage   string
+	http       httpLimitFlags
 }
 
 // readMapImage reads a world map background image (--map-image), bounded by
@@ -624,6 +626,7 @@ func newPipboyDashboardCmd() *cobra.Command {
 	f.DurationVar(&o.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
 	f.StringVar(&o.mapImage, "map-image", "", "your own world map picture (PNG, JPEG, GIF or WebP) drawn under the markers, its corners at the NW, NE and SW extents of $.Map.World.Extents")
+	o.http.register(f)
 	return cmd
 }
 
@@ -631,9 +634,12 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	if o.game == "" {
 		return errors.New("pipboy dashboard: --server HOST is required")
 	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return fmt.Errorf("pipboy dashboard: %w", err)
+	}
 	var img []byte
 	if o.mapImage != "" {
-		var err error
 		if img, err = readMapImage(o.mapImage); err != nil {
 			return fmt.Errorf("pipboy dashboard: --map-image: %w", err)
 		}
@@ -658,7 +664,7 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 			return pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
 		}})
 	defer d.Close()
-	hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	hs := &httplimit.Server{Handler: d, Limits: lim, Logger: log}
 	fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), o.game)
 	errs := make(chan error, 1)
 	go func() { errs <- hs.Serve(ln) }()

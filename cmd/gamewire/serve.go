@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/internal/memlimit"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
@@ -69,6 +70,8 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	o.lite.hook(cmd, o)
 	o.nex.register(cmd)
+	o.http.register(f)
+	o.account.register(cmd)
 	return cmd
 }
 
@@ -91,6 +94,8 @@ type serveOptions struct {
 	memLimit  string
 	lite      serveLiteOptions
 	nex       serveNEXOptions
+	http      httpLimitFlags
+	account   serveAccountOptions
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told
@@ -296,7 +301,8 @@ func defaultMaxBuffer() byteSize {
 }
 
 // bindMetrics binds --metrics, when given, so that a busy port fails before
-// any banner claims to serve; serveMetrics serves on it later.
+// any banner claims to serve; serveMetrics serves on it later, under the
+// --http-* limits.
 func (o *serveOptions) bindMetrics() error {
 	if o.metrics == "" || o.metricsLn != nil {
 		return nil
@@ -324,6 +330,10 @@ func (o *serveOptions) closeMetrics() {
 // serveMetrics serves the collectors' Prometheus metrics on the listener
 // bindMetrics bound, each labelled with server="NAME", until stop is called.
 func (o *serveOptions) serveMetrics(cmd *cobra.Command, collectors map[string]prometheus.Collector) (stop func(), err error) {
+	lim, err := o.http.limits()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	if err := o.bindMetrics(); err != nil {
 		return nil, err
 	}
@@ -337,7 +347,7 @@ func (o *serveOptions) serveMetrics(cmd *cobra.Command, collectors map[string]pr
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &httplimit.Server{Handler: mux, Limits: lim}
 	go hs.Serve(ln)
 	fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", announce(o.publicHost, ln.Addr().String()))
 	return func() { hs.Close() }, nil

@@ -28,8 +28,8 @@ type serveLiteOptions struct {
 // when --dialect is nex-lite; o is serve's options, of which l is part.
 func (l *serveLiteOptions) hook(cmd *cobra.Command, o *serveOptions) {
 	f := cmd.Flags()
-	f.StringVar(&l.tlsCert, "tls-cert", "", "nex-lite: TLS certificate file (PEM): serve wss:// and tls://")
-	f.StringVar(&l.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
+	f.StringVar(&l.tlsCert, "tls-cert", "", "TLS certificate file (PEM): nex-lite serves wss:// and tls://; otherwise the account services (--account-listen) serve HTTPS")
+	f.StringVar(&l.tlsKey, "tls-key", "", "TLS private key file (PEM), with --tls-cert")
 	cmd.Long += `
 
 With --dialect nex-lite (Switch games) the servers speak PRUDP Lite on one TCP port
@@ -44,8 +44,8 @@ ports run the echo diagnostic.
 	next := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if o.effectiveDialect() != prudp.NEXLite.String() {
-			if l.tlsCert != "" || l.tlsKey != "" {
-				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite")
+			if (l.tlsCert != "" || l.tlsKey != "") && o.account.listen == "" {
+				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite or --account-listen")
 			}
 			return next(cmd, args)
 		}

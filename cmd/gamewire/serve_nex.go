@@ -6,19 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -37,10 +39,12 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
+	quota        serveQuotaOptions // serve_quota.go
 	// secureAddr and dsAddr are where the secure server and the DataStore
 	// endpoint listen: the flags, or the defaults derived from the
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
+	nexVersion         string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -56,6 +60,8 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
+	n.quota.register(f)
+	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
@@ -89,6 +95,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if o.nex.heartbeat <= 0 {
 		return fmt.Errorf("serve: --heartbeat %v: must be positive", o.nex.heartbeat)
 	}
+	// The quota and HTTP limit flags, checked before the store is opened.
+	if _, err := o.nex.quota.quota(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if _, err := o.http.limits(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	if err := o.addresses(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -112,6 +125,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
 		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
+	nexVersion, versionFrom, err := o.nexVersion()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv.NEXVersion = nexVersion
 	dsURL := ""
 	if role != nex.RoleAuth {
 		var stopDS func()
@@ -130,6 +148,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	} else {
 		srv.SecureAddr = o.nex.secureAddr
 	}
+	stopAccounts, accountLine, err := o.setupCredentials(cmd, srv, store, l != nil)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer stopAccounts()
 	// Bind before the banner: it names the addresses actually served, and a
 	// busy port fails before anything claims to be serving.
 	var authPC, securePC prudp.PacketConn
@@ -196,6 +219,12 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	}
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), accountLine)
+	if nexVersion != 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: %s (%s), for every service\n", desc.VersionString(nexVersion), versionFrom)
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: per connection (4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4); set --nex-version or --game\n")
 	}
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
@@ -296,15 +325,40 @@ func waitServing(srv *nex.Server) error {
 	return errors.New("the NEX servers did not start within 5s")
 }
 
+// nexVersion is the NEX version every service speaks: --nex-version, else
+// --game's (0 when neither says), and where it came from.
+func (o *serveOptions) nexVersion() (types.Version, string, error) {
+	if o.nex.nexVersion != "" {
+		v, err := desc.ParseVersion(o.nex.nexVersion)
+		if err != nil || v < types.Version2 || v >= 100000 {
+			return 0, "", fmt.Errorf("--nex-version %q: want a NEX version such as 3.4, 3.5.1 or 30400", o.nex.nexVersion)
+		}
+		return v, "--nex-version", nil
+	}
+	if v := gameNEXVersion(o.game); v != 0 {
+		return types.Version(v), "--game " + o.game, nil
+	}
+	return 0, "", nil
+}
+
 // serveNEXServices gives srv the Ranking and DataStore services on store and
 // starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
 // and a function that stops it.
 func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
-	nexVersion := gameNEXVersion(o.game)
+	nexVersion := int(srv.NEXVersion)
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
+	q, err := o.nex.quota.quota()
+	if err != nil {
+		return "", nil, err
+	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return "", nil, err
+	}
+	store.SetQuota(q)
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q}
 	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
@@ -327,10 +381,15 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 			return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
 		}
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs}
-	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads}
+	// The first sweep, before the endpoint serves, removes what a killed
+	// process left (temporary upload files, posts whose window closed).
+	stopSweep := sweepEvery(cmd.Context(), srv.DataStore, o.nex.quota.sweep, cfg.Logger)
+	hs := &httplimit.Server{Handler: srv.DataStore.HTTPHandler(), Limits: lim, Logger: cfg.Logger}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
+		stopSweep()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)

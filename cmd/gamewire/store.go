@@ -8,10 +8,13 @@ import (
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
 )
 
@@ -23,6 +26,10 @@ type backend struct {
 	Matchmaking matchmaking.Store
 	Ranking     ranking.Store
 	DataStore   datastore.Store
+	// Credentials holds NNIDs and the token secret (the account services,
+	// token checks); Add creates a NEX account (NASC self-registration).
+	Credentials credentials.Store
+	Add         func(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -31,7 +38,10 @@ type backend struct {
 	Bodies string
 	// Created: the SQLite store was created by this start.
 	Created bool
-	close   []func() error
+	// SetQuota gives the matchmaking and DataStore stores their per-player
+	// limits (the Ranking server checks its own).
+	SetQuota func(quota.Quota)
+	close    []func() error
 }
 
 // Close closes what openBackend opened, the services before the store.
@@ -65,8 +75,10 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		if err != nil {
 			return nil, pgHint(store, err)
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(),
-			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
+		mm, ds := s.Matchmaking(), s.DataStore()
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds,
+			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
+			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
 	if err != nil {
@@ -77,9 +89,11 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Ping: s.Ping,
+	ds := s.DataStore()
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, Ping: s.Ping,
+		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
-		close: []func() error{s.Close, mm.Close}}, nil
+		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 }
 
 // pgHint adds to a PostgreSQL connection error what usually causes it: a
