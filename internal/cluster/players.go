@@ -119,10 +119,12 @@ func addPlayersPG(ctx context.Context, st *pgstore.Store, first types.PID, n int
 }
 
 // ClientConfig is the PRUDP configuration players log in with: the cluster's
-// access key, and retransmission bounded so a dead server is noticed within a
-// few seconds.
+// access key, and retransmission bounded so a dead server is noticed (about
+// 15 s: ten resends, the wait doubling from 200 ms up to 2 s) while a server
+// slowed by a loaded machine is not taken for dead (five resends from 200 ms
+// were not enough when the suite ran in a loop on two shared cores).
 func ClientConfig() prudp.Config {
-	return prudp.Config{Dialect: prudp.NEXV1, AccessKey: AccessKey, InitialRTO: 200 * time.Millisecond, MaxRetransmits: 5}
+	return prudp.Config{Dialect: prudp.NEXV1, AccessKey: AccessKey, InitialRTO: 200 * time.Millisecond, MaxRTO: 2 * time.Second, MaxRetransmits: 10}
 }
 
 // Login logs the player in at addr (an authentication server) and makes the
