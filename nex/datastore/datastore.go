@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -696,11 +697,27 @@ func (k *call) searchObjects(p SearchParam) ([]Object, searched, error) {
 		t *time.Time
 	}{{p.CreatedAfter, &q.CreatedAfter}, {p.CreatedBefore, &q.CreatedBefore}, {p.UpdatedAfter, &q.UpdatedAfter}, {p.UpdatedBefore, &q.UpdatedBefore}} {
 		if t.d != 0 {
-			*t.t = t.d.Time()
+			*t.t = searchTime(t.d)
 		}
 	}
 	objs, total, err := k.s.Store.Search(k.ctx, q)
 	return objs, searched{q, total}, err
+}
+
+// searchTime turns a search bound into a time the stores can compare in
+// nanoseconds: dates past what an int64 of nanoseconds holds (the
+// descriptions' "future" default is the year 9999) become the latest such
+// time, so a "before" bound of the far future excludes nothing and an
+// "after" one everything; dates before its range, the earliest.
+func searchTime(d types.DateTime) time.Time {
+	t := d.Time()
+	if latest := time.Unix(0, math.MaxInt64); t.After(latest) {
+		return latest
+	}
+	if earliest := time.Unix(0, math.MinInt64); t.Before(earliest) {
+		return earliest
+	}
+	return t
 }
 
 // searched is a search's query and the total count it found.
