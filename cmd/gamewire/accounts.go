@@ -58,8 +58,56 @@ postgres://..., the commands work on the PostgreSQL database serve --store uses
 	}
 	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.runList(cmd) }}
-	cmd.AddCommand(add, list, passwd)
+	exportKey := &cobra.Command{Use: "export-key [NAME|PID]", Args: cobra.MaximumNArgs(1),
+		Short: "Print an account's Kerberos key as a keys-file line (default: the secure server's)",
+		Long: `export-key prints the Kerberos key of an account (by default Quazal Rendez-Vous,
+PID 2: the secure server, whose key opens every ticket a client presents) as a
+line of a gamewire decode --keys file:
+
+  gamewire accounts export-key >> keys.txt
+  gamewire decode capture.pcap --keys keys.txt
+
+With it the dissector opens the ticket in each secure CONNECT, takes the session
+key and decrypts every secure connection of the capture. The key is a secret: it
+lets whoever holds it read and forge the server's tickets. --switch prints the
+key of the Switch derivation (PRUDP Lite servers).`,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.runExportKey(cmd, args) }}
+	exportKey.Flags().BoolVar(&o.switchKey, "switch", false, "the key of the Switch derivation (kerberos.DeriveKeySwitch) instead of NEX's")
+	cmd.AddCommand(add, list, passwd, exportKey)
 	return cmd
+}
+
+// runExportKey prints an account's Kerberos key as a keys-file line.
+func (o *accountsOptions) runExportKey(cmd *cobra.Command, args []string) error {
+	s, err := o.open(cmd, storeReadOnly)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := cmd.Context()
+	var a auth.Account
+	switch {
+	case len(args) == 0:
+		a, err = s.AccountByPID(ctx, auth.PIDQuazalRendezVous)
+	default:
+		if pid, perr := strconv.ParseUint(args[0], 10, 64); perr == nil {
+			if a, err = s.AccountByPID(ctx, types.PID(pid)); errors.Is(err, auth.ErrNoAccount) {
+				a, err = s.AccountByName(ctx, args[0])
+			}
+		} else {
+			a, err = s.AccountByName(ctx, args[0])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("accounts export-key: %w", err)
+	}
+	d, what := auth.DeriveNEX, "NEX"
+	if o.switchKey {
+		d, what = auth.DeriveSwitch, "Switch"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "# the Kerberos key (%s derivation) of PID %d %q; a secret: it opens and forges this server's tickets\nkerberos-key %d %x\n",
+		what, a.PID, a.Name, a.PID, a.Key(d))
+	return nil
 }
 
 // accountsOptions are the flags of accounts and its subcommands: --data and
@@ -71,6 +119,7 @@ type accountsOptions struct {
 	name          string
 	password      string
 	passwordStdin bool
+	switchKey     bool
 }
 
 // openStore opens (creating it on first use) the account store in dir, or in
@@ -109,6 +158,7 @@ type accountManager interface {
 	Add(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
 	SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error)
 	List(ctx context.Context) ([]accounts.Info, error)
+	auth.Accounts
 	Close() error
 }
 

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/dissect"
+	"github.com/gamewire/gamewire/nex/games"
 )
 
 // captureOptions are the decode flags that only apply to capture files.
@@ -24,6 +25,7 @@ type captureOptions struct {
 	quiet          bool
 	writeDecrypted string
 	noProgress     bool
+	wiresharkLua   string
 }
 
 // register adds the capture flags to decode's flag set f.
@@ -34,10 +36,11 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
+	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress", "wireshark-plugin"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.
@@ -70,6 +73,11 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
 func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err error) {
+	if p := o.capture.wiresharkLua; p != "" {
+		if err := writeWiresharkPlugin(cmd, p); err != nil {
+			return fmt.Errorf("decode: --wireshark-plugin: %w", err)
+		}
+	}
 	keys, err := o.captureKeys()
 	if err != nil {
 		return err
@@ -85,6 +93,15 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	defer closeIn()
 
 	cfg := dissect.Config{Keys: keys, Dialects: overrides}
+	if o.game != "" {
+		// The game's variant of the NEX protocols and its NEX version decode its
+		// RMC calls (docs/dissector.md "NEX methods").
+		g, err := games.Find(o.game)
+		if err != nil {
+			return fmt.Errorf("decode: --game: %w", err)
+		}
+		cfg.Game = &g
+	}
 	bar := o.capture.progressBar(size)
 	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }

@@ -52,6 +52,7 @@ It decodes packets and captures, and runs clients, servers and relays.`,
 		newPipboyCmd(),
 		newServeCmd(),
 		newVersionCmd(),
+		newWiresharkPluginCmd(),
 	)
 	refuseUnknownSubcommands(root)
 	return root
