@@ -93,6 +93,11 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
+	// Variants names the game's protocol variants (nex/games Game.Variants:
+	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
+	// ...); the secure server serves these in place of the generic protocol of
+	// the same id (services.go). Nil serves the generic protocols.
+	Variants []string
 	// GameServerID is the game's server id (a title's, nex/games), which NAT
 	// Traversal's GetRelaySignatureKey answers; 0 when not known.
 	GameServerID uint32

@@ -270,6 +270,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	nexVersion := int(srv.NEXVersion)
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
+		srv.Variants = g.Variants     // the game's protocol variants
 	}
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := o.nex.dsListen
