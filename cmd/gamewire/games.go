@@ -37,6 +37,7 @@ serve also gives the game's NEX version to Ranking and DataStore.
 		RunE: func(cmd *cobra.Command, args []string) error { return runGames(cmd, args, verbose) },
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print each row's source and notes")
+	cmd.AddCommand(newGamesCheckCmd())
 	return cmd
 }
 
