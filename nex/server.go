@@ -16,6 +16,7 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -93,6 +94,10 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
+	// Messages keeps the messages players deliver to each other; with it the
+	// secure server serves MessageDelivery (27) and hands delivered messages to
+	// recipients online (nex/messagedelivery). Nil serves none.
+	Messages messagedelivery.Store
 	// Variants names the game's protocol variants (nex/games Game.Variants:
 	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
 	// ...); the secure server serves these in place of the generic protocol of
@@ -322,6 +327,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 			return err
 		}
 	}
+	s.startTitleServices()
 	if s.Ranking != nil {
 		s.Ranking.Logger = cmp.Or(s.Ranking.Logger, s.Logger)
 		s.Mux.HandleProtocol(ranking.ProtocolID, s.Ranking)

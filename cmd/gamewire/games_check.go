@@ -113,6 +113,8 @@ func runGamesCheck(cmd *cobra.Command, o *gamesCheckOptions, args []string) erro
 			for _, m := range rep.Outcomes {
 				ans := "ok"
 				switch {
+				case m.NoAnswer:
+					ans = "taken (no answer, as described)"
 				case m.Err != nil:
 					ans = m.Err.Error()
 				case m.Result != "":

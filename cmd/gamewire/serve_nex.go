@@ -101,7 +101,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, Messages: store.Messages, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {

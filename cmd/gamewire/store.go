@@ -10,6 +10,7 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -23,6 +24,7 @@ type backend struct {
 	Matchmaking matchmaking.Store
 	Ranking     ranking.Store
 	DataStore   datastore.Store
+	Messages    messagedelivery.Store // MessageDelivery's messages
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -65,7 +67,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(),
 			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
@@ -77,7 +79,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), Ping: s.Ping,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/storetest"
 )
@@ -40,5 +41,16 @@ func TestMailboxSuite(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
+	})
+}
+
+func TestMessagesSuite(t *testing.T) {
+	storetest.Messages(t, func(t *testing.T) messagedelivery.Store {
+		s, _, err := accounts.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.Messages()
 	})
 }

@@ -50,6 +50,9 @@ type Outcome struct {
 	// Encoded says whether the parameters were encoded by a description
 	// (false: the method has no description and was called with none).
 	Encoded bool
+	// NoAnswer: the protocol is described as never answered and the call was
+	// not answered within NoResponseWait.
+	NoAnswer bool
 }
 
 // Served reports whether the method was answered with something other than
@@ -135,6 +138,17 @@ func (c *checker) close() {
 	}
 }
 
+// NoResponseWait is how long a call to a protocol described as never answered
+// (MessageDelivery) waits for an answer: none within it means the method was
+// taken (an unserved one is answered Core::NotImplemented at once).
+const NoResponseWait = time.Second
+
+// noResponse reports whether m's protocol is described as never answered.
+func (c *checker) noResponse(m games.PretendoMethod) bool {
+	p := dyn.SelectProtocol(c.cfg.Set, m.ProtocolID, "")
+	return p != nil && p.Root().NoResponse
+}
+
 // describe finds the description of m: the game's variant of the protocol id
 // when the table names a variant, the generic protocol otherwise.
 func (c *checker) describe(m games.PretendoMethod) *desc.Method {
@@ -211,11 +225,19 @@ func (c *checker) call(ctx context.Context, m games.PretendoMethod) (Outcome, er
 	}
 	body, ok := c.params(m, st)
 	o.Encoded = ok
-	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	timeout := c.cfg.CallTimeout
+	noResp := c.noResponse(m)
+	if noResp {
+		timeout = min(timeout, NoResponseWait)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	err := resp(cctx, body)
 	cancel()
 	var ce *rmc.CallError
 	switch {
+	case noResp && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		o.Result = "" // taken without an answer, as the protocol is described
+		o.NoAnswer = true
 	case err == nil:
 	case errors.As(err, &ce):
 		o.Result = ce.Result.Name()

@@ -1,0 +1,73 @@
+package accounts
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/gamewire/gamewire/internal/sqlstore"
+)
+
+// The delivered messages' schema (messagedelivery.Store, internal/sqlstore's
+// Messages): each message once, and the recipients it is kept for.
+func init() { registerSchema("messages", messagesV1) }
+
+const messagesV1 = `
+CREATE TABLE md_messages (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	sender  INTEGER NOT NULL,
+	class   TEXT NOT NULL,
+	body    BLOB NOT NULL,
+	created INTEGER NOT NULL
+);
+CREATE TABLE md_inbox (
+	pid INTEGER NOT NULL,
+	id  INTEGER NOT NULL,
+	PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+`
+
+// Messages returns the delivered messages (MessageDelivery) in s's database.
+func (s *Store) Messages() *sqlstore.Messages {
+	return sqlstore.NewMessages("accounts", plainDB{s.db})
+}
+
+// plainDB is the store's database as internal/sqlstore uses it, each call
+// bounded by DefaultQueryTimeout.
+type plainDB struct{ db *sql.DB }
+
+// Do runs f on the pool.
+func (b plainDB) Do(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
+	ctx, cancel := withTimeout(ctx, 0)
+	defer cancel()
+	return f(ctx, sqlstore.Std(b.db))
+}
+
+// Snapshot runs f in a read transaction.
+func (b plainDB) Snapshot(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
+	ctx, cancel := withTimeout(ctx, 0)
+	defer cancel()
+	tx, err := b.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(ctx, sqlstore.Std(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Write runs f in a write transaction (beginWrite).
+func (b plainDB) Write(ctx context.Context, f func(ctx context.Context, tx sqlstore.Querier) error) error {
+	ctx, cancel := withTimeout(ctx, 0)
+	defer cancel()
+	tx, err := beginWrite(ctx, b.db)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(ctx, sqlstore.Std(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
