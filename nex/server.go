@@ -22,6 +22,7 @@ import (
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -98,6 +99,9 @@ type Server struct {
 	// secure server serves MessageDelivery (27) and hands delivered messages to
 	// recipients online (nex/messagedelivery). Nil serves none.
 	Messages messagedelivery.Store
+	// Utility, when set, serves Utility (110): unique ids and the game's
+	// settings (nex/utility), unless Variants puts Storage Manager there.
+	Utility *utility.Server
 	// Variants names the game's protocol variants (nex/games Game.Variants:
 	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
 	// ...); the secure server serves these in place of the generic protocol of

@@ -2,6 +2,7 @@ package nex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -10,8 +11,10 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/protocols/messaging"
+	utilityproto "github.com/gamewire/gamewire/nex/protocols/utility"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -41,7 +44,7 @@ func startTitles(t *testing.T, version types.Version) (*Server, string, *account
 	}
 	t.Cleanup(func() { mm.Close(); store.Close() })
 	srv := &Server{Config: prudp.Config{Dialect: prudp.NEXV1}, Accounts: playerAccounts(), Matchmaking: mm,
-		Messages: store.Messages(), NEXVersion: version}
+		Messages: store.Messages(), Utility: &utility.Server{Store: store.UniqueIDs()}, NEXVersion: version}
 	return srv, startServer(t, srv), store
 }
 
@@ -152,5 +155,46 @@ func TestMessageDelivery(t *testing.T) {
 				t.Errorf("c's inbox: %+v, %v", kept, err)
 			}
 		})
+	}
+}
+
+// TestUtilityUniqueIDs: a unique id acquired with its password, associated with
+// the player and read back in a later session, from the store; a wrong
+// password is refused.
+func TestUtilityUniqueIDs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, addr, store := startTitles(t, 30500)
+	a, _ := messenger(t, ctx, addr, 2010, 30500)
+	u := utilityproto.UtilityClient{C: a.RMC}
+	info, err := u.AcquireNexUniqueIdWithPassword(ctx)
+	if err != nil || info.UniqueID == 0 || info.Password == 0 {
+		t.Fatalf("acquire: %+v, %v", info, err)
+	}
+	plain, err := u.AcquireNexUniqueId(ctx)
+	if err != nil || plain == info.UniqueID {
+		t.Fatalf("acquire without password: %d, %v", plain, err)
+	}
+	wrong := info
+	wrong.Password++
+	if err := u.AssociateNexUniqueIdWithMyPrincipalId(ctx, wrong); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if err := u.AssociateNexUniqueIdsWithMyPrincipalId(ctx, []utilityproto.UniqueIdInfo{info, {UniqueID: plain}}); err != nil {
+		t.Fatal(err)
+	}
+	closeSession(t, a)
+	b, _ := messenger(t, ctx, addr, 2010, 30500)
+	u = utilityproto.UtilityClient{C: b.RMC}
+	got, err := u.GetAssociatedNexUniqueIdWithMyPrincipalId(ctx)
+	if err != nil || got != info {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, info)
+	}
+	all, err := u.GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx)
+	if err != nil || len(all) != 2 || all[1].UniqueID != plain {
+		t.Fatalf("read back all %+v, %v", all, err)
+	}
+	if kept, err := store.UniqueIDs().AssociatedUniqueIDs(ctx, 2010); err != nil || len(kept) != 2 || kept[0].ID != info.UniqueID {
+		t.Fatalf("in the store: %+v, %v", kept, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -272,6 +273,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 		srv.Variants = g.Variants     // the game's protocol variants
 	}
+	srv.Utility = &utility.Server{Store: store.UniqueIDs}
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := o.nex.dsListen
 	if addr == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/utility"
 )
 
 // backend is what serve keeps its state in: the SQLite store in --data, or a
@@ -25,6 +26,7 @@ type backend struct {
 	Ranking     ranking.Store
 	DataStore   datastore.Store
 	Messages    messagedelivery.Store // MessageDelivery's messages
+	UniqueIDs   utility.Store         // Utility's unique ids
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -67,7 +69,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(),
 			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
@@ -79,7 +81,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Ping: s.Ping,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}}, nil
 }

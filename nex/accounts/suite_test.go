@@ -8,6 +8,7 @@ import (
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/storetest"
+	"github.com/gamewire/gamewire/nex/utility"
 )
 
 // TestStoreSuite runs the suite every backend runs (nex/storetest) on SQLite.
@@ -53,4 +54,20 @@ func TestMessagesSuite(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s.Messages()
 	})
+}
+
+func TestUniqueIDsSuite(t *testing.T) {
+	storetest.UniqueIDs(t, func(t *testing.T) utility.Store {
+		s, _, err := accounts.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.UniqueIDs()
+	})
+}
+
+// TestMemoryUniqueIDs runs the same suite on utility.Memory.
+func TestMemoryUniqueIDs(t *testing.T) {
+	storetest.UniqueIDs(t, func(t *testing.T) utility.Store { return new(utility.Memory) })
 }

@@ -71,3 +71,25 @@ func (b plainDB) Write(ctx context.Context, f func(ctx context.Context, tx sqlst
 	}
 	return tx.Commit()
 }
+
+// The unique ids' schema (utility.Store, internal/sqlstore's UniqueIDs).
+func init() { registerSchema("unique_ids", uniqueIDsV1) }
+
+const uniqueIDsV1 = `
+CREATE TABLE ut_unique_ids (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	password INTEGER NOT NULL,
+	created  INTEGER NOT NULL
+);
+CREATE TABLE ut_associations (
+	pid INTEGER NOT NULL,
+	seq INTEGER NOT NULL,
+	id  INTEGER NOT NULL,
+	PRIMARY KEY (pid, seq)
+) WITHOUT ROWID;
+`
+
+// UniqueIDs returns Utility's unique ids in s's database.
+func (s *Store) UniqueIDs() *sqlstore.UniqueIDs {
+	return sqlstore.NewUniqueIDs("accounts", plainDB{s.db})
+}

@@ -25,3 +25,25 @@ CREATE TABLE md_inbox (
 func (s *Store) Messages() *sqlstore.Messages {
 	return sqlstore.NewMessages("pgstore", pgDB{s.pool})
 }
+
+// The unique ids' schema (utility.Store, internal/sqlstore's UniqueIDs).
+func init() { registerSchema("unique_ids", uniqueIDsV1) }
+
+const uniqueIDsV1 = `
+CREATE TABLE ut_unique_ids (
+	id       BIGSERIAL PRIMARY KEY,
+	password BIGINT NOT NULL,
+	created  BIGINT NOT NULL
+);
+CREATE TABLE ut_associations (
+	pid BIGINT NOT NULL,
+	seq INTEGER NOT NULL,
+	id  BIGINT NOT NULL,
+	PRIMARY KEY (pid, seq)
+);
+`
+
+// UniqueIDs returns Utility's unique ids on s's database.
+func (s *Store) UniqueIDs() *sqlstore.UniqueIDs {
+	return sqlstore.NewUniqueIDs("pgstore", pgDB{s.pool})
+}
