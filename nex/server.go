@@ -21,6 +21,7 @@ import (
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -102,6 +103,9 @@ type Server struct {
 	// Utility, when set, serves Utility (110): unique ids and the game's
 	// settings (nex/utility), unless Variants puts Storage Manager there.
 	Utility *utility.Server
+	// StorageManager, when set and Variants names VariantStorageManager,
+	// serves Storage Manager on 110 instead of Utility (nex/storagemanager).
+	StorageManager *storagemanager.Server
 	// Variants names the game's protocol variants (nex/games Game.Variants:
 	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
 	// ...); the secure server serves these in place of the generic protocol of

@@ -24,10 +24,14 @@ func (s *Server) hasVariant(v string) bool {
 // startTitleServices registers, on the secure mux, the protocols the titles of
 // nex/games use beyond matchmaking, Ranking and DataStore (docs/games.md):
 // MessageDelivery (27) when Messages is set, Utility (110) when Utility is
-// set and the game's variants do not put Storage Manager on its id.
+// set and the game's variants do not put Storage Manager on its id, Storage
+// Manager (110) when StorageManager is set and they do.
 func (s *Server) startTitleServices() {
 	if s.Utility != nil && !s.hasVariant(VariantStorageManager) {
 		s.Utility.Register(s.Mux)
+	}
+	if s.StorageManager != nil && s.hasVariant(VariantStorageManager) {
+		s.StorageManager.Register(s.Mux)
 	}
 	if s.Messages != nil {
 		md := &messagedelivery.Server{Store: s.Messages, Hub: &s.hub, Logger: s.Logger}

@@ -12,7 +12,9 @@ import (
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/protocols/messaging"
 	utilityproto "github.com/gamewire/gamewire/nex/protocols/utility"
+	smproto "github.com/gamewire/gamewire/nex/protocols/utilitystoragemanager"
 	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -196,5 +198,47 @@ func TestUtilityUniqueIDs(t *testing.T) {
 	}
 	if kept, err := store.UniqueIDs().AssociatedUniqueIDs(ctx, 2010); err != nil || len(kept) != 2 || kept[0].ID != info.UniqueID {
 		t.Fatalf("in the store: %+v, %v", kept, err)
+	}
+}
+
+// TestStorageManager: with the Storage Manager variant, 110 is Storage Manager:
+// a slot's unique id is created once and found again, a card's is its own, and
+// the id names its player.
+func TestStorageManager(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	srv := &Server{Config: prudp.Config{Dialect: prudp.NEXV1}, Accounts: playerAccounts(), Variants: []string{VariantStorageManager},
+		Utility: &utility.Server{Store: store.UniqueIDs()}, StorageManager: &storagemanager.Server{Store: store.Slots()}}
+	addr := startServer(t, srv)
+	a, _ := messenger(t, ctx, addr, 2020, 0)
+	sm := smproto.StorageManagerClient{C: a.RMC}
+	id, first, err := sm.AcquireNexUniqueId(ctx, 1)
+	if err != nil || !first || id == 0 {
+		t.Fatalf("acquire: %d %v %v", id, first, err)
+	}
+	if again, first, err := sm.AcquireNexUniqueId(ctx, 1); err != nil || first || again != id {
+		t.Fatalf("again: %d %v %v", again, first, err)
+	}
+	if _, _, err := sm.AcquireNexUniqueId(ctx, storagemanager.MaxSlot+1); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("slot out of range: %v", err)
+	}
+	card, err := sm.AcquireCardId(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, first, err := sm.ActivateWithCardId(ctx, 1, card)
+	if err != nil || !first || cid == id {
+		t.Fatalf("activate with card: %d %v %v", cid, first, err)
+	}
+	if pid, err := sm.NexUniqueIdToPrincipalId(ctx, cid); err != nil || pid != 2020 {
+		t.Fatalf("owner: %d %v", pid, err)
+	}
+	if ids, err := sm.GetAssociatedNexUniqueIds(ctx); err != nil || len(ids) != 2 || ids[0] != id || ids[1] != cid {
+		t.Fatalf("associated: %v %v", ids, err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -274,6 +275,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		srv.Variants = g.Variants     // the game's protocol variants
 	}
 	srv.Utility = &utility.Server{Store: store.UniqueIDs}
+	srv.StorageManager = &storagemanager.Server{Store: store.Slots}
 	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
 	addr := o.nex.dsListen
 	if addr == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/utility"
 )
 
@@ -27,6 +28,7 @@ type backend struct {
 	DataStore   datastore.Store
 	Messages    messagedelivery.Store // MessageDelivery's messages
 	UniqueIDs   utility.Store         // Utility's unique ids
+	Slots       storagemanager.Store  // Storage Manager's unique ids
 	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
@@ -69,7 +71,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(),
 			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
@@ -81,7 +83,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Ping: s.Ping,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}}, nil
 }

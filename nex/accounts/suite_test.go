@@ -7,6 +7,7 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/storetest"
 	"github.com/gamewire/gamewire/nex/utility"
 )
@@ -70,4 +71,15 @@ func TestUniqueIDsSuite(t *testing.T) {
 // TestMemoryUniqueIDs runs the same suite on utility.Memory.
 func TestMemoryUniqueIDs(t *testing.T) {
 	storetest.UniqueIDs(t, func(t *testing.T) utility.Store { return new(utility.Memory) })
+}
+
+func TestSlotsSuite(t *testing.T) {
+	storetest.Slots(t, func(t *testing.T) storagemanager.Store {
+		s, _, err := accounts.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s.Slots()
+	})
 }

@@ -93,3 +93,21 @@ CREATE TABLE ut_associations (
 func (s *Store) UniqueIDs() *sqlstore.UniqueIDs {
 	return sqlstore.NewUniqueIDs("accounts", plainDB{s.db})
 }
+
+// Storage Manager's schema (storagemanager.Store, internal/sqlstore's Slots).
+func init() { registerSchema("storage_manager", storageManagerV1) }
+
+const storageManagerV1 = `
+CREATE TABLE sm_unique_ids (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	pid      INTEGER NOT NULL,
+	slot     INTEGER NOT NULL,
+	has_card INTEGER NOT NULL,
+	card     INTEGER NOT NULL,
+	created  INTEGER NOT NULL,
+	UNIQUE (pid, slot, has_card, card)
+);
+`
+
+// Slots returns Storage Manager's unique ids in s's database.
+func (s *Store) Slots() *sqlstore.Slots { return sqlstore.NewSlots("accounts", plainDB{s.db}) }

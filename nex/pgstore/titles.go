@@ -47,3 +47,21 @@ CREATE TABLE ut_associations (
 func (s *Store) UniqueIDs() *sqlstore.UniqueIDs {
 	return sqlstore.NewUniqueIDs("pgstore", pgDB{s.pool})
 }
+
+// Storage Manager's schema (storagemanager.Store, internal/sqlstore's Slots).
+func init() { registerSchema("storage_manager", storageManagerV1) }
+
+const storageManagerV1 = `
+CREATE TABLE sm_unique_ids (
+	id       BIGSERIAL PRIMARY KEY,
+	pid      BIGINT NOT NULL,
+	slot     INTEGER NOT NULL,
+	has_card INTEGER NOT NULL,
+	card     BIGINT NOT NULL,
+	created  BIGINT NOT NULL,
+	UNIQUE (pid, slot, has_card, card)
+);
+`
+
+// Slots returns Storage Manager's unique ids on s's database.
+func (s *Store) Slots() *sqlstore.Slots { return sqlstore.NewSlots("pgstore", pgDB{s.pool}) }
