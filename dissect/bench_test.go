@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
@@ -144,6 +145,58 @@ func BenchmarkDecodeRMC(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(outBytes), "json-bytes/op")
+		})
+	}
+}
+
+// BenchmarkDecodeDoneFlow decodes the done-when capture (real NintendoClients
+// and gamewire serve traffic, testdata/captures/nintendoclients-doneflow.pcap:
+// 105 frames, 44 RMC messages) with every record as JSON, keyed by the two
+// secure connections' session keys (their tickets' keys, as a password line
+// would find them, without the password derivation's cost per run): "ids" as
+// before descriptions, "described" with every method named and decoded.
+func BenchmarkDecodeDoneFlow(b *testing.B) {
+	capture, err := os.ReadFile("testdata/captures/nintendoclients-doneflow.pcap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := ParseKeys(strings.NewReader("access-key 3d37fbdb\n" +
+		"session-key 7de76beb322e871e76cc3b12273aeffe23e666f29e962140335047e0dfd64042\n" +
+		"session-key 60543d7b19deda79f7ce023643d1e87add14dcddae0c2606123eb5ef9a2556e2\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	set, err := desc.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"ids", Config{Keys: keys, NoDescriptions: true}},
+		{"described", Config{Keys: keys, Descriptions: set}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(capture)))
+			b.ReportAllocs()
+			var out []byte
+			for b.Loop() {
+				d := New(bc.cfg)
+				methods := 0
+				if err := d.Decode(bytes.NewReader(capture), func(r *Record) error {
+					out = r.AppendJSON(out[:0])
+					if bytes.Contains(out, []byte(`"method":`)) {
+						methods++
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				if bc.name == "described" && methods != 44 {
+					b.Fatalf("%d messages named, want 44", methods)
+				}
+			}
 		})
 	}
 }

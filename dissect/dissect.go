@@ -67,7 +67,8 @@ type Config struct {
 	// its NEX version. Nil takes each flow's game from its access key (nex/games).
 	Game *games.Game
 	// Variant, if set, names the game variant of the protocols to prefer (a
-	// description file suffix such as "mk8"; dyn.SelectProtocol), over the game's.
+	// protocol name or description file suffix such as "mk8" or "eagle",
+	// comma-separated for several; dyn.SelectProtocol), over the game's.
 	Variant string
 	// NEXVersion, if set, is the NEX version structures are decoded for, over
 	// the game's (the settings' NEXVersion when neither says).

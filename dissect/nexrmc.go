@@ -106,6 +106,10 @@ func (h *prudpHandler) rmcGame() (*games.Game, string) {
 	if st.variant == "" && st.game != nil {
 		st.variant = dyn.GameVariant(st.game.Name)
 	}
+	if h.rx.Name == wire.NameLite {
+		// Switch servers answer the ticket granting of Authentication_NX.
+		st.variant += ",nx"
+	}
 	return st.game, st.variant
 }
 
@@ -287,8 +291,8 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 		// a text line is asked for (Record.appendInfo).
 		r.paramsAt, r.paramsField = len(b), obj
 		r.addObject(key, 0)
-		for _, f := range vals {
-			addValue(r, f.Name, f.Value)
+		for i := range vals {
+			addValue(r, vals[i].Name, &vals[i].Value)
 		}
 		r.Fields[obj].Int = int64(len(r.Fields) - obj - 1)
 	}
@@ -318,7 +322,7 @@ func indexKey(i int) string {
 }
 
 // addValue adds v to r as field k: structures as objects, lists as arrays.
-func addValue(r *Record, k string, v dyn.Value) {
+func addValue(r *Record, k string, v *dyn.Value) {
 	switch v.Kind() {
 	case desc.KBool:
 		r.addBool(k, v.Bool())
@@ -352,8 +356,8 @@ func addValue(r *Record, k string, v dyn.Value) {
 	case desc.KList:
 		arr := len(r.Fields)
 		r.addArray(k, 0)
-		for i, it := range v.Items {
-			addValue(r, indexKey(i), it)
+		for i := range v.Items {
+			addValue(r, indexKey(i), &v.Items[i])
 		}
 		r.Fields[arr].Int = int64(len(r.Fields) - arr - 1)
 	case desc.KMap:
@@ -361,20 +365,22 @@ func addValue(r *Record, k string, v dyn.Value) {
 		kk := v.Type.Key.Kind
 		if kk == desc.KString || kk.Integer() || kk == desc.KPID || kk == desc.KEnum {
 			r.addObject(k, 0)
-			for _, p := range v.Pairs {
+			for i := range v.Pairs {
+				p := &v.Pairs[i]
 				name := p.Key.Str
 				if kk != desc.KString {
 					name = strings.Trim(string(p.Key.AppendJSON(nil)), `"`)
 				}
-				addValue(r, name, p.Value)
+				addValue(r, name, &p.Value)
 			}
 		} else {
 			r.addArray(k, 0)
-			for i, p := range v.Pairs {
+			for i := range v.Pairs {
+				p := &v.Pairs[i]
 				o := len(r.Fields)
 				r.addObject(indexKey(i), 0)
-				addValue(r, "key", p.Key)
-				addValue(r, "value", p.Value)
+				addValue(r, "key", &p.Key)
+				addValue(r, "value", &p.Value)
 				r.Fields[o].Int = int64(len(r.Fields) - o - 1)
 			}
 		}
@@ -383,9 +389,10 @@ func addValue(r *Record, k string, v dyn.Value) {
 		obj := len(r.Fields)
 		r.addObject(k, 0)
 		if v.Struct != nil {
-			for _, l := range v.Struct.Levels {
-				for _, f := range l.Fields {
-					addValue(r, f.Name, f.Value)
+			for li := range v.Struct.Levels {
+				fs := v.Struct.Levels[li].Fields
+				for fi := range fs {
+					addValue(r, fs[fi].Name, &fs[fi].Value)
 				}
 			}
 		}
@@ -397,9 +404,10 @@ func addValue(r *Record, k string, v dyn.Value) {
 		if v.Struct != nil {
 			inner := len(r.Fields)
 			r.addObject("value", 0)
-			for _, l := range v.Struct.Levels {
-				for _, f := range l.Fields {
-					addValue(r, f.Name, f.Value)
+			for li := range v.Struct.Levels {
+				fs := v.Struct.Levels[li].Fields
+				for fi := range fs {
+					addValue(r, fs[fi].Name, &fs[fi].Value)
 				}
 			}
 			r.Fields[inner].Int = int64(len(r.Fields) - inner - 1)

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/desc/dyn"
+	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -339,5 +341,84 @@ func TestDoneWhenCapture(t *testing.T) {
 	}
 	if js := strings.Join(recs, "\n"); strings.Contains(js, "AutoMatchmake_Postpone") || !strings.Contains(js, "not decrypted") {
 		t.Error("without passwords the secure connections decrypted")
+	}
+}
+
+// FuzzRMCMessage feeds arbitrary bytes as whole PRUDP messages through the RMC
+// decoding by the built-in descriptions, both ways of one connection: no panic,
+// and every record renders as text, -V and JSON. Seeds: the RMC messages of the
+// done-when capture (testdata/captures/nintendoclients-doneflow.pcap).
+func FuzzRMCMessage(f *testing.F) {
+	capture, err := os.ReadFile("testdata/captures/nintendoclients-doneflow.pcap")
+	if err != nil {
+		f.Fatal(err)
+	}
+	keys, err := ParseKeys(strings.NewReader("access-key 3d37fbdb\npassword 1000 Done-when-a-1\npassword 1001 Done-when-b-2\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	d := New(Config{Keys: keys})
+	if err := d.Decode(bytes.NewReader(capture), func(r *Record) error {
+		if _, ok := r.Field("rmc"); ok {
+			pf, _ := r.Field("plain_hex")
+			f.Add(bytes.Clone(pf.Bytes), r.NetDst.Port() == 56544 || r.NetDst.Port() == 56543)
+		}
+		return nil
+	}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, toServer bool) {
+		d := New(Config{})
+		d.frame = &Frame{Number: 1, Time: t0}
+		h := newPRUDP(d, wire.NameV1, "3d37fbdb", 0)
+		h.rmc.minor = [2]int{5, 5}
+		dir := 1
+		if toServer {
+			dir = 0
+		}
+		for i := range 2 {
+			var r Record
+			c := &pktCtx{d: d, dir: (dir + i) % 2}
+			r.info = h.appendRMC(c, &r, r.info, msg)
+			r.AppendJSON(nil)
+			r.AppendTree(nil)
+			r.AppendText(nil, t0)
+		}
+	})
+}
+
+// TestGameVariantByAccessKey: a flow under MARIO KART 8's access key (the games
+// table) decodes MatchmakeExtension by MK8's variant, whose method 36 is
+// CreateSimpleSearchObject; under another key, or with --game naming another
+// game, method 36 is the base protocol's.
+func TestGameVariantByAccessKey(t *testing.T) {
+	set, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk8, err := games.Find("MARIO KART 8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := (&rmc.Request{Protocol: 109, CallID: 1, Method: 36, Params: []byte{}}).Append(nil)
+	for _, c := range []struct {
+		key  string
+		game *games.Game
+		want string
+	}{
+		{mk8.AccessKey, nil, `"protocol":"MatchmakeExtension_MK8","method":"CreateSimpleSearchObject"`},
+		{"6f599f81", &mk8, `"protocol":"MatchmakeExtension_MK8","method":"CreateSimpleSearchObject"`},
+		{"6f599f81", nil, `"protocol":"MatchmakeExtension","method":"` + dyn.SelectProtocol(set, 109, "").Method(36).Name + `"`},
+	} {
+		conv := newConvo(t, wire.NewV1(c.key), c.key, 1300)
+		conv.handshake()
+		conv.message(0, req, false)
+		recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{c.key}}, Game: c.game}, conv.pcap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all := strings.Join(recs, "\n"); !strings.Contains(all, c.want) {
+			t.Errorf("key %s game %v: want %s in\n%s", c.key, c.game != nil, c.want, all)
+		}
 	}
 }

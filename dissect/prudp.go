@@ -687,6 +687,12 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	}
 	if !checksumOK && errText == "" {
 		errText = "checksum mismatch"
+		c.fl.stats.Errors++
+	}
+	if h.facts.Signature == sigBad && errText == "" {
+		// V1 and Lite have no checksum: a wrong access key shows only here.
+		errText = "signature mismatch (wrong access key, or a session key not known)"
+		c.fl.stats.Errors++
 	}
 	r.Error = errText
 	r.info = h.d.prudpSummary(r.info[:0], h.rx.Name, p, decoded && h.rx.Encrypted(p))

@@ -124,4 +124,3 @@ func checkNexgoCapture(t *testing.T, capture []byte, key, dialect string) {
 		}
 	}
 }
-

@@ -37,6 +37,7 @@ Only keys derived from passwords are stored; passwords are never printed.
   gamewire accounts add    [--data DIR] [--pid N] [--name NAME] [--password P | --password-stdin]
   gamewire accounts list   [--data DIR]
   gamewire accounts passwd [--data DIR] NAME|PID [--password P | --password-stdin]
+  gamewire accounts nnid add|list|passwd|disable|enable ...   (NNIDs: docs/accounts.md)
 
 Without --password, the password is asked for on the terminal. With --store
 postgres://..., the commands work on the PostgreSQL database serve --store uses
@@ -73,7 +74,8 @@ lets whoever holds it read and forge the server's tickets. --switch prints the
 key of the Switch derivation (PRUDP Lite servers).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.runExportKey(cmd, args) }}
 	exportKey.Flags().BoolVar(&o.switchKey, "switch", false, "the key of the Switch derivation (kerberos.DeriveKeySwitch) instead of NEX's")
-	cmd.AddCommand(add, list, passwd, exportKey)
+	addFormatFlag(list, &o.format)
+	cmd.AddCommand(add, list, passwd, newNNIDCmd(o), exportKey)
 	return cmd
 }
 
@@ -119,6 +121,7 @@ type accountsOptions struct {
 	name          string
 	password      string
 	passwordStdin bool
+	format        formatFlag // list's --format
 	switchKey     bool
 }
 
@@ -167,7 +170,12 @@ func (o *accountsOptions) open(cmd *cobra.Command, mode storeMode) (accountManag
 		if !isPostgres(st) {
 			return nil, fmt.Errorf("--store %q: want a postgres:// or postgresql:// URL (the SQLite store is chosen with --data)", st)
 		}
-		return pgstore.Open(cmd.Context(), st) // applies the schema's migrations, as serve does
+		if mode == storeReadOnly {
+			s, err := pgstore.OpenExisting(cmd.Context(), st) // list changes nothing, not even the schema
+			return s, pgHint(st, err)
+		}
+		s, err := pgstore.Open(cmd.Context(), st) // applies the schema's migrations, as serve does
+		return s, pgHint(st, err)
 	}
 	opts := &accounts.Options{
 		ReadOnly: mode == storeReadOnly,
@@ -238,7 +246,11 @@ func (o *accountsOptions) runAdd(cmd *cobra.Command) error {
 
 func (o *accountsOptions) runPasswd(cmd *cobra.Command, nameOrPID string) error {
 	return o.changeAccount(cmd, storeExisting, "changed the password of", func(s accountManager, password string) (auth.Account, error) {
-		return s.SetPassword(cmd.Context(), nameOrPID, password)
+		a, err := s.SetPassword(cmd.Context(), nameOrPID, password)
+		if errors.Is(err, auth.ErrNoAccount) {
+			return a, fmt.Errorf("accounts passwd: no account is named %q or has that PID (gamewire accounts list shows them; accounts add creates one): %w", nameOrPID, err)
+		}
+		return a, err
 	})
 }
 
@@ -298,6 +310,18 @@ func (o *accountsOptions) runList(cmd *cobra.Command) error {
 	list, err := s.List(cmd.Context())
 	if err != nil {
 		return err
+	}
+	if o.format.json() {
+		for _, a := range list {
+			kind := "user"
+			if a.Special {
+				kind = "special"
+			}
+			if err := writeJSON(cmd.OutOrStdout(), map[string]any{"pid": a.PID, "name": a.Name, "kind": kind, "created": a.Created}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "PID\tNAME\tKIND\tCREATED")

@@ -55,6 +55,9 @@ It decodes packets and captures, and runs clients, servers and relays.`,
 		newWiresharkPluginCmd(),
 	)
 	refuseUnknownSubcommands(root)
+	explainArgs(root)
+	root.SetHelpCommand(newHelpCmd(root))
+	root.SetFlagErrorFunc(suggestFlags)
 	return root
 }
 

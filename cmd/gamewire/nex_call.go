@@ -159,7 +159,11 @@ func runNEXCall(cmd *cobra.Command, o *nexCallOptions, addr, name, params string
 	out := cmd.OutOrStdout()
 	var ce *rmc.CallError
 	if errors.As(err, &ce) {
-		js := fmt.Sprintf(`{"error":%q,"code":"0x%08X"}`, ce.Result.Name(), uint32(ce.Result))
+		name := ce.Result.Name()
+		if name == "" {
+			name = "unknown" // a code errors.py does not name
+		}
+		js := fmt.Sprintf(`{"error":%q,"code":"0x%08X"}`, name, uint32(ce.Result))
 		fmt.Fprintln(out, js)
 		return fmt.Errorf("nex call: %s.%s: %s", p.Name, m.Name, ce.Result)
 	}

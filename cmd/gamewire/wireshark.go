@@ -19,7 +19,7 @@ func newWiresharkPluginCmd() *cobra.Command {
 		Short: "Write a Wireshark Lua dissector that names and decodes NEX RMC methods (from gamewire's descriptions)",
 		Long: `wireshark-plugin writes a Lua dissector for Wireshark and tshark, generated from the
 NEX protocol descriptions gamewire ships (gamewire nex protocols lists them), to FILE
-or standard output. It reads PRUDP V1 over UDP with plaintext payloads, as
+or standard output. It reads PRUDP V1 and V0 over UDP with plaintext payloads, as
 gamewire decode --write-decrypted writes a capture, joins reliable fragments, and
 shows every RMC request and response with its protocol and method names and its
 parameters or return values decoded.
@@ -27,6 +27,7 @@ parameters or return values decoded.
   gamewire decode capture.pcap --keys keys.txt --write-decrypted plain.pcapng
   gamewire wireshark-plugin nex.lua
   tshark -X lua_script:nex.lua -r plain.pcapng -V
+  tshark -X lua_script:nex.lua -o nexrmc.access_key:KEY -r plain.pcapng -V   (V0: 3DS)
   wireshark -X lua_script:nex.lua plain.pcapng     (or copy nex.lua to Wireshark's Lua plugins folder)
 
 decode --wireshark-plugin FILE writes the same file.`,

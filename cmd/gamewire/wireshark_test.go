@@ -75,6 +75,11 @@ func TestWiresharkPluginOnDecryptedCapture(t *testing.T) {
 			t.Errorf("tshark -T fields lacks %q:\n%s", want, fields)
 		}
 	}
+	// The variant preference picks a game's protocols (MK8's inherit the base methods).
+	mk8 := run("-o", "nexrmc.variant:mk8", "-T", "fields", "-e", "nexrmc.protocol", "-e", "nexrmc.method", "-Y", "nexrmc.method")
+	if !strings.Contains(mk8, "MatchmakeExtension_MK8\tAutoMatchmake_Postpone") || !strings.Contains(mk8, "Ranking_MK8\tGetRanking") {
+		t.Errorf("tshark with variant mk8:\n%s", mk8)
+	}
 	// 44 RMC messages in 43 frames (frame 56 carries two notifications).
 	if n := strings.Count(fields, "\t"); n != 43 {
 		t.Errorf("%d frames with named RMC messages, want the capture's 43:\n%s", n, fields)

@@ -116,12 +116,6 @@ func preparePostsWire(ps []PreparePostParam) []ds.DataStorePreparePostParam {
 	return out
 }
 
-func (p PreparePostParam) wireV1() ds.DataStorePreparePostParamV1 {
-	return ds.DataStorePreparePostParamV1{Size: p.Size, Name: p.Name, DataType: p.DataType, MetaBinary: p.MetaBinary,
-		Permission: p.Permission.wire(), DeletePermission: p.DelPermission.wire(), Flag: p.Flag, Period: p.Period,
-		ReferDataID: p.ReferDataID, Tags: p.Tags, RatingInitParam: ratingInitsWire(p.RatingInitParams)}
-}
-
 func (p ReqPostInfo) wire() ds.DataStoreReqPostInfo {
 	return ds.DataStoreReqPostInfo{DataID: p.DataID, URL: p.URL, Headers: kvsWire(p.RequestHeaders),
 		Form: kvsWire(p.FormFields), RootCaCert: p.RootCACert}

@@ -197,3 +197,34 @@ func FuzzDecodeBuiltin(f *testing.F) {
 		}
 	})
 }
+
+// TestSelectProtocol: a game's variant by its suffix, several comma-separated
+// (the first with a protocol of the id wins), the root otherwise.
+func TestSelectProtocol(t *testing.T) {
+	set, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id      uint16
+		variant string
+		want    string
+	}{
+		{109, "", "MatchmakeExtension"},
+		{109, "mk8", "MatchmakeExtension_MK8"},
+		{109, "mk8d", "MatchmakeExtension_MK8D"},
+		{109, "mk8d,nx", "MatchmakeExtension_MK8D"},
+		{10, "mk8d,nx", "Authentication_NX"},
+		{10, "mk8", "Authentication"},
+		{115, GameVariant("Super Mario Maker"), "DataStore_SMM"},
+		{115, GameVariant("Miitopia"), "DataStore_Miitopia3DS"},
+		{120, "eagle", "MatchmakeReferee_Eagle"},
+	} {
+		if p := SelectProtocol(set, c.id, c.variant); p == nil || p.Name != c.want {
+			t.Errorf("%d %q: %v, want %s", c.id, c.variant, p, c.want)
+		}
+	}
+	if SelectProtocol(set, 9999, "") != nil || SelectProtocol(nil, 109, "") != nil {
+		t.Error("a protocol for an unknown id or no set")
+	}
+}

@@ -25,7 +25,8 @@ var ErrTooLarge = errors.New("dyn: too many values in one message")
 func (c *Codec) Decode(t *desc.Type, b []byte) (Value, error) {
 	r := types.NewReader(b, c.Settings)
 	d := decoder{c: c, v: c.EffectiveVersion(), s: new(Scratch)}
-	v := d.value(&r, t, "value", 0)
+	var v Value
+	d.value(&r, t, "value", 0, &v)
 	if err := r.Done(); err != nil {
 		return Value{}, flatten(err)
 	}
@@ -63,11 +64,12 @@ func (c *Codec) readFields(r *types.Reader, fields []*desc.Field, s *Scratch) ([
 	d := decoder{c: c, v: c.EffectiveVersion(), s: s}
 	out := s.fields.take(len(fields))[:0]
 	for _, f := range fields {
-		v := d.value(r, f.Type, f.Name, 0)
+		out = append(out, FieldValue{Name: f.Name})
+		d.value(r, f.Type, f.Name, 0, &out[len(out)-1].Value)
 		if r.Err() != nil {
+			out = out[:len(out)-1]
 			break
 		}
-		out = append(out, FieldValue{Name: f.Name, Value: v})
 	}
 	return out, d.finish(r)
 }
@@ -166,14 +168,15 @@ func (d *decoder) finish(r *types.Reader) error {
 	return flatten(r.Err())
 }
 
-func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) Value {
-	v := Value{Type: t}
+// value decodes a value of type t into *v.
+func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int, v *Value) {
+	*v = Value{Type: t}
 	if r.Err() != nil {
-		return v
+		return
 	}
 	if depth > MaxDepth {
 		r.Fail(field, ErrTooDeep)
-		return v
+		return
 	}
 	switch t.Kind {
 	case desc.KUint8, desc.KSint8:
@@ -213,11 +216,11 @@ func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) 
 	case desc.KList:
 		n := d.count(r, field)
 		if n == 0 || !d.spend(r, field, n) {
-			return v
+			return
 		}
 		v.Items = d.s.values.take(n)
 		for i := range v.Items {
-			v.Items[i] = d.value(r, t.Elem, field, depth+1)
+			d.value(r, t.Elem, field, depth+1, &v.Items[i])
 			if r.Err() != nil {
 				itemPath(r, field, i)
 				v.Items = v.Items[:i]
@@ -227,13 +230,13 @@ func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) 
 	case desc.KMap:
 		n := d.count(r, field)
 		if n == 0 || !d.spend(r, field, 2*n) {
-			return v
+			return
 		}
 		v.Pairs = d.s.pairs.take(n)
 		for i := range v.Pairs {
 			p := &v.Pairs[i]
-			p.Key = d.value(r, t.Key, field, depth+1)
-			p.Value = d.value(r, t.Elem, field, depth+1)
+			d.value(r, t.Key, field, depth+1, &p.Key)
+			d.value(r, t.Elem, field, depth+1, &p.Value)
 			if r.Err() != nil {
 				itemPath(r, field, i)
 				v.Pairs = v.Pairs[:i]
@@ -243,15 +246,14 @@ func (d *decoder) value(r *types.Reader, t *desc.Type, field string, depth int) 
 	case desc.KStruct:
 		if t.Struct == nil {
 			r.Fail(field, fmt.Errorf("%w: type %s is not resolved", ErrUnknownClass, t.Name))
-			return v
+			return
 		}
 		v.Struct = d.structure(r, t.Struct, field, depth)
 	case desc.KAnyData:
-		d.anyData(r, t, &v, field, depth)
+		d.anyData(r, t, v, field, depth)
 	default:
 		r.Fail(field, fmt.Errorf("%w: cannot decode kind %s", ErrValue, t.Kind))
 	}
-	return v
 }
 
 // count reads a List's or Map's 32-bit count and checks it against the bytes
@@ -320,11 +322,12 @@ func (d *decoder) structure(r *types.Reader, s *desc.Struct, field string, depth
 			if !f.Cond.Holds(d.v, lv.Revision) {
 				continue
 			}
-			fv := d.value(r, f.Type, f.Name, depth+1)
+			lv.Fields = append(lv.Fields, FieldValue{Name: f.Name})
+			d.value(r, f.Type, f.Name, depth+1, &lv.Fields[len(lv.Fields)-1].Value)
 			if r.Err() != nil {
+				lv.Fields = lv.Fields[:len(lv.Fields)-1]
 				break
 			}
-			lv.Fields = append(lv.Fields, FieldValue{Name: f.Name, Value: fv})
 		}
 		if lv.Header && r.Err() == nil {
 			lv.Skipped = r.Remaining()

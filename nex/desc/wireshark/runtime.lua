@@ -1,4 +1,4 @@
--- The decoder of the generated tables above: PRUDP V1 over UDP (as
+-- The decoder of the generated tables above: PRUDP V1 and V0 over UDP (as
 -- `gamewire decode --write-decrypted` writes it: payloads in plaintext behind
 -- their PRUDP headers), reliable fragments joined per connection, direction and
 -- substream, and RMC requests and responses decoded by description.
@@ -19,6 +19,8 @@ local pf = {
 nex.fields = { pf.dialect, pf.kind, pf.protocol_id, pf.protocol, pf.method_id, pf.method, pf.call_id, pf.result, pf.value, pf.err }
 nex.prefs.nex_version = Pref.uint("NEX version", 0, "NEX version of the structures (30500 is 3.5); 0: 3.5 with structure headers, 3.4 without")
 nex.prefs.pid_size = Pref.uint("PID size", 4, "bytes of a PID: 4 (3DS, Wii U) or 8 (Switch)")
+nex.prefs.access_key = Pref.string("Access key (V0)", "", "PRUDP V0 (3DS) access key: V0 packets have no magic and are found by their checksum under it")
+nex.prefs.variant = Pref.string("Game variant", "", "a game's variant of the protocols: mk8, mk8d, smm, smm2, mhxx, miitopia3ds, eagle, nx")
 
 local band, rshift = bit32.band, bit32.rshift
 
@@ -285,7 +287,8 @@ local function rmc(msg, pinfo, tree, c, dir)
   t:add(pf.kind, msg(4, 1), kind)
   t:add(pf.protocol_id, msg(4, off - 4), pid)
   if call then t:add(pf.call_id, call) end
-  local p = P[pid]
+  local variant = V[string.lower(nex.prefs.variant or "")]
+  local p = (variant and variant[pid]) or P[pid]
   local m
   if kind == "error" then
     local code = msg(off + 1, 4):le_uint()
@@ -335,7 +338,35 @@ end
 
 local TYPES = { [0] = "SYN", "CONNECT", "DATA", "DISCONNECT", "PING" }
 
-function nex.dissector(tvb, pinfo, tree)
+-- data joins the payload of one DATA packet into its message (reliable packets
+-- per direction and substream, in sequence; a retransmission or a gap is left
+-- out) and decodes the message its last fragment completes.
+local function data(tvb, pinfo, t, c, dir, key, flags, sub, seq, frag, payload)
+  if not pinfo.visited and not seen[key] then
+    seen[key] = true
+    if band(flags, 0x002) == 0 then
+      done[key] = payload:bytes()
+    else
+      local sk = dir .. ":" .. sub
+      local want = c.next[sk]
+      if want == nil or seq == want then
+        c.next[sk] = (seq + 1) % 65536
+        c.buf[sk] = c.buf[sk] or ByteArray.new()
+        c.buf[sk]:append(payload:bytes())
+        if frag == 0 then
+          done[key] = c.buf[sk]
+          c.buf[sk] = nil
+        end
+      end
+    end
+  end
+  if done[key] then
+    rmc(done[key]:tvb("NEX RMC message"), pinfo, t, c, dir)
+  end
+end
+
+-- v1 dissects the PRUDP V1 packets of a datagram.
+local function v1(tvb, pinfo, tree)
   local len, off, idx = tvb:len(), 0, 0
   local c, dir = conn_of(pinfo)
   pinfo.cols.protocol = "PRUDP"
@@ -355,39 +386,88 @@ function nex.dissector(tvb, pinfo, tree)
     end
     local t = tree:add(pf.dialect, tvb(off, 30 + optlen + size),
       string.format("PRUDP V1 %s flags=0x%03x substream=%d seq=%d frag=%d len=%d", TYPES[typ] or tostring(typ), flags, sub, seq, frag, size))
-    local key = pinfo.number .. ":" .. idx
     if typ == 2 and band(flags, 0x201) == 0 and size > 0 then
-      local payload = tvb(off + 30 + optlen, size)
-      if not pinfo.visited and not seen[key] then
-        seen[key] = true
-        if band(flags, 0x002) == 0 then
-          done[key] = payload:bytes()
-        else
-          local sk = dir .. ":" .. sub
-          local want = c.next[sk]
-          if want == nil or seq == want then
-            c.next[sk] = (seq + 1) % 65536
-            c.buf[sk] = c.buf[sk] or ByteArray.new()
-            c.buf[sk]:append(payload:bytes())
-            if frag == 0 then
-              done[key] = c.buf[sk]
-              c.buf[sk] = nil
-            end
-          end
-        end
-      end
-      if done[key] then
-        rmc(done[key]:tvb("NEX RMC message"), pinfo, t, c, dir)
-      end
+      data(tvb, pinfo, t, c, dir, pinfo.number .. ":" .. idx, flags, sub, seq, frag, tvb(off + 30 + optlen, size))
     end
     off, idx = off + 30 + optlen + size, idx + 1
   end
   return off
 end
 
+-- PRUDP V0 (3DS): no magic; a datagram is taken for V0 when its 1-byte checksum
+-- verifies under the access key preference ("Checksum" in NintendoClients wiki
+-- "PRUDP Protocol": the key's byte sum, the bytes after the last whole word and
+-- the four bytes of the sum of the little-endian words).
+local function keysum(k)
+  local s = 0
+  for i = 1, #k do s = s + k:byte(i) end
+  return s
+end
+
+local function checksum1(tvb, n, base)
+  local s, c = 0, base
+  local words = n - n % 4
+  for i = 0, words - 4, 4 do s = (s + tvb(i, 4):le_uint()) % 4294967296 end
+  for i = words, n - 1 do c = c + tvb(i, 1):uint() end
+  c = c + band(s, 0xff) + band(rshift(s, 8), 0xff) + band(rshift(s, 16), 0xff) + rshift(s, 24)
+  return c % 256
+end
+
+-- v0parse returns the fields of the V0 packet that fills tvb, or nil.
+local function v0parse(tvb)
+  local len = tvb:len()
+  local key = nex.prefs.access_key or ""
+  if key == "" or len < 12 then return nil end
+  local tf = tvb(2, 2):le_uint()
+  local typ, flags = band(tf, 0xf), rshift(tf, 4)
+  if typ > 4 then return nil end
+  local seq, off, frag = tvb(9, 2):le_uint(), 11, 0
+  if typ == 0 or typ == 1 then off = off + 4 end
+  if typ == 2 then
+    if len < off + 2 then return nil end
+    frag = tvb(off, 1):uint()
+    off = off + 1
+  end
+  local stop = len - 1
+  if band(flags, 0x008) ~= 0 then
+    if len < off + 3 then return nil end
+    stop = off + 2 + tvb(off, 2):le_uint()
+    off = off + 2
+    if stop ~= len - 1 then return nil end
+  end
+  if stop < off or checksum1(tvb, stop, keysum(key)) ~= tvb(stop, 1):uint() then return nil end
+  return typ, flags, seq, frag, off, stop - off
+end
+
+local function v0(tvb, pinfo, tree)
+  local typ, flags, seq, frag, off, size = v0parse(tvb)
+  if not typ then return 0 end
+  local c, dir = conn_of(pinfo)
+  pinfo.cols.protocol = "PRUDP"
+  local t = tree:add(pf.dialect, tvb(),
+    string.format("PRUDP V0 %s flags=0x%03x seq=%d frag=%d len=%d", TYPES[typ] or tostring(typ), flags, seq, frag, size))
+  if typ == 2 and band(flags, 0x201) == 0 and size > 0 then
+    data(tvb, pinfo, t, c, dir, pinfo.number .. ":0", flags, 0, seq, frag, tvb(off, size))
+  end
+  return tvb:len()
+end
+
+function nex.dissector(tvb, pinfo, tree)
+  if tvb:len() >= 30 and tvb(0, 2):uint() == 0xead0 and tvb(2, 1):uint() == 1 then
+    return v1(tvb, pinfo, tree)
+  end
+  return v0(tvb, pinfo, tree)
+end
+
 local function heuristic(tvb, pinfo, tree)
-  if tvb:len() < 30 or tvb(0, 2):uint() ~= 0xead0 or tvb(2, 1):uint() ~= 1 then return false end
-  nex.dissector(tvb, pinfo, tree)
-  return true
+  if tvb:len() >= 30 and tvb(0, 2):uint() == 0xead0 and tvb(2, 1):uint() == 1 then
+    v1(tvb, pinfo, tree)
+    return true
+  end
+  if v0parse(tvb) then
+    v0(tvb, pinfo, tree)
+    return true
+  end
+  return false
 end
 nex:register_heuristic("udp", heuristic)

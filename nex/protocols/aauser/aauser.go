@@ -255,62 +255,78 @@ func RegisterAAUserMethods(mux *rmc.Mux, h AAUserHandler, methods ...uint32) {
 func (a aAUserServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.registerApplication(ctx, c, out)
+		return ServeAAUserRegisterApplication(a.h, ctx, c, out)
 	case 2:
-		return a.unregisterApplication(ctx, c, out)
+		return ServeAAUserUnregisterApplication(a.h, ctx, c, out)
 	case 3:
-		return a.setApplicationInfo(ctx, c, out)
+		return ServeAAUserSetApplicationInfo(a.h, ctx, c, out)
 	case 4:
-		return a.getApplicationInfo(ctx, c, out)
+		return ServeAAUserGetApplicationInfo(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a aAUserServer) registerApplication(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAAUserRegisterApplication answers a AAUser.RegisterApplication call with h's RegisterApplication: the generated decoding and
+// encoding, for AAUser's server and its variants'.
+func ServeAAUserRegisterApplication(h interface {
+	RegisterApplication(ctx context.Context, c *rmc.Call, titleID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AAUserRegisterApplicationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("AAUser.RegisterApplication: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("AAUser.RegisterApplication: %w", err))
 	}
-	if err := a.h.RegisterApplication(ctx, c, req.TitleID); err != nil {
+	if err := h.RegisterApplication(ctx, c, req.TitleID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a aAUserServer) unregisterApplication(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAAUserUnregisterApplication answers a AAUser.UnregisterApplication call with h's UnregisterApplication: the generated decoding and
+// encoding, for AAUser's server and its variants'.
+func ServeAAUserUnregisterApplication(h interface {
+	UnregisterApplication(ctx context.Context, c *rmc.Call, titleID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AAUserUnregisterApplicationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("AAUser.UnregisterApplication: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("AAUser.UnregisterApplication: %w", err))
 	}
-	if err := a.h.UnregisterApplication(ctx, c, req.TitleID); err != nil {
+	if err := h.UnregisterApplication(ctx, c, req.TitleID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a aAUserServer) setApplicationInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAAUserSetApplicationInfo answers a AAUser.SetApplicationInfo call with h's SetApplicationInfo: the generated decoding and
+// encoding, for AAUser's server and its variants'.
+func ServeAAUserSetApplicationInfo(h interface {
+	SetApplicationInfo(ctx context.Context, c *rmc.Call, applicationInfo []ApplicationInfo) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AAUserSetApplicationInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("AAUser.SetApplicationInfo: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("AAUser.SetApplicationInfo: %w", err))
 	}
-	if err := a.h.SetApplicationInfo(ctx, c, req.ApplicationInfo); err != nil {
+	if err := h.SetApplicationInfo(ctx, c, req.ApplicationInfo); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a aAUserServer) getApplicationInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAAUserGetApplicationInfo answers a AAUser.GetApplicationInfo call with h's GetApplicationInfo: the generated decoding and
+// encoding, for AAUser's server and its variants'.
+func ServeAAUserGetApplicationInfo(h interface {
+	GetApplicationInfo(ctx context.Context, c *rmc.Call) (info []ApplicationInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("AAUser.GetApplicationInfo: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("AAUser.GetApplicationInfo: %w", err))
 	}
-	info, err := a.h.GetApplicationInfo(ctx, c)
+	info, err := h.GetApplicationInfo(ctx, c)
 	if err != nil {
 		return out, err
 	}

@@ -63,6 +63,14 @@ func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewAuthenticationInfo returns a AuthenticationInfo with the description's defaults.
+func NewAuthenticationInfo() AuthenticationInfo {
+	var s AuthenticationInfo
+	s.NgsVersion = 3
+	s.TokenType = 1
+	return s
+}
+
 // RVConnectionData is where the secure server is: its station URL and, from
 // revision 1, the server's time.
 type RVConnectionData struct {
@@ -160,6 +168,13 @@ func (s *ValidateAndRequestTicketParam) Read(r *types.Reader, field string) {
 	s.NEXVersion = r.U32("nex_version")
 	s.ClientVersion = r.U32("client_version")
 	r.LeaveStructure(m)
+}
+
+// NewValidateAndRequestTicketParam returns a ValidateAndRequestTicketParam with the description's defaults.
+func NewValidateAndRequestTicketParam() ValidateAndRequestTicketParam {
+	var s ValidateAndRequestTicketParam
+	s.Platform = 3
+	return s
 }
 
 // ValidateAndRequestTicketResult is the ValidateAndRequestTicketResult structure.
@@ -555,29 +570,33 @@ func RegisterAuthenticationMethods(mux *rmc.Mux, h AuthenticationHandler, method
 func (a authenticationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.login(ctx, c, out)
+		return ServeAuthenticationLogin(a.h, ctx, c, out)
 	case 2:
-		return a.loginEx(ctx, c, out)
+		return ServeAuthenticationLoginEx(a.h, ctx, c, out)
 	case 3:
-		return a.requestTicket(ctx, c, out)
+		return ServeAuthenticationRequestTicket(a.h, ctx, c, out)
 	case 4:
-		return a.getPID(ctx, c, out)
+		return ServeAuthenticationGetPID(a.h, ctx, c, out)
 	case 5:
-		return a.getName(ctx, c, out)
+		return ServeAuthenticationGetName(a.h, ctx, c, out)
 	case 6:
-		return a.loginWithContext(ctx, c, out)
+		return ServeAuthenticationLoginWithContext(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a authenticationServer) login(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationLogin answers a Authentication.Login call with h's Login: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationLogin(h interface {
+	Login(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationLoginRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Authentication.Login: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Authentication.Login: %w", err))
 	}
-	result, pid, ticket, connectionData, serverName, err := a.h.Login(ctx, c, req.Username)
+	result, pid, ticket, connectionData, serverName, err := h.Login(ctx, c, req.Username)
 	if err != nil {
 		return out, err
 	}
@@ -587,14 +606,18 @@ func (a authenticationServer) login(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a authenticationServer) loginEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationLoginEx answers a Authentication.LoginEx call with h's LoginEx: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationLoginEx(h interface {
+	LoginEx(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationLoginExRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Authentication.LoginEx: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Authentication.LoginEx: %w", err))
 	}
-	result, pid, ticket, connectionData, serverName, err := a.h.LoginEx(ctx, c, req.Username, req.ExtraData)
+	result, pid, ticket, connectionData, serverName, err := h.LoginEx(ctx, c, req.Username, req.ExtraData)
 	if err != nil {
 		return out, err
 	}
@@ -604,14 +627,18 @@ func (a authenticationServer) loginEx(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a authenticationServer) requestTicket(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationRequestTicket answers a Authentication.RequestTicket call with h's RequestTicket: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationRequestTicket(h interface {
+	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationRequestTicketRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Authentication.RequestTicket: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Authentication.RequestTicket: %w", err))
 	}
-	result, ticket, err := a.h.RequestTicket(ctx, c, req.Source, req.Target)
+	result, ticket, err := h.RequestTicket(ctx, c, req.Source, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -621,14 +648,18 @@ func (a authenticationServer) requestTicket(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a authenticationServer) getPID(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationGetPID answers a Authentication.GetPID call with h's GetPID: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationGetPID(h interface {
+	GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationGetPIDRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Authentication.GetPID: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Authentication.GetPID: %w", err))
 	}
-	pid, err := a.h.GetPID(ctx, c, req.Username)
+	pid, err := h.GetPID(ctx, c, req.Username)
 	if err != nil {
 		return out, err
 	}
@@ -638,14 +669,18 @@ func (a authenticationServer) getPID(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a authenticationServer) getName(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationGetName answers a Authentication.GetName call with h's GetName: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationGetName(h interface {
+	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationGetNameRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Authentication.GetName: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Authentication.GetName: %w", err))
 	}
-	name, err := a.h.GetName(ctx, c, req.PID)
+	name, err := h.GetName(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -655,14 +690,18 @@ func (a authenticationServer) getName(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a authenticationServer) loginWithContext(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationLoginWithContext answers a Authentication.LoginWithContext call with h's LoginWithContext: the generated decoding and
+// encoding, for Authentication's server and its variants'.
+func ServeAuthenticationLoginWithContext(h interface {
+	LoginWithContext(ctx context.Context, c *rmc.Call, loginData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationLoginWithContextRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Authentication.LoginWithContext: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Authentication.LoginWithContext: %w", err))
 	}
-	result, pid, ticket, connectionData, err := a.h.LoginWithContext(ctx, c, req.LoginData)
+	result, pid, ticket, connectionData, err := h.LoginWithContext(ctx, c, req.LoginData)
 	if err != nil {
 		return out, err
 	}
@@ -1050,7 +1089,7 @@ type AuthenticationNXHandler interface {
 }
 
 // UnimplementedAuthenticationNX answers every Authentication_NX method with Core::NotImplemented.
-type UnimplementedAuthenticationNX struct{}
+type UnimplementedAuthenticationNX struct{ UnimplementedAuthentication }
 
 // ValidateAndRequestTicket answers Core::NotImplemented.
 func (UnimplementedAuthenticationNX) ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error) {
@@ -1066,18 +1105,6 @@ func (UnimplementedAuthenticationNX) ValidateAndRequestTicketWithCustomData(ctx 
 
 // RequestTicket answers Core::NotImplemented.
 func (UnimplementedAuthenticationNX) RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPID answers Core::NotImplemented.
-func (UnimplementedAuthenticationNX) GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetName answers Core::NotImplemented.
-func (UnimplementedAuthenticationNX) GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error) {
 	err = types.CoreNotImplemented
 	return
 }
@@ -1116,29 +1143,33 @@ func RegisterAuthenticationNXMethods(mux *rmc.Mux, h AuthenticationNXHandler, me
 func (a authenticationNXServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.validateAndRequestTicket(ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicket(a.h, ctx, c, out)
 	case 2:
-		return a.validateAndRequestTicketWithCustomData(ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicketWithCustomData(a.h, ctx, c, out)
 	case 3:
-		return a.requestTicket(ctx, c, out)
+		return ServeAuthenticationNXRequestTicket(a.h, ctx, c, out)
 	case 4:
-		return a.getPID(ctx, c, out)
+		return ServeAuthenticationGetPID(a.h, ctx, c, out)
 	case 5:
-		return a.getName(ctx, c, out)
+		return ServeAuthenticationGetName(a.h, ctx, c, out)
 	case 6:
-		return a.validateAndRequestTicketWithParam(ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicketWithParam(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a authenticationNXServer) validateAndRequestTicket(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationNXValidateAndRequestTicket answers a Authentication_NX.ValidateAndRequestTicket call with h's ValidateAndRequestTicket: the generated decoding and
+// encoding, for AuthenticationNX's server and its variants'.
+func ServeAuthenticationNXValidateAndRequestTicket(h interface {
+	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationNXValidateAndRequestTicketRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Authentication_NX.ValidateAndRequestTicket: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Authentication_NX.ValidateAndRequestTicket: %w", err))
 	}
-	result, pid, ticket, connectionData, serverName, err := a.h.ValidateAndRequestTicket(ctx, c, req.Username)
+	result, pid, ticket, connectionData, serverName, err := h.ValidateAndRequestTicket(ctx, c, req.Username)
 	if err != nil {
 		return out, err
 	}
@@ -1148,14 +1179,18 @@ func (a authenticationNXServer) validateAndRequestTicket(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a authenticationNXServer) validateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationNXValidateAndRequestTicketWithCustomData answers a Authentication_NX.ValidateAndRequestTicketWithCustomData call with h's ValidateAndRequestTicketWithCustomData: the generated decoding and
+// encoding, for AuthenticationNX's server and its variants'.
+func ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h interface {
+	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationNXValidateAndRequestTicketWithCustomDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithCustomData: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithCustomData: %w", err))
 	}
-	result, pid, ticket, connectionData, serverName, sourceKey, err := a.h.ValidateAndRequestTicketWithCustomData(ctx, c, req.Username, req.ExtraData)
+	result, pid, ticket, connectionData, serverName, sourceKey, err := h.ValidateAndRequestTicketWithCustomData(ctx, c, req.Username, req.ExtraData)
 	if err != nil {
 		return out, err
 	}
@@ -1165,14 +1200,18 @@ func (a authenticationNXServer) validateAndRequestTicketWithCustomData(ctx conte
 	return w.Bytes()
 }
 
-func (a authenticationNXServer) requestTicket(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationNXRequestTicket answers a Authentication_NX.RequestTicket call with h's RequestTicket: the generated decoding and
+// encoding, for AuthenticationNX's server and its variants'.
+func ServeAuthenticationNXRequestTicket(h interface {
+	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationNXRequestTicketRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Authentication_NX.RequestTicket: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Authentication_NX.RequestTicket: %w", err))
 	}
-	result, ticket, key, err := a.h.RequestTicket(ctx, c, req.Source, req.Target)
+	result, ticket, key, err := h.RequestTicket(ctx, c, req.Source, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -1182,48 +1221,18 @@ func (a authenticationNXServer) requestTicket(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a authenticationNXServer) getPID(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req AuthenticationGetPIDRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Authentication_NX.GetPID: %w", err))
-	}
-	pid, err := a.h.GetPID(ctx, c, req.Username)
-	if err != nil {
-		return out, err
-	}
-	resp := AuthenticationGetPIDResponse{PID: pid}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a authenticationNXServer) getName(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req AuthenticationGetNameRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Authentication_NX.GetName: %w", err))
-	}
-	name, err := a.h.GetName(ctx, c, req.PID)
-	if err != nil {
-		return out, err
-	}
-	resp := AuthenticationGetNameResponse{Name: name}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a authenticationNXServer) validateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAuthenticationNXValidateAndRequestTicketWithParam answers a Authentication_NX.ValidateAndRequestTicketWithParam call with h's ValidateAndRequestTicketWithParam: the generated decoding and
+// encoding, for AuthenticationNX's server and its variants'.
+func ServeAuthenticationNXValidateAndRequestTicketWithParam(h interface {
+	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParam) (result ValidateAndRequestTicketResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationNXValidateAndRequestTicketWithParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithParam: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithParam: %w", err))
 	}
-	result, err := a.h.ValidateAndRequestTicketWithParam(ctx, c, req.Param)
+	result, err := h.ValidateAndRequestTicketWithParam(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1321,50 +1330,12 @@ func (c AuthenticationNXClient) RequestTicket(ctx context.Context, source types.
 
 // GetPID returns the PID of a username (case-insensitive), 0 when none.
 func (c AuthenticationNXClient) GetPID(ctx context.Context, username string) (pid types.PID, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := AuthenticationGetPIDRequest{Username: username}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, AuthenticationNXProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp AuthenticationGetPIDResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Authentication_NX.GetPID response: %w", err)
-		return
-	}
-	pid = resp.PID
-	return
+	return AuthenticationClient{C: c.C}.GetPID(ctx, username)
 }
 
 // GetName returns the username of a PID, "" when none.
 func (c AuthenticationNXClient) GetName(ctx context.Context, pid types.PID) (name string, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := AuthenticationGetNameRequest{PID: pid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, AuthenticationNXProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp AuthenticationGetNameResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Authentication_NX.GetName response: %w", err)
-		return
-	}
-	name = resp.Name
-	return
+	return AuthenticationClient{C: c.C}.GetName(ctx, pid)
 }
 
 // ValidateAndRequestTicketWithParam calls Authentication_NX.ValidateAndRequestTicketWithParam.

@@ -164,6 +164,14 @@ func (s *MiiTubeSearchParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewMiiTubeSearchParam returns a MiiTubeSearchParam with the description's defaults.
+func NewMiiTubeSearchParam() MiiTubeSearchParam {
+	var s MiiTubeSearchParam
+	s.Category = 255
+	s.Gender = 2
+	return s
+}
+
 // MiiTubeMiiInfo is the MiiTubeMiiInfo structure.
 type MiiTubeMiiInfo struct {
 	MetaInfo    datastore.DataStoreMetaInfo `nex:"meta_info"`
@@ -194,6 +202,13 @@ func (s *MiiTubeMiiInfo) Read(r *types.Reader, field string) {
 	s.Category = r.U8("category")
 	s.RankingType = r.U8("ranking_type")
 	r.LeaveStructure(m)
+}
+
+// NewMiiTubeMiiInfo returns a MiiTubeMiiInfo with the description's defaults.
+func NewMiiTubeMiiInfo() MiiTubeMiiInfo {
+	var s MiiTubeMiiInfo
+	s.MetaInfo = datastore.NewDataStoreMetaInfo()
+	return s
 }
 
 // MiiTubeSearchResult is the MiiTubeSearchResult structure.
@@ -496,282 +511,8 @@ type DataStoreMiitopia3DSHandler interface {
 }
 
 // UnimplementedDataStoreMiitopia3DS answers every DataStore_Miitopia3DS method with Core::NotImplemented.
-type UnimplementedDataStoreMiitopia3DS struct{}
-
-// PrepareGetObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) CompletePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) DeleteObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreDeleteParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) DeleteObjects(ctx context.Context, c *rmc.Call, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ChangeMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetasV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ChangeMetasV1(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PrepareUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompleteUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) CompleteUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) SearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNotificationUrl answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetNotificationUrl(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotificationsV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) RateObject(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ResetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ResetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetSpecificMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PostMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// TouchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) TouchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreTouchObjectParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatingWithLog answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetRatingWithLog(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PreparePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PrepareGetObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) CompletePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotifications answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetNewArrivedNotifications(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetSpecificMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetPersistenceInfo(ctx context.Context, c *rmc.Call, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetPersistenceInfos(ctx context.Context, c *rmc.Call, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PerpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PerpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UnperpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) UnperpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObjectOrMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PrepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetPasswordInfo(ctx context.Context, c *rmc.Call, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetPasswordInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetasMultipleParam answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetMetasMultipleParam(ctx context.Context, c *rmc.Call, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) CompletePostObjects(ctx context.Context, c *rmc.Call, dataIDs []uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ChangeMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) ChangeMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) RateObjects(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinaryWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PostMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinariesWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectsWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetObjectInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObjectLight answers Core::NotImplemented.
-func (UnimplementedDataStoreMiitopia3DS) SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedDataStoreMiitopia3DS struct {
+	datastore.UnimplementedDataStore
 }
 
 // SearchMii answers Core::NotImplemented.
@@ -808,845 +549,115 @@ func RegisterDataStoreMiitopia3DSMethods(mux *rmc.Mux, h DataStoreMiitopia3DSHan
 func (a dataStoreMiitopia3DSServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.prepareGetObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
 	case 2:
-		return a.preparePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
 	case 3:
-		return a.completePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
 	case 4:
-		return a.deleteObject(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
 	case 5:
-		return a.deleteObjects(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
 	case 6:
-		return a.changeMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
 	case 7:
-		return a.changeMetasV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
 	case 8:
-		return a.getMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
 	case 9:
-		return a.getMetas(ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
 	case 10:
-		return a.prepareUpdateObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
 	case 11:
-		return a.completeUpdateObject(ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
 	case 12:
-		return a.searchObject(ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
 	case 13:
-		return a.getNotificationUrl(ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
 	case 14:
-		return a.getNewArrivedNotificationsV1(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
 	case 15:
-		return a.rateObject(ctx, c, out)
+		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
 	case 16:
-		return a.getRating(ctx, c, out)
+		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
 	case 17:
-		return a.getRatings(ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
 	case 18:
-		return a.resetRating(ctx, c, out)
+		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
 	case 19:
-		return a.resetRatings(ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
 	case 20:
-		return a.getSpecificMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
 	case 21:
-		return a.postMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
 	case 22:
-		return a.touchObject(ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
 	case 23:
-		return a.getRatingWithLog(ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
 	case 24:
-		return a.preparePostObject(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
 	case 25:
-		return a.prepareGetObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
 	case 26:
-		return a.completePostObject(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
 	case 27:
-		return a.getNewArrivedNotifications(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
 	case 28:
-		return a.getSpecificMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
 	case 29:
-		return a.getPersistenceInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
 	case 30:
-		return a.getPersistenceInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
 	case 31:
-		return a.perpetuateObject(ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
 	case 32:
-		return a.unperpetuateObject(ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
 	case 33:
-		return a.prepareGetObjectOrMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
 	case 34:
-		return a.getPasswordInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
 	case 35:
-		return a.getPasswordInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
 	case 36:
-		return a.getMetasMultipleParam(ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
 	case 37:
-		return a.completePostObjects(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
 	case 38:
-		return a.changeMeta(ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
 	case 39:
-		return a.changeMetas(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
 	case 40:
-		return a.rateObjects(ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
 	case 41:
-		return a.postMetaBinaryWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
 	case 42:
-		return a.postMetaBinariesWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
 	case 43:
-		return a.rateObjectWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
 	case 44:
-		return a.rateObjectsWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
 	case 45:
-		return a.getObjectInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
 	case 46:
-		return a.searchObjectLight(ctx, c, out)
+		return datastore.ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
 	case 47:
-		return a.searchMii(ctx, c, out)
+		return ServeDataStoreMiitopia3DSSearchMii(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a dataStoreMiitopia3DSServer) prepareGetObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObjectV1: %w", err))
-	}
-	info, err := a.h.PrepareGetObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) preparePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("DataStore_Miitopia3DS.PreparePostObjectV1: %w", err))
-	}
-	info, err := a.h.PreparePostObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) completePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("DataStore_Miitopia3DS.CompletePostObjectV1: %w", err))
-	}
-	if err := a.h.CompletePostObjectV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) deleteObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("DataStore_Miitopia3DS.DeleteObject: %w", err))
-	}
-	if err := a.h.DeleteObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) deleteObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("DataStore_Miitopia3DS.DeleteObjects: %w", err))
-	}
-	results, err := a.h.DeleteObjects(ctx, c, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreDeleteObjectsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) changeMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("DataStore_Miitopia3DS.ChangeMetaV1: %w", err))
-	}
-	if err := a.h.ChangeMetaV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) changeMetasV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("DataStore_Miitopia3DS.ChangeMetasV1: %w", err))
-	}
-	results, err := a.h.ChangeMetasV1(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasV1Response{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("DataStore_Miitopia3DS.GetMeta: %w", err))
-	}
-	info, err := a.h.GetMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetaResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("DataStore_Miitopia3DS.GetMetas: %w", err))
-	}
-	info, results, err := a.h.GetMetas(ctx, c, req.DataIDs, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasResponse{Info: info, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) prepareUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("DataStore_Miitopia3DS.PrepareUpdateObject: %w", err))
-	}
-	info, err := a.h.PrepareUpdateObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareUpdateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) completeUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompleteUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("DataStore_Miitopia3DS.CompleteUpdateObject: %w", err))
-	}
-	if err := a.h.CompleteUpdateObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) searchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("DataStore_Miitopia3DS.SearchObject: %w", err))
-	}
-	result, err := a.h.SearchObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getNotificationUrl(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNotificationUrlRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("DataStore_Miitopia3DS.GetNotificationUrl: %w", err))
-	}
-	info, err := a.h.GetNotificationUrl(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNotificationUrlResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("DataStore_Miitopia3DS.GetNewArrivedNotificationsV1: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotificationsV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsV1Response{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) rateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("DataStore_Miitopia3DS.RateObject: %w", err))
-	}
-	info, err := a.h.RateObject(ctx, c, req.Target, req.Param, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("DataStore_Miitopia3DS.GetRating: %w", err))
-	}
-	rating, err := a.h.GetRating(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingResponse{Rating: rating}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("DataStore_Miitopia3DS.GetRatings: %w", err))
-	}
-	ratings, results, err := a.h.GetRatings(ctx, c, req.DataIDs, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingsResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) resetRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("DataStore_Miitopia3DS.ResetRating: %w", err))
-	}
-	if err := a.h.ResetRating(ctx, c, req.Target, req.UpdatePassword); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) resetRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("DataStore_Miitopia3DS.ResetRatings: %w", err))
-	}
-	results, err := a.h.ResetRatings(ctx, c, req.DataIDs, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreResetRatingsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getSpecificMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("DataStore_Miitopia3DS.GetSpecificMetaV1: %w", err))
-	}
-	infos, err := a.h.GetSpecificMetaV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaV1Response{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) postMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinary: %w", err))
-	}
-	dataID, err := a.h.PostMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinaryResponse{DataID: dataID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) touchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreTouchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("DataStore_Miitopia3DS.TouchObject: %w", err))
-	}
-	if err := a.h.TouchObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) getRatingWithLog(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingWithLogRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("DataStore_Miitopia3DS.GetRatingWithLog: %w", err))
-	}
-	rating, log, err := a.h.GetRatingWithLog(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingWithLogResponse{Rating: rating, Log: log}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) preparePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("DataStore_Miitopia3DS.PreparePostObject: %w", err))
-	}
-	info, err := a.h.PreparePostObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) prepareGetObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObject: %w", err))
-	}
-	info, err := a.h.PrepareGetObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) completePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("DataStore_Miitopia3DS.CompletePostObject: %w", err))
-	}
-	if err := a.h.CompletePostObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) getNewArrivedNotifications(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("DataStore_Miitopia3DS.GetNewArrivedNotifications: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotifications(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsResponse{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getSpecificMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("DataStore_Miitopia3DS.GetSpecificMeta: %w", err))
-	}
-	infos, err := a.h.GetSpecificMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaResponse{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getPersistenceInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("DataStore_Miitopia3DS.GetPersistenceInfo: %w", err))
-	}
-	info, err := a.h.GetPersistenceInfo(ctx, c, req.OwnerID, req.SlotID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getPersistenceInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("DataStore_Miitopia3DS.GetPersistenceInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPersistenceInfos(ctx, c, req.OwnerID, req.SlotIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) perpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePerpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("DataStore_Miitopia3DS.PerpetuateObject: %w", err))
-	}
-	if err := a.h.PerpetuateObject(ctx, c, req.PersistenceSlotID, req.DataID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) unperpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreUnperpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("DataStore_Miitopia3DS.UnperpetuateObject: %w", err))
-	}
-	if err := a.h.UnperpetuateObject(ctx, c, req.PersistenceSlotID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) prepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectOrMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObjectOrMetaBinary: %w", err))
-	}
-	getInfo, additionalMeta, err := a.h.PrepareGetObjectOrMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectOrMetaBinaryResponse{GetInfo: getInfo, AdditionalMeta: additionalMeta}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getPasswordInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("DataStore_Miitopia3DS.GetPasswordInfo: %w", err))
-	}
-	info, err := a.h.GetPasswordInfo(ctx, c, req.DataID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getPasswordInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("DataStore_Miitopia3DS.GetPasswordInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPasswordInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getMetasMultipleParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasMultipleParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("DataStore_Miitopia3DS.GetMetasMultipleParam: %w", err))
-	}
-	infos, results, err := a.h.GetMetasMultipleParam(ctx, c, req.Params)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasMultipleParamResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) completePostObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("DataStore_Miitopia3DS.CompletePostObjects: %w", err))
-	}
-	if err := a.h.CompletePostObjects(ctx, c, req.DataIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) changeMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("DataStore_Miitopia3DS.ChangeMeta: %w", err))
-	}
-	if err := a.h.ChangeMeta(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) changeMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("DataStore_Miitopia3DS.ChangeMetas: %w", err))
-	}
-	results, err := a.h.ChangeMetas(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) rateObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("DataStore_Miitopia3DS.RateObjects: %w", err))
-	}
-	infos, results, err := a.h.RateObjects(ctx, c, req.Targets, req.Param, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) postMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinaryWithDataId: %w", err))
-	}
-	if err := a.h.PostMetaBinaryWithDataId(ctx, c, req.DataID, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreMiitopia3DSServer) postMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinariesWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinariesWithDataId: %w", err))
-	}
-	results, err := a.h.PostMetaBinariesWithDataId(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinariesWithDataIdResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) rateObjectWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("DataStore_Miitopia3DS.RateObjectWithPosting: %w", err))
-	}
-	info, err := a.h.RateObjectWithPosting(ctx, c, req.Target, req.RateParam, req.PostParam, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectWithPostingResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) rateObjectsWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("DataStore_Miitopia3DS.RateObjectsWithPosting: %w", err))
-	}
-	ratings, results, err := a.h.RateObjectsWithPosting(ctx, c, req.Targets, req.RateParam, req.PostParam, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsWithPostingResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) getObjectInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetObjectInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("DataStore_Miitopia3DS.GetObjectInfos: %w", err))
-	}
-	infos, results, err := a.h.GetObjectInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetObjectInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) searchObjectLight(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectLightRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("DataStore_Miitopia3DS.SearchObjectLight: %w", err))
-	}
-	result, err := a.h.SearchObjectLight(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectLightResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreMiitopia3DSServer) searchMii(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreMiitopia3DSSearchMii answers a DataStore_Miitopia3DS.SearchMii call with h's SearchMii: the generated decoding and
+// encoding, for DataStoreMiitopia3DS's server and its variants'.
+func ServeDataStoreMiitopia3DSSearchMii(h interface {
+	SearchMii(ctx context.Context, c *rmc.Call, param MiiTubeSearchParam) (searchResult MiiTubeSearchResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreMiitopia3DSSearchMiiRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("DataStore_Miitopia3DS.SearchMii: %w", err))
+		return out, rmc.ParamError(h, 47, fmt.Errorf("DataStore_Miitopia3DS.SearchMii: %w", err))
 	}
-	searchResult, err := a.h.SearchMii(ctx, c, req.Param)
+	searchResult, err := h.SearchMii(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1661,1085 +672,235 @@ type DataStoreMiitopia3DSClient struct{ C rmc.Caller }
 
 // PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 func (c DataStoreMiitopia3DSClient) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
 }
 
 // PreparePostObjectV1 calls DataStore_Miitopia3DS.PreparePostObjectV1.
 func (c DataStoreMiitopia3DSClient) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PreparePostObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
 }
 
 // CompletePostObjectV1 calls DataStore_Miitopia3DS.CompletePostObjectV1.
 func (c DataStoreMiitopia3DSClient) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.CompletePostObjectV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
 }
 
 // DeleteObject deletes an object; the owner or a holder of its update password may.
 func (c DataStoreMiitopia3DSClient) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.DeleteObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
 }
 
 // DeleteObjects calls DataStore_Miitopia3DS.DeleteObjects.
 func (c DataStoreMiitopia3DSClient) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectsRequest{Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreDeleteObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.DeleteObjects response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
 }
 
 // ChangeMetaV1 calls DataStore_Miitopia3DS.ChangeMetaV1.
 func (c DataStoreMiitopia3DSClient) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ChangeMetaV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
 }
 
 // ChangeMetasV1 calls DataStore_Miitopia3DS.ChangeMetasV1.
 func (c DataStoreMiitopia3DSClient) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasV1Request{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ChangeMetasV1 response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
 }
 
 // GetMeta returns one object's metadata.
 func (c DataStoreMiitopia3DSClient) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetMeta response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
 }
 
 // GetMetas returns the metadata of several objects, with a result per object.
 func (c DataStoreMiitopia3DSClient) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasRequest{DataIDs: dataIDs, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetMetas response: %w", err)
-		return
-	}
-	info = resp.Info
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
 }
 
 // PrepareUpdateObject calls DataStore_Miitopia3DS.PrepareUpdateObject.
 func (c DataStoreMiitopia3DSClient) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareUpdateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PrepareUpdateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
 }
 
 // CompleteUpdateObject calls DataStore_Miitopia3DS.CompleteUpdateObject.
 func (c DataStoreMiitopia3DSClient) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompleteUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.CompleteUpdateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
 }
 
 // SearchObject lists the objects the parameter selects that the caller may read.
 func (c DataStoreMiitopia3DSClient) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.SearchObject response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
 }
 
 // GetNotificationUrl calls DataStore_Miitopia3DS.GetNotificationUrl.
 func (c DataStoreMiitopia3DSClient) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNotificationUrlRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNotificationUrlResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetNotificationUrl response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
 }
 
 // GetNewArrivedNotificationsV1 calls DataStore_Miitopia3DS.GetNewArrivedNotificationsV1.
 func (c DataStoreMiitopia3DSClient) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetNewArrivedNotificationsV1 response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
 }
 
 // RateObject adds a rating to an object's rating slot and returns the slot's
 // rating when fetch_ratings is set.
 func (c DataStoreMiitopia3DSClient) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectRequest{Target: target, Param: param, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.RateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
 }
 
 // GetRating calls DataStore_Miitopia3DS.GetRating.
 func (c DataStoreMiitopia3DSClient) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetRating response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
 }
 
 // GetRatings calls DataStore_Miitopia3DS.GetRatings.
 func (c DataStoreMiitopia3DSClient) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingsRequest{DataIDs: dataIDs, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetRatings response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
 }
 
 // ResetRating calls DataStore_Miitopia3DS.ResetRating.
 func (c DataStoreMiitopia3DSClient) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingRequest{Target: target, UpdatePassword: updatePassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ResetRating response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
 }
 
 // ResetRatings calls DataStore_Miitopia3DS.ResetRatings.
 func (c DataStoreMiitopia3DSClient) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingsRequest{DataIDs: dataIDs, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreResetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ResetRatings response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
 }
 
 // GetSpecificMetaV1 calls DataStore_Miitopia3DS.GetSpecificMetaV1.
 func (c DataStoreMiitopia3DSClient) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetSpecificMetaV1 response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
 }
 
 // PostMetaBinary creates an object that has only metadata (no body to upload).
 func (c DataStoreMiitopia3DSClient) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinary response: %w", err)
-		return
-	}
-	dataID = resp.DataID
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
 }
 
 // TouchObject calls DataStore_Miitopia3DS.TouchObject.
 func (c DataStoreMiitopia3DSClient) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreTouchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.TouchObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
 }
 
 // GetRatingWithLog calls DataStore_Miitopia3DS.GetRatingWithLog.
 func (c DataStoreMiitopia3DSClient) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingWithLogRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingWithLogResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetRatingWithLog response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	log = resp.Log
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
 }
 
 // PreparePostObject starts an upload: the server assigns a data id and returns the
 // HTTP form to POST the body with; CompletePostObject ends it.
 func (c DataStoreMiitopia3DSClient) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PreparePostObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
 }
 
 // PrepareGetObject returns the HTTP location of an object's body.
 func (c DataStoreMiitopia3DSClient) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
 }
 
 // CompletePostObject ends an upload PreparePostObject started: success says whether
 // the body arrived, and the object becomes visible (or is dropped).
 func (c DataStoreMiitopia3DSClient) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.CompletePostObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
 }
 
 // GetNewArrivedNotifications calls DataStore_Miitopia3DS.GetNewArrivedNotifications.
 func (c DataStoreMiitopia3DSClient) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetNewArrivedNotifications response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
 }
 
 // GetSpecificMeta calls DataStore_Miitopia3DS.GetSpecificMeta.
 func (c DataStoreMiitopia3DSClient) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetSpecificMeta response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
 }
 
 // GetPersistenceInfo calls DataStore_Miitopia3DS.GetPersistenceInfo.
 func (c DataStoreMiitopia3DSClient) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfoRequest{OwnerID: ownerID, SlotID: slotID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetPersistenceInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
 }
 
 // GetPersistenceInfos calls DataStore_Miitopia3DS.GetPersistenceInfos.
 func (c DataStoreMiitopia3DSClient) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfosRequest{OwnerID: ownerID, SlotIDs: slotIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetPersistenceInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
 }
 
 // PerpetuateObject puts an object into one of the caller's persistence slots.
 func (c DataStoreMiitopia3DSClient) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePerpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DataID: dataID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PerpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
 }
 
 // UnperpetuateObject empties one of the caller's persistence slots.
 func (c DataStoreMiitopia3DSClient) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreUnperpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.UnperpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
 }
 
 // PrepareGetObjectOrMetaBinary calls DataStore_Miitopia3DS.PrepareGetObjectOrMetaBinary.
 func (c DataStoreMiitopia3DSClient) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectOrMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectOrMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PrepareGetObjectOrMetaBinary response: %w", err)
-		return
-	}
-	getInfo = resp.GetInfo
-	additionalMeta = resp.AdditionalMeta
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
 }
 
 // GetPasswordInfo calls DataStore_Miitopia3DS.GetPasswordInfo.
 func (c DataStoreMiitopia3DSClient) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfoRequest{DataID: dataID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetPasswordInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
 }
 
 // GetPasswordInfos calls DataStore_Miitopia3DS.GetPasswordInfos.
 func (c DataStoreMiitopia3DSClient) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetPasswordInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
 }
 
 // GetMetasMultipleParam calls DataStore_Miitopia3DS.GetMetasMultipleParam.
 func (c DataStoreMiitopia3DSClient) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasMultipleParamRequest{Params: paramsArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 36, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasMultipleParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetMetasMultipleParam response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
 }
 
 // CompletePostObjects calls DataStore_Miitopia3DS.CompletePostObjects.
 func (c DataStoreMiitopia3DSClient) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectsRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 37, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.CompletePostObjects response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
 }
 
 // ChangeMeta changes an object's metadata.
 func (c DataStoreMiitopia3DSClient) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 38, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ChangeMeta response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
 }
 
 // ChangeMetas calls DataStore_Miitopia3DS.ChangeMetas.
 func (c DataStoreMiitopia3DSClient) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 39, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.ChangeMetas response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
 }
 
 // RateObjects calls DataStore_Miitopia3DS.RateObjects.
 func (c DataStoreMiitopia3DSClient) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsRequest{Targets: targets, Param: param, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 40, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.RateObjects response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
 }
 
 // PostMetaBinaryWithDataId calls DataStore_Miitopia3DS.PostMetaBinaryWithDataId.
 func (c DataStoreMiitopia3DSClient) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryWithDataIdRequest{DataID: dataID, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 41, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinaryWithDataId response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
 }
 
 // PostMetaBinariesWithDataId calls DataStore_Miitopia3DS.PostMetaBinariesWithDataId.
 func (c DataStoreMiitopia3DSClient) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinariesWithDataIdRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinariesWithDataIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.PostMetaBinariesWithDataId response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
 }
 
 // RateObjectWithPosting calls DataStore_Miitopia3DS.RateObjectWithPosting.
 func (c DataStoreMiitopia3DSClient) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectWithPostingRequest{Target: target, RateParam: rateParam, PostParam: postParam, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.RateObjectWithPosting response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
 }
 
 // RateObjectsWithPosting calls DataStore_Miitopia3DS.RateObjectsWithPosting.
 func (c DataStoreMiitopia3DSClient) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsWithPostingRequest{Targets: targets, RateParam: rateParam, PostParam: postParam, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.RateObjectsWithPosting response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
 }
 
 // GetObjectInfos calls DataStore_Miitopia3DS.GetObjectInfos.
 func (c DataStoreMiitopia3DSClient) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetObjectInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetObjectInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.GetObjectInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
 }
 
 // SearchObjectLight is SearchObject with lighter results.
 func (c DataStoreMiitopia3DSClient) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectLightRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreMiitopia3DSProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectLightResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_Miitopia3DS.SearchObjectLight response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
 }
 
 // SearchMii calls DataStore_Miitopia3DS.SearchMii.

@@ -325,282 +325,8 @@ type DataStoreSMMHandler interface {
 }
 
 // UnimplementedDataStoreSMM answers every DataStore_SMM method with Core::NotImplemented.
-type UnimplementedDataStoreSMM struct{}
-
-// PrepareGetObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) CompletePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) DeleteObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreDeleteParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) DeleteObjects(ctx context.Context, c *rmc.Call, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ChangeMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetasV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ChangeMetasV1(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PrepareUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompleteUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) CompleteUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) SearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNotificationUrl answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetNotificationUrl(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotificationsV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) RateObject(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ResetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ResetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetSpecificMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PostMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// TouchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) TouchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreTouchObjectParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatingWithLog answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetRatingWithLog(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PreparePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PrepareGetObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) CompletePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotifications answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetNewArrivedNotifications(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetSpecificMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetPersistenceInfo(ctx context.Context, c *rmc.Call, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetPersistenceInfos(ctx context.Context, c *rmc.Call, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PerpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PerpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UnperpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) UnperpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObjectOrMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PrepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetPasswordInfo(ctx context.Context, c *rmc.Call, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetPasswordInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetasMultipleParam answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetMetasMultipleParam(ctx context.Context, c *rmc.Call, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) CompletePostObjects(ctx context.Context, c *rmc.Call, dataIDs []uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ChangeMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) ChangeMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) RateObjects(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinaryWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PostMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinariesWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectsWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetObjectInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObjectLight answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM) SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedDataStoreSMM struct {
+	datastore.UnimplementedDataStore
 }
 
 // GetApplicationConfig answers Core::NotImplemented.
@@ -641,847 +367,117 @@ func RegisterDataStoreSMMMethods(mux *rmc.Mux, h DataStoreSMMHandler, methods ..
 func (a dataStoreSMMServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.prepareGetObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
 	case 2:
-		return a.preparePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
 	case 3:
-		return a.completePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
 	case 4:
-		return a.deleteObject(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
 	case 5:
-		return a.deleteObjects(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
 	case 6:
-		return a.changeMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
 	case 7:
-		return a.changeMetasV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
 	case 8:
-		return a.getMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
 	case 9:
-		return a.getMetas(ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
 	case 10:
-		return a.prepareUpdateObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
 	case 11:
-		return a.completeUpdateObject(ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
 	case 12:
-		return a.searchObject(ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
 	case 13:
-		return a.getNotificationUrl(ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
 	case 14:
-		return a.getNewArrivedNotificationsV1(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
 	case 15:
-		return a.rateObject(ctx, c, out)
+		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
 	case 16:
-		return a.getRating(ctx, c, out)
+		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
 	case 17:
-		return a.getRatings(ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
 	case 18:
-		return a.resetRating(ctx, c, out)
+		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
 	case 19:
-		return a.resetRatings(ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
 	case 20:
-		return a.getSpecificMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
 	case 21:
-		return a.postMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
 	case 22:
-		return a.touchObject(ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
 	case 23:
-		return a.getRatingWithLog(ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
 	case 24:
-		return a.preparePostObject(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
 	case 25:
-		return a.prepareGetObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
 	case 26:
-		return a.completePostObject(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
 	case 27:
-		return a.getNewArrivedNotifications(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
 	case 28:
-		return a.getSpecificMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
 	case 29:
-		return a.getPersistenceInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
 	case 30:
-		return a.getPersistenceInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
 	case 31:
-		return a.perpetuateObject(ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
 	case 32:
-		return a.unperpetuateObject(ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
 	case 33:
-		return a.prepareGetObjectOrMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
 	case 34:
-		return a.getPasswordInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
 	case 35:
-		return a.getPasswordInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
 	case 36:
-		return a.getMetasMultipleParam(ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
 	case 37:
-		return a.completePostObjects(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
 	case 38:
-		return a.changeMeta(ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
 	case 39:
-		return a.changeMetas(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
 	case 40:
-		return a.rateObjects(ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
 	case 41:
-		return a.postMetaBinaryWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
 	case 42:
-		return a.postMetaBinariesWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
 	case 43:
-		return a.rateObjectWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
 	case 44:
-		return a.rateObjectsWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
 	case 45:
-		return a.getObjectInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
 	case 46:
-		return a.searchObjectLight(ctx, c, out)
+		return datastore.ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
 	case 61:
-		return a.getApplicationConfig(ctx, c, out)
+		return ServeDataStoreSMMGetApplicationConfig(a.h, ctx, c, out)
 	case 74:
-		return a.getApplicationConfigString(ctx, c, out)
+		return ServeDataStoreSMMGetApplicationConfigString(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a dataStoreSMMServer) prepareGetObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("DataStore_SMM.PrepareGetObjectV1: %w", err))
-	}
-	info, err := a.h.PrepareGetObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) preparePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("DataStore_SMM.PreparePostObjectV1: %w", err))
-	}
-	info, err := a.h.PreparePostObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) completePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("DataStore_SMM.CompletePostObjectV1: %w", err))
-	}
-	if err := a.h.CompletePostObjectV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) deleteObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("DataStore_SMM.DeleteObject: %w", err))
-	}
-	if err := a.h.DeleteObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) deleteObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("DataStore_SMM.DeleteObjects: %w", err))
-	}
-	results, err := a.h.DeleteObjects(ctx, c, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreDeleteObjectsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) changeMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("DataStore_SMM.ChangeMetaV1: %w", err))
-	}
-	if err := a.h.ChangeMetaV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) changeMetasV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("DataStore_SMM.ChangeMetasV1: %w", err))
-	}
-	results, err := a.h.ChangeMetasV1(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasV1Response{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("DataStore_SMM.GetMeta: %w", err))
-	}
-	info, err := a.h.GetMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetaResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("DataStore_SMM.GetMetas: %w", err))
-	}
-	info, results, err := a.h.GetMetas(ctx, c, req.DataIDs, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasResponse{Info: info, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) prepareUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("DataStore_SMM.PrepareUpdateObject: %w", err))
-	}
-	info, err := a.h.PrepareUpdateObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareUpdateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) completeUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompleteUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("DataStore_SMM.CompleteUpdateObject: %w", err))
-	}
-	if err := a.h.CompleteUpdateObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) searchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("DataStore_SMM.SearchObject: %w", err))
-	}
-	result, err := a.h.SearchObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getNotificationUrl(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNotificationUrlRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("DataStore_SMM.GetNotificationUrl: %w", err))
-	}
-	info, err := a.h.GetNotificationUrl(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNotificationUrlResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("DataStore_SMM.GetNewArrivedNotificationsV1: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotificationsV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsV1Response{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) rateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("DataStore_SMM.RateObject: %w", err))
-	}
-	info, err := a.h.RateObject(ctx, c, req.Target, req.Param, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("DataStore_SMM.GetRating: %w", err))
-	}
-	rating, err := a.h.GetRating(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingResponse{Rating: rating}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("DataStore_SMM.GetRatings: %w", err))
-	}
-	ratings, results, err := a.h.GetRatings(ctx, c, req.DataIDs, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingsResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) resetRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("DataStore_SMM.ResetRating: %w", err))
-	}
-	if err := a.h.ResetRating(ctx, c, req.Target, req.UpdatePassword); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) resetRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("DataStore_SMM.ResetRatings: %w", err))
-	}
-	results, err := a.h.ResetRatings(ctx, c, req.DataIDs, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreResetRatingsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getSpecificMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("DataStore_SMM.GetSpecificMetaV1: %w", err))
-	}
-	infos, err := a.h.GetSpecificMetaV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaV1Response{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) postMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("DataStore_SMM.PostMetaBinary: %w", err))
-	}
-	dataID, err := a.h.PostMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinaryResponse{DataID: dataID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) touchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreTouchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("DataStore_SMM.TouchObject: %w", err))
-	}
-	if err := a.h.TouchObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) getRatingWithLog(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingWithLogRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("DataStore_SMM.GetRatingWithLog: %w", err))
-	}
-	rating, log, err := a.h.GetRatingWithLog(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingWithLogResponse{Rating: rating, Log: log}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) preparePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("DataStore_SMM.PreparePostObject: %w", err))
-	}
-	info, err := a.h.PreparePostObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) prepareGetObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("DataStore_SMM.PrepareGetObject: %w", err))
-	}
-	info, err := a.h.PrepareGetObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) completePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("DataStore_SMM.CompletePostObject: %w", err))
-	}
-	if err := a.h.CompletePostObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) getNewArrivedNotifications(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("DataStore_SMM.GetNewArrivedNotifications: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotifications(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsResponse{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getSpecificMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("DataStore_SMM.GetSpecificMeta: %w", err))
-	}
-	infos, err := a.h.GetSpecificMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaResponse{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getPersistenceInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("DataStore_SMM.GetPersistenceInfo: %w", err))
-	}
-	info, err := a.h.GetPersistenceInfo(ctx, c, req.OwnerID, req.SlotID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getPersistenceInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("DataStore_SMM.GetPersistenceInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPersistenceInfos(ctx, c, req.OwnerID, req.SlotIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) perpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePerpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("DataStore_SMM.PerpetuateObject: %w", err))
-	}
-	if err := a.h.PerpetuateObject(ctx, c, req.PersistenceSlotID, req.DataID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) unperpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreUnperpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("DataStore_SMM.UnperpetuateObject: %w", err))
-	}
-	if err := a.h.UnperpetuateObject(ctx, c, req.PersistenceSlotID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) prepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectOrMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("DataStore_SMM.PrepareGetObjectOrMetaBinary: %w", err))
-	}
-	getInfo, additionalMeta, err := a.h.PrepareGetObjectOrMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectOrMetaBinaryResponse{GetInfo: getInfo, AdditionalMeta: additionalMeta}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getPasswordInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("DataStore_SMM.GetPasswordInfo: %w", err))
-	}
-	info, err := a.h.GetPasswordInfo(ctx, c, req.DataID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getPasswordInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("DataStore_SMM.GetPasswordInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPasswordInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getMetasMultipleParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasMultipleParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("DataStore_SMM.GetMetasMultipleParam: %w", err))
-	}
-	infos, results, err := a.h.GetMetasMultipleParam(ctx, c, req.Params)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasMultipleParamResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) completePostObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("DataStore_SMM.CompletePostObjects: %w", err))
-	}
-	if err := a.h.CompletePostObjects(ctx, c, req.DataIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) changeMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("DataStore_SMM.ChangeMeta: %w", err))
-	}
-	if err := a.h.ChangeMeta(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) changeMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("DataStore_SMM.ChangeMetas: %w", err))
-	}
-	results, err := a.h.ChangeMetas(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) rateObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("DataStore_SMM.RateObjects: %w", err))
-	}
-	infos, results, err := a.h.RateObjects(ctx, c, req.Targets, req.Param, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) postMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("DataStore_SMM.PostMetaBinaryWithDataId: %w", err))
-	}
-	if err := a.h.PostMetaBinaryWithDataId(ctx, c, req.DataID, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMMServer) postMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinariesWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("DataStore_SMM.PostMetaBinariesWithDataId: %w", err))
-	}
-	results, err := a.h.PostMetaBinariesWithDataId(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinariesWithDataIdResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) rateObjectWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("DataStore_SMM.RateObjectWithPosting: %w", err))
-	}
-	info, err := a.h.RateObjectWithPosting(ctx, c, req.Target, req.RateParam, req.PostParam, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectWithPostingResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) rateObjectsWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("DataStore_SMM.RateObjectsWithPosting: %w", err))
-	}
-	ratings, results, err := a.h.RateObjectsWithPosting(ctx, c, req.Targets, req.RateParam, req.PostParam, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsWithPostingResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getObjectInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetObjectInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("DataStore_SMM.GetObjectInfos: %w", err))
-	}
-	infos, results, err := a.h.GetObjectInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetObjectInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) searchObjectLight(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectLightRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("DataStore_SMM.SearchObjectLight: %w", err))
-	}
-	result, err := a.h.SearchObjectLight(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectLightResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMMServer) getApplicationConfig(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMMGetApplicationConfig answers a DataStore_SMM.GetApplicationConfig call with h's GetApplicationConfig: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetApplicationConfig(h interface {
+	GetApplicationConfig(ctx context.Context, c *rmc.Call, id uint32) (config []uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMMGetApplicationConfigRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 61, fmt.Errorf("DataStore_SMM.GetApplicationConfig: %w", err))
+		return out, rmc.ParamError(h, 61, fmt.Errorf("DataStore_SMM.GetApplicationConfig: %w", err))
 	}
-	config, err := a.h.GetApplicationConfig(ctx, c, req.ID)
+	config, err := h.GetApplicationConfig(ctx, c, req.ID)
 	if err != nil {
 		return out, err
 	}
@@ -1491,14 +487,18 @@ func (a dataStoreSMMServer) getApplicationConfig(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a dataStoreSMMServer) getApplicationConfigString(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMMGetApplicationConfigString answers a DataStore_SMM.GetApplicationConfigString call with h's GetApplicationConfigString: the generated decoding and
+// encoding, for DataStoreSMM's server and its variants'.
+func ServeDataStoreSMMGetApplicationConfigString(h interface {
+	GetApplicationConfigString(ctx context.Context, c *rmc.Call, id uint32) (config []string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMMGetApplicationConfigStringRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 74, fmt.Errorf("DataStore_SMM.GetApplicationConfigString: %w", err))
+		return out, rmc.ParamError(h, 74, fmt.Errorf("DataStore_SMM.GetApplicationConfigString: %w", err))
 	}
-	config, err := a.h.GetApplicationConfigString(ctx, c, req.ID)
+	config, err := h.GetApplicationConfigString(ctx, c, req.ID)
 	if err != nil {
 		return out, err
 	}
@@ -1513,1085 +513,235 @@ type DataStoreSMMClient struct{ C rmc.Caller }
 
 // PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 func (c DataStoreSMMClient) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PrepareGetObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
 }
 
 // PreparePostObjectV1 calls DataStore_SMM.PreparePostObjectV1.
 func (c DataStoreSMMClient) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PreparePostObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
 }
 
 // CompletePostObjectV1 calls DataStore_SMM.CompletePostObjectV1.
 func (c DataStoreSMMClient) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.CompletePostObjectV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
 }
 
 // DeleteObject deletes an object; the owner or a holder of its update password may.
 func (c DataStoreSMMClient) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.DeleteObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
 }
 
 // DeleteObjects calls DataStore_SMM.DeleteObjects.
 func (c DataStoreSMMClient) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectsRequest{Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreDeleteObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.DeleteObjects response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
 }
 
 // ChangeMetaV1 calls DataStore_SMM.ChangeMetaV1.
 func (c DataStoreSMMClient) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ChangeMetaV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
 }
 
 // ChangeMetasV1 calls DataStore_SMM.ChangeMetasV1.
 func (c DataStoreSMMClient) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasV1Request{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ChangeMetasV1 response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
 }
 
 // GetMeta returns one object's metadata.
 func (c DataStoreSMMClient) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetMeta response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
 }
 
 // GetMetas returns the metadata of several objects, with a result per object.
 func (c DataStoreSMMClient) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasRequest{DataIDs: dataIDs, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetMetas response: %w", err)
-		return
-	}
-	info = resp.Info
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
 }
 
 // PrepareUpdateObject calls DataStore_SMM.PrepareUpdateObject.
 func (c DataStoreSMMClient) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareUpdateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PrepareUpdateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
 }
 
 // CompleteUpdateObject calls DataStore_SMM.CompleteUpdateObject.
 func (c DataStoreSMMClient) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompleteUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.CompleteUpdateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
 }
 
 // SearchObject lists the objects the parameter selects that the caller may read.
 func (c DataStoreSMMClient) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.SearchObject response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
 }
 
 // GetNotificationUrl calls DataStore_SMM.GetNotificationUrl.
 func (c DataStoreSMMClient) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNotificationUrlRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNotificationUrlResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetNotificationUrl response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
 }
 
 // GetNewArrivedNotificationsV1 calls DataStore_SMM.GetNewArrivedNotificationsV1.
 func (c DataStoreSMMClient) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetNewArrivedNotificationsV1 response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
 }
 
 // RateObject adds a rating to an object's rating slot and returns the slot's
 // rating when fetch_ratings is set.
 func (c DataStoreSMMClient) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectRequest{Target: target, Param: param, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.RateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
 }
 
 // GetRating calls DataStore_SMM.GetRating.
 func (c DataStoreSMMClient) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetRating response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
 }
 
 // GetRatings calls DataStore_SMM.GetRatings.
 func (c DataStoreSMMClient) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingsRequest{DataIDs: dataIDs, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetRatings response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
 }
 
 // ResetRating calls DataStore_SMM.ResetRating.
 func (c DataStoreSMMClient) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingRequest{Target: target, UpdatePassword: updatePassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ResetRating response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
 }
 
 // ResetRatings calls DataStore_SMM.ResetRatings.
 func (c DataStoreSMMClient) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingsRequest{DataIDs: dataIDs, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreResetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ResetRatings response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
 }
 
 // GetSpecificMetaV1 calls DataStore_SMM.GetSpecificMetaV1.
 func (c DataStoreSMMClient) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetSpecificMetaV1 response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
 }
 
 // PostMetaBinary creates an object that has only metadata (no body to upload).
 func (c DataStoreSMMClient) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PostMetaBinary response: %w", err)
-		return
-	}
-	dataID = resp.DataID
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
 }
 
 // TouchObject calls DataStore_SMM.TouchObject.
 func (c DataStoreSMMClient) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreTouchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.TouchObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
 }
 
 // GetRatingWithLog calls DataStore_SMM.GetRatingWithLog.
 func (c DataStoreSMMClient) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingWithLogRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingWithLogResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetRatingWithLog response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	log = resp.Log
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
 }
 
 // PreparePostObject starts an upload: the server assigns a data id and returns the
 // HTTP form to POST the body with; CompletePostObject ends it.
 func (c DataStoreSMMClient) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PreparePostObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
 }
 
 // PrepareGetObject returns the HTTP location of an object's body.
 func (c DataStoreSMMClient) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PrepareGetObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
 }
 
 // CompletePostObject ends an upload PreparePostObject started: success says whether
 // the body arrived, and the object becomes visible (or is dropped).
 func (c DataStoreSMMClient) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.CompletePostObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
 }
 
 // GetNewArrivedNotifications calls DataStore_SMM.GetNewArrivedNotifications.
 func (c DataStoreSMMClient) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetNewArrivedNotifications response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
 }
 
 // GetSpecificMeta calls DataStore_SMM.GetSpecificMeta.
 func (c DataStoreSMMClient) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetSpecificMeta response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
 }
 
 // GetPersistenceInfo calls DataStore_SMM.GetPersistenceInfo.
 func (c DataStoreSMMClient) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfoRequest{OwnerID: ownerID, SlotID: slotID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetPersistenceInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
 }
 
 // GetPersistenceInfos calls DataStore_SMM.GetPersistenceInfos.
 func (c DataStoreSMMClient) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfosRequest{OwnerID: ownerID, SlotIDs: slotIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetPersistenceInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
 }
 
 // PerpetuateObject puts an object into one of the caller's persistence slots.
 func (c DataStoreSMMClient) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePerpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DataID: dataID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PerpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
 }
 
 // UnperpetuateObject empties one of the caller's persistence slots.
 func (c DataStoreSMMClient) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreUnperpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.UnperpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
 }
 
 // PrepareGetObjectOrMetaBinary calls DataStore_SMM.PrepareGetObjectOrMetaBinary.
 func (c DataStoreSMMClient) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectOrMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectOrMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PrepareGetObjectOrMetaBinary response: %w", err)
-		return
-	}
-	getInfo = resp.GetInfo
-	additionalMeta = resp.AdditionalMeta
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
 }
 
 // GetPasswordInfo calls DataStore_SMM.GetPasswordInfo.
 func (c DataStoreSMMClient) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfoRequest{DataID: dataID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetPasswordInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
 }
 
 // GetPasswordInfos calls DataStore_SMM.GetPasswordInfos.
 func (c DataStoreSMMClient) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetPasswordInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
 }
 
 // GetMetasMultipleParam calls DataStore_SMM.GetMetasMultipleParam.
 func (c DataStoreSMMClient) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasMultipleParamRequest{Params: paramsArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 36, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasMultipleParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetMetasMultipleParam response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
 }
 
 // CompletePostObjects calls DataStore_SMM.CompletePostObjects.
 func (c DataStoreSMMClient) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectsRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 37, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.CompletePostObjects response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
 }
 
 // ChangeMeta changes an object's metadata.
 func (c DataStoreSMMClient) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 38, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ChangeMeta response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
 }
 
 // ChangeMetas calls DataStore_SMM.ChangeMetas.
 func (c DataStoreSMMClient) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 39, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.ChangeMetas response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
 }
 
 // RateObjects calls DataStore_SMM.RateObjects.
 func (c DataStoreSMMClient) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsRequest{Targets: targets, Param: param, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 40, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.RateObjects response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
 }
 
 // PostMetaBinaryWithDataId calls DataStore_SMM.PostMetaBinaryWithDataId.
 func (c DataStoreSMMClient) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryWithDataIdRequest{DataID: dataID, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 41, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PostMetaBinaryWithDataId response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
 }
 
 // PostMetaBinariesWithDataId calls DataStore_SMM.PostMetaBinariesWithDataId.
 func (c DataStoreSMMClient) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinariesWithDataIdRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinariesWithDataIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.PostMetaBinariesWithDataId response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
 }
 
 // RateObjectWithPosting calls DataStore_SMM.RateObjectWithPosting.
 func (c DataStoreSMMClient) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectWithPostingRequest{Target: target, RateParam: rateParam, PostParam: postParam, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.RateObjectWithPosting response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
 }
 
 // RateObjectsWithPosting calls DataStore_SMM.RateObjectsWithPosting.
 func (c DataStoreSMMClient) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsWithPostingRequest{Targets: targets, RateParam: rateParam, PostParam: postParam, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.RateObjectsWithPosting response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
 }
 
 // GetObjectInfos calls DataStore_SMM.GetObjectInfos.
 func (c DataStoreSMMClient) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetObjectInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetObjectInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.GetObjectInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
 }
 
 // SearchObjectLight is SearchObject with lighter results.
 func (c DataStoreSMMClient) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectLightRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMMProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectLightResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM.SearchObjectLight response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
 }
 
 // GetApplicationConfig returns the numbers of configuration table id.

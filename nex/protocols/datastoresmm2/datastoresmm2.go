@@ -470,6 +470,13 @@ func (s *SearchCommentsInOrderParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCommentsInOrderParam returns a SearchCommentsInOrderParam with the description's defaults.
+func NewSearchCommentsInOrderParam() SearchCommentsInOrderParam {
+	var s SearchCommentsInOrderParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // GetEventCourseGhostParam is the GetEventCourseGhostParam structure.
 type GetEventCourseGhostParam struct {
 	DataID uint64 `nex:"data_id"`
@@ -668,6 +675,13 @@ func (s *SearchCoursesPostedByParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesPostedByParam returns a SearchCoursesPostedByParam with the description's defaults.
+func NewSearchCoursesPostedByParam() SearchCoursesPostedByParam {
+	var s SearchCoursesPostedByParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchCoursesPositiveRatedByParam is the SearchCoursesPositiveRatedByParam structure.
 type SearchCoursesPositiveRatedByParam struct {
 	Option uint32 `nex:"option"`
@@ -798,6 +812,13 @@ func (s *SearchCoursesFirstClearParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesFirstClearParam returns a SearchCoursesFirstClearParam with the description's defaults.
+func NewSearchCoursesFirstClearParam() SearchCoursesFirstClearParam {
+	var s SearchCoursesFirstClearParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchCoursesBestTimeParam is the SearchCoursesBestTimeParam structure.
 type SearchCoursesBestTimeParam struct {
 	PID    uint64             `nex:"pid"`
@@ -828,6 +849,13 @@ func (s *SearchCoursesBestTimeParam) Read(r *types.Reader, field string) {
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchCoursesBestTimeParam returns a SearchCoursesBestTimeParam with the description's defaults.
+func NewSearchCoursesBestTimeParam() SearchCoursesBestTimeParam {
+	var s SearchCoursesBestTimeParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SearchCoursesEventParam is the SearchCoursesEventParam structure.
@@ -883,6 +911,13 @@ func (s *SearchCoursesLatestParam) Read(r *types.Reader, field string) {
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchCoursesLatestParam returns a SearchCoursesLatestParam with the description's defaults.
+func NewSearchCoursesLatestParam() SearchCoursesLatestParam {
+	var s SearchCoursesLatestParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SearchUsersPlayedCourseParam is the SearchUsersPlayedCourseParam structure.
@@ -1021,6 +1056,13 @@ func (s *SearchCoursesPointRankingParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesPointRankingParam returns a SearchCoursesPointRankingParam with the description's defaults.
+func NewSearchCoursesPointRankingParam() SearchCoursesPointRankingParam {
+	var s SearchCoursesPointRankingParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchUsersUserPointParam is the SearchUsersUserPointParam structure.
 type SearchUsersUserPointParam struct {
 	Option uint32             `nex:"option"`
@@ -1051,6 +1093,13 @@ func (s *SearchUsersUserPointParam) Read(r *types.Reader, field string) {
 	s.Buffer = r.BufferCopy("buffer")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchUsersUserPointParam returns a SearchUsersUserPointParam with the description's defaults.
+func NewSearchUsersUserPointParam() SearchUsersUserPointParam {
+	var s SearchUsersUserPointParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SyncUserProfileParam is the SyncUserProfileParam structure.
@@ -3643,282 +3692,8 @@ type DataStoreSMM2Handler interface {
 }
 
 // UnimplementedDataStoreSMM2 answers every DataStore_SMM2 method with Core::NotImplemented.
-type UnimplementedDataStoreSMM2 struct{}
-
-// PrepareGetObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjectV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) CompletePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) DeleteObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreDeleteParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) DeleteObjects(ctx context.Context, c *rmc.Call, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ChangeMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetasV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ChangeMetasV1(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PrepareUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompleteUpdateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) CompleteUpdateObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) SearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNotificationUrl answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetNotificationUrl(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotificationsV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) RateObject(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRating answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ResetRating(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ResetRatings answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ResetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMetaV1 answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetSpecificMetaV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PostMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// TouchObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) TouchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreTouchObjectParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRatingWithLog answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetRatingWithLog(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PreparePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PreparePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PrepareGetObject(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) CompletePostObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetNewArrivedNotifications answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetNewArrivedNotifications(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSpecificMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetSpecificMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetPersistenceInfo(ctx context.Context, c *rmc.Call, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPersistenceInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetPersistenceInfos(ctx context.Context, c *rmc.Call, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PerpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PerpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UnperpetuateObject answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) UnperpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PrepareGetObjectOrMetaBinary answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PrepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfo answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetPasswordInfo(ctx context.Context, c *rmc.Call, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPasswordInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetPasswordInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMetasMultipleParam answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetMetasMultipleParam(ctx context.Context, c *rmc.Call, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CompletePostObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) CompletePostObjects(ctx context.Context, c *rmc.Call, dataIDs []uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMeta answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ChangeMeta(ctx context.Context, c *rmc.Call, param datastore.DataStoreChangeMetaParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeMetas answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) ChangeMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjects answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) RateObjects(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinaryWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PostMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PostMetaBinariesWithDataId answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RateObjectsWithPosting answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetObjectInfos answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// SearchObjectLight answers Core::NotImplemented.
-func (UnimplementedDataStoreSMM2) SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedDataStoreSMM2 struct {
+	datastore.UnimplementedDataStore
 }
 
 // RegisterUser answers Core::NotImplemented.
@@ -4133,918 +3908,192 @@ func RegisterDataStoreSMM2Methods(mux *rmc.Mux, h DataStoreSMM2Handler, methods 
 func (a dataStoreSMM2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.prepareGetObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
 	case 2:
-		return a.preparePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
 	case 3:
-		return a.completePostObjectV1(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
 	case 4:
-		return a.deleteObject(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
 	case 5:
-		return a.deleteObjects(ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
 	case 6:
-		return a.changeMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
 	case 7:
-		return a.changeMetasV1(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
 	case 8:
-		return a.getMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
 	case 9:
-		return a.getMetas(ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
 	case 10:
-		return a.prepareUpdateObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
 	case 11:
-		return a.completeUpdateObject(ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
 	case 12:
-		return a.searchObject(ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
 	case 13:
-		return a.getNotificationUrl(ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
 	case 14:
-		return a.getNewArrivedNotificationsV1(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
 	case 15:
-		return a.rateObject(ctx, c, out)
+		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
 	case 16:
-		return a.getRating(ctx, c, out)
+		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
 	case 17:
-		return a.getRatings(ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
 	case 18:
-		return a.resetRating(ctx, c, out)
+		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
 	case 19:
-		return a.resetRatings(ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
 	case 20:
-		return a.getSpecificMetaV1(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
 	case 21:
-		return a.postMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
 	case 22:
-		return a.touchObject(ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
 	case 23:
-		return a.getRatingWithLog(ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
 	case 24:
-		return a.preparePostObject(ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
 	case 25:
-		return a.prepareGetObject(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
 	case 26:
-		return a.completePostObject(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
 	case 27:
-		return a.getNewArrivedNotifications(ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
 	case 28:
-		return a.getSpecificMeta(ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
 	case 29:
-		return a.getPersistenceInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
 	case 30:
-		return a.getPersistenceInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
 	case 31:
-		return a.perpetuateObject(ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
 	case 32:
-		return a.unperpetuateObject(ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
 	case 33:
-		return a.prepareGetObjectOrMetaBinary(ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
 	case 34:
-		return a.getPasswordInfo(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
 	case 35:
-		return a.getPasswordInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
 	case 36:
-		return a.getMetasMultipleParam(ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
 	case 37:
-		return a.completePostObjects(ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
 	case 38:
-		return a.changeMeta(ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
 	case 39:
-		return a.changeMetas(ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
 	case 40:
-		return a.rateObjects(ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
 	case 41:
-		return a.postMetaBinaryWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
 	case 42:
-		return a.postMetaBinariesWithDataId(ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
 	case 43:
-		return a.rateObjectWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
 	case 44:
-		return a.rateObjectsWithPosting(ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
 	case 45:
-		return a.getObjectInfos(ctx, c, out)
+		return datastore.ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
 	case 46:
-		return a.searchObjectLight(ctx, c, out)
+		return datastore.ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
 	case 47:
-		return a.registerUser(ctx, c, out)
+		return ServeDataStoreSMM2RegisterUser(a.h, ctx, c, out)
 	case 48:
-		return a.getUsers(ctx, c, out)
+		return ServeDataStoreSMM2GetUsers(a.h, ctx, c, out)
 	case 49:
-		return a.syncUserProfile(ctx, c, out)
+		return ServeDataStoreSMM2SyncUserProfile(a.h, ctx, c, out)
 	case 50:
-		return a.searchUsersUserPoint(ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersUserPoint(a.h, ctx, c, out)
 	case 53:
-		return a.searchUsersPlayedCourse(ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersPlayedCourse(a.h, ctx, c, out)
 	case 54:
-		return a.searchUsersClearedCourse(ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersClearedCourse(a.h, ctx, c, out)
 	case 55:
-		return a.searchUsersPositiveRatedCourse(ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersPositiveRatedCourse(a.h, ctx, c, out)
 	case 59:
-		return a.updateLastLoginTime(ctx, c, out)
+		return ServeDataStoreSMM2UpdateLastLoginTime(a.h, ctx, c, out)
 	case 65:
-		return a.getUsernameNgType(ctx, c, out)
+		return ServeDataStoreSMM2GetUsernameNgType(a.h, ctx, c, out)
 	case 70:
-		return a.getCourses(ctx, c, out)
+		return ServeDataStoreSMM2GetCourses(a.h, ctx, c, out)
 	case 71:
-		return a.searchCoursesPointRanking(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPointRanking(a.h, ctx, c, out)
 	case 73:
-		return a.searchCoursesLatest(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesLatest(a.h, ctx, c, out)
 	case 74:
-		return a.searchCoursesPostedBy(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPostedBy(a.h, ctx, c, out)
 	case 75:
-		return a.searchCoursesPositiveRatedBy(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPositiveRatedBy(a.h, ctx, c, out)
 	case 76:
-		return a.searchCoursesPlayedBy(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPlayedBy(a.h, ctx, c, out)
 	case 79:
-		return a.searchCoursesEndlessMode(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesEndlessMode(a.h, ctx, c, out)
 	case 80:
-		return a.searchCoursesFirstClear(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesFirstClear(a.h, ctx, c, out)
 	case 81:
-		return a.searchCoursesBestTime(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesBestTime(a.h, ctx, c, out)
 	case 85:
-		return a.getCoursesEvent(ctx, c, out)
+		return ServeDataStoreSMM2GetCoursesEvent(a.h, ctx, c, out)
 	case 86:
-		return a.searchCoursesEvent(ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesEvent(a.h, ctx, c, out)
 	case 94:
-		return a.searchCommentsInOrder(ctx, c, out)
+		return ServeDataStoreSMM2SearchCommentsInOrder(a.h, ctx, c, out)
 	case 95:
-		return a.searchComments(ctx, c, out)
+		return ServeDataStoreSMM2SearchComments(a.h, ctx, c, out)
 	case 103:
-		return a.getDeathPositions(ctx, c, out)
+		return ServeDataStoreSMM2GetDeathPositions(a.h, ctx, c, out)
 	case 131:
-		return a.getUserOrCourse(ctx, c, out)
+		return ServeDataStoreSMM2GetUserOrCourse(a.h, ctx, c, out)
 	case 134:
-		return a.getReqGetInfoHeadersInfo(ctx, c, out)
+		return ServeDataStoreSMM2GetReqGetInfoHeadersInfo(a.h, ctx, c, out)
 	case 153:
-		return a.getEventCourseStamp(ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseStamp(a.h, ctx, c, out)
 	case 154:
-		return a.getEventCourseStatus(ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseStatus(a.h, ctx, c, out)
 	case 156:
-		return a.getEventCourseHistogram(ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseHistogram(a.h, ctx, c, out)
 	case 157:
-		return a.getEventCourseGhost(ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseGhost(a.h, ctx, c, out)
 	case 160:
-		return a.getWorldMap(ctx, c, out)
+		return ServeDataStoreSMM2GetWorldMap(a.h, ctx, c, out)
 	case 162:
-		return a.searchWorldMapPickUp(ctx, c, out)
+		return ServeDataStoreSMM2SearchWorldMapPickUp(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a dataStoreSMM2Server) prepareGetObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("DataStore_SMM2.PrepareGetObjectV1: %w", err))
-	}
-	info, err := a.h.PrepareGetObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) preparePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("DataStore_SMM2.PreparePostObjectV1: %w", err))
-	}
-	info, err := a.h.PreparePostObjectV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectV1Response{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) completePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("DataStore_SMM2.CompletePostObjectV1: %w", err))
-	}
-	if err := a.h.CompletePostObjectV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) deleteObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("DataStore_SMM2.DeleteObject: %w", err))
-	}
-	if err := a.h.DeleteObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) deleteObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreDeleteObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("DataStore_SMM2.DeleteObjects: %w", err))
-	}
-	results, err := a.h.DeleteObjects(ctx, c, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreDeleteObjectsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) changeMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("DataStore_SMM2.ChangeMetaV1: %w", err))
-	}
-	if err := a.h.ChangeMetaV1(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) changeMetasV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("DataStore_SMM2.ChangeMetasV1: %w", err))
-	}
-	results, err := a.h.ChangeMetasV1(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasV1Response{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("DataStore_SMM2.GetMeta: %w", err))
-	}
-	info, err := a.h.GetMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetaResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("DataStore_SMM2.GetMetas: %w", err))
-	}
-	info, results, err := a.h.GetMetas(ctx, c, req.DataIDs, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasResponse{Info: info, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) prepareUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("DataStore_SMM2.PrepareUpdateObject: %w", err))
-	}
-	info, err := a.h.PrepareUpdateObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareUpdateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) completeUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompleteUpdateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("DataStore_SMM2.CompleteUpdateObject: %w", err))
-	}
-	if err := a.h.CompleteUpdateObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) searchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("DataStore_SMM2.SearchObject: %w", err))
-	}
-	result, err := a.h.SearchObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getNotificationUrl(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNotificationUrlRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("DataStore_SMM2.GetNotificationUrl: %w", err))
-	}
-	info, err := a.h.GetNotificationUrl(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNotificationUrlResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("DataStore_SMM2.GetNewArrivedNotificationsV1: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotificationsV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsV1Response{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) rateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("DataStore_SMM2.RateObject: %w", err))
-	}
-	info, err := a.h.RateObject(ctx, c, req.Target, req.Param, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("DataStore_SMM2.GetRating: %w", err))
-	}
-	rating, err := a.h.GetRating(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingResponse{Rating: rating}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("DataStore_SMM2.GetRatings: %w", err))
-	}
-	ratings, results, err := a.h.GetRatings(ctx, c, req.DataIDs, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingsResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) resetRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("DataStore_SMM2.ResetRating: %w", err))
-	}
-	if err := a.h.ResetRating(ctx, c, req.Target, req.UpdatePassword); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) resetRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreResetRatingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("DataStore_SMM2.ResetRatings: %w", err))
-	}
-	results, err := a.h.ResetRatings(ctx, c, req.DataIDs, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreResetRatingsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getSpecificMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaV1Request
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("DataStore_SMM2.GetSpecificMetaV1: %w", err))
-	}
-	infos, err := a.h.GetSpecificMetaV1(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaV1Response{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) postMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("DataStore_SMM2.PostMetaBinary: %w", err))
-	}
-	dataID, err := a.h.PostMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinaryResponse{DataID: dataID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) touchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreTouchObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("DataStore_SMM2.TouchObject: %w", err))
-	}
-	if err := a.h.TouchObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) getRatingWithLog(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetRatingWithLogRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("DataStore_SMM2.GetRatingWithLog: %w", err))
-	}
-	rating, log, err := a.h.GetRatingWithLog(ctx, c, req.Target, req.AccessPassword)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetRatingWithLogResponse{Rating: rating, Log: log}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) preparePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePreparePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("DataStore_SMM2.PreparePostObject: %w", err))
-	}
-	info, err := a.h.PreparePostObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePreparePostObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) prepareGetObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("DataStore_SMM2.PrepareGetObject: %w", err))
-	}
-	info, err := a.h.PrepareGetObject(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) completePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("DataStore_SMM2.CompletePostObject: %w", err))
-	}
-	if err := a.h.CompletePostObject(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) getNewArrivedNotifications(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetNewArrivedNotificationsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("DataStore_SMM2.GetNewArrivedNotifications: %w", err))
-	}
-	result, hasNext, err := a.h.GetNewArrivedNotifications(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetNewArrivedNotificationsResponse{Result: result, HasNext: hasNext}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getSpecificMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetSpecificMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("DataStore_SMM2.GetSpecificMeta: %w", err))
-	}
-	infos, err := a.h.GetSpecificMeta(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetSpecificMetaResponse{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getPersistenceInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("DataStore_SMM2.GetPersistenceInfo: %w", err))
-	}
-	info, err := a.h.GetPersistenceInfo(ctx, c, req.OwnerID, req.SlotID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getPersistenceInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPersistenceInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("DataStore_SMM2.GetPersistenceInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPersistenceInfos(ctx, c, req.OwnerID, req.SlotIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPersistenceInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) perpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePerpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("DataStore_SMM2.PerpetuateObject: %w", err))
-	}
-	if err := a.h.PerpetuateObject(ctx, c, req.PersistenceSlotID, req.DataID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) unperpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreUnperpetuateObjectRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("DataStore_SMM2.UnperpetuateObject: %w", err))
-	}
-	if err := a.h.UnperpetuateObject(ctx, c, req.PersistenceSlotID, req.DeleteLastObject); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) prepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePrepareGetObjectOrMetaBinaryRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("DataStore_SMM2.PrepareGetObjectOrMetaBinary: %w", err))
-	}
-	getInfo, additionalMeta, err := a.h.PrepareGetObjectOrMetaBinary(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePrepareGetObjectOrMetaBinaryResponse{GetInfo: getInfo, AdditionalMeta: additionalMeta}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getPasswordInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfoRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("DataStore_SMM2.GetPasswordInfo: %w", err))
-	}
-	info, err := a.h.GetPasswordInfo(ctx, c, req.DataID)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfoResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getPasswordInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetPasswordInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("DataStore_SMM2.GetPasswordInfos: %w", err))
-	}
-	infos, results, err := a.h.GetPasswordInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetPasswordInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getMetasMultipleParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetMetasMultipleParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("DataStore_SMM2.GetMetasMultipleParam: %w", err))
-	}
-	infos, results, err := a.h.GetMetasMultipleParam(ctx, c, req.Params)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetMetasMultipleParamResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) completePostObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreCompletePostObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("DataStore_SMM2.CompletePostObjects: %w", err))
-	}
-	if err := a.h.CompletePostObjects(ctx, c, req.DataIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) changeMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetaRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("DataStore_SMM2.ChangeMeta: %w", err))
-	}
-	if err := a.h.ChangeMeta(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) changeMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreChangeMetasRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("DataStore_SMM2.ChangeMetas: %w", err))
-	}
-	results, err := a.h.ChangeMetas(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreChangeMetasResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) rateObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("DataStore_SMM2.RateObjects: %w", err))
-	}
-	infos, results, err := a.h.RateObjects(ctx, c, req.Targets, req.Param, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) postMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinaryWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("DataStore_SMM2.PostMetaBinaryWithDataId: %w", err))
-	}
-	if err := a.h.PostMetaBinaryWithDataId(ctx, c, req.DataID, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a dataStoreSMM2Server) postMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStorePostMetaBinariesWithDataIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("DataStore_SMM2.PostMetaBinariesWithDataId: %w", err))
-	}
-	results, err := a.h.PostMetaBinariesWithDataId(ctx, c, req.DataIDs, req.Param, req.Transactional)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStorePostMetaBinariesWithDataIdResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) rateObjectWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("DataStore_SMM2.RateObjectWithPosting: %w", err))
-	}
-	info, err := a.h.RateObjectWithPosting(ctx, c, req.Target, req.RateParam, req.PostParam, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectWithPostingResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) rateObjectsWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreRateObjectsWithPostingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("DataStore_SMM2.RateObjectsWithPosting: %w", err))
-	}
-	ratings, results, err := a.h.RateObjectsWithPosting(ctx, c, req.Targets, req.RateParam, req.PostParam, req.Transactional, req.FetchRatings)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreRateObjectsWithPostingResponse{Ratings: ratings, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) getObjectInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreGetObjectInfosRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("DataStore_SMM2.GetObjectInfos: %w", err))
-	}
-	infos, results, err := a.h.GetObjectInfos(ctx, c, req.DataIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreGetObjectInfosResponse{Infos: infos, Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) searchObjectLight(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req datastore.DataStoreSearchObjectLightRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("DataStore_SMM2.SearchObjectLight: %w", err))
-	}
-	result, err := a.h.SearchObjectLight(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := datastore.DataStoreSearchObjectLightResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a dataStoreSMM2Server) registerUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2RegisterUser answers a DataStore_SMM2.RegisterUser call with h's RegisterUser: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2RegisterUser(h interface {
+	RegisterUser(ctx context.Context, c *rmc.Call, param RegisterUserParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2RegisterUserRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("DataStore_SMM2.RegisterUser: %w", err))
+		return out, rmc.ParamError(h, 47, fmt.Errorf("DataStore_SMM2.RegisterUser: %w", err))
 	}
-	if err := a.h.RegisterUser(ctx, c, req.Param); err != nil {
+	if err := h.RegisterUser(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreSMM2Server) getUsers(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetUsers answers a DataStore_SMM2.GetUsers call with h's GetUsers: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetUsers(h interface {
+	GetUsers(ctx context.Context, c *rmc.Call, param GetUsersParam) (users []UserInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetUsersRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 48, fmt.Errorf("DataStore_SMM2.GetUsers: %w", err))
+		return out, rmc.ParamError(h, 48, fmt.Errorf("DataStore_SMM2.GetUsers: %w", err))
 	}
-	users, results, err := a.h.GetUsers(ctx, c, req.Param)
+	users, results, err := h.GetUsers(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5054,14 +4103,18 @@ func (a dataStoreSMM2Server) getUsers(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) syncUserProfile(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SyncUserProfile answers a DataStore_SMM2.SyncUserProfile call with h's SyncUserProfile: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SyncUserProfile(h interface {
+	SyncUserProfile(ctx context.Context, c *rmc.Call, param SyncUserProfileParam) (result SyncUserProfileResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SyncUserProfileRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 49, fmt.Errorf("DataStore_SMM2.SyncUserProfile: %w", err))
+		return out, rmc.ParamError(h, 49, fmt.Errorf("DataStore_SMM2.SyncUserProfile: %w", err))
 	}
-	result, err := a.h.SyncUserProfile(ctx, c, req.Param)
+	result, err := h.SyncUserProfile(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5071,14 +4124,18 @@ func (a dataStoreSMM2Server) syncUserProfile(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchUsersUserPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchUsersUserPoint answers a DataStore_SMM2.SearchUsersUserPoint call with h's SearchUsersUserPoint: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchUsersUserPoint(h interface {
+	SearchUsersUserPoint(ctx context.Context, c *rmc.Call, param SearchUsersUserPointParam) (users []UserInfo, ranks []uint32, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchUsersUserPointRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 50, fmt.Errorf("DataStore_SMM2.SearchUsersUserPoint: %w", err))
+		return out, rmc.ParamError(h, 50, fmt.Errorf("DataStore_SMM2.SearchUsersUserPoint: %w", err))
 	}
-	users, ranks, result, err := a.h.SearchUsersUserPoint(ctx, c, req.Param)
+	users, ranks, result, err := h.SearchUsersUserPoint(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5088,14 +4145,18 @@ func (a dataStoreSMM2Server) searchUsersUserPoint(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchUsersPlayedCourse(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchUsersPlayedCourse answers a DataStore_SMM2.SearchUsersPlayedCourse call with h's SearchUsersPlayedCourse: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchUsersPlayedCourse(h interface {
+	SearchUsersPlayedCourse(ctx context.Context, c *rmc.Call, param SearchUsersPlayedCourseParam) (users []UserInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchUsersPlayedCourseRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 53, fmt.Errorf("DataStore_SMM2.SearchUsersPlayedCourse: %w", err))
+		return out, rmc.ParamError(h, 53, fmt.Errorf("DataStore_SMM2.SearchUsersPlayedCourse: %w", err))
 	}
-	users, err := a.h.SearchUsersPlayedCourse(ctx, c, req.Param)
+	users, err := h.SearchUsersPlayedCourse(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5105,14 +4166,18 @@ func (a dataStoreSMM2Server) searchUsersPlayedCourse(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchUsersClearedCourse(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchUsersClearedCourse answers a DataStore_SMM2.SearchUsersClearedCourse call with h's SearchUsersClearedCourse: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchUsersClearedCourse(h interface {
+	SearchUsersClearedCourse(ctx context.Context, c *rmc.Call, param SearchUsersClearedCourseParam) (users []UserInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchUsersClearedCourseRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 54, fmt.Errorf("DataStore_SMM2.SearchUsersClearedCourse: %w", err))
+		return out, rmc.ParamError(h, 54, fmt.Errorf("DataStore_SMM2.SearchUsersClearedCourse: %w", err))
 	}
-	users, err := a.h.SearchUsersClearedCourse(ctx, c, req.Param)
+	users, err := h.SearchUsersClearedCourse(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5122,14 +4187,18 @@ func (a dataStoreSMM2Server) searchUsersClearedCourse(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchUsersPositiveRatedCourse(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchUsersPositiveRatedCourse answers a DataStore_SMM2.SearchUsersPositiveRatedCourse call with h's SearchUsersPositiveRatedCourse: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchUsersPositiveRatedCourse(h interface {
+	SearchUsersPositiveRatedCourse(ctx context.Context, c *rmc.Call, param SearchUsersPositiveRatedCourseParam) (users []UserInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchUsersPositiveRatedCourseRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 55, fmt.Errorf("DataStore_SMM2.SearchUsersPositiveRatedCourse: %w", err))
+		return out, rmc.ParamError(h, 55, fmt.Errorf("DataStore_SMM2.SearchUsersPositiveRatedCourse: %w", err))
 	}
-	users, err := a.h.SearchUsersPositiveRatedCourse(ctx, c, req.Param)
+	users, err := h.SearchUsersPositiveRatedCourse(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5139,23 +4208,31 @@ func (a dataStoreSMM2Server) searchUsersPositiveRatedCourse(ctx context.Context,
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) updateLastLoginTime(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2UpdateLastLoginTime answers a DataStore_SMM2.UpdateLastLoginTime call with h's UpdateLastLoginTime: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2UpdateLastLoginTime(h interface {
+	UpdateLastLoginTime(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 59, fmt.Errorf("DataStore_SMM2.UpdateLastLoginTime: %w", err))
+		return out, rmc.ParamError(h, 59, fmt.Errorf("DataStore_SMM2.UpdateLastLoginTime: %w", err))
 	}
-	if err := a.h.UpdateLastLoginTime(ctx, c); err != nil {
+	if err := h.UpdateLastLoginTime(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreSMM2Server) getUsernameNgType(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetUsernameNgType answers a DataStore_SMM2.GetUsernameNgType call with h's GetUsernameNgType: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetUsernameNgType(h interface {
+	GetUsernameNgType(ctx context.Context, c *rmc.Call) (unk uint8, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 65, fmt.Errorf("DataStore_SMM2.GetUsernameNgType: %w", err))
+		return out, rmc.ParamError(h, 65, fmt.Errorf("DataStore_SMM2.GetUsernameNgType: %w", err))
 	}
-	unk, err := a.h.GetUsernameNgType(ctx, c)
+	unk, err := h.GetUsernameNgType(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -5165,14 +4242,18 @@ func (a dataStoreSMM2Server) getUsernameNgType(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getCourses(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetCourses answers a DataStore_SMM2.GetCourses call with h's GetCourses: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetCourses(h interface {
+	GetCourses(ctx context.Context, c *rmc.Call, param GetCoursesParam) (courses []CourseInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetCoursesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 70, fmt.Errorf("DataStore_SMM2.GetCourses: %w", err))
+		return out, rmc.ParamError(h, 70, fmt.Errorf("DataStore_SMM2.GetCourses: %w", err))
 	}
-	courses, results, err := a.h.GetCourses(ctx, c, req.Param)
+	courses, results, err := h.GetCourses(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5182,14 +4263,18 @@ func (a dataStoreSMM2Server) getCourses(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesPointRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesPointRanking answers a DataStore_SMM2.SearchCoursesPointRanking call with h's SearchCoursesPointRanking: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesPointRanking(h interface {
+	SearchCoursesPointRanking(ctx context.Context, c *rmc.Call, param SearchCoursesPointRankingParam) (courses []CourseInfo, ranks []uint32, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesPointRankingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 71, fmt.Errorf("DataStore_SMM2.SearchCoursesPointRanking: %w", err))
+		return out, rmc.ParamError(h, 71, fmt.Errorf("DataStore_SMM2.SearchCoursesPointRanking: %w", err))
 	}
-	courses, ranks, result, err := a.h.SearchCoursesPointRanking(ctx, c, req.Param)
+	courses, ranks, result, err := h.SearchCoursesPointRanking(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5199,14 +4284,18 @@ func (a dataStoreSMM2Server) searchCoursesPointRanking(ctx context.Context, c *r
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesLatest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesLatest answers a DataStore_SMM2.SearchCoursesLatest call with h's SearchCoursesLatest: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesLatest(h interface {
+	SearchCoursesLatest(ctx context.Context, c *rmc.Call, param SearchCoursesLatestParam) (courses []CourseInfo, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesLatestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 73, fmt.Errorf("DataStore_SMM2.SearchCoursesLatest: %w", err))
+		return out, rmc.ParamError(h, 73, fmt.Errorf("DataStore_SMM2.SearchCoursesLatest: %w", err))
 	}
-	courses, result, err := a.h.SearchCoursesLatest(ctx, c, req.Param)
+	courses, result, err := h.SearchCoursesLatest(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5216,14 +4305,18 @@ func (a dataStoreSMM2Server) searchCoursesLatest(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesPostedBy(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesPostedBy answers a DataStore_SMM2.SearchCoursesPostedBy call with h's SearchCoursesPostedBy: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesPostedBy(h interface {
+	SearchCoursesPostedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPostedByParam) (courses []CourseInfo, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesPostedByRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 74, fmt.Errorf("DataStore_SMM2.SearchCoursesPostedBy: %w", err))
+		return out, rmc.ParamError(h, 74, fmt.Errorf("DataStore_SMM2.SearchCoursesPostedBy: %w", err))
 	}
-	courses, result, err := a.h.SearchCoursesPostedBy(ctx, c, req.Param)
+	courses, result, err := h.SearchCoursesPostedBy(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5233,14 +4326,18 @@ func (a dataStoreSMM2Server) searchCoursesPostedBy(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesPositiveRatedBy(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesPositiveRatedBy answers a DataStore_SMM2.SearchCoursesPositiveRatedBy call with h's SearchCoursesPositiveRatedBy: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesPositiveRatedBy(h interface {
+	SearchCoursesPositiveRatedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPositiveRatedByParam) (courses []CourseInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesPositiveRatedByRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 75, fmt.Errorf("DataStore_SMM2.SearchCoursesPositiveRatedBy: %w", err))
+		return out, rmc.ParamError(h, 75, fmt.Errorf("DataStore_SMM2.SearchCoursesPositiveRatedBy: %w", err))
 	}
-	courses, err := a.h.SearchCoursesPositiveRatedBy(ctx, c, req.Param)
+	courses, err := h.SearchCoursesPositiveRatedBy(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5250,14 +4347,18 @@ func (a dataStoreSMM2Server) searchCoursesPositiveRatedBy(ctx context.Context, c
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesPlayedBy(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesPlayedBy answers a DataStore_SMM2.SearchCoursesPlayedBy call with h's SearchCoursesPlayedBy: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesPlayedBy(h interface {
+	SearchCoursesPlayedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPlayedByParam) (courses []CourseInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesPlayedByRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 76, fmt.Errorf("DataStore_SMM2.SearchCoursesPlayedBy: %w", err))
+		return out, rmc.ParamError(h, 76, fmt.Errorf("DataStore_SMM2.SearchCoursesPlayedBy: %w", err))
 	}
-	courses, err := a.h.SearchCoursesPlayedBy(ctx, c, req.Param)
+	courses, err := h.SearchCoursesPlayedBy(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5267,14 +4368,18 @@ func (a dataStoreSMM2Server) searchCoursesPlayedBy(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesEndlessMode(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesEndlessMode answers a DataStore_SMM2.SearchCoursesEndlessMode call with h's SearchCoursesEndlessMode: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesEndlessMode(h interface {
+	SearchCoursesEndlessMode(ctx context.Context, c *rmc.Call, param SearchCoursesEndlessModeParam) (courses []CourseInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesEndlessModeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 79, fmt.Errorf("DataStore_SMM2.SearchCoursesEndlessMode: %w", err))
+		return out, rmc.ParamError(h, 79, fmt.Errorf("DataStore_SMM2.SearchCoursesEndlessMode: %w", err))
 	}
-	courses, err := a.h.SearchCoursesEndlessMode(ctx, c, req.Param)
+	courses, err := h.SearchCoursesEndlessMode(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5284,14 +4389,18 @@ func (a dataStoreSMM2Server) searchCoursesEndlessMode(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesFirstClear(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesFirstClear answers a DataStore_SMM2.SearchCoursesFirstClear call with h's SearchCoursesFirstClear: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesFirstClear(h interface {
+	SearchCoursesFirstClear(ctx context.Context, c *rmc.Call, param SearchCoursesFirstClearParam) (courses []CourseInfo, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesFirstClearRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 80, fmt.Errorf("DataStore_SMM2.SearchCoursesFirstClear: %w", err))
+		return out, rmc.ParamError(h, 80, fmt.Errorf("DataStore_SMM2.SearchCoursesFirstClear: %w", err))
 	}
-	courses, result, err := a.h.SearchCoursesFirstClear(ctx, c, req.Param)
+	courses, result, err := h.SearchCoursesFirstClear(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5301,14 +4410,18 @@ func (a dataStoreSMM2Server) searchCoursesFirstClear(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesBestTime(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesBestTime answers a DataStore_SMM2.SearchCoursesBestTime call with h's SearchCoursesBestTime: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesBestTime(h interface {
+	SearchCoursesBestTime(ctx context.Context, c *rmc.Call, param SearchCoursesBestTimeParam) (courses []CourseInfo, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesBestTimeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 81, fmt.Errorf("DataStore_SMM2.SearchCoursesBestTime: %w", err))
+		return out, rmc.ParamError(h, 81, fmt.Errorf("DataStore_SMM2.SearchCoursesBestTime: %w", err))
 	}
-	courses, result, err := a.h.SearchCoursesBestTime(ctx, c, req.Param)
+	courses, result, err := h.SearchCoursesBestTime(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5318,14 +4431,18 @@ func (a dataStoreSMM2Server) searchCoursesBestTime(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getCoursesEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetCoursesEvent answers a DataStore_SMM2.GetCoursesEvent call with h's GetCoursesEvent: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetCoursesEvent(h interface {
+	GetCoursesEvent(ctx context.Context, c *rmc.Call, param GetCoursesParam, dummy GetCoursesEventParam) (courses []EventCourseInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetCoursesEventRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 85, fmt.Errorf("DataStore_SMM2.GetCoursesEvent: %w", err))
+		return out, rmc.ParamError(h, 85, fmt.Errorf("DataStore_SMM2.GetCoursesEvent: %w", err))
 	}
-	courses, results, err := a.h.GetCoursesEvent(ctx, c, req.Param, req.Dummy)
+	courses, results, err := h.GetCoursesEvent(ctx, c, req.Param, req.Dummy)
 	if err != nil {
 		return out, err
 	}
@@ -5335,14 +4452,18 @@ func (a dataStoreSMM2Server) getCoursesEvent(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCoursesEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCoursesEvent answers a DataStore_SMM2.SearchCoursesEvent call with h's SearchCoursesEvent: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCoursesEvent(h interface {
+	SearchCoursesEvent(ctx context.Context, c *rmc.Call, param SearchCoursesEventParam) (courses []EventCourseInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCoursesEventRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 86, fmt.Errorf("DataStore_SMM2.SearchCoursesEvent: %w", err))
+		return out, rmc.ParamError(h, 86, fmt.Errorf("DataStore_SMM2.SearchCoursesEvent: %w", err))
 	}
-	courses, err := a.h.SearchCoursesEvent(ctx, c, req.Param)
+	courses, err := h.SearchCoursesEvent(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5352,14 +4473,18 @@ func (a dataStoreSMM2Server) searchCoursesEvent(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchCommentsInOrder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchCommentsInOrder answers a DataStore_SMM2.SearchCommentsInOrder call with h's SearchCommentsInOrder: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchCommentsInOrder(h interface {
+	SearchCommentsInOrder(ctx context.Context, c *rmc.Call, param SearchCommentsInOrderParam) (comments []CommentInfo, result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCommentsInOrderRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 94, fmt.Errorf("DataStore_SMM2.SearchCommentsInOrder: %w", err))
+		return out, rmc.ParamError(h, 94, fmt.Errorf("DataStore_SMM2.SearchCommentsInOrder: %w", err))
 	}
-	comments, result, err := a.h.SearchCommentsInOrder(ctx, c, req.Param)
+	comments, result, err := h.SearchCommentsInOrder(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5369,14 +4494,18 @@ func (a dataStoreSMM2Server) searchCommentsInOrder(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchComments(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchComments answers a DataStore_SMM2.SearchComments call with h's SearchComments: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchComments(h interface {
+	SearchComments(ctx context.Context, c *rmc.Call, dataID uint64) (comments []CommentInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchCommentsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 95, fmt.Errorf("DataStore_SMM2.SearchComments: %w", err))
+		return out, rmc.ParamError(h, 95, fmt.Errorf("DataStore_SMM2.SearchComments: %w", err))
 	}
-	comments, err := a.h.SearchComments(ctx, c, req.DataID)
+	comments, err := h.SearchComments(ctx, c, req.DataID)
 	if err != nil {
 		return out, err
 	}
@@ -5386,14 +4515,18 @@ func (a dataStoreSMM2Server) searchComments(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getDeathPositions(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetDeathPositions answers a DataStore_SMM2.GetDeathPositions call with h's GetDeathPositions: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetDeathPositions(h interface {
+	GetDeathPositions(ctx context.Context, c *rmc.Call, dataID uint64) (positions []DeathPositionInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetDeathPositionsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 103, fmt.Errorf("DataStore_SMM2.GetDeathPositions: %w", err))
+		return out, rmc.ParamError(h, 103, fmt.Errorf("DataStore_SMM2.GetDeathPositions: %w", err))
 	}
-	positions, err := a.h.GetDeathPositions(ctx, c, req.DataID)
+	positions, err := h.GetDeathPositions(ctx, c, req.DataID)
 	if err != nil {
 		return out, err
 	}
@@ -5403,14 +4536,18 @@ func (a dataStoreSMM2Server) getDeathPositions(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getUserOrCourse(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetUserOrCourse answers a DataStore_SMM2.GetUserOrCourse call with h's GetUserOrCourse: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetUserOrCourse(h interface {
+	GetUserOrCourse(ctx context.Context, c *rmc.Call, param GetUserOrCourseParam) (user UserInfo, course CourseInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetUserOrCourseRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 131, fmt.Errorf("DataStore_SMM2.GetUserOrCourse: %w", err))
+		return out, rmc.ParamError(h, 131, fmt.Errorf("DataStore_SMM2.GetUserOrCourse: %w", err))
 	}
-	user, course, err := a.h.GetUserOrCourse(ctx, c, req.Param)
+	user, course, err := h.GetUserOrCourse(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5420,14 +4557,18 @@ func (a dataStoreSMM2Server) getUserOrCourse(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getReqGetInfoHeadersInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetReqGetInfoHeadersInfo answers a DataStore_SMM2.GetReqGetInfoHeadersInfo call with h's GetReqGetInfoHeadersInfo: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetReqGetInfoHeadersInfo(h interface {
+	GetReqGetInfoHeadersInfo(ctx context.Context, c *rmc.Call, typeArg uint8) (result ReqGetInfoHeadersInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetReqGetInfoHeadersInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 134, fmt.Errorf("DataStore_SMM2.GetReqGetInfoHeadersInfo: %w", err))
+		return out, rmc.ParamError(h, 134, fmt.Errorf("DataStore_SMM2.GetReqGetInfoHeadersInfo: %w", err))
 	}
-	result, err := a.h.GetReqGetInfoHeadersInfo(ctx, c, req.Type)
+	result, err := h.GetReqGetInfoHeadersInfo(ctx, c, req.Type)
 	if err != nil {
 		return out, err
 	}
@@ -5437,12 +4578,16 @@ func (a dataStoreSMM2Server) getReqGetInfoHeadersInfo(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getEventCourseStamp(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetEventCourseStamp answers a DataStore_SMM2.GetEventCourseStamp call with h's GetEventCourseStamp: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetEventCourseStamp(h interface {
+	GetEventCourseStamp(ctx context.Context, c *rmc.Call) (stamps uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 153, fmt.Errorf("DataStore_SMM2.GetEventCourseStamp: %w", err))
+		return out, rmc.ParamError(h, 153, fmt.Errorf("DataStore_SMM2.GetEventCourseStamp: %w", err))
 	}
-	stamps, err := a.h.GetEventCourseStamp(ctx, c)
+	stamps, err := h.GetEventCourseStamp(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -5452,12 +4597,16 @@ func (a dataStoreSMM2Server) getEventCourseStamp(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getEventCourseStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetEventCourseStatus answers a DataStore_SMM2.GetEventCourseStatus call with h's GetEventCourseStatus: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetEventCourseStatus(h interface {
+	GetEventCourseStatus(ctx context.Context, c *rmc.Call) (info EventCourseStatusInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 154, fmt.Errorf("DataStore_SMM2.GetEventCourseStatus: %w", err))
+		return out, rmc.ParamError(h, 154, fmt.Errorf("DataStore_SMM2.GetEventCourseStatus: %w", err))
 	}
-	info, err := a.h.GetEventCourseStatus(ctx, c)
+	info, err := h.GetEventCourseStatus(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -5467,14 +4616,18 @@ func (a dataStoreSMM2Server) getEventCourseStatus(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getEventCourseHistogram(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetEventCourseHistogram answers a DataStore_SMM2.GetEventCourseHistogram call with h's GetEventCourseHistogram: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetEventCourseHistogram(h interface {
+	GetEventCourseHistogram(ctx context.Context, c *rmc.Call, param GetEventCourseHistogramParam) (histogram EventCourseHistogram, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetEventCourseHistogramRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 156, fmt.Errorf("DataStore_SMM2.GetEventCourseHistogram: %w", err))
+		return out, rmc.ParamError(h, 156, fmt.Errorf("DataStore_SMM2.GetEventCourseHistogram: %w", err))
 	}
-	histogram, err := a.h.GetEventCourseHistogram(ctx, c, req.Param)
+	histogram, err := h.GetEventCourseHistogram(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5484,14 +4637,18 @@ func (a dataStoreSMM2Server) getEventCourseHistogram(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getEventCourseGhost(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetEventCourseGhost answers a DataStore_SMM2.GetEventCourseGhost call with h's GetEventCourseGhost: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetEventCourseGhost(h interface {
+	GetEventCourseGhost(ctx context.Context, c *rmc.Call, param GetEventCourseGhostParam) (ghosts []EventCourseGhostInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetEventCourseGhostRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 157, fmt.Errorf("DataStore_SMM2.GetEventCourseGhost: %w", err))
+		return out, rmc.ParamError(h, 157, fmt.Errorf("DataStore_SMM2.GetEventCourseGhost: %w", err))
 	}
-	ghosts, err := a.h.GetEventCourseGhost(ctx, c, req.Param)
+	ghosts, err := h.GetEventCourseGhost(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5501,14 +4658,18 @@ func (a dataStoreSMM2Server) getEventCourseGhost(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) getWorldMap(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2GetWorldMap answers a DataStore_SMM2.GetWorldMap call with h's GetWorldMap: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2GetWorldMap(h interface {
+	GetWorldMap(ctx context.Context, c *rmc.Call, param GetWorldMapParam) (maps []WorldMapInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2GetWorldMapRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 160, fmt.Errorf("DataStore_SMM2.GetWorldMap: %w", err))
+		return out, rmc.ParamError(h, 160, fmt.Errorf("DataStore_SMM2.GetWorldMap: %w", err))
 	}
-	maps, results, err := a.h.GetWorldMap(ctx, c, req.Param)
+	maps, results, err := h.GetWorldMap(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5518,14 +4679,18 @@ func (a dataStoreSMM2Server) getWorldMap(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a dataStoreSMM2Server) searchWorldMapPickUp(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSMM2SearchWorldMapPickUp answers a DataStore_SMM2.SearchWorldMapPickUp call with h's SearchWorldMapPickUp: the generated decoding and
+// encoding, for DataStoreSMM2's server and its variants'.
+func ServeDataStoreSMM2SearchWorldMapPickUp(h interface {
+	SearchWorldMapPickUp(ctx context.Context, c *rmc.Call, param SearchWorldMapPickUpParam) (maps []WorldMapInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSMM2SearchWorldMapPickUpRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 162, fmt.Errorf("DataStore_SMM2.SearchWorldMapPickUp: %w", err))
+		return out, rmc.ParamError(h, 162, fmt.Errorf("DataStore_SMM2.SearchWorldMapPickUp: %w", err))
 	}
-	maps, err := a.h.SearchWorldMapPickUp(ctx, c, req.Param)
+	maps, err := h.SearchWorldMapPickUp(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -5540,1085 +4705,235 @@ type DataStoreSMM2Client struct{ C rmc.Caller }
 
 // PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 func (c DataStoreSMM2Client) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PrepareGetObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
 }
 
 // PreparePostObjectV1 calls DataStore_SMM2.PreparePostObjectV1.
 func (c DataStoreSMM2Client) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PreparePostObjectV1 response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
 }
 
 // CompletePostObjectV1 calls DataStore_SMM2.CompletePostObjectV1.
 func (c DataStoreSMM2Client) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.CompletePostObjectV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
 }
 
 // DeleteObject deletes an object; the owner or a holder of its update password may.
 func (c DataStoreSMM2Client) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.DeleteObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
 }
 
 // DeleteObjects calls DataStore_SMM2.DeleteObjects.
 func (c DataStoreSMM2Client) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreDeleteObjectsRequest{Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreDeleteObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.DeleteObjects response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
 }
 
 // ChangeMetaV1 calls DataStore_SMM2.ChangeMetaV1.
 func (c DataStoreSMM2Client) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ChangeMetaV1 response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
 }
 
 // ChangeMetasV1 calls DataStore_SMM2.ChangeMetasV1.
 func (c DataStoreSMM2Client) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasV1Request{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ChangeMetasV1 response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
 }
 
 // GetMeta returns one object's metadata.
 func (c DataStoreSMM2Client) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetMeta response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
 }
 
 // GetMetas returns the metadata of several objects, with a result per object.
 func (c DataStoreSMM2Client) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasRequest{DataIDs: dataIDs, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetMetas response: %w", err)
-		return
-	}
-	info = resp.Info
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
 }
 
 // PrepareUpdateObject calls DataStore_SMM2.PrepareUpdateObject.
 func (c DataStoreSMM2Client) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareUpdateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PrepareUpdateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
 }
 
 // CompleteUpdateObject calls DataStore_SMM2.CompleteUpdateObject.
 func (c DataStoreSMM2Client) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompleteUpdateObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.CompleteUpdateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
 }
 
 // SearchObject lists the objects the parameter selects that the caller may read.
 func (c DataStoreSMM2Client) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.SearchObject response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
 }
 
 // GetNotificationUrl calls DataStore_SMM2.GetNotificationUrl.
 func (c DataStoreSMM2Client) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNotificationUrlRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNotificationUrlResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetNotificationUrl response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
 }
 
 // GetNewArrivedNotificationsV1 calls DataStore_SMM2.GetNewArrivedNotificationsV1.
 func (c DataStoreSMM2Client) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetNewArrivedNotificationsV1 response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
 }
 
 // RateObject adds a rating to an object's rating slot and returns the slot's
 // rating when fetch_ratings is set.
 func (c DataStoreSMM2Client) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectRequest{Target: target, Param: param, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.RateObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
 }
 
 // GetRating calls DataStore_SMM2.GetRating.
 func (c DataStoreSMM2Client) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetRating response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
 }
 
 // GetRatings calls DataStore_SMM2.GetRatings.
 func (c DataStoreSMM2Client) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingsRequest{DataIDs: dataIDs, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetRatings response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
 }
 
 // ResetRating calls DataStore_SMM2.ResetRating.
 func (c DataStoreSMM2Client) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingRequest{Target: target, UpdatePassword: updatePassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ResetRating response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
 }
 
 // ResetRatings calls DataStore_SMM2.ResetRatings.
 func (c DataStoreSMM2Client) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreResetRatingsRequest{DataIDs: dataIDs, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreResetRatingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ResetRatings response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
 }
 
 // GetSpecificMetaV1 calls DataStore_SMM2.GetSpecificMetaV1.
 func (c DataStoreSMM2Client) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaV1Request{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaV1Response
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetSpecificMetaV1 response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
 }
 
 // PostMetaBinary creates an object that has only metadata (no body to upload).
 func (c DataStoreSMM2Client) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PostMetaBinary response: %w", err)
-		return
-	}
-	dataID = resp.DataID
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
 }
 
 // TouchObject calls DataStore_SMM2.TouchObject.
 func (c DataStoreSMM2Client) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreTouchObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.TouchObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
 }
 
 // GetRatingWithLog calls DataStore_SMM2.GetRatingWithLog.
 func (c DataStoreSMM2Client) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetRatingWithLogRequest{Target: target, AccessPassword: accessPassword}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetRatingWithLogResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetRatingWithLog response: %w", err)
-		return
-	}
-	rating = resp.Rating
-	log = resp.Log
-	return
+	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
 }
 
 // PreparePostObject starts an upload: the server assigns a data id and returns the
 // HTTP form to POST the body with; CompletePostObject ends it.
 func (c DataStoreSMM2Client) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePreparePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePreparePostObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PreparePostObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
 }
 
 // PrepareGetObject returns the HTTP location of an object's body.
 func (c DataStoreSMM2Client) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PrepareGetObject response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
 }
 
 // CompletePostObject ends an upload PreparePostObject started: success says whether
 // the body arrived, and the object becomes visible (or is dropped).
 func (c DataStoreSMM2Client) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.CompletePostObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
 }
 
 // GetNewArrivedNotifications calls DataStore_SMM2.GetNewArrivedNotifications.
 func (c DataStoreSMM2Client) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetNewArrivedNotificationsRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetNewArrivedNotificationsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetNewArrivedNotifications response: %w", err)
-		return
-	}
-	result = resp.Result
-	hasNext = resp.HasNext
-	return
+	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
 }
 
 // GetSpecificMeta calls DataStore_SMM2.GetSpecificMeta.
 func (c DataStoreSMM2Client) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetSpecificMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetSpecificMetaResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetSpecificMeta response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
 }
 
 // GetPersistenceInfo calls DataStore_SMM2.GetPersistenceInfo.
 func (c DataStoreSMM2Client) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfoRequest{OwnerID: ownerID, SlotID: slotID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetPersistenceInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
 }
 
 // GetPersistenceInfos calls DataStore_SMM2.GetPersistenceInfos.
 func (c DataStoreSMM2Client) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPersistenceInfosRequest{OwnerID: ownerID, SlotIDs: slotIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPersistenceInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetPersistenceInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
 }
 
 // PerpetuateObject puts an object into one of the caller's persistence slots.
 func (c DataStoreSMM2Client) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePerpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DataID: dataID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PerpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
 }
 
 // UnperpetuateObject empties one of the caller's persistence slots.
 func (c DataStoreSMM2Client) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreUnperpetuateObjectRequest{PersistenceSlotID: persistenceSlotID, DeleteLastObject: deleteLastObject}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.UnperpetuateObject response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
 }
 
 // PrepareGetObjectOrMetaBinary calls DataStore_SMM2.PrepareGetObjectOrMetaBinary.
 func (c DataStoreSMM2Client) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePrepareGetObjectOrMetaBinaryRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePrepareGetObjectOrMetaBinaryResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PrepareGetObjectOrMetaBinary response: %w", err)
-		return
-	}
-	getInfo = resp.GetInfo
-	additionalMeta = resp.AdditionalMeta
-	return
+	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
 }
 
 // GetPasswordInfo calls DataStore_SMM2.GetPasswordInfo.
 func (c DataStoreSMM2Client) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfoRequest{DataID: dataID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfoResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetPasswordInfo response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
 }
 
 // GetPasswordInfos calls DataStore_SMM2.GetPasswordInfos.
 func (c DataStoreSMM2Client) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetPasswordInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetPasswordInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetPasswordInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
 }
 
 // GetMetasMultipleParam calls DataStore_SMM2.GetMetasMultipleParam.
 func (c DataStoreSMM2Client) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetMetasMultipleParamRequest{Params: paramsArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 36, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetMetasMultipleParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetMetasMultipleParam response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
 }
 
 // CompletePostObjects calls DataStore_SMM2.CompletePostObjects.
 func (c DataStoreSMM2Client) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreCompletePostObjectsRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 37, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.CompletePostObjects response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
 }
 
 // ChangeMeta changes an object's metadata.
 func (c DataStoreSMM2Client) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetaRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 38, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ChangeMeta response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
 }
 
 // ChangeMetas calls DataStore_SMM2.ChangeMetas.
 func (c DataStoreSMM2Client) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreChangeMetasRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 39, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreChangeMetasResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.ChangeMetas response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
 }
 
 // RateObjects calls DataStore_SMM2.RateObjects.
 func (c DataStoreSMM2Client) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsRequest{Targets: targets, Param: param, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 40, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.RateObjects response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
 }
 
 // PostMetaBinaryWithDataId calls DataStore_SMM2.PostMetaBinaryWithDataId.
 func (c DataStoreSMM2Client) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinaryWithDataIdRequest{DataID: dataID, Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 41, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PostMetaBinaryWithDataId response: %w", err)
-		return
-	}
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
 }
 
 // PostMetaBinariesWithDataId calls DataStore_SMM2.PostMetaBinariesWithDataId.
 func (c DataStoreSMM2Client) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStorePostMetaBinariesWithDataIdRequest{DataIDs: dataIDs, Param: param, Transactional: transactional}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStorePostMetaBinariesWithDataIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.PostMetaBinariesWithDataId response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
 }
 
 // RateObjectWithPosting calls DataStore_SMM2.RateObjectWithPosting.
 func (c DataStoreSMM2Client) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectWithPostingRequest{Target: target, RateParam: rateParam, PostParam: postParam, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.RateObjectWithPosting response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
 }
 
 // RateObjectsWithPosting calls DataStore_SMM2.RateObjectsWithPosting.
 func (c DataStoreSMM2Client) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreRateObjectsWithPostingRequest{Targets: targets, RateParam: rateParam, PostParam: postParam, Transactional: transactional, FetchRatings: fetchRatings}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreRateObjectsWithPostingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.RateObjectsWithPosting response: %w", err)
-		return
-	}
-	ratings = resp.Ratings
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
 }
 
 // GetObjectInfos calls DataStore_SMM2.GetObjectInfos.
 func (c DataStoreSMM2Client) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreGetObjectInfosRequest{DataIDs: dataIDs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreGetObjectInfosResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.GetObjectInfos response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	results = resp.Results
-	return
+	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
 }
 
 // SearchObjectLight is SearchObject with lighter results.
 func (c DataStoreSMM2Client) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := datastore.DataStoreSearchObjectLightRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, DataStoreSMM2ProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp datastore.DataStoreSearchObjectLightResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("DataStore_SMM2.SearchObjectLight response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
 }
 
 // RegisterUser calls DataStore_SMM2.RegisterUser.

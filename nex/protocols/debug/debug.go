@@ -375,51 +375,63 @@ func RegisterDebugMethods(mux *rmc.Mux, h DebugHandler, methods ...uint32) {
 func (a debugServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.enableApiRecorder(ctx, c, out)
+		return ServeDebugEnableApiRecorder(a.h, ctx, c, out)
 	case 2:
-		return a.disableApiRecorder(ctx, c, out)
+		return ServeDebugDisableApiRecorder(a.h, ctx, c, out)
 	case 3:
-		return a.isApiRecorderEnabled(ctx, c, out)
+		return ServeDebugIsApiRecorderEnabled(a.h, ctx, c, out)
 	case 4:
-		return a.getApiCalls(ctx, c, out)
+		return ServeDebugGetApiCalls(a.h, ctx, c, out)
 	case 5:
-		return a.setExcludeJoinedMatchmakeSession(ctx, c, out)
+		return ServeDebugSetExcludeJoinedMatchmakeSession(a.h, ctx, c, out)
 	case 6:
-		return a.getExcludeJoinedMatchmakeSession(ctx, c, out)
+		return ServeDebugGetExcludeJoinedMatchmakeSession(a.h, ctx, c, out)
 	case 7:
-		return a.getApiCallSummary(ctx, c, out)
+		return ServeDebugGetApiCallSummary(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a debugServer) enableApiRecorder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDebugEnableApiRecorder answers a Debug.EnableApiRecorder call with h's EnableApiRecorder: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugEnableApiRecorder(h interface {
+	EnableApiRecorder(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Debug.EnableApiRecorder: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Debug.EnableApiRecorder: %w", err))
 	}
-	if err := a.h.EnableApiRecorder(ctx, c); err != nil {
+	if err := h.EnableApiRecorder(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a debugServer) disableApiRecorder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDebugDisableApiRecorder answers a Debug.DisableApiRecorder call with h's DisableApiRecorder: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugDisableApiRecorder(h interface {
+	DisableApiRecorder(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Debug.DisableApiRecorder: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Debug.DisableApiRecorder: %w", err))
 	}
-	if err := a.h.DisableApiRecorder(ctx, c); err != nil {
+	if err := h.DisableApiRecorder(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a debugServer) isApiRecorderEnabled(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDebugIsApiRecorderEnabled answers a Debug.IsApiRecorderEnabled call with h's IsApiRecorderEnabled: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugIsApiRecorderEnabled(h interface {
+	IsApiRecorderEnabled(ctx context.Context, c *rmc.Call) (enabled bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Debug.IsApiRecorderEnabled: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Debug.IsApiRecorderEnabled: %w", err))
 	}
-	enabled, err := a.h.IsApiRecorderEnabled(ctx, c)
+	enabled, err := h.IsApiRecorderEnabled(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -429,14 +441,18 @@ func (a debugServer) isApiRecorderEnabled(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a debugServer) getApiCalls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDebugGetApiCalls answers a Debug.GetApiCalls call with h's GetApiCalls: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugGetApiCalls(h interface {
+	GetApiCalls(ctx context.Context, c *rmc.Call, pids []types.PID, start types.DateTime, end types.DateTime) (calls []ApiCall, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DebugGetApiCallsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Debug.GetApiCalls: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Debug.GetApiCalls: %w", err))
 	}
-	calls, err := a.h.GetApiCalls(ctx, c, req.PIDs, req.Start, req.End)
+	calls, err := h.GetApiCalls(ctx, c, req.PIDs, req.Start, req.End)
 	if err != nil {
 		return out, err
 	}
@@ -446,22 +462,34 @@ func (a debugServer) getApiCalls(ctx context.Context, c *rmc.Call, out []byte) (
 	return w.Bytes()
 }
 
-func (a debugServer) setExcludeJoinedMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.SetExcludeJoinedMatchmakeSession(ctx, c, out)
+// ServeDebugSetExcludeJoinedMatchmakeSession answers a Debug.SetExcludeJoinedMatchmakeSession call with h's SetExcludeJoinedMatchmakeSession: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugSetExcludeJoinedMatchmakeSession(h interface {
+	SetExcludeJoinedMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.SetExcludeJoinedMatchmakeSession(ctx, c, out)
 }
 
-func (a debugServer) getExcludeJoinedMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetExcludeJoinedMatchmakeSession(ctx, c, out)
+// ServeDebugGetExcludeJoinedMatchmakeSession answers a Debug.GetExcludeJoinedMatchmakeSession call with h's GetExcludeJoinedMatchmakeSession: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugGetExcludeJoinedMatchmakeSession(h interface {
+	GetExcludeJoinedMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetExcludeJoinedMatchmakeSession(ctx, c, out)
 }
 
-func (a debugServer) getApiCallSummary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDebugGetApiCallSummary answers a Debug.GetApiCallSummary call with h's GetApiCallSummary: the generated decoding and
+// encoding, for Debug's server and its variants'.
+func ServeDebugGetApiCallSummary(h interface {
+	GetApiCallSummary(ctx context.Context, c *rmc.Call, pid types.PID, start types.DateTime, end types.DateTime, onlyLimitExceeded bool) (summaries []ApiCallSummary, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DebugGetApiCallSummaryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Debug.GetApiCallSummary: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Debug.GetApiCallSummary: %w", err))
 	}
-	summaries, err := a.h.GetApiCallSummary(ctx, c, req.PID, req.Start, req.End, req.OnlyLimitExceeded)
+	summaries, err := h.GetApiCallSummary(ctx, c, req.PID, req.Start, req.End, req.OnlyLimitExceeded)
 	if err != nil {
 		return out, err
 	}

@@ -705,7 +705,9 @@ type MatchmakeRefereeEagleHandler interface {
 }
 
 // UnimplementedMatchmakeRefereeEagle answers every MatchmakeReferee_Eagle method with Core::NotImplemented.
-type UnimplementedMatchmakeRefereeEagle struct{}
+type UnimplementedMatchmakeRefereeEagle struct {
+	matchmaking.UnimplementedMatchmakeReferee
+}
 
 // StartRound answers Core::NotImplemented.
 func (UnimplementedMatchmakeRefereeEagle) StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error) {
@@ -829,49 +831,53 @@ func RegisterMatchmakeRefereeEagleMethods(mux *rmc.Mux, h MatchmakeRefereeEagleH
 func (a matchmakeRefereeEagleServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.startRound(ctx, c, out)
+		return ServeMatchmakeRefereeEagleStartRound(a.h, ctx, c, out)
 	case 2:
-		return a.getStartRoundParam(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStartRoundParam(a.h, ctx, c, out)
 	case 3:
-		return a.endRound(ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRound(a.h, ctx, c, out)
 	case 4:
-		return a.endRoundWithPartialReport(ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRoundWithPartialReport(a.h, ctx, c, out)
 	case 5:
-		return a.endRoundWithoutReport(ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRoundWithoutReport(a.h, ctx, c, out)
 	case 6:
-		return a.getRoundParticipants(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetRoundParticipants(a.h, ctx, c, out)
 	case 7:
-		return a.getNotSummarizedRound(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetNotSummarizedRound(a.h, ctx, c, out)
 	case 8:
-		return a.getRound(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetRound(a.h, ctx, c, out)
 	case 9:
-		return a.getStatsPrimary(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsPrimary(a.h, ctx, c, out)
 	case 10:
-		return a.getStatsPrimaries(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsPrimaries(a.h, ctx, c, out)
 	case 11:
-		return a.getStatsAll(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsAll(a.h, ctx, c, out)
 	case 12:
-		return a.createStats(ctx, c, out)
+		return ServeMatchmakeRefereeEagleCreateStats(a.h, ctx, c, out)
 	case 13:
-		return a.getOrCreateStats(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetOrCreateStats(a.h, ctx, c, out)
 	case 14:
-		return a.resetStats(ctx, c, out)
+		return ServeMatchmakeRefereeEagleResetStats(a.h, ctx, c, out)
 	case 15:
-		return a.getEventPoint(ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetEventPoint(a.h, ctx, c, out)
 	case 16:
-		return a.resetEventPoint(ctx, c, out)
+		return ServeMatchmakeRefereeEagleResetEventPoint(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeRefereeEagleServer) startRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleStartRound answers a MatchmakeReferee_Eagle.StartRound call with h's StartRound: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleStartRound(h interface {
+	StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleStartRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeReferee_Eagle.StartRound: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchmakeReferee_Eagle.StartRound: %w", err))
 	}
-	roundID, err := a.h.StartRound(ctx, c, req.Param)
+	roundID, err := h.StartRound(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -881,14 +887,18 @@ func (a matchmakeRefereeEagleServer) startRound(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getStartRoundParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetStartRoundParam answers a MatchmakeReferee_Eagle.GetStartRoundParam call with h's GetStartRoundParam: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetStartRoundParam(h interface {
+	GetStartRoundParam(ctx context.Context, c *rmc.Call, roundID uint64) (param MatchmakeRefereeStartRoundParam, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetStartRoundParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeReferee_Eagle.GetStartRoundParam: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MatchmakeReferee_Eagle.GetStartRoundParam: %w", err))
 	}
-	param, err := a.h.GetStartRoundParam(ctx, c, req.RoundID)
+	param, err := h.GetStartRoundParam(ctx, c, req.RoundID)
 	if err != nil {
 		return out, err
 	}
@@ -898,53 +908,69 @@ func (a matchmakeRefereeEagleServer) getStartRoundParam(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) endRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleEndRound answers a MatchmakeReferee_Eagle.EndRound call with h's EndRound: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleEndRound(h interface {
+	EndRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleEndRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeReferee_Eagle.EndRound: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchmakeReferee_Eagle.EndRound: %w", err))
 	}
-	if err := a.h.EndRound(ctx, c, req.Param); err != nil {
+	if err := h.EndRound(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeEagleServer) endRoundWithPartialReport(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleEndRoundWithPartialReport answers a MatchmakeReferee_Eagle.EndRoundWithPartialReport call with h's EndRoundWithPartialReport: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleEndRoundWithPartialReport(h interface {
+	EndRoundWithPartialReport(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleEndRoundWithPartialReportRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeReferee_Eagle.EndRoundWithPartialReport: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchmakeReferee_Eagle.EndRoundWithPartialReport: %w", err))
 	}
-	if err := a.h.EndRoundWithPartialReport(ctx, c, req.Param); err != nil {
+	if err := h.EndRoundWithPartialReport(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeEagleServer) endRoundWithoutReport(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleEndRoundWithoutReport answers a MatchmakeReferee_Eagle.EndRoundWithoutReport call with h's EndRoundWithoutReport: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleEndRoundWithoutReport(h interface {
+	EndRoundWithoutReport(ctx context.Context, c *rmc.Call, roundID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleEndRoundWithoutReportRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeReferee_Eagle.EndRoundWithoutReport: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchmakeReferee_Eagle.EndRoundWithoutReport: %w", err))
 	}
-	if err := a.h.EndRoundWithoutReport(ctx, c, req.RoundID); err != nil {
+	if err := h.EndRoundWithoutReport(ctx, c, req.RoundID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeEagleServer) getRoundParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetRoundParticipants answers a MatchmakeReferee_Eagle.GetRoundParticipants call with h's GetRoundParticipants: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetRoundParticipants(h interface {
+	GetRoundParticipants(ctx context.Context, c *rmc.Call, roundID uint64) (pids []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetRoundParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeReferee_Eagle.GetRoundParticipants: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchmakeReferee_Eagle.GetRoundParticipants: %w", err))
 	}
-	pids, err := a.h.GetRoundParticipants(ctx, c, req.RoundID)
+	pids, err := h.GetRoundParticipants(ctx, c, req.RoundID)
 	if err != nil {
 		return out, err
 	}
@@ -954,12 +980,16 @@ func (a matchmakeRefereeEagleServer) getRoundParticipants(ctx context.Context, c
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getNotSummarizedRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetNotSummarizedRound answers a MatchmakeReferee_Eagle.GetNotSummarizedRound call with h's GetNotSummarizedRound: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetNotSummarizedRound(h interface {
+	GetNotSummarizedRound(ctx context.Context, c *rmc.Call) (rounds []MatchmakeRefereeRound, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeReferee_Eagle.GetNotSummarizedRound: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("MatchmakeReferee_Eagle.GetNotSummarizedRound: %w", err))
 	}
-	rounds, err := a.h.GetNotSummarizedRound(ctx, c)
+	rounds, err := h.GetNotSummarizedRound(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -969,14 +999,18 @@ func (a matchmakeRefereeEagleServer) getNotSummarizedRound(ctx context.Context, 
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetRound answers a MatchmakeReferee_Eagle.GetRound call with h's GetRound: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetRound(h interface {
+	GetRound(ctx context.Context, c *rmc.Call, round uint64) (roundOut MatchmakeRefereeRound, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeReferee_Eagle.GetRound: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("MatchmakeReferee_Eagle.GetRound: %w", err))
 	}
-	roundOut, err := a.h.GetRound(ctx, c, req.Round)
+	roundOut, err := h.GetRound(ctx, c, req.Round)
 	if err != nil {
 		return out, err
 	}
@@ -986,14 +1020,18 @@ func (a matchmakeRefereeEagleServer) getRound(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getStatsPrimary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetStatsPrimary answers a MatchmakeReferee_Eagle.GetStatsPrimary call with h's GetStatsPrimary: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetStatsPrimary(h interface {
+	GetStatsPrimary(ctx context.Context, c *rmc.Call, target matchmaking.MatchmakeRefereeStatsTarget) (stats matchmaking.MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetStatsPrimaryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsPrimary: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsPrimary: %w", err))
 	}
-	stats, err := a.h.GetStatsPrimary(ctx, c, req.Target)
+	stats, err := h.GetStatsPrimary(ctx, c, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -1003,14 +1041,18 @@ func (a matchmakeRefereeEagleServer) getStatsPrimary(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getStatsPrimaries(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetStatsPrimaries answers a MatchmakeReferee_Eagle.GetStatsPrimaries call with h's GetStatsPrimaries: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetStatsPrimaries(h interface {
+	GetStatsPrimaries(ctx context.Context, c *rmc.Call, targets []matchmaking.MatchmakeRefereeStatsTarget) (stats []matchmaking.MatchmakeRefereeStats, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetStatsPrimariesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsPrimaries: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsPrimaries: %w", err))
 	}
-	stats, results, err := a.h.GetStatsPrimaries(ctx, c, req.Targets)
+	stats, results, err := h.GetStatsPrimaries(ctx, c, req.Targets)
 	if err != nil {
 		return out, err
 	}
@@ -1020,14 +1062,18 @@ func (a matchmakeRefereeEagleServer) getStatsPrimaries(ctx context.Context, c *r
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getStatsAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetStatsAll answers a MatchmakeReferee_Eagle.GetStatsAll call with h's GetStatsAll: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetStatsAll(h interface {
+	GetStatsAll(ctx context.Context, c *rmc.Call, target matchmaking.MatchmakeRefereeStatsTarget) (stats []matchmaking.MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetStatsAllRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsAll: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("MatchmakeReferee_Eagle.GetStatsAll: %w", err))
 	}
-	stats, err := a.h.GetStatsAll(ctx, c, req.Target)
+	stats, err := h.GetStatsAll(ctx, c, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -1037,14 +1083,18 @@ func (a matchmakeRefereeEagleServer) getStatsAll(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) createStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleCreateStats answers a MatchmakeReferee_Eagle.CreateStats call with h's CreateStats: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleCreateStats(h interface {
+	CreateStats(ctx context.Context, c *rmc.Call, param matchmaking.MatchmakeRefereeStatsInitParam) (stats matchmaking.MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleCreateStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeReferee_Eagle.CreateStats: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("MatchmakeReferee_Eagle.CreateStats: %w", err))
 	}
-	stats, err := a.h.CreateStats(ctx, c, req.Param)
+	stats, err := h.CreateStats(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1054,14 +1104,18 @@ func (a matchmakeRefereeEagleServer) createStats(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) getOrCreateStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleGetOrCreateStats answers a MatchmakeReferee_Eagle.GetOrCreateStats call with h's GetOrCreateStats: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetOrCreateStats(h interface {
+	GetOrCreateStats(ctx context.Context, c *rmc.Call, param matchmaking.MatchmakeRefereeStatsInitParam) (stats matchmaking.MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEagleGetOrCreateStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeReferee_Eagle.GetOrCreateStats: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("MatchmakeReferee_Eagle.GetOrCreateStats: %w", err))
 	}
-	stats, err := a.h.GetOrCreateStats(ctx, c, req.Param)
+	stats, err := h.GetOrCreateStats(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1071,23 +1125,35 @@ func (a matchmakeRefereeEagleServer) getOrCreateStats(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeEagleServer) resetStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEagleResetStats answers a MatchmakeReferee_Eagle.ResetStats call with h's ResetStats: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleResetStats(h interface {
+	ResetStats(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchmakeReferee_Eagle.ResetStats: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("MatchmakeReferee_Eagle.ResetStats: %w", err))
 	}
-	if err := a.h.ResetStats(ctx, c); err != nil {
+	if err := h.ResetStats(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeEagleServer) getEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetEventPoint(ctx, c, out)
+// ServeMatchmakeRefereeEagleGetEventPoint answers a MatchmakeReferee_Eagle.GetEventPoint call with h's GetEventPoint: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleGetEventPoint(h interface {
+	GetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetEventPoint(ctx, c, out)
 }
 
-func (a matchmakeRefereeEagleServer) resetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.ResetEventPoint(ctx, c, out)
+// ServeMatchmakeRefereeEagleResetEventPoint answers a MatchmakeReferee_Eagle.ResetEventPoint call with h's ResetEventPoint: the generated decoding and
+// encoding, for MatchmakeRefereeEagle's server and its variants'.
+func ServeMatchmakeRefereeEagleResetEventPoint(h interface {
+	ResetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.ResetEventPoint(ctx, c, out)
 }
 
 // MatchmakeRefereeEagleClient calls MatchmakeReferee_Eagle methods through C (an *rmc.Client, a logged-in session's RMC).

@@ -547,324 +547,8 @@ type MatchmakeExtensionMHXXHandler interface {
 }
 
 // UnimplementedMatchmakeExtensionMHXX answers every MatchmakeExtension_MHXX method with Core::NotImplemented.
-type UnimplementedMatchmakeExtensionMHXX struct{}
-
-// CloseParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// OpenParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakePostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) AutoMatchmakePostpone(ctx context.Context, c *rmc.Call, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSession(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrls answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ModifyCurrentGameAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) ModifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, gid uint32, attrib uint32, value uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateNotificationData(ctx context.Context, c *rmc.Call, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetFriendNotificationData(ctx context.Context, c *rmc.Call, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateApplicationBuffer answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateApplicationBuffer(ctx context.Context, c *rmc.Call, gid uint32, buffer []byte) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, gid uint32, attribs []uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetlstFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetlstFriendNotificationData(ctx context.Context, c *rmc.Call, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithSearchCriteriaPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetPlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) CreateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) JoinCommunity(ctx context.Context, c *rmc.Call, gid uint32, message string, password string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindCommunityByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindOfficialCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindOfficialCommunity(ctx context.Context, c *rmc.Call, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindCommunityByParticipant(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdatePrivacySetting answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdatePrivacySetting(ctx context.Context, c *rmc.Call, onlineStatus bool, communityParticipation bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetMyBlackList(ctx context.Context, c *rmc.Call) (pids []types.PID, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AddToBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) AddToBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RemoveFromBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) RemoveFromBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ClearMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ReportViolation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// IsViolationUser answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSessionEx answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimplePlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimpleCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithGatheringIdPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateProgressScore answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DebugNotifyEvent answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GenerateMatchmakeSessionSystemPassword answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) GenerateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (password string, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ClearMatchmakeSessionSystemPassword answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) ClearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateMatchmakeSessionWithParam answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) CreateMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSessionWithParam answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) JoinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithParamPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) AutoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByGatheringIdDetail answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionPart answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RequestMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) RequestMatchmaking(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) WithdrawMatchmaking(ctx context.Context, c *rmc.Call, requestID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmakingAll answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) WithdrawMatchmakingAll(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionBySingleGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByOwner answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMHXX) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedMatchmakeExtensionMHXX struct {
+	matchmaking.UnimplementedMatchmakeExtension
 }
 
 // UpdateFriendUserProfile answers Core::NotImplemented.
@@ -931,961 +615,156 @@ func RegisterMatchmakeExtensionMHXXMethods(mux *rmc.Mux, h MatchmakeExtensionMHX
 func (a matchmakeExtensionMHXXServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.closeParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
 	case 2:
-		return a.openParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
 	case 3:
-		return a.autoMatchmakePostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
 	case 4:
-		return a.browseMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
 	case 5:
-		return a.browseMatchmakeSessionWithHostUrls(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
 	case 6:
-		return a.createMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
 	case 7:
-		return a.joinMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
 	case 8:
-		return a.modifyCurrentGameAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
 	case 9:
-		return a.updateNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
 	case 10:
-		return a.getFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
 	case 11:
-		return a.updateApplicationBuffer(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
 	case 12:
-		return a.updateMatchmakeSessionAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
 	case 13:
-		return a.getlstFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
 	case 14:
-		return a.updateMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
 	case 15:
-		return a.autoMatchmakeWithSearchCriteriaPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
 	case 16:
-		return a.getPlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
 	case 17:
-		return a.createCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
 	case 18:
-		return a.updateCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
 	case 19:
-		return a.joinCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
 	case 20:
-		return a.findCommunityByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
 	case 21:
-		return a.findOfficialCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
 	case 22:
-		return a.findCommunityByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
 	case 23:
-		return a.updatePrivacySetting(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
 	case 24:
-		return a.getMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
 	case 25:
-		return a.addToBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
 	case 26:
-		return a.removeFromBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
 	case 27:
-		return a.clearMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
 	case 28:
-		return a.reportViolation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
 	case 29:
-		return a.isViolationUser(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
 	case 30:
-		return a.joinMatchmakeSessionEx(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
 	case 31:
-		return a.getSimplePlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
 	case 32:
-		return a.getSimpleCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
 	case 33:
-		return a.autoMatchmakeWithGatheringIdPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
 	case 34:
-		return a.updateProgressScore(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
 	case 35:
-		return a.debugNotifyEvent(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
 	case 36:
-		return a.generateMatchmakeSessionSystemPassword(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 37:
-		return a.clearMatchmakeSessionSystemPassword(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 38:
-		return a.createMatchmakeSessionWithParam(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 39:
-		return a.joinMatchmakeSessionWithParam(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 40:
-		return a.autoMatchmakeWithParamPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(a.h, ctx, c, out)
 	case 41:
-		return a.findMatchmakeSessionByGatheringIdDetail(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(a.h, ctx, c, out)
 	case 42:
-		return a.browseMatchmakeSessionNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
 	case 43:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
 	case 44:
-		return a.updateMatchmakeSessionPart(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
 	case 45:
-		return a.requestMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
 	case 46:
-		return a.withdrawMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
 	case 47:
-		return a.withdrawMatchmakingAll(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
 	case 48:
-		return a.findMatchmakeSessionByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
 	case 49:
-		return a.findMatchmakeSessionBySingleGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
 	case 50:
-		return a.findMatchmakeSessionByOwner(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
 	case 51:
-		return a.findMatchmakeSessionByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
 	case 52:
-		return a.browseMatchmakeSessionNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
 	case 53:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
 	case 54:
-		return a.updateFriendUserProfile(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(a.h, ctx, c, out)
 	case 55:
-		return a.getFriendUserProfiles(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXGetFriendUserProfiles(a.h, ctx, c, out)
 	case 56:
-		return a.getFriends(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXGetFriends(a.h, ctx, c, out)
 	case 57:
-		return a.addFriends(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXAddFriends(a.h, ctx, c, out)
 	case 58:
-		return a.removeFriend(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXRemoveFriend(a.h, ctx, c, out)
 	case 59:
-		return a.findCommunityByOwner(ctx, c, out)
+		return ServeMatchmakeExtensionMHXXFindCommunityByOwner(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeExtensionMHXXServer) closeParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCloseParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeExtension_MHXX.CloseParticipation: %w", err))
-	}
-	if err := a.h.CloseParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) openParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionOpenParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeExtension_MHXX.OpenParticipation: %w", err))
-	}
-	if err := a.h.OpenParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) autoMatchmakePostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmake_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSession: %w", err))
-	}
-	gatherings, err := a.h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse{Gatherings: gatherings}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrls: %w", err))
-	}
-	gatherings, urls, err := a.h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse{Gatherings: gatherings, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) createMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeExtension_MHXX.CreateMatchmakeSession: %w", err))
-	}
-	gid, sessionKey, err := a.h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse{GID: gid, SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) joinMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSession: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSession(ctx, c, req.GID, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) modifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeExtension_MHXX.ModifyCurrentGameAttribute: %w", err))
-	}
-	if err := a.h.ModifyCurrentGameAttribute(ctx, c, req.GID, req.Attrib, req.Value); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) updateNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeExtension_MHXX.UpdateNotificationData: %w", err))
-	}
-	if err := a.h.UpdateNotificationData(ctx, c, req.Type, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) getFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeExtension_MHXX.GetFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetFriendNotificationData(ctx, c, req.Type)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateApplicationBuffer(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeExtension_MHXX.UpdateApplicationBuffer: %w", err))
-	}
-	if err := a.h.UpdateApplicationBuffer(ctx, c, req.GID, req.Buffer); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) updateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSessionAttribute: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionAttribute(ctx, c, req.GID, req.Attribs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) getlstFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeExtension_MHXX.GetlstFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetlstFriendNotificationData(ctx, c, req.Types)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSession: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) autoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) getPlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetPlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("MatchmakeExtension_MHXX.GetPlayingSession: %w", err))
-	}
-	sessions, err := a.h.GetPlayingSession(ctx, c, req.PIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetPlayingSessionResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) createCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("MatchmakeExtension_MHXX.CreateCommunity: %w", err))
-	}
-	gid, err := a.h.CreateCommunity(ctx, c, req.Community, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateCommunityResponse{GID: gid}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("MatchmakeExtension_MHXX.UpdateCommunity: %w", err))
-	}
-	if err := a.h.UpdateCommunity(ctx, c, req.Community); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) joinCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("MatchmakeExtension_MHXX.JoinCommunity: %w", err))
-	}
-	if err := a.h.JoinCommunity(ctx, c, req.GID, req.Message, req.Password); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) findCommunityByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByGatheringId: %w", err))
-	}
-	communities, err := a.h.FindCommunityByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findOfficialCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindOfficialCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("MatchmakeExtension_MHXX.FindOfficialCommunity: %w", err))
-	}
-	communities, err := a.h.FindOfficialCommunity(ctx, c, req.AvailableOnly, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindOfficialCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findCommunityByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByParticipant: %w", err))
-	}
-	communities, err := a.h.FindCommunityByParticipant(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updatePrivacySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("MatchmakeExtension_MHXX.UpdatePrivacySetting: %w", err))
-	}
-	if err := a.h.UpdatePrivacySetting(ctx, c, req.OnlineStatus, req.CommunityParticipation); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) getMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("MatchmakeExtension_MHXX.GetMyBlackList: %w", err))
-	}
-	pids, err := a.h.GetMyBlackList(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetMyBlackListResponse{PIDs: pids}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) addToBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAddToBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("MatchmakeExtension_MHXX.AddToBlackList: %w", err))
-	}
-	if err := a.h.AddToBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) removeFromBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRemoveFromBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("MatchmakeExtension_MHXX.RemoveFromBlackList: %w", err))
-	}
-	if err := a.h.RemoveFromBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) clearMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("MatchmakeExtension_MHXX.ClearMyBlackList: %w", err))
-	}
-	if err := a.h.ClearMyBlackList(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) reportViolation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionReportViolationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("MatchmakeExtension_MHXX.ReportViolation: %w", err))
-	}
-	if err := a.h.ReportViolation(ctx, c, req.PID, req.Username, req.ViolationCode); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) isViolationUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("MatchmakeExtension_MHXX.IsViolationUser: %w", err))
-	}
-	flag, score, err := a.h.IsViolationUser(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionIsViolationUserResponse{Flag: flag, Score: score}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) joinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSessionEx: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSessionEx(ctx, c, req.GID, req.Gmessage, req.IgnoreBlockList, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) getSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("MatchmakeExtension_MHXX.GetSimplePlayingSession: %w", err))
-	}
-	session, err := a.h.GetSimplePlayingSession(ctx, c, req.PIDs, req.IncludeLoginUser)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) getSimpleCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimpleCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("MatchmakeExtension_MHXX.GetSimpleCommunity: %w", err))
-	}
-	communities, err := a.h.GetSimpleCommunity(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimpleCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) autoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithGatheringId_Postpone: %w", err))
-	}
-	joinedGathering, err := a.h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse{JoinedGathering: joinedGathering}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateProgressScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateProgressScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("MatchmakeExtension_MHXX.UpdateProgressScore: %w", err))
-	}
-	if err := a.h.UpdateProgressScore(ctx, c, req.GID, req.Score); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) debugNotifyEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionDebugNotifyEventRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("MatchmakeExtension_MHXX.DebugNotifyEvent: %w", err))
-	}
-	if err := a.h.DebugNotifyEvent(ctx, c, req.PID, req.MainType, req.SubType, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) generateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("MatchmakeExtension_MHXX.GenerateMatchmakeSessionSystemPassword: %w", err))
-	}
-	password, err := a.h.GenerateMatchmakeSessionSystemPassword(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordResponse{Password: password}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) clearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionClearMatchmakeSessionSystemPasswordRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("MatchmakeExtension_MHXX.ClearMatchmakeSessionSystemPassword: %w", err))
-	}
-	if err := a.h.ClearMatchmakeSessionSystemPassword(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) createMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("MatchmakeExtension_MHXX.CreateMatchmakeSessionWithParam: %w", err))
-	}
-	session, err := a.h.CreateMatchmakeSessionWithParam(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) joinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSessionWithParam: %w", err))
-	}
-	session, err := a.h.JoinMatchmakeSessionWithParam(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) autoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithParam_Postpone: %w", err))
-	}
-	session, err := a.h.AutoMatchmakeWithParamPostpone(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringIdDetail: %w", err))
-	}
-	session, err := a.h.FindMatchmakeSessionByGatheringIdDetail(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolder: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSessionPart: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionPart(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) requestMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRequestMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("MatchmakeExtension_MHXX.RequestMatchmaking: %w", err))
-	}
-	requestID, err := a.h.RequestMatchmaking(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionRequestMatchmakingResponse{RequestID: requestID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) withdrawMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("MatchmakeExtension_MHXX.WithdrawMatchmaking: %w", err))
-	}
-	if err := a.h.WithdrawMatchmaking(ctx, c, req.RequestID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) withdrawMatchmakingAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("MatchmakeExtension_MHXX.WithdrawMatchmakingAll: %w", err))
-	}
-	if err := a.h.WithdrawMatchmakingAll(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMHXXServer) findMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 48, fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringId: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 49, fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionBySingleGatheringId: %w", err))
-	}
-	session, err := a.h.FindMatchmakeSessionBySingleGatheringId(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 50, fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByOwner: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByOwner(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) findMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 51, fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByParticipant: %w", err))
-	}
-	result, err := a.h.FindMatchmakeSessionByParticipant(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 52, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 53, fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMHXXServer) updateFriendUserProfile(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXUpdateFriendUserProfile answers a MatchmakeExtension_MHXX.UpdateFriendUserProfile call with h's UpdateFriendUserProfile: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(h interface {
+	UpdateFriendUserProfile(ctx context.Context, c *rmc.Call, param FriendUserParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMHXXUpdateFriendUserProfileRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 54, fmt.Errorf("MatchmakeExtension_MHXX.UpdateFriendUserProfile: %w", err))
+		return out, rmc.ParamError(h, 54, fmt.Errorf("MatchmakeExtension_MHXX.UpdateFriendUserProfile: %w", err))
 	}
-	if err := a.h.UpdateFriendUserProfile(ctx, c, req.Param); err != nil {
+	if err := h.UpdateFriendUserProfile(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMHXXServer) getFriendUserProfiles(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXGetFriendUserProfiles answers a MatchmakeExtension_MHXX.GetFriendUserProfiles call with h's GetFriendUserProfiles: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXGetFriendUserProfiles(h interface {
+	GetFriendUserProfiles(ctx context.Context, c *rmc.Call, pids []uint64) (infos []FriendUserInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMHXXGetFriendUserProfilesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 55, fmt.Errorf("MatchmakeExtension_MHXX.GetFriendUserProfiles: %w", err))
+		return out, rmc.ParamError(h, 55, fmt.Errorf("MatchmakeExtension_MHXX.GetFriendUserProfiles: %w", err))
 	}
-	infos, err := a.h.GetFriendUserProfiles(ctx, c, req.PIDs)
+	infos, err := h.GetFriendUserProfiles(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -1895,12 +774,16 @@ func (a matchmakeExtensionMHXXServer) getFriendUserProfiles(ctx context.Context,
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMHXXServer) getFriends(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXGetFriends answers a MatchmakeExtension_MHXX.GetFriends call with h's GetFriends: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXGetFriends(h interface {
+	GetFriends(ctx context.Context, c *rmc.Call) (infos []FriendUserInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 56, fmt.Errorf("MatchmakeExtension_MHXX.GetFriends: %w", err))
+		return out, rmc.ParamError(h, 56, fmt.Errorf("MatchmakeExtension_MHXX.GetFriends: %w", err))
 	}
-	infos, err := a.h.GetFriends(ctx, c)
+	infos, err := h.GetFriends(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -1910,40 +793,52 @@ func (a matchmakeExtensionMHXXServer) getFriends(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMHXXServer) addFriends(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXAddFriends answers a MatchmakeExtension_MHXX.AddFriends call with h's AddFriends: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXAddFriends(h interface {
+	AddFriends(ctx context.Context, c *rmc.Call, pids []uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMHXXAddFriendsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 57, fmt.Errorf("MatchmakeExtension_MHXX.AddFriends: %w", err))
+		return out, rmc.ParamError(h, 57, fmt.Errorf("MatchmakeExtension_MHXX.AddFriends: %w", err))
 	}
-	if err := a.h.AddFriends(ctx, c, req.PIDs); err != nil {
+	if err := h.AddFriends(ctx, c, req.PIDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMHXXServer) removeFriend(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXRemoveFriend answers a MatchmakeExtension_MHXX.RemoveFriend call with h's RemoveFriend: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXRemoveFriend(h interface {
+	RemoveFriend(ctx context.Context, c *rmc.Call, pid uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMHXXRemoveFriendRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 58, fmt.Errorf("MatchmakeExtension_MHXX.RemoveFriend: %w", err))
+		return out, rmc.ParamError(h, 58, fmt.Errorf("MatchmakeExtension_MHXX.RemoveFriend: %w", err))
 	}
-	if err := a.h.RemoveFriend(ctx, c, req.PID); err != nil {
+	if err := h.RemoveFriend(ctx, c, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMHXXServer) findCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMHXXFindCommunityByOwner answers a MatchmakeExtension_MHXX.FindCommunityByOwner call with h's FindCommunityByOwner: the generated decoding and
+// encoding, for MatchmakeExtensionMHXX's server and its variants'.
+func ServeMatchmakeExtensionMHXXFindCommunityByOwner(h interface {
+	FindCommunityByOwner(ctx context.Context, c *rmc.Call, id uint64, rangeArg common.ResultRange) (lstCommunity []matchmaking.PersistentGathering, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMHXXFindCommunityByOwnerRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 59, fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByOwner: %w", err))
+		return out, rmc.ParamError(h, 59, fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByOwner: %w", err))
 	}
-	lstCommunity, err := a.h.FindCommunityByOwner(ctx, c, req.ID, req.Range)
+	lstCommunity, err := h.FindCommunityByOwner(ctx, c, req.ID, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -1958,1217 +853,273 @@ type MatchmakeExtensionMHXXClient struct{ C rmc.Caller }
 
 // CloseParticipation calls MatchmakeExtension_MHXX.CloseParticipation.
 func (c MatchmakeExtensionMHXXClient) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCloseParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.CloseParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
 }
 
 // OpenParticipation calls MatchmakeExtension_MHXX.OpenParticipation.
 func (c MatchmakeExtensionMHXXClient) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionOpenParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.OpenParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
 }
 
 // AutoMatchmake_Postpone joins a session like the given one, or creates it when
 // there is none, and returns the session joined.
 func (c MatchmakeExtensionMHXXClient) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest{Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmake_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
 }
 
 // BrowseMatchmakeSession lists the sessions the criteria select.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSession response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrls.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrls response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
 }
 
 // CreateMatchmakeSession creates a session owned by the caller and returns its id
 // and session key.
 func (c MatchmakeExtensionMHXXClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest{Gathering: gathering, Description: description, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.CreateMatchmakeSession response: %w", err)
-		return
-	}
-	gid = resp.GID
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
 }
 
 // JoinMatchmakeSession joins the caller to a session and returns its session key.
 func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest{GID: gid, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSession response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
 }
 
 // ModifyCurrentGameAttribute calls MatchmakeExtension_MHXX.ModifyCurrentGameAttribute.
 func (c MatchmakeExtensionMHXXClient) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest{GID: gid, Attrib: attrib, Value: value}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.ModifyCurrentGameAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
 }
 
 // UpdateNotificationData calls MatchmakeExtension_MHXX.UpdateNotificationData.
 func (c MatchmakeExtensionMHXXClient) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateNotificationDataRequest{Type: typeArg, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateNotificationData response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
 }
 
 // GetFriendNotificationData calls MatchmakeExtension_MHXX.GetFriendNotificationData.
 func (c MatchmakeExtensionMHXXClient) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest{Type: typeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
 }
 
 // UpdateApplicationBuffer calls MatchmakeExtension_MHXX.UpdateApplicationBuffer.
 func (c MatchmakeExtensionMHXXClient) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest{GID: gid, Buffer: buffer}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateApplicationBuffer response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
 }
 
 // UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MHXX.UpdateMatchmakeSessionAttribute.
 func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest{GID: gid, Attribs: attribs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSessionAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
 }
 
 // GetlstFriendNotificationData (the wiki's spelling; NintendoClients
 // get_friend_notification_data_list) returns the friends' notifications of the given
 // types.
 func (c MatchmakeExtensionMHXXClient) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest{Types: typesArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetlstFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
 }
 
 // UpdateMatchmakeSession calls MatchmakeExtension_MHXX.UpdateMatchmakeSession.
 func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest{Gathering: gathering}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSession response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
 }
 
 // AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
 // criteria finds, or creates the given one.
 func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest{SearchCriteria: searchCriteria, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithSearchCriteria_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
 }
 
 // GetPlayingSession calls MatchmakeExtension_MHXX.GetPlayingSession.
 func (c MatchmakeExtensionMHXXClient) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetPlayingSessionRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetPlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetPlayingSession response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
 }
 
 // CreateCommunity calls MatchmakeExtension_MHXX.CreateCommunity.
 func (c MatchmakeExtensionMHXXClient) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateCommunityRequest{Community: community, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.CreateCommunity response: %w", err)
-		return
-	}
-	gid = resp.GID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
 }
 
 // UpdateCommunity calls MatchmakeExtension_MHXX.UpdateCommunity.
 func (c MatchmakeExtensionMHXXClient) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateCommunityRequest{Community: community}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
 }
 
 // JoinCommunity calls MatchmakeExtension_MHXX.JoinCommunity.
 func (c MatchmakeExtensionMHXXClient) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinCommunityRequest{GID: gid, Message: message, Password: password}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.JoinCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
 }
 
 // FindCommunityByGatheringId calls MatchmakeExtension_MHXX.FindCommunityByGatheringId.
 func (c MatchmakeExtensionMHXXClient) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByGatheringId response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
 }
 
 // FindOfficialCommunity calls MatchmakeExtension_MHXX.FindOfficialCommunity.
 func (c MatchmakeExtensionMHXXClient) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindOfficialCommunityRequest{AvailableOnly: availableOnly, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindOfficialCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindOfficialCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
 }
 
 // FindCommunityByParticipant calls MatchmakeExtension_MHXX.FindCommunityByParticipant.
 func (c MatchmakeExtensionMHXXClient) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindCommunityByParticipant response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
 }
 
 // UpdatePrivacySetting calls MatchmakeExtension_MHXX.UpdatePrivacySetting.
 func (c MatchmakeExtensionMHXXClient) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest{OnlineStatus: onlineStatus, CommunityParticipation: communityParticipation}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdatePrivacySetting response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
 }
 
 // GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
 func (c MatchmakeExtensionMHXXClient) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetMyBlackListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetMyBlackList response: %w", err)
-		return
-	}
-	pids = resp.PIDs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
 }
 
 // AddToBlackList calls MatchmakeExtension_MHXX.AddToBlackList.
 func (c MatchmakeExtensionMHXXClient) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAddToBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.AddToBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
 }
 
 // RemoveFromBlackList calls MatchmakeExtension_MHXX.RemoveFromBlackList.
 func (c MatchmakeExtensionMHXXClient) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRemoveFromBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.RemoveFromBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
 }
 
 // ClearMyBlackList calls MatchmakeExtension_MHXX.ClearMyBlackList.
 func (c MatchmakeExtensionMHXXClient) ClearMyBlackList(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.ClearMyBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
 }
 
 // ReportViolation calls MatchmakeExtension_MHXX.ReportViolation.
 func (c MatchmakeExtensionMHXXClient) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionReportViolationRequest{PID: pid, Username: username, ViolationCode: violationCode}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.ReportViolation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
 }
 
 // IsViolationUser calls MatchmakeExtension_MHXX.IsViolationUser.
 func (c MatchmakeExtensionMHXXClient) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionIsViolationUserResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.IsViolationUser response: %w", err)
-		return
-	}
-	flag = resp.Flag
-	score = resp.Score
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
 }
 
 // JoinMatchmakeSessionEx calls MatchmakeExtension_MHXX.JoinMatchmakeSessionEx.
 func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest{GID: gid, Gmessage: gmessage, IgnoreBlockList: ignoreBlockList, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSessionEx response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
 }
 
 // GetSimplePlayingSession calls MatchmakeExtension_MHXX.GetSimplePlayingSession.
 func (c MatchmakeExtensionMHXXClient) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest{PIDs: pids, IncludeLoginUser: includeLoginUser}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetSimplePlayingSession response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
 }
 
 // GetSimpleCommunity calls MatchmakeExtension_MHXX.GetSimpleCommunity.
 func (c MatchmakeExtensionMHXXClient) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimpleCommunityRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimpleCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GetSimpleCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
 }
 
 // AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MHXX.AutoMatchmakeWithGatheringId_Postpone.
 func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest{GIDs: gids, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithGatheringId_Postpone response: %w", err)
-		return
-	}
-	joinedGathering = resp.JoinedGathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
 }
 
 // UpdateProgressScore calls MatchmakeExtension_MHXX.UpdateProgressScore.
 func (c MatchmakeExtensionMHXXClient) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateProgressScoreRequest{GID: gid, Score: score}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateProgressScore response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
 }
 
 // DebugNotifyEvent calls MatchmakeExtension_MHXX.DebugNotifyEvent.
 func (c MatchmakeExtensionMHXXClient) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionDebugNotifyEventRequest{PID: pid, MainType: mainType, SubType: subType, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.DebugNotifyEvent response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
 }
 
 // GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_MHXX.GenerateMatchmakeSessionSystemPassword.
 func (c MatchmakeExtensionMHXXClient) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 36, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.GenerateMatchmakeSessionSystemPassword response: %w", err)
-		return
-	}
-	password = resp.Password
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
 }
 
 // ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_MHXX.ClearMatchmakeSessionSystemPassword.
 func (c MatchmakeExtensionMHXXClient) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionClearMatchmakeSessionSystemPasswordRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 37, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.ClearMatchmakeSessionSystemPassword response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
 }
 
 // CreateMatchmakeSessionWithParam creates a session and returns it.
 func (c MatchmakeExtensionMHXXClient) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 38, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.CreateMatchmakeSessionWithParam response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
 }
 
 // JoinMatchmakeSessionWithParam joins a session and returns it.
 func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 39, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.JoinMatchmakeSessionWithParam response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
 }
 
 // AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
 // given one, and returns it.
 func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 40, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.AutoMatchmakeWithParam_Postpone response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
 }
 
 // FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringIdDetail.
 func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 41, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringIdDetail response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
 }
 
 // BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolder.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolder.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // UpdateMatchmakeSessionPart calls MatchmakeExtension_MHXX.UpdateMatchmakeSessionPart.
 func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.UpdateMatchmakeSessionPart response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
 }
 
 // RequestMatchmaking calls MatchmakeExtension_MHXX.RequestMatchmaking.
 func (c MatchmakeExtensionMHXXClient) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRequestMatchmakingRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionRequestMatchmakingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.RequestMatchmaking response: %w", err)
-		return
-	}
-	requestID = resp.RequestID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
 }
 
 // WithdrawMatchmaking calls MatchmakeExtension_MHXX.WithdrawMatchmaking.
 func (c MatchmakeExtensionMHXXClient) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest{RequestID: requestID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.WithdrawMatchmaking response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
 }
 
 // WithdrawMatchmakingAll calls MatchmakeExtension_MHXX.WithdrawMatchmakingAll.
 func (c MatchmakeExtensionMHXXClient) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 47, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.WithdrawMatchmakingAll response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
 }
 
 // FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringId.
 func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 48, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringId response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
 }
 
 // FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MHXX.FindMatchmakeSessionBySingleGatheringId.
 func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 49, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionBySingleGatheringId response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
 }
 
 // FindMatchmakeSessionByOwner calls MatchmakeExtension_MHXX.FindMatchmakeSessionByOwner.
 func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 50, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByOwner response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
 }
 
 // FindMatchmakeSessionByParticipant calls MatchmakeExtension_MHXX.FindMatchmakeSessionByParticipant.
 func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 51, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.FindMatchmakeSessionByParticipant response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
 }
 
 // BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolderNoResultRange.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 52, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
 func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMHXXProtocolID, 53, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // UpdateFriendUserProfile calls MatchmakeExtension_MHXX.UpdateFriendUserProfile.

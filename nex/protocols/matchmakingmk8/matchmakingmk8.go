@@ -157,6 +157,13 @@ func (s *SimpleSearchParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSimpleSearchParam returns a SimpleSearchParam with the description's defaults.
+func NewSimpleSearchParam() SimpleSearchParam {
+	var s SimpleSearchParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SimpleSearchCondition is the SimpleSearchCondition structure.
 type SimpleSearchCondition struct {
 	Value    uint32 `nex:"value"`
@@ -645,216 +652,8 @@ type MatchmakeExtensionMK8Handler interface {
 }
 
 // UnimplementedMatchmakeExtensionMK8 answers every MatchmakeExtension_MK8 method with Core::NotImplemented.
-type UnimplementedMatchmakeExtensionMK8 struct{}
-
-// CloseParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// OpenParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakePostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) AutoMatchmakePostpone(ctx context.Context, c *rmc.Call, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSession(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrls answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ModifyCurrentGameAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) ModifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, gid uint32, attrib uint32, value uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateNotificationData(ctx context.Context, c *rmc.Call, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetFriendNotificationData(ctx context.Context, c *rmc.Call, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateApplicationBuffer answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateApplicationBuffer(ctx context.Context, c *rmc.Call, gid uint32, buffer []byte) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, gid uint32, attribs []uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetlstFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetlstFriendNotificationData(ctx context.Context, c *rmc.Call, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithSearchCriteriaPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetPlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) CreateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) JoinCommunity(ctx context.Context, c *rmc.Call, gid uint32, message string, password string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindCommunityByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindOfficialCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindOfficialCommunity(ctx context.Context, c *rmc.Call, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindCommunityByParticipant(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdatePrivacySetting answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdatePrivacySetting(ctx context.Context, c *rmc.Call, onlineStatus bool, communityParticipation bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetMyBlackList(ctx context.Context, c *rmc.Call) (pids []types.PID, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AddToBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) AddToBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RemoveFromBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) RemoveFromBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ClearMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ReportViolation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// IsViolationUser answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSessionEx answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimplePlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimpleCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithGatheringIdPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateProgressScore answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DebugNotifyEvent answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedMatchmakeExtensionMK8 struct {
+	matchmaking.UnimplementedMatchmakeExtension
 }
 
 // CreateSimpleSearchObject answers Core::NotImplemented.
@@ -893,83 +692,6 @@ func (UnimplementedMatchmakeExtensionMK8) SearchSimpleSearchObjectByObjectIds(ct
 	return
 }
 
-// BrowseMatchmakeSessionNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionPart answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RequestMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) RequestMatchmaking(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) WithdrawMatchmaking(ctx context.Context, c *rmc.Call, requestID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmakingAll answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) WithdrawMatchmakingAll(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionBySingleGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByOwner answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByOwner answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8) FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return out, types.CoreNotImplemented
-}
-
 // matchmakeExtensionMK8Server adapts a MatchmakeExtensionMK8Handler to rmc.Handler.
 type matchmakeExtensionMK8Server struct{ h MatchmakeExtensionMK8Handler }
 
@@ -998,650 +720,129 @@ func RegisterMatchmakeExtensionMK8Methods(mux *rmc.Mux, h MatchmakeExtensionMK8H
 func (a matchmakeExtensionMK8Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.closeParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
 	case 2:
-		return a.openParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
 	case 3:
-		return a.autoMatchmakePostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
 	case 4:
-		return a.browseMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
 	case 5:
-		return a.browseMatchmakeSessionWithHostUrls(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
 	case 6:
-		return a.createMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
 	case 7:
-		return a.joinMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
 	case 8:
-		return a.modifyCurrentGameAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
 	case 9:
-		return a.updateNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
 	case 10:
-		return a.getFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
 	case 11:
-		return a.updateApplicationBuffer(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
 	case 12:
-		return a.updateMatchmakeSessionAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
 	case 13:
-		return a.getlstFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
 	case 14:
-		return a.updateMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
 	case 15:
-		return a.autoMatchmakeWithSearchCriteriaPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
 	case 16:
-		return a.getPlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
 	case 17:
-		return a.createCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
 	case 18:
-		return a.updateCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
 	case 19:
-		return a.joinCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
 	case 20:
-		return a.findCommunityByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
 	case 21:
-		return a.findOfficialCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
 	case 22:
-		return a.findCommunityByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
 	case 23:
-		return a.updatePrivacySetting(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
 	case 24:
-		return a.getMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
 	case 25:
-		return a.addToBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
 	case 26:
-		return a.removeFromBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
 	case 27:
-		return a.clearMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
 	case 28:
-		return a.reportViolation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
 	case 29:
-		return a.isViolationUser(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
 	case 30:
-		return a.joinMatchmakeSessionEx(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
 	case 31:
-		return a.getSimplePlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
 	case 32:
-		return a.getSimpleCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
 	case 33:
-		return a.autoMatchmakeWithGatheringIdPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
 	case 34:
-		return a.updateProgressScore(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
 	case 35:
-		return a.debugNotifyEvent(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
 	case 36:
-		return a.createSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8CreateSimpleSearchObject(a.h, ctx, c, out)
 	case 37:
-		return a.updateSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8UpdateSimpleSearchObject(a.h, ctx, c, out)
 	case 38:
-		return a.deleteSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DeleteSimpleSearchObject(a.h, ctx, c, out)
 	case 39:
-		return a.searchSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8SearchSimpleSearchObject(a.h, ctx, c, out)
 	case 40:
-		return a.joinMatchmakeSessionWithExtraParticipants(ctx, c, out)
+		return ServeMatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipants(a.h, ctx, c, out)
 	case 41:
-		return a.searchSimpleSearchObjectByObjectIds(ctx, c, out)
+		return ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(a.h, ctx, c, out)
 	case 42:
-		return a.browseMatchmakeSessionNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
 	case 43:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
 	case 44:
-		return a.updateMatchmakeSessionPart(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
 	case 45:
-		return a.requestMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
 	case 46:
-		return a.withdrawMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
 	case 47:
-		return a.withdrawMatchmakingAll(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
 	case 48:
-		return a.findMatchmakeSessionByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
 	case 49:
-		return a.findMatchmakeSessionBySingleGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
 	case 50:
-		return a.findMatchmakeSessionByOwner(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
 	case 51:
-		return a.findMatchmakeSessionByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
 	case 52:
-		return a.browseMatchmakeSessionNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
 	case 53:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
 	case 54:
-		return a.findCommunityByOwner(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByOwner(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeExtensionMK8Server) closeParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCloseParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeExtension_MK8.CloseParticipation: %w", err))
-	}
-	if err := a.h.CloseParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) openParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionOpenParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeExtension_MK8.OpenParticipation: %w", err))
-	}
-	if err := a.h.OpenParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) autoMatchmakePostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmake_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) browseMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSession: %w", err))
-	}
-	gatherings, err := a.h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse{Gatherings: gatherings}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) browseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrls: %w", err))
-	}
-	gatherings, urls, err := a.h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse{Gatherings: gatherings, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) createMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeExtension_MK8.CreateMatchmakeSession: %w", err))
-	}
-	gid, sessionKey, err := a.h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse{GID: gid, SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) joinMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSession: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSession(ctx, c, req.GID, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) modifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeExtension_MK8.ModifyCurrentGameAttribute: %w", err))
-	}
-	if err := a.h.ModifyCurrentGameAttribute(ctx, c, req.GID, req.Attrib, req.Value); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) updateNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeExtension_MK8.UpdateNotificationData: %w", err))
-	}
-	if err := a.h.UpdateNotificationData(ctx, c, req.Type, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) getFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeExtension_MK8.GetFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetFriendNotificationData(ctx, c, req.Type)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updateApplicationBuffer(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeExtension_MK8.UpdateApplicationBuffer: %w", err))
-	}
-	if err := a.h.UpdateApplicationBuffer(ctx, c, req.GID, req.Buffer); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) updateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSessionAttribute: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionAttribute(ctx, c, req.GID, req.Attribs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) getlstFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeExtension_MK8.GetlstFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetlstFriendNotificationData(ctx, c, req.Types)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updateMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSession: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) autoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) getPlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetPlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("MatchmakeExtension_MK8.GetPlayingSession: %w", err))
-	}
-	sessions, err := a.h.GetPlayingSession(ctx, c, req.PIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetPlayingSessionResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) createCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("MatchmakeExtension_MK8.CreateCommunity: %w", err))
-	}
-	gid, err := a.h.CreateCommunity(ctx, c, req.Community, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateCommunityResponse{GID: gid}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updateCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("MatchmakeExtension_MK8.UpdateCommunity: %w", err))
-	}
-	if err := a.h.UpdateCommunity(ctx, c, req.Community); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) joinCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("MatchmakeExtension_MK8.JoinCommunity: %w", err))
-	}
-	if err := a.h.JoinCommunity(ctx, c, req.GID, req.Message, req.Password); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) findCommunityByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("MatchmakeExtension_MK8.FindCommunityByGatheringId: %w", err))
-	}
-	communities, err := a.h.FindCommunityByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findOfficialCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindOfficialCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("MatchmakeExtension_MK8.FindOfficialCommunity: %w", err))
-	}
-	communities, err := a.h.FindOfficialCommunity(ctx, c, req.AvailableOnly, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindOfficialCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findCommunityByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("MatchmakeExtension_MK8.FindCommunityByParticipant: %w", err))
-	}
-	communities, err := a.h.FindCommunityByParticipant(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updatePrivacySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("MatchmakeExtension_MK8.UpdatePrivacySetting: %w", err))
-	}
-	if err := a.h.UpdatePrivacySetting(ctx, c, req.OnlineStatus, req.CommunityParticipation); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) getMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("MatchmakeExtension_MK8.GetMyBlackList: %w", err))
-	}
-	pids, err := a.h.GetMyBlackList(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetMyBlackListResponse{PIDs: pids}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) addToBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAddToBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("MatchmakeExtension_MK8.AddToBlackList: %w", err))
-	}
-	if err := a.h.AddToBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) removeFromBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRemoveFromBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("MatchmakeExtension_MK8.RemoveFromBlackList: %w", err))
-	}
-	if err := a.h.RemoveFromBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) clearMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("MatchmakeExtension_MK8.ClearMyBlackList: %w", err))
-	}
-	if err := a.h.ClearMyBlackList(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) reportViolation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionReportViolationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("MatchmakeExtension_MK8.ReportViolation: %w", err))
-	}
-	if err := a.h.ReportViolation(ctx, c, req.PID, req.Username, req.ViolationCode); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) isViolationUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("MatchmakeExtension_MK8.IsViolationUser: %w", err))
-	}
-	flag, score, err := a.h.IsViolationUser(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionIsViolationUserResponse{Flag: flag, Score: score}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) joinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSessionEx: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSessionEx(ctx, c, req.GID, req.Gmessage, req.IgnoreBlockList, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) getSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("MatchmakeExtension_MK8.GetSimplePlayingSession: %w", err))
-	}
-	session, err := a.h.GetSimplePlayingSession(ctx, c, req.PIDs, req.IncludeLoginUser)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) getSimpleCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimpleCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("MatchmakeExtension_MK8.GetSimpleCommunity: %w", err))
-	}
-	communities, err := a.h.GetSimpleCommunity(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimpleCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) autoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmakeWithGatheringId_Postpone: %w", err))
-	}
-	joinedGathering, err := a.h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse{JoinedGathering: joinedGathering}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updateProgressScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateProgressScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("MatchmakeExtension_MK8.UpdateProgressScore: %w", err))
-	}
-	if err := a.h.UpdateProgressScore(ctx, c, req.GID, req.Score); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) debugNotifyEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionDebugNotifyEventRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("MatchmakeExtension_MK8.DebugNotifyEvent: %w", err))
-	}
-	if err := a.h.DebugNotifyEvent(ctx, c, req.PID, req.MainType, req.SubType, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) createSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8CreateSimpleSearchObject answers a MatchmakeExtension_MK8.CreateSimpleSearchObject call with h's CreateSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8CreateSimpleSearchObject(h interface {
+	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8CreateSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("MatchmakeExtension_MK8.CreateSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 36, fmt.Errorf("MatchmakeExtension_MK8.CreateSimpleSearchObject: %w", err))
 	}
-	id, err := a.h.CreateSimpleSearchObject(ctx, c, req.Object)
+	id, err := h.CreateSimpleSearchObject(ctx, c, req.Object)
 	if err != nil {
 		return out, err
 	}
@@ -1651,40 +852,52 @@ func (a matchmakeExtensionMK8Server) createSimpleSearchObject(ctx context.Contex
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8Server) updateSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8UpdateSimpleSearchObject answers a MatchmakeExtension_MK8.UpdateSimpleSearchObject call with h's UpdateSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8UpdateSimpleSearchObject(h interface {
+	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8UpdateSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("MatchmakeExtension_MK8.UpdateSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 37, fmt.Errorf("MatchmakeExtension_MK8.UpdateSimpleSearchObject: %w", err))
 	}
-	if err := a.h.UpdateSimpleSearchObject(ctx, c, req.ID, req.Object); err != nil {
+	if err := h.UpdateSimpleSearchObject(ctx, c, req.ID, req.Object); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8Server) deleteSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DeleteSimpleSearchObject answers a MatchmakeExtension_MK8.DeleteSimpleSearchObject call with h's DeleteSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8DeleteSimpleSearchObject(h interface {
+	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DeleteSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("MatchmakeExtension_MK8.DeleteSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 38, fmt.Errorf("MatchmakeExtension_MK8.DeleteSimpleSearchObject: %w", err))
 	}
-	if err := a.h.DeleteSimpleSearchObject(ctx, c, req.ID); err != nil {
+	if err := h.DeleteSimpleSearchObject(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8Server) searchSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8SearchSimpleSearchObject answers a MatchmakeExtension_MK8.SearchSimpleSearchObject call with h's SearchSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8SearchSimpleSearchObject(h interface {
+	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8SearchSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("MatchmakeExtension_MK8.SearchSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 39, fmt.Errorf("MatchmakeExtension_MK8.SearchSimpleSearchObject: %w", err))
 	}
-	objects, err := a.h.SearchSimpleSearchObject(ctx, c, req.Param)
+	objects, err := h.SearchSimpleSearchObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1694,14 +907,18 @@ func (a matchmakeExtensionMK8Server) searchSimpleSearchObject(ctx context.Contex
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8Server) joinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipants answers a MatchmakeExtension_MK8.JoinMatchmakeSessionWithExtraParticipants call with h's JoinMatchmakeSessionWithExtraParticipants: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipants(h interface {
+	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSessionWithExtraParticipants: %w", err))
+		return out, rmc.ParamError(h, 40, fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSessionWithExtraParticipants: %w", err))
 	}
-	sessionKey, err := a.h.JoinMatchmakeSessionWithExtraParticipants(ctx, c, req.GID, req.JoinMessage, req.IgnoreBlacklist, req.ParticipationCount, req.ExtraParticipants)
+	sessionKey, err := h.JoinMatchmakeSessionWithExtraParticipants(ctx, c, req.GID, req.JoinMessage, req.IgnoreBlacklist, req.ParticipationCount, req.ExtraParticipants)
 	if err != nil {
 		return out, err
 	}
@@ -1711,14 +928,18 @@ func (a matchmakeExtensionMK8Server) joinMatchmakeSessionWithExtraParticipants(c
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8Server) searchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds answers a MatchmakeExtension_MK8.SearchSimpleSearchObjectByObjectIds call with h's SearchSimpleSearchObjectByObjectIds: the generated decoding and
+// encoding, for MatchmakeExtensionMK8's server and its variants'.
+func ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(h interface {
+	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("MatchmakeExtension_MK8.SearchSimpleSearchObjectByObjectIds: %w", err))
+		return out, rmc.ParamError(h, 41, fmt.Errorf("MatchmakeExtension_MK8.SearchSimpleSearchObjectByObjectIds: %w", err))
 	}
-	objects, err := a.h.SearchSimpleSearchObjectByObjectIds(ctx, c, req.IDs)
+	objects, err := h.SearchSimpleSearchObjectByObjectIds(ctx, c, req.IDs)
 	if err != nil {
 		return out, err
 	}
@@ -1728,995 +949,187 @@ func (a matchmakeExtensionMK8Server) searchSimpleSearchObjectByObjectIds(ctx con
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8Server) browseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolder: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) browseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) updateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSessionPart: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionPart(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) requestMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRequestMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("MatchmakeExtension_MK8.RequestMatchmaking: %w", err))
-	}
-	requestID, err := a.h.RequestMatchmaking(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionRequestMatchmakingResponse{RequestID: requestID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) withdrawMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("MatchmakeExtension_MK8.WithdrawMatchmaking: %w", err))
-	}
-	if err := a.h.WithdrawMatchmaking(ctx, c, req.RequestID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) withdrawMatchmakingAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("MatchmakeExtension_MK8.WithdrawMatchmakingAll: %w", err))
-	}
-	if err := a.h.WithdrawMatchmakingAll(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8Server) findMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 48, fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByGatheringId: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 49, fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionBySingleGatheringId: %w", err))
-	}
-	session, err := a.h.FindMatchmakeSessionBySingleGatheringId(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 50, fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByOwner: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByOwner(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 51, fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByParticipant: %w", err))
-	}
-	result, err := a.h.FindMatchmakeSessionByParticipant(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) browseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 52, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 53, fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8Server) findCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.FindCommunityByOwner(ctx, c, out)
-}
-
 // MatchmakeExtensionMK8Client calls MatchmakeExtension_MK8 methods through C (an *rmc.Client, a logged-in session's RMC).
 type MatchmakeExtensionMK8Client struct{ C rmc.Caller }
 
 // CloseParticipation calls MatchmakeExtension_MK8.CloseParticipation.
 func (c MatchmakeExtensionMK8Client) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCloseParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.CloseParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
 }
 
 // OpenParticipation calls MatchmakeExtension_MK8.OpenParticipation.
 func (c MatchmakeExtensionMK8Client) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionOpenParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.OpenParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
 }
 
 // AutoMatchmake_Postpone joins a session like the given one, or creates it when
 // there is none, and returns the session joined.
 func (c MatchmakeExtensionMK8Client) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest{Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmake_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
 }
 
 // BrowseMatchmakeSession lists the sessions the criteria select.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSession response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrls.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrls response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
 }
 
 // CreateMatchmakeSession creates a session owned by the caller and returns its id
 // and session key.
 func (c MatchmakeExtensionMK8Client) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest{Gathering: gathering, Description: description, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.CreateMatchmakeSession response: %w", err)
-		return
-	}
-	gid = resp.GID
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
 }
 
 // JoinMatchmakeSession joins the caller to a session and returns its session key.
 func (c MatchmakeExtensionMK8Client) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest{GID: gid, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSession response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
 }
 
 // ModifyCurrentGameAttribute calls MatchmakeExtension_MK8.ModifyCurrentGameAttribute.
 func (c MatchmakeExtensionMK8Client) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest{GID: gid, Attrib: attrib, Value: value}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.ModifyCurrentGameAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
 }
 
 // UpdateNotificationData calls MatchmakeExtension_MK8.UpdateNotificationData.
 func (c MatchmakeExtensionMK8Client) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateNotificationDataRequest{Type: typeArg, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateNotificationData response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
 }
 
 // GetFriendNotificationData calls MatchmakeExtension_MK8.GetFriendNotificationData.
 func (c MatchmakeExtensionMK8Client) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest{Type: typeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
 }
 
 // UpdateApplicationBuffer calls MatchmakeExtension_MK8.UpdateApplicationBuffer.
 func (c MatchmakeExtensionMK8Client) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest{GID: gid, Buffer: buffer}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateApplicationBuffer response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
 }
 
 // UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MK8.UpdateMatchmakeSessionAttribute.
 func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest{GID: gid, Attribs: attribs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSessionAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
 }
 
 // GetlstFriendNotificationData (the wiki's spelling; NintendoClients
 // get_friend_notification_data_list) returns the friends' notifications of the given
 // types.
 func (c MatchmakeExtensionMK8Client) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest{Types: typesArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetlstFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
 }
 
 // UpdateMatchmakeSession calls MatchmakeExtension_MK8.UpdateMatchmakeSession.
 func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest{Gathering: gathering}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSession response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
 }
 
 // AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
 // criteria finds, or creates the given one.
 func (c MatchmakeExtensionMK8Client) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest{SearchCriteria: searchCriteria, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmakeWithSearchCriteria_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
 }
 
 // GetPlayingSession calls MatchmakeExtension_MK8.GetPlayingSession.
 func (c MatchmakeExtensionMK8Client) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetPlayingSessionRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetPlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetPlayingSession response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
 }
 
 // CreateCommunity calls MatchmakeExtension_MK8.CreateCommunity.
 func (c MatchmakeExtensionMK8Client) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateCommunityRequest{Community: community, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.CreateCommunity response: %w", err)
-		return
-	}
-	gid = resp.GID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
 }
 
 // UpdateCommunity calls MatchmakeExtension_MK8.UpdateCommunity.
 func (c MatchmakeExtensionMK8Client) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateCommunityRequest{Community: community}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
 }
 
 // JoinCommunity calls MatchmakeExtension_MK8.JoinCommunity.
 func (c MatchmakeExtensionMK8Client) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinCommunityRequest{GID: gid, Message: message, Password: password}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.JoinCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
 }
 
 // FindCommunityByGatheringId calls MatchmakeExtension_MK8.FindCommunityByGatheringId.
 func (c MatchmakeExtensionMK8Client) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindCommunityByGatheringId response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
 }
 
 // FindOfficialCommunity calls MatchmakeExtension_MK8.FindOfficialCommunity.
 func (c MatchmakeExtensionMK8Client) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindOfficialCommunityRequest{AvailableOnly: availableOnly, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindOfficialCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindOfficialCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
 }
 
 // FindCommunityByParticipant calls MatchmakeExtension_MK8.FindCommunityByParticipant.
 func (c MatchmakeExtensionMK8Client) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindCommunityByParticipant response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
 }
 
 // UpdatePrivacySetting calls MatchmakeExtension_MK8.UpdatePrivacySetting.
 func (c MatchmakeExtensionMK8Client) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest{OnlineStatus: onlineStatus, CommunityParticipation: communityParticipation}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdatePrivacySetting response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
 }
 
 // GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
 func (c MatchmakeExtensionMK8Client) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetMyBlackListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetMyBlackList response: %w", err)
-		return
-	}
-	pids = resp.PIDs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
 }
 
 // AddToBlackList calls MatchmakeExtension_MK8.AddToBlackList.
 func (c MatchmakeExtensionMK8Client) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAddToBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.AddToBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
 }
 
 // RemoveFromBlackList calls MatchmakeExtension_MK8.RemoveFromBlackList.
 func (c MatchmakeExtensionMK8Client) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRemoveFromBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.RemoveFromBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
 }
 
 // ClearMyBlackList calls MatchmakeExtension_MK8.ClearMyBlackList.
 func (c MatchmakeExtensionMK8Client) ClearMyBlackList(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.ClearMyBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
 }
 
 // ReportViolation calls MatchmakeExtension_MK8.ReportViolation.
 func (c MatchmakeExtensionMK8Client) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionReportViolationRequest{PID: pid, Username: username, ViolationCode: violationCode}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.ReportViolation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
 }
 
 // IsViolationUser calls MatchmakeExtension_MK8.IsViolationUser.
 func (c MatchmakeExtensionMK8Client) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionIsViolationUserResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.IsViolationUser response: %w", err)
-		return
-	}
-	flag = resp.Flag
-	score = resp.Score
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
 }
 
 // JoinMatchmakeSessionEx calls MatchmakeExtension_MK8.JoinMatchmakeSessionEx.
 func (c MatchmakeExtensionMK8Client) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest{GID: gid, Gmessage: gmessage, IgnoreBlockList: ignoreBlockList, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.JoinMatchmakeSessionEx response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
 }
 
 // GetSimplePlayingSession calls MatchmakeExtension_MK8.GetSimplePlayingSession.
 func (c MatchmakeExtensionMK8Client) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest{PIDs: pids, IncludeLoginUser: includeLoginUser}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetSimplePlayingSession response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
 }
 
 // GetSimpleCommunity calls MatchmakeExtension_MK8.GetSimpleCommunity.
 func (c MatchmakeExtensionMK8Client) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimpleCommunityRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimpleCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.GetSimpleCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
 }
 
 // AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MK8.AutoMatchmakeWithGatheringId_Postpone.
 func (c MatchmakeExtensionMK8Client) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest{GIDs: gids, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.AutoMatchmakeWithGatheringId_Postpone response: %w", err)
-		return
-	}
-	joinedGathering = resp.JoinedGathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
 }
 
 // UpdateProgressScore calls MatchmakeExtension_MK8.UpdateProgressScore.
 func (c MatchmakeExtensionMK8Client) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateProgressScoreRequest{GID: gid, Score: score}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateProgressScore response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
 }
 
 // DebugNotifyEvent calls MatchmakeExtension_MK8.DebugNotifyEvent.
 func (c MatchmakeExtensionMK8Client) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionDebugNotifyEventRequest{PID: pid, MainType: mainType, SubType: subType, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.DebugNotifyEvent response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
 }
 
 // CreateSimpleSearchObject creates a tournament and returns its id.
@@ -2859,286 +1272,66 @@ func (c MatchmakeExtensionMK8Client) SearchSimpleSearchObjectByObjectIds(ctx con
 
 // BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolder.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolder.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // UpdateMatchmakeSessionPart calls MatchmakeExtension_MK8.UpdateMatchmakeSessionPart.
 func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.UpdateMatchmakeSessionPart response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
 }
 
 // RequestMatchmaking calls MatchmakeExtension_MK8.RequestMatchmaking.
 func (c MatchmakeExtensionMK8Client) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRequestMatchmakingRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionRequestMatchmakingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.RequestMatchmaking response: %w", err)
-		return
-	}
-	requestID = resp.RequestID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
 }
 
 // WithdrawMatchmaking calls MatchmakeExtension_MK8.WithdrawMatchmaking.
 func (c MatchmakeExtensionMK8Client) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest{RequestID: requestID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.WithdrawMatchmaking response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
 }
 
 // WithdrawMatchmakingAll calls MatchmakeExtension_MK8.WithdrawMatchmakingAll.
 func (c MatchmakeExtensionMK8Client) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 47, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.WithdrawMatchmakingAll response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
 }
 
 // FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MK8.FindMatchmakeSessionByGatheringId.
 func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 48, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByGatheringId response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
 }
 
 // FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MK8.FindMatchmakeSessionBySingleGatheringId.
 func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 49, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionBySingleGatheringId response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
 }
 
 // FindMatchmakeSessionByOwner calls MatchmakeExtension_MK8.FindMatchmakeSessionByOwner.
 func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 50, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByOwner response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
 }
 
 // FindMatchmakeSessionByParticipant calls MatchmakeExtension_MK8.FindMatchmakeSessionByParticipant.
 func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 51, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.FindMatchmakeSessionByParticipant response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
 }
 
 // BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolderNoResultRange.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 52, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
 func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 53, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
 // without its parameters; NintendoClients does not have it.
-// Its parameters are not described: params and the response data are raw.
 func (c MatchmakeExtensionMK8Client) FindCommunityByOwner(ctx context.Context, params []byte) ([]byte, error) {
-	return c.C.Call(ctx, MatchmakeExtensionMK8ProtocolID, 54, params)
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByOwner(ctx, params)
 }

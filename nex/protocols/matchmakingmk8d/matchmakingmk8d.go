@@ -213,6 +213,13 @@ func (s *SimpleSearchParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSimpleSearchParam returns a SimpleSearchParam with the description's defaults.
+func NewSimpleSearchParam() SimpleSearchParam {
+	var s SimpleSearchParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SimpleSearchCondition is the SimpleSearchCondition structure.
 type SimpleSearchCondition struct {
 	Value    uint32 `nex:"value"`
@@ -896,324 +903,8 @@ type MatchmakeExtensionMK8DHandler interface {
 }
 
 // UnimplementedMatchmakeExtensionMK8D answers every MatchmakeExtension_MK8D method with Core::NotImplemented.
-type UnimplementedMatchmakeExtensionMK8D struct{}
-
-// CloseParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// OpenParticipation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakePostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) AutoMatchmakePostpone(ctx context.Context, c *rmc.Call, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSession(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrls answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ModifyCurrentGameAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) ModifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, gid uint32, attrib uint32, value uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateNotificationData(ctx context.Context, c *rmc.Call, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetFriendNotificationData(ctx context.Context, c *rmc.Call, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateApplicationBuffer answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateApplicationBuffer(ctx context.Context, c *rmc.Call, gid uint32, buffer []byte) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionAttribute answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, gid uint32, attribs []uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetlstFriendNotificationData answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetlstFriendNotificationData(ctx context.Context, c *rmc.Call, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithSearchCriteriaPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetPlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetPlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) CreateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateCommunity(ctx context.Context, c *rmc.Call, community matchmaking.PersistentGathering) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) JoinCommunity(ctx context.Context, c *rmc.Call, gid uint32, message string, password string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindCommunityByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindOfficialCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindOfficialCommunity(ctx context.Context, c *rmc.Call, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindCommunityByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindCommunityByParticipant(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdatePrivacySetting answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdatePrivacySetting(ctx context.Context, c *rmc.Call, onlineStatus bool, communityParticipation bool) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetMyBlackList(ctx context.Context, c *rmc.Call) (pids []types.PID, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AddToBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) AddToBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RemoveFromBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) RemoveFromBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ClearMyBlackList answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ReportViolation answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// IsViolationUser answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSessionEx answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimplePlayingSession answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetSimpleCommunity answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithGatheringIdPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateProgressScore answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DebugNotifyEvent answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GenerateMatchmakeSessionSystemPassword answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) GenerateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (password string, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ClearMatchmakeSessionSystemPassword answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) ClearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// CreateMatchmakeSessionWithParam answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) CreateMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// JoinMatchmakeSessionWithParam answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) JoinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// AutoMatchmakeWithParamPostpone answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) AutoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByGatheringIdDetail answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UpdateMatchmakeSessionPart answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// RequestMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) RequestMatchmaking(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmaking answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) WithdrawMatchmaking(ctx context.Context, c *rmc.Call, requestID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// WithdrawMatchmakingAll answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) WithdrawMatchmakingAll(ctx context.Context, c *rmc.Call) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionBySingleGatheringId answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByOwner answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// FindMatchmakeSessionByParticipant answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange answers Core::NotImplemented.
-func (UnimplementedMatchmakeExtensionMK8D) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	err = types.CoreNotImplemented
-	return
+type UnimplementedMatchmakeExtensionMK8D struct {
+	matchmaking.UnimplementedMatchmakeExtension
 }
 
 // CreateSimpleSearchObject answers Core::NotImplemented.
@@ -1325,964 +1016,155 @@ func RegisterMatchmakeExtensionMK8DMethods(mux *rmc.Mux, h MatchmakeExtensionMK8
 func (a matchmakeExtensionMK8DServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.closeParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
 	case 2:
-		return a.openParticipation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
 	case 3:
-		return a.autoMatchmakePostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
 	case 4:
-		return a.browseMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
 	case 5:
-		return a.browseMatchmakeSessionWithHostUrls(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
 	case 6:
-		return a.createMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
 	case 7:
-		return a.joinMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
 	case 8:
-		return a.modifyCurrentGameAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
 	case 9:
-		return a.updateNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
 	case 10:
-		return a.getFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
 	case 11:
-		return a.updateApplicationBuffer(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
 	case 12:
-		return a.updateMatchmakeSessionAttribute(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
 	case 13:
-		return a.getlstFriendNotificationData(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
 	case 14:
-		return a.updateMatchmakeSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
 	case 15:
-		return a.autoMatchmakeWithSearchCriteriaPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
 	case 16:
-		return a.getPlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
 	case 17:
-		return a.createCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
 	case 18:
-		return a.updateCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
 	case 19:
-		return a.joinCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
 	case 20:
-		return a.findCommunityByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
 	case 21:
-		return a.findOfficialCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
 	case 22:
-		return a.findCommunityByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
 	case 23:
-		return a.updatePrivacySetting(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
 	case 24:
-		return a.getMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
 	case 25:
-		return a.addToBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
 	case 26:
-		return a.removeFromBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
 	case 27:
-		return a.clearMyBlackList(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
 	case 28:
-		return a.reportViolation(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
 	case 29:
-		return a.isViolationUser(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
 	case 30:
-		return a.joinMatchmakeSessionEx(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
 	case 31:
-		return a.getSimplePlayingSession(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
 	case 32:
-		return a.getSimpleCommunity(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
 	case 33:
-		return a.autoMatchmakeWithGatheringIdPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
 	case 34:
-		return a.updateProgressScore(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
 	case 35:
-		return a.debugNotifyEvent(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
 	case 36:
-		return a.generateMatchmakeSessionSystemPassword(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 37:
-		return a.clearMatchmakeSessionSystemPassword(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 38:
-		return a.createMatchmakeSessionWithParam(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 39:
-		return a.joinMatchmakeSessionWithParam(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 40:
-		return a.autoMatchmakeWithParamPostpone(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(a.h, ctx, c, out)
 	case 41:
-		return a.findMatchmakeSessionByGatheringIdDetail(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(a.h, ctx, c, out)
 	case 42:
-		return a.browseMatchmakeSessionNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
 	case 43:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
 	case 44:
-		return a.updateMatchmakeSessionPart(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
 	case 45:
-		return a.requestMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
 	case 46:
-		return a.withdrawMatchmaking(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
 	case 47:
-		return a.withdrawMatchmakingAll(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
 	case 48:
-		return a.findMatchmakeSessionByGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
 	case 49:
-		return a.findMatchmakeSessionBySingleGatheringId(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
 	case 50:
-		return a.findMatchmakeSessionByOwner(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
 	case 51:
-		return a.findMatchmakeSessionByParticipant(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
 	case 52:
-		return a.browseMatchmakeSessionNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
 	case 53:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
 	case 54:
-		return a.createSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DCreateSimpleSearchObject(a.h, ctx, c, out)
 	case 55:
-		return a.updateSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DUpdateSimpleSearchObject(a.h, ctx, c, out)
 	case 56:
-		return a.deleteSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DDeleteSimpleSearchObject(a.h, ctx, c, out)
 	case 57:
-		return a.searchSimpleSearchObject(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DSearchSimpleSearchObject(a.h, ctx, c, out)
 	case 58:
-		return a.searchSimpleSearchObjectByObjectIds(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIds(a.h, ctx, c, out)
 	case 59:
-		return a.joinMatchmakeSessionWithExtraParticipants(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipants(a.h, ctx, c, out)
 	case 60:
-		return a.customGetSimplePlayingSession(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DCustomGetSimplePlayingSession(a.h, ctx, c, out)
 	case 61:
-		return a.createCompetition(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DCreateCompetition(a.h, ctx, c, out)
 	case 62:
-		return a.deleteCompetition(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DDeleteCompetition(a.h, ctx, c, out)
 	case 63:
-		return a.registerFavoriteCompetition(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DRegisterFavoriteCompetition(a.h, ctx, c, out)
 	case 64:
-		return a.unregisterFavoriteCompetition(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DUnregisterFavoriteCompetition(a.h, ctx, c, out)
 	case 65:
-		return a.getFavoriteCompetition(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DGetFavoriteCompetition(a.h, ctx, c, out)
 	case 66:
-		return a.getTeamParticipants(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DGetTeamParticipants(a.h, ctx, c, out)
 	case 67:
-		return a.findCommunityByOwner(ctx, c, out)
+		return ServeMatchmakeExtensionMK8DFindCommunityByOwner(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeExtensionMK8DServer) closeParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCloseParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeExtension_MK8D.CloseParticipation: %w", err))
-	}
-	if err := a.h.CloseParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) openParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionOpenParticipationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeExtension_MK8D.OpenParticipation: %w", err))
-	}
-	if err := a.h.OpenParticipation(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) autoMatchmakePostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmake_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSession: %w", err))
-	}
-	gatherings, err := a.h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse{Gatherings: gatherings}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrls: %w", err))
-	}
-	gatherings, urls, err := a.h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse{Gatherings: gatherings, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) createMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeExtension_MK8D.CreateMatchmakeSession: %w", err))
-	}
-	gid, sessionKey, err := a.h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse{GID: gid, SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) joinMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSession: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSession(ctx, c, req.GID, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) modifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeExtension_MK8D.ModifyCurrentGameAttribute: %w", err))
-	}
-	if err := a.h.ModifyCurrentGameAttribute(ctx, c, req.GID, req.Attrib, req.Value); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) updateNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeExtension_MK8D.UpdateNotificationData: %w", err))
-	}
-	if err := a.h.UpdateNotificationData(ctx, c, req.Type, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) getFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeExtension_MK8D.GetFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetFriendNotificationData(ctx, c, req.Type)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updateApplicationBuffer(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeExtension_MK8D.UpdateApplicationBuffer: %w", err))
-	}
-	if err := a.h.UpdateApplicationBuffer(ctx, c, req.GID, req.Buffer); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) updateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSessionAttribute: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionAttribute(ctx, c, req.GID, req.Attribs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) getlstFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeExtension_MK8D.GetlstFriendNotificationData: %w", err))
-	}
-	notifications, err := a.h.GetlstFriendNotificationData(ctx, c, req.Types)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse{Notifications: notifications}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updateMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSession: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) autoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
-	}
-	gatheringOut, err := a.h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse{Gathering: gatheringOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) getPlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetPlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("MatchmakeExtension_MK8D.GetPlayingSession: %w", err))
-	}
-	sessions, err := a.h.GetPlayingSession(ctx, c, req.PIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetPlayingSessionResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) createCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("MatchmakeExtension_MK8D.CreateCommunity: %w", err))
-	}
-	gid, err := a.h.CreateCommunity(ctx, c, req.Community, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateCommunityResponse{GID: gid}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updateCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("MatchmakeExtension_MK8D.UpdateCommunity: %w", err))
-	}
-	if err := a.h.UpdateCommunity(ctx, c, req.Community); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) joinCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("MatchmakeExtension_MK8D.JoinCommunity: %w", err))
-	}
-	if err := a.h.JoinCommunity(ctx, c, req.GID, req.Message, req.Password); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) findCommunityByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("MatchmakeExtension_MK8D.FindCommunityByGatheringId: %w", err))
-	}
-	communities, err := a.h.FindCommunityByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findOfficialCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindOfficialCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("MatchmakeExtension_MK8D.FindOfficialCommunity: %w", err))
-	}
-	communities, err := a.h.FindOfficialCommunity(ctx, c, req.AvailableOnly, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindOfficialCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findCommunityByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("MatchmakeExtension_MK8D.FindCommunityByParticipant: %w", err))
-	}
-	communities, err := a.h.FindCommunityByParticipant(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updatePrivacySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("MatchmakeExtension_MK8D.UpdatePrivacySetting: %w", err))
-	}
-	if err := a.h.UpdatePrivacySetting(ctx, c, req.OnlineStatus, req.CommunityParticipation); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) getMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("MatchmakeExtension_MK8D.GetMyBlackList: %w", err))
-	}
-	pids, err := a.h.GetMyBlackList(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetMyBlackListResponse{PIDs: pids}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) addToBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAddToBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("MatchmakeExtension_MK8D.AddToBlackList: %w", err))
-	}
-	if err := a.h.AddToBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) removeFromBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRemoveFromBlackListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("MatchmakeExtension_MK8D.RemoveFromBlackList: %w", err))
-	}
-	if err := a.h.RemoveFromBlackList(ctx, c, req.PIDs); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) clearMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("MatchmakeExtension_MK8D.ClearMyBlackList: %w", err))
-	}
-	if err := a.h.ClearMyBlackList(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) reportViolation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionReportViolationRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("MatchmakeExtension_MK8D.ReportViolation: %w", err))
-	}
-	if err := a.h.ReportViolation(ctx, c, req.PID, req.Username, req.ViolationCode); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) isViolationUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("MatchmakeExtension_MK8D.IsViolationUser: %w", err))
-	}
-	flag, score, err := a.h.IsViolationUser(ctx, c)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionIsViolationUserResponse{Flag: flag, Score: score}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) joinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionEx: %w", err))
-	}
-	sessionKey, err := a.h.JoinMatchmakeSessionEx(ctx, c, req.GID, req.Gmessage, req.IgnoreBlockList, req.NumParticipants)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse{SessionKey: sessionKey}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) getSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("MatchmakeExtension_MK8D.GetSimplePlayingSession: %w", err))
-	}
-	session, err := a.h.GetSimplePlayingSession(ctx, c, req.PIDs, req.IncludeLoginUser)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) getSimpleCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGetSimpleCommunityRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("MatchmakeExtension_MK8D.GetSimpleCommunity: %w", err))
-	}
-	communities, err := a.h.GetSimpleCommunity(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGetSimpleCommunityResponse{Communities: communities}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) autoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithGatheringId_Postpone: %w", err))
-	}
-	joinedGathering, err := a.h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse{JoinedGathering: joinedGathering}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updateProgressScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateProgressScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("MatchmakeExtension_MK8D.UpdateProgressScore: %w", err))
-	}
-	if err := a.h.UpdateProgressScore(ctx, c, req.GID, req.Score); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) debugNotifyEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionDebugNotifyEventRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("MatchmakeExtension_MK8D.DebugNotifyEvent: %w", err))
-	}
-	if err := a.h.DebugNotifyEvent(ctx, c, req.PID, req.MainType, req.SubType, req.Param1, req.Param2, req.Param3); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) generateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("MatchmakeExtension_MK8D.GenerateMatchmakeSessionSystemPassword: %w", err))
-	}
-	password, err := a.h.GenerateMatchmakeSessionSystemPassword(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordResponse{Password: password}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) clearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionClearMatchmakeSessionSystemPasswordRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("MatchmakeExtension_MK8D.ClearMatchmakeSessionSystemPassword: %w", err))
-	}
-	if err := a.h.ClearMatchmakeSessionSystemPassword(ctx, c, req.GID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) createMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("MatchmakeExtension_MK8D.CreateMatchmakeSessionWithParam: %w", err))
-	}
-	session, err := a.h.CreateMatchmakeSessionWithParam(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) joinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionWithParam: %w", err))
-	}
-	session, err := a.h.JoinMatchmakeSessionWithParam(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) autoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithParam_Postpone: %w", err))
-	}
-	session, err := a.h.AutoMatchmakeWithParamPostpone(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringIdDetail: %w", err))
-	}
-	session, err := a.h.FindMatchmakeSessionByGatheringIdDetail(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolder: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) updateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSessionPart: %w", err))
-	}
-	if err := a.h.UpdateMatchmakeSessionPart(ctx, c, req.Param); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) requestMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionRequestMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("MatchmakeExtension_MK8D.RequestMatchmaking: %w", err))
-	}
-	requestID, err := a.h.RequestMatchmaking(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionRequestMatchmakingResponse{RequestID: requestID}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) withdrawMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("MatchmakeExtension_MK8D.WithdrawMatchmaking: %w", err))
-	}
-	if err := a.h.WithdrawMatchmaking(ctx, c, req.RequestID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) withdrawMatchmakingAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("MatchmakeExtension_MK8D.WithdrawMatchmakingAll: %w", err))
-	}
-	if err := a.h.WithdrawMatchmakingAll(ctx, c); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a matchmakeExtensionMK8DServer) findMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 48, fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringId: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByGatheringId(ctx, c, req.GIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 49, fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionBySingleGatheringId: %w", err))
-	}
-	session, err := a.h.FindMatchmakeSessionBySingleGatheringId(ctx, c, req.GID)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse{Session: session}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 50, fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByOwner: %w", err))
-	}
-	sessions, err := a.h.FindMatchmakeSessionByOwner(ctx, c, req.PID, req.Range)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) findMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 51, fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByParticipant: %w", err))
-	}
-	result, err := a.h.FindMatchmakeSessionByParticipant(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 52, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
-	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse{Sessions: sessions}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 53, fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
-	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
-	if err != nil {
-		return out, err
-	}
-	resp := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse{Sessions: sessions, URLs: urls}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a matchmakeExtensionMK8DServer) createSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DCreateSimpleSearchObject answers a MatchmakeExtension_MK8D.CreateSimpleSearchObject call with h's CreateSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DCreateSimpleSearchObject(h interface {
+	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DCreateSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 54, fmt.Errorf("MatchmakeExtension_MK8D.CreateSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 54, fmt.Errorf("MatchmakeExtension_MK8D.CreateSimpleSearchObject: %w", err))
 	}
-	id, err := a.h.CreateSimpleSearchObject(ctx, c, req.Object)
+	id, err := h.CreateSimpleSearchObject(ctx, c, req.Object)
 	if err != nil {
 		return out, err
 	}
@@ -2292,40 +1174,52 @@ func (a matchmakeExtensionMK8DServer) createSimpleSearchObject(ctx context.Conte
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) updateSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DUpdateSimpleSearchObject answers a MatchmakeExtension_MK8D.UpdateSimpleSearchObject call with h's UpdateSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DUpdateSimpleSearchObject(h interface {
+	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DUpdateSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 55, fmt.Errorf("MatchmakeExtension_MK8D.UpdateSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 55, fmt.Errorf("MatchmakeExtension_MK8D.UpdateSimpleSearchObject: %w", err))
 	}
-	if err := a.h.UpdateSimpleSearchObject(ctx, c, req.ID, req.Object); err != nil {
+	if err := h.UpdateSimpleSearchObject(ctx, c, req.ID, req.Object); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8DServer) deleteSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DDeleteSimpleSearchObject answers a MatchmakeExtension_MK8D.DeleteSimpleSearchObject call with h's DeleteSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DDeleteSimpleSearchObject(h interface {
+	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DDeleteSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 56, fmt.Errorf("MatchmakeExtension_MK8D.DeleteSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 56, fmt.Errorf("MatchmakeExtension_MK8D.DeleteSimpleSearchObject: %w", err))
 	}
-	if err := a.h.DeleteSimpleSearchObject(ctx, c, req.ID); err != nil {
+	if err := h.DeleteSimpleSearchObject(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8DServer) searchSimpleSearchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DSearchSimpleSearchObject answers a MatchmakeExtension_MK8D.SearchSimpleSearchObject call with h's SearchSimpleSearchObject: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DSearchSimpleSearchObject(h interface {
+	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DSearchSimpleSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 57, fmt.Errorf("MatchmakeExtension_MK8D.SearchSimpleSearchObject: %w", err))
+		return out, rmc.ParamError(h, 57, fmt.Errorf("MatchmakeExtension_MK8D.SearchSimpleSearchObject: %w", err))
 	}
-	objects, err := a.h.SearchSimpleSearchObject(ctx, c, req.Param)
+	objects, err := h.SearchSimpleSearchObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -2335,14 +1229,18 @@ func (a matchmakeExtensionMK8DServer) searchSimpleSearchObject(ctx context.Conte
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) searchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIds answers a MatchmakeExtension_MK8D.SearchSimpleSearchObjectByObjectIds call with h's SearchSimpleSearchObjectByObjectIds: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIds(h interface {
+	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 58, fmt.Errorf("MatchmakeExtension_MK8D.SearchSimpleSearchObjectByObjectIds: %w", err))
+		return out, rmc.ParamError(h, 58, fmt.Errorf("MatchmakeExtension_MK8D.SearchSimpleSearchObjectByObjectIds: %w", err))
 	}
-	objects, err := a.h.SearchSimpleSearchObjectByObjectIds(ctx, c, req.IDs)
+	objects, err := h.SearchSimpleSearchObjectByObjectIds(ctx, c, req.IDs)
 	if err != nil {
 		return out, err
 	}
@@ -2352,14 +1250,18 @@ func (a matchmakeExtensionMK8DServer) searchSimpleSearchObjectByObjectIds(ctx co
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) joinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipants answers a MatchmakeExtension_MK8D.JoinMatchmakeSessionWithExtraParticipants call with h's JoinMatchmakeSessionWithExtraParticipants: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipants(h interface {
+	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 59, fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionWithExtraParticipants: %w", err))
+		return out, rmc.ParamError(h, 59, fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionWithExtraParticipants: %w", err))
 	}
-	sessionKey, err := a.h.JoinMatchmakeSessionWithExtraParticipants(ctx, c, req.GID, req.JoinMessage, req.IgnoreBlacklist, req.ParticipationCount, req.ExtraParticipants)
+	sessionKey, err := h.JoinMatchmakeSessionWithExtraParticipants(ctx, c, req.GID, req.JoinMessage, req.IgnoreBlacklist, req.ParticipationCount, req.ExtraParticipants)
 	if err != nil {
 		return out, err
 	}
@@ -2369,18 +1271,26 @@ func (a matchmakeExtensionMK8DServer) joinMatchmakeSessionWithExtraParticipants(
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) customGetSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.CustomGetSimplePlayingSession(ctx, c, out)
+// ServeMatchmakeExtensionMK8DCustomGetSimplePlayingSession answers a MatchmakeExtension_MK8D.CustomGetSimplePlayingSession call with h's CustomGetSimplePlayingSession: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DCustomGetSimplePlayingSession(h interface {
+	CustomGetSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.CustomGetSimplePlayingSession(ctx, c, out)
 }
 
-func (a matchmakeExtensionMK8DServer) createCompetition(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DCreateCompetition answers a MatchmakeExtension_MK8D.CreateCompetition call with h's CreateCompetition: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DCreateCompetition(h interface {
+	CreateCompetition(ctx context.Context, c *rmc.Call, competition SimpleSearchObject) (competitionOut SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DCreateCompetitionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 61, fmt.Errorf("MatchmakeExtension_MK8D.CreateCompetition: %w", err))
+		return out, rmc.ParamError(h, 61, fmt.Errorf("MatchmakeExtension_MK8D.CreateCompetition: %w", err))
 	}
-	competitionOut, err := a.h.CreateCompetition(ctx, c, req.Competition)
+	competitionOut, err := h.CreateCompetition(ctx, c, req.Competition)
 	if err != nil {
 		return out, err
 	}
@@ -2390,51 +1300,67 @@ func (a matchmakeExtensionMK8DServer) createCompetition(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) deleteCompetition(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DDeleteCompetition answers a MatchmakeExtension_MK8D.DeleteCompetition call with h's DeleteCompetition: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DDeleteCompetition(h interface {
+	DeleteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DDeleteCompetitionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 62, fmt.Errorf("MatchmakeExtension_MK8D.DeleteCompetition: %w", err))
+		return out, rmc.ParamError(h, 62, fmt.Errorf("MatchmakeExtension_MK8D.DeleteCompetition: %w", err))
 	}
-	if err := a.h.DeleteCompetition(ctx, c, req.ID); err != nil {
+	if err := h.DeleteCompetition(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8DServer) registerFavoriteCompetition(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DRegisterFavoriteCompetition answers a MatchmakeExtension_MK8D.RegisterFavoriteCompetition call with h's RegisterFavoriteCompetition: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DRegisterFavoriteCompetition(h interface {
+	RegisterFavoriteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DRegisterFavoriteCompetitionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 63, fmt.Errorf("MatchmakeExtension_MK8D.RegisterFavoriteCompetition: %w", err))
+		return out, rmc.ParamError(h, 63, fmt.Errorf("MatchmakeExtension_MK8D.RegisterFavoriteCompetition: %w", err))
 	}
-	if err := a.h.RegisterFavoriteCompetition(ctx, c, req.ID); err != nil {
+	if err := h.RegisterFavoriteCompetition(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8DServer) unregisterFavoriteCompetition(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DUnregisterFavoriteCompetition answers a MatchmakeExtension_MK8D.UnregisterFavoriteCompetition call with h's UnregisterFavoriteCompetition: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DUnregisterFavoriteCompetition(h interface {
+	UnregisterFavoriteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionMK8DUnregisterFavoriteCompetitionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 64, fmt.Errorf("MatchmakeExtension_MK8D.UnregisterFavoriteCompetition: %w", err))
+		return out, rmc.ParamError(h, 64, fmt.Errorf("MatchmakeExtension_MK8D.UnregisterFavoriteCompetition: %w", err))
 	}
-	if err := a.h.UnregisterFavoriteCompetition(ctx, c, req.ID); err != nil {
+	if err := h.UnregisterFavoriteCompetition(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionMK8DServer) getFavoriteCompetition(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionMK8DGetFavoriteCompetition answers a MatchmakeExtension_MK8D.GetFavoriteCompetition call with h's GetFavoriteCompetition: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DGetFavoriteCompetition(h interface {
+	GetFavoriteCompetition(ctx context.Context, c *rmc.Call) (competitions []SimpleSearchObject, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 65, fmt.Errorf("MatchmakeExtension_MK8D.GetFavoriteCompetition: %w", err))
+		return out, rmc.ParamError(h, 65, fmt.Errorf("MatchmakeExtension_MK8D.GetFavoriteCompetition: %w", err))
 	}
-	competitions, err := a.h.GetFavoriteCompetition(ctx, c)
+	competitions, err := h.GetFavoriteCompetition(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -2444,12 +1370,20 @@ func (a matchmakeExtensionMK8DServer) getFavoriteCompetition(ctx context.Context
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionMK8DServer) getTeamParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetTeamParticipants(ctx, c, out)
+// ServeMatchmakeExtensionMK8DGetTeamParticipants answers a MatchmakeExtension_MK8D.GetTeamParticipants call with h's GetTeamParticipants: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DGetTeamParticipants(h interface {
+	GetTeamParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetTeamParticipants(ctx, c, out)
 }
 
-func (a matchmakeExtensionMK8DServer) findCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.FindCommunityByOwner(ctx, c, out)
+// ServeMatchmakeExtensionMK8DFindCommunityByOwner answers a MatchmakeExtension_MK8D.FindCommunityByOwner call with h's FindCommunityByOwner: the generated decoding and
+// encoding, for MatchmakeExtensionMK8D's server and its variants'.
+func ServeMatchmakeExtensionMK8DFindCommunityByOwner(h interface {
+	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.FindCommunityByOwner(ctx, c, out)
 }
 
 // MatchmakeExtensionMK8DClient calls MatchmakeExtension_MK8D methods through C (an *rmc.Client, a logged-in session's RMC).
@@ -2457,1217 +1391,273 @@ type MatchmakeExtensionMK8DClient struct{ C rmc.Caller }
 
 // CloseParticipation calls MatchmakeExtension_MK8D.CloseParticipation.
 func (c MatchmakeExtensionMK8DClient) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCloseParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.CloseParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
 }
 
 // OpenParticipation calls MatchmakeExtension_MK8D.OpenParticipation.
 func (c MatchmakeExtensionMK8DClient) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionOpenParticipationRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.OpenParticipation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
 }
 
 // AutoMatchmake_Postpone joins a session like the given one, or creates it when
 // there is none, and returns the session joined.
 func (c MatchmakeExtensionMK8DClient) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakePostponeRequest{Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakePostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmake_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
 }
 
 // BrowseMatchmakeSession lists the sessions the criteria select.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSession response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrls.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrls response: %w", err)
-		return
-	}
-	gatherings = resp.Gatherings
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
 }
 
 // CreateMatchmakeSession creates a session owned by the caller and returns its id
 // and session key.
 func (c MatchmakeExtensionMK8DClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateMatchmakeSessionRequest{Gathering: gathering, Description: description, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.CreateMatchmakeSession response: %w", err)
-		return
-	}
-	gid = resp.GID
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
 }
 
 // JoinMatchmakeSession joins the caller to a session and returns its session key.
 func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionRequest{GID: gid, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSession response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
 }
 
 // ModifyCurrentGameAttribute calls MatchmakeExtension_MK8D.ModifyCurrentGameAttribute.
 func (c MatchmakeExtensionMK8DClient) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionModifyCurrentGameAttributeRequest{GID: gid, Attrib: attrib, Value: value}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.ModifyCurrentGameAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
 }
 
 // UpdateNotificationData calls MatchmakeExtension_MK8D.UpdateNotificationData.
 func (c MatchmakeExtensionMK8DClient) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateNotificationDataRequest{Type: typeArg, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateNotificationData response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
 }
 
 // GetFriendNotificationData calls MatchmakeExtension_MK8D.GetFriendNotificationData.
 func (c MatchmakeExtensionMK8DClient) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetFriendNotificationDataRequest{Type: typeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
 }
 
 // UpdateApplicationBuffer calls MatchmakeExtension_MK8D.UpdateApplicationBuffer.
 func (c MatchmakeExtensionMK8DClient) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateApplicationBufferRequest{GID: gid, Buffer: buffer}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateApplicationBuffer response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
 }
 
 // UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MK8D.UpdateMatchmakeSessionAttribute.
 func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest{GID: gid, Attribs: attribs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSessionAttribute response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
 }
 
 // GetlstFriendNotificationData (the wiki's spelling; NintendoClients
 // get_friend_notification_data_list) returns the friends' notifications of the given
 // types.
 func (c MatchmakeExtensionMK8DClient) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetlstFriendNotificationDataRequest{Types: typesArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetlstFriendNotificationDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetlstFriendNotificationData response: %w", err)
-		return
-	}
-	notifications = resp.Notifications
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
 }
 
 // UpdateMatchmakeSession calls MatchmakeExtension_MK8D.UpdateMatchmakeSession.
 func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionRequest{Gathering: gathering}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSession response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
 }
 
 // AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
 // criteria finds, or creates the given one.
 func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest{SearchCriteria: searchCriteria, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithSearchCriteria_Postpone response: %w", err)
-		return
-	}
-	gatheringOut = resp.Gathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
 }
 
 // GetPlayingSession calls MatchmakeExtension_MK8D.GetPlayingSession.
 func (c MatchmakeExtensionMK8DClient) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetPlayingSessionRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 16, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetPlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetPlayingSession response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
 }
 
 // CreateCommunity calls MatchmakeExtension_MK8D.CreateCommunity.
 func (c MatchmakeExtensionMK8DClient) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateCommunityRequest{Community: community, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 17, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.CreateCommunity response: %w", err)
-		return
-	}
-	gid = resp.GID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
 }
 
 // UpdateCommunity calls MatchmakeExtension_MK8D.UpdateCommunity.
 func (c MatchmakeExtensionMK8DClient) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateCommunityRequest{Community: community}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 18, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
 }
 
 // JoinCommunity calls MatchmakeExtension_MK8D.JoinCommunity.
 func (c MatchmakeExtensionMK8DClient) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinCommunityRequest{GID: gid, Message: message, Password: password}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 19, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.JoinCommunity response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
 }
 
 // FindCommunityByGatheringId calls MatchmakeExtension_MK8D.FindCommunityByGatheringId.
 func (c MatchmakeExtensionMK8DClient) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 20, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindCommunityByGatheringId response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
 }
 
 // FindOfficialCommunity calls MatchmakeExtension_MK8D.FindOfficialCommunity.
 func (c MatchmakeExtensionMK8DClient) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindOfficialCommunityRequest{AvailableOnly: availableOnly, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 21, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindOfficialCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindOfficialCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
 }
 
 // FindCommunityByParticipant calls MatchmakeExtension_MK8D.FindCommunityByParticipant.
 func (c MatchmakeExtensionMK8DClient) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindCommunityByParticipantRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 22, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindCommunityByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindCommunityByParticipant response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
 }
 
 // UpdatePrivacySetting calls MatchmakeExtension_MK8D.UpdatePrivacySetting.
 func (c MatchmakeExtensionMK8DClient) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdatePrivacySettingRequest{OnlineStatus: onlineStatus, CommunityParticipation: communityParticipation}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 23, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdatePrivacySetting response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
 }
 
 // GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
 func (c MatchmakeExtensionMK8DClient) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 24, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetMyBlackListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetMyBlackList response: %w", err)
-		return
-	}
-	pids = resp.PIDs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
 }
 
 // AddToBlackList calls MatchmakeExtension_MK8D.AddToBlackList.
 func (c MatchmakeExtensionMK8DClient) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAddToBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 25, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.AddToBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
 }
 
 // RemoveFromBlackList calls MatchmakeExtension_MK8D.RemoveFromBlackList.
 func (c MatchmakeExtensionMK8DClient) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRemoveFromBlackListRequest{PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 26, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.RemoveFromBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
 }
 
 // ClearMyBlackList calls MatchmakeExtension_MK8D.ClearMyBlackList.
 func (c MatchmakeExtensionMK8DClient) ClearMyBlackList(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 27, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.ClearMyBlackList response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
 }
 
 // ReportViolation calls MatchmakeExtension_MK8D.ReportViolation.
 func (c MatchmakeExtensionMK8DClient) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionReportViolationRequest{PID: pid, Username: username, ViolationCode: violationCode}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 28, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.ReportViolation response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
 }
 
 // IsViolationUser calls MatchmakeExtension_MK8D.IsViolationUser.
 func (c MatchmakeExtensionMK8DClient) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 29, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionIsViolationUserResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.IsViolationUser response: %w", err)
-		return
-	}
-	flag = resp.Flag
-	score = resp.Score
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
 }
 
 // JoinMatchmakeSessionEx calls MatchmakeExtension_MK8D.JoinMatchmakeSessionEx.
 func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionExRequest{GID: gid, Gmessage: gmessage, IgnoreBlockList: ignoreBlockList, NumParticipants: numParticipants}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 30, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionExResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionEx response: %w", err)
-		return
-	}
-	sessionKey = resp.SessionKey
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
 }
 
 // GetSimplePlayingSession calls MatchmakeExtension_MK8D.GetSimplePlayingSession.
 func (c MatchmakeExtensionMK8DClient) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimplePlayingSessionRequest{PIDs: pids, IncludeLoginUser: includeLoginUser}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 31, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimplePlayingSessionResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetSimplePlayingSession response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
 }
 
 // GetSimpleCommunity calls MatchmakeExtension_MK8D.GetSimpleCommunity.
 func (c MatchmakeExtensionMK8DClient) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGetSimpleCommunityRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 32, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGetSimpleCommunityResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GetSimpleCommunity response: %w", err)
-		return
-	}
-	communities = resp.Communities
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
 }
 
 // AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MK8D.AutoMatchmakeWithGatheringId_Postpone.
 func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest{GIDs: gids, Gathering: gathering, Message: message}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 33, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithGatheringId_Postpone response: %w", err)
-		return
-	}
-	joinedGathering = resp.JoinedGathering
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
 }
 
 // UpdateProgressScore calls MatchmakeExtension_MK8D.UpdateProgressScore.
 func (c MatchmakeExtensionMK8DClient) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateProgressScoreRequest{GID: gid, Score: score}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 34, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateProgressScore response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
 }
 
 // DebugNotifyEvent calls MatchmakeExtension_MK8D.DebugNotifyEvent.
 func (c MatchmakeExtensionMK8DClient) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionDebugNotifyEventRequest{PID: pid, MainType: mainType, SubType: subType, Param1: param1, Param2: param2, Param3: param3}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 35, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.DebugNotifyEvent response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
 }
 
 // GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_MK8D.GenerateMatchmakeSessionSystemPassword.
 func (c MatchmakeExtensionMK8DClient) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 36, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.GenerateMatchmakeSessionSystemPassword response: %w", err)
-		return
-	}
-	password = resp.Password
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
 }
 
 // ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_MK8D.ClearMatchmakeSessionSystemPassword.
 func (c MatchmakeExtensionMK8DClient) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionClearMatchmakeSessionSystemPasswordRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 37, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.ClearMatchmakeSessionSystemPassword response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
 }
 
 // CreateMatchmakeSessionWithParam creates a session and returns it.
 func (c MatchmakeExtensionMK8DClient) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 38, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionCreateMatchmakeSessionWithParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.CreateMatchmakeSessionWithParam response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
 }
 
 // JoinMatchmakeSessionWithParam joins a session and returns it.
 func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 39, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionJoinMatchmakeSessionWithParamResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.JoinMatchmakeSessionWithParam response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
 }
 
 // AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
 // given one, and returns it.
 func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 40, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.AutoMatchmakeWithParam_Postpone response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
 }
 
 // FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringIdDetail.
 func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 41, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringIdDetail response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
 }
 
 // BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolder.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 42, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolder.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest{SearchCriteria: searchCriteria, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 43, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolder response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
 }
 
 // UpdateMatchmakeSessionPart calls MatchmakeExtension_MK8D.UpdateMatchmakeSessionPart.
 func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionUpdateMatchmakeSessionPartRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 44, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.UpdateMatchmakeSessionPart response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
 }
 
 // RequestMatchmaking calls MatchmakeExtension_MK8D.RequestMatchmaking.
 func (c MatchmakeExtensionMK8DClient) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionRequestMatchmakingRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 45, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionRequestMatchmakingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.RequestMatchmaking response: %w", err)
-		return
-	}
-	requestID = resp.RequestID
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
 }
 
 // WithdrawMatchmaking calls MatchmakeExtension_MK8D.WithdrawMatchmaking.
 func (c MatchmakeExtensionMK8DClient) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionWithdrawMatchmakingRequest{RequestID: requestID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 46, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.WithdrawMatchmaking response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
 }
 
 // WithdrawMatchmakingAll calls MatchmakeExtension_MK8D.WithdrawMatchmakingAll.
 func (c MatchmakeExtensionMK8DClient) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 47, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.WithdrawMatchmakingAll response: %w", err)
-		return
-	}
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
 }
 
 // FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringId.
 func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest{GIDs: gids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 48, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringId response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
 }
 
 // FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MK8D.FindMatchmakeSessionBySingleGatheringId.
 func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest{GID: gid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 49, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionBySingleGatheringId response: %w", err)
-		return
-	}
-	session = resp.Session
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
 }
 
 // FindMatchmakeSessionByOwner calls MatchmakeExtension_MK8D.FindMatchmakeSessionByOwner.
 func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerRequest{PID: pid, Range: rangeArg}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 50, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByOwnerResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByOwner response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
 }
 
 // FindMatchmakeSessionByParticipant calls MatchmakeExtension_MK8D.FindMatchmakeSessionByParticipant.
 func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 51, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionFindMatchmakeSessionByParticipantResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.FindMatchmakeSessionByParticipant response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
 }
 
 // BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolderNoResultRange.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 52, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
 func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest{SearchCriteria: searchCriteria}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, MatchmakeExtensionMK8DProtocolID, 53, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp matchmaking.MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange response: %w", err)
-		return
-	}
-	sessions = resp.Sessions
-	urls = resp.URLs
-	return
+	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
 }
 
 // CreateSimpleSearchObject calls MatchmakeExtension_MK8D.CreateSimpleSearchObject.

@@ -654,33 +654,37 @@ func RegisterMessagingMethods(mux *rmc.Mux, h MessagingHandler, methods ...uint3
 func (a messagingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.deliverMessage(ctx, c, out)
+		return ServeMessagingDeliverMessage(a.h, ctx, c, out)
 	case 2:
-		return a.getNumberOfMessages(ctx, c, out)
+		return ServeMessagingGetNumberOfMessages(a.h, ctx, c, out)
 	case 3:
-		return a.getMessagesHeaders(ctx, c, out)
+		return ServeMessagingGetMessagesHeaders(a.h, ctx, c, out)
 	case 4:
-		return a.retrieveAllMessagesWithinRange(ctx, c, out)
+		return ServeMessagingRetrieveAllMessagesWithinRange(a.h, ctx, c, out)
 	case 5:
-		return a.retrieveMessages(ctx, c, out)
+		return ServeMessagingRetrieveMessages(a.h, ctx, c, out)
 	case 6:
-		return a.deleteMessages(ctx, c, out)
+		return ServeMessagingDeleteMessages(a.h, ctx, c, out)
 	case 7:
-		return a.deleteAllMessages(ctx, c, out)
+		return ServeMessagingDeleteAllMessages(a.h, ctx, c, out)
 	case 8:
-		return a.deliverMessageMultiTarget(ctx, c, out)
+		return ServeMessagingDeliverMessageMultiTarget(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a messagingServer) deliverMessage(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingDeliverMessage answers a Messaging.DeliverMessage call with h's DeliverMessage: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingDeliverMessage(h interface {
+	DeliverMessage(ctx context.Context, c *rmc.Call, message types.AnyData) (modifiedMessage types.AnyData, sandboxNodeIDs []uint32, participants []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingDeliverMessageRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Messaging.DeliverMessage: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Messaging.DeliverMessage: %w", err))
 	}
-	modifiedMessage, sandboxNodeIDs, participants, err := a.h.DeliverMessage(ctx, c, req.Message)
+	modifiedMessage, sandboxNodeIDs, participants, err := h.DeliverMessage(ctx, c, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -690,14 +694,18 @@ func (a messagingServer) deliverMessage(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a messagingServer) getNumberOfMessages(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingGetNumberOfMessages answers a Messaging.GetNumberOfMessages call with h's GetNumberOfMessages: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingGetNumberOfMessages(h interface {
+	GetNumberOfMessages(ctx context.Context, c *rmc.Call, recipient MessageRecipient) (number uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingGetNumberOfMessagesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Messaging.GetNumberOfMessages: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Messaging.GetNumberOfMessages: %w", err))
 	}
-	number, err := a.h.GetNumberOfMessages(ctx, c, req.Recipient)
+	number, err := h.GetNumberOfMessages(ctx, c, req.Recipient)
 	if err != nil {
 		return out, err
 	}
@@ -707,14 +715,18 @@ func (a messagingServer) getNumberOfMessages(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a messagingServer) getMessagesHeaders(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingGetMessagesHeaders answers a Messaging.GetMessagesHeaders call with h's GetMessagesHeaders: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingGetMessagesHeaders(h interface {
+	GetMessagesHeaders(ctx context.Context, c *rmc.Call, recipient MessageRecipient, rangeArg common.ResultRange) (headers []UserMessage, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingGetMessagesHeadersRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Messaging.GetMessagesHeaders: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Messaging.GetMessagesHeaders: %w", err))
 	}
-	headers, err := a.h.GetMessagesHeaders(ctx, c, req.Recipient, req.Range)
+	headers, err := h.GetMessagesHeaders(ctx, c, req.Recipient, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -724,14 +736,18 @@ func (a messagingServer) getMessagesHeaders(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a messagingServer) retrieveAllMessagesWithinRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingRetrieveAllMessagesWithinRange answers a Messaging.RetrieveAllMessagesWithinRange call with h's RetrieveAllMessagesWithinRange: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingRetrieveAllMessagesWithinRange(h interface {
+	RetrieveAllMessagesWithinRange(ctx context.Context, c *rmc.Call, recipient MessageRecipient, rangeArg common.ResultRange) (messages []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingRetrieveAllMessagesWithinRangeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Messaging.RetrieveAllMessagesWithinRange: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Messaging.RetrieveAllMessagesWithinRange: %w", err))
 	}
-	messages, err := a.h.RetrieveAllMessagesWithinRange(ctx, c, req.Recipient, req.Range)
+	messages, err := h.RetrieveAllMessagesWithinRange(ctx, c, req.Recipient, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -741,14 +757,18 @@ func (a messagingServer) retrieveAllMessagesWithinRange(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a messagingServer) retrieveMessages(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingRetrieveMessages answers a Messaging.RetrieveMessages call with h's RetrieveMessages: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingRetrieveMessages(h interface {
+	RetrieveMessages(ctx context.Context, c *rmc.Call, recipient MessageRecipient, messageIDs []uint32, leaveOnServer bool) (messages []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingRetrieveMessagesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Messaging.RetrieveMessages: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Messaging.RetrieveMessages: %w", err))
 	}
-	messages, err := a.h.RetrieveMessages(ctx, c, req.Recipient, req.MessageIDs, req.LeaveOnServer)
+	messages, err := h.RetrieveMessages(ctx, c, req.Recipient, req.MessageIDs, req.LeaveOnServer)
 	if err != nil {
 		return out, err
 	}
@@ -758,27 +778,35 @@ func (a messagingServer) retrieveMessages(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a messagingServer) deleteMessages(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingDeleteMessages answers a Messaging.DeleteMessages call with h's DeleteMessages: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingDeleteMessages(h interface {
+	DeleteMessages(ctx context.Context, c *rmc.Call, recipient MessageRecipient, messageIDs []uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingDeleteMessagesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Messaging.DeleteMessages: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Messaging.DeleteMessages: %w", err))
 	}
-	if err := a.h.DeleteMessages(ctx, c, req.Recipient, req.MessageIDs); err != nil {
+	if err := h.DeleteMessages(ctx, c, req.Recipient, req.MessageIDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a messagingServer) deleteAllMessages(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingDeleteAllMessages answers a Messaging.DeleteAllMessages call with h's DeleteAllMessages: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingDeleteAllMessages(h interface {
+	DeleteAllMessages(ctx context.Context, c *rmc.Call, recipient MessageRecipient) (numberDeleted uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingDeleteAllMessagesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Messaging.DeleteAllMessages: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Messaging.DeleteAllMessages: %w", err))
 	}
-	numberDeleted, err := a.h.DeleteAllMessages(ctx, c, req.Recipient)
+	numberDeleted, err := h.DeleteAllMessages(ctx, c, req.Recipient)
 	if err != nil {
 		return out, err
 	}
@@ -788,14 +816,18 @@ func (a messagingServer) deleteAllMessages(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a messagingServer) deliverMessageMultiTarget(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessagingDeliverMessageMultiTarget answers a Messaging.DeliverMessageMultiTarget call with h's DeliverMessageMultiTarget: the generated decoding and
+// encoding, for Messaging's server and its variants'.
+func ServeMessagingDeliverMessageMultiTarget(h interface {
+	DeliverMessageMultiTarget(ctx context.Context, c *rmc.Call, targets []types.PID, message types.AnyData) (modifiedMessage types.AnyData, sandboxNodeIDs []uint32, participants []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessagingDeliverMessageMultiTargetRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Messaging.DeliverMessageMultiTarget: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Messaging.DeliverMessageMultiTarget: %w", err))
 	}
-	modifiedMessage, sandboxNodeIDs, participants, err := a.h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message)
+	modifiedMessage, sandboxNodeIDs, participants, err := h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -1144,34 +1176,42 @@ func RegisterMessageDeliveryMethods(mux *rmc.Mux, h MessageDeliveryHandler, meth
 func (a messageDeliveryServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.deliverMessage(ctx, c, out)
+		return ServeMessageDeliveryDeliverMessage(a.h, ctx, c, out)
 	case 2:
-		return a.deliverMessageMultiTarget(ctx, c, out)
+		return ServeMessageDeliveryDeliverMessageMultiTarget(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a messageDeliveryServer) deliverMessage(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessageDeliveryDeliverMessage answers a MessageDelivery.DeliverMessage call with h's DeliverMessage: the generated decoding and
+// encoding, for MessageDelivery's server and its variants'.
+func ServeMessageDeliveryDeliverMessage(h interface {
+	DeliverMessage(ctx context.Context, c *rmc.Call, message types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessageDeliveryDeliverMessageRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MessageDelivery.DeliverMessage: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MessageDelivery.DeliverMessage: %w", err))
 	}
-	if err := a.h.DeliverMessage(ctx, c, req.Message); err != nil {
+	if err := h.DeliverMessage(ctx, c, req.Message); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse
 }
 
-func (a messageDeliveryServer) deliverMessageMultiTarget(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMessageDeliveryDeliverMessageMultiTarget answers a MessageDelivery.DeliverMessageMultiTarget call with h's DeliverMessageMultiTarget: the generated decoding and
+// encoding, for MessageDelivery's server and its variants'.
+func ServeMessageDeliveryDeliverMessageMultiTarget(h interface {
+	DeliverMessageMultiTarget(ctx context.Context, c *rmc.Call, targets []types.PID, message types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MessageDeliveryDeliverMessageMultiTargetRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MessageDelivery.DeliverMessageMultiTarget: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MessageDelivery.DeliverMessageMultiTarget: %w", err))
 	}
-	if err := a.h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message); err != nil {
+	if err := h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse

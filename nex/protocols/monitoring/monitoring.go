@@ -149,19 +149,23 @@ func RegisterMonitoringMethods(mux *rmc.Mux, h MonitoringHandler, methods ...uin
 func (a monitoringServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.pingDaemon(ctx, c, out)
+		return ServeMonitoringPingDaemon(a.h, ctx, c, out)
 	case 2:
-		return a.getClusterMembers(ctx, c, out)
+		return ServeMonitoringGetClusterMembers(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a monitoringServer) pingDaemon(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMonitoringPingDaemon answers a Monitoring.PingDaemon call with h's PingDaemon: the generated decoding and
+// encoding, for Monitoring's server and its variants'.
+func ServeMonitoringPingDaemon(h interface {
+	PingDaemon(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Monitoring.PingDaemon: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Monitoring.PingDaemon: %w", err))
 	}
-	result, err := a.h.PingDaemon(ctx, c)
+	result, err := h.PingDaemon(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -171,12 +175,16 @@ func (a monitoringServer) pingDaemon(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a monitoringServer) getClusterMembers(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMonitoringGetClusterMembers answers a Monitoring.GetClusterMembers call with h's GetClusterMembers: the generated decoding and
+// encoding, for Monitoring's server and its variants'.
+func ServeMonitoringGetClusterMembers(h interface {
+	GetClusterMembers(ctx context.Context, c *rmc.Call) (members []string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Monitoring.GetClusterMembers: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Monitoring.GetClusterMembers: %w", err))
 	}
-	members, err := a.h.GetClusterMembers(ctx, c)
+	members, err := h.GetClusterMembers(ctx, c)
 	if err != nil {
 		return out, err
 	}

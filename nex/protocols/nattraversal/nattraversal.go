@@ -382,94 +382,118 @@ func RegisterNATTraversalMethods(mux *rmc.Mux, h NATTraversalHandler, methods ..
 func (a nATTraversalServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.requestProbeInitiation(ctx, c, out)
+		return ServeNATTraversalRequestProbeInitiation(a.h, ctx, c, out)
 	case 2:
-		return a.initiateProbe(ctx, c, out)
+		return ServeNATTraversalInitiateProbe(a.h, ctx, c, out)
 	case 3:
-		return a.requestProbeInitiationExt(ctx, c, out)
+		return ServeNATTraversalRequestProbeInitiationExt(a.h, ctx, c, out)
 	case 4:
-		return a.reportNATTraversalResult(ctx, c, out)
+		return ServeNATTraversalReportNATTraversalResult(a.h, ctx, c, out)
 	case 5:
-		return a.reportNATProperties(ctx, c, out)
+		return ServeNATTraversalReportNATProperties(a.h, ctx, c, out)
 	case 6:
-		return a.getRelaySignatureKey(ctx, c, out)
+		return ServeNATTraversalGetRelaySignatureKey(a.h, ctx, c, out)
 	case 7:
-		return a.reportNATTraversalResultDetail(ctx, c, out)
+		return ServeNATTraversalReportNATTraversalResultDetail(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a nATTraversalServer) requestProbeInitiation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalRequestProbeInitiation answers a NATTraversal.RequestProbeInitiation call with h's RequestProbeInitiation: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalRequestProbeInitiation(h interface {
+	RequestProbeInitiation(ctx context.Context, c *rmc.Call, targetURLs []types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalRequestProbeInitiationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("NATTraversal.RequestProbeInitiation: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("NATTraversal.RequestProbeInitiation: %w", err))
 	}
-	if err := a.h.RequestProbeInitiation(ctx, c, req.TargetURLs); err != nil {
+	if err := h.RequestProbeInitiation(ctx, c, req.TargetURLs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a nATTraversalServer) initiateProbe(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalInitiateProbe answers a NATTraversal.InitiateProbe call with h's InitiateProbe: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalInitiateProbe(h interface {
+	InitiateProbe(ctx context.Context, c *rmc.Call, stationToProbe types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalInitiateProbeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("NATTraversal.InitiateProbe: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("NATTraversal.InitiateProbe: %w", err))
 	}
-	if err := a.h.InitiateProbe(ctx, c, req.StationToProbe); err != nil {
+	if err := h.InitiateProbe(ctx, c, req.StationToProbe); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a nATTraversalServer) requestProbeInitiationExt(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalRequestProbeInitiationExt answers a NATTraversal.RequestProbeInitiationExt call with h's RequestProbeInitiationExt: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalRequestProbeInitiationExt(h interface {
+	RequestProbeInitiationExt(ctx context.Context, c *rmc.Call, targetURLs []types.StationURL, stationToProbe types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalRequestProbeInitiationExtRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("NATTraversal.RequestProbeInitiationExt: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("NATTraversal.RequestProbeInitiationExt: %w", err))
 	}
-	if err := a.h.RequestProbeInitiationExt(ctx, c, req.TargetURLs, req.StationToProbe); err != nil {
+	if err := h.RequestProbeInitiationExt(ctx, c, req.TargetURLs, req.StationToProbe); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a nATTraversalServer) reportNATTraversalResult(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalReportNATTraversalResult answers a NATTraversal.ReportNATTraversalResult call with h's ReportNATTraversalResult: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalReportNATTraversalResult(h interface {
+	ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalReportNATTraversalResultRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("NATTraversal.ReportNATTraversalResult: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("NATTraversal.ReportNATTraversalResult: %w", err))
 	}
-	if err := a.h.ReportNATTraversalResult(ctx, c, req.CID, req.Result); err != nil {
+	if err := h.ReportNATTraversalResult(ctx, c, req.CID, req.Result); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a nATTraversalServer) reportNATProperties(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalReportNATProperties answers a NATTraversal.ReportNATProperties call with h's ReportNATProperties: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalReportNATProperties(h interface {
+	ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalReportNATPropertiesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("NATTraversal.ReportNATProperties: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("NATTraversal.ReportNATProperties: %w", err))
 	}
-	if err := a.h.ReportNATProperties(ctx, c, req.Natm, req.Natf, req.Rtt); err != nil {
+	if err := h.ReportNATProperties(ctx, c, req.Natm, req.Natf, req.Rtt); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a nATTraversalServer) getRelaySignatureKey(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalGetRelaySignatureKey answers a NATTraversal.GetRelaySignatureKey call with h's GetRelaySignatureKey: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalGetRelaySignatureKey(h interface {
+	GetRelaySignatureKey(ctx context.Context, c *rmc.Call) (mode int32, time types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("NATTraversal.GetRelaySignatureKey: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("NATTraversal.GetRelaySignatureKey: %w", err))
 	}
-	mode, time, address, port, addressType, gameServerID, err := a.h.GetRelaySignatureKey(ctx, c)
+	mode, time, address, port, addressType, gameServerID, err := h.GetRelaySignatureKey(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -479,14 +503,18 @@ func (a nATTraversalServer) getRelaySignatureKey(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a nATTraversalServer) reportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNATTraversalReportNATTraversalResultDetail answers a NATTraversal.ReportNATTraversalResultDetail call with h's ReportNATTraversalResultDetail: the generated decoding and
+// encoding, for NATTraversal's server and its variants'.
+func ServeNATTraversalReportNATTraversalResultDetail(h interface {
+	ReportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, cid uint32, result bool, detail int32, rtt uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalReportNATTraversalResultDetailRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("NATTraversal.ReportNATTraversalResultDetail: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("NATTraversal.ReportNATTraversalResultDetail: %w", err))
 	}
-	if err := a.h.ReportNATTraversalResultDetail(ctx, c, req.CID, req.Result, req.Detail, req.Rtt); err != nil {
+	if err := h.ReportNATTraversalResultDetail(ctx, c, req.CID, req.Result, req.Detail, req.Rtt); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -142,6 +142,15 @@ func (s *RankingOrderParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewRankingOrderParam returns a RankingOrderParam with the description's defaults.
+func NewRankingOrderParam() RankingOrderParam {
+	var s RankingOrderParam
+	s.GroupIndex = 255
+	s.TimeScope = 2
+	s.Count = 10
+	return s
+}
+
 // RankingRankData is one ranked score.
 type RankingRankData struct {
 	PID        types.PID      `nex:"pid"`
@@ -1113,112 +1122,136 @@ func RegisterRankingMethods(mux *rmc.Mux, h RankingHandler, methods ...uint32) {
 func (a rankingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.uploadScore(ctx, c, out)
+		return ServeRankingUploadScore(a.h, ctx, c, out)
 	case 2:
-		return a.deleteScore(ctx, c, out)
+		return ServeRankingDeleteScore(a.h, ctx, c, out)
 	case 3:
-		return a.deleteAllScores(ctx, c, out)
+		return ServeRankingDeleteAllScores(a.h, ctx, c, out)
 	case 4:
-		return a.uploadCommonData(ctx, c, out)
+		return ServeRankingUploadCommonData(a.h, ctx, c, out)
 	case 5:
-		return a.deleteCommonData(ctx, c, out)
+		return ServeRankingDeleteCommonData(a.h, ctx, c, out)
 	case 6:
-		return a.getCommonData(ctx, c, out)
+		return ServeRankingGetCommonData(a.h, ctx, c, out)
 	case 7:
-		return a.changeAttributes(ctx, c, out)
+		return ServeRankingChangeAttributes(a.h, ctx, c, out)
 	case 8:
-		return a.changeAllAttributes(ctx, c, out)
+		return ServeRankingChangeAllAttributes(a.h, ctx, c, out)
 	case 9:
-		return a.getRanking(ctx, c, out)
+		return ServeRankingGetRanking(a.h, ctx, c, out)
 	case 10:
-		return a.getApproxOrder(ctx, c, out)
+		return ServeRankingGetApproxOrder(a.h, ctx, c, out)
 	case 11:
-		return a.getStats(ctx, c, out)
+		return ServeRankingGetStats(a.h, ctx, c, out)
 	case 12:
-		return a.getRankingByPIDList(ctx, c, out)
+		return ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
 	case 13:
-		return a.getRankingByUniqueIdList(ctx, c, out)
+		return ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
 	case 14:
-		return a.getCachedTopXRanking(ctx, c, out)
+		return ServeRankingGetCachedTopXRanking(a.h, ctx, c, out)
 	case 15:
-		return a.getCachedTopXRankings(ctx, c, out)
+		return ServeRankingGetCachedTopXRankings(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a rankingServer) uploadScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingUploadScore answers a Ranking.UploadScore call with h's UploadScore: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingUploadScore(h interface {
+	UploadScore(ctx context.Context, c *rmc.Call, scoreData RankingScoreData, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingUploadScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Ranking.UploadScore: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Ranking.UploadScore: %w", err))
 	}
-	if err := a.h.UploadScore(ctx, c, req.ScoreData, req.UniqueID); err != nil {
+	if err := h.UploadScore(ctx, c, req.ScoreData, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) deleteScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingDeleteScore answers a Ranking.DeleteScore call with h's DeleteScore: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingDeleteScore(h interface {
+	DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingDeleteScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Ranking.DeleteScore: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Ranking.DeleteScore: %w", err))
 	}
-	if err := a.h.DeleteScore(ctx, c, req.Category, req.UniqueID); err != nil {
+	if err := h.DeleteScore(ctx, c, req.Category, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) deleteAllScores(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingDeleteAllScores answers a Ranking.DeleteAllScores call with h's DeleteAllScores: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingDeleteAllScores(h interface {
+	DeleteAllScores(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingDeleteAllScoresRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Ranking.DeleteAllScores: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Ranking.DeleteAllScores: %w", err))
 	}
-	if err := a.h.DeleteAllScores(ctx, c, req.UniqueID); err != nil {
+	if err := h.DeleteAllScores(ctx, c, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) uploadCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingUploadCommonData answers a Ranking.UploadCommonData call with h's UploadCommonData: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingUploadCommonData(h interface {
+	UploadCommonData(ctx context.Context, c *rmc.Call, commonData []byte, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingUploadCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Ranking.UploadCommonData: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Ranking.UploadCommonData: %w", err))
 	}
-	if err := a.h.UploadCommonData(ctx, c, req.CommonData, req.UniqueID); err != nil {
+	if err := h.UploadCommonData(ctx, c, req.CommonData, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) deleteCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingDeleteCommonData answers a Ranking.DeleteCommonData call with h's DeleteCommonData: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingDeleteCommonData(h interface {
+	DeleteCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingDeleteCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Ranking.DeleteCommonData: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Ranking.DeleteCommonData: %w", err))
 	}
-	if err := a.h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
+	if err := h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) getCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetCommonData answers a Ranking.GetCommonData call with h's GetCommonData: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetCommonData(h interface {
+	GetCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (dataArg []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Ranking.GetCommonData: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Ranking.GetCommonData: %w", err))
 	}
-	dataArg, err := a.h.GetCommonData(ctx, c, req.UniqueID)
+	dataArg, err := h.GetCommonData(ctx, c, req.UniqueID)
 	if err != nil {
 		return out, err
 	}
@@ -1228,40 +1261,52 @@ func (a rankingServer) getCommonData(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a rankingServer) changeAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingChangeAttributes answers a Ranking.ChangeAttributes call with h's ChangeAttributes: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingChangeAttributes(h interface {
+	ChangeAttributes(ctx context.Context, c *rmc.Call, category uint32, param RankingChangeAttributesParam, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingChangeAttributesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Ranking.ChangeAttributes: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Ranking.ChangeAttributes: %w", err))
 	}
-	if err := a.h.ChangeAttributes(ctx, c, req.Category, req.Param, req.UniqueID); err != nil {
+	if err := h.ChangeAttributes(ctx, c, req.Category, req.Param, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) changeAllAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingChangeAllAttributes answers a Ranking.ChangeAllAttributes call with h's ChangeAllAttributes: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingChangeAllAttributes(h interface {
+	ChangeAllAttributes(ctx context.Context, c *rmc.Call, param RankingChangeAttributesParam, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingChangeAllAttributesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Ranking.ChangeAllAttributes: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Ranking.ChangeAllAttributes: %w", err))
 	}
-	if err := a.h.ChangeAllAttributes(ctx, c, req.Param, req.UniqueID); err != nil {
+	if err := h.ChangeAllAttributes(ctx, c, req.Param, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingServer) getRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetRanking answers a Ranking.GetRanking call with h's GetRanking: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetRanking(h interface {
+	GetRanking(ctx context.Context, c *rmc.Call, mode uint8, category uint32, order RankingOrderParam, uniqueID uint64, pid types.PID) (result RankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetRankingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Ranking.GetRanking: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("Ranking.GetRanking: %w", err))
 	}
-	result, err := a.h.GetRanking(ctx, c, req.Mode, req.Category, req.Order, req.UniqueID, req.PID)
+	result, err := h.GetRanking(ctx, c, req.Mode, req.Category, req.Order, req.UniqueID, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1271,14 +1316,18 @@ func (a rankingServer) getRanking(ctx context.Context, c *rmc.Call, out []byte) 
 	return w.Bytes()
 }
 
-func (a rankingServer) getApproxOrder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetApproxOrder answers a Ranking.GetApproxOrder call with h's GetApproxOrder: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetApproxOrder(h interface {
+	GetApproxOrder(ctx context.Context, c *rmc.Call, category uint32, order RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetApproxOrderRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Ranking.GetApproxOrder: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("Ranking.GetApproxOrder: %w", err))
 	}
-	orderOut, err := a.h.GetApproxOrder(ctx, c, req.Category, req.Order, req.Score, req.UniqueID, req.PID)
+	orderOut, err := h.GetApproxOrder(ctx, c, req.Category, req.Order, req.Score, req.UniqueID, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1288,14 +1337,18 @@ func (a rankingServer) getApproxOrder(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a rankingServer) getStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetStats answers a Ranking.GetStats call with h's GetStats: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetStats(h interface {
+	GetStats(ctx context.Context, c *rmc.Call, category uint32, order RankingOrderParam, flags uint32) (stats RankingStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Ranking.GetStats: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("Ranking.GetStats: %w", err))
 	}
-	stats, err := a.h.GetStats(ctx, c, req.Category, req.Order, req.Flags)
+	stats, err := h.GetStats(ctx, c, req.Category, req.Order, req.Flags)
 	if err != nil {
 		return out, err
 	}
@@ -1305,14 +1358,18 @@ func (a rankingServer) getStats(ctx context.Context, c *rmc.Call, out []byte) ([
 	return w.Bytes()
 }
 
-func (a rankingServer) getRankingByPIDList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetRankingByPIDList answers a Ranking.GetRankingByPIDList call with h's GetRankingByPIDList: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetRankingByPIDList(h interface {
+	GetRankingByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID, mode uint8, category uint32, order RankingOrderParam, uniqueID uint64) (result RankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetRankingByPIDListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Ranking.GetRankingByPIDList: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("Ranking.GetRankingByPIDList: %w", err))
 	}
-	result, err := a.h.GetRankingByPIDList(ctx, c, req.PIDs, req.Mode, req.Category, req.Order, req.UniqueID)
+	result, err := h.GetRankingByPIDList(ctx, c, req.PIDs, req.Mode, req.Category, req.Order, req.UniqueID)
 	if err != nil {
 		return out, err
 	}
@@ -1322,14 +1379,18 @@ func (a rankingServer) getRankingByPIDList(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a rankingServer) getRankingByUniqueIdList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetRankingByUniqueIdList answers a Ranking.GetRankingByUniqueIdList call with h's GetRankingByUniqueIdList: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetRankingByUniqueIdList(h interface {
+	GetRankingByUniqueIdList(ctx context.Context, c *rmc.Call, ids []uint64, mode uint8, category uint32, order RankingOrderParam, uniqueID uint64) (result RankingResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetRankingByUniqueIdListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Ranking.GetRankingByUniqueIdList: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("Ranking.GetRankingByUniqueIdList: %w", err))
 	}
-	result, err := a.h.GetRankingByUniqueIdList(ctx, c, req.IDs, req.Mode, req.Category, req.Order, req.UniqueID)
+	result, err := h.GetRankingByUniqueIdList(ctx, c, req.IDs, req.Mode, req.Category, req.Order, req.UniqueID)
 	if err != nil {
 		return out, err
 	}
@@ -1339,14 +1400,18 @@ func (a rankingServer) getRankingByUniqueIdList(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a rankingServer) getCachedTopXRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetCachedTopXRanking answers a Ranking.GetCachedTopXRanking call with h's GetCachedTopXRanking: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetCachedTopXRanking(h interface {
+	GetCachedTopXRanking(ctx context.Context, c *rmc.Call, category uint32, order RankingOrderParam) (result RankingCachedResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetCachedTopXRankingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("Ranking.GetCachedTopXRanking: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("Ranking.GetCachedTopXRanking: %w", err))
 	}
-	result, err := a.h.GetCachedTopXRanking(ctx, c, req.Category, req.Order)
+	result, err := h.GetCachedTopXRanking(ctx, c, req.Category, req.Order)
 	if err != nil {
 		return out, err
 	}
@@ -1356,14 +1421,18 @@ func (a rankingServer) getCachedTopXRanking(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a rankingServer) getCachedTopXRankings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingGetCachedTopXRankings answers a Ranking.GetCachedTopXRankings call with h's GetCachedTopXRankings: the generated decoding and
+// encoding, for Ranking's server and its variants'.
+func ServeRankingGetCachedTopXRankings(h interface {
+	GetCachedTopXRankings(ctx context.Context, c *rmc.Call, categories []uint32, order []RankingOrderParam) (results []RankingCachedResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingGetCachedTopXRankingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Ranking.GetCachedTopXRankings: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("Ranking.GetCachedTopXRankings: %w", err))
 	}
-	results, err := a.h.GetCachedTopXRankings(ctx, c, req.Categories, req.Order)
+	results, err := h.GetCachedTopXRankings(ctx, c, req.Categories, req.Order)
 	if err != nil {
 		return out, err
 	}

@@ -401,6 +401,14 @@ func (s *Ranking2GetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewRanking2GetParam returns a Ranking2GetParam with the description's defaults.
+func NewRanking2GetParam() Ranking2GetParam {
+	var s Ranking2GetParam
+	s.Count = 10
+	s.Mode = 2
+	return s
+}
+
 // Ranking2Info is the Ranking2Info structure.
 type Ranking2Info struct {
 	Data       []Ranking2RankData `nex:"data"`
@@ -987,50 +995,58 @@ func RegisterRanking2Methods(mux *rmc.Mux, h Ranking2Handler, methods ...uint32)
 func (a ranking2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.putScore(ctx, c, out)
+		return ServeRanking2PutScore(a.h, ctx, c, out)
 	case 2:
-		return a.getCommonData(ctx, c, out)
+		return ServeRanking2GetCommonData(a.h, ctx, c, out)
 	case 3:
-		return a.putCommonData(ctx, c, out)
+		return ServeRanking2PutCommonData(a.h, ctx, c, out)
 	case 4:
-		return a.deleteCommonData(ctx, c, out)
+		return ServeRanking2DeleteCommonData(a.h, ctx, c, out)
 	case 5:
-		return a.getRanking(ctx, c, out)
+		return ServeRanking2GetRanking(a.h, ctx, c, out)
 	case 6:
-		return a.getRankingByPrincipalId(ctx, c, out)
+		return ServeRanking2GetRankingByPrincipalId(a.h, ctx, c, out)
 	case 7:
-		return a.getCategorySetting(ctx, c, out)
+		return ServeRanking2GetCategorySetting(a.h, ctx, c, out)
 	case 8:
-		return a.getRankingChart(ctx, c, out)
+		return ServeRanking2GetRankingChart(a.h, ctx, c, out)
 	case 9:
-		return a.getRankingCharts(ctx, c, out)
+		return ServeRanking2GetRankingCharts(a.h, ctx, c, out)
 	case 10:
-		return a.getEstimateScoreRank(ctx, c, out)
+		return ServeRanking2GetEstimateScoreRank(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a ranking2Server) putScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2PutScore answers a Ranking2.PutScore call with h's PutScore: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2PutScore(h interface {
+	PutScore(ctx context.Context, c *rmc.Call, scores []Ranking2ScoreData, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2PutScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Ranking2.PutScore: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Ranking2.PutScore: %w", err))
 	}
-	if err := a.h.PutScore(ctx, c, req.Scores, req.UniqueID); err != nil {
+	if err := h.PutScore(ctx, c, req.Scores, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a ranking2Server) getCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetCommonData answers a Ranking2.GetCommonData call with h's GetCommonData: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetCommonData(h interface {
+	GetCommonData(ctx context.Context, c *rmc.Call, optionFlags uint32, pid types.PID, uniqueID uint64) (commonData Ranking2CommonData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Ranking2.GetCommonData: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Ranking2.GetCommonData: %w", err))
 	}
-	commonData, err := a.h.GetCommonData(ctx, c, req.OptionFlags, req.PID, req.UniqueID)
+	commonData, err := h.GetCommonData(ctx, c, req.OptionFlags, req.PID, req.UniqueID)
 	if err != nil {
 		return out, err
 	}
@@ -1040,40 +1056,52 @@ func (a ranking2Server) getCommonData(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a ranking2Server) putCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2PutCommonData answers a Ranking2.PutCommonData call with h's PutCommonData: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2PutCommonData(h interface {
+	PutCommonData(ctx context.Context, c *rmc.Call, dataArg Ranking2CommonData, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2PutCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Ranking2.PutCommonData: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Ranking2.PutCommonData: %w", err))
 	}
-	if err := a.h.PutCommonData(ctx, c, req.Data, req.UniqueID); err != nil {
+	if err := h.PutCommonData(ctx, c, req.Data, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a ranking2Server) deleteCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2DeleteCommonData answers a Ranking2.DeleteCommonData call with h's DeleteCommonData: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2DeleteCommonData(h interface {
+	DeleteCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2DeleteCommonDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Ranking2.DeleteCommonData: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Ranking2.DeleteCommonData: %w", err))
 	}
-	if err := a.h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
+	if err := h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a ranking2Server) getRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetRanking answers a Ranking2.GetRanking call with h's GetRanking: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetRanking(h interface {
+	GetRanking(ctx context.Context, c *rmc.Call, param Ranking2GetParam) (info Ranking2Info, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetRankingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Ranking2.GetRanking: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Ranking2.GetRanking: %w", err))
 	}
-	info, err := a.h.GetRanking(ctx, c, req.Param)
+	info, err := h.GetRanking(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1083,14 +1111,18 @@ func (a ranking2Server) getRanking(ctx context.Context, c *rmc.Call, out []byte)
 	return w.Bytes()
 }
 
-func (a ranking2Server) getRankingByPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetRankingByPrincipalId answers a Ranking2.GetRankingByPrincipalId call with h's GetRankingByPrincipalId: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetRankingByPrincipalId(h interface {
+	GetRankingByPrincipalId(ctx context.Context, c *rmc.Call, param Ranking2GetByListParam, pids []types.PID) (info Ranking2Info, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetRankingByPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Ranking2.GetRankingByPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Ranking2.GetRankingByPrincipalId: %w", err))
 	}
-	info, err := a.h.GetRankingByPrincipalId(ctx, c, req.Param, req.PIDs)
+	info, err := h.GetRankingByPrincipalId(ctx, c, req.Param, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -1100,14 +1132,18 @@ func (a ranking2Server) getRankingByPrincipalId(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a ranking2Server) getCategorySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetCategorySetting answers a Ranking2.GetCategorySetting call with h's GetCategorySetting: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetCategorySetting(h interface {
+	GetCategorySetting(ctx context.Context, c *rmc.Call, category uint32) (setting Ranking2CategorySetting, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetCategorySettingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Ranking2.GetCategorySetting: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Ranking2.GetCategorySetting: %w", err))
 	}
-	setting, err := a.h.GetCategorySetting(ctx, c, req.Category)
+	setting, err := h.GetCategorySetting(ctx, c, req.Category)
 	if err != nil {
 		return out, err
 	}
@@ -1117,14 +1153,18 @@ func (a ranking2Server) getCategorySetting(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a ranking2Server) getRankingChart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetRankingChart answers a Ranking2.GetRankingChart call with h's GetRankingChart: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetRankingChart(h interface {
+	GetRankingChart(ctx context.Context, c *rmc.Call, input Ranking2ChartInfoInput) (info Ranking2ChartInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetRankingChartRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Ranking2.GetRankingChart: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Ranking2.GetRankingChart: %w", err))
 	}
-	info, err := a.h.GetRankingChart(ctx, c, req.Input)
+	info, err := h.GetRankingChart(ctx, c, req.Input)
 	if err != nil {
 		return out, err
 	}
@@ -1134,14 +1174,18 @@ func (a ranking2Server) getRankingChart(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a ranking2Server) getRankingCharts(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetRankingCharts answers a Ranking2.GetRankingCharts call with h's GetRankingCharts: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetRankingCharts(h interface {
+	GetRankingCharts(ctx context.Context, c *rmc.Call, inputs []Ranking2ChartInfoInput) (infos []Ranking2ChartInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetRankingChartsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Ranking2.GetRankingCharts: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("Ranking2.GetRankingCharts: %w", err))
 	}
-	infos, err := a.h.GetRankingCharts(ctx, c, req.Inputs)
+	infos, err := h.GetRankingCharts(ctx, c, req.Inputs)
 	if err != nil {
 		return out, err
 	}
@@ -1151,14 +1195,18 @@ func (a ranking2Server) getRankingCharts(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a ranking2Server) getEstimateScoreRank(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2GetEstimateScoreRank answers a Ranking2.GetEstimateScoreRank call with h's GetEstimateScoreRank: the generated decoding and
+// encoding, for Ranking2's server and its variants'.
+func ServeRanking2GetEstimateScoreRank(h interface {
+	GetEstimateScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateScoreRankInput) (output Ranking2EstimateScoreRankOutput, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2GetEstimateScoreRankRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Ranking2.GetEstimateScoreRank: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("Ranking2.GetEstimateScoreRank: %w", err))
 	}
-	output, err := a.h.GetEstimateScoreRank(ctx, c, req.Input)
+	output, err := h.GetEstimateScoreRank(ctx, c, req.Input)
 	if err != nil {
 		return out, err
 	}

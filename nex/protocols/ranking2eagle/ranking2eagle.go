@@ -160,67 +160,7 @@ type Ranking2EagleHandler interface {
 }
 
 // UnimplementedRanking2Eagle answers every Ranking2_Eagle method with Core::NotImplemented.
-type UnimplementedRanking2Eagle struct{}
-
-// PutScore answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) PutScore(ctx context.Context, c *rmc.Call, scores []ranking2.Ranking2ScoreData, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCommonData answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetCommonData(ctx context.Context, c *rmc.Call, optionFlags uint32, pid types.PID, uniqueID uint64) (commonData ranking2.Ranking2CommonData, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// PutCommonData answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) PutCommonData(ctx context.Context, c *rmc.Call, dataArg ranking2.Ranking2CommonData, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteCommonData answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) DeleteCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRanking answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetRanking(ctx context.Context, c *rmc.Call, param ranking2.Ranking2GetParam) (info ranking2.Ranking2Info, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingByPrincipalId answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetRankingByPrincipalId(ctx context.Context, c *rmc.Call, param ranking2.Ranking2GetByListParam, pids []types.PID) (info ranking2.Ranking2Info, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCategorySetting answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetCategorySetting(ctx context.Context, c *rmc.Call, category uint32) (setting ranking2.Ranking2CategorySetting, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingChart answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetRankingChart(ctx context.Context, c *rmc.Call, input ranking2.Ranking2ChartInfoInput) (info ranking2.Ranking2ChartInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingCharts answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetRankingCharts(ctx context.Context, c *rmc.Call, inputs []ranking2.Ranking2ChartInfoInput) (infos []ranking2.Ranking2ChartInfo, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetEstimateScoreRank answers Core::NotImplemented.
-func (UnimplementedRanking2Eagle) GetEstimateScoreRank(ctx context.Context, c *rmc.Call, input ranking2.Ranking2EstimateScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error) {
-	err = types.CoreNotImplemented
-	return
-}
+type UnimplementedRanking2Eagle struct{ ranking2.UnimplementedRanking2 }
 
 // GetEstimateMyScoreRank answers Core::NotImplemented.
 func (UnimplementedRanking2Eagle) GetEstimateMyScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateMyScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error) {
@@ -254,197 +194,43 @@ func RegisterRanking2EagleMethods(mux *rmc.Mux, h Ranking2EagleHandler, methods 
 func (a ranking2EagleServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.putScore(ctx, c, out)
+		return ranking2.ServeRanking2PutScore(a.h, ctx, c, out)
 	case 2:
-		return a.getCommonData(ctx, c, out)
+		return ranking2.ServeRanking2GetCommonData(a.h, ctx, c, out)
 	case 3:
-		return a.putCommonData(ctx, c, out)
+		return ranking2.ServeRanking2PutCommonData(a.h, ctx, c, out)
 	case 4:
-		return a.deleteCommonData(ctx, c, out)
+		return ranking2.ServeRanking2DeleteCommonData(a.h, ctx, c, out)
 	case 5:
-		return a.getRanking(ctx, c, out)
+		return ranking2.ServeRanking2GetRanking(a.h, ctx, c, out)
 	case 6:
-		return a.getRankingByPrincipalId(ctx, c, out)
+		return ranking2.ServeRanking2GetRankingByPrincipalId(a.h, ctx, c, out)
 	case 7:
-		return a.getCategorySetting(ctx, c, out)
+		return ranking2.ServeRanking2GetCategorySetting(a.h, ctx, c, out)
 	case 8:
-		return a.getRankingChart(ctx, c, out)
+		return ranking2.ServeRanking2GetRankingChart(a.h, ctx, c, out)
 	case 9:
-		return a.getRankingCharts(ctx, c, out)
+		return ranking2.ServeRanking2GetRankingCharts(a.h, ctx, c, out)
 	case 10:
-		return a.getEstimateScoreRank(ctx, c, out)
+		return ranking2.ServeRanking2GetEstimateScoreRank(a.h, ctx, c, out)
 	case 11:
-		return a.getEstimateMyScoreRank(ctx, c, out)
+		return ServeRanking2EagleGetEstimateMyScoreRank(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a ranking2EagleServer) putScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2PutScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Ranking2_Eagle.PutScore: %w", err))
-	}
-	if err := a.h.PutScore(ctx, c, req.Scores, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a ranking2EagleServer) getCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Ranking2_Eagle.GetCommonData: %w", err))
-	}
-	commonData, err := a.h.GetCommonData(ctx, c, req.OptionFlags, req.PID, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetCommonDataResponse{CommonData: commonData}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) putCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2PutCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Ranking2_Eagle.PutCommonData: %w", err))
-	}
-	if err := a.h.PutCommonData(ctx, c, req.Data, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a ranking2EagleServer) deleteCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2DeleteCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Ranking2_Eagle.DeleteCommonData: %w", err))
-	}
-	if err := a.h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a ranking2EagleServer) getRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetRankingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Ranking2_Eagle.GetRanking: %w", err))
-	}
-	info, err := a.h.GetRanking(ctx, c, req.Param)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetRankingResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getRankingByPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetRankingByPrincipalIdRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Ranking2_Eagle.GetRankingByPrincipalId: %w", err))
-	}
-	info, err := a.h.GetRankingByPrincipalId(ctx, c, req.Param, req.PIDs)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetRankingByPrincipalIdResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getCategorySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetCategorySettingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Ranking2_Eagle.GetCategorySetting: %w", err))
-	}
-	setting, err := a.h.GetCategorySetting(ctx, c, req.Category)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetCategorySettingResponse{Setting: setting}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getRankingChart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetRankingChartRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Ranking2_Eagle.GetRankingChart: %w", err))
-	}
-	info, err := a.h.GetRankingChart(ctx, c, req.Input)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetRankingChartResponse{Info: info}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getRankingCharts(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetRankingChartsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Ranking2_Eagle.GetRankingCharts: %w", err))
-	}
-	infos, err := a.h.GetRankingCharts(ctx, c, req.Inputs)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetRankingChartsResponse{Infos: infos}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getEstimateScoreRank(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking2.Ranking2GetEstimateScoreRankRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Ranking2_Eagle.GetEstimateScoreRank: %w", err))
-	}
-	output, err := a.h.GetEstimateScoreRank(ctx, c, req.Input)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking2.Ranking2GetEstimateScoreRankResponse{Output: output}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a ranking2EagleServer) getEstimateMyScoreRank(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRanking2EagleGetEstimateMyScoreRank answers a Ranking2_Eagle.GetEstimateMyScoreRank call with h's GetEstimateMyScoreRank: the generated decoding and
+// encoding, for Ranking2Eagle's server and its variants'.
+func ServeRanking2EagleGetEstimateMyScoreRank(h interface {
+	GetEstimateMyScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateMyScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req Ranking2EagleGetEstimateMyScoreRankRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Ranking2_Eagle.GetEstimateMyScoreRank: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("Ranking2_Eagle.GetEstimateMyScoreRank: %w", err))
 	}
-	output, err := a.h.GetEstimateMyScoreRank(ctx, c, req.Input)
+	output, err := h.GetEstimateMyScoreRank(ctx, c, req.Input)
 	if err != nil {
 		return out, err
 	}
@@ -460,233 +246,52 @@ type Ranking2EagleClient struct{ C rmc.Caller }
 // PutScore records the caller's scores (NintendoClients names the parameter
 // "socres").
 func (c Ranking2EagleClient) PutScore(ctx context.Context, scores []ranking2.Ranking2ScoreData, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2PutScoreRequest{Scores: scores, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.PutScore response: %w", err)
-		return
-	}
-	return
+	return ranking2.Ranking2Client{C: c.C}.PutScore(ctx, scores, uniqueID)
 }
 
 // GetCommonData calls Ranking2_Eagle.GetCommonData.
 func (c Ranking2EagleClient) GetCommonData(ctx context.Context, optionFlags uint32, pid types.PID, uniqueID uint64) (commonData ranking2.Ranking2CommonData, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetCommonDataRequest{OptionFlags: optionFlags, PID: pid, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetCommonDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetCommonData response: %w", err)
-		return
-	}
-	commonData = resp.CommonData
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetCommonData(ctx, optionFlags, pid, uniqueID)
 }
 
 // PutCommonData calls Ranking2_Eagle.PutCommonData.
 func (c Ranking2EagleClient) PutCommonData(ctx context.Context, dataArg ranking2.Ranking2CommonData, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2PutCommonDataRequest{Data: dataArg, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.PutCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking2.Ranking2Client{C: c.C}.PutCommonData(ctx, dataArg, uniqueID)
 }
 
 // DeleteCommonData calls Ranking2_Eagle.DeleteCommonData.
 func (c Ranking2EagleClient) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2DeleteCommonDataRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.DeleteCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking2.Ranking2Client{C: c.C}.DeleteCommonData(ctx, uniqueID)
 }
 
 // GetRanking returns a window of a category's ranking.
 func (c Ranking2EagleClient) GetRanking(ctx context.Context, param ranking2.Ranking2GetParam) (info ranking2.Ranking2Info, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetRankingRequest{Param: param}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetRankingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetRanking response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetRanking(ctx, param)
 }
 
 // GetRankingByPrincipalId calls Ranking2_Eagle.GetRankingByPrincipalId.
 func (c Ranking2EagleClient) GetRankingByPrincipalId(ctx context.Context, param ranking2.Ranking2GetByListParam, pids []types.PID) (info ranking2.Ranking2Info, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetRankingByPrincipalIdRequest{Param: param, PIDs: pids}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetRankingByPrincipalIdResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetRankingByPrincipalId response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetRankingByPrincipalId(ctx, param, pids)
 }
 
 // GetCategorySetting calls Ranking2_Eagle.GetCategorySetting.
 func (c Ranking2EagleClient) GetCategorySetting(ctx context.Context, category uint32) (setting ranking2.Ranking2CategorySetting, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetCategorySettingRequest{Category: category}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetCategorySettingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetCategorySetting response: %w", err)
-		return
-	}
-	setting = resp.Setting
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetCategorySetting(ctx, category)
 }
 
 // GetRankingChart returns a category's score distribution.
 func (c Ranking2EagleClient) GetRankingChart(ctx context.Context, input ranking2.Ranking2ChartInfoInput) (info ranking2.Ranking2ChartInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetRankingChartRequest{Input: input}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetRankingChartResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetRankingChart response: %w", err)
-		return
-	}
-	info = resp.Info
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetRankingChart(ctx, input)
 }
 
 // GetRankingCharts calls Ranking2_Eagle.GetRankingCharts.
 func (c Ranking2EagleClient) GetRankingCharts(ctx context.Context, inputs []ranking2.Ranking2ChartInfoInput) (infos []ranking2.Ranking2ChartInfo, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetRankingChartsRequest{Inputs: inputs}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetRankingChartsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetRankingCharts response: %w", err)
-		return
-	}
-	infos = resp.Infos
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetRankingCharts(ctx, inputs)
 }
 
 // GetEstimateScoreRank calls Ranking2_Eagle.GetEstimateScoreRank.
 func (c Ranking2EagleClient) GetEstimateScoreRank(ctx context.Context, input ranking2.Ranking2EstimateScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking2.Ranking2GetEstimateScoreRankRequest{Input: input}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, Ranking2EagleProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking2.Ranking2GetEstimateScoreRankResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking2_Eagle.GetEstimateScoreRank response: %w", err)
-		return
-	}
-	output = resp.Output
-	return
+	return ranking2.Ranking2Client{C: c.C}.GetEstimateScoreRank(ctx, input)
 }
 
 // GetEstimateMyScoreRank estimates the caller's rank in a category, up to

@@ -86,6 +86,13 @@ func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
+func NewCompetitionRankingInfoGetParam() CompetitionRankingInfoGetParam {
+	var s CompetitionRankingInfoGetParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingUploadScoreParam is the CompetitionRankingUploadScoreParam structure.
 type CompetitionRankingUploadScoreParam struct {
 	ID            uint32 `nex:"id"`
@@ -296,85 +303,7 @@ type RankingMK8Handler interface {
 }
 
 // UnimplementedRankingMK8 answers every Ranking_MK8 method with Core::NotImplemented.
-type UnimplementedRankingMK8 struct{}
-
-// UploadScore answers Core::NotImplemented.
-func (UnimplementedRankingMK8) UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteScore answers Core::NotImplemented.
-func (UnimplementedRankingMK8) DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteAllScores answers Core::NotImplemented.
-func (UnimplementedRankingMK8) DeleteAllScores(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UploadCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8) UploadCommonData(ctx context.Context, c *rmc.Call, commonData []byte, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8) DeleteCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (dataArg []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeAttributes answers Core::NotImplemented.
-func (UnimplementedRankingMK8) ChangeAttributes(ctx context.Context, c *rmc.Call, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeAllAttributes answers Core::NotImplemented.
-func (UnimplementedRankingMK8) ChangeAllAttributes(ctx context.Context, c *rmc.Call, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRanking answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetRanking(ctx context.Context, c *rmc.Call, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetApproxOrder answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetApproxOrder(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetStats answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetStats(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingByPIDList answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetRankingByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingByUniqueIdList answers Core::NotImplemented.
-func (UnimplementedRankingMK8) GetRankingByUniqueIdList(ctx context.Context, c *rmc.Call, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
+type UnimplementedRankingMK8 struct{ ranking.UnimplementedRanking }
 
 // GetCompetitionRankingScore answers Core::NotImplemented.
 func (UnimplementedRankingMK8) GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
@@ -419,246 +348,61 @@ func RegisterRankingMK8Methods(mux *rmc.Mux, h RankingMK8Handler, methods ...uin
 func (a rankingMK8Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.uploadScore(ctx, c, out)
+		return ranking.ServeRankingUploadScore(a.h, ctx, c, out)
 	case 2:
-		return a.deleteScore(ctx, c, out)
+		return ranking.ServeRankingDeleteScore(a.h, ctx, c, out)
 	case 3:
-		return a.deleteAllScores(ctx, c, out)
+		return ranking.ServeRankingDeleteAllScores(a.h, ctx, c, out)
 	case 4:
-		return a.uploadCommonData(ctx, c, out)
+		return ranking.ServeRankingUploadCommonData(a.h, ctx, c, out)
 	case 5:
-		return a.deleteCommonData(ctx, c, out)
+		return ranking.ServeRankingDeleteCommonData(a.h, ctx, c, out)
 	case 6:
-		return a.getCommonData(ctx, c, out)
+		return ranking.ServeRankingGetCommonData(a.h, ctx, c, out)
 	case 7:
-		return a.changeAttributes(ctx, c, out)
+		return ranking.ServeRankingChangeAttributes(a.h, ctx, c, out)
 	case 8:
-		return a.changeAllAttributes(ctx, c, out)
+		return ranking.ServeRankingChangeAllAttributes(a.h, ctx, c, out)
 	case 9:
-		return a.getRanking(ctx, c, out)
+		return ranking.ServeRankingGetRanking(a.h, ctx, c, out)
 	case 10:
-		return a.getApproxOrder(ctx, c, out)
+		return ranking.ServeRankingGetApproxOrder(a.h, ctx, c, out)
 	case 11:
-		return a.getStats(ctx, c, out)
+		return ranking.ServeRankingGetStats(a.h, ctx, c, out)
 	case 12:
-		return a.getRankingByPIDList(ctx, c, out)
+		return ranking.ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
 	case 13:
-		return a.getRankingByUniqueIdList(ctx, c, out)
+		return ranking.ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
 	case 14:
-		return a.getCompetitionRankingScore(ctx, c, out)
+		return ServeRankingMK8GetCompetitionRankingScore(a.h, ctx, c, out)
 	case 15:
-		return a.uploadCompetitionRankingScore(ctx, c, out)
+		return ServeRankingMK8UploadCompetitionRankingScore(a.h, ctx, c, out)
 	case 16:
-		return a.getCompetitionInfo(ctx, c, out)
+		return ServeRankingMK8GetCompetitionInfo(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a rankingMK8Server) uploadScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingUploadScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Ranking_MK8.UploadScore: %w", err))
-	}
-	if err := a.h.UploadScore(ctx, c, req.ScoreData, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
+// ServeRankingMK8GetCompetitionRankingScore answers a Ranking_MK8.GetCompetitionRankingScore call with h's GetCompetitionRankingScore: the generated decoding and
+// encoding, for RankingMK8's server and its variants'.
+func ServeRankingMK8GetCompetitionRankingScore(h interface {
+	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetCompetitionRankingScore(ctx, c, out)
 }
 
-func (a rankingMK8Server) deleteScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Ranking_MK8.DeleteScore: %w", err))
-	}
-	if err := a.h.DeleteScore(ctx, c, req.Category, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) deleteAllScores(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteAllScoresRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Ranking_MK8.DeleteAllScores: %w", err))
-	}
-	if err := a.h.DeleteAllScores(ctx, c, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) uploadCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingUploadCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Ranking_MK8.UploadCommonData: %w", err))
-	}
-	if err := a.h.UploadCommonData(ctx, c, req.CommonData, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) deleteCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Ranking_MK8.DeleteCommonData: %w", err))
-	}
-	if err := a.h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) getCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Ranking_MK8.GetCommonData: %w", err))
-	}
-	dataArg, err := a.h.GetCommonData(ctx, c, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetCommonDataResponse{Data: dataArg}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) changeAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingChangeAttributesRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Ranking_MK8.ChangeAttributes: %w", err))
-	}
-	if err := a.h.ChangeAttributes(ctx, c, req.Category, req.Param, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) changeAllAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingChangeAllAttributesRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Ranking_MK8.ChangeAllAttributes: %w", err))
-	}
-	if err := a.h.ChangeAllAttributes(ctx, c, req.Param, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8Server) getRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Ranking_MK8.GetRanking: %w", err))
-	}
-	result, err := a.h.GetRanking(ctx, c, req.Mode, req.Category, req.Order, req.UniqueID, req.PID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) getApproxOrder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetApproxOrderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Ranking_MK8.GetApproxOrder: %w", err))
-	}
-	orderOut, err := a.h.GetApproxOrder(ctx, c, req.Category, req.Order, req.Score, req.UniqueID, req.PID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetApproxOrderResponse{Order: orderOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) getStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetStatsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Ranking_MK8.GetStats: %w", err))
-	}
-	stats, err := a.h.GetStats(ctx, c, req.Category, req.Order, req.Flags)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetStatsResponse{Stats: stats}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) getRankingByPIDList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingByPIDListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Ranking_MK8.GetRankingByPIDList: %w", err))
-	}
-	result, err := a.h.GetRankingByPIDList(ctx, c, req.PIDs, req.Mode, req.Category, req.Order, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingByPIDListResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) getRankingByUniqueIdList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingByUniqueIdListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Ranking_MK8.GetRankingByUniqueIdList: %w", err))
-	}
-	result, err := a.h.GetRankingByUniqueIdList(ctx, c, req.IDs, req.Mode, req.Category, req.Order, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingByUniqueIdListResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8Server) getCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetCompetitionRankingScore(ctx, c, out)
-}
-
-func (a rankingMK8Server) uploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8UploadCompetitionRankingScore answers a Ranking_MK8.UploadCompetitionRankingScore call with h's UploadCompetitionRankingScore: the generated decoding and
+// encoding, for RankingMK8's server and its variants'.
+func ServeRankingMK8UploadCompetitionRankingScore(h interface {
+	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8UploadCompetitionRankingScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Ranking_MK8.UploadCompetitionRankingScore: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("Ranking_MK8.UploadCompetitionRankingScore: %w", err))
 	}
-	result, err := a.h.UploadCompetitionRankingScore(ctx, c, req.Param)
+	result, err := h.UploadCompetitionRankingScore(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -668,14 +412,18 @@ func (a rankingMK8Server) uploadCompetitionRankingScore(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a rankingMK8Server) getCompetitionInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8GetCompetitionInfo answers a Ranking_MK8.GetCompetitionInfo call with h's GetCompetitionInfo: the generated decoding and
+// encoding, for RankingMK8's server and its variants'.
+func ServeRankingMK8GetCompetitionInfo(h interface {
+	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8GetCompetitionInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("Ranking_MK8.GetCompetitionInfo: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("Ranking_MK8.GetCompetitionInfo: %w", err))
 	}
-	info, err := a.h.GetCompetitionInfo(ctx, c, req.Param)
+	info, err := h.GetCompetitionInfo(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -690,293 +438,67 @@ type RankingMK8Client struct{ C rmc.Caller }
 
 // UploadScore records the caller's score in a category.
 func (c RankingMK8Client) UploadScore(ctx context.Context, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingUploadScoreRequest{ScoreData: scoreData, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.UploadScore response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.UploadScore(ctx, scoreData, uniqueID)
 }
 
 // DeleteScore calls Ranking_MK8.DeleteScore.
 func (c RankingMK8Client) DeleteScore(ctx context.Context, category uint32, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteScoreRequest{Category: category, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.DeleteScore response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteScore(ctx, category, uniqueID)
 }
 
 // DeleteAllScores calls Ranking_MK8.DeleteAllScores.
 func (c RankingMK8Client) DeleteAllScores(ctx context.Context, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteAllScoresRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.DeleteAllScores response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteAllScores(ctx, uniqueID)
 }
 
 // UploadCommonData stores the caller's common data (shown with their scores).
 func (c RankingMK8Client) UploadCommonData(ctx context.Context, commonData []byte, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingUploadCommonDataRequest{CommonData: commonData, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.UploadCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.UploadCommonData(ctx, commonData, uniqueID)
 }
 
 // DeleteCommonData calls Ranking_MK8.DeleteCommonData.
 func (c RankingMK8Client) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteCommonDataRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.DeleteCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteCommonData(ctx, uniqueID)
 }
 
 // GetCommonData calls Ranking_MK8.GetCommonData.
 func (c RankingMK8Client) GetCommonData(ctx context.Context, uniqueID uint64) (dataArg []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetCommonDataRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetCommonDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetCommonData response: %w", err)
-		return
-	}
-	dataArg = resp.Data
-	return
+	return ranking.RankingClient{C: c.C}.GetCommonData(ctx, uniqueID)
 }
 
 // ChangeAttributes calls Ranking_MK8.ChangeAttributes.
 func (c RankingMK8Client) ChangeAttributes(ctx context.Context, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingChangeAttributesRequest{Category: category, Param: param, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.ChangeAttributes response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.ChangeAttributes(ctx, category, param, uniqueID)
 }
 
 // ChangeAllAttributes calls Ranking_MK8.ChangeAllAttributes.
 func (c RankingMK8Client) ChangeAllAttributes(ctx context.Context, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingChangeAllAttributesRequest{Param: param, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.ChangeAllAttributes response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.ChangeAllAttributes(ctx, param, uniqueID)
 }
 
 // GetRanking returns a window of a category's ranking (mode: RankingMode).
 func (c RankingMK8Client) GetRanking(ctx context.Context, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingRequest{Mode: mode, Category: category, Order: order, UniqueID: uniqueID, PID: pid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetRanking response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRanking(ctx, mode, category, order, uniqueID, pid)
 }
 
 // GetApproxOrder returns the rank a score would have.
 func (c RankingMK8Client) GetApproxOrder(ctx context.Context, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetApproxOrderRequest{Category: category, Order: order, Score: score, UniqueID: uniqueID, PID: pid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetApproxOrderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetApproxOrder response: %w", err)
-		return
-	}
-	orderOut = resp.Order
-	return
+	return ranking.RankingClient{C: c.C}.GetApproxOrder(ctx, category, order, score, uniqueID, pid)
 }
 
 // GetStats returns a category's statistics (flags: RankingStatFlags).
 func (c RankingMK8Client) GetStats(ctx context.Context, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetStatsRequest{Category: category, Order: order, Flags: flags}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetStatsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetStats response: %w", err)
-		return
-	}
-	stats = resp.Stats
-	return
+	return ranking.RankingClient{C: c.C}.GetStats(ctx, category, order, flags)
 }
 
 // GetRankingByPIDList calls Ranking_MK8.GetRankingByPIDList.
 func (c RankingMK8Client) GetRankingByPIDList(ctx context.Context, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingByPIDListRequest{PIDs: pids, Mode: mode, Category: category, Order: order, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingByPIDListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetRankingByPIDList response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRankingByPIDList(ctx, pids, mode, category, order, uniqueID)
 }
 
 // GetRankingByUniqueIdList calls Ranking_MK8.GetRankingByUniqueIdList.
 func (c RankingMK8Client) GetRankingByUniqueIdList(ctx context.Context, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingByUniqueIdListRequest{IDs: ids, Mode: mode, Category: category, Order: order, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8ProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingByUniqueIdListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8.GetRankingByUniqueIdList response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRankingByUniqueIdList(ctx, ids, mode, category, order, uniqueID)
 }
 
 // GetCompetitionRankingScore calls Ranking_MK8.GetCompetitionRankingScore.

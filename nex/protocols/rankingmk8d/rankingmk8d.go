@@ -82,6 +82,13 @@ func (s *CompetitionRankingGetScoreParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingGetScoreParam returns a CompetitionRankingGetScoreParam with the description's defaults.
+func NewCompetitionRankingGetScoreParam() CompetitionRankingGetScoreParam {
+	var s CompetitionRankingGetScoreParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingInfo is the CompetitionRankingInfo structure.
 type CompetitionRankingInfo struct {
 	ID              uint32   `nex:"id"`
@@ -146,6 +153,13 @@ func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
+func NewCompetitionRankingInfoGetParam() CompetitionRankingInfoGetParam {
+	var s CompetitionRankingInfoGetParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingScoreData is the CompetitionRankingScoreData structure.
 type CompetitionRankingScoreData struct {
 	Rank       uint32         `nex:"rank"`
@@ -185,6 +199,13 @@ func (s *CompetitionRankingScoreData) Read(r *types.Reader, field string) {
 	s.TeamID = r.U8("team_id")
 	s.Metadata = r.QBufferCopy("metadata")
 	r.LeaveStructure(m)
+}
+
+// NewCompetitionRankingScoreData returns a CompetitionRankingScoreData with the description's defaults.
+func NewCompetitionRankingScoreData() CompetitionRankingScoreData {
+	var s CompetitionRankingScoreData
+	s.TeamID = 255
+	return s
 }
 
 // CompetitionRankingScoreInfo is the CompetitionRankingScoreInfo structure.
@@ -625,97 +646,7 @@ type RankingMK8DHandler interface {
 }
 
 // UnimplementedRankingMK8D answers every Ranking_MK8D method with Core::NotImplemented.
-type UnimplementedRankingMK8D struct{}
-
-// UploadScore answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteScore answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteAllScores answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) DeleteAllScores(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// UploadCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) UploadCommonData(ctx context.Context, c *rmc.Call, commonData []byte, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// DeleteCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) DeleteCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCommonData answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetCommonData(ctx context.Context, c *rmc.Call, uniqueID uint64) (dataArg []byte, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeAttributes answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) ChangeAttributes(ctx context.Context, c *rmc.Call, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// ChangeAllAttributes answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) ChangeAllAttributes(ctx context.Context, c *rmc.Call, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRanking answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetRanking(ctx context.Context, c *rmc.Call, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetApproxOrder answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetApproxOrder(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetStats answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetStats(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingByPIDList answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetRankingByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetRankingByUniqueIdList answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetRankingByUniqueIdList(ctx context.Context, c *rmc.Call, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCachedTopXRanking answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetCachedTopXRanking(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam) (result ranking.RankingCachedResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
-
-// GetCachedTopXRankings answers Core::NotImplemented.
-func (UnimplementedRankingMK8D) GetCachedTopXRankings(ctx context.Context, c *rmc.Call, categories []uint32, order []ranking.RankingOrderParam) (results []ranking.RankingCachedResult, err error) {
-	err = types.CoreNotImplemented
-	return
-}
+type UnimplementedRankingMK8D struct{ ranking.UnimplementedRanking }
 
 // GetCompetitionRankingScore answers Core::NotImplemented.
 func (UnimplementedRankingMK8D) GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingGetScoreParam) (info []CompetitionRankingScoreInfo, err error) {
@@ -784,288 +715,65 @@ func RegisterRankingMK8DMethods(mux *rmc.Mux, h RankingMK8DHandler, methods ...u
 func (a rankingMK8DServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.uploadScore(ctx, c, out)
+		return ranking.ServeRankingUploadScore(a.h, ctx, c, out)
 	case 2:
-		return a.deleteScore(ctx, c, out)
+		return ranking.ServeRankingDeleteScore(a.h, ctx, c, out)
 	case 3:
-		return a.deleteAllScores(ctx, c, out)
+		return ranking.ServeRankingDeleteAllScores(a.h, ctx, c, out)
 	case 4:
-		return a.uploadCommonData(ctx, c, out)
+		return ranking.ServeRankingUploadCommonData(a.h, ctx, c, out)
 	case 5:
-		return a.deleteCommonData(ctx, c, out)
+		return ranking.ServeRankingDeleteCommonData(a.h, ctx, c, out)
 	case 6:
-		return a.getCommonData(ctx, c, out)
+		return ranking.ServeRankingGetCommonData(a.h, ctx, c, out)
 	case 7:
-		return a.changeAttributes(ctx, c, out)
+		return ranking.ServeRankingChangeAttributes(a.h, ctx, c, out)
 	case 8:
-		return a.changeAllAttributes(ctx, c, out)
+		return ranking.ServeRankingChangeAllAttributes(a.h, ctx, c, out)
 	case 9:
-		return a.getRanking(ctx, c, out)
+		return ranking.ServeRankingGetRanking(a.h, ctx, c, out)
 	case 10:
-		return a.getApproxOrder(ctx, c, out)
+		return ranking.ServeRankingGetApproxOrder(a.h, ctx, c, out)
 	case 11:
-		return a.getStats(ctx, c, out)
+		return ranking.ServeRankingGetStats(a.h, ctx, c, out)
 	case 12:
-		return a.getRankingByPIDList(ctx, c, out)
+		return ranking.ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
 	case 13:
-		return a.getRankingByUniqueIdList(ctx, c, out)
+		return ranking.ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
 	case 14:
-		return a.getCachedTopXRanking(ctx, c, out)
+		return ranking.ServeRankingGetCachedTopXRanking(a.h, ctx, c, out)
 	case 15:
-		return a.getCachedTopXRankings(ctx, c, out)
+		return ranking.ServeRankingGetCachedTopXRankings(a.h, ctx, c, out)
 	case 16:
-		return a.getCompetitionRankingScore(ctx, c, out)
+		return ServeRankingMK8DGetCompetitionRankingScore(a.h, ctx, c, out)
 	case 17:
-		return a.uploadCompetitionRankingScore(ctx, c, out)
+		return ServeRankingMK8DUploadCompetitionRankingScore(a.h, ctx, c, out)
 	case 18:
-		return a.getCompetitionInfo(ctx, c, out)
+		return ServeRankingMK8DGetCompetitionInfo(a.h, ctx, c, out)
 	case 19:
-		return a.uploadScorePack(ctx, c, out)
+		return ServeRankingMK8DUploadScorePack(a.h, ctx, c, out)
 	case 20:
-		return a.getScorePack(ctx, c, out)
+		return ServeRankingMK8DGetScorePack(a.h, ctx, c, out)
 	case 21:
-		return a.executeDeleteScoreJob(ctx, c, out)
+		return ServeRankingMK8DExecuteDeleteScoreJob(a.h, ctx, c, out)
 	case 22:
-		return a.getCommonDataByPIDList(ctx, c, out)
+		return ServeRankingMK8DGetCommonDataByPIDList(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a rankingMK8DServer) uploadScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingUploadScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Ranking_MK8D.UploadScore: %w", err))
-	}
-	if err := a.h.UploadScore(ctx, c, req.ScoreData, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) deleteScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteScoreRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Ranking_MK8D.DeleteScore: %w", err))
-	}
-	if err := a.h.DeleteScore(ctx, c, req.Category, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) deleteAllScores(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteAllScoresRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Ranking_MK8D.DeleteAllScores: %w", err))
-	}
-	if err := a.h.DeleteAllScores(ctx, c, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) uploadCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingUploadCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Ranking_MK8D.UploadCommonData: %w", err))
-	}
-	if err := a.h.UploadCommonData(ctx, c, req.CommonData, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) deleteCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingDeleteCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Ranking_MK8D.DeleteCommonData: %w", err))
-	}
-	if err := a.h.DeleteCommonData(ctx, c, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) getCommonData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetCommonDataRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Ranking_MK8D.GetCommonData: %w", err))
-	}
-	dataArg, err := a.h.GetCommonData(ctx, c, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetCommonDataResponse{Data: dataArg}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) changeAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingChangeAttributesRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Ranking_MK8D.ChangeAttributes: %w", err))
-	}
-	if err := a.h.ChangeAttributes(ctx, c, req.Category, req.Param, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) changeAllAttributes(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingChangeAllAttributesRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Ranking_MK8D.ChangeAllAttributes: %w", err))
-	}
-	if err := a.h.ChangeAllAttributes(ctx, c, req.Param, req.UniqueID); err != nil {
-		return out, err
-	}
-	return out, nil
-}
-
-func (a rankingMK8DServer) getRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Ranking_MK8D.GetRanking: %w", err))
-	}
-	result, err := a.h.GetRanking(ctx, c, req.Mode, req.Category, req.Order, req.UniqueID, req.PID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getApproxOrder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetApproxOrderRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Ranking_MK8D.GetApproxOrder: %w", err))
-	}
-	orderOut, err := a.h.GetApproxOrder(ctx, c, req.Category, req.Order, req.Score, req.UniqueID, req.PID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetApproxOrderResponse{Order: orderOut}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetStatsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Ranking_MK8D.GetStats: %w", err))
-	}
-	stats, err := a.h.GetStats(ctx, c, req.Category, req.Order, req.Flags)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetStatsResponse{Stats: stats}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getRankingByPIDList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingByPIDListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Ranking_MK8D.GetRankingByPIDList: %w", err))
-	}
-	result, err := a.h.GetRankingByPIDList(ctx, c, req.PIDs, req.Mode, req.Category, req.Order, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingByPIDListResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getRankingByUniqueIdList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetRankingByUniqueIdListRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Ranking_MK8D.GetRankingByUniqueIdList: %w", err))
-	}
-	result, err := a.h.GetRankingByUniqueIdList(ctx, c, req.IDs, req.Mode, req.Category, req.Order, req.UniqueID)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetRankingByUniqueIdListResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getCachedTopXRanking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetCachedTopXRankingRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("Ranking_MK8D.GetCachedTopXRanking: %w", err))
-	}
-	result, err := a.h.GetCachedTopXRanking(ctx, c, req.Category, req.Order)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetCachedTopXRankingResponse{Result: result}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getCachedTopXRankings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	var req ranking.RankingGetCachedTopXRankingsRequest
-	req.Read(&r)
-	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Ranking_MK8D.GetCachedTopXRankings: %w", err))
-	}
-	results, err := a.h.GetCachedTopXRankings(ctx, c, req.Categories, req.Order)
-	if err != nil {
-		return out, err
-	}
-	resp := ranking.RankingGetCachedTopXRankingsResponse{Results: results}
-	w := types.NewWriter(out, c.Peer.Settings)
-	resp.Append(&w)
-	return w.Bytes()
-}
-
-func (a rankingMK8DServer) getCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DGetCompetitionRankingScore answers a Ranking_MK8D.GetCompetitionRankingScore call with h's GetCompetitionRankingScore: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DGetCompetitionRankingScore(h interface {
+	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingGetScoreParam) (info []CompetitionRankingScoreInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DGetCompetitionRankingScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("Ranking_MK8D.GetCompetitionRankingScore: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("Ranking_MK8D.GetCompetitionRankingScore: %w", err))
 	}
-	info, err := a.h.GetCompetitionRankingScore(ctx, c, req.Param)
+	info, err := h.GetCompetitionRankingScore(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1075,14 +783,18 @@ func (a rankingMK8DServer) getCompetitionRankingScore(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a rankingMK8DServer) uploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DUploadCompetitionRankingScore answers a Ranking_MK8D.UploadCompetitionRankingScore call with h's UploadCompetitionRankingScore: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DUploadCompetitionRankingScore(h interface {
+	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DUploadCompetitionRankingScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("Ranking_MK8D.UploadCompetitionRankingScore: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("Ranking_MK8D.UploadCompetitionRankingScore: %w", err))
 	}
-	result, err := a.h.UploadCompetitionRankingScore(ctx, c, req.Param)
+	result, err := h.UploadCompetitionRankingScore(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1092,14 +804,18 @@ func (a rankingMK8DServer) uploadCompetitionRankingScore(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a rankingMK8DServer) getCompetitionInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DGetCompetitionInfo answers a Ranking_MK8D.GetCompetitionInfo call with h's GetCompetitionInfo: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DGetCompetitionInfo(h interface {
+	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DGetCompetitionInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("Ranking_MK8D.GetCompetitionInfo: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("Ranking_MK8D.GetCompetitionInfo: %w", err))
 	}
-	info, err := a.h.GetCompetitionInfo(ctx, c, req.Param)
+	info, err := h.GetCompetitionInfo(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -1109,27 +825,35 @@ func (a rankingMK8DServer) getCompetitionInfo(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a rankingMK8DServer) uploadScorePack(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DUploadScorePack answers a Ranking_MK8D.UploadScorePack call with h's UploadScorePack: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DUploadScorePack(h interface {
+	UploadScorePack(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, metadata []byte) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DUploadScorePackRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("Ranking_MK8D.UploadScorePack: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("Ranking_MK8D.UploadScorePack: %w", err))
 	}
-	if err := a.h.UploadScorePack(ctx, c, req.ScoreData, req.Metadata); err != nil {
+	if err := h.UploadScorePack(ctx, c, req.ScoreData, req.Metadata); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a rankingMK8DServer) getScorePack(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DGetScorePack answers a Ranking_MK8D.GetScorePack call with h's GetScorePack: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DGetScorePack(h interface {
+	GetScorePack(ctx context.Context, c *rmc.Call, pids []types.PID, category uint32) (result ScorePack, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DGetScorePackRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("Ranking_MK8D.GetScorePack: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("Ranking_MK8D.GetScorePack: %w", err))
 	}
-	result, err := a.h.GetScorePack(ctx, c, req.PIDs, req.Category)
+	result, err := h.GetScorePack(ctx, c, req.PIDs, req.Category)
 	if err != nil {
 		return out, err
 	}
@@ -1139,18 +863,26 @@ func (a rankingMK8DServer) getScorePack(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a rankingMK8DServer) executeDeleteScoreJob(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.ExecuteDeleteScoreJob(ctx, c, out)
+// ServeRankingMK8DExecuteDeleteScoreJob answers a Ranking_MK8D.ExecuteDeleteScoreJob call with h's ExecuteDeleteScoreJob: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DExecuteDeleteScoreJob(h interface {
+	ExecuteDeleteScoreJob(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.ExecuteDeleteScoreJob(ctx, c, out)
 }
 
-func (a rankingMK8DServer) getCommonDataByPIDList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRankingMK8DGetCommonDataByPIDList answers a Ranking_MK8D.GetCommonDataByPIDList call with h's GetCommonDataByPIDList: the generated decoding and
+// encoding, for RankingMK8D's server and its variants'.
+func ServeRankingMK8DGetCommonDataByPIDList(h interface {
+	GetCommonDataByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID) (list CommonDataList, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RankingMK8DGetCommonDataByPIDListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("Ranking_MK8D.GetCommonDataByPIDList: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("Ranking_MK8D.GetCommonDataByPIDList: %w", err))
 	}
-	list, err := a.h.GetCommonDataByPIDList(ctx, c, req.PIDs)
+	list, err := h.GetCommonDataByPIDList(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -1165,341 +897,77 @@ type RankingMK8DClient struct{ C rmc.Caller }
 
 // UploadScore records the caller's score in a category.
 func (c RankingMK8DClient) UploadScore(ctx context.Context, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingUploadScoreRequest{ScoreData: scoreData, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 1, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.UploadScore response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.UploadScore(ctx, scoreData, uniqueID)
 }
 
 // DeleteScore calls Ranking_MK8D.DeleteScore.
 func (c RankingMK8DClient) DeleteScore(ctx context.Context, category uint32, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteScoreRequest{Category: category, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 2, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.DeleteScore response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteScore(ctx, category, uniqueID)
 }
 
 // DeleteAllScores calls Ranking_MK8D.DeleteAllScores.
 func (c RankingMK8DClient) DeleteAllScores(ctx context.Context, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteAllScoresRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 3, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.DeleteAllScores response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteAllScores(ctx, uniqueID)
 }
 
 // UploadCommonData stores the caller's common data (shown with their scores).
 func (c RankingMK8DClient) UploadCommonData(ctx context.Context, commonData []byte, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingUploadCommonDataRequest{CommonData: commonData, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 4, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.UploadCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.UploadCommonData(ctx, commonData, uniqueID)
 }
 
 // DeleteCommonData calls Ranking_MK8D.DeleteCommonData.
 func (c RankingMK8DClient) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingDeleteCommonDataRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 5, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.DeleteCommonData response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.DeleteCommonData(ctx, uniqueID)
 }
 
 // GetCommonData calls Ranking_MK8D.GetCommonData.
 func (c RankingMK8DClient) GetCommonData(ctx context.Context, uniqueID uint64) (dataArg []byte, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetCommonDataRequest{UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 6, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetCommonDataResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetCommonData response: %w", err)
-		return
-	}
-	dataArg = resp.Data
-	return
+	return ranking.RankingClient{C: c.C}.GetCommonData(ctx, uniqueID)
 }
 
 // ChangeAttributes calls Ranking_MK8D.ChangeAttributes.
 func (c RankingMK8DClient) ChangeAttributes(ctx context.Context, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingChangeAttributesRequest{Category: category, Param: param, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 7, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.ChangeAttributes response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.ChangeAttributes(ctx, category, param, uniqueID)
 }
 
 // ChangeAllAttributes calls Ranking_MK8D.ChangeAllAttributes.
 func (c RankingMK8DClient) ChangeAllAttributes(ctx context.Context, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingChangeAllAttributesRequest{Param: param, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 8, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.ChangeAllAttributes response: %w", err)
-		return
-	}
-	return
+	return ranking.RankingClient{C: c.C}.ChangeAllAttributes(ctx, param, uniqueID)
 }
 
 // GetRanking returns a window of a category's ranking (mode: RankingMode).
 func (c RankingMK8DClient) GetRanking(ctx context.Context, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingRequest{Mode: mode, Category: category, Order: order, UniqueID: uniqueID, PID: pid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 9, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetRanking response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRanking(ctx, mode, category, order, uniqueID, pid)
 }
 
 // GetApproxOrder returns the rank a score would have.
 func (c RankingMK8DClient) GetApproxOrder(ctx context.Context, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetApproxOrderRequest{Category: category, Order: order, Score: score, UniqueID: uniqueID, PID: pid}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 10, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetApproxOrderResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetApproxOrder response: %w", err)
-		return
-	}
-	orderOut = resp.Order
-	return
+	return ranking.RankingClient{C: c.C}.GetApproxOrder(ctx, category, order, score, uniqueID, pid)
 }
 
 // GetStats returns a category's statistics (flags: RankingStatFlags).
 func (c RankingMK8DClient) GetStats(ctx context.Context, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetStatsRequest{Category: category, Order: order, Flags: flags}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 11, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetStatsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetStats response: %w", err)
-		return
-	}
-	stats = resp.Stats
-	return
+	return ranking.RankingClient{C: c.C}.GetStats(ctx, category, order, flags)
 }
 
 // GetRankingByPIDList calls Ranking_MK8D.GetRankingByPIDList.
 func (c RankingMK8DClient) GetRankingByPIDList(ctx context.Context, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingByPIDListRequest{PIDs: pids, Mode: mode, Category: category, Order: order, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 12, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingByPIDListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetRankingByPIDList response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRankingByPIDList(ctx, pids, mode, category, order, uniqueID)
 }
 
 // GetRankingByUniqueIdList calls Ranking_MK8D.GetRankingByUniqueIdList.
 func (c RankingMK8DClient) GetRankingByUniqueIdList(ctx context.Context, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetRankingByUniqueIdListRequest{IDs: ids, Mode: mode, Category: category, Order: order, UniqueID: uniqueID}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 13, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetRankingByUniqueIdListResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetRankingByUniqueIdList response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetRankingByUniqueIdList(ctx, ids, mode, category, order, uniqueID)
 }
 
 // GetCachedTopXRanking returns a category's top ranking as the server cached it.
 func (c RankingMK8DClient) GetCachedTopXRanking(ctx context.Context, category uint32, order ranking.RankingOrderParam) (result ranking.RankingCachedResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetCachedTopXRankingRequest{Category: category, Order: order}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 14, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetCachedTopXRankingResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetCachedTopXRanking response: %w", err)
-		return
-	}
-	result = resp.Result
-	return
+	return ranking.RankingClient{C: c.C}.GetCachedTopXRanking(ctx, category, order)
 }
 
 // GetCachedTopXRankings calls Ranking_MK8D.GetCachedTopXRankings.
 func (c RankingMK8DClient) GetCachedTopXRankings(ctx context.Context, categories []uint32, order []ranking.RankingOrderParam) (results []ranking.RankingCachedResult, err error) {
-	w := types.NewWriter(nil, c.C.Settings())
-	req := ranking.RankingGetCachedTopXRankingsRequest{Categories: categories, Order: order}
-	req.Append(&w)
-	params, err := w.Bytes()
-	if err != nil {
-		return
-	}
-	data, err := c.C.Call(ctx, RankingMK8DProtocolID, 15, params)
-	if err != nil {
-		return
-	}
-	r := types.NewReader(data, c.C.Settings())
-	var resp ranking.RankingGetCachedTopXRankingsResponse
-	resp.Read(&r)
-	if err = r.Done(); err != nil {
-		err = fmt.Errorf("Ranking_MK8D.GetCachedTopXRankings response: %w", err)
-		return
-	}
-	results = resp.Results
-	return
+	return ranking.RankingClient{C: c.C}.GetCachedTopXRankings(ctx, categories, order)
 }
 
 // GetCompetitionRankingScore calls Ranking_MK8D.GetCompetitionRankingScore.

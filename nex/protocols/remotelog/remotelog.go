@@ -109,19 +109,23 @@ func RegisterRemoteLogDeviceMethods(mux *rmc.Mux, h RemoteLogDeviceHandler, meth
 func (a remoteLogDeviceServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.log(ctx, c, out)
+		return ServeRemoteLogDeviceLog(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a remoteLogDeviceServer) log(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeRemoteLogDeviceLog answers a RemoteLogDevice.Log call with h's Log: the generated decoding and
+// encoding, for RemoteLogDevice's server and its variants'.
+func ServeRemoteLogDeviceLog(h interface {
+	Log(ctx context.Context, c *rmc.Call, message string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req RemoteLogDeviceLogRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("RemoteLogDevice.Log: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("RemoteLogDevice.Log: %w", err))
 	}
-	if err := a.h.Log(ctx, c, req.Message); err != nil {
+	if err := h.Log(ctx, c, req.Message); err != nil {
 		return out, err
 	}
 	return out, nil

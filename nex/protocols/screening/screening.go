@@ -92,19 +92,27 @@ func RegisterScreeningMethods(mux *rmc.Mux, h ScreeningHandler, methods ...uint3
 func (a screeningServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.reportDataStoreContent(ctx, c, out)
+		return ServeScreeningReportDataStoreContent(a.h, ctx, c, out)
 	case 2:
-		return a.reportUser(ctx, c, out)
+		return ServeScreeningReportUser(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a screeningServer) reportDataStoreContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.ReportDataStoreContent(ctx, c, out)
+// ServeScreeningReportDataStoreContent answers a Screening.ReportDataStoreContent call with h's ReportDataStoreContent: the generated decoding and
+// encoding, for Screening's server and its variants'.
+func ServeScreeningReportDataStoreContent(h interface {
+	ReportDataStoreContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.ReportDataStoreContent(ctx, c, out)
 }
 
-func (a screeningServer) reportUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.ReportUser(ctx, c, out)
+// ServeScreeningReportUser answers a Screening.ReportUser call with h's ReportUser: the generated decoding and
+// encoding, for Screening's server and its variants'.
+func ServeScreeningReportUser(h interface {
+	ReportUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.ReportUser(ctx, c, out)
 }
 
 // ScreeningClient calls Screening methods through C (an *rmc.Client, a logged-in session's RMC).

@@ -491,33 +491,37 @@ func RegisterSecureConnectionMethods(mux *rmc.Mux, h SecureConnectionHandler, me
 func (a secureConnectionServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.register(ctx, c, out)
+		return ServeSecureConnectionRegister(a.h, ctx, c, out)
 	case 2:
-		return a.requestConnectionData(ctx, c, out)
+		return ServeSecureConnectionRequestConnectionData(a.h, ctx, c, out)
 	case 3:
-		return a.requestUrls(ctx, c, out)
+		return ServeSecureConnectionRequestUrls(a.h, ctx, c, out)
 	case 4:
-		return a.registerEx(ctx, c, out)
+		return ServeSecureConnectionRegisterEx(a.h, ctx, c, out)
 	case 5:
-		return a.testConnectivity(ctx, c, out)
+		return ServeSecureConnectionTestConnectivity(a.h, ctx, c, out)
 	case 6:
-		return a.updateURLs(ctx, c, out)
+		return ServeSecureConnectionUpdateURLs(a.h, ctx, c, out)
 	case 7:
-		return a.replaceURL(ctx, c, out)
+		return ServeSecureConnectionReplaceURL(a.h, ctx, c, out)
 	case 8:
-		return a.sendReport(ctx, c, out)
+		return ServeSecureConnectionSendReport(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a secureConnectionServer) register(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionRegister answers a SecureConnection.Register call with h's Register: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionRegister(h interface {
+	Register(ctx context.Context, c *rmc.Call, urls []types.StationURL) (result types.Result, connectionID uint32, publicStation types.StationURL, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionRegisterRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("SecureConnection.Register: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("SecureConnection.Register: %w", err))
 	}
-	result, connectionID, publicStation, err := a.h.Register(ctx, c, req.URLs)
+	result, connectionID, publicStation, err := h.Register(ctx, c, req.URLs)
 	if err != nil {
 		return out, err
 	}
@@ -527,14 +531,18 @@ func (a secureConnectionServer) register(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a secureConnectionServer) requestConnectionData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionRequestConnectionData answers a SecureConnection.RequestConnectionData call with h's RequestConnectionData: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionRequestConnectionData(h interface {
+	RequestConnectionData(ctx context.Context, c *rmc.Call, cid uint32, pid types.PID) (result bool, connectionData []ConnectionData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionRequestConnectionDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("SecureConnection.RequestConnectionData: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("SecureConnection.RequestConnectionData: %w", err))
 	}
-	result, connectionData, err := a.h.RequestConnectionData(ctx, c, req.CID, req.PID)
+	result, connectionData, err := h.RequestConnectionData(ctx, c, req.CID, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -544,14 +552,18 @@ func (a secureConnectionServer) requestConnectionData(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a secureConnectionServer) requestUrls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionRequestUrls answers a SecureConnection.RequestUrls call with h's RequestUrls: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionRequestUrls(h interface {
+	RequestUrls(ctx context.Context, c *rmc.Call, cid uint32, pid types.PID) (result bool, urls []types.StationURL, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionRequestUrlsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("SecureConnection.RequestUrls: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("SecureConnection.RequestUrls: %w", err))
 	}
-	result, urls, err := a.h.RequestUrls(ctx, c, req.CID, req.PID)
+	result, urls, err := h.RequestUrls(ctx, c, req.CID, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -561,14 +573,18 @@ func (a secureConnectionServer) requestUrls(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a secureConnectionServer) registerEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionRegisterEx answers a SecureConnection.RegisterEx call with h's RegisterEx: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionRegisterEx(h interface {
+	RegisterEx(ctx context.Context, c *rmc.Call, urls []types.StationURL, loginData types.AnyData) (result types.Result, connectionID uint32, publicStation types.StationURL, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionRegisterExRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("SecureConnection.RegisterEx: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("SecureConnection.RegisterEx: %w", err))
 	}
-	result, connectionID, publicStation, err := a.h.RegisterEx(ctx, c, req.URLs, req.LoginData)
+	result, connectionID, publicStation, err := h.RegisterEx(ctx, c, req.URLs, req.LoginData)
 	if err != nil {
 		return out, err
 	}
@@ -578,51 +594,67 @@ func (a secureConnectionServer) registerEx(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a secureConnectionServer) testConnectivity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionTestConnectivity answers a SecureConnection.TestConnectivity call with h's TestConnectivity: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionTestConnectivity(h interface {
+	TestConnectivity(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("SecureConnection.TestConnectivity: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("SecureConnection.TestConnectivity: %w", err))
 	}
-	if err := a.h.TestConnectivity(ctx, c); err != nil {
+	if err := h.TestConnectivity(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a secureConnectionServer) updateURLs(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionUpdateURLs answers a SecureConnection.UpdateURLs call with h's UpdateURLs: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionUpdateURLs(h interface {
+	UpdateURLs(ctx context.Context, c *rmc.Call, urls []types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionUpdateURLsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("SecureConnection.UpdateURLs: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("SecureConnection.UpdateURLs: %w", err))
 	}
-	if err := a.h.UpdateURLs(ctx, c, req.URLs); err != nil {
+	if err := h.UpdateURLs(ctx, c, req.URLs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a secureConnectionServer) replaceURL(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionReplaceURL answers a SecureConnection.ReplaceURL call with h's ReplaceURL: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionReplaceURL(h interface {
+	ReplaceURL(ctx context.Context, c *rmc.Call, url types.StationURL, new types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionReplaceURLRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("SecureConnection.ReplaceURL: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("SecureConnection.ReplaceURL: %w", err))
 	}
-	if err := a.h.ReplaceURL(ctx, c, req.URL, req.New); err != nil {
+	if err := h.ReplaceURL(ctx, c, req.URL, req.New); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a secureConnectionServer) sendReport(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeSecureConnectionSendReport answers a SecureConnection.SendReport call with h's SendReport: the generated decoding and
+// encoding, for SecureConnection's server and its variants'.
+func ServeSecureConnectionSendReport(h interface {
+	SendReport(ctx context.Context, c *rmc.Call, reportID uint32, dataArg []byte) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req SecureConnectionSendReportRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("SecureConnection.SendReport: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("SecureConnection.SendReport: %w", err))
 	}
-	if err := a.h.SendReport(ctx, c, req.ReportID, req.Data); err != nil {
+	if err := h.SendReport(ctx, c, req.ReportID, req.Data); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -222,97 +222,157 @@ func RegisterSubscriberMethods(mux *rmc.Mux, h SubscriberHandler, methods ...uin
 func (a subscriberServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.hello(ctx, c, out)
+		return ServeSubscriberHello(a.h, ctx, c, out)
 	case 2:
-		return a.postContent(ctx, c, out)
+		return ServeSubscriberPostContent(a.h, ctx, c, out)
 	case 3:
-		return a.getContent(ctx, c, out)
+		return ServeSubscriberGetContent(a.h, ctx, c, out)
 	case 4:
-		return a.follow(ctx, c, out)
+		return ServeSubscriberFollow(a.h, ctx, c, out)
 	case 5:
-		return a.unfollowAllAndFollow(ctx, c, out)
+		return ServeSubscriberUnfollowAllAndFollow(a.h, ctx, c, out)
 	case 6:
-		return a.unfollow(ctx, c, out)
+		return ServeSubscriberUnfollow(a.h, ctx, c, out)
 	case 7:
-		return a.getFollowing(ctx, c, out)
+		return ServeSubscriberGetFollowing(a.h, ctx, c, out)
 	case 8:
-		return a.getFollower(ctx, c, out)
+		return ServeSubscriberGetFollower(a.h, ctx, c, out)
 	case 9:
-		return a.getNumFollowers(ctx, c, out)
+		return ServeSubscriberGetNumFollowers(a.h, ctx, c, out)
 	case 10:
-		return a.getTimeline(ctx, c, out)
+		return ServeSubscriberGetTimeline(a.h, ctx, c, out)
 	case 11:
-		return a.deleteContent(ctx, c, out)
+		return ServeSubscriberDeleteContent(a.h, ctx, c, out)
 	case 12:
-		return a.getContentMulti(ctx, c, out)
+		return ServeSubscriberGetContentMulti(a.h, ctx, c, out)
 	case 13:
-		return a.updateUserStatus(ctx, c, out)
+		return ServeSubscriberUpdateUserStatus(a.h, ctx, c, out)
 	case 14:
-		return a.getFriendUserStatuses(ctx, c, out)
+		return ServeSubscriberGetFriendUserStatuses(a.h, ctx, c, out)
 	case 15:
-		return a.getUserStatuses(ctx, c, out)
+		return ServeSubscriberGetUserStatuses(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a subscriberServer) hello(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.Hello(ctx, c, out)
+// ServeSubscriberHello answers a Subscriber.Hello call with h's Hello: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberHello(h interface {
+	Hello(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.Hello(ctx, c, out)
 }
 
-func (a subscriberServer) postContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.PostContent(ctx, c, out)
+// ServeSubscriberPostContent answers a Subscriber.PostContent call with h's PostContent: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberPostContent(h interface {
+	PostContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.PostContent(ctx, c, out)
 }
 
-func (a subscriberServer) getContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetContent(ctx, c, out)
+// ServeSubscriberGetContent answers a Subscriber.GetContent call with h's GetContent: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetContent(h interface {
+	GetContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetContent(ctx, c, out)
 }
 
-func (a subscriberServer) follow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.Follow(ctx, c, out)
+// ServeSubscriberFollow answers a Subscriber.Follow call with h's Follow: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberFollow(h interface {
+	Follow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.Follow(ctx, c, out)
 }
 
-func (a subscriberServer) unfollowAllAndFollow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.UnfollowAllAndFollow(ctx, c, out)
+// ServeSubscriberUnfollowAllAndFollow answers a Subscriber.UnfollowAllAndFollow call with h's UnfollowAllAndFollow: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberUnfollowAllAndFollow(h interface {
+	UnfollowAllAndFollow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.UnfollowAllAndFollow(ctx, c, out)
 }
 
-func (a subscriberServer) unfollow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.Unfollow(ctx, c, out)
+// ServeSubscriberUnfollow answers a Subscriber.Unfollow call with h's Unfollow: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberUnfollow(h interface {
+	Unfollow(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.Unfollow(ctx, c, out)
 }
 
-func (a subscriberServer) getFollowing(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetFollowing(ctx, c, out)
+// ServeSubscriberGetFollowing answers a Subscriber.GetFollowing call with h's GetFollowing: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetFollowing(h interface {
+	GetFollowing(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetFollowing(ctx, c, out)
 }
 
-func (a subscriberServer) getFollower(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetFollower(ctx, c, out)
+// ServeSubscriberGetFollower answers a Subscriber.GetFollower call with h's GetFollower: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetFollower(h interface {
+	GetFollower(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetFollower(ctx, c, out)
 }
 
-func (a subscriberServer) getNumFollowers(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetNumFollowers(ctx, c, out)
+// ServeSubscriberGetNumFollowers answers a Subscriber.GetNumFollowers call with h's GetNumFollowers: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetNumFollowers(h interface {
+	GetNumFollowers(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetNumFollowers(ctx, c, out)
 }
 
-func (a subscriberServer) getTimeline(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetTimeline(ctx, c, out)
+// ServeSubscriberGetTimeline answers a Subscriber.GetTimeline call with h's GetTimeline: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetTimeline(h interface {
+	GetTimeline(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetTimeline(ctx, c, out)
 }
 
-func (a subscriberServer) deleteContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.DeleteContent(ctx, c, out)
+// ServeSubscriberDeleteContent answers a Subscriber.DeleteContent call with h's DeleteContent: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberDeleteContent(h interface {
+	DeleteContent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.DeleteContent(ctx, c, out)
 }
 
-func (a subscriberServer) getContentMulti(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetContentMulti(ctx, c, out)
+// ServeSubscriberGetContentMulti answers a Subscriber.GetContentMulti call with h's GetContentMulti: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetContentMulti(h interface {
+	GetContentMulti(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetContentMulti(ctx, c, out)
 }
 
-func (a subscriberServer) updateUserStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.UpdateUserStatus(ctx, c, out)
+// ServeSubscriberUpdateUserStatus answers a Subscriber.UpdateUserStatus call with h's UpdateUserStatus: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberUpdateUserStatus(h interface {
+	UpdateUserStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.UpdateUserStatus(ctx, c, out)
 }
 
-func (a subscriberServer) getFriendUserStatuses(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetFriendUserStatuses(ctx, c, out)
+// ServeSubscriberGetFriendUserStatuses answers a Subscriber.GetFriendUserStatuses call with h's GetFriendUserStatuses: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetFriendUserStatuses(h interface {
+	GetFriendUserStatuses(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetFriendUserStatuses(ctx, c, out)
 }
 
-func (a subscriberServer) getUserStatuses(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.GetUserStatuses(ctx, c, out)
+// ServeSubscriberGetUserStatuses answers a Subscriber.GetUserStatuses call with h's GetUserStatuses: the generated decoding and
+// encoding, for Subscriber's server and its variants'.
+func ServeSubscriberGetUserStatuses(h interface {
+	GetUserStatuses(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.GetUserStatuses(ctx, c, out)
 }
 
 // SubscriberClient calls Subscriber methods through C (an *rmc.Client, a logged-in session's RMC).

@@ -421,31 +421,35 @@ func RegisterUtilityMethods(mux *rmc.Mux, h UtilityHandler, methods ...uint32) {
 func (a utilityServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.acquireNexUniqueId(ctx, c, out)
+		return ServeUtilityAcquireNexUniqueId(a.h, ctx, c, out)
 	case 2:
-		return a.acquireNexUniqueIdWithPassword(ctx, c, out)
+		return ServeUtilityAcquireNexUniqueIdWithPassword(a.h, ctx, c, out)
 	case 3:
-		return a.associateNexUniqueIdWithMyPrincipalId(ctx, c, out)
+		return ServeUtilityAssociateNexUniqueIdWithMyPrincipalId(a.h, ctx, c, out)
 	case 4:
-		return a.associateNexUniqueIdsWithMyPrincipalId(ctx, c, out)
+		return ServeUtilityAssociateNexUniqueIdsWithMyPrincipalId(a.h, ctx, c, out)
 	case 5:
-		return a.getAssociatedNexUniqueIdWithMyPrincipalId(ctx, c, out)
+		return ServeUtilityGetAssociatedNexUniqueIdWithMyPrincipalId(a.h, ctx, c, out)
 	case 6:
-		return a.getAssociatedNexUniqueIdsWithMyPrincipalId(ctx, c, out)
+		return ServeUtilityGetAssociatedNexUniqueIdsWithMyPrincipalId(a.h, ctx, c, out)
 	case 7:
-		return a.getIntegerSettings(ctx, c, out)
+		return ServeUtilityGetIntegerSettings(a.h, ctx, c, out)
 	case 8:
-		return a.getStringSettings(ctx, c, out)
+		return ServeUtilityGetStringSettings(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a utilityServer) acquireNexUniqueId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityAcquireNexUniqueId answers a Utility.AcquireNexUniqueId call with h's AcquireNexUniqueId: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityAcquireNexUniqueId(h interface {
+	AcquireNexUniqueId(ctx context.Context, c *rmc.Call) (uniqueID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Utility.AcquireNexUniqueId: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Utility.AcquireNexUniqueId: %w", err))
 	}
-	uniqueID, err := a.h.AcquireNexUniqueId(ctx, c)
+	uniqueID, err := h.AcquireNexUniqueId(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -455,12 +459,16 @@ func (a utilityServer) acquireNexUniqueId(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a utilityServer) acquireNexUniqueIdWithPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityAcquireNexUniqueIdWithPassword answers a Utility.AcquireNexUniqueIdWithPassword call with h's AcquireNexUniqueIdWithPassword: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityAcquireNexUniqueIdWithPassword(h interface {
+	AcquireNexUniqueIdWithPassword(ctx context.Context, c *rmc.Call) (info UniqueIdInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Utility.AcquireNexUniqueIdWithPassword: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Utility.AcquireNexUniqueIdWithPassword: %w", err))
 	}
-	info, err := a.h.AcquireNexUniqueIdWithPassword(ctx, c)
+	info, err := h.AcquireNexUniqueIdWithPassword(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -470,38 +478,50 @@ func (a utilityServer) acquireNexUniqueIdWithPassword(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a utilityServer) associateNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityAssociateNexUniqueIdWithMyPrincipalId answers a Utility.AssociateNexUniqueIdWithMyPrincipalId call with h's AssociateNexUniqueIdWithMyPrincipalId: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityAssociateNexUniqueIdWithMyPrincipalId(h interface {
+	AssociateNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, info UniqueIdInfo) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req UtilityAssociateNexUniqueIdWithMyPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Utility.AssociateNexUniqueIdWithMyPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Utility.AssociateNexUniqueIdWithMyPrincipalId: %w", err))
 	}
-	if err := a.h.AssociateNexUniqueIdWithMyPrincipalId(ctx, c, req.Info); err != nil {
+	if err := h.AssociateNexUniqueIdWithMyPrincipalId(ctx, c, req.Info); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a utilityServer) associateNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityAssociateNexUniqueIdsWithMyPrincipalId answers a Utility.AssociateNexUniqueIdsWithMyPrincipalId call with h's AssociateNexUniqueIdsWithMyPrincipalId: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityAssociateNexUniqueIdsWithMyPrincipalId(h interface {
+	AssociateNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, infos []UniqueIdInfo) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req UtilityAssociateNexUniqueIdsWithMyPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Utility.AssociateNexUniqueIdsWithMyPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Utility.AssociateNexUniqueIdsWithMyPrincipalId: %w", err))
 	}
-	if err := a.h.AssociateNexUniqueIdsWithMyPrincipalId(ctx, c, req.Infos); err != nil {
+	if err := h.AssociateNexUniqueIdsWithMyPrincipalId(ctx, c, req.Infos); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a utilityServer) getAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityGetAssociatedNexUniqueIdWithMyPrincipalId answers a Utility.GetAssociatedNexUniqueIdWithMyPrincipalId call with h's GetAssociatedNexUniqueIdWithMyPrincipalId: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityGetAssociatedNexUniqueIdWithMyPrincipalId(h interface {
+	GetAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call) (info UniqueIdInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Utility.GetAssociatedNexUniqueIdWithMyPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Utility.GetAssociatedNexUniqueIdWithMyPrincipalId: %w", err))
 	}
-	info, err := a.h.GetAssociatedNexUniqueIdWithMyPrincipalId(ctx, c)
+	info, err := h.GetAssociatedNexUniqueIdWithMyPrincipalId(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -511,12 +531,16 @@ func (a utilityServer) getAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Con
 	return w.Bytes()
 }
 
-func (a utilityServer) getAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityGetAssociatedNexUniqueIdsWithMyPrincipalId answers a Utility.GetAssociatedNexUniqueIdsWithMyPrincipalId call with h's GetAssociatedNexUniqueIdsWithMyPrincipalId: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityGetAssociatedNexUniqueIdsWithMyPrincipalId(h interface {
+	GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call) (infos []UniqueIdInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Utility.GetAssociatedNexUniqueIdsWithMyPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Utility.GetAssociatedNexUniqueIdsWithMyPrincipalId: %w", err))
 	}
-	infos, err := a.h.GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx, c)
+	infos, err := h.GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -526,14 +550,18 @@ func (a utilityServer) getAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Co
 	return w.Bytes()
 }
 
-func (a utilityServer) getIntegerSettings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityGetIntegerSettings answers a Utility.GetIntegerSettings call with h's GetIntegerSettings: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityGetIntegerSettings(h interface {
+	GetIntegerSettings(ctx context.Context, c *rmc.Call, index uint32) (settings []types.Pair[uint16, int32], err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req UtilityGetIntegerSettingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Utility.GetIntegerSettings: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Utility.GetIntegerSettings: %w", err))
 	}
-	settings, err := a.h.GetIntegerSettings(ctx, c, req.Index)
+	settings, err := h.GetIntegerSettings(ctx, c, req.Index)
 	if err != nil {
 		return out, err
 	}
@@ -543,14 +571,18 @@ func (a utilityServer) getIntegerSettings(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a utilityServer) getStringSettings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeUtilityGetStringSettings answers a Utility.GetStringSettings call with h's GetStringSettings: the generated decoding and
+// encoding, for Utility's server and its variants'.
+func ServeUtilityGetStringSettings(h interface {
+	GetStringSettings(ctx context.Context, c *rmc.Call, index uint32) (settings []types.Pair[uint16, string], err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req UtilityGetStringSettingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Utility.GetStringSettings: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Utility.GetStringSettings: %w", err))
 	}
-	settings, err := a.h.GetStringSettings(ctx, c, req.Index)
+	settings, err := h.GetStringSettings(ctx, c, req.Index)
 	if err != nil {
 		return out, err
 	}

@@ -291,27 +291,31 @@ func RegisterStorageManagerMethods(mux *rmc.Mux, h StorageManagerHandler, method
 func (a storageManagerServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.acquireNexUniqueId(ctx, c, out)
+		return ServeStorageManagerAcquireNexUniqueId(a.h, ctx, c, out)
 	case 2:
-		return a.nexUniqueIdToPrincipalId(ctx, c, out)
+		return ServeStorageManagerNexUniqueIdToPrincipalId(a.h, ctx, c, out)
 	case 3:
-		return a.getAssociatedNexUniqueIds(ctx, c, out)
+		return ServeStorageManagerGetAssociatedNexUniqueIds(a.h, ctx, c, out)
 	case 4:
-		return a.acquireCardId(ctx, c, out)
+		return ServeStorageManagerAcquireCardId(a.h, ctx, c, out)
 	case 5:
-		return a.activateWithCardId(ctx, c, out)
+		return ServeStorageManagerActivateWithCardId(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a storageManagerServer) acquireNexUniqueId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeStorageManagerAcquireNexUniqueId answers a StorageManager.AcquireNexUniqueId call with h's AcquireNexUniqueId: the generated decoding and
+// encoding, for StorageManager's server and its variants'.
+func ServeStorageManagerAcquireNexUniqueId(h interface {
+	AcquireNexUniqueId(ctx context.Context, c *rmc.Call, slot uint8) (uniqueID uint32, firstTime bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req StorageManagerAcquireNexUniqueIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("StorageManager.AcquireNexUniqueId: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("StorageManager.AcquireNexUniqueId: %w", err))
 	}
-	uniqueID, firstTime, err := a.h.AcquireNexUniqueId(ctx, c, req.Slot)
+	uniqueID, firstTime, err := h.AcquireNexUniqueId(ctx, c, req.Slot)
 	if err != nil {
 		return out, err
 	}
@@ -321,14 +325,18 @@ func (a storageManagerServer) acquireNexUniqueId(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a storageManagerServer) nexUniqueIdToPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeStorageManagerNexUniqueIdToPrincipalId answers a StorageManager.NexUniqueIdToPrincipalId call with h's NexUniqueIdToPrincipalId: the generated decoding and
+// encoding, for StorageManager's server and its variants'.
+func ServeStorageManagerNexUniqueIdToPrincipalId(h interface {
+	NexUniqueIdToPrincipalId(ctx context.Context, c *rmc.Call, uniqueID uint32) (pid types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req StorageManagerNexUniqueIdToPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("StorageManager.NexUniqueIdToPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("StorageManager.NexUniqueIdToPrincipalId: %w", err))
 	}
-	pid, err := a.h.NexUniqueIdToPrincipalId(ctx, c, req.UniqueID)
+	pid, err := h.NexUniqueIdToPrincipalId(ctx, c, req.UniqueID)
 	if err != nil {
 		return out, err
 	}
@@ -338,12 +346,16 @@ func (a storageManagerServer) nexUniqueIdToPrincipalId(ctx context.Context, c *r
 	return w.Bytes()
 }
 
-func (a storageManagerServer) getAssociatedNexUniqueIds(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeStorageManagerGetAssociatedNexUniqueIds answers a StorageManager.GetAssociatedNexUniqueIds call with h's GetAssociatedNexUniqueIds: the generated decoding and
+// encoding, for StorageManager's server and its variants'.
+func ServeStorageManagerGetAssociatedNexUniqueIds(h interface {
+	GetAssociatedNexUniqueIds(ctx context.Context, c *rmc.Call) (uniqueIDs []uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("StorageManager.GetAssociatedNexUniqueIds: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("StorageManager.GetAssociatedNexUniqueIds: %w", err))
 	}
-	uniqueIDs, err := a.h.GetAssociatedNexUniqueIds(ctx, c)
+	uniqueIDs, err := h.GetAssociatedNexUniqueIds(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -353,12 +365,16 @@ func (a storageManagerServer) getAssociatedNexUniqueIds(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a storageManagerServer) acquireCardId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeStorageManagerAcquireCardId answers a StorageManager.AcquireCardId call with h's AcquireCardId: the generated decoding and
+// encoding, for StorageManager's server and its variants'.
+func ServeStorageManagerAcquireCardId(h interface {
+	AcquireCardId(ctx context.Context, c *rmc.Call) (cardID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("StorageManager.AcquireCardId: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("StorageManager.AcquireCardId: %w", err))
 	}
-	cardID, err := a.h.AcquireCardId(ctx, c)
+	cardID, err := h.AcquireCardId(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -368,14 +384,18 @@ func (a storageManagerServer) acquireCardId(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a storageManagerServer) activateWithCardId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeStorageManagerActivateWithCardId answers a StorageManager.ActivateWithCardId call with h's ActivateWithCardId: the generated decoding and
+// encoding, for StorageManager's server and its variants'.
+func ServeStorageManagerActivateWithCardId(h interface {
+	ActivateWithCardId(ctx context.Context, c *rmc.Call, slot uint8, cardID uint64) (uniqueID uint32, firstTime bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req StorageManagerActivateWithCardIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("StorageManager.ActivateWithCardId: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("StorageManager.ActivateWithCardId: %w", err))
 	}
-	uniqueID, firstTime, err := a.h.ActivateWithCardId(ctx, c, req.Slot, req.CardID)
+	uniqueID, firstTime, err := h.ActivateWithCardId(ctx, c, req.Slot, req.CardID)
 	if err != nil {
 		return out, err
 	}

@@ -4,8 +4,6 @@
 package codecbench
 
 import (
-	"fmt"
-
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -44,24 +42,6 @@ func readPermission(r *types.Reader, field string) Permission {
 
 // KeyValue is the DataStoreKeyValue structure (HTTP headers and form fields).
 type KeyValue struct{ Key, Value string }
-
-func writeKeyValues(w *types.Writer, kv []KeyValue) {
-	types.WriteList(w, kv, func(w *types.Writer, kv KeyValue) {
-		m := w.BeginStructure(0)
-		w.String(kv.Key)
-		w.String(kv.Value)
-		w.EndStructure(m)
-	})
-}
-
-func readKeyValues(r *types.Reader, field string) []KeyValue {
-	return types.ReadList(r, field, func(r *types.Reader, f string) KeyValue {
-		m := r.EnterStructure(f)
-		kv := KeyValue{Key: r.String("key"), Value: r.String("value")}
-		r.LeaveStructure(m)
-		return kv
-	})
-}
 
 // PersistenceTarget is the DataStorePersistenceTarget structure.
 type PersistenceTarget struct {
@@ -204,36 +184,6 @@ type ReqPostInfo struct {
 	RootCACert     []byte
 }
 
-func (p ReqPostInfo) append(w *types.Writer, v1 bool) {
-	m := w.BeginStructure(0)
-	if v1 {
-		w.U32(uint32(p.DataID))
-	} else {
-		w.U64(p.DataID)
-	}
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	writeKeyValues(w, p.FormFields)
-	w.Buffer(p.RootCACert)
-	w.EndStructure(m)
-}
-
-func readReqPostInfo(r *types.Reader, field string, v1 bool) ReqPostInfo {
-	m := r.EnterStructure(field)
-	var p ReqPostInfo
-	if v1 {
-		p.DataID = uint64(r.U32("dataId"))
-	} else {
-		p.DataID = r.U64("dataId")
-	}
-	p.URL = r.String("url")
-	p.RequestHeaders = readKeyValues(r, "requestHeaders")
-	p.FormFields = readKeyValues(r, "formFields")
-	p.RootCACert = clone(r.Buffer("rootCaCert"))
-	r.LeaveStructure(m)
-	return p
-}
-
 // PrepareGetParam is DataStorePrepareGetParam (V1: DataStorePrepareGetParamV1,
 // a 32-bit data id and the lock id only).
 type PrepareGetParam struct {
@@ -244,41 +194,6 @@ type PrepareGetParam struct {
 	ExtraData         []string
 }
 
-func (p PrepareGetParam) append(w *types.Writer, v version, v1 bool) {
-	m := w.BeginStructure(0)
-	if v1 {
-		w.U32(uint32(p.DataID))
-		w.U32(p.LockID)
-	} else {
-		w.U64(p.DataID)
-		w.U32(p.LockID)
-		p.PersistenceTarget.append(w)
-		w.U64(p.AccessPassword)
-		if v.extraData() {
-			types.WriteList(w, p.ExtraData, (*types.Writer).String)
-		}
-	}
-	w.EndStructure(m)
-}
-
-func readPrepareGetParam(r *types.Reader, field string, v version, v1 bool) PrepareGetParam {
-	m := r.EnterStructure(field)
-	var p PrepareGetParam
-	if v1 {
-		p.DataID, p.LockID = uint64(r.U32("dataId")), r.U32("lockId")
-		p.PersistenceTarget.SlotID = NoPersistenceSlot
-	} else {
-		p.DataID, p.LockID = r.U64("dataId"), r.U32("lockId")
-		p.PersistenceTarget = readPersistenceTarget(r, "persistenceTarget")
-		p.AccessPassword = r.U64("accessPassword")
-		if v.extraData() {
-			p.ExtraData = types.ReadList(r, "extraData", (*types.Reader).String)
-		}
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // ReqGetInfo is DataStoreReqGetInfo (V1 and before NEX 3.5: no data id).
 type ReqGetInfo struct {
 	URL            string
@@ -286,29 +201,6 @@ type ReqGetInfo struct {
 	Size           uint32
 	RootCACert     []byte
 	DataID         uint64
-}
-
-func (p ReqGetInfo) append(w *types.Writer, withID bool) {
-	m := w.BeginStructure(0)
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	w.U32(p.Size)
-	w.Buffer(p.RootCACert)
-	if withID {
-		w.U64(p.DataID)
-	}
-	w.EndStructure(m)
-}
-
-func readReqGetInfo(r *types.Reader, field string, withID bool) ReqGetInfo {
-	m := r.EnterStructure(field)
-	p := ReqGetInfo{URL: r.String("url"), RequestHeaders: readKeyValues(r, "requestHeaders"), Size: r.U32("size"),
-		RootCACert: clone(r.Buffer("rootCaCert"))}
-	if withID {
-		p.DataID = r.U64("dataId")
-	}
-	r.LeaveStructure(m)
-	return p
 }
 
 // GetMetaParam is the DataStoreGetMetaParam structure.
@@ -498,68 +390,6 @@ const (
 	modifyAll                  = 0x3FF
 )
 
-func (p ChangeMetaParam) append(w *types.Writer, v1 bool) {
-	m := w.BeginStructure(0)
-	w.U64(p.DataID)
-	w.U32(p.ModifiesFlag)
-	w.String(p.Name)
-	p.Permission.append(w)
-	p.DelPermission.append(w)
-	w.U16(p.Period)
-	w.QBuffer(p.MetaBinary)
-	types.WriteList(w, p.Tags, (*types.Writer).String)
-	w.U64(p.UpdatePassword)
-	if !v1 {
-		w.U32(p.ReferredCnt)
-		w.U16(p.DataType)
-		w.U8(p.Status)
-		c := p.Compare
-		n := w.BeginStructure(0)
-		w.U32(c.ComparisonFlag)
-		w.String(c.Name)
-		c.Permission.append(w)
-		c.DelPermission.append(w)
-		w.U16(c.Period)
-		w.QBuffer(c.MetaBinary)
-		types.WriteList(w, c.Tags, (*types.Writer).String)
-		w.U32(c.ReferredCnt)
-		w.U16(c.DataType)
-		w.U8(c.Status)
-		w.EndStructure(n)
-	}
-	w.EndStructure(m)
-}
-
-func readChangeMetaParam(r *types.Reader, field string, v1 bool) ChangeMetaParam {
-	m := r.EnterStructure(field)
-	p := ChangeMetaParam{DataID: r.U64("dataId"), ModifiesFlag: r.U32("modifiesFlag"), Name: r.String("name")}
-	p.Permission = readPermission(r, "permission")
-	p.DelPermission = readPermission(r, "delPermission")
-	p.Period, p.MetaBinary = r.U16("period"), clone(r.QBuffer("metaBinary"))
-	p.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	p.UpdatePassword = r.U64("updatePassword")
-	p.PersistenceTarget.SlotID = NoPersistenceSlot
-	if !v1 {
-		p.ReferredCnt, p.DataType, p.Status = r.U32("referredCnt"), r.U16("dataType"), r.U8("status")
-		n := r.EnterStructure("compareParam")
-		c := &p.Compare
-		c.ComparisonFlag, c.Name = r.U32("comparisonFlag"), r.String("name")
-		c.Permission = readPermission(r, "permission")
-		c.DelPermission = readPermission(r, "delPermission")
-		c.Period, c.MetaBinary = r.U16("period"), clone(r.QBuffer("metaBinary"))
-		c.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-		c.ReferredCnt, c.DataType, c.Status = r.U32("referredCnt"), r.U16("dataType"), r.U8("status")
-		r.LeaveStructure(n)
-		// Revision 1 adds the persistence target; without a header, the
-		// bytes left say whether it is there.
-		if m.Version >= 1 || (m.Version < 0 && r.Remaining() > 0) {
-			p.PersistenceTarget = readPersistenceTarget(r, "persistenceTarget")
-		}
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // SearchParam is the DataStoreSearchParam structure, all revisions.
 type SearchParam struct {
 	SearchTarget           uint8
@@ -679,14 +509,6 @@ type SearchResult struct {
 	TotalCountType uint8 // 0 all returned, 1 more than returned, 3 disabled
 }
 
-func (p SearchResult) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U32(p.TotalCount)
-	types.WriteList(w, p.Result, func(w *types.Writer, mi MetaInfo) { mi.Append(w) })
-	w.U8(p.TotalCountType)
-	w.EndStructure(m)
-}
-
 // ReadSearchResult reads a DataStoreSearchResult structure.
 func ReadSearchResult(r *types.Reader, field string) SearchResult {
 	m := r.EnterStructure(field)
@@ -704,41 +526,10 @@ type ReqUpdateInfo struct {
 	RootCACert     []byte
 }
 
-func (p ReqUpdateInfo) append(w *types.Writer, v version) {
-	m := w.BeginStructure(0)
-	if v.wideIDs() {
-		w.U32(p.Version)
-	} else {
-		w.U16(uint16(p.Version))
-	}
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	writeKeyValues(w, p.FormFields)
-	w.Buffer(p.RootCACert)
-	w.EndStructure(m)
-}
-
-func readReqUpdateInfo(r *types.Reader, field string, v version) ReqUpdateInfo {
-	m := r.EnterStructure(field)
-	var p ReqUpdateInfo
-	if v.wideIDs() {
-		p.Version = r.U32("version")
-	} else {
-		p.Version = uint32(r.U16("version"))
-	}
-	p.URL = r.String("url")
-	p.RequestHeaders = readKeyValues(r, "requestHeaders")
-	p.FormFields = readKeyValues(r, "formFields")
-	p.RootCACert = clone(r.Buffer("rootCaCert"))
-	r.LeaveStructure(m)
-	return p
-}
-
 // version is a NEX version as major*10000 + minor*100 + patch.
 type version int
 
 func (v version) extraData() bool { return v >= 30500 } // "In NEX version 3.5, one more field was added"
-func (v version) wideIDs() bool   { return v >= 30000 } // "In NEX version 3.0, the data ID was set to a Uint64"
 
 func clone(b []byte) []byte {
 	if b == nil {
@@ -746,5 +537,3 @@ func clone(b []byte) []byte {
 	}
 	return append([]byte{}, b...)
 }
-
-func badArg(err error) error { return fmt.Errorf("%w: %w", types.DataStoreInvalidArgument, err) }
