@@ -1,11 +1,6 @@
 package accounts
 
-import (
-	"context"
-	"database/sql"
-
-	"github.com/gamewire/gamewire/internal/sqlstore"
-)
+import "github.com/gamewire/gamewire/internal/sqlstore"
 
 // The delivered messages' schema (messagedelivery.Store, internal/sqlstore's
 // Messages): each message once, and the recipients it is kept for.
@@ -26,50 +21,13 @@ CREATE TABLE md_inbox (
 ) WITHOUT ROWID;
 `
 
+// dbOf is s's database as internal/sqlstore uses it, each call bounded by
+// DefaultQueryTimeout (as credentials.go does).
+func dbOf(s *Store) sqlstore.DB { return dsDB{&DataStoreStore{db: s.db}} }
+
 // Messages returns the delivered messages (MessageDelivery) in s's database.
 func (s *Store) Messages() *sqlstore.Messages {
-	return sqlstore.NewMessages("accounts", plainDB{s.db})
-}
-
-// plainDB is the store's database as internal/sqlstore uses it, each call
-// bounded by DefaultQueryTimeout.
-type plainDB struct{ db *sql.DB }
-
-// Do runs f on the pool.
-func (b plainDB) Do(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
-	ctx, cancel := withTimeout(ctx, 0)
-	defer cancel()
-	return f(ctx, sqlstore.Std(b.db))
-}
-
-// Snapshot runs f in a read transaction.
-func (b plainDB) Snapshot(ctx context.Context, f func(ctx context.Context, q sqlstore.Querier) error) error {
-	ctx, cancel := withTimeout(ctx, 0)
-	defer cancel()
-	tx, err := b.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := f(ctx, sqlstore.Std(tx)); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// Write runs f in a write transaction (beginWrite).
-func (b plainDB) Write(ctx context.Context, f func(ctx context.Context, tx sqlstore.Querier) error) error {
-	ctx, cancel := withTimeout(ctx, 0)
-	defer cancel()
-	tx, err := beginWrite(ctx, b.db)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := f(ctx, sqlstore.Std(tx)); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return sqlstore.NewMessages("accounts", dbOf(s))
 }
 
 // The unique ids' schema (utility.Store, internal/sqlstore's UniqueIDs).
@@ -91,7 +49,7 @@ CREATE TABLE ut_associations (
 
 // UniqueIDs returns Utility's unique ids in s's database.
 func (s *Store) UniqueIDs() *sqlstore.UniqueIDs {
-	return sqlstore.NewUniqueIDs("accounts", plainDB{s.db})
+	return sqlstore.NewUniqueIDs("accounts", dbOf(s))
 }
 
 // Storage Manager's schema (storagemanager.Store, internal/sqlstore's Slots).
@@ -110,4 +68,4 @@ CREATE TABLE sm_unique_ids (
 `
 
 // Slots returns Storage Manager's unique ids in s's database.
-func (s *Store) Slots() *sqlstore.Slots { return sqlstore.NewSlots("accounts", plainDB{s.db}) }
+func (s *Store) Slots() *sqlstore.Slots { return sqlstore.NewSlots("accounts", dbOf(s)) }
