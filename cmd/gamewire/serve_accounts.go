@@ -211,7 +211,6 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 15 * time.Second,
 		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10, MaxConns: a.maxConns}}
 	scheme := "http"
-	serveLn := ln
 	if o.lite.tlsCert != "" || o.lite.tlsKey != "" {
 		cert, err := tls.LoadX509KeyPair(o.lite.tlsCert, o.lite.tlsKey)
 		if err != nil {
@@ -219,10 +218,10 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 			return nil, "", fmt.Errorf("--tls-cert/--tls-key: %w", err)
 		}
 		// Consoles speak old TLS: the 3DS and Wii U offer TLS 1.0 and 1.2 at best.
-		serveLn = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10})
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10}
 		scheme = "https"
 	}
-	go func() { _ = hs.Serve(serveLn) }()
+	go func() { _ = hs.Serve(ln) }()
 	banner += fmt.Sprintf("\naccount services on %s://%s (NNAS /v1/api/, NASC /ac), NEX server handed out %s:%d", scheme, ln.Addr(), host, port)
 	if a.selfRegister {
 		banner += ", self-registration on"

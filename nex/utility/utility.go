@@ -21,18 +21,19 @@ import (
 )
 
 // ProtocolID is the Utility protocol's id.
-const ProtocolID uint16 = 110
+const ProtocolID = utilityproto.UtilityProtocolID
 
-// Method ids of the generic Utility methods.
+// Method ids of the generic Utility methods (from the generated package,
+// nex/protocols/utility, whose codecs the Server uses).
 const (
-	MethodAcquireNexUniqueID                         uint32 = 1
-	MethodAcquireNexUniqueIDWithPassword             uint32 = 2
-	MethodAssociateNexUniqueIDWithMyPrincipalID      uint32 = 3
-	MethodAssociateNexUniqueIDsWithMyPrincipalID     uint32 = 4
-	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  uint32 = 5
-	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID uint32 = 6
-	MethodGetIntegerSettings                         uint32 = 7
-	MethodGetStringSettings                          uint32 = 8
+	MethodAcquireNexUniqueID                         = utilityproto.UtilityMethodAcquireNexUniqueId
+	MethodAcquireNexUniqueIDWithPassword             = utilityproto.UtilityMethodAcquireNexUniqueIdWithPassword
+	MethodAssociateNexUniqueIDWithMyPrincipalID      = utilityproto.UtilityMethodAssociateNexUniqueIdWithMyPrincipalId
+	MethodAssociateNexUniqueIDsWithMyPrincipalID     = utilityproto.UtilityMethodAssociateNexUniqueIdsWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  = utilityproto.UtilityMethodGetAssociatedNexUniqueIdWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID = utilityproto.UtilityMethodGetAssociatedNexUniqueIdsWithMyPrincipalId
+	MethodGetIntegerSettings                         = utilityproto.UtilityMethodGetIntegerSettings
+	MethodGetStringSettings                          = utilityproto.UtilityMethodGetStringSettings
 )
 
 // UniqueIDInfo is the UniqueIdInfo structure.
@@ -85,7 +86,7 @@ func (s *Server) Register(mux *rmc.Mux) { utilityproto.RegisterUtility(mux, s) }
 
 // ServeRMC implements rmc.Handler through the generated codec.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return utilityproto.NewUtilityServer(s).ServeRMC(ctx, c, out)
+	return utilityproto.ServeUtility(s, ctx, c, out)
 }
 
 func (s *Server) store() Store {

@@ -286,20 +286,27 @@ func RegisterStorageManagerMethods(mux *rmc.Mux, h StorageManagerHandler, method
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeStorageManager.
 func (a storageManagerServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeStorageManager(a.h, ctx, c, out)
+}
+
+// ServeStorageManager answers a StorageManager call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeStorageManager(h StorageManagerHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeStorageManagerAcquireNexUniqueId(a.h, ctx, c, out)
+		return ServeStorageManagerAcquireNexUniqueId(h, ctx, c, out)
 	case 2:
-		return ServeStorageManagerNexUniqueIdToPrincipalId(a.h, ctx, c, out)
+		return ServeStorageManagerNexUniqueIdToPrincipalId(h, ctx, c, out)
 	case 3:
-		return ServeStorageManagerGetAssociatedNexUniqueIds(a.h, ctx, c, out)
+		return ServeStorageManagerGetAssociatedNexUniqueIds(h, ctx, c, out)
 	case 4:
-		return ServeStorageManagerAcquireCardId(a.h, ctx, c, out)
+		return ServeStorageManagerAcquireCardId(h, ctx, c, out)
 	case 5:
-		return ServeStorageManagerActivateWithCardId(a.h, ctx, c, out)
+		return ServeStorageManagerActivateWithCardId(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
