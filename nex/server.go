@@ -16,11 +16,14 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -96,6 +99,21 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
+	// Messages keeps the messages players deliver to each other; with it the
+	// secure server serves MessageDelivery (27) and hands delivered messages to
+	// recipients online (nex/messagedelivery). Nil serves none.
+	Messages messagedelivery.Store
+	// Utility, when set, serves Utility (110): unique ids and the game's
+	// settings (nex/utility), unless Variants puts Storage Manager there.
+	Utility *utility.Server
+	// StorageManager, when set and Variants names VariantStorageManager,
+	// serves Storage Manager on 110 instead of Utility (nex/storagemanager).
+	StorageManager *storagemanager.Server
+	// Variants names the game's protocol variants (nex/games Game.Variants:
+	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
+	// ...); the secure server serves these in place of the generic protocol of
+	// the same id (services.go). Nil serves the generic protocols.
+	Variants []string
 	// GameServerID is the game's server id (a title's, nex/games), which NAT
 	// Traversal's GetRelaySignatureKey answers; 0 when not known.
 	GameServerID uint32
@@ -327,6 +345,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 			return err
 		}
 	}
+	s.startTitleServices()
 	if s.Ranking != nil {
 		s.Ranking.Logger = cmp.Or(s.Ranking.Logger, s.Logger)
 		s.Mux.HandleProtocol(ranking.ProtocolID, s.Ranking)

@@ -21,7 +21,12 @@ func newGamesCmd() *cobra.Command {
 		Short: "List the games gamewire knows (game server id, access key, dialect, NEX version, source)",
 		Long: `games lists the built-in table of NEX games: name, platform, game server id, access
 key, PRUDP dialect, NEX version where published, and where each row's values come
-from. FILTER keeps the rows whose name, platform, id, key or dialect contains it.
+from. FILTER keeps the rows whose name, platform, id, key, dialect or Pretendo
+repository contains it. -v adds each row's sources, notes, the Pretendo Network
+repository of the title's revival server, and the protocol variants the title
+uses ("Storage Manager" on 110, "DataStore (Super Mario Maker)", ...), which serve
+--game registers in place of the generic protocols. A game is named by its name,
+its game server id, or its Pretendo repository (monster-hunter-xx).
 
 A revival starts from a game: serve, login, connect and decode take --game NAME|ID
 and read the access key and dialect from this table (flags given explicitly win);
@@ -33,6 +38,7 @@ serve also gives the game's NEX version to Ranking and DataStore.
 		RunE: func(cmd *cobra.Command, args []string) error { return runGames(cmd, args, verbose, format) },
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print each row's source and notes")
+	cmd.AddCommand(newGamesCheckCmd())
 	addFormatFlag(cmd, &format)
 	return cmd
 }
@@ -102,6 +108,19 @@ func runGames(cmd *cobra.Command, args []string, verbose bool, format formatFlag
 			if g.Note != "" {
 				fmt.Fprintf(out, "  note: %s\n", g.Note)
 			}
+			if g.Pretendo != "" {
+				fmt.Fprintf(out, "  pretendo: github.com/PretendoNetwork/%s\n", g.Pretendo)
+			}
+			if len(g.OtherIDs) > 0 {
+				ids := make([]string, len(g.OtherIDs))
+				for i, id := range g.OtherIDs {
+					ids[i] = fmt.Sprintf("%08X", id)
+				}
+				fmt.Fprintf(out, "  other server ids: %s\n", strings.Join(ids, ", "))
+			}
+			if len(g.Variants) > 0 {
+				fmt.Fprintf(out, "  variants: %s\n", strings.Join(g.Variants, ", "))
+			}
 		}
 	}
 	return nil
@@ -164,6 +183,9 @@ func gameLine(game string) string {
 	parts := []string{g.Name, g.Platform, "server id " + g.ID()}
 	if v := g.Version(); v != "" {
 		parts = append(parts, "NEX "+v)
+	}
+	if len(g.Variants) > 0 {
+		parts = append(parts, "variants "+strings.Join(g.Variants, ", "))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
+	"github.com/gamewire/gamewire/nex/storagemanager"
 	"github.com/gamewire/gamewire/nex/types"
+	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -127,7 +129,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
@@ -352,7 +354,10 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	nexVersion := int(srv.NEXVersion)
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
+		srv.Variants = g.Variants     // the game's protocol variants
 	}
+	srv.Utility = &utility.Server{Store: store.UniqueIDs}
+	srv.StorageManager = &storagemanager.Server{Store: store.Slots}
 	q, err := o.nex.quota.quota()
 	if err != nil {
 		return "", nil, err

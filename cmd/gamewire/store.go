@@ -13,10 +13,13 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/storagemanager"
+	"github.com/gamewire/gamewire/nex/utility"
 )
 
 // backend is what serve keeps its state in: the SQLite store in --data, or a
@@ -29,6 +32,9 @@ type backend struct {
 	DataStore   datastore.Store
 	// SMM keeps Super Mario Maker's DataStore additions (nex/games/smm).
 	SMM smm.Store
+	Messages    messagedelivery.Store // MessageDelivery's messages
+	UniqueIDs   utility.Store         // Utility's unique ids
+	Slots       storagemanager.Store  // Storage Manager's unique ids
 	// Credentials holds NNIDs and the token secret (the account services,
 	// token checks); Add creates a NEX account (NASC self-registration).
 	Credentials credentials.Store
@@ -79,7 +85,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
-		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -93,7 +99,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	ds := s.DataStore()
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Ping: s.Ping,
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

@@ -39,6 +39,7 @@ var (
 	crossExtraMethods = map[string]bool{
 		"MatchmakeExtension.54": true, // FindCommunityByOwner
 		"Messaging.8":           true, // DeliverMessageMultiTarget
+		"MessageDelivery.2":     true, // DeliverMessageMultiTarget (Pretendo's nex-protocols-go)
 	}
 	// crossWikiOverrides are methods a variant redefines after the nintendo-wiki
 	// where NintendoClients' variant inherits its parent's (Protocol.id): Super
@@ -55,6 +56,13 @@ var (
 		"datastore.DataStoreSearchParam":        true, // revisions 1-3, NEX 4's renumbering
 		"datastore.DataStoreChangeMetaParam":    true, // revision 1's persistence_target
 		"datastore.DataStorePrepareUpdateParam": true, // NEX 3.5's extra_data
+		"messaging.UserMessage":                 true, // the recipient id and type before NEX 4
+	}
+	// crossWikiFields are the fields of crossWikiGates structures that only the
+	// nintendo-wiki has (NEX versions NintendoClients does not describe).
+	crossWikiFields = map[string]bool{
+		"messaging.UserMessage.recipient_id":   true,
+		"messaging.UserMessage.recipient_type": true,
 	}
 )
 
@@ -224,7 +232,9 @@ func crossCheckStruct(t *testing.T, ours *Set, of *File, s *Struct) {
 	if crossWikiGates[of.Name+"."+s.Name] {
 		have := map[string]string{}
 		for _, f := range st.Fields {
-			have[f.Name] = crossType(f.Type)
+			if !crossWikiFields[of.Name+"."+s.Name+"."+f.Name] {
+				have[f.Name] = crossType(f.Type)
+			}
 		}
 		for _, f := range s.Fields {
 			if have[f.Name] != crossType(f.Type) {

@@ -210,8 +210,11 @@ func TestBuiltinDescriptions(t *testing.T) {
 		t.Errorf("%d files, %d protocols, %d methods, %d structures; want at least 31, 36, 431, 218", len(s.Files()), p, m, st)
 	}
 	for _, f := range s.Files() {
-		if f.Name != "common" && !strings.Contains(f.Doc, "https://github.com/kinnay/NintendoClients") {
-			t.Errorf("%s: the header does not cite NintendoClients: %q", f.Name, f.Doc)
+		// Protocols NintendoClients does not describe cite Pretendo Network's
+		// definitions, read for facts.
+		if f.Name != "common" && !strings.Contains(f.Doc, "https://github.com/kinnay/NintendoClients") &&
+			!strings.Contains(f.Doc, "https://github.com/PretendoNetwork/") {
+			t.Errorf("%s: the header does not cite NintendoClients or Pretendo Network: %q", f.Name, f.Doc)
 		}
 		for _, p := range f.Protocols {
 			if p.Doc == "" {

@@ -7,6 +7,7 @@ package games
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,10 +28,50 @@ type Game struct {
 	// Source names the public pages the row's values come from.
 	Source string
 	Note   string
+	// OtherIDs are further game server ids of the same title (a demo, a
+	// second edition served by the same server).
+	OtherIDs []uint32
+	// Pretendo is the repository of Pretendo Network's game server for the
+	// title ("mario-kart-7" for github.com/PretendoNetwork/mario-kart-7), ""
+	// when it has none. The coverage checker (gamewire games check) reads the
+	// (protocol, method) pairs that server answers by it.
+	Pretendo string
+	// Variants names the game's variants of shared protocol ids, as the
+	// Pretendo table names them ("Storage Manager" on 110 instead of Utility,
+	// "Ranking (legacy)", "DataStore (Super Mario Maker)", "Shop (Nintendo Badge
+	// Arcade)") and the game-specific protocols it uses ("Subscription",
+	// "Rating"). nex.Server.Variants takes them: serve --game registers these
+	// protocols in place of the generic ones.
+	Variants []string
 }
 
-// ID is the game server id as the lists print it (8 hex digits).
-func (g Game) ID() string { return fmt.Sprintf("%08X", g.ServerID) }
+// HasVariant reports whether g uses the protocol variant named v.
+func (g Game) HasVariant(v string) bool {
+	for _, x := range g.Variants {
+		if strings.EqualFold(x, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// IDs returns every game server id of g: ServerID (when known), then OtherIDs.
+func (g Game) IDs() []uint32 {
+	var ids []uint32
+	if g.ServerID != 0 {
+		ids = append(ids, g.ServerID)
+	}
+	return append(ids, g.OtherIDs...)
+}
+
+// ID is the game server id as the lists print it (8 hex digits), "-" when no
+// public source gives it.
+func (g Game) ID() string {
+	if g.ServerID == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%08X", g.ServerID)
+}
 
 // Version prints the NEX version ("3.8.13"), or "" when not published.
 func (g Game) Version() string {
@@ -45,6 +86,14 @@ const (
 	srcServers = "nintendo-wiki Game Servers List (github.com/PretendoNetwork/nintendo-wiki)"
 	srcWiiU    = "Wii U NEX server list (kinnay.github.io/view.html?page=nexwiiu, data/nexwiiu.json: id, key, build name)"
 	srcNCEx    = "NintendoClients examples/"
+	// srcPN is Pretendo Network's game server repositories, listed in the
+	// nintendo-wiki; each row's Source adds the repository, whose public
+	// configuration gives the access key (AccessKey / SetAccessKey) and the NEX
+	// version (LibraryVersions.SetDefault), and where stated the game server id
+	// (ConfigurePNValidation).
+	srcPN = "Pretendo Network game server github.com/PretendoNetwork/"
+	// noID notes a Pretendo title whose game server id no public source states.
+	noID = "game server id not public (neither the Pretendo repository nor the nintendo-wiki Game Servers List states it)"
 )
 
 // fromBuild reads the NEX version out of a server build name of the Wii U list
@@ -76,6 +125,95 @@ func n3ds(name string, id uint32, key string) Game {
 
 func nx(name string, id uint32, key string) Game {
 	return Game{Name: name, Platform: "switch", ServerID: id, AccessKey: key, Dialect: prudp.NEXLite, Source: srcServers}
+}
+
+// pn is a title of Pretendo Network's game servers that the lists above do
+// not have: its values come from the repository's public configuration, the
+// game server id where the repository or the nintendo-wiki Game Servers List
+// states it (idFrom), none otherwise.
+func pn(repo, name, platform string, id uint32, key string, version int, idFrom string, variants ...string) Game {
+	g := Game{Name: name, Platform: platform, ServerID: id, AccessKey: key, NEXVersion: version,
+		Source: srcPN + repo, Pretendo: repo, Variants: variants}
+	switch platform {
+	case "3ds":
+		g.Dialect = prudp.NEXV0
+	default:
+		g.Dialect = prudp.NEXV1
+	}
+	if id == 0 {
+		g.Note = noID
+	} else if idFrom != "" {
+		g.Source += "; game server id: " + idFrom
+	}
+	return g
+}
+
+func withNote(g Game, note string) Game {
+	g.Note = strings.TrimPrefix(g.Note+"; "+note, "; ")
+	return g
+}
+
+// pretendoRow is what Pretendo Network's game server repository adds to a row
+// the lists above already have.
+type pretendoRow struct {
+	repo     string
+	version  int // its NEX version, taken when the row has none
+	otherIDs []uint32
+	variants []string
+}
+
+// pretendoRows are the rows of the table Pretendo Network runs a game server
+// for, by game server id.
+var pretendoRows = map[uint32]pretendoRow{
+	0x00003200: {repo: "friends", version: 10100, variants: []string{"Friends (3DS)", "Friends (Wii U)"}},
+	0x0001DB00: {repo: "mario-kart-7", version: 20403, variants: []string{"Storage Manager"}},
+	0x00030000: {repo: "kid-icarus-uprising", version: 20600},
+	0x00055D01: {repo: "pokemon-gen6", version: 30300, variants: []string{"Subscription", "Rating"}},
+	0x00076400: {repo: "luigis-mansion-2", version: 30100},
+	0x00086200: {repo: "animal-crossing-new-leaf", version: 31001},
+	0x00134600: {repo: "nintendo-badge-arcade-secure", version: 30716,
+		variants: []string{"Secure Connection (Nintendo Badge Arcade)", "DataStore (Nintendo Badge Arcade)", "Shop (Nintendo Badge Arcade)"}},
+	0x0016CE00: {repo: "metroid-prime-federation-force", version: 30901, otherIDs: []uint32{0x0016E400}},
+	0x00176E00: {repo: "tri-force-heroes", version: 30900},
+	269544192:  {repo: "mario-kart-8-secure", version: 30504},
+	269553152:  {repo: "super-smash-bros-wiiu", version: 30600, variants: []string{"DataStore (Super Smash Bros. 4)"}},
+	269557504:  {repo: "sonic-all-stars-racing-transformed-wiiu", version: 30001},
+	269663232:  {repo: "pikmin-3", version: 30300},
+	269801728:  {repo: "puyo-puyo-tetris", version: 30500},
+	269888256:  {repo: "splatoon", version: 30815},
+	270064384:  {repo: "super-mario-maker", version: 30803, variants: []string{"DataStore (Super Mario Maker)"}},
+	270110464:  {repo: "terraria"}, // the repository states no access key or NEX version
+	270292992:  {repo: "pokken-tournament", version: 31000},
+	270376192:  {repo: "minecraft-wiiu", version: 31000},
+}
+
+// pretendoTitles are the titles of Pretendo Network's game servers the lists
+// above do not have.
+var pretendoTitles = []Game{
+	pn("basic-games", "Tetris Axis", "3ds", 0x00039E00, "2ef57176", 20000, "the repository's TitleIDs"),
+	pn("bayonetta-2", "Bayonetta 2", "wiiu", 0x1011B900, "fd40a3cc", 30502, "ConfigurePNValidation in the repository"),
+	pn("dr-luigi", "Dr. Luigi", "wiiu", 0, "2a724fa4", 30502, ""),
+	pn("ice-station-z", "Ice Station Z", "3ds", 0, "e25ba89e", 31000, ""),
+	pn("ironfall-invasion", "IRONFALL Invasion", "3ds", 0, "feb81c7c", 30701, ""),
+	pn("mario-vs-dk-tipping-stars-secure", "Mario vs. Donkey Kong: Tipping Stars", "wiiu", 0, "d8927c3f", 30701, ""),
+	pn("miracle-cure", "Dr. Mario: Miracle Cure", "3ds", 0, "07f4860a", 30701, ""),
+	pn("monster-hunter-4", "Monster Hunter 4", "3ds", 0, "625bf7f9", 20703, ""),
+	pn("monster-hunter-4-ultimate", "Monster Hunter 4 Ultimate", "3ds", 0, "d44c6198", 30601, ""),
+	pn("monster-hunter-stories", "Monster Hunter Stories", "3ds", 0, "28a88f68", 31000, ""),
+	pn("monster-hunter-xx", "Monster Hunter XX", "3ds", 0, "4152f312", 40400, ""),
+	pn("pokemon-rumble-world-secure", "Pokemon Rumble World", "3ds", 0, "844f1d0c", 30802, ""),
+	pn("puyo-puyo-20th", "Puyo Puyo!! 20th Anniversary", "3ds", 0, "9ccfebcf", 20302, "", "Storage Manager", "Ranking (legacy)"),
+	pn("resident-evil-revelations-3ds", "Resident Evil: Revelations", "3ds", 0, "f26f5737", 20302, ""),
+	pn("resident-evil-the-mercenaries-3d", "Resident Evil: The Mercenaries 3D", "3ds", 0, "36bd3c25", 10100, ""),
+	pn("steel-diver-sub-wars", "Steel Diver: Sub Wars", "3ds", 0, "fb9537fe", 30700, ""),
+	pn("super-mario-3d-world-secure", "Super Mario 3D World", "wiiu", 0, "86a89872", 30400, ""),
+	pn("super-smash-bros-3ds", "Super Smash Bros. for Nintendo 3DS", "3ds", 0, "86405e2f", 30609, "", "DataStore (Super Smash Bros. 4)"),
+	withNote(pn("super-street-fighter-iv", "Super Street Fighter IV: 3D Edition", "3ds", 0x00030500, "7edcd5b4", 0, "ConfigurePNValidation in the repository"),
+		"the repository sets library version 0.7.8, not a NEX release number: left unset (serve --nex-version picks one)"),
+	pn("team-kirby-clash-deluxe", "Team Kirby Clash Deluxe", "3ds", 0, "e0c85605", 31001, "", "Service Item (Team Kirby Clash Deluxe)"),
+	pn("wiiu-chat-secure", "Wii U Chat", "wiiu", 0x1005A000, "e7a47214", 30302, "the presence value the repository sends (grpc/send_friends_notification.go)"),
+	pn("yo-kai-watch-2", "Yo-kai Watch 2", "3ds", 0x0012F800, "7ab183bb", 30601, "ConfigurePNValidation in the repository"),
+	pn("yo-kai-watch-blasters", "Yo-kai Watch Blasters", "3ds", 0, "49744f0b", 30901, ""),
 }
 
 // Table is every game gamewire knows, 3DS, then Wii U, then Switch. The dialect
@@ -161,6 +299,7 @@ var Table = func() []Game {
 		nx("Game Builder Garage", 0x2E99DD00, "97b08aad"),
 		nx("Animal Crossing: New Horizons", 0x2EE2E300, "v43a10em"),
 	}
+	t = append(t, pretendoTitles...)
 	// NEX versions NintendoClients' examples configure their clients with.
 	for i := range t {
 		switch t[i].ServerID {
@@ -176,12 +315,23 @@ var Table = func() []Game {
 		case 0x2DF33D01:
 			t[i].Note = "main server; Testfire 24E30D00 (f25e0f69), World Premiere 2C4BFF00 (f73d3ebe)"
 		}
+		if p, ok := pretendoRows[t[i].ServerID]; ok && t[i].Pretendo == "" {
+			t[i].Pretendo, t[i].Variants, t[i].OtherIDs = p.repo, p.variants, p.otherIDs
+			t[i].Source += "; " + srcPN + p.repo
+			if t[i].NEXVersion == 0 && p.version != 0 {
+				t[i].NEXVersion = p.version
+				t[i].Source += " (NEX version)"
+			} else if p.version != 0 && p.version != t[i].NEXVersion {
+				t[i].Note = strings.TrimPrefix(t[i].Note+"; Pretendo's server says NEX "+Game{NEXVersion: p.version}.Version(), "; ")
+			}
+		}
 	}
 	return t
 }()
 
 // Find returns the game named by s: a game server id in hex (with or without
-// 0x), or a name, matched case-insensitively as a whole or, failing that, as a
+// 0x; OtherIDs too), the name of its Pretendo Network repository
+// ("monster-hunter-xx"), or a name, matched case-insensitively as a whole or, failing that, as a
 // part of exactly one name.
 func Find(s string) (Game, error) {
 	q := strings.ToLower(strings.TrimSpace(s))
@@ -190,7 +340,7 @@ func Find(s string) (Game, error) {
 	}
 	if id, err := strconv.ParseUint(strings.TrimPrefix(q, "0x"), 16, 32); err == nil && len(strings.TrimPrefix(q, "0x")) == 8 {
 		for _, g := range Table {
-			if g.ServerID == uint32(id) {
+			if slices.Contains(g.IDs(), uint32(id)) {
 				return g, nil
 			}
 		}
@@ -198,7 +348,7 @@ func Find(s string) (Game, error) {
 	var part []Game
 	for _, g := range Table {
 		n := strings.ToLower(g.Name)
-		if n == q {
+		if n == q || g.Pretendo != "" && g.Pretendo == q {
 			return g, nil
 		}
 		if strings.Contains(n, q) {
@@ -218,13 +368,13 @@ func Find(s string) (Game, error) {
 	return Game{}, fmt.Errorf("games: %q names %d games: %s", s, len(part), strings.Join(names, ", "))
 }
 
-// Filter returns the games whose name, platform, server id, access key or
-// dialect contains s (case-insensitive); all of them for "".
+// Filter returns the games whose name, platform, server id, access key,
+// dialect or Pretendo repository contains s (case-insensitive); all of them for "".
 func Filter(s string) []Game {
 	q := strings.ToLower(s)
 	var out []Game
 	for _, g := range Table {
-		hay := strings.ToLower(strings.Join([]string{g.Name, g.Platform, g.ID(), g.AccessKey, g.Dialect.String()}, " "))
+		hay := strings.ToLower(strings.Join([]string{g.Name, g.Platform, g.ID(), g.AccessKey, g.Dialect.String(), g.Pretendo}, " "))
 		if strings.Contains(hay, q) {
 			out = append(out, g)
 		}

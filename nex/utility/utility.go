@@ -1,7 +1,9 @@
 // Package utility implements the generic methods of the Utility protocol
 // (protocol 110, nintendo-wiki "Utility (110)"): NEX unique ids (with and without
 // a password) and their association with a principal, and the integer and string
-// setting tables games read at start. State is kept in memory.
+// setting tables games read at start. The unique ids live in a Store (the
+// SQLite and PostgreSQL stores' UniqueIDs; in memory when none is given).
+// Server implements the generated handler interface (nex/protocols/utility).
 package utility
 
 import (
@@ -13,68 +15,94 @@ import (
 	"slices"
 	"sync"
 
-	gen "github.com/gamewire/gamewire/nex/protocols/utility"
+	utilityproto "github.com/gamewire/gamewire/nex/protocols/utility"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // ProtocolID is the Utility protocol's id.
-const ProtocolID = gen.UtilityProtocolID
+const ProtocolID = utilityproto.UtilityProtocolID
 
 // Method ids of the generic Utility methods (from the generated package,
 // nex/protocols/utility, whose codecs the Server uses).
 const (
-	MethodAcquireNexUniqueID                         = gen.UtilityMethodAcquireNexUniqueId
-	MethodAcquireNexUniqueIDWithPassword             = gen.UtilityMethodAcquireNexUniqueIdWithPassword
-	MethodAssociateNexUniqueIDWithMyPrincipalID      = gen.UtilityMethodAssociateNexUniqueIdWithMyPrincipalId
-	MethodAssociateNexUniqueIDsWithMyPrincipalID     = gen.UtilityMethodAssociateNexUniqueIdsWithMyPrincipalId
-	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  = gen.UtilityMethodGetAssociatedNexUniqueIdWithMyPrincipalId
-	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID = gen.UtilityMethodGetAssociatedNexUniqueIdsWithMyPrincipalId
-	MethodGetIntegerSettings                         = gen.UtilityMethodGetIntegerSettings
-	MethodGetStringSettings                          = gen.UtilityMethodGetStringSettings
+	MethodAcquireNexUniqueID                         = utilityproto.UtilityMethodAcquireNexUniqueId
+	MethodAcquireNexUniqueIDWithPassword             = utilityproto.UtilityMethodAcquireNexUniqueIdWithPassword
+	MethodAssociateNexUniqueIDWithMyPrincipalID      = utilityproto.UtilityMethodAssociateNexUniqueIdWithMyPrincipalId
+	MethodAssociateNexUniqueIDsWithMyPrincipalID     = utilityproto.UtilityMethodAssociateNexUniqueIdsWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  = utilityproto.UtilityMethodGetAssociatedNexUniqueIdWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID = utilityproto.UtilityMethodGetAssociatedNexUniqueIdsWithMyPrincipalId
+	MethodGetIntegerSettings                         = utilityproto.UtilityMethodGetIntegerSettings
+	MethodGetStringSettings                          = utilityproto.UtilityMethodGetStringSettings
 )
 
 // UniqueIDInfo is the UniqueIdInfo structure.
 type UniqueIDInfo struct {
-	ID       uint64 // unique_id
-	Password uint64
+	ID       uint64 // nexUniqueId
+	Password uint64 // nexUniqueIdPassword
 }
 
-func (u UniqueIDInfo) wire() gen.UniqueIdInfo {
-	return gen.UniqueIdInfo{UniqueID: u.ID, Password: u.Password}
+// MaxAssociations bounds the unique ids one call associates with a player.
+const MaxAssociations = 64
+
+// Store keeps the unique ids issued and the players they are associated with.
+type Store interface {
+	// IssueUniqueID records a new unique id with its password (0: none) and
+	// returns it.
+	IssueUniqueID(ctx context.Context, password uint64) (uint64, error)
+	// AssociateUniqueIDs replaces pid's associated unique ids with infos,
+	// each of which must be issued with that password (else an error
+	// wrapping Core::InvalidArgument, and nothing changes).
+	AssociateUniqueIDs(ctx context.Context, pid types.PID, infos []UniqueIDInfo) error
+	// AssociatedUniqueIDs returns pid's associated unique ids, in the order
+	// they were associated.
+	AssociatedUniqueIDs(ctx context.Context, pid types.PID) ([]UniqueIDInfo, error)
 }
 
-func uniqueIDFrom(u gen.UniqueIdInfo) UniqueIDInfo {
-	return UniqueIDInfo{ID: u.UniqueID, Password: u.Password}
-}
-
-// Server answers the generic Utility methods. Register it with
-// mux.HandleProtocol(utility.ProtocolID, srv); game-specific extensions of the
+// Server answers the generic Utility methods. Register it with Register (or
+// mux.HandleProtocol(utility.ProtocolID, srv)); game-specific extensions of the
 // protocol can be registered per method with mux.Handle, which takes precedence.
-// Fill the settings before serving; the zero value works (no settings).
+// Fill the settings before serving; the zero value works (no settings, unique
+// ids in memory).
 type Server struct {
+	// Store keeps the unique ids; nil keeps them in memory (Memory).
+	Store Store
 	// IntegerSettings and StringSettings are the tables GetIntegerSettings and
-	// GetStringSettings answer, by setting index. A missing index answers an
-	// empty map.
+	// GetStringSettings answer, by setting index: constants of the game's
+	// original server, configured per game. A missing index answers an empty
+	// map.
 	IntegerSettings map[uint32]map[uint16]int32
 	StringSettings  map[uint32]map[uint16]string
 	// Rand draws unique id passwords; default crypto/rand.
 	Rand io.Reader
 
-	mu     sync.Mutex
-	next   uint64
-	issued map[uint64]uint64 // unique id -> password
-	assoc  map[types.PID][]UniqueIDInfo
+	mem Memory
 }
 
-// Associated returns the unique ids associated with pid.
+var _ utilityproto.UtilityHandler = (*Server)(nil)
+
+// Register registers s for Utility on mux.
+func (s *Server) Register(mux *rmc.Mux) { utilityproto.RegisterUtility(mux, s) }
+
+// ServeRMC implements rmc.Handler through the generated codec.
+func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return utilityproto.ServeUtility(s, ctx, c, out)
+}
+
+func (s *Server) store() Store {
+	if s.Store != nil {
+		return s.Store
+	}
+	return &s.mem
+}
+
+// Associated returns the unique ids associated with pid (nil on a store error).
 func (s *Server) Associated(pid types.PID) []UniqueIDInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.assoc[pid])
+	infos, _ := s.store().AssociatedUniqueIDs(context.Background(), pid)
+	return infos
 }
 
-func (s *Server) acquire(withPassword bool) (UniqueIDInfo, error) {
+func (s *Server) acquire(ctx context.Context, withPassword bool) (UniqueIDInfo, error) {
 	var pw uint64
 	if withPassword {
 		rnd := s.Rand
@@ -87,110 +115,139 @@ func (s *Server) acquire(withPassword bool) (UniqueIDInfo, error) {
 		}
 		pw = binary.LittleEndian.Uint64(b[:])
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.issued == nil {
-		s.issued = make(map[uint64]uint64)
-		s.assoc = make(map[types.PID][]UniqueIDInfo)
-	}
-	s.next++
-	s.issued[s.next] = pw
-	return UniqueIDInfo{ID: s.next, Password: pw}, nil
+	id, err := s.store().IssueUniqueID(ctx, pw)
+	return UniqueIDInfo{ID: id, Password: pw}, err
 }
 
-// associate replaces pid's associations with infos, each of which must be an
-// issued id with its password.
-func (s *Server) associate(pid types.PID, infos []UniqueIDInfo) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Server) associate(ctx context.Context, c *rmc.Call, infos []utilityproto.UniqueIdInfo) error {
+	if c.Peer.PID == 0 {
+		return types.RendezVousNotAuthenticated
+	}
+	if len(infos) > MaxAssociations {
+		return fmt.Errorf("%w: %d unique ids (at most %d)", types.CoreInvalidArgument, len(infos), MaxAssociations)
+	}
+	own := make([]UniqueIDInfo, len(infos))
 	for i, u := range infos {
-		pw, ok := s.issued[u.ID]
+		own[i] = UniqueIDInfo{ID: u.UniqueID, Password: u.Password}
+	}
+	return s.store().AssociateUniqueIDs(ctx, c.Peer.PID, own)
+}
+
+func (s *Server) associated(ctx context.Context, c *rmc.Call) ([]utilityproto.UniqueIdInfo, error) {
+	infos, err := s.store().AssociatedUniqueIDs(ctx, c.Peer.PID)
+	out := make([]utilityproto.UniqueIdInfo, len(infos))
+	for i, u := range infos {
+		out[i] = utilityproto.UniqueIdInfo{UniqueID: u.ID, Password: u.Password}
+	}
+	return out, err
+}
+
+// AcquireNexUniqueId implements utilityproto.UtilityHandler.
+func (s *Server) AcquireNexUniqueId(ctx context.Context, c *rmc.Call) (uint64, error) {
+	u, err := s.acquire(ctx, false)
+	return u.ID, err
+}
+
+// AcquireNexUniqueIdWithPassword implements utilityproto.UtilityHandler.
+func (s *Server) AcquireNexUniqueIdWithPassword(ctx context.Context, c *rmc.Call) (utilityproto.UniqueIdInfo, error) {
+	u, err := s.acquire(ctx, true)
+	return utilityproto.UniqueIdInfo{UniqueID: u.ID, Password: u.Password}, err
+}
+
+// AssociateNexUniqueIdWithMyPrincipalId implements utilityproto.UtilityHandler.
+func (s *Server) AssociateNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, info utilityproto.UniqueIdInfo) error {
+	return s.associate(ctx, c, []utilityproto.UniqueIdInfo{info})
+}
+
+// AssociateNexUniqueIdsWithMyPrincipalId implements utilityproto.UtilityHandler.
+func (s *Server) AssociateNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, infos []utilityproto.UniqueIdInfo) error {
+	return s.associate(ctx, c, infos)
+}
+
+// GetAssociatedNexUniqueIdWithMyPrincipalId implements
+// utilityproto.UtilityHandler: the first associated id, zeros when none.
+func (s *Server) GetAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call) (utilityproto.UniqueIdInfo, error) {
+	infos, err := s.associated(ctx, c)
+	if err != nil || len(infos) == 0 {
+		return utilityproto.UniqueIdInfo{}, err
+	}
+	return infos[0], nil
+}
+
+// GetAssociatedNexUniqueIdsWithMyPrincipalId implements utilityproto.UtilityHandler.
+func (s *Server) GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call) ([]utilityproto.UniqueIdInfo, error) {
+	return s.associated(ctx, c)
+}
+
+// GetIntegerSettings implements utilityproto.UtilityHandler (in key order).
+func (s *Server) GetIntegerSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, int32], error) {
+	return pairs(s.IntegerSettings[index]), nil
+}
+
+// GetStringSettings implements utilityproto.UtilityHandler (in key order).
+func (s *Server) GetStringSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, string], error) {
+	return pairs(s.StringSettings[index]), nil
+}
+
+// pairs returns a map's entries in key order, so responses are deterministic.
+func pairs[V any](m map[uint16]V) []types.Pair[uint16, V] {
+	out := make([]types.Pair[uint16, V], 0, len(m))
+	for k, v := range m {
+		out = append(out, types.Pair[uint16, V]{Key: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b types.Pair[uint16, V]) int { return int(a.Key) - int(b.Key) })
+	return out
+}
+
+// Memory is a Store in memory.
+type Memory struct {
+	mu     sync.Mutex
+	next   uint64
+	issued map[uint64]uint64 // unique id -> password
+	assoc  map[types.PID][]UniqueIDInfo
+}
+
+// IssueUniqueID implements Store.
+func (m *Memory) IssueUniqueID(_ context.Context, password uint64) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.issued == nil {
+		m.issued = make(map[uint64]uint64)
+	}
+	m.next++
+	m.issued[m.next] = password
+	return m.next, nil
+}
+
+// AssociateUniqueIDs implements Store.
+func (m *Memory) AssociateUniqueIDs(_ context.Context, pid types.PID, infos []UniqueIDInfo) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := CheckIssued(infos, func(id uint64) (uint64, bool) { pw, ok := m.issued[id]; return pw, ok }); err != nil {
+		return err
+	}
+	if m.assoc == nil {
+		m.assoc = make(map[types.PID][]UniqueIDInfo)
+	}
+	m.assoc[pid] = slices.Clone(infos)
+	return nil
+}
+
+// AssociatedUniqueIDs implements Store.
+func (m *Memory) AssociatedUniqueIDs(_ context.Context, pid types.PID) ([]UniqueIDInfo, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.assoc[pid]), nil
+}
+
+// CheckIssued checks that each of infos was issued with its password
+// (issued returns an id's password), for stores' AssociateUniqueIDs.
+func CheckIssued(infos []UniqueIDInfo, issued func(id uint64) (uint64, bool)) error {
+	for i, u := range infos {
+		pw, ok := issued(u.ID)
 		if !ok || pw != u.Password {
 			return fmt.Errorf("%w: unique id %d (item %d) was not issued with that password", types.CoreInvalidArgument, u.ID, i)
 		}
 	}
-	if s.assoc == nil {
-		s.assoc = make(map[types.PID][]UniqueIDInfo)
-	}
-	s.assoc[pid] = slices.Clone(infos)
 	return nil
-}
-
-// ServeRMC implements rmc.Handler: the generated Utility dispatcher decodes
-// the parameters and calls the handler methods below.
-func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return gen.ServeUtility(handler{s}, ctx, c, out)
-}
-
-// handler is the Server as the generated gen.UtilityHandler.
-type handler struct{ s *Server }
-
-var _ gen.UtilityHandler = handler{}
-
-func (h handler) AcquireNexUniqueId(ctx context.Context, c *rmc.Call) (uint64, error) {
-	u, err := h.s.acquire(false)
-	return u.ID, err
-}
-
-func (h handler) AcquireNexUniqueIdWithPassword(ctx context.Context, c *rmc.Call) (gen.UniqueIdInfo, error) {
-	u, err := h.s.acquire(true)
-	return u.wire(), err
-}
-
-func (h handler) AssociateNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, info gen.UniqueIdInfo) error {
-	return h.associate(c, []gen.UniqueIdInfo{info})
-}
-
-func (h handler) AssociateNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, infos []gen.UniqueIdInfo) error {
-	return h.associate(c, infos)
-}
-
-func (h handler) associate(c *rmc.Call, infos []gen.UniqueIdInfo) error {
-	if c.Peer.PID == 0 {
-		return types.RendezVousNotAuthenticated
-	}
-	us := make([]UniqueIDInfo, len(infos))
-	for i, u := range infos {
-		us[i] = uniqueIDFrom(u)
-	}
-	return h.s.associate(c.Peer.PID, us)
-}
-
-func (h handler) GetAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call) (gen.UniqueIdInfo, error) {
-	var first UniqueIDInfo
-	if infos := h.s.Associated(c.Peer.PID); len(infos) > 0 {
-		first = infos[0]
-	}
-	return first.wire(), nil
-}
-
-func (h handler) GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call) ([]gen.UniqueIdInfo, error) {
-	infos := h.s.Associated(c.Peer.PID)
-	out := make([]gen.UniqueIdInfo, len(infos))
-	for i, u := range infos {
-		out[i] = u.wire()
-	}
-	return out, nil
-}
-
-func (h handler) GetIntegerSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, int32], error) {
-	return sortedPairs(h.s.IntegerSettings[index]), nil
-}
-
-func (h handler) GetStringSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, string], error) {
-	return sortedPairs(h.s.StringSettings[index]), nil
-}
-
-// sortedPairs is a Map<Uint16, V> in key order, so responses are deterministic.
-func sortedPairs[V any](m map[uint16]V) []types.Pair[uint16, V] {
-	keys := make([]uint16, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]types.Pair[uint16, V], len(keys))
-	for i, k := range keys {
-		out[i] = types.Pair[uint16, V]{Key: k, Value: m[k]}
-	}
-	return out
 }

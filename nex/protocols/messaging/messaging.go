@@ -10,7 +10,8 @@
 // (https://github.com/kinnay/NintendoClients, MIT) for the methods, parameters and
 // structures; nintendo-wiki "Messaging (23)"
 // (https://github.com/PretendoNetwork/nintendo-wiki, docs/nex/protocols/messaging, MIT)
-// for the method names and DeliverMessageMultiTarget (8), which NintendoClients does not list.
+// for the method names and DeliverMessageMultiTarget (8), which NintendoClients does not list,
+// and the UserMessage layout before NEX 4.
 package messaging
 
 import (
@@ -82,6 +83,8 @@ func (s *MessageRecipient) Read(r *types.Reader, field string) {
 // It derives from Data: an AnyDataHolder can carry it.
 type UserMessage struct {
 	ID            uint32           `nex:"id"`
+	RecipientID   uint32           `nex:"recipient_id"`
+	RecipientType uint32           `nex:"recipient_type"`
 	ParentID      uint32           `nex:"parent_id"`
 	Sender        types.PID        `nex:"sender"`
 	ReceptionTime types.DateTime   `nex:"reception_time"`
@@ -99,8 +102,13 @@ func (s *UserMessage) ClassName() string { return "UserMessage" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *UserMessage) Append(w *types.Writer) {
 	w.Data()
+	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U32(s.ID)
+	if v < 40000 {
+		w.U32(s.RecipientID)
+		w.U32(s.RecipientType)
+	}
 	w.U32(s.ParentID)
 	w.PID(s.Sender)
 	w.DateTime(s.ReceptionTime)
@@ -108,7 +116,9 @@ func (s *UserMessage) Append(w *types.Writer) {
 	w.U32(s.Flags)
 	w.String(s.Subject)
 	w.String(s.SenderName)
-	s.Recipient.Append(w)
+	if v >= 40000 {
+		s.Recipient.Append(w)
+	}
 	w.EndStructure(m)
 }
 
@@ -118,8 +128,13 @@ func (s *UserMessage) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *UserMessage) Read(r *types.Reader, field string) {
 	r.ReadData(field)
+	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "UserMessage", 0)
 	s.ID = r.U32("id")
+	if v < 40000 {
+		s.RecipientID = r.U32("recipient_id")
+		s.RecipientType = r.U32("recipient_type")
+	}
 	s.ParentID = r.U32("parent_id")
 	s.Sender = r.PID("sender")
 	s.ReceptionTime = r.DateTime("reception_time")
@@ -127,7 +142,9 @@ func (s *UserMessage) Read(r *types.Reader, field string) {
 	s.Flags = r.U32("flags")
 	s.Subject = r.String("subject")
 	s.SenderName = r.String("sender_name")
-	s.Recipient.Read(r, "recipient")
+	if v >= 40000 {
+		s.Recipient.Read(r, "recipient")
+	}
 	r.LeaveStructure(m)
 }
 
@@ -1029,12 +1046,16 @@ func (c MessagingClient) DeliverMessageMultiTarget(ctx context.Context, targets 
 
 // MessageDeliveryProtocolID is the id of the MessageDelivery protocol.
 //
-// MessageDelivery (27) delivers a message; calls are never answered.
+// MessageDelivery (27) delivers a message; calls are never answered. A client
+// calls it to send a message; the server calls DeliverMessage on each online
+// recipient to hand it over (NintendoClients has a MessageDeliveryServer for
+// that side).
 const MessageDeliveryProtocolID uint16 = 27
 
 // Method ids of MessageDelivery.
 const (
-	MessageDeliveryMethodDeliverMessage uint32 = 1
+	MessageDeliveryMethodDeliverMessage            uint32 = 1
+	MessageDeliveryMethodDeliverMessageMultiTarget uint32 = 2
 )
 
 // MessageDeliveryMethodName returns the name of a MessageDelivery method, "" for an unknown id.
@@ -1042,6 +1063,8 @@ func MessageDeliveryMethodName(id uint32) string {
 	switch id {
 	case 1:
 		return "DeliverMessage"
+	case 2:
+		return "DeliverMessageMultiTarget"
 	}
 	return ""
 }
@@ -1073,6 +1096,39 @@ func (x *MessageDeliveryDeliverMessageResponse) Append(w *types.Writer) {
 func (x *MessageDeliveryDeliverMessageResponse) Read(r *types.Reader) {
 }
 
+// MessageDeliveryDeliverMessageMultiTargetRequest holds the parameters of MessageDelivery.DeliverMessageMultiTarget.
+type MessageDeliveryDeliverMessageMultiTargetRequest struct {
+	Targets []types.PID   `nex:"targets"`
+	Message types.AnyData `nex:"message"`
+}
+
+// Append appends the parameters in order.
+func (x *MessageDeliveryDeliverMessageMultiTargetRequest) Append(w *types.Writer) {
+	w.Count(len(x.Targets))
+	for i0 := range x.Targets {
+		w.PID(x.Targets[i0])
+	}
+	w.AnyData(x.Message)
+}
+
+// Read reads the parameters in order; the caller checks r.Done.
+func (x *MessageDeliveryDeliverMessageMultiTargetRequest) Read(r *types.Reader) {
+	x.Targets = types.ReadList(r, "targets", (*types.Reader).PID)
+	x.Message = r.AnyData("message", "")
+}
+
+// MessageDeliveryDeliverMessageMultiTargetResponse holds the results of MessageDelivery.DeliverMessageMultiTarget.
+type MessageDeliveryDeliverMessageMultiTargetResponse struct {
+}
+
+// Append appends the results in order.
+func (x *MessageDeliveryDeliverMessageMultiTargetResponse) Append(w *types.Writer) {
+}
+
+// Read reads the results in order; the caller checks r.Done.
+func (x *MessageDeliveryDeliverMessageMultiTargetResponse) Read(r *types.Reader) {
+}
+
 // MessageDeliveryHandler answers MessageDelivery calls: one method per method of the protocol, with its
 // parameters decoded and its results encoded by the generated code. A method's
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
@@ -1080,6 +1136,10 @@ func (x *MessageDeliveryDeliverMessageResponse) Read(r *types.Reader) {
 // with Core::NotImplemented.
 type MessageDeliveryHandler interface {
 	DeliverMessage(ctx context.Context, c *rmc.Call, message types.AnyData) (err error)
+	// DeliverMessageMultiTarget sends a message to the players listed
+	// (Pretendo Network's nex-protocols-go message-delivery, read for its
+	// method id and parameters; NintendoClients does not list it).
+	DeliverMessageMultiTarget(ctx context.Context, c *rmc.Call, targets []types.PID, message types.AnyData) (err error)
 }
 
 // UnimplementedMessageDelivery answers every MessageDelivery method with Core::NotImplemented.
@@ -1087,6 +1147,12 @@ type UnimplementedMessageDelivery struct{}
 
 // DeliverMessage answers Core::NotImplemented.
 func (UnimplementedMessageDelivery) DeliverMessage(ctx context.Context, c *rmc.Call, message types.AnyData) (err error) {
+	err = types.CoreNotImplemented
+	return
+}
+
+// DeliverMessageMultiTarget answers Core::NotImplemented.
+func (UnimplementedMessageDelivery) DeliverMessageMultiTarget(ctx context.Context, c *rmc.Call, targets []types.PID, message types.AnyData) (err error) {
 	err = types.CoreNotImplemented
 	return
 }
@@ -1125,6 +1191,8 @@ func ServeMessageDelivery(h MessageDeliveryHandler, ctx context.Context, c *rmc.
 	switch c.Method {
 	case 1:
 		return ServeMessageDeliveryDeliverMessage(h, ctx, c, out)
+	case 2:
+		return ServeMessageDeliveryDeliverMessageMultiTarget(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1141,6 +1209,23 @@ func ServeMessageDeliveryDeliverMessage(h interface {
 		return out, rmc.ParamError(h, 1, fmt.Errorf("MessageDelivery.DeliverMessage: %w", err))
 	}
 	if err := h.DeliverMessage(ctx, c, req.Message); err != nil {
+		return out, err
+	}
+	return out, rmc.ErrNoResponse
+}
+
+// ServeMessageDeliveryDeliverMessageMultiTarget answers a MessageDelivery.DeliverMessageMultiTarget call with h's DeliverMessageMultiTarget: the generated decoding and
+// encoding, for MessageDelivery's server and its variants'.
+func ServeMessageDeliveryDeliverMessageMultiTarget(h interface {
+	DeliverMessageMultiTarget(ctx context.Context, c *rmc.Call, targets []types.PID, message types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	r := c.Reader()
+	var req MessageDeliveryDeliverMessageMultiTargetRequest
+	req.Read(&r)
+	if err := r.Done(); err != nil {
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MessageDelivery.DeliverMessageMultiTarget: %w", err))
+	}
+	if err := h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse

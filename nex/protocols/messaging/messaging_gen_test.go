@@ -31,6 +31,8 @@ var generatedValues = []any{
 	new(MessagingDeliverMessageMultiTargetResponse),
 	new(MessageDeliveryDeliverMessageRequest),
 	new(MessageDeliveryDeliverMessageResponse),
+	new(MessageDeliveryDeliverMessageMultiTargetRequest),
+	new(MessageDeliveryDeliverMessageMultiTargetResponse),
 }
 
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }

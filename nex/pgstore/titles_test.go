@@ -1,0 +1,20 @@
+package pgstore
+
+import (
+	"testing"
+
+	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/nex/messagedelivery"
+	"github.com/gamewire/gamewire/nex/storagemanager"
+	"github.com/gamewire/gamewire/nex/storetest"
+	"github.com/gamewire/gamewire/nex/utility"
+)
+
+// TestTitlesSuites runs the suites of the protocols the titles of nex/games
+// add (MessageDelivery, Utility, Storage Manager) on PostgreSQL.
+func TestTitlesSuites(t *testing.T) {
+	srv := pgtest.Start(t)
+	storetest.Messages(t, func(t *testing.T) messagedelivery.Store { return openFresh(t, srv).Messages() })
+	storetest.UniqueIDs(t, func(t *testing.T) utility.Store { return openFresh(t, srv).UniqueIDs() })
+	storetest.Slots(t, func(t *testing.T) storagemanager.Store { return openFresh(t, srv).Slots() })
+}
