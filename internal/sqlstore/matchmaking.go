@@ -23,10 +23,15 @@ var BlobSettings = types.Settings{PIDSize: 8, StructureHeader: true}
 
 const BlobVersion = types.Version4
 
-// EncodeSession is a session as stored in mm_gatherings.blob.
+// EncodeSession is a session as stored in mm_gatherings.blob: the structure,
+// then the session url when one was given (UpdateSessionURL; blobs stored
+// before it end after the structure).
 func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 	w := types.NewWriter(nil, BlobSettings)
 	s.Append(&w, BlobVersion)
+	if s.SessionURL != "" {
+		w.String(s.SessionURL)
+	}
 	return w.Bytes()
 }
 
@@ -34,6 +39,9 @@ func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
 	r := types.NewReader(b, BlobSettings)
 	s, _ := matchmaking.ReadMatchmakeSession(&r, BlobVersion)
+	if r.Remaining() > 0 {
+		s.SessionURL = r.String("session url")
+	}
 	if err := r.Done(); err != nil {
 		return s, fmt.Errorf("stored session: %w", err)
 	}
@@ -640,6 +648,7 @@ func leave(ctx context.Context, tx Querier, r *row, pid types.PID) (matchmaking.
 		r.s.Owner = rest[0].PID
 		if r.s.Host == pid {
 			r.s.Host = rest[0].PID
+			r.s.SessionURL = "" // the departed host's
 		}
 	}
 	c, err := save(ctx, tx, r, del)

@@ -207,3 +207,27 @@ func (c *Client) ParticipantURLs(ctx context.Context, gid uint32) ([]types.Stati
 	urls := types.ReadList(&r, "lstStationURL", (*types.Reader).StationURL)
 	return urls, r.Done()
 }
+
+// UpdateSessionURL calls Match Making's UpdateSessionURL: the host gives the
+// url its session is reached at.
+func (c *Client) UpdateSessionURL(ctx context.Context, gid uint32, url string) error {
+	r, err := c.call(ctx, ProtocolMatchMaking, MethodUpdateSessionURL, func(w *types.Writer) {
+		w.U32(gid)
+		w.String(url)
+	})
+	if err != nil {
+		return err
+	}
+	r.Bool("retval")
+	return r.Done()
+}
+
+// SessionURLs calls Match Making's GetSessionURLs: the urls of a session's host.
+func (c *Client) SessionURLs(ctx context.Context, gid uint32) ([]types.StationURL, error) {
+	r, err := c.call(ctx, ProtocolMatchMaking, MethodGetSessionURLs, func(w *types.Writer) { w.U32(gid) })
+	if err != nil {
+		return nil, err
+	}
+	urls := types.ReadList(&r, "lstURLs", (*types.Reader).StationURL)
+	return urls, r.Done()
+}

@@ -48,6 +48,8 @@ const (
 	MethodFindBySingleID              uint32 = 21
 	MethodFindByOwner                 uint32 = 22
 	MethodFindByParticipants          uint32 = 23
+	MethodUpdateSessionURL            uint32 = 27
+	MethodGetSessionURL               uint32 = 28
 	MethodGetState                    uint32 = 29
 	MethodSetState                    uint32 = 30
 	MethodDeleteGathering             uint32 = 33
@@ -433,6 +435,35 @@ func (s *Server) participantURLs(ps []Participant) []types.StationURL {
 	return out
 }
 
+// sessionURLs are the urls of a session's host: the one the host gave
+// (UpdateSessionURL) first, then those its connection registered.
+func (s *Server) sessionURLs(ms *MatchmakeSession) []types.StationURL {
+	us := s.urls(ms.Host)
+	if ms.SessionURL == "" {
+		return us
+	}
+	u, err := types.ParseStationURLString(ms.SessionURL)
+	if err != nil { // checked when stored
+		return us
+	}
+	return append([]types.StationURL{u}, us...)
+}
+
+// MaxSessionURL bounds the url UpdateSessionURL stores.
+const MaxSessionURL = 1024
+
+// checkSessionURL refuses a url UpdateSessionURL must not store: too long, or
+// not a station url.
+func checkSessionURL(url string) error {
+	if len(url) > MaxSessionURL {
+		return fmt.Errorf("%w: session url of %d bytes, at most %d", types.CoreInvalidArgument, len(url), MaxSessionURL)
+	}
+	if _, err := types.ParseStationURLString(url); err != nil {
+		return fmt.Errorf("%w: session url: %w", types.CoreInvalidArgument, err)
+	}
+	return nil
+}
+
 func (s *Server) hostURLs(ms []MatchmakeSession) []GatheringURLs {
 	out := make([]GatheringURLs, 0, len(ms))
 	for _, m := range ms {
@@ -543,7 +574,43 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 		case MethodGetParticipantsURLs:
 			types.WriteList(&w, s.participantURLs(ps), (*types.Writer).StationURL)
 		default: // the host's urls
-			types.WriteList(&w, s.urls(ms.Host), (*types.Writer).StationURL)
+			types.WriteList(&w, s.sessionURLs(&ms), (*types.Writer).StationURL)
+		}
+	case MethodUpdateSessionURL:
+		gid := r.U32("idGathering")
+		url := r.String("strURL")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if err := checkSessionURL(url); err != nil {
+			return out, err
+		}
+		if _, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, _ []Participant) error {
+			if ms.Host != pid {
+				return fmt.Errorf("%w: PID %d does not host gathering %d (UpdateSessionURL)", ResultPermissionDenied, pid, gid)
+			}
+			ms.SessionURL = url
+			return nil
+		}); err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+	case MethodGetSessionURL:
+		gid := r.U32("idGathering")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ms, _, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+		if ms.SessionURL != "" {
+			w.String(ms.SessionURL)
+		} else if us := s.urls(ms.Host); len(us) > 0 {
+			w.StationURL(us[0])
+		} else {
+			w.String("")
 		}
 	case MethodFindByID:
 		gids := types.ReadList(&r, "lstID", (*types.Reader).U32)
@@ -643,6 +710,9 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 				return fmt.Errorf("%w: PID %d does not own gathering %d (isMigrateOwner)", ResultPermissionDenied, pid, gid)
 			}
 			prevHost = ms.Host
+			if prevHost != pid {
+				ms.SessionURL = "" // the previous host's
+			}
 			ms.Host = pid
 			if migrate {
 				ms.Owner = pid
