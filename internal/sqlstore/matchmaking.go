@@ -356,6 +356,15 @@ func join(ctx context.Context, tx Querier, r *row, p matchmaking.Participant, pw
 		if r.systemPW != "" && pw.System != r.systemPW {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSystemPasswordUnmatch, gid)
 		}
+		if !pw.IgnoreBlockList {
+			blocked, err := blocks(ctx, tx, p.PID, gid)
+			if err != nil {
+				return matchmaking.Change{}, err
+			}
+			if blocked {
+				return matchmaking.Change{}, fmt.Errorf("%w: PID %d and a participant of gathering %d block one another", matchmaking.ResultPermissionDenied, p.PID, gid)
+			}
+		}
 	}
 	r.s.ParticipationCount += slots
 	c, err := save(ctx, tx, r, insertParticipant(gid, p, r.seq+1))
@@ -459,8 +468,11 @@ func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.
 		// index (PostgreSQL: a hashed subplan), whatever number of
 		// sessions the planner expects the search to read; NOT EXISTS let
 		// PostgreSQL anti-join every participant when it expected many.
-		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)"}
-	args := []any{int64(joining), int64(exclude)}
+		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)",
+		// Nor sessions with a player exclude blocked or that blocked
+		// exclude (mm_blocks, read by its two indexes).
+		blockedWith}
+	args := []any{int64(joining), int64(exclude), int64(exclude), int64(exclude)}
 	gm, okGM := commonValue(cs, (*matchmaking.Criteria).GameMode)
 	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
 	narrow = okGM && okST
