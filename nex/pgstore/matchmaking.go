@@ -20,7 +20,9 @@ import (
 // past the session's own) and the passwords a session has (pw_flags: 1 user,
 // 2 system) lead the partial index of the open sessions with room, in the
 // order auto-matchmaking reads them.
-func init() { registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`, matchmakingV3, matchmakingV4) }
+func init() {
+	registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`, matchmakingV3, matchmakingV4)
+}
 
 // matchmakingV4 keeps what matchmaking knows of a player, as nex/accounts'
 // matchmakingV5: notification data per type and the block list, indexed both
