@@ -79,11 +79,18 @@ const (
 	MethodCreateMatchmakeSession                             uint32 = 6
 	MethodJoinMatchmakeSession                               uint32 = 7
 	MethodModifyCurrentGameAttribute                         uint32 = 8
+	MethodUpdateNotificationData                             uint32 = 9
+	MethodGetFriendNotificationData                          uint32 = 10
 	MethodUpdateApplicationBuffer                            uint32 = 11
 	MethodUpdateMatchmakeSessionAttribute                    uint32 = 12
+	MethodGetlstFriendNotificationData                       uint32 = 13
 	MethodUpdateMatchmakeSession                             uint32 = 14
 	MethodAutoMatchmakeWithSearchCriteriaPostpone            uint32 = 15
 	MethodGetPlayingSession                                  uint32 = 16
+	MethodGetMyBlockList                                     uint32 = 24
+	MethodAddToBlockList                                     uint32 = 25
+	MethodRemoveFromBlockList                                uint32 = 26
+	MethodClearMyBlockList                                   uint32 = 27
 	MethodJoinMatchmakeSessionEx                             uint32 = 30
 	MethodGetSimplePlayingSession                            uint32 = 31
 	MethodAutoMatchmakeWithGatheringIDPostpone               uint32 = 33
@@ -111,6 +118,16 @@ type Stations interface {
 	StationURLs(pid types.PID) []types.StationURL
 }
 
+// Friends answers who a player's friends are, for the notification data
+// friends read and are sent (nex/friends' stores have this method).
+type Friends interface {
+	FriendsOf(ctx context.Context, pid types.PID) ([]types.PID, error)
+}
+
+// MaxNotificationTypesAsked bounds the types one GetlstFriendNotificationData
+// asks for.
+const MaxNotificationTypesAsked = 64
+
 // Server answers the three matchmaking protocols. Store is required; Hub
 // carries notifications (none without it); Stations answers url queries (empty
 // lists without it).
@@ -130,6 +147,10 @@ type Server struct {
 	// OfficialOwners are the PIDs whose communities are official
 	// (FindOfficialCommunity); none by default.
 	OfficialOwners []types.PID
+	// Friends, if set, says whose notification data (UpdateNotificationData)
+	// a player reads and is sent; nil: nobody has friends, so the friends'
+	// notification lists are empty.
+	Friends Friends
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -462,6 +483,37 @@ func checkSessionURL(url string) error {
 		return fmt.Errorf("%w: session url: %w", types.CoreInvalidArgument, err)
 	}
 	return nil
+}
+
+// friendsOf returns pid's friends (none without Friends).
+func (s *Server) friendsOf(ctx context.Context, pid types.PID) ([]types.PID, error) {
+	if s.Friends == nil {
+		return nil, nil
+	}
+	fs, err := s.Friends.FriendsOf(ctx, pid)
+	if err != nil {
+		return nil, storeErr(fmt.Errorf("friends of PID %d: %w", pid, err))
+	}
+	return fs, nil
+}
+
+// notifyFriends sends a player's new notification data to its friends
+// connected to this node (the Hub's); friends on other secure nodes read it
+// with GetFriendNotificationData.
+func (s *Server) notifyFriends(ctx context.Context, ev notifications.Event) {
+	if s.Hub == nil {
+		return
+	}
+	friends, err := s.friendsOf(ctx, ev.Source)
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "matchmaking: friends not read for a notification", slog.Uint64("pid", uint64(ev.Source)), slog.String("error", err.Error()))
+		}
+		return
+	}
+	for _, f := range friends {
+		s.Hub.Notify(ctx, f, ev) // an error is a connection that went: logged by the Hub
+	}
 }
 
 func (s *Server) hostURLs(ms []MatchmakeSession) []GatheringURLs {
@@ -1006,12 +1058,76 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 			return out, storeErr(err)
 		}
 		ch.Session.Append(&w, pv)
+	case MethodUpdateNotificationData:
+		ev := notifications.Event{Source: pid, Type: r.U32("uiType"), Param1: uint64(r.PID("uiParam1")), Param2: uint64(r.PID("uiParam2")), StrParam: r.String("strParam")}
+		if err := done(); err != nil {
+			return out, err
+		}
+		if err := s.Store.SetNotification(ctx, ev); err != nil {
+			return out, storeErr(err)
+		}
+		s.notifyFriends(ctx, ev)
+	case MethodGetFriendNotificationData, MethodGetlstFriendNotificationData:
+		var typs []uint32
+		if c.Method == MethodGetFriendNotificationData {
+			typs = []uint32{uint32(r.S32("uiType"))}
+		} else {
+			typs = types.ReadList(&r, "lstTypes", (*types.Reader).U32)
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		if len(typs) > MaxNotificationTypesAsked {
+			return out, fmt.Errorf("%w: %d notification types asked, at most %d", types.CoreInvalidArgument, len(typs), MaxNotificationTypesAsked)
+		}
+		friends, err := s.friendsOf(ctx, pid)
+		if err != nil {
+			return out, err
+		}
+		evs, err := s.Store.Notifications(ctx, friends, typs)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		types.WriteList(&w, evs, func(w *types.Writer, ev notifications.Event) { ev.Append(w, v) })
+	case MethodGetMyBlockList:
+		if err := done(); err != nil {
+			return out, err
+		}
+		l, err := s.Store.BlockList(ctx, pid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		types.WriteList(&w, l, (*types.Writer).PID)
+	case MethodAddToBlockList, MethodRemoveFromBlockList, MethodClearMyBlockList:
+		var pids []types.PID
+		if c.Method != MethodClearMyBlockList {
+			pids = types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		var err error
+		switch c.Method {
+		case MethodAddToBlockList:
+			err = s.Store.Block(ctx, pid, pids)
+		case MethodRemoveFromBlockList:
+			if pids == nil {
+				pids = []types.PID{} // an empty list removes nobody (nil clears)
+			}
+			err = s.Store.Unblock(ctx, pid, pids)
+		default:
+			err = s.Store.Unblock(ctx, pid, nil)
+		}
+		if err != nil {
+			return out, storeErr(err)
+		}
 	case MethodJoinMatchmakeSession, MethodJoinMatchmakeSessionEx:
 		gid := r.U32("gid")
 		msg := r.String("strMessage")
 		slots := uint16(1)
+		var pw Passwords
 		if c.Method == MethodJoinMatchmakeSessionEx {
-			r.Bool("dontCareMyBlackList")
+			pw.IgnoreBlockList = r.Bool("dontCareMyBlackList")
 			if v >= types.Version3_4 {
 				slots = r.U16("participationCount")
 			}
@@ -1019,7 +1135,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
-		ms, err := s.join(ctx, c, gid, slots, msg, Passwords{})
+		ms, err := s.join(ctx, c, gid, slots, msg, pw)
 		if err != nil {
 			return out, err
 		}
