@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/credentials"
@@ -203,8 +203,13 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	if err != nil {
 		return nil, "", fmt.Errorf("--account-listen: %w", err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 15 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
+	// The account services are an HTTP listener like the others
+	// (internal/httplimit: timeouts, minimum rate, a connection cap that
+	// evicts the longest-waiting idle connection), with the shorter
+	// timeouts of a service whose requests and answers are a few KiB.
+	hs := &httplimit.Server{Handler: mux, Logger: srv.Logger, Limits: httplimit.Limits{
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 15 * time.Second,
+		IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10, MaxConns: a.maxConns}}
 	scheme := "http"
 	if o.lite.tlsCert != "" || o.lite.tlsKey != "" {
 		cert, err := tls.LoadX509KeyPair(o.lite.tlsCert, o.lite.tlsKey)
@@ -216,14 +221,7 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10}
 		scheme = "https"
 	}
-	lim := &limitListener{Listener: ln, sem: make(chan struct{}, a.maxConns)}
-	go func() {
-		if hs.TLSConfig != nil {
-			_ = hs.ServeTLS(lim, "", "")
-		} else {
-			_ = hs.Serve(lim)
-		}
-	}()
+	go func() { _ = hs.Serve(ln) }()
 	banner += fmt.Sprintf("\naccount services on %s://%s (NNAS /v1/api/, NASC /ac), NEX server handed out %s:%d", scheme, ln.Addr(), host, port)
 	if a.selfRegister {
 		banner += ", self-registration on"
@@ -253,33 +251,4 @@ func (a *serveAccountOptions) nexHostFor(listen string) (string, error) {
 		return "", fmt.Errorf("--nex-host %q: want an IPv4 address (consoles are handed it as is; Cemu keeps 15 characters)", host)
 	}
 	return host, nil
-}
-
-// limitListener holds at most cap(sem) connections at once: Accept waits
-// for one to close.
-type limitListener struct {
-	net.Listener
-	sem chan struct{}
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

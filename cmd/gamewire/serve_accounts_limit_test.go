@@ -1,55 +1,43 @@
 package main
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 )
 
-// TestAccountListenerCap: the account services' listener holds at most its
-// cap of connections; the next is accepted only when one of them closes.
+// TestAccountListenerCap: the account services' listener is an
+// internal/httplimit server with --account-max-conns as its cap: with the
+// cap taken by connections that never send a request, a console's request
+// still gets its answer (the longest-waiting silent connection is evicted),
+// and the silent ones are closed by the server.
 func TestAccountListenerCap(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := &limitListener{Listener: ln, sem: make(chan struct{}, 2)}
-	defer lim.Close()
-	accepted := make(chan net.Conn, 3)
-	go func() {
-		for {
-			c, err := lim.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
-	for range 3 {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-	}
-	first, second := <-accepted, <-accepted
-	select {
-	case <-accepted:
-		t.Fatal("a third connection was accepted while two were held")
-	case <-time.After(100 * time.Millisecond):
-	}
-	first.Close()
-	first.Close() // a second Close releases nothing more
-	third := <-accepted
-	third.Close()
-	second.Close()
-	// Both slots are free again: two more connections are taken.
+	dir := t.TempDir()
+	web := freeTCPAddr(t)
+	startServeNEX(t, dir, "--account-listen", web, "--account-max-conns", "2")
+	var idle []net.Conn
 	for range 2 {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", web)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		(<-accepted).Close()
+		idle = append(idle, c)
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get("http://" + web + "/v1/api/admin/time")
+	if err != nil {
+		t.Fatalf("a request with the cap held by silent connections: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	// The first silent connection was evicted to make room: the server closed it.
+	idle[0].SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := idle[0].Read(make([]byte, 1)); err == nil || n != 0 {
+		t.Fatalf("the longest-waiting silent connection is still open (read %d, %v)", n, err)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the longest-waiting silent connection was not closed")
 	}
 }

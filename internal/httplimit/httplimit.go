@@ -33,6 +33,7 @@ package httplimit
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"log"
 	"log/slog"
@@ -125,6 +126,10 @@ type Server struct {
 	// Logger gets accept failures (Warn) and evictions (Debug); nil logs
 	// nothing.
 	Logger *slog.Logger
+	// TLSConfig, when set, serves HTTPS with it (its Certificates or
+	// GetCertificate). A connection still in its handshake is outside a
+	// handler: evicted first at the cap, and bounded by ReadHeaderTimeout.
+	TLSConfig *tls.Config
 
 	once   sync.Once
 	http   *http.Server
@@ -165,11 +170,15 @@ func (s *Server) init() {
 			MaxHeaderBytes:    s.lim.MaxHeaderBytes,
 			ErrorLog:          errLog,
 			ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+				if t, ok := c.(*tls.Conn); ok {
+					c = t.NetConn()
+				}
 				if tc, ok := c.(*conn); ok {
 					return context.WithValue(ctx, connKey{}, tc)
 				}
 				return ctx
 			},
+			TLSConfig: s.TLSConfig,
 		}
 	})
 }
@@ -178,6 +187,9 @@ func (s *Server) init() {
 // returning http.ErrServerClosed then.
 func (s *Server) Serve(ln net.Listener) error {
 	s.init()
+	if s.TLSConfig != nil {
+		return s.http.ServeTLS(&listener{Listener: ln, s: s}, "", "")
+	}
 	return s.http.Serve(&listener{Listener: ln, s: s})
 }
 

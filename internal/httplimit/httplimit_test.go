@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -319,5 +320,51 @@ func TestSlowHandlerAfterBody(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "done" {
 		t.Fatalf("answer %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestTLS: with TLSConfig the server speaks HTTPS under the same cap: two
+// connections that never finish their handshake fill it, and a client's
+// request still gets through by evicting the older one.
+func TestTLS(t *testing.T) {
+	ts := httptest.NewUnstartedServer(nil)
+	ts.StartTLS()
+	defer ts.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Handler: http.HandlerFunc(hello), TLSConfig: ts.TLS, Limits: Limits{MaxConns: 2, ReadHeaderTimeout: time.Hour}}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	defer func() {
+		s.Close()
+		<-done
+	}()
+	var silent []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	for s.Stats().Accepted != 2 {
+		runtimeYield()
+	}
+	client := ts.Client()
+	resp, err := client.Get("https://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello" || resp.TLS == nil {
+		t.Fatalf("answer %q over TLS %v", b, resp.TLS != nil)
+	}
+	waitClosed(t, silent[0])
+	if st := s.Stats(); st.Evicted != 1 {
+		t.Fatalf("stats %+v, want 1 eviction", st)
 	}
 }
