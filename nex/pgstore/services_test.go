@@ -160,12 +160,24 @@ func TestQueryPlans(t *testing.T) {
 		`INSERT INTO mm_notifications (pid, type, param1, param2, text) SELECT 10000 + i / 4, i % 4, 0, 0, '' FROM generate_series(0, 99999) i`,
 		`ANALYZE`,
 	}
+	// The fill is one transaction without the pool's statement timeout: on a
+	// loaded machine inserting 100,000 rows into the indexed tables can take
+	// longer than a live statement may.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range fill {
-		// The fill is no query under test: a loaded machine may take longer
-		// than the pool's statement timeout for 100,000 rows.
-		if _, err := s.pool.Exec(ctx, "SET statement_timeout = 0; "+q); err != nil {
+		if _, err := tx.Exec(ctx, q); err != nil {
 			t.Fatalf("fill: %v\n%s", err, q)
 		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	cat := ranking.Category{ID: 1, Descending: true}
