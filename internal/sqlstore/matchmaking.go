@@ -23,10 +23,15 @@ var BlobSettings = types.Settings{PIDSize: 8, StructureHeader: true}
 
 const BlobVersion = types.Version4
 
-// EncodeSession is a session as stored in mm_gatherings.blob.
+// EncodeSession is a session as stored in mm_gatherings.blob: the structure,
+// then the session url when one was given (UpdateSessionURL; blobs stored
+// before it end after the structure).
 func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 	w := types.NewWriter(nil, BlobSettings)
 	s.Append(&w, BlobVersion)
+	if s.SessionURL != "" {
+		w.String(s.SessionURL)
+	}
 	return w.Bytes()
 }
 
@@ -34,6 +39,9 @@ func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
 	r := types.NewReader(b, BlobSettings)
 	s, _ := matchmaking.ReadMatchmakeSession(&r, BlobVersion)
+	if r.Remaining() > 0 {
+		s.SessionURL = r.String("session url")
+	}
 	if err := r.Done(); err != nil {
 		return s, fmt.Errorf("stored session: %w", err)
 	}
@@ -348,6 +356,15 @@ func join(ctx context.Context, tx Querier, r *row, p matchmaking.Participant, pw
 		if r.systemPW != "" && pw.System != r.systemPW {
 			return matchmaking.Change{}, fmt.Errorf("%w: gathering %d", matchmaking.ResultSystemPasswordUnmatch, gid)
 		}
+		if !pw.IgnoreBlockList {
+			blocked, err := blocks(ctx, tx, p.PID, gid)
+			if err != nil {
+				return matchmaking.Change{}, err
+			}
+			if blocked {
+				return matchmaking.Change{}, fmt.Errorf("%w: PID %d and a participant of gathering %d block one another", matchmaking.ResultPermissionDenied, p.PID, gid)
+			}
+		}
 	}
 	r.s.ParticipationCount += slots
 	c, err := save(ctx, tx, r, insertParticipant(gid, p, r.seq+1))
@@ -451,8 +468,11 @@ func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.
 		// index (PostgreSQL: a hashed subplan), whatever number of
 		// sessions the planner expects the search to read; NOT EXISTS let
 		// PostgreSQL anti-join every participant when it expected many.
-		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)"}
-	args := []any{int64(joining), int64(exclude)}
+		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)",
+		// Nor sessions with a player exclude blocked or that blocked
+		// exclude (mm_blocks, read by its two indexes).
+		blockedWith}
+	args := []any{int64(joining), int64(exclude), int64(exclude), int64(exclude)}
 	gm, okGM := commonValue(cs, (*matchmaking.Criteria).GameMode)
 	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
 	narrow = okGM && okST
@@ -640,6 +660,7 @@ func leave(ctx context.Context, tx Querier, r *row, pid types.PID) (matchmaking.
 		r.s.Owner = rest[0].PID
 		if r.s.Host == pid {
 			r.s.Host = rest[0].PID
+			r.s.SessionURL = "" // the departed host's
 		}
 	}
 	c, err := save(ctx, tx, r, del)

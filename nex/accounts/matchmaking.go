@@ -17,7 +17,7 @@ import (
 // blob (NEX 4 encoding, which carries every field), and their participants, each
 // tagged with the secure server (node) and connection it joined on.
 func init() {
-	registerSchema("matchmaking", matchmakingV1, matchmakingV2, matchmakingV3, matchmakingV4)
+	registerSchema("matchmaking", matchmakingV1, matchmakingV2, matchmakingV3, matchmakingV4, matchmakingV5)
 }
 
 const matchmakingV1 = `
@@ -91,6 +91,26 @@ ALTER TABLE mm_gatherings ADD COLUMN pw_flags INTEGER;
 CREATE INDEX mm_gatherings_match ON mm_gatherings
 	(game_mode, system_type, pw_flags, a0, a1, a2, a3, a4, a5, min_p, max_p, count DESC, gid)
 	WHERE open = 1 AND count < max_p;
+`
+
+// matchmakingV5 keeps what matchmaking knows of a player (sqlstore's
+// players.go): its notification data per type and its block list, indexed
+// both ways for the auto-matchmaking search.
+const matchmakingV5 = `
+CREATE TABLE mm_notifications (
+	pid    INTEGER NOT NULL,
+	type   INTEGER NOT NULL,
+	param1 INTEGER NOT NULL,
+	param2 INTEGER NOT NULL,
+	text   TEXT NOT NULL,
+	PRIMARY KEY (pid, type)
+) WITHOUT ROWID;
+CREATE TABLE mm_blocks (
+	pid     INTEGER NOT NULL,
+	blocked INTEGER NOT NULL,
+	PRIMARY KEY (pid, blocked)
+) WITHOUT ROWID;
+CREATE INDEX mm_blocks_blocked ON mm_blocks (blocked, pid);
 `
 
 // MatchmakeStore is the SQLite implementation of matchmaking.Store

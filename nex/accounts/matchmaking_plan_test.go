@@ -83,6 +83,12 @@ func TestMatchmakingSearchUsesIndexes(t *testing.T) {
 			search, _, _, _ = sqlstore.AutoWhere(sqliteDialect, p.cs, 1, 5)
 		}
 		plan := explain(t, s, sqlstore.CandidatesQuery(sqliteDialect, search), search.Args...)
+		// The block-list exclusions read mm_blocks by blocker and by blocked,
+		// and the participants by PID: never a scan.
+		if !p.browse && (!strings.Contains(plan, "SEARCH b USING PRIMARY KEY (pid=?)") ||
+			!strings.Contains(plan, "SEARCH b USING COVERING INDEX mm_blocks_blocked (blocked=?)")) {
+			t.Errorf("%s: block-list subqueries do not search mm_blocks' indexes:\n%s", name, plan)
+		}
 		if strings.Contains(plan, "SCAN mm_") || !strings.Contains(plan, "USING INDEX mm_gatherings_match") ||
 			!strings.Contains(plan, p.uses) || p.ordered && strings.Contains(plan, "TEMP B-TREE") {
 			t.Errorf("%s: plan does not search mm_gatherings_match by %s%s:\n%s", name, p.uses,
@@ -118,6 +124,18 @@ func TestMatchmakingSearchUsesIndexes(t *testing.T) {
 	if err != nil || len(got) != 100 || locked == 0 {
 		t.Fatalf("browse with passworded sessions: %d sessions (%d with a user password) %v; want 100, some passworded", len(got), locked, err)
 	}
+	// A player the owner of the one fitting session blocked is not matched
+	// into it.
+	if _, err := mm.Leave(ctx, c.Session.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := mm.Block(ctx, 9, []types.PID{2}); err != nil {
+		t.Fatal(err)
+	}
+	c, created, err = mm.AutoMatchmake(ctx, nil, mmSession(), matchmaking.Participant{PID: 2, Node: "n1", Conn: 2})
+	if err != nil || !created || c.Session.Owner != 2 {
+		t.Fatalf("blocked: owner %d created=%v %v; want a session of its own", c.Session.Owner, created, err)
+	}
 }
 
 // mmSession is the session the test seeks (storetest.Session(8), which this
@@ -150,7 +168,8 @@ func TestMatchmakingV4MigratesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	mm.Close()
-	down := `DROP INDEX mm_gatherings_match;
+	down := `DROP TABLE mm_notifications; DROP TABLE mm_blocks;
+		DROP INDEX mm_gatherings_match;
 		UPDATE schema_migrations SET version = 3 WHERE component = 'matchmaking';`
 	for _, c := range []string{"min_p", "a0", "a1", "a2", "a3", "a4", "a5", "pw_flags"} {
 		down += `ALTER TABLE mm_gatherings DROP COLUMN ` + c + `;`
@@ -165,8 +184,8 @@ func TestMatchmakingV4MigratesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, err := s.SchemaVersions(ctx); err != nil || v["matchmaking"] != 4 {
-		t.Fatalf("schema versions: %v %v; want matchmaking at 4", v, err)
+	if v, err := s.SchemaVersions(ctx); err != nil || v["matchmaking"] != 5 {
+		t.Fatalf("schema versions: %v %v; want matchmaking at 5", v, err)
 	}
 	mm, err = s.Matchmaking()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -206,4 +207,79 @@ func (c *Client) ParticipantURLs(ctx context.Context, gid uint32) ([]types.Stati
 	}
 	urls := types.ReadList(&r, "lstStationURL", (*types.Reader).StationURL)
 	return urls, r.Done()
+}
+
+// UpdateSessionURL calls Match Making's UpdateSessionURL: the host gives the
+// url its session is reached at.
+func (c *Client) UpdateSessionURL(ctx context.Context, gid uint32, url string) error {
+	r, err := c.call(ctx, ProtocolMatchMaking, MethodUpdateSessionURL, func(w *types.Writer) {
+		w.U32(gid)
+		w.String(url)
+	})
+	if err != nil {
+		return err
+	}
+	r.Bool("retval")
+	return r.Done()
+}
+
+// SessionURLs calls Match Making's GetSessionURLs: the urls of a session's host.
+func (c *Client) SessionURLs(ctx context.Context, gid uint32) ([]types.StationURL, error) {
+	r, err := c.call(ctx, ProtocolMatchMaking, MethodGetSessionURLs, func(w *types.Writer) { w.U32(gid) })
+	if err != nil {
+		return nil, err
+	}
+	urls := types.ReadList(&r, "lstURLs", (*types.Reader).StationURL)
+	return urls, r.Done()
+}
+
+// UpdateNotificationData calls UpdateNotificationData: the caller's data of
+// one type, for its friends.
+func (c *Client) UpdateNotificationData(ctx context.Context, typ uint32, p1, p2 types.PID, s string) error {
+	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodUpdateNotificationData, func(w *types.Writer) {
+		w.U32(typ)
+		w.PID(p1)
+		w.PID(p2)
+		w.String(s)
+	})
+	if err != nil {
+		return err
+	}
+	return r.Done()
+}
+
+// FriendNotificationData calls GetlstFriendNotificationData: the caller's
+// friends' data of the given types.
+func (c *Client) FriendNotificationData(ctx context.Context, typs []uint32) ([]notifications.Event, error) {
+	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodGetlstFriendNotificationData, func(w *types.Writer) {
+		types.WriteList(w, typs, (*types.Writer).U32)
+	})
+	if err != nil {
+		return nil, err
+	}
+	evs := types.ReadList(&r, "dataList", func(r *types.Reader, _ string) notifications.Event { return notifications.ReadEvent(r, c.Version) })
+	return evs, r.Done()
+}
+
+// BlockList calls GetMyBlackList.
+func (c *Client) BlockList(ctx context.Context) ([]types.PID, error) {
+	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodGetMyBlockList, func(*types.Writer) {})
+	if err != nil {
+		return nil, err
+	}
+	pids := types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
+	return pids, r.Done()
+}
+
+// Block calls AddToBlackList, or RemoveFromBlackList when unblock is set.
+func (c *Client) Block(ctx context.Context, pids []types.PID, unblock bool) error {
+	m := MethodAddToBlockList
+	if unblock {
+		m = MethodRemoveFromBlockList
+	}
+	r, err := c.call(ctx, ProtocolMatchmakeExtension, m, func(w *types.Writer) { types.WriteList(w, pids, (*types.Writer).PID) })
+	if err != nil {
+		return err
+	}
+	return r.Done()
 }

@@ -48,6 +48,8 @@ const (
 	MethodFindBySingleID              uint32 = 21
 	MethodFindByOwner                 uint32 = 22
 	MethodFindByParticipants          uint32 = 23
+	MethodUpdateSessionURL            uint32 = 27
+	MethodGetSessionURL               uint32 = 28
 	MethodGetState                    uint32 = 29
 	MethodSetState                    uint32 = 30
 	MethodDeleteGathering             uint32 = 33
@@ -77,11 +79,18 @@ const (
 	MethodCreateMatchmakeSession                             uint32 = 6
 	MethodJoinMatchmakeSession                               uint32 = 7
 	MethodModifyCurrentGameAttribute                         uint32 = 8
+	MethodUpdateNotificationData                             uint32 = 9
+	MethodGetFriendNotificationData                          uint32 = 10
 	MethodUpdateApplicationBuffer                            uint32 = 11
 	MethodUpdateMatchmakeSessionAttribute                    uint32 = 12
+	MethodGetlstFriendNotificationData                       uint32 = 13
 	MethodUpdateMatchmakeSession                             uint32 = 14
 	MethodAutoMatchmakeWithSearchCriteriaPostpone            uint32 = 15
 	MethodGetPlayingSession                                  uint32 = 16
+	MethodGetMyBlockList                                     uint32 = 24
+	MethodAddToBlockList                                     uint32 = 25
+	MethodRemoveFromBlockList                                uint32 = 26
+	MethodClearMyBlockList                                   uint32 = 27
 	MethodJoinMatchmakeSessionEx                             uint32 = 30
 	MethodGetSimplePlayingSession                            uint32 = 31
 	MethodAutoMatchmakeWithGatheringIDPostpone               uint32 = 33
@@ -109,6 +118,16 @@ type Stations interface {
 	StationURLs(pid types.PID) []types.StationURL
 }
 
+// Friends answers who a player's friends are, for the notification data
+// friends read and are sent (nex/friends' stores have this method).
+type Friends interface {
+	FriendsOf(ctx context.Context, pid types.PID) ([]types.PID, error)
+}
+
+// MaxNotificationTypesAsked bounds the types one GetlstFriendNotificationData
+// asks for.
+const MaxNotificationTypesAsked = 64
+
 // Server answers the three matchmaking protocols. Store is required; Hub
 // carries notifications (none without it); Stations answers url queries (empty
 // lists without it).
@@ -128,6 +147,10 @@ type Server struct {
 	// OfficialOwners are the PIDs whose communities are official
 	// (FindOfficialCommunity); none by default.
 	OfficialOwners []types.PID
+	// Friends, if set, says whose notification data (UpdateNotificationData)
+	// a player reads and is sent; nil: nobody has friends, so the friends'
+	// notification lists are empty.
+	Friends Friends
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -433,6 +456,66 @@ func (s *Server) participantURLs(ps []Participant) []types.StationURL {
 	return out
 }
 
+// sessionURLs are the urls of a session's host: the one the host gave
+// (UpdateSessionURL) first, then those its connection registered.
+func (s *Server) sessionURLs(ms *MatchmakeSession) []types.StationURL {
+	us := s.urls(ms.Host)
+	if ms.SessionURL == "" {
+		return us
+	}
+	u, err := types.ParseStationURLString(ms.SessionURL)
+	if err != nil { // checked when stored
+		return us
+	}
+	return append([]types.StationURL{u}, us...)
+}
+
+// MaxSessionURL bounds the url UpdateSessionURL stores.
+const MaxSessionURL = 1024
+
+// checkSessionURL refuses a url UpdateSessionURL must not store: too long, or
+// not a station url.
+func checkSessionURL(url string) error {
+	if len(url) > MaxSessionURL {
+		return fmt.Errorf("%w: session url of %d bytes, at most %d", types.CoreInvalidArgument, len(url), MaxSessionURL)
+	}
+	if _, err := types.ParseStationURLString(url); err != nil {
+		return fmt.Errorf("%w: session url: %w", types.CoreInvalidArgument, err)
+	}
+	return nil
+}
+
+// friendsOf returns pid's friends (none without Friends).
+func (s *Server) friendsOf(ctx context.Context, pid types.PID) ([]types.PID, error) {
+	if s.Friends == nil {
+		return nil, nil
+	}
+	fs, err := s.Friends.FriendsOf(ctx, pid)
+	if err != nil {
+		return nil, storeErr(fmt.Errorf("friends of PID %d: %w", pid, err))
+	}
+	return fs, nil
+}
+
+// notifyFriends sends a player's new notification data to its friends
+// connected to this node (the Hub's); friends on other secure nodes read it
+// with GetFriendNotificationData.
+func (s *Server) notifyFriends(ctx context.Context, ev notifications.Event) {
+	if s.Hub == nil {
+		return
+	}
+	friends, err := s.friendsOf(ctx, ev.Source)
+	if err != nil {
+		if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelWarn, "matchmaking: friends not read for a notification", slog.Uint64("pid", uint64(ev.Source)), slog.String("error", err.Error()))
+		}
+		return
+	}
+	for _, f := range friends {
+		s.Hub.Notify(ctx, f, ev) // an error is a connection that went: logged by the Hub
+	}
+}
+
 func (s *Server) hostURLs(ms []MatchmakeSession) []GatheringURLs {
 	out := make([]GatheringURLs, 0, len(ms))
 	for _, m := range ms {
@@ -543,7 +626,43 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 		case MethodGetParticipantsURLs:
 			types.WriteList(&w, s.participantURLs(ps), (*types.Writer).StationURL)
 		default: // the host's urls
-			types.WriteList(&w, s.urls(ms.Host), (*types.Writer).StationURL)
+			types.WriteList(&w, s.sessionURLs(&ms), (*types.Writer).StationURL)
+		}
+	case MethodUpdateSessionURL:
+		gid := r.U32("idGathering")
+		url := r.String("strURL")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		if err := checkSessionURL(url); err != nil {
+			return out, err
+		}
+		if _, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, _ []Participant) error {
+			if ms.Host != pid {
+				return fmt.Errorf("%w: PID %d does not host gathering %d (UpdateSessionURL)", ResultPermissionDenied, pid, gid)
+			}
+			ms.SessionURL = url
+			return nil
+		}); err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+	case MethodGetSessionURL:
+		gid := r.U32("idGathering")
+		if err := r.Done(); err != nil {
+			return out, badRequest(err)
+		}
+		ms, _, err := s.Store.Get(ctx, gid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		w.Bool(true)
+		if ms.SessionURL != "" {
+			w.String(ms.SessionURL)
+		} else if us := s.urls(ms.Host); len(us) > 0 {
+			w.StationURL(us[0])
+		} else {
+			w.String("")
 		}
 	case MethodFindByID:
 		gids := types.ReadList(&r, "lstID", (*types.Reader).U32)
@@ -643,6 +762,9 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 				return fmt.Errorf("%w: PID %d does not own gathering %d (isMigrateOwner)", ResultPermissionDenied, pid, gid)
 			}
 			prevHost = ms.Host
+			if prevHost != pid {
+				ms.SessionURL = "" // the previous host's
+			}
 			ms.Host = pid
 			if migrate {
 				ms.Owner = pid
@@ -936,12 +1058,76 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 			return out, storeErr(err)
 		}
 		ch.Session.Append(&w, pv)
+	case MethodUpdateNotificationData:
+		ev := notifications.Event{Source: pid, Type: r.U32("uiType"), Param1: uint64(r.PID("uiParam1")), Param2: uint64(r.PID("uiParam2")), StrParam: r.String("strParam")}
+		if err := done(); err != nil {
+			return out, err
+		}
+		if err := s.Store.SetNotification(ctx, ev); err != nil {
+			return out, storeErr(err)
+		}
+		s.notifyFriends(ctx, ev)
+	case MethodGetFriendNotificationData, MethodGetlstFriendNotificationData:
+		var typs []uint32
+		if c.Method == MethodGetFriendNotificationData {
+			typs = []uint32{uint32(r.S32("uiType"))}
+		} else {
+			typs = types.ReadList(&r, "lstTypes", (*types.Reader).U32)
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		if len(typs) > MaxNotificationTypesAsked {
+			return out, fmt.Errorf("%w: %d notification types asked, at most %d", types.CoreInvalidArgument, len(typs), MaxNotificationTypesAsked)
+		}
+		friends, err := s.friendsOf(ctx, pid)
+		if err != nil {
+			return out, err
+		}
+		evs, err := s.Store.Notifications(ctx, friends, typs)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		types.WriteList(&w, evs, func(w *types.Writer, ev notifications.Event) { ev.Append(w, v) })
+	case MethodGetMyBlockList:
+		if err := done(); err != nil {
+			return out, err
+		}
+		l, err := s.Store.BlockList(ctx, pid)
+		if err != nil {
+			return out, storeErr(err)
+		}
+		types.WriteList(&w, l, (*types.Writer).PID)
+	case MethodAddToBlockList, MethodRemoveFromBlockList, MethodClearMyBlockList:
+		var pids []types.PID
+		if c.Method != MethodClearMyBlockList {
+			pids = types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
+		}
+		if err := done(); err != nil {
+			return out, err
+		}
+		var err error
+		switch c.Method {
+		case MethodAddToBlockList:
+			err = s.Store.Block(ctx, pid, pids)
+		case MethodRemoveFromBlockList:
+			if pids == nil {
+				pids = []types.PID{} // an empty list removes nobody (nil clears)
+			}
+			err = s.Store.Unblock(ctx, pid, pids)
+		default:
+			err = s.Store.Unblock(ctx, pid, nil)
+		}
+		if err != nil {
+			return out, storeErr(err)
+		}
 	case MethodJoinMatchmakeSession, MethodJoinMatchmakeSessionEx:
 		gid := r.U32("gid")
 		msg := r.String("strMessage")
 		slots := uint16(1)
+		var pw Passwords
 		if c.Method == MethodJoinMatchmakeSessionEx {
-			r.Bool("dontCareMyBlackList")
+			pw.IgnoreBlockList = r.Bool("dontCareMyBlackList")
 			if v >= types.Version3_4 {
 				slots = r.U16("participationCount")
 			}
@@ -949,7 +1135,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
-		ms, err := s.join(ctx, c, gid, slots, msg, Passwords{})
+		ms, err := s.join(ctx, c, gid, slots, msg, pw)
 		if err != nil {
 			return out, err
 		}

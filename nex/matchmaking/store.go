@@ -2,7 +2,9 @@ package matchmaking
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -33,7 +35,39 @@ const (
 	MaxMatchmakeParams   = 32
 	MaxSearchCriteria    = 16
 	MaxBrowseResults     = 100
+	// MaxBlockList is how many players one player may block.
+	MaxBlockList = 100
+	// MaxNotificationTypes is how many types of notification data one
+	// player keeps (UpdateNotificationData; one entry per type).
+	MaxNotificationTypes = 16
+	// MaxNotificationText bounds a notification's string.
+	MaxNotificationText = 256
 )
+
+// CheckNotification refuses notification data a store must not keep.
+func CheckNotification(ev *notifications.Event) error {
+	if len(ev.StrParam) > MaxNotificationText {
+		return fmt.Errorf("%w: notification string of %d bytes, at most %d", types.CoreInvalidArgument, len(ev.StrParam), MaxNotificationText)
+	}
+	return nil
+}
+
+// PlayerStore keeps what matchmaking knows of a player apart from its
+// gatherings: the notification data it publishes to its friends
+// (UpdateNotificationData) and its block list.
+type PlayerStore interface {
+	// SetNotification keeps ev (Source the player, Type the kind; Param3 and
+	// Map are not kept) in place of the player's earlier data of that type.
+	SetNotification(ctx context.Context, ev notifications.Event) error
+	// Notifications returns the data the players pids keep of types typs.
+	Notifications(ctx context.Context, pids []types.PID, typs []uint32) ([]notifications.Event, error)
+	// BlockList returns the players pid blocks, in PID order.
+	BlockList(ctx context.Context, pid types.PID) ([]types.PID, error)
+	// Block adds players to pid's block list (at most MaxBlockList in all).
+	Block(ctx context.Context, pid types.PID, blocked []types.PID) error
+	// Unblock removes players from pid's block list; nil clears it.
+	Unblock(ctx context.Context, pid types.PID, blocked []types.PID) error
+}
 
 // Participant is one member of a gathering.
 type Participant struct {
@@ -77,6 +111,10 @@ type Change struct {
 // Passwords are what a joining client presents.
 type Passwords struct {
 	User, System string
+	// IgnoreBlockList lets the join through even when the joiner and a
+	// participant block one another (JoinMatchmakeSessionEx's
+	// ignore_block_list); otherwise such a join is refused.
+	IgnoreBlockList bool
 }
 
 // Query selects gatherings by id, owner or participant (the fields set are
@@ -130,4 +168,8 @@ type Store interface {
 	Browse(ctx context.Context, c SearchCriteria, offset, size uint32) ([]MatchmakeSession, error)
 	// Find returns gatherings by id, owner or participant.
 	Find(ctx context.Context, q Query) ([]MatchmakeSession, error)
+	// AutoMatchmake never joins a player to a session with a participant it
+	// blocks or that blocks it; Join refuses that too (unless
+	// Passwords.IgnoreBlockList).
+	PlayerStore
 }

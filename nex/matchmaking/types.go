@@ -88,6 +88,11 @@ type MatchmakeSession struct {
 	UserPasswordEnabled   bool                                // m_UserPasswordEnabled, 3.8
 	SystemPasswordEnabled bool                                // m_SystemPasswordEnabled, 3.8
 	Codeword              string                              // m_Codeword, 4.0
+
+	// SessionURL is the station url the host last gave for the session
+	// (Match Making UpdateSessionURL); not part of the structure on the wire:
+	// the store keeps it beside the session, and GetSessionURLs answers it.
+	SessionURL string
 }
 
 // sessionRevision is the structure revision of MatchmakeSession and of the search

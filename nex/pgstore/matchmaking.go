@@ -20,7 +20,29 @@ import (
 // past the session's own) and the passwords a session has (pw_flags: 1 user,
 // 2 system) lead the partial index of the open sessions with room, in the
 // order auto-matchmaking reads them.
-func init() { registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`, matchmakingV3) }
+func init() {
+	registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`, matchmakingV3, matchmakingV4)
+}
+
+// matchmakingV4 keeps what matchmaking knows of a player, as nex/accounts'
+// matchmakingV5: notification data per type and the block list, indexed both
+// ways.
+const matchmakingV4 = `
+CREATE TABLE mm_notifications (
+	pid    BIGINT NOT NULL,
+	type   BIGINT NOT NULL,
+	param1 BIGINT NOT NULL,
+	param2 BIGINT NOT NULL,
+	text   TEXT NOT NULL,
+	PRIMARY KEY (pid, type)
+);
+CREATE TABLE mm_blocks (
+	pid     BIGINT NOT NULL,
+	blocked BIGINT NOT NULL,
+	PRIMARY KEY (pid, blocked)
+);
+CREATE INDEX mm_blocks_blocked ON mm_blocks (blocked, pid);
+`
 
 const matchmakingV3 = `
 ALTER TABLE mm_gatherings ADD COLUMN min_p INTEGER, ADD COLUMN a0 BIGINT, ADD COLUMN a1 BIGINT, ADD COLUMN a2 BIGINT,

@@ -30,7 +30,7 @@ func TestMatchmakingStep3MigratesSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Pool().Exec(ctx, `DROP INDEX mm_gatherings_match;
+	if _, err := s.Pool().Exec(ctx, `DROP TABLE mm_notifications, mm_blocks; DROP INDEX mm_gatherings_match;
 		ALTER TABLE mm_gatherings DROP COLUMN min_p, DROP COLUMN a0, DROP COLUMN a1, DROP COLUMN a2, DROP COLUMN a3,
 			DROP COLUMN a4, DROP COLUMN a5, DROP COLUMN pw_flags;
 		UPDATE schema_migrations SET version = 2 WHERE component = 'matchmaking'`); err != nil {
@@ -39,8 +39,8 @@ func TestMatchmakingStep3MigratesSessions(t *testing.T) {
 	s.Close()
 
 	s = openAt(t, dsn)
-	if v, err := s.SchemaVersions(ctx); err != nil || v["matchmaking"] != 3 {
-		t.Fatalf("schema versions after reopening: %v, %v; want matchmaking at 3", v, err)
+	if v, err := s.SchemaVersions(ctx); err != nil || v["matchmaking"] != 4 {
+		t.Fatalf("schema versions after reopening: %v, %v; want matchmaking at 4", v, err)
 	}
 	m := s.Matchmaking()
 	if got, _, err := m.Get(ctx, old.Session.ID); err != nil || got.ID != old.Session.ID {

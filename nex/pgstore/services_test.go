@@ -160,6 +160,8 @@ func TestQueryPlans(t *testing.T) {
 		`INSERT INTO datastore_recipients (data_id, pid) SELECT 1 + i, 20000 + i % 5000 FROM generate_series(0, 99999, 4) i`,
 		`INSERT INTO datastore_uploads (token, data_id, version, size, expires, used)
 			SELECT 'tok' || i, 1 + i, 1, 1, 0, i % 2 = 0 FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_blocks (pid, blocked) SELECT 10000 + i / 20, 20000 + i FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_notifications (pid, type, param1, param2, text) SELECT 10000 + i / 4, i % 4, 0, 0, '' FROM generate_series(0, 99999) i`,
 		`ANALYZE`,
 	}
 	// The fill is one transaction without the pool's statement timeout: on a
@@ -226,6 +228,14 @@ func TestQueryPlans(t *testing.T) {
 		}
 		wantIndexPlan(t, name, explain(t, s, query, args...))
 	}
+	// The block-list subqueries of the search (above) and the per-player
+	// reads: by blocker, by blocked, by player and type.
+	if plan := explainCandidates(t, s, search); !strings.Contains(plan, "mm_blocks_pkey") || !strings.Contains(plan, "mm_blocks_blocked") {
+		t.Errorf("auto-matchmake search: block-list subqueries do not search mm_blocks' indexes:\n%s", plan)
+	}
+	wantIndexPlan(t, "block list", explain(t, s, `SELECT blocked FROM mm_blocks WHERE pid = $1 ORDER BY blocked`, 10005))
+	wantIndexPlan(t, "friends' notification data", explain(t, s,
+		`SELECT pid, type, param1, param2, text FROM mm_notifications WHERE pid IN ($1, $2) AND type IN ($3) ORDER BY pid, type`, 10005, 10006, 1))
 	wantIndexPlan(t, "disconnect", explain(t, s, `SELECT gid, pid FROM mm_participants WHERE node = $1 AND conn = $2 ORDER BY gid`, "n1", 11))
 	wantIndexPlan(t, "participants", explain(t, s, `SELECT pid, slots, message, node, conn FROM mm_participants WHERE gid = $1 ORDER BY joined, pid`, 5))
 

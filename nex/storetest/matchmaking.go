@@ -28,6 +28,8 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		{"leave, owner migration, disconnect, reset", leaveMigratesOwnerAndDisconnect},
 		{"find and browse", findAndBrowse},
 		{"passworded sessions are entered only with their password", privateSessions},
+		{"notification data per player and type", notificationData},
+		{"block lists keep blocked players apart", blockLists},
 		{"64 concurrent auto-matchmakes", func(t *testing.T, m matchmaking.Store) { autoMatchmakeConcurrent(t, m) }},
 	}
 	for _, c := range cases {
