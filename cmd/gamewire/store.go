@@ -31,10 +31,10 @@ type backend struct {
 	Ranking     ranking.Store
 	DataStore   datastore.Store
 	// SMM keeps Super Mario Maker's DataStore additions (nex/games/smm).
-	SMM smm.Store
-	Messages    messagedelivery.Store // MessageDelivery's messages
-	UniqueIDs   utility.Store         // Utility's unique ids
-	Slots       storagemanager.Store  // Storage Manager's unique ids
+	SMM       smm.Store
+	Messages  messagedelivery.Store // MessageDelivery's messages
+	UniqueIDs utility.Store         // Utility's unique ids
+	Slots     storagemanager.Store  // Storage Manager's unique ids
 	// Credentials holds NNIDs and the token secret (the account services,
 	// token checks); Add creates a NEX account (NASC self-registration).
 	Credentials credentials.Store
