@@ -59,6 +59,9 @@ type LoginConfig struct {
 	// minor version each connection negotiated: a server offering less than 3
 	// is spoken to without structure headers even if Config offers 4).
 	Settings *types.Settings
+	// NEXVersion is the NEX version the client speaks (types.Settings.Version);
+	// 0 keeps what Settings says or derives it from the connection.
+	NEXVersion types.Version
 	// Derivation is how the password becomes a key; default auth.DeriveNEX.
 	Derivation auth.KeyDerivation
 	// Options are the Ticket Granting protocol revisions (NEX 4, crossplay).
@@ -129,13 +132,19 @@ func (t ConnTransport) Recv(ctx context.Context) ([]byte, error) {
 // nil gives what Config alone says (DefaultSettings), for the PID size needed
 // before any connection exists.
 func (c *LoginConfig) settings(conn *prudp.Conn) types.Settings {
+	var st types.Settings
 	switch {
 	case c.Settings != nil:
-		return *c.Settings
+		st = *c.Settings
 	case conn == nil:
-		return DefaultSettings(c.Config)
+		st = DefaultSettings(c.Config)
+	default:
+		st = ConnSettings(c.Config, conn.MinorVersion())
 	}
-	return ConnSettings(c.Config, conn.MinorVersion())
+	if c.NEXVersion != 0 {
+		st.Version = c.NEXVersion
+	}
+	return st
 }
 
 func (c *LoginConfig) logf(ctx context.Context, msg string, attrs ...slog.Attr) {

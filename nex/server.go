@@ -66,6 +66,12 @@ type Server struct {
 	// connection negotiated is 3 or more (NEX V1 clients offering 3 or more, Lite
 	// always by default, never V0, Quazal or Hyperscape).
 	Settings *types.Settings
+	// NEXVersion is the NEX library version the game's clients speak (30400 is
+	// 3.4.0; serve --nex-version, --game). It goes into every connection's
+	// settings (types.Settings.Version), the one place every service and every
+	// generated codec reads it; 0 keeps what Settings says, or derives it per
+	// connection (types.Settings.NEXVersion).
+	NEXVersion types.Version
 	// Accounts holds users and the special accounts (Quazal Rendez-Vous, PID 2,
 	// must exist: its key opens tickets on the secure server).
 	Accounts auth.Accounts
@@ -536,6 +542,9 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	st := s.settings
 	if s.perConn {
 		st = ConnSettings(s.Config, c.MinorVersion())
+	}
+	if s.NEXVersion != 0 {
+		st.Version = s.NEXVersion
 	}
 	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: st, Scheme: scheme,
 		StreamType: stream, Port: port, Conn: c}

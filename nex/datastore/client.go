@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -26,152 +27,90 @@ type Client struct {
 	HTTP *http.Client
 }
 
-func (c *Client) version() version {
-	s := Server{NEXVersion: c.NEXVersion}
-	return s.version(c.C.Settings())
+// proto is the generated DataStore client over C, with NEXVersion in its
+// settings when C's carry none.
+func (c *Client) proto() ds.DataStoreClient {
+	if c.NEXVersion == 0 {
+		return ds.DataStoreClient{C: c.C}
+	}
+	return ds.DataStoreClient{C: versioned{c.C, types.Version(c.NEXVersion)}}
 }
 
-func (c *Client) call(ctx context.Context, method uint32, params func(w *types.Writer), result func(r *types.Reader)) error {
-	w := types.NewWriter(nil, c.C.Settings())
-	if params != nil {
-		params(&w)
+// versioned is a Caller whose settings carry a NEX version.
+type versioned struct {
+	Caller
+	v types.Version
+}
+
+func (v versioned) Settings() types.Settings {
+	s := v.Caller.Settings()
+	if s.Version == 0 {
+		s.Version = v.v
 	}
-	p, err := w.Bytes()
-	if err != nil {
-		return err
-	}
-	data, err := c.C.Call(ctx, ProtocolID, method, p)
-	if err != nil {
-		return err
-	}
-	r := types.NewReader(data, c.C.Settings())
-	if result != nil {
-		result(&r)
-	}
-	if err := r.Done(); err != nil {
-		return fmt.Errorf("datastore: method %d response: %w", method, err)
-	}
-	return nil
+	return s
 }
 
 // PreparePostObject asks where to upload a new object's body.
 func (c *Client) PreparePostObject(ctx context.Context, p PreparePostParam) (ReqPostInfo, error) {
-	var info ReqPostInfo
-	err := c.call(ctx, MethodPreparePostObject, func(w *types.Writer) { p.append(w, c.version()) },
-		func(r *types.Reader) { info = readReqPostInfo(r, "pReqPostInfo", false) })
-	return info, err
+	info, err := c.proto().PreparePostObject(ctx, p.wire())
+	return reqPostInfoFrom(info), err
 }
 
 // CompletePostObject ends a post.
 func (c *Client) CompletePostObject(ctx context.Context, dataID uint64, success bool) error {
-	return c.call(ctx, MethodCompletePostObject, func(w *types.Writer) {
-		m := w.BeginStructure(0)
-		w.U64(dataID)
-		w.Bool(success)
-		w.EndStructure(m)
-	}, nil)
+	return c.proto().CompletePostObject(ctx, ds.DataStoreCompletePostParam{DataID: dataID, Success: success})
 }
 
 // PrepareGetObject asks where to download an object's body.
 func (c *Client) PrepareGetObject(ctx context.Context, p PrepareGetParam) (ReqGetInfo, error) {
-	var info ReqGetInfo
-	v := c.version()
-	err := c.call(ctx, MethodPrepareGetObject, func(w *types.Writer) { p.append(w, v, false) },
-		func(r *types.Reader) { info = readReqGetInfo(r, "pReqGetInfo", v.extraData()) })
-	return info, err
+	info, err := c.proto().PrepareGetObject(ctx, p.wire())
+	return reqGetInfoFrom(info), err
 }
 
 // GetMeta reads an object's metadata.
 func (c *Client) GetMeta(ctx context.Context, p GetMetaParam) (MetaInfo, error) {
-	var mi MetaInfo
-	err := c.call(ctx, MethodGetMeta, func(w *types.Writer) { p.append(w) },
-		func(r *types.Reader) { mi = ReadMetaInfo(r, "pMetaInfo") })
-	return mi, err
+	mi, err := c.proto().GetMeta(ctx, p.wire())
+	return metaInfoFrom(mi), err
 }
 
 // SearchObject searches objects.
 func (c *Client) SearchObject(ctx context.Context, p SearchParam) (SearchResult, error) {
-	var res SearchResult
-	err := c.call(ctx, MethodSearchObject, func(w *types.Writer) { p.append(w, c.version()) },
-		func(r *types.Reader) { res = ReadSearchResult(r, "pSearchResult") })
-	return res, err
+	res, err := c.proto().SearchObject(ctx, p.wire())
+	return searchResultFrom(res), err
 }
 
 // DeleteObject deletes an object.
 func (c *Client) DeleteObject(ctx context.Context, dataID, updatePassword uint64) error {
-	return c.call(ctx, MethodDeleteObject, func(w *types.Writer) { DeleteParam{dataID, updatePassword}.append(w) }, nil)
+	return c.proto().DeleteObject(ctx, ds.DataStoreDeleteParam{DataID: dataID, UpdatePassword: updatePassword})
 }
 
 // ChangeMeta changes an object's metadata.
 func (c *Client) ChangeMeta(ctx context.Context, p ChangeMetaParam) error {
-	return c.call(ctx, MethodChangeMeta, func(w *types.Writer) { p.append(w, false) }, nil)
+	return c.proto().ChangeMeta(ctx, p.wire())
 }
 
 // PrepareUpdateObject asks where to upload an object's next version.
 func (c *Client) PrepareUpdateObject(ctx context.Context, dataID uint64, size uint32, updatePassword uint64) (ReqUpdateInfo, error) {
-	var info ReqUpdateInfo
-	v := c.version()
-	err := c.call(ctx, MethodPrepareUpdateObject, func(w *types.Writer) {
-		m := w.BeginStructure(0)
-		if v.wideIDs() {
-			w.U64(dataID)
-			w.U32(size)
-			w.U64(updatePassword)
-			if v.extraData() {
-				types.WriteList(w, []string(nil), (*types.Writer).String)
-			}
-		} else {
-			w.U32(uint32(dataID))
-			w.U32(size)
-		}
-		w.EndStructure(m)
-	}, func(r *types.Reader) { info = readReqUpdateInfo(r, "pReqUpdateInfo", v) })
-	return info, err
+	info, err := c.proto().PrepareUpdateObject(ctx, ds.DataStorePrepareUpdateParam{DataID: dataID, Size: size, UpdatePassword: updatePassword})
+	return reqUpdateInfoFrom(info), err
 }
 
 // CompleteUpdateObject ends an update.
 func (c *Client) CompleteUpdateObject(ctx context.Context, dataID uint64, ver uint32, success bool) error {
-	v := c.version()
-	return c.call(ctx, MethodCompleteUpdateObject, func(w *types.Writer) {
-		m := w.BeginStructure(0)
-		if v.wideIDs() {
-			w.U64(dataID)
-			w.U32(ver)
-		} else {
-			w.U32(uint32(dataID))
-			w.U16(uint16(ver))
-		}
-		w.Bool(success)
-		w.EndStructure(m)
-	}, nil)
+	return c.proto().CompleteUpdateObject(ctx, ds.DataStoreCompleteUpdateParam{DataID: dataID, Version: ver, Success: success})
 }
 
 // RateObject rates an object in one slot and returns the slot's rating.
 func (c *Client) RateObject(ctx context.Context, dataID uint64, slot int8, value int32, accessPassword uint64) (RatingInfo, error) {
-	var info RatingInfo
-	err := c.call(ctx, MethodRateObject, func(w *types.Writer) {
-		m := w.BeginStructure(0)
-		w.U64(dataID)
-		w.U8(uint8(slot))
-		w.EndStructure(m)
-		m = w.BeginStructure(0)
-		w.S32(value)
-		w.U64(accessPassword)
-		w.EndStructure(m)
-		w.Bool(true)
-	}, func(r *types.Reader) { info = readRatingInfo(r, "pRating") })
-	return info, err
+	info, err := c.proto().RateObject(ctx, ds.DataStoreRatingTarget{DataID: dataID, Slot: slot},
+		ds.DataStoreRateObjectParam{RatingValue: value, AccessPassword: accessPassword}, true)
+	return ratingInfoFrom(info), err
 }
 
 // GetPasswordInfo returns an object's access and update passwords (owner only).
 func (c *Client) GetPasswordInfo(ctx context.Context, dataID uint64) (access, update uint64, err error) {
-	err = c.call(ctx, MethodGetPasswordInfo, func(w *types.Writer) { w.U64(dataID) }, func(r *types.Reader) {
-		m := r.EnterStructure("pPasswordInfo")
-		_ = r.U64("dataId")
-		access, update = r.U64("accessPassword"), r.U64("updatePassword")
-		r.LeaveStructure(m)
-	})
-	return access, update, err
+	info, err := c.proto().GetPasswordInfo(ctx, dataID)
+	return info.AccessPassword, info.UpdatePassword, err
 }
 
 // Upload sends a body where a prepare call said: a multipart/form-data POST

@@ -24,62 +24,63 @@ import (
 	"sync"
 	"time"
 
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // ProtocolID is the DataStore protocol's id.
-const ProtocolID uint16 = 115
+const ProtocolID = ds.DataStoreProtocolID
 
 // Method ids of the DataStore protocol ("Methods" on the page; the same ids
-// in NintendoClients' datastore.py).
+// in NintendoClients' datastore.py), from the generated package.
 const (
-	MethodPrepareGetObjectV1           uint32 = 1
-	MethodPreparePostObjectV1          uint32 = 2
-	MethodCompletePostObjectV1         uint32 = 3
-	MethodDeleteObject                 uint32 = 4
-	MethodDeleteObjects                uint32 = 5
-	MethodChangeMetaV1                 uint32 = 6
-	MethodChangeMetasV1                uint32 = 7
-	MethodGetMeta                      uint32 = 8
-	MethodGetMetas                     uint32 = 9
-	MethodPrepareUpdateObject          uint32 = 10
-	MethodCompleteUpdateObject         uint32 = 11
-	MethodSearchObject                 uint32 = 12
-	MethodGetNotificationURL           uint32 = 13
-	MethodGetNewArrivedNotificationsV1 uint32 = 14
-	MethodRateObject                   uint32 = 15
-	MethodGetRating                    uint32 = 16
-	MethodGetRatings                   uint32 = 17
-	MethodResetRating                  uint32 = 18
-	MethodResetRatings                 uint32 = 19
-	MethodGetSpecificMetaV1            uint32 = 20
-	MethodPostMetaBinary               uint32 = 21
-	MethodTouchObject                  uint32 = 22
-	MethodGetRatingWithLog             uint32 = 23
-	MethodPreparePostObject            uint32 = 24
-	MethodPrepareGetObject             uint32 = 25
-	MethodCompletePostObject           uint32 = 26
-	MethodGetNewArrivedNotifications   uint32 = 27
-	MethodGetSpecificMeta              uint32 = 28
-	MethodGetPersistenceInfo           uint32 = 29
-	MethodGetPersistenceInfos          uint32 = 30
-	MethodPerpetuateObject             uint32 = 31
-	MethodUnperpetuateObject           uint32 = 32
-	MethodPrepareGetObjectOrMetaBinary uint32 = 33
-	MethodGetPasswordInfo              uint32 = 34
-	MethodGetPasswordInfos             uint32 = 35
-	MethodGetMetasMultipleParam        uint32 = 36
-	MethodCompletePostObjects          uint32 = 37
-	MethodChangeMeta                   uint32 = 38
-	MethodChangeMetas                  uint32 = 39
-	MethodRateObjects                  uint32 = 40
-	MethodPostMetaBinaryWithDataID     uint32 = 41
-	MethodPostMetaBinariesWithDataID   uint32 = 42
-	MethodRateObjectWithPosting        uint32 = 43
-	MethodRateObjectsWithPosting       uint32 = 44
-	MethodGetObjectInfos               uint32 = 45
-	MethodSearchObjectLight            uint32 = 46
+	MethodPrepareGetObjectV1           = ds.DataStoreMethodPrepareGetObjectV1
+	MethodPreparePostObjectV1          = ds.DataStoreMethodPreparePostObjectV1
+	MethodCompletePostObjectV1         = ds.DataStoreMethodCompletePostObjectV1
+	MethodDeleteObject                 = ds.DataStoreMethodDeleteObject
+	MethodDeleteObjects                = ds.DataStoreMethodDeleteObjects
+	MethodChangeMetaV1                 = ds.DataStoreMethodChangeMetaV1
+	MethodChangeMetasV1                = ds.DataStoreMethodChangeMetasV1
+	MethodGetMeta                      = ds.DataStoreMethodGetMeta
+	MethodGetMetas                     = ds.DataStoreMethodGetMetas
+	MethodPrepareUpdateObject          = ds.DataStoreMethodPrepareUpdateObject
+	MethodCompleteUpdateObject         = ds.DataStoreMethodCompleteUpdateObject
+	MethodSearchObject                 = ds.DataStoreMethodSearchObject
+	MethodGetNotificationURL           = ds.DataStoreMethodGetNotificationUrl
+	MethodGetNewArrivedNotificationsV1 = ds.DataStoreMethodGetNewArrivedNotificationsV1
+	MethodRateObject                   = ds.DataStoreMethodRateObject
+	MethodGetRating                    = ds.DataStoreMethodGetRating
+	MethodGetRatings                   = ds.DataStoreMethodGetRatings
+	MethodResetRating                  = ds.DataStoreMethodResetRating
+	MethodResetRatings                 = ds.DataStoreMethodResetRatings
+	MethodGetSpecificMetaV1            = ds.DataStoreMethodGetSpecificMetaV1
+	MethodPostMetaBinary               = ds.DataStoreMethodPostMetaBinary
+	MethodTouchObject                  = ds.DataStoreMethodTouchObject
+	MethodGetRatingWithLog             = ds.DataStoreMethodGetRatingWithLog
+	MethodPreparePostObject            = ds.DataStoreMethodPreparePostObject
+	MethodPrepareGetObject             = ds.DataStoreMethodPrepareGetObject
+	MethodCompletePostObject           = ds.DataStoreMethodCompletePostObject
+	MethodGetNewArrivedNotifications   = ds.DataStoreMethodGetNewArrivedNotifications
+	MethodGetSpecificMeta              = ds.DataStoreMethodGetSpecificMeta
+	MethodGetPersistenceInfo           = ds.DataStoreMethodGetPersistenceInfo
+	MethodGetPersistenceInfos          = ds.DataStoreMethodGetPersistenceInfos
+	MethodPerpetuateObject             = ds.DataStoreMethodPerpetuateObject
+	MethodUnperpetuateObject           = ds.DataStoreMethodUnperpetuateObject
+	MethodPrepareGetObjectOrMetaBinary = ds.DataStoreMethodPrepareGetObjectOrMetaBinary
+	MethodGetPasswordInfo              = ds.DataStoreMethodGetPasswordInfo
+	MethodGetPasswordInfos             = ds.DataStoreMethodGetPasswordInfos
+	MethodGetMetasMultipleParam        = ds.DataStoreMethodGetMetasMultipleParam
+	MethodCompletePostObjects          = ds.DataStoreMethodCompletePostObjects
+	MethodChangeMeta                   = ds.DataStoreMethodChangeMeta
+	MethodChangeMetas                  = ds.DataStoreMethodChangeMetas
+	MethodRateObjects                  = ds.DataStoreMethodRateObjects
+	MethodPostMetaBinaryWithDataID     = ds.DataStoreMethodPostMetaBinaryWithDataId
+	MethodPostMetaBinariesWithDataID   = ds.DataStoreMethodPostMetaBinariesWithDataId
+	MethodRateObjectWithPosting        = ds.DataStoreMethodRateObjectWithPosting
+	MethodRateObjectsWithPosting       = ds.DataStoreMethodRateObjectsWithPosting
+	MethodGetObjectInfos               = ds.DataStoreMethodGetObjectInfos
+	MethodSearchObjectLight            = ds.DataStoreMethodSearchObjectLight
 )
 
 // Defaults and limits of the Server.
@@ -132,11 +133,14 @@ type Server struct {
 	UploadTTL, DownloadTTL time.Duration
 	// MaxObjectSize caps a body; default DefaultMaxObjectSize.
 	MaxObjectSize uint32
-	// NEXVersion is the game's NEX version as major*10000+minor*100+patch:
-	// from 3.5.0 on the prepare parameters carry extra data and
-	// DataStoreReqGetInfo its data id; before 3.0.0 update ids and versions
-	// are narrower. 0 takes 3.5.0 on connections with structure headers and
-	// 3.0.0 on those without.
+	// NEXVersion is the game's NEX version as major*10000+minor*100+patch
+	// for connections whose settings carry none (types.Settings.Version,
+	// which nex.Server.NEXVersion sets for every service): from 3.5.0 on the
+	// prepare parameters carry extra data and DataStoreReqGetInfo its data
+	// id. 0 leaves it to the connection (types.Settings.NEXVersion: 4.0 with
+	// 8-byte PIDs, 3.5 with structure headers, else 3.4). The descriptions
+	// start at NEX 3.0: the 2.x layouts (32-bit update ids, 16-bit versions)
+	// are not served.
 	NEXVersion int
 	// Now returns the time; default time.Now.
 	Now func() time.Time
@@ -145,6 +149,7 @@ type Server struct {
 
 	once     sync.Once
 	initErr  error
+	proto    rmc.Handler // the generated DataStore dispatcher over handler{s}
 	secret   [32]byte
 	inflight sync.Map // upload token -> struct{}
 }
@@ -160,6 +165,7 @@ func (s *Server) init() error {
 			s.initErr = errors.New("datastore: Server.BaseURL is required (bodies in a directory are served by HTTPHandler)")
 		default:
 			_, s.initErr = rand.Read(s.secret[:])
+			s.proto = ds.NewDataStoreServer(handler{s})
 		}
 	})
 	return s.initErr
@@ -183,28 +189,21 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-func (s *Server) version(st types.Settings) version {
-	switch {
-	case s.NEXVersion != 0:
-		return version(s.NEXVersion)
-	case st.StructureHeader:
-		return 30500
-	}
-	return 30000
-}
-
 // call is one request being answered.
 type call struct {
 	s   *Server
 	ctx context.Context
 	me  types.PID
-	v   version
-	r   types.Reader
-	w   types.Writer
 	now time.Time
 }
 
-// ServeRMC implements rmc.Handler.
+func (s *Server) call(ctx context.Context, c *rmc.Call) *call {
+	return &call{s: s, ctx: ctx, me: c.Peer.PID, now: s.now()}
+}
+
+// ServeRMC implements rmc.Handler: the generated DataStore dispatcher decodes
+// the parameters by the connection's NEX version and calls the handler
+// methods (handler.go).
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	if err := s.init(); err != nil {
 		return out, err
@@ -212,16 +211,17 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 	if c.Peer.PID == 0 {
 		return out, types.RendezVousNotAuthenticated
 	}
-	k := &call{s: s, ctx: ctx, me: c.Peer.PID, v: s.version(c.Peer.Settings), r: c.Reader(),
-		w: types.NewWriter(out, c.Peer.Settings), now: s.now()}
-	h, ok := methods[c.Method]
-	if !ok {
-		return out, types.CoreNotImplemented
+	if s.NEXVersion != 0 && c.Peer.Settings.Version == 0 {
+		cc, peer := *c, *c.Peer
+		peer.Settings.Version = types.Version(s.NEXVersion)
+		cc.Peer = &peer
+		c = &cc
 	}
-	if err := h(k); err != nil {
+	out, err := s.proto.ServeRMC(ctx, c, out)
+	if err != nil {
 		return out, s.result(ctx, c.Method, err)
 	}
-	return k.w.Bytes()
+	return out, nil
 }
 
 // result turns a failure into what the client is sent.
@@ -239,119 +239,10 @@ func (s *Server) result(ctx context.Context, method uint32, err error) error {
 	return fmt.Errorf("%w: %w", types.DataStoreUnknown, err)
 }
 
-// done checks the parameters were read to their end.
-func (k *call) done() error {
-	if err := k.r.Done(); err != nil {
-		return badArg(err)
-	}
-	return nil
-}
-
-var methods map[uint32]func(k *call) error
-
-func init() {
-	methods = map[uint32]func(k *call) error{
-		MethodPreparePostObject:   func(k *call) error { return k.preparePost(false) },
-		MethodPreparePostObjectV1: func(k *call) error { return k.preparePost(true) },
-		MethodPostMetaBinary:      (*call).postMetaBinary,
-		MethodCompletePostObject: func(k *call) error {
-			m := k.r.EnterStructure("param")
-			id, ok := k.r.U64("dataId"), k.r.Bool("isSuccess")
-			k.r.LeaveStructure(m)
-			return k.completePost(id, ok, true)
-		},
-		MethodCompletePostObjectV1: func(k *call) error {
-			m := k.r.EnterStructure("param")
-			id, ok := uint64(k.r.U32("dataId")), k.r.Bool("isSuccess")
-			k.r.LeaveStructure(m)
-			return k.completePost(id, ok, true)
-		},
-		MethodCompletePostObjects: func(k *call) error {
-			ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-			if err := k.done(); err != nil {
-				return err
-			}
-			for _, id := range ids {
-				if err := k.completePost(id, true, false); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		MethodPrepareGetObject:   func(k *call) error { return k.prepareGet(false) },
-		MethodPrepareGetObjectV1: func(k *call) error { return k.prepareGet(true) },
-		MethodGetMeta:            (*call).getMeta,
-		MethodGetMetas:           (*call).getMetas,
-		MethodGetMetasMultipleParam: func(k *call) error {
-			params := types.ReadList(&k.r, "params", readGetMetaParam)
-			if err := k.done(); err != nil {
-				return err
-			}
-			return k.metas(params)
-		},
-		MethodSearchObject:      (*call).search,
-		MethodSearchObjectLight: (*call).search,
-		MethodDeleteObject: func(k *call) error {
-			p := readDeleteParam(&k.r, "param")
-			if err := k.done(); err != nil {
-				return err
-			}
-			return k.delete(p)
-		},
-		MethodDeleteObjects:        (*call).deleteObjects,
-		MethodChangeMeta:           func(k *call) error { return k.changeMeta(false) },
-		MethodChangeMetaV1:         func(k *call) error { return k.changeMeta(true) },
-		MethodPrepareUpdateObject:  (*call).prepareUpdate,
-		MethodCompleteUpdateObject: (*call).completeUpdate,
-		MethodRateObject:           (*call).rateObject,
-		MethodGetRating:            (*call).getRating,
-		MethodGetSpecificMeta:      func(k *call) error { return k.specificMeta(false) },
-		MethodGetSpecificMetaV1:    func(k *call) error { return k.specificMeta(true) },
-		MethodGetPersistenceInfo:   (*call).persistenceInfo,
-		MethodGetPasswordInfo:      (*call).passwordInfo,
-
-		MethodGetNotificationURL:           (*call).notificationURL,
-		MethodGetNewArrivedNotificationsV1: func(k *call) error { return k.newArrivedNotifications(true) },
-		MethodGetNewArrivedNotifications:   func(k *call) error { return k.newArrivedNotifications(false) },
-		MethodGetRatings:                   (*call).getRatings,
-		MethodResetRating:                  (*call).resetRating,
-		MethodResetRatings:                 (*call).resetRatings,
-		MethodGetRatingWithLog:             (*call).getRatingWithLog,
-		MethodRateObjects:                  func(k *call) error { return k.rateObjects(false) },
-		MethodRateObjectWithPosting:        (*call).rateObjectWithPosting,
-		MethodRateObjectsWithPosting:       func(k *call) error { return k.rateObjects(true) },
-		MethodTouchObject:                  (*call).touchObject,
-		MethodGetPersistenceInfos:          (*call).persistenceInfos,
-		MethodPerpetuateObject:             (*call).perpetuateObject,
-		MethodUnperpetuateObject:           (*call).unperpetuateObject,
-		MethodPrepareGetObjectOrMetaBinary: (*call).prepareGetOrMetaBinary,
-		MethodGetPasswordInfos:             (*call).passwordInfos,
-		MethodChangeMetasV1:                func(k *call) error { return k.changeMetas(true) },
-		MethodChangeMetas:                  func(k *call) error { return k.changeMetas(false) },
-		MethodPostMetaBinaryWithDataID:     (*call).postMetaBinaryWithDataID,
-		MethodPostMetaBinariesWithDataID:   (*call).postMetaBinariesWithDataID,
-		MethodGetObjectInfos:               (*call).objectInfos,
-	}
-}
-
 // DeleteParam is the DataStoreDeleteParam structure.
 type DeleteParam struct {
 	DataID         uint64
 	UpdatePassword uint64
-}
-
-func readDeleteParam(r *types.Reader, field string) DeleteParam {
-	m := r.EnterStructure(field)
-	p := DeleteParam{DataID: r.U64("dataId"), UpdatePassword: r.U64("updatePassword")}
-	r.LeaveStructure(m)
-	return p
-}
-
-func (p DeleteParam) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U64(p.DataID)
-	w.U64(p.UpdatePassword)
-	w.EndStructure(m)
 }
 
 func randomU64() uint64 {
@@ -468,24 +359,15 @@ func (s *Server) deleteBodies(ctx context.Context, o Object) {
 	}
 }
 
-func (k *call) preparePost(v1 bool) error {
-	p := readPreparePostParam(&k.r, "param", k.v, v1)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) preparePost(p PreparePostParam) (ReqPostInfo, error) {
 	if err := k.checkPost(p, true); err != nil {
-		return err
+		return ReqPostInfo{}, err
 	}
 	o, err := k.newObject(p, true)
 	if err != nil {
-		return err
+		return ReqPostInfo{}, err
 	}
-	info, err := k.handOutUpload(o.DataID, 1, p.Size)
-	if err != nil {
-		return err
-	}
-	info.append(&k.w, v1)
-	return nil
+	return k.handOutUpload(o.DataID, 1, p.Size)
 }
 
 // handOutUpload records an upload and describes it to the client: the
@@ -507,30 +389,20 @@ func (k *call) handOutUpload(id uint64, ver, size uint32) (ReqPostInfo, error) {
 	return info, nil
 }
 
-func (k *call) postMetaBinary() error {
-	p := readPreparePostParam(&k.r, "param", k.v, false)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) postMetaBinary(p PreparePostParam) (uint64, error) {
 	p.Size = 0
 	if err := k.checkPost(p, false); err != nil {
-		return err
+		return 0, err
 	}
 	o, err := k.newObject(p, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	k.notifyArrival(o, DataFlagUseNotificationOnPost)
-	k.w.U64(o.DataID)
-	return nil
+	return o.DataID, nil
 }
 
-func (k *call) completePost(id uint64, success, whole bool) error {
-	if whole {
-		if err := k.done(); err != nil {
-			return err
-		}
-	}
+func (k *call) completePost(id uint64, success bool) error {
 	o, err := k.s.Store.Object(k.ctx, id)
 	if err != nil {
 		return err
@@ -649,30 +521,22 @@ func (k *call) object(id uint64, target PersistenceTarget) (Object, error) {
 	return k.s.Store.Object(k.ctx, id)
 }
 
-func (k *call) prepareGet(v1 bool) error {
-	p := readPrepareGetParam(&k.r, "param", k.v, v1)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) prepareGet(p PrepareGetParam) (ReqGetInfo, error) {
 	o, err := k.object(p.DataID, p.PersistenceTarget)
 	if err != nil {
-		return err
+		return ReqGetInfo{}, err
 	}
 	if err := k.canRead(o, p.AccessPassword); err != nil {
-		return err
+		return ReqGetInfo{}, err
 	}
 	if !hasBody(o) {
-		return fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
+		return ReqGetInfo{}, fmt.Errorf("%w: object %d has no body (meta binary only)", types.DataStoreOperationNotAllowed, o.DataID)
 	}
 	info, err := k.getInfo(o)
 	if err != nil {
-		return err
+		return ReqGetInfo{}, err
 	}
-	if err := k.refer(o.DataID); err != nil {
-		return err
-	}
-	info.append(&k.w, !v1 && k.v.extraData())
-	return nil
+	return info, k.refer(o.DataID)
 }
 
 func hasBody(o Object) bool { return o.Size != 0 && o.Version != 0 }
@@ -738,25 +602,7 @@ func (k *call) meta(p GetMetaParam) (MetaInfo, error) {
 	return metaInfo(o, p.ResultOption), nil
 }
 
-func (k *call) getMeta() error {
-	p := readGetMetaParam(&k.r, "param")
-	if err := k.done(); err != nil {
-		return err
-	}
-	mi, err := k.meta(p)
-	if err != nil {
-		return err
-	}
-	mi.Append(&k.w)
-	return nil
-}
-
-func (k *call) getMetas() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	p := readGetMetaParam(&k.r, "param")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) getMetas(ids []uint64, p GetMetaParam) ([]MetaInfo, []types.Result, error) {
 	params := make([]GetMetaParam, len(ids))
 	for i, id := range ids {
 		params[i] = p
@@ -767,9 +613,9 @@ func (k *call) getMetas() error {
 
 // metas answers one MetaInfo and one Result per param: an empty MetaInfo and
 // the error's code for those that fail.
-func (k *call) metas(params []GetMetaParam) error {
+func (k *call) metas(params []GetMetaParam) ([]MetaInfo, []types.Result, error) {
 	if len(params) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
+		return nil, nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
 	}
 	infos := make([]MetaInfo, len(params))
 	results := make([]types.Result, len(params))
@@ -780,12 +626,10 @@ func (k *call) metas(params []GetMetaParam) error {
 			infos[i] = mi
 		}
 		if results[i] == types.DataStoreUnknown {
-			return err
+			return nil, nil, err
 		}
 	}
-	types.WriteList(&k.w, infos, func(w *types.Writer, mi MetaInfo) { mi.Append(w) })
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return infos, results, nil
 }
 
 // itemResult is the Result of one item of a batch.
@@ -802,16 +646,12 @@ func (k *call) itemResult(err error) types.Result {
 	return types.DataStoreUnknown
 }
 
-func (k *call) search() error {
-	p := readSearchParam(&k.r, "param", k.v)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) search(p SearchParam) (SearchResult, error) {
 	if len(p.OwnerIDs) > MaxBatch || len(p.DataTypes) > MaxBatch {
-		return fmt.Errorf("%w: too many owners or data types", types.DataStoreInvalidArgument)
+		return SearchResult{}, fmt.Errorf("%w: too many owners or data types", types.DataStoreInvalidArgument)
 	}
 	if err := checkTags(p.Tags); err != nil {
-		return err
+		return SearchResult{}, err
 	}
 	q := SearchQuery{Viewer: k.me, Owners: p.OwnerIDs, DataTypes: p.DataTypes, ReferDataID: p.ReferDataID, Tags: p.Tags,
 		Order: SearchOrder(p.ResultOrderColumn), Descending: p.ResultOrder != 0, Offset: p.ResultOffset,
@@ -832,7 +672,7 @@ func (k *call) search() error {
 	}
 	objs, total, err := k.s.Store.Search(k.ctx, q)
 	if err != nil {
-		return err
+		return SearchResult{}, err
 	}
 	res := SearchResult{TotalCount: total, TotalCountType: 3}
 	if q.CountTotal {
@@ -846,8 +686,7 @@ func (k *call) search() error {
 	for _, o := range objs {
 		res.Result = append(res.Result, metaInfo(o, p.ResultOption))
 	}
-	res.append(&k.w)
-	return nil
+	return res, nil
 }
 
 func (k *call) delete(p DeleteParam) error {
@@ -867,14 +706,9 @@ func (k *call) delete(p DeleteParam) error {
 
 // deleteObjects deletes each object it may; transactional, it first checks
 // them all and deletes none unless every one may go.
-func (k *call) deleteObjects() error {
-	params := types.ReadList(&k.r, "params", readDeleteParam)
-	transactional := k.r.Bool("transactional")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) deleteObjects(params []DeleteParam, transactional bool) ([]types.Result, error) {
 	if len(params) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
+		return nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(params), MaxBatch)
 	}
 	results := make([]types.Result, len(params))
 	if transactional {
@@ -884,25 +718,20 @@ func (k *call) deleteObjects() error {
 				err = k.canDelete(o, p.UpdatePassword)
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	for i, p := range params {
 		err := k.delete(p)
 		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
-			return err
+			return nil, err
 		}
 	}
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return results, nil
 }
 
-func (k *call) changeMeta(v1 bool) error {
-	p := readChangeMetaParam(&k.r, "param", v1)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) changeMeta(p ChangeMetaParam) error {
 	if err := checkChangeMeta(p); err != nil {
 		return err
 	}
@@ -1018,62 +847,32 @@ func compare(o Object, c CompareParam) error {
 	return nil
 }
 
-func (k *call) prepareUpdate() error {
-	m := k.r.EnterStructure("param")
-	var id uint64
-	var size uint32
-	var pw uint64
-	if k.v.wideIDs() {
-		id, size, pw = k.r.U64("dataId"), k.r.U32("size"), k.r.U64("updatePassword")
-		if k.v.extraData() {
-			_ = types.ReadList(&k.r, "extraData", (*types.Reader).String)
-		}
-	} else {
-		id, size = uint64(k.r.U32("dataId")), k.r.U32("size")
-	}
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) prepareUpdate(id uint64, size uint32, pw uint64) (ReqUpdateInfo, error) {
 	max := k.s.MaxObjectSize
 	if max == 0 {
 		max = DefaultMaxObjectSize
 	}
 	if size > max {
-		return fmt.Errorf("%w: object of %d bytes (at most %d)", types.DataStoreInvalidArgument, size, max)
+		return ReqUpdateInfo{}, fmt.Errorf("%w: object of %d bytes (at most %d)", types.DataStoreInvalidArgument, size, max)
 	}
 	o, err := k.s.Store.Object(k.ctx, id)
 	if err != nil {
-		return err
+		return ReqUpdateInfo{}, err
 	}
 	if err := k.live(o); err != nil {
-		return err
+		return ReqUpdateInfo{}, err
 	}
 	if err := k.canUpdate(o, pw); err != nil {
-		return err
+		return ReqUpdateInfo{}, err
 	}
 	info, err := k.handOutUpload(id, o.Version+1, size)
 	if err != nil {
-		return err
+		return ReqUpdateInfo{}, err
 	}
-	ReqUpdateInfo{Version: o.Version + 1, URL: info.URL, FormFields: info.FormFields}.append(&k.w, k.v)
-	return nil
+	return ReqUpdateInfo{Version: o.Version + 1, URL: info.URL, FormFields: info.FormFields}, nil
 }
 
-func (k *call) completeUpdate() error {
-	m := k.r.EnterStructure("param")
-	var id uint64
-	var ver uint32
-	if k.v.wideIDs() {
-		id, ver = k.r.U64("dataId"), k.r.U32("version")
-	} else {
-		id, ver = uint64(k.r.U32("dataId")), uint32(k.r.U16("version"))
-	}
-	success := k.r.Bool("isSuccess")
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) completeUpdate(id uint64, ver uint32, success bool) error {
 	// The body's upload, looked up before the transaction: whoever made it
 	// knew the object's update password or owns it. On object storage the
 	// body waits under its staging key; success claims it.
@@ -1145,81 +944,43 @@ func (k *call) completeUpdate() error {
 	return nil
 }
 
-func readRatingTarget(r *types.Reader, field string) (uint64, int8) {
-	m := r.EnterStructure(field)
-	id, slot := r.U64("dataId"), int8(r.U8("slot"))
-	r.LeaveStructure(m)
-	return id, slot
-}
-
-func readRateObjectParam(r *types.Reader, field string) (value int32, accessPassword uint64) {
-	m := r.EnterStructure(field)
-	value, accessPassword = r.S32("ratingValue"), r.U64("accessPassword")
-	r.LeaveStructure(m)
-	return value, accessPassword
-}
-
-func (k *call) rateObject() error {
-	id, slot := readRatingTarget(&k.r, "target")
-	value, pw := readRateObjectParam(&k.r, "param")
-	fetch := k.r.Bool("fetchRatings")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) rateObject(t RatingTarget, p RateParam, fetch bool) (RatingInfo, error) {
 	var info RatingInfo
-	err := k.s.Store.Rate(k.ctx, k.me, []RatingTarget{{id, slot}}, func(_ int, o *Object, log *RatingLog) error {
+	err := k.s.Store.Rate(k.ctx, k.me, []RatingTarget{t}, func(_ int, o *Object, log *RatingLog) error {
 		var err error
-		info, err = k.rate(o, log, slot, value, pw)
+		info, err = k.rate(o, log, t.Slot, p.Value, p.AccessPassword)
 		return err
 	})
 	if err != nil {
-		return unwrapItem(err)
+		return RatingInfo{}, unwrapItem(err)
 	}
 	if !fetch {
 		info = RatingInfo{}
 	}
-	info.appendInfo(&k.w)
-	return nil
+	return info, nil
 }
 
-func (k *call) getRating() error {
-	id, slot := readRatingTarget(&k.r, "target")
-	pw := k.r.U64("accessPassword")
-	if err := k.done(); err != nil {
-		return err
-	}
-	o, err := k.s.Store.Object(k.ctx, id)
+func (k *call) getRating(t RatingTarget, pw uint64) (RatingInfo, error) {
+	o, err := k.s.Store.Object(k.ctx, t.DataID)
 	if err != nil {
-		return err
+		return RatingInfo{}, err
 	}
 	if err := k.canRead(o, pw); err != nil {
-		return err
+		return RatingInfo{}, err
 	}
-	i := slices.IndexFunc(o.Ratings, func(r Rating) bool { return r.Slot == slot })
+	i := slices.IndexFunc(o.Ratings, func(r Rating) bool { return r.Slot == t.Slot })
 	if i < 0 {
-		return fmt.Errorf("%w: object %d has no rating slot %d", types.DataStoreNotFound, id, slot)
+		return RatingInfo{}, fmt.Errorf("%w: object %d has no rating slot %d", types.DataStoreNotFound, t.DataID, t.Slot)
 	}
 	r := o.Ratings[i]
-	RatingInfo{TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue}.appendInfo(&k.w)
-	return nil
+	return RatingInfo{TotalValue: r.Total, Count: r.Count, InitialValue: r.Init.InitialValue}, nil
 }
 
-func (k *call) specificMeta(v1 bool) error {
-	m := k.r.EnterStructure("param")
-	var ids []uint64
-	if v1 {
-		for _, id := range types.ReadList(&k.r, "dataIds", (*types.Reader).U32) {
-			ids = append(ids, uint64(id))
-		}
-	} else {
-		ids = types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	}
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+// specificMeta returns the objects of ids the caller may read, leaving out
+// the others.
+func (k *call) specificMeta(ids []uint64) ([]Object, error) {
 	if len(ids) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+		return nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
 	}
 	var objs []Object
 	for _, id := range ids {
@@ -1228,60 +989,33 @@ func (k *call) specificMeta(v1 bool) error {
 			err = k.canRead(o, 0)
 		}
 		if k.itemResult(err) == types.DataStoreUnknown {
-			return err
+			return nil, err
 		}
 		if err == nil {
 			objs = append(objs, o)
 		}
 	}
-	types.WriteList(&k.w, objs, func(w *types.Writer, o Object) {
-		m := w.BeginStructure(0)
-		if v1 {
-			w.U32(uint32(o.DataID))
-		} else {
-			w.U64(o.DataID)
-		}
-		w.PID(o.Owner)
-		w.U32(o.Size)
-		w.U16(o.DataType)
-		if v1 {
-			w.U16(uint16(o.Version))
-		} else {
-			w.U32(o.Version)
-		}
-		w.EndStructure(m)
-	})
-	return nil
+	return objs, nil
 }
 
-func (k *call) persistenceInfo() error {
-	owner, slot := k.r.PID("ownerId"), k.r.U16("persistenceSlotId")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) persistenceInfo(owner types.PID, slot uint16) (PersistenceInfo, error) {
 	o, err := k.s.Store.ObjectInSlot(k.ctx, owner, slot)
 	if err != nil {
-		return err
+		return PersistenceInfo{}, err
 	}
 	if err := k.canRead(o, 0); err != nil {
-		return err
+		return PersistenceInfo{}, err
 	}
-	PersistenceInfo{OwnerID: owner, SlotID: slot, DataID: o.DataID}.append(&k.w)
-	return nil
+	return PersistenceInfo{OwnerID: owner, SlotID: slot, DataID: o.DataID}, nil
 }
 
-func (k *call) passwordInfo() error {
-	id := k.r.U64("dataId")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) passwordInfo(id uint64) (PasswordInfo, error) {
 	o, err := k.s.Store.Object(k.ctx, id)
 	if err != nil {
-		return err
+		return PasswordInfo{}, err
 	}
 	if o.Owner != k.me {
-		return fmt.Errorf("%w: the passwords of object %d are its owner's", types.DataStorePermissionDenied, id)
+		return PasswordInfo{}, fmt.Errorf("%w: the passwords of object %d are its owner's", types.DataStorePermissionDenied, id)
 	}
-	PasswordInfo{DataID: o.DataID, AccessPassword: o.AccessPassword, UpdatePassword: o.UpdatePassword}.append(&k.w)
-	return nil
+	return PasswordInfo{DataID: o.DataID, AccessPassword: o.AccessPassword, UpdatePassword: o.UpdatePassword}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -614,7 +615,7 @@ func testBadInput(t *testing.T, newFixture func(testing.TB, string) *fixture) {
 		t.Fatal(err)
 	}
 	r := types.NewReader(data, types.Settings{StructureHeader: true})
-	infos := types.ReadList(&r, "pMetaInfo", datastore.ReadMetaInfo)
+	infos := types.ReadList(&r, "pMetaInfo", func(r *types.Reader, f string) (v ds.DataStoreMetaInfo) { v.Read(r, f); return })
 	results := types.ReadList(&r, "pResults", (*types.Reader).Result)
 	if r.Done() != nil || len(infos) != 2 || infos[0].Name != "ok" || results[0] != types.ResultSuccess || results[1] != types.DataStoreNotFound {
 		t.Fatalf("GetMetas %+v %v %v", infos, results, r.Err())

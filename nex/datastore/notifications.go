@@ -64,22 +64,6 @@ type NotificationURLInfo struct {
 	RootCACert []byte
 }
 
-func (n NotificationURLInfo) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.String(n.URL)
-	w.String(n.Key)
-	w.String(n.Query)
-	w.Buffer(n.RootCACert)
-	w.EndStructure(m)
-}
-
-func readNotificationURLInfo(r *types.Reader, field string) NotificationURLInfo {
-	m := r.EnterStructure(field)
-	n := NotificationURLInfo{URL: r.String("url"), Key: r.String("key"), Query: r.String("query"), RootCACert: clone(r.Buffer("rootCaCert"))}
-	r.LeaveStructure(m)
-	return n
-}
-
 func (s *Server) notificationSignature(pid types.PID, expires int64) string {
 	mac := hmac.New(sha256.New, s.secret[:])
 	fmt.Fprintf(mac, "notifications %d %d", pid, expires)
@@ -88,18 +72,11 @@ func (s *Server) notificationSignature(pid types.PID, expires int64) string {
 
 // notificationURL answers where the caller polls for its notifications; the
 // previous URL the client sends is not needed (a fresh one is signed).
-func (k *call) notificationURL() error {
-	m := k.r.EnterStructure("param")
-	_ = k.r.String("previousUrl")
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) notificationURL() NotificationURLInfo {
 	exp := k.now.Add(NotificationURLTTL).Unix()
-	NotificationURLInfo{URL: strings.TrimSuffix(k.s.BaseURL, "/") + "/", Key: notificationsPath[1:] + strconv.FormatUint(uint64(k.me), 10),
+	return NotificationURLInfo{URL: strings.TrimSuffix(k.s.BaseURL, "/") + "/", Key: notificationsPath[1:] + strconv.FormatUint(uint64(k.me), 10),
 		Query: "?" + url.Values{"expires": {strconv.FormatInt(exp, 10)}, "signature": {k.s.notificationSignature(k.me, exp)}}.Encode(),
-	}.append(&k.w)
-	return nil
+	}
 }
 
 // serveNotifications answers a GetNotificationUrl URL.
@@ -138,20 +115,16 @@ func (s *Server) serveNotifications(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%d,%d,%d", n.ID, pid, at)
 }
 
-func (k *call) newArrivedNotifications(v1 bool) error {
-	m := k.r.EnterStructure("param")
-	last, limit := k.r.U64("lastNotificationId"), k.r.U16("limit")
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+// newArrivedNotifications lists the caller's notifications after last, at
+// most limit, and whether more follow.
+func (k *call) newArrivedNotifications(last uint64, limit uint16, v1 bool) ([]Notification, bool, error) {
 	if limit == 0 {
-		return fmt.Errorf("%w: limit 0", types.DataStoreInvalidArgument)
+		return nil, false, fmt.Errorf("%w: limit 0", types.DataStoreInvalidArgument)
 	}
 	want := min(int(limit), MaxNotifications)
 	ns, err := k.s.Store.Notifications(k.ctx, k.me, last, want+1)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	more := len(ns) > want
 	ns = ns[:min(len(ns), want)]
@@ -160,16 +133,5 @@ func (k *call) newArrivedNotifications(v1 bool) error {
 		// left out rather than named wrongly.
 		ns = slices.DeleteFunc(ns, func(n Notification) bool { return n.DataID > 0xFFFFFFFF })
 	}
-	types.WriteList(&k.w, ns, func(w *types.Writer, n Notification) {
-		m := w.BeginStructure(0)
-		w.U64(n.ID)
-		if v1 {
-			w.U32(uint32(n.DataID))
-		} else {
-			w.U64(n.DataID)
-		}
-		w.EndStructure(m)
-	})
-	k.w.Bool(more)
-	return nil
+	return ns, more, nil
 }

@@ -11,13 +11,7 @@ import (
 // perpetuation, the batched reads and changes, and posting under a chosen
 // data id.
 
-func (k *call) touchObject() error {
-	m := k.r.EnterStructure("param")
-	id, _, pw := k.r.U64("dataId"), k.r.U32("lockId"), k.r.U64("accessPassword")
-	k.r.LeaveStructure(m)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) touchObject(id, pw uint64) error {
 	o, err := k.s.Store.Object(k.ctx, id)
 	if err != nil {
 		return err
@@ -35,11 +29,7 @@ func checkSlot(slot uint16) error {
 	return nil
 }
 
-func (k *call) perpetuateObject() error {
-	slot, id, deleteLast := k.r.U16("persistenceSlotId"), k.r.U64("dataId"), k.r.Bool("deleteLastObject")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) perpetuateObject(slot uint16, id uint64, deleteLast bool) error {
 	if err := checkSlot(slot); err != nil {
 		return err
 	}
@@ -56,11 +46,7 @@ func (k *call) perpetuateObject() error {
 	return k.perpetuate(slot, id, deleteLast)
 }
 
-func (k *call) unperpetuateObject() error {
-	slot, deleteLast := k.r.U16("persistenceSlotId"), k.r.Bool("deleteLastObject")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) unperpetuateObject(slot uint16, deleteLast bool) error {
 	if err := checkSlot(slot); err != nil {
 		return err
 	}
@@ -87,66 +73,36 @@ type AdditionalMeta struct {
 	MetaBinary []byte
 }
 
-func (a AdditionalMeta) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.PID(a.OwnerID)
-	w.U16(a.DataType)
-	w.U16(a.Version)
-	w.QBuffer(a.MetaBinary)
-	w.EndStructure(m)
-}
-
-func readAdditionalMeta(r *types.Reader, field string) AdditionalMeta {
-	m := r.EnterStructure(field)
-	a := AdditionalMeta{OwnerID: r.PID("ownerId"), DataType: r.U16("dataType"), Version: r.U16("version"),
-		MetaBinary: clone(r.QBuffer("metaBinary"))}
-	r.LeaveStructure(m)
-	return a
-}
-
 // prepareGetOrMetaBinary answers a download URL for an object with a body
 // and an empty additional meta, or, for one without (PostMetaBinary), an
 // empty DataStoreReqGetInfo and the meta binary: one call gets either kind.
-func (k *call) prepareGetOrMetaBinary() error {
-	p := readPrepareGetParam(&k.r, "param", k.v, false)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) prepareGetOrMetaBinary(p PrepareGetParam) (ReqGetInfo, AdditionalMeta, error) {
 	o, err := k.object(p.DataID, p.PersistenceTarget)
 	if err != nil {
-		return err
+		return ReqGetInfo{}, AdditionalMeta{}, err
 	}
 	if err := k.canRead(o, p.AccessPassword); err != nil {
-		return err
+		return ReqGetInfo{}, AdditionalMeta{}, err
 	}
 	var info ReqGetInfo
 	if hasBody(o) {
 		if info, err = k.getInfo(o); err != nil {
-			return err
+			return ReqGetInfo{}, AdditionalMeta{}, err
 		}
 	}
 	if err := k.refer(o.DataID); err != nil {
-		return err
+		return ReqGetInfo{}, AdditionalMeta{}, err
 	}
-	withID := k.v.extraData()
 	if hasBody(o) {
-		info.append(&k.w, withID)
-		AdditionalMeta{}.append(&k.w)
-		return nil
+		return info, AdditionalMeta{}, nil
 	}
-	ReqGetInfo{DataID: o.DataID}.append(&k.w, withID)
-	AdditionalMeta{OwnerID: o.Owner, DataType: o.DataType, Version: uint16(o.Version), MetaBinary: o.MetaBinary}.append(&k.w)
-	return nil
+	return ReqGetInfo{DataID: o.DataID}, AdditionalMeta{OwnerID: o.Owner, DataType: o.DataType, Version: uint16(o.Version), MetaBinary: o.MetaBinary}, nil
 }
 
 // objectInfos answers a download URL per object (each counts a reference).
-func (k *call) objectInfos() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) objectInfos(ids []uint64) ([]ReqGetInfo, []types.Result, error) {
 	if len(ids) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+		return nil, nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
 	}
 	infos := make([]ReqGetInfo, len(ids))
 	results := make([]types.Result, len(ids))
@@ -165,26 +121,18 @@ func (k *call) objectInfos() error {
 			err = k.refer(id)
 		}
 		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
-			return err
+			return nil, nil, err
 		}
 		if err != nil {
 			infos[i] = ReqGetInfo{}
 		}
 	}
-	withID := k.v.extraData()
-	types.WriteList(&k.w, infos, func(w *types.Writer, info ReqGetInfo) { info.append(w, withID) })
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return infos, results, nil
 }
 
-func (k *call) persistenceInfos() error {
-	owner := k.r.PID("ownerId")
-	slots := types.ReadList(&k.r, "persistenceSlotIds", (*types.Reader).U16)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) persistenceInfos(owner types.PID, slots []uint16) ([]PersistenceInfo, []types.Result, error) {
 	if len(slots) > MaxBatch {
-		return fmt.Errorf("%w: %d slots in one call (at most %d)", types.DataStoreInvalidArgument, len(slots), MaxBatch)
+		return nil, nil, fmt.Errorf("%w: %d slots in one call (at most %d)", types.DataStoreInvalidArgument, len(slots), MaxBatch)
 	}
 	infos := make([]PersistenceInfo, len(slots))
 	results := make([]types.Result, len(slots))
@@ -195,24 +143,18 @@ func (k *call) persistenceInfos() error {
 			err = k.canRead(o, 0)
 		}
 		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
-			return err
+			return nil, nil, err
 		}
 		if err == nil {
 			infos[i].DataID = o.DataID
 		}
 	}
-	types.WriteList(&k.w, infos, func(w *types.Writer, p PersistenceInfo) { p.append(w) })
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return infos, results, nil
 }
 
-func (k *call) passwordInfos() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) passwordInfos(ids []uint64) ([]PasswordInfo, []types.Result, error) {
 	if len(ids) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+		return nil, nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
 	}
 	infos := make([]PasswordInfo, len(ids))
 	results := make([]types.Result, len(ids))
@@ -223,15 +165,13 @@ func (k *call) passwordInfos() error {
 			err = fmt.Errorf("%w: the passwords of object %d are its owner's", types.DataStorePermissionDenied, id)
 		}
 		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
-			return err
+			return nil, nil, err
 		}
 		if err == nil {
 			infos[i].AccessPassword, infos[i].UpdatePassword = o.AccessPassword, o.UpdatePassword
 		}
 	}
-	types.WriteList(&k.w, infos, func(w *types.Writer, p PasswordInfo) { p.append(w) })
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return infos, results, nil
 }
 
 // PasswordInfo is the DataStorePasswordInfo structure.
@@ -241,21 +181,6 @@ type PasswordInfo struct {
 	UpdatePassword uint64
 }
 
-func (p PasswordInfo) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U64(p.DataID)
-	w.U64(p.AccessPassword)
-	w.U64(p.UpdatePassword)
-	w.EndStructure(m)
-}
-
-func readPasswordInfo(r *types.Reader, field string) PasswordInfo {
-	m := r.EnterStructure(field)
-	p := PasswordInfo{DataID: r.U64("dataId"), AccessPassword: r.U64("accessPassword"), UpdatePassword: r.U64("updatePassword")}
-	r.LeaveStructure(m)
-	return p
-}
-
 // PersistenceInfo is the DataStorePersistenceInfo structure.
 type PersistenceInfo struct {
 	OwnerID types.PID
@@ -263,32 +188,11 @@ type PersistenceInfo struct {
 	DataID  uint64
 }
 
-func (p PersistenceInfo) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.PID(p.OwnerID)
-	w.U16(p.SlotID)
-	w.U64(p.DataID)
-	w.EndStructure(m)
-}
-
-func readPersistenceInfo(r *types.Reader, field string) PersistenceInfo {
-	m := r.EnterStructure(field)
-	p := PersistenceInfo{OwnerID: r.PID("ownerId"), SlotID: r.U16("persistenceSlotId"), DataID: r.U64("dataId")}
-	r.LeaveStructure(m)
-	return p
-}
-
 // changeMetas changes several objects: dataIds[i] names the object of
 // params[i] (0: the param's persistence target).
-func (k *call) changeMetas(v1 bool) error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	params := types.ReadList(&k.r, "params", func(r *types.Reader, f string) ChangeMetaParam { return readChangeMetaParam(r, f, v1) })
-	transactional := k.r.Bool("transactional")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) changeMetas(ids []uint64, params []ChangeMetaParam, transactional bool) ([]types.Result, error) {
 	if len(ids) > MaxBatch || len(params) != len(ids) {
-		return fmt.Errorf("%w: %d data ids, %d params (equal counts, at most %d)", types.DataStoreInvalidArgument, len(ids), len(params), MaxBatch)
+		return nil, fmt.Errorf("%w: %d data ids, %d params (equal counts, at most %d)", types.DataStoreInvalidArgument, len(ids), len(params), MaxBatch)
 	}
 	// Checks and persistence targets first: a bad item fails a
 	// transactional call before anything changes, and is its own Result
@@ -301,7 +205,7 @@ func (k *call) changeMetas(v1 bool) error {
 			targets[i], pre[i] = k.changeMetaTarget(ids[i], p)
 		}
 		if pre[i] != nil && transactional {
-			return pre[i]
+			return nil, pre[i]
 		}
 	}
 	results, err := k.batch(len(ids), transactional,
@@ -315,11 +219,7 @@ func (k *call) changeMetas(v1 bool) error {
 			_, err := k.s.Store.Update(k.ctx, targets[i], k.applyChangeMeta(params[i]))
 			return err
 		})
-	if err != nil {
-		return err
-	}
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return results, err
 }
 
 // MaxChosenDataID bounds the data ids clients may choose
@@ -350,30 +250,14 @@ func (k *call) postWithDataID(id uint64, p PreparePostParam) (Object, error) {
 	return o, nil
 }
 
-func (k *call) postMetaBinaryWithDataID() error {
-	id := k.r.U64("dataId")
-	p := readPreparePostParam(&k.r, "param", k.v, false)
-	if err := k.done(); err != nil {
-		return err
-	}
-	_, err := k.postWithDataID(id, p)
-	return err
-}
+
 
 // postMetaBinariesWithDataID posts several; transactional, every item is
 // checked first and the objects posted are deleted again if a later one
 // fails.
-func (k *call) postMetaBinariesWithDataID() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	params := types.ReadList(&k.r, "params", func(r *types.Reader, f string) PreparePostParam {
-		return readPreparePostParam(r, f, k.v, false)
-	})
-	transactional := k.r.Bool("transactional")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) postMetaBinariesWithDataID(ids []uint64, params []PreparePostParam, transactional bool) ([]types.Result, error) {
 	if len(ids) > MaxBatch || len(params) != len(ids) {
-		return fmt.Errorf("%w: %d data ids, %d params (equal counts, at most %d)", types.DataStoreInvalidArgument, len(ids), len(params), MaxBatch)
+		return nil, fmt.Errorf("%w: %d data ids, %d params (equal counts, at most %d)", types.DataStoreInvalidArgument, len(ids), len(params), MaxBatch)
 	}
 	results, err := k.batch(len(ids), transactional,
 		func() error {
@@ -391,9 +275,5 @@ func (k *call) postMetaBinariesWithDataID() error {
 			_, err := k.postWithDataID(ids[i], params[i])
 			return err
 		})
-	if err != nil {
-		return err
-	}
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return results, err
 }

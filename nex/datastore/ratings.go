@@ -122,14 +122,9 @@ func unwrapItem(err error) error {
 	return err
 }
 
-func (k *call) getRatings() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	pw := k.r.U64("accessPassword")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) getRatings(ids []uint64, pw uint64) ([][]RatingInfo, []types.Result, error) {
 	if len(ids) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+		return nil, nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
 	}
 	ratings := make([][]RatingInfo, len(ids))
 	results := make([]types.Result, len(ids))
@@ -139,7 +134,7 @@ func (k *call) getRatings() error {
 			err = k.canRead(o, pw)
 		}
 		if results[i] = k.itemResult(err); results[i] == types.DataStoreUnknown {
-			return err
+			return nil, nil, err
 		}
 		if err == nil {
 			for _, r := range o.Ratings {
@@ -147,11 +142,7 @@ func (k *call) getRatings() error {
 			}
 		}
 	}
-	types.WriteList(&k.w, ratings, func(w *types.Writer, rs []RatingInfo) {
-		types.WriteList(w, rs, func(w *types.Writer, r RatingInfo) { r.appendWithSlot(w) })
-	})
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return ratings, results, nil
 }
 
 // reset puts rating slots back to their initial value with no ratings, and
@@ -161,20 +152,15 @@ func reset(r *Rating) {
 	r.Resets++
 }
 
-func (k *call) resetRating() error {
-	id, slot := readRatingTarget(&k.r, "target")
-	pw := k.r.U64("updatePassword")
-	if err := k.done(); err != nil {
-		return err
-	}
-	_, err := k.s.Store.Update(k.ctx, id, func(o *Object) error {
+func (k *call) resetRating(t RatingTarget, pw uint64) error {
+	_, err := k.s.Store.Update(k.ctx, t.DataID, func(o *Object) error {
 		if err := k.live(*o); err != nil {
 			return err
 		}
 		if err := k.canUpdate(*o, pw); err != nil {
 			return err
 		}
-		r, err := rating(o, slot)
+		r, err := rating(o, t.Slot)
 		if err != nil {
 			return err
 		}
@@ -186,14 +172,9 @@ func (k *call) resetRating() error {
 
 // resetRatings resets every slot of each object (the owner's only: the
 // method carries no password).
-func (k *call) resetRatings() error {
-	ids := types.ReadList(&k.r, "dataIds", (*types.Reader).U64)
-	transactional := k.r.Bool("transactional")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) resetRatings(ids []uint64, transactional bool) ([]types.Result, error) {
 	if len(ids) > MaxBatch {
-		return fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
+		return nil, fmt.Errorf("%w: %d objects in one call (at most %d)", types.DataStoreInvalidArgument, len(ids), MaxBatch)
 	}
 	f := func(_ int, o *Object) error {
 		if err := k.live(*o); err != nil {
@@ -207,14 +188,9 @@ func (k *call) resetRatings() error {
 		}
 		return nil
 	}
-	results, err := k.batch(len(ids), transactional,
+	return k.batch(len(ids), transactional,
 		func() error { return k.s.Store.UpdateObjects(k.ctx, ids, f) },
 		func(i int) error { return k.s.Store.UpdateObjects(k.ctx, ids[i:i+1], f) })
-	if err != nil {
-		return err
-	}
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
 }
 
 // batch runs a batch of n items: transactional, all in one go (any item's
@@ -241,50 +217,33 @@ func (k *call) batch(n int, transactional bool, all func() error, one func(i int
 	return results, nil
 }
 
-func (k *call) getRatingWithLog() error {
-	id, slot := readRatingTarget(&k.r, "target")
-	pw := k.r.U64("accessPassword")
-	if err := k.done(); err != nil {
-		return err
-	}
-	o, err := k.s.Store.Object(k.ctx, id)
+func (k *call) getRatingWithLog(t RatingTarget, pw uint64) (RatingInfo, RatingLogInfo, error) {
+	o, err := k.s.Store.Object(k.ctx, t.DataID)
 	if err != nil {
-		return err
+		return RatingInfo{}, RatingLogInfo{}, err
 	}
 	if err := k.canRead(o, pw); err != nil {
-		return err
+		return RatingInfo{}, RatingLogInfo{}, err
 	}
-	r, err := rating(&o, slot)
+	r, err := rating(&o, t.Slot)
 	if err != nil {
-		return err
+		return RatingInfo{}, RatingLogInfo{}, err
 	}
-	log, err := k.s.Store.RatingLog(k.ctx, id, slot, k.me)
+	log, err := k.s.Store.RatingLog(k.ctx, t.DataID, t.Slot, k.me)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return err
+		return RatingInfo{}, RatingLogInfo{}, err
 	}
-	info := r.info()
-	info.appendInfo(&k.w)
-	m := k.w.BeginStructure(0)
+	l := RatingLogInfo{PID: k.me}
 	if err == nil && log.Resets == r.Resets {
-		k.w.Bool(true)
-		k.w.PID(k.me)
-		k.w.S32(log.Value)
+		l.IsRated, l.RatingValue = true, log.Value
 		switch {
 		case r.Init.LockType == RatingLockPermanent:
-			k.w.DateTime(neverExpires)
+			l.LockExpirationTime = neverExpires
 		case !log.LockExpires.IsZero():
-			k.w.DateTime(types.DateTimeFromTime(log.LockExpires))
-		default:
-			k.w.DateTime(0)
+			l.LockExpirationTime = types.DateTimeFromTime(log.LockExpires)
 		}
-	} else {
-		k.w.Bool(false)
-		k.w.PID(k.me)
-		k.w.S32(0)
-		k.w.DateTime(0)
 	}
-	k.w.EndStructure(m)
-	return nil
+	return r.info(), l, nil
 }
 
 // rateItem is one rating of RateObjects(WithPosting).
@@ -295,36 +254,16 @@ type rateItem struct {
 	post   *PreparePostParam // WithPosting: the object to post when the target is missing
 }
 
-func (k *call) rateObjects(withPosting bool) error {
-	targets := types.ReadList(&k.r, "targets", func(r *types.Reader, f string) RatingTarget {
-		id, slot := readRatingTarget(r, f)
-		return RatingTarget{id, slot}
-	})
-	type valuePW struct {
-		value int32
-		pw    uint64
-	}
-	params := types.ReadList(&k.r, "params", func(r *types.Reader, f string) valuePW {
-		v, pw := readRateObjectParam(r, f)
-		return valuePW{v, pw}
-	})
-	var posts []PreparePostParam
-	if withPosting {
-		posts = types.ReadList(&k.r, "postParams", func(r *types.Reader, f string) PreparePostParam {
-			return readPreparePostParam(r, f, k.v, false)
-		})
-	}
-	transactional, fetch := k.r.Bool("transactional"), k.r.Bool("fetchRatings")
-	if err := k.done(); err != nil {
-		return err
-	}
+// rateObjects rates several objects; withPosting (RateObjectsWithPosting)
+// posts each missing target from posts first.
+func (k *call) rateObjects(targets []RatingTarget, params []RateParam, posts []PreparePostParam, withPosting, transactional, fetch bool) ([]RatingInfo, []types.Result, error) {
 	if len(targets) > MaxBatch || len(params) != len(targets) || (withPosting && len(posts) != len(targets)) {
-		return fmt.Errorf("%w: %d targets, %d rate params, %d post params (equal counts, at most %d)",
+		return nil, nil, fmt.Errorf("%w: %d targets, %d rate params, %d post params (equal counts, at most %d)",
 			types.DataStoreInvalidArgument, len(targets), len(params), len(posts), MaxBatch)
 	}
 	items := make([]rateItem, len(targets))
 	for i := range targets {
-		items[i] = rateItem{target: targets[i], value: params[i].value, pw: params[i].pw}
+		items[i] = rateItem{target: targets[i], value: params[i].Value, pw: params[i].AccessPassword}
 		if withPosting {
 			items[i].post = &posts[i]
 		}
@@ -334,7 +273,7 @@ func (k *call) rateObjects(withPosting bool) error {
 		func() error { return k.rateMany(items, infos, true) },
 		func(i int) error { return k.rateMany(items[i:i+1], infos[i:i+1], false) })
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if !fetch {
 		clear(infos)
@@ -344,9 +283,7 @@ func (k *call) rateObjects(withPosting bool) error {
 			infos[i] = RatingInfo{}
 		}
 	}
-	types.WriteList(&k.w, infos, func(w *types.Writer, r RatingInfo) { r.appendInfo(w) })
-	types.WriteList(&k.w, results, (*types.Writer).Result)
-	return nil
+	return infos, results, nil
 }
 
 // rateMany rates items in one store transaction, first posting the missing
@@ -396,21 +333,13 @@ func (k *call) unpost(ids []uint64) {
 	}
 }
 
-func (k *call) rateObjectWithPosting() error {
-	id, slot := readRatingTarget(&k.r, "target")
-	value, pw := readRateObjectParam(&k.r, "rateParam")
-	post := readPreparePostParam(&k.r, "postParam", k.v, false)
-	fetch := k.r.Bool("fetchRatings")
-	if err := k.done(); err != nil {
-		return err
-	}
+func (k *call) rateObjectWithPosting(t RatingTarget, rate RateParam, post PreparePostParam, fetch bool) (RatingInfo, error) {
 	infos := make([]RatingInfo, 1)
-	if err := k.rateMany([]rateItem{{target: RatingTarget{id, slot}, value: value, pw: pw, post: &post}}, infos, false); err != nil {
-		return unwrapItem(err)
+	if err := k.rateMany([]rateItem{{target: t, value: rate.Value, pw: rate.AccessPassword, post: &post}}, infos, false); err != nil {
+		return RatingInfo{}, unwrapItem(err)
 	}
 	if !fetch {
-		infos[0] = RatingInfo{}
+		return RatingInfo{}, nil
 	}
-	infos[0].appendInfo(&k.w)
-	return nil
+	return infos[0], nil
 }

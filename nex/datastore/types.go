@@ -7,9 +7,11 @@ import (
 )
 
 // Structures of the DataStore protocol ("Types" on the nintendo-wiki page
-// docs/nex/protocols/datastore). Fields that appeared in a later NEX version
-// are read and written when the version (see Server.NEXVersion) has them.
-// Byte slices returned by the Read functions are copies.
+// docs/nex/protocols/datastore) as the server and the Client use them. Their
+// wire codecs are generated from the protocol description (package
+// nex/protocols/datastore, see wire.go for the conversions): fields that
+// appeared in a later NEX version are read and written when the connection's
+// NEX version (types.Settings.Version) has them.
 
 // Permission is the DataStorePermission structure.
 type Permission struct {
@@ -25,40 +27,8 @@ const (
 	PermissionOwner      uint8 = 3
 )
 
-func (p Permission) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U8(p.Permission)
-	types.WriteList(w, p.RecipientIDs, (*types.Writer).PID)
-	w.EndStructure(m)
-}
-
-func readPermission(r *types.Reader, field string) Permission {
-	m := r.EnterStructure(field)
-	p := Permission{Permission: r.U8("permission"), RecipientIDs: types.ReadList(r, "recipientIds", (*types.Reader).PID)}
-	r.LeaveStructure(m)
-	return p
-}
-
 // KeyValue is the DataStoreKeyValue structure (HTTP headers and form fields).
 type KeyValue struct{ Key, Value string }
-
-func writeKeyValues(w *types.Writer, kv []KeyValue) {
-	types.WriteList(w, kv, func(w *types.Writer, kv KeyValue) {
-		m := w.BeginStructure(0)
-		w.String(kv.Key)
-		w.String(kv.Value)
-		w.EndStructure(m)
-	})
-}
-
-func readKeyValues(r *types.Reader, field string) []KeyValue {
-	return types.ReadList(r, field, func(r *types.Reader, f string) KeyValue {
-		m := r.EnterStructure(f)
-		kv := KeyValue{Key: r.String("key"), Value: r.String("value")}
-		r.LeaveStructure(m)
-		return kv
-	})
-}
 
 // PersistenceTarget is the DataStorePersistenceTarget structure.
 type PersistenceTarget struct {
@@ -68,20 +38,6 @@ type PersistenceTarget struct {
 
 // NoPersistenceSlot is the slot id of "no persistence slot".
 const NoPersistenceSlot = 0xFFFF
-
-func (p PersistenceTarget) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.PID(p.OwnerID)
-	w.U16(p.SlotID)
-	w.EndStructure(m)
-}
-
-func readPersistenceTarget(r *types.Reader, field string) PersistenceTarget {
-	m := r.EnterStructure(field)
-	p := PersistenceTarget{OwnerID: r.PID("ownerId"), SlotID: r.U16("persistenceSlotId")}
-	r.LeaveStructure(m)
-	return p
-}
 
 // RatingInitParam is the DataStoreRatingInitParam structure with its slot
 // (DataStoreRatingInitParamWithSlot).
@@ -95,34 +51,6 @@ type RatingInitParam struct {
 	RangeMax       int32
 	PeriodHour     int8
 	PeriodDuration int16
-}
-
-func (p RatingInitParam) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U8(uint8(p.Slot))
-	n := w.BeginStructure(0)
-	w.U8(p.Flag)
-	w.U8(p.InternalFlag)
-	w.U8(p.LockType)
-	w.S64(p.InitialValue)
-	w.S32(p.RangeMin)
-	w.S32(p.RangeMax)
-	w.U8(uint8(p.PeriodHour))
-	w.U16(uint16(p.PeriodDuration))
-	w.EndStructure(n)
-	w.EndStructure(m)
-}
-
-func readRatingInitParam(r *types.Reader, field string) RatingInitParam {
-	m := r.EnterStructure(field)
-	p := RatingInitParam{Slot: int8(r.U8("slot"))}
-	n := r.EnterStructure("param")
-	p.Flag, p.InternalFlag, p.LockType = r.U8("flag"), r.U8("internalFlag"), r.U8("lockType")
-	p.InitialValue, p.RangeMin, p.RangeMax = r.S64("initialValue"), r.S32("rangeMin"), r.S32("rangeMax")
-	p.PeriodHour, p.PeriodDuration = int8(r.U8("periodHour")), int16(r.U16("periodDuration"))
-	r.LeaveStructure(n)
-	r.LeaveStructure(m)
-	return p
 }
 
 // PreparePostParam is DataStorePreparePostParam (and, with V1 set,
@@ -145,53 +73,6 @@ type PreparePostParam struct {
 	V1                bool
 }
 
-func (p PreparePostParam) append(w *types.Writer, v version) {
-	m := w.BeginStructure(0)
-	w.U32(p.Size)
-	w.String(p.Name)
-	w.U16(p.DataType)
-	w.QBuffer(p.MetaBinary)
-	p.Permission.append(w)
-	p.DelPermission.append(w)
-	w.U32(p.Flag)
-	w.U16(p.Period)
-	w.U32(p.ReferDataID)
-	types.WriteList(w, p.Tags, (*types.Writer).String)
-	types.WriteList(w, p.RatingInitParams, func(w *types.Writer, r RatingInitParam) { r.append(w) })
-	if !p.V1 {
-		n := w.BeginStructure(0)
-		w.U16(p.PersistenceSlotID)
-		w.Bool(p.DeleteLastObject)
-		w.EndStructure(n)
-		if v.extraData() {
-			types.WriteList(w, p.ExtraData, (*types.Writer).String)
-		}
-	}
-	w.EndStructure(m)
-}
-
-func readPreparePostParam(r *types.Reader, field string, v version, v1 bool) PreparePostParam {
-	m := r.EnterStructure(field)
-	p := PreparePostParam{V1: v1, Size: r.U32("size"), Name: r.String("name"), DataType: r.U16("dataType"),
-		MetaBinary: clone(r.QBuffer("metaBinary"))}
-	p.Permission = readPermission(r, "permission")
-	p.DelPermission = readPermission(r, "delPermission")
-	p.Flag, p.Period, p.ReferDataID = r.U32("flag"), r.U16("period"), r.U32("referDataId")
-	p.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	p.RatingInitParams = types.ReadList(r, "ratingInitParams", readRatingInitParam)
-	p.PersistenceSlotID = NoPersistenceSlot
-	if !v1 {
-		n := r.EnterStructure("persistenceInitParam")
-		p.PersistenceSlotID, p.DeleteLastObject = r.U16("persistenceSlotId"), r.Bool("deleteLastObject")
-		r.LeaveStructure(n)
-		if v.extraData() {
-			p.ExtraData = types.ReadList(r, "extraData", (*types.Reader).String)
-		}
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // ReqPostInfo is DataStoreReqPostInfo (V1: a 32-bit data id).
 type ReqPostInfo struct {
 	DataID         uint64
@@ -199,36 +80,6 @@ type ReqPostInfo struct {
 	RequestHeaders []KeyValue
 	FormFields     []KeyValue
 	RootCACert     []byte
-}
-
-func (p ReqPostInfo) append(w *types.Writer, v1 bool) {
-	m := w.BeginStructure(0)
-	if v1 {
-		w.U32(uint32(p.DataID))
-	} else {
-		w.U64(p.DataID)
-	}
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	writeKeyValues(w, p.FormFields)
-	w.Buffer(p.RootCACert)
-	w.EndStructure(m)
-}
-
-func readReqPostInfo(r *types.Reader, field string, v1 bool) ReqPostInfo {
-	m := r.EnterStructure(field)
-	var p ReqPostInfo
-	if v1 {
-		p.DataID = uint64(r.U32("dataId"))
-	} else {
-		p.DataID = r.U64("dataId")
-	}
-	p.URL = r.String("url")
-	p.RequestHeaders = readKeyValues(r, "requestHeaders")
-	p.FormFields = readKeyValues(r, "formFields")
-	p.RootCACert = clone(r.Buffer("rootCaCert"))
-	r.LeaveStructure(m)
-	return p
 }
 
 // PrepareGetParam is DataStorePrepareGetParam (V1: DataStorePrepareGetParamV1,
@@ -241,41 +92,6 @@ type PrepareGetParam struct {
 	ExtraData         []string
 }
 
-func (p PrepareGetParam) append(w *types.Writer, v version, v1 bool) {
-	m := w.BeginStructure(0)
-	if v1 {
-		w.U32(uint32(p.DataID))
-		w.U32(p.LockID)
-	} else {
-		w.U64(p.DataID)
-		w.U32(p.LockID)
-		p.PersistenceTarget.append(w)
-		w.U64(p.AccessPassword)
-		if v.extraData() {
-			types.WriteList(w, p.ExtraData, (*types.Writer).String)
-		}
-	}
-	w.EndStructure(m)
-}
-
-func readPrepareGetParam(r *types.Reader, field string, v version, v1 bool) PrepareGetParam {
-	m := r.EnterStructure(field)
-	var p PrepareGetParam
-	if v1 {
-		p.DataID, p.LockID = uint64(r.U32("dataId")), r.U32("lockId")
-		p.PersistenceTarget.SlotID = NoPersistenceSlot
-	} else {
-		p.DataID, p.LockID = r.U64("dataId"), r.U32("lockId")
-		p.PersistenceTarget = readPersistenceTarget(r, "persistenceTarget")
-		p.AccessPassword = r.U64("accessPassword")
-		if v.extraData() {
-			p.ExtraData = types.ReadList(r, "extraData", (*types.Reader).String)
-		}
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // ReqGetInfo is DataStoreReqGetInfo (V1 and before NEX 3.5: no data id).
 type ReqGetInfo struct {
 	URL            string
@@ -283,29 +99,6 @@ type ReqGetInfo struct {
 	Size           uint32
 	RootCACert     []byte
 	DataID         uint64
-}
-
-func (p ReqGetInfo) append(w *types.Writer, withID bool) {
-	m := w.BeginStructure(0)
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	w.U32(p.Size)
-	w.Buffer(p.RootCACert)
-	if withID {
-		w.U64(p.DataID)
-	}
-	w.EndStructure(m)
-}
-
-func readReqGetInfo(r *types.Reader, field string, withID bool) ReqGetInfo {
-	m := r.EnterStructure(field)
-	p := ReqGetInfo{URL: r.String("url"), RequestHeaders: readKeyValues(r, "requestHeaders"), Size: r.U32("size"),
-		RootCACert: clone(r.Buffer("rootCaCert"))}
-	if withID {
-		p.DataID = r.U64("dataId")
-	}
-	r.LeaveStructure(m)
-	return p
 }
 
 // GetMetaParam is the DataStoreGetMetaParam structure.
@@ -323,60 +116,12 @@ const (
 	ResultMetaBinary uint8 = 0x4
 )
 
-func (p GetMetaParam) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U64(p.DataID)
-	p.PersistenceTarget.append(w)
-	w.U8(p.ResultOption)
-	w.U64(p.AccessPassword)
-	w.EndStructure(m)
-}
-
-func readGetMetaParam(r *types.Reader, field string) GetMetaParam {
-	m := r.EnterStructure(field)
-	p := GetMetaParam{DataID: r.U64("dataId"), PersistenceTarget: readPersistenceTarget(r, "persistenceTarget"),
-		ResultOption: r.U8("resultOption"), AccessPassword: r.U64("accessPassword")}
-	r.LeaveStructure(m)
-	return p
-}
-
 // RatingInfo is DataStoreRatingInfo with its slot (DataStoreRatingInfoWithSlot).
 type RatingInfo struct {
 	Slot         int8
 	TotalValue   int64
 	Count        uint32
 	InitialValue int64
-}
-
-func (p RatingInfo) appendInfo(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.S64(p.TotalValue)
-	w.U32(p.Count)
-	w.S64(p.InitialValue)
-	w.EndStructure(m)
-}
-
-func readRatingInfo(r *types.Reader, field string) RatingInfo {
-	m := r.EnterStructure(field)
-	p := RatingInfo{TotalValue: r.S64("totalValue"), Count: r.U32("count"), InitialValue: r.S64("initialValue")}
-	r.LeaveStructure(m)
-	return p
-}
-
-func (p RatingInfo) appendWithSlot(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U8(uint8(p.Slot))
-	p.appendInfo(w)
-	w.EndStructure(m)
-}
-
-func readRatingInfoWithSlot(r *types.Reader, field string) RatingInfo {
-	m := r.EnterStructure(field)
-	slot := int8(r.U8("slot"))
-	p := readRatingInfo(r, "rating")
-	p.Slot = slot
-	r.LeaveStructure(m)
-	return p
 }
 
 // MetaInfo is the DataStoreMetaInfo structure.
@@ -400,48 +145,6 @@ type MetaInfo struct {
 	ExpireTime    types.DateTime
 	Tags          []string
 	Ratings       []RatingInfo
-}
-
-// Append writes m as a structure.
-func (mi MetaInfo) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U64(mi.DataID)
-	w.PID(mi.OwnerID)
-	w.U32(mi.Size)
-	w.String(mi.Name)
-	w.U16(mi.DataType)
-	w.QBuffer(mi.MetaBinary)
-	mi.Permission.append(w)
-	mi.DelPermission.append(w)
-	w.DateTime(mi.CreatedTime)
-	w.DateTime(mi.UpdatedTime)
-	w.U16(mi.Period)
-	w.U8(mi.Status)
-	w.U32(mi.ReferredCnt)
-	w.U32(mi.ReferDataID)
-	w.U32(mi.Flag)
-	w.DateTime(mi.ReferredTime)
-	w.DateTime(mi.ExpireTime)
-	types.WriteList(w, mi.Tags, (*types.Writer).String)
-	types.WriteList(w, mi.Ratings, func(w *types.Writer, r RatingInfo) { r.appendWithSlot(w) })
-	w.EndStructure(m)
-}
-
-// ReadMetaInfo reads a DataStoreMetaInfo structure.
-func ReadMetaInfo(r *types.Reader, field string) MetaInfo {
-	m := r.EnterStructure(field)
-	mi := MetaInfo{DataID: r.U64("dataId"), OwnerID: r.PID("ownerId"), Size: r.U32("size"), Name: r.String("name"),
-		DataType: r.U16("dataType"), MetaBinary: clone(r.QBuffer("metaBinary"))}
-	mi.Permission = readPermission(r, "permission")
-	mi.DelPermission = readPermission(r, "delPermission")
-	mi.CreatedTime, mi.UpdatedTime = r.DateTime("createdTime"), r.DateTime("updatedTime")
-	mi.Period, mi.Status, mi.ReferredCnt = r.U16("period"), r.U8("status"), r.U32("referredCnt")
-	mi.ReferDataID, mi.Flag = r.U32("referDataId"), r.U32("flag")
-	mi.ReferredTime, mi.ExpireTime = r.DateTime("referredTime"), r.DateTime("expireTime")
-	mi.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	mi.Ratings = types.ReadList(r, "ratings", readRatingInfoWithSlot)
-	r.LeaveStructure(m)
-	return mi
 }
 
 // ChangeMetaParam is DataStoreChangeMetaParam (V1: DataStoreChangeMetaParamV1,
@@ -495,68 +198,6 @@ const (
 	modifyAll                  = 0x3FF
 )
 
-func (p ChangeMetaParam) append(w *types.Writer, v1 bool) {
-	m := w.BeginStructure(0)
-	w.U64(p.DataID)
-	w.U32(p.ModifiesFlag)
-	w.String(p.Name)
-	p.Permission.append(w)
-	p.DelPermission.append(w)
-	w.U16(p.Period)
-	w.QBuffer(p.MetaBinary)
-	types.WriteList(w, p.Tags, (*types.Writer).String)
-	w.U64(p.UpdatePassword)
-	if !v1 {
-		w.U32(p.ReferredCnt)
-		w.U16(p.DataType)
-		w.U8(p.Status)
-		c := p.Compare
-		n := w.BeginStructure(0)
-		w.U32(c.ComparisonFlag)
-		w.String(c.Name)
-		c.Permission.append(w)
-		c.DelPermission.append(w)
-		w.U16(c.Period)
-		w.QBuffer(c.MetaBinary)
-		types.WriteList(w, c.Tags, (*types.Writer).String)
-		w.U32(c.ReferredCnt)
-		w.U16(c.DataType)
-		w.U8(c.Status)
-		w.EndStructure(n)
-	}
-	w.EndStructure(m)
-}
-
-func readChangeMetaParam(r *types.Reader, field string, v1 bool) ChangeMetaParam {
-	m := r.EnterStructure(field)
-	p := ChangeMetaParam{DataID: r.U64("dataId"), ModifiesFlag: r.U32("modifiesFlag"), Name: r.String("name")}
-	p.Permission = readPermission(r, "permission")
-	p.DelPermission = readPermission(r, "delPermission")
-	p.Period, p.MetaBinary = r.U16("period"), clone(r.QBuffer("metaBinary"))
-	p.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	p.UpdatePassword = r.U64("updatePassword")
-	p.PersistenceTarget.SlotID = NoPersistenceSlot
-	if !v1 {
-		p.ReferredCnt, p.DataType, p.Status = r.U32("referredCnt"), r.U16("dataType"), r.U8("status")
-		n := r.EnterStructure("compareParam")
-		c := &p.Compare
-		c.ComparisonFlag, c.Name = r.U32("comparisonFlag"), r.String("name")
-		c.Permission = readPermission(r, "permission")
-		c.DelPermission = readPermission(r, "delPermission")
-		c.Period, c.MetaBinary = r.U16("period"), clone(r.QBuffer("metaBinary"))
-		c.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-		c.ReferredCnt, c.DataType, c.Status = r.U32("referredCnt"), r.U16("dataType"), r.U8("status")
-		r.LeaveStructure(n)
-		// Revision 1 adds the persistence target; without a header, the
-		// bytes left say whether it is there.
-		if m.Version >= 1 || (m.Version < 0 && r.Remaining() > 0) {
-			p.PersistenceTarget = readPersistenceTarget(r, "persistenceTarget")
-		}
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // SearchParam is the DataStoreSearchParam structure, all revisions.
 type SearchParam struct {
 	SearchTarget           uint8
@@ -584,112 +225,11 @@ type SearchParam struct {
 // AnyDataType is the dataType of a SearchParam that matches any.
 const AnyDataType = 0xFFFF
 
-// append writes every field: as revision 3 before NEX 4, which numbers that
-// layout 0.
-func (p SearchParam) append(w *types.Writer, v version) {
-	rev := uint8(3)
-	if v >= 40000 {
-		rev = 0
-	}
-	m := w.BeginStructure(rev)
-	w.U8(p.SearchTarget)
-	types.WriteList(w, p.OwnerIDs, (*types.Writer).PID)
-	w.U8(p.OwnerType)
-	types.WriteList(w, p.DestinationIDs, (*types.Writer).PID)
-	w.U16(p.DataType)
-	w.DateTime(p.CreatedAfter)
-	w.DateTime(p.CreatedBefore)
-	w.DateTime(p.UpdatedAfter)
-	w.DateTime(p.UpdatedBefore)
-	w.U32(p.ReferDataID)
-	types.WriteList(w, p.Tags, (*types.Writer).String)
-	w.U8(p.ResultOrderColumn)
-	w.U8(p.ResultOrder)
-	rr := w.BeginStructure(0)
-	w.U32(p.ResultOffset)
-	w.U32(p.ResultSize)
-	w.EndStructure(rr)
-	w.U8(p.ResultOption)
-	w.U32(p.MinimalRatingFrequency)
-	w.Bool(p.UseCache)
-	w.Bool(p.TotalCountEnabled)
-	types.WriteList(w, p.DataTypes, (*types.Writer).U16)
-	w.EndStructure(m)
-}
-
-// readSearchParam reads the revisions the page gives: 1 adds useCache, 2 adds
-// dataTypes, 3 inserts totalCountEnabled before dataTypes, and NEX 4 numbers
-// that last layout 0 again. A header's version says which one came; without
-// a header (the structure is the method's last parameter) the bytes left do:
-// after useCache, dataTypes alone leaves an even count, totalCountEnabled and
-// dataTypes an odd one.
-func readSearchParam(r *types.Reader, field string, v version) SearchParam {
-	m := r.EnterStructure(field)
-	var p SearchParam
-	p.SearchTarget = r.U8("searchTarget")
-	p.OwnerIDs = types.ReadList(r, "ownerIds", (*types.Reader).PID)
-	p.OwnerType = r.U8("ownerType")
-	p.DestinationIDs = types.ReadList(r, "destinationIds", (*types.Reader).PID)
-	p.DataType = r.U16("dataType")
-	p.CreatedAfter, p.CreatedBefore = r.DateTime("createdAfter"), r.DateTime("createdBefore")
-	p.UpdatedAfter, p.UpdatedBefore = r.DateTime("updatedAfter"), r.DateTime("updatedBefore")
-	p.ReferDataID = r.U32("referDataId")
-	p.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	p.ResultOrderColumn, p.ResultOrder = r.U8("resultOrderColumn"), r.U8("resultOrder")
-	rr := r.EnterStructure("resultRange")
-	p.ResultOffset, p.ResultSize = r.U32("offset"), r.U32("size")
-	r.LeaveStructure(rr)
-	p.ResultOption = r.U8("resultOption")
-	p.MinimalRatingFrequency = r.U32("minimalRatingFrequency")
-	rev := m.Version
-	if rev < 0 {
-		switch left := r.Remaining(); {
-		case left == 0:
-			rev = 0
-		case left == 1:
-			rev = 1
-		case (left-1)%2 == 0:
-			rev = 2
-		default:
-			rev = 3
-		}
-	} else if rev == 0 && v >= 40000 {
-		rev = 3
-	}
-	if rev >= 1 {
-		p.UseCache = r.Bool("useCache")
-	}
-	if rev >= 3 {
-		p.TotalCountEnabled = r.Bool("totalCountEnabled")
-	}
-	if rev >= 2 {
-		p.DataTypes = types.ReadList(r, "dataTypes", (*types.Reader).U16)
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
 // SearchResult is the DataStoreSearchResult structure.
 type SearchResult struct {
 	TotalCount     uint32
 	Result         []MetaInfo
 	TotalCountType uint8 // 0 all returned, 1 more than returned, 3 disabled
-}
-
-func (p SearchResult) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U32(p.TotalCount)
-	types.WriteList(w, p.Result, func(w *types.Writer, mi MetaInfo) { mi.Append(w) })
-	w.U8(p.TotalCountType)
-	w.EndStructure(m)
-}
-
-// ReadSearchResult reads a DataStoreSearchResult structure.
-func ReadSearchResult(r *types.Reader, field string) SearchResult {
-	m := r.EnterStructure(field)
-	p := SearchResult{TotalCount: r.U32("totalCount"), Result: types.ReadList(r, "result", ReadMetaInfo), TotalCountType: r.U8("totalCountType")}
-	r.LeaveStructure(m)
-	return p
 }
 
 // ReqUpdateInfo is DataStoreReqUpdateInfo (a 16-bit version before NEX 3.0).
@@ -699,49 +239,6 @@ type ReqUpdateInfo struct {
 	RequestHeaders []KeyValue
 	FormFields     []KeyValue
 	RootCACert     []byte
-}
-
-func (p ReqUpdateInfo) append(w *types.Writer, v version) {
-	m := w.BeginStructure(0)
-	if v.wideIDs() {
-		w.U32(p.Version)
-	} else {
-		w.U16(uint16(p.Version))
-	}
-	w.String(p.URL)
-	writeKeyValues(w, p.RequestHeaders)
-	writeKeyValues(w, p.FormFields)
-	w.Buffer(p.RootCACert)
-	w.EndStructure(m)
-}
-
-func readReqUpdateInfo(r *types.Reader, field string, v version) ReqUpdateInfo {
-	m := r.EnterStructure(field)
-	var p ReqUpdateInfo
-	if v.wideIDs() {
-		p.Version = r.U32("version")
-	} else {
-		p.Version = uint32(r.U16("version"))
-	}
-	p.URL = r.String("url")
-	p.RequestHeaders = readKeyValues(r, "requestHeaders")
-	p.FormFields = readKeyValues(r, "formFields")
-	p.RootCACert = clone(r.Buffer("rootCaCert"))
-	r.LeaveStructure(m)
-	return p
-}
-
-// version is a NEX version as major*10000 + minor*100 + patch.
-type version int
-
-func (v version) extraData() bool { return v >= 30500 } // "In NEX version 3.5, one more field was added"
-func (v version) wideIDs() bool   { return v >= 30000 } // "In NEX version 3.0, the data ID was set to a Uint64"
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 func badArg(err error) error { return fmt.Errorf("%w: %w", types.DataStoreInvalidArgument, err) }

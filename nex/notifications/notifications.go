@@ -115,19 +115,12 @@ func ReadEvent(r *types.Reader, v types.Version) Event {
 	return e
 }
 
-// DefaultVersion is the NEX version assumed for a connection whose game said
-// nothing more: 4.0 with 8-byte PIDs (Switch), 3.5 with structure headers (the
-// first version that has them), 3.4 otherwise. Structures a client sends with a
+// DefaultVersion is the NEX version of a connection (types.Settings.NEXVersion):
+// the configured one (nex.Server.NEXVersion, serve --nex-version or --game), else
+// 4.0 with 8-byte PIDs (Switch), 3.5 with structure headers (the first version that
+// has them), 3.4 otherwise. Structures a client sends with a
 // revision in their header refine it (Hub.Learn).
-func DefaultVersion(s types.Settings) types.Version {
-	switch {
-	case s.PIDSize == 8:
-		return types.Version4
-	case s.StructureHeader:
-		return types.Version3_5
-	}
-	return types.Version3_4
-}
+func DefaultVersion(s types.Settings) types.Version { return s.NEXVersion() }
 
 // Sender is how a Hub reaches a connection: prudp.Conn has this method.
 type Sender interface {

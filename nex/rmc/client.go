@@ -203,3 +203,12 @@ func (c *Client) logf(ctx context.Context, msg string, err error) {
 		c.log.LogAttrs(ctx, slog.LevelWarn, msg, slog.String("error", err.Error()))
 	}
 }
+
+// Caller makes RMC calls and knows the connection's encoding settings: *Client is
+// one. Generated client stubs (nex/protocols/...) and service clients call through it.
+type Caller interface {
+	Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error)
+	Settings() types.Settings
+}
+
+var _ Caller = (*Client)(nil)

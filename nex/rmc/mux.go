@@ -223,3 +223,20 @@ func errorResponse(ctx context.Context, out []byte, req Request, err error, log 
 	resp := Response{Protocol: req.Protocol, Result: res, CallID: req.CallID}
 	return resp.Append(out)
 }
+
+// ParamErrorer is implemented by typed handlers (the ones generated Register
+// functions take) that choose how a call whose parameters do not decode is
+// answered: DataStore answers DataStore::InvalidArgument, for instance.
+type ParamErrorer interface {
+	ParamError(method uint32, err error) error
+}
+
+// ParamError is the error a call whose parameters do not decode fails with: h's
+// choice when it is a ParamErrorer, else Core::InvalidArgument wrapping err (the
+// peer gets the code; the detail is logged).
+func ParamError(h any, method uint32, err error) error {
+	if pe, ok := h.(ParamErrorer); ok {
+		return pe.ParamError(method, err)
+	}
+	return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+}

@@ -45,6 +45,11 @@ var (
 	ErrBadPIDSize = errors.New("nex: PID size must be 4 or 8")
 	// ErrTrailingData: a structure or message has bytes left after its last field.
 	ErrTrailingData = errors.New("nex: trailing data")
+	// ErrVersion: a structure's header revision is newer than the connection's
+	// NEX version allows (a client of another NEX version); see VersionError.
+	ErrVersion = errors.New("nex: structure revision newer than the NEX version allows")
+	// ErrBadClass: an AnyDataHolder names a class that is not the one expected.
+	ErrBadClass = errors.New("nex: unexpected AnyDataHolder class")
 )
 
 // Error is a decoding error with its place: the field being read and the offset
@@ -71,6 +76,27 @@ type Settings struct {
 	// in the packed RMC variation. NintendoClients turns it on when the negotiated
 	// PRUDP minor version is 3 or more; see SettingsForMinorVersion.
 	StructureHeader bool
+	// Version is the NEX library version the peer speaks (30400 is 3.4.0): the
+	// one version context every service and every generated codec reads (version
+	// gates of structure fields, the revision a writer puts in a structure
+	// header). 0 means not configured: NEXVersion then derives it from the other
+	// settings.
+	Version Version
+}
+
+// NEXVersion returns the connection's NEX version: Version when set, else what
+// the other settings imply: 4.0 with 8-byte PIDs (Switch), 3.5 with structure
+// headers, 3.4 without (the oldest NEX 3 layout; the 3DS / Wii U default).
+func (s Settings) NEXVersion() Version {
+	switch {
+	case s.Version != 0:
+		return s.Version
+	case s.PIDSize == 8:
+		return Version4
+	case s.StructureHeader:
+		return Version3_5
+	}
+	return Version3_4
 }
 
 // SettingsForMinorVersion returns the settings for a connection whose negotiated

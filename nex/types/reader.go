@@ -226,6 +226,23 @@ type StructureMark struct {
 	prevLimit int
 	end       int
 	hadErr    bool
+	// class and max are set by EnterClass: the structure's name and the highest
+	// revision the connection's NEX version allows.
+	class string
+	max   int
+}
+
+// Revision returns the level's revision: the header's; without structure headers,
+// for a level EnterClass opened, the highest revision the connection's NEX version
+// allows (both sides' layout at that version), else 0.
+func (m StructureMark) Revision() int {
+	switch {
+	case m.Version >= 0:
+		return m.Version
+	case m.class != "":
+		return m.max
+	}
+	return 0
 }
 
 // EnterStructure starts one level of a Structure ("Structure" in types.md). With
@@ -265,6 +282,9 @@ func (r *Reader) LeaveStructure(m StructureMark) {
 	if r.err != nil {
 		var e *Error
 		if !m.hadErr && errors.As(r.err, &e) {
+			if m.class != "" && !errors.As(e.Err, new(*VersionError)) {
+				e.Err = &VersionError{Struct: m.class, Revision: m.Version, Max: m.max, Version: r.s.NEXVersion(), Err: e.Err}
+			}
 			e.Field = m.field + "." + e.Field
 		}
 		return

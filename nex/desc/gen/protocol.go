@@ -1,0 +1,355 @@
+package main
+
+import (
+	"fmt"
+	"go/token"
+	"strings"
+
+	"github.com/gamewire/gamewire/nex/desc"
+)
+
+// protoName is the Go name of a protocol (MatchmakeExtension_MK8 ->
+// MatchmakeExtensionMK8).
+func protoName(p *desc.Protocol) string { return desc.GoName(p.Name) }
+
+// msgName is the Go name of a method's request or response type, qualified when the
+// method is declared in another family (a variant's inherited method).
+func (g *gen) msgName(m *desc.Method, suffix string) string {
+	return g.qualify(m.Protocol.File, protoName(m.Protocol)+desc.GoName(m.Name)+suffix)
+}
+
+// argName is the Go parameter name of a method parameter or result: its
+// description name in lowerCamelCase, clear of Go keywords and the stub's own names.
+func argName(name string) string {
+	words := strings.Split(name, "_")
+	var b strings.Builder
+	for _, w := range words {
+		if w == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(strings.ToLower(w[:1]) + w[1:])
+			continue
+		}
+		b.WriteString(desc.GoName(w))
+	}
+	s := b.String()
+	switch {
+	case s == "" || s[0] >= '0' && s[0] <= '9':
+		s = "x" + s
+	case token.IsKeyword(s) || reservedArgs[s]:
+		s += "Arg"
+	}
+	return s
+}
+
+// resultName is the Go name of a method result: its argName, with "Out" added
+// when a parameter has that name too.
+func resultName(m *desc.Method, f *desc.Field) string {
+	n := argName(f.Name)
+	for _, p := range m.Params {
+		if argName(p.Name) == n {
+			return n + "Out"
+		}
+	}
+	return n
+}
+
+// reservedArgs are the names generated methods use for their own variables and
+// imports.
+var reservedArgs = map[string]bool{
+	"ctx": true, "c": true, "err": true, "out": true, "w": true, "r": true, "req": true, "resp": true,
+	"a": true, "x": true, "data": true, "params": true, "types": true, "rmc": true, "context": true,
+	"fmt": true, "h": true,
+}
+
+// methodConst is the Go name of a method id constant.
+func methodConst(p *desc.Protocol, m *desc.Method) string {
+	return protoName(p) + "Method" + desc.GoName(m.Name)
+}
+
+func (g *gen) protocol(p *desc.Protocol) error {
+	g.use(modulePath + "/nex/types")
+	g.use(modulePath + "/nex/rmc")
+	g.use("context")
+	g.use("fmt")
+	pn := protoName(p)
+	all := p.AllMethods()
+
+	g.p("// %sProtocolID is the id of the %s protocol.\n", pn, p.Name)
+	if p.Doc != "" {
+		g.p("//\n")
+		g.comment(p.Doc)
+	}
+	if p.ParentProtocol != nil {
+		g.p("//\n// It is a variant of %s: its methods add to or replace its parent's.\n", p.ParentProtocol.QualifiedName())
+	}
+	g.p("const %sProtocolID uint16 = %d\n\n", pn, p.ID)
+
+	if len(all) > 0 {
+		g.p("// Method ids of %s.\nconst (\n", pn)
+		for _, m := range all {
+			g.p("\t%s uint32 = %d\n", methodConst(p, m), m.ID)
+		}
+		g.p(")\n\n")
+	}
+	g.p("// %sMethodName returns the name of a %s method, \"\" for an unknown id.\n", pn, pn)
+	g.p("func %sMethodName(id uint32) string {\n\tswitch id {\n", pn)
+	for _, m := range all {
+		g.p("\tcase %d:\n\t\treturn %q\n", m.ID, m.Name)
+	}
+	g.p("\t}\n\treturn \"\"\n}\n\n")
+
+	// Messages of the methods this protocol declares.
+	for _, m := range p.Methods {
+		if m.Opaque {
+			continue
+		}
+		g.message(p, m, m.Params, "Request", "parameters")
+		g.message(p, m, m.Results, "Response", "results")
+	}
+
+	g.handler(p, all)
+	g.server(p, all)
+	if !p.NoResponse {
+		g.client(p, all)
+	}
+	return nil
+}
+
+// message writes a method's request or response type.
+func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, suffix, what string) {
+	name := protoName(p) + desc.GoName(m.Name) + suffix
+	g.p("// %s holds the %s of %s.%s.\ntype %s struct {\n", name, what, p.Name, m.Name, name)
+	for _, f := range fields {
+		if f.Doc != "" {
+			g.comment(f.Doc)
+		}
+		tag := f.Name
+		if f.Type.Kind == desc.KAnyData && f.Type.Name != "" {
+			tag += ",any=" + f.Type.Name
+		}
+		g.p("\t%s %s `nex:%q`\n", fieldName(f.Name), g.goType(f.Type), tag)
+	}
+	g.p("}\n\n")
+	g.p("// Append appends the %s in order.\nfunc (x *%s) Append(w *types.Writer) {\n", what, name)
+	for _, f := range fields {
+		g.writeStmt("x."+fieldName(f.Name), f.Type, 0)
+	}
+	g.p("}\n\n")
+	g.p("// Read reads the %s in order; the caller checks r.Done.\nfunc (x *%s) Read(r *types.Reader) {\n", what, name)
+	for _, f := range fields {
+		g.readStmt("x."+fieldName(f.Name), f.Type, fmt.Sprintf("%q", f.Name))
+	}
+	g.p("}\n\n")
+}
+
+// signature returns a method's handler parameters and results (without ctx and
+// the call) and the zero-result return statement's names.
+func (g *gen) signature(m *desc.Method) (params, results string) {
+	var ps, rs []string
+	for _, f := range m.Params {
+		ps = append(ps, argName(f.Name)+" "+g.goType(f.Type))
+	}
+	for _, f := range m.Results {
+		rs = append(rs, resultName(m, f)+" "+g.goType(f.Type))
+	}
+	rs = append(rs, "err error")
+	return strings.Join(ps, ", "), strings.Join(rs, ", ")
+}
+
+func (g *gen) handler(p *desc.Protocol, all []*desc.Method) {
+	pn := protoName(p)
+	g.p("// %sHandler answers %s calls: one method per method of the protocol, with its\n", pn, p.Name)
+	g.p("// parameters decoded and its results encoded by the generated code. A method's\n")
+	g.p("// error fails the call as rmc.Handler's does (a types.Result is sent as that code).\n")
+	g.p("// Embed Unimplemented%s to answer the methods a handler does not implement\n// with Core::NotImplemented.\n", pn)
+	g.p("type %sHandler interface {\n", pn)
+	for _, m := range all {
+		if m.Doc != "" {
+			g.comment(m.Doc)
+		}
+		if m.Opaque {
+			g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
+			g.p("\t%s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)\n", desc.GoName(m.Name))
+			continue
+		}
+		params, results := g.signature(m)
+		if params != "" {
+			params = ", " + params
+		}
+		g.p("\t%s(ctx context.Context, c *rmc.Call%s) (%s)\n", desc.GoName(m.Name), params, results)
+	}
+	g.p("}\n\n")
+
+	g.p("// Unimplemented%s answers every %s method with Core::NotImplemented.\ntype Unimplemented%s struct{}\n\n", pn, p.Name, pn)
+	for _, m := range all {
+		mn := desc.GoName(m.Name)
+		if m.Opaque {
+			g.p("// %s answers Core::NotImplemented.\nfunc (Unimplemented%s) %s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\treturn out, types.CoreNotImplemented\n}\n\n", mn, pn, mn)
+			continue
+		}
+		params, results := g.signature(m)
+		if params != "" {
+			params = ", " + params
+		}
+		g.p("// %s answers Core::NotImplemented.\nfunc (Unimplemented%s) %s(ctx context.Context, c *rmc.Call%s) (%s) {\n\terr = types.CoreNotImplemented\n\treturn\n}\n\n", mn, pn, mn, params, results)
+	}
+}
+
+func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
+	pn := protoName(p)
+	srv := firstLower(pn) + "Server"
+	g.p("// %s adapts a %sHandler to rmc.Handler.\ntype %s struct{ h %sHandler }\n\n", srv, pn, srv, pn)
+	g.p("// New%sServer returns h as an rmc.Handler for the whole protocol: calls of\n// methods it does not describe answer Core::NotImplemented.\n", pn)
+	g.p("func New%sServer(h %sHandler) rmc.Handler { return %s{h} }\n\n", pn, pn, srv)
+	g.p("// Register%s registers h for every %s method on mux as one protocol handler.\n", pn, p.Name)
+	g.p("// Methods registered on mux one by one (mux.Handle) take precedence: that is how a\n// game overrides or adds a method without touching h.\n")
+	g.p("func Register%s(mux *rmc.Mux, h %sHandler) { mux.HandleProtocol(%sProtocolID, %s{h}) }\n\n", pn, pn, pn, srv)
+	g.p("// Register%sMethods registers h for the given %s methods only.\n", pn, p.Name)
+	g.p("func Register%sMethods(mux *rmc.Mux, h %sHandler, methods ...uint32) {\n\tfor _, id := range methods {\n\t\tmux.Handle(%sProtocolID, id, %s{h})\n\t}\n}\n\n", pn, pn, pn, srv)
+
+	g.p("// ServeRMC decodes a call's parameters, calls the handler's method and encodes its\n// results.\n")
+	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\tswitch c.Method {\n", srv)
+	for _, m := range all {
+		g.p("\tcase %d:\n\t\treturn a.%s(ctx, c, out)\n", m.ID, firstLower(desc.GoName(m.Name)))
+	}
+	g.p("\t}\n\treturn out, types.CoreNotImplemented\n}\n\n")
+
+	for _, m := range all {
+		mn := desc.GoName(m.Name)
+		g.p("func (a %s) %s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n", srv, firstLower(mn))
+		if m.Opaque {
+			if p.NoResponse {
+				g.p("out, err := a.h.%s(ctx, c, out)\nif err != nil {\nreturn out, err\n}\nreturn out, rmc.ErrNoResponse\n}\n\n", mn)
+			} else {
+				g.p("return a.h.%s(ctx, c, out)\n}\n\n", mn)
+			}
+			continue
+		}
+		g.p("r := c.Reader()\n")
+		var args []string
+		if len(m.Params) > 0 {
+			g.p("var req %s\nreq.Read(&r)\n", g.msgName(m, "Request"))
+			for _, f := range m.Params {
+				args = append(args, "req."+fieldName(f.Name))
+			}
+		}
+		g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(a.h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
+		var names []string
+		for _, f := range m.Results {
+			names = append(names, resultName(m, f))
+		}
+		call := fmt.Sprintf("a.h.%s(ctx, c%s)", mn, prefixComma(strings.Join(args, ", ")))
+		if len(names) == 0 {
+			g.p("if err := %s; err != nil {\nreturn out, err\n}\n", call)
+		} else {
+			g.p("%s, err := %s\nif err != nil {\nreturn out, err\n}\n", strings.Join(names, ", "), call)
+		}
+		if p.NoResponse {
+			g.p("return out, rmc.ErrNoResponse\n}\n\n")
+			continue
+		}
+		if len(names) == 0 {
+			g.p("return out, nil\n}\n\n")
+			continue
+		}
+		g.p("resp := %s{", g.msgName(m, "Response"))
+		for i, f := range m.Results {
+			if i > 0 {
+				g.p(", ")
+			}
+			g.p("%s: %s", fieldName(f.Name), names[i])
+		}
+		g.p("}\nw := types.NewWriter(out, c.Peer.Settings)\nresp.Append(&w)\nreturn w.Bytes()\n}\n\n")
+	}
+}
+
+func prefixComma(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + s
+}
+
+func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
+	pn := protoName(p)
+	g.p("// %sClient calls %s methods through C (an *rmc.Client, a logged-in session's RMC).\n", pn, p.Name)
+	g.p("type %sClient struct{ C rmc.Caller }\n\n", pn)
+	for _, m := range all {
+		mn := desc.GoName(m.Name)
+		if m.Doc != "" {
+			g.comment(m.Doc)
+		} else {
+			g.p("// %s calls %s.%s.\n", mn, p.Name, m.Name)
+		}
+		if m.Opaque {
+			g.p("// Its parameters are not described: params and the response data are raw.\n")
+			g.p("func (c %sClient) %s(ctx context.Context, params []byte) ([]byte, error) {\n", pn, mn)
+			g.p("return c.C.Call(ctx, %sProtocolID, %d, params)\n}\n\n", pn, m.ID)
+			continue
+		}
+		params, results := g.signature(m)
+		if params != "" {
+			params = ", " + params
+		}
+		g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n", pn, mn, params, results)
+		g.p("w := types.NewWriter(nil, c.C.Settings())\n")
+		if len(m.Params) > 0 {
+			g.p("req := %s{", g.msgName(m, "Request"))
+			for i, f := range m.Params {
+				if i > 0 {
+					g.p(", ")
+				}
+				g.p("%s: %s", fieldName(f.Name), argName(f.Name))
+			}
+			g.p("}\nreq.Append(&w)\n")
+		}
+		g.p("params, err := w.Bytes()\nif err != nil {\nreturn\n}\n")
+		g.p("data, err := c.C.Call(ctx, %sProtocolID, %d, params)\nif err != nil {\nreturn\n}\n", pn, m.ID)
+		g.p("r := types.NewReader(data, c.C.Settings())\n")
+		if len(m.Results) > 0 {
+			g.p("var resp %s\nresp.Read(&r)\n", g.msgName(m, "Response"))
+		}
+		g.p("if err = r.Done(); err != nil {\nerr = fmt.Errorf(\"%s.%s response: %%w\", err)\nreturn\n}\n", p.Name, m.Name)
+		for _, f := range m.Results {
+			g.p("%s = resp.%s\n", resultName(m, f), fieldName(f.Name))
+		}
+		g.p("return\n}\n\n")
+	}
+}
+
+// generateTest writes the package's test of its generated codecs: every structure
+// and message round-trips (zero and filled values at several settings), every
+// strict prefix of an encoding fails, and a fuzz target decodes arbitrary bytes.
+func (g *gen) generateTest() ([]byte, error) {
+	g.b.Reset()
+	g.imports = map[string]bool{"testing": true, modulePath + "/nex/protocols/internal/prototest": true}
+	g.p("package %s\n\n", g.pkg)
+	g.p("// generatedValues lists a value of every generated structure and message.\nvar generatedValues = []any{\n")
+	n := 0
+	for _, s := range g.file.Structs {
+		g.p("\tnew(%s),\n", desc.GoName(s.Name))
+		n++
+	}
+	for _, p := range g.file.Protocols {
+		for _, m := range p.Methods {
+			if m.Opaque {
+				continue
+			}
+			base := protoName(p) + desc.GoName(m.Name)
+			g.p("\tnew(%sRequest),\n\tnew(%sResponse),\n", base, base)
+			n += 2
+		}
+	}
+	g.p("}\n\n")
+	g.p("func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }\n\n")
+	g.p("func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }\n")
+	if n == 0 {
+		// Nothing to test: keep the file valid without the helper.
+		g.b.Reset()
+		g.imports = map[string]bool{}
+		g.p("package %s\n", g.pkg)
+	}
+	return g.finish(g.b.Bytes())
+}
