@@ -10,6 +10,7 @@ import (
 	"github.com/gamewire/gamewire/internal/pgtest"
 	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -54,6 +55,9 @@ func TestServiceSuites(t *testing.T) {
 	})
 	t.Run("datastore", func(t *testing.T) {
 		storetest.DataStore(t, func(t *testing.T) datastore.Store { return openFresh(t, srv).DataStore() })
+	})
+	t.Run("friends", func(t *testing.T) {
+		storetest.Friends(t, func(t *testing.T) friends.Store { return openFresh(t, srv).Friends() })
 	})
 }
 
