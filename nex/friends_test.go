@@ -26,7 +26,9 @@ type console struct {
 	events chan nn.NintendoNotificationEvent
 }
 
-type notifSink struct{ ch chan nn.NintendoNotificationEvent }
+type notifSink struct {
+	ch chan nn.NintendoNotificationEvent
+}
 
 func (n notifSink) ProcessNintendoNotificationEvent(_ context.Context, _ *rmc.Call, ev nn.NintendoNotificationEvent) error {
 	n.ch <- ev
