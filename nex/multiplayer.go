@@ -46,7 +46,10 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 		return nil
 	}
 	s.hub.Logger = s.Logger
-	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
+	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger, Friends: s.FriendLists}
+	if s.mm.Friends == nil && s.Friends != nil {
+		s.mm.Friends = s.Friends.Store
+	}
 	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger}
 	if s.Nodes != nil && s.Role == RoleSecure {
 		// Before Start: the notifications of this node's restart reach the
@@ -79,6 +82,21 @@ func (s *Server) startFriends(ctx context.Context) error {
 		return fmt.Errorf("nex: friends store: %w", err)
 	}
 	f.Register(s.Mux)
+	go func() {
+		// Expired friend requests leave the store.
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := f.Sweep(ctx); err != nil && s.Logger != nil && ctx.Err() == nil {
+					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex friends: expiring requests failed", slog.String("error", err.Error()))
+				}
+			}
+		}
+	}()
 	return nil
 }
 

@@ -90,6 +90,10 @@ type Server struct {
 	// 3DS and Wii U friends server: its Hub, Node and (RoleSecure) Mail are
 	// filled in from the server's, and its notifications go through the hub.
 	Friends *friends.Server
+	// FriendLists are the friend lists matchmaking's friend-only sessions
+	// (MatchmakeSystemType 2) are checked against; default Friends.Store
+	// when Friends is set, else none (every session open to all).
+	FriendLists friends.Friends
 	// Mux carries the game's protocols for the secure server; Secure Connection
 	// and Health are added to it. Default: a new empty Mux.
 	Mux *rmc.Mux

@@ -15,8 +15,10 @@ import (
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -97,7 +99,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	dsURL := ""
 	if role != nex.RoleAuth {
@@ -174,6 +176,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 			dsURL, bodies)
+		if srv.Friends != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
@@ -241,7 +246,15 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Friends: store.Friends}
+	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
+		// The friends server (--game friends): Friends_V1 and Friends_V2
+		// on the same store.
+		srv.Friends = &friends.Server{Store: store.Friends, Logger: cfg.Logger, Names: func(ctx context.Context, name string) (types.PID, error) {
+			a, err := store.Accounts.Find(ctx, name)
+			return a.PID, err
+		}}
+	}
 	addr := o.nex.dsListen
 	if addr == "" {
 		host, port, err := net.SplitHostPort(o.listen)
@@ -276,7 +289,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 			return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
 		}
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs, Friends: store.Friends}
 	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
@@ -23,7 +24,11 @@ type backend struct {
 	Matchmaking matchmaking.Store
 	Ranking     ranking.Store
 	DataStore   datastore.Store
-	Ping        func(ctx context.Context) error
+	// Friends is the friends server's store; ranking's friends filter,
+	// DataStore's friends permission and friend-only matchmake sessions
+	// read it too.
+	Friends friends.Store
+	Ping    func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
 	// Bodies is the directory DataStore bodies go to: "datastore" in the data
@@ -65,7 +70,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Friends: s.Friends(),
 			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
@@ -77,7 +82,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Friends: s.Friends(), Ping: s.Ping,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -128,6 +129,10 @@ type Server struct {
 	// OfficialOwners are the PIDs whose communities are official
 	// (FindOfficialCommunity); none by default.
 	OfficialOwners []types.PID
+	// Friends, when set, closes friends sessions (SystemFriends) to all but
+	// their owner's friends: searches leave them out, joins are refused
+	// (friends.go).
+	Friends friends.Friends
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -353,6 +358,13 @@ func (s *Server) update(ctx context.Context, c *rmc.Call, gid uint32, f func(ms 
 
 // autoMatchmake runs one auto-matchmake and notifies.
 func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCriteria, ms MatchmakeSession, slots uint16, msg string) (MatchmakeSession, error) {
+	if s.Friends != nil && ms.MatchmakeSystemType == SystemFriends && slots <= 1 {
+		gids, err := s.autoFriends(ctx, c.Peer.PID, ms)
+		if err != nil {
+			return ms, err
+		}
+		return s.joinFirst(ctx, c, gids, ms, msg)
+	}
 	ch, _, err := s.Store.AutoMatchmake(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
@@ -362,6 +374,9 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 }
 
 func (s *Server) join(ctx context.Context, c *rmc.Call, gid uint32, slots uint16, msg string, pw Passwords) (MatchmakeSession, error) {
+	if err := s.checkJoin(ctx, c.Peer.PID, gid); err != nil {
+		return MatchmakeSession{}, err
+	}
 	ch, err := s.Store.Join(ctx, gid, s.participant(c, slots, msg), pw)
 	if err != nil {
 		return MatchmakeSession{}, storeErr(err)
@@ -678,6 +693,9 @@ func (s *Server) writeFound(ctx context.Context, c *rmc.Call, w *types.Writer, q
 	if err != nil {
 		return w.B, storeErr(err)
 	}
+	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
+		return w.B, err
+	}
 	s.writeSessions(w, c, found, holders)
 	return w.Bytes()
 }
@@ -837,6 +855,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		found, err := s.Store.Browse(ctx, crit, rr.Offset, rr.Size)
 		if err != nil {
 			return out, storeErr(err)
+		}
+		if found, err = s.visible(ctx, pid, found); err != nil {
+			return out, err
 		}
 		holders := c.Method == MethodBrowseMatchmakeSession || c.Method == MethodBrowseMatchmakeSessionWithHostUrls
 		s.writeSessions(&w, c, found, holders)

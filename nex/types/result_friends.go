@@ -30,7 +30,12 @@ const (
 	FPDFriendRequestNotAllowed Result = 0x8065002D
 )
 
+// RendezVousNotFriend refuses a player who is not a friend of a friend-only
+// matchmake session's owner (NintendoClients' errors.py: RendezVous::NotFriend).
+const RendezVousNotFriend Result = 0x800300DA
+
 func init() {
+	resultNames[RendezVousNotFriend] = "RendezVous::NotFriend"
 	for r, n := range map[Result]string{
 		FPDInvalidArgument: "FPD::InvalidArgument", FPDInvalidPrincipalID: "FPD::InvalidPrincipalID",
 		FPDInvalidLocalFriendCode: "FPD::InvalidLocalFriendCode", FPDFriendAlreadyExists: "FPD::FriendAlreadyExists",
