@@ -181,24 +181,22 @@ func (s *Server) requestSent(ctx context.Context, r Request) {
 	})
 }
 
-// befriended tells both a and b that they are friends now.
-func (s *Server) befriended(ctx context.Context, a, b types.PID, since time.Time) {
-	infos, err := s.friendInfos(ctx, []Link{{PID: a, Since: since}, {PID: b, Since: since}})
+// befriended tells other that pid (who accepted, or added back) is its
+// friend now; pid learns it from its own call's answer.
+func (s *Server) befriended(ctx context.Context, pid, other types.PID, since time.Time) {
+	infos, err := s.friendInfos(ctx, []Link{{PID: pid, Since: since}})
 	if err != nil {
-		s.warn(ctx, "friend infos not read for a notification", a, err)
+		s.warn(ctx, "friend info not read for a notification", pid, err)
 		return
 	}
+	info := infos[0]
 	at := uint64(types.DateTimeFromTime(since))
-	for i, pair := range [][2]types.PID{{a, b}, {b, a}} {
-		from, to := pair[0], pair[1]
-		info := infos[i]
-		s.tell(ctx, []types.PID{to}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
-			if platform == Platform3DS {
-				return general(Event3DSFriended, from, nn.NintendoNotificationEventGeneral{Param3: at}), true
-			}
-			return nn.NintendoNotificationEvent{Type: EventWiiUFriended, PID: from, Data: types.AnyData{Object: &info}}, true
-		})
-	}
+	s.tell(ctx, []types.PID{other}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
+		if platform == Platform3DS {
+			return general(Event3DSFriended, pid, nn.NintendoNotificationEventGeneral{Param3: at}), true
+		}
+		return nn.NintendoNotificationEvent{Type: EventWiiUFriended, PID: pid, Data: types.AnyData{Object: &info}}, true
+	})
 }
 
 // unfriended tells other (on a Wii U) that pid ended their friendship.
