@@ -2,6 +2,9 @@ package nex
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/protocols/account"
 	fp "github.com/gamewire/gamewire/nex/protocols/friends"
 	nn "github.com/gamewire/gamewire/nex/protocols/nintendonotification"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -256,5 +260,18 @@ func TestFriendsServerLimits(t *testing.T) {
 	}
 	if _, err := a.v1.GetFriendMii(ctx, make([]fp.FriendKey, friends.MaxListParam+1)); !errors.Is(err, types.FPDInvalidArgument) {
 		t.Fatalf("an oversized list parameter: %v", err)
+	}
+
+	// AccountManagement's NintendoCreateAccount: the caller's PID and its
+	// PID HMAC (HMAC-MD5 keyed with the key sent, over the PID's bytes).
+	ac := account.AccountClient{C: a.sess.RMC}
+	pid, sum, err := ac.NintendoCreateAccount(ctx, "2010", "console-key", 0, "", types.AnyData{Object: &fp.AccountExtraInfo{Token: "t"}})
+	m := hmac.New(md5.New, []byte("console-key"))
+	m.Write([]byte{0xDA, 0x07, 0, 0}) // 2010, little-endian
+	if err != nil || pid != 2010 || sum != hex.EncodeToString(m.Sum(nil)) {
+		t.Fatalf("NintendoCreateAccount: %d %q %v", pid, sum, err)
+	}
+	if _, _, err := ac.NintendoCreateAccount(ctx, "2010", "", 0, "", types.AnyData{}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("NintendoCreateAccount without a key: %v", err)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/nodes"
+	"github.com/gamewire/gamewire/nex/protocols/account"
 	fp "github.com/gamewire/gamewire/nex/protocols/friends"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -126,10 +127,12 @@ func (s *Server) fanout() int {
 	return DefaultMaxFanout
 }
 
-// Register serves both protocols on mux.
+// Register serves both protocols on mux, and AccountManagement's
+// NintendoCreateAccount (account.go).
 func (s *Server) Register(mux *rmc.Mux) {
 	fp.RegisterFriendsV1(mux, v1{s})
 	fp.RegisterFriendsV2(mux, v2{s})
+	account.RegisterAccountMethods(mux, accountManagement{}, account.AccountMethodNintendoCreateAccount)
 }
 
 // Start clears the presence this node recorded before a restart (its
