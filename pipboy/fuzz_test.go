@@ -2,6 +2,7 @@ package pipboy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -254,5 +255,68 @@ func FuzzDiscovery(f *testing.F) {
 				t.Fatalf("discovery reply round trip: %v", err)
 			}
 		}
+	})
+}
+
+// FuzzCommandHandler runs commands from an app (any JSON a type 5 message can carry)
+// through the emulator's DefaultCommandHandler, twice, on the recorded database:
+// nothing panics, fast travel is always answered, and the database stays whole (its
+// dump names no missing value).
+func FuzzCommandHandler(f *testing.F) {
+	dump := readVector(f, payloadFile)
+	db := NewDatabase()
+	if err := db.Apply(dump); err != nil {
+		f.Fatal(err)
+	}
+	w, err := ReadWorld(db)
+	if err != nil {
+		f.Fatal(err)
+	}
+	inv, _ := db.Lookup("$.Inventory.Version")
+	version := inv.Int()
+	var handle uint32
+	for it := range inventoryItems(db) {
+		if it.Key("text").Str() == "Stimpak" {
+			handle = uint32(it.Key("HandleID").Int())
+		}
+	}
+	var discovered uint32
+	for _, l := range w.Locations {
+		if l.Discovered {
+			discovered = l.ID
+		}
+	}
+	for _, cmd := range []Command{
+		FastTravel(w.Locations[0].ID), FastTravel(discovered), FastTravel(1), PlaceCustomMarker(-1, 2), RemoveCustomMarker(),
+		ToggleQuestMarker(1160046, 1, 4), ToggleQuestMarker(0, 0, 6), UseItem(handle, version),
+		DropItem(handle, 3, version, []int64{0}), SetFavorite(handle, []int64{0}, 2, version),
+		ToggleComponentTag(129700, version), CycleSearchMode(1), ToggleRadio(1), ToggleLocalMap(),
+	} {
+		b, _ := cmd.Append(nil)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"type":2,"args":[4207599286],"id":1}`))
+	f.Add([]byte(`{"type":6,"args":["1e999",null],"id":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cmd, err := ParseCommand(b)
+		if err != nil {
+			return
+		}
+		db := NewDatabase()
+		if err := db.Apply(dump); err != nil {
+			t.Fatal(err)
+		}
+		srv := NewServer(db)
+		for range 2 {
+			resp, err := DefaultCommandHandler(context.Background(), srv, cmd)
+			if _, ok := ArgUint(cmd.Args, 0); cmd.Type == CmdFastTravel && ok && (resp == nil || err != nil) {
+				t.Fatalf("fast travel %v not answered: %v", cmd.Args, err)
+			}
+		}
+		srv.View(func(db *Database) {
+			if _, err := db.AppendDump(nil); err != nil {
+				t.Fatalf("database broken by %s: %v", b, err)
+			}
+		})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -26,6 +27,28 @@ func (w testWriter) Write(b []byte) (int, error) {
 }
 
 // startEmulator serves the recorded database on 127.0.0.1 with an ephemeral port.
+// locationID returns the value id of the named location of $.Map.World.Locations:
+// the argument of FastTravel.
+func locationID(t *testing.T, srv *Server, name string) uint32 {
+	t.Helper()
+	var id uint32
+	srv.View(func(db *Database) {
+		w, err := ReadWorld(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range w.Locations {
+			if l.Name == name {
+				id = l.ID
+			}
+		}
+	})
+	if id == 0 {
+		t.Fatalf("no location %q", name)
+	}
+	return id
+}
+
 func startEmulator(t *testing.T, configure func(*Server)) (*Server, string) {
 	t.Helper()
 	s := loadStream(t)
@@ -154,12 +177,15 @@ func TestClientAgainstEmulator(t *testing.T) {
 	}
 
 	// Commands and responses: fast travel is answered.
-	r, err := c.Do(ctx, FastTravel(48363))
+	r, err := c.Do(ctx, FastTravel(locationID(t, srv, "Sanctuary")))
 	if err != nil || !r.Allowed || !r.Success || r.ID < 1 {
 		t.Fatalf("fast travel: %+v %v", r, err)
 	}
-	r2, err := c.Do(ctx, FastTravel(48364))
-	if err != nil || r2.ID != r.ID+1 {
+	if x := lookup(t, c, "$.Map.World.Player.X"); x != float64(float32(-80768.19)) {
+		t.Fatalf("after fast travel to Sanctuary the player is at X %v", x)
+	}
+	r2, err := c.Do(ctx, FastTravel(48364)) // no such location: refused
+	if err != nil || r2.ID != r.ID+1 || r2.Allowed || r2.Success {
 		t.Fatalf("command ids must increase: %d then %d (%v)", r.ID, r2.ID, err)
 	}
 	// Toggling a radio station changes the database.
@@ -190,7 +216,9 @@ func TestClientAgainstEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Width != 128 || f.Height != 128 || f.Stride != 136 || f.Blank() || f.NW.X != -72968.92 {
+	// Fast travel moved the local map from its recorded NW corner X -72968.92 by
+	// Sanctuary's X (-80768.19) minus the recorded player's (-78972.78).
+	if f.Width != 128 || f.Height != 128 || f.Stride != 136 || f.Blank() || f.NW.X != -74764.33 {
 		t.Fatalf("map frame %dx%d stride %d NW %v", f.Width, f.Height, f.Stride, f.NW)
 	}
 	var png bytes.Buffer
@@ -316,7 +344,7 @@ func TestEmulatorSurvivesBadApps(t *testing.T) {
 	if err := cl.mc.write(TypeCommandRequest, []byte(`{"type":9,"args":[1],`)); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := cl.Do(ctx, FastTravel(1)); err != nil || !r.Success {
+	if r, err := cl.Do(ctx, FastTravel(locationID(t, srv, "Concord"))); err != nil || !r.Success {
 		t.Fatalf("command after a malformed one: %+v %v", r, err)
 	}
 	if n := len(srv.Commands()); n != 1 {
@@ -478,7 +506,7 @@ func TestRelayRecordReplay(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := c.Do(ctx, FastTravel(48363)); err != nil || !r.Success {
+	if r, err := c.Do(ctx, FastTravel(locationID(t, srv, "Sanctuary"))); err != nil || !r.Success {
 		t.Fatalf("fast travel through the relay: %+v %v", r, err)
 	}
 	if _, err := c.RequestMap(ctx); err != nil {
@@ -529,19 +557,15 @@ func TestRelayRecordReplay(t *testing.T) {
 		s.Speed = 50
 	})
 	c2 := dialTest(t, ctx, replayAddr)
+	// The last recorded update is the fast travel's (the player moved): wait for the
+	// whole database to match, which it does only once the replay is through.
 	if err := c2.WaitFor(ctx, func(db *Database) bool {
-		v, _ := db.Lookup("$.PlayerInfo.PlayerName")
-		return v.Str() == "Nate"
-	}); err != nil {
-		t.Fatal(err)
-	}
-	c2.View(func(db *Database) {
 		r, _ := db.Root()
 		got, _ := r.AppendJSON(nil, "")
-		if !bytes.Equal(got, want) {
-			t.Fatal("replayed database differs from the recorded session's")
-		}
-	})
+		return bytes.Equal(got, want)
+	}); err != nil {
+		t.Fatalf("replayed database never matched the recorded session's: %v", err)
+	}
 	if os.Getenv("GAMEWIRE_ARTIFACTS") != "" {
 		os.WriteFile(os.Getenv("GAMEWIRE_ARTIFACTS")+"/pipboy-session.rec", file.Bytes(), 0o644)
 	}
@@ -604,7 +628,7 @@ func TestRelayForwardsUnchanged(t *testing.T) {
 			t.Fatalf("through the relay: %v %v, %d bytes; want %v, %d bytes", m.Type, err, len(m.Content), want.Type, len(want.Content))
 		}
 	}
-	odd := []byte(" {\"id\" : 77, \"args\":[ 48363 ],\"type\":9}\n")
+	odd := fmt.Appendf(nil, " {\"id\" : 77, \"args\":[ %d ],\"type\":9}\n", locationID(t, srv, "Sanctuary"))
 	if err := WriteMessage(c, TypeCommandRequest, odd); err != nil {
 		t.Fatal(err)
 	}

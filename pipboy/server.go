@@ -60,6 +60,7 @@ type Server struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	lastCmds []Command
+	hidden   map[uint32][]hiddenMarker // quest markers taken off the maps, by quest formID
 
 	acceptErrors atomic.Uint64
 }
@@ -165,6 +166,11 @@ func (s *Server) Update(payload []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.init()
+	return s.updateLocked(payload)
+}
+
+// updateLocked is Update with s.mu held.
+func (s *Server) updateLocked(payload []byte) error {
 	if err := s.db.Apply(payload); err != nil {
 		return err
 	}
@@ -419,36 +425,6 @@ func (s *Server) sendMap(mc *msgConn) error {
 		return err
 	}
 	return mc.write(TypeLocalMapUpdate, b)
-}
-
-// DefaultCommandHandler is the emulator's answer to commands: fast travel (9) gets an
-// allowed, successful response; toggling a radio station (12) flips the station's
-// "active" flag in the database (and every other station off), which is pushed to the
-// app; other commands get no response, like the real game. Command 13's map frame is
-// sent by the Server itself.
-func DefaultCommandHandler(ctx context.Context, s *Server, cmd Command) (*CommandResponse, error) {
-	switch cmd.Type {
-	case CmdFastTravel:
-		if _, ok := ArgUint(cmd.Args, 0); !ok {
-			return nil, fmt.Errorf("fast travel: argument 0 is not a location id: %v", cmd.Args)
-		}
-		return &CommandResponse{Allowed: true, ID: cmd.ID, Success: true}, nil
-	case CmdToggleRadio:
-		id, ok := ArgUint(cmd.Args, 0)
-		if !ok {
-			return nil, fmt.Errorf("toggle radio: argument 0 is not a station id: %v", cmd.Args)
-		}
-		var payload []byte
-		var err error
-		s.View(func(db *Database) {
-			payload, err = radioToggle(db, id)
-		})
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.Update(payload)
-	}
-	return nil, nil
 }
 
 // radioToggle builds the update that turns station id on (others off) or off.

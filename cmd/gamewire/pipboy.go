@@ -547,6 +547,25 @@ type pipboyDashboardOptions struct {
 	listen     string
 	mapInt     time.Duration
 	allowHosts []string
+	mapImage   string
+}
+
+// readMapImage reads a world map background image (--map-image), bounded by
+// dashboard.MaxMapImage.
+func readMapImage(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, dashboard.MaxMapImage+1))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dashboard.CheckMapImage(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
 // dashboardHosts returns the Host names the dashboard accepts besides loopback: the
@@ -587,12 +606,20 @@ func newPipboyDashboardCmd() *cobra.Command {
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
 	f.DurationVar(&o.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
+	f.StringVar(&o.mapImage, "map-image", "", "your own world map picture (PNG, JPEG, GIF or WebP) drawn under the markers, its corners at the NW, NE and SW extents of $.Map.World.Extents")
 	return cmd
 }
 
 func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	if o.game == "" {
 		return errors.New("pipboy dashboard: --game HOST is required")
+	}
+	var img []byte
+	if o.mapImage != "" {
+		var err error
+		if img, err = readMapImage(o.mapImage); err != nil {
+			return fmt.Errorf("pipboy dashboard: --map-image: %w", err)
+		}
 	}
 	ctx := cmd.Context()
 	log := cliLogger(cmd)
@@ -608,7 +635,7 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	d := dashboard.New(c, &dashboard.Options{MapInterval: o.mapInt, Logger: log,
+	d := dashboard.New(c, &dashboard.Options{MapInterval: o.mapInt, Logger: log, MapImage: img,
 		Hosts: dashboardHosts(ln.Addr(), o.allowHosts),
 		Redial: func(ctx context.Context) (*pipboy.Client, error) {
 			return pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})

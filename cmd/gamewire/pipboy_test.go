@@ -148,6 +148,8 @@ func TestPipboyFlagsRefused(t *testing.T) {
 		{[]string{"pipboy", "connect", "127.0.0.1:1"}, "pipboy connect: "},
 		{[]string{"pipboy", "replay", "/nonexistent/rec.bin"}, "pipboy replay: open /nonexistent/rec.bin"},
 		{[]string{"pipboy", "dashboard"}, "pipboy dashboard: --game HOST is required"},
+		{[]string{"pipboy", "dashboard", "--game", "127.0.0.1:1", "--map-image", "/nonexistent/map.png"}, "pipboy dashboard: --map-image: open /nonexistent/map.png"},
+		{[]string{"pipboy", "dashboard", "--game", "127.0.0.1:1", "--map-image", pipboyStream}, "pipboy dashboard: --map-image: " + pipboyStream + ": dashboard: unusable map image: content is application/octet-stream, not PNG, JPEG, GIF or WebP"},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {

@@ -15,6 +15,7 @@ import (
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -37,6 +38,7 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
+	nexVersion   string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -52,6 +54,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
+	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
 The secure server also serves Ranking (112) and DataStore (115), their state in the
@@ -101,6 +104,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
 		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
+	nexVersion, versionFrom, err := o.nexVersion()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv.NEXVersion = nexVersion
 	dsURL := ""
 	if role != nex.RoleAuth {
 		var stopDS func()
@@ -168,6 +176,11 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	}
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
+	}
+	if nexVersion != 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: %s (%s), for every service\n", desc.VersionString(nexVersion), versionFrom)
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: per connection (4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4); set --nex-version or --game\n")
 	}
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
@@ -238,11 +251,27 @@ func waitServing(srv *nex.Server) error {
 	return errors.New("the NEX servers did not start within 5s")
 }
 
+// nexVersion is the NEX version every service speaks: --nex-version, else
+// --game's (0 when neither says), and where it came from.
+func (o *serveOptions) nexVersion() (types.Version, string, error) {
+	if o.nex.nexVersion != "" {
+		v, err := desc.ParseVersion(o.nex.nexVersion)
+		if err != nil || v < types.Version2 || v >= 100000 {
+			return 0, "", fmt.Errorf("--nex-version %q: want a NEX version such as 3.4, 3.5.1 or 30400", o.nex.nexVersion)
+		}
+		return v, "--nex-version", nil
+	}
+	if v := gameNEXVersion(o.game); v != 0 {
+		return types.Version(v), "--game " + o.game, nil
+	}
+	return 0, "", nil
+}
+
 // serveNEXServices gives srv the Ranking and DataStore services on store and
 // starts the DataStore body endpoint (HTTP). It returns the endpoint's URL
 // and a function that stops it.
 func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, store *backend, cfg prudp.Config) (string, func(), error) {
-	nexVersion := gameNEXVersion(o.game)
+	nexVersion := int(srv.NEXVersion)
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}

@@ -27,7 +27,16 @@ import (
 // list variants), rating logs and locks, resets, perpetuation, the batched
 // and posting variants. Every answer is checked for its content, and
 // NintendoClients must read each response to its end without a warning.
+//
+// At NEX 3.5 (structure headers) and at NEX 3.4 (none; the version set once,
+// nex.Server.NEXVersion, as serve --nex-version does).
 func TestNintendoClientsDataStoreMethods(t *testing.T) {
+	for _, v := range []int{30500, 30400} {
+		t.Run(strconv.Itoa(v), func(t *testing.T) { testDataStoreMethods(t, v) })
+	}
+}
+
+func testDataStoreMethods(t *testing.T, version int) {
 	dir, python := env(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -37,7 +46,7 @@ func TestNintendoClientsDataStoreMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ds := &datastore.Server{Store: store.DataStore(), Blobs: datastore.DirBlobs{Dir: filepath.Join(data, "datastore")}, NEXVersion: 30500}
+	ds := &datastore.Server{Store: store.DataStore(), Blobs: datastore.DirBlobs{Dir: filepath.Join(data, "datastore")}, NEXVersion: version}
 	hs := httptest.NewServer(ds.HTTPHandler())
 	defer hs.Close()
 	ds.BaseURL = hs.URL
@@ -59,12 +68,12 @@ func TestNintendoClientsDataStoreMethods(t *testing.T) {
 	}
 
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
-	srv := &nex.Server{Config: cfg, Accounts: store, DataStore: ds}
+	srv := &nex.Server{Config: cfg, Accounts: store, DataStore: ds, NEXVersion: types.Version(version)}
 	addr, stop := serveNEX(t, srv)
 	defer stop()
 	host, port, _ := net.SplitHostPort(addr)
 	cmd := pyCmd(ctx, dir, python, "nc_datastore_methods.py", "--host", host, "--port", port, "--access-key", "3d37fbdb",
-		"--timeout", "50", "--nex-version", "30500", "--body-id", strconv.FormatUint(bodyID, 10))
+		"--timeout", "50", "--nex-version", strconv.Itoa(version), "--body-id", strconv.FormatUint(bodyID, 10))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -16,6 +16,7 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -28,14 +29,15 @@ import (
 // complete), its meta read, its body fetched from the download URL, and a
 // missing object refused with DataStore::NotFound.
 //
-// Two settings: NEX 3.5 on both ends, and gamewire's default (no version
+// Three settings: NEX 3.5 on both ends, NEX 3.4 on both ends (no structure
+// headers; the server's version set once, nex.Server.NEXVersion), and gamewire's default (no version
 // given: revision 1 of RankingRankData with updateTime, as structure headers
 // allow) against NintendoClients configured for NEX 4.0, which reads it.
 func TestNintendoClientsRankingAndDataStore(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		server, client int
-	}{{"nex-3.5", 30500, 30500}, {"default-server-nex-4.0-client", 0, 40000}} {
+	}{{"nex-3.5", 30500, 30500}, {"nex-3.4", 30400, 30400}, {"default-server-nex-4.0-client", 0, 40000}} {
 		t.Run(tc.name, func(t *testing.T) { testRankingAndDataStore(t, tc.server, tc.client) })
 	}
 }
@@ -60,7 +62,8 @@ func testRankingAndDataStore(t *testing.T, serverVersion, clientVersion int) {
 	defer hs.Close()
 	ds.BaseURL = hs.URL
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
-	srv := &nex.Server{Config: cfg, Accounts: store, Ranking: &ranking.Server{Store: store.Ranking(), NEXVersion: serverVersion}, DataStore: ds}
+	srv := &nex.Server{Config: cfg, Accounts: store, Ranking: &ranking.Server{Store: store.Ranking(), NEXVersion: serverVersion}, DataStore: ds,
+		NEXVersion: types.Version(serverVersion)}
 	addr, stop := serveNEX(t, srv)
 	defer stop()
 	host, port, _ := net.SplitHostPort(addr)

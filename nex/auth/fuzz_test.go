@@ -13,7 +13,7 @@ func FuzzParseLoginResponse(f *testing.F) {
 	for _, s := range []types.Settings{{}, {StructureHeader: true}} {
 		srv := testServer(s)
 		srv.Now = nil
-		lr := LoginResponse{Result: types.ResultSuccess, PID: 100, Ticket: []byte{1, 2, 3}, Connection: srv.connectionData(srv.SecureURL), BuildName: "b"}
+		lr := LoginResponse{Result: types.ResultSuccess, PID: 100, Ticket: []byte{1, 2, 3}, Connection: srv.connectionData(srv.SecureURL, types.Settings{StructureHeader: true}), BuildName: "b"}
 		b, _ := lr.Append(nil, s, true)
 		f.Add(b)
 		tr := TicketResponse{Ticket: []byte{9}}

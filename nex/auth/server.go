@@ -210,8 +210,16 @@ func (s *Server) randomKey() ([]byte, error) {
 	return key, nil
 }
 
-func (s *Server) connectionData(url types.StationURL) types.RVConnectionData {
-	return types.RVConnectionData{RegularURL: url, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
+// connectionData is where the secure server is. Its revision 1 (the server's
+// time) is NEX 3.5's (NintendoClients' authentication.proto): a connection whose
+// NEX version is older (types.Settings.Version, serve --nex-version) gets
+// revision 0, as its clients expect.
+func (s *Server) connectionData(url types.StationURL, st types.Settings) types.RVConnectionData {
+	d := types.RVConnectionData{RegularURL: url, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
+	if st.NEXVersion() < types.Version3_5 {
+		d.Version, d.CurrentUTCTime = 0, 0
+	}
+	return d
 }
 
 // secureURL is where account a is sent: SecureURLFor's choice, or SecureURL. ok
@@ -267,7 +275,7 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 				if err != nil {
 					return out, err
 				}
-				resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url),
+				resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url, c.Peer.Settings),
 					BuildName: s.buildName(), SourceKey: hex.EncodeToString(key)}
 			}
 		}
@@ -292,7 +300,7 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 			if err != nil {
 				return out, err
 			}
-			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url), BuildName: s.buildName()}
+			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url, c.Peer.Settings), BuildName: s.buildName()}
 		}
 	}
 	resp.Result = res

@@ -19,8 +19,8 @@ import (
 	"github.com/gamewire/gamewire/internal/s3test"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
-	"github.com/gamewire/gamewire/nex/rmc"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 

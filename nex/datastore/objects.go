@@ -250,8 +250,6 @@ func (k *call) postWithDataID(id uint64, p PreparePostParam) (Object, error) {
 	return o, nil
 }
 
-
-
 // postMetaBinariesWithDataID posts several; transactional, every item is
 // checked first and the objects posted are deleted again if a later one
 // fails.

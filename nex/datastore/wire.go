@@ -105,7 +105,7 @@ func (p PreparePostParam) wire() ds.DataStorePreparePostParam {
 		Permission: p.Permission.wire(), DeletePermission: p.DelPermission.wire(), Flag: p.Flag, Period: p.Period,
 		ReferDataID: p.ReferDataID, Tags: p.Tags, RatingInitParam: ratingInitsWire(p.RatingInitParams),
 		PersistenceInitParam: ds.DataStorePersistenceInitParam{PersistenceID: p.PersistenceSlotID, DeleteLastObject: p.DeleteLastObject},
-		ExtraData: p.ExtraData}
+		ExtraData:            p.ExtraData}
 }
 
 func preparePostsWire(ps []PreparePostParam) []ds.DataStorePreparePostParam {
@@ -114,12 +114,6 @@ func preparePostsWire(ps []PreparePostParam) []ds.DataStorePreparePostParam {
 		out[i] = p.wire()
 	}
 	return out
-}
-
-func (p PreparePostParam) wireV1() ds.DataStorePreparePostParamV1 {
-	return ds.DataStorePreparePostParamV1{Size: p.Size, Name: p.Name, DataType: p.DataType, MetaBinary: p.MetaBinary,
-		Permission: p.Permission.wire(), DeletePermission: p.DelPermission.wire(), Flag: p.Flag, Period: p.Period,
-		ReferDataID: p.ReferDataID, Tags: p.Tags, RatingInitParam: ratingInitsWire(p.RatingInitParams)}
 }
 
 func (p ReqPostInfo) wire() ds.DataStoreReqPostInfo {
@@ -333,7 +327,9 @@ func (t RatingTarget) wire() ds.DataStoreRatingTarget {
 	return ds.DataStoreRatingTarget{DataID: t.DataID, Slot: t.Slot}
 }
 
-func ratingTargetFrom(t ds.DataStoreRatingTarget) RatingTarget { return RatingTarget{DataID: t.DataID, Slot: t.Slot} }
+func ratingTargetFrom(t ds.DataStoreRatingTarget) RatingTarget {
+	return RatingTarget{DataID: t.DataID, Slot: t.Slot}
+}
 
 func (p RateParam) wire() ds.DataStoreRateObjectParam {
 	return ds.DataStoreRateObjectParam{RatingValue: p.Value, AccessPassword: p.AccessPassword}

@@ -40,6 +40,15 @@ var (
 		"MatchmakeExtension.54": true, // FindCommunityByOwner
 		"Messaging.8":           true, // DeliverMessageMultiTarget
 	}
+	// crossWikiGates are structures whose gates follow the nintendo-wiki's
+	// revisions and NEX versions where NintendoClients has none (family.Struct):
+	// their fields must be NintendoClients' (names and types), in any order and
+	// under any condition.
+	crossWikiGates = map[string]bool{
+		"datastore.DataStoreSearchParam":        true, // revisions 1-3, NEX 4's renumbering
+		"datastore.DataStoreChangeMetaParam":    true, // revision 1's persistence_target
+		"datastore.DataStorePrepareUpdateParam": true, // NEX 3.5's extra_data
+	}
 )
 
 // TestNintendoClientsCrossCheck compares gamewire's built-in descriptions with
@@ -201,6 +210,21 @@ func crossCheckStruct(t *testing.T, ours *Set, of *File, s *Struct) {
 	}
 	if st.Parent != s.Parent {
 		t.Errorf("%s: parent %q, NintendoClients %q", where, st.Parent, s.Parent)
+	}
+	if crossWikiGates[of.Name+"."+s.Name] {
+		have := map[string]string{}
+		for _, f := range st.Fields {
+			have[f.Name] = crossType(f.Type)
+		}
+		for _, f := range s.Fields {
+			if have[f.Name] != crossType(f.Type) {
+				t.Errorf("%s: field %s %s, NintendoClients %s", where, f.Name, have[f.Name], crossType(f.Type))
+			}
+		}
+		if len(have) != len(s.Fields) {
+			t.Errorf("%s: %d distinct fields, NintendoClients %d", where, len(have), len(s.Fields))
+		}
+		return
 	}
 	crossCheckFields(t, where+" fields", "", s.Fields, st.Fields)
 }

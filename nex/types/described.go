@@ -43,19 +43,20 @@ func (e *VersionError) Unwrap() error { return e.Err }
 // header carrying a newer revision fails with a VersionError wrapping ErrVersion,
 // and errors raised inside the level are wrapped in a VersionError naming it.
 func (r *Reader) EnterClass(field, class string, maxRevision int) StructureMark {
-	hadErr := r.err != nil
-	m := r.EnterStructure(field)
-	m.class, m.max = class, maxRevision
+	return r.enter(field, class, maxRevision)
+}
+
+// wrapVersion wraps the error just recorded in a VersionError naming the
+// structure: revision is the header's (-1 when the header did not decode). It
+// is a function of its own so that its variables cost nothing on the success
+// path.
+//
+//go:noinline
+func (r *Reader) wrapVersion(class string, maxRevision, revision int) {
 	var e *Error
-	if !hadErr && errors.As(r.err, &e) {
-		e.Err = &VersionError{Struct: class, Revision: -1, Max: maxRevision, Version: r.s.NEXVersion(), Err: e.Err}
+	if errors.As(r.err, &e) {
+		e.Err = &VersionError{Struct: class, Revision: revision, Max: maxRevision, Version: r.s.NEXVersion(), Err: e.Err}
 	}
-	if m.Version > maxRevision && r.err == nil {
-		r.off -= 5
-		r.Fail(field, &VersionError{Struct: class, Revision: m.Version, Max: maxRevision, Version: r.s.NEXVersion(), Err: ErrVersion})
-		m.hadErr = true
-	}
-	return m
 }
 
 // Count appends a List's or Map's element count, failing when n does not fit.

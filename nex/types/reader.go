@@ -249,14 +249,20 @@ func (m StructureMark) Revision() int {
 // structure headers it reads the version and content length and confines the
 // following reads to the content; without them it only records the field name for
 // error messages. Every EnterStructure needs its LeaveStructure.
-func (r *Reader) EnterStructure(field string) StructureMark {
-	m := StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil}
+func (r *Reader) EnterStructure(field string) StructureMark { return r.enter(field, "", 0) }
+
+// enter is EnterStructure and EnterClass: class "" is an undescribed level.
+func (r *Reader) enter(field, class string, maxRevision int) StructureMark {
+	m := StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil, class: class, max: maxRevision}
 	if !r.s.StructureHeader || r.err != nil {
 		return m
 	}
 	if r.limit-r.off < 5 {
 		r.Fail(field, fmt.Errorf("structure header: %w (need 5 bytes, have %d)", ErrTruncated, r.limit-r.off))
 		m.hadErr = true
+		if class != "" {
+			r.wrapVersion(class, maxRevision, -1)
+		}
 		return m
 	}
 	h := r.b[r.off : r.off+5]
@@ -266,6 +272,16 @@ func (r *Reader) EnterStructure(field string) StructureMark {
 	if uint64(r.limit-r.off) < n {
 		r.off -= 5
 		r.Fail(field, fmt.Errorf("structure content of %d bytes: %w (have %d)", n, ErrTruncated, r.limit-r.off-5))
+		m.hadErr = true
+		if class != "" {
+			r.wrapVersion(class, maxRevision, -1)
+		}
+		return m
+	}
+	if class != "" && m.Version > maxRevision {
+		r.off -= 5
+		r.Fail(field, ErrVersion)
+		r.wrapVersion(class, maxRevision, m.Version)
 		m.hadErr = true
 		return m
 	}

@@ -5,10 +5,11 @@
 // the game, and the page sends commands (toggle a radio station, ...) back.
 //
 // Endpoints: / (the page), /ws (WebSocket: the server sends {"state": State} after
-// every change; the page sends {"command": {"type": N, "args": [...]}} and gets
-// {"sent": id} or {"error": "..."}), /api/state (the State as JSON), /api/command
-// (POST a command as JSON), /map.png (the latest map frame, tinted by
-// $.Status.EffectColor).
+// every change; the page sends {"command": {"type": N, "args": [...]}, "tag": T}
+// and gets {"result": Result, "tag": T} or {"error": "...", "tag": T}; a fast travel
+// result carries the game's response), /api/state (the State as JSON), /api/command
+// (POST a command as JSON, answered with a Result), /map.png (the latest map frame,
+// tinted by $.Status.EffectColor), /world-map (Options.MapImage).
 //
 // The dashboard drives a game, so it answers only its own pages: a request whose
 // Host is not one the dashboard is served on (a loopback name or address, or one of
@@ -65,8 +66,35 @@ type Options struct {
 	// address the dashboard is reached at on the network, e.g. "192.168.1.20"
 	// or "pipboy.lan". A port in an entry is ignored.
 	Hosts []string
+	// MapImage is a background image for the world map (PNG, JPEG, GIF or WebP,
+	// checked by CheckMapImage), stretched over the map's extents: its top-left
+	// corner is the NW corner of $.Map.World.Extents, its top-right NE, its
+	// bottom-left SW. It is served at /world-map. None is shipped: the map is drawn
+	// from the database alone.
+	MapImage []byte
 	// Logger receives errors; default none.
 	Logger *slog.Logger
+}
+
+// MaxMapImage bounds Options.MapImage.
+const MaxMapImage = 64 << 20
+
+// ErrBadMapImage means a map image that is not a PNG, JPEG, GIF or WebP, or too large.
+var ErrBadMapImage = errors.New("dashboard: unusable map image")
+
+// CheckMapImage returns the content type of a world map background image, or an
+// error wrapping ErrBadMapImage. Only raster formats are taken: an SVG could carry
+// script into the dashboard's origin.
+func CheckMapImage(b []byte) (string, error) {
+	if len(b) > MaxMapImage {
+		return "", fmt.Errorf("%w: %d bytes, above %d", ErrBadMapImage, len(b), MaxMapImage)
+	}
+	switch ct := http.DetectContentType(b); ct {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return ct, nil
+	default:
+		return "", fmt.Errorf("%w: content is %s, not PNG, JPEG, GIF or WebP", ErrBadMapImage, ct)
+	}
 }
 
 // Dashboard is an http.Handler showing one app connection. Close stops it.
@@ -79,6 +107,7 @@ type Dashboard struct {
 	mux     *http.ServeMux
 	hosts   map[string]bool // lower-case, without port: Options.Hosts
 	refused atomic.Uint64
+	imgType string // content type of opts.MapImage; "" without one
 
 	mu      sync.Mutex
 	state   []byte // latest State as JSON
@@ -114,6 +143,14 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 		}
 		d.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
 	}
+	if len(d.opts.MapImage) > 0 {
+		ct, err := CheckMapImage(d.opts.MapImage)
+		if err != nil {
+			d.log.Error("pipboy dashboard: map image not served", "err", err)
+		} else {
+			d.imgType = ct
+		}
+	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	static, _ := fs.Sub(assets, "assets")
 	d.mux = http.NewServeMux()
@@ -122,6 +159,7 @@ func New(c *pipboy.Client, opts *Options) *Dashboard {
 	d.mux.HandleFunc("GET /api/state", d.serveState)
 	d.mux.HandleFunc("POST /api/command", d.serveCommand)
 	d.mux.HandleFunc("GET /map.png", d.serveMap)
+	d.mux.HandleFunc("GET /world-map", d.serveWorldImage)
 	d.rebuild()
 	d.wg.Add(2)
 	go d.follow()
@@ -211,6 +249,10 @@ func (d *Dashboard) rebuild() {
 	var st State
 	c.View(func(db *pipboy.Database) { st = BuildState(db, &frame, seq) })
 	st.Game = c.Hello()
+	st.World.Image = d.imgType != ""
+	if d.opts.MapInterval > 0 {
+		st.Map.Poll = d.opts.MapInterval.Seconds()
+	}
 	st.Connected = true
 	select {
 	case <-c.Done():
@@ -380,26 +422,68 @@ func (d *Dashboard) serveMap(w http.ResponseWriter, r *http.Request) {
 	w.Write(buf.Bytes())
 }
 
+func (d *Dashboard) serveWorldImage(w http.ResponseWriter, r *http.Request) {
+	if d.imgType == "" {
+		http.Error(w, "no map image (gamewire pipboy dashboard --map-image FILE)", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", d.imgType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	w.Write(d.opts.MapImage)
+}
+
 // commandRequest is what the page sends; Type must be one of the spec's commands.
 type commandRequest struct {
 	Type *int  `json:"type"`
 	Args []any `json:"args"`
 }
 
-func (d *Dashboard) send(raw json.RawMessage) (int, error) {
+// Result is the outcome of a command from the page: the id it was sent with and,
+// for the commands the game answers (fast travel), its response.
+type Result struct {
+	Sent     int                     `json:"sent"`
+	Type     int                     `json:"type"`
+	Response *pipboy.CommandResponse `json:"response,omitempty"`
+}
+
+// responseTimeout bounds the wait for the game's answer to a command.
+const responseTimeout = 10 * time.Second
+
+// parseCommand reads a command from the page.
+func parseCommand(raw json.RawMessage) (pipboy.Command, error) {
 	var req commandRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&req); err != nil {
-		return 0, fmt.Errorf("command: %w: %w", pipboy.ErrBadJSON, err)
+		return pipboy.Command{}, fmt.Errorf("command: %w: %w", pipboy.ErrBadJSON, err)
 	}
 	if req.Type == nil || *req.Type < 0 || *req.Type > 14 {
-		return 0, fmt.Errorf("command: %w: \"type\" must be a command type 0-14", pipboy.ErrBadJSON)
+		return pipboy.Command{}, fmt.Errorf("command: %w: \"type\" must be a command type 0-14", pipboy.ErrBadJSON)
 	}
 	if req.Args == nil {
 		req.Args = []any{}
 	}
-	return d.current().Send(pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args})
+	return pipboy.Command{Type: pipboy.CommandType(*req.Type), Args: req.Args}, nil
+}
+
+// send sends a command from the page and, for fast travel (the command the game
+// answers), waits for the response.
+func (d *Dashboard) send(ctx context.Context, cmd pipboy.Command) (Result, error) {
+	res := Result{Type: int(cmd.Type)}
+	if cmd.Type != pipboy.CmdFastTravel {
+		id, err := d.current().Send(cmd)
+		res.Sent = id
+		return res, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, responseTimeout)
+	defer cancel()
+	resp, err := d.current().Do(ctx, cmd)
+	if err != nil {
+		return res, fmt.Errorf("command %d: no response from the game: %w", cmd.Type, err)
+	}
+	res.Sent, res.Response = resp.ID, &resp
+	return res, nil
 }
 
 // maxCommandSize bounds a command from the page (POST body or WebSocket message).
@@ -424,7 +508,11 @@ func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), code)
 		return
 	}
-	id, err := d.send(body)
+	cmd, err := parseCommand(body)
+	var res Result
+	if err == nil {
+		res, err = d.send(r.Context(), cmd)
+	}
 	if err != nil {
 		code := http.StatusBadGateway
 		if errors.Is(err, pipboy.ErrBadJSON) {
@@ -434,12 +522,15 @@ func (d *Dashboard) serveCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, "{\"sent\":%d}\n", id)
+	json.NewEncoder(w).Encode(res)
 }
 
 // wsMessage is a message from the page.
 type wsMessage struct {
 	Command json.RawMessage `json:"command"`
+	// Tag, if any, comes back with the command's result, so the page can tell
+	// which of its actions the result is for.
+	Tag string `json:"tag,omitempty"`
 }
 
 func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -458,6 +549,7 @@ func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer unsubscribe()
 
 	replies := make(chan []byte, 8)
+	waiting := make(chan struct{}, 4)
 	go func() {
 		defer cancel()
 		for {
@@ -466,17 +558,33 @@ func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			var m wsMessage
-			var reply []byte
-			if err := json.Unmarshal(b, &m); err != nil || len(m.Command) == 0 {
-				reply, _ = json.Marshal(map[string]string{"error": "expected {\"command\": {...}}"})
-			} else if id, err := d.send(m.Command); err != nil {
-				reply, _ = json.Marshal(map[string]string{"error": err.Error()})
+			cmd, err := pipboy.Command{}, json.Unmarshal(b, &m)
+			if err != nil || len(m.Command) == 0 {
+				err = errors.New("expected {\"command\": {...}}")
 			} else {
-				reply, _ = json.Marshal(map[string]int{"sent": id})
+				cmd, err = parseCommand(m.Command)
 			}
-			select {
-			case replies <- reply:
-			case <-ctx.Done():
+			if err == nil && cmd.Type == pipboy.CmdFastTravel {
+				// The game's answer is waited for aside, so the page's other
+				// commands go on meanwhile; at most a few wait at once. Commands
+				// without an answer are sent here, in the page's order.
+				select {
+				case waiting <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				go func() {
+					defer func() { <-waiting }()
+					res, err := d.send(ctx, cmd)
+					reply(ctx, replies, m.Tag, res, err)
+				}()
+				continue
+			}
+			var res Result
+			if err == nil {
+				res, err = d.send(ctx, cmd)
+			}
+			if !reply(ctx, replies, m.Tag, res, err) {
 				return
 			}
 		}
@@ -504,6 +612,24 @@ func (d *Dashboard) serveWS(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+// reply queues the answer to a command from the page; false when the page is gone.
+func reply(ctx context.Context, replies chan<- []byte, tag string, res Result, err error) bool {
+	m := map[string]any{"result": res}
+	if err != nil {
+		m = map[string]any{"error": err.Error()}
+	}
+	if tag != "" {
+		m["tag"] = tag
+	}
+	b, _ := json.Marshal(m)
+	select {
+	case replies <- b:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

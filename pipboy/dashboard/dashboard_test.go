@@ -25,10 +25,12 @@ import (
 const streamFile = "../../testdata/pipboy/fo4-1.1.30-server-stream.bin"
 
 // setup runs the emulator replaying the recorded stream, an app client, and the
-// dashboard behind an httptest server, all on 127.0.0.1.
+// dashboard behind an httptest server, all on 127.0.0.1. Its context is a safety
+// net of two minutes (the browser tests run long on a loaded machine); every wait
+// has its own bound.
 func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httptest.Server, context.Context) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	f, err := os.Open(streamFile)
 	if err != nil {
@@ -63,7 +65,9 @@ func setup(t *testing.T, opts *Options) (*pipboy.Server, *pipboy.Client, *httpte
 	return srv, c, hs, ctx
 }
 
-func TestBuildStateFromRecording(t *testing.T) {
+// recorded decodes the recorded stream.
+func recorded(t *testing.T) *pipboy.GameState {
+	t.Helper()
 	b, err := os.ReadFile(streamFile)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +76,11 @@ func TestBuildStateFromRecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return state
+}
+
+func TestBuildStateFromRecording(t *testing.T) {
+	state := recorded(t)
 	st := BuildState(state.DB, nil, 0)
 	if st.Player.Name != "Gavin Sterling" || st.Player.Level != 8 || st.Player.Caps != 968 || st.Player.MaxAP != 112 || st.Player.MaxHP != 131.5 {
 		t.Errorf("player %+v", st.Player)
@@ -183,7 +192,7 @@ func TestDashboardLive(t *testing.T) {
 	if err := ws.Write(ctx, websocket.MessageText, []byte(cmd)); err != nil {
 		t.Fatal(err)
 	}
-	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["sent"]; return ok })
+	next(func(m map[string]json.RawMessage, _ *State) bool { _, ok := m["result"]; return ok })
 	next(func(_ map[string]json.RawMessage, st *State) bool { return st != nil && st.Radio[0].Active })
 	// Bad commands get an error, not a crash.
 	ws.Write(ctx, websocket.MessageText, []byte(`{"command":{"type":99}}`))
@@ -200,65 +209,49 @@ func TestDashboardLive(t *testing.T) {
 		t.Fatalf("oversized POST command: %v %v", r.StatusCode, err)
 	}
 	r.Body.Close()
-	r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(`{"type":9,"args":[48363]}`))
-	if err != nil || r.StatusCode != http.StatusOK {
-		t.Fatalf("POST command: %v %v", r.StatusCode, err)
+	// Fast travel is answered with the game's response: refused to no location,
+	// allowed to a discovered one.
+	var sanctuary uint32
+	srv.View(func(db *pipboy.Database) {
+		w, _ := pipboy.ReadWorld(db)
+		for _, l := range w.Locations {
+			if l.Name == "Sanctuary" {
+				sanctuary = l.ID
+			}
+		}
+	})
+	for id, allowed := range map[uint32]bool{48363: false, sanctuary: true} {
+		r, err = http.Post(hs.URL+"/api/command", "application/json", strings.NewReader(fmt.Sprintf(`{"type":9,"args":[%d]}`, id)))
+		if err != nil || r.StatusCode != http.StatusOK {
+			t.Fatalf("POST command: %v %v", r.StatusCode, err)
+		}
+		var res Result
+		err = json.NewDecoder(r.Body).Decode(&res)
+		r.Body.Close()
+		if err != nil || res.Type != 9 || res.Sent < 1 || res.Response == nil || res.Response.Allowed != allowed || res.Response.Success != allowed || res.Response.ID != res.Sent {
+			t.Fatalf("fast travel to %d: %+v %v", id, res, err)
+		}
 	}
-	r.Body.Close()
 }
 
 // TestDashboardBrowser drives Debian's chromium against the dashboard of an emulator
 // serving the recording: the page shows the player's name and level, follows a change
 // the emulator pushes, and sends a radio toggle. It saves a screenshot.
 func TestDashboardBrowser(t *testing.T) {
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium not found (CI installs it with apt-get)")
-		}
-		t.Skip("chromium not found")
-	}
 	srv, _, hs, ctx := setup(t, &Options{MapInterval: 100 * time.Millisecond, MinPush: 20 * time.Millisecond})
+	bctx := startBrowser(t, ctx, 1280, 900)
 
-	actx, cancelA := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-
-	waitJS := func(what, expr string) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
-			t.Fatalf("waiting for %s (%s): %v", what, expr, err)
-		}
-	}
+	wait := func(what, expr string) { t.Helper(); waitJS(t, bctx, what, expr) }
 	if err := chromedp.Do(bctx, chromedp.Navigate(hs.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("player name", `document.getElementById("player-name").textContent === "Gavin Sterling"`)
-	waitJS("player level", `document.getElementById("player-level").textContent === "8"`)
+	wait("player name", `document.getElementById("player-name").textContent === "Gavin Sterling"`)
+	wait("player level", `document.getElementById("player-level").textContent === "8"`)
 
 	if err := srv.Set("$.PlayerInfo.XPLevel", 9); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("pushed level", `document.getElementById("player-level").textContent === "9"`)
+	wait("pushed level", `document.getElementById("player-level").textContent === "9"`)
 
 	var classical uint32
 	srv.View(func(db *pipboy.Database) {
@@ -277,7 +270,7 @@ func TestDashboardBrowser(t *testing.T) {
 	if clickErr != nil {
 		t.Fatal(clickErr)
 	}
-	waitJS("radio toggled on the page", fmt.Sprintf(`document.querySelector(%q).textContent === "on"`, sel))
+	wait("radio toggled on the page", fmt.Sprintf(`document.querySelector(%q).textContent === "on"`, sel))
 	found := false
 	for _, c := range srv.Commands() {
 		if c.Type == pipboy.CmdToggleRadio {
@@ -289,23 +282,13 @@ func TestDashboardBrowser(t *testing.T) {
 	if !found {
 		t.Fatalf("the emulator did not receive the radio command: %+v", srv.Commands())
 	}
-	waitJS("map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-img").complete`)
+	wait("map frame", `document.getElementById("map").classList.contains("has-frame") && document.getElementById("map-img").complete`)
 
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("GAMEWIRE_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "pipboy-dashboard.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+	saveArtifact(t, "pipboy-dashboard.png", shot)
 
 	// A foreign web page (another origin: another port) tries what any site could:
 	// a no-cors text/plain POST, a JSON POST, a form POST and a WebSocket, each
@@ -344,7 +327,7 @@ window.results = [];
 	if err := chromedp.Do(bctx, chromedp.Navigate(evil.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	waitJS("the foreign page's attempts", `window.finished === true`)
+	wait("the foreign page's attempts", `window.finished === true`)
 	results, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`window.results`))
 	if err != nil {
 		t.Fatal(err)
@@ -358,18 +341,72 @@ window.results = [];
 	}
 }
 
+// startBrowser starts Debian's chromium (headless, its own profile) with a window of
+// w x h and returns a browser context; without chromium the test is skipped (and
+// fails in CI, which installs it).
+func startBrowser(t *testing.T, ctx context.Context, w, h int) context.Context {
+	t.Helper()
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found (CI installs it with apt-get)")
+		}
+		t.Skip("chromium not found")
+	}
+	actx, cancelA := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(w, h),
+	)
+	t.Cleanup(cancelA)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(cancelB)
+	return bctx
+}
+
+// waitJS polls a JavaScript condition in the page until it holds (20 s at most).
+func waitJS(t *testing.T, bctx context.Context, what, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+	}
+}
+
+// saveArtifact writes a screenshot under $GAMEWIRE_ARTIFACTS (CI keeps that
+// directory), or the test's temporary directory.
+func saveArtifact(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dir := os.Getenv("GAMEWIRE_ARTIFACTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(b))
+}
+
 // startServer serves the recorded database (with the level set to level) on 127.0.0.1.
 func startServer(t *testing.T, level int) (*pipboy.Server, string) {
 	t.Helper()
-	b, err := os.ReadFile(streamFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state, _, err := pipboy.DecodeInput(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := pipboy.NewServer(state.DB)
+	srv := pipboy.NewServer(recorded(t).DB)
 	srv.Addr = "127.0.0.1:0"
 	if err := srv.Set("$.PlayerInfo.XPLevel", level); err != nil {
 		t.Fatal(err)
@@ -486,6 +523,7 @@ func TestDashboardRefusesForeignRequests(t *testing.T) {
 		{"rebinding: state", "GET", "/api/state", "evil.example:" + port, "", "", http.StatusForbidden},
 		{"rebinding: page", "GET", "/", "evil.example:" + port, "", "", http.StatusForbidden},
 		{"rebinding: map", "GET", "/map.png", "evil.example", "", "", http.StatusForbidden},
+		{"rebinding: world map image", "GET", "/world-map", "evil.example", "", "", http.StatusForbidden},
 		{"rebinding: command", "POST", "/api/command", "evil.example:" + port, "http://evil.example:" + port, "application/json", http.StatusForbidden},
 		{"foreign origin reading state", "GET", "/api/state", "", "http://evil.example", "", http.StatusForbidden},
 		{"own origin reads state", "GET", "/api/state", "", hs.URL, "", http.StatusOK},

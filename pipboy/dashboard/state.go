@@ -1,7 +1,9 @@
 package dashboard
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/gamewire/gamewire/pipboy"
 )
@@ -19,7 +21,15 @@ type State struct {
 	Quests    []Quest           `json:"quests"`
 	Radio     []Station         `json:"radio"`
 	Map       MapView           `json:"map"`
-	Missing   []string          `json:"missing,omitempty"` // paths the database lacks
+	World     WorldView         `json:"world"`
+	// Components are $.Inventory.InvComponents, taggable for search (command 3).
+	Components []Component `json:"components"`
+	// InventoryVersion is $.Inventory.Version, which commands 0-3 carry.
+	InventoryVersion int64 `json:"inventoryVersion"`
+	SortMode         int64 `json:"sortMode"` // $.Inventory.SortMode, cycled by command 4
+	// FreeFavorite is the first favourite slot (0-11) no item holds, or -1.
+	FreeFavorite int64    `json:"freeFavorite"`
+	Missing      []string `json:"missing,omitempty"` // paths the database lacks
 }
 
 // Player is $.PlayerInfo.
@@ -43,21 +53,88 @@ type Special struct {
 	Modifier int64  `json:"modifier"`
 }
 
-// Item is one inventory item reached through $.Inventory.sortedIDS.
+// Item is one inventory item reached through $.Inventory.sortedIDS. The *Blocked
+// fields say why the game would refuse the action (empty: allowed).
 type Item struct {
-	ID       uint32 `json:"id"`
-	Name     string `json:"name"`
-	Count    int64  `json:"count"`
-	Equipped bool   `json:"equipped"`
-	Favorite bool   `json:"favorite"`
-	HandleID uint32 `json:"handleID"`
+	ID           uint32  `json:"id"`
+	Name         string  `json:"name"`
+	Count        int64   `json:"count"`
+	Equipped     bool    `json:"equipped"`
+	Favorite     bool    `json:"favorite"`
+	FavoriteSlot int64   `json:"favoriteSlot"` // 0-11, or -1
+	HandleID     uint32  `json:"handleID"`
+	StackIDs     []int64 `json:"stackIDs"`
+	UseBlocked   string  `json:"useBlocked,omitempty"`
+	FavBlocked   string  `json:"favBlocked,omitempty"`
 }
 
-// Quest is one element of $.Quests that is in progress (enabled).
-type Quest struct {
-	ID     uint32 `json:"id"`
+// Component is one element of $.Inventory.InvComponents.
+type Component struct {
+	FormID uint32 `json:"formID"`
 	Name   string `json:"name"`
-	Active bool   `json:"active"` // the tracked quest
+	Count  int64  `json:"count"`
+	Tagged bool   `json:"tagged"`
+}
+
+// Quest is one element of $.Quests that is in progress (enabled). FormID, Instance
+// and Type are the arguments of command 5 (toggle its marker).
+type Quest struct {
+	ID       uint32 `json:"id"`
+	Name     string `json:"name"`
+	Active   bool   `json:"active"` // tracked: its objectives are marked on the map
+	FormID   uint32 `json:"formID"`
+	Instance int64  `json:"instance"`
+	Type     int64  `json:"type"`
+	Blocked  string `json:"blocked,omitempty"` // why its marker cannot be toggled
+}
+
+// WorldView is the world map ($.Map.World) with every position projected onto the
+// map's extents: U across from the NW corner, V down, both 0..1 on the map.
+type WorldView struct {
+	Available bool `json:"available"` // $.Map.World and its extents are present
+	// Aspect is the map's height over its width.
+	Aspect     float64       `json:"aspect"`
+	NW         pipboy.Point  `json:"nw"`
+	NE         pipboy.Point  `json:"ne"`
+	SW         pipboy.Point  `json:"sw"`
+	Player     Placed        `json:"player"`
+	Rotation   float64       `json:"rotation"`
+	PowerArmor PlacedMarker  `json:"powerArmor"`
+	Custom     PlacedMarker  `json:"custom"`
+	Locations  []MapLocation `json:"locations"` // visible or discovered ones
+	Quests     []QuestMarker `json:"quests"`
+	Blocked    string        `json:"travelBlocked,omitempty"` // why no fast travel is possible now
+	Image      bool          `json:"image"`                   // a background image is served (Options.MapImage)
+	Hidden     int           `json:"hidden"`                  // locations neither visible nor discovered
+}
+
+// Placed is a world position and its place on the map.
+type Placed struct {
+	pipboy.Point
+	U float64 `json:"u"`
+	V float64 `json:"v"`
+}
+
+// PlacedMarker is a single marker of the world map.
+type PlacedMarker struct {
+	Placed
+	Visible bool `json:"visible"`
+}
+
+// MapLocation is a location on the world map; TravelBlocked says why fast travel to
+// it would be refused (empty: allowed).
+type MapLocation struct {
+	pipboy.Location
+	U             float64 `json:"u"`
+	V             float64 `json:"v"`
+	TravelBlocked string  `json:"travelBlocked,omitempty"`
+}
+
+// QuestMarker is a quest objective's marker on the world map.
+type QuestMarker struct {
+	pipboy.QuestTarget
+	U float64 `json:"u"`
+	V float64 `json:"v"`
 }
 
 // Station is one element of $.Radio; ID is its value id, the argument of command 12.
@@ -80,6 +157,9 @@ type MapView struct {
 	Rotation float64 `json:"rotation"`
 	OnMap    bool    `json:"onMap"`
 	Blank    bool    `json:"blank"`
+	// Poll is how often the dashboard asks for a frame (command 13) while a page is
+	// open, in seconds; 0 when it does not.
+	Poll float64 `json:"poll"`
 }
 
 // Inventory categories by the item's filterFlag bits (as the official app groups them).
@@ -132,6 +212,7 @@ func BuildState(db *pipboy.Database, frame *pipboy.MapFrame, mapSeq uint64) Stat
 	for _, s := range get("$.Special").Elems() {
 		st.Special = append(st.Special, Special{Name: s.Key("Name").Str(), Value: s.Key("Value").Int(), Modifier: s.Key("Modifier").Int()})
 	}
+	var taken [12]bool
 	for _, ref := range get("$.Inventory.sortedIDS").Elems() {
 		if !ref.IsNumber() || ref.Int() < 0 || ref.Int() > math.MaxUint32 {
 			st.Invalid++
@@ -143,12 +224,28 @@ func BuildState(db *pipboy.Database, frame *pipboy.MapFrame, mapSeq uint64) Stat
 			continue
 		}
 		item := Item{
-			ID:       it.ID(),
-			Name:     it.Key("text").Str(),
-			Count:    it.Key("count").Int(),
-			Equipped: it.Key("equipState").Int() != 0,
-			Favorite: it.Key("favorite").Int() >= 0,
-			HandleID: uint32(it.Key("HandleID").Int()),
+			ID:           it.ID(),
+			Name:         it.Key("text").Str(),
+			Count:        it.Key("count").Int(),
+			Equipped:     it.Key("equipState").Int() != 0,
+			Favorite:     it.Key("favorite").Int() >= 0,
+			FavoriteSlot: max(it.Key("favorite").Int(), -1),
+			HandleID:     uint32(it.Key("HandleID").Int()),
+			StackIDs:     []int64{},
+		}
+		for _, s := range it.Key("StackID").Elems() {
+			item.StackIDs = append(item.StackIDs, s.Int())
+		}
+		if err := pipboy.CanUseItem(it); err != nil {
+			item.UseBlocked = reason(err)
+		}
+		if err := pipboy.CanFavoriteItem(it); err != nil {
+			item.FavBlocked = reason(err)
+		} else if item.FavoriteSlot >= 0 {
+			item.FavBlocked = fmt.Sprintf("already on favourite slot %d", item.FavoriteSlot)
+		}
+		if item.FavoriteSlot >= 0 && item.FavoriteSlot < 12 {
+			taken[item.FavoriteSlot] = true
 		}
 		flag := it.Key("filterFlag").Int()
 		cat := "Other"
@@ -160,11 +257,41 @@ func BuildState(db *pipboy.Database, frame *pipboy.MapFrame, mapSeq uint64) Stat
 		}
 		st.Inventory[cat] = append(st.Inventory[cat], item)
 	}
+	st.FreeFavorite = -1
+	for i, t := range taken {
+		if !t {
+			st.FreeFavorite = int64(i)
+			break
+		}
+	}
+	if st.FreeFavorite < 0 {
+		for _, items := range st.Inventory {
+			for i := range items {
+				if items[i].FavBlocked == "" {
+					items[i].FavBlocked = "all 12 favourite slots are taken"
+				}
+			}
+		}
+	}
+	inv := get("$.Inventory")
+	st.InventoryVersion = inv.Key("Version").Int()
+	st.SortMode = inv.Key("SortMode").Int()
+	for _, c := range inv.Key("InvComponents").Elems() {
+		st.Components = append(st.Components, Component{
+			FormID: uint32(c.Key("componentFormID").Int()), Name: c.Key("text").Str(),
+			Count: c.Key("count").Int(), Tagged: c.Key("taggedForSearch").Bool(),
+		})
+	}
 	for _, q := range get("$.Quests").Elems() {
 		if !q.Key("enabled").Bool() && !q.Key("active").Bool() {
 			continue
 		}
-		st.Quests = append(st.Quests, Quest{ID: q.ID(), Name: q.Key("text").Str(), Active: q.Key("active").Bool()})
+		quest := Quest{ID: q.ID(), Name: q.Key("text").Str(), Active: q.Key("active").Bool(),
+			FormID: uint32(q.Key("formID").Int()), Instance: q.Key("instance").Int(), Type: q.Key("type").Int()}
+		if err := pipboy.CanToggleQuest(q); err != nil {
+			quest.Blocked = reason(err)
+		}
+		st.Quests = append(st.Quests, quest)
 	}
 	for _, r := range get("$.Radio").Elems() {
 		st.Radio = append(st.Radio, Station{
@@ -173,7 +300,65 @@ func BuildState(db *pipboy.Database, frame *pipboy.MapFrame, mapSeq uint64) Stat
 		})
 	}
 	st.Map = placePlayer(db, frame, mapSeq)
+	st.World = buildWorld(db)
 	return st
+}
+
+// reason is the part of a refusal worth showing: what follows "refused: ".
+func reason(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, pipboy.ErrRefused.Error()+": "); i >= 0 {
+		return msg[i+len(pipboy.ErrRefused.Error())+2:]
+	}
+	return msg
+}
+
+// buildWorld projects $.Map.World onto its extents. Locations neither visible nor
+// discovered are left out (counted in Hidden), as on the game's map.
+func buildWorld(db *pipboy.Database) WorldView {
+	w, err := pipboy.ReadWorld(db)
+	if err != nil {
+		return WorldView{}
+	}
+	wv := WorldView{NW: w.NW, NE: w.NE, SW: w.SW, Rotation: w.Rotation}
+	width := math.Hypot(w.NE.X-w.NW.X, w.NE.Y-w.NW.Y)
+	height := math.Hypot(w.SW.X-w.NW.X, w.SW.Y-w.NW.Y)
+	if !(width > 0) || !(height > 0) || math.IsInf(width, 0) || math.IsInf(height, 0) {
+		return wv // garbage extents: nothing can be placed
+	}
+	wv.Available = true
+	wv.Aspect = height / width
+	place := func(p pipboy.Point) Placed {
+		u, v, _ := pipboy.Project(w.NW, w.NE, w.SW, p)
+		return Placed{Point: p, U: u, V: v}
+	}
+	wv.Player = place(w.Player)
+	wv.PowerArmor = PlacedMarker{Placed: place(w.PowerArmor.Point), Visible: w.PowerArmor.Visible}
+	wv.Custom = PlacedMarker{Placed: place(w.Custom.Point), Visible: w.Custom.Visible}
+	if err := pipboy.TravelBlocked(db); err != nil {
+		wv.Blocked = reason(err)
+	}
+	wv.Locations = []MapLocation{}
+	for _, l := range w.Locations {
+		if !l.Visible && !l.Discovered {
+			wv.Hidden++
+			continue
+		}
+		p := place(l.Point)
+		ml := MapLocation{Location: l, U: p.U, V: p.V}
+		if !l.Discovered {
+			ml.TravelBlocked = l.Name + " is not discovered"
+		} else if wv.Blocked != "" {
+			ml.TravelBlocked = wv.Blocked
+		}
+		wv.Locations = append(wv.Locations, ml)
+	}
+	wv.Quests = []QuestMarker{}
+	for _, q := range w.Quests {
+		p := place(q.Point)
+		wv.Quests = append(wv.Quests, QuestMarker{QuestTarget: q, U: p.U, V: p.V})
+	}
+	return wv
 }
 
 // placePlayer projects $.Map.Local.Player onto the frame's extents (NW, NE, SW corners),
@@ -204,13 +389,8 @@ func placePlayer(db *pipboy.Database, f *pipboy.MapFrame, seq uint64) MapView {
 		ne = [2]float64{num("$.Map.Local.Extents.NEX"), num("$.Map.Local.Extents.NEY")}
 		sw = [2]float64{num("$.Map.Local.Extents.SWX"), num("$.Map.Local.Extents.SWY")}
 	}
-	ax, ay := ne[0]-nw[0], ne[1]-nw[1]
-	bx, by := sw[0]-nw[0], sw[1]-nw[1]
-	la, lb := ax*ax+ay*ay, bx*bx+by*by
-	dx, dy := px-nw[0], py-nw[1]
-	u, v := (dx*ax+dy*ay)/la, (dx*bx+dy*by)/lb
 	// The extents can hold garbage (docs/peers.md): only place a finite, on-map position.
-	if !math.IsNaN(u) && !math.IsInf(u, 0) && !math.IsNaN(v) && !math.IsInf(v, 0) && la > 0 && lb > 0 {
+	if u, v, ok := pipboy.Project(pipboy.Point{X: nw[0], Y: nw[1]}, pipboy.Point{X: ne[0], Y: ne[1]}, pipboy.Point{X: sw[0], Y: sw[1]}, pipboy.Point{X: px, Y: py}); ok {
 		mv.U, mv.V = u, v
 		mv.OnMap = u >= 0 && u <= 1 && v >= 0 && v <= 1
 	}

@@ -72,7 +72,6 @@ func (g *gen) protocol(p *desc.Protocol) error {
 	g.use(modulePath + "/nex/types")
 	g.use(modulePath + "/nex/rmc")
 	g.use("context")
-	g.use("fmt")
 	pn := protoName(p)
 	all := p.AllMethods()
 
@@ -158,6 +157,18 @@ func (g *gen) signature(m *desc.Method) (params, results string) {
 	return strings.Join(ps, ", "), strings.Join(rs, ", ")
 }
 
+// own reports whether m is declared by p (not inherited from a parent).
+func own(p *desc.Protocol, m *desc.Method) bool { return m.Protocol == p }
+
+// methodSig is a method's handler signature after ctx and the call.
+func (g *gen) methodSig(m *desc.Method) string {
+	if m.Opaque {
+		return "(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)"
+	}
+	params, results := g.signature(m)
+	return fmt.Sprintf("(ctx context.Context, c *rmc.Call%s) (%s)", prefixComma(params), results)
+}
+
 func (g *gen) handler(p *desc.Protocol, all []*desc.Method) {
 	pn := protoName(p)
 	g.p("// %sHandler answers %s calls: one method per method of the protocol, with its\n", pn, p.Name)
@@ -171,30 +182,32 @@ func (g *gen) handler(p *desc.Protocol, all []*desc.Method) {
 		}
 		if m.Opaque {
 			g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
-			g.p("\t%s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)\n", desc.GoName(m.Name))
-			continue
 		}
-		params, results := g.signature(m)
-		if params != "" {
-			params = ", " + params
-		}
-		g.p("\t%s(ctx context.Context, c *rmc.Call%s) (%s)\n", desc.GoName(m.Name), params, results)
+		g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
 	}
 	g.p("}\n\n")
 
-	g.p("// Unimplemented%s answers every %s method with Core::NotImplemented.\ntype Unimplemented%s struct{}\n\n", pn, p.Name, pn)
-	for _, m := range all {
-		mn := desc.GoName(m.Name)
-		if m.Opaque {
-			g.p("// %s answers Core::NotImplemented.\nfunc (Unimplemented%s) %s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\treturn out, types.CoreNotImplemented\n}\n\n", mn, pn, mn)
-			continue
-		}
-		params, results := g.signature(m)
-		if params != "" {
-			params = ", " + params
-		}
-		g.p("// %s answers Core::NotImplemented.\nfunc (Unimplemented%s) %s(ctx context.Context, c *rmc.Call%s) (%s) {\n\terr = types.CoreNotImplemented\n\treturn\n}\n\n", mn, pn, mn, params, results)
+	g.p("// Unimplemented%s answers every %s method with Core::NotImplemented.\n", pn, p.Name)
+	if pp := p.ParentProtocol; pp != nil {
+		g.p("type Unimplemented%s struct{ %s }\n\n", pn, g.qualify(pp.File, "Unimplemented"+protoName(pp)))
+	} else {
+		g.p("type Unimplemented%s struct{}\n\n", pn)
 	}
+	for _, m := range p.Methods {
+		mn := desc.GoName(m.Name)
+		g.p("// %s answers Core::NotImplemented.\nfunc (Unimplemented%s) %s%s {\n", mn, pn, mn, g.methodSig(m))
+		if m.Opaque {
+			g.p("\treturn out, types.CoreNotImplemented\n}\n\n")
+		} else {
+			g.p("\terr = types.CoreNotImplemented\n\treturn\n}\n\n")
+		}
+	}
+}
+
+// serveFunc is the name of the exported function answering one method of the
+// protocol that declares it, qualified as seen from this package.
+func (g *gen) serveFunc(m *desc.Method) string {
+	return g.qualify(m.Protocol.File, "Serve"+protoName(m.Protocol)+desc.GoName(m.Name))
 }
 
 func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
@@ -212,21 +225,25 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 	g.p("// ServeRMC decodes a call's parameters, calls the handler's method and encodes its\n// results.\n")
 	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\tswitch c.Method {\n", srv)
 	for _, m := range all {
-		g.p("\tcase %d:\n\t\treturn a.%s(ctx, c, out)\n", m.ID, firstLower(desc.GoName(m.Name)))
+		g.p("\tcase %d:\n\t\treturn %s(a.h, ctx, c, out)\n", m.ID, g.serveFunc(m))
 	}
 	g.p("\t}\n\treturn out, types.CoreNotImplemented\n}\n\n")
 
-	for _, m := range all {
+	// One function per method this protocol declares; its variants' servers
+	// call them for the methods they inherit.
+	for _, m := range p.Methods {
 		mn := desc.GoName(m.Name)
-		g.p("func (a %s) %s(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n", srv, firstLower(mn))
+		g.p("// Serve%s%s answers a %s.%s call with h's %s: the generated decoding and\n// encoding, for %s's server and its variants'.\n", pn, mn, p.Name, m.Name, mn, pn)
+		g.p("func Serve%s%s(h interface {\n\t%s%s\n}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n", pn, mn, mn, g.methodSig(m))
 		if m.Opaque {
 			if p.NoResponse {
-				g.p("out, err := a.h.%s(ctx, c, out)\nif err != nil {\nreturn out, err\n}\nreturn out, rmc.ErrNoResponse\n}\n\n", mn)
+				g.p("out, err := h.%s(ctx, c, out)\nif err != nil {\nreturn out, err\n}\nreturn out, rmc.ErrNoResponse\n}\n\n", mn)
 			} else {
-				g.p("return a.h.%s(ctx, c, out)\n}\n\n", mn)
+				g.p("return h.%s(ctx, c, out)\n}\n\n", mn)
 			}
 			continue
 		}
+		g.use("fmt")
 		g.p("r := c.Reader()\n")
 		var args []string
 		if len(m.Params) > 0 {
@@ -235,12 +252,12 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 				args = append(args, "req."+fieldName(f.Name))
 			}
 		}
-		g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(a.h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
+		g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
 		var names []string
 		for _, f := range m.Results {
 			names = append(names, resultName(m, f))
 		}
-		call := fmt.Sprintf("a.h.%s(ctx, c%s)", mn, prefixComma(strings.Join(args, ", ")))
+		call := fmt.Sprintf("h.%s(ctx, c%s)", mn, prefixComma(strings.Join(args, ", ")))
 		if len(names) == 0 {
 			g.p("if err := %s; err != nil {\nreturn out, err\n}\n", call)
 		} else {
@@ -283,17 +300,31 @@ func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
 		} else {
 			g.p("// %s calls %s.%s.\n", mn, p.Name, m.Name)
 		}
+		params, results := g.signature(m)
+		if !own(p, m) {
+			// Inherited: the declaring protocol's client makes the call.
+			var args []string
+			if !m.Opaque {
+				for _, f := range m.Params {
+					args = append(args, argName(f.Name))
+				}
+			} else {
+				args = []string{"params"}
+				params, results = "params []byte", "[]byte, error"
+			}
+			decl := g.qualify(m.Protocol.File, protoName(m.Protocol)+"Client")
+			g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n\treturn %s{C: c.C}.%s(ctx%s)\n}\n\n",
+				pn, mn, prefixComma(params), results, decl, mn, prefixComma(strings.Join(args, ", ")))
+			continue
+		}
 		if m.Opaque {
 			g.p("// Its parameters are not described: params and the response data are raw.\n")
 			g.p("func (c %sClient) %s(ctx context.Context, params []byte) ([]byte, error) {\n", pn, mn)
 			g.p("return c.C.Call(ctx, %sProtocolID, %d, params)\n}\n\n", pn, m.ID)
 			continue
 		}
-		params, results := g.signature(m)
-		if params != "" {
-			params = ", " + params
-		}
-		g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n", pn, mn, params, results)
+		g.use("fmt")
+		g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n", pn, mn, prefixComma(params), results)
 		g.p("w := types.NewWriter(nil, c.C.Settings())\n")
 		if len(m.Params) > 0 {
 			g.p("req := %s{", g.msgName(m, "Request"))

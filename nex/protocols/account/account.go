@@ -1466,77 +1466,81 @@ func RegisterAccountMethods(mux *rmc.Mux, h AccountHandler, methods ...uint32) {
 func (a accountServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.createAccount(ctx, c, out)
+		return ServeAccountCreateAccount(a.h, ctx, c, out)
 	case 2:
-		return a.deleteAccount(ctx, c, out)
+		return ServeAccountDeleteAccount(a.h, ctx, c, out)
 	case 3:
-		return a.disableAccount(ctx, c, out)
+		return ServeAccountDisableAccount(a.h, ctx, c, out)
 	case 4:
-		return a.changePassword(ctx, c, out)
+		return ServeAccountChangePassword(a.h, ctx, c, out)
 	case 5:
-		return a.testCapability(ctx, c, out)
+		return ServeAccountTestCapability(a.h, ctx, c, out)
 	case 6:
-		return a.getName(ctx, c, out)
+		return ServeAccountGetName(a.h, ctx, c, out)
 	case 7:
-		return a.getAccountData(ctx, c, out)
+		return ServeAccountGetAccountData(a.h, ctx, c, out)
 	case 8:
-		return a.getPrivateData(ctx, c, out)
+		return ServeAccountGetPrivateData(a.h, ctx, c, out)
 	case 9:
-		return a.getPublicData(ctx, c, out)
+		return ServeAccountGetPublicData(a.h, ctx, c, out)
 	case 10:
-		return a.getMultiplePublicData(ctx, c, out)
+		return ServeAccountGetMultiplePublicData(a.h, ctx, c, out)
 	case 11:
-		return a.updateAccountName(ctx, c, out)
+		return ServeAccountUpdateAccountName(a.h, ctx, c, out)
 	case 12:
-		return a.updateAccountEmail(ctx, c, out)
+		return ServeAccountUpdateAccountEmail(a.h, ctx, c, out)
 	case 13:
-		return a.updateCustomData(ctx, c, out)
+		return ServeAccountUpdateCustomData(a.h, ctx, c, out)
 	case 14:
-		return a.findByNameRegex(ctx, c, out)
+		return ServeAccountFindByNameRegex(a.h, ctx, c, out)
 	case 15:
-		return a.updateAccountExpiryDate(ctx, c, out)
+		return ServeAccountUpdateAccountExpiryDate(a.h, ctx, c, out)
 	case 16:
-		return a.updateAccountEffectiveDate(ctx, c, out)
+		return ServeAccountUpdateAccountEffectiveDate(a.h, ctx, c, out)
 	case 17:
-		return a.updateStatus(ctx, c, out)
+		return ServeAccountUpdateStatus(a.h, ctx, c, out)
 	case 18:
-		return a.getStatus(ctx, c, out)
+		return ServeAccountGetStatus(a.h, ctx, c, out)
 	case 19:
-		return a.getLastConnectionStats(ctx, c, out)
+		return ServeAccountGetLastConnectionStats(a.h, ctx, c, out)
 	case 20:
-		return a.resetPassword(ctx, c, out)
+		return ServeAccountResetPassword(a.h, ctx, c, out)
 	case 21:
-		return a.createAccountWithCustomData(ctx, c, out)
+		return ServeAccountCreateAccountWithCustomData(a.h, ctx, c, out)
 	case 22:
-		return a.retrieveAccount(ctx, c, out)
+		return ServeAccountRetrieveAccount(a.h, ctx, c, out)
 	case 23:
-		return a.updateAccount(ctx, c, out)
+		return ServeAccountUpdateAccount(a.h, ctx, c, out)
 	case 24:
-		return a.changePasswordByGuest(ctx, c, out)
+		return ServeAccountChangePasswordByGuest(a.h, ctx, c, out)
 	case 25:
-		return a.findByNameLike(ctx, c, out)
+		return ServeAccountFindByNameLike(a.h, ctx, c, out)
 	case 26:
-		return a.customCreateAccount(ctx, c, out)
+		return ServeAccountCustomCreateAccount(a.h, ctx, c, out)
 	case 27:
-		return a.nintendoCreateAccount(ctx, c, out)
+		return ServeAccountNintendoCreateAccount(a.h, ctx, c, out)
 	case 28:
-		return a.lookupOrCreateAccount(ctx, c, out)
+		return ServeAccountLookupOrCreateAccount(a.h, ctx, c, out)
 	case 29:
-		return a.disconnectPrincipal(ctx, c, out)
+		return ServeAccountDisconnectPrincipal(a.h, ctx, c, out)
 	case 30:
-		return a.disconnectAllPrincipals(ctx, c, out)
+		return ServeAccountDisconnectAllPrincipals(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a accountServer) createAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountCreateAccount answers a Account.CreateAccount call with h's CreateAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountCreateAccount(h interface {
+	CreateAccount(ctx context.Context, c *rmc.Call, name string, key string, groups uint32, email string) (result types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountCreateAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Account.CreateAccount: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Account.CreateAccount: %w", err))
 	}
-	result, err := a.h.CreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email)
+	result, err := h.CreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email)
 	if err != nil {
 		return out, err
 	}
@@ -1546,27 +1550,35 @@ func (a accountServer) createAccount(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a accountServer) deleteAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountDeleteAccount answers a Account.DeleteAccount call with h's DeleteAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountDeleteAccount(h interface {
+	DeleteAccount(ctx context.Context, c *rmc.Call, pid types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountDeleteAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Account.DeleteAccount: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Account.DeleteAccount: %w", err))
 	}
-	if err := a.h.DeleteAccount(ctx, c, req.PID); err != nil {
+	if err := h.DeleteAccount(ctx, c, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) disableAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountDisableAccount answers a Account.DisableAccount call with h's DisableAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountDisableAccount(h interface {
+	DisableAccount(ctx context.Context, c *rmc.Call, pid types.PID, until types.DateTime, message string) (result types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountDisableAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Account.DisableAccount: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Account.DisableAccount: %w", err))
 	}
-	result, err := a.h.DisableAccount(ctx, c, req.PID, req.Until, req.Message)
+	result, err := h.DisableAccount(ctx, c, req.PID, req.Until, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -1576,14 +1588,18 @@ func (a accountServer) disableAccount(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) changePassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountChangePassword answers a Account.ChangePassword call with h's ChangePassword: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountChangePassword(h interface {
+	ChangePassword(ctx context.Context, c *rmc.Call, newKey string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountChangePasswordRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Account.ChangePassword: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Account.ChangePassword: %w", err))
 	}
-	result, err := a.h.ChangePassword(ctx, c, req.NewKey)
+	result, err := h.ChangePassword(ctx, c, req.NewKey)
 	if err != nil {
 		return out, err
 	}
@@ -1593,14 +1609,18 @@ func (a accountServer) changePassword(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) testCapability(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountTestCapability answers a Account.TestCapability call with h's TestCapability: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountTestCapability(h interface {
+	TestCapability(ctx context.Context, c *rmc.Call, capability uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountTestCapabilityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Account.TestCapability: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Account.TestCapability: %w", err))
 	}
-	result, err := a.h.TestCapability(ctx, c, req.Capability)
+	result, err := h.TestCapability(ctx, c, req.Capability)
 	if err != nil {
 		return out, err
 	}
@@ -1610,14 +1630,18 @@ func (a accountServer) testCapability(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) getName(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetName answers a Account.GetName call with h's GetName: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetName(h interface {
+	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountGetNameRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Account.GetName: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Account.GetName: %w", err))
 	}
-	name, err := a.h.GetName(ctx, c, req.PID)
+	name, err := h.GetName(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1627,12 +1651,16 @@ func (a accountServer) getName(ctx context.Context, c *rmc.Call, out []byte) ([]
 	return w.Bytes()
 }
 
-func (a accountServer) getAccountData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetAccountData answers a Account.GetAccountData call with h's GetAccountData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetAccountData(h interface {
+	GetAccountData(ctx context.Context, c *rmc.Call) (result types.Result, dataArg AccountData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Account.GetAccountData: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Account.GetAccountData: %w", err))
 	}
-	result, dataArg, err := a.h.GetAccountData(ctx, c)
+	result, dataArg, err := h.GetAccountData(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -1642,12 +1670,16 @@ func (a accountServer) getAccountData(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) getPrivateData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetPrivateData answers a Account.GetPrivateData call with h's GetPrivateData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetPrivateData(h interface {
+	GetPrivateData(ctx context.Context, c *rmc.Call) (result bool, dataArg types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Account.GetPrivateData: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Account.GetPrivateData: %w", err))
 	}
-	result, dataArg, err := a.h.GetPrivateData(ctx, c)
+	result, dataArg, err := h.GetPrivateData(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -1657,14 +1689,18 @@ func (a accountServer) getPrivateData(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) getPublicData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetPublicData answers a Account.GetPublicData call with h's GetPublicData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetPublicData(h interface {
+	GetPublicData(ctx context.Context, c *rmc.Call, pid types.PID) (result bool, dataArg types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountGetPublicDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Account.GetPublicData: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("Account.GetPublicData: %w", err))
 	}
-	result, dataArg, err := a.h.GetPublicData(ctx, c, req.PID)
+	result, dataArg, err := h.GetPublicData(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1674,14 +1710,18 @@ func (a accountServer) getPublicData(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a accountServer) getMultiplePublicData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetMultiplePublicData answers a Account.GetMultiplePublicData call with h's GetMultiplePublicData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetMultiplePublicData(h interface {
+	GetMultiplePublicData(ctx context.Context, c *rmc.Call, pids []types.PID) (result bool, dataArg []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountGetMultiplePublicDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Account.GetMultiplePublicData: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("Account.GetMultiplePublicData: %w", err))
 	}
-	result, dataArg, err := a.h.GetMultiplePublicData(ctx, c, req.PIDs)
+	result, dataArg, err := h.GetMultiplePublicData(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -1691,14 +1731,18 @@ func (a accountServer) getMultiplePublicData(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a accountServer) updateAccountName(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateAccountName answers a Account.UpdateAccountName call with h's UpdateAccountName: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateAccountName(h interface {
+	UpdateAccountName(ctx context.Context, c *rmc.Call, name string) (result types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateAccountNameRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Account.UpdateAccountName: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("Account.UpdateAccountName: %w", err))
 	}
-	result, err := a.h.UpdateAccountName(ctx, c, req.Name)
+	result, err := h.UpdateAccountName(ctx, c, req.Name)
 	if err != nil {
 		return out, err
 	}
@@ -1708,14 +1752,18 @@ func (a accountServer) updateAccountName(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a accountServer) updateAccountEmail(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateAccountEmail answers a Account.UpdateAccountEmail call with h's UpdateAccountEmail: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateAccountEmail(h interface {
+	UpdateAccountEmail(ctx context.Context, c *rmc.Call, email string) (result types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateAccountEmailRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Account.UpdateAccountEmail: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("Account.UpdateAccountEmail: %w", err))
 	}
-	result, err := a.h.UpdateAccountEmail(ctx, c, req.Email)
+	result, err := h.UpdateAccountEmail(ctx, c, req.Email)
 	if err != nil {
 		return out, err
 	}
@@ -1725,14 +1773,18 @@ func (a accountServer) updateAccountEmail(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a accountServer) updateCustomData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateCustomData answers a Account.UpdateCustomData call with h's UpdateCustomData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateCustomData(h interface {
+	UpdateCustomData(ctx context.Context, c *rmc.Call, publicData types.AnyData, privateData types.AnyData) (result types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateCustomDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Account.UpdateCustomData: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("Account.UpdateCustomData: %w", err))
 	}
-	result, err := a.h.UpdateCustomData(ctx, c, req.PublicData, req.PrivateData)
+	result, err := h.UpdateCustomData(ctx, c, req.PublicData, req.PrivateData)
 	if err != nil {
 		return out, err
 	}
@@ -1742,14 +1794,18 @@ func (a accountServer) updateCustomData(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a accountServer) findByNameRegex(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountFindByNameRegex answers a Account.FindByNameRegex call with h's FindByNameRegex: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountFindByNameRegex(h interface {
+	FindByNameRegex(ctx context.Context, c *rmc.Call, groups uint32, regex string, rangeArg common.ResultRange) (accounts []BasicAccountInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountFindByNameRegexRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("Account.FindByNameRegex: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("Account.FindByNameRegex: %w", err))
 	}
-	accounts, err := a.h.FindByNameRegex(ctx, c, req.Groups, req.Regex, req.Range)
+	accounts, err := h.FindByNameRegex(ctx, c, req.Groups, req.Regex, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -1759,53 +1815,69 @@ func (a accountServer) findByNameRegex(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a accountServer) updateAccountExpiryDate(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateAccountExpiryDate answers a Account.UpdateAccountExpiryDate call with h's UpdateAccountExpiryDate: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateAccountExpiryDate(h interface {
+	UpdateAccountExpiryDate(ctx context.Context, c *rmc.Call, pid types.PID, expiry types.DateTime, message string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateAccountExpiryDateRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Account.UpdateAccountExpiryDate: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("Account.UpdateAccountExpiryDate: %w", err))
 	}
-	if err := a.h.UpdateAccountExpiryDate(ctx, c, req.PID, req.Expiry, req.Message); err != nil {
+	if err := h.UpdateAccountExpiryDate(ctx, c, req.PID, req.Expiry, req.Message); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) updateAccountEffectiveDate(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateAccountEffectiveDate answers a Account.UpdateAccountEffectiveDate call with h's UpdateAccountEffectiveDate: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateAccountEffectiveDate(h interface {
+	UpdateAccountEffectiveDate(ctx context.Context, c *rmc.Call, pid types.PID, effectiveFrom types.DateTime, message string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateAccountEffectiveDateRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("Account.UpdateAccountEffectiveDate: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("Account.UpdateAccountEffectiveDate: %w", err))
 	}
-	if err := a.h.UpdateAccountEffectiveDate(ctx, c, req.PID, req.EffectiveFrom, req.Message); err != nil {
+	if err := h.UpdateAccountEffectiveDate(ctx, c, req.PID, req.EffectiveFrom, req.Message); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) updateStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateStatus answers a Account.UpdateStatus call with h's UpdateStatus: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateStatus(h interface {
+	UpdateStatus(ctx context.Context, c *rmc.Call, status string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateStatusRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("Account.UpdateStatus: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("Account.UpdateStatus: %w", err))
 	}
-	if err := a.h.UpdateStatus(ctx, c, req.Status); err != nil {
+	if err := h.UpdateStatus(ctx, c, req.Status); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) getStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetStatus answers a Account.GetStatus call with h's GetStatus: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetStatus(h interface {
+	GetStatus(ctx context.Context, c *rmc.Call, pid types.PID) (status string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountGetStatusRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("Account.GetStatus: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("Account.GetStatus: %w", err))
 	}
-	status, err := a.h.GetStatus(ctx, c, req.PID)
+	status, err := h.GetStatus(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1815,14 +1887,18 @@ func (a accountServer) getStatus(ctx context.Context, c *rmc.Call, out []byte) (
 	return w.Bytes()
 }
 
-func (a accountServer) getLastConnectionStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountGetLastConnectionStats answers a Account.GetLastConnectionStats call with h's GetLastConnectionStats: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountGetLastConnectionStats(h interface {
+	GetLastConnectionStats(ctx context.Context, c *rmc.Call, pid types.PID) (lastSessionLogin types.DateTime, lastSessionLogout types.DateTime, currentSessionLogin types.DateTime, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountGetLastConnectionStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("Account.GetLastConnectionStats: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("Account.GetLastConnectionStats: %w", err))
 	}
-	lastSessionLogin, lastSessionLogout, currentSessionLogin, err := a.h.GetLastConnectionStats(ctx, c, req.PID)
+	lastSessionLogin, lastSessionLogout, currentSessionLogin, err := h.GetLastConnectionStats(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1832,12 +1908,16 @@ func (a accountServer) getLastConnectionStats(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a accountServer) resetPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountResetPassword answers a Account.ResetPassword call with h's ResetPassword: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountResetPassword(h interface {
+	ResetPassword(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("Account.ResetPassword: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("Account.ResetPassword: %w", err))
 	}
-	result, err := a.h.ResetPassword(ctx, c)
+	result, err := h.ResetPassword(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -1847,25 +1927,33 @@ func (a accountServer) resetPassword(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a accountServer) createAccountWithCustomData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountCreateAccountWithCustomData answers a Account.CreateAccountWithCustomData call with h's CreateAccountWithCustomData: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountCreateAccountWithCustomData(h interface {
+	CreateAccountWithCustomData(ctx context.Context, c *rmc.Call, name string, key string, groups uint32, email string, publicData types.AnyData, privateData types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountCreateAccountWithCustomDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("Account.CreateAccountWithCustomData: %w", err))
+		return out, rmc.ParamError(h, 21, fmt.Errorf("Account.CreateAccountWithCustomData: %w", err))
 	}
-	if err := a.h.CreateAccountWithCustomData(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.PublicData, req.PrivateData); err != nil {
+	if err := h.CreateAccountWithCustomData(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.PublicData, req.PrivateData); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) retrieveAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountRetrieveAccount answers a Account.RetrieveAccount call with h's RetrieveAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountRetrieveAccount(h interface {
+	RetrieveAccount(ctx context.Context, c *rmc.Call) (accountData AccountData, publicData types.AnyData, privateData types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("Account.RetrieveAccount: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("Account.RetrieveAccount: %w", err))
 	}
-	accountData, publicData, privateData, err := a.h.RetrieveAccount(ctx, c)
+	accountData, publicData, privateData, err := h.RetrieveAccount(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -1875,40 +1963,52 @@ func (a accountServer) retrieveAccount(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a accountServer) updateAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountUpdateAccount answers a Account.UpdateAccount call with h's UpdateAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountUpdateAccount(h interface {
+	UpdateAccount(ctx context.Context, c *rmc.Call, key string, email string, publicData types.AnyData, privateData types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountUpdateAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("Account.UpdateAccount: %w", err))
+		return out, rmc.ParamError(h, 23, fmt.Errorf("Account.UpdateAccount: %w", err))
 	}
-	if err := a.h.UpdateAccount(ctx, c, req.Key, req.Email, req.PublicData, req.PrivateData); err != nil {
+	if err := h.UpdateAccount(ctx, c, req.Key, req.Email, req.PublicData, req.PrivateData); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) changePasswordByGuest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountChangePasswordByGuest answers a Account.ChangePasswordByGuest call with h's ChangePasswordByGuest: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountChangePasswordByGuest(h interface {
+	ChangePasswordByGuest(ctx context.Context, c *rmc.Call, name string, email string, key string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountChangePasswordByGuestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("Account.ChangePasswordByGuest: %w", err))
+		return out, rmc.ParamError(h, 24, fmt.Errorf("Account.ChangePasswordByGuest: %w", err))
 	}
-	if err := a.h.ChangePasswordByGuest(ctx, c, req.Name, req.Email, req.Key); err != nil {
+	if err := h.ChangePasswordByGuest(ctx, c, req.Name, req.Email, req.Key); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a accountServer) findByNameLike(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountFindByNameLike answers a Account.FindByNameLike call with h's FindByNameLike: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountFindByNameLike(h interface {
+	FindByNameLike(ctx context.Context, c *rmc.Call, groups uint32, like string, rangeArg common.ResultRange) (accounts []BasicAccountInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountFindByNameLikeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("Account.FindByNameLike: %w", err))
+		return out, rmc.ParamError(h, 25, fmt.Errorf("Account.FindByNameLike: %w", err))
 	}
-	accounts, err := a.h.FindByNameLike(ctx, c, req.Groups, req.Like, req.Range)
+	accounts, err := h.FindByNameLike(ctx, c, req.Groups, req.Like, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -1918,14 +2018,18 @@ func (a accountServer) findByNameLike(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a accountServer) customCreateAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountCustomCreateAccount answers a Account.CustomCreateAccount call with h's CustomCreateAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountCustomCreateAccount(h interface {
+	CustomCreateAccount(ctx context.Context, c *rmc.Call, name string, key string, groups uint32, email string, authData types.AnyData) (pid types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountCustomCreateAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("Account.CustomCreateAccount: %w", err))
+		return out, rmc.ParamError(h, 26, fmt.Errorf("Account.CustomCreateAccount: %w", err))
 	}
-	pid, err := a.h.CustomCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
+	pid, err := h.CustomCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
 	if err != nil {
 		return out, err
 	}
@@ -1935,14 +2039,18 @@ func (a accountServer) customCreateAccount(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a accountServer) nintendoCreateAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountNintendoCreateAccount answers a Account.NintendoCreateAccount call with h's NintendoCreateAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountNintendoCreateAccount(h interface {
+	NintendoCreateAccount(ctx context.Context, c *rmc.Call, name string, key string, groups uint32, email string, authData types.AnyData) (pid types.PID, pidHmac string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountNintendoCreateAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("Account.NintendoCreateAccount: %w", err))
+		return out, rmc.ParamError(h, 27, fmt.Errorf("Account.NintendoCreateAccount: %w", err))
 	}
-	pid, pidHmac, err := a.h.NintendoCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
+	pid, pidHmac, err := h.NintendoCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
 	if err != nil {
 		return out, err
 	}
@@ -1952,14 +2060,18 @@ func (a accountServer) nintendoCreateAccount(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a accountServer) lookupOrCreateAccount(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountLookupOrCreateAccount answers a Account.LookupOrCreateAccount call with h's LookupOrCreateAccount: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountLookupOrCreateAccount(h interface {
+	LookupOrCreateAccount(ctx context.Context, c *rmc.Call, name string, key string, groups uint32, email string, authData types.AnyData) (pid types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountLookupOrCreateAccountRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("Account.LookupOrCreateAccount: %w", err))
+		return out, rmc.ParamError(h, 28, fmt.Errorf("Account.LookupOrCreateAccount: %w", err))
 	}
-	pid, err := a.h.LookupOrCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
+	pid, err := h.LookupOrCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
 	if err != nil {
 		return out, err
 	}
@@ -1969,14 +2081,18 @@ func (a accountServer) lookupOrCreateAccount(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a accountServer) disconnectPrincipal(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountDisconnectPrincipal answers a Account.DisconnectPrincipal call with h's DisconnectPrincipal: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountDisconnectPrincipal(h interface {
+	DisconnectPrincipal(ctx context.Context, c *rmc.Call, pid types.PID) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AccountDisconnectPrincipalRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("Account.DisconnectPrincipal: %w", err))
+		return out, rmc.ParamError(h, 29, fmt.Errorf("Account.DisconnectPrincipal: %w", err))
 	}
-	result, err := a.h.DisconnectPrincipal(ctx, c, req.PID)
+	result, err := h.DisconnectPrincipal(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -1986,12 +2102,16 @@ func (a accountServer) disconnectPrincipal(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a accountServer) disconnectAllPrincipals(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeAccountDisconnectAllPrincipals answers a Account.DisconnectAllPrincipals call with h's DisconnectAllPrincipals: the generated decoding and
+// encoding, for Account's server and its variants'.
+func ServeAccountDisconnectAllPrincipals(h interface {
+	DisconnectAllPrincipals(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("Account.DisconnectAllPrincipals: %w", err))
+		return out, rmc.ParamError(h, 30, fmt.Errorf("Account.DisconnectAllPrincipals: %w", err))
 	}
-	result, err := a.h.DisconnectAllPrincipals(ctx, c)
+	result, err := h.DisconnectAllPrincipals(ctx, c)
 	if err != nil {
 		return out, err
 	}

@@ -4164,109 +4164,113 @@ func RegisterDataStoreMethods(mux *rmc.Mux, h DataStoreHandler, methods ...uint3
 func (a dataStoreServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.prepareGetObjectV1(ctx, c, out)
+		return ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
 	case 2:
-		return a.preparePostObjectV1(ctx, c, out)
+		return ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
 	case 3:
-		return a.completePostObjectV1(ctx, c, out)
+		return ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
 	case 4:
-		return a.deleteObject(ctx, c, out)
+		return ServeDataStoreDeleteObject(a.h, ctx, c, out)
 	case 5:
-		return a.deleteObjects(ctx, c, out)
+		return ServeDataStoreDeleteObjects(a.h, ctx, c, out)
 	case 6:
-		return a.changeMetaV1(ctx, c, out)
+		return ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
 	case 7:
-		return a.changeMetasV1(ctx, c, out)
+		return ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
 	case 8:
-		return a.getMeta(ctx, c, out)
+		return ServeDataStoreGetMeta(a.h, ctx, c, out)
 	case 9:
-		return a.getMetas(ctx, c, out)
+		return ServeDataStoreGetMetas(a.h, ctx, c, out)
 	case 10:
-		return a.prepareUpdateObject(ctx, c, out)
+		return ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
 	case 11:
-		return a.completeUpdateObject(ctx, c, out)
+		return ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
 	case 12:
-		return a.searchObject(ctx, c, out)
+		return ServeDataStoreSearchObject(a.h, ctx, c, out)
 	case 13:
-		return a.getNotificationUrl(ctx, c, out)
+		return ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
 	case 14:
-		return a.getNewArrivedNotificationsV1(ctx, c, out)
+		return ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
 	case 15:
-		return a.rateObject(ctx, c, out)
+		return ServeDataStoreRateObject(a.h, ctx, c, out)
 	case 16:
-		return a.getRating(ctx, c, out)
+		return ServeDataStoreGetRating(a.h, ctx, c, out)
 	case 17:
-		return a.getRatings(ctx, c, out)
+		return ServeDataStoreGetRatings(a.h, ctx, c, out)
 	case 18:
-		return a.resetRating(ctx, c, out)
+		return ServeDataStoreResetRating(a.h, ctx, c, out)
 	case 19:
-		return a.resetRatings(ctx, c, out)
+		return ServeDataStoreResetRatings(a.h, ctx, c, out)
 	case 20:
-		return a.getSpecificMetaV1(ctx, c, out)
+		return ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
 	case 21:
-		return a.postMetaBinary(ctx, c, out)
+		return ServeDataStorePostMetaBinary(a.h, ctx, c, out)
 	case 22:
-		return a.touchObject(ctx, c, out)
+		return ServeDataStoreTouchObject(a.h, ctx, c, out)
 	case 23:
-		return a.getRatingWithLog(ctx, c, out)
+		return ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
 	case 24:
-		return a.preparePostObject(ctx, c, out)
+		return ServeDataStorePreparePostObject(a.h, ctx, c, out)
 	case 25:
-		return a.prepareGetObject(ctx, c, out)
+		return ServeDataStorePrepareGetObject(a.h, ctx, c, out)
 	case 26:
-		return a.completePostObject(ctx, c, out)
+		return ServeDataStoreCompletePostObject(a.h, ctx, c, out)
 	case 27:
-		return a.getNewArrivedNotifications(ctx, c, out)
+		return ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
 	case 28:
-		return a.getSpecificMeta(ctx, c, out)
+		return ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
 	case 29:
-		return a.getPersistenceInfo(ctx, c, out)
+		return ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
 	case 30:
-		return a.getPersistenceInfos(ctx, c, out)
+		return ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
 	case 31:
-		return a.perpetuateObject(ctx, c, out)
+		return ServeDataStorePerpetuateObject(a.h, ctx, c, out)
 	case 32:
-		return a.unperpetuateObject(ctx, c, out)
+		return ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
 	case 33:
-		return a.prepareGetObjectOrMetaBinary(ctx, c, out)
+		return ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
 	case 34:
-		return a.getPasswordInfo(ctx, c, out)
+		return ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
 	case 35:
-		return a.getPasswordInfos(ctx, c, out)
+		return ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
 	case 36:
-		return a.getMetasMultipleParam(ctx, c, out)
+		return ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
 	case 37:
-		return a.completePostObjects(ctx, c, out)
+		return ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
 	case 38:
-		return a.changeMeta(ctx, c, out)
+		return ServeDataStoreChangeMeta(a.h, ctx, c, out)
 	case 39:
-		return a.changeMetas(ctx, c, out)
+		return ServeDataStoreChangeMetas(a.h, ctx, c, out)
 	case 40:
-		return a.rateObjects(ctx, c, out)
+		return ServeDataStoreRateObjects(a.h, ctx, c, out)
 	case 41:
-		return a.postMetaBinaryWithDataId(ctx, c, out)
+		return ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
 	case 42:
-		return a.postMetaBinariesWithDataId(ctx, c, out)
+		return ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
 	case 43:
-		return a.rateObjectWithPosting(ctx, c, out)
+		return ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
 	case 44:
-		return a.rateObjectsWithPosting(ctx, c, out)
+		return ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
 	case 45:
-		return a.getObjectInfos(ctx, c, out)
+		return ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
 	case 46:
-		return a.searchObjectLight(ctx, c, out)
+		return ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a dataStoreServer) prepareGetObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePrepareGetObjectV1 answers a DataStore.PrepareGetObjectV1 call with h's PrepareGetObjectV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePrepareGetObjectV1(h interface {
+	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param DataStorePrepareGetParamV1) (info DataStoreReqGetInfoV1, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePrepareGetObjectV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("DataStore.PrepareGetObjectV1: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("DataStore.PrepareGetObjectV1: %w", err))
 	}
-	info, err := a.h.PrepareGetObjectV1(ctx, c, req.Param)
+	info, err := h.PrepareGetObjectV1(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4276,14 +4280,18 @@ func (a dataStoreServer) prepareGetObjectV1(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a dataStoreServer) preparePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePreparePostObjectV1 answers a DataStore.PreparePostObjectV1 call with h's PreparePostObjectV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePreparePostObjectV1(h interface {
+	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param DataStorePreparePostParamV1) (info DataStoreReqPostInfoV1, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePreparePostObjectV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("DataStore.PreparePostObjectV1: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("DataStore.PreparePostObjectV1: %w", err))
 	}
-	info, err := a.h.PreparePostObjectV1(ctx, c, req.Param)
+	info, err := h.PreparePostObjectV1(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4293,40 +4301,52 @@ func (a dataStoreServer) preparePostObjectV1(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreServer) completePostObjectV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreCompletePostObjectV1 answers a DataStore.CompletePostObjectV1 call with h's CompletePostObjectV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreCompletePostObjectV1(h interface {
+	CompletePostObjectV1(ctx context.Context, c *rmc.Call, param DataStoreCompletePostParamV1) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreCompletePostObjectV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("DataStore.CompletePostObjectV1: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("DataStore.CompletePostObjectV1: %w", err))
 	}
-	if err := a.h.CompletePostObjectV1(ctx, c, req.Param); err != nil {
+	if err := h.CompletePostObjectV1(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) deleteObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreDeleteObject answers a DataStore.DeleteObject call with h's DeleteObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreDeleteObject(h interface {
+	DeleteObject(ctx context.Context, c *rmc.Call, param DataStoreDeleteParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreDeleteObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("DataStore.DeleteObject: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("DataStore.DeleteObject: %w", err))
 	}
-	if err := a.h.DeleteObject(ctx, c, req.Param); err != nil {
+	if err := h.DeleteObject(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) deleteObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreDeleteObjects answers a DataStore.DeleteObjects call with h's DeleteObjects: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreDeleteObjects(h interface {
+	DeleteObjects(ctx context.Context, c *rmc.Call, param []DataStoreDeleteParam, transactional bool) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreDeleteObjectsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("DataStore.DeleteObjects: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("DataStore.DeleteObjects: %w", err))
 	}
-	results, err := a.h.DeleteObjects(ctx, c, req.Param, req.Transactional)
+	results, err := h.DeleteObjects(ctx, c, req.Param, req.Transactional)
 	if err != nil {
 		return out, err
 	}
@@ -4336,27 +4356,35 @@ func (a dataStoreServer) deleteObjects(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a dataStoreServer) changeMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreChangeMetaV1 answers a DataStore.ChangeMetaV1 call with h's ChangeMetaV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreChangeMetaV1(h interface {
+	ChangeMetaV1(ctx context.Context, c *rmc.Call, param DataStoreChangeMetaParamV1) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreChangeMetaV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("DataStore.ChangeMetaV1: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("DataStore.ChangeMetaV1: %w", err))
 	}
-	if err := a.h.ChangeMetaV1(ctx, c, req.Param); err != nil {
+	if err := h.ChangeMetaV1(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) changeMetasV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreChangeMetasV1 answers a DataStore.ChangeMetasV1 call with h's ChangeMetasV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreChangeMetasV1(h interface {
+	ChangeMetasV1(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreChangeMetasV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("DataStore.ChangeMetasV1: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("DataStore.ChangeMetasV1: %w", err))
 	}
-	results, err := a.h.ChangeMetasV1(ctx, c, req.DataIDs, req.Param, req.Transactional)
+	results, err := h.ChangeMetasV1(ctx, c, req.DataIDs, req.Param, req.Transactional)
 	if err != nil {
 		return out, err
 	}
@@ -4366,14 +4394,18 @@ func (a dataStoreServer) changeMetasV1(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetMeta answers a DataStore.GetMeta call with h's GetMeta: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetMeta(h interface {
+	GetMeta(ctx context.Context, c *rmc.Call, param DataStoreGetMetaParam) (info DataStoreMetaInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetMetaRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("DataStore.GetMeta: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("DataStore.GetMeta: %w", err))
 	}
-	info, err := a.h.GetMeta(ctx, c, req.Param)
+	info, err := h.GetMeta(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4383,14 +4415,18 @@ func (a dataStoreServer) getMeta(ctx context.Context, c *rmc.Call, out []byte) (
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetMetas answers a DataStore.GetMetas call with h's GetMetas: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetMetas(h interface {
+	GetMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param DataStoreGetMetaParam) (info []DataStoreMetaInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetMetasRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("DataStore.GetMetas: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("DataStore.GetMetas: %w", err))
 	}
-	info, results, err := a.h.GetMetas(ctx, c, req.DataIDs, req.Param)
+	info, results, err := h.GetMetas(ctx, c, req.DataIDs, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4400,14 +4436,18 @@ func (a dataStoreServer) getMetas(ctx context.Context, c *rmc.Call, out []byte) 
 	return w.Bytes()
 }
 
-func (a dataStoreServer) prepareUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePrepareUpdateObject answers a DataStore.PrepareUpdateObject call with h's PrepareUpdateObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePrepareUpdateObject(h interface {
+	PrepareUpdateObject(ctx context.Context, c *rmc.Call, param DataStorePrepareUpdateParam) (info DataStoreReqUpdateInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePrepareUpdateObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("DataStore.PrepareUpdateObject: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("DataStore.PrepareUpdateObject: %w", err))
 	}
-	info, err := a.h.PrepareUpdateObject(ctx, c, req.Param)
+	info, err := h.PrepareUpdateObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4417,27 +4457,35 @@ func (a dataStoreServer) prepareUpdateObject(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreServer) completeUpdateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreCompleteUpdateObject answers a DataStore.CompleteUpdateObject call with h's CompleteUpdateObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreCompleteUpdateObject(h interface {
+	CompleteUpdateObject(ctx context.Context, c *rmc.Call, param DataStoreCompleteUpdateParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreCompleteUpdateObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("DataStore.CompleteUpdateObject: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("DataStore.CompleteUpdateObject: %w", err))
 	}
-	if err := a.h.CompleteUpdateObject(ctx, c, req.Param); err != nil {
+	if err := h.CompleteUpdateObject(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) searchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSearchObject answers a DataStore.SearchObject call with h's SearchObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreSearchObject(h interface {
+	SearchObject(ctx context.Context, c *rmc.Call, param DataStoreSearchParam) (result DataStoreSearchResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSearchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("DataStore.SearchObject: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("DataStore.SearchObject: %w", err))
 	}
-	result, err := a.h.SearchObject(ctx, c, req.Param)
+	result, err := h.SearchObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4447,14 +4495,18 @@ func (a dataStoreServer) searchObject(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getNotificationUrl(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetNotificationUrl answers a DataStore.GetNotificationUrl call with h's GetNotificationUrl: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetNotificationUrl(h interface {
+	GetNotificationUrl(ctx context.Context, c *rmc.Call, param DataStoreGetNotificationUrlParam) (info DataStoreReqGetNotificationUrlInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetNotificationUrlRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("DataStore.GetNotificationUrl: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("DataStore.GetNotificationUrl: %w", err))
 	}
-	info, err := a.h.GetNotificationUrl(ctx, c, req.Param)
+	info, err := h.GetNotificationUrl(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4464,14 +4516,18 @@ func (a dataStoreServer) getNotificationUrl(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetNewArrivedNotificationsV1 answers a DataStore.GetNewArrivedNotificationsV1 call with h's GetNewArrivedNotificationsV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetNewArrivedNotificationsV1(h interface {
+	GetNewArrivedNotificationsV1(ctx context.Context, c *rmc.Call, param DataStoreGetNewArrivedNotificationsParam) (result []DataStoreNotificationV1, hasNext bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetNewArrivedNotificationsV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("DataStore.GetNewArrivedNotificationsV1: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("DataStore.GetNewArrivedNotificationsV1: %w", err))
 	}
-	result, hasNext, err := a.h.GetNewArrivedNotificationsV1(ctx, c, req.Param)
+	result, hasNext, err := h.GetNewArrivedNotificationsV1(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4481,14 +4537,18 @@ func (a dataStoreServer) getNewArrivedNotificationsV1(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a dataStoreServer) rateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreRateObject answers a DataStore.RateObject call with h's RateObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreRateObject(h interface {
+	RateObject(ctx context.Context, c *rmc.Call, target DataStoreRatingTarget, param DataStoreRateObjectParam, fetchRatings bool) (info DataStoreRatingInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreRateObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("DataStore.RateObject: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("DataStore.RateObject: %w", err))
 	}
-	info, err := a.h.RateObject(ctx, c, req.Target, req.Param, req.FetchRatings)
+	info, err := h.RateObject(ctx, c, req.Target, req.Param, req.FetchRatings)
 	if err != nil {
 		return out, err
 	}
@@ -4498,14 +4558,18 @@ func (a dataStoreServer) rateObject(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetRating answers a DataStore.GetRating call with h's GetRating: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetRating(h interface {
+	GetRating(ctx context.Context, c *rmc.Call, target DataStoreRatingTarget, accessPassword uint64) (rating DataStoreRatingInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetRatingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("DataStore.GetRating: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("DataStore.GetRating: %w", err))
 	}
-	rating, err := a.h.GetRating(ctx, c, req.Target, req.AccessPassword)
+	rating, err := h.GetRating(ctx, c, req.Target, req.AccessPassword)
 	if err != nil {
 		return out, err
 	}
@@ -4515,14 +4579,18 @@ func (a dataStoreServer) getRating(ctx context.Context, c *rmc.Call, out []byte)
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetRatings answers a DataStore.GetRatings call with h's GetRatings: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetRatings(h interface {
+	GetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, accessPassword uint64) (ratings [][]DataStoreRatingInfoWithSlot, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetRatingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("DataStore.GetRatings: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("DataStore.GetRatings: %w", err))
 	}
-	ratings, results, err := a.h.GetRatings(ctx, c, req.DataIDs, req.AccessPassword)
+	ratings, results, err := h.GetRatings(ctx, c, req.DataIDs, req.AccessPassword)
 	if err != nil {
 		return out, err
 	}
@@ -4532,27 +4600,35 @@ func (a dataStoreServer) getRatings(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a dataStoreServer) resetRating(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreResetRating answers a DataStore.ResetRating call with h's ResetRating: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreResetRating(h interface {
+	ResetRating(ctx context.Context, c *rmc.Call, target DataStoreRatingTarget, updatePassword uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreResetRatingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("DataStore.ResetRating: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("DataStore.ResetRating: %w", err))
 	}
-	if err := a.h.ResetRating(ctx, c, req.Target, req.UpdatePassword); err != nil {
+	if err := h.ResetRating(ctx, c, req.Target, req.UpdatePassword); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) resetRatings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreResetRatings answers a DataStore.ResetRatings call with h's ResetRatings: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreResetRatings(h interface {
+	ResetRatings(ctx context.Context, c *rmc.Call, dataIDs []uint64, transactional bool) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreResetRatingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("DataStore.ResetRatings: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("DataStore.ResetRatings: %w", err))
 	}
-	results, err := a.h.ResetRatings(ctx, c, req.DataIDs, req.Transactional)
+	results, err := h.ResetRatings(ctx, c, req.DataIDs, req.Transactional)
 	if err != nil {
 		return out, err
 	}
@@ -4562,14 +4638,18 @@ func (a dataStoreServer) resetRatings(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getSpecificMetaV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetSpecificMetaV1 answers a DataStore.GetSpecificMetaV1 call with h's GetSpecificMetaV1: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetSpecificMetaV1(h interface {
+	GetSpecificMetaV1(ctx context.Context, c *rmc.Call, param DataStoreGetSpecificMetaParamV1) (infos []DataStoreSpecificMetaInfoV1, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetSpecificMetaV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("DataStore.GetSpecificMetaV1: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("DataStore.GetSpecificMetaV1: %w", err))
 	}
-	infos, err := a.h.GetSpecificMetaV1(ctx, c, req.Param)
+	infos, err := h.GetSpecificMetaV1(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4579,14 +4659,18 @@ func (a dataStoreServer) getSpecificMetaV1(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a dataStoreServer) postMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePostMetaBinary answers a DataStore.PostMetaBinary call with h's PostMetaBinary: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePostMetaBinary(h interface {
+	PostMetaBinary(ctx context.Context, c *rmc.Call, param DataStorePreparePostParam) (dataID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePostMetaBinaryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("DataStore.PostMetaBinary: %w", err))
+		return out, rmc.ParamError(h, 21, fmt.Errorf("DataStore.PostMetaBinary: %w", err))
 	}
-	dataID, err := a.h.PostMetaBinary(ctx, c, req.Param)
+	dataID, err := h.PostMetaBinary(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4596,27 +4680,35 @@ func (a dataStoreServer) postMetaBinary(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a dataStoreServer) touchObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreTouchObject answers a DataStore.TouchObject call with h's TouchObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreTouchObject(h interface {
+	TouchObject(ctx context.Context, c *rmc.Call, param DataStoreTouchObjectParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreTouchObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("DataStore.TouchObject: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("DataStore.TouchObject: %w", err))
 	}
-	if err := a.h.TouchObject(ctx, c, req.Param); err != nil {
+	if err := h.TouchObject(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) getRatingWithLog(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetRatingWithLog answers a DataStore.GetRatingWithLog call with h's GetRatingWithLog: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetRatingWithLog(h interface {
+	GetRatingWithLog(ctx context.Context, c *rmc.Call, target DataStoreRatingTarget, accessPassword uint64) (rating DataStoreRatingInfo, log DataStoreRatingLog, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetRatingWithLogRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("DataStore.GetRatingWithLog: %w", err))
+		return out, rmc.ParamError(h, 23, fmt.Errorf("DataStore.GetRatingWithLog: %w", err))
 	}
-	rating, log, err := a.h.GetRatingWithLog(ctx, c, req.Target, req.AccessPassword)
+	rating, log, err := h.GetRatingWithLog(ctx, c, req.Target, req.AccessPassword)
 	if err != nil {
 		return out, err
 	}
@@ -4626,14 +4718,18 @@ func (a dataStoreServer) getRatingWithLog(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a dataStoreServer) preparePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePreparePostObject answers a DataStore.PreparePostObject call with h's PreparePostObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePreparePostObject(h interface {
+	PreparePostObject(ctx context.Context, c *rmc.Call, param DataStorePreparePostParam) (info DataStoreReqPostInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePreparePostObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("DataStore.PreparePostObject: %w", err))
+		return out, rmc.ParamError(h, 24, fmt.Errorf("DataStore.PreparePostObject: %w", err))
 	}
-	info, err := a.h.PreparePostObject(ctx, c, req.Param)
+	info, err := h.PreparePostObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4643,14 +4739,18 @@ func (a dataStoreServer) preparePostObject(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a dataStoreServer) prepareGetObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePrepareGetObject answers a DataStore.PrepareGetObject call with h's PrepareGetObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePrepareGetObject(h interface {
+	PrepareGetObject(ctx context.Context, c *rmc.Call, param DataStorePrepareGetParam) (info DataStoreReqGetInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePrepareGetObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("DataStore.PrepareGetObject: %w", err))
+		return out, rmc.ParamError(h, 25, fmt.Errorf("DataStore.PrepareGetObject: %w", err))
 	}
-	info, err := a.h.PrepareGetObject(ctx, c, req.Param)
+	info, err := h.PrepareGetObject(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4660,27 +4760,35 @@ func (a dataStoreServer) prepareGetObject(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a dataStoreServer) completePostObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreCompletePostObject answers a DataStore.CompletePostObject call with h's CompletePostObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreCompletePostObject(h interface {
+	CompletePostObject(ctx context.Context, c *rmc.Call, param DataStoreCompletePostParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreCompletePostObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("DataStore.CompletePostObject: %w", err))
+		return out, rmc.ParamError(h, 26, fmt.Errorf("DataStore.CompletePostObject: %w", err))
 	}
-	if err := a.h.CompletePostObject(ctx, c, req.Param); err != nil {
+	if err := h.CompletePostObject(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) getNewArrivedNotifications(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetNewArrivedNotifications answers a DataStore.GetNewArrivedNotifications call with h's GetNewArrivedNotifications: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetNewArrivedNotifications(h interface {
+	GetNewArrivedNotifications(ctx context.Context, c *rmc.Call, param DataStoreGetNewArrivedNotificationsParam) (result []DataStoreNotification, hasNext bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetNewArrivedNotificationsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("DataStore.GetNewArrivedNotifications: %w", err))
+		return out, rmc.ParamError(h, 27, fmt.Errorf("DataStore.GetNewArrivedNotifications: %w", err))
 	}
-	result, hasNext, err := a.h.GetNewArrivedNotifications(ctx, c, req.Param)
+	result, hasNext, err := h.GetNewArrivedNotifications(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4690,14 +4798,18 @@ func (a dataStoreServer) getNewArrivedNotifications(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getSpecificMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetSpecificMeta answers a DataStore.GetSpecificMeta call with h's GetSpecificMeta: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetSpecificMeta(h interface {
+	GetSpecificMeta(ctx context.Context, c *rmc.Call, param DataStoreGetSpecificMetaParam) (infos []DataStoreSpecificMetaInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetSpecificMetaRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("DataStore.GetSpecificMeta: %w", err))
+		return out, rmc.ParamError(h, 28, fmt.Errorf("DataStore.GetSpecificMeta: %w", err))
 	}
-	infos, err := a.h.GetSpecificMeta(ctx, c, req.Param)
+	infos, err := h.GetSpecificMeta(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4707,14 +4819,18 @@ func (a dataStoreServer) getSpecificMeta(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getPersistenceInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetPersistenceInfo answers a DataStore.GetPersistenceInfo call with h's GetPersistenceInfo: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetPersistenceInfo(h interface {
+	GetPersistenceInfo(ctx context.Context, c *rmc.Call, ownerID types.PID, slotID uint16) (info DataStorePersistenceInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetPersistenceInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("DataStore.GetPersistenceInfo: %w", err))
+		return out, rmc.ParamError(h, 29, fmt.Errorf("DataStore.GetPersistenceInfo: %w", err))
 	}
-	info, err := a.h.GetPersistenceInfo(ctx, c, req.OwnerID, req.SlotID)
+	info, err := h.GetPersistenceInfo(ctx, c, req.OwnerID, req.SlotID)
 	if err != nil {
 		return out, err
 	}
@@ -4724,14 +4840,18 @@ func (a dataStoreServer) getPersistenceInfo(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getPersistenceInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetPersistenceInfos answers a DataStore.GetPersistenceInfos call with h's GetPersistenceInfos: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetPersistenceInfos(h interface {
+	GetPersistenceInfos(ctx context.Context, c *rmc.Call, ownerID types.PID, slotIDs []uint16) (infos []DataStorePersistenceInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetPersistenceInfosRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("DataStore.GetPersistenceInfos: %w", err))
+		return out, rmc.ParamError(h, 30, fmt.Errorf("DataStore.GetPersistenceInfos: %w", err))
 	}
-	infos, results, err := a.h.GetPersistenceInfos(ctx, c, req.OwnerID, req.SlotIDs)
+	infos, results, err := h.GetPersistenceInfos(ctx, c, req.OwnerID, req.SlotIDs)
 	if err != nil {
 		return out, err
 	}
@@ -4741,40 +4861,52 @@ func (a dataStoreServer) getPersistenceInfos(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a dataStoreServer) perpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePerpetuateObject answers a DataStore.PerpetuateObject call with h's PerpetuateObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePerpetuateObject(h interface {
+	PerpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePerpetuateObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("DataStore.PerpetuateObject: %w", err))
+		return out, rmc.ParamError(h, 31, fmt.Errorf("DataStore.PerpetuateObject: %w", err))
 	}
-	if err := a.h.PerpetuateObject(ctx, c, req.PersistenceSlotID, req.DataID, req.DeleteLastObject); err != nil {
+	if err := h.PerpetuateObject(ctx, c, req.PersistenceSlotID, req.DataID, req.DeleteLastObject); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) unperpetuateObject(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreUnperpetuateObject answers a DataStore.UnperpetuateObject call with h's UnperpetuateObject: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreUnperpetuateObject(h interface {
+	UnperpetuateObject(ctx context.Context, c *rmc.Call, persistenceSlotID uint16, deleteLastObject bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreUnperpetuateObjectRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("DataStore.UnperpetuateObject: %w", err))
+		return out, rmc.ParamError(h, 32, fmt.Errorf("DataStore.UnperpetuateObject: %w", err))
 	}
-	if err := a.h.UnperpetuateObject(ctx, c, req.PersistenceSlotID, req.DeleteLastObject); err != nil {
+	if err := h.UnperpetuateObject(ctx, c, req.PersistenceSlotID, req.DeleteLastObject); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) prepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePrepareGetObjectOrMetaBinary answers a DataStore.PrepareGetObjectOrMetaBinary call with h's PrepareGetObjectOrMetaBinary: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePrepareGetObjectOrMetaBinary(h interface {
+	PrepareGetObjectOrMetaBinary(ctx context.Context, c *rmc.Call, param DataStorePrepareGetParam) (getInfo DataStoreReqGetInfo, additionalMeta DataStoreReqGetAdditionalMeta, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePrepareGetObjectOrMetaBinaryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("DataStore.PrepareGetObjectOrMetaBinary: %w", err))
+		return out, rmc.ParamError(h, 33, fmt.Errorf("DataStore.PrepareGetObjectOrMetaBinary: %w", err))
 	}
-	getInfo, additionalMeta, err := a.h.PrepareGetObjectOrMetaBinary(ctx, c, req.Param)
+	getInfo, additionalMeta, err := h.PrepareGetObjectOrMetaBinary(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -4784,14 +4916,18 @@ func (a dataStoreServer) prepareGetObjectOrMetaBinary(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getPasswordInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetPasswordInfo answers a DataStore.GetPasswordInfo call with h's GetPasswordInfo: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetPasswordInfo(h interface {
+	GetPasswordInfo(ctx context.Context, c *rmc.Call, dataID uint64) (info DataStorePasswordInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetPasswordInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("DataStore.GetPasswordInfo: %w", err))
+		return out, rmc.ParamError(h, 34, fmt.Errorf("DataStore.GetPasswordInfo: %w", err))
 	}
-	info, err := a.h.GetPasswordInfo(ctx, c, req.DataID)
+	info, err := h.GetPasswordInfo(ctx, c, req.DataID)
 	if err != nil {
 		return out, err
 	}
@@ -4801,14 +4937,18 @@ func (a dataStoreServer) getPasswordInfo(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getPasswordInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetPasswordInfos answers a DataStore.GetPasswordInfos call with h's GetPasswordInfos: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetPasswordInfos(h interface {
+	GetPasswordInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStorePasswordInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetPasswordInfosRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("DataStore.GetPasswordInfos: %w", err))
+		return out, rmc.ParamError(h, 35, fmt.Errorf("DataStore.GetPasswordInfos: %w", err))
 	}
-	infos, results, err := a.h.GetPasswordInfos(ctx, c, req.DataIDs)
+	infos, results, err := h.GetPasswordInfos(ctx, c, req.DataIDs)
 	if err != nil {
 		return out, err
 	}
@@ -4818,14 +4958,18 @@ func (a dataStoreServer) getPasswordInfos(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getMetasMultipleParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetMetasMultipleParam answers a DataStore.GetMetasMultipleParam call with h's GetMetasMultipleParam: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetMetasMultipleParam(h interface {
+	GetMetasMultipleParam(ctx context.Context, c *rmc.Call, paramsArg []DataStoreGetMetaParam) (infos []DataStoreMetaInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetMetasMultipleParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("DataStore.GetMetasMultipleParam: %w", err))
+		return out, rmc.ParamError(h, 36, fmt.Errorf("DataStore.GetMetasMultipleParam: %w", err))
 	}
-	infos, results, err := a.h.GetMetasMultipleParam(ctx, c, req.Params)
+	infos, results, err := h.GetMetasMultipleParam(ctx, c, req.Params)
 	if err != nil {
 		return out, err
 	}
@@ -4835,40 +4979,52 @@ func (a dataStoreServer) getMetasMultipleParam(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a dataStoreServer) completePostObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreCompletePostObjects answers a DataStore.CompletePostObjects call with h's CompletePostObjects: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreCompletePostObjects(h interface {
+	CompletePostObjects(ctx context.Context, c *rmc.Call, dataIDs []uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreCompletePostObjectsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("DataStore.CompletePostObjects: %w", err))
+		return out, rmc.ParamError(h, 37, fmt.Errorf("DataStore.CompletePostObjects: %w", err))
 	}
-	if err := a.h.CompletePostObjects(ctx, c, req.DataIDs); err != nil {
+	if err := h.CompletePostObjects(ctx, c, req.DataIDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) changeMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreChangeMeta answers a DataStore.ChangeMeta call with h's ChangeMeta: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreChangeMeta(h interface {
+	ChangeMeta(ctx context.Context, c *rmc.Call, param DataStoreChangeMetaParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreChangeMetaRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("DataStore.ChangeMeta: %w", err))
+		return out, rmc.ParamError(h, 38, fmt.Errorf("DataStore.ChangeMeta: %w", err))
 	}
-	if err := a.h.ChangeMeta(ctx, c, req.Param); err != nil {
+	if err := h.ChangeMeta(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) changeMetas(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreChangeMetas answers a DataStore.ChangeMetas call with h's ChangeMetas: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreChangeMetas(h interface {
+	ChangeMetas(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreChangeMetasRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("DataStore.ChangeMetas: %w", err))
+		return out, rmc.ParamError(h, 39, fmt.Errorf("DataStore.ChangeMetas: %w", err))
 	}
-	results, err := a.h.ChangeMetas(ctx, c, req.DataIDs, req.Param, req.Transactional)
+	results, err := h.ChangeMetas(ctx, c, req.DataIDs, req.Param, req.Transactional)
 	if err != nil {
 		return out, err
 	}
@@ -4878,14 +5034,18 @@ func (a dataStoreServer) changeMetas(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a dataStoreServer) rateObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreRateObjects answers a DataStore.RateObjects call with h's RateObjects: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreRateObjects(h interface {
+	RateObjects(ctx context.Context, c *rmc.Call, targets []DataStoreRatingTarget, param []DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []DataStoreRatingInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreRateObjectsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("DataStore.RateObjects: %w", err))
+		return out, rmc.ParamError(h, 40, fmt.Errorf("DataStore.RateObjects: %w", err))
 	}
-	infos, results, err := a.h.RateObjects(ctx, c, req.Targets, req.Param, req.Transactional, req.FetchRatings)
+	infos, results, err := h.RateObjects(ctx, c, req.Targets, req.Param, req.Transactional, req.FetchRatings)
 	if err != nil {
 		return out, err
 	}
@@ -4895,27 +5055,35 @@ func (a dataStoreServer) rateObjects(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a dataStoreServer) postMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePostMetaBinaryWithDataId answers a DataStore.PostMetaBinaryWithDataId call with h's PostMetaBinaryWithDataId: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePostMetaBinaryWithDataId(h interface {
+	PostMetaBinaryWithDataId(ctx context.Context, c *rmc.Call, dataID uint64, param DataStorePreparePostParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePostMetaBinaryWithDataIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("DataStore.PostMetaBinaryWithDataId: %w", err))
+		return out, rmc.ParamError(h, 41, fmt.Errorf("DataStore.PostMetaBinaryWithDataId: %w", err))
 	}
-	if err := a.h.PostMetaBinaryWithDataId(ctx, c, req.DataID, req.Param); err != nil {
+	if err := h.PostMetaBinaryWithDataId(ctx, c, req.DataID, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a dataStoreServer) postMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStorePostMetaBinariesWithDataId answers a DataStore.PostMetaBinariesWithDataId call with h's PostMetaBinariesWithDataId: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStorePostMetaBinariesWithDataId(h interface {
+	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStorePostMetaBinariesWithDataIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("DataStore.PostMetaBinariesWithDataId: %w", err))
+		return out, rmc.ParamError(h, 42, fmt.Errorf("DataStore.PostMetaBinariesWithDataId: %w", err))
 	}
-	results, err := a.h.PostMetaBinariesWithDataId(ctx, c, req.DataIDs, req.Param, req.Transactional)
+	results, err := h.PostMetaBinariesWithDataId(ctx, c, req.DataIDs, req.Param, req.Transactional)
 	if err != nil {
 		return out, err
 	}
@@ -4925,14 +5093,18 @@ func (a dataStoreServer) postMetaBinariesWithDataId(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a dataStoreServer) rateObjectWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreRateObjectWithPosting answers a DataStore.RateObjectWithPosting call with h's RateObjectWithPosting: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreRateObjectWithPosting(h interface {
+	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target DataStoreRatingTarget, rateParam DataStoreRateObjectParam, postParam DataStorePreparePostParam, fetchRatings bool) (info DataStoreRatingInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreRateObjectWithPostingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("DataStore.RateObjectWithPosting: %w", err))
+		return out, rmc.ParamError(h, 43, fmt.Errorf("DataStore.RateObjectWithPosting: %w", err))
 	}
-	info, err := a.h.RateObjectWithPosting(ctx, c, req.Target, req.RateParam, req.PostParam, req.FetchRatings)
+	info, err := h.RateObjectWithPosting(ctx, c, req.Target, req.RateParam, req.PostParam, req.FetchRatings)
 	if err != nil {
 		return out, err
 	}
@@ -4942,14 +5114,18 @@ func (a dataStoreServer) rateObjectWithPosting(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a dataStoreServer) rateObjectsWithPosting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreRateObjectsWithPosting answers a DataStore.RateObjectsWithPosting call with h's RateObjectsWithPosting: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreRateObjectsWithPosting(h interface {
+	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []DataStoreRatingTarget, rateParam []DataStoreRateObjectParam, postParam []DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []DataStoreRatingInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreRateObjectsWithPostingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("DataStore.RateObjectsWithPosting: %w", err))
+		return out, rmc.ParamError(h, 44, fmt.Errorf("DataStore.RateObjectsWithPosting: %w", err))
 	}
-	ratings, results, err := a.h.RateObjectsWithPosting(ctx, c, req.Targets, req.RateParam, req.PostParam, req.Transactional, req.FetchRatings)
+	ratings, results, err := h.RateObjectsWithPosting(ctx, c, req.Targets, req.RateParam, req.PostParam, req.Transactional, req.FetchRatings)
 	if err != nil {
 		return out, err
 	}
@@ -4959,14 +5135,18 @@ func (a dataStoreServer) rateObjectsWithPosting(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a dataStoreServer) getObjectInfos(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreGetObjectInfos answers a DataStore.GetObjectInfos call with h's GetObjectInfos: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreGetObjectInfos(h interface {
+	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreReqGetInfo, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreGetObjectInfosRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("DataStore.GetObjectInfos: %w", err))
+		return out, rmc.ParamError(h, 45, fmt.Errorf("DataStore.GetObjectInfos: %w", err))
 	}
-	infos, results, err := a.h.GetObjectInfos(ctx, c, req.DataIDs)
+	infos, results, err := h.GetObjectInfos(ctx, c, req.DataIDs)
 	if err != nil {
 		return out, err
 	}
@@ -4976,14 +5156,18 @@ func (a dataStoreServer) getObjectInfos(ctx context.Context, c *rmc.Call, out []
 	return w.Bytes()
 }
 
-func (a dataStoreServer) searchObjectLight(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeDataStoreSearchObjectLight answers a DataStore.SearchObjectLight call with h's SearchObjectLight: the generated decoding and
+// encoding, for DataStore's server and its variants'.
+func ServeDataStoreSearchObjectLight(h interface {
+	SearchObjectLight(ctx context.Context, c *rmc.Call, param DataStoreSearchParam) (result DataStoreSearchResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req DataStoreSearchObjectLightRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("DataStore.SearchObjectLight: %w", err))
+		return out, rmc.ParamError(h, 46, fmt.Errorf("DataStore.SearchObjectLight: %w", err))
 	}
-	result, err := a.h.SearchObjectLight(ctx, c, req.Param)
+	result, err := h.SearchObjectLight(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}

@@ -2348,134 +2348,158 @@ func RegisterFriendsV1Methods(mux *rmc.Mux, h FriendsV1Handler, methods ...uint3
 func (a friendsV1Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.updateProfile(ctx, c, out)
+		return ServeFriendsV1UpdateProfile(a.h, ctx, c, out)
 	case 2:
-		return a.updateMii(ctx, c, out)
+		return ServeFriendsV1UpdateMii(a.h, ctx, c, out)
 	case 3:
-		return a.updateMiiList(ctx, c, out)
+		return ServeFriendsV1UpdateMiiList(a.h, ctx, c, out)
 	case 4:
-		return a.updatePlayedGames(ctx, c, out)
+		return ServeFriendsV1UpdatePlayedGames(a.h, ctx, c, out)
 	case 5:
-		return a.updatePreference(ctx, c, out)
+		return ServeFriendsV1UpdatePreference(a.h, ctx, c, out)
 	case 6:
-		return a.getFriendMii(ctx, c, out)
+		return ServeFriendsV1GetFriendMii(a.h, ctx, c, out)
 	case 7:
-		return a.getFriendMiiList(ctx, c, out)
+		return ServeFriendsV1GetFriendMiiList(a.h, ctx, c, out)
 	case 8:
-		return a.isActiveGame(ctx, c, out)
+		return ServeFriendsV1IsActiveGame(a.h, ctx, c, out)
 	case 9:
-		return a.getPrincipalIdByLocalFriendCode(ctx, c, out)
+		return ServeFriendsV1GetPrincipalIdByLocalFriendCode(a.h, ctx, c, out)
 	case 10:
-		return a.getFriendRelationships(ctx, c, out)
+		return ServeFriendsV1GetFriendRelationships(a.h, ctx, c, out)
 	case 11:
-		return a.addFriendByPrincipalId(ctx, c, out)
+		return ServeFriendsV1AddFriendByPrincipalId(a.h, ctx, c, out)
 	case 12:
-		return a.addFriendByPrincipalIds(ctx, c, out)
+		return ServeFriendsV1AddFriendByPrincipalIds(a.h, ctx, c, out)
 	case 13:
-		return a.removeFriendByLocalFriendCode(ctx, c, out)
+		return ServeFriendsV1RemoveFriendByLocalFriendCode(a.h, ctx, c, out)
 	case 14:
-		return a.removeFriendByPrincipalId(ctx, c, out)
+		return ServeFriendsV1RemoveFriendByPrincipalId(a.h, ctx, c, out)
 	case 15:
-		return a.getAllFriends(ctx, c, out)
+		return ServeFriendsV1GetAllFriends(a.h, ctx, c, out)
 	case 16:
-		return a.updateBlackList(ctx, c, out)
+		return ServeFriendsV1UpdateBlackList(a.h, ctx, c, out)
 	case 17:
-		return a.syncFriend(ctx, c, out)
+		return ServeFriendsV1SyncFriend(a.h, ctx, c, out)
 	case 18:
-		return a.updatePresence(ctx, c, out)
+		return ServeFriendsV1UpdatePresence(a.h, ctx, c, out)
 	case 19:
-		return a.updateFavoriteGameKey(ctx, c, out)
+		return ServeFriendsV1UpdateFavoriteGameKey(a.h, ctx, c, out)
 	case 20:
-		return a.updateComment(ctx, c, out)
+		return ServeFriendsV1UpdateComment(a.h, ctx, c, out)
 	case 21:
-		return a.updatePicture(ctx, c, out)
+		return ServeFriendsV1UpdatePicture(a.h, ctx, c, out)
 	case 22:
-		return a.getFriendPresence(ctx, c, out)
+		return ServeFriendsV1GetFriendPresence(a.h, ctx, c, out)
 	case 23:
-		return a.getFriendComment(ctx, c, out)
+		return ServeFriendsV1GetFriendComment(a.h, ctx, c, out)
 	case 24:
-		return a.getFriendPicture(ctx, c, out)
+		return ServeFriendsV1GetFriendPicture(a.h, ctx, c, out)
 	case 25:
-		return a.getFriendPersistentInfo(ctx, c, out)
+		return ServeFriendsV1GetFriendPersistentInfo(a.h, ctx, c, out)
 	case 26:
-		return a.sendInvitation(ctx, c, out)
+		return ServeFriendsV1SendInvitation(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a friendsV1Server) updateProfile(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateProfile answers a Friends_V1.UpdateProfile call with h's UpdateProfile: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateProfile(h interface {
+	UpdateProfile(ctx context.Context, c *rmc.Call, profileData MyProfile) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateProfileRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Friends_V1.UpdateProfile: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Friends_V1.UpdateProfile: %w", err))
 	}
-	if err := a.h.UpdateProfile(ctx, c, req.ProfileData); err != nil {
+	if err := h.UpdateProfile(ctx, c, req.ProfileData); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updateMii(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateMii answers a Friends_V1.UpdateMii call with h's UpdateMii: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateMii(h interface {
+	UpdateMii(ctx context.Context, c *rmc.Call, mii Mii) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateMiiRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Friends_V1.UpdateMii: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Friends_V1.UpdateMii: %w", err))
 	}
-	if err := a.h.UpdateMii(ctx, c, req.Mii); err != nil {
+	if err := h.UpdateMii(ctx, c, req.Mii); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updateMiiList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateMiiList answers a Friends_V1.UpdateMiiList call with h's UpdateMiiList: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateMiiList(h interface {
+	UpdateMiiList(ctx context.Context, c *rmc.Call, miiList MiiList) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateMiiListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Friends_V1.UpdateMiiList: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Friends_V1.UpdateMiiList: %w", err))
 	}
-	if err := a.h.UpdateMiiList(ctx, c, req.MiiList); err != nil {
+	if err := h.UpdateMiiList(ctx, c, req.MiiList); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updatePlayedGames(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdatePlayedGames answers a Friends_V1.UpdatePlayedGames call with h's UpdatePlayedGames: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdatePlayedGames(h interface {
+	UpdatePlayedGames(ctx context.Context, c *rmc.Call, playedGames []PlayedGame) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdatePlayedGamesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Friends_V1.UpdatePlayedGames: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Friends_V1.UpdatePlayedGames: %w", err))
 	}
-	if err := a.h.UpdatePlayedGames(ctx, c, req.PlayedGames); err != nil {
+	if err := h.UpdatePlayedGames(ctx, c, req.PlayedGames); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updatePreference(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdatePreference answers a Friends_V1.UpdatePreference call with h's UpdatePreference: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdatePreference(h interface {
+	UpdatePreference(ctx context.Context, c *rmc.Call, showOnlineStatus bool, showCurrentTitle bool, blockFriendRequests bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdatePreferenceRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Friends_V1.UpdatePreference: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Friends_V1.UpdatePreference: %w", err))
 	}
-	if err := a.h.UpdatePreference(ctx, c, req.ShowOnlineStatus, req.ShowCurrentTitle, req.BlockFriendRequests); err != nil {
+	if err := h.UpdatePreference(ctx, c, req.ShowOnlineStatus, req.ShowCurrentTitle, req.BlockFriendRequests); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) getFriendMii(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendMii answers a Friends_V1.GetFriendMii call with h's GetFriendMii: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendMii(h interface {
+	GetFriendMii(ctx context.Context, c *rmc.Call, friends []FriendKey) (miis []FriendMii, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendMiiRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Friends_V1.GetFriendMii: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Friends_V1.GetFriendMii: %w", err))
 	}
-	miis, err := a.h.GetFriendMii(ctx, c, req.Friends)
+	miis, err := h.GetFriendMii(ctx, c, req.Friends)
 	if err != nil {
 		return out, err
 	}
@@ -2485,14 +2509,18 @@ func (a friendsV1Server) getFriendMii(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getFriendMiiList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendMiiList answers a Friends_V1.GetFriendMiiList call with h's GetFriendMiiList: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendMiiList(h interface {
+	GetFriendMiiList(ctx context.Context, c *rmc.Call, friends []FriendKey) (miiLists []FriendMiiList, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendMiiListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Friends_V1.GetFriendMiiList: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Friends_V1.GetFriendMiiList: %w", err))
 	}
-	miiLists, err := a.h.GetFriendMiiList(ctx, c, req.Friends)
+	miiLists, err := h.GetFriendMiiList(ctx, c, req.Friends)
 	if err != nil {
 		return out, err
 	}
@@ -2502,14 +2530,18 @@ func (a friendsV1Server) getFriendMiiList(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a friendsV1Server) isActiveGame(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1IsActiveGame answers a Friends_V1.IsActiveGame call with h's IsActiveGame: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1IsActiveGame(h interface {
+	IsActiveGame(ctx context.Context, c *rmc.Call, unk1 []uint32, gameKey GameKey) (unk []uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1IsActiveGameRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Friends_V1.IsActiveGame: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Friends_V1.IsActiveGame: %w", err))
 	}
-	unk, err := a.h.IsActiveGame(ctx, c, req.Unk1, req.GameKey)
+	unk, err := h.IsActiveGame(ctx, c, req.Unk1, req.GameKey)
 	if err != nil {
 		return out, err
 	}
@@ -2519,14 +2551,18 @@ func (a friendsV1Server) isActiveGame(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getPrincipalIdByLocalFriendCode(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetPrincipalIdByLocalFriendCode answers a Friends_V1.GetPrincipalIdByLocalFriendCode call with h's GetPrincipalIdByLocalFriendCode: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetPrincipalIdByLocalFriendCode(h interface {
+	GetPrincipalIdByLocalFriendCode(ctx context.Context, c *rmc.Call, unk1 uint64, unk2 []uint64) (friendRelationships []FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetPrincipalIdByLocalFriendCodeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Friends_V1.GetPrincipalIdByLocalFriendCode: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("Friends_V1.GetPrincipalIdByLocalFriendCode: %w", err))
 	}
-	friendRelationships, err := a.h.GetPrincipalIdByLocalFriendCode(ctx, c, req.Unk1, req.Unk2)
+	friendRelationships, err := h.GetPrincipalIdByLocalFriendCode(ctx, c, req.Unk1, req.Unk2)
 	if err != nil {
 		return out, err
 	}
@@ -2536,14 +2572,18 @@ func (a friendsV1Server) getPrincipalIdByLocalFriendCode(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getFriendRelationships(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendRelationships answers a Friends_V1.GetFriendRelationships call with h's GetFriendRelationships: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendRelationships(h interface {
+	GetFriendRelationships(ctx context.Context, c *rmc.Call, principalIDs []types.PID) (friendRelationships []FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendRelationshipsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Friends_V1.GetFriendRelationships: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("Friends_V1.GetFriendRelationships: %w", err))
 	}
-	friendRelationships, err := a.h.GetFriendRelationships(ctx, c, req.PrincipalIDs)
+	friendRelationships, err := h.GetFriendRelationships(ctx, c, req.PrincipalIDs)
 	if err != nil {
 		return out, err
 	}
@@ -2553,14 +2593,18 @@ func (a friendsV1Server) getFriendRelationships(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a friendsV1Server) addFriendByPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1AddFriendByPrincipalId answers a Friends_V1.AddFriendByPrincipalId call with h's AddFriendByPrincipalId: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1AddFriendByPrincipalId(h interface {
+	AddFriendByPrincipalId(ctx context.Context, c *rmc.Call, friendSeed uint64, pid types.PID) (friendRelationship FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1AddFriendByPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Friends_V1.AddFriendByPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("Friends_V1.AddFriendByPrincipalId: %w", err))
 	}
-	friendRelationship, err := a.h.AddFriendByPrincipalId(ctx, c, req.FriendSeed, req.PID)
+	friendRelationship, err := h.AddFriendByPrincipalId(ctx, c, req.FriendSeed, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -2570,14 +2614,18 @@ func (a friendsV1Server) addFriendByPrincipalId(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a friendsV1Server) addFriendByPrincipalIds(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1AddFriendByPrincipalIds answers a Friends_V1.AddFriendByPrincipalIds call with h's AddFriendByPrincipalIds: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1AddFriendByPrincipalIds(h interface {
+	AddFriendByPrincipalIds(ctx context.Context, c *rmc.Call, unk uint64, pids []types.PID) (friendRelationships []FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1AddFriendByPrincipalIdsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Friends_V1.AddFriendByPrincipalIds: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("Friends_V1.AddFriendByPrincipalIds: %w", err))
 	}
-	friendRelationships, err := a.h.AddFriendByPrincipalIds(ctx, c, req.Unk, req.PIDs)
+	friendRelationships, err := h.AddFriendByPrincipalIds(ctx, c, req.Unk, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -2587,38 +2635,50 @@ func (a friendsV1Server) addFriendByPrincipalIds(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a friendsV1Server) removeFriendByLocalFriendCode(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1RemoveFriendByLocalFriendCode answers a Friends_V1.RemoveFriendByLocalFriendCode call with h's RemoveFriendByLocalFriendCode: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1RemoveFriendByLocalFriendCode(h interface {
+	RemoveFriendByLocalFriendCode(ctx context.Context, c *rmc.Call, friendCode uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1RemoveFriendByLocalFriendCodeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Friends_V1.RemoveFriendByLocalFriendCode: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("Friends_V1.RemoveFriendByLocalFriendCode: %w", err))
 	}
-	if err := a.h.RemoveFriendByLocalFriendCode(ctx, c, req.FriendCode); err != nil {
+	if err := h.RemoveFriendByLocalFriendCode(ctx, c, req.FriendCode); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) removeFriendByPrincipalId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1RemoveFriendByPrincipalId answers a Friends_V1.RemoveFriendByPrincipalId call with h's RemoveFriendByPrincipalId: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1RemoveFriendByPrincipalId(h interface {
+	RemoveFriendByPrincipalId(ctx context.Context, c *rmc.Call, pid types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1RemoveFriendByPrincipalIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("Friends_V1.RemoveFriendByPrincipalId: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("Friends_V1.RemoveFriendByPrincipalId: %w", err))
 	}
-	if err := a.h.RemoveFriendByPrincipalId(ctx, c, req.PID); err != nil {
+	if err := h.RemoveFriendByPrincipalId(ctx, c, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) getAllFriends(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetAllFriends answers a Friends_V1.GetAllFriends call with h's GetAllFriends: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetAllFriends(h interface {
+	GetAllFriends(ctx context.Context, c *rmc.Call) (friendRelationships []FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Friends_V1.GetAllFriends: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("Friends_V1.GetAllFriends: %w", err))
 	}
-	friendRelationships, err := a.h.GetAllFriends(ctx, c)
+	friendRelationships, err := h.GetAllFriends(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -2628,27 +2688,35 @@ func (a friendsV1Server) getAllFriends(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a friendsV1Server) updateBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateBlackList answers a Friends_V1.UpdateBlackList call with h's UpdateBlackList: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateBlackList(h interface {
+	UpdateBlackList(ctx context.Context, c *rmc.Call, unk []uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateBlackListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("Friends_V1.UpdateBlackList: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("Friends_V1.UpdateBlackList: %w", err))
 	}
-	if err := a.h.UpdateBlackList(ctx, c, req.Unk); err != nil {
+	if err := h.UpdateBlackList(ctx, c, req.Unk); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) syncFriend(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1SyncFriend answers a Friends_V1.SyncFriend call with h's SyncFriend: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1SyncFriend(h interface {
+	SyncFriend(ctx context.Context, c *rmc.Call, friendSeed uint64, principalIDs []types.PID, unk []uint64) (friendList []FriendRelationship, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1SyncFriendRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("Friends_V1.SyncFriend: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("Friends_V1.SyncFriend: %w", err))
 	}
-	friendList, err := a.h.SyncFriend(ctx, c, req.FriendSeed, req.PrincipalIDs, req.Unk)
+	friendList, err := h.SyncFriend(ctx, c, req.FriendSeed, req.PrincipalIDs, req.Unk)
 	if err != nil {
 		return out, err
 	}
@@ -2658,66 +2726,86 @@ func (a friendsV1Server) syncFriend(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a friendsV1Server) updatePresence(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdatePresence answers a Friends_V1.UpdatePresence call with h's UpdatePresence: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdatePresence(h interface {
+	UpdatePresence(ctx context.Context, c *rmc.Call, presenceInfo NintendoPresence, unk bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdatePresenceRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("Friends_V1.UpdatePresence: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("Friends_V1.UpdatePresence: %w", err))
 	}
-	if err := a.h.UpdatePresence(ctx, c, req.PresenceInfo, req.Unk); err != nil {
+	if err := h.UpdatePresence(ctx, c, req.PresenceInfo, req.Unk); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updateFavoriteGameKey(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateFavoriteGameKey answers a Friends_V1.UpdateFavoriteGameKey call with h's UpdateFavoriteGameKey: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateFavoriteGameKey(h interface {
+	UpdateFavoriteGameKey(ctx context.Context, c *rmc.Call, gameKey GameKey) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateFavoriteGameKeyRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("Friends_V1.UpdateFavoriteGameKey: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("Friends_V1.UpdateFavoriteGameKey: %w", err))
 	}
-	if err := a.h.UpdateFavoriteGameKey(ctx, c, req.GameKey); err != nil {
+	if err := h.UpdateFavoriteGameKey(ctx, c, req.GameKey); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updateComment(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdateComment answers a Friends_V1.UpdateComment call with h's UpdateComment: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdateComment(h interface {
+	UpdateComment(ctx context.Context, c *rmc.Call, comment string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdateCommentRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("Friends_V1.UpdateComment: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("Friends_V1.UpdateComment: %w", err))
 	}
-	if err := a.h.UpdateComment(ctx, c, req.Comment); err != nil {
+	if err := h.UpdateComment(ctx, c, req.Comment); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) updatePicture(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1UpdatePicture answers a Friends_V1.UpdatePicture call with h's UpdatePicture: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1UpdatePicture(h interface {
+	UpdatePicture(ctx context.Context, c *rmc.Call, unk uint32, picture []byte) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1UpdatePictureRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("Friends_V1.UpdatePicture: %w", err))
+		return out, rmc.ParamError(h, 21, fmt.Errorf("Friends_V1.UpdatePicture: %w", err))
 	}
-	if err := a.h.UpdatePicture(ctx, c, req.Unk, req.Picture); err != nil {
+	if err := h.UpdatePicture(ctx, c, req.Unk, req.Picture); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV1Server) getFriendPresence(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendPresence answers a Friends_V1.GetFriendPresence call with h's GetFriendPresence: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendPresence(h interface {
+	GetFriendPresence(ctx context.Context, c *rmc.Call, principalIDs []types.PID) (friendPresenceList []FriendPresence, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendPresenceRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("Friends_V1.GetFriendPresence: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("Friends_V1.GetFriendPresence: %w", err))
 	}
-	friendPresenceList, err := a.h.GetFriendPresence(ctx, c, req.PrincipalIDs)
+	friendPresenceList, err := h.GetFriendPresence(ctx, c, req.PrincipalIDs)
 	if err != nil {
 		return out, err
 	}
@@ -2727,14 +2815,18 @@ func (a friendsV1Server) getFriendPresence(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getFriendComment(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendComment answers a Friends_V1.GetFriendComment call with h's GetFriendComment: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendComment(h interface {
+	GetFriendComment(ctx context.Context, c *rmc.Call, friends []FriendKey) (comments []FriendComment, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendCommentRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("Friends_V1.GetFriendComment: %w", err))
+		return out, rmc.ParamError(h, 23, fmt.Errorf("Friends_V1.GetFriendComment: %w", err))
 	}
-	comments, err := a.h.GetFriendComment(ctx, c, req.Friends)
+	comments, err := h.GetFriendComment(ctx, c, req.Friends)
 	if err != nil {
 		return out, err
 	}
@@ -2744,14 +2836,18 @@ func (a friendsV1Server) getFriendComment(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getFriendPicture(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendPicture answers a Friends_V1.GetFriendPicture call with h's GetFriendPicture: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendPicture(h interface {
+	GetFriendPicture(ctx context.Context, c *rmc.Call, principalIDs []types.PID) (friendPictures []FriendPicture, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendPictureRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("Friends_V1.GetFriendPicture: %w", err))
+		return out, rmc.ParamError(h, 24, fmt.Errorf("Friends_V1.GetFriendPicture: %w", err))
 	}
-	friendPictures, err := a.h.GetFriendPicture(ctx, c, req.PrincipalIDs)
+	friendPictures, err := h.GetFriendPicture(ctx, c, req.PrincipalIDs)
 	if err != nil {
 		return out, err
 	}
@@ -2761,14 +2857,18 @@ func (a friendsV1Server) getFriendPicture(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a friendsV1Server) getFriendPersistentInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1GetFriendPersistentInfo answers a Friends_V1.GetFriendPersistentInfo call with h's GetFriendPersistentInfo: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1GetFriendPersistentInfo(h interface {
+	GetFriendPersistentInfo(ctx context.Context, c *rmc.Call, principalIDs []types.PID) (persistentInfos []FriendPersistentInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1GetFriendPersistentInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("Friends_V1.GetFriendPersistentInfo: %w", err))
+		return out, rmc.ParamError(h, 25, fmt.Errorf("Friends_V1.GetFriendPersistentInfo: %w", err))
 	}
-	persistentInfos, err := a.h.GetFriendPersistentInfo(ctx, c, req.PrincipalIDs)
+	persistentInfos, err := h.GetFriendPersistentInfo(ctx, c, req.PrincipalIDs)
 	if err != nil {
 		return out, err
 	}
@@ -2778,14 +2878,18 @@ func (a friendsV1Server) getFriendPersistentInfo(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a friendsV1Server) sendInvitation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV1SendInvitation answers a Friends_V1.SendInvitation call with h's SendInvitation: the generated decoding and
+// encoding, for FriendsV1's server and its variants'.
+func ServeFriendsV1SendInvitation(h interface {
+	SendInvitation(ctx context.Context, c *rmc.Call, unk []uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV1SendInvitationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("Friends_V1.SendInvitation: %w", err))
+		return out, rmc.ParamError(h, 26, fmt.Errorf("Friends_V1.SendInvitation: %w", err))
 	}
-	if err := a.h.SendInvitation(ctx, c, req.Unk); err != nil {
+	if err := h.SendInvitation(ctx, c, req.Unk); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -4297,57 +4401,61 @@ func RegisterFriendsV2Methods(mux *rmc.Mux, h FriendsV2Handler, methods ...uint3
 func (a friendsV2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.updateAndGetAllInformation(ctx, c, out)
+		return ServeFriendsV2UpdateAndGetAllInformation(a.h, ctx, c, out)
 	case 2:
-		return a.addFriend(ctx, c, out)
+		return ServeFriendsV2AddFriend(a.h, ctx, c, out)
 	case 3:
-		return a.addFriendByName(ctx, c, out)
+		return ServeFriendsV2AddFriendByName(a.h, ctx, c, out)
 	case 4:
-		return a.removeFriend(ctx, c, out)
+		return ServeFriendsV2RemoveFriend(a.h, ctx, c, out)
 	case 5:
-		return a.addFriendRequest(ctx, c, out)
+		return ServeFriendsV2AddFriendRequest(a.h, ctx, c, out)
 	case 6:
-		return a.cancelFriendRequest(ctx, c, out)
+		return ServeFriendsV2CancelFriendRequest(a.h, ctx, c, out)
 	case 7:
-		return a.acceptFriendRequest(ctx, c, out)
+		return ServeFriendsV2AcceptFriendRequest(a.h, ctx, c, out)
 	case 8:
-		return a.deleteFriendRequest(ctx, c, out)
+		return ServeFriendsV2DeleteFriendRequest(a.h, ctx, c, out)
 	case 9:
-		return a.denyFriendRequest(ctx, c, out)
+		return ServeFriendsV2DenyFriendRequest(a.h, ctx, c, out)
 	case 10:
-		return a.markFriendRequestsAsReceived(ctx, c, out)
+		return ServeFriendsV2MarkFriendRequestsAsReceived(a.h, ctx, c, out)
 	case 11:
-		return a.addBlackList(ctx, c, out)
+		return ServeFriendsV2AddBlackList(a.h, ctx, c, out)
 	case 12:
-		return a.removeBlackList(ctx, c, out)
+		return ServeFriendsV2RemoveBlackList(a.h, ctx, c, out)
 	case 13:
-		return a.updatePresence(ctx, c, out)
+		return ServeFriendsV2UpdatePresence(a.h, ctx, c, out)
 	case 14:
-		return a.updateMii(ctx, c, out)
+		return ServeFriendsV2UpdateMii(a.h, ctx, c, out)
 	case 15:
-		return a.updateComment(ctx, c, out)
+		return ServeFriendsV2UpdateComment(a.h, ctx, c, out)
 	case 16:
-		return a.updatePreference(ctx, c, out)
+		return ServeFriendsV2UpdatePreference(a.h, ctx, c, out)
 	case 17:
-		return a.getBasicInfo(ctx, c, out)
+		return ServeFriendsV2GetBasicInfo(a.h, ctx, c, out)
 	case 18:
-		return a.deletePersistentNotification(ctx, c, out)
+		return ServeFriendsV2DeletePersistentNotification(a.h, ctx, c, out)
 	case 19:
-		return a.checkSettingStatus(ctx, c, out)
+		return ServeFriendsV2CheckSettingStatus(a.h, ctx, c, out)
 	case 20:
-		return a.getRequestBlockSettings(ctx, c, out)
+		return ServeFriendsV2GetRequestBlockSettings(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a friendsV2Server) updateAndGetAllInformation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2UpdateAndGetAllInformation answers a Friends_V2.UpdateAndGetAllInformation call with h's UpdateAndGetAllInformation: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2UpdateAndGetAllInformation(h interface {
+	UpdateAndGetAllInformation(ctx context.Context, c *rmc.Call, nnaInfo NNAInfo, presence NintendoPresenceV2, birthday types.DateTime) (principalPreference PrincipalPreference, comment Comment, friends []FriendInfo, sentRequests []FriendRequest, receivedRequests []FriendRequest, blacklist []BlacklistedPrincipal, unk1 bool, notifications []PersistentNotification, unk2 bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2UpdateAndGetAllInformationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Friends_V2.UpdateAndGetAllInformation: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Friends_V2.UpdateAndGetAllInformation: %w", err))
 	}
-	principalPreference, comment, friends, sentRequests, receivedRequests, blacklist, unk1, notifications, unk2, err := a.h.UpdateAndGetAllInformation(ctx, c, req.NnaInfo, req.Presence, req.Birthday)
+	principalPreference, comment, friends, sentRequests, receivedRequests, blacklist, unk1, notifications, unk2, err := h.UpdateAndGetAllInformation(ctx, c, req.NnaInfo, req.Presence, req.Birthday)
 	if err != nil {
 		return out, err
 	}
@@ -4357,14 +4465,18 @@ func (a friendsV2Server) updateAndGetAllInformation(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a friendsV2Server) addFriend(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2AddFriend answers a Friends_V2.AddFriend call with h's AddFriend: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2AddFriend(h interface {
+	AddFriend(ctx context.Context, c *rmc.Call, pid types.PID) (request FriendRequest, info FriendInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2AddFriendRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Friends_V2.AddFriend: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Friends_V2.AddFriend: %w", err))
 	}
-	request, info, err := a.h.AddFriend(ctx, c, req.PID)
+	request, info, err := h.AddFriend(ctx, c, req.PID)
 	if err != nil {
 		return out, err
 	}
@@ -4374,14 +4486,18 @@ func (a friendsV2Server) addFriend(ctx context.Context, c *rmc.Call, out []byte)
 	return w.Bytes()
 }
 
-func (a friendsV2Server) addFriendByName(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2AddFriendByName answers a Friends_V2.AddFriendByName call with h's AddFriendByName: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2AddFriendByName(h interface {
+	AddFriendByName(ctx context.Context, c *rmc.Call, name string) (request FriendRequest, info FriendInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2AddFriendByNameRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Friends_V2.AddFriendByName: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Friends_V2.AddFriendByName: %w", err))
 	}
-	request, info, err := a.h.AddFriendByName(ctx, c, req.Name)
+	request, info, err := h.AddFriendByName(ctx, c, req.Name)
 	if err != nil {
 		return out, err
 	}
@@ -4391,27 +4507,35 @@ func (a friendsV2Server) addFriendByName(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a friendsV2Server) removeFriend(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2RemoveFriend answers a Friends_V2.RemoveFriend call with h's RemoveFriend: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2RemoveFriend(h interface {
+	RemoveFriend(ctx context.Context, c *rmc.Call, pid types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2RemoveFriendRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Friends_V2.RemoveFriend: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Friends_V2.RemoveFriend: %w", err))
 	}
-	if err := a.h.RemoveFriend(ctx, c, req.PID); err != nil {
+	if err := h.RemoveFriend(ctx, c, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) addFriendRequest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2AddFriendRequest answers a Friends_V2.AddFriendRequest call with h's AddFriendRequest: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2AddFriendRequest(h interface {
+	AddFriendRequest(ctx context.Context, c *rmc.Call, unk1 uint32, unk2 uint8, unk3 string, unk4 uint8, unk5 string, gameKey GameKey, unk6 types.DateTime) (request FriendRequest, info FriendInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2AddFriendRequestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("Friends_V2.AddFriendRequest: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("Friends_V2.AddFriendRequest: %w", err))
 	}
-	request, info, err := a.h.AddFriendRequest(ctx, c, req.Unk1, req.Unk2, req.Unk3, req.Unk4, req.Unk5, req.GameKey, req.Unk6)
+	request, info, err := h.AddFriendRequest(ctx, c, req.Unk1, req.Unk2, req.Unk3, req.Unk4, req.Unk5, req.GameKey, req.Unk6)
 	if err != nil {
 		return out, err
 	}
@@ -4421,27 +4545,35 @@ func (a friendsV2Server) addFriendRequest(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a friendsV2Server) cancelFriendRequest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2CancelFriendRequest answers a Friends_V2.CancelFriendRequest call with h's CancelFriendRequest: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2CancelFriendRequest(h interface {
+	CancelFriendRequest(ctx context.Context, c *rmc.Call, id uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2CancelFriendRequestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("Friends_V2.CancelFriendRequest: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("Friends_V2.CancelFriendRequest: %w", err))
 	}
-	if err := a.h.CancelFriendRequest(ctx, c, req.ID); err != nil {
+	if err := h.CancelFriendRequest(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) acceptFriendRequest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2AcceptFriendRequest answers a Friends_V2.AcceptFriendRequest call with h's AcceptFriendRequest: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2AcceptFriendRequest(h interface {
+	AcceptFriendRequest(ctx context.Context, c *rmc.Call, id uint64) (info FriendInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2AcceptFriendRequestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("Friends_V2.AcceptFriendRequest: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("Friends_V2.AcceptFriendRequest: %w", err))
 	}
-	info, err := a.h.AcceptFriendRequest(ctx, c, req.ID)
+	info, err := h.AcceptFriendRequest(ctx, c, req.ID)
 	if err != nil {
 		return out, err
 	}
@@ -4451,27 +4583,35 @@ func (a friendsV2Server) acceptFriendRequest(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a friendsV2Server) deleteFriendRequest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2DeleteFriendRequest answers a Friends_V2.DeleteFriendRequest call with h's DeleteFriendRequest: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2DeleteFriendRequest(h interface {
+	DeleteFriendRequest(ctx context.Context, c *rmc.Call, id uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2DeleteFriendRequestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("Friends_V2.DeleteFriendRequest: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("Friends_V2.DeleteFriendRequest: %w", err))
 	}
-	if err := a.h.DeleteFriendRequest(ctx, c, req.ID); err != nil {
+	if err := h.DeleteFriendRequest(ctx, c, req.ID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) denyFriendRequest(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2DenyFriendRequest answers a Friends_V2.DenyFriendRequest call with h's DenyFriendRequest: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2DenyFriendRequest(h interface {
+	DenyFriendRequest(ctx context.Context, c *rmc.Call, id uint64) (blacklist BlacklistedPrincipal, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2DenyFriendRequestRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("Friends_V2.DenyFriendRequest: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("Friends_V2.DenyFriendRequest: %w", err))
 	}
-	blacklist, err := a.h.DenyFriendRequest(ctx, c, req.ID)
+	blacklist, err := h.DenyFriendRequest(ctx, c, req.ID)
 	if err != nil {
 		return out, err
 	}
@@ -4481,27 +4621,35 @@ func (a friendsV2Server) denyFriendRequest(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a friendsV2Server) markFriendRequestsAsReceived(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2MarkFriendRequestsAsReceived answers a Friends_V2.MarkFriendRequestsAsReceived call with h's MarkFriendRequestsAsReceived: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2MarkFriendRequestsAsReceived(h interface {
+	MarkFriendRequestsAsReceived(ctx context.Context, c *rmc.Call, ids []uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2MarkFriendRequestsAsReceivedRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("Friends_V2.MarkFriendRequestsAsReceived: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("Friends_V2.MarkFriendRequestsAsReceived: %w", err))
 	}
-	if err := a.h.MarkFriendRequestsAsReceived(ctx, c, req.IDs); err != nil {
+	if err := h.MarkFriendRequestsAsReceived(ctx, c, req.IDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) addBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2AddBlackList answers a Friends_V2.AddBlackList call with h's AddBlackList: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2AddBlackList(h interface {
+	AddBlackList(ctx context.Context, c *rmc.Call, principal BlacklistedPrincipal) (principalOut BlacklistedPrincipal, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2AddBlackListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("Friends_V2.AddBlackList: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("Friends_V2.AddBlackList: %w", err))
 	}
-	principalOut, err := a.h.AddBlackList(ctx, c, req.Principal)
+	principalOut, err := h.AddBlackList(ctx, c, req.Principal)
 	if err != nil {
 		return out, err
 	}
@@ -4511,40 +4659,52 @@ func (a friendsV2Server) addBlackList(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a friendsV2Server) removeBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2RemoveBlackList answers a Friends_V2.RemoveBlackList call with h's RemoveBlackList: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2RemoveBlackList(h interface {
+	RemoveBlackList(ctx context.Context, c *rmc.Call, pid types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2RemoveBlackListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("Friends_V2.RemoveBlackList: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("Friends_V2.RemoveBlackList: %w", err))
 	}
-	if err := a.h.RemoveBlackList(ctx, c, req.PID); err != nil {
+	if err := h.RemoveBlackList(ctx, c, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) updatePresence(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2UpdatePresence answers a Friends_V2.UpdatePresence call with h's UpdatePresence: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2UpdatePresence(h interface {
+	UpdatePresence(ctx context.Context, c *rmc.Call, presence NintendoPresenceV2) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2UpdatePresenceRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("Friends_V2.UpdatePresence: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("Friends_V2.UpdatePresence: %w", err))
 	}
-	if err := a.h.UpdatePresence(ctx, c, req.Presence); err != nil {
+	if err := h.UpdatePresence(ctx, c, req.Presence); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) updateMii(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2UpdateMii answers a Friends_V2.UpdateMii call with h's UpdateMii: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2UpdateMii(h interface {
+	UpdateMii(ctx context.Context, c *rmc.Call, mii MiiV2) (unk types.DateTime, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2UpdateMiiRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("Friends_V2.UpdateMii: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("Friends_V2.UpdateMii: %w", err))
 	}
-	unk, err := a.h.UpdateMii(ctx, c, req.Mii)
+	unk, err := h.UpdateMii(ctx, c, req.Mii)
 	if err != nil {
 		return out, err
 	}
@@ -4554,14 +4714,18 @@ func (a friendsV2Server) updateMii(ctx context.Context, c *rmc.Call, out []byte)
 	return w.Bytes()
 }
 
-func (a friendsV2Server) updateComment(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2UpdateComment answers a Friends_V2.UpdateComment call with h's UpdateComment: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2UpdateComment(h interface {
+	UpdateComment(ctx context.Context, c *rmc.Call, comment Comment) (unk types.DateTime, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2UpdateCommentRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("Friends_V2.UpdateComment: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("Friends_V2.UpdateComment: %w", err))
 	}
-	unk, err := a.h.UpdateComment(ctx, c, req.Comment)
+	unk, err := h.UpdateComment(ctx, c, req.Comment)
 	if err != nil {
 		return out, err
 	}
@@ -4571,27 +4735,35 @@ func (a friendsV2Server) updateComment(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a friendsV2Server) updatePreference(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2UpdatePreference answers a Friends_V2.UpdatePreference call with h's UpdatePreference: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2UpdatePreference(h interface {
+	UpdatePreference(ctx context.Context, c *rmc.Call, preference PrincipalPreference) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2UpdatePreferenceRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("Friends_V2.UpdatePreference: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("Friends_V2.UpdatePreference: %w", err))
 	}
-	if err := a.h.UpdatePreference(ctx, c, req.Preference); err != nil {
+	if err := h.UpdatePreference(ctx, c, req.Preference); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) getBasicInfo(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2GetBasicInfo answers a Friends_V2.GetBasicInfo call with h's GetBasicInfo: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2GetBasicInfo(h interface {
+	GetBasicInfo(ctx context.Context, c *rmc.Call, pids []types.PID) (info []PrincipalBasicInfo, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2GetBasicInfoRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("Friends_V2.GetBasicInfo: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("Friends_V2.GetBasicInfo: %w", err))
 	}
-	info, err := a.h.GetBasicInfo(ctx, c, req.PIDs)
+	info, err := h.GetBasicInfo(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -4601,25 +4773,33 @@ func (a friendsV2Server) getBasicInfo(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a friendsV2Server) deletePersistentNotification(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2DeletePersistentNotification answers a Friends_V2.DeletePersistentNotification call with h's DeletePersistentNotification: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2DeletePersistentNotification(h interface {
+	DeletePersistentNotification(ctx context.Context, c *rmc.Call, notifications []PersistentNotification) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2DeletePersistentNotificationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("Friends_V2.DeletePersistentNotification: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("Friends_V2.DeletePersistentNotification: %w", err))
 	}
-	if err := a.h.DeletePersistentNotification(ctx, c, req.Notifications); err != nil {
+	if err := h.DeletePersistentNotification(ctx, c, req.Notifications); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a friendsV2Server) checkSettingStatus(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2CheckSettingStatus answers a Friends_V2.CheckSettingStatus call with h's CheckSettingStatus: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2CheckSettingStatus(h interface {
+	CheckSettingStatus(ctx context.Context, c *rmc.Call) (unk uint8, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("Friends_V2.CheckSettingStatus: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("Friends_V2.CheckSettingStatus: %w", err))
 	}
-	unk, err := a.h.CheckSettingStatus(ctx, c)
+	unk, err := h.CheckSettingStatus(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -4629,14 +4809,18 @@ func (a friendsV2Server) checkSettingStatus(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a friendsV2Server) getRequestBlockSettings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeFriendsV2GetRequestBlockSettings answers a Friends_V2.GetRequestBlockSettings call with h's GetRequestBlockSettings: the generated decoding and
+// encoding, for FriendsV2's server and its variants'.
+func ServeFriendsV2GetRequestBlockSettings(h interface {
+	GetRequestBlockSettings(ctx context.Context, c *rmc.Call, unk []uint32) (settings []PrincipalRequestBlockSetting, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req FriendsV2GetRequestBlockSettingsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("Friends_V2.GetRequestBlockSettings: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("Friends_V2.GetRequestBlockSettings: %w", err))
 	}
-	settings, err := a.h.GetRequestBlockSettings(ctx, c, req.Unk)
+	settings, err := h.GetRequestBlockSettings(ctx, c, req.Unk)
 	if err != nil {
 		return out, err
 	}

@@ -3,8 +3,12 @@
 // Package health is generated from the health protocol descriptions
 // (nex/desc/defs/health.nexd); see package nex/protocols.
 //
-// Health (18): is the server alive. nintendo-wiki "Health protocol";
-// NintendoClients health.proto (MIT).
+// Health (18): is the server alive.
+//
+// Written for gamewire from public facts: NintendoClients nintendo/files/proto/health.proto
+// (https://github.com/kinnay/NintendoClients, MIT) for the methods; nintendo-wiki "Health (18)"
+// (https://github.com/PretendoNetwork/nintendo-wiki, docs/nex/protocols/health, MIT) for the
+// method names.
 package health
 
 import (
@@ -16,6 +20,9 @@ import (
 )
 
 // HealthProtocolID is the id of the Health protocol.
+//
+// Health (18) answers whether the server, its database and its data are sound; each
+// method takes nothing and returns a bool.
 const HealthProtocolID uint16 = 18
 
 // Method ids of Health.
@@ -215,23 +222,27 @@ func RegisterHealthMethods(mux *rmc.Mux, h HealthHandler, methods ...uint32) {
 func (a healthServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.pingDaemon(ctx, c, out)
+		return ServeHealthPingDaemon(a.h, ctx, c, out)
 	case 2:
-		return a.pingDatabase(ctx, c, out)
+		return ServeHealthPingDatabase(a.h, ctx, c, out)
 	case 3:
-		return a.runSanityCheck(ctx, c, out)
+		return ServeHealthRunSanityCheck(a.h, ctx, c, out)
 	case 4:
-		return a.fixSanityErrors(ctx, c, out)
+		return ServeHealthFixSanityErrors(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a healthServer) pingDaemon(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeHealthPingDaemon answers a Health.PingDaemon call with h's PingDaemon: the generated decoding and
+// encoding, for Health's server and its variants'.
+func ServeHealthPingDaemon(h interface {
+	PingDaemon(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Health.PingDaemon: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Health.PingDaemon: %w", err))
 	}
-	result, err := a.h.PingDaemon(ctx, c)
+	result, err := h.PingDaemon(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -241,12 +252,16 @@ func (a healthServer) pingDaemon(ctx context.Context, c *rmc.Call, out []byte) (
 	return w.Bytes()
 }
 
-func (a healthServer) pingDatabase(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeHealthPingDatabase answers a Health.PingDatabase call with h's PingDatabase: the generated decoding and
+// encoding, for Health's server and its variants'.
+func ServeHealthPingDatabase(h interface {
+	PingDatabase(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("Health.PingDatabase: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("Health.PingDatabase: %w", err))
 	}
-	result, err := a.h.PingDatabase(ctx, c)
+	result, err := h.PingDatabase(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -256,12 +271,16 @@ func (a healthServer) pingDatabase(ctx context.Context, c *rmc.Call, out []byte)
 	return w.Bytes()
 }
 
-func (a healthServer) runSanityCheck(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeHealthRunSanityCheck answers a Health.RunSanityCheck call with h's RunSanityCheck: the generated decoding and
+// encoding, for Health's server and its variants'.
+func ServeHealthRunSanityCheck(h interface {
+	RunSanityCheck(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("Health.RunSanityCheck: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("Health.RunSanityCheck: %w", err))
 	}
-	result, err := a.h.RunSanityCheck(ctx, c)
+	result, err := h.RunSanityCheck(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -271,12 +290,16 @@ func (a healthServer) runSanityCheck(ctx context.Context, c *rmc.Call, out []byt
 	return w.Bytes()
 }
 
-func (a healthServer) fixSanityErrors(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeHealthFixSanityErrors answers a Health.FixSanityErrors call with h's FixSanityErrors: the generated decoding and
+// encoding, for Health's server and its variants'.
+func ServeHealthFixSanityErrors(h interface {
+	FixSanityErrors(ctx context.Context, c *rmc.Call) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("Health.FixSanityErrors: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("Health.FixSanityErrors: %w", err))
 	}
-	result, err := a.h.FixSanityErrors(ctx, c)
+	result, err := h.FixSanityErrors(ctx, c)
 	if err != nil {
 		return out, err
 	}

@@ -302,8 +302,10 @@ func (s *MatchmakeParam) Read(r *types.Reader, field string) {
 // MatchmakeSessionSearchCriteria selects sessions for browse and auto-matchmake:
 // each attribute, the game mode and the participant counts are strings holding a
 // value or a range ("2,8"); empty matches anything. nintendo-wiki "Match Making
-// Types" puts vacant_participants at NEX 3.4 where NintendoClients gates it at 3.5;
-// these descriptions follow NintendoClients.
+// Types" differs from NintendoClients here: vacant_participants from NEX 3.4 (3.5
+// here), and param from 3.6 (revision 1), the two exclude_*_password flags from 3.7
+// (revision 2) and refer_gid from 3.8 (revision 3), which NintendoClients sends only
+// from NEX 4. These descriptions follow NintendoClients.
 type MatchmakeSessionSearchCriteria struct {
 	Attribs               []string           `nex:"attribs"`
 	GameMode              string             `nex:"game_mode"`
@@ -3299,105 +3301,109 @@ func RegisterMatchMakingMethods(mux *rmc.Mux, h MatchMakingHandler, methods ...u
 func (a matchMakingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.registerGathering(ctx, c, out)
+		return ServeMatchMakingRegisterGathering(a.h, ctx, c, out)
 	case 2:
-		return a.unregisterGathering(ctx, c, out)
+		return ServeMatchMakingUnregisterGathering(a.h, ctx, c, out)
 	case 3:
-		return a.unregisterGatherings(ctx, c, out)
+		return ServeMatchMakingUnregisterGatherings(a.h, ctx, c, out)
 	case 4:
-		return a.updateGathering(ctx, c, out)
+		return ServeMatchMakingUpdateGathering(a.h, ctx, c, out)
 	case 5:
-		return a.invite(ctx, c, out)
+		return ServeMatchMakingInvite(a.h, ctx, c, out)
 	case 6:
-		return a.acceptInvitation(ctx, c, out)
+		return ServeMatchMakingAcceptInvitation(a.h, ctx, c, out)
 	case 7:
-		return a.declineInvitation(ctx, c, out)
+		return ServeMatchMakingDeclineInvitation(a.h, ctx, c, out)
 	case 8:
-		return a.cancelInvitation(ctx, c, out)
+		return ServeMatchMakingCancelInvitation(a.h, ctx, c, out)
 	case 9:
-		return a.getInvitationsSent(ctx, c, out)
+		return ServeMatchMakingGetInvitationsSent(a.h, ctx, c, out)
 	case 10:
-		return a.getInvitationsReceived(ctx, c, out)
+		return ServeMatchMakingGetInvitationsReceived(a.h, ctx, c, out)
 	case 11:
-		return a.participate(ctx, c, out)
+		return ServeMatchMakingParticipate(a.h, ctx, c, out)
 	case 12:
-		return a.cancelParticipation(ctx, c, out)
+		return ServeMatchMakingCancelParticipation(a.h, ctx, c, out)
 	case 13:
-		return a.getParticipants(ctx, c, out)
+		return ServeMatchMakingGetParticipants(a.h, ctx, c, out)
 	case 14:
-		return a.addParticipants(ctx, c, out)
+		return ServeMatchMakingAddParticipants(a.h, ctx, c, out)
 	case 15:
-		return a.getDetailedParticipants(ctx, c, out)
+		return ServeMatchMakingGetDetailedParticipants(a.h, ctx, c, out)
 	case 16:
-		return a.getParticipantsURLs(ctx, c, out)
+		return ServeMatchMakingGetParticipantsURLs(a.h, ctx, c, out)
 	case 17:
-		return a.findByType(ctx, c, out)
+		return ServeMatchMakingFindByType(a.h, ctx, c, out)
 	case 18:
-		return a.findByDescription(ctx, c, out)
+		return ServeMatchMakingFindByDescription(a.h, ctx, c, out)
 	case 19:
-		return a.findByDescriptionRegex(ctx, c, out)
+		return ServeMatchMakingFindByDescriptionRegex(a.h, ctx, c, out)
 	case 20:
-		return a.findByID(ctx, c, out)
+		return ServeMatchMakingFindByID(a.h, ctx, c, out)
 	case 21:
-		return a.findBySingleID(ctx, c, out)
+		return ServeMatchMakingFindBySingleID(a.h, ctx, c, out)
 	case 22:
-		return a.findByOwner(ctx, c, out)
+		return ServeMatchMakingFindByOwner(a.h, ctx, c, out)
 	case 23:
-		return a.findByParticipants(ctx, c, out)
+		return ServeMatchMakingFindByParticipants(a.h, ctx, c, out)
 	case 24:
-		return a.findInvitations(ctx, c, out)
+		return ServeMatchMakingFindInvitations(a.h, ctx, c, out)
 	case 25:
-		return a.findBySQLQuery(ctx, c, out)
+		return ServeMatchMakingFindBySQLQuery(a.h, ctx, c, out)
 	case 26:
-		return a.launchSession(ctx, c, out)
+		return ServeMatchMakingLaunchSession(a.h, ctx, c, out)
 	case 27:
-		return a.updateSessionURL(ctx, c, out)
+		return ServeMatchMakingUpdateSessionURL(a.h, ctx, c, out)
 	case 28:
-		return a.getSessionURL(ctx, c, out)
+		return ServeMatchMakingGetSessionURL(a.h, ctx, c, out)
 	case 29:
-		return a.getState(ctx, c, out)
+		return ServeMatchMakingGetState(a.h, ctx, c, out)
 	case 30:
-		return a.setState(ctx, c, out)
+		return ServeMatchMakingSetState(a.h, ctx, c, out)
 	case 31:
-		return a.reportStats(ctx, c, out)
+		return ServeMatchMakingReportStats(a.h, ctx, c, out)
 	case 32:
-		return a.getStats(ctx, c, out)
+		return ServeMatchMakingGetStats(a.h, ctx, c, out)
 	case 33:
-		return a.deleteGathering(ctx, c, out)
+		return ServeMatchMakingDeleteGathering(a.h, ctx, c, out)
 	case 34:
-		return a.getPendingDeletions(ctx, c, out)
+		return ServeMatchMakingGetPendingDeletions(a.h, ctx, c, out)
 	case 35:
-		return a.deleteFromDeletions(ctx, c, out)
+		return ServeMatchMakingDeleteFromDeletions(a.h, ctx, c, out)
 	case 36:
-		return a.migrateGatheringOwnershipV1(ctx, c, out)
+		return ServeMatchMakingMigrateGatheringOwnershipV1(a.h, ctx, c, out)
 	case 37:
-		return a.findByDescriptionLike(ctx, c, out)
+		return ServeMatchMakingFindByDescriptionLike(a.h, ctx, c, out)
 	case 38:
-		return a.registerLocalURL(ctx, c, out)
+		return ServeMatchMakingRegisterLocalURL(a.h, ctx, c, out)
 	case 39:
-		return a.registerLocalURLs(ctx, c, out)
+		return ServeMatchMakingRegisterLocalURLs(a.h, ctx, c, out)
 	case 40:
-		return a.updateSessionHostV1(ctx, c, out)
+		return ServeMatchMakingUpdateSessionHostV1(a.h, ctx, c, out)
 	case 41:
-		return a.getSessionURLs(ctx, c, out)
+		return ServeMatchMakingGetSessionURLs(a.h, ctx, c, out)
 	case 42:
-		return a.updateSessionHost(ctx, c, out)
+		return ServeMatchMakingUpdateSessionHost(a.h, ctx, c, out)
 	case 43:
-		return a.updateGatheringOwnership(ctx, c, out)
+		return ServeMatchMakingUpdateGatheringOwnership(a.h, ctx, c, out)
 	case 44:
-		return a.migrateGatheringOwnership(ctx, c, out)
+		return ServeMatchMakingMigrateGatheringOwnership(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchMakingServer) registerGathering(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingRegisterGathering answers a MatchMaking.RegisterGathering call with h's RegisterGathering: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingRegisterGathering(h interface {
+	RegisterGathering(ctx context.Context, c *rmc.Call, gathering types.AnyData) (gid uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingRegisterGatheringRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchMaking.RegisterGathering: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchMaking.RegisterGathering: %w", err))
 	}
-	gid, err := a.h.RegisterGathering(ctx, c, req.Gathering)
+	gid, err := h.RegisterGathering(ctx, c, req.Gathering)
 	if err != nil {
 		return out, err
 	}
@@ -3407,14 +3413,18 @@ func (a matchMakingServer) registerGathering(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a matchMakingServer) unregisterGathering(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUnregisterGathering answers a MatchMaking.UnregisterGathering call with h's UnregisterGathering: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUnregisterGathering(h interface {
+	UnregisterGathering(ctx context.Context, c *rmc.Call, gid uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUnregisterGatheringRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchMaking.UnregisterGathering: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MatchMaking.UnregisterGathering: %w", err))
 	}
-	result, err := a.h.UnregisterGathering(ctx, c, req.GID)
+	result, err := h.UnregisterGathering(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3424,14 +3434,18 @@ func (a matchMakingServer) unregisterGathering(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingServer) unregisterGatherings(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUnregisterGatherings answers a MatchMaking.UnregisterGatherings call with h's UnregisterGatherings: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUnregisterGatherings(h interface {
+	UnregisterGatherings(ctx context.Context, c *rmc.Call, gids []uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUnregisterGatheringsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchMaking.UnregisterGatherings: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchMaking.UnregisterGatherings: %w", err))
 	}
-	result, err := a.h.UnregisterGatherings(ctx, c, req.GIDs)
+	result, err := h.UnregisterGatherings(ctx, c, req.GIDs)
 	if err != nil {
 		return out, err
 	}
@@ -3441,14 +3455,18 @@ func (a matchMakingServer) unregisterGatherings(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a matchMakingServer) updateGathering(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUpdateGathering answers a MatchMaking.UpdateGathering call with h's UpdateGathering: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUpdateGathering(h interface {
+	UpdateGathering(ctx context.Context, c *rmc.Call, gathering types.AnyData) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUpdateGatheringRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchMaking.UpdateGathering: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchMaking.UpdateGathering: %w", err))
 	}
-	result, err := a.h.UpdateGathering(ctx, c, req.Gathering)
+	result, err := h.UpdateGathering(ctx, c, req.Gathering)
 	if err != nil {
 		return out, err
 	}
@@ -3458,14 +3476,18 @@ func (a matchMakingServer) updateGathering(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchMakingServer) invite(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingInvite answers a MatchMaking.Invite call with h's Invite: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingInvite(h interface {
+	Invite(ctx context.Context, c *rmc.Call, gid uint32, pids []types.PID, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingInviteRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchMaking.Invite: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchMaking.Invite: %w", err))
 	}
-	result, err := a.h.Invite(ctx, c, req.GID, req.PIDs, req.Message)
+	result, err := h.Invite(ctx, c, req.GID, req.PIDs, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3475,14 +3497,18 @@ func (a matchMakingServer) invite(ctx context.Context, c *rmc.Call, out []byte) 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) acceptInvitation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingAcceptInvitation answers a MatchMaking.AcceptInvitation call with h's AcceptInvitation: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingAcceptInvitation(h interface {
+	AcceptInvitation(ctx context.Context, c *rmc.Call, gid uint32, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingAcceptInvitationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchMaking.AcceptInvitation: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchMaking.AcceptInvitation: %w", err))
 	}
-	result, err := a.h.AcceptInvitation(ctx, c, req.GID, req.Message)
+	result, err := h.AcceptInvitation(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3492,14 +3518,18 @@ func (a matchMakingServer) acceptInvitation(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a matchMakingServer) declineInvitation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingDeclineInvitation answers a MatchMaking.DeclineInvitation call with h's DeclineInvitation: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingDeclineInvitation(h interface {
+	DeclineInvitation(ctx context.Context, c *rmc.Call, gid uint32, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingDeclineInvitationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchMaking.DeclineInvitation: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("MatchMaking.DeclineInvitation: %w", err))
 	}
-	result, err := a.h.DeclineInvitation(ctx, c, req.GID, req.Message)
+	result, err := h.DeclineInvitation(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3509,14 +3539,18 @@ func (a matchMakingServer) declineInvitation(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a matchMakingServer) cancelInvitation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingCancelInvitation answers a MatchMaking.CancelInvitation call with h's CancelInvitation: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingCancelInvitation(h interface {
+	CancelInvitation(ctx context.Context, c *rmc.Call, gid uint32, pids []types.PID, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingCancelInvitationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchMaking.CancelInvitation: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("MatchMaking.CancelInvitation: %w", err))
 	}
-	result, err := a.h.CancelInvitation(ctx, c, req.GID, req.PIDs, req.Message)
+	result, err := h.CancelInvitation(ctx, c, req.GID, req.PIDs, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3526,14 +3560,18 @@ func (a matchMakingServer) cancelInvitation(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getInvitationsSent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetInvitationsSent answers a MatchMaking.GetInvitationsSent call with h's GetInvitationsSent: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetInvitationsSent(h interface {
+	GetInvitationsSent(ctx context.Context, c *rmc.Call, gid uint32) (invitations []Invitation, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetInvitationsSentRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchMaking.GetInvitationsSent: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("MatchMaking.GetInvitationsSent: %w", err))
 	}
-	invitations, err := a.h.GetInvitationsSent(ctx, c, req.GID)
+	invitations, err := h.GetInvitationsSent(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3543,12 +3581,16 @@ func (a matchMakingServer) getInvitationsSent(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getInvitationsReceived(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetInvitationsReceived answers a MatchMaking.GetInvitationsReceived call with h's GetInvitationsReceived: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetInvitationsReceived(h interface {
+	GetInvitationsReceived(ctx context.Context, c *rmc.Call) (invitations []Invitation, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchMaking.GetInvitationsReceived: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("MatchMaking.GetInvitationsReceived: %w", err))
 	}
-	invitations, err := a.h.GetInvitationsReceived(ctx, c)
+	invitations, err := h.GetInvitationsReceived(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -3558,14 +3600,18 @@ func (a matchMakingServer) getInvitationsReceived(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchMakingServer) participate(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingParticipate answers a MatchMaking.Participate call with h's Participate: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingParticipate(h interface {
+	Participate(ctx context.Context, c *rmc.Call, gid uint32, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingParticipateRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchMaking.Participate: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("MatchMaking.Participate: %w", err))
 	}
-	result, err := a.h.Participate(ctx, c, req.GID, req.Message)
+	result, err := h.Participate(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3575,14 +3621,18 @@ func (a matchMakingServer) participate(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a matchMakingServer) cancelParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingCancelParticipation answers a MatchMaking.CancelParticipation call with h's CancelParticipation: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingCancelParticipation(h interface {
+	CancelParticipation(ctx context.Context, c *rmc.Call, gid uint32, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingCancelParticipationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchMaking.CancelParticipation: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("MatchMaking.CancelParticipation: %w", err))
 	}
-	result, err := a.h.CancelParticipation(ctx, c, req.GID, req.Message)
+	result, err := h.CancelParticipation(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3592,14 +3642,18 @@ func (a matchMakingServer) cancelParticipation(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetParticipants answers a MatchMaking.GetParticipants call with h's GetParticipants: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetParticipants(h interface {
+	GetParticipants(ctx context.Context, c *rmc.Call, gid uint32) (participants []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchMaking.GetParticipants: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("MatchMaking.GetParticipants: %w", err))
 	}
-	participants, err := a.h.GetParticipants(ctx, c, req.GID)
+	participants, err := h.GetParticipants(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3609,14 +3663,18 @@ func (a matchMakingServer) getParticipants(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchMakingServer) addParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingAddParticipants answers a MatchMaking.AddParticipants call with h's AddParticipants: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingAddParticipants(h interface {
+	AddParticipants(ctx context.Context, c *rmc.Call, gid uint32, pids []types.PID, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingAddParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchMaking.AddParticipants: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("MatchMaking.AddParticipants: %w", err))
 	}
-	result, err := a.h.AddParticipants(ctx, c, req.GID, req.PIDs, req.Message)
+	result, err := h.AddParticipants(ctx, c, req.GID, req.PIDs, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -3626,14 +3684,18 @@ func (a matchMakingServer) addParticipants(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getDetailedParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetDetailedParticipants answers a MatchMaking.GetDetailedParticipants call with h's GetDetailedParticipants: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetDetailedParticipants(h interface {
+	GetDetailedParticipants(ctx context.Context, c *rmc.Call, gid uint32) (details []ParticipantDetails, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetDetailedParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("MatchMaking.GetDetailedParticipants: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("MatchMaking.GetDetailedParticipants: %w", err))
 	}
-	details, err := a.h.GetDetailedParticipants(ctx, c, req.GID)
+	details, err := h.GetDetailedParticipants(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3643,14 +3705,18 @@ func (a matchMakingServer) getDetailedParticipants(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getParticipantsURLs(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetParticipantsURLs answers a MatchMaking.GetParticipantsURLs call with h's GetParticipantsURLs: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetParticipantsURLs(h interface {
+	GetParticipantsURLs(ctx context.Context, c *rmc.Call, gid uint32) (urls []types.StationURL, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetParticipantsURLsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("MatchMaking.GetParticipantsURLs: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("MatchMaking.GetParticipantsURLs: %w", err))
 	}
-	urls, err := a.h.GetParticipantsURLs(ctx, c, req.GID)
+	urls, err := h.GetParticipantsURLs(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3660,14 +3726,18 @@ func (a matchMakingServer) getParticipantsURLs(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByType(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByType answers a MatchMaking.FindByType call with h's FindByType: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByType(h interface {
+	FindByType(ctx context.Context, c *rmc.Call, typeArg string, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByTypeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("MatchMaking.FindByType: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("MatchMaking.FindByType: %w", err))
 	}
-	gatherings, err := a.h.FindByType(ctx, c, req.Type, req.Range)
+	gatherings, err := h.FindByType(ctx, c, req.Type, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3677,14 +3747,18 @@ func (a matchMakingServer) findByType(ctx context.Context, c *rmc.Call, out []by
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByDescription(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByDescription answers a MatchMaking.FindByDescription call with h's FindByDescription: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByDescription(h interface {
+	FindByDescription(ctx context.Context, c *rmc.Call, description string, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByDescriptionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("MatchMaking.FindByDescription: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("MatchMaking.FindByDescription: %w", err))
 	}
-	gatherings, err := a.h.FindByDescription(ctx, c, req.Description, req.Range)
+	gatherings, err := h.FindByDescription(ctx, c, req.Description, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3694,14 +3768,18 @@ func (a matchMakingServer) findByDescription(ctx context.Context, c *rmc.Call, o
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByDescriptionRegex(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByDescriptionRegex answers a MatchMaking.FindByDescriptionRegex call with h's FindByDescriptionRegex: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByDescriptionRegex(h interface {
+	FindByDescriptionRegex(ctx context.Context, c *rmc.Call, regex string, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByDescriptionRegexRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("MatchMaking.FindByDescriptionRegex: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("MatchMaking.FindByDescriptionRegex: %w", err))
 	}
-	gatherings, err := a.h.FindByDescriptionRegex(ctx, c, req.Regex, req.Range)
+	gatherings, err := h.FindByDescriptionRegex(ctx, c, req.Regex, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3711,14 +3789,18 @@ func (a matchMakingServer) findByDescriptionRegex(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByID(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByID answers a MatchMaking.FindByID call with h's FindByID: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByID(h interface {
+	FindByID(ctx context.Context, c *rmc.Call, ids []uint32) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByIDRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("MatchMaking.FindByID: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("MatchMaking.FindByID: %w", err))
 	}
-	gatherings, err := a.h.FindByID(ctx, c, req.IDs)
+	gatherings, err := h.FindByID(ctx, c, req.IDs)
 	if err != nil {
 		return out, err
 	}
@@ -3728,14 +3810,18 @@ func (a matchMakingServer) findByID(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findBySingleID(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindBySingleID answers a MatchMaking.FindBySingleID call with h's FindBySingleID: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindBySingleID(h interface {
+	FindBySingleID(ctx context.Context, c *rmc.Call, gid uint32) (result bool, gathering types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindBySingleIDRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("MatchMaking.FindBySingleID: %w", err))
+		return out, rmc.ParamError(h, 21, fmt.Errorf("MatchMaking.FindBySingleID: %w", err))
 	}
-	result, gathering, err := a.h.FindBySingleID(ctx, c, req.GID)
+	result, gathering, err := h.FindBySingleID(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3745,14 +3831,18 @@ func (a matchMakingServer) findBySingleID(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByOwner answers a MatchMaking.FindByOwner call with h's FindByOwner: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByOwner(h interface {
+	FindByOwner(ctx context.Context, c *rmc.Call, owner types.PID, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByOwnerRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("MatchMaking.FindByOwner: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("MatchMaking.FindByOwner: %w", err))
 	}
-	gatherings, err := a.h.FindByOwner(ctx, c, req.Owner, req.Range)
+	gatherings, err := h.FindByOwner(ctx, c, req.Owner, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3762,14 +3852,18 @@ func (a matchMakingServer) findByOwner(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByParticipants answers a MatchMaking.FindByParticipants call with h's FindByParticipants: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByParticipants(h interface {
+	FindByParticipants(ctx context.Context, c *rmc.Call, pids []types.PID) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("MatchMaking.FindByParticipants: %w", err))
+		return out, rmc.ParamError(h, 23, fmt.Errorf("MatchMaking.FindByParticipants: %w", err))
 	}
-	gatherings, err := a.h.FindByParticipants(ctx, c, req.PIDs)
+	gatherings, err := h.FindByParticipants(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -3779,14 +3873,18 @@ func (a matchMakingServer) findByParticipants(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findInvitations(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindInvitations answers a MatchMaking.FindInvitations call with h's FindInvitations: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindInvitations(h interface {
+	FindInvitations(ctx context.Context, c *rmc.Call, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindInvitationsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("MatchMaking.FindInvitations: %w", err))
+		return out, rmc.ParamError(h, 24, fmt.Errorf("MatchMaking.FindInvitations: %w", err))
 	}
-	gatherings, err := a.h.FindInvitations(ctx, c, req.Range)
+	gatherings, err := h.FindInvitations(ctx, c, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3796,14 +3894,18 @@ func (a matchMakingServer) findInvitations(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findBySQLQuery(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindBySQLQuery answers a MatchMaking.FindBySQLQuery call with h's FindBySQLQuery: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindBySQLQuery(h interface {
+	FindBySQLQuery(ctx context.Context, c *rmc.Call, query string, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindBySQLQueryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("MatchMaking.FindBySQLQuery: %w", err))
+		return out, rmc.ParamError(h, 25, fmt.Errorf("MatchMaking.FindBySQLQuery: %w", err))
 	}
-	gatherings, err := a.h.FindBySQLQuery(ctx, c, req.Query, req.Range)
+	gatherings, err := h.FindBySQLQuery(ctx, c, req.Query, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3813,14 +3915,18 @@ func (a matchMakingServer) findBySQLQuery(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) launchSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingLaunchSession answers a MatchMaking.LaunchSession call with h's LaunchSession: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingLaunchSession(h interface {
+	LaunchSession(ctx context.Context, c *rmc.Call, gid uint32, url string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingLaunchSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("MatchMaking.LaunchSession: %w", err))
+		return out, rmc.ParamError(h, 26, fmt.Errorf("MatchMaking.LaunchSession: %w", err))
 	}
-	result, err := a.h.LaunchSession(ctx, c, req.GID, req.URL)
+	result, err := h.LaunchSession(ctx, c, req.GID, req.URL)
 	if err != nil {
 		return out, err
 	}
@@ -3830,14 +3936,18 @@ func (a matchMakingServer) launchSession(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a matchMakingServer) updateSessionURL(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUpdateSessionURL answers a MatchMaking.UpdateSessionURL call with h's UpdateSessionURL: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUpdateSessionURL(h interface {
+	UpdateSessionURL(ctx context.Context, c *rmc.Call, gid uint32, url string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUpdateSessionURLRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("MatchMaking.UpdateSessionURL: %w", err))
+		return out, rmc.ParamError(h, 27, fmt.Errorf("MatchMaking.UpdateSessionURL: %w", err))
 	}
-	result, err := a.h.UpdateSessionURL(ctx, c, req.GID, req.URL)
+	result, err := h.UpdateSessionURL(ctx, c, req.GID, req.URL)
 	if err != nil {
 		return out, err
 	}
@@ -3847,14 +3957,18 @@ func (a matchMakingServer) updateSessionURL(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getSessionURL(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetSessionURL answers a MatchMaking.GetSessionURL call with h's GetSessionURL: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetSessionURL(h interface {
+	GetSessionURL(ctx context.Context, c *rmc.Call, gid uint32) (result bool, url string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetSessionURLRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("MatchMaking.GetSessionURL: %w", err))
+		return out, rmc.ParamError(h, 28, fmt.Errorf("MatchMaking.GetSessionURL: %w", err))
 	}
-	result, url, err := a.h.GetSessionURL(ctx, c, req.GID)
+	result, url, err := h.GetSessionURL(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3864,14 +3978,18 @@ func (a matchMakingServer) getSessionURL(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getState(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetState answers a MatchMaking.GetState call with h's GetState: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetState(h interface {
+	GetState(ctx context.Context, c *rmc.Call, gid uint32) (result bool, state uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetStateRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("MatchMaking.GetState: %w", err))
+		return out, rmc.ParamError(h, 29, fmt.Errorf("MatchMaking.GetState: %w", err))
 	}
-	result, state, err := a.h.GetState(ctx, c, req.GID)
+	result, state, err := h.GetState(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3881,14 +3999,18 @@ func (a matchMakingServer) getState(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a matchMakingServer) setState(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingSetState answers a MatchMaking.SetState call with h's SetState: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingSetState(h interface {
+	SetState(ctx context.Context, c *rmc.Call, gid uint32, state uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingSetStateRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("MatchMaking.SetState: %w", err))
+		return out, rmc.ParamError(h, 30, fmt.Errorf("MatchMaking.SetState: %w", err))
 	}
-	result, err := a.h.SetState(ctx, c, req.GID, req.State)
+	result, err := h.SetState(ctx, c, req.GID, req.State)
 	if err != nil {
 		return out, err
 	}
@@ -3898,14 +4020,18 @@ func (a matchMakingServer) setState(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a matchMakingServer) reportStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingReportStats answers a MatchMaking.ReportStats call with h's ReportStats: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingReportStats(h interface {
+	ReportStats(ctx context.Context, c *rmc.Call, gid uint32, stats []GatheringStats) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingReportStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("MatchMaking.ReportStats: %w", err))
+		return out, rmc.ParamError(h, 31, fmt.Errorf("MatchMaking.ReportStats: %w", err))
 	}
-	result, err := a.h.ReportStats(ctx, c, req.GID, req.Stats)
+	result, err := h.ReportStats(ctx, c, req.GID, req.Stats)
 	if err != nil {
 		return out, err
 	}
@@ -3915,14 +4041,18 @@ func (a matchMakingServer) reportStats(ctx context.Context, c *rmc.Call, out []b
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetStats answers a MatchMaking.GetStats call with h's GetStats: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetStats(h interface {
+	GetStats(ctx context.Context, c *rmc.Call, gid uint32, pids []types.PID, columns []uint8) (result bool, stats []GatheringStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("MatchMaking.GetStats: %w", err))
+		return out, rmc.ParamError(h, 32, fmt.Errorf("MatchMaking.GetStats: %w", err))
 	}
-	result, stats, err := a.h.GetStats(ctx, c, req.GID, req.PIDs, req.Columns)
+	result, stats, err := h.GetStats(ctx, c, req.GID, req.PIDs, req.Columns)
 	if err != nil {
 		return out, err
 	}
@@ -3932,14 +4062,18 @@ func (a matchMakingServer) getStats(ctx context.Context, c *rmc.Call, out []byte
 	return w.Bytes()
 }
 
-func (a matchMakingServer) deleteGathering(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingDeleteGathering answers a MatchMaking.DeleteGathering call with h's DeleteGathering: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingDeleteGathering(h interface {
+	DeleteGathering(ctx context.Context, c *rmc.Call, gid uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingDeleteGatheringRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("MatchMaking.DeleteGathering: %w", err))
+		return out, rmc.ParamError(h, 33, fmt.Errorf("MatchMaking.DeleteGathering: %w", err))
 	}
-	result, err := a.h.DeleteGathering(ctx, c, req.GID)
+	result, err := h.DeleteGathering(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -3949,14 +4083,18 @@ func (a matchMakingServer) deleteGathering(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchMakingServer) getPendingDeletions(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetPendingDeletions answers a MatchMaking.GetPendingDeletions call with h's GetPendingDeletions: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetPendingDeletions(h interface {
+	GetPendingDeletions(ctx context.Context, c *rmc.Call, reason uint32, rangeArg common.ResultRange) (result bool, deletions []DeletionEntry, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetPendingDeletionsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("MatchMaking.GetPendingDeletions: %w", err))
+		return out, rmc.ParamError(h, 34, fmt.Errorf("MatchMaking.GetPendingDeletions: %w", err))
 	}
-	result, deletions, err := a.h.GetPendingDeletions(ctx, c, req.Reason, req.Range)
+	result, deletions, err := h.GetPendingDeletions(ctx, c, req.Reason, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -3966,14 +4104,18 @@ func (a matchMakingServer) getPendingDeletions(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingServer) deleteFromDeletions(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingDeleteFromDeletions answers a MatchMaking.DeleteFromDeletions call with h's DeleteFromDeletions: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingDeleteFromDeletions(h interface {
+	DeleteFromDeletions(ctx context.Context, c *rmc.Call, deletions []uint32) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingDeleteFromDeletionsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("MatchMaking.DeleteFromDeletions: %w", err))
+		return out, rmc.ParamError(h, 35, fmt.Errorf("MatchMaking.DeleteFromDeletions: %w", err))
 	}
-	result, err := a.h.DeleteFromDeletions(ctx, c, req.Deletions)
+	result, err := h.DeleteFromDeletions(ctx, c, req.Deletions)
 	if err != nil {
 		return out, err
 	}
@@ -3983,14 +4125,18 @@ func (a matchMakingServer) deleteFromDeletions(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingServer) migrateGatheringOwnershipV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingMigrateGatheringOwnershipV1 answers a MatchMaking.MigrateGatheringOwnershipV1 call with h's MigrateGatheringOwnershipV1: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingMigrateGatheringOwnershipV1(h interface {
+	MigrateGatheringOwnershipV1(ctx context.Context, c *rmc.Call, gid uint32, potentialOwners []types.PID) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingMigrateGatheringOwnershipV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("MatchMaking.MigrateGatheringOwnershipV1: %w", err))
+		return out, rmc.ParamError(h, 36, fmt.Errorf("MatchMaking.MigrateGatheringOwnershipV1: %w", err))
 	}
-	result, err := a.h.MigrateGatheringOwnershipV1(ctx, c, req.GID, req.PotentialOwners)
+	result, err := h.MigrateGatheringOwnershipV1(ctx, c, req.GID, req.PotentialOwners)
 	if err != nil {
 		return out, err
 	}
@@ -4000,14 +4146,18 @@ func (a matchMakingServer) migrateGatheringOwnershipV1(ctx context.Context, c *r
 	return w.Bytes()
 }
 
-func (a matchMakingServer) findByDescriptionLike(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingFindByDescriptionLike answers a MatchMaking.FindByDescriptionLike call with h's FindByDescriptionLike: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingFindByDescriptionLike(h interface {
+	FindByDescriptionLike(ctx context.Context, c *rmc.Call, description string, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingFindByDescriptionLikeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("MatchMaking.FindByDescriptionLike: %w", err))
+		return out, rmc.ParamError(h, 37, fmt.Errorf("MatchMaking.FindByDescriptionLike: %w", err))
 	}
-	gatherings, err := a.h.FindByDescriptionLike(ctx, c, req.Description, req.Range)
+	gatherings, err := h.FindByDescriptionLike(ctx, c, req.Description, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -4017,53 +4167,69 @@ func (a matchMakingServer) findByDescriptionLike(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchMakingServer) registerLocalURL(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingRegisterLocalURL answers a MatchMaking.RegisterLocalURL call with h's RegisterLocalURL: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingRegisterLocalURL(h interface {
+	RegisterLocalURL(ctx context.Context, c *rmc.Call, gid uint32, url types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingRegisterLocalURLRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("MatchMaking.RegisterLocalURL: %w", err))
+		return out, rmc.ParamError(h, 38, fmt.Errorf("MatchMaking.RegisterLocalURL: %w", err))
 	}
-	if err := a.h.RegisterLocalURL(ctx, c, req.GID, req.URL); err != nil {
+	if err := h.RegisterLocalURL(ctx, c, req.GID, req.URL); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchMakingServer) registerLocalURLs(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingRegisterLocalURLs answers a MatchMaking.RegisterLocalURLs call with h's RegisterLocalURLs: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingRegisterLocalURLs(h interface {
+	RegisterLocalURLs(ctx context.Context, c *rmc.Call, gid uint32, urls []types.StationURL) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingRegisterLocalURLsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("MatchMaking.RegisterLocalURLs: %w", err))
+		return out, rmc.ParamError(h, 39, fmt.Errorf("MatchMaking.RegisterLocalURLs: %w", err))
 	}
-	if err := a.h.RegisterLocalURLs(ctx, c, req.GID, req.URLs); err != nil {
+	if err := h.RegisterLocalURLs(ctx, c, req.GID, req.URLs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchMakingServer) updateSessionHostV1(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUpdateSessionHostV1 answers a MatchMaking.UpdateSessionHostV1 call with h's UpdateSessionHostV1: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUpdateSessionHostV1(h interface {
+	UpdateSessionHostV1(ctx context.Context, c *rmc.Call, gid uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUpdateSessionHostV1Request
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("MatchMaking.UpdateSessionHostV1: %w", err))
+		return out, rmc.ParamError(h, 40, fmt.Errorf("MatchMaking.UpdateSessionHostV1: %w", err))
 	}
-	if err := a.h.UpdateSessionHostV1(ctx, c, req.GID); err != nil {
+	if err := h.UpdateSessionHostV1(ctx, c, req.GID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchMakingServer) getSessionURLs(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingGetSessionURLs answers a MatchMaking.GetSessionURLs call with h's GetSessionURLs: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingGetSessionURLs(h interface {
+	GetSessionURLs(ctx context.Context, c *rmc.Call, gid uint32) (urls []types.StationURL, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingGetSessionURLsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("MatchMaking.GetSessionURLs: %w", err))
+		return out, rmc.ParamError(h, 41, fmt.Errorf("MatchMaking.GetSessionURLs: %w", err))
 	}
-	urls, err := a.h.GetSessionURLs(ctx, c, req.GID)
+	urls, err := h.GetSessionURLs(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -4073,27 +4239,35 @@ func (a matchMakingServer) getSessionURLs(ctx context.Context, c *rmc.Call, out 
 	return w.Bytes()
 }
 
-func (a matchMakingServer) updateSessionHost(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUpdateSessionHost answers a MatchMaking.UpdateSessionHost call with h's UpdateSessionHost: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUpdateSessionHost(h interface {
+	UpdateSessionHost(ctx context.Context, c *rmc.Call, gid uint32, isMigrateOwner bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUpdateSessionHostRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("MatchMaking.UpdateSessionHost: %w", err))
+		return out, rmc.ParamError(h, 42, fmt.Errorf("MatchMaking.UpdateSessionHost: %w", err))
 	}
-	if err := a.h.UpdateSessionHost(ctx, c, req.GID, req.IsMigrateOwner); err != nil {
+	if err := h.UpdateSessionHost(ctx, c, req.GID, req.IsMigrateOwner); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchMakingServer) updateGatheringOwnership(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingUpdateGatheringOwnership answers a MatchMaking.UpdateGatheringOwnership call with h's UpdateGatheringOwnership: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingUpdateGatheringOwnership(h interface {
+	UpdateGatheringOwnership(ctx context.Context, c *rmc.Call, gid uint32, participantsOnly bool) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingUpdateGatheringOwnershipRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("MatchMaking.UpdateGatheringOwnership: %w", err))
+		return out, rmc.ParamError(h, 43, fmt.Errorf("MatchMaking.UpdateGatheringOwnership: %w", err))
 	}
-	result, err := a.h.UpdateGatheringOwnership(ctx, c, req.GID, req.ParticipantsOnly)
+	result, err := h.UpdateGatheringOwnership(ctx, c, req.GID, req.ParticipantsOnly)
 	if err != nil {
 		return out, err
 	}
@@ -4103,14 +4277,18 @@ func (a matchMakingServer) updateGatheringOwnership(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a matchMakingServer) migrateGatheringOwnership(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingMigrateGatheringOwnership answers a MatchMaking.MigrateGatheringOwnership call with h's MigrateGatheringOwnership: the generated decoding and
+// encoding, for MatchMaking's server and its variants'.
+func ServeMatchMakingMigrateGatheringOwnership(h interface {
+	MigrateGatheringOwnership(ctx context.Context, c *rmc.Call, gid uint32, potentialOwners []types.PID, participantsOnly bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingMigrateGatheringOwnershipRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("MatchMaking.MigrateGatheringOwnership: %w", err))
+		return out, rmc.ParamError(h, 44, fmt.Errorf("MatchMaking.MigrateGatheringOwnership: %w", err))
 	}
-	if err := a.h.MigrateGatheringOwnership(ctx, c, req.GID, req.PotentialOwners, req.ParticipantsOnly); err != nil {
+	if err := h.MigrateGatheringOwnership(ctx, c, req.GID, req.PotentialOwners, req.ParticipantsOnly); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -5486,29 +5664,33 @@ func RegisterMatchMakingExtMethods(mux *rmc.Mux, h MatchMakingExtHandler, method
 func (a matchMakingExtServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.endParticipation(ctx, c, out)
+		return ServeMatchMakingExtEndParticipation(a.h, ctx, c, out)
 	case 2:
-		return a.getParticipants(ctx, c, out)
+		return ServeMatchMakingExtGetParticipants(a.h, ctx, c, out)
 	case 3:
-		return a.getDetailedParticipants(ctx, c, out)
+		return ServeMatchMakingExtGetDetailedParticipants(a.h, ctx, c, out)
 	case 4:
-		return a.getParticipantsURLs(ctx, c, out)
+		return ServeMatchMakingExtGetParticipantsURLs(a.h, ctx, c, out)
 	case 5:
-		return a.getGatheringRelations(ctx, c, out)
+		return ServeMatchMakingExtGetGatheringRelations(a.h, ctx, c, out)
 	case 6:
-		return a.deleteFromDeletions(ctx, c, out)
+		return ServeMatchMakingExtDeleteFromDeletions(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchMakingExtServer) endParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtEndParticipation answers a MatchMaking_Ext.EndParticipation call with h's EndParticipation: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtEndParticipation(h interface {
+	EndParticipation(ctx context.Context, c *rmc.Call, gid uint32, message string) (result bool, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtEndParticipationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchMaking_Ext.EndParticipation: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchMaking_Ext.EndParticipation: %w", err))
 	}
-	result, err := a.h.EndParticipation(ctx, c, req.GID, req.Message)
+	result, err := h.EndParticipation(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -5518,14 +5700,18 @@ func (a matchMakingExtServer) endParticipation(ctx context.Context, c *rmc.Call,
 	return w.Bytes()
 }
 
-func (a matchMakingExtServer) getParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtGetParticipants answers a MatchMaking_Ext.GetParticipants call with h's GetParticipants: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtGetParticipants(h interface {
+	GetParticipants(ctx context.Context, c *rmc.Call, gid uint32, onlyActive bool) (participants []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtGetParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchMaking_Ext.GetParticipants: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MatchMaking_Ext.GetParticipants: %w", err))
 	}
-	participants, err := a.h.GetParticipants(ctx, c, req.GID, req.OnlyActive)
+	participants, err := h.GetParticipants(ctx, c, req.GID, req.OnlyActive)
 	if err != nil {
 		return out, err
 	}
@@ -5535,14 +5721,18 @@ func (a matchMakingExtServer) getParticipants(ctx context.Context, c *rmc.Call, 
 	return w.Bytes()
 }
 
-func (a matchMakingExtServer) getDetailedParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtGetDetailedParticipants answers a MatchMaking_Ext.GetDetailedParticipants call with h's GetDetailedParticipants: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtGetDetailedParticipants(h interface {
+	GetDetailedParticipants(ctx context.Context, c *rmc.Call, gid uint32, onlyActive bool) (details []ParticipantDetails, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtGetDetailedParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchMaking_Ext.GetDetailedParticipants: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchMaking_Ext.GetDetailedParticipants: %w", err))
 	}
-	details, err := a.h.GetDetailedParticipants(ctx, c, req.GID, req.OnlyActive)
+	details, err := h.GetDetailedParticipants(ctx, c, req.GID, req.OnlyActive)
 	if err != nil {
 		return out, err
 	}
@@ -5552,14 +5742,18 @@ func (a matchMakingExtServer) getDetailedParticipants(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a matchMakingExtServer) getParticipantsURLs(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtGetParticipantsURLs answers a MatchMaking_Ext.GetParticipantsURLs call with h's GetParticipantsURLs: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtGetParticipantsURLs(h interface {
+	GetParticipantsURLs(ctx context.Context, c *rmc.Call, gids []uint32) (urls []GatheringURLs, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtGetParticipantsURLsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchMaking_Ext.GetParticipantsURLs: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchMaking_Ext.GetParticipantsURLs: %w", err))
 	}
-	urls, err := a.h.GetParticipantsURLs(ctx, c, req.GIDs)
+	urls, err := h.GetParticipantsURLs(ctx, c, req.GIDs)
 	if err != nil {
 		return out, err
 	}
@@ -5569,14 +5763,18 @@ func (a matchMakingExtServer) getParticipantsURLs(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchMakingExtServer) getGatheringRelations(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtGetGatheringRelations answers a MatchMaking_Ext.GetGatheringRelations call with h's GetGatheringRelations: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtGetGatheringRelations(h interface {
+	GetGatheringRelations(ctx context.Context, c *rmc.Call, id uint32, descr string) (result string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtGetGatheringRelationsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchMaking_Ext.GetGatheringRelations: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchMaking_Ext.GetGatheringRelations: %w", err))
 	}
-	result, err := a.h.GetGatheringRelations(ctx, c, req.ID, req.Descr)
+	result, err := h.GetGatheringRelations(ctx, c, req.ID, req.Descr)
 	if err != nil {
 		return out, err
 	}
@@ -5586,14 +5784,18 @@ func (a matchMakingExtServer) getGatheringRelations(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a matchMakingExtServer) deleteFromDeletions(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchMakingExtDeleteFromDeletions answers a MatchMaking_Ext.DeleteFromDeletions call with h's DeleteFromDeletions: the generated decoding and
+// encoding, for MatchMakingExt's server and its variants'.
+func ServeMatchMakingExtDeleteFromDeletions(h interface {
+	DeleteFromDeletions(ctx context.Context, c *rmc.Call, deletions []uint32, pid types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchMakingExtDeleteFromDeletionsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchMaking_Ext.DeleteFromDeletions: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchMaking_Ext.DeleteFromDeletions: %w", err))
 	}
-	if err := a.h.DeleteFromDeletions(ctx, c, req.Deletions, req.PID); err != nil {
+	if err := h.DeleteFromDeletions(ctx, c, req.Deletions, req.PID); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -8101,151 +8303,163 @@ func RegisterMatchmakeExtensionMethods(mux *rmc.Mux, h MatchmakeExtensionHandler
 func (a matchmakeExtensionServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.closeParticipation(ctx, c, out)
+		return ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
 	case 2:
-		return a.openParticipation(ctx, c, out)
+		return ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
 	case 3:
-		return a.autoMatchmakePostpone(ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
 	case 4:
-		return a.browseMatchmakeSession(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
 	case 5:
-		return a.browseMatchmakeSessionWithHostUrls(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
 	case 6:
-		return a.createMatchmakeSession(ctx, c, out)
+		return ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
 	case 7:
-		return a.joinMatchmakeSession(ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
 	case 8:
-		return a.modifyCurrentGameAttribute(ctx, c, out)
+		return ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
 	case 9:
-		return a.updateNotificationData(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
 	case 10:
-		return a.getFriendNotificationData(ctx, c, out)
+		return ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
 	case 11:
-		return a.updateApplicationBuffer(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
 	case 12:
-		return a.updateMatchmakeSessionAttribute(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
 	case 13:
-		return a.getlstFriendNotificationData(ctx, c, out)
+		return ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
 	case 14:
-		return a.updateMatchmakeSession(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
 	case 15:
-		return a.autoMatchmakeWithSearchCriteriaPostpone(ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
 	case 16:
-		return a.getPlayingSession(ctx, c, out)
+		return ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
 	case 17:
-		return a.createCommunity(ctx, c, out)
+		return ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
 	case 18:
-		return a.updateCommunity(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
 	case 19:
-		return a.joinCommunity(ctx, c, out)
+		return ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
 	case 20:
-		return a.findCommunityByGatheringId(ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
 	case 21:
-		return a.findOfficialCommunity(ctx, c, out)
+		return ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
 	case 22:
-		return a.findCommunityByParticipant(ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
 	case 23:
-		return a.updatePrivacySetting(ctx, c, out)
+		return ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
 	case 24:
-		return a.getMyBlackList(ctx, c, out)
+		return ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
 	case 25:
-		return a.addToBlackList(ctx, c, out)
+		return ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
 	case 26:
-		return a.removeFromBlackList(ctx, c, out)
+		return ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
 	case 27:
-		return a.clearMyBlackList(ctx, c, out)
+		return ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
 	case 28:
-		return a.reportViolation(ctx, c, out)
+		return ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
 	case 29:
-		return a.isViolationUser(ctx, c, out)
+		return ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
 	case 30:
-		return a.joinMatchmakeSessionEx(ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
 	case 31:
-		return a.getSimplePlayingSession(ctx, c, out)
+		return ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
 	case 32:
-		return a.getSimpleCommunity(ctx, c, out)
+		return ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
 	case 33:
-		return a.autoMatchmakeWithGatheringIdPostpone(ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
 	case 34:
-		return a.updateProgressScore(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
 	case 35:
-		return a.debugNotifyEvent(ctx, c, out)
+		return ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
 	case 36:
-		return a.generateMatchmakeSessionSystemPassword(ctx, c, out)
+		return ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 37:
-		return a.clearMatchmakeSessionSystemPassword(ctx, c, out)
+		return ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(a.h, ctx, c, out)
 	case 38:
-		return a.createMatchmakeSessionWithParam(ctx, c, out)
+		return ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 39:
-		return a.joinMatchmakeSessionWithParam(ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(a.h, ctx, c, out)
 	case 40:
-		return a.autoMatchmakeWithParamPostpone(ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(a.h, ctx, c, out)
 	case 41:
-		return a.findMatchmakeSessionByGatheringIdDetail(ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(a.h, ctx, c, out)
 	case 42:
-		return a.browseMatchmakeSessionNoHolder(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
 	case 43:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
 	case 44:
-		return a.updateMatchmakeSessionPart(ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
 	case 45:
-		return a.requestMatchmaking(ctx, c, out)
+		return ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
 	case 46:
-		return a.withdrawMatchmaking(ctx, c, out)
+		return ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
 	case 47:
-		return a.withdrawMatchmakingAll(ctx, c, out)
+		return ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
 	case 48:
-		return a.findMatchmakeSessionByGatheringId(ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
 	case 49:
-		return a.findMatchmakeSessionBySingleGatheringId(ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
 	case 50:
-		return a.findMatchmakeSessionByOwner(ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
 	case 51:
-		return a.findMatchmakeSessionByParticipant(ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
 	case 52:
-		return a.browseMatchmakeSessionNoHolderNoResultRange(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
 	case 53:
-		return a.browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
 	case 54:
-		return a.findCommunityByOwner(ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByOwner(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeExtensionServer) closeParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionCloseParticipation answers a MatchmakeExtension.CloseParticipation call with h's CloseParticipation: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionCloseParticipation(h interface {
+	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionCloseParticipationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeExtension.CloseParticipation: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchmakeExtension.CloseParticipation: %w", err))
 	}
-	if err := a.h.CloseParticipation(ctx, c, req.GID); err != nil {
+	if err := h.CloseParticipation(ctx, c, req.GID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) openParticipation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionOpenParticipation answers a MatchmakeExtension.OpenParticipation call with h's OpenParticipation: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionOpenParticipation(h interface {
+	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionOpenParticipationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeExtension.OpenParticipation: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MatchmakeExtension.OpenParticipation: %w", err))
 	}
-	if err := a.h.OpenParticipation(ctx, c, req.GID); err != nil {
+	if err := h.OpenParticipation(ctx, c, req.GID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) autoMatchmakePostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionAutoMatchmakePostpone answers a MatchmakeExtension.AutoMatchmake_Postpone call with h's AutoMatchmakePostpone: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionAutoMatchmakePostpone(h interface {
+	AutoMatchmakePostpone(ctx context.Context, c *rmc.Call, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakePostponeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeExtension.AutoMatchmake_Postpone: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchmakeExtension.AutoMatchmake_Postpone: %w", err))
 	}
-	gatheringOut, err := a.h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
+	gatheringOut, err := h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -8255,14 +8469,18 @@ func (a matchmakeExtensionServer) autoMatchmakePostpone(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSession answers a MatchmakeExtension.BrowseMatchmakeSession call with h's BrowseMatchmakeSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSession(h interface {
+	BrowseMatchmakeSession(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSession: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSession: %w", err))
 	}
-	gatherings, err := a.h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
+	gatherings, err := h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8272,14 +8490,18 @@ func (a matchmakeExtensionServer) browseMatchmakeSession(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls answers a MatchmakeExtension.BrowseMatchmakeSessionWithHostUrls call with h's BrowseMatchmakeSessionWithHostUrls: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(h interface {
+	BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []GatheringURLs, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrls: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrls: %w", err))
 	}
-	gatherings, urls, err := a.h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
+	gatherings, urls, err := h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8289,14 +8511,18 @@ func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrls(ctx context
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) createMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionCreateMatchmakeSession answers a MatchmakeExtension.CreateMatchmakeSession call with h's CreateMatchmakeSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionCreateMatchmakeSession(h interface {
+	CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionCreateMatchmakeSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSession: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSession: %w", err))
 	}
-	gid, sessionKey, err := a.h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
+	gid, sessionKey, err := h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
 	if err != nil {
 		return out, err
 	}
@@ -8306,14 +8532,18 @@ func (a matchmakeExtensionServer) createMatchmakeSession(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) joinMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionJoinMatchmakeSession answers a MatchmakeExtension.JoinMatchmakeSession call with h's JoinMatchmakeSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionJoinMatchmakeSession(h interface {
+	JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionJoinMatchmakeSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSession: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSession: %w", err))
 	}
-	sessionKey, err := a.h.JoinMatchmakeSession(ctx, c, req.GID, req.Message)
+	sessionKey, err := h.JoinMatchmakeSession(ctx, c, req.GID, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -8323,40 +8553,52 @@ func (a matchmakeExtensionServer) joinMatchmakeSession(ctx context.Context, c *r
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) modifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionModifyCurrentGameAttribute answers a MatchmakeExtension.ModifyCurrentGameAttribute call with h's ModifyCurrentGameAttribute: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionModifyCurrentGameAttribute(h interface {
+	ModifyCurrentGameAttribute(ctx context.Context, c *rmc.Call, gid uint32, attrib uint32, value uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionModifyCurrentGameAttributeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeExtension.ModifyCurrentGameAttribute: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("MatchmakeExtension.ModifyCurrentGameAttribute: %w", err))
 	}
-	if err := a.h.ModifyCurrentGameAttribute(ctx, c, req.GID, req.Attrib, req.Value); err != nil {
+	if err := h.ModifyCurrentGameAttribute(ctx, c, req.GID, req.Attrib, req.Value); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) updateNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateNotificationData answers a MatchmakeExtension.UpdateNotificationData call with h's UpdateNotificationData: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateNotificationData(h interface {
+	UpdateNotificationData(ctx context.Context, c *rmc.Call, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateNotificationDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeExtension.UpdateNotificationData: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("MatchmakeExtension.UpdateNotificationData: %w", err))
 	}
-	if err := a.h.UpdateNotificationData(ctx, c, req.Type, req.Param1, req.Param2, req.Param3); err != nil {
+	if err := h.UpdateNotificationData(ctx, c, req.Type, req.Param1, req.Param2, req.Param3); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) getFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetFriendNotificationData answers a MatchmakeExtension.GetFriendNotificationData call with h's GetFriendNotificationData: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetFriendNotificationData(h interface {
+	GetFriendNotificationData(ctx context.Context, c *rmc.Call, typeArg int32) (notifications []notification.NotificationEvent, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGetFriendNotificationDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeExtension.GetFriendNotificationData: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("MatchmakeExtension.GetFriendNotificationData: %w", err))
 	}
-	notifications, err := a.h.GetFriendNotificationData(ctx, c, req.Type)
+	notifications, err := h.GetFriendNotificationData(ctx, c, req.Type)
 	if err != nil {
 		return out, err
 	}
@@ -8366,40 +8608,52 @@ func (a matchmakeExtensionServer) getFriendNotificationData(ctx context.Context,
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updateApplicationBuffer(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateApplicationBuffer answers a MatchmakeExtension.UpdateApplicationBuffer call with h's UpdateApplicationBuffer: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateApplicationBuffer(h interface {
+	UpdateApplicationBuffer(ctx context.Context, c *rmc.Call, gid uint32, buffer []byte) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateApplicationBufferRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeExtension.UpdateApplicationBuffer: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("MatchmakeExtension.UpdateApplicationBuffer: %w", err))
 	}
-	if err := a.h.UpdateApplicationBuffer(ctx, c, req.GID, req.Buffer); err != nil {
+	if err := h.UpdateApplicationBuffer(ctx, c, req.GID, req.Buffer); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) updateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute answers a MatchmakeExtension.UpdateMatchmakeSessionAttribute call with h's UpdateMatchmakeSessionAttribute: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(h interface {
+	UpdateMatchmakeSessionAttribute(ctx context.Context, c *rmc.Call, gid uint32, attribs []uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSessionAttribute: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSessionAttribute: %w", err))
 	}
-	if err := a.h.UpdateMatchmakeSessionAttribute(ctx, c, req.GID, req.Attribs); err != nil {
+	if err := h.UpdateMatchmakeSessionAttribute(ctx, c, req.GID, req.Attribs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) getlstFriendNotificationData(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetlstFriendNotificationData answers a MatchmakeExtension.GetlstFriendNotificationData call with h's GetlstFriendNotificationData: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetlstFriendNotificationData(h interface {
+	GetlstFriendNotificationData(ctx context.Context, c *rmc.Call, typesArg []uint32) (notifications []notification.NotificationEvent, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGetlstFriendNotificationDataRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeExtension.GetlstFriendNotificationData: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("MatchmakeExtension.GetlstFriendNotificationData: %w", err))
 	}
-	notifications, err := a.h.GetlstFriendNotificationData(ctx, c, req.Types)
+	notifications, err := h.GetlstFriendNotificationData(ctx, c, req.Types)
 	if err != nil {
 		return out, err
 	}
@@ -8409,27 +8663,35 @@ func (a matchmakeExtensionServer) getlstFriendNotificationData(ctx context.Conte
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updateMatchmakeSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateMatchmakeSession answers a MatchmakeExtension.UpdateMatchmakeSession call with h's UpdateMatchmakeSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateMatchmakeSession(h interface {
+	UpdateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateMatchmakeSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 14, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSession: %w", err))
+		return out, rmc.ParamError(h, 14, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSession: %w", err))
 	}
-	if err := a.h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
+	if err := h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) autoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone answers a MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone call with h's AutoMatchmakeWithSearchCriteriaPostpone: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(h interface {
+	AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, c *rmc.Call, searchCriteria []MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 15, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
+		return out, rmc.ParamError(h, 15, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
 	}
-	gatheringOut, err := a.h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
+	gatheringOut, err := h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -8439,14 +8701,18 @@ func (a matchmakeExtensionServer) autoMatchmakeWithSearchCriteriaPostpone(ctx co
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) getPlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetPlayingSession answers a MatchmakeExtension.GetPlayingSession call with h's GetPlayingSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetPlayingSession(h interface {
+	GetPlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID) (sessions []PlayingSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGetPlayingSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 16, fmt.Errorf("MatchmakeExtension.GetPlayingSession: %w", err))
+		return out, rmc.ParamError(h, 16, fmt.Errorf("MatchmakeExtension.GetPlayingSession: %w", err))
 	}
-	sessions, err := a.h.GetPlayingSession(ctx, c, req.PIDs)
+	sessions, err := h.GetPlayingSession(ctx, c, req.PIDs)
 	if err != nil {
 		return out, err
 	}
@@ -8456,14 +8722,18 @@ func (a matchmakeExtensionServer) getPlayingSession(ctx context.Context, c *rmc.
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) createCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionCreateCommunity answers a MatchmakeExtension.CreateCommunity call with h's CreateCommunity: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionCreateCommunity(h interface {
+	CreateCommunity(ctx context.Context, c *rmc.Call, community PersistentGathering, message string) (gid uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionCreateCommunityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 17, fmt.Errorf("MatchmakeExtension.CreateCommunity: %w", err))
+		return out, rmc.ParamError(h, 17, fmt.Errorf("MatchmakeExtension.CreateCommunity: %w", err))
 	}
-	gid, err := a.h.CreateCommunity(ctx, c, req.Community, req.Message)
+	gid, err := h.CreateCommunity(ctx, c, req.Community, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -8473,40 +8743,52 @@ func (a matchmakeExtensionServer) createCommunity(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updateCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateCommunity answers a MatchmakeExtension.UpdateCommunity call with h's UpdateCommunity: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateCommunity(h interface {
+	UpdateCommunity(ctx context.Context, c *rmc.Call, community PersistentGathering) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateCommunityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 18, fmt.Errorf("MatchmakeExtension.UpdateCommunity: %w", err))
+		return out, rmc.ParamError(h, 18, fmt.Errorf("MatchmakeExtension.UpdateCommunity: %w", err))
 	}
-	if err := a.h.UpdateCommunity(ctx, c, req.Community); err != nil {
+	if err := h.UpdateCommunity(ctx, c, req.Community); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) joinCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionJoinCommunity answers a MatchmakeExtension.JoinCommunity call with h's JoinCommunity: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionJoinCommunity(h interface {
+	JoinCommunity(ctx context.Context, c *rmc.Call, gid uint32, message string, password string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionJoinCommunityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 19, fmt.Errorf("MatchmakeExtension.JoinCommunity: %w", err))
+		return out, rmc.ParamError(h, 19, fmt.Errorf("MatchmakeExtension.JoinCommunity: %w", err))
 	}
-	if err := a.h.JoinCommunity(ctx, c, req.GID, req.Message, req.Password); err != nil {
+	if err := h.JoinCommunity(ctx, c, req.GID, req.Message, req.Password); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) findCommunityByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindCommunityByGatheringId answers a MatchmakeExtension.FindCommunityByGatheringId call with h's FindCommunityByGatheringId: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindCommunityByGatheringId(h interface {
+	FindCommunityByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (communities []PersistentGathering, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindCommunityByGatheringIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 20, fmt.Errorf("MatchmakeExtension.FindCommunityByGatheringId: %w", err))
+		return out, rmc.ParamError(h, 20, fmt.Errorf("MatchmakeExtension.FindCommunityByGatheringId: %w", err))
 	}
-	communities, err := a.h.FindCommunityByGatheringId(ctx, c, req.GIDs)
+	communities, err := h.FindCommunityByGatheringId(ctx, c, req.GIDs)
 	if err != nil {
 		return out, err
 	}
@@ -8516,14 +8798,18 @@ func (a matchmakeExtensionServer) findCommunityByGatheringId(ctx context.Context
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findOfficialCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindOfficialCommunity answers a MatchmakeExtension.FindOfficialCommunity call with h's FindOfficialCommunity: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindOfficialCommunity(h interface {
+	FindOfficialCommunity(ctx context.Context, c *rmc.Call, availableOnly bool, rangeArg common.ResultRange) (communities []PersistentGathering, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindOfficialCommunityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 21, fmt.Errorf("MatchmakeExtension.FindOfficialCommunity: %w", err))
+		return out, rmc.ParamError(h, 21, fmt.Errorf("MatchmakeExtension.FindOfficialCommunity: %w", err))
 	}
-	communities, err := a.h.FindOfficialCommunity(ctx, c, req.AvailableOnly, req.Range)
+	communities, err := h.FindOfficialCommunity(ctx, c, req.AvailableOnly, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8533,14 +8819,18 @@ func (a matchmakeExtensionServer) findOfficialCommunity(ctx context.Context, c *
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findCommunityByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindCommunityByParticipant answers a MatchmakeExtension.FindCommunityByParticipant call with h's FindCommunityByParticipant: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindCommunityByParticipant(h interface {
+	FindCommunityByParticipant(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (communities []PersistentGathering, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindCommunityByParticipantRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 22, fmt.Errorf("MatchmakeExtension.FindCommunityByParticipant: %w", err))
+		return out, rmc.ParamError(h, 22, fmt.Errorf("MatchmakeExtension.FindCommunityByParticipant: %w", err))
 	}
-	communities, err := a.h.FindCommunityByParticipant(ctx, c, req.PID, req.Range)
+	communities, err := h.FindCommunityByParticipant(ctx, c, req.PID, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8550,25 +8840,33 @@ func (a matchmakeExtensionServer) findCommunityByParticipant(ctx context.Context
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updatePrivacySetting(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdatePrivacySetting answers a MatchmakeExtension.UpdatePrivacySetting call with h's UpdatePrivacySetting: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdatePrivacySetting(h interface {
+	UpdatePrivacySetting(ctx context.Context, c *rmc.Call, onlineStatus bool, communityParticipation bool) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdatePrivacySettingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 23, fmt.Errorf("MatchmakeExtension.UpdatePrivacySetting: %w", err))
+		return out, rmc.ParamError(h, 23, fmt.Errorf("MatchmakeExtension.UpdatePrivacySetting: %w", err))
 	}
-	if err := a.h.UpdatePrivacySetting(ctx, c, req.OnlineStatus, req.CommunityParticipation); err != nil {
+	if err := h.UpdatePrivacySetting(ctx, c, req.OnlineStatus, req.CommunityParticipation); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) getMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetMyBlackList answers a MatchmakeExtension.GetMyBlackList call with h's GetMyBlackList: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetMyBlackList(h interface {
+	GetMyBlackList(ctx context.Context, c *rmc.Call) (pids []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 24, fmt.Errorf("MatchmakeExtension.GetMyBlackList: %w", err))
+		return out, rmc.ParamError(h, 24, fmt.Errorf("MatchmakeExtension.GetMyBlackList: %w", err))
 	}
-	pids, err := a.h.GetMyBlackList(ctx, c)
+	pids, err := h.GetMyBlackList(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -8578,62 +8876,82 @@ func (a matchmakeExtensionServer) getMyBlackList(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) addToBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionAddToBlackList answers a MatchmakeExtension.AddToBlackList call with h's AddToBlackList: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionAddToBlackList(h interface {
+	AddToBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionAddToBlackListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 25, fmt.Errorf("MatchmakeExtension.AddToBlackList: %w", err))
+		return out, rmc.ParamError(h, 25, fmt.Errorf("MatchmakeExtension.AddToBlackList: %w", err))
 	}
-	if err := a.h.AddToBlackList(ctx, c, req.PIDs); err != nil {
+	if err := h.AddToBlackList(ctx, c, req.PIDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) removeFromBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionRemoveFromBlackList answers a MatchmakeExtension.RemoveFromBlackList call with h's RemoveFromBlackList: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionRemoveFromBlackList(h interface {
+	RemoveFromBlackList(ctx context.Context, c *rmc.Call, pids []types.PID) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionRemoveFromBlackListRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 26, fmt.Errorf("MatchmakeExtension.RemoveFromBlackList: %w", err))
+		return out, rmc.ParamError(h, 26, fmt.Errorf("MatchmakeExtension.RemoveFromBlackList: %w", err))
 	}
-	if err := a.h.RemoveFromBlackList(ctx, c, req.PIDs); err != nil {
+	if err := h.RemoveFromBlackList(ctx, c, req.PIDs); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) clearMyBlackList(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionClearMyBlackList answers a MatchmakeExtension.ClearMyBlackList call with h's ClearMyBlackList: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionClearMyBlackList(h interface {
+	ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 27, fmt.Errorf("MatchmakeExtension.ClearMyBlackList: %w", err))
+		return out, rmc.ParamError(h, 27, fmt.Errorf("MatchmakeExtension.ClearMyBlackList: %w", err))
 	}
-	if err := a.h.ClearMyBlackList(ctx, c); err != nil {
+	if err := h.ClearMyBlackList(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) reportViolation(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionReportViolation answers a MatchmakeExtension.ReportViolation call with h's ReportViolation: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionReportViolation(h interface {
+	ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionReportViolationRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 28, fmt.Errorf("MatchmakeExtension.ReportViolation: %w", err))
+		return out, rmc.ParamError(h, 28, fmt.Errorf("MatchmakeExtension.ReportViolation: %w", err))
 	}
-	if err := a.h.ReportViolation(ctx, c, req.PID, req.Username, req.ViolationCode); err != nil {
+	if err := h.ReportViolation(ctx, c, req.PID, req.Username, req.ViolationCode); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) isViolationUser(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionIsViolationUser answers a MatchmakeExtension.IsViolationUser call with h's IsViolationUser: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionIsViolationUser(h interface {
+	IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 29, fmt.Errorf("MatchmakeExtension.IsViolationUser: %w", err))
+		return out, rmc.ParamError(h, 29, fmt.Errorf("MatchmakeExtension.IsViolationUser: %w", err))
 	}
-	flag, score, err := a.h.IsViolationUser(ctx, c)
+	flag, score, err := h.IsViolationUser(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -8643,14 +8961,18 @@ func (a matchmakeExtensionServer) isViolationUser(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) joinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionJoinMatchmakeSessionEx answers a MatchmakeExtension.JoinMatchmakeSessionEx call with h's JoinMatchmakeSessionEx: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionJoinMatchmakeSessionEx(h interface {
+	JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionJoinMatchmakeSessionExRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 30, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSessionEx: %w", err))
+		return out, rmc.ParamError(h, 30, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSessionEx: %w", err))
 	}
-	sessionKey, err := a.h.JoinMatchmakeSessionEx(ctx, c, req.GID, req.Gmessage, req.IgnoreBlockList, req.NumParticipants)
+	sessionKey, err := h.JoinMatchmakeSessionEx(ctx, c, req.GID, req.Gmessage, req.IgnoreBlockList, req.NumParticipants)
 	if err != nil {
 		return out, err
 	}
@@ -8660,14 +8982,18 @@ func (a matchmakeExtensionServer) joinMatchmakeSessionEx(ctx context.Context, c 
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) getSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetSimplePlayingSession answers a MatchmakeExtension.GetSimplePlayingSession call with h's GetSimplePlayingSession: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetSimplePlayingSession(h interface {
+	GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []SimplePlayingSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGetSimplePlayingSessionRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 31, fmt.Errorf("MatchmakeExtension.GetSimplePlayingSession: %w", err))
+		return out, rmc.ParamError(h, 31, fmt.Errorf("MatchmakeExtension.GetSimplePlayingSession: %w", err))
 	}
-	session, err := a.h.GetSimplePlayingSession(ctx, c, req.PIDs, req.IncludeLoginUser)
+	session, err := h.GetSimplePlayingSession(ctx, c, req.PIDs, req.IncludeLoginUser)
 	if err != nil {
 		return out, err
 	}
@@ -8677,14 +9003,18 @@ func (a matchmakeExtensionServer) getSimplePlayingSession(ctx context.Context, c
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) getSimpleCommunity(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGetSimpleCommunity answers a MatchmakeExtension.GetSimpleCommunity call with h's GetSimpleCommunity: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGetSimpleCommunity(h interface {
+	GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []SimpleCommunity, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGetSimpleCommunityRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 32, fmt.Errorf("MatchmakeExtension.GetSimpleCommunity: %w", err))
+		return out, rmc.ParamError(h, 32, fmt.Errorf("MatchmakeExtension.GetSimpleCommunity: %w", err))
 	}
-	communities, err := a.h.GetSimpleCommunity(ctx, c, req.GIDs)
+	communities, err := h.GetSimpleCommunity(ctx, c, req.GIDs)
 	if err != nil {
 		return out, err
 	}
@@ -8694,14 +9024,18 @@ func (a matchmakeExtensionServer) getSimpleCommunity(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) autoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone answers a MatchmakeExtension.AutoMatchmakeWithGatheringId_Postpone call with h's AutoMatchmakeWithGatheringIdPostpone: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(h interface {
+	AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 33, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithGatheringId_Postpone: %w", err))
+		return out, rmc.ParamError(h, 33, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithGatheringId_Postpone: %w", err))
 	}
-	joinedGathering, err := a.h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
+	joinedGathering, err := h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
 	if err != nil {
 		return out, err
 	}
@@ -8711,40 +9045,52 @@ func (a matchmakeExtensionServer) autoMatchmakeWithGatheringIdPostpone(ctx conte
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updateProgressScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateProgressScore answers a MatchmakeExtension.UpdateProgressScore call with h's UpdateProgressScore: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateProgressScore(h interface {
+	UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateProgressScoreRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 34, fmt.Errorf("MatchmakeExtension.UpdateProgressScore: %w", err))
+		return out, rmc.ParamError(h, 34, fmt.Errorf("MatchmakeExtension.UpdateProgressScore: %w", err))
 	}
-	if err := a.h.UpdateProgressScore(ctx, c, req.GID, req.Score); err != nil {
+	if err := h.UpdateProgressScore(ctx, c, req.GID, req.Score); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) debugNotifyEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionDebugNotifyEvent answers a MatchmakeExtension.DebugNotifyEvent call with h's DebugNotifyEvent: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionDebugNotifyEvent(h interface {
+	DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionDebugNotifyEventRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 35, fmt.Errorf("MatchmakeExtension.DebugNotifyEvent: %w", err))
+		return out, rmc.ParamError(h, 35, fmt.Errorf("MatchmakeExtension.DebugNotifyEvent: %w", err))
 	}
-	if err := a.h.DebugNotifyEvent(ctx, c, req.PID, req.MainType, req.SubType, req.Param1, req.Param2, req.Param3); err != nil {
+	if err := h.DebugNotifyEvent(ctx, c, req.PID, req.MainType, req.SubType, req.Param1, req.Param2, req.Param3); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) generateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword answers a MatchmakeExtension.GenerateMatchmakeSessionSystemPassword call with h's GenerateMatchmakeSessionSystemPassword: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(h interface {
+	GenerateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (password string, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionGenerateMatchmakeSessionSystemPasswordRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 36, fmt.Errorf("MatchmakeExtension.GenerateMatchmakeSessionSystemPassword: %w", err))
+		return out, rmc.ParamError(h, 36, fmt.Errorf("MatchmakeExtension.GenerateMatchmakeSessionSystemPassword: %w", err))
 	}
-	password, err := a.h.GenerateMatchmakeSessionSystemPassword(ctx, c, req.GID)
+	password, err := h.GenerateMatchmakeSessionSystemPassword(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -8754,27 +9100,35 @@ func (a matchmakeExtensionServer) generateMatchmakeSessionSystemPassword(ctx con
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) clearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword answers a MatchmakeExtension.ClearMatchmakeSessionSystemPassword call with h's ClearMatchmakeSessionSystemPassword: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(h interface {
+	ClearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionClearMatchmakeSessionSystemPasswordRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 37, fmt.Errorf("MatchmakeExtension.ClearMatchmakeSessionSystemPassword: %w", err))
+		return out, rmc.ParamError(h, 37, fmt.Errorf("MatchmakeExtension.ClearMatchmakeSessionSystemPassword: %w", err))
 	}
-	if err := a.h.ClearMatchmakeSessionSystemPassword(ctx, c, req.GID); err != nil {
+	if err := h.ClearMatchmakeSessionSystemPassword(ctx, c, req.GID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) createMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionCreateMatchmakeSessionWithParam answers a MatchmakeExtension.CreateMatchmakeSessionWithParam call with h's CreateMatchmakeSessionWithParam: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(h interface {
+	CreateMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param CreateMatchmakeSessionParam) (session MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionCreateMatchmakeSessionWithParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 38, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSessionWithParam: %w", err))
+		return out, rmc.ParamError(h, 38, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSessionWithParam: %w", err))
 	}
-	session, err := a.h.CreateMatchmakeSessionWithParam(ctx, c, req.Param)
+	session, err := h.CreateMatchmakeSessionWithParam(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -8784,14 +9138,18 @@ func (a matchmakeExtensionServer) createMatchmakeSessionWithParam(ctx context.Co
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) joinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionJoinMatchmakeSessionWithParam answers a MatchmakeExtension.JoinMatchmakeSessionWithParam call with h's JoinMatchmakeSessionWithParam: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(h interface {
+	JoinMatchmakeSessionWithParam(ctx context.Context, c *rmc.Call, param JoinMatchmakeSessionParam) (session MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionJoinMatchmakeSessionWithParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 39, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSessionWithParam: %w", err))
+		return out, rmc.ParamError(h, 39, fmt.Errorf("MatchmakeExtension.JoinMatchmakeSessionWithParam: %w", err))
 	}
-	session, err := a.h.JoinMatchmakeSessionWithParam(ctx, c, req.Param)
+	session, err := h.JoinMatchmakeSessionWithParam(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -8801,14 +9159,18 @@ func (a matchmakeExtensionServer) joinMatchmakeSessionWithParam(ctx context.Cont
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) autoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone answers a MatchmakeExtension.AutoMatchmakeWithParam_Postpone call with h's AutoMatchmakeWithParamPostpone: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(h interface {
+	AutoMatchmakeWithParamPostpone(ctx context.Context, c *rmc.Call, param AutoMatchmakeParam) (session MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 40, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithParam_Postpone: %w", err))
+		return out, rmc.ParamError(h, 40, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithParam_Postpone: %w", err))
 	}
-	session, err := a.h.AutoMatchmakeWithParamPostpone(ctx, c, req.Param)
+	session, err := h.AutoMatchmakeWithParamPostpone(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -8818,14 +9180,18 @@ func (a matchmakeExtensionServer) autoMatchmakeWithParamPostpone(ctx context.Con
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail answers a MatchmakeExtension.FindMatchmakeSessionByGatheringIdDetail call with h's FindMatchmakeSessionByGatheringIdDetail: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(h interface {
+	FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, c *rmc.Call, gid uint32) (session MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 41, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByGatheringIdDetail: %w", err))
+		return out, rmc.ParamError(h, 41, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByGatheringIdDetail: %w", err))
 	}
-	session, err := a.h.FindMatchmakeSessionByGatheringIdDetail(ctx, c, req.GID)
+	session, err := h.FindMatchmakeSessionByGatheringIdDetail(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -8835,14 +9201,18 @@ func (a matchmakeExtensionServer) findMatchmakeSessionByGatheringIdDetail(ctx co
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder answers a MatchmakeExtension.BrowseMatchmakeSessionNoHolder call with h's BrowseMatchmakeSessionNoHolder: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(h interface {
+	BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 42, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolder: %w", err))
+		return out, rmc.ParamError(h, 42, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolder: %w", err))
 	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
+	sessions, err := h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8852,14 +9222,18 @@ func (a matchmakeExtensionServer) browseMatchmakeSessionNoHolder(ctx context.Con
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder answers a MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolder call with h's BrowseMatchmakeSessionWithHostUrlsNoHolder: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(h interface {
+	BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []MatchmakeSession, urls []GatheringURLs, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 43, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
+		return out, rmc.ParamError(h, 43, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
 	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
+	sessions, urls, err := h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8869,27 +9243,35 @@ func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrlsNoHolder(ctx
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) updateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionUpdateMatchmakeSessionPart answers a MatchmakeExtension.UpdateMatchmakeSessionPart call with h's UpdateMatchmakeSessionPart: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionUpdateMatchmakeSessionPart(h interface {
+	UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param UpdateMatchmakeSessionParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateMatchmakeSessionPartRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 44, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSessionPart: %w", err))
+		return out, rmc.ParamError(h, 44, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSessionPart: %w", err))
 	}
-	if err := a.h.UpdateMatchmakeSessionPart(ctx, c, req.Param); err != nil {
+	if err := h.UpdateMatchmakeSessionPart(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) requestMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionRequestMatchmaking answers a MatchmakeExtension.RequestMatchmaking call with h's RequestMatchmaking: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionRequestMatchmaking(h interface {
+	RequestMatchmaking(ctx context.Context, c *rmc.Call, param AutoMatchmakeParam) (requestID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionRequestMatchmakingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 45, fmt.Errorf("MatchmakeExtension.RequestMatchmaking: %w", err))
+		return out, rmc.ParamError(h, 45, fmt.Errorf("MatchmakeExtension.RequestMatchmaking: %w", err))
 	}
-	requestID, err := a.h.RequestMatchmaking(ctx, c, req.Param)
+	requestID, err := h.RequestMatchmaking(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -8899,38 +9281,50 @@ func (a matchmakeExtensionServer) requestMatchmaking(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) withdrawMatchmaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionWithdrawMatchmaking answers a MatchmakeExtension.WithdrawMatchmaking call with h's WithdrawMatchmaking: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionWithdrawMatchmaking(h interface {
+	WithdrawMatchmaking(ctx context.Context, c *rmc.Call, requestID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionWithdrawMatchmakingRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 46, fmt.Errorf("MatchmakeExtension.WithdrawMatchmaking: %w", err))
+		return out, rmc.ParamError(h, 46, fmt.Errorf("MatchmakeExtension.WithdrawMatchmaking: %w", err))
 	}
-	if err := a.h.WithdrawMatchmaking(ctx, c, req.RequestID); err != nil {
+	if err := h.WithdrawMatchmaking(ctx, c, req.RequestID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) withdrawMatchmakingAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionWithdrawMatchmakingAll answers a MatchmakeExtension.WithdrawMatchmakingAll call with h's WithdrawMatchmakingAll: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionWithdrawMatchmakingAll(h interface {
+	WithdrawMatchmakingAll(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 47, fmt.Errorf("MatchmakeExtension.WithdrawMatchmakingAll: %w", err))
+		return out, rmc.ParamError(h, 47, fmt.Errorf("MatchmakeExtension.WithdrawMatchmakingAll: %w", err))
 	}
-	if err := a.h.WithdrawMatchmakingAll(ctx, c); err != nil {
+	if err := h.WithdrawMatchmakingAll(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeExtensionServer) findMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId answers a MatchmakeExtension.FindMatchmakeSessionByGatheringId call with h's FindMatchmakeSessionByGatheringId: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(h interface {
+	FindMatchmakeSessionByGatheringId(ctx context.Context, c *rmc.Call, gids []uint32) (sessions []MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 48, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByGatheringId: %w", err))
+		return out, rmc.ParamError(h, 48, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByGatheringId: %w", err))
 	}
-	sessions, err := a.h.FindMatchmakeSessionByGatheringId(ctx, c, req.GIDs)
+	sessions, err := h.FindMatchmakeSessionByGatheringId(ctx, c, req.GIDs)
 	if err != nil {
 		return out, err
 	}
@@ -8940,14 +9334,18 @@ func (a matchmakeExtensionServer) findMatchmakeSessionByGatheringId(ctx context.
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId answers a MatchmakeExtension.FindMatchmakeSessionBySingleGatheringId call with h's FindMatchmakeSessionBySingleGatheringId: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(h interface {
+	FindMatchmakeSessionBySingleGatheringId(ctx context.Context, c *rmc.Call, gid uint32) (session MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 49, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionBySingleGatheringId: %w", err))
+		return out, rmc.ParamError(h, 49, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionBySingleGatheringId: %w", err))
 	}
-	session, err := a.h.FindMatchmakeSessionBySingleGatheringId(ctx, c, req.GID)
+	session, err := h.FindMatchmakeSessionBySingleGatheringId(ctx, c, req.GID)
 	if err != nil {
 		return out, err
 	}
@@ -8957,14 +9355,18 @@ func (a matchmakeExtensionServer) findMatchmakeSessionBySingleGatheringId(ctx co
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindMatchmakeSessionByOwner answers a MatchmakeExtension.FindMatchmakeSessionByOwner call with h's FindMatchmakeSessionByOwner: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindMatchmakeSessionByOwner(h interface {
+	FindMatchmakeSessionByOwner(ctx context.Context, c *rmc.Call, pid types.PID, rangeArg common.ResultRange) (sessions []MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindMatchmakeSessionByOwnerRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 50, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByOwner: %w", err))
+		return out, rmc.ParamError(h, 50, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByOwner: %w", err))
 	}
-	sessions, err := a.h.FindMatchmakeSessionByOwner(ctx, c, req.PID, req.Range)
+	sessions, err := h.FindMatchmakeSessionByOwner(ctx, c, req.PID, req.Range)
 	if err != nil {
 		return out, err
 	}
@@ -8974,14 +9376,18 @@ func (a matchmakeExtensionServer) findMatchmakeSessionByOwner(ctx context.Contex
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionFindMatchmakeSessionByParticipant answers a MatchmakeExtension.FindMatchmakeSessionByParticipant call with h's FindMatchmakeSessionByParticipant: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(h interface {
+	FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param FindMatchmakeSessionByParticipantParam) (result []FindMatchmakeSessionByParticipantResult, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionFindMatchmakeSessionByParticipantRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 51, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByParticipant: %w", err))
+		return out, rmc.ParamError(h, 51, fmt.Errorf("MatchmakeExtension.FindMatchmakeSessionByParticipant: %w", err))
 	}
-	result, err := a.h.FindMatchmakeSessionByParticipant(ctx, c, req.Param)
+	result, err := h.FindMatchmakeSessionByParticipant(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -8991,14 +9397,18 @@ func (a matchmakeExtensionServer) findMatchmakeSessionByParticipant(ctx context.
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange answers a MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange call with h's BrowseMatchmakeSessionNoHolderNoResultRange: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h interface {
+	BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria) (sessions []MatchmakeSession, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 52, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
+		return out, rmc.ParamError(h, 52, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
 	}
-	sessions, err := a.h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
+	sessions, err := h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
 	if err != nil {
 		return out, err
 	}
@@ -9008,14 +9418,18 @@ func (a matchmakeExtensionServer) browseMatchmakeSessionNoHolderNoResultRange(ct
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange answers a MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange call with h's BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(h interface {
+	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria) (sessions []MatchmakeSession, urls []GatheringURLs, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 53, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
+		return out, rmc.ParamError(h, 53, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
 	}
-	sessions, urls, err := a.h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
+	sessions, urls, err := h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
 	if err != nil {
 		return out, err
 	}
@@ -9025,8 +9439,12 @@ func (a matchmakeExtensionServer) browseMatchmakeSessionWithHostUrlsNoHolderNoRe
 	return w.Bytes()
 }
 
-func (a matchmakeExtensionServer) findCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	return a.h.FindCommunityByOwner(ctx, c, out)
+// ServeMatchmakeExtensionFindCommunityByOwner answers a MatchmakeExtension.FindCommunityByOwner call with h's FindCommunityByOwner: the generated decoding and
+// encoding, for MatchmakeExtension's server and its variants'.
+func ServeMatchmakeExtensionFindCommunityByOwner(h interface {
+	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return h.FindCommunityByOwner(ctx, c, out)
 }
 
 // MatchmakeExtensionClient calls MatchmakeExtension methods through C (an *rmc.Client, a logged-in session's RMC).
@@ -10836,43 +11254,47 @@ func RegisterMatchmakeRefereeMethods(mux *rmc.Mux, h MatchmakeRefereeHandler, me
 func (a matchmakeRefereeServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.startRound(ctx, c, out)
+		return ServeMatchmakeRefereeStartRound(a.h, ctx, c, out)
 	case 2:
-		return a.getStartRoundParam(ctx, c, out)
+		return ServeMatchmakeRefereeGetStartRoundParam(a.h, ctx, c, out)
 	case 3:
-		return a.endRound(ctx, c, out)
+		return ServeMatchmakeRefereeEndRound(a.h, ctx, c, out)
 	case 4:
-		return a.endRoundWithoutReport(ctx, c, out)
+		return ServeMatchmakeRefereeEndRoundWithoutReport(a.h, ctx, c, out)
 	case 5:
-		return a.getRoundParticipants(ctx, c, out)
+		return ServeMatchmakeRefereeGetRoundParticipants(a.h, ctx, c, out)
 	case 6:
-		return a.getNotSummarizedRound(ctx, c, out)
+		return ServeMatchmakeRefereeGetNotSummarizedRound(a.h, ctx, c, out)
 	case 7:
-		return a.getRound(ctx, c, out)
+		return ServeMatchmakeRefereeGetRound(a.h, ctx, c, out)
 	case 8:
-		return a.getStatsPrimary(ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsPrimary(a.h, ctx, c, out)
 	case 9:
-		return a.getStatsPrimaries(ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsPrimaries(a.h, ctx, c, out)
 	case 10:
-		return a.getStatsAll(ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsAll(a.h, ctx, c, out)
 	case 11:
-		return a.createStats(ctx, c, out)
+		return ServeMatchmakeRefereeCreateStats(a.h, ctx, c, out)
 	case 12:
-		return a.getOrCreateStats(ctx, c, out)
+		return ServeMatchmakeRefereeGetOrCreateStats(a.h, ctx, c, out)
 	case 13:
-		return a.resetStats(ctx, c, out)
+		return ServeMatchmakeRefereeResetStats(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a matchmakeRefereeServer) startRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeStartRound answers a MatchmakeReferee.StartRound call with h's StartRound: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeStartRound(h interface {
+	StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeStartRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("MatchmakeReferee.StartRound: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchmakeReferee.StartRound: %w", err))
 	}
-	roundID, err := a.h.StartRound(ctx, c, req.Param)
+	roundID, err := h.StartRound(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -10882,14 +11304,18 @@ func (a matchmakeRefereeServer) startRound(ctx context.Context, c *rmc.Call, out
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getStartRoundParam(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetStartRoundParam answers a MatchmakeReferee.GetStartRoundParam call with h's GetStartRoundParam: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetStartRoundParam(h interface {
+	GetStartRoundParam(ctx context.Context, c *rmc.Call, roundID uint64) (param MatchmakeRefereeStartRoundParam, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetStartRoundParamRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("MatchmakeReferee.GetStartRoundParam: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("MatchmakeReferee.GetStartRoundParam: %w", err))
 	}
-	param, err := a.h.GetStartRoundParam(ctx, c, req.RoundID)
+	param, err := h.GetStartRoundParam(ctx, c, req.RoundID)
 	if err != nil {
 		return out, err
 	}
@@ -10899,40 +11325,52 @@ func (a matchmakeRefereeServer) getStartRoundParam(ctx context.Context, c *rmc.C
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) endRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEndRound answers a MatchmakeReferee.EndRound call with h's EndRound: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeEndRound(h interface {
+	EndRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEndRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 3, fmt.Errorf("MatchmakeReferee.EndRound: %w", err))
+		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchmakeReferee.EndRound: %w", err))
 	}
-	if err := a.h.EndRound(ctx, c, req.Param); err != nil {
+	if err := h.EndRound(ctx, c, req.Param); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeServer) endRoundWithoutReport(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeEndRoundWithoutReport answers a MatchmakeReferee.EndRoundWithoutReport call with h's EndRoundWithoutReport: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeEndRoundWithoutReport(h interface {
+	EndRoundWithoutReport(ctx context.Context, c *rmc.Call, roundID uint64) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeEndRoundWithoutReportRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 4, fmt.Errorf("MatchmakeReferee.EndRoundWithoutReport: %w", err))
+		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchmakeReferee.EndRoundWithoutReport: %w", err))
 	}
-	if err := a.h.EndRoundWithoutReport(ctx, c, req.RoundID); err != nil {
+	if err := h.EndRoundWithoutReport(ctx, c, req.RoundID); err != nil {
 		return out, err
 	}
 	return out, nil
 }
 
-func (a matchmakeRefereeServer) getRoundParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetRoundParticipants answers a MatchmakeReferee.GetRoundParticipants call with h's GetRoundParticipants: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetRoundParticipants(h interface {
+	GetRoundParticipants(ctx context.Context, c *rmc.Call, roundID uint64) (pids []types.PID, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetRoundParticipantsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 5, fmt.Errorf("MatchmakeReferee.GetRoundParticipants: %w", err))
+		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchmakeReferee.GetRoundParticipants: %w", err))
 	}
-	pids, err := a.h.GetRoundParticipants(ctx, c, req.RoundID)
+	pids, err := h.GetRoundParticipants(ctx, c, req.RoundID)
 	if err != nil {
 		return out, err
 	}
@@ -10942,12 +11380,16 @@ func (a matchmakeRefereeServer) getRoundParticipants(ctx context.Context, c *rmc
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getNotSummarizedRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetNotSummarizedRound answers a MatchmakeReferee.GetNotSummarizedRound call with h's GetNotSummarizedRound: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetNotSummarizedRound(h interface {
+	GetNotSummarizedRound(ctx context.Context, c *rmc.Call) (rounds []MatchmakeRefereeRound, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 6, fmt.Errorf("MatchmakeReferee.GetNotSummarizedRound: %w", err))
+		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchmakeReferee.GetNotSummarizedRound: %w", err))
 	}
-	rounds, err := a.h.GetNotSummarizedRound(ctx, c)
+	rounds, err := h.GetNotSummarizedRound(ctx, c)
 	if err != nil {
 		return out, err
 	}
@@ -10957,14 +11399,18 @@ func (a matchmakeRefereeServer) getNotSummarizedRound(ctx context.Context, c *rm
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getRound(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetRound answers a MatchmakeReferee.GetRound call with h's GetRound: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetRound(h interface {
+	GetRound(ctx context.Context, c *rmc.Call, round uint64) (roundOut MatchmakeRefereeRound, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetRoundRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 7, fmt.Errorf("MatchmakeReferee.GetRound: %w", err))
+		return out, rmc.ParamError(h, 7, fmt.Errorf("MatchmakeReferee.GetRound: %w", err))
 	}
-	roundOut, err := a.h.GetRound(ctx, c, req.Round)
+	roundOut, err := h.GetRound(ctx, c, req.Round)
 	if err != nil {
 		return out, err
 	}
@@ -10974,14 +11420,18 @@ func (a matchmakeRefereeServer) getRound(ctx context.Context, c *rmc.Call, out [
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getStatsPrimary(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetStatsPrimary answers a MatchmakeReferee.GetStatsPrimary call with h's GetStatsPrimary: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetStatsPrimary(h interface {
+	GetStatsPrimary(ctx context.Context, c *rmc.Call, target MatchmakeRefereeStatsTarget) (stats MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetStatsPrimaryRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 8, fmt.Errorf("MatchmakeReferee.GetStatsPrimary: %w", err))
+		return out, rmc.ParamError(h, 8, fmt.Errorf("MatchmakeReferee.GetStatsPrimary: %w", err))
 	}
-	stats, err := a.h.GetStatsPrimary(ctx, c, req.Target)
+	stats, err := h.GetStatsPrimary(ctx, c, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -10991,14 +11441,18 @@ func (a matchmakeRefereeServer) getStatsPrimary(ctx context.Context, c *rmc.Call
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getStatsPrimaries(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetStatsPrimaries answers a MatchmakeReferee.GetStatsPrimaries call with h's GetStatsPrimaries: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetStatsPrimaries(h interface {
+	GetStatsPrimaries(ctx context.Context, c *rmc.Call, targets []MatchmakeRefereeStatsTarget) (stats []MatchmakeRefereeStats, results []types.Result, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetStatsPrimariesRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 9, fmt.Errorf("MatchmakeReferee.GetStatsPrimaries: %w", err))
+		return out, rmc.ParamError(h, 9, fmt.Errorf("MatchmakeReferee.GetStatsPrimaries: %w", err))
 	}
-	stats, results, err := a.h.GetStatsPrimaries(ctx, c, req.Targets)
+	stats, results, err := h.GetStatsPrimaries(ctx, c, req.Targets)
 	if err != nil {
 		return out, err
 	}
@@ -11008,14 +11462,18 @@ func (a matchmakeRefereeServer) getStatsPrimaries(ctx context.Context, c *rmc.Ca
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getStatsAll(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetStatsAll answers a MatchmakeReferee.GetStatsAll call with h's GetStatsAll: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetStatsAll(h interface {
+	GetStatsAll(ctx context.Context, c *rmc.Call, target MatchmakeRefereeStatsTarget) (stats []MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetStatsAllRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 10, fmt.Errorf("MatchmakeReferee.GetStatsAll: %w", err))
+		return out, rmc.ParamError(h, 10, fmt.Errorf("MatchmakeReferee.GetStatsAll: %w", err))
 	}
-	stats, err := a.h.GetStatsAll(ctx, c, req.Target)
+	stats, err := h.GetStatsAll(ctx, c, req.Target)
 	if err != nil {
 		return out, err
 	}
@@ -11025,14 +11483,18 @@ func (a matchmakeRefereeServer) getStatsAll(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) createStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeCreateStats answers a MatchmakeReferee.CreateStats call with h's CreateStats: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeCreateStats(h interface {
+	CreateStats(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStatsInitParam) (stats MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeCreateStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 11, fmt.Errorf("MatchmakeReferee.CreateStats: %w", err))
+		return out, rmc.ParamError(h, 11, fmt.Errorf("MatchmakeReferee.CreateStats: %w", err))
 	}
-	stats, err := a.h.CreateStats(ctx, c, req.Param)
+	stats, err := h.CreateStats(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -11042,14 +11504,18 @@ func (a matchmakeRefereeServer) createStats(ctx context.Context, c *rmc.Call, ou
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) getOrCreateStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeGetOrCreateStats answers a MatchmakeReferee.GetOrCreateStats call with h's GetOrCreateStats: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeGetOrCreateStats(h interface {
+	GetOrCreateStats(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStatsInitParam) (stats MatchmakeRefereeStats, err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req MatchmakeRefereeGetOrCreateStatsRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 12, fmt.Errorf("MatchmakeReferee.GetOrCreateStats: %w", err))
+		return out, rmc.ParamError(h, 12, fmt.Errorf("MatchmakeReferee.GetOrCreateStats: %w", err))
 	}
-	stats, err := a.h.GetOrCreateStats(ctx, c, req.Param)
+	stats, err := h.GetOrCreateStats(ctx, c, req.Param)
 	if err != nil {
 		return out, err
 	}
@@ -11059,12 +11525,16 @@ func (a matchmakeRefereeServer) getOrCreateStats(ctx context.Context, c *rmc.Cal
 	return w.Bytes()
 }
 
-func (a matchmakeRefereeServer) resetStats(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeMatchmakeRefereeResetStats answers a MatchmakeReferee.ResetStats call with h's ResetStats: the generated decoding and
+// encoding, for MatchmakeReferee's server and its variants'.
+func ServeMatchmakeRefereeResetStats(h interface {
+	ResetStats(ctx context.Context, c *rmc.Call) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 13, fmt.Errorf("MatchmakeReferee.ResetStats: %w", err))
+		return out, rmc.ParamError(h, 13, fmt.Errorf("MatchmakeReferee.ResetStats: %w", err))
 	}
-	if err := a.h.ResetStats(ctx, c); err != nil {
+	if err := h.ResetStats(ctx, c); err != nil {
 		return out, err
 	}
 	return out, nil

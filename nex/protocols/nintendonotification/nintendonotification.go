@@ -492,34 +492,42 @@ func RegisterNintendoNotificationMethods(mux *rmc.Mux, h NintendoNotificationHan
 func (a nintendoNotificationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.processNintendoNotificationEvent(ctx, c, out)
+		return ServeNintendoNotificationProcessNintendoNotificationEvent(a.h, ctx, c, out)
 	case 2:
-		return a.processNintendoNotificationEventAlt(ctx, c, out)
+		return ServeNintendoNotificationProcessNintendoNotificationEventAlt(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a nintendoNotificationServer) processNintendoNotificationEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNintendoNotificationProcessNintendoNotificationEvent answers a NintendoNotification.ProcessNintendoNotificationEvent call with h's ProcessNintendoNotificationEvent: the generated decoding and
+// encoding, for NintendoNotification's server and its variants'.
+func ServeNintendoNotificationProcessNintendoNotificationEvent(h interface {
+	ProcessNintendoNotificationEvent(ctx context.Context, c *rmc.Call, event NintendoNotificationEvent) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NintendoNotificationProcessNintendoNotificationEventRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEvent: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEvent: %w", err))
 	}
-	if err := a.h.ProcessNintendoNotificationEvent(ctx, c, req.Event); err != nil {
+	if err := h.ProcessNintendoNotificationEvent(ctx, c, req.Event); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse
 }
 
-func (a nintendoNotificationServer) processNintendoNotificationEventAlt(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNintendoNotificationProcessNintendoNotificationEventAlt answers a NintendoNotification.ProcessNintendoNotificationEventAlt call with h's ProcessNintendoNotificationEventAlt: the generated decoding and
+// encoding, for NintendoNotification's server and its variants'.
+func ServeNintendoNotificationProcessNintendoNotificationEventAlt(h interface {
+	ProcessNintendoNotificationEventAlt(ctx context.Context, c *rmc.Call, event NintendoNotificationEvent) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NintendoNotificationProcessNintendoNotificationEventAltRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 2, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEventAlt: %w", err))
+		return out, rmc.ParamError(h, 2, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEventAlt: %w", err))
 	}
-	if err := a.h.ProcessNintendoNotificationEventAlt(ctx, c, req.Event); err != nil {
+	if err := h.ProcessNintendoNotificationEventAlt(ctx, c, req.Event); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse

@@ -188,19 +188,23 @@ func RegisterNotificationMethods(mux *rmc.Mux, h NotificationHandler, methods ..
 func (a notificationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return a.processNotificationEvent(ctx, c, out)
+		return ServeNotificationProcessNotificationEvent(a.h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
 
-func (a notificationServer) processNotificationEvent(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+// ServeNotificationProcessNotificationEvent answers a Notification.ProcessNotificationEvent call with h's ProcessNotificationEvent: the generated decoding and
+// encoding, for Notification's server and its variants'.
+func ServeNotificationProcessNotificationEvent(h interface {
+	ProcessNotificationEvent(ctx context.Context, c *rmc.Call, event NotificationEvent) (err error)
+}, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NotificationProcessNotificationEventRequest
 	req.Read(&r)
 	if err := r.Done(); err != nil {
-		return out, rmc.ParamError(a.h, 1, fmt.Errorf("Notification.ProcessNotificationEvent: %w", err))
+		return out, rmc.ParamError(h, 1, fmt.Errorf("Notification.ProcessNotificationEvent: %w", err))
 	}
-	if err := a.h.ProcessNotificationEvent(ctx, c, req.Event); err != nil {
+	if err := h.ProcessNotificationEvent(ctx, c, req.Event); err != nil {
 		return out, err
 	}
 	return out, rmc.ErrNoResponse
