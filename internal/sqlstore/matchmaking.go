@@ -42,7 +42,7 @@ func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
 // Dialect is what differs between the databases' matchmaking statements.
 type Dialect struct {
 	// Open is the condition "participation is open", written as the partial
-	// index mm_gatherings_vacant's WHERE has it.
+	// indexes mm_gatherings_vacant's and mm_gatherings_match's WHERE have it.
 	Open string
 	// ForUpdate ends the read of a gathering that a write transaction
 	// changes: it locks the row (PostgreSQL's " FOR UPDATE"). "" where a write
@@ -63,6 +63,23 @@ type Dialect struct {
 	// NextGID takes the next id of mm_gatherings' sequence in a write
 	// transaction, for a community (community.go).
 	NextGID func(ctx context.Context, tx Querier) (int64, error)
+	// MatchIndex, if set, follows "FROM mm_gatherings" in a search that
+	// Search.Match says mm_gatherings_match serves best: SQLite's planner,
+	// without statistics, would rather read mm_gatherings_vacant in the
+	// order wanted than sort the few sessions the criteria's columns select
+	// (" INDEXED BY mm_gatherings_match").
+	MatchIndex string
+}
+
+// Search is the condition of a search for gatherings (AutoWhere,
+// BrowseWhere).
+type Search struct {
+	Where string
+	Args  []any
+	// Match: the condition implies the predicate of the partial index
+	// mm_gatherings_match (open, with room) and constrains its columns past
+	// game mode and system type, so that index serves it best.
+	Match bool
 }
 
 // Matchmaking implements matchmaking.Store on a DB; a store embeds it.
@@ -96,6 +113,11 @@ type row struct {
 	s        matchmaking.MatchmakeSession
 	systemPW string
 	seq      int64
+}
+
+// private reports whether the session in r has a user or a system password.
+func (r *row) private() bool {
+	return r.systemPW != "" || r.s.UserPasswordEnabled || r.s.UserPassword != ""
 }
 
 // loadRow reads gathering gid; lock takes its row lock (Dialect.ForUpdate)
@@ -150,16 +172,80 @@ func save(ctx context.Context, tx Querier, r *row, before ...Stmt) (matchmaking.
 		return matchmaking.Change{}, err
 	}
 	r.seq++
+	args := []any{int64(r.s.Owner), int64(r.s.GameMode), int64(r.s.MatchmakeSystemType), int32(r.s.MaxParticipants),
+		int64(r.s.ParticipationCount), r.s.OpenParticipation, r.systemPW, r.seq, blob}
+	args = append(append(args, searchColumns(r)...), int64(r.s.ID))
 	update := Stmt{`UPDATE mm_gatherings SET owner = ?, game_mode = ?, system_type = ?, max_p = ?, count = ?,
-		open = ?, system_pw = ?, seq = ?, blob = ? WHERE gid = ?`,
-		[]any{int64(r.s.Owner), int64(r.s.GameMode), int64(r.s.MatchmakeSystemType), int32(r.s.MaxParticipants),
-			int64(r.s.ParticipationCount), r.s.OpenParticipation, r.systemPW, r.seq, blob, int64(r.s.ID)}}
+		open = ?, system_pw = ?, seq = ?, blob = ?, min_p = ?, a0 = ?, a1 = ?, a2 = ?, a3 = ?, a4 = ?, a5 = ?, pw_flags = ?
+		WHERE gid = ?`, args}
 	rows, err := tx.Batch(ctx, append(before, update), participantsQuery, int64(r.s.ID))
 	if err != nil {
 		return matchmaking.Change{}, err
 	}
 	ps, err := scanParticipants(rows)
 	return matchmaking.Change{Session: r.s, Participants: ps, Seq: uint64(r.seq)}, err
+}
+
+// Bits of mm_gatherings.pw_flags: the passwords a session has.
+const (
+	pwUser   = 1
+	pwSystem = 2
+)
+
+// searchColumns are the values of the columns the searches select on beyond
+// game mode, system type, maximum, count and open (index mm_gatherings_match):
+// min_p, a0 to a5 (NULL past the session's attributes, which no criterion on
+// them matches) and pw_flags.
+func searchColumns(r *row) []any {
+	out := make([]any, 0, 2+matchmaking.MaxAttributes)
+	out = append(out, int32(r.s.MinParticipants))
+	for i := range matchmaking.MaxAttributes {
+		if i < len(r.s.Attributes) {
+			out = append(out, int64(r.s.Attributes[i]))
+		} else {
+			out = append(out, nil)
+		}
+	}
+	var flags int32
+	if r.s.UserPasswordEnabled || r.s.UserPassword != "" {
+		flags |= pwUser
+	}
+	if r.systemPW != "" {
+		flags |= pwSystem
+	}
+	return append(out, flags)
+}
+
+// fieldColumns are the columns of the criteria's fields (matchmaking.Field).
+var fieldColumns = [...]string{matchmaking.FieldGameMode: "game_mode", matchmaking.FieldSystemType: "system_type",
+	matchmaking.FieldMinParticipants: "min_p", matchmaking.FieldMaxParticipants: "max_p",
+	matchmaking.FieldAttribute: "a0", "a1", "a2", "a3", "a4", "a5"}
+
+// termsWhere is the condition of a criterion's terms (ANDed; "1 = 1" when it
+// has none), for an index search on mm_gatherings_match.
+func termsWhere(c *matchmaking.Criteria) (string, []any) {
+	var conds []string
+	var args []any
+	for _, t := range c.Terms() {
+		col := fieldColumns[t.Field]
+		switch {
+		case t.Values == nil && t.Lo == t.Hi:
+			conds, args = append(conds, col+" = ?"), append(args, int64(t.Lo))
+		case t.Values == nil:
+			conds, args = append(conds, col+" BETWEEN ? AND ?"), append(args, int64(t.Lo), int64(t.Hi))
+		case len(t.Values) == 1:
+			conds, args = append(conds, col+" = ?"), append(args, int64(t.Values[0]))
+		default:
+			conds = append(conds, col+" IN (?"+strings.Repeat(", ?", len(t.Values)-1)+")")
+			for _, v := range t.Values {
+				args = append(args, int64(v))
+			}
+		}
+	}
+	if len(conds) == 0 {
+		return "1 = 1", nil
+	}
+	return strings.Join(conds, " AND "), args
 }
 
 // insertParticipant is the statement adding p to gathering gid.
@@ -192,7 +278,9 @@ func create(ctx context.Context, tx Querier, s matchmaking.MatchmakeSession, p m
 		return matchmaking.Change{}, fmt.Errorf("gathering ids exhausted (%d)", id)
 	}
 	s.ID = uint32(id)
-	r := row{s: s, seq: 0}
+	// A session created with m_SystemPasswordEnabled has its system password
+	// from the start, as one turned on later (Update) has.
+	r := row{s: s, seq: 0, systemPW: systemPassword(s.SystemPasswordEnabled, "", s.ID)}
 	c, err := save(ctx, tx, &r, insertParticipant(s.ID, p, 1))
 	c.Joined = &p
 	return c, err
@@ -205,6 +293,29 @@ func (m *Matchmaking) Create(ctx context.Context, s matchmaking.MatchmakeSession
 		return err
 	})
 	return c, err
+}
+
+// Seed registers sessions in bulk, each with its owner (Owner) as its only
+// participant, on node: for benchmarks and load tests. The sessions are
+// created as Create creates one (Validate, server-owned fields reset), in
+// transactions of up to 1,000, with no notifications.
+func (m *Matchmaking) Seed(ctx context.Context, ss []matchmaking.MatchmakeSession, node string) error {
+	for start := 0; start < len(ss); start += 1000 {
+		part := ss[start:min(start+1000, len(ss))]
+		err := m.write(ctx, "matchmaking seed", func(ctx context.Context, tx Querier) error {
+			for _, s := range part {
+				p := matchmaking.Participant{PID: s.Owner, Node: node, Conn: uint64(s.Owner)}
+				if _, err := create(ctx, tx, s, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // join adds p to the gathering in r (locked).
@@ -257,19 +368,23 @@ func (m *Matchmaking) Join(ctx context.Context, gid uint32, p matchmaking.Partic
 // games soonest), then the oldest. Paged (d.CandidatePage), its last three
 // arguments after where's are the keyset: count, count again and gid of the
 // last row read.
-func CandidatesQuery(d Dialect, where string) string {
-	query := `SELECT gid, count, blob, system_pw, seq FROM mm_gatherings WHERE ` + where
+func CandidatesQuery(d Dialect, s Search) string {
+	from := "mm_gatherings"
+	if s.Match {
+		from += d.MatchIndex
+	}
+	query := `SELECT gid, count, blob, system_pw, seq FROM ` + from + ` WHERE ` + s.Where
 	if d.CandidatePage > 0 {
 		return query + ` AND (count < ? OR (count = ? AND gid > ?)) ORDER BY count DESC, gid LIMIT ` + strconv.Itoa(d.CandidatePage)
 	}
 	return query + ` ORDER BY count DESC, gid`
 }
 
-// scanCandidates reads the gatherings where selects (CandidatesQuery),
-// calling keep on each until it returns false. Paged, keep runs once a page
-// is read, so it may run statements of its own.
-func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, where string, args []any, keep func(r row) (bool, error)) error {
-	query, page := CandidatesQuery(m.d, where), m.d.CandidatePage
+// scanCandidates reads the gatherings s selects (CandidatesQuery), calling
+// keep on each until it returns false. Paged, keep runs once a page is read,
+// so it may run statements of its own.
+func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, s Search, keep func(r row) (bool, error)) error {
+	query, page, args := CandidatesQuery(m.d, s), m.d.CandidatePage, s.Args
 	lastCount, lastGID := int64(math.MaxInt32), int64(0)
 	for {
 		pageArgs := args
@@ -318,22 +433,58 @@ func (m *Matchmaking) scanCandidates(ctx context.Context, q Querier, where strin
 }
 
 // AutoWhere is the condition of an auto-matchmaking search: open sessions
-// with room for joining more players that exclude has not joined, narrowed
-// by game mode and system type when every criterion names exactly one (the
-// partial index mm_gatherings_vacant serves it). narrow reports that it was.
-func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.PID) (where string, args []any, gm, st uint32, narrow bool) {
-	conds := []string{d.Open, "count < max_p", "count + ? <= max_p",
-		"NOT EXISTS (SELECT 1 FROM mm_participants p WHERE p.gid = mm_gatherings.gid AND p.pid = ?)"}
-	args = []any{int64(joining), int64(exclude)}
+// without passwords, with room for joining more players, that exclude has
+// not joined, and that fit the criteria's terms (one criterion's, or any of
+// several, then also narrowed by the game mode and system type every one of
+// them names, if they all name the same). The partial index
+// mm_gatherings_match serves it: the terms' columns lead it, so the search
+// reads the sessions that fit them, not every open one. narrow reports that
+// every criterion names game mode gm and system type st.
+func AutoWhere(d Dialect, cs []matchmaking.Criteria, joining int, exclude types.PID) (s Search, gm, st uint32, narrow bool) {
+	conds := []string{d.Open, "count < max_p", "pw_flags = 0", "count + ? <= max_p",
+		// The sessions exclude is in, read once by mm_participants' pid
+		// index (PostgreSQL: a hashed subplan), whatever number of
+		// sessions the planner expects the search to read; NOT EXISTS let
+		// PostgreSQL anti-join every participant when it expected many.
+		"gid NOT IN (SELECT gid FROM mm_participants WHERE pid = ?)"}
+	args := []any{int64(joining), int64(exclude)}
 	gm, okGM := commonValue(cs, (*matchmaking.Criteria).GameMode)
+	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
+	narrow = okGM && okST
+	for i := range cs {
+		s.Match = s.Match || deepTerms(&cs[i])
+	}
+	if len(cs) == 1 {
+		w, a := termsWhere(&cs[0])
+		conds, args = append(conds, w), append(args, a...)
+		return Search{strings.Join(conds, " AND "), args, s.Match}, gm, st, narrow
+	}
 	if okGM {
 		conds, args = append(conds, "game_mode = ?"), append(args, int64(gm))
 	}
-	st, okST := commonValue(cs, (*matchmaking.Criteria).SystemType)
 	if okST {
 		conds, args = append(conds, "system_type = ?"), append(args, int64(st))
 	}
-	return strings.Join(conds, " AND "), args, gm, st, okGM && okST
+	if len(cs) > 0 {
+		var alts []string
+		for i := range cs {
+			w, a := termsWhere(&cs[i])
+			alts, args = append(alts, "("+w+")"), append(args, a...)
+		}
+		conds = append(conds, "("+strings.Join(alts, " OR ")+")")
+	}
+	return Search{strings.Join(conds, " AND "), args, s.Match}, gm, st, narrow
+}
+
+// deepTerms reports whether c constrains a column of mm_gatherings_match
+// past game mode and system type.
+func deepTerms(c *matchmaking.Criteria) bool {
+	for _, t := range c.Terms() {
+		if t.Field != matchmaking.FieldGameMode && t.Field != matchmaking.FieldSystemType {
+			return true
+		}
+	}
+	return false
 }
 
 func commonValue(cs []matchmaking.Criteria, f func(*matchmaking.Criteria) (uint32, bool)) (uint32, bool) {
@@ -348,7 +499,15 @@ func commonValue(cs []matchmaking.Criteria, f func(*matchmaking.Criteria) (uint3
 	return v, len(cs) > 0
 }
 
+// matchAny reports whether an auto-matchmake with criteria cs may join the
+// session in r: one criterion fits and the session has no password (an
+// auto-matchmake carries none, so it never enters a passworded session,
+// whatever the criteria's exclude flags say; docs/nex.md "Passwords and
+// ownership").
 func matchAny(cs []matchmaking.Criteria, r *row, joining int) bool {
+	if r.private() {
+		return false
+	}
 	for i := range cs {
 		if cs[i].Match(&r.s, r.systemPW != "", joining) {
 			return true
@@ -390,7 +549,7 @@ func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.
 		return c, false, err
 	}
 	joining := int(max(p.Slots, 1))
-	where, args, gm, st, narrow := AutoWhere(m.d, cs, joining, p.PID)
+	search, gm, st, narrow := AutoWhere(m.d, cs, joining, p.PID)
 	err = m.write(ctx, "matchmaking auto-matchmake", func(ctx context.Context, tx Querier) error {
 		created = false
 		if m.d.LockSearch != nil {
@@ -399,7 +558,7 @@ func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.
 			}
 		}
 		var found *row
-		err := m.scanCandidates(ctx, tx, where, args, func(r row) (bool, error) {
+		err := m.scanCandidates(ctx, tx, search, func(r row) (bool, error) {
 			if !matchAny(cs, &r, joining) {
 				return true, nil
 			}
@@ -670,24 +829,33 @@ func (m *Matchmaking) Delete(ctx context.Context, gid uint32, f func(s *matchmak
 	return c, err
 }
 
-// BrowseWhere is the condition of a browse: closed and full sessions count
-// too unless the criteria exclude them.
-func BrowseWhere(d Dialect, c matchmaking.Criteria) (string, []any) {
-	conds := []string{"1 = 1"}
-	var args []any
-	if gm, ok := c.GameMode(); ok {
-		conds, args = append(conds, "game_mode = ?"), append(args, int64(gm))
-	}
-	if st, ok := c.SystemType(); ok {
-		conds, args = append(conds, "system_type = ?"), append(args, int64(st))
-	}
+// BrowseWhere is the condition of a browse: the criterion's terms; closed,
+// full and passworded sessions count too unless the criteria exclude them.
+// Excluding closed and full sessions (as clients do) puts the search on the
+// partial index mm_gatherings_match.
+func BrowseWhere(d Dialect, c matchmaking.Criteria) Search {
+	where, args := termsWhere(&c)
+	conds := []string{where}
 	if c.ExcludeLocked {
 		conds = append(conds, d.Open)
 	}
 	if c.VacantOnly {
 		conds = append(conds, "count < max_p")
 	}
-	return strings.Join(conds, " AND "), args
+	// pw_flags, the index's third column, is always constrained (every
+	// value, when neither password is excluded), so the criterion's
+	// attributes after it still narrow the index search.
+	switch {
+	case c.ExcludeUserPasswordSet && c.ExcludeSystemPasswordSet:
+		conds = append(conds, "pw_flags = 0")
+	case c.ExcludeUserPasswordSet:
+		conds = append(conds, "pw_flags IN (0, 2)")
+	case c.ExcludeSystemPasswordSet:
+		conds = append(conds, "pw_flags IN (0, 1)")
+	default:
+		conds = append(conds, "pw_flags IN (0, 1, 2, 3)")
+	}
+	return Search{strings.Join(conds, " AND "), args, c.ExcludeLocked && c.VacantOnly && deepTerms(&c)}
 }
 
 // Browse implements matchmaking.Store.
@@ -706,14 +874,14 @@ func (m *Matchmaking) Browse(ctx context.Context, sc matchmaking.SearchCriteria,
 		return nil, fmt.Errorf("%w: result range offset %d", types.CoreInvalidArgument, offset)
 	}
 	limit := int(offset) + int(size)
-	where, args := BrowseWhere(m.d, c)
+	search := BrowseWhere(m.d, c)
 	read := m.db.Do
 	if m.d.CandidatePage > 0 {
 		read = m.db.Snapshot // the pages of one browse see one snapshot
 	}
 	var out []matchmaking.MatchmakeSession
 	err = read(ctx, func(ctx context.Context, q Querier) error {
-		return m.scanCandidates(ctx, q, where, args, func(r row) (bool, error) {
+		return m.scanCandidates(ctx, q, search, func(r row) (bool, error) {
 			if c.Match(&r.s, r.systemPW != "", 0) {
 				out = append(out, r.s)
 			}

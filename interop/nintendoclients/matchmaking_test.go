@@ -168,3 +168,60 @@ func TestNintendoClientsMatchmaking(t *testing.T) {
 	}
 	t.Log(strings.Join(out, "\n"))
 }
+
+// TestNintendoClientsPrivateSession: gamewire's client creates a session and
+// gives it a system password; NintendoClients (NEX 3.5, whose search criteria
+// carry no password exclusion) auto-matchmakes with criteria naming its game
+// mode and gets a session of its own, not that one, and finding that one by id
+// gets no session key.
+func TestNintendoClientsPrivateSession(t *testing.T) {
+	dir, python := env(t)
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
+	addr := startMatchmaking(t, cfg)
+	_, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sess, err := nex.Login(ctx, addr, nex.LoginConfig{User: strconv.Itoa(userPID), Password: userPassword, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(context.Background())
+	mc := &matchmaking.Client{RMC: sess.RMC, Version: types.Version3_5}
+	gid, _, err := mc.CreateMatchmakeSession(ctx, matchmaking.MatchmakeSession{
+		Gathering: matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 4, Flags: matchmaking.FlagMigrateOwner},
+		GameMode:  3, Attributes: []uint32{0, 0, 0, 0, 0, 0}, OpenParticipation: true, MatchmakeSystemType: 1,
+	}, "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := types.NewWriter(nil, sess.RMC.Settings())
+	w.U32(gid)
+	if _, err := sess.RMC.Call(ctx, matchmaking.ProtocolMatchmakeExtension, matchmaking.MethodGenerateMatchmakeSessionSystemPassword, w.B); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := pyCmd(ctx, dir, python, "nc_matchmake.py", "--port", port, "--access-key", "3d37fbdb",
+		"--nex-version", "30500", "--criteria", "--find", strconv.Itoa(int(gid)), "--timeout", "60").CombinedOutput()
+	if err != nil {
+		t.Fatalf("nc_matchmake.py: %v\n%s", err, out)
+	}
+	var joined, found string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "STEP automatchmake "):
+			joined = l
+		case strings.HasPrefix(l, "STEP found "):
+			found = l
+		}
+	}
+	if joined == "" || found == "" {
+		t.Fatalf("NintendoClients' steps:\n%s", out)
+	}
+	if field(t, joined, "gid") == int(gid) || field(t, joined, "participants") != 1 {
+		t.Fatalf("NintendoClients' criteria auto-matchmake entered the system-passworded session %d: %s", gid, joined)
+	}
+	if field(t, found, "gid") != int(gid) || field(t, found, "owner") != userPID || field(t, found, "key_bytes") != 0 {
+		t.Fatalf("NintendoClients found the session as: %s (want owner %d and no session key)", found, userPID)
+	}
+	t.Log(string(out))
+}

@@ -14,8 +14,13 @@ It auto-matchmakes into a session (MatchmakeExtension.AutoMatchmake_Postpone),
 waits for --notifications notifications (printed as they come), lists the
 participants (MatchMakingExt.GetParticipants) and their urls
 (MatchMaking.GetParticipantsURLs), leaves (MatchMakingExt.EndParticipation) and
-disconnects. Every step is one "STEP ..." line; the exit status is 0 only when
-all succeeded.
+disconnects. With --criteria it auto-matchmakes with one search criterion
+naming the game mode (MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone,
+NintendoClients' default MatchmakeSessionSearchCriteria otherwise, which carries
+no password exclusion before NEX 4); with --find GID it also looks session GID
+up (FindMatchmakeSessionByGatheringIdDetail) and prints its owner and the size
+of the session key it got. Every step is one "STEP ..." line; the exit status
+is 0 only when all succeeded.
 """
 
 import argparse
@@ -69,10 +74,19 @@ async def run(args):
 			session.attribs = [0, 0, 0, 0, 0, 0]
 			session.open_participation = True
 			session.matchmake_system = matchmaking.MatchmakeSystem.GLOBAL
-			joined = await ext.auto_matchmake_postpone(session, args.message)
+			if args.criteria:
+				crit = matchmaking.MatchmakeSessionSearchCriteria()
+				crit.game_mode = str(args.game_mode)
+				joined = await ext.auto_matchmake_with_search_criteria_postpone([crit], session, args.message)
+			else:
+				joined = await ext.auto_matchmake_postpone(session, args.message)
 			step("automatchmake", type=type(joined).__name__, gid=joined.id, owner=joined.owner, host=joined.host,
 				participants=joined.num_participants, max=joined.max_participants, game_mode=joined.game_mode,
 				key_bytes=len(joined.session_key))
+
+			if args.find:
+				found = await ext.find_matchmake_session_by_gathering_id_detail(args.find)
+				step("found", gid=found.id, owner=found.owner, key_bytes=len(found.session_key))
 
 			if args.notifications > 0:
 				with anyio.fail_after(args.wait):
@@ -102,6 +116,8 @@ def main():
 	parser.add_argument("--game-mode", type=int, default=3)
 	parser.add_argument("--max-participants", type=int, default=4)
 	parser.add_argument("--message", default="from NintendoClients")
+	parser.add_argument("--criteria", action="store_true", help="auto-matchmake with search criteria naming the game mode")
+	parser.add_argument("--find", type=int, default=0, help="also look this gathering up")
 	parser.add_argument("--notifications", type=int, default=0, help="wait for this many notifications before leaving")
 	parser.add_argument("--wait", type=float, default=20, help="seconds to wait for them")
 	parser.add_argument("--timeout", type=float, default=60)

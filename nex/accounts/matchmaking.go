@@ -16,7 +16,9 @@ import (
 // select on (each query path has its index) and the whole session encoded in
 // blob (NEX 4 encoding, which carries every field), and their participants, each
 // tagged with the secure server (node) and connection it joined on.
-func init() { registerSchema("matchmaking", matchmakingV1, matchmakingV2, matchmakingV3) }
+func init() {
+	registerSchema("matchmaking", matchmakingV1, matchmakingV2, matchmakingV3, matchmakingV4)
+}
 
 const matchmakingV1 = `
 CREATE TABLE mm_gatherings (
@@ -69,6 +71,27 @@ CREATE INDEX mm_outbox_node ON mm_outbox (node, id);
 `
 
 const matchmakingV3 = `DROP TABLE mm_outbox;`
+
+// matchmakingV4 bounds the searches by an index: the columns a criterion
+// constrains (minimum participants, attributes 0 to 5: a0 to a5, NULL past
+// the session's own) and the passwords a session has (pw_flags: 1 user, 2
+// system) beside game mode, system type and maximum, leading the partial
+// index of the open sessions with room, in the order auto-matchmaking reads
+// them (count DESC, gid). Sessions stored before this step have NULL there:
+// found by id, not by a search, until their next change (docs/nex.md).
+const matchmakingV4 = `
+ALTER TABLE mm_gatherings ADD COLUMN min_p INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a0 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a1 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a2 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a3 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a4 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN a5 INTEGER;
+ALTER TABLE mm_gatherings ADD COLUMN pw_flags INTEGER;
+CREATE INDEX mm_gatherings_match ON mm_gatherings
+	(game_mode, system_type, pw_flags, a0, a1, a2, a3, a4, a5, min_p, max_p, count DESC, gid)
+	WHERE open = 1 AND count < max_p;
+`
 
 // MatchmakeStore is the SQLite implementation of matchmaking.Store
 // (internal/sqlstore's, on database/sql), in the account store's database.
@@ -221,7 +244,8 @@ func (s *Store) Matchmaking() (*MatchmakeStore, error) {
 // database's write lock from its start (no row locks), a search is one
 // statement read as far as needed, booleans are 0 and 1, and gathering ids
 // come from sqlite_sequence (nextGID).
-var sqliteDialect = sqlstore.Dialect{Open: "open = 1", Official: "official = 1", NextGID: nextGID}
+var sqliteDialect = sqlstore.Dialect{Open: "open = 1", Official: "official = 1", NextGID: nextGID,
+	MatchIndex: " INDEXED BY mm_gatherings_match"}
 
 // Close closes the store's connections.
 func (m *MatchmakeStore) Close() error {

@@ -136,6 +136,57 @@ func (c *Criteria) SystemType() (uint32, bool) {
 	return uint32(v), ok
 }
 
+// Field names a numeric field of a session that a criterion constrains
+// (Term).
+type Field int
+
+// The fields of Term: game mode, matchmake system type, minimum and maximum
+// participants, and FieldAttribute+i for attribute i (0 to MaxAttributes-1).
+const (
+	FieldGameMode Field = iota
+	FieldSystemType
+	FieldMinParticipants
+	FieldMaxParticipants
+	FieldAttribute
+)
+
+// Term is one constraint of a criterion on a numeric field, for a store to
+// search by: the value is one of Values, or (Values nil) in Lo to Hi
+// inclusive. A session lacking attribute i satisfies no term on it.
+type Term struct {
+	Field  Field
+	Lo, Hi uint32
+	Values []uint32
+}
+
+// Terms lists c's constraints on the numeric fields, leaving out the fields
+// it accepts any value of. A session Match accepts satisfies every term;
+// Match also checks what they leave out (room, flags, passwords, codeword).
+func (c *Criteria) Terms() []Term {
+	var out []Term
+	add := func(f Field, v valueSet) {
+		switch {
+		case v.any:
+		case v.isInterval:
+			out = append(out, Term{Field: f, Lo: uint32(v.lo), Hi: uint32(v.hi)})
+		default:
+			vs := make([]uint32, len(v.values))
+			for i, x := range v.values {
+				vs[i] = uint32(x)
+			}
+			out = append(out, Term{Field: f, Values: vs})
+		}
+	}
+	add(FieldGameMode, c.gameMode)
+	add(FieldSystemType, c.system)
+	for i, a := range c.attrs {
+		add(FieldAttribute+Field(i), a)
+	}
+	add(FieldMinParticipants, c.minParticipants)
+	add(FieldMaxParticipants, c.maxPs)
+	return out
+}
+
 // Match reports whether s (with participation count n and whether a system
 // password is set) fits c, and has room for joining more players (0 for a plain
 // search).

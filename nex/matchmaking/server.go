@@ -329,6 +329,42 @@ func owner(pid types.PID) func(ms *MatchmakeSession, ps []Participant) error {
 	}
 }
 
+// conceal clears what a reader of a session may not see: the session key
+// unless pid takes part in it (member), the user password unless pid owns it
+// (docs/nex.md "Passwords and ownership").
+func conceal(ms *MatchmakeSession, pid types.PID, member bool) {
+	if !member {
+		ms.SessionKey = nil
+	}
+	if ms.Owner != pid {
+		ms.UserPassword = ""
+	}
+}
+
+// concealAll conceals each of ms for pid; which of them pid takes part in is
+// one Find per MaxBrowseResults sessions.
+func (s *Server) concealAll(ctx context.Context, pid types.PID, ms []MatchmakeSession) error {
+	member := map[uint32]bool{}
+	for start := 0; start < len(ms); start += MaxBrowseResults {
+		part := ms[start:min(start+MaxBrowseResults, len(ms))]
+		gids := make([]uint32, len(part))
+		for i := range part {
+			gids[i] = part[i].ID
+		}
+		in, err := s.Store.Find(ctx, Query{GIDs: gids, Participant: pid, Size: MaxBrowseResults})
+		if err != nil {
+			return storeErr(err)
+		}
+		for _, m := range in {
+			member[m.ID] = true
+		}
+	}
+	for i := range ms {
+		conceal(&ms[i], pid, member[ms[i].ID])
+	}
+	return nil
+}
+
 func participantOf(ps []Participant, pid types.PID) bool {
 	for _, p := range ps {
 		if p.PID == pid {
@@ -370,6 +406,7 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 		return ms, storeErr(err)
 	}
 	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
+	conceal(&ch.Session, c.Peer.PID, true)
 	return ch.Session, nil
 }
 
@@ -382,6 +419,7 @@ func (s *Server) join(ctx context.Context, c *rmc.Call, gid uint32, slots uint16
 		return MatchmakeSession{}, storeErr(err)
 	}
 	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
+	conceal(&ch.Session, c.Peer.PID, true)
 	return ch.Session, nil
 }
 
@@ -533,7 +571,7 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 		if err := r.Done(); err != nil {
 			return out, badRequest(err)
 		}
-		ms, _, err := s.Store.Get(ctx, gid)
+		ms, ps, err := s.Store.Get(ctx, gid)
 		if errors.Is(err, ResultSessionVoid) {
 			w.Bool(false)
 			w.AnyDataHolder(types.AnyDataHolder{})
@@ -541,6 +579,7 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 		} else if err != nil {
 			return out, storeErr(err)
 		}
+		conceal(&ms, pid, participantOf(ps, pid))
 		w.Bool(true)
 		s.writeHolder(&w, c, &ms)
 	case MethodFindByOwner:
@@ -571,6 +610,9 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 					all = append(all, m)
 				}
 			}
+		}
+		if err := s.concealAll(ctx, pid, all); err != nil {
+			return out, err
 		}
 		types.WriteList(&w, all, func(w *types.Writer, m MatchmakeSession) { s.writeHolder(w, c, &m) })
 	case MethodGetState:
@@ -603,12 +645,17 @@ func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) 
 		if err := r.Done(); err != nil {
 			return out, badRequest(err)
 		}
-		// Any participant may become the host; with isMigrateOwner it takes
-		// ownership too.
+		// Any participant may become the host; isMigrateOwner is the
+		// owner's only: ownership moves by the owner's own migration or by
+		// the server when the owner leaves (docs/nex.md "Passwords and
+		// ownership"), never by a participant's claim.
 		var prevHost types.PID
 		ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
 			if !participantOf(ps, pid) {
 				return fmt.Errorf("%w: PID %d is not in gathering %d", ResultPermissionDenied, pid, gid)
+			}
+			if migrate && ms.Owner != pid {
+				return fmt.Errorf("%w: PID %d does not own gathering %d (isMigrateOwner)", ResultPermissionDenied, pid, gid)
 			}
 			prevHost = ms.Host
 			ms.Host = pid
@@ -696,11 +743,18 @@ func (s *Server) writeFound(ctx context.Context, c *rmc.Call, w *types.Writer, q
 	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
 		return w.B, err
 	}
-	s.writeSessions(w, c, found, holders)
+	if err := s.writeSessions(ctx, w, c, found, holders); err != nil {
+		return w.B, err
+	}
 	return w.Bytes()
 }
 
-func (s *Server) writeSessions(w *types.Writer, c *rmc.Call, ms []MatchmakeSession, holders bool) {
+// writeSessions writes sessions for the caller (concealed: conceal), as
+// holders or as plain MatchmakeSession structures.
+func (s *Server) writeSessions(ctx context.Context, w *types.Writer, c *rmc.Call, ms []MatchmakeSession, holders bool) error {
+	if err := s.concealAll(ctx, c.Peer.PID, ms); err != nil {
+		return err
+	}
 	v := s.version(c)
 	types.WriteList(w, ms, func(w *types.Writer, m MatchmakeSession) {
 		if holders {
@@ -709,6 +763,7 @@ func (s *Server) writeSessions(w *types.Writer, c *rmc.Call, ms []MatchmakeSessi
 			m.Append(w, v)
 		}
 	})
+	return nil
 }
 
 // serveMatchMakingExt answers Match Making Ext (50).
@@ -860,7 +915,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 			return out, err
 		}
 		holders := c.Method == MethodBrowseMatchmakeSession || c.Method == MethodBrowseMatchmakeSessionWithHostUrls
-		s.writeSessions(&w, c, found, holders)
+		if err := s.writeSessions(ctx, &w, c, found, holders); err != nil {
+			return out, err
+		}
 		switch c.Method {
 		case MethodBrowseMatchmakeSessionWithHostUrls, MethodBrowseMatchmakeSessionWithHostUrlsNoHolder, MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult:
 			types.WriteList(&w, s.hostURLs(found), func(w *types.Writer, u GatheringURLs) { u.Append(w) })
@@ -1028,7 +1085,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if len(pids) > MaxBrowseResults {
 			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
 		}
-		list, err := s.sessionsOf(ctx, pids)
+		list, err := s.sessionsOf(ctx, pid, pids)
 		if err != nil {
 			return out, err
 		}
@@ -1087,7 +1144,7 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if include {
 			pids = append(pids, pid)
 		}
-		list, err := s.sessionsOf(ctx, pids)
+		list, err := s.sessionsOf(ctx, pid, pids)
 		if err != nil {
 			return out, err
 		}
@@ -1111,10 +1168,11 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		if err := done(); err != nil {
 			return out, err
 		}
-		ms, _, err := s.Store.Get(ctx, gid)
+		ms, ps, err := s.Store.Get(ctx, gid)
 		if err != nil {
 			return out, storeErr(err)
 		}
+		conceal(&ms, pid, participantOf(ps, pid))
 		ms.Append(&w, v)
 	case MethodFindMatchmakeSessionByGatheringID:
 		gids := types.ReadList(&r, "lstGid", (*types.Reader).U32)
@@ -1166,8 +1224,10 @@ type participantSession struct {
 
 // sessionsOf lists the sessions each of pids takes part in, in the order of
 // pids (FindMatchmakeSessionByParticipant, GetPlayingSession).
-func (s *Server) sessionsOf(ctx context.Context, pids []types.PID) ([]participantSession, error) {
+// They are concealed for caller (conceal).
+func (s *Server) sessionsOf(ctx context.Context, caller types.PID, pids []types.PID) ([]participantSession, error) {
 	var list []participantSession
+	var all []MatchmakeSession
 	for _, p := range pids {
 		found, err := s.Store.Find(ctx, Query{Participant: p})
 		if err != nil {
@@ -1176,6 +1236,13 @@ func (s *Server) sessionsOf(ctx context.Context, pids []types.PID) ([]participan
 		for _, ms := range found {
 			list = append(list, participantSession{p, ms})
 		}
+		all = append(all, found...)
+	}
+	if err := s.concealAll(ctx, caller, all); err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i].ms = all[i]
 	}
 	return list, nil
 }

@@ -86,24 +86,7 @@ func newHarness(t *testing.T, st types.Settings) *harness {
 // call sends one request as pid and returns the response's reader.
 func (h *harness) call(t *testing.T, pid types.PID, protocol uint16, method uint32, params func(w *types.Writer)) (types.Reader, error) {
 	t.Helper()
-	w := types.NewWriter(nil, h.st)
-	params(&w)
-	req := rmc.Request{Protocol: protocol, CallID: 1, Method: method, Params: w.B}
-	msg, _ := req.Append(nil)
-	mux := rmc.NewMux()
-	h.srv.Register(mux)
-	out, err := rmc.Dispatch(context.Background(), mux, h.peers[pid], msg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, _, err := rmc.ParseResponse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.IsError() {
-		return types.Reader{}, resp.Result
-	}
-	return types.NewReader(resp.Data, h.st), nil
+	return h.callPeer(t, h.peers[pid], protocol, method, params)
 }
 
 func (h *harness) mustCall(t *testing.T, pid types.PID, protocol uint16, method uint32, params func(w *types.Writer)) types.Reader {
@@ -113,6 +96,22 @@ func (h *harness) mustCall(t *testing.T, pid types.PID, protocol uint16, method 
 		t.Fatalf("protocol %d method %d: %v", protocol, method, err)
 	}
 	return r
+}
+
+// createSession creates ms as pid (CreateMatchmakeSession, NEX 3.4 or later)
+// and returns its id and session key.
+func (h *harness) createSession(t *testing.T, pid types.PID, ms matchmaking.MatchmakeSession) (uint32, []byte) {
+	t.Helper()
+	r := h.mustCall(t, pid, matchmaking.ProtocolMatchmakeExtension, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
+		w.AnyDataHolder(h.holder(ms))
+		w.String("")
+		w.U16(1)
+	})
+	gid, key := r.U32("gid"), r.Buffer("sessionKey")
+	if err := r.Done(); err != nil {
+		t.Fatalf("CreateMatchmakeSession: %v", err)
+	}
+	return gid, key
 }
 
 func room() matchmaking.MatchmakeSession {
@@ -393,12 +392,7 @@ func TestDisconnectRetries(t *testing.T) {
 	flaky.failures.Store(2)
 	h.srv.Store = flaky
 	ext := matchmaking.ProtocolMatchmakeExtension
-	r := h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSession, func(w *types.Writer) {
-		w.AnyDataHolder(h.holder(room()))
-		w.String("")
-		w.U16(1)
-	})
-	gid := r.U32("gid")
+	gid, _ := h.createSession(t, 1, room())
 	h.mustCall(t, 2, ext, matchmaking.MethodJoinMatchmakeSession, func(w *types.Writer) { w.U32(gid); w.String("") })
 	h.conns[1].events(t, st, h.v)
 	h.srv.Disconnected(context.Background(), h.peers[2])
@@ -412,7 +406,7 @@ func TestDisconnectRetries(t *testing.T) {
 	if len(evs) != 1 || evs[0].Type != notifications.TypeParticipantDisconnected || evs[0].Param2 != 2 {
 		t.Fatalf("owner's events after the other's disconnect: %+v", evs)
 	}
-	r = h.mustCall(t, 1, matchmaking.ProtocolMatchMakingExt, matchmaking.MethodExtGetParticipants, func(w *types.Writer) { w.U32(gid); w.Bool(true) })
+	r := h.mustCall(t, 1, matchmaking.ProtocolMatchMakingExt, matchmaking.MethodExtGetParticipants, func(w *types.Writer) { w.U32(gid); w.Bool(true) })
 	if pids := types.ReadList(&r, "pids", (*types.Reader).PID); len(pids) != 1 || pids[0] != 1 {
 		t.Fatalf("participants after the disconnect: %v", pids)
 	}

@@ -2,7 +2,9 @@ package matchmaking
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/types"
@@ -257,4 +259,67 @@ func FuzzReadParams(f *testing.F) {
 			Compile(c)
 		}
 	})
+}
+
+// TestTermsAgreeWithMatch: every session Match accepts satisfies every term
+// of the criterion (a store searching by the terms never misses a session
+// Match would take), over criteria of each shape and sessions around them.
+func TestTermsAgreeWithMatch(t *testing.T) {
+	crits := []SearchCriteria{
+		{},
+		{GameMode: "3"},
+		{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"1", "2"}},
+		{Attributes: []string{"0,5", "1|2|3", "", "7"}, MinParticipants: "2", MaxParticipants: "4,8"},
+		{GameMode: "2|3", Attributes: []string{"", "", "", "", "", "6"}},
+		{MaxParticipants: "8", Attributes: []string{"4,4"}},
+		{Attributes: []string{"2,6"}, MaxParticipants: "5,7"},
+		{Attributes: []string{"", "1|3|5"}, GameMode: "0,2"},
+	}
+	value := func(f Field, s *MatchmakeSession) (uint32, bool) {
+		switch f {
+		case FieldGameMode:
+			return s.GameMode, true
+		case FieldSystemType:
+			return s.MatchmakeSystemType, true
+		case FieldMinParticipants:
+			return uint32(s.MinParticipants), true
+		case FieldMaxParticipants:
+			return uint32(s.MaxParticipants), true
+		}
+		i := int(f - FieldAttribute)
+		if i < len(s.Attributes) {
+			return s.Attributes[i], true
+		}
+		return 0, false
+	}
+	for _, sc := range crits {
+		checked := 0
+		c, err := Compile(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rnd := rand.New(rand.NewPCG(1, 2))
+		for range 20000 {
+			s := MatchmakeSession{GameMode: rnd.Uint32N(5), MatchmakeSystemType: rnd.Uint32N(2),
+				Gathering:         Gathering{MinParticipants: uint16(rnd.UintN(3)), MaxParticipants: uint16(4 + rnd.UintN(5))},
+				OpenParticipation: true}
+			for range rnd.IntN(7) {
+				s.Attributes = append(s.Attributes, rnd.Uint32N(8))
+			}
+			if !c.Match(&s, false, 0) {
+				continue
+			}
+			checked++
+			for _, term := range c.Terms() {
+				v, ok := value(term.Field, &s)
+				in := ok && (term.Values == nil && term.Lo <= v && v <= term.Hi || term.Values != nil && slices.Contains(term.Values, v))
+				if !in {
+					t.Fatalf("criteria %+v: session %+v matches but fails term %+v", sc, s, term)
+				}
+			}
+		}
+		if checked < 5 {
+			t.Fatalf("criteria %+v: only %d matching sessions checked", sc, checked)
+		}
+	}
 }

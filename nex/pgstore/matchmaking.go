@@ -14,7 +14,21 @@ import (
 // participants, each tagged with the secure node and connection it joined on.
 // Step 2 drops the outbox step 1 created: the nodes' mailbox (mailbox.go)
 // carries notifications between nodes instead.
-func init() { registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`) }
+//
+// Step 3 bounds the searches by an index, as nex/accounts' matchmakingV4
+// does: the columns a criterion constrains (min_p, attributes a0 to a5, NULL
+// past the session's own) and the passwords a session has (pw_flags: 1 user,
+// 2 system) lead the partial index of the open sessions with room, in the
+// order auto-matchmaking reads them.
+func init() { registerSchema("matchmaking", matchmakingV1, `DROP TABLE mm_outbox;`, matchmakingV3) }
+
+const matchmakingV3 = `
+ALTER TABLE mm_gatherings ADD COLUMN min_p INTEGER, ADD COLUMN a0 BIGINT, ADD COLUMN a1 BIGINT, ADD COLUMN a2 BIGINT,
+	ADD COLUMN a3 BIGINT, ADD COLUMN a4 BIGINT, ADD COLUMN a5 BIGINT, ADD COLUMN pw_flags INTEGER;
+CREATE INDEX mm_gatherings_match ON mm_gatherings
+	(game_mode, system_type, pw_flags, a0, a1, a2, a3, a4, a5, min_p, max_p, count DESC, gid)
+	WHERE open AND count < max_p;
+`
 
 const matchmakingV1 = `
 CREATE TABLE mm_gatherings (

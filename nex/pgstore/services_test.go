@@ -94,6 +94,16 @@ func wantIndexPlan(t *testing.T, name, plan string) {
 	}
 }
 
+// wantMatchPlan fails t unless plan searches the partial index
+// mm_gatherings_match (the matchmaking searches by criteria's columns).
+func wantMatchPlan(t *testing.T, name, plan string) {
+	t.Helper()
+	if !strings.Contains(plan, "mm_gatherings_match") {
+		t.Errorf("%s: plan does not search mm_gatherings_match:\n%s", name, plan)
+	}
+	wantIndexPlan(t, name, plan)
+}
+
 // TestQueryPlans fills every table with enough rows that PostgreSQL's planner
 // would rather scan than search a missing index, then checks that each query
 // path of the three stores is an index search (EXPLAIN shows no Seq Scan).
@@ -109,8 +119,10 @@ func TestQueryPlans(t *testing.T) {
 			SELECT 1 + i % 4, 10000 + i, 0, (i * 7) % 50000, 4294967295 - (i * 7) % 50000, i % 4, NULL, '\x00', 0, i
 			FROM generate_series(0, 99999) i`,
 		`INSERT INTO ranking_common (pid, unique_id, data, updated) SELECT 10000 + i, 0, '\x01', i FROM generate_series(0, 99999, 3) i`,
-		`INSERT INTO mm_gatherings (owner, game_mode, system_type, max_p, count, open, blob, created)
-			SELECT 10000 + i, i % 50, 1, 8, 1 + i % 8, i % 3 <> 0, '', i FROM generate_series(0, 99999) i`,
+		`INSERT INTO mm_gatherings (owner, game_mode, system_type, max_p, count, open, blob, created,
+				min_p, a0, a1, a2, a3, a4, a5, pw_flags)
+			SELECT 10000 + i, i % 50, 1, 8, 1 + i % 8, i % 3 <> 0, '', i, 2, i % 100, 2, 0, 0, 0, 0, (i % 10 = 0)::int
+			FROM generate_series(0, 99999) i`,
 		`INSERT INTO mm_participants (gid, pid, slots, message, node, conn, joined)
 			SELECT 1 + i, 10000 + i, 1, '', 'n' || (i % 10), i, 1 FROM generate_series(0, 99999) i`,
 		`INSERT INTO mm_communities (gid, owner, official, max_p, count, start_date, end_date, blob, created)
@@ -153,14 +165,21 @@ func TestQueryPlans(t *testing.T) {
 	// Matchmaking: the auto-matchmake search (narrowed and not), browse, find,
 	// disconnect and reset.
 	cs := []matchmaking.Criteria{matchmaking.AutoCriteria(func() *matchmaking.MatchmakeSession { s := storetest.Session(8); return &s }())}
-	where, args, _, _, _ := sqlstore.AutoWhere(pgDialect, cs, 1, 5)
-	wantIndexPlan(t, "auto-matchmake search", explainCandidates(t, s, where, args))
+	search, _, _, _ := sqlstore.AutoWhere(pgDialect, cs, 1, 5)
+	wantMatchPlan(t, "auto-matchmake search", explainCandidates(t, s, search))
+	crit, _ := matchmaking.Compile(matchmaking.SearchCriteria{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"1", "2"},
+		VacantOnly: true, ExcludeLocked: true})
+	search, _, _, _ = sqlstore.AutoWhere(pgDialect, []matchmaking.Criteria{crit}, 1, 5)
+	wantMatchPlan(t, "criteria search", explainCandidates(t, s, search))
+	ranged, _ := matchmaking.Compile(matchmaking.SearchCriteria{GameMode: "3", MatchmakeSystemType: "1", Attributes: []string{"0,5"},
+		VacantOnly: true, ExcludeLocked: true})
+	search, _, _, _ = sqlstore.AutoWhere(pgDialect, []matchmaking.Criteria{ranged}, 1, 5)
+	wantMatchPlan(t, "criteria search with a range", explainCandidates(t, s, search))
+	wantMatchPlan(t, "browse by criteria", explainCandidates(t, s, sqlstore.BrowseWhere(pgDialect, crit)))
 	c, _ := matchmaking.Compile(matchmaking.SearchCriteria{GameMode: "3"})
-	where, args = sqlstore.BrowseWhere(pgDialect, c)
-	wantIndexPlan(t, "browse by game mode", explainCandidates(t, s, where, args))
+	wantIndexPlan(t, "browse by game mode", explainCandidates(t, s, sqlstore.BrowseWhere(pgDialect, c)))
 	c, _ = matchmaking.Compile(matchmaking.SearchCriteria{})
-	where, args = sqlstore.BrowseWhere(pgDialect, c)
-	wantIndexPlan(t, "browse everything", explainCandidates(t, s, where, args))
+	wantIndexPlan(t, "browse everything", explainCandidates(t, s, sqlstore.BrowseWhere(pgDialect, c)))
 	for name, q := range map[string]matchmaking.Query{
 		"find by ids":         {GIDs: []uint32{1, 2, 3}},
 		"find by owner":       {Owner: 10005},
@@ -211,8 +230,8 @@ func TestQueryPlans(t *testing.T) {
 }
 
 // explainCandidates explains the first page of a candidate search.
-func explainCandidates(t *testing.T, s *Store, where string, args []any) string {
-	return explain(t, s, sqlstore.CandidatesQuery(pgDialect, where), append(args, 2147483647, 2147483647, 0)...)
+func explainCandidates(t *testing.T, s *Store, search sqlstore.Search) string {
+	return explain(t, s, sqlstore.CandidatesQuery(pgDialect, search), append(search.Args, 2147483647, 2147483647, 0)...)
 }
 
 // BenchmarkAutoMatchmake is storetest.BenchmarkAutoMatchmake on PostgreSQL:

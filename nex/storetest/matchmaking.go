@@ -27,6 +27,7 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		{"join rules", joinRules},
 		{"leave, owner migration, disconnect, reset", leaveMigratesOwnerAndDisconnect},
 		{"find and browse", findAndBrowse},
+		{"passworded sessions are entered only with their password", privateSessions},
 		{"64 concurrent auto-matchmakes", func(t *testing.T, m matchmaking.Store) { autoMatchmakeConcurrent(t, m) }},
 	}
 	for _, c := range cases {
