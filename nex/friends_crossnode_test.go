@@ -36,12 +36,9 @@ func TestFriendsAcrossNodes(t *testing.T) {
 	}
 	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9"})
 	const beat = 100 * time.Millisecond
-	var secure []*Server
 	for range 2 {
-		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
-			Matchmaking: mm, NodeCapacity: 1, Friends: &friends.Server{Store: store.Friends()}}
-		startRole(t, srv)
-		secure = append(secure, srv)
+		startRole(t, &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
+			Matchmaking: mm, NodeCapacity: 1, Friends: &friends.Server{Store: store.Friends()}})
 	}
 	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
