@@ -38,42 +38,29 @@ sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients")
 import anyio  # noqa: E402
 
 from nintendo.nex import backend, common, friends, nintendonotification, settings  # noqa: E402
-from nc_common import run_guarded, step  # noqa: E402
+from nc_common import EventLog, run_guarded, step  # noqa: E402
 
 TITLE_3DS = 0x0004000000055D00
 TITLE_WIIU = 0x000500001010EC00
 FAVORITE = 0x0004000000086300
 
 
-class Events(nintendonotification.NintendoNotificationServer):
+class Events(nintendonotification.NintendoNotificationServer, EventLog):
 	"""Keeps every NintendoNotification event a client receives."""
 
 	def __init__(self, who):
 		super().__init__()
-		self.who = who
-		self.events = []
-		self.changed = anyio.Event()
+		self.init_log(who)
 
 	async def got(self, event):
 		step("%s-event" % self.who, type=event.type, source=event.pid, data=type(event.data).__name__)
-		self.events.append(event)
-		self.changed.set()
-		self.changed = anyio.Event()
+		self.record(event)
 
 	async def process_nintendo_notification_event(self, client, event):
 		await self.got(event)
 
 	async def process_nintendo_notification_event_alt(self, client, event):
 		await self.got(event)
-
-	async def wait(self, type, source, seconds):
-		with anyio.fail_after(seconds):
-			while True:
-				for e in self.events:
-					if e.type == type and e.pid == source:
-						self.events.remove(e)
-						return e
-				await self.changed.wait()
 
 
 def nna(pid, nnid, name):

@@ -120,36 +120,40 @@ func (s *Server) friendProfiles(ctx context.Context, pid types.PID, want []types
 	return pids, profs, err
 }
 
-func (h v1) GetFriendMii(ctx context.Context, c *rmc.Call, keys []fp.FriendKey) ([]fp.FriendMii, error) {
-	pids, profs, err := h.s.friendProfiles(ctx, me(c), keyPIDs(keys))
+// perFriend answers f for each of want that is pid's friend (or pid), in
+// want's order; f's false leaves one out.
+func perFriend[T any](ctx context.Context, s *Server, pid types.PID, want []types.PID, f func(pid types.PID, p Profile) (T, bool)) ([]T, error) {
+	pids, profs, err := s.friendProfiles(ctx, pid, want)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]fp.FriendMii, 0, len(pids))
-	for _, pid := range pids {
-		m := profs[pid].Mii
-		out = append(out, fp.FriendMii{PID: pid, Mii: fp.Mii{Name: m.Name, Unk1: m.Unk1 != 0, Unk2: m.Unk2, MiiData: clone(m.Data)},
-			ModifiedAt: dt(m.Changed)})
+	out := make([]T, 0, len(pids))
+	for _, p := range pids {
+		if v, ok := f(p, profs[p]); ok {
+			out = append(out, v)
+		}
 	}
 	return out, nil
 }
 
+func (h v1) GetFriendMii(ctx context.Context, c *rmc.Call, keys []fp.FriendKey) ([]fp.FriendMii, error) {
+	return perFriend(ctx, h.s, me(c), keyPIDs(keys), func(pid types.PID, p Profile) (fp.FriendMii, bool) {
+		m := p.Mii
+		return fp.FriendMii{PID: pid, Mii: fp.Mii{Name: m.Name, Unk1: m.Unk1 != 0, Unk2: m.Unk2, MiiData: clone(m.Data)},
+			ModifiedAt: dt(m.Changed)}, true
+	})
+}
+
 func (h v1) GetFriendMiiList(ctx context.Context, c *rmc.Call, keys []fp.FriendKey) ([]fp.FriendMiiList, error) {
-	pids, profs, err := h.s.friendProfiles(ctx, me(c), keyPIDs(keys))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]fp.FriendMiiList, 0, len(pids))
-	for _, pid := range pids {
-		l := profs[pid].MiiList
+	return perFriend(ctx, h.s, me(c), keyPIDs(keys), func(pid types.PID, p Profile) (fp.FriendMiiList, bool) {
+		l := p.MiiList
 		datas := make([][]byte, len(l.Datas))
 		for i, d := range l.Datas {
 			datas[i] = clone(d)
 		}
-		out = append(out, fp.FriendMiiList{Unk1: uint32(pid), Mii: fp.MiiList{Unk1: l.Unk1, Unk2: l.Unk2, Unk3: l.Unk3, MiiDatas: datas},
-			Unk2: dt(l.Changed)})
-	}
-	return out, nil
+		return fp.FriendMiiList{Unk1: uint32(pid), Mii: fp.MiiList{Unk1: l.Unk1, Unk2: l.Unk2, Unk3: l.Unk3, MiiDatas: datas},
+			Unk2: dt(l.Changed)}, true
+	})
 }
 
 func u32PIDs(ids []uint32) []types.PID {
@@ -442,34 +446,17 @@ func (h v1) GetFriendPresence(ctx context.Context, c *rmc.Call, pids []types.PID
 }
 
 func (h v1) GetFriendComment(ctx context.Context, c *rmc.Call, keys []fp.FriendKey) ([]fp.FriendComment, error) {
-	pids, profs, err := h.s.friendProfiles(ctx, me(c), keyPIDs(keys))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]fp.FriendComment, 0, len(pids))
-	for _, pid := range pids {
-		p := profs[pid]
-		out = append(out, fp.FriendComment{PID: uint32(pid), Comment: p.Comment, ModifiedAt: dt(p.CommentChanged)})
-	}
-	return out, nil
+	return perFriend(ctx, h.s, me(c), keyPIDs(keys), func(pid types.PID, p Profile) (fp.FriendComment, bool) {
+		return fp.FriendComment{PID: uint32(pid), Comment: p.Comment, ModifiedAt: dt(p.CommentChanged)}, true
+	})
 }
 
 // GetFriendPicture answers each friend's picture; the structure has no PID
 // field, so its first field carries the friend's PID (judgement call).
 func (h v1) GetFriendPicture(ctx context.Context, c *rmc.Call, pids []types.PID) ([]fp.FriendPicture, error) {
-	friends, profs, err := h.s.friendProfiles(ctx, me(c), pids)
-	if err != nil {
-		return nil, err
-	}
-	out := []fp.FriendPicture{}
-	for _, pid := range friends {
-		p := profs[pid]
-		if len(p.Picture) == 0 {
-			continue
-		}
-		out = append(out, fp.FriendPicture{Unk: uint32(pid), Data: clone(p.Picture), Datetime: dt(p.PictureChanged)})
-	}
-	return out, nil
+	return perFriend(ctx, h.s, me(c), pids, func(pid types.PID, p Profile) (fp.FriendPicture, bool) {
+		return fp.FriendPicture{Unk: uint32(pid), Data: clone(p.Picture), Datetime: dt(p.PictureChanged)}, len(p.Picture) > 0
+	})
 }
 
 func (h v1) GetFriendPersistentInfo(ctx context.Context, c *rmc.Call, pids []types.PID) ([]fp.FriendPersistentInfo, error) {
