@@ -100,6 +100,14 @@ func TestFriendsKnownToGameServices(t *testing.T) {
 		if _, _, err := (&datastore.Client{C: stranger.sess.RMC}).Get(ctx, id, 0); !errors.Is(err, types.DataStorePermissionDenied) {
 			t.Fatalf("the stranger's read: %v", err)
 		}
+		// A search by owner finds it for the friend, not for the stranger.
+		search := datastore.SearchParam{OwnerIDs: []types.PID{2030}, DataType: 1, ResultSize: 10}
+		if res, err := (&datastore.Client{C: friend.sess.RMC}).SearchObject(ctx, search); err != nil || len(res.Result) != 1 || res.Result[0].DataID != id {
+			t.Fatalf("the friend's search: %+v %v", res, err)
+		}
+		if res, err := (&datastore.Client{C: stranger.sess.RMC}).SearchObject(ctx, search); err != nil || len(res.Result) != 0 {
+			t.Fatalf("the stranger's search: %+v %v", res, err)
+		}
 	})
 
 	t.Run("friend-only matchmake session", func(t *testing.T) {

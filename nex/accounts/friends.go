@@ -22,6 +22,7 @@ CREATE TABLE friends_links (
 	since  INTEGER NOT NULL,
 	PRIMARY KEY (pid, friend)
 );
+CREATE INDEX friends_links_friend ON friends_links (friend, pid);
 CREATE TABLE friends_requests (
 	id        INTEGER PRIMARY KEY AUTOINCREMENT,
 	sender    INTEGER NOT NULL,

@@ -136,6 +136,9 @@ func TestQueryPlans(t *testing.T) {
 				false, CASE WHEN i % 10 = 0 THEN 1 ELSE 65535 END, '[]'
 			FROM generate_series(0, 99999) i`,
 		`INSERT INTO datastore_tags (data_id, tag) SELECT 1 + i, 't' || (i % 500) FROM generate_series(0, 99999) i`,
+		// Friendships: the friends-permission part of a DataStore search
+		// looks them up by (owner, viewer).
+		`INSERT INTO friends_links (pid, friend, since) SELECT 10000 + i / 50, 20000 + i, i FROM generate_series(0, 99999) i`,
 		`INSERT INTO datastore_recipients (data_id, pid) SELECT 1 + i, 20000 + i % 5000 FROM generate_series(0, 99999, 4) i`,
 		`INSERT INTO datastore_uploads (token, data_id, version, size, expires, used)
 			SELECT 'tok' || i, 1 + i, 1, 1, 0, i % 2 = 0 FROM generate_series(0, 99999) i`,
