@@ -90,6 +90,7 @@ func TestFriendsKnownToGameServices(t *testing.T) {
 	t.Run("datastore friends permission", func(t *testing.T) {
 		dc := &datastore.Client{C: owner.sess.RMC}
 		id, err := dc.Put(ctx, datastore.PreparePostParam{Name: "for friends", DataType: 1, PersistenceSlotID: datastore.NoPersistenceSlot,
+			Flag: 0x08, // notify on post: the owner's friends are told
 			Permission: datastore.Permission{Permission: datastore.PermissionFriends}}, []byte("friends only"))
 		if err != nil {
 			t.Fatal(err)
@@ -99,6 +100,12 @@ func TestFriendsKnownToGameServices(t *testing.T) {
 		}
 		if _, _, err := (&datastore.Client{C: stranger.sess.RMC}).Get(ctx, id, 0); !errors.Is(err, types.DataStorePermissionDenied) {
 			t.Fatalf("the stranger's read: %v", err)
+		}
+		if ns, _, err := (&datastore.Client{C: friend.sess.RMC}).GetNewArrivedNotifications(ctx, 0, 10, false); err != nil || len(ns) != 1 || ns[0].DataID != id {
+			t.Fatalf("the friend's new-arrival notifications: %+v %v", ns, err)
+		}
+		if ns, _, err := (&datastore.Client{C: stranger.sess.RMC}).GetNewArrivedNotifications(ctx, 0, 10, false); err != nil || len(ns) != 0 {
+			t.Fatalf("the stranger's new-arrival notifications: %+v %v", ns, err)
 		}
 		// A search by owner finds it for the friend, not for the stranger.
 		search := datastore.SearchParam{OwnerIDs: []types.PID{2030}, DataType: 1, ResultSize: 10}
