@@ -155,11 +155,11 @@ func (h v2) AddFriendRequest(ctx context.Context, c *rmc.Call, unk1 uint32, unk2
 	return h.request(ctx, c, types.PID(unk1), unk3, gameKey(game))
 }
 
+// CancelFriendRequest withdraws the caller's request; the recipient is not
+// told (no event type for it is known), its console drops the request at its
+// next UpdateAndGetAllInformation.
 func (h v2) CancelFriendRequest(ctx context.Context, c *rmc.Call, id uint64) error {
-	r, err := h.s.Store.DeleteRequest(ctx, me(c), id, true)
-	if err == nil {
-		h.s.unfriended(ctx, me(c), r.Recipient)
-	}
+	_, err := h.s.Store.DeleteRequest(ctx, me(c), id, true)
 	return err
 }
 
