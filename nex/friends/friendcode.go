@@ -14,9 +14,9 @@ const MaxFriendCode = 1<<39 - 1
 
 // FriendCode returns the 3DS friend code of pid: the PID in the low 32 bits and
 // above them a 7-bit checksum, the first byte of the SHA-1 of the PID's four
-// little-endian bytes shifted right by one (3dbrew "Friend Code"; Pretendo's
-// account server computes it the same way, per the credentials notes in
-// docs/sources.md). Consoles print it as 12 decimal digits in groups of four.
+// little-endian bytes shifted right by one (3dbrew "Friend Code" in
+// docs/sources.md; Pretendo's NASC server computes it the same way when it
+// creates an account). Consoles print it as 12 decimal digits in groups of four.
 func FriendCode(pid types.PID) uint64 {
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], uint32(pid))
