@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/desc"
+	"github.com/gamewire/gamewire/nex/desc/dyn"
+	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/wire"
 )
 
@@ -54,6 +58,21 @@ type Config struct {
 	// Decrypted, if set, receives every frame; UDP payloads that were decrypted
 	// are replaced by their plaintext (see WriteDecrypted).
 	Decrypted FrameWriter
+	// Descriptions name and decode the NEX RMC methods of message records
+	// (nex/desc); nil uses the built-in descriptions (desc.Builtin).
+	Descriptions *desc.Set
+	// NoDescriptions turns decoding by description off: RMC calls keep their ids only.
+	NoDescriptions bool
+	// Game, if set, is the game of every flow: its variant of the protocols and
+	// its NEX version. Nil takes each flow's game from its access key (nex/games).
+	Game *games.Game
+	// Variant, if set, names the game variant of the protocols to prefer (a
+	// protocol name or description file suffix such as "mk8" or "eagle",
+	// comma-separated for several; dyn.SelectProtocol), over the game's.
+	Variant string
+	// NEXVersion, if set, is the NEX version structures are decoded for, over
+	// the game's (the settings' NEXVersion when neither says).
+	NEXVersion types.Version
 }
 
 // FrameWriter receives frames for --write-decrypted.
@@ -115,7 +134,13 @@ type Dissector struct {
 	rewriteBuf    []byte
 	scratchBuf    []byte
 	flagNameCache map[wire.Flags][]string
-	targets       [][]byte // Kerberos keys to try on secure CONNECTs
+	targets       []kerberosTarget // Kerberos keys to try on tickets
+	learned       []learnedTicket  // tickets passwords opened in authentication exchanges
+
+	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
+	descsLoaded bool
+	protoCache  map[protoKey]*desc.Protocol
+	dynScratch  dyn.Scratch // memory of the values of one message's decoding
 }
 
 // Summary counts what the dissector saw in the whole capture.

@@ -2,13 +2,11 @@ package dissect
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/prudp/crypt"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -166,6 +164,8 @@ type prudpHandler struct {
 	rewrite    []byte
 	rewriteOK  bool
 	packetsOut int
+
+	rmc rmcFlow // RMC calls by description (nexrmc.go)
 }
 
 type prudpDirection struct {
@@ -286,6 +286,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 	dir := c.dir
 	switch p.Type {
 	case wire.TypeSyn:
+		h.noteMinor(dir, p)
 		if !ack {
 			h.synTime = c.now()
 			if h.handshake == "" {
@@ -301,6 +302,7 @@ func (h *prudpHandler) packet(c *pktCtx, p *wire.Packet, raw []byte, checksumOK 
 			}
 		}
 	case wire.TypeConnect:
+		h.noteMinor(dir, p)
 		if !ack {
 			h.connSig[dir] = h.connSigOf(p)
 			if len(p.Payload) > 0 && h.rx.TicketConnect {
@@ -351,10 +353,18 @@ func (h *prudpHandler) findSessionKey(payload []byte) {
 	settings := []kerberos.Settings{kerberos.NEX3DS, kerberos.Friends, kerberos.Switch}
 	for _, tk := range h.d.kerberosTargets() {
 		for _, s := range settings {
-			if info, err := kerberos.OpenInternal(req.Ticket, tk, s); err == nil {
+			if info, err := kerberos.OpenInternal(req.Ticket, tk.key, s); err == nil {
 				h.sessionKey = append([]byte(nil), info.SessionKey...)
 				return
 			}
+		}
+	}
+	// A ticket a player's password opened in the authentication exchange
+	// (learnTicket) carries this internal ticket and its session key.
+	for _, l := range h.d.learned {
+		if bytes.Equal(l.internal, req.Ticket) {
+			h.sessionKey = l.sessionKey
+			return
 		}
 	}
 	for _, sk := range keys.SessionKeys {
@@ -365,7 +375,8 @@ func (h *prudpHandler) findSessionKey(payload []byte) {
 			}
 		}
 	}
-	h.keyNote = "secure connection: no --keys entry opens the ticket or the request data (give session-key, kerberos-key or password)"
+	h.keyNote = "secure connection: no --keys entry opens the ticket or the request data (give session-key, the server's kerberos-key, " +
+		"or the player's password with the capture of their login)"
 }
 
 // rc4Key returns the key of substream 0, or nil when it is unknown.
@@ -676,6 +687,12 @@ func (h *prudpHandler) emitPacket(c *pktCtx, p *wire.Packet, raw []byte, checksu
 	}
 	if !checksumOK && errText == "" {
 		errText = "checksum mismatch"
+		c.fl.stats.Errors++
+	}
+	if h.facts.Signature == sigBad && errText == "" {
+		// V1 and Lite have no checksum: a wrong access key shows only here.
+		errText = "signature mismatch (wrong access key, or a session key not known)"
+		c.fl.stats.Errors++
 	}
 	r.Error = errText
 	r.info = h.d.prudpSummary(r.info[:0], h.rx.Name, p, decoded && h.rx.Encrypted(p))
@@ -770,7 +787,7 @@ func (h *prudpHandler) emitMessage(c *pktCtx, sub uint8, firstSeq uint16, frags 
 	r.addInt("length", int64(len(msg)))
 	r.addHex("plain_hex", msg)
 	b := append(r.info[:0], h.rx.Name...)
-	b = appendRMC(r, b, msg)
+	b = h.appendRMC(c, r, b, msg)
 	b = append(b, ", "...)
 	b = strconv.AppendInt(b, int64(len(msg)), 10)
 	b = append(b, " bytes in "...)
@@ -788,26 +805,37 @@ func (d *Dissector) scratch(n int) []byte {
 	return d.scratchBuf[:n]
 }
 
-// kerberosTargets returns the keys that may open internal tickets: the given
-// Kerberos keys and the keys derived from the given passwords (both
-// derivations), computed once per capture since the 3DS/Wii U derivation
-// iterates MD5 65000 times.
-func (d *Dissector) kerberosTargets() [][]byte {
+// kerberosTargets returns the keys that may open tickets: the given Kerberos
+// keys and the keys derived from the given passwords (both derivations),
+// computed once per capture since the 3DS/Wii U derivation iterates MD5 65000
+// times. A password's key opens the ticket the authentication server sends
+// that player (learnTicket); a server's key the internal ticket of a secure
+// CONNECT.
+func (d *Dissector) kerberosTargets() []kerberosTarget {
 	if d.targets != nil {
 		return d.targets
 	}
 	keys := d.cfg.Keys
-	targets := [][]byte{}
-	for _, k := range keys.KerberosKeys {
-		targets = append(targets, k)
+	targets := []kerberosTarget{}
+	for pid, k := range keys.KerberosKeys {
+		targets = append(targets, kerberosTarget{key: k, pid: pid})
 	}
 	for pid, pw := range keys.Passwords {
 		k := kerberos.DeriveKey(pw, pid)
 		k2 := kerberos.DeriveKeySwitch(pw, pid)
-		targets = append(targets, k[:], k2[:])
+		targets = append(targets, kerberosTarget{key: k[:], pid: pid, password: true},
+			kerberosTarget{key: k2[:], pid: pid, password: true})
 	}
 	d.targets = targets
 	return targets
+}
+
+// kerberosTarget is a Kerberos key of a keys file: given, or derived from a
+// password.
+type kerberosTarget struct {
+	key      []byte
+	pid      uint64
+	password bool
 }
 
 // openHyperscape decrypts a Hyperscape DATA payload ("Packet: DATA",
@@ -843,40 +871,6 @@ func (h *prudpHandler) openHyperscape(p *wire.Packet) ([]byte, string) {
 	}
 	h.d.scratchBuf = out[:0]
 	return out, ""
-}
-
-// appendRMC adds an "rmc" object to a message record when the message is one
-// whole packed RMC request or response (nintendo-wiki "RMC Protocol", nex/rmc), and
-// a few words to the summary. The size field is checked first, so other
-// payloads cost nothing.
-func appendRMC(r *Record, b []byte, msg []byte) []byte {
-	if len(msg) < 9 || int(binary.LittleEndian.Uint32(msg)) != len(msg)-4 {
-		return b
-	}
-	if rmc.IsRequest(msg) {
-		q, n, err := rmc.ParseRequest(msg)
-		if err != nil || n != len(msg) {
-			return b
-		}
-		r.addObject("rmc", 4)
-		return appendRMCCall(r, b, "request", q.Protocol, q.Method, q.CallID)
-	}
-	q, n, err := rmc.ParseResponse(msg)
-	if err != nil || n != len(msg) {
-		return b
-	}
-	kind := "response"
-	if q.IsError() {
-		kind = "error"
-	}
-	r.addObject("rmc", 5)
-	b = appendRMCCall(r, b, kind, q.Protocol, q.Method, q.CallID)
-	res := q.Result.Name()
-	if res == "" {
-		res = q.Result.String()
-	}
-	r.addString("result", res)
-	return b
 }
 
 // appendRMCCall adds the kind and ids of an RMC call to the "rmc" object just

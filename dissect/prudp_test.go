@@ -38,6 +38,7 @@ type convo struct {
 	sessionKey     []byte
 	connectPayload []byte
 	hs             *hyperscape.DataCipher // Hyperscape: AES-CBC DATA transform
+	srvAddr        netip.AddrPort         // the server's address; srv when zero
 }
 
 // secure switches c to a secure connection with session key sk.
@@ -72,10 +73,14 @@ func newConvo(t testing.TB, dia wire.Dialect, accessKey string, fragSize int) *c
 }
 
 func (c *convo) ends(dir int) (netip.AddrPort, netip.AddrPort) {
-	if dir == 0 {
-		return cli, srv
+	server := srv
+	if c.srvAddr.IsValid() {
+		server = c.srvAddr
 	}
-	return srv, cli
+	if dir == 0 {
+		return cli, server
+	}
+	return server, cli
 }
 
 func (c *convo) vports(dir int) (wire.VPort, wire.VPort) {
@@ -595,7 +600,7 @@ func TestPRUDPMessagesShowRMC(t *testing.T) {
 	c.handshake()
 	c.message(0, reqb, false)
 	c.message(1, respb, false)
-	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}}, c.pcap())
+	recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}, NoDescriptions: true}, c.pcap())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ const (
 	FieldStrings                  // Strs
 	FieldObject                   // the next Int fields are this object's members
 	FieldJSON                     // Bytes hold a JSON value copied verbatim
+	FieldArray                    // the next Int fields are this array's items (their keys are ignored in JSON)
 )
 
 // Field is one named value of a record. Fields keep their order, so JSON output
@@ -60,6 +61,10 @@ type Record struct {
 	Error          string // why the packet was skipped or only partly decoded
 
 	info []byte // summary built without allocating (hot protocols); used when Summary is ""
+	// paramsAt is where in info the text of the decoded RMC parameters goes
+	// (0: none), paramsField the index in Fields of their object: the text is
+	// rendered from the fields only when a summary is asked for.
+	paramsAt, paramsField int
 }
 
 func (r *Record) reset() {
@@ -71,7 +76,100 @@ func (r *Record) Text() string {
 	if r.Summary != "" {
 		return r.Summary
 	}
-	return string(r.info)
+	return string(r.appendInfo(nil))
+}
+
+// appendInfo appends the built summary, with the RMC parameters' text at paramsAt.
+func (r *Record) appendInfo(b []byte) []byte {
+	if r.paramsAt == 0 || r.paramsAt > len(r.info) || r.paramsField >= len(r.Fields) {
+		return append(b, r.info...)
+	}
+	b = append(b, r.info[:r.paramsAt]...)
+	f := r.Fields[r.paramsField]
+	n := min(int(f.Int), len(r.Fields)-r.paramsField-1)
+	if n > 0 {
+		start := len(b) + 1
+		b = append(b, ' ')
+		b = appendFieldsText(b, r.Fields[r.paramsField+1:r.paramsField+1+n], false)
+		if len(b)-start > maxSummaryParams {
+			b = append(b[:start+maxSummaryParams], "…"...)
+		}
+	}
+	return append(b, r.info[r.paramsAt:]...)
+}
+
+// appendFieldsText appends fields as name=value pairs (array items without
+// their keys) in the compact one-line form of the RMC summaries:
+// {a=1 b=[1 2]}.
+func appendFieldsText(b []byte, fs []Field, inArray bool) []byte {
+	for i := 0; i < len(fs); i++ {
+		f := fs[i]
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		if !inArray {
+			b = append(b, f.Key...)
+			b = append(b, '=')
+		}
+		switch f.Type {
+		case FieldObject, FieldArray:
+			n := min(int(f.Int), len(fs)-i-1)
+			if f.Type == FieldObject && n >= 2 && fs[i+1].Key == "class" && fs[i+1].Type == FieldString &&
+				(fs[i+2].Key == "value" && fs[i+2].Type == FieldObject || fs[i+2].Key == "hex") {
+				// An AnyData: Class{fields} or Class(hex).
+				b = append(b, fs[i+1].Str...)
+				if fs[i+2].Type == FieldObject {
+					m := min(int(fs[i+2].Int), len(fs)-i-3)
+					b = append(b, '{')
+					b = appendFieldsText(b, fs[i+3:i+3+m], false)
+					b = append(b, '}')
+				} else {
+					b = append(b, '(')
+					b = hex.AppendEncode(b, fs[i+2].Bytes[:min(len(fs[i+2].Bytes), 32)])
+					b = append(b, ')')
+				}
+				i += n
+				continue
+			}
+			open, close := byte('{'), byte('}')
+			if f.Type == FieldArray {
+				open, close = '[', ']'
+			}
+			b = append(b, open)
+			b = appendFieldsText(b, fs[i+1:i+1+n], f.Type == FieldArray)
+			b = append(b, close)
+			i += n
+		case FieldString:
+			b = strconv.AppendQuote(b, f.Str)
+		case FieldInt:
+			b = strconv.AppendInt(b, f.Int, 10)
+		case FieldBool:
+			b = strconv.AppendBool(b, f.Bool)
+		case FieldNull:
+			b = append(b, "null"...)
+		case FieldHex:
+			if len(f.Bytes) == 0 {
+				b = append(b, `""`...)
+			} else if len(f.Bytes) > 32 {
+				b = hex.AppendEncode(b, f.Bytes[:32])
+				b = append(b, "…("...)
+				b = strconv.AppendInt(b, int64(len(f.Bytes)), 10)
+				b = append(b, " bytes)"...)
+			} else {
+				b = hex.AppendEncode(b, f.Bytes)
+			}
+		case FieldStrings:
+			for j, s := range f.Strs {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, s...)
+			}
+		case FieldJSON:
+			b = append(b, f.Bytes...)
+		}
+	}
+	return b
 }
 
 // Add helpers append fields; they return r for chaining.
@@ -92,6 +190,9 @@ func (r *Record) addStrings(k string, v []string) {
 func (r *Record) addObject(k string, members int) {
 	r.Fields = append(r.Fields, Field{Key: k, Type: FieldObject, Int: int64(members)})
 }
+func (r *Record) addArray(k string, members int) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldArray, Int: int64(members)})
+}
 func (r *Record) addJSON(k string, raw []byte) {
 	r.Fields = append(r.Fields, Field{Key: k, Type: FieldJSON, Bytes: raw})
 }
@@ -103,7 +204,7 @@ func (r *Record) Field(key string) (Field, bool) {
 		if f.Key == key {
 			return f, true
 		}
-		if f.Type == FieldObject {
+		if f.Type == FieldObject || f.Type == FieldArray {
 			i += int(f.Int)
 		}
 	}
@@ -160,14 +261,20 @@ func (r *Record) AppendJSON(b []byte) []byte {
 }
 
 // appendFieldsJSON writes fields as object members and returns b.
-func appendFieldsJSON(b []byte, fs []Field) []byte {
+func appendFieldsJSON(b []byte, fs []Field) []byte { return appendMembersJSON(b, fs, false) }
+
+// appendMembersJSON writes fields as object members, or as array items
+// (without their keys) when inArray.
+func appendMembersJSON(b []byte, fs []Field, inArray bool) []byte {
 	for i := 0; i < len(fs); i++ {
 		f := fs[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonstr.Append(b, f.Key)
-		b = append(b, ':')
+		if !inArray {
+			b = jsonstr.Append(b, f.Key)
+			b = append(b, ':')
+		}
 		switch f.Type {
 		case FieldString:
 			b = jsonstr.Append(b, f.Str)
@@ -195,6 +302,12 @@ func appendFieldsJSON(b []byte, fs []Field) []byte {
 			b = append(b, '{')
 			b = appendFieldsJSON(b, fs[i+1:i+1+n])
 			b = append(b, '}')
+			i += n
+		case FieldArray:
+			n := min(int(f.Int), len(fs)-i-1)
+			b = append(b, '[')
+			b = appendMembersJSON(b, fs[i+1:i+1+n], true)
+			b = append(b, ']')
 			i += n
 		case FieldJSON:
 			b = append(b, f.Bytes...)
@@ -233,7 +346,7 @@ func (r *Record) AppendText(b []byte, start time.Time) []byte {
 		b = append(b, r.Summary...)
 	} else if len(r.info) > 0 {
 		b = append(b, ' ')
-		b = append(b, r.info...)
+		b = r.appendInfo(b)
 	}
 	if r.Retransmission {
 		b = append(b, " [retransmission]"...)
@@ -284,7 +397,7 @@ func appendFieldsTree(b []byte, fs []Field, indent int) []byte {
 		b = append(b, f.Key...)
 		b = append(b, ':')
 		switch f.Type {
-		case FieldObject:
+		case FieldObject, FieldArray:
 			n := min(int(f.Int), len(fs)-i-1)
 			b = append(b, '\n')
 			b = appendFieldsTree(b, fs[i+1:i+1+n], indent+4)

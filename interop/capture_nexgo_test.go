@@ -1,22 +1,20 @@
 package interop
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gamewire/gamewire/dissect"
 	"github.com/gamewire/gamewire/interop/nexgo"
 	"github.com/gamewire/gamewire/interop/rmcframe"
+	"github.com/gamewire/gamewire/interop/tcpdump"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -55,7 +53,7 @@ func TestCaptureNexgo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			td := startTcpdump(t, fmt.Sprintf("udp port %d", srv.Port))
+			td := tcpdump.Start(t, fmt.Sprintf("udp port %d", srv.Port))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port),
@@ -64,7 +62,7 @@ func TestCaptureNexgo(t *testing.T) {
 				t.Fatalf("dial nex-go: %v", err)
 			}
 			echoRMC(t, ctx, conn, 0x66, 7, nexgoCaptureSizes)
-			capture := td.stop(t)
+			capture := td.Stop(t)
 			if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" {
 				if err := os.WriteFile(filepath.Join(dir, "nexgo-"+tc.name+".pcap"), capture, 0o644); err != nil {
 					t.Fatal(err)
@@ -125,92 +123,4 @@ func checkNexgoCapture(t *testing.T, capture []byte, key, dialect string) {
 			t.Errorf("nex-go's response %d: %v", i, err)
 		}
 	}
-}
-
-// tcpdumpSession runs tcpdump on lo with a filter until stop is called (as dissect's
-// tcpdump tests do).
-type tcpdumpSession struct {
-	cmd    *exec.Cmd
-	path   string
-	stderr bytes.Buffer
-	done   chan struct{}
-}
-
-func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
-	t.Helper()
-	bin, err := exec.LookPath("tcpdump")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("tcpdump is required under CI: %v", err)
-		}
-		t.Skip("tcpdump not installed")
-	}
-	s := &tcpdumpSession{path: filepath.Join(t.TempDir(), "capture.pcap"), done: make(chan struct{})}
-	s.cmd = exec.Command(bin, "-i", "lo", "--immediate-mode", "-B", "65536", "-U", "-n", "-s", "0", "-w", s.path, filter)
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan bool, 1)
-	go func() { // wait for "listening on lo" so no packet is sent before capture starts
-		defer close(s.done)
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			s.stderr.WriteString(sc.Text() + "\n")
-			if !sent && strings.Contains(sc.Text(), "listening on") {
-				ready <- true
-				sent = true
-			}
-		}
-		if !sent {
-			ready <- false
-		}
-	}()
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
-		}
-	})
-	select {
-	case ok := <-ready:
-		if !ok {
-			s.cmd.Wait()
-			<-s.done
-			msg := "tcpdump could not capture on lo: " + s.stderr.String()
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("tcpdump did not start listening within 15 s")
-	}
-	return s
-}
-
-// stop lets tcpdump flush and exit, and returns the capture.
-func (s *tcpdumpSession) stop(t *testing.T) []byte {
-	t.Helper()
-	time.Sleep(200 * time.Millisecond) // let the kernel hand over the last packets
-	s.cmd.Process.Signal(syscall.SIGINT)
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-exited
-	}
-	<-s.done
-	b, err := os.ReadFile(s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("tcpdump: %s", strings.ReplaceAll(strings.TrimSpace(s.stderr.String()), "\n", "; "))
-	return b
 }

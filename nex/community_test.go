@@ -28,10 +28,12 @@ func TestCommunityEndToEnd(t *testing.T) {
 		{prudp.NEXV1.String() + "-postgres", prudp.NEXV1, startOnPostgres},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
 			cfg := fastFail(prudp.Config{Dialect: tc.d, AccessKey: "6f599f81"})
 			addr := tc.start(t, cfg)
+			// The time limit starts once the server runs: starting PostgreSQL
+			// on a loaded machine may take a good part of it.
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
 			owner, other := login(t, ctx, addr, cfg, 2000), login(t, ctx, addr, cfg, 2001)
 			g := matchmaking.PersistentGathering{
 				Gathering:     matchmaking.Gathering{MinParticipants: 1, MaxParticipants: 16, Description: "weekend club"},

@@ -214,8 +214,10 @@ func acrossNodes(t *testing.T, ex nodes.Exchange) {
 }
 
 // TestAcrossNodesRestart: a secure node that starts under the name of one
-// that was running (a restart) makes that node's players leave; the players
-// of the other nodes hear it (3007) through their node's mailbox.
+// that was running (a restart after a crash: the old one's heartbeats
+// stopped, so its name is free, ErrNodeIDTaken otherwise) makes that node's
+// players leave; the players of the other nodes hear it (3007) through their
+// node's mailbox.
 func TestAcrossNodesRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -236,8 +238,10 @@ func TestAcrossNodesRestart(t *testing.T) {
 	}
 	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"})
 	const beat = 100 * time.Millisecond
+	regs := map[string]*crashable{}
 	node := func(name string) *Server {
-		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
+		regs[name] = &crashable{Registry: store}
+		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: regs[name], Exchange: store, HeartbeatInterval: beat,
 			Matchmaking: mm, NodeCapacity: 1, Node: name}
 		startRole(t, srv)
 		return srv
@@ -271,7 +275,19 @@ func TestAcrossNodesRestart(t *testing.T) {
 		other = "n1"
 	}
 	a.expect(t, notifications.TypeNewParticipant, msA.ID, 3201)
-	node(other) // B's node "restarts": B's participation ends
+	// B's node crashes (its heartbeats stop; its process is left running
+	// here, cut off from the store) and "restarts" once its record lapsed:
+	// B's participation ends.
+	regs[other].crashed.Store(true)
+	waitNodes(ctx, t, store, other+"'s record lapses", func(ns []nodes.Node) bool {
+		for _, n := range ns {
+			if n.ID == other && time.Since(n.Heartbeat) < 3*beat {
+				return false
+			}
+		}
+		return true
+	})
+	node(other)
 	ev := a.expect(t, notifications.TypeParticipantDisconnected, msA.ID, 3201)
 	if ev.Source != 3201 {
 		t.Fatalf("disconnect event %+v", ev)

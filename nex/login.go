@@ -70,6 +70,10 @@ type LoginConfig struct {
 	// versions NEX 3+ clients send). A server doing token authentication then
 	// answers with the key that opens the ticket, and Password is not needed.
 	AuthInfo *auth.AuthenticationInfo
+	// LoginData, when set, registers on the secure server with RegisterEx
+	// carrying it (the Wii U's NintendoLoginData, the 3DS's
+	// AccountExtraInfo: the token again) instead of Register.
+	LoginData *secure.LoginData
 	// LocalURL is the station url registered on the secure server; default a
 	// prudp url with the secure connection's local address and port
 	// (prudp.Conn.LocalAddr: the socket's own, the port the system chose). Where
@@ -271,10 +275,21 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	local := localURL(cfg, sc.LocalAddr(), secAddr)
 	w := types.NewWriter(nil, st)
 	types.WriteList(&w, []types.StationURL{local}, (*types.Writer).StationURL)
-	params, err := w.Bytes()
+	method := secure.MethodRegister
+	if cfg.LoginData != nil {
+		method = secure.MethodRegisterEx
+		var h types.AnyDataHolder
+		if h, err = cfg.LoginData.Holder(st); err == nil {
+			w.AnyDataHolder(h)
+		}
+	}
+	params, werr := w.Bytes()
+	if err == nil {
+		err = werr
+	}
 	if err == nil {
 		var data []byte
-		data, err = rc.Call(ctx, rmc.ProtocolSecureConnection, secure.MethodRegister, params)
+		data, err = rc.Call(ctx, rmc.ProtocolSecureConnection, method, params)
 		if err == nil {
 			r := types.NewReader(data, st)
 			res := r.Result("%retval%")

@@ -107,6 +107,9 @@ func (s *Server) checkRole(authPC, securePC prudp.PacketConn) error {
 // pickNode is the authentication server's auth.Server.SecureURLFor in RoleAuth.
 func (s *Server) pickNode(ctx context.Context, a auth.Account) (types.StationURL, error) {
 	n, err := s.Nodes.Pick(ctx, s.nodeTimeout())
+	if errors.Is(err, nodes.ErrNoNode) {
+		return types.StationURL{}, fmt.Errorf("%w (none heartbeat within %v with room): is a `serve --role secure` node running on the same store?", err, s.nodeTimeout())
+	}
 	if err != nil {
 		return types.StationURL{}, err
 	}
@@ -128,6 +131,34 @@ func (s *Server) nodeID(url types.StationURL) string {
 	}
 	port, _ := url.Get("port")
 	return url.Address() + ":" + port
+}
+
+// ErrNodeIDTaken is returned by Serve in RoleSecure when another live node
+// is registered under this node's id (Server.Node): two nodes announcing
+// one id would overwrite each other's record, and every login would go to
+// one of them.
+var ErrNodeIDTaken = errors.New("nex: node id taken by another live node")
+
+// checkNodeID refuses to start a secure node whose id a live node (heartbeat
+// within the node timeout) holds with another station url. The same url is
+// this node restarted after a crash (its address is bound here now), which
+// takes its record over.
+func (s *Server) checkNodeID(ctx context.Context, url types.StationURL) error {
+	id := s.nodeID(url)
+	ns, err := s.Nodes.Nodes(ctx)
+	if err != nil {
+		return fmt.Errorf("nex: reading the node registry: %w", err)
+	}
+	for _, n := range ns {
+		if n.ID != id || n.URL == url.String() {
+			continue
+		}
+		if age := time.Since(n.Heartbeat); age < s.nodeTimeout() {
+			return fmt.Errorf("%w: node %q is %s (heartbeat %v ago); give this node another --node-id, or stop that one (its record lapses %v after its last heartbeat)",
+				ErrNodeIDTaken, id, n.URL, age.Round(time.Millisecond), s.nodeTimeout())
+		}
+	}
+	return nil
 }
 
 // heartbeat announces the secure node with its current load until ctx ends, then

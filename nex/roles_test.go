@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -167,5 +168,77 @@ func TestRolesSpreadLogins(t *testing.T) {
 	time.Sleep(3*beat + 2*beat)
 	if _, err := login(); !errors.Is(err, types.RendezVousMaxConnectionsReached) {
 		t.Fatalf("login with no live node: %v, want RendezVous::MaxConnectionsReached", err)
+	}
+}
+
+// TestDuplicateNodeIDRefused: a secure node given the id of a live node at
+// another address does not start (ErrNodeIDTaken, naming the other node);
+// the same id at the same address (a restart after a crash) takes the
+// record over; once the first node withdrew, its id is free.
+func TestDuplicateNodeIDRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store, _, err := accounts.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"}
+	first := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, Node: "node1", HeartbeatInterval: time.Minute}
+	pc1, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done1 := make(chan error, 1)
+	go func() { done1 <- first.Serve(nil, pc1) }()
+	waitNodes(ctx, t, store, "node1 registers", func(ns []nodes.Node) bool { return len(ns) == 1 })
+	pc2, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, Node: "node1", HeartbeatInterval: time.Minute}
+	err = second.Serve(nil, pc2)
+	if !errors.Is(err, ErrNodeIDTaken) || !strings.Contains(err.Error(), pc1.LocalAddr().(*net.UDPAddr).AddrPort().String()[len("127.0.0.1:"):]) {
+		t.Fatalf("a second node1 at another address: %v, want ErrNodeIDTaken naming the first", err)
+	}
+	ns, _ := store.Nodes(ctx)
+	if len(ns) != 1 || !strings.Contains(ns[0].URL, "port="+strconv.Itoa(pc1.LocalAddr().(*net.UDPAddr).Port)) {
+		t.Fatalf("the registry after the refusal: %+v", ns)
+	}
+	first.Close()
+	if err := <-done1; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+		t.Fatal(err)
+	}
+	// node1 withdrew: its id is free for a node at another address.
+	pc3, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, Node: "node1", HeartbeatInterval: time.Minute}
+	done3 := make(chan error, 1)
+	go func() { done3 <- third.Serve(nil, pc3) }()
+	waitNodes(ctx, t, store, "node1 at its new address registers", func(ns []nodes.Node) bool {
+		return len(ns) == 1 && strings.Contains(ns[0].URL, "port="+strconv.Itoa(pc3.LocalAddr().(*net.UDPAddr).Port))
+	})
+	third.Close()
+	<-done3
+}
+
+// waitNodes waits until the registry's nodes satisfy ok (until ctx ends: a
+// failure then).
+func waitNodes(ctx context.Context, t *testing.T, reg nodes.Registry, what string, ok func([]nodes.Node) bool) {
+	t.Helper()
+	for {
+		ns, err := reg.Nodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(ns) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: the registry holds %+v", what, ns)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

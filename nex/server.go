@@ -82,6 +82,9 @@ type Server struct {
 	Auth auth.Server
 	// Health configures the Health protocol (a database ping, ...).
 	Health health.Server
+	// CheckRegister, when set, decides the secure server's Register and
+	// RegisterEx by the login data's token (secure.Server.CheckLogin).
+	CheckRegister func(ctx context.Context, pid types.PID, login *secure.LoginData) error
 	// Ranking and DataStore, when set, serve protocols 112 and 115 on the
 	// secure server (their Logger defaults to Logger).
 	Ranking   *ranking.Server
@@ -287,6 +290,12 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 			closeAll()
 			return err
 		}
+		if s.Role == RoleSecure {
+			if err := s.checkNodeID(ctx, url); err != nil {
+				closeAll()
+				return err
+			}
+		}
 		if s.Role == RoleSecure && s.Node == "" {
 			// Matchmaking records participants by node: nodes sharing a store
 			// need names of their own.
@@ -313,6 +322,7 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	authMux.HandleProtocol(rmc.ProtocolTicketGranting, &ts)
 
 	s.secure.Logger = s.Logger
+	s.secure.CheckLogin = s.CheckRegister
 	if s.Health.Logger == nil {
 		s.Health.Logger = s.Logger
 	}

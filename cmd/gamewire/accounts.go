@@ -37,6 +37,7 @@ Only keys derived from passwords are stored; passwords are never printed.
   gamewire accounts add    [--data DIR] [--pid N] [--name NAME] [--password P | --password-stdin]
   gamewire accounts list   [--data DIR]
   gamewire accounts passwd [--data DIR] NAME|PID [--password P | --password-stdin]
+  gamewire accounts nnid add|list|passwd|disable|enable ...   (NNIDs: docs/accounts.md)
 
 Without --password, the password is asked for on the terminal. With --store
 postgres://..., the commands work on the PostgreSQL database serve --store uses
@@ -58,8 +59,57 @@ postgres://..., the commands work on the PostgreSQL database serve --store uses
 	}
 	list := &cobra.Command{Use: "list", Short: "List the accounts", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.runList(cmd) }}
-	cmd.AddCommand(add, list, passwd)
+	exportKey := &cobra.Command{Use: "export-key [NAME|PID]", Args: cobra.MaximumNArgs(1),
+		Short: "Print an account's Kerberos key as a keys-file line (default: the secure server's)",
+		Long: `export-key prints the Kerberos key of an account (by default Quazal Rendez-Vous,
+PID 2: the secure server, whose key opens every ticket a client presents) as a
+line of a gamewire decode --keys file:
+
+  gamewire accounts export-key >> keys.txt
+  gamewire decode capture.pcap --keys keys.txt
+
+With it the dissector opens the ticket in each secure CONNECT, takes the session
+key and decrypts every secure connection of the capture. The key is a secret: it
+lets whoever holds it read and forge the server's tickets. --switch prints the
+key of the Switch derivation (PRUDP Lite servers).`,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.runExportKey(cmd, args) }}
+	exportKey.Flags().BoolVar(&o.switchKey, "switch", false, "the key of the Switch derivation (kerberos.DeriveKeySwitch) instead of NEX's")
+	addFormatFlag(list, &o.format)
+	cmd.AddCommand(add, list, passwd, newNNIDCmd(o), exportKey)
 	return cmd
+}
+
+// runExportKey prints an account's Kerberos key as a keys-file line.
+func (o *accountsOptions) runExportKey(cmd *cobra.Command, args []string) error {
+	s, err := o.open(cmd, storeReadOnly)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx := cmd.Context()
+	var a auth.Account
+	switch {
+	case len(args) == 0:
+		a, err = s.AccountByPID(ctx, auth.PIDQuazalRendezVous)
+	default:
+		if pid, perr := strconv.ParseUint(args[0], 10, 64); perr == nil {
+			if a, err = s.AccountByPID(ctx, types.PID(pid)); errors.Is(err, auth.ErrNoAccount) {
+				a, err = s.AccountByName(ctx, args[0])
+			}
+		} else {
+			a, err = s.AccountByName(ctx, args[0])
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("accounts export-key: %w", err)
+	}
+	d, what := auth.DeriveNEX, "NEX"
+	if o.switchKey {
+		d, what = auth.DeriveSwitch, "Switch"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "# the Kerberos key (%s derivation) of PID %d %q; a secret: it opens and forges this server's tickets\nkerberos-key %d %x\n",
+		what, a.PID, a.Name, a.PID, a.Key(d))
+	return nil
 }
 
 // accountsOptions are the flags of accounts and its subcommands: --data and
@@ -71,6 +121,8 @@ type accountsOptions struct {
 	name          string
 	password      string
 	passwordStdin bool
+	format        formatFlag // list's --format
+	switchKey     bool
 }
 
 // openStore opens (creating it on first use) the account store in dir, or in
@@ -109,6 +161,7 @@ type accountManager interface {
 	Add(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
 	SetPassword(ctx context.Context, nameOrPID, password string) (auth.Account, error)
 	List(ctx context.Context) ([]accounts.Info, error)
+	auth.Accounts
 	Close() error
 }
 
@@ -117,7 +170,12 @@ func (o *accountsOptions) open(cmd *cobra.Command, mode storeMode) (accountManag
 		if !isPostgres(st) {
 			return nil, fmt.Errorf("--store %q: want a postgres:// or postgresql:// URL (the SQLite store is chosen with --data)", st)
 		}
-		return pgstore.Open(cmd.Context(), st) // applies the schema's migrations, as serve does
+		if mode == storeReadOnly {
+			s, err := pgstore.OpenExisting(cmd.Context(), st) // list changes nothing, not even the schema
+			return s, pgHint(st, err)
+		}
+		s, err := pgstore.Open(cmd.Context(), st) // applies the schema's migrations, as serve does
+		return s, pgHint(st, err)
 	}
 	opts := &accounts.Options{
 		ReadOnly: mode == storeReadOnly,
@@ -188,7 +246,11 @@ func (o *accountsOptions) runAdd(cmd *cobra.Command) error {
 
 func (o *accountsOptions) runPasswd(cmd *cobra.Command, nameOrPID string) error {
 	return o.changeAccount(cmd, storeExisting, "changed the password of", func(s accountManager, password string) (auth.Account, error) {
-		return s.SetPassword(cmd.Context(), nameOrPID, password)
+		a, err := s.SetPassword(cmd.Context(), nameOrPID, password)
+		if errors.Is(err, auth.ErrNoAccount) {
+			return a, fmt.Errorf("accounts passwd: no account is named %q or has that PID (gamewire accounts list shows them; accounts add creates one): %w", nameOrPID, err)
+		}
+		return a, err
 	})
 }
 
@@ -248,6 +310,18 @@ func (o *accountsOptions) runList(cmd *cobra.Command) error {
 	list, err := s.List(cmd.Context())
 	if err != nil {
 		return err
+	}
+	if o.format.json() {
+		for _, a := range list {
+			kind := "user"
+			if a.Special {
+				kind = "special"
+			}
+			if err := writeJSON(cmd.OutOrStdout(), map[string]any{"pid": a.PID, "name": a.Name, "kind": kind, "created": a.Created}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "PID\tNAME\tKIND\tCREATED")

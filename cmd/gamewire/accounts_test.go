@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gamewire/gamewire/dissect"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
@@ -133,5 +134,42 @@ func TestAccountsReadingCreatesNothing(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(base, "typo")); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%v created %s", args, typo)
 		}
+	}
+}
+
+// TestAccountsExportKey: export-key prints a keys-file line that decode --keys
+// reads, holding the key the server derives from the account's password (the
+// secure server's by default; by PID or name, NEX or Switch derivation).
+func TestAccountsExportKey(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	if out, err := runAccountsCLI(t, "", "accounts", "add", "--data", dir, "--name", "alice", "--pid", "5000", "--password", "s3cret-pw"); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		pid  uint64
+		key  func() [16]byte
+	}{
+		{nil, 2, nil},
+		{[]string{"5000"}, 5000, func() [16]byte { return kerberos.DeriveKey("s3cret-pw", 5000) }},
+		{[]string{"alice", "--switch"}, 5000, func() [16]byte { return kerberos.DeriveKeySwitch("s3cret-pw", 5000) }},
+	} {
+		out, err := runAccountsCLI(t, "", append([]string{"accounts", "export-key", "--data", dir}, c.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, out)
+		}
+		k, err := dissect.ParseKeys(strings.NewReader(out))
+		if err != nil || len(k.KerberosKeys[c.pid]) != 16 {
+			t.Fatalf("%v: keys file %q: %v", c.args, out, err)
+		}
+		if c.key != nil {
+			if want := c.key(); !bytes.Equal(k.KerberosKeys[c.pid], want[:]) {
+				t.Errorf("%v: key %x, want %x", c.args, k.KerberosKeys[c.pid], want)
+			}
+		}
+	}
+	if _, err := runAccountsCLI(t, "", "accounts", "export-key", "--data", dir, "nobody"); err == nil || !strings.Contains(err.Error(), "no such account") {
+		t.Errorf("unknown account: %v", err)
 	}
 }

@@ -15,21 +15,24 @@ import (
 func newConnectCmd() *cobra.Command {
 	o := &connectFlagSet{}
 	cmd := &cobra.Command{
-		Use:   "connect ADDR",
+		Use:   "connect [--server ADDR]",
 		Short: "Connect to a PRUDP echo server, send messages, check the echoes, print RTT statistics",
-		Long: `connect dials ADDR, sends --count messages of --size bytes one at a time on
+		Long: `connect dials --server ADDR, sends --count messages of --size bytes one at a time on
 --substream, expects each echoed back unchanged (gamewire serve --echo), prints
 round-trip statistics and the connection's counters, and disconnects.
-It exits 0 only if every echo came back.
+It exits 0 only if every echo came back. The older form with ADDR as an
+argument (gamewire connect ADDR) still works, with a note.
 
-  gamewire connect 127.0.0.1:60000 [--dialect nex-v1|nex-v0|nex-v0-friends]
-                   [--access-key K] [--vport N] [--count N] [--size B]
-  gamewire connect ADDR --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
-  gamewire connect ADDR --dialect hyperscape --cert-pub DIR/key.pub.pem`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+  gamewire connect --server 127.0.0.1:60000 [--dialect nex-v1|nex-v0|nex-v0-friends]
+                   [--access-key K] [--vport N] [--count N] [--size B] [--format json]
+  gamewire connect --server ADDR --dialect quazal [--checksum 1|4] [--rc4 per-packet|stream]
+  gamewire connect --server ADDR --dialect hyperscape --cert-pub DIR/key.pub.pem`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: withServer("connect", &o.server, o.run),
 	}
 	o.register(cmd)
+	addServerFlag(cmd, &o.server, "127.0.0.1:60000", "the echo server, HOST:PORT (a ws/wss/tcp/tls URL with --dialect nex-lite)")
+	addFormatFlag(cmd, &o.format)
 	f := cmd.Flags()
 	f.IntVar(&o.count, "count", 10, "messages to send")
 	f.IntVar(&o.size, "size", 64, "bytes per message (at least 8)")
@@ -49,6 +52,8 @@ type connectFlagSet struct {
 	substream uint8
 	timeout   time.Duration
 	lite      connectLiteOptions
+	server    string
+	format    formatFlag
 }
 
 func (o *connectFlagSet) run(cmd *cobra.Command, addr string) error {
@@ -64,18 +69,43 @@ func (o *connectFlagSet) run(cmd *cobra.Command, addr string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	c, err := prudp.Dial(ctx, addr, &cfg)
+	c, err := withProgress(cmd.ErrOrStderr(), progressEvery(o.timeout), o.timeout, prudp.Dial)(ctx, addr, &cfg)
 	if err != nil {
 		return fmt.Errorf("connect: %w", explainHandshake(err, addr, cfg, o.timeout))
 	}
+	return o.probe(ctx, cmd, c, cfg, addr)
+}
+
+// probe runs the echo probe on c, prints its report and the connection's
+// counters (text, or one JSON record with --format json), and disconnects.
+func (o *connectFlagSet) probe(ctx context.Context, cmd *cobra.Command, c *prudp.Conn, cfg prudp.Config, target string) error {
 	rep, err := prudp.EchoProbe(ctx, c, o.substream, o.count, o.size)
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, addr, rep)
 	closeErr := c.Close(ctx)
 	st := c.Stats()
-	fmt.Fprintf(out, "srtt %v rttvar %v; packets %d out, %d in; retransmissions %d; duplicates %d; drops %v\n",
-		st.SRTT.Round(time.Microsecond), st.RTTVar.Round(time.Microsecond), st.PacketsOut, st.PacketsIn, st.Retransmits, st.Duplicates, st.Drops)
+	if o.format.json() {
+		rec := map[string]any{"dialect": cfg.Dialect.String(), "server": target, "sent": rep.Sent, "echoed": rep.Received,
+			"elapsed_us": rep.Elapsed.Microseconds(), "rtt_min_us": rep.Min.Microseconds(), "rtt_p50_us": rep.P50.Microseconds(),
+			"rtt_p90_us": rep.P90.Microseconds(), "rtt_p99_us": rep.P99.Microseconds(), "rtt_max_us": rep.Max.Microseconds(),
+			"rtt_mean_us": rep.Mean.Microseconds(), "srtt_us": st.SRTT.Microseconds(), "rttvar_us": st.RTTVar.Microseconds(),
+			"packets_out": st.PacketsOut, "packets_in": st.PacketsIn, "retransmissions": st.Retransmits,
+			"duplicates": st.Duplicates, "drops": st.Drops}
+		if err != nil {
+			rec["error"] = err.Error()
+		}
+		if werr := writeJSON(out, rec); werr != nil {
+			return werr
+		}
+	} else {
+		fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, target, rep)
+		fmt.Fprintf(out, "srtt %v rttvar %v; packets %d out, %d in; retransmissions %d; duplicates %d; drops %s\n",
+			st.SRTT.Round(time.Microsecond), st.RTTVar.Round(time.Microsecond), st.PacketsOut, st.PacketsIn, st.Retransmits, st.Duplicates, formatDrops(st.Drops))
+	}
 	if err != nil {
+		if rep.Received == 0 && o.count > 0 {
+			return fmt.Errorf("connect: the server accepted the connection but echoed nothing back: it is not an echo server "+
+				"(gamewire serve --echo is one; a NEX server answers RMC requests only: try gamewire login): %w", err)
+		}
 		return fmt.Errorf("connect: %w", err)
 	}
 	if closeErr != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,20 +29,23 @@ func (l *connectLiteOptions) hook(cmd *cobra.Command, o *connectFlagSet) {
 With --dialect nex-lite ADDR is a URL: ws://host:port/, wss://host:port/ (WebSocket,
 subprotocol NEX), tcp://host:port or tls://host:port (raw Lite stream).
 
-  gamewire connect wss://127.0.0.1:4430/ --dialect nex-lite --access-key K [--insecure-skip-verify]`
-	next := cmd.RunE
+  gamewire connect --server wss://127.0.0.1:4430/ --dialect nex-lite --access-key K [--insecure-skip-verify]`
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		isURL := strings.Contains(args[0], "://")
+		addr, err := serverFromArgs(cmd, o.server, args)
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		isURL := strings.Contains(addr, "://")
 		lite := o.effectiveDialect() == prudp.NEXLite.String()
 		switch {
 		case lite && !isURL:
-			return fmt.Errorf("connect: --dialect nex-lite dials a URL (ws://, wss://, tcp://, tls://), not %q", args[0])
+			return fmt.Errorf("connect: --dialect nex-lite dials a URL (ws://, wss://, tcp://, tls://), not %q", addr)
 		case !lite && isURL:
-			return fmt.Errorf("connect: %s is a URL: PRUDP over WebSocket or TCP needs --dialect nex-lite", args[0])
+			return fmt.Errorf("connect: %s is a URL: PRUDP over WebSocket or TCP needs --dialect nex-lite", addr)
 		case !lite:
-			return next(cmd, args)
+			return o.run(cmd, addr)
 		}
-		return o.runLite(cmd, args[0])
+		return o.runLite(cmd, addr)
 	}
 }
 
@@ -65,18 +67,5 @@ func (o *connectFlagSet) runLite(cmd *cobra.Command, url string) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", explainHandshake(err, url, cfg, o.timeout))
 	}
-	rep, err := prudp.EchoProbe(ctx, c, o.substream, o.count, o.size)
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%s %s: %v\n", cfg.Dialect, url, rep)
-	closeErr := c.Close(ctx)
-	st := c.Stats()
-	fmt.Fprintf(out, "srtt %v rttvar %v; packets %d out, %d in; retransmissions %d; duplicates %d; drops %v\n",
-		st.SRTT.Round(time.Microsecond), st.RTTVar.Round(time.Microsecond), st.PacketsOut, st.PacketsIn, st.Retransmits, st.Duplicates, st.Drops)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	if closeErr != nil {
-		return fmt.Errorf("connect: disconnect: %w", closeErr)
-	}
-	return nil
+	return o.probe(ctx, cmd, c, cfg, url)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/dissect"
+	"github.com/gamewire/gamewire/nex/games"
 )
 
 // captureOptions are the decode flags that only apply to capture files.
@@ -24,20 +26,27 @@ type captureOptions struct {
 	quiet          bool
 	writeDecrypted string
 	noProgress     bool
+	wiresharkLua   string
+	variant        string
 }
 
 // register adds the capture flags to decode's flag set f.
 func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&c.keys, "keys", "", "keys file for captures (access keys, Kerberos keys, session keys, Pia keys; see docs/dissector.md)")
 	f.BoolVar(&c.stats, "stats", false, "after the records, print per-flow statistics (dialect, packets, messages, retransmissions, bytes, handshake, RTT)")
-	f.BoolVarP(&c.verbose, "verbose", "V", false, "text output: print each record's field tree")
+	f.BoolVarP(&c.verbose, "verbose", "v", false, "text output: print each record's field tree")
+	// -V was this flag's shorthand before -v meant --verbose everywhere.
+	f.BoolVarP(&c.verbose, "verbose-tree", "V", false, "text output: print each record's field tree")
+	f.Lookup("verbose-tree").Hidden = true // documented as deprecated (docs/cli.md)
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
+	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
+	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "quiet", "write-decrypted", "no-progress"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.
@@ -70,6 +79,11 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
 func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err error) {
+	if p := o.capture.wiresharkLua; p != "" {
+		if err := writeWiresharkPlugin(cmd, p); err != nil {
+			return fmt.Errorf("decode: --wireshark-plugin: %w", err)
+		}
+	}
 	keys, err := o.captureKeys()
 	if err != nil {
 		return err
@@ -84,7 +98,16 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	}
 	defer closeIn()
 
-	cfg := dissect.Config{Keys: keys, Dialects: overrides}
+	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant}
+	if o.game != "" {
+		// The game's variant of the NEX protocols and its NEX version decode its
+		// RMC calls (docs/dissector.md "NEX methods").
+		g, err := games.Find(o.game)
+		if err != nil {
+			return fmt.Errorf("decode: --game: %w", err)
+		}
+		cfg.Game = &g
+	}
 	bar := o.capture.progressBar(size)
 	if bar != nil {
 		cfg.Progress = func(n int64) { _ = bar.Set64(n) }
@@ -105,7 +128,25 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer w.Flush()
 	d := dissect.New(cfg)
-	decErr := d.Decode(in, o.recordWriter(w, d))
+	emit := o.recordWriter(w, d)
+	if size < 0 {
+		// A stream (standard input, a pipe from tcpdump -w -): each record is
+		// shown when it is decoded, not when 64 KiB of them have come.
+		each := emit
+		emit = func(r *dissect.Record) error {
+			if err := each(r); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
+	}
+	decErr := d.Decode(in, emit)
+	if errors.Is(decErr, errInterrupted) || decErr != nil && cmd.Context().Err() != nil {
+		// Stopped (Ctrl-C, SIGTERM) while reading a stream: what came is
+		// decoded, and its statistics printed.
+		fmt.Fprintf(cmd.ErrOrStderr(), "decode: stopped after %d frames\n", d.Summary().Frames)
+		decErr = nil
+	}
 	if bar != nil {
 		_ = bar.Finish() // clears the bar before the statistics are printed
 	}
@@ -155,7 +196,9 @@ func (o *decodeOptions) captureKeys() (*dissect.Keys, error) {
 // it is a regular file (-1 otherwise) and a function that closes it.
 func openCaptureInput(cmd *cobra.Command, path string) (io.Reader, int64, func(), error) {
 	if path == "-" {
-		return cmd.InOrStdin(), -1, func() {}, nil
+		// A read of standard input blocks until data comes: Ctrl-C and
+		// SIGTERM (the command's context) end it, as the end of input does.
+		return interruptible(cmd.Context(), cmd.InOrStdin()), -1, func() {}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -252,4 +295,30 @@ func unrecognisedHint(flows []dissect.FlowStats, keys *dissect.Keys) string {
 	}
 	return fmt.Sprintf("decode: none of the %d flow(s) was recognised (every record is \"unknown\"); "+
 		"%s, or name a flow's dialect with --dialect PORT=NAME (docs/dissector.md)", len(flows), what)
+}
+
+// errInterrupted is what an interruptible reader returns once its context
+// ends.
+var errInterrupted = errors.New("interrupted")
+
+// interruptible returns a reader of r whose Read returns errInterrupted as
+// soon as ctx ends, even while a Read of r is blocked (standard input with
+// nothing to read). The goroutine copying r may outlive that until r's
+// blocked Read returns; the process is ending then.
+func interruptible(ctx context.Context, r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	copied := make(chan struct{})
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err) // nil: io.EOF for the reader
+		close(copied)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			pw.CloseWithError(errInterrupted)
+		case <-copied:
+		}
+	}()
+	return pr
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,27 @@ func TestDecodeHelpNamesEveryDialect(t *testing.T) {
 		if !strings.Contains(stdout, "|"+n+"|") && !strings.Contains(stdout, "|"+n+"]") && !strings.Contains(stdout, "dialect "+n+"|") {
 			t.Errorf("decode --help does not name %s:\n%s", n, stdout)
 		}
+	}
+}
+
+// TestDecodeWrongAccessKeyV1: V1 has no checksum, so a wrong --access-key
+// shows in the signatures: every packet's record says so and --stats counts
+// the errors; with the right key there are none.
+func TestDecodeWrongAccessKeyV1(t *testing.T) {
+	t.Parallel()
+	const capture = "../../dissect/testdata/captures/tcpdump-nex-v1.pcap"
+	out, err := runCLI(t, "decode", capture, "--access-key", "00000000", "--stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "signature mismatch") || !regexp.MustCompile(`nex-v1\s+79\s+14\s+1\s+61320\s+79\s`).MatchString(out) {
+		t.Errorf("decode --access-key WRONG --stats:\n%s", out)
+	}
+	out, err = runCLI(t, "decode", capture, "--access-key", "6f599f81", "--stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "signature mismatch") || !regexp.MustCompile(`nex-v1\s+79\s+14\s+1\s+61320\s+0\s`).MatchString(out) {
+		t.Errorf("decode --access-key RIGHT --stats:\n%s", out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 // (nex/games), which --game of serve, login, connect and decode reads.
 func newGamesCmd() *cobra.Command {
 	var verbose bool
+	var format formatFlag
 	cmd := &cobra.Command{
 		Use:   "games [FILTER]",
 		Short: "List the games gamewire knows (game server id, access key, dialect, NEX version, source)",
@@ -26,12 +27,13 @@ A revival starts from a game: serve, login, connect and decode take --game NAME|
 and read the access key and dialect from this table (flags given explicitly win);
 serve also gives the game's NEX version to Ranking and DataStore.
 
-  gamewire games [FILTER] [-v]
+  gamewire games [FILTER] [-v] [--format json]
   gamewire serve --game terraria`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runGames(cmd, args, verbose) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runGames(cmd, args, verbose, format) },
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print each row's source and notes")
+	addFormatFlag(cmd, &format)
 	return cmd
 }
 
@@ -52,7 +54,7 @@ func (o *decodeOptions) hookGame(cmd *cobra.Command) {
 	}
 }
 
-func runGames(cmd *cobra.Command, args []string, verbose bool) error {
+func runGames(cmd *cobra.Command, args []string, verbose bool, format formatFlag) error {
 	filter := ""
 	if len(args) == 1 {
 		filter = args[0]
@@ -61,7 +63,25 @@ func runGames(cmd *cobra.Command, args []string, verbose bool) error {
 	if len(list) == 0 {
 		return fmt.Errorf("games: none matches %q", filter)
 	}
-	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+	out := cmd.OutOrStdout()
+	if format.json() {
+		for _, g := range list {
+			rec := map[string]any{"name": g.Name, "platform": g.Platform, "server_id": g.ID(), "access_key": g.AccessKey,
+				"dialect": fmt.Sprint(g.Dialect), "nex": g.Version()}
+			if verbose {
+				rec["source"], rec["note"] = g.Source, g.Note
+			}
+			if err := writeJSON(out, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// The table is aligned on its own rows; -v's source and note lines go
+	// under each row afterwards, so that a long source does not widen the
+	// NAME column.
+	var table strings.Builder
+	w := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tPLATFORM\tSERVER ID\tACCESS KEY\tDIALECT\tNEX")
 	for _, g := range list {
 		v := g.Version()
@@ -69,14 +89,22 @@ func runGames(cmd *cobra.Command, args []string, verbose bool) error {
 			v = "-"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, g.Platform, g.ID(), g.AccessKey, g.Dialect, v)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(table.String(), "\n")
+	fmt.Fprint(out, lines[0])
+	for i, g := range list {
+		fmt.Fprint(out, lines[i+1])
 		if verbose {
-			fmt.Fprintf(w, "  source: %s\t\t\t\t\t\n", g.Source)
+			fmt.Fprintf(out, "  source: %s\n", g.Source)
 			if g.Note != "" {
-				fmt.Fprintf(w, "  note: %s\t\t\t\t\t\n", g.Note)
+				fmt.Fprintf(out, "  note: %s\n", g.Note)
 			}
 		}
 	}
-	return w.Flush()
+	return nil
 }
 
 func registerGameFlag(fl *pflag.FlagSet, game *string) {

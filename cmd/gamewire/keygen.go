@@ -4,9 +4,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 )
@@ -15,9 +17,9 @@ import (
 func newKeygenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keygen",
-		Short: "Generate key material (Hyperscape certification keys, Kerberos password keys)",
+		Short: "Generate key material (Hyperscape certification keys, Kerberos password keys, Switch ID token issuers)",
 	}
-	cmd.AddCommand(newKeygenKerberosCmd(), newKeygenHyperscapeCmd())
+	cmd.AddCommand(newKeygenKerberosCmd(), newKeygenHyperscapeCmd(), newKeygenSwitchIssuerCmd(), newKeygenSwitchTokenCmd())
 	return cmd
 }
 
@@ -25,9 +27,11 @@ func newKeygenCmd() *cobra.Command {
 func newKeygenHyperscapeCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "hyperscape --out DIR",
+		Use:   "hyperscape [--out DIR]",
 		Short: "Write a Hyperscape certification key pair (P-256) as PEM files",
-		Long: `keygen hyperscape writes a new P-256 certification key pair to DIR:
+		Long: `keygen hyperscape writes a new P-256 certification key pair to DIR (default: the
+data directory's hyperscape/ folder, $XDG_DATA_HOME/gamewire/hyperscape or
+~/.local/share/gamewire/hyperscape, so that no key lands in a source tree):
 
   key.pem      PKCS#8 private key, mode 0600 ("PRIVATE KEY"; what
                openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out key.pem writes)
@@ -40,7 +44,11 @@ never overwritten.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return errors.New("keygen hyperscape: --out DIR is required")
+				dir, err := accounts.DefaultDir()
+				if err != nil {
+					return fmt.Errorf("keygen hyperscape: no --out and no data directory: %w", err)
+				}
+				out = filepath.Join(dir, "hyperscape")
 			}
 			key, err := hyperscape.GenerateCertKey()
 			if err != nil {
@@ -54,7 +62,7 @@ never overwritten.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "directory to write key.pem and key.pub.pem to (created if missing)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write key.pem and key.pub.pem to, created if missing (default: the data directory's hyperscape/)")
 	return cmd
 }
 

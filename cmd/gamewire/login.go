@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -22,22 +23,25 @@ import (
 func newLoginCmd() *cobra.Command {
 	o := &loginOptions{}
 	cmd := &cobra.Command{
-		Use:   "login ADDR",
+		Use:   "login [--server ADDR]",
 		Short: "Log in to a NEX server (ticket granting, secure connection, Register)",
-		Long: `login logs in to the NEX server whose authentication server is at ADDR:
+		Long: `login logs in to the NEX server whose authentication server is at --server ADDR:
 Login, RequestTicket when the ticket is not for the secure server, a secure
 connection with the ticket, Register; then prints the PID, the secure station
 url, the public url and the connection id.
 
-  gamewire login ADDR --user U --password P [--dialect nex-v1|nex-v0|nex-v0-friends] [--access-key K]
-  gamewire login ws://HOST:PORT/ --dialect nex-lite --user U --password P [--insecure-skip-verify]
+  gamewire login --server ADDR --user U --password P [--dialect nex-v1|nex-v0|nex-v0-friends] [--access-key K]
+  gamewire login --server ws://HOST:PORT/ --dialect nex-lite --user U --password P [--insecure-skip-verify]
 
 With --dialect nex-lite (Switch) ADDR is a URL (ws://, wss://, tcp://, tls://) and the
-Switch settings apply: 8-byte PIDs and the Switch key derivation.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+Switch settings apply: 8-byte PIDs and the Switch key derivation. The older form
+with ADDR as an argument (gamewire login ADDR ...) still works, with a note.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: withServer("login", &o.server, o.run),
 	}
 	o.registerLogin(cmd)
+	addServerFlag(cmd, &o.server, nex.DefaultAddr, "the NEX authentication server, HOST:PORT (a URL with --dialect nex-lite)")
+	addFormatFlag(cmd, &o.format)
 	return cmd
 }
 
@@ -47,13 +51,17 @@ type loginOptions struct {
 	prudpFlags
 	user, password string
 	timeout        time.Duration
+	server         string     // login's --server (nex ranking and datastore have their own)
+	format         formatFlag // login's --format
 	insecure       bool
 	flags          *pflag.FlagSet // where they were registered: was --password given?
+	cmd            *cobra.Command // the command they belong to: where progress goes
 }
 
 // registerLogin adds the login flags to cmd.
 func (o *loginOptions) registerLogin(cmd *cobra.Command) {
 	o.register(cmd)
+	o.cmd = cmd
 	f := cmd.Flags()
 	f.StringVar(&o.user, "user", "", "user name (NEX names normal accounts by their PID)")
 	f.StringVar(&o.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
@@ -73,10 +81,20 @@ func (o *loginOptions) run(cmd *cobra.Command, addr string) error {
 		return fmt.Errorf("login: %w", err)
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
-		sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
+	if o.format.json() {
+		err = writeJSON(out, struct {
+			PID          uint64 `json:"pid"`
+			Secure       string `json:"secure"`
+			Public       string `json:"public"`
+			ConnectionID uint32 `json:"connection_id"`
+			Server       string `json:"server"`
+		}{uint64(sess.PID), sess.SecureURL.String(), sess.PublicURL.String(), sess.ConnectionID, sess.BuildName})
+	} else {
+		fmt.Fprintf(out, "pid %d\nsecure %s\npublic %s\nconnection id %d\nserver %s\n",
+			sess.PID, sess.SecureURL, sess.PublicURL, sess.ConnectionID, sess.BuildName)
+	}
 	closeSession(sess)
-	return nil
+	return err
 }
 
 // login runs the NEX login flow at addr with o's settings.
@@ -116,14 +134,29 @@ func (o *loginOptions) login(ctx context.Context, addr string) (*nex.Session, er
 		// password, and the failure would read as a wrong password.
 		return nil, errors.New("--password is missing: the password derives the key that opens the ticket (it is never sent); guest's is MMQea3n!fsik")
 	}
+	if o.cmd != nil {
+		lc.Dial = withProgress(o.cmd.ErrOrStderr(), progressEvery(o.timeout), o.timeout, lc.Dial)
+	}
 	sess, err := nex.Login(ctx, addr, lc)
 	if err != nil {
 		if errors.Is(err, nex.ErrSecureRefused) {
 			return nil, explainSecure(err, o.timeout)
 		}
-		return nil, explainHandshake(err, addr, cfg, o.timeout)
+		return nil, explainRefusal(explainHandshake(err, addr, cfg, o.timeout))
 	}
 	return sess, nil
+}
+
+// explainRefusal adds what an operator can do to a login the server refused
+// with a result that names no cause a user can fix.
+func explainRefusal(err error) error {
+	switch {
+	case errors.Is(err, types.RendezVousMaxConnectionsReached):
+		return fmt.Errorf("%w (the server has no secure node with room: with --role auth, is a `serve --role secure` node running on the same store? Its log says)", err)
+	case errors.Is(err, types.CoreException):
+		return fmt.Errorf("%w (the server failed to answer: its log names the cause, a database error for instance)", err)
+	}
+	return err
 }
 
 // explainSecure says why a secure connection that timed out may have stayed

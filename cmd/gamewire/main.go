@@ -52,8 +52,12 @@ It decodes packets and captures, and runs clients, servers and relays.`,
 		newPipboyCmd(),
 		newServeCmd(),
 		newVersionCmd(),
+		newWiresharkPluginCmd(),
 	)
 	refuseUnknownSubcommands(root)
+	explainArgs(root)
+	root.SetHelpCommand(newHelpCmd(root))
+	root.SetFlagErrorFunc(suggestFlags)
 	return root
 }
 

@@ -31,7 +31,8 @@ object or fetches one; bodies travel over HTTP to the URLs the server hands out.
   gamewire nex datastore get ID --user U --password P [--server ADDR] [--out FILE] [--access-password N]
 
 put prints the new object's data id; get writes the body to --out (default stdout)
-and the metadata to stderr.`,
+and the metadata to stderr. With --format json each prints one JSON record on
+stdout (get: the metadata; the body then goes only to --out).`,
 	}
 	putOpts, getOpts := &nexDataStoreOptions{}, &nexDataStoreOptions{}
 	put := &cobra.Command{Use: "put FILE", Short: "Post a file as a new object", Args: cobra.ExactArgs(1),
@@ -43,6 +44,7 @@ and the metadata to stderr.`,
 		o   *nexDataStoreOptions
 	}{{put, putOpts}, {get, getOpts}} {
 		c.o.registerLogin(c.cmd)
+		addFormatFlag(c.cmd, &c.o.format)
 		c.cmd.Flags().StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
 	}
 	f := put.Flags()
@@ -107,6 +109,9 @@ func runNEXDataStorePut(cmd *cobra.Command, o *nexDataStoreOptions, file string)
 	if err != nil {
 		return fmt.Errorf("nex datastore put: %w", err)
 	}
+	if o.format.json() {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"data_id": id, "size": len(body)})
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "data id %d (%d bytes)\n", id, len(body))
 	return nil
 }
@@ -114,7 +119,7 @@ func runNEXDataStorePut(cmd *cobra.Command, o *nexDataStoreOptions, file string)
 func runNEXDataStoreGet(cmd *cobra.Command, o *nexDataStoreOptions, arg string) error {
 	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return fmt.Errorf("nex datastore get: data id %q: %w", arg, err)
+		return fmt.Errorf("nex datastore get: data id %q is not a number: give the decimal id nex datastore put printed", arg)
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
@@ -127,8 +132,20 @@ func runNEXDataStoreGet(cmd *cobra.Command, o *nexDataStoreOptions, arg string) 
 	if err != nil {
 		return fmt.Errorf("nex datastore get: %w", err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "data id %d: %q owner %d, %d bytes, data type %d, tags %v, created %s, expires %s\n",
-		mi.DataID, mi.Name, mi.OwnerID, mi.Size, mi.DataType, mi.Tags, mi.CreatedTime, mi.ExpireTime)
+	if o.format.json() {
+		// The metadata as a record on stdout; the body only to --out.
+		rec := map[string]any{"data_id": mi.DataID, "name": mi.Name, "owner": mi.OwnerID, "size": mi.Size, "data_type": mi.DataType,
+			"tags": mi.Tags, "created": mi.CreatedTime.String(), "expires": mi.ExpireTime.String()}
+		if err := writeJSON(cmd.OutOrStdout(), rec); err != nil {
+			return err
+		}
+		if o.out == "" {
+			return nil
+		}
+	} else {
+		fmt.Fprintf(cmd.ErrOrStderr(), "data id %d: %q owner %d, %d bytes, data type %d, tags %v, created %s, expires %s\n",
+			mi.DataID, mi.Name, mi.OwnerID, mi.Size, mi.DataType, mi.Tags, mi.CreatedTime, mi.ExpireTime)
+	}
 	if o.out == "" {
 		_, err = cmd.OutOrStdout().Write(body)
 		return err

@@ -28,7 +28,7 @@ import (
 func newNEXMatchmakeCmd() *cobra.Command {
 	f := &nexMatchmakeOptions{}
 	cmd := &cobra.Command{
-		Use:   "matchmake ADDR",
+		Use:   "matchmake [--server ADDR]",
 		Short: "Log in, auto-matchmake into a session, print it and its participants, then print notifications",
 		Long: `matchmake logs in as gamewire login does (same flags), calls Matchmake
 Extension's AutoMatchmake_Postpone with a session of the given game mode, size and
@@ -38,11 +38,13 @@ notification the server sends (participants joining and leaving, ownership
 changes, ...) until --for elapses or it is interrupted; it then leaves the
 session (EndParticipation) and disconnects.
 
-  gamewire nex matchmake ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--for 1m]`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args[0]) },
+  gamewire nex matchmake --server ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--for 1m]`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: withServer("nex matchmake", &f.server, f.run),
 	}
 	f.register(cmd)
+	addServerFlag(cmd, &f.server, nex.DefaultAddr, "the NEX authentication server, HOST:PORT (a URL with --dialect nex-lite)")
+	addFormatFlag(cmd, &f.format)
 	fl := cmd.Flags()
 	fl.StringVar(&f.user, "user", "", "user name (NEX names normal accounts by their PID)")
 	fl.StringVar(&f.password, "password", "", "password (only derives the key that opens the ticket; never sent)")
@@ -72,6 +74,8 @@ type nexMatchmakeOptions struct {
 	message         string
 	nexVersion      uint32
 	migrateOwnerOff bool
+	server          string
+	format          formatFlag
 }
 
 func parseAttributes(s string) ([]uint32, error) {
@@ -157,6 +161,7 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
+	lc.Dial = withProgress(cmd.ErrOrStderr(), progressEvery(f.timeout), f.timeout, lc.Dial)
 	sess, err := nex.Login(ctx, addr, lc)
 	if err != nil {
 		return fmt.Errorf("nex matchmake: %w", err)
@@ -169,7 +174,14 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	if version == 0 {
 		version = notifications.DefaultVersion(sess.RMC.Settings())
 	}
-	fmt.Fprintf(out, "pid %d, public %s\n", sess.PID, sess.PublicURL)
+	emit := func(record map[string]any, format string, a ...any) {
+		if f.format.json() {
+			_ = writeJSON(out, record)
+			return
+		}
+		fmt.Fprintf(out, format, a...)
+	}
+	emit(map[string]any{"record": "login", "pid": sess.PID, "public": sess.PublicURL.String()}, "pid %d, public %s\n", sess.PID, sess.PublicURL)
 	c := &matchmaking.Client{RMC: sess.RMC, Version: version}
 	flags := uint32(matchmaking.FlagMigrateOwner)
 	if f.migrateOwnerOff {
@@ -182,7 +194,14 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	if err != nil {
 		return fmt.Errorf("nex matchmake: AutoMatchmake_Postpone: %w", err)
 	}
-	printSession(out, &ms)
+	if f.format.json() {
+		_ = writeJSON(out, map[string]any{"record": "session", "id": ms.ID, "owner": ms.Owner, "host": ms.Host,
+			"participants": ms.ParticipationCount, "max_participants": ms.MaxParticipants, "min_participants": ms.MinParticipants,
+			"game_mode": ms.GameMode, "attributes": ms.Attributes, "open": ms.OpenParticipation, "flags": ms.Flags,
+			"session_key": fmt.Sprintf("%x", ms.SessionKey)})
+	} else {
+		printSession(out, &ms)
+	}
 	pids, err := c.Participants(ctx, ms.ID)
 	if err != nil {
 		return fmt.Errorf("nex matchmake: GetParticipants: %w", err)
@@ -191,16 +210,28 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	if err != nil {
 		return fmt.Errorf("nex matchmake: GetParticipantsURLs: %w", err)
 	}
-	fmt.Fprintf(out, "participants %d\n", len(pids))
+	if !f.format.json() {
+		fmt.Fprintf(out, "participants %d\n", len(pids))
+	}
 	for _, p := range pids {
-		fmt.Fprintf(out, "  pid %d\n", p)
+		var purls []string
 		for _, u := range urls {
 			if u.PID() == p {
-				fmt.Fprintf(out, "    %s\n", u)
+				purls = append(purls, u.String())
 			}
 		}
+		if f.format.json() {
+			_ = writeJSON(out, map[string]any{"record": "participant", "pid": p, "urls": purls})
+			continue
+		}
+		fmt.Fprintf(out, "  pid %d\n", p)
+		for _, u := range purls {
+			fmt.Fprintf(out, "    %s\n", u)
+		}
 	}
-	fmt.Fprintln(out, "waiting for notifications")
+	if !f.format.json() {
+		fmt.Fprintln(out, "waiting for notifications")
+	}
 	wctx := cmd.Context()
 	if f.stay > 0 {
 		var wcancel context.CancelFunc
@@ -210,7 +241,9 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	for {
 		select {
 		case ev := <-events:
-			fmt.Fprintf(out, "notification %d (%s): source %d, param1 %d, param2 %d, param3 %d, %q\n",
+			emit(map[string]any{"record": "notification", "type": ev.Type, "name": eventName(ev.Type), "source": ev.Source,
+				"param1": ev.Param1, "param2": ev.Param2, "param3": ev.Param3, "str": ev.StrParam},
+				"notification %d (%s): source %d, param1 %d, param2 %d, param3 %d, %q\n",
 				ev.Type, eventName(ev.Type), ev.Source, ev.Param1, ev.Param2, ev.Param3, ev.StrParam)
 		case <-sess.Conn.Done():
 			return fmt.Errorf("nex matchmake: the server closed the connection: %w", sess.Conn.Err())
@@ -218,9 +251,9 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 			lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer lcancel()
 			if err := c.EndParticipation(lctx, ms.ID, ""); err != nil {
-				fmt.Fprintf(out, "leaving session %d: %v\n", ms.ID, err)
+				emit(map[string]any{"record": "left", "session": ms.ID, "error": err.Error()}, "leaving session %d: %v\n", ms.ID, err)
 			} else {
-				fmt.Fprintf(out, "left session %d\n", ms.ID)
+				emit(map[string]any{"record": "left", "session": ms.ID}, "left session %d\n", ms.ID)
 			}
 			return nil
 		}

@@ -43,6 +43,7 @@ as that upload says: --order desc ranks higher scores first, asc lower ones (tim
 		o   *nexRankingOptions
 	}{{upload, uploadOpts}, {get, getOpts}} {
 		c.o.registerLogin(c.cmd)
+		addFormatFlag(c.cmd, &c.o.format)
 		f := c.cmd.Flags()
 		f.StringVar(&c.o.server, "server", nex.DefaultAddr, "the NEX authentication server (a URL with --dialect nex-lite)")
 		f.Uint32Var(&c.o.category, "category", 0, "ranking category")
@@ -158,6 +159,9 @@ func runNEXRanking(cmd *cobra.Command, o *nexRankingOptions, upload bool) error 
 		if err := c.UploadScore(ctx, sd, o.uniqueID); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if o.format.json() {
+			return writeJSON(out, map[string]any{"uploaded": true, "score": sd.Score, "category": sd.Category, "pid": sess.PID})
+		}
 		fmt.Fprintf(out, "uploaded score %d in category %d for PID %d\n", sd.Score, sd.Category, sess.PID)
 		return nil
 	}
@@ -168,6 +172,15 @@ func runNEXRanking(cmd *cobra.Command, o *nexRankingOptions, upload bool) error 
 	res, err := c.GetRanking(ctx, mode, o.category, op, o.uniqueID, types.PID(o.pid))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if o.format.json() {
+		for _, d := range res.Data {
+			if err := writeJSON(out, map[string]any{"category": o.category, "total": res.TotalCount, "rank": d.Order,
+				"pid": d.PID, "score": d.Score, "param": d.Param, "groups": d.Groups}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	fmt.Fprintf(out, "category %d: %d entries in all\n", o.category, res.TotalCount)
 	for _, d := range res.Data {

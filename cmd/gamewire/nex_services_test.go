@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +45,8 @@ func startServeNEX(t *testing.T, dir string, extra ...string) (addr string, out 
 			t.Fatalf("serve did not start:\n%s", out)
 		}
 	}
-	if !strings.Contains(out.String(), "HTTP endpoint on http://"+ds) {
+	_, dsPort, _ := net.SplitHostPort(ds)
+	if !regexp.MustCompile(`HTTP endpoint on http://[^ ]+:` + dsPort + `,`).MatchString(out.String()) {
 		t.Fatalf("banner lacks the DataStore address %s:\n%s", ds, out)
 	}
 	return addr, out, stop

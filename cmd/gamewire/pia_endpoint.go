@@ -33,8 +33,8 @@ protocol type and port, flags, destination and payload. On exit (Ctrl-C,
 reason (auth, replay, unknown-peer, no-handler, ...). --answer sends every
 message back to its sender: a diagnostic peer for gamewire pia send.
 
-  gamewire pia listen --listen 127.0.0.1:49150 --version 5.27 --network lan \
-      --session-key HEX --accept-unknown --answer
+  gamewire pia listen --listen 127.0.0.1:49150 --pia-version 5.27 --pia-network lan \
+      --pia-key HEX --accept-unknown --answer
 
 Messages are delivered for the --protocol-type and --protocol-port pairs given
 (every combination; default the unreliable protocol, port 1); others count as
@@ -70,8 +70,8 @@ same type and port from ADDR after each one, prints its round-trip time, and
 exits 0 only if every message was answered (against gamewire pia listen
 --answer, an answer is an echo).
 
-  gamewire pia send 127.0.0.1:49150 --version 5.27 --network lan \
-      --session-key HEX --text hello --count 3 --expect-answer`,
+  gamewire pia send 127.0.0.1:49150 --pia-version 5.27 --pia-network lan \
+      --pia-key HEX --text hello --count 3 --expect-answer`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return sf.runSend(cmd, args[0]) },
 	}

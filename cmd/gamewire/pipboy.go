@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/pipboy/dashboard"
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ func newPipboyCmd() *cobra.Command {
 		Use:   "pipboy",
 		Short: "Fallout 4 Pip-Boy: discover, connect, serve, relay, replay, dashboard, decode",
 	}
-	cmd.PersistentFlags().Bool("verbose", false, "log debug events")
+	cmd.PersistentFlags().BoolP("verbose", "v", false, "log debug events")
 	cmd.AddCommand(newPipboyDecodeCmd(), newPipboyDiscoverCmd(), newPipboyConnectCmd(),
 		newPipboyServeCmd(), newPipboyReplayCmd(), newPipboyRelayCmd(), newPipboyDashboardCmd())
 	// Every subcommand's error names it ("pipboy connect: ...").
@@ -49,7 +50,8 @@ func newPipboyCmd() *cobra.Command {
 
 // pipboyDecodeOptions are the flags of pipboy decode.
 type pipboyDecodeOptions struct {
-	json   bool
+	json   bool // --json, deprecated: --format json
+	format formatFlag
 	events bool
 	path   string
 }
@@ -63,12 +65,16 @@ func newPipboyDecodeCmd() *cobra.Command {
 payload of one data update, a recording made by "gamewire pipboy relay" (its main
 session), or a nested JSON tree, and prints the final database as JSON (--json, the
 default), each message with its offset and direction (--events), or one value
-(--path '$.PlayerInfo.PlayerName'). The format is detected from the content.`,
+(--path '$.PlayerInfo.PlayerName'). The format is detected from the content.
+With --format json, --events prints one JSON record per message (offset,
+direction, summary); the tree and --path values are JSON either way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "print the final tree as JSON (default when neither --events nor --path is given)")
+	addFormatFlag(cmd, &o.format)
+	deprecateFlag(cmd, "json", "the tree is printed as JSON by default; --format json makes --events JSON too")
 	f.BoolVar(&o.events, "events", false, "print one line per message")
 	f.StringVar(&o.path, "path", "", "print the value at this path, e.g. $.PlayerInfo.PlayerName")
 	return cmd
@@ -91,6 +97,9 @@ func (o *pipboyDecodeOptions) run(cmd *cobra.Command, file string) error {
 	var event func(int64, pipboy.Direction, pipboy.Message) error
 	if o.events {
 		event = func(off int64, dir pipboy.Direction, m pipboy.Message) error {
+			if o.format.json() {
+				return writeJSON(out, map[string]any{"offset": off, "direction": dir.String(), "summary": pipboy.Summary(m)})
+			}
 			_, err := fmt.Fprintf(out, "%8d %s %s\n", off, dir, pipboy.Summary(m))
 			return err
 		}
@@ -188,17 +197,19 @@ type pipboyConnectOptions struct {
 	path     string
 	watch    bool
 	mapFile  string
+	server   string
 }
 
 func newPipboyConnectCmd() *cobra.Command {
 	o := &pipboyConnectOptions{}
 	cmd := &cobra.Command{
-		Use:   "connect [HOST[:PORT]]",
-		Short: "Connect to a game as the app (found by discovery if no HOST) and print the database, or one path, live with --watch",
+		Use:   "connect [--server HOST[:PORT]]",
+		Short: "Connect to a game as the app (found by discovery if no --server) and print the database, or one path, live with --watch",
 		Args:  cobra.MaximumNArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
 	f := cmd.Flags()
+	addServerFlag(cmd, &o.server, "", "the game's HOST[:PORT] (port 27000 by default; none: found by discovery)")
 	f.StringVar(&o.discover.broadcast, "broadcast", pipboy.DefaultBroadcast, "where to send discovery when no HOST is given")
 	f.DurationVar(&o.discover.wait, "wait", 2*time.Second, "how long to wait for discovery answers")
 	f.StringVar(&o.path, "path", "", "print only this value, e.g. $.PlayerInfo")
@@ -209,10 +220,11 @@ func newPipboyConnectCmd() *cobra.Command {
 
 func (o *pipboyConnectOptions) run(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
-	host := ""
-	if len(args) == 1 {
-		host = args[0]
-	} else {
+	host, err := serverFromArgs(cmd, o.server, args)
+	if err != nil {
+		return err
+	}
+	if host == "" {
 		games, err := pipboy.Discover(ctx, o.discover.broadcast, o.discover.wait)
 		if err != nil {
 			return err
@@ -499,14 +511,16 @@ func (b *byteSize) Set(s string) error {
 func newPipboyRelayCmd() *cobra.Command {
 	o := &pipboyRelayOptions{recordMax: defaultRecordMax}
 	cmd := &cobra.Command{
-		Use:   "relay --game HOST[:PORT] [--record FILE]",
+		Use:   "relay --server HOST[:PORT] [--record FILE]",
 		Short: "Relay between a real app and a real game, recording the session",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.register(cmd, false)
 	f := cmd.Flags()
+	addServerFlag(cmd, &o.game, "", "the game's HOST[:PORT]")
 	f.StringVar(&o.game, "game", "", "the game's HOST[:PORT]")
+	deprecateFlag(cmd, "game", "use --server (--game names a game preset in the other commands)")
 	f.StringVar(&o.record, "record", "", "record the sessions to this file")
 	f.Var(&o.recordMax, "record-max", "stop recording (and go on relaying) before the file passes this size: bytes, or with KiB/MiB/GiB; 0 for no limit")
 	return cmd
@@ -517,7 +531,7 @@ func (o *pipboyRelayOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	if o.game == "" {
-		return errors.New("pipboy relay: --game HOST is required")
+		return errors.New("pipboy relay: --server HOST is required")
 	}
 	log := cliLogger(cmd)
 	relay := &pipboy.Relay{Addr: o.listen, Game: o.game, Logger: log}
@@ -545,9 +559,11 @@ func (o *pipboyRelayOptions) run(cmd *cobra.Command) error {
 type pipboyDashboardOptions struct {
 	game       string
 	listen     string
+	retry      time.Duration
 	mapInt     time.Duration
 	allowHosts []string
 	mapImage   string
+	http       httpLimitFlags
 }
 
 // readMapImage reads a world map background image (--map-image), bounded by
@@ -596,41 +612,48 @@ func dashboardHosts(listen net.Addr, allow []string) []string {
 func newPipboyDashboardCmd() *cobra.Command {
 	o := &pipboyDashboardOptions{}
 	cmd := &cobra.Command{
-		Use:   "dashboard --game HOST[:PORT]",
+		Use:   "dashboard --server HOST[:PORT]",
 		Short: "Serve a live web dashboard of a game's Pip-Boy data (name, level, inventory, map, radio)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
+	addServerFlag(cmd, &o.game, "", "the game's HOST[:PORT] (port 27000 by default)")
 	f.StringVar(&o.game, "game", "", "the game's HOST[:PORT] (port 27000 by default)")
+	deprecateFlag(cmd, "game", "use --server (--game names a game preset in the other commands)")
+	f.DurationVar(&o.retry, "retry", 2*time.Second, "while the game is not up, try again this often (0: give up at once)")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "HTTP address of the dashboard")
 	f.DurationVar(&o.mapInt, "map-interval", time.Second, "how often to request a local map frame while a page is open (negative: never)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "a host name the page may be opened at, besides loopback and the --listen address (repeatable), e.g. pipboy.lan")
 	f.StringVar(&o.mapImage, "map-image", "", "your own world map picture (PNG, JPEG, GIF or WebP) drawn under the markers, its corners at the NW, NE and SW extents of $.Map.World.Extents")
+	o.http.register(f)
 	return cmd
 }
 
 func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 	if o.game == "" {
-		return errors.New("pipboy dashboard: --game HOST is required")
+		return errors.New("pipboy dashboard: --server HOST is required")
+	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return fmt.Errorf("pipboy dashboard: %w", err)
 	}
 	var img []byte
 	if o.mapImage != "" {
-		var err error
 		if img, err = readMapImage(o.mapImage); err != nil {
 			return fmt.Errorf("pipboy dashboard: --map-image: %w", err)
 		}
 	}
 	ctx := cmd.Context()
 	log := cliLogger(cmd)
-	c, err := pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
+	c, err := o.dialGame(ctx, cmd.ErrOrStderr(), log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped (Ctrl-C, SIGTERM) while waiting for the game
+		}
 		return err
 	}
 	defer c.Close()
-	if err := c.WaitReady(ctx); err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
@@ -641,7 +664,7 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 			return pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
 		}})
 	defer d.Close()
-	hs := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	hs := &httplimit.Server{Handler: d, Limits: lim, Logger: log}
 	fmt.Fprintf(cmd.ErrOrStderr(), "dashboard: http://%s/ (game %s)\n", ln.Addr(), o.game)
 	errs := make(chan error, 1)
 	go func() { errs <- hs.Serve(ln) }()
@@ -661,3 +684,27 @@ func (o *pipboyDashboardOptions) run(cmd *cobra.Command) error {
 // defaultRecordMax is relay --record-max's default: about 2,900 app connections of
 // ~366 KB (one database dump each) plus their updates.
 const defaultRecordMax = 1 << 30
+
+// dialGame connects to the game and waits for its database; while the game is
+// not up (not started, loading, its Pip-Boy app setting off) it says so and
+// tries again every --retry until it answers or the command is stopped.
+func (o *pipboyDashboardOptions) dialGame(ctx context.Context, w io.Writer, log *slog.Logger) (*pipboy.Client, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := pipboy.Dial(ctx, o.game, &pipboy.ClientConfig{Logger: log})
+		if err == nil {
+			if err = c.WaitReady(ctx); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		if o.retry <= 0 || ctx.Err() != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "waiting for the game at %s (attempt %d): %v; trying again in %v (Ctrl-C stops)\n", o.game, attempt, err, o.retry)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(o.retry):
+		}
+	}
+}

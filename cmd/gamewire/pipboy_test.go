@@ -29,7 +29,16 @@ func TestPipboyDecodeCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "game->app DataUpdate 365968 bytes, 12554 values") || strings.Count(out, "Heartbeat") != 4 {
 		t.Fatalf("--events: %q %v", out, err)
 	}
-	out, err = runCLI(t, "pipboy", "decode", "../../testdata/pipboy/fo4-1.1.30-dump-payload.bin", "--json")
+	out, err = runCLI(t, "pipboy", "decode", pipboyStream, "--events", "--format", "json")
+	var ev struct {
+		Offset    int64
+		Direction string
+		Summary   string
+	}
+	if first, _, _ := strings.Cut(out, "\n"); err != nil || json.Unmarshal([]byte(first), &ev) != nil || ev.Summary == "" {
+		t.Fatalf("--events --format json: %v\n%.300s", err, out)
+	}
+	out, err = runCLI(t, "pipboy", "decode", "../../testdata/pipboy/fo4-1.1.30-dump-payload.bin", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +156,9 @@ func TestPipboyFlagsRefused(t *testing.T) {
 		// Errors from deeper down name the subcommand too.
 		{[]string{"pipboy", "connect", "127.0.0.1:1"}, "pipboy connect: "},
 		{[]string{"pipboy", "replay", "/nonexistent/rec.bin"}, "pipboy replay: open /nonexistent/rec.bin"},
-		{[]string{"pipboy", "dashboard"}, "pipboy dashboard: --game HOST is required"},
-		{[]string{"pipboy", "dashboard", "--game", "127.0.0.1:1", "--map-image", "/nonexistent/map.png"}, "pipboy dashboard: --map-image: open /nonexistent/map.png"},
-		{[]string{"pipboy", "dashboard", "--game", "127.0.0.1:1", "--map-image", pipboyStream}, "pipboy dashboard: --map-image: " + pipboyStream + ": dashboard: unusable map image: content is application/octet-stream, not PNG, JPEG, GIF or WebP"},
+		{[]string{"pipboy", "dashboard"}, "pipboy dashboard: --server HOST is required"},
+		{[]string{"pipboy", "dashboard", "--server", "127.0.0.1:1", "--map-image", "/nonexistent/map.png"}, "pipboy dashboard: --map-image: open /nonexistent/map.png"},
+		{[]string{"pipboy", "dashboard", "--server", "127.0.0.1:1", "--map-image", pipboyStream}, "pipboy dashboard: --map-image: " + pipboyStream + ": dashboard: unusable map image: content is application/octet-stream, not PNG, JPEG, GIF or WebP"},
 	} {
 		_, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {

@@ -29,7 +29,14 @@ type gamewireProcess struct {
 
 func startGamewire(t *testing.T, args ...string) *gamewireProcess {
 	t.Helper()
-	p := &gamewireProcess{cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
+	return startGamewireCmd(t, exec.Command(os.Args[0], args...), args)
+}
+
+// startGamewireCmd is startGamewire with the command that runs the test
+// binary given (through a shell, ...); args name it in the log.
+func startGamewireCmd(t *testing.T, cmd *exec.Cmd, args []string) *gamewireProcess {
+	t.Helper()
+	p := &gamewireProcess{cmd: cmd, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), "GAMEWIRE_TEST_MAIN=1")
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w

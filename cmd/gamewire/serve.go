@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/internal/memlimit"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/hyperscape"
@@ -59,6 +61,7 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	f.StringVar(&o.listen, "listen", "127.0.0.1:60000", "UDP address to listen on")
 	f.BoolVar(&o.echo, "echo", false, "run the PRUDP echo diagnostic instead of the NEX servers")
 	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
+	f.StringVar(&o.publicHost, "public-host", "", "host name or IP address clients reach this machine at, written in every endpoint serve announces (the secure station url unless --secure-host, the DataStore URL unless --datastore-url, the metrics URL); default: the listening host, 127.0.0.1 when that is a wildcard (0.0.0.0, ::)")
 	o.maxBuffer = defaultMaxBuffer()
 	f.Var(&o.maxBuffer, "max-buffer", "memory budget for received data held for connections (reorder buffers, unfinished messages): bytes, or with KiB/MiB/GiB; default 1/16 of the machine's memory, 64 MiB to 1 GiB (docs/security.md)")
 	f.IntVar(&o.maxConns, "max-conns", 50000, "most connections a server holds; further CONNECTs get no answer")
@@ -67,6 +70,8 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 	f.Lookup("dialect").Usage = "PRUDP dialect: nex-v1, nex-v0, nex-v0-friends, nex-lite (over ws/wss/tcp/tls), quazal, or hyperscape (with --echo)"
 	o.lite.hook(cmd, o)
 	o.nex.register(cmd)
+	o.http.register(f)
+	o.account.register(cmd)
 	return cmd
 }
 
@@ -75,14 +80,22 @@ Ctrl-C disconnects every client gracefully (5 s at most) and exits.`,
 // (serve_nex.go).
 type serveOptions struct {
 	prudpFlags
-	listen    string
-	echo      bool
-	metrics   string
+	listen  string
+	echo    bool
+	metrics string
+	// publicHost is --public-host: what clients reach this machine at.
+	publicHost string
+	// metricsLn is --metrics bound before the banner (bindMetrics).
+	metricsLn net.Listener
+	// ops is the operator log without --verbose (oplog.go); nil with it.
+	ops       *opsHandler
 	maxBuffer byteSize
 	maxConns  int
 	memLimit  string
 	lite      serveLiteOptions
 	nex       serveNEXOptions
+	http      httpLimitFlags
+	account   serveAccountOptions
 }
 
 // defaultAccessKey is the access key serve, connect and login use unless told
@@ -184,6 +197,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	o.opsLog(cmd, &cfg)
 	ml, err := memlimit.Choose(o.memLimit, int64(o.maxBuffer), os.Getenv("GOMEMLIMIT"))
 	if err != nil {
 		return fmt.Errorf("serve: --memory-limit %w", err)
@@ -202,16 +216,19 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		return o.runNEX(cmd, cfg, nil, "")
 	}
 	srv := &prudp.Server{Addr: o.listen, Config: cfg, Handler: prudp.EchoHandler}
-	ua, err := net.ResolveUDPAddr("udp", o.listen)
-	if err != nil {
-		return fmt.Errorf("serve: --listen: %w", err)
-	}
-	pc, err := net.ListenUDP("udp", ua)
-	if err != nil {
+	if err := checkAddr("--listen", o.listen); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if o.metrics != "" {
-		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
+	if err := o.bindMetrics(); err != nil {
+		return err
+	}
+	pc, err := listenUDP("echo server (--listen)", o.listen)
+	if err != nil {
+		o.closeMetrics()
+		return fmt.Errorf("serve: %w", err)
+	}
+	if o.metricsLn != nil {
+		stop, err := o.serveMetrics(cmd, map[string]prometheus.Collector{"echo": metrics.Server(srv)})
 		if err != nil {
 			pc.Close()
 			return err
@@ -231,8 +248,8 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	_ = srv.Shutdown(ctx)
 	<-done
 	st := srv.Stats()
-	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %v %v\n",
-		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, st.Drops, st.ConnDrops)
+	fmt.Fprintf(cmd.ErrOrStderr(), "served %d connections, %d messages in, %d out, %d retransmissions, drops %s\n",
+		st.Accepted, st.MessagesIn, st.MessagesOut, st.Retransmits, formatDrops(st.Drops, st.ConnDrops))
 	return nil
 }
 
@@ -252,6 +269,14 @@ func (f *serveOptions) config() (prudp.Config, error) {
 	cfg.MaxBuffer = int(min(int64(f.maxBuffer), math.MaxInt))
 	cfg.MaxConns = f.maxConns
 	return cfg, nil
+}
+
+// opsLog gives cfg serve's operator log (oplog.go) unless --verbose gave it
+// the full one: warnings, errors and failed logins reach stderr either way.
+func (f *serveOptions) opsLog(cmd *cobra.Command, cfg *prudp.Config) {
+	if cfg.Logger == nil {
+		cfg.Logger, f.ops = newOpsLogger(cmd.ErrOrStderr())
+	}
 }
 
 // defaultMaxBuffer is serve --max-buffer's default: a sixteenth of the
@@ -275,23 +300,149 @@ func defaultMaxBuffer() byteSize {
 	return floor
 }
 
-// serveMetrics serves the collectors' Prometheus metrics on addr, each labelled
-// with server="NAME", until stop is called.
-func serveMetrics(cmd *cobra.Command, addr string, collectors map[string]prometheus.Collector) (stop func(), err error) {
+// bindMetrics binds --metrics, when given, so that a busy port fails before
+// any banner claims to serve; serveMetrics serves on it later, under the
+// --http-* limits.
+func (o *serveOptions) bindMetrics() error {
+	if o.metrics == "" || o.metricsLn != nil {
+		return nil
+	}
+	if err := checkAddr("--metrics", o.metrics); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	ln, err := net.Listen("tcp", o.metrics)
+	if err != nil {
+		return fmt.Errorf("serve: metrics endpoint (--metrics): %w", err)
+	}
+	o.metricsLn = ln
+	return nil
+}
+
+// closeMetrics releases what bindMetrics bound, on a failure before
+// serveMetrics.
+func (o *serveOptions) closeMetrics() {
+	if o.metricsLn != nil {
+		o.metricsLn.Close()
+		o.metricsLn = nil
+	}
+}
+
+// serveMetrics serves the collectors' Prometheus metrics on the listener
+// bindMetrics bound, each labelled with server="NAME", until stop is called.
+func (o *serveOptions) serveMetrics(cmd *cobra.Command, collectors map[string]prometheus.Collector) (stop func(), err error) {
+	lim, err := o.http.limits()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if err := o.bindMetrics(); err != nil {
+		return nil, err
+	}
+	ln := o.metricsLn
 	reg := prometheus.NewRegistry()
 	for name, c := range collectors {
 		if err := prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, reg).Register(c); err != nil {
+			o.closeMetrics()
 			return nil, fmt.Errorf("serve: --metrics: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serve: --metrics: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &httplimit.Server{Handler: mux, Limits: lim}
 	go hs.Serve(ln)
-	fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", ln.Addr())
+	fmt.Fprintf(cmd.ErrOrStderr(), "metrics on http://%s/metrics\n", announce(o.publicHost, ln.Addr().String()))
 	return func() { hs.Close() }, nil
+}
+
+// checkAddr checks that addr, the value of flag, is HOST:PORT with a port
+// number a socket can have, so that a typo is reported against the flag the
+// user set rather than against an address derived from it.
+func checkAddr(flag, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w (want HOST:PORT)", flag, addr, err)
+	}
+	if _, err := parsePort(port); err != nil {
+		return fmt.Errorf("%s %q: %w", flag, addr, err)
+	}
+	return nil
+}
+
+// parsePort parses a port number, 0 to 65535 (0: any free port).
+func parsePort(port string) (int, error) {
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return p, nil
+}
+
+// nextPort returns addr with its port + delta, the way serve derives a
+// default address from another (the secure server's from --listen, the
+// DataStore endpoint's from the secure server's); port 0 stays 0 (any free
+// port). from names where addr came from, for the error when the port would
+// pass 65535.
+func nextPort(addr string, delta int, from string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: %w", from, addr, err)
+	}
+	p, err := parsePort(port)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: %w", from, addr, err)
+	}
+	if p == 0 {
+		return addr, nil
+	}
+	if p+delta > 65535 {
+		return "", fmt.Errorf("%s %q: port + %d passes 65535", from, addr, delta)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+delta)), nil
+}
+
+// announce returns the HOST:PORT clients are told for a socket bound to
+// bound: public (--public-host, or --secure-host) when set, else the bound
+// host, except that a wildcard address (0.0.0.0, ::), which no client can
+// dial, becomes 127.0.0.1.
+func announce(public, bound string) string {
+	host, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound
+	}
+	if public != "" {
+		return net.JoinHostPort(public, port)
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// wildcard reports whether addr's host is empty or a wildcard address.
+func wildcard(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
+// formatDrops describes a server's drop counters (prudp.Stats Drops and
+// ConnDrops) for people: "none", or "reason N, ..." sorted by reason.
+func formatDrops(counts ...map[string]uint64) string {
+	sum := map[string]uint64{}
+	for _, m := range counts {
+		for k, v := range m {
+			sum[k] += v
+		}
+	}
+	if len(sum) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(sum))
+	for k, v := range sum {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,8 +28,8 @@ type serveLiteOptions struct {
 // when --dialect is nex-lite; o is serve's options, of which l is part.
 func (l *serveLiteOptions) hook(cmd *cobra.Command, o *serveOptions) {
 	f := cmd.Flags()
-	f.StringVar(&l.tlsCert, "tls-cert", "", "nex-lite: TLS certificate file (PEM): serve wss:// and tls://")
-	f.StringVar(&l.tlsKey, "tls-key", "", "nex-lite: TLS private key file (PEM)")
+	f.StringVar(&l.tlsCert, "tls-cert", "", "TLS certificate file (PEM): nex-lite serves wss:// and tls://; otherwise the account services (--account-listen) serve HTTPS")
+	f.StringVar(&l.tlsKey, "tls-key", "", "TLS private key file (PEM), with --tls-cert")
 	cmd.Long += `
 
 With --dialect nex-lite (Switch games) the servers speak PRUDP Lite on one TCP port
@@ -45,8 +44,8 @@ ports run the echo diagnostic.
 	next := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if o.effectiveDialect() != prudp.NEXLite.String() {
-			if l.tlsCert != "" || l.tlsKey != "" {
-				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite")
+			if (l.tlsCert != "" || l.tlsKey != "") && o.account.listen == "" {
+				return errors.New("serve: --tls-cert and --tls-key need --dialect nex-lite or --account-listen")
 			}
 			return next(cmd, args)
 		}
@@ -59,11 +58,9 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	if cfg.Logger == nil {
-		// Refusals (a bad Lite signature, a slow reader dropped) are worth a
-		// line on stderr even without --verbose.
-		cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
+	// Refusals (a bad Lite signature, a slow reader dropped) are worth a
+	// line on stderr even without --verbose.
+	o.opsLog(cmd, &cfg)
 	lcfg := &lite.Config{Logger: cfg.Logger}
 	scheme, raw := "ws", "tcp"
 	switch {
@@ -75,13 +72,20 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	case o.lite.tlsCert != "" || o.lite.tlsKey != "":
 		return errors.New("serve: --tls-cert and --tls-key go together")
 	}
+	if err := checkAddr("--listen", o.listen); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := o.bindMetrics(); err != nil {
+		return err
+	}
+	defer o.closeMetrics()
 	l, err := lite.Listen(o.listen, lcfg)
 	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+		return fmt.Errorf("serve: PRUDP Lite listener (--listen): %w", err)
 	}
 	defer l.Close()
 	if !o.echo {
-		return o.runNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, l.Addr(), raw))
+		return o.runNEX(cmd, cfg, l, fmt.Sprintf("%s://%s/ (and raw %s streams)", scheme, announce(o.publicHost, l.Addr().String()), raw))
 	}
 	servers := make([]*prudp.Server, 2)
 	for i := range servers {
@@ -91,7 +95,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 		servers[i] = &prudp.Server{Config: c, Handler: prudp.EchoHandler}
 	}
 	if o.metrics != "" {
-		stop, err := serveMetrics(cmd, o.metrics, map[string]prometheus.Collector{
+		stop, err := o.serveMetrics(cmd, map[string]prometheus.Collector{
 			"lite": metrics.Lite(l), "echo-port1": metrics.Server(servers[0]), "echo-port2": metrics.Server(servers[1]),
 		})
 		if err != nil {
@@ -104,7 +108,7 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 		go func() { done <- srv.Serve(l.Port(uint8(i + 1))) }()
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "serving PRUDP nex-lite echo on %s://%s/ and raw %s streams, virtual ports 1 and 2, access key %q\n",
-		scheme, l.Addr(), raw, cfg.AccessKey)
+		scheme, announce(o.publicHost, l.Addr().String()), raw, cfg.AccessKey)
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)
@@ -120,10 +124,13 @@ func (o *serveOptions) runLite(cmd *cobra.Command) error {
 	}
 	for i, srv := range servers {
 		st := srv.Stats()
-		fmt.Fprintf(cmd.ErrOrStderr(), "port %d: served %d connections, %d messages in, %d out, drops %v %v\n",
-			i+1, st.Accepted, st.MessagesIn, st.MessagesOut, st.Drops, st.ConnDrops)
+		fmt.Fprintf(cmd.ErrOrStderr(), "port %d: served %d connections, %d messages in, %d out, drops %s\n",
+			i+1, st.Accepted, st.MessagesIn, st.MessagesOut, formatDrops(st.Drops, st.ConnDrops))
 	}
 	ls := l.Stats()
 	fmt.Fprintf(cmd.ErrOrStderr(), "streams: opened %v, closed %v, refused %v\n", ls.Accepted, ls.Closed, ls.Refused)
+	if s := o.ops.summary(); s != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "log: %s\n", s)
+	}
 	return nil
 }

@@ -1,23 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/gamewire/gamewire/internal/httplimit"
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
@@ -38,7 +40,12 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
-	nexVersion   string
+	quota        serveQuotaOptions // serve_quota.go
+	// secureAddr and dsAddr are where the secure server and the DataStore
+	// endpoint listen: the flags, or the defaults derived from the
+	// addresses this role listens on (addresses).
+	secureAddr, dsAddr string
+	nexVersion         string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -47,13 +54,14 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.secureListen, "secure-listen", "", "secure server UDP address (default: the --listen port + 1)")
 	f.StringVar(&n.store, "store", "", "keep accounts, nodes, matchmaking, rankings and DataStore metadata in this PostgreSQL database (postgres://...) instead of SQLite in --data; DataStore bodies stay in --data")
 	f.StringVar(&n.data, "data", "", "account store directory (default $XDG_DATA_HOME/gamewire or ~/.local/share/gamewire)")
-	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the --listen host, port + 2)")
-	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://ADDR of --datastore-listen)")
+	f.StringVar(&n.dsListen, "datastore-listen", "", "DataStore body endpoint, HTTP (default: the secure server's host, its port + 1: the --listen port + 2, or the --secure-listen port + 1)")
+	f.StringVar(&n.dsURL, "datastore-url", "", "DataStore body endpoint's URL as clients reach it (default http://HOST:PORT, HOST from --public-host, else --secure-host, else the --datastore-listen host (127.0.0.1 for a wildcard))")
 	f.StringVar(&n.dsBlobs, "datastore-blobs", "", "where DataStore bodies are kept: empty for the data directory's datastore/ folder, or an S3-compatible bucket s3://BUCKET[/PREFIX]?endpoint=http://HOST:PORT&region=us-east-1&path-style=true[&public-endpoint=URL clients reach] (credentials from GAMEWIRE_S3_ACCESS_KEY and GAMEWIRE_S3_SECRET_KEY, else AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; docs/deploy.md)")
 	f.StringVar(&n.role, "role", "all", "which NEX servers to run: all, auth (spreads logins over the secure nodes registered in the store) or secure (one node; registers itself)")
 	f.StringVar(&n.secureHost, "secure-host", "", "address written in the secure server's station url, what clients dial (default: the --secure-listen host; set it when listening on 0.0.0.0)")
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
+	n.quota.register(f)
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -88,6 +96,20 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if o.nex.heartbeat <= 0 {
 		return fmt.Errorf("serve: --heartbeat %v: must be positive", o.nex.heartbeat)
 	}
+	// The quota and HTTP limit flags, checked before the store is opened.
+	if _, err := o.nex.quota.quota(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if _, err := o.http.limits(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := o.addresses(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if err := o.bindMetrics(); err != nil {
+		return err
+	}
+	defer o.closeMetrics()
 	if role == nex.RoleAll {
 		// Two PRUDP servers (authentication, secure) share the process's
 		// --max-buffer.
@@ -102,7 +124,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: o.nex.secureHost, Matchmaking: store.Matchmaking, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
@@ -124,11 +146,14 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		srv.SharedAddress, srv.SecurePort = true, 2
 		srv.Config.Port = 1
 		collectors["lite"] = metrics.Lite(l)
-	} else if srv.SecureAddr == "" {
-		if srv.SecureAddr, err = nex.SecureAddrDefault(srv.Addr); err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
+	} else {
+		srv.SecureAddr = o.nex.secureAddr
 	}
+	stopAccounts, accountLine, err := o.setupCredentials(cmd, srv, store, l != nil)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer stopAccounts()
 	// Bind before the banner: it names the addresses actually served, and a
 	// busy port fails before anything claims to be serving.
 	var authPC, securePC prudp.PacketConn
@@ -154,9 +179,20 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		authPC, securePC = a, b
 	}
-	note := ""
+	// The guest password is shown while guest still has it, not only on the
+	// start that created the store: a first start that failed (a busy port)
+	// has created it already.
+	var notes []string
 	if created {
-		note = " (created; guest password MMQea3n!fsik)"
+		notes = append(notes, "created")
+	}
+	if g, err := store.Accounts.Find(cmd.Context(), "guest"); err == nil && g.PID == auth.PIDGuest &&
+		g.KeyNEX == auth.NewAccount(g.PID, g.Name, auth.GuestPassword).KeyNEX {
+		notes = append(notes, "guest password "+auth.GuestPassword)
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = " (" + strings.Join(notes, "; ") + ")"
 	}
 	if l != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX %s: authentication server on %s virtual port 1, secure server on virtual port 2, access key %q, accounts in %s%s\n",
@@ -174,9 +210,18 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 				cfg.Dialect, authPC.LocalAddr(), securePC.LocalAddr(), cfg.AccessKey, store.Where, note)
 		}
 	}
+	if l == nil && role != nex.RoleAuth && srv.SecureHost == "" && wildcard(srv.SecureAddr) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: the secure server listens on %s, a wildcard address: clients are told 127.0.0.1, which reaches only this machine; set --public-host (or --secure-host) to what clients reach\n", srv.SecureAddr)
+	}
+	if role == nex.RoleAuth {
+		if ns, err := store.Nodes.Nodes(cmd.Context()); err == nil && !anyLive(ns, 3*o.nex.heartbeat) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: no secure node is registered in %s: logins fail (RendezVous::MaxConnectionsReached) until a `gamewire serve --role secure` on the same store heartbeats\n", store.Where)
+		}
+	}
 	if g := gameLine(o.game); g != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "game: %s\n", g)
 	}
+	fmt.Fprintln(cmd.ErrOrStderr(), accountLine)
 	if nexVersion != 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: %s (%s), for every service\n", desc.VersionString(nexVersion), versionFrom)
 	} else {
@@ -205,7 +250,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
 		}
-		stop, err := serveMetrics(cmd, o.metrics, collectors)
+		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
 			srv.Close()
 			<-done
@@ -234,10 +279,43 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
-	if err := <-done; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+	err = <-done
+	fmt.Fprintf(cmd.ErrOrStderr(), "stopped: %s\n", o.shutdownSummary(srv))
+	if err != nil && !errors.Is(err, prudp.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// anyLive reports whether a node of ns heartbeat within maxAge.
+func anyLive(ns []nodes.Node, maxAge time.Duration) bool {
+	for _, n := range ns {
+		if time.Since(n.Heartbeat) < maxAge {
+			return true
+		}
+	}
+	return false
+}
+
+// shutdownSummary is serve's last line: what each server served, and the
+// operator log's counts (logins, and each class of warning).
+func (o *serveOptions) shutdownSummary(srv *nex.Server) string {
+	var parts []string
+	for _, s := range []struct {
+		name string
+		srv  *prudp.Server
+	}{{"authentication server", srv.AuthServer()}, {"secure server", srv.SecureServer()}} {
+		if s.srv == nil {
+			continue
+		}
+		st := s.srv.Stats()
+		parts = append(parts, fmt.Sprintf("%s %d connections, %d messages in, %d out, drops %s",
+			s.name, st.Accepted, st.MessagesIn, st.MessagesOut, formatDrops(st.Drops, st.ConnDrops)))
+	}
+	if s := o.ops.summary(); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // waitServing waits (5 s at most) until the PRUDP servers of srv's role exist,
@@ -275,7 +353,6 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	if g, err := games.Find(o.game); o.game != "" && err == nil {
 		srv.GameServerID = g.ServerID // GetRelaySignatureKey names the game
 	}
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Friends: store.Friends}
 	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
 		// The friends server (--game friends): Friends_V1 and Friends_V2
 		// on the same store.
@@ -284,25 +361,23 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 			return a.PID, err
 		}}
 	}
-	addr := o.nex.dsListen
-	if addr == "" {
-		host, port, err := net.SplitHostPort(o.listen)
-		if err != nil {
-			return "", nil, fmt.Errorf("--listen %q: %w", o.listen, err)
-		}
-		p, _ := strconv.Atoi(port)
-		if p != 0 {
-			p += 2
-		}
-		addr = net.JoinHostPort(host, strconv.Itoa(p))
-	}
-	ln, err := net.Listen("tcp", addr)
+	q, err := o.nex.quota.quota()
 	if err != nil {
-		return "", nil, fmt.Errorf("DataStore endpoint: %w", err)
+		return "", nil, err
+	}
+	lim, err := o.http.limits()
+	if err != nil {
+		return "", nil, err
+	}
+	store.SetQuota(q)
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: store.Friends}
+	ln, err := net.Listen("tcp", o.nex.dsAddr)
+	if err != nil {
+		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
 	}
 	url := o.nex.dsURL
 	if url == "" {
-		url = "http://" + ln.Addr().String()
+		url = "http://" + announce(cmp.Or(o.publicHost, o.nex.secureHost), ln.Addr().String())
 	}
 	blobs, err := datastore.OpenBlobs(o.nex.dsBlobs, store.Bodies)
 	if err != nil {
@@ -318,14 +393,57 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 			return "", nil, fmt.Errorf("--datastore-blobs: %w", err)
 		}
 	}
-	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs, Friends: store.Friends}
-	hs := &http.Server{Handler: srv.DataStore.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: store.Friends}
+	// The first sweep, before the endpoint serves, removes what a killed
+	// process left (temporary upload files, posts whose window closed).
+	stopSweep := sweepEvery(cmd.Context(), srv.DataStore, o.nex.quota.sweep, cfg.Logger)
+	hs := &httplimit.Server{Handler: srv.DataStore.HTTPHandler(), Limits: lim, Logger: cfg.Logger}
 	go func() { _ = hs.Serve(ln) }()
 	return url, func() {
+		stopSweep()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = hs.Shutdown(ctx)
 	}, nil
+}
+
+// addresses checks serve's listening addresses and derives the defaults:
+// the secure server's from --listen (port + 1), the DataStore endpoint's from
+// the secure server's (port + 1), so that each role's defaults follow the
+// addresses that role listens on (a second --role secure node given its own
+// --secure-listen gets its own DataStore port). Every error names the flag
+// the user set.
+func (o *serveOptions) addresses() error {
+	if err := checkAddr("--listen", o.listen); err != nil {
+		return err
+	}
+	n := &o.nex
+	n.secureAddr = n.secureListen
+	if n.secureAddr == "" {
+		a, err := nextPort(o.listen, 1, "--listen (the secure server's default address is its port + 1; set --secure-listen)")
+		if err != nil {
+			return err
+		}
+		n.secureAddr = a
+	} else if err := checkAddr("--secure-listen", n.secureAddr); err != nil {
+		return err
+	}
+	n.dsAddr = n.dsListen
+	if n.dsAddr == "" {
+		from := "--secure-listen"
+		if n.secureListen == "" {
+			from = "--listen"
+		}
+		a, err := nextPort(n.secureAddr, 1, from+" (the DataStore endpoint's default is the secure server's port + 1; set --datastore-listen)")
+		if err != nil {
+			return err
+		}
+		n.dsAddr = a
+	} else if err := checkAddr("--datastore-listen", n.dsAddr); err != nil {
+		return err
+	}
+	return nil
 }
 
 // listenUDPPair binds the authentication and secure servers' UDP addresses.

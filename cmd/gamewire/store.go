@@ -8,11 +8,14 @@ import (
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
 )
 
@@ -28,7 +31,11 @@ type backend struct {
 	// DataStore's friends permission and friend-only matchmake sessions
 	// read it too.
 	Friends friends.Store
-	Ping    func(ctx context.Context) error
+	// Credentials holds NNIDs and the token secret (the account services,
+	// token checks); Add creates a NEX account (NASC self-registration).
+	Credentials credentials.Store
+	Add         func(ctx context.Context, n accounts.NewAccount) (auth.Account, error)
+	Ping        func(ctx context.Context) error
 	// Where names the store for messages (a path, or a DSN without its password).
 	Where string
 	// Bodies is the directory DataStore bodies go to: "datastore" in the data
@@ -36,7 +43,10 @@ type backend struct {
 	Bodies string
 	// Created: the SQLite store was created by this start.
 	Created bool
-	close   []func() error
+	// SetQuota gives the matchmaking and DataStore stores their per-player
+	// limits (the Ranking server checks its own).
+	SetQuota func(quota.Quota)
+	close    []func() error
 }
 
 // Close closes what openBackend opened, the services before the store.
@@ -68,10 +78,12 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 	if store != "" {
 		s, err := pgstore.Open(ctx, store)
 		if err != nil {
-			return nil, err
+			return nil, pgHint(store, err)
 		}
-		return &backend{Accounts: s, Nodes: s, Matchmaking: s.Matchmaking(), Ranking: s.Ranking(), DataStore: s.DataStore(), Friends: s.Friends(),
-			Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close}}, nil
+		mm, ds := s.Matchmaking(), s.DataStore()
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, Friends: s.Friends(),
+			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
+			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
 	s, created, err := openStore(ctx, dataDir)
 	if err != nil {
@@ -82,7 +94,21 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		s.Close()
 		return nil, err
 	}
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: s.DataStore(), Friends: s.Friends(), Ping: s.Ping,
+	ds := s.DataStore()
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, Friends: s.Friends(), Ping: s.Ping,
+		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
-		close: []func() error{s.Close, mm.Close}}, nil
+		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
+}
+
+// pgHint adds to a PostgreSQL connection error what usually causes it: a
+// server without TLS asked for it (sslmode=require against a local server).
+func pgHint(dsn string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); strings.Contains(msg, "refused TLS") || strings.Contains(msg, "tls:") && strings.Contains(dsn, "sslmode=require") {
+		return fmt.Errorf("%w (the server does not offer TLS, as a local PostgreSQL usually does not: use sslmode=disable or sslmode=prefer, or connect over its Unix socket, host=/run/postgresql)", err)
+	}
+	return err
 }

@@ -513,27 +513,56 @@ func (n *Node) WaitOutput(ctx context.Context, s string) error {
 	}
 }
 
-// CPU returns the user and system CPU time the current process has used
-// (/proc/PID/stat), 0 when it cannot be read (not Linux).
+// CPU returns the user and system CPU time the node's process has used, 0
+// when it cannot be read (not Linux).
 func (n *Node) CPU() time.Duration { return ProcessCPU(n.PID()) }
 
 // clockTick is USER_HZ, the unit of /proc/PID/stat's times (100 on Linux).
 const clockTick = 100
 
-// ProcessCPU returns a process's user and system CPU time from /proc/PID/stat,
-// with that of its waited-for children; 0 when it cannot be read.
+// ProcessCPU returns a process's user and system CPU time, with that of its
+// waited-for children; 0 when it cannot be read.
+//
+// /proc/PID/stat counts in 10 ms ticks, so a process that has run for less
+// than a tick reads 0 there; the time its live threads ran is also read in
+// nanoseconds from /proc/PID/task/TID/schedstat, and the larger of the two
+// (stat also holds threads that have exited) is taken. The children's time
+// is only in stat.
 func ProcessCPU(pid int) time.Duration {
 	f := statFields(pid)
 	// f[0] is field 3 (state); utime, stime, cutime, cstime are fields 14-17.
 	if len(f) < 15 {
 		return 0
 	}
-	var ticks int64
-	for _, s := range f[11:15] {
-		v, _ := strconv.ParseInt(s, 10, 64)
-		ticks += v
+	var ticks [4]int64
+	for i, s := range f[11:15] {
+		ticks[i], _ = strconv.ParseInt(s, 10, 64)
 	}
-	return time.Duration(ticks) * time.Second / clockTick
+	own := time.Duration(ticks[0]+ticks[1]) * time.Second / clockTick
+	children := time.Duration(ticks[2]+ticks[3]) * time.Second / clockTick
+	return max(own, threadsRun(pid)) + children
+}
+
+// threadsRun returns the sum of the first field of /proc/PID/task/*/schedstat,
+// the nanoseconds each live thread has run; 0 when it cannot be read.
+func threadsRun(pid int) time.Duration {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(ns)
+		}
+	}
+	return total
 }
 
 // statFields returns the fields of /proc/PID/stat after the command name

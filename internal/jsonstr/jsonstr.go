@@ -12,7 +12,13 @@ const hexDigits = "0123456789abcdef"
 // byte that is not valid UTF-8.
 func Append(b []byte, s string) []byte {
 	b = append(b, '"')
-	for i := 0; i < len(s); {
+	// The common case, a name or a number: copy the plain prefix at once.
+	i := 0
+	for i < len(s) && plain(s[i]) {
+		i++
+	}
+	b = append(b, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -48,4 +54,9 @@ func Append(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+// plain reports whether c is a byte Append copies as it is.
+func plain(c byte) bool {
+	return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
 }

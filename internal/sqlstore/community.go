@@ -110,6 +110,9 @@ func (m *Matchmaking) CreateCommunity(ctx context.Context, g matchmaking.Persist
 		return g, err
 	}
 	err = m.write(ctx, "matchmaking create community", func(ctx context.Context, tx Querier) error {
+		if err := m.checkCommunities(ctx, tx, p.PID); err != nil {
+			return err
+		}
 		id, err := m.d.NextGID(ctx, tx)
 		if err != nil {
 			return err

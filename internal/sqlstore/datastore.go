@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -24,6 +25,7 @@ type DataStore struct {
 	db    DB
 	store string
 	d     DataStoreDialect
+	quota quota.Quota // datastore_quota.go
 }
 
 // DataStoreDialect is what differs between the databases.
@@ -233,6 +235,9 @@ func (d *DataStore) CreateObject(ctx context.Context, o *datastore.Object, delet
 				return err
 			}
 		}
+		if err := d.checkQuota(ctx, tx, o); err != nil {
+			return err
+		}
 		cols, vals := objectColumnNames, objectValues(o)
 		if o.DataID != 0 {
 			var n int64
@@ -320,6 +325,9 @@ func (d *DataStore) updateObject(ctx context.Context, tx Querier, id uint64, f f
 	before.Tags = slices.Clone(o.Tags)
 	before.Permission.RecipientIDs = slices.Clone(o.Permission.RecipientIDs)
 	if err := f(&o); err != nil {
+		return o, err
+	}
+	if err := d.checkGrowth(ctx, tx, &before, &o); err != nil {
 		return o, err
 	}
 	o.DataID = id

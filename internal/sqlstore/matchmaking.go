@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -87,7 +88,8 @@ type Matchmaking struct {
 	db     DB
 	d      Dialect
 	store  string
-	locked string // the read of a gathering with its row lock
+	locked string      // the read of a gathering with its row lock
+	quota  quota.Quota // matchmaking_quota.go
 }
 
 // NewMatchmaking returns the matchmaking store on db; store names it in error
@@ -289,6 +291,9 @@ func create(ctx context.Context, tx Querier, s matchmaking.MatchmakeSession, p m
 // Create implements matchmaking.Store.
 func (m *Matchmaking) Create(ctx context.Context, s matchmaking.MatchmakeSession, p matchmaking.Participant) (c matchmaking.Change, err error) {
 	err = m.write(ctx, "matchmaking create", func(ctx context.Context, tx Querier) error {
+		if err := m.checkGatherings(ctx, tx, p.PID); err != nil {
+			return err
+		}
 		c, err = create(ctx, tx, s, p)
 		return err
 	})
@@ -585,6 +590,9 @@ func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.
 		}
 		if found != nil {
 			c, err = join(ctx, tx, found, p, nil)
+			return err
+		}
+		if err := m.checkGatherings(ctx, tx, p.PID); err != nil {
 			return err
 		}
 		created = true

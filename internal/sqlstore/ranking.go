@@ -270,3 +270,18 @@ func (r *Ranking) Stats(ctx context.Context, q ranking.Query) (ranking.Stats, er
 	}
 	return st, nil
 }
+
+// Usage implements ranking.Store, in one statement: the player's rows are
+// found through ranking_scores_owner and ranking_common's key.
+func (r *Ranking) Usage(ctx context.Context, pid types.PID, category uint32, uid uint64) (u ranking.Usage, err error) {
+	var in, has int
+	err = r.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		return q.QueryRow(ctx, `SELECT (SELECT count(DISTINCT category) FROM ranking_scores WHERE pid = ?),
+			(SELECT count(*) FROM ranking_scores WHERE pid = ? AND category = ?),
+			(SELECT count(*) FROM ranking_common WHERE pid = ?),
+			(SELECT count(*) FROM ranking_common WHERE pid = ? AND unique_id = ?)`,
+			int64(pid), int64(pid), int64(category), int64(pid), int64(pid), int64(uid)).Scan(&u.Categories, &in, &u.CommonData, &has)
+	})
+	u.InCategory, u.HasCommonData = in > 0, has > 0
+	return u, Failure(r.store, "usage", err)
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/interop/tcpdump"
 )
 
 // TestDoneWhenFlow is issue 16's done-when as one run: `gamewire serve` with
@@ -64,6 +66,14 @@ func TestDoneWhenFlow(t *testing.T) {
 	// serve opens the DataStore endpoint just before it binds its UDP ports,
 	// and NintendoClients resends its SYN for 2 s more.
 	waitTCP(t, port+2)
+	// GAMEWIRE_SAVE_CAPTURES=DIR: tcpdump records the run's PRUDP traffic (the
+	// HTTP bodies are left out) into DIR/nintendoclients-doneflow.pcap, the
+	// dissector's done-when capture (dissect/testdata/captures/README.md).
+	var td *tcpdump.Session
+	saveDir := os.Getenv("GAMEWIRE_SAVE_CAPTURES")
+	if saveDir != "" {
+		td = tcpdump.Start(t, fmt.Sprintf("udp port %d or udp port %d", port, port+1))
+	}
 
 	cmd := pyCmd(ctx, dir, python, "nc_doneflow.py", "--port", strconv.Itoa(port),
 		"--user-a", strconv.Itoa(a), "--password-a", "Done-when-a-1",
@@ -75,6 +85,13 @@ func TestDoneWhenFlow(t *testing.T) {
 	t.Logf("NintendoClients:\n%s", stdout.String())
 	if err != nil {
 		t.Fatalf("nc_doneflow.py: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if td != nil {
+		path := filepath.Join(saveDir, "nintendoclients-doneflow.pcap")
+		if err := os.WriteFile(path, td.Stop(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("capture: %s (accounts %d %q and %d %q)", path, a, "Done-when-a-1", b, "Done-when-b-2")
 	}
 	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
 	want := func(name string, n int) []string {

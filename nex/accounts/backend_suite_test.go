@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
@@ -73,5 +74,47 @@ func BenchmarkAutoMatchmakeSuite(b *testing.B) {
 		}
 		b.Cleanup(func() { m.Close(); s.Close() })
 		return []matchmaking.Store{m}
+	})
+}
+
+// TestQuotaSuite runs the quota and sweep suite (nex/storetest) on SQLite.
+func TestQuotaSuite(t *testing.T) {
+	storetest.Quotas(t, func(t *testing.T) storetest.QuotaBackend {
+		s := openSQLite(t)
+		m, err := s.Matchmaking()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return storetest.QuotaBackend{Matchmaking: m, DataStore: s.DataStore(), Ranking: s.Ranking()}
+	})
+}
+
+// TestDataStoreQuotaConcurrent: two handles on one SQLite database create
+// for one player at once; exactly the quota's objects are created.
+func TestDataStoreQuotaConcurrent(t *testing.T) {
+	storetest.DataStoreQuotaConcurrent(t, func(t *testing.T) (storetest.QuotaDataStore, storetest.QuotaDataStore) {
+		dir := t.TempDir()
+		var ds [2]storetest.QuotaDataStore
+		for i := range ds {
+			s, _, err := accounts.Open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			ds[i] = s.DataStore()
+		}
+		return ds[0], ds[1]
+	})
+}
+
+// TestCredentialsSuite runs the NNID store suite (nex/storetest) on SQLite.
+func TestCredentialsSuite(t *testing.T) {
+	storetest.Credentials(t, func(t *testing.T) storetest.CredentialStore {
+		s := openSQLite(t)
+		return struct {
+			*sqlstore.Credentials
+			*accounts.Store
+		}{s.Credentials(), s}
 	})
 }

@@ -60,6 +60,10 @@ func TestDataStoreQueryPlans(t *testing.T) {
 		"notification prune": explain(t, s, `DELETE FROM datastore_notifications WHERE recipient = 5 AND id <=
 			(SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1 OFFSET 1000)`),
 		"notifications of an object": explain(t, s, `DELETE FROM datastore_notifications WHERE data_id = 1`),
+		"sweep pending": explain(t, s, `SELECT o.data_id FROM datastore_objects o WHERE o.pending = true AND o.created < 5 AND NOT EXISTS (
+			SELECT 1 FROM datastore_uploads u WHERE u.data_id = o.data_id AND u.expires >= 5) ORDER BY o.created LIMIT 500`),
+		"sweep uploads": explain(t, s, `SELECT token FROM datastore_uploads WHERE used = false AND expires < 5 ORDER BY expires LIMIT 500`),
+		"usage":         explain(t, s, `SELECT count(*), coalesce(sum(size + length(meta_binary)), 0) FROM datastore_objects WHERE owner = 5`),
 	} {
 		if strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN datastore") || !strings.Contains(plan, "INDEX") && !strings.Contains(plan, "PRIMARY KEY") && !strings.Contains(plan, "INTEGER PRIMARY KEY") {
 			t.Errorf("%s: not an index search:\n%s", name, plan)
@@ -84,6 +88,7 @@ func TestDataStoreSchemaV1Upgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`DROP TABLE datastore_rating_logs`, `DROP TABLE datastore_notifications`,
+		`DROP INDEX datastore_objects_pending`, `DROP INDEX datastore_uploads_expires`,
 		`UPDATE schema_migrations SET version = 1 WHERE component = 'datastore'`} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -95,8 +100,8 @@ func TestDataStoreSchemaV1Upgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if v, _ := s.SchemaVersions(ctx); v["datastore"] != 2 {
-		t.Fatalf("datastore schema version %d after reopening, want 2", v["datastore"])
+	if v, _ := s.SchemaVersions(ctx); v["datastore"] != 3 {
+		t.Fatalf("datastore schema version %d after reopening, want 3", v["datastore"])
 	}
 	d := s.DataStore()
 	if got, err := d.Object(ctx, o.DataID); err != nil || got.Name != "old" {

@@ -389,12 +389,13 @@ func (s *Store) Add(ctx context.Context, n NewAccount) (auth.Account, error) {
 	if name == "" {
 		name = strconv.FormatUint(uint64(pid), 10)
 	}
-	var exists int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE pid = ? OR name = ?`, int64(pid), name).Scan(&exists); err != nil {
+	var byPID, byName int
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM accounts WHERE pid = ?), (SELECT count(*) FROM accounts WHERE name = ?)`,
+		int64(pid), name).Scan(&byPID, &byName); err != nil {
 		return auth.Account{}, fmt.Errorf("accounts: %w", err)
 	}
-	if exists > 0 {
-		return auth.Account{}, fmt.Errorf("%w: PID %d or name %q is taken", ErrExists, pid, name)
+	if err := Taken(byPID > 0, byName > 0, pid, name); err != nil {
+		return auth.Account{}, err
 	}
 	a := auth.NewAccount(pid, name, n.Password)
 	if _, err := tx.ExecContext(ctx,
@@ -538,4 +539,17 @@ func DefaultDir() (string, error) {
 		return "", fmt.Errorf("accounts: no data directory given and no default: %w", err)
 	}
 	return filepath.Join(d, "gamewire"), nil
+}
+
+// Taken returns the ErrExists error for an account that cannot be added
+// because its name or its PID is in use, naming the one that is (the name
+// first: an automatic PID is always free); nil when neither is.
+func Taken(pidTaken, nameTaken bool, pid types.PID, name string) error {
+	switch {
+	case nameTaken:
+		return fmt.Errorf("%w: the name %q is taken (gamewire accounts passwd changes its password)", ErrExists, name)
+	case pidTaken:
+		return fmt.Errorf("%w: PID %d is taken", ErrExists, pid)
+	}
+	return nil
 }

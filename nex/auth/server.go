@@ -68,6 +68,15 @@ type Server struct {
 	// applies only with Options.NEX4. Requests without AuthenticationInfo use the
 	// password keys as usual.
 	ValidateToken func(ctx context.Context, user string, info AuthenticationInfo) (Account, error)
+	// CheckToken, when set, decides every password login (Login, LoginEx,
+	// ValidateAndRequestTicketWithParam) by its token once the account is
+	// found: info is the AuthenticationInfo sent, nil when none was (Login,
+	// NullData, or extra data of another class). A non-nil error refuses the
+	// login with the types.Result it wraps (Authentication::ValidationFailed
+	// when it wraps none): Authentication::TokenExpired,
+	// PrincipalIdUnmatched, RendezVous::AccountDisabled
+	// (nex/credentials.Checker decides them).
+	CheckToken func(ctx context.Context, a Account, info *AuthenticationInfo) error
 	// Maintenance answers every login with Authentication::UnderMaintenance.
 	Maintenance bool
 	// Now returns the current time (ticket issue time, server time); default time.Now.
@@ -112,7 +121,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		if s.RequireExtraData {
 			res = types.AuthenticationValidationFailed
 		}
-		return s.login(ctx, c, out, name, res, false, nil)
+		return s.login(ctx, c, out, name, res, false, nil, false)
 	case MethodLoginEx:
 		name := r.String("strUserName")
 		extra := r.AnyDataHolder("oExtraData")
@@ -124,11 +133,11 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		if err != nil && s.RequireExtraData {
 			res = types.AuthenticationValidationFailed
 		}
-		var token *AuthenticationInfo
-		if err == nil && s.ValidateToken != nil && s.Options.NEX4 {
-			token = &info
+		var sent *AuthenticationInfo
+		if err == nil {
+			sent = &info
 		}
-		return s.login(ctx, c, out, name, res, s.Options.NEX4, token)
+		return s.login(ctx, c, out, name, res, s.Options.NEX4, sent, err == nil && s.ValidateToken != nil && s.Options.NEX4)
 	case MethodRequestTicket:
 		req := ReadTicketRequest(&r, s.Options)
 		if err := r.Done(); err != nil {
@@ -245,17 +254,45 @@ func (s *Server) buildName() string {
 	return s.BuildName
 }
 
+// refusal is the result a token check's error refuses a login with: the
+// types.Result it wraps, else Authentication::ValidationFailed.
+func refusal(err error) types.Result {
+	var r types.Result
+	if errors.As(err, &r) && r.IsError() {
+		return r
+	}
+	return types.AuthenticationValidationFailed
+}
+
+// checkToken runs CheckToken on a password login; it returns the refusal, or
+// success.
+func (s *Server) checkToken(ctx context.Context, a Account, info *AuthenticationInfo) types.Result {
+	if s.CheckToken == nil {
+		return types.ResultSuccess
+	}
+	err := s.CheckToken(ctx, a, info)
+	if err == nil {
+		return types.ResultSuccess
+	}
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.Uint64("pid", uint64(a.PID)), slog.String("error", err.Error()))
+	}
+	return refusal(err)
+}
+
 // login answers Login and LoginEx. Failures go in %retval% with the other fields
-// empty, as authentication.md describes; the RMC call itself succeeds.
-func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool, token *AuthenticationInfo) ([]byte, error) {
+// empty, as authentication.md describes; the RMC call itself succeeds. info is
+// the AuthenticationInfo sent (nil when none); tokenLogin authenticates by it
+// alone (ValidateToken).
+func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool, info *AuthenticationInfo, tokenLogin bool) ([]byte, error) {
 	if s.Maintenance {
 		res = types.AuthenticationUnderMaintenance
 	}
 	var resp LoginResponse
-	if res.IsSuccess() && token != nil {
-		a, err := s.ValidateToken(ctx, name, *token)
+	if res.IsSuccess() && tokenLogin {
+		a, err := s.ValidateToken(ctx, name, *info)
 		if err != nil {
-			res = types.AuthenticationValidationFailed
+			res = refusal(err)
 			if s.Logger != nil {
 				s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.String("user", name), slog.String("error", err.Error()))
 			}
@@ -287,6 +324,9 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 		case err != nil:
 			return out, err
 		default:
+			if res = s.checkToken(ctx, a, info); res.IsError() {
+				break
+			}
 			target := s.LoginTarget
 			if target == 0 {
 				target = s.securePID()
@@ -353,7 +393,10 @@ func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte,
 	var err error
 	if s.ValidateToken != nil && infoErr == nil {
 		if a, err = s.ValidateToken(ctx, p.UserName, info); err != nil {
-			return out, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, err)
+			if s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.String("user", p.UserName), slog.String("error", err.Error()))
+			}
+			return out, fmt.Errorf("%w: %w", refusal(err), err)
 		}
 		if key, err = s.randomKey(); err != nil {
 			return out, err
@@ -364,6 +407,13 @@ func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte,
 			return out, types.RendezVousInvalidUsername
 		} else if err != nil {
 			return out, err
+		}
+		var sent *AuthenticationInfo
+		if infoErr == nil {
+			sent = &info
+		}
+		if res := s.checkToken(ctx, a, sent); res.IsError() {
+			return out, res
 		}
 	}
 	url, ok := s.secureURL(ctx, a)

@@ -37,7 +37,7 @@ func (d DirBlobs) Put(ctx context.Context, key string, r io.Reader, size int64) 
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("datastore: body directory: %w", err)
 	}
-	f, err := os.CreateTemp(d.Dir, ".upload-*")
+	f, err := os.CreateTemp(d.Dir, tempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("datastore: body file: %w", err)
 	}

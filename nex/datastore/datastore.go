@@ -150,12 +150,22 @@ type Server struct {
 	Now func() time.Time
 	// Logger receives store failures.
 	Logger *slog.Logger
+	// PendingGrace is how long after its upload URL expired a pending post
+	// or an unused upload is kept before Sweep removes it; default
+	// DefaultPendingGrace.
+	PendingGrace time.Duration
+	// MaxUploads bounds the uploads the HTTP endpoint receives at once, and
+	// MaxPlayerUploads those of one player's objects; more are refused
+	// with 429 Too Many Requests. Defaults DefaultMaxUploads,
+	// DefaultMaxPlayerUploads.
+	MaxUploads, MaxPlayerUploads int
 
 	once     sync.Once
 	initErr  error
 	proto    rmc.Handler // the generated DataStore dispatcher over handler{s}
 	secret   [32]byte
 	inflight sync.Map // upload token -> struct{}
+	uploads  uploadSlots
 }
 
 func (s *Server) init() error {

@@ -12,7 +12,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/gamewire/gamewire/nex/types"
 )
 
 // The HTTP side of DataStore: object bodies never travel over RMC. The
@@ -47,7 +50,64 @@ func (s *Server) httpError(w http.ResponseWriter, r *http.Request, code int, msg
 		s.Logger.LogAttrs(r.Context(), slog.LevelDebug, "nex datastore http: refused", slog.String("path", r.URL.Path),
 			slog.Int("status", code), slog.String("reason", msg))
 	}
+	// A refused request's body is not read: the connection closes instead
+	// of draining it.
+	w.Header().Set("Connection", "close")
 	http.Error(w, msg, code)
+}
+
+// Defaults of the upload caps.
+const (
+	DefaultMaxUploads       = 64
+	DefaultMaxPlayerUploads = 2
+)
+
+func (s *Server) maxUploads() int {
+	if s.MaxUploads > 0 {
+		return s.MaxUploads
+	}
+	return DefaultMaxUploads
+}
+
+func (s *Server) maxPlayerUploads() int {
+	if s.MaxPlayerUploads > 0 {
+		return s.MaxPlayerUploads
+	}
+	return DefaultMaxPlayerUploads
+}
+
+// uploadSlots counts the uploads being received, in all and per player.
+type uploadSlots struct {
+	mu     sync.Mutex
+	total  int
+	player map[types.PID]int
+}
+
+// take claims a slot for one of owner's uploads, or says why there is none.
+func (u *uploadSlots) take(owner types.PID, maxTotal, maxPlayer int) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.total >= maxTotal:
+		return fmt.Sprintf("too many uploads at once (%d)", maxTotal)
+	case u.player[owner] >= maxPlayer:
+		return fmt.Sprintf("too many uploads at once for this player (%d)", maxPlayer)
+	}
+	if u.player == nil {
+		u.player = map[types.PID]int{}
+	}
+	u.total++
+	u.player[owner]++
+	return ""
+}
+
+func (u *uploadSlots) give(owner types.PID) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.total--
+	if u.player[owner]--; u.player[owner] <= 0 {
+		delete(u.player, owner)
+	}
 }
 
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
@@ -81,6 +141,17 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.inflight.Delete(token)
+	o, err := s.Store.Object(ctx, u.DataID)
+	if err != nil {
+		s.httpError(w, r, http.StatusNotFound, "no such upload")
+		return
+	}
+	if why := s.uploads.take(o.Owner, s.maxUploads(), s.maxPlayerUploads()); why != "" {
+		w.Header().Set("Retry-After", "10")
+		s.httpError(w, r, http.StatusTooManyRequests, why)
+		return
+	}
+	defer s.uploads.give(o.Owner)
 
 	r.Body = http.MaxBytesReader(w, r.Body, int64(u.Size)+maxFormOverhead)
 	mr, err := r.MultipartReader()

@@ -74,6 +74,28 @@ type Store interface {
 	// LatestNotification returns recipient's newest notification, or
 	// ErrNotFound.
 	LatestNotification(ctx context.Context, recipient types.PID) (Notification, error)
+
+	// Usage sums what owner keeps (quota.Quota's DataStore part).
+	Usage(ctx context.Context, owner types.PID) (Usage, error)
+	// Sweep reclaims abandoned state: pending objects none of whose uploads
+	// is still open at before (created before it) are deleted with their
+	// rows, and unused uploads that expired before it; at most a few
+	// hundred of each per call. It returns what it deleted, so the caller
+	// deletes the bodies and staged uploads that went with them.
+	Sweep(ctx context.Context, before time.Time) (Swept, error)
+}
+
+// Usage is what one player keeps in a Store.
+type Usage struct {
+	Objects int64 // objects, pending ones included
+	Pending int64 // posts prepared and not completed
+	Bytes   int64 // declared body sizes plus meta binaries
+}
+
+// Swept is what a Store's Sweep deleted.
+type Swept struct {
+	Objects []Object // pending objects, with their uploads
+	Uploads []Upload // unused uploads of other objects that expired
 }
 
 // ItemError is the failure of one item of a Store batch.

@@ -17,7 +17,7 @@ import (
 // reads return, in order) and as rows of their own (what searches look up
 // through an index). Times are Unix nanoseconds (0: none). The statements and
 // the Go around them are internal/sqlstore's.
-func init() { registerSchema("datastore", datastoreV1, datastoreV2) }
+func init() { registerSchema("datastore", datastoreV1, datastoreV2, datastoreV3) }
 
 const datastoreV1 = `
 CREATE TABLE datastore_objects (
@@ -99,6 +99,15 @@ CREATE TABLE datastore_notifications (
 );
 CREATE INDEX datastore_notifications_recipient ON datastore_notifications (recipient, id);
 CREATE INDEX datastore_notifications_object ON datastore_notifications (data_id);
+`
+
+// datastoreV3 indexes what the sweeper looks for (datastore.Store.Sweep):
+// pending objects by age and unused uploads by expiry (the conditions
+// written as the sweep's statements write them, so the planner sees they
+// match).
+const datastoreV3 = `
+CREATE INDEX datastore_objects_pending ON datastore_objects (created) WHERE pending = true;
+CREATE INDEX datastore_uploads_expires ON datastore_uploads (expires) WHERE used = false;
 `
 
 // DataStoreStore is the PostgreSQL implementation of datastore.Store.

@@ -69,6 +69,73 @@ CREATE UNIQUE INDEX accounts_name_ci ON accounts (lower(name));
 // key=value string), applies the schema migrations and seeds the special
 // accounts.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	s, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	if err := s.seed(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ErrNotMigrated is returned by OpenExisting when the database's schema is
+// not the one this build writes.
+var ErrNotMigrated = errors.New("pgstore: the database's schema is not this build's")
+
+// OpenExisting connects to the database named by dsn without changing it
+// (no migration, no seeding), for tools that only read (gamewire accounts
+// list). It fails with ErrNotMigrated when a component's schema is missing or
+// older than this build's (serve --store applies them), or ErrSchemaTooNew.
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	s, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]int{}
+	rows, err := s.pool.Query(ctx, `SELECT component, version FROM schema_migrations`)
+	if err == nil {
+		for rows.Next() {
+			var name string
+			var v int
+			if err = rows.Scan(&name, &v); err != nil {
+				break
+			}
+			have[name] = v
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
+		s.pool.Close()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+			return nil, fmt.Errorf("%w: %s has no gamewire schema (serve --store creates it)", ErrNotMigrated, redact(dsn))
+		}
+		return nil, fmt.Errorf("pgstore: read the schema version: %w", err)
+	}
+	for _, c := range components.Components() {
+		switch v := have[c.Name]; {
+		case v > len(c.Steps):
+			s.pool.Close()
+			return nil, fmt.Errorf("%w: %s is at version %d, this build knows %d", ErrSchemaTooNew, c.Name, v, len(c.Steps))
+		case v < len(c.Steps):
+			s.pool.Close()
+			return nil, fmt.Errorf("%w: %s is at version %d, this build's is %d (serve --store migrates it)", ErrNotMigrated, c.Name, v, len(c.Steps))
+		}
+	}
+	return s, nil
+}
+
+// connect opens the pool for dsn with the store's session settings.
+func connect(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: parse %s: %w", redact(dsn), err)
@@ -86,16 +153,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: connect %s: %w", redact(dsn), err)
 	}
-	s := &Store{pool: pool}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if err := s.seed(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return s, nil
+	return &Store{pool: pool}, nil
 }
 
 // Redact returns dsn with its password, if any, replaced by "xxxxx", for
@@ -273,12 +331,13 @@ func (s *Store) add(ctx context.Context, n accounts.NewAccount) (auth.Account, e
 	if name == "" {
 		name = strconv.FormatUint(uint64(pid), 10)
 	}
-	var exists int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE pid = $1 OR lower(name) = lower($2)`, int64(pid), name).Scan(&exists); err != nil {
+	var byPID, byName int
+	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM accounts WHERE pid = $1), (SELECT count(*) FROM accounts WHERE lower(name) = lower($2))`,
+		int64(pid), name).Scan(&byPID, &byName); err != nil {
 		return auth.Account{}, fmt.Errorf("pgstore: %w", err)
 	}
-	if exists > 0 {
-		return auth.Account{}, fmt.Errorf("%w: PID %d or name %q is taken", accounts.ErrExists, pid, name)
+	if err := accounts.Taken(byPID > 0, byName > 0, pid, name); err != nil {
+		return auth.Account{}, err
 	}
 	a := auth.NewAccount(pid, name, n.Password)
 	if _, err := tx.Exec(ctx,

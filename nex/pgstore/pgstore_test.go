@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/storetest"
 )
@@ -67,5 +68,17 @@ func TestStoreSuite(t *testing.T) {
 				t.Fatalf("concurrent Open: %v", err)
 			}
 		}
+	})
+}
+
+// TestCredentialsSuite runs the NNID store suite (nex/storetest) on PostgreSQL.
+func TestCredentialsSuite(t *testing.T) {
+	srv := pgtest.Start(t)
+	storetest.Credentials(t, func(t *testing.T) storetest.CredentialStore {
+		s := openFresh(t, srv)
+		return struct {
+			*sqlstore.Credentials
+			*Store
+		}{s.Credentials(), s}
 	})
 }

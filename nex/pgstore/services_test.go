@@ -56,6 +56,27 @@ func TestServiceSuites(t *testing.T) {
 	t.Run("datastore", func(t *testing.T) {
 		storetest.DataStore(t, func(t *testing.T) datastore.Store { return openFresh(t, srv).DataStore() })
 	})
+	t.Run("datastore quota, two nodes", func(t *testing.T) {
+		storetest.DataStoreQuotaConcurrent(t, func(t *testing.T) (storetest.QuotaDataStore, storetest.QuotaDataStore) {
+			dsn := srv.NewDatabase(t)
+			var ds [2]storetest.QuotaDataStore
+			for i := range ds {
+				s, err := Open(context.Background(), dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				ds[i] = s.DataStore()
+			}
+			return ds[0], ds[1]
+		})
+	})
+	t.Run("quotas", func(t *testing.T) {
+		storetest.Quotas(t, func(t *testing.T) storetest.QuotaBackend {
+			s := openFresh(t, srv)
+			return storetest.QuotaBackend{Matchmaking: s.Matchmaking(), DataStore: s.DataStore(), Ranking: s.Ranking()}
+		})
+	})
 	t.Run("friends", func(t *testing.T) {
 		storetest.Friends(t, func(t *testing.T) friends.Store { return openFresh(t, srv).Friends() })
 	})

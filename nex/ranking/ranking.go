@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -125,6 +126,12 @@ type Server struct {
 	Now func() time.Time
 	// Logger receives store failures.
 	Logger *slog.Logger
+	// Quota bounds each player's categories (RankingCategories) and common
+	// data entries (CommonData); beyond, an upload is refused with
+	// Ranking::RegistrationError (nex/quota). The zero Quota limits
+	// nothing. The check precedes the write, so a player's uploads in
+	// flight at once may each take the last place.
+	Quota quota.Quota
 
 	once     sync.Once
 	initErr  error
@@ -387,6 +394,15 @@ func (s *Server) uploadScore(ctx context.Context, pid types.PID, uid uint64, sd 
 	if len(sd.Groups) > MaxGroups {
 		return fmt.Errorf("%w: %d groups (at most %d)", types.RankingInvalidArgument, len(sd.Groups), MaxGroups)
 	}
+	if n := s.Quota.RankingCategories; n > 0 {
+		u, err := s.Store.Usage(ctx, pid, sd.Category, uid)
+		if err != nil {
+			return err
+		}
+		if !u.InCategory && u.Categories >= n {
+			return fmt.Errorf("%w: PID %d has scores in %d categories (quota %d)", quota.ResultRankingRegistrationError, pid, u.Categories, n)
+		}
+	}
 	c, err := s.categoryForUpload(ctx, sd)
 	if err != nil {
 		return err
@@ -413,6 +429,15 @@ func (s *Server) uploadCommonData(ctx context.Context, pid types.PID, uid uint64
 	}
 	if len(data) > max {
 		return fmt.Errorf("%w: common data of %d bytes (at most %d)", types.RankingInvalidDataSize, len(data), max)
+	}
+	if n := s.Quota.CommonData; n > 0 {
+		u, err := s.Store.Usage(ctx, pid, 0, uid)
+		if err != nil {
+			return err
+		}
+		if !u.HasCommonData && u.CommonData >= n {
+			return fmt.Errorf("%w: PID %d has %d common data entries (quota %d)", quota.ResultRankingRegistrationError, pid, u.CommonData, n)
+		}
 	}
 	return s.Store.PutCommonData(ctx, pid, uid, data, s.now())
 }

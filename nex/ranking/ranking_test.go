@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -378,5 +379,41 @@ func TestRankingSurvivesRestart(t *testing.T) {
 	equalRows(t, "after restart", rows(res), row{1001, 1, 42})
 	if c, err := g.store.Ranking().Category(ctx, 4); err != nil || c.Descending {
 		t.Fatalf("category after restart %+v %v", c, err)
+	}
+}
+
+// TestRankingQuota: with Quota set, a player's scores in a category beyond
+// RankingCategories and common data beyond CommonData are refused with
+// Ranking::RegistrationError (and no category comes into existence for
+// the refused score); uploads to categories and unique ids the player has
+// already go on, and other players are not counted against it.
+func TestRankingQuota(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), nil)
+	f.srv.Quota = quota.Quota{RankingCategories: 3, CommonData: 2}
+	me, other := f.client(1001, true), f.client(1002, true)
+	for c := uint32(1); c <= 3; c++ {
+		if err := me.UploadScore(ctx, ranking.ScoreData{Category: c, Score: 5}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantResult(t, me.UploadScore(ctx, ranking.ScoreData{Category: 4, Score: 5}, 0), quota.ResultRankingRegistrationError)
+	if _, err := other.GetRanking(ctx, ranking.ModeGlobal, 4, top10, 0, 0); !errors.Is(err, types.RankingNotFound) {
+		t.Fatalf("category 4 after the refused score: %v", err)
+	}
+	if err := me.UploadScore(ctx, ranking.ScoreData{Category: 2, Score: 9}, 0); err != nil {
+		t.Fatalf("a category already held: %v", err)
+	}
+	if err := other.UploadScore(ctx, ranking.ScoreData{Category: 4, Score: 5}, 0); err != nil {
+		t.Fatalf("another player: %v", err)
+	}
+	for uid := uint64(1); uid <= 2; uid++ {
+		if err := me.UploadCommonData(ctx, []byte("mii"), uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantResult(t, me.UploadCommonData(ctx, []byte("mii"), 3), quota.ResultRankingRegistrationError)
+	if err := me.UploadCommonData(ctx, []byte("mii2"), 2); err != nil {
+		t.Fatalf("replacing common data held: %v", err)
 	}
 }

@@ -56,6 +56,19 @@ type Store interface {
 	Count(ctx context.Context, q Query) (uint32, error)
 	// Stats returns the count, sum, lowest, highest and average score of q.
 	Stats(ctx context.Context, q Query) (Stats, error)
+
+	// Usage says what pid keeps (the Ranking part of quota.Quota), and
+	// whether it already has a score in category and common data under
+	// uniqueID.
+	Usage(ctx context.Context, pid types.PID, category uint32, uniqueID uint64) (Usage, error)
+}
+
+// Usage is what one player keeps in a Store.
+type Usage struct {
+	Categories    int  // categories with a score of the player's
+	InCategory    bool // a score in the category asked about
+	CommonData    int  // common data entries
+	HasCommonData bool // common data under the unique id asked about
 }
 
 // Errors of a Store.

@@ -12,6 +12,7 @@ package secure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -72,6 +73,16 @@ type Server struct {
 	// transport's goroutine, whose caller acts on it itself. Secure nodes
 	// sharing a store publish the urls there.
 	Changed func(pid types.PID)
+	// CheckLogin, when set, decides each Register and RegisterEx by the
+	// token of the login data (hCustomData, ParseLoginData) for the
+	// connection's PID before anything is recorded: login is what RegisterEx
+	// sent (with an empty Token when it is no class ParseLoginData reads), nil
+	// for Register.
+	// A non-nil error refuses the call with the types.Result it wraps
+	// (Authentication::ValidationFailed when none) in %retval%, with a zero
+	// connection id and an empty url, as Pretendo's servers check RegisterEx
+	// (nex-protocols-common-go secure-connection/register_ex.go, facts only).
+	CheckLogin func(ctx context.Context, pid types.PID, login *LoginData) error
 
 	mu       sync.Mutex
 	byPeer   map[*rmc.Peer]*Station
@@ -134,6 +145,30 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		}
 		if c.Peer.PID == 0 {
 			return out, types.RendezVousNotAuthenticated
+		}
+		if s.CheckLogin != nil {
+			var sent *LoginData
+			if c.Method == MethodRegisterEx {
+				d, err := ParseLoginData(login, c.Peer.Settings)
+				if err != nil {
+					d = LoginData{Class: login.TypeName}
+				}
+				sent = &d
+			}
+			if err := s.CheckLogin(ctx, c.Peer.PID, sent); err != nil {
+				res := types.AuthenticationValidationFailed
+				if r := (types.Result(0)); errors.As(err, &r) && r.IsError() {
+					res = r
+				}
+				if s.Logger != nil {
+					s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex secure register refused", slog.Uint64("pid", uint64(c.Peer.PID)),
+						slog.String("result", res.String()), slog.String("error", err.Error()))
+				}
+				w.Result(res)
+				w.U32(0)
+				w.StationURL(types.StationURL{})
+				return w.Bytes()
+			}
 		}
 		st := s.register(c.Peer, urls, login)
 		s.changed(st.PID)

@@ -77,6 +77,11 @@ func (c countingRanking) Stats(ctx context.Context, q ranking.Query) (ranking.St
 	return c.s.Stats(ctx, q)
 }
 
+func (c countingRanking) Usage(ctx context.Context, pid types.PID, category uint32, uid uint64) (ranking.Usage, error) {
+	c.n.Add(1)
+	return c.s.Usage(ctx, pid, category, uid)
+}
+
 // countingDataStore counts the calls made to a datastore.Store.
 // countingDataStore counts the calls of the methods the bench's DataStore post
 // uses; the others (batches, ratings logs, notifications) pass through the

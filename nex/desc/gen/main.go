@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/desc"
@@ -143,11 +144,12 @@ func removeStale(out string, keep map[string]bool, files map[string][]byte) erro
 
 // gen writes one family's package.
 type gen struct {
-	set     *desc.Set
-	file    *desc.File
-	pkg     string
-	imports map[string]bool
-	b       bytes.Buffer
+	set      *desc.Set
+	file     *desc.File
+	pkg      string
+	imports  map[string]bool
+	b        bytes.Buffer
+	defaults map[*desc.Struct]bool // hasDefaults, by structure
 }
 
 func (g *gen) p(format string, args ...any) { fmt.Fprintf(&g.b, format, args...) }
@@ -666,5 +668,115 @@ func (g *gen) structure(s *desc.Struct) error {
 		}
 	}
 	g.p("r.LeaveStructure(m)\n}\n\n")
+	g.newFunc(s)
 	return nil
+}
+
+// hasDefaults reports whether a New function would set anything in s: a
+// default of its own or of its parent's or of a structure field's.
+func (g *gen) hasDefaults(s *desc.Struct) bool {
+	if g.defaults == nil {
+		g.defaults = map[*desc.Struct]bool{}
+	}
+	if v, ok := g.defaults[s]; ok {
+		return v
+	}
+	g.defaults[s] = false // a cycle sets nothing
+	v := s.ParentStruct != nil && g.hasDefaults(s.ParentStruct)
+	for _, f := range s.Fields {
+		if g.defaultExpr(f.Type, f.Default) != "" || f.Type.Kind == desc.KStruct && g.hasDefaults(f.Type.Struct) {
+			v = true
+		}
+	}
+	g.defaults[s] = v
+	return v
+}
+
+// defaultExpr is the Go expression of a field's default ("" when none or when
+// it is the zero value, or of a type the generator does not give defaults:
+// station urls, variants, AnyData, maps).
+func (g *gen) defaultExpr(t *desc.Type, lit string) string {
+	if lit == "" {
+		return ""
+	}
+	switch {
+	case t.Kind.Integer() || t.Kind == desc.KEnum || t.Kind == desc.KPID || t.Kind == desc.KResult ||
+		t.Kind == desc.KDateTime || t.Kind == desc.KFloat || t.Kind == desc.KDouble:
+		if _, err := strconv.ParseFloat(lit, 64); err != nil {
+			if _, err := strconv.ParseInt(lit, 0, 64); err != nil {
+				return ""
+			}
+		}
+		if lit == "0" || lit == "0.0" {
+			return ""
+		}
+		return lit
+	case t.Kind == desc.KBool:
+		if lit == "true" {
+			return "true"
+		}
+	case t.Kind == desc.KString || t.Kind == desc.KBuffer || t.Kind == desc.KQBuffer:
+		v, err := strconv.Unquote(lit)
+		if err != nil || v == "" {
+			return ""
+		}
+		if t.Kind == desc.KString {
+			return strconv.Quote(v)
+		}
+		return "[]byte(" + strconv.Quote(v) + ")"
+	case t.Kind == desc.KList:
+		inner := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(lit, "["), "]"))
+		if inner == "" {
+			return ""
+		}
+		var items []string
+		for _, it := range strings.Split(inner, ",") {
+			it = strings.TrimSpace(it)
+			e := g.defaultExpr(t.Elem, it)
+			if e == "" {
+				// A zero element is written as the zero value.
+				switch t.Elem.Kind {
+				case desc.KString:
+					e = `""`
+				case desc.KBool:
+					e = "false"
+				default:
+					if !t.Elem.Kind.Integer() && t.Elem.Kind != desc.KEnum && t.Elem.Kind != desc.KFloat && t.Elem.Kind != desc.KDouble {
+						return ""
+					}
+					e = "0"
+				}
+			}
+			items = append(items, e)
+		}
+		return g.goType(t) + "{" + strings.Join(items, ", ") + "}"
+	}
+	return ""
+}
+
+// newFunc writes New<S> when s has defaults: a value with every default of the
+// description set.
+func (g *gen) newFunc(s *desc.Struct) {
+	if !g.hasDefaults(s) {
+		return
+	}
+	name := desc.GoName(s.Name)
+	g.p("// New%s returns a %s with the description's defaults.\nfunc New%s() %s {\nvar s %s\n", name, name, name, name, name)
+	if s.ParentStruct != nil && g.hasDefaults(s.ParentStruct) {
+		g.p("s.%s = %s()\n", desc.GoName(s.ParentStruct.Name), g.qualify(s.ParentStruct.File, "New"+desc.GoName(s.ParentStruct.Name)))
+	}
+	seen := map[string]bool{}
+	for _, f := range s.Fields {
+		if seen[f.Name] {
+			continue
+		}
+		if e := g.defaultExpr(f.Type, f.Default); e != "" {
+			seen[f.Name] = true
+			g.p("s.%s = %s\n", fieldName(f.Name), e)
+		} else if f.Type.Kind == desc.KStruct && g.hasDefaults(f.Type.Struct) {
+			seen[f.Name] = true
+			g.p("s.%s = %s()\n", fieldName(f.Name), g.qualify(f.Type.Struct.File, "New"+desc.GoName(f.Type.Struct.Name)))
+		}
+	}
+	g.p("return s\n}\n\n")
 }

@@ -63,6 +63,14 @@ func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewAuthenticationInfo returns a AuthenticationInfo with the description's defaults.
+func NewAuthenticationInfo() AuthenticationInfo {
+	var s AuthenticationInfo
+	s.NgsVersion = 3
+	s.TokenType = 1
+	return s
+}
+
 // RVConnectionData is where the secure server is: its station URL and, from
 // revision 1, the server's time.
 type RVConnectionData struct {
@@ -160,6 +168,13 @@ func (s *ValidateAndRequestTicketParam) Read(r *types.Reader, field string) {
 	s.NEXVersion = r.U32("nex_version")
 	s.ClientVersion = r.U32("client_version")
 	r.LeaveStructure(m)
+}
+
+// NewValidateAndRequestTicketParam returns a ValidateAndRequestTicketParam with the description's defaults.
+func NewValidateAndRequestTicketParam() ValidateAndRequestTicketParam {
+	var s ValidateAndRequestTicketParam
+	s.Platform = 3
+	return s
 }
 
 // ValidateAndRequestTicketResult is the ValidateAndRequestTicketResult structure.

@@ -41,6 +41,13 @@ func (s *ResultRange) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewResultRange returns a ResultRange with the description's defaults.
+func NewResultRange() ResultRange {
+	var s ResultRange
+	s.Size = 10
+	return s
+}
+
 // NullData is the Data class that carries nothing.
 //
 // It derives from Data: an AnyDataHolder can carry it.

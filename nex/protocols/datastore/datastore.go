@@ -209,6 +209,14 @@ func (s *DataStoreChangeMetaCompareParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStoreChangeMetaCompareParam returns a DataStoreChangeMetaCompareParam with the description's defaults.
+func NewDataStoreChangeMetaCompareParam() DataStoreChangeMetaCompareParam {
+	var s DataStoreChangeMetaCompareParam
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	return s
+}
+
 // DataStoreChangeMetaParam changes an object's metadata: modifies_flag
 // (DataStoreModifiesFlag) says which of the fields apply.
 type DataStoreChangeMetaParam struct {
@@ -296,6 +304,16 @@ func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStoreChangeMetaParam returns a DataStoreChangeMetaParam with the description's defaults.
+func NewDataStoreChangeMetaParam() DataStoreChangeMetaParam {
+	var s DataStoreChangeMetaParam
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	s.CompareParam = NewDataStoreChangeMetaCompareParam()
+	s.PersistenceTarget = NewDataStorePersistenceTarget()
+	return s
+}
+
 // DataStoreChangeMetaParamV1 is the DataStoreChangeMetaParamV1 structure.
 type DataStoreChangeMetaParamV1 struct {
 	DataID           uint64              `nex:"data_id"`
@@ -347,6 +365,14 @@ func (s *DataStoreChangeMetaParamV1) Read(r *types.Reader, field string) {
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
 	s.UpdatePassword = r.U64("update_password")
 	r.LeaveStructure(m)
+}
+
+// NewDataStoreChangeMetaParamV1 returns a DataStoreChangeMetaParamV1 with the description's defaults.
+func NewDataStoreChangeMetaParamV1() DataStoreChangeMetaParamV1 {
+	var s DataStoreChangeMetaParamV1
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	return s
 }
 
 // DataStoreCompletePostParam is the DataStoreCompletePostParam structure.
@@ -503,6 +529,13 @@ func (s *DataStoreGetMetaParam) Read(r *types.Reader, field string) {
 	s.ResultOption = r.U8("result_option")
 	s.AccessPassword = r.U64("access_password")
 	r.LeaveStructure(m)
+}
+
+// NewDataStoreGetMetaParam returns a DataStoreGetMetaParam with the description's defaults.
+func NewDataStoreGetMetaParam() DataStoreGetMetaParam {
+	var s DataStoreGetMetaParam
+	s.PersistenceTarget = NewDataStorePersistenceTarget()
+	return s
 }
 
 // DataStoreGetNewArrivedNotificationsParam is the DataStoreGetNewArrivedNotificationsParam structure.
@@ -739,6 +772,14 @@ func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStoreMetaInfo returns a DataStoreMetaInfo with the description's defaults.
+func NewDataStoreMetaInfo() DataStoreMetaInfo {
+	var s DataStoreMetaInfo
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	return s
+}
+
 // DataStoreNotification is the DataStoreNotification structure.
 type DataStoreNotification struct {
 	NotificationID uint64 `nex:"notification_id"`
@@ -862,6 +903,13 @@ func (s *DataStorePermission) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStorePermission returns a DataStorePermission with the description's defaults.
+func NewDataStorePermission() DataStorePermission {
+	var s DataStorePermission
+	s.Permission = 3
+	return s
+}
+
 // DataStorePersistenceInfo is the DataStorePersistenceInfo structure.
 type DataStorePersistenceInfo struct {
 	OwnerID types.PID `nex:"owner_id"`
@@ -923,6 +971,14 @@ func (s *DataStorePersistenceInitParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStorePersistenceInitParam returns a DataStorePersistenceInitParam with the description's defaults.
+func NewDataStorePersistenceInitParam() DataStorePersistenceInitParam {
+	var s DataStorePersistenceInitParam
+	s.PersistenceID = 65535
+	s.DeleteLastObject = true
+	return s
+}
+
 // DataStorePersistenceTarget is a persistence slot of a player: the object kept
 // there outlives its period.
 type DataStorePersistenceTarget struct {
@@ -951,6 +1007,13 @@ func (s *DataStorePersistenceTarget) Read(r *types.Reader, field string) {
 	s.OwnerID = r.PID("owner_id")
 	s.PersistenceID = r.U16("persistence_id")
 	r.LeaveStructure(m)
+}
+
+// NewDataStorePersistenceTarget returns a DataStorePersistenceTarget with the description's defaults.
+func NewDataStorePersistenceTarget() DataStorePersistenceTarget {
+	var s DataStorePersistenceTarget
+	s.PersistenceID = 65535
+	return s
 }
 
 // DataStorePrepareGetParam is the DataStorePrepareGetParam structure.
@@ -998,6 +1061,13 @@ func (s *DataStorePrepareGetParam) Read(r *types.Reader, field string) {
 		s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	}
 	r.LeaveStructure(m)
+}
+
+// NewDataStorePrepareGetParam returns a DataStorePrepareGetParam with the description's defaults.
+func NewDataStorePrepareGetParam() DataStorePrepareGetParam {
+	var s DataStorePrepareGetParam
+	s.PersistenceTarget = NewDataStorePersistenceTarget()
+	return s
 }
 
 // DataStorePrepareGetParamV1 is the DataStorePrepareGetParamV1 structure.
@@ -1108,6 +1178,15 @@ func (s *DataStorePreparePostParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewDataStorePreparePostParam returns a DataStorePreparePostParam with the description's defaults.
+func NewDataStorePreparePostParam() DataStorePreparePostParam {
+	var s DataStorePreparePostParam
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	s.PersistenceInitParam = NewDataStorePersistenceInitParam()
+	return s
+}
+
 // DataStorePreparePostParamV1 is the DataStorePreparePostParamV1 structure.
 type DataStorePreparePostParamV1 struct {
 	Size             uint32                             `nex:"size"`
@@ -1168,6 +1247,14 @@ func (s *DataStorePreparePostParamV1) Read(r *types.Reader, field string) {
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
 	s.RatingInitParam = types.ReadList(r, "rating_init_param", func(r *types.Reader, f string) (v DataStoreRatingInitParamWithSlot) { v.Read(r, f); return })
 	r.LeaveStructure(m)
+}
+
+// NewDataStorePreparePostParamV1 returns a DataStorePreparePostParamV1 with the description's defaults.
+func NewDataStorePreparePostParamV1() DataStorePreparePostParamV1 {
+	var s DataStorePreparePostParamV1
+	s.Permission = NewDataStorePermission()
+	s.DeletePermission = NewDataStorePermission()
+	return s
 }
 
 // DataStorePrepareUpdateParam is the DataStorePrepareUpdateParam structure.
@@ -1874,6 +1961,20 @@ func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
 		s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
 	}
 	r.LeaveStructure(m)
+}
+
+// NewDataStoreSearchParam returns a DataStoreSearchParam with the description's defaults.
+func NewDataStoreSearchParam() DataStoreSearchParam {
+	var s DataStoreSearchParam
+	s.SearchTarget = 1
+	s.DataType = 65535
+	s.CreatedAfter = 671076024059
+	s.CreatedBefore = 671076024059
+	s.UpdatedAfter = 671076024059
+	s.UpdatedBefore = 671076024059
+	s.ResultRange = common.NewResultRange()
+	s.TotalCountEnabled = true
+	return s
 }
 
 // DataStoreSearchResult is a page of search results; total_count_type

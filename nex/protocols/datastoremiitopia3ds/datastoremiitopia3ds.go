@@ -164,6 +164,14 @@ func (s *MiiTubeSearchParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewMiiTubeSearchParam returns a MiiTubeSearchParam with the description's defaults.
+func NewMiiTubeSearchParam() MiiTubeSearchParam {
+	var s MiiTubeSearchParam
+	s.Category = 255
+	s.Gender = 2
+	return s
+}
+
 // MiiTubeMiiInfo is the MiiTubeMiiInfo structure.
 type MiiTubeMiiInfo struct {
 	MetaInfo    datastore.DataStoreMetaInfo `nex:"meta_info"`
@@ -194,6 +202,13 @@ func (s *MiiTubeMiiInfo) Read(r *types.Reader, field string) {
 	s.Category = r.U8("category")
 	s.RankingType = r.U8("ranking_type")
 	r.LeaveStructure(m)
+}
+
+// NewMiiTubeMiiInfo returns a MiiTubeMiiInfo with the description's defaults.
+func NewMiiTubeMiiInfo() MiiTubeMiiInfo {
+	var s MiiTubeMiiInfo
+	s.MetaInfo = datastore.NewDataStoreMetaInfo()
+	return s
 }
 
 // MiiTubeSearchResult is the MiiTubeSearchResult structure.

@@ -470,6 +470,13 @@ func (s *SearchCommentsInOrderParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCommentsInOrderParam returns a SearchCommentsInOrderParam with the description's defaults.
+func NewSearchCommentsInOrderParam() SearchCommentsInOrderParam {
+	var s SearchCommentsInOrderParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // GetEventCourseGhostParam is the GetEventCourseGhostParam structure.
 type GetEventCourseGhostParam struct {
 	DataID uint64 `nex:"data_id"`
@@ -668,6 +675,13 @@ func (s *SearchCoursesPostedByParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesPostedByParam returns a SearchCoursesPostedByParam with the description's defaults.
+func NewSearchCoursesPostedByParam() SearchCoursesPostedByParam {
+	var s SearchCoursesPostedByParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchCoursesPositiveRatedByParam is the SearchCoursesPositiveRatedByParam structure.
 type SearchCoursesPositiveRatedByParam struct {
 	Option uint32 `nex:"option"`
@@ -798,6 +812,13 @@ func (s *SearchCoursesFirstClearParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesFirstClearParam returns a SearchCoursesFirstClearParam with the description's defaults.
+func NewSearchCoursesFirstClearParam() SearchCoursesFirstClearParam {
+	var s SearchCoursesFirstClearParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchCoursesBestTimeParam is the SearchCoursesBestTimeParam structure.
 type SearchCoursesBestTimeParam struct {
 	PID    uint64             `nex:"pid"`
@@ -828,6 +849,13 @@ func (s *SearchCoursesBestTimeParam) Read(r *types.Reader, field string) {
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchCoursesBestTimeParam returns a SearchCoursesBestTimeParam with the description's defaults.
+func NewSearchCoursesBestTimeParam() SearchCoursesBestTimeParam {
+	var s SearchCoursesBestTimeParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SearchCoursesEventParam is the SearchCoursesEventParam structure.
@@ -883,6 +911,13 @@ func (s *SearchCoursesLatestParam) Read(r *types.Reader, field string) {
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchCoursesLatestParam returns a SearchCoursesLatestParam with the description's defaults.
+func NewSearchCoursesLatestParam() SearchCoursesLatestParam {
+	var s SearchCoursesLatestParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SearchUsersPlayedCourseParam is the SearchUsersPlayedCourseParam structure.
@@ -1021,6 +1056,13 @@ func (s *SearchCoursesPointRankingParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSearchCoursesPointRankingParam returns a SearchCoursesPointRankingParam with the description's defaults.
+func NewSearchCoursesPointRankingParam() SearchCoursesPointRankingParam {
+	var s SearchCoursesPointRankingParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SearchUsersUserPointParam is the SearchUsersUserPointParam structure.
 type SearchUsersUserPointParam struct {
 	Option uint32             `nex:"option"`
@@ -1051,6 +1093,13 @@ func (s *SearchUsersUserPointParam) Read(r *types.Reader, field string) {
 	s.Buffer = r.BufferCopy("buffer")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+}
+
+// NewSearchUsersUserPointParam returns a SearchUsersUserPointParam with the description's defaults.
+func NewSearchUsersUserPointParam() SearchUsersUserPointParam {
+	var s SearchUsersUserPointParam
+	s.Range = common.NewResultRange()
+	return s
 }
 
 // SyncUserProfileParam is the SyncUserProfileParam structure.

@@ -645,6 +645,13 @@ func (s *BlacklistedPrincipal) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewBlacklistedPrincipal returns a BlacklistedPrincipal with the description's defaults.
+func NewBlacklistedPrincipal() BlacklistedPrincipal {
+	var s BlacklistedPrincipal
+	s.PrincipalInfo = NewPrincipalBasicInfo()
+	return s
+}
+
 // Comment is the Comment structure.
 //
 // It derives from Data: an AnyDataHolder can carry it.
@@ -726,6 +733,14 @@ func (s *FriendInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewFriendInfo returns a FriendInfo with the description's defaults.
+func NewFriendInfo() FriendInfo {
+	var s FriendInfo
+	s.NnaInfo = NewNNAInfo()
+	s.Presence = NewNintendoPresenceV2()
+	return s
+}
+
 // FriendRequest is the FriendRequest structure.
 //
 // It derives from Data: an AnyDataHolder can carry it.
@@ -760,6 +775,13 @@ func (s *FriendRequest) Read(r *types.Reader, field string) {
 	s.Message.Read(r, "message")
 	s.Sent = r.DateTime("sent")
 	r.LeaveStructure(m)
+}
+
+// NewFriendRequest returns a FriendRequest with the description's defaults.
+func NewFriendRequest() FriendRequest {
+	var s FriendRequest
+	s.PrincipalInfo = NewPrincipalBasicInfo()
+	return s
 }
 
 // FriendRequestMessage is the FriendRequestMessage structure.
@@ -894,6 +916,15 @@ func (s *NNAInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewNNAInfo returns a NNAInfo with the description's defaults.
+func NewNNAInfo() NNAInfo {
+	var s NNAInfo
+	s.PrincipalInfo = NewPrincipalBasicInfo()
+	s.Unk1 = 94
+	s.Unk2 = 11
+	return s
+}
+
 // NintendoCreateAccountData is the NintendoCreateAccountData structure.
 //
 // It derives from Data: an AnyDataHolder can carry it.
@@ -931,6 +962,13 @@ func (s *NintendoCreateAccountData) Read(r *types.Reader, field string) {
 	s.Birthday = r.DateTime("birthday")
 	s.Unk = r.U64("unk")
 	r.LeaveStructure(m)
+}
+
+// NewNintendoCreateAccountData returns a NintendoCreateAccountData with the description's defaults.
+func NewNintendoCreateAccountData() NintendoCreateAccountData {
+	var s NintendoCreateAccountData
+	s.Info = NewNNAInfo()
+	return s
 }
 
 // NintendoPresenceV2 is a Wii U player's presence: the game being played and its
@@ -1004,6 +1042,15 @@ func (s *NintendoPresenceV2) Read(r *types.Reader, field string) {
 	s.Unk6 = r.U8("unk6")
 	s.Unk7 = r.U8("unk7")
 	r.LeaveStructure(m)
+}
+
+// NewNintendoPresenceV2 returns a NintendoPresenceV2 with the description's defaults.
+func NewNintendoPresenceV2() NintendoPresenceV2 {
+	var s NintendoPresenceV2
+	s.Unk5 = 3
+	s.Unk6 = 3
+	s.Unk7 = 3
+	return s
 }
 
 // PersistentNotification is the PersistentNotification structure.
@@ -1085,6 +1132,13 @@ func (s *PrincipalBasicInfo) Read(r *types.Reader, field string) {
 	s.Mii.Read(r, "mii")
 	s.Unk = r.U8("unk")
 	r.LeaveStructure(m)
+}
+
+// NewPrincipalBasicInfo returns a PrincipalBasicInfo with the description's defaults.
+func NewPrincipalBasicInfo() PrincipalBasicInfo {
+	var s PrincipalBasicInfo
+	s.Unk = 2
+	return s
 }
 
 // PrincipalPreference is the PrincipalPreference structure.

@@ -103,6 +103,14 @@ func (s *Gathering) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewGathering returns a Gathering with the description's defaults.
+func NewGathering() Gathering {
+	var s Gathering
+	s.ParticipationPolicy = 1
+	s.Flags = 512
+	return s
+}
+
 // GatheringURLs is the GatheringURLs structure.
 type GatheringURLs struct {
 	GID  uint32             `nex:"gid"`
@@ -389,6 +397,17 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewMatchmakeSessionSearchCriteria returns a MatchmakeSessionSearchCriteria with the description's defaults.
+func NewMatchmakeSessionSearchCriteria() MatchmakeSessionSearchCriteria {
+	var s MatchmakeSessionSearchCriteria
+	s.Attribs = []string{"", "", "", "", "", ""}
+	s.VacantOnly = true
+	s.ExcludeLocked = true
+	s.VacantParticipants = 1
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // MatchmakeSession is a match-making session. The NEX 3 layout grows by version
 // and structure revision; NEX 4 sends every field at revision 0. nintendo-wiki
 // "Match Making Types" puts progress_score at NEX 3.4 where NintendoClients gates it
@@ -537,6 +556,16 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewMatchmakeSession returns a MatchmakeSession with the description's defaults.
+func NewMatchmakeSession() MatchmakeSession {
+	var s MatchmakeSession
+	s.Gathering = NewGathering()
+	s.Attribs = []uint32{0, 0, 0, 0, 0, 0}
+	s.OpenParticipation = true
+	s.ProgressScore = 100
+	return s
+}
+
 // MatchmakeBlockListParam is the MatchmakeBlockListParam structure.
 type MatchmakeBlockListParam struct {
 	Options uint32 `nex:"options"`
@@ -605,6 +634,13 @@ func (s *CreateMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	s.JoinMessage = r.String("join_message")
 	s.NumParticipants = r.U16("num_participants")
 	r.LeaveStructure(m)
+}
+
+// NewCreateMatchmakeSessionParam returns a CreateMatchmakeSessionParam with the description's defaults.
+func NewCreateMatchmakeSessionParam() CreateMatchmakeSessionParam {
+	var s CreateMatchmakeSessionParam
+	s.Session = NewMatchmakeSession()
+	return s
 }
 
 // JoinMatchmakeSessionParam is JoinMatchmakeSessionWithParam's parameter.
@@ -803,6 +839,13 @@ func (s *AutoMatchmakeParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewAutoMatchmakeParam returns a AutoMatchmakeParam with the description's defaults.
+func NewAutoMatchmakeParam() AutoMatchmakeParam {
+	var s AutoMatchmakeParam
+	s.Session = NewMatchmakeSession()
+	return s
+}
+
 // FindMatchmakeSessionByParticipantParam is the FindMatchmakeSessionByParticipantParam structure.
 type FindMatchmakeSessionByParticipantParam struct {
 	PIDs      []types.PID             `nex:"pids"`
@@ -871,6 +914,13 @@ func (s *FindMatchmakeSessionByParticipantResult) Read(r *types.Reader, field st
 	r.LeaveStructure(m)
 }
 
+// NewFindMatchmakeSessionByParticipantResult returns a FindMatchmakeSessionByParticipantResult with the description's defaults.
+func NewFindMatchmakeSessionByParticipantResult() FindMatchmakeSessionByParticipantResult {
+	var s FindMatchmakeSessionByParticipantResult
+	s.Session = NewMatchmakeSession()
+	return s
+}
+
 // PersistentGathering is a community: a gathering that lasts, which sessions can
 // belong to.
 //
@@ -925,6 +975,13 @@ func (s *PersistentGathering) Read(r *types.Reader, field string) {
 	s.MatchmakeSessionCount = r.U32("matchmake_session_count")
 	s.NumParticipants = r.U32("num_participants")
 	r.LeaveStructure(m)
+}
+
+// NewPersistentGathering returns a PersistentGathering with the description's defaults.
+func NewPersistentGathering() PersistentGathering {
+	var s PersistentGathering
+	s.Gathering = NewGathering()
+	return s
 }
 
 // SimpleCommunity is the SimpleCommunity structure.

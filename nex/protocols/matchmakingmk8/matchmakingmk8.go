@@ -157,6 +157,13 @@ func (s *SimpleSearchParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewSimpleSearchParam returns a SimpleSearchParam with the description's defaults.
+func NewSimpleSearchParam() SimpleSearchParam {
+	var s SimpleSearchParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // SimpleSearchCondition is the SimpleSearchCondition structure.
 type SimpleSearchCondition struct {
 	Value    uint32 `nex:"value"`

@@ -142,6 +142,15 @@ func (s *RankingOrderParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewRankingOrderParam returns a RankingOrderParam with the description's defaults.
+func NewRankingOrderParam() RankingOrderParam {
+	var s RankingOrderParam
+	s.GroupIndex = 255
+	s.TimeScope = 2
+	s.Count = 10
+	return s
+}
+
 // RankingRankData is one ranked score.
 type RankingRankData struct {
 	PID        types.PID      `nex:"pid"`

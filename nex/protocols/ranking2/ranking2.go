@@ -401,6 +401,14 @@ func (s *Ranking2GetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewRanking2GetParam returns a Ranking2GetParam with the description's defaults.
+func NewRanking2GetParam() Ranking2GetParam {
+	var s Ranking2GetParam
+	s.Count = 10
+	s.Mode = 2
+	return s
+}
+
 // Ranking2Info is the Ranking2Info structure.
 type Ranking2Info struct {
 	Data       []Ranking2RankData `nex:"data"`

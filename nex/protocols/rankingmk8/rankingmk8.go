@@ -86,6 +86,13 @@ func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
+func NewCompetitionRankingInfoGetParam() CompetitionRankingInfoGetParam {
+	var s CompetitionRankingInfoGetParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingUploadScoreParam is the CompetitionRankingUploadScoreParam structure.
 type CompetitionRankingUploadScoreParam struct {
 	ID            uint32 `nex:"id"`

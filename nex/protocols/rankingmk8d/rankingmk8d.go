@@ -82,6 +82,13 @@ func (s *CompetitionRankingGetScoreParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingGetScoreParam returns a CompetitionRankingGetScoreParam with the description's defaults.
+func NewCompetitionRankingGetScoreParam() CompetitionRankingGetScoreParam {
+	var s CompetitionRankingGetScoreParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingInfo is the CompetitionRankingInfo structure.
 type CompetitionRankingInfo struct {
 	ID              uint32   `nex:"id"`
@@ -146,6 +153,13 @@ func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+// NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
+func NewCompetitionRankingInfoGetParam() CompetitionRankingInfoGetParam {
+	var s CompetitionRankingInfoGetParam
+	s.Range = common.NewResultRange()
+	return s
+}
+
 // CompetitionRankingScoreData is the CompetitionRankingScoreData structure.
 type CompetitionRankingScoreData struct {
 	Rank       uint32         `nex:"rank"`
@@ -185,6 +199,13 @@ func (s *CompetitionRankingScoreData) Read(r *types.Reader, field string) {
 	s.TeamID = r.U8("team_id")
 	s.Metadata = r.QBufferCopy("metadata")
 	r.LeaveStructure(m)
+}
+
+// NewCompetitionRankingScoreData returns a CompetitionRankingScoreData with the description's defaults.
+func NewCompetitionRankingScoreData() CompetitionRankingScoreData {
+	var s CompetitionRankingScoreData
+	s.TeamID = 255
+	return s
 }
 
 // CompetitionRankingScoreInfo is the CompetitionRankingScoreInfo structure.
