@@ -90,7 +90,7 @@ func TestFriendsKnownToGameServices(t *testing.T) {
 	t.Run("datastore friends permission", func(t *testing.T) {
 		dc := &datastore.Client{C: owner.sess.RMC}
 		id, err := dc.Put(ctx, datastore.PreparePostParam{Name: "for friends", DataType: 1, PersistenceSlotID: datastore.NoPersistenceSlot,
-			Flag: 0x08, // notify on post: the owner's friends are told
+			Flag:       0x08, // notify on post: the owner's friends are told
 			Permission: datastore.Permission{Permission: datastore.PermissionFriends}}, []byte("friends only"))
 		if err != nil {
 			t.Fatal(err)
