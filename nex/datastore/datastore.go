@@ -162,7 +162,6 @@ type Server struct {
 
 	once     sync.Once
 	initErr  error
-	proto    rmc.Handler // the generated DataStore dispatcher over handler{s}
 	secret   [32]byte
 	inflight sync.Map // upload token -> struct{}
 	uploads  uploadSlots
@@ -179,7 +178,6 @@ func (s *Server) init() error {
 			s.initErr = errors.New("datastore: Server.BaseURL is required (bodies in a directory are served by HTTPHandler)")
 		default:
 			_, s.initErr = rand.Read(s.secret[:])
-			s.proto = ds.NewDataStoreServer(handler{s})
 		}
 	})
 	return s.initErr
@@ -231,7 +229,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		cc.Peer = &peer
 		c = &cc
 	}
-	out, err := s.proto.ServeRMC(ctx, c, out)
+	out, err := ds.ServeDataStore(handler{s}, ctx, c, out)
 	if err != nil {
 		return out, s.result(ctx, c.Method, err)
 	}

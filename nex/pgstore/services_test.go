@@ -165,10 +165,24 @@ func TestQueryPlans(t *testing.T) {
 			SELECT 'tok' || i, 1 + i, 1, 1, 0, i % 2 = 0 FROM generate_series(0, 99999) i`,
 		`ANALYZE`,
 	}
+	// The fill is one transaction without the pool's statement timeout: on a
+	// loaded machine inserting 100,000 rows into the indexed tables can take
+	// longer than a live statement may.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range fill {
-		if _, err := s.pool.Exec(ctx, q); err != nil {
+		if _, err := tx.Exec(ctx, q); err != nil {
 			t.Fatalf("fill: %v\n%s", err, q)
 		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	cat := ranking.Category{ID: 1, Descending: true}

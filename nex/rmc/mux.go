@@ -213,6 +213,12 @@ func errorResponse(ctx context.Context, out []byte, req Request, err error, log 
 				slog.Uint64("call", uint64(req.CallID)), slog.String("error", err.Error()))
 		}
 		res = types.CoreException
+	} else if log != nil && errors.Is(err, types.ErrVersion) {
+		// A structure of another NEX version: the operator's cue to set the
+		// game's version (serve --nex-version), so it is a warning.
+		log.LogAttrs(ctx, slog.LevelWarn, "rmc call from a client of another NEX version",
+			slog.Uint64("protocol", uint64(req.Protocol)), slog.Uint64("method", uint64(req.Method)),
+			slog.Uint64("call", uint64(req.CallID)), slog.String("error", err.Error()))
 	} else if log != nil && err != error(res) {
 		// A Result wrapped with detail (a bad parameter, ...): the detail stays
 		// here, the peer only gets the code.

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 
+	secgen "github.com/gamewire/gamewire/nex/protocols/secure"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -203,10 +204,8 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 			types.WriteList(&w, urls, (*types.Writer).StationURL)
 		} else {
 			types.WriteList(&w, urls, func(w *types.Writer, u types.StationURL) {
-				m := w.BeginStructure(0) // ConnectionData
-				w.StationURL(u)
-				w.U32(st.ConnectionID)
-				w.EndStructure(m)
+				cd := secgen.ConnectionData{Station: u, ConnectionID: st.ConnectionID}
+				cd.Append(w)
 			})
 		}
 	case MethodTestConnectivity:

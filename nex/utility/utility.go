@@ -13,45 +13,39 @@ import (
 	"slices"
 	"sync"
 
+	gen "github.com/gamewire/gamewire/nex/protocols/utility"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // ProtocolID is the Utility protocol's id.
-const ProtocolID uint16 = 110
+const ProtocolID = gen.UtilityProtocolID
 
-// Method ids of the generic Utility methods.
+// Method ids of the generic Utility methods (from the generated package,
+// nex/protocols/utility, whose codecs the Server uses).
 const (
-	MethodAcquireNexUniqueID                         uint32 = 1
-	MethodAcquireNexUniqueIDWithPassword             uint32 = 2
-	MethodAssociateNexUniqueIDWithMyPrincipalID      uint32 = 3
-	MethodAssociateNexUniqueIDsWithMyPrincipalID     uint32 = 4
-	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  uint32 = 5
-	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID uint32 = 6
-	MethodGetIntegerSettings                         uint32 = 7
-	MethodGetStringSettings                          uint32 = 8
+	MethodAcquireNexUniqueID                         = gen.UtilityMethodAcquireNexUniqueId
+	MethodAcquireNexUniqueIDWithPassword             = gen.UtilityMethodAcquireNexUniqueIdWithPassword
+	MethodAssociateNexUniqueIDWithMyPrincipalID      = gen.UtilityMethodAssociateNexUniqueIdWithMyPrincipalId
+	MethodAssociateNexUniqueIDsWithMyPrincipalID     = gen.UtilityMethodAssociateNexUniqueIdsWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDWithMyPrincipalID  = gen.UtilityMethodGetAssociatedNexUniqueIdWithMyPrincipalId
+	MethodGetAssociatedNexUniqueIDsWithMyPrincipalID = gen.UtilityMethodGetAssociatedNexUniqueIdsWithMyPrincipalId
+	MethodGetIntegerSettings                         = gen.UtilityMethodGetIntegerSettings
+	MethodGetStringSettings                          = gen.UtilityMethodGetStringSettings
 )
 
 // UniqueIDInfo is the UniqueIdInfo structure.
 type UniqueIDInfo struct {
-	ID       uint64 // nexUniqueId
-	Password uint64 // nexUniqueIdPassword
+	ID       uint64 // unique_id
+	Password uint64
 }
 
-// Append appends u as a structure.
-func (u UniqueIDInfo) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U64(u.ID)
-	w.U64(u.Password)
-	w.EndStructure(m)
+func (u UniqueIDInfo) wire() gen.UniqueIdInfo {
+	return gen.UniqueIdInfo{UniqueID: u.ID, Password: u.Password}
 }
 
-// ReadUniqueIDInfo reads a UniqueIdInfo structure.
-func ReadUniqueIDInfo(r *types.Reader, field string) UniqueIDInfo {
-	m := r.EnterStructure(field)
-	u := UniqueIDInfo{ID: r.U64("nexUniqueId"), Password: r.U64("nexUniqueIdPassword")}
-	r.LeaveStructure(m)
-	return u
+func uniqueIDFrom(u gen.UniqueIdInfo) UniqueIDInfo {
+	return UniqueIDInfo{ID: u.UniqueID, Password: u.Password}
 }
 
 // Server answers the generic Utility methods. Register it with
@@ -122,83 +116,81 @@ func (s *Server) associate(pid types.PID, infos []UniqueIDInfo) error {
 	return nil
 }
 
-// ServeRMC implements rmc.Handler.
+// ServeRMC implements rmc.Handler: the generated Utility dispatcher decodes
+// the parameters and calls the handler methods below.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	switch c.Method {
-	case MethodAcquireNexUniqueID, MethodAcquireNexUniqueIDWithPassword:
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		u, err := s.acquire(c.Method == MethodAcquireNexUniqueIDWithPassword)
-		if err != nil {
-			return out, err
-		}
-		if c.Method == MethodAcquireNexUniqueID {
-			w.U64(u.ID)
-		} else {
-			u.Append(&w)
-		}
-	case MethodAssociateNexUniqueIDWithMyPrincipalID, MethodAssociateNexUniqueIDsWithMyPrincipalID:
-		var infos []UniqueIDInfo
-		if c.Method == MethodAssociateNexUniqueIDWithMyPrincipalID {
-			infos = []UniqueIDInfo{ReadUniqueIDInfo(&r, "uniqueIdInfo")}
-		} else {
-			infos = types.ReadList(&r, "uniqueIdInfo", ReadUniqueIDInfo)
-		}
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if c.Peer.PID == 0 {
-			return out, types.RendezVousNotAuthenticated
-		}
-		if err := s.associate(c.Peer.PID, infos); err != nil {
-			return out, err
-		}
-	case MethodGetAssociatedNexUniqueIDWithMyPrincipalID, MethodGetAssociatedNexUniqueIDsWithMyPrincipalID:
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		infos := s.Associated(c.Peer.PID)
-		if c.Method == MethodGetAssociatedNexUniqueIDWithMyPrincipalID {
-			var first UniqueIDInfo
-			if len(infos) > 0 {
-				first = infos[0]
-			}
-			first.Append(&w)
-		} else {
-			types.WriteList(&w, infos, func(w *types.Writer, u UniqueIDInfo) { u.Append(w) })
-		}
-	case MethodGetIntegerSettings:
-		idx := r.U32("integerSettingIndex")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		writeMap(&w, s.IntegerSettings[idx], (*types.Writer).S32)
-	case MethodGetStringSettings:
-		idx := r.U32("stringSettingIndex")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		writeMap(&w, s.StringSettings[idx], (*types.Writer).String)
-	default:
-		return out, types.CoreNotImplemented
-	}
-	return w.Bytes()
+	return gen.ServeUtility(handler{s}, ctx, c, out)
 }
 
-// writeMap writes a Map<Uint16, V> in key order, so responses are deterministic.
-func writeMap[V any](w *types.Writer, m map[uint16]V, value func(w *types.Writer, v V)) {
+// handler is the Server as the generated gen.UtilityHandler.
+type handler struct{ s *Server }
+
+var _ gen.UtilityHandler = handler{}
+
+func (h handler) AcquireNexUniqueId(ctx context.Context, c *rmc.Call) (uint64, error) {
+	u, err := h.s.acquire(false)
+	return u.ID, err
+}
+
+func (h handler) AcquireNexUniqueIdWithPassword(ctx context.Context, c *rmc.Call) (gen.UniqueIdInfo, error) {
+	u, err := h.s.acquire(true)
+	return u.wire(), err
+}
+
+func (h handler) AssociateNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call, info gen.UniqueIdInfo) error {
+	return h.associate(c, []gen.UniqueIdInfo{info})
+}
+
+func (h handler) AssociateNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call, infos []gen.UniqueIdInfo) error {
+	return h.associate(c, infos)
+}
+
+func (h handler) associate(c *rmc.Call, infos []gen.UniqueIdInfo) error {
+	if c.Peer.PID == 0 {
+		return types.RendezVousNotAuthenticated
+	}
+	us := make([]UniqueIDInfo, len(infos))
+	for i, u := range infos {
+		us[i] = uniqueIDFrom(u)
+	}
+	return h.s.associate(c.Peer.PID, us)
+}
+
+func (h handler) GetAssociatedNexUniqueIdWithMyPrincipalId(ctx context.Context, c *rmc.Call) (gen.UniqueIdInfo, error) {
+	var first UniqueIDInfo
+	if infos := h.s.Associated(c.Peer.PID); len(infos) > 0 {
+		first = infos[0]
+	}
+	return first.wire(), nil
+}
+
+func (h handler) GetAssociatedNexUniqueIdsWithMyPrincipalId(ctx context.Context, c *rmc.Call) ([]gen.UniqueIdInfo, error) {
+	infos := h.s.Associated(c.Peer.PID)
+	out := make([]gen.UniqueIdInfo, len(infos))
+	for i, u := range infos {
+		out[i] = u.wire()
+	}
+	return out, nil
+}
+
+func (h handler) GetIntegerSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, int32], error) {
+	return sortedPairs(h.s.IntegerSettings[index]), nil
+}
+
+func (h handler) GetStringSettings(ctx context.Context, c *rmc.Call, index uint32) ([]types.Pair[uint16, string], error) {
+	return sortedPairs(h.s.StringSettings[index]), nil
+}
+
+// sortedPairs is a Map<Uint16, V> in key order, so responses are deterministic.
+func sortedPairs[V any](m map[uint16]V) []types.Pair[uint16, V] {
 	keys := make([]uint16, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	types.WriteList(w, keys, func(w *types.Writer, k uint16) {
-		w.U16(k)
-		value(w, m[k])
-	})
+	out := make([]types.Pair[uint16, V], len(keys))
+	for i, k := range keys {
+		out[i] = types.Pair[uint16, V]{Key: k, Value: m[k]}
+	}
+	return out
 }
-
-func badRequest(err error) error { return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err) }

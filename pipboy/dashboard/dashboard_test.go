@@ -381,7 +381,17 @@ func startBrowser(t *testing.T, ctx context.Context, w, h int) context.Context {
 // waitJS polls a JavaScript condition in the page until it holds (20 s at most).
 func waitJS(t *testing.T, bctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	// A poll fails outright when the page's JavaScript context is replaced
+	// under it (a frame navigating, as the foreign page's form does): that
+	// is not an answer, so poll again in the new context, a few times.
+	var err error
+	for try := 0; try < 5; try++ {
+		_, err = chromedp.Run(bctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") && !strings.Contains(err.Error(), "Execution context was destroyed") {
+			break
+		}
+	}
+	if err != nil {
 		t.Fatalf("waiting for %s (%s): %v", what, expr, err)
 	}
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/protocols/matchmaking"
+	"github.com/gamewire/gamewire/nex/types"
 )
 
 // TestGeneratedUpToDate: the committed nex/protocols packages are what the
@@ -56,4 +59,34 @@ func TestNewDefaults(t *testing.T) {
 	if len(ms.Attribs) != 6 || ms.ProgressScore != 100 {
 		t.Errorf("MatchmakeSession defaults: %+v", ms)
 	}
+}
+
+// TestGeneratedErrors: a generated decoder's error names the field path with
+// the descriptions' names, the offset, the innermost structure and the NEX
+// version; a revision newer than the version allows is refused naming both.
+func TestGeneratedErrors(t *testing.T) {
+	st := types.Settings{StructureHeader: true, Version: types.Version3_5}
+	p := datastore.NewDataStoreGetMetaParam()
+	w := types.NewWriter(nil, st)
+	p.Append(&w)
+	b := w.B[:len(w.B)-12] // cut into persistence_target's level and after
+	r := types.NewReader(b, st)
+	var q datastore.DataStoreGetMetaParam
+	q.Read(&r, "param")
+	if r.Err() == nil || !strings.Contains(r.Err().Error(), "param") || !strings.Contains(r.Err().Error(), "DataStoreGetMetaParam") ||
+		!strings.Contains(r.Err().Error(), "NEX 3.5.0") {
+		t.Errorf("truncated GetMetaParam: %v", r.Err())
+	}
+	t.Log(r.Err())
+	// SearchParam at NEX 4 allows revision 0 only; a NEX 3.x writer's revision 3 is refused.
+	sp := datastore.NewDataStoreSearchParam()
+	w = types.NewWriter(nil, st)
+	sp.Append(&w)
+	r = types.NewReader(w.B, types.Settings{StructureHeader: true, Version: types.Version4})
+	var q2 datastore.DataStoreSearchParam
+	q2.Read(&r, "param")
+	if !errors.Is(r.Err(), types.ErrVersion) || !strings.Contains(r.Err().Error(), "structure DataStoreSearchParam revision 3 (NEX 4.0.0 allows up to 0)") {
+		t.Errorf("NEX 3.5 SearchParam read at NEX 4: %v", r.Err())
+	}
+	t.Log(r.Err())
 }

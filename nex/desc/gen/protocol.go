@@ -222,10 +222,12 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 	g.p("// Register%sMethods registers h for the given %s methods only.\n", pn, p.Name)
 	g.p("func Register%sMethods(mux *rmc.Mux, h %sHandler, methods ...uint32) {\n\tfor _, id := range methods {\n\t\tmux.Handle(%sProtocolID, id, %s{h})\n\t}\n}\n\n", pn, pn, pn, srv)
 
-	g.p("// ServeRMC decodes a call's parameters, calls the handler's method and encodes its\n// results.\n")
-	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\tswitch c.Method {\n", srv)
+	g.p("// ServeRMC answers a call with Serve%s.\n", pn)
+	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\treturn Serve%s(a.h, ctx, c, out)\n}\n\n", srv, pn)
+	g.p("// Serve%s answers a %s call with h: it decodes the parameters, calls the\n// method's handler method and encodes its results; methods it does not describe\n// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error\n// mapping) calls it.\n", pn, p.Name)
+	g.p("func Serve%s(h %sHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\tswitch c.Method {\n", pn, pn)
 	for _, m := range all {
-		g.p("\tcase %d:\n\t\treturn %s(a.h, ctx, c, out)\n", m.ID, g.serveFunc(m))
+		g.p("\tcase %d:\n\t\treturn %s(h, ctx, c, out)\n", m.ID, g.serveFunc(m))
 	}
 	g.p("\t}\n\treturn out, types.CoreNotImplemented\n}\n\n")
 

@@ -250,18 +250,25 @@ func RegisterAAUserMethods(mux *rmc.Mux, h AAUserHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeAAUser.
 func (a aAUserServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeAAUser(a.h, ctx, c, out)
+}
+
+// ServeAAUser answers a AAUser call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeAAUser(h AAUserHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeAAUserRegisterApplication(a.h, ctx, c, out)
+		return ServeAAUserRegisterApplication(h, ctx, c, out)
 	case 2:
-		return ServeAAUserUnregisterApplication(a.h, ctx, c, out)
+		return ServeAAUserUnregisterApplication(h, ctx, c, out)
 	case 3:
-		return ServeAAUserSetApplicationInfo(a.h, ctx, c, out)
+		return ServeAAUserSetApplicationInfo(h, ctx, c, out)
 	case 4:
-		return ServeAAUserGetApplicationInfo(a.h, ctx, c, out)
+		return ServeAAUserGetApplicationInfo(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

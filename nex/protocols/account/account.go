@@ -1461,70 +1461,77 @@ func RegisterAccountMethods(mux *rmc.Mux, h AccountHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeAccount.
 func (a accountServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeAccount(a.h, ctx, c, out)
+}
+
+// ServeAccount answers a Account call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeAccount(h AccountHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeAccountCreateAccount(a.h, ctx, c, out)
+		return ServeAccountCreateAccount(h, ctx, c, out)
 	case 2:
-		return ServeAccountDeleteAccount(a.h, ctx, c, out)
+		return ServeAccountDeleteAccount(h, ctx, c, out)
 	case 3:
-		return ServeAccountDisableAccount(a.h, ctx, c, out)
+		return ServeAccountDisableAccount(h, ctx, c, out)
 	case 4:
-		return ServeAccountChangePassword(a.h, ctx, c, out)
+		return ServeAccountChangePassword(h, ctx, c, out)
 	case 5:
-		return ServeAccountTestCapability(a.h, ctx, c, out)
+		return ServeAccountTestCapability(h, ctx, c, out)
 	case 6:
-		return ServeAccountGetName(a.h, ctx, c, out)
+		return ServeAccountGetName(h, ctx, c, out)
 	case 7:
-		return ServeAccountGetAccountData(a.h, ctx, c, out)
+		return ServeAccountGetAccountData(h, ctx, c, out)
 	case 8:
-		return ServeAccountGetPrivateData(a.h, ctx, c, out)
+		return ServeAccountGetPrivateData(h, ctx, c, out)
 	case 9:
-		return ServeAccountGetPublicData(a.h, ctx, c, out)
+		return ServeAccountGetPublicData(h, ctx, c, out)
 	case 10:
-		return ServeAccountGetMultiplePublicData(a.h, ctx, c, out)
+		return ServeAccountGetMultiplePublicData(h, ctx, c, out)
 	case 11:
-		return ServeAccountUpdateAccountName(a.h, ctx, c, out)
+		return ServeAccountUpdateAccountName(h, ctx, c, out)
 	case 12:
-		return ServeAccountUpdateAccountEmail(a.h, ctx, c, out)
+		return ServeAccountUpdateAccountEmail(h, ctx, c, out)
 	case 13:
-		return ServeAccountUpdateCustomData(a.h, ctx, c, out)
+		return ServeAccountUpdateCustomData(h, ctx, c, out)
 	case 14:
-		return ServeAccountFindByNameRegex(a.h, ctx, c, out)
+		return ServeAccountFindByNameRegex(h, ctx, c, out)
 	case 15:
-		return ServeAccountUpdateAccountExpiryDate(a.h, ctx, c, out)
+		return ServeAccountUpdateAccountExpiryDate(h, ctx, c, out)
 	case 16:
-		return ServeAccountUpdateAccountEffectiveDate(a.h, ctx, c, out)
+		return ServeAccountUpdateAccountEffectiveDate(h, ctx, c, out)
 	case 17:
-		return ServeAccountUpdateStatus(a.h, ctx, c, out)
+		return ServeAccountUpdateStatus(h, ctx, c, out)
 	case 18:
-		return ServeAccountGetStatus(a.h, ctx, c, out)
+		return ServeAccountGetStatus(h, ctx, c, out)
 	case 19:
-		return ServeAccountGetLastConnectionStats(a.h, ctx, c, out)
+		return ServeAccountGetLastConnectionStats(h, ctx, c, out)
 	case 20:
-		return ServeAccountResetPassword(a.h, ctx, c, out)
+		return ServeAccountResetPassword(h, ctx, c, out)
 	case 21:
-		return ServeAccountCreateAccountWithCustomData(a.h, ctx, c, out)
+		return ServeAccountCreateAccountWithCustomData(h, ctx, c, out)
 	case 22:
-		return ServeAccountRetrieveAccount(a.h, ctx, c, out)
+		return ServeAccountRetrieveAccount(h, ctx, c, out)
 	case 23:
-		return ServeAccountUpdateAccount(a.h, ctx, c, out)
+		return ServeAccountUpdateAccount(h, ctx, c, out)
 	case 24:
-		return ServeAccountChangePasswordByGuest(a.h, ctx, c, out)
+		return ServeAccountChangePasswordByGuest(h, ctx, c, out)
 	case 25:
-		return ServeAccountFindByNameLike(a.h, ctx, c, out)
+		return ServeAccountFindByNameLike(h, ctx, c, out)
 	case 26:
-		return ServeAccountCustomCreateAccount(a.h, ctx, c, out)
+		return ServeAccountCustomCreateAccount(h, ctx, c, out)
 	case 27:
-		return ServeAccountNintendoCreateAccount(a.h, ctx, c, out)
+		return ServeAccountNintendoCreateAccount(h, ctx, c, out)
 	case 28:
-		return ServeAccountLookupOrCreateAccount(a.h, ctx, c, out)
+		return ServeAccountLookupOrCreateAccount(h, ctx, c, out)
 	case 29:
-		return ServeAccountDisconnectPrincipal(a.h, ctx, c, out)
+		return ServeAccountDisconnectPrincipal(h, ctx, c, out)
 	case 30:
-		return ServeAccountDisconnectAllPrincipals(a.h, ctx, c, out)
+		return ServeAccountDisconnectAllPrincipals(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -565,22 +565,29 @@ func RegisterAuthenticationMethods(mux *rmc.Mux, h AuthenticationHandler, method
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeAuthentication.
 func (a authenticationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeAuthentication(a.h, ctx, c, out)
+}
+
+// ServeAuthentication answers a Authentication call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeAuthentication(h AuthenticationHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeAuthenticationLogin(a.h, ctx, c, out)
+		return ServeAuthenticationLogin(h, ctx, c, out)
 	case 2:
-		return ServeAuthenticationLoginEx(a.h, ctx, c, out)
+		return ServeAuthenticationLoginEx(h, ctx, c, out)
 	case 3:
-		return ServeAuthenticationRequestTicket(a.h, ctx, c, out)
+		return ServeAuthenticationRequestTicket(h, ctx, c, out)
 	case 4:
-		return ServeAuthenticationGetPID(a.h, ctx, c, out)
+		return ServeAuthenticationGetPID(h, ctx, c, out)
 	case 5:
-		return ServeAuthenticationGetName(a.h, ctx, c, out)
+		return ServeAuthenticationGetName(h, ctx, c, out)
 	case 6:
-		return ServeAuthenticationLoginWithContext(a.h, ctx, c, out)
+		return ServeAuthenticationLoginWithContext(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1138,22 +1145,29 @@ func RegisterAuthenticationNXMethods(mux *rmc.Mux, h AuthenticationNXHandler, me
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeAuthenticationNX.
 func (a authenticationNXServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeAuthenticationNX(a.h, ctx, c, out)
+}
+
+// ServeAuthenticationNX answers a Authentication_NX call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeAuthenticationNX(h AuthenticationNXHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeAuthenticationNXValidateAndRequestTicket(a.h, ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicket(h, ctx, c, out)
 	case 2:
-		return ServeAuthenticationNXValidateAndRequestTicketWithCustomData(a.h, ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h, ctx, c, out)
 	case 3:
-		return ServeAuthenticationNXRequestTicket(a.h, ctx, c, out)
+		return ServeAuthenticationNXRequestTicket(h, ctx, c, out)
 	case 4:
-		return ServeAuthenticationGetPID(a.h, ctx, c, out)
+		return ServeAuthenticationGetPID(h, ctx, c, out)
 	case 5:
-		return ServeAuthenticationGetName(a.h, ctx, c, out)
+		return ServeAuthenticationGetName(h, ctx, c, out)
 	case 6:
-		return ServeAuthenticationNXValidateAndRequestTicketWithParam(a.h, ctx, c, out)
+		return ServeAuthenticationNXValidateAndRequestTicketWithParam(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -4260,102 +4260,109 @@ func RegisterDataStoreMethods(mux *rmc.Mux, h DataStoreHandler, methods ...uint3
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeDataStore.
 func (a dataStoreServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeDataStore(a.h, ctx, c, out)
+}
+
+// ServeDataStore answers a DataStore call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeDataStore(h DataStoreHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
+		return ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
 	case 2:
-		return ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
+		return ServeDataStorePreparePostObjectV1(h, ctx, c, out)
 	case 3:
-		return ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
+		return ServeDataStoreCompletePostObjectV1(h, ctx, c, out)
 	case 4:
-		return ServeDataStoreDeleteObject(a.h, ctx, c, out)
+		return ServeDataStoreDeleteObject(h, ctx, c, out)
 	case 5:
-		return ServeDataStoreDeleteObjects(a.h, ctx, c, out)
+		return ServeDataStoreDeleteObjects(h, ctx, c, out)
 	case 6:
-		return ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
+		return ServeDataStoreChangeMetaV1(h, ctx, c, out)
 	case 7:
-		return ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
+		return ServeDataStoreChangeMetasV1(h, ctx, c, out)
 	case 8:
-		return ServeDataStoreGetMeta(a.h, ctx, c, out)
+		return ServeDataStoreGetMeta(h, ctx, c, out)
 	case 9:
-		return ServeDataStoreGetMetas(a.h, ctx, c, out)
+		return ServeDataStoreGetMetas(h, ctx, c, out)
 	case 10:
-		return ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
+		return ServeDataStorePrepareUpdateObject(h, ctx, c, out)
 	case 11:
-		return ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
+		return ServeDataStoreCompleteUpdateObject(h, ctx, c, out)
 	case 12:
-		return ServeDataStoreSearchObject(a.h, ctx, c, out)
+		return ServeDataStoreSearchObject(h, ctx, c, out)
 	case 13:
-		return ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
+		return ServeDataStoreGetNotificationUrl(h, ctx, c, out)
 	case 14:
-		return ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
+		return ServeDataStoreGetNewArrivedNotificationsV1(h, ctx, c, out)
 	case 15:
-		return ServeDataStoreRateObject(a.h, ctx, c, out)
+		return ServeDataStoreRateObject(h, ctx, c, out)
 	case 16:
-		return ServeDataStoreGetRating(a.h, ctx, c, out)
+		return ServeDataStoreGetRating(h, ctx, c, out)
 	case 17:
-		return ServeDataStoreGetRatings(a.h, ctx, c, out)
+		return ServeDataStoreGetRatings(h, ctx, c, out)
 	case 18:
-		return ServeDataStoreResetRating(a.h, ctx, c, out)
+		return ServeDataStoreResetRating(h, ctx, c, out)
 	case 19:
-		return ServeDataStoreResetRatings(a.h, ctx, c, out)
+		return ServeDataStoreResetRatings(h, ctx, c, out)
 	case 20:
-		return ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
+		return ServeDataStoreGetSpecificMetaV1(h, ctx, c, out)
 	case 21:
-		return ServeDataStorePostMetaBinary(a.h, ctx, c, out)
+		return ServeDataStorePostMetaBinary(h, ctx, c, out)
 	case 22:
-		return ServeDataStoreTouchObject(a.h, ctx, c, out)
+		return ServeDataStoreTouchObject(h, ctx, c, out)
 	case 23:
-		return ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
+		return ServeDataStoreGetRatingWithLog(h, ctx, c, out)
 	case 24:
-		return ServeDataStorePreparePostObject(a.h, ctx, c, out)
+		return ServeDataStorePreparePostObject(h, ctx, c, out)
 	case 25:
-		return ServeDataStorePrepareGetObject(a.h, ctx, c, out)
+		return ServeDataStorePrepareGetObject(h, ctx, c, out)
 	case 26:
-		return ServeDataStoreCompletePostObject(a.h, ctx, c, out)
+		return ServeDataStoreCompletePostObject(h, ctx, c, out)
 	case 27:
-		return ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
+		return ServeDataStoreGetNewArrivedNotifications(h, ctx, c, out)
 	case 28:
-		return ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
+		return ServeDataStoreGetSpecificMeta(h, ctx, c, out)
 	case 29:
-		return ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
+		return ServeDataStoreGetPersistenceInfo(h, ctx, c, out)
 	case 30:
-		return ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
+		return ServeDataStoreGetPersistenceInfos(h, ctx, c, out)
 	case 31:
-		return ServeDataStorePerpetuateObject(a.h, ctx, c, out)
+		return ServeDataStorePerpetuateObject(h, ctx, c, out)
 	case 32:
-		return ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
+		return ServeDataStoreUnperpetuateObject(h, ctx, c, out)
 	case 33:
-		return ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
+		return ServeDataStorePrepareGetObjectOrMetaBinary(h, ctx, c, out)
 	case 34:
-		return ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
+		return ServeDataStoreGetPasswordInfo(h, ctx, c, out)
 	case 35:
-		return ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
+		return ServeDataStoreGetPasswordInfos(h, ctx, c, out)
 	case 36:
-		return ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
+		return ServeDataStoreGetMetasMultipleParam(h, ctx, c, out)
 	case 37:
-		return ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
+		return ServeDataStoreCompletePostObjects(h, ctx, c, out)
 	case 38:
-		return ServeDataStoreChangeMeta(a.h, ctx, c, out)
+		return ServeDataStoreChangeMeta(h, ctx, c, out)
 	case 39:
-		return ServeDataStoreChangeMetas(a.h, ctx, c, out)
+		return ServeDataStoreChangeMetas(h, ctx, c, out)
 	case 40:
-		return ServeDataStoreRateObjects(a.h, ctx, c, out)
+		return ServeDataStoreRateObjects(h, ctx, c, out)
 	case 41:
-		return ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
+		return ServeDataStorePostMetaBinaryWithDataId(h, ctx, c, out)
 	case 42:
-		return ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
+		return ServeDataStorePostMetaBinariesWithDataId(h, ctx, c, out)
 	case 43:
-		return ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
+		return ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
-		return ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
+		return ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
 	case 45:
-		return ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
+		return ServeDataStoreGetObjectInfos(h, ctx, c, out)
 	case 46:
-		return ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
+		return ServeDataStoreSearchObjectLight(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -544,104 +544,111 @@ func RegisterDataStoreMiitopia3DSMethods(mux *rmc.Mux, h DataStoreMiitopia3DSHan
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeDataStoreMiitopia3DS.
 func (a dataStoreMiitopia3DSServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeDataStoreMiitopia3DS(a.h, ctx, c, out)
+}
+
+// ServeDataStoreMiitopia3DS answers a DataStore_Miitopia3DS call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeDataStoreMiitopia3DS(h DataStoreMiitopia3DSHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
 	case 2:
-		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(h, ctx, c, out)
 	case 3:
-		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(h, ctx, c, out)
 	case 4:
-		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(h, ctx, c, out)
 	case 5:
-		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(h, ctx, c, out)
 	case 6:
-		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(h, ctx, c, out)
 	case 7:
-		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(h, ctx, c, out)
 	case 8:
-		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(h, ctx, c, out)
 	case 9:
-		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(h, ctx, c, out)
 	case 10:
-		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(h, ctx, c, out)
 	case 11:
-		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(h, ctx, c, out)
 	case 12:
-		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(h, ctx, c, out)
 	case 13:
-		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(h, ctx, c, out)
 	case 14:
-		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(h, ctx, c, out)
 	case 15:
-		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObject(h, ctx, c, out)
 	case 16:
-		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRating(h, ctx, c, out)
 	case 17:
-		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(h, ctx, c, out)
 	case 18:
-		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRating(h, ctx, c, out)
 	case 19:
-		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(h, ctx, c, out)
 	case 20:
-		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(h, ctx, c, out)
 	case 21:
-		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(h, ctx, c, out)
 	case 22:
-		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(h, ctx, c, out)
 	case 23:
-		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(h, ctx, c, out)
 	case 24:
-		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(h, ctx, c, out)
 	case 25:
-		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(h, ctx, c, out)
 	case 26:
-		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(h, ctx, c, out)
 	case 27:
-		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(h, ctx, c, out)
 	case 28:
-		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(h, ctx, c, out)
 	case 29:
-		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(h, ctx, c, out)
 	case 30:
-		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(h, ctx, c, out)
 	case 31:
-		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(h, ctx, c, out)
 	case 32:
-		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(h, ctx, c, out)
 	case 33:
-		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(h, ctx, c, out)
 	case 34:
-		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(h, ctx, c, out)
 	case 35:
-		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(h, ctx, c, out)
 	case 36:
-		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(h, ctx, c, out)
 	case 37:
-		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(h, ctx, c, out)
 	case 38:
-		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(h, ctx, c, out)
 	case 39:
-		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(h, ctx, c, out)
 	case 40:
-		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(h, ctx, c, out)
 	case 41:
-		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(h, ctx, c, out)
 	case 42:
-		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(h, ctx, c, out)
 	case 43:
-		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
-		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
 	case 45:
-		return datastore.ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetObjectInfos(h, ctx, c, out)
 	case 46:
-		return datastore.ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
+		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
 	case 47:
-		return ServeDataStoreMiitopia3DSSearchMii(a.h, ctx, c, out)
+		return ServeDataStoreMiitopia3DSSearchMii(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

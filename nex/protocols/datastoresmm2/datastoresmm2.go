@@ -3903,164 +3903,171 @@ func RegisterDataStoreSMM2Methods(mux *rmc.Mux, h DataStoreSMM2Handler, methods 
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeDataStoreSMM2.
 func (a dataStoreSMM2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeDataStoreSMM2(a.h, ctx, c, out)
+}
+
+// ServeDataStoreSMM2 answers a DataStore_SMM2 call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeDataStoreSMM2(h DataStoreSMM2Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return datastore.ServeDataStorePrepareGetObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
 	case 2:
-		return datastore.ServeDataStorePreparePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObjectV1(h, ctx, c, out)
 	case 3:
-		return datastore.ServeDataStoreCompletePostObjectV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjectV1(h, ctx, c, out)
 	case 4:
-		return datastore.ServeDataStoreDeleteObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObject(h, ctx, c, out)
 	case 5:
-		return datastore.ServeDataStoreDeleteObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreDeleteObjects(h, ctx, c, out)
 	case 6:
-		return datastore.ServeDataStoreChangeMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetaV1(h, ctx, c, out)
 	case 7:
-		return datastore.ServeDataStoreChangeMetasV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetasV1(h, ctx, c, out)
 	case 8:
-		return datastore.ServeDataStoreGetMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMeta(h, ctx, c, out)
 	case 9:
-		return datastore.ServeDataStoreGetMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetas(h, ctx, c, out)
 	case 10:
-		return datastore.ServeDataStorePrepareUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareUpdateObject(h, ctx, c, out)
 	case 11:
-		return datastore.ServeDataStoreCompleteUpdateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompleteUpdateObject(h, ctx, c, out)
 	case 12:
-		return datastore.ServeDataStoreSearchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreSearchObject(h, ctx, c, out)
 	case 13:
-		return datastore.ServeDataStoreGetNotificationUrl(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNotificationUrl(h, ctx, c, out)
 	case 14:
-		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotificationsV1(h, ctx, c, out)
 	case 15:
-		return datastore.ServeDataStoreRateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObject(h, ctx, c, out)
 	case 16:
-		return datastore.ServeDataStoreGetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRating(h, ctx, c, out)
 	case 17:
-		return datastore.ServeDataStoreGetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatings(h, ctx, c, out)
 	case 18:
-		return datastore.ServeDataStoreResetRating(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRating(h, ctx, c, out)
 	case 19:
-		return datastore.ServeDataStoreResetRatings(a.h, ctx, c, out)
+		return datastore.ServeDataStoreResetRatings(h, ctx, c, out)
 	case 20:
-		return datastore.ServeDataStoreGetSpecificMetaV1(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMetaV1(h, ctx, c, out)
 	case 21:
-		return datastore.ServeDataStorePostMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinary(h, ctx, c, out)
 	case 22:
-		return datastore.ServeDataStoreTouchObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreTouchObject(h, ctx, c, out)
 	case 23:
-		return datastore.ServeDataStoreGetRatingWithLog(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetRatingWithLog(h, ctx, c, out)
 	case 24:
-		return datastore.ServeDataStorePreparePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePreparePostObject(h, ctx, c, out)
 	case 25:
-		return datastore.ServeDataStorePrepareGetObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObject(h, ctx, c, out)
 	case 26:
-		return datastore.ServeDataStoreCompletePostObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObject(h, ctx, c, out)
 	case 27:
-		return datastore.ServeDataStoreGetNewArrivedNotifications(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetNewArrivedNotifications(h, ctx, c, out)
 	case 28:
-		return datastore.ServeDataStoreGetSpecificMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetSpecificMeta(h, ctx, c, out)
 	case 29:
-		return datastore.ServeDataStoreGetPersistenceInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfo(h, ctx, c, out)
 	case 30:
-		return datastore.ServeDataStoreGetPersistenceInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPersistenceInfos(h, ctx, c, out)
 	case 31:
-		return datastore.ServeDataStorePerpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStorePerpetuateObject(h, ctx, c, out)
 	case 32:
-		return datastore.ServeDataStoreUnperpetuateObject(a.h, ctx, c, out)
+		return datastore.ServeDataStoreUnperpetuateObject(h, ctx, c, out)
 	case 33:
-		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(a.h, ctx, c, out)
+		return datastore.ServeDataStorePrepareGetObjectOrMetaBinary(h, ctx, c, out)
 	case 34:
-		return datastore.ServeDataStoreGetPasswordInfo(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfo(h, ctx, c, out)
 	case 35:
-		return datastore.ServeDataStoreGetPasswordInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetPasswordInfos(h, ctx, c, out)
 	case 36:
-		return datastore.ServeDataStoreGetMetasMultipleParam(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetMetasMultipleParam(h, ctx, c, out)
 	case 37:
-		return datastore.ServeDataStoreCompletePostObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreCompletePostObjects(h, ctx, c, out)
 	case 38:
-		return datastore.ServeDataStoreChangeMeta(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMeta(h, ctx, c, out)
 	case 39:
-		return datastore.ServeDataStoreChangeMetas(a.h, ctx, c, out)
+		return datastore.ServeDataStoreChangeMetas(h, ctx, c, out)
 	case 40:
-		return datastore.ServeDataStoreRateObjects(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjects(h, ctx, c, out)
 	case 41:
-		return datastore.ServeDataStorePostMetaBinaryWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinaryWithDataId(h, ctx, c, out)
 	case 42:
-		return datastore.ServeDataStorePostMetaBinariesWithDataId(a.h, ctx, c, out)
+		return datastore.ServeDataStorePostMetaBinariesWithDataId(h, ctx, c, out)
 	case 43:
-		return datastore.ServeDataStoreRateObjectWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
-		return datastore.ServeDataStoreRateObjectsWithPosting(a.h, ctx, c, out)
+		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
 	case 45:
-		return datastore.ServeDataStoreGetObjectInfos(a.h, ctx, c, out)
+		return datastore.ServeDataStoreGetObjectInfos(h, ctx, c, out)
 	case 46:
-		return datastore.ServeDataStoreSearchObjectLight(a.h, ctx, c, out)
+		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
 	case 47:
-		return ServeDataStoreSMM2RegisterUser(a.h, ctx, c, out)
+		return ServeDataStoreSMM2RegisterUser(h, ctx, c, out)
 	case 48:
-		return ServeDataStoreSMM2GetUsers(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetUsers(h, ctx, c, out)
 	case 49:
-		return ServeDataStoreSMM2SyncUserProfile(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SyncUserProfile(h, ctx, c, out)
 	case 50:
-		return ServeDataStoreSMM2SearchUsersUserPoint(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersUserPoint(h, ctx, c, out)
 	case 53:
-		return ServeDataStoreSMM2SearchUsersPlayedCourse(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersPlayedCourse(h, ctx, c, out)
 	case 54:
-		return ServeDataStoreSMM2SearchUsersClearedCourse(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersClearedCourse(h, ctx, c, out)
 	case 55:
-		return ServeDataStoreSMM2SearchUsersPositiveRatedCourse(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchUsersPositiveRatedCourse(h, ctx, c, out)
 	case 59:
-		return ServeDataStoreSMM2UpdateLastLoginTime(a.h, ctx, c, out)
+		return ServeDataStoreSMM2UpdateLastLoginTime(h, ctx, c, out)
 	case 65:
-		return ServeDataStoreSMM2GetUsernameNgType(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetUsernameNgType(h, ctx, c, out)
 	case 70:
-		return ServeDataStoreSMM2GetCourses(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetCourses(h, ctx, c, out)
 	case 71:
-		return ServeDataStoreSMM2SearchCoursesPointRanking(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPointRanking(h, ctx, c, out)
 	case 73:
-		return ServeDataStoreSMM2SearchCoursesLatest(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesLatest(h, ctx, c, out)
 	case 74:
-		return ServeDataStoreSMM2SearchCoursesPostedBy(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPostedBy(h, ctx, c, out)
 	case 75:
-		return ServeDataStoreSMM2SearchCoursesPositiveRatedBy(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPositiveRatedBy(h, ctx, c, out)
 	case 76:
-		return ServeDataStoreSMM2SearchCoursesPlayedBy(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesPlayedBy(h, ctx, c, out)
 	case 79:
-		return ServeDataStoreSMM2SearchCoursesEndlessMode(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesEndlessMode(h, ctx, c, out)
 	case 80:
-		return ServeDataStoreSMM2SearchCoursesFirstClear(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesFirstClear(h, ctx, c, out)
 	case 81:
-		return ServeDataStoreSMM2SearchCoursesBestTime(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesBestTime(h, ctx, c, out)
 	case 85:
-		return ServeDataStoreSMM2GetCoursesEvent(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetCoursesEvent(h, ctx, c, out)
 	case 86:
-		return ServeDataStoreSMM2SearchCoursesEvent(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCoursesEvent(h, ctx, c, out)
 	case 94:
-		return ServeDataStoreSMM2SearchCommentsInOrder(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchCommentsInOrder(h, ctx, c, out)
 	case 95:
-		return ServeDataStoreSMM2SearchComments(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchComments(h, ctx, c, out)
 	case 103:
-		return ServeDataStoreSMM2GetDeathPositions(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetDeathPositions(h, ctx, c, out)
 	case 131:
-		return ServeDataStoreSMM2GetUserOrCourse(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetUserOrCourse(h, ctx, c, out)
 	case 134:
-		return ServeDataStoreSMM2GetReqGetInfoHeadersInfo(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetReqGetInfoHeadersInfo(h, ctx, c, out)
 	case 153:
-		return ServeDataStoreSMM2GetEventCourseStamp(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseStamp(h, ctx, c, out)
 	case 154:
-		return ServeDataStoreSMM2GetEventCourseStatus(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseStatus(h, ctx, c, out)
 	case 156:
-		return ServeDataStoreSMM2GetEventCourseHistogram(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseHistogram(h, ctx, c, out)
 	case 157:
-		return ServeDataStoreSMM2GetEventCourseGhost(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetEventCourseGhost(h, ctx, c, out)
 	case 160:
-		return ServeDataStoreSMM2GetWorldMap(a.h, ctx, c, out)
+		return ServeDataStoreSMM2GetWorldMap(h, ctx, c, out)
 	case 162:
-		return ServeDataStoreSMM2SearchWorldMapPickUp(a.h, ctx, c, out)
+		return ServeDataStoreSMM2SearchWorldMapPickUp(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -370,24 +370,31 @@ func RegisterDebugMethods(mux *rmc.Mux, h DebugHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeDebug.
 func (a debugServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeDebug(a.h, ctx, c, out)
+}
+
+// ServeDebug answers a Debug call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeDebug(h DebugHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeDebugEnableApiRecorder(a.h, ctx, c, out)
+		return ServeDebugEnableApiRecorder(h, ctx, c, out)
 	case 2:
-		return ServeDebugDisableApiRecorder(a.h, ctx, c, out)
+		return ServeDebugDisableApiRecorder(h, ctx, c, out)
 	case 3:
-		return ServeDebugIsApiRecorderEnabled(a.h, ctx, c, out)
+		return ServeDebugIsApiRecorderEnabled(h, ctx, c, out)
 	case 4:
-		return ServeDebugGetApiCalls(a.h, ctx, c, out)
+		return ServeDebugGetApiCalls(h, ctx, c, out)
 	case 5:
-		return ServeDebugSetExcludeJoinedMatchmakeSession(a.h, ctx, c, out)
+		return ServeDebugSetExcludeJoinedMatchmakeSession(h, ctx, c, out)
 	case 6:
-		return ServeDebugGetExcludeJoinedMatchmakeSession(a.h, ctx, c, out)
+		return ServeDebugGetExcludeJoinedMatchmakeSession(h, ctx, c, out)
 	case 7:
-		return ServeDebugGetApiCallSummary(a.h, ctx, c, out)
+		return ServeDebugGetApiCallSummary(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

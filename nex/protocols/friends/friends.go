@@ -2397,62 +2397,69 @@ func RegisterFriendsV1Methods(mux *rmc.Mux, h FriendsV1Handler, methods ...uint3
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeFriendsV1.
 func (a friendsV1Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeFriendsV1(a.h, ctx, c, out)
+}
+
+// ServeFriendsV1 answers a Friends_V1 call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeFriendsV1(h FriendsV1Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeFriendsV1UpdateProfile(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateProfile(h, ctx, c, out)
 	case 2:
-		return ServeFriendsV1UpdateMii(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateMii(h, ctx, c, out)
 	case 3:
-		return ServeFriendsV1UpdateMiiList(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateMiiList(h, ctx, c, out)
 	case 4:
-		return ServeFriendsV1UpdatePlayedGames(a.h, ctx, c, out)
+		return ServeFriendsV1UpdatePlayedGames(h, ctx, c, out)
 	case 5:
-		return ServeFriendsV1UpdatePreference(a.h, ctx, c, out)
+		return ServeFriendsV1UpdatePreference(h, ctx, c, out)
 	case 6:
-		return ServeFriendsV1GetFriendMii(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendMii(h, ctx, c, out)
 	case 7:
-		return ServeFriendsV1GetFriendMiiList(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendMiiList(h, ctx, c, out)
 	case 8:
-		return ServeFriendsV1IsActiveGame(a.h, ctx, c, out)
+		return ServeFriendsV1IsActiveGame(h, ctx, c, out)
 	case 9:
-		return ServeFriendsV1GetPrincipalIdByLocalFriendCode(a.h, ctx, c, out)
+		return ServeFriendsV1GetPrincipalIdByLocalFriendCode(h, ctx, c, out)
 	case 10:
-		return ServeFriendsV1GetFriendRelationships(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendRelationships(h, ctx, c, out)
 	case 11:
-		return ServeFriendsV1AddFriendByPrincipalId(a.h, ctx, c, out)
+		return ServeFriendsV1AddFriendByPrincipalId(h, ctx, c, out)
 	case 12:
-		return ServeFriendsV1AddFriendByPrincipalIds(a.h, ctx, c, out)
+		return ServeFriendsV1AddFriendByPrincipalIds(h, ctx, c, out)
 	case 13:
-		return ServeFriendsV1RemoveFriendByLocalFriendCode(a.h, ctx, c, out)
+		return ServeFriendsV1RemoveFriendByLocalFriendCode(h, ctx, c, out)
 	case 14:
-		return ServeFriendsV1RemoveFriendByPrincipalId(a.h, ctx, c, out)
+		return ServeFriendsV1RemoveFriendByPrincipalId(h, ctx, c, out)
 	case 15:
-		return ServeFriendsV1GetAllFriends(a.h, ctx, c, out)
+		return ServeFriendsV1GetAllFriends(h, ctx, c, out)
 	case 16:
-		return ServeFriendsV1UpdateBlackList(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateBlackList(h, ctx, c, out)
 	case 17:
-		return ServeFriendsV1SyncFriend(a.h, ctx, c, out)
+		return ServeFriendsV1SyncFriend(h, ctx, c, out)
 	case 18:
-		return ServeFriendsV1UpdatePresence(a.h, ctx, c, out)
+		return ServeFriendsV1UpdatePresence(h, ctx, c, out)
 	case 19:
-		return ServeFriendsV1UpdateFavoriteGameKey(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateFavoriteGameKey(h, ctx, c, out)
 	case 20:
-		return ServeFriendsV1UpdateComment(a.h, ctx, c, out)
+		return ServeFriendsV1UpdateComment(h, ctx, c, out)
 	case 21:
-		return ServeFriendsV1UpdatePicture(a.h, ctx, c, out)
+		return ServeFriendsV1UpdatePicture(h, ctx, c, out)
 	case 22:
-		return ServeFriendsV1GetFriendPresence(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendPresence(h, ctx, c, out)
 	case 23:
-		return ServeFriendsV1GetFriendComment(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendComment(h, ctx, c, out)
 	case 24:
-		return ServeFriendsV1GetFriendPicture(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendPicture(h, ctx, c, out)
 	case 25:
-		return ServeFriendsV1GetFriendPersistentInfo(a.h, ctx, c, out)
+		return ServeFriendsV1GetFriendPersistentInfo(h, ctx, c, out)
 	case 26:
-		return ServeFriendsV1SendInvitation(a.h, ctx, c, out)
+		return ServeFriendsV1SendInvitation(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -4450,50 +4457,57 @@ func RegisterFriendsV2Methods(mux *rmc.Mux, h FriendsV2Handler, methods ...uint3
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeFriendsV2.
 func (a friendsV2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeFriendsV2(a.h, ctx, c, out)
+}
+
+// ServeFriendsV2 answers a Friends_V2 call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeFriendsV2(h FriendsV2Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeFriendsV2UpdateAndGetAllInformation(a.h, ctx, c, out)
+		return ServeFriendsV2UpdateAndGetAllInformation(h, ctx, c, out)
 	case 2:
-		return ServeFriendsV2AddFriend(a.h, ctx, c, out)
+		return ServeFriendsV2AddFriend(h, ctx, c, out)
 	case 3:
-		return ServeFriendsV2AddFriendByName(a.h, ctx, c, out)
+		return ServeFriendsV2AddFriendByName(h, ctx, c, out)
 	case 4:
-		return ServeFriendsV2RemoveFriend(a.h, ctx, c, out)
+		return ServeFriendsV2RemoveFriend(h, ctx, c, out)
 	case 5:
-		return ServeFriendsV2AddFriendRequest(a.h, ctx, c, out)
+		return ServeFriendsV2AddFriendRequest(h, ctx, c, out)
 	case 6:
-		return ServeFriendsV2CancelFriendRequest(a.h, ctx, c, out)
+		return ServeFriendsV2CancelFriendRequest(h, ctx, c, out)
 	case 7:
-		return ServeFriendsV2AcceptFriendRequest(a.h, ctx, c, out)
+		return ServeFriendsV2AcceptFriendRequest(h, ctx, c, out)
 	case 8:
-		return ServeFriendsV2DeleteFriendRequest(a.h, ctx, c, out)
+		return ServeFriendsV2DeleteFriendRequest(h, ctx, c, out)
 	case 9:
-		return ServeFriendsV2DenyFriendRequest(a.h, ctx, c, out)
+		return ServeFriendsV2DenyFriendRequest(h, ctx, c, out)
 	case 10:
-		return ServeFriendsV2MarkFriendRequestsAsReceived(a.h, ctx, c, out)
+		return ServeFriendsV2MarkFriendRequestsAsReceived(h, ctx, c, out)
 	case 11:
-		return ServeFriendsV2AddBlackList(a.h, ctx, c, out)
+		return ServeFriendsV2AddBlackList(h, ctx, c, out)
 	case 12:
-		return ServeFriendsV2RemoveBlackList(a.h, ctx, c, out)
+		return ServeFriendsV2RemoveBlackList(h, ctx, c, out)
 	case 13:
-		return ServeFriendsV2UpdatePresence(a.h, ctx, c, out)
+		return ServeFriendsV2UpdatePresence(h, ctx, c, out)
 	case 14:
-		return ServeFriendsV2UpdateMii(a.h, ctx, c, out)
+		return ServeFriendsV2UpdateMii(h, ctx, c, out)
 	case 15:
-		return ServeFriendsV2UpdateComment(a.h, ctx, c, out)
+		return ServeFriendsV2UpdateComment(h, ctx, c, out)
 	case 16:
-		return ServeFriendsV2UpdatePreference(a.h, ctx, c, out)
+		return ServeFriendsV2UpdatePreference(h, ctx, c, out)
 	case 17:
-		return ServeFriendsV2GetBasicInfo(a.h, ctx, c, out)
+		return ServeFriendsV2GetBasicInfo(h, ctx, c, out)
 	case 18:
-		return ServeFriendsV2DeletePersistentNotification(a.h, ctx, c, out)
+		return ServeFriendsV2DeletePersistentNotification(h, ctx, c, out)
 	case 19:
-		return ServeFriendsV2CheckSettingStatus(a.h, ctx, c, out)
+		return ServeFriendsV2CheckSettingStatus(h, ctx, c, out)
 	case 20:
-		return ServeFriendsV2GetRequestBlockSettings(a.h, ctx, c, out)
+		return ServeFriendsV2GetRequestBlockSettings(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

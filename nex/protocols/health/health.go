@@ -217,18 +217,25 @@ func RegisterHealthMethods(mux *rmc.Mux, h HealthHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeHealth.
 func (a healthServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeHealth(a.h, ctx, c, out)
+}
+
+// ServeHealth answers a Health call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeHealth(h HealthHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeHealthPingDaemon(a.h, ctx, c, out)
+		return ServeHealthPingDaemon(h, ctx, c, out)
 	case 2:
-		return ServeHealthPingDatabase(a.h, ctx, c, out)
+		return ServeHealthPingDatabase(h, ctx, c, out)
 	case 3:
-		return ServeHealthRunSanityCheck(a.h, ctx, c, out)
+		return ServeHealthRunSanityCheck(h, ctx, c, out)
 	case 4:
-		return ServeHealthFixSanityErrors(a.h, ctx, c, out)
+		return ServeHealthFixSanityErrors(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -3353,98 +3353,105 @@ func RegisterMatchMakingMethods(mux *rmc.Mux, h MatchMakingHandler, methods ...u
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchMaking.
 func (a matchMakingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchMaking(a.h, ctx, c, out)
+}
+
+// ServeMatchMaking answers a MatchMaking call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchMaking(h MatchMakingHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMatchMakingRegisterGathering(a.h, ctx, c, out)
+		return ServeMatchMakingRegisterGathering(h, ctx, c, out)
 	case 2:
-		return ServeMatchMakingUnregisterGathering(a.h, ctx, c, out)
+		return ServeMatchMakingUnregisterGathering(h, ctx, c, out)
 	case 3:
-		return ServeMatchMakingUnregisterGatherings(a.h, ctx, c, out)
+		return ServeMatchMakingUnregisterGatherings(h, ctx, c, out)
 	case 4:
-		return ServeMatchMakingUpdateGathering(a.h, ctx, c, out)
+		return ServeMatchMakingUpdateGathering(h, ctx, c, out)
 	case 5:
-		return ServeMatchMakingInvite(a.h, ctx, c, out)
+		return ServeMatchMakingInvite(h, ctx, c, out)
 	case 6:
-		return ServeMatchMakingAcceptInvitation(a.h, ctx, c, out)
+		return ServeMatchMakingAcceptInvitation(h, ctx, c, out)
 	case 7:
-		return ServeMatchMakingDeclineInvitation(a.h, ctx, c, out)
+		return ServeMatchMakingDeclineInvitation(h, ctx, c, out)
 	case 8:
-		return ServeMatchMakingCancelInvitation(a.h, ctx, c, out)
+		return ServeMatchMakingCancelInvitation(h, ctx, c, out)
 	case 9:
-		return ServeMatchMakingGetInvitationsSent(a.h, ctx, c, out)
+		return ServeMatchMakingGetInvitationsSent(h, ctx, c, out)
 	case 10:
-		return ServeMatchMakingGetInvitationsReceived(a.h, ctx, c, out)
+		return ServeMatchMakingGetInvitationsReceived(h, ctx, c, out)
 	case 11:
-		return ServeMatchMakingParticipate(a.h, ctx, c, out)
+		return ServeMatchMakingParticipate(h, ctx, c, out)
 	case 12:
-		return ServeMatchMakingCancelParticipation(a.h, ctx, c, out)
+		return ServeMatchMakingCancelParticipation(h, ctx, c, out)
 	case 13:
-		return ServeMatchMakingGetParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingGetParticipants(h, ctx, c, out)
 	case 14:
-		return ServeMatchMakingAddParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingAddParticipants(h, ctx, c, out)
 	case 15:
-		return ServeMatchMakingGetDetailedParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingGetDetailedParticipants(h, ctx, c, out)
 	case 16:
-		return ServeMatchMakingGetParticipantsURLs(a.h, ctx, c, out)
+		return ServeMatchMakingGetParticipantsURLs(h, ctx, c, out)
 	case 17:
-		return ServeMatchMakingFindByType(a.h, ctx, c, out)
+		return ServeMatchMakingFindByType(h, ctx, c, out)
 	case 18:
-		return ServeMatchMakingFindByDescription(a.h, ctx, c, out)
+		return ServeMatchMakingFindByDescription(h, ctx, c, out)
 	case 19:
-		return ServeMatchMakingFindByDescriptionRegex(a.h, ctx, c, out)
+		return ServeMatchMakingFindByDescriptionRegex(h, ctx, c, out)
 	case 20:
-		return ServeMatchMakingFindByID(a.h, ctx, c, out)
+		return ServeMatchMakingFindByID(h, ctx, c, out)
 	case 21:
-		return ServeMatchMakingFindBySingleID(a.h, ctx, c, out)
+		return ServeMatchMakingFindBySingleID(h, ctx, c, out)
 	case 22:
-		return ServeMatchMakingFindByOwner(a.h, ctx, c, out)
+		return ServeMatchMakingFindByOwner(h, ctx, c, out)
 	case 23:
-		return ServeMatchMakingFindByParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingFindByParticipants(h, ctx, c, out)
 	case 24:
-		return ServeMatchMakingFindInvitations(a.h, ctx, c, out)
+		return ServeMatchMakingFindInvitations(h, ctx, c, out)
 	case 25:
-		return ServeMatchMakingFindBySQLQuery(a.h, ctx, c, out)
+		return ServeMatchMakingFindBySQLQuery(h, ctx, c, out)
 	case 26:
-		return ServeMatchMakingLaunchSession(a.h, ctx, c, out)
+		return ServeMatchMakingLaunchSession(h, ctx, c, out)
 	case 27:
-		return ServeMatchMakingUpdateSessionURL(a.h, ctx, c, out)
+		return ServeMatchMakingUpdateSessionURL(h, ctx, c, out)
 	case 28:
-		return ServeMatchMakingGetSessionURL(a.h, ctx, c, out)
+		return ServeMatchMakingGetSessionURL(h, ctx, c, out)
 	case 29:
-		return ServeMatchMakingGetState(a.h, ctx, c, out)
+		return ServeMatchMakingGetState(h, ctx, c, out)
 	case 30:
-		return ServeMatchMakingSetState(a.h, ctx, c, out)
+		return ServeMatchMakingSetState(h, ctx, c, out)
 	case 31:
-		return ServeMatchMakingReportStats(a.h, ctx, c, out)
+		return ServeMatchMakingReportStats(h, ctx, c, out)
 	case 32:
-		return ServeMatchMakingGetStats(a.h, ctx, c, out)
+		return ServeMatchMakingGetStats(h, ctx, c, out)
 	case 33:
-		return ServeMatchMakingDeleteGathering(a.h, ctx, c, out)
+		return ServeMatchMakingDeleteGathering(h, ctx, c, out)
 	case 34:
-		return ServeMatchMakingGetPendingDeletions(a.h, ctx, c, out)
+		return ServeMatchMakingGetPendingDeletions(h, ctx, c, out)
 	case 35:
-		return ServeMatchMakingDeleteFromDeletions(a.h, ctx, c, out)
+		return ServeMatchMakingDeleteFromDeletions(h, ctx, c, out)
 	case 36:
-		return ServeMatchMakingMigrateGatheringOwnershipV1(a.h, ctx, c, out)
+		return ServeMatchMakingMigrateGatheringOwnershipV1(h, ctx, c, out)
 	case 37:
-		return ServeMatchMakingFindByDescriptionLike(a.h, ctx, c, out)
+		return ServeMatchMakingFindByDescriptionLike(h, ctx, c, out)
 	case 38:
-		return ServeMatchMakingRegisterLocalURL(a.h, ctx, c, out)
+		return ServeMatchMakingRegisterLocalURL(h, ctx, c, out)
 	case 39:
-		return ServeMatchMakingRegisterLocalURLs(a.h, ctx, c, out)
+		return ServeMatchMakingRegisterLocalURLs(h, ctx, c, out)
 	case 40:
-		return ServeMatchMakingUpdateSessionHostV1(a.h, ctx, c, out)
+		return ServeMatchMakingUpdateSessionHostV1(h, ctx, c, out)
 	case 41:
-		return ServeMatchMakingGetSessionURLs(a.h, ctx, c, out)
+		return ServeMatchMakingGetSessionURLs(h, ctx, c, out)
 	case 42:
-		return ServeMatchMakingUpdateSessionHost(a.h, ctx, c, out)
+		return ServeMatchMakingUpdateSessionHost(h, ctx, c, out)
 	case 43:
-		return ServeMatchMakingUpdateGatheringOwnership(a.h, ctx, c, out)
+		return ServeMatchMakingUpdateGatheringOwnership(h, ctx, c, out)
 	case 44:
-		return ServeMatchMakingMigrateGatheringOwnership(a.h, ctx, c, out)
+		return ServeMatchMakingMigrateGatheringOwnership(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -5716,22 +5723,29 @@ func RegisterMatchMakingExtMethods(mux *rmc.Mux, h MatchMakingExtHandler, method
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchMakingExt.
 func (a matchMakingExtServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchMakingExt(a.h, ctx, c, out)
+}
+
+// ServeMatchMakingExt answers a MatchMaking_Ext call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchMakingExt(h MatchMakingExtHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMatchMakingExtEndParticipation(a.h, ctx, c, out)
+		return ServeMatchMakingExtEndParticipation(h, ctx, c, out)
 	case 2:
-		return ServeMatchMakingExtGetParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingExtGetParticipants(h, ctx, c, out)
 	case 3:
-		return ServeMatchMakingExtGetDetailedParticipants(a.h, ctx, c, out)
+		return ServeMatchMakingExtGetDetailedParticipants(h, ctx, c, out)
 	case 4:
-		return ServeMatchMakingExtGetParticipantsURLs(a.h, ctx, c, out)
+		return ServeMatchMakingExtGetParticipantsURLs(h, ctx, c, out)
 	case 5:
-		return ServeMatchMakingExtGetGatheringRelations(a.h, ctx, c, out)
+		return ServeMatchMakingExtGetGatheringRelations(h, ctx, c, out)
 	case 6:
-		return ServeMatchMakingExtDeleteFromDeletions(a.h, ctx, c, out)
+		return ServeMatchMakingExtDeleteFromDeletions(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -8355,118 +8369,125 @@ func RegisterMatchmakeExtensionMethods(mux *rmc.Mux, h MatchmakeExtensionHandler
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchmakeExtension.
 func (a matchmakeExtensionServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchmakeExtension(a.h, ctx, c, out)
+}
+
+// ServeMatchmakeExtension answers a MatchmakeExtension call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchmakeExtension(h MatchmakeExtensionHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
 	case 2:
-		return ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionOpenParticipation(h, ctx, c, out)
 	case 3:
-		return ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakePostpone(h, ctx, c, out)
 	case 4:
-		return ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSession(h, ctx, c, out)
 	case 5:
-		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(h, ctx, c, out)
 	case 6:
-		return ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionCreateMatchmakeSession(h, ctx, c, out)
 	case 7:
-		return ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSession(h, ctx, c, out)
 	case 8:
-		return ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionModifyCurrentGameAttribute(h, ctx, c, out)
 	case 9:
-		return ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateNotificationData(h, ctx, c, out)
 	case 10:
-		return ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetFriendNotificationData(h, ctx, c, out)
 	case 11:
-		return ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateApplicationBuffer(h, ctx, c, out)
 	case 12:
-		return ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(h, ctx, c, out)
 	case 13:
-		return ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetlstFriendNotificationData(h, ctx, c, out)
 	case 14:
-		return ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSession(h, ctx, c, out)
 	case 15:
-		return ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(h, ctx, c, out)
 	case 16:
-		return ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetPlayingSession(h, ctx, c, out)
 	case 17:
-		return ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionCreateCommunity(h, ctx, c, out)
 	case 18:
-		return ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateCommunity(h, ctx, c, out)
 	case 19:
-		return ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionJoinCommunity(h, ctx, c, out)
 	case 20:
-		return ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByGatheringId(h, ctx, c, out)
 	case 21:
-		return ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindOfficialCommunity(h, ctx, c, out)
 	case 22:
-		return ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByParticipant(h, ctx, c, out)
 	case 23:
-		return ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdatePrivacySetting(h, ctx, c, out)
 	case 24:
-		return ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetMyBlackList(h, ctx, c, out)
 	case 25:
-		return ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionAddToBlackList(h, ctx, c, out)
 	case 26:
-		return ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionRemoveFromBlackList(h, ctx, c, out)
 	case 27:
-		return ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionClearMyBlackList(h, ctx, c, out)
 	case 28:
-		return ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionReportViolation(h, ctx, c, out)
 	case 29:
-		return ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionIsViolationUser(h, ctx, c, out)
 	case 30:
-		return ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSessionEx(h, ctx, c, out)
 	case 31:
-		return ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetSimplePlayingSession(h, ctx, c, out)
 	case 32:
-		return ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGetSimpleCommunity(h, ctx, c, out)
 	case 33:
-		return ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(h, ctx, c, out)
 	case 34:
-		return ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateProgressScore(h, ctx, c, out)
 	case 35:
-		return ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionDebugNotifyEvent(h, ctx, c, out)
 	case 36:
-		return ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(h, ctx, c, out)
 	case 37:
-		return ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(h, ctx, c, out)
 	case 38:
-		return ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(h, ctx, c, out)
 	case 39:
-		return ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(h, ctx, c, out)
 	case 40:
-		return ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(h, ctx, c, out)
 	case 41:
-		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(h, ctx, c, out)
 	case 42:
-		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(h, ctx, c, out)
 	case 43:
-		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(h, ctx, c, out)
 	case 44:
-		return ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionUpdateMatchmakeSessionPart(h, ctx, c, out)
 	case 45:
-		return ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionRequestMatchmaking(h, ctx, c, out)
 	case 46:
-		return ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionWithdrawMatchmaking(h, ctx, c, out)
 	case 47:
-		return ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionWithdrawMatchmakingAll(h, ctx, c, out)
 	case 48:
-		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(h, ctx, c, out)
 	case 49:
-		return ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(h, ctx, c, out)
 	case 50:
-		return ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByOwner(h, ctx, c, out)
 	case 51:
-		return ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(h, ctx, c, out)
 	case 52:
-		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h, ctx, c, out)
 	case 53:
-		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(h, ctx, c, out)
 	case 54:
-		return ServeMatchmakeExtensionFindCommunityByOwner(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionFindCommunityByOwner(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -11306,36 +11327,43 @@ func RegisterMatchmakeRefereeMethods(mux *rmc.Mux, h MatchmakeRefereeHandler, me
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchmakeReferee.
 func (a matchmakeRefereeServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchmakeReferee(a.h, ctx, c, out)
+}
+
+// ServeMatchmakeReferee answers a MatchmakeReferee call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchmakeReferee(h MatchmakeRefereeHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMatchmakeRefereeStartRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeStartRound(h, ctx, c, out)
 	case 2:
-		return ServeMatchmakeRefereeGetStartRoundParam(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetStartRoundParam(h, ctx, c, out)
 	case 3:
-		return ServeMatchmakeRefereeEndRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEndRound(h, ctx, c, out)
 	case 4:
-		return ServeMatchmakeRefereeEndRoundWithoutReport(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEndRoundWithoutReport(h, ctx, c, out)
 	case 5:
-		return ServeMatchmakeRefereeGetRoundParticipants(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetRoundParticipants(h, ctx, c, out)
 	case 6:
-		return ServeMatchmakeRefereeGetNotSummarizedRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetNotSummarizedRound(h, ctx, c, out)
 	case 7:
-		return ServeMatchmakeRefereeGetRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetRound(h, ctx, c, out)
 	case 8:
-		return ServeMatchmakeRefereeGetStatsPrimary(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsPrimary(h, ctx, c, out)
 	case 9:
-		return ServeMatchmakeRefereeGetStatsPrimaries(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsPrimaries(h, ctx, c, out)
 	case 10:
-		return ServeMatchmakeRefereeGetStatsAll(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetStatsAll(h, ctx, c, out)
 	case 11:
-		return ServeMatchmakeRefereeCreateStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeCreateStats(h, ctx, c, out)
 	case 12:
-		return ServeMatchmakeRefereeGetOrCreateStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeGetOrCreateStats(h, ctx, c, out)
 	case 13:
-		return ServeMatchmakeRefereeResetStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeResetStats(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -826,42 +826,49 @@ func RegisterMatchmakeRefereeEagleMethods(mux *rmc.Mux, h MatchmakeRefereeEagleH
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchmakeRefereeEagle.
 func (a matchmakeRefereeEagleServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchmakeRefereeEagle(a.h, ctx, c, out)
+}
+
+// ServeMatchmakeRefereeEagle answers a MatchmakeReferee_Eagle call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchmakeRefereeEagle(h MatchmakeRefereeEagleHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMatchmakeRefereeEagleStartRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleStartRound(h, ctx, c, out)
 	case 2:
-		return ServeMatchmakeRefereeEagleGetStartRoundParam(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStartRoundParam(h, ctx, c, out)
 	case 3:
-		return ServeMatchmakeRefereeEagleEndRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRound(h, ctx, c, out)
 	case 4:
-		return ServeMatchmakeRefereeEagleEndRoundWithPartialReport(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRoundWithPartialReport(h, ctx, c, out)
 	case 5:
-		return ServeMatchmakeRefereeEagleEndRoundWithoutReport(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleEndRoundWithoutReport(h, ctx, c, out)
 	case 6:
-		return ServeMatchmakeRefereeEagleGetRoundParticipants(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetRoundParticipants(h, ctx, c, out)
 	case 7:
-		return ServeMatchmakeRefereeEagleGetNotSummarizedRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetNotSummarizedRound(h, ctx, c, out)
 	case 8:
-		return ServeMatchmakeRefereeEagleGetRound(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetRound(h, ctx, c, out)
 	case 9:
-		return ServeMatchmakeRefereeEagleGetStatsPrimary(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsPrimary(h, ctx, c, out)
 	case 10:
-		return ServeMatchmakeRefereeEagleGetStatsPrimaries(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsPrimaries(h, ctx, c, out)
 	case 11:
-		return ServeMatchmakeRefereeEagleGetStatsAll(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetStatsAll(h, ctx, c, out)
 	case 12:
-		return ServeMatchmakeRefereeEagleCreateStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleCreateStats(h, ctx, c, out)
 	case 13:
-		return ServeMatchmakeRefereeEagleGetOrCreateStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetOrCreateStats(h, ctx, c, out)
 	case 14:
-		return ServeMatchmakeRefereeEagleResetStats(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleResetStats(h, ctx, c, out)
 	case 15:
-		return ServeMatchmakeRefereeEagleGetEventPoint(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleGetEventPoint(h, ctx, c, out)
 	case 16:
-		return ServeMatchmakeRefereeEagleResetEventPoint(a.h, ctx, c, out)
+		return ServeMatchmakeRefereeEagleResetEventPoint(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -610,128 +610,135 @@ func RegisterMatchmakeExtensionMHXXMethods(mux *rmc.Mux, h MatchmakeExtensionMHX
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMatchmakeExtensionMHXX.
 func (a matchmakeExtensionMHXXServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMatchmakeExtensionMHXX(a.h, ctx, c, out)
+}
+
+// ServeMatchmakeExtensionMHXX answers a MatchmakeExtension_MHXX call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMatchmakeExtensionMHXX(h MatchmakeExtensionMHXXHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return matchmaking.ServeMatchmakeExtensionCloseParticipation(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
 	case 2:
-		return matchmaking.ServeMatchmakeExtensionOpenParticipation(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionOpenParticipation(h, ctx, c, out)
 	case 3:
-		return matchmaking.ServeMatchmakeExtensionAutoMatchmakePostpone(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakePostpone(h, ctx, c, out)
 	case 4:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSession(h, ctx, c, out)
 	case 5:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(h, ctx, c, out)
 	case 6:
-		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSession(h, ctx, c, out)
 	case 7:
-		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSession(h, ctx, c, out)
 	case 8:
-		return matchmaking.ServeMatchmakeExtensionModifyCurrentGameAttribute(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionModifyCurrentGameAttribute(h, ctx, c, out)
 	case 9:
-		return matchmaking.ServeMatchmakeExtensionUpdateNotificationData(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateNotificationData(h, ctx, c, out)
 	case 10:
-		return matchmaking.ServeMatchmakeExtensionGetFriendNotificationData(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetFriendNotificationData(h, ctx, c, out)
 	case 11:
-		return matchmaking.ServeMatchmakeExtensionUpdateApplicationBuffer(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateApplicationBuffer(h, ctx, c, out)
 	case 12:
-		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionAttribute(h, ctx, c, out)
 	case 13:
-		return matchmaking.ServeMatchmakeExtensionGetlstFriendNotificationData(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetlstFriendNotificationData(h, ctx, c, out)
 	case 14:
-		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSession(h, ctx, c, out)
 	case 15:
-		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(h, ctx, c, out)
 	case 16:
-		return matchmaking.ServeMatchmakeExtensionGetPlayingSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetPlayingSession(h, ctx, c, out)
 	case 17:
-		return matchmaking.ServeMatchmakeExtensionCreateCommunity(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateCommunity(h, ctx, c, out)
 	case 18:
-		return matchmaking.ServeMatchmakeExtensionUpdateCommunity(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateCommunity(h, ctx, c, out)
 	case 19:
-		return matchmaking.ServeMatchmakeExtensionJoinCommunity(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinCommunity(h, ctx, c, out)
 	case 20:
-		return matchmaking.ServeMatchmakeExtensionFindCommunityByGatheringId(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByGatheringId(h, ctx, c, out)
 	case 21:
-		return matchmaking.ServeMatchmakeExtensionFindOfficialCommunity(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindOfficialCommunity(h, ctx, c, out)
 	case 22:
-		return matchmaking.ServeMatchmakeExtensionFindCommunityByParticipant(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindCommunityByParticipant(h, ctx, c, out)
 	case 23:
-		return matchmaking.ServeMatchmakeExtensionUpdatePrivacySetting(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdatePrivacySetting(h, ctx, c, out)
 	case 24:
-		return matchmaking.ServeMatchmakeExtensionGetMyBlackList(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetMyBlackList(h, ctx, c, out)
 	case 25:
-		return matchmaking.ServeMatchmakeExtensionAddToBlackList(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAddToBlackList(h, ctx, c, out)
 	case 26:
-		return matchmaking.ServeMatchmakeExtensionRemoveFromBlackList(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRemoveFromBlackList(h, ctx, c, out)
 	case 27:
-		return matchmaking.ServeMatchmakeExtensionClearMyBlackList(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMyBlackList(h, ctx, c, out)
 	case 28:
-		return matchmaking.ServeMatchmakeExtensionReportViolation(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionReportViolation(h, ctx, c, out)
 	case 29:
-		return matchmaking.ServeMatchmakeExtensionIsViolationUser(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionIsViolationUser(h, ctx, c, out)
 	case 30:
-		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionEx(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionEx(h, ctx, c, out)
 	case 31:
-		return matchmaking.ServeMatchmakeExtensionGetSimplePlayingSession(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimplePlayingSession(h, ctx, c, out)
 	case 32:
-		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(h, ctx, c, out)
 	case 33:
-		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(h, ctx, c, out)
 	case 34:
-		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(h, ctx, c, out)
 	case 35:
-		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(h, ctx, c, out)
 	case 36:
-		return matchmaking.ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionGenerateMatchmakeSessionSystemPassword(h, ctx, c, out)
 	case 37:
-		return matchmaking.ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionClearMatchmakeSessionSystemPassword(h, ctx, c, out)
 	case 38:
-		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(h, ctx, c, out)
 	case 39:
-		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionJoinMatchmakeSessionWithParam(h, ctx, c, out)
 	case 40:
-		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(h, ctx, c, out)
 	case 41:
-		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringIdDetail(h, ctx, c, out)
 	case 42:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(h, ctx, c, out)
 	case 43:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(h, ctx, c, out)
 	case 44:
-		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionPart(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionUpdateMatchmakeSessionPart(h, ctx, c, out)
 	case 45:
-		return matchmaking.ServeMatchmakeExtensionRequestMatchmaking(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionRequestMatchmaking(h, ctx, c, out)
 	case 46:
-		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(h, ctx, c, out)
 	case 47:
-		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(h, ctx, c, out)
 	case 48:
-		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByGatheringId(h, ctx, c, out)
 	case 49:
-		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionBySingleGatheringId(h, ctx, c, out)
 	case 50:
-		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByOwner(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByOwner(h, ctx, c, out)
 	case 51:
-		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionFindMatchmakeSessionByParticipant(h, ctx, c, out)
 	case 52:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h, ctx, c, out)
 	case 53:
-		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(a.h, ctx, c, out)
+		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(h, ctx, c, out)
 	case 54:
-		return ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(h, ctx, c, out)
 	case 55:
-		return ServeMatchmakeExtensionMHXXGetFriendUserProfiles(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXGetFriendUserProfiles(h, ctx, c, out)
 	case 56:
-		return ServeMatchmakeExtensionMHXXGetFriends(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXGetFriends(h, ctx, c, out)
 	case 57:
-		return ServeMatchmakeExtensionMHXXAddFriends(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXAddFriends(h, ctx, c, out)
 	case 58:
-		return ServeMatchmakeExtensionMHXXRemoveFriend(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXRemoveFriend(h, ctx, c, out)
 	case 59:
-		return ServeMatchmakeExtensionMHXXFindCommunityByOwner(a.h, ctx, c, out)
+		return ServeMatchmakeExtensionMHXXFindCommunityByOwner(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

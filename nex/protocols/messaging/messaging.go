@@ -632,26 +632,33 @@ func RegisterMessagingMethods(mux *rmc.Mux, h MessagingHandler, methods ...uint3
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMessaging.
 func (a messagingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMessaging(a.h, ctx, c, out)
+}
+
+// ServeMessaging answers a Messaging call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMessaging(h MessagingHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMessagingDeliverMessage(a.h, ctx, c, out)
+		return ServeMessagingDeliverMessage(h, ctx, c, out)
 	case 2:
-		return ServeMessagingGetNumberOfMessages(a.h, ctx, c, out)
+		return ServeMessagingGetNumberOfMessages(h, ctx, c, out)
 	case 3:
-		return ServeMessagingGetMessagesHeaders(a.h, ctx, c, out)
+		return ServeMessagingGetMessagesHeaders(h, ctx, c, out)
 	case 4:
-		return ServeMessagingRetrieveAllMessagesWithinRange(a.h, ctx, c, out)
+		return ServeMessagingRetrieveAllMessagesWithinRange(h, ctx, c, out)
 	case 5:
-		return ServeMessagingRetrieveMessages(a.h, ctx, c, out)
+		return ServeMessagingRetrieveMessages(h, ctx, c, out)
 	case 6:
-		return ServeMessagingDeleteMessages(a.h, ctx, c, out)
+		return ServeMessagingDeleteMessages(h, ctx, c, out)
 	case 7:
-		return ServeMessagingDeleteAllMessages(a.h, ctx, c, out)
+		return ServeMessagingDeleteAllMessages(h, ctx, c, out)
 	case 8:
-		return ServeMessagingDeliverMessageMultiTarget(a.h, ctx, c, out)
+		return ServeMessagingDeliverMessageMultiTarget(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1105,12 +1112,19 @@ func RegisterMessageDeliveryMethods(mux *rmc.Mux, h MessageDeliveryHandler, meth
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMessageDelivery.
 func (a messageDeliveryServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMessageDelivery(a.h, ctx, c, out)
+}
+
+// ServeMessageDelivery answers a MessageDelivery call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMessageDelivery(h MessageDeliveryHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMessageDeliveryDeliverMessage(a.h, ctx, c, out)
+		return ServeMessageDeliveryDeliverMessage(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

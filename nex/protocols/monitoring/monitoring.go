@@ -144,14 +144,21 @@ func RegisterMonitoringMethods(mux *rmc.Mux, h MonitoringHandler, methods ...uin
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeMonitoring.
 func (a monitoringServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeMonitoring(a.h, ctx, c, out)
+}
+
+// ServeMonitoring answers a Monitoring call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeMonitoring(h MonitoringHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeMonitoringPingDaemon(a.h, ctx, c, out)
+		return ServeMonitoringPingDaemon(h, ctx, c, out)
 	case 2:
-		return ServeMonitoringGetClusterMembers(a.h, ctx, c, out)
+		return ServeMonitoringGetClusterMembers(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

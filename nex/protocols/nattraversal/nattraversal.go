@@ -377,24 +377,31 @@ func RegisterNATTraversalMethods(mux *rmc.Mux, h NATTraversalHandler, methods ..
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeNATTraversal.
 func (a nATTraversalServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeNATTraversal(a.h, ctx, c, out)
+}
+
+// ServeNATTraversal answers a NATTraversal call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeNATTraversal(h NATTraversalHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeNATTraversalRequestProbeInitiation(a.h, ctx, c, out)
+		return ServeNATTraversalRequestProbeInitiation(h, ctx, c, out)
 	case 2:
-		return ServeNATTraversalInitiateProbe(a.h, ctx, c, out)
+		return ServeNATTraversalInitiateProbe(h, ctx, c, out)
 	case 3:
-		return ServeNATTraversalRequestProbeInitiationExt(a.h, ctx, c, out)
+		return ServeNATTraversalRequestProbeInitiationExt(h, ctx, c, out)
 	case 4:
-		return ServeNATTraversalReportNATTraversalResult(a.h, ctx, c, out)
+		return ServeNATTraversalReportNATTraversalResult(h, ctx, c, out)
 	case 5:
-		return ServeNATTraversalReportNATProperties(a.h, ctx, c, out)
+		return ServeNATTraversalReportNATProperties(h, ctx, c, out)
 	case 6:
-		return ServeNATTraversalGetRelaySignatureKey(a.h, ctx, c, out)
+		return ServeNATTraversalGetRelaySignatureKey(h, ctx, c, out)
 	case 7:
-		return ServeNATTraversalReportNATTraversalResultDetail(a.h, ctx, c, out)
+		return ServeNATTraversalReportNATTraversalResultDetail(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -487,14 +487,21 @@ func RegisterNintendoNotificationMethods(mux *rmc.Mux, h NintendoNotificationHan
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeNintendoNotification.
 func (a nintendoNotificationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeNintendoNotification(a.h, ctx, c, out)
+}
+
+// ServeNintendoNotification answers a NintendoNotification call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeNintendoNotification(h NintendoNotificationHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeNintendoNotificationProcessNintendoNotificationEvent(a.h, ctx, c, out)
+		return ServeNintendoNotificationProcessNintendoNotificationEvent(h, ctx, c, out)
 	case 2:
-		return ServeNintendoNotificationProcessNintendoNotificationEventAlt(a.h, ctx, c, out)
+		return ServeNintendoNotificationProcessNintendoNotificationEventAlt(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

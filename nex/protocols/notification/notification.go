@@ -183,12 +183,19 @@ func RegisterNotificationMethods(mux *rmc.Mux, h NotificationHandler, methods ..
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeNotification.
 func (a notificationServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeNotification(a.h, ctx, c, out)
+}
+
+// ServeNotification answers a Notification call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeNotification(h NotificationHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeNotificationProcessNotificationEvent(a.h, ctx, c, out)
+		return ServeNotificationProcessNotificationEvent(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -1117,40 +1117,47 @@ func RegisterRankingMethods(mux *rmc.Mux, h RankingHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRanking.
 func (a rankingServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRanking(a.h, ctx, c, out)
+}
+
+// ServeRanking answers a Ranking call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRanking(h RankingHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeRankingUploadScore(a.h, ctx, c, out)
+		return ServeRankingUploadScore(h, ctx, c, out)
 	case 2:
-		return ServeRankingDeleteScore(a.h, ctx, c, out)
+		return ServeRankingDeleteScore(h, ctx, c, out)
 	case 3:
-		return ServeRankingDeleteAllScores(a.h, ctx, c, out)
+		return ServeRankingDeleteAllScores(h, ctx, c, out)
 	case 4:
-		return ServeRankingUploadCommonData(a.h, ctx, c, out)
+		return ServeRankingUploadCommonData(h, ctx, c, out)
 	case 5:
-		return ServeRankingDeleteCommonData(a.h, ctx, c, out)
+		return ServeRankingDeleteCommonData(h, ctx, c, out)
 	case 6:
-		return ServeRankingGetCommonData(a.h, ctx, c, out)
+		return ServeRankingGetCommonData(h, ctx, c, out)
 	case 7:
-		return ServeRankingChangeAttributes(a.h, ctx, c, out)
+		return ServeRankingChangeAttributes(h, ctx, c, out)
 	case 8:
-		return ServeRankingChangeAllAttributes(a.h, ctx, c, out)
+		return ServeRankingChangeAllAttributes(h, ctx, c, out)
 	case 9:
-		return ServeRankingGetRanking(a.h, ctx, c, out)
+		return ServeRankingGetRanking(h, ctx, c, out)
 	case 10:
-		return ServeRankingGetApproxOrder(a.h, ctx, c, out)
+		return ServeRankingGetApproxOrder(h, ctx, c, out)
 	case 11:
-		return ServeRankingGetStats(a.h, ctx, c, out)
+		return ServeRankingGetStats(h, ctx, c, out)
 	case 12:
-		return ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
+		return ServeRankingGetRankingByPIDList(h, ctx, c, out)
 	case 13:
-		return ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
+		return ServeRankingGetRankingByUniqueIdList(h, ctx, c, out)
 	case 14:
-		return ServeRankingGetCachedTopXRanking(a.h, ctx, c, out)
+		return ServeRankingGetCachedTopXRanking(h, ctx, c, out)
 	case 15:
-		return ServeRankingGetCachedTopXRankings(a.h, ctx, c, out)
+		return ServeRankingGetCachedTopXRankings(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -990,30 +990,37 @@ func RegisterRanking2Methods(mux *rmc.Mux, h Ranking2Handler, methods ...uint32)
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRanking2.
 func (a ranking2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRanking2(a.h, ctx, c, out)
+}
+
+// ServeRanking2 answers a Ranking2 call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRanking2(h Ranking2Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeRanking2PutScore(a.h, ctx, c, out)
+		return ServeRanking2PutScore(h, ctx, c, out)
 	case 2:
-		return ServeRanking2GetCommonData(a.h, ctx, c, out)
+		return ServeRanking2GetCommonData(h, ctx, c, out)
 	case 3:
-		return ServeRanking2PutCommonData(a.h, ctx, c, out)
+		return ServeRanking2PutCommonData(h, ctx, c, out)
 	case 4:
-		return ServeRanking2DeleteCommonData(a.h, ctx, c, out)
+		return ServeRanking2DeleteCommonData(h, ctx, c, out)
 	case 5:
-		return ServeRanking2GetRanking(a.h, ctx, c, out)
+		return ServeRanking2GetRanking(h, ctx, c, out)
 	case 6:
-		return ServeRanking2GetRankingByPrincipalId(a.h, ctx, c, out)
+		return ServeRanking2GetRankingByPrincipalId(h, ctx, c, out)
 	case 7:
-		return ServeRanking2GetCategorySetting(a.h, ctx, c, out)
+		return ServeRanking2GetCategorySetting(h, ctx, c, out)
 	case 8:
-		return ServeRanking2GetRankingChart(a.h, ctx, c, out)
+		return ServeRanking2GetRankingChart(h, ctx, c, out)
 	case 9:
-		return ServeRanking2GetRankingCharts(a.h, ctx, c, out)
+		return ServeRanking2GetRankingCharts(h, ctx, c, out)
 	case 10:
-		return ServeRanking2GetEstimateScoreRank(a.h, ctx, c, out)
+		return ServeRanking2GetEstimateScoreRank(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -189,32 +189,39 @@ func RegisterRanking2EagleMethods(mux *rmc.Mux, h Ranking2EagleHandler, methods 
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRanking2Eagle.
 func (a ranking2EagleServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRanking2Eagle(a.h, ctx, c, out)
+}
+
+// ServeRanking2Eagle answers a Ranking2_Eagle call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRanking2Eagle(h Ranking2EagleHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ranking2.ServeRanking2PutScore(a.h, ctx, c, out)
+		return ranking2.ServeRanking2PutScore(h, ctx, c, out)
 	case 2:
-		return ranking2.ServeRanking2GetCommonData(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetCommonData(h, ctx, c, out)
 	case 3:
-		return ranking2.ServeRanking2PutCommonData(a.h, ctx, c, out)
+		return ranking2.ServeRanking2PutCommonData(h, ctx, c, out)
 	case 4:
-		return ranking2.ServeRanking2DeleteCommonData(a.h, ctx, c, out)
+		return ranking2.ServeRanking2DeleteCommonData(h, ctx, c, out)
 	case 5:
-		return ranking2.ServeRanking2GetRanking(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetRanking(h, ctx, c, out)
 	case 6:
-		return ranking2.ServeRanking2GetRankingByPrincipalId(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetRankingByPrincipalId(h, ctx, c, out)
 	case 7:
-		return ranking2.ServeRanking2GetCategorySetting(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetCategorySetting(h, ctx, c, out)
 	case 8:
-		return ranking2.ServeRanking2GetRankingChart(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetRankingChart(h, ctx, c, out)
 	case 9:
-		return ranking2.ServeRanking2GetRankingCharts(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetRankingCharts(h, ctx, c, out)
 	case 10:
-		return ranking2.ServeRanking2GetEstimateScoreRank(a.h, ctx, c, out)
+		return ranking2.ServeRanking2GetEstimateScoreRank(h, ctx, c, out)
 	case 11:
-		return ServeRanking2EagleGetEstimateMyScoreRank(a.h, ctx, c, out)
+		return ServeRanking2EagleGetEstimateMyScoreRank(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

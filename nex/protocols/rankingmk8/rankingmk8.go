@@ -343,42 +343,49 @@ func RegisterRankingMK8Methods(mux *rmc.Mux, h RankingMK8Handler, methods ...uin
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRankingMK8.
 func (a rankingMK8Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRankingMK8(a.h, ctx, c, out)
+}
+
+// ServeRankingMK8 answers a Ranking_MK8 call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRankingMK8(h RankingMK8Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ranking.ServeRankingUploadScore(a.h, ctx, c, out)
+		return ranking.ServeRankingUploadScore(h, ctx, c, out)
 	case 2:
-		return ranking.ServeRankingDeleteScore(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteScore(h, ctx, c, out)
 	case 3:
-		return ranking.ServeRankingDeleteAllScores(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteAllScores(h, ctx, c, out)
 	case 4:
-		return ranking.ServeRankingUploadCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingUploadCommonData(h, ctx, c, out)
 	case 5:
-		return ranking.ServeRankingDeleteCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteCommonData(h, ctx, c, out)
 	case 6:
-		return ranking.ServeRankingGetCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingGetCommonData(h, ctx, c, out)
 	case 7:
-		return ranking.ServeRankingChangeAttributes(a.h, ctx, c, out)
+		return ranking.ServeRankingChangeAttributes(h, ctx, c, out)
 	case 8:
-		return ranking.ServeRankingChangeAllAttributes(a.h, ctx, c, out)
+		return ranking.ServeRankingChangeAllAttributes(h, ctx, c, out)
 	case 9:
-		return ranking.ServeRankingGetRanking(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRanking(h, ctx, c, out)
 	case 10:
-		return ranking.ServeRankingGetApproxOrder(a.h, ctx, c, out)
+		return ranking.ServeRankingGetApproxOrder(h, ctx, c, out)
 	case 11:
-		return ranking.ServeRankingGetStats(a.h, ctx, c, out)
+		return ranking.ServeRankingGetStats(h, ctx, c, out)
 	case 12:
-		return ranking.ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRankingByPIDList(h, ctx, c, out)
 	case 13:
-		return ranking.ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRankingByUniqueIdList(h, ctx, c, out)
 	case 14:
-		return ServeRankingMK8GetCompetitionRankingScore(a.h, ctx, c, out)
+		return ServeRankingMK8GetCompetitionRankingScore(h, ctx, c, out)
 	case 15:
-		return ServeRankingMK8UploadCompetitionRankingScore(a.h, ctx, c, out)
+		return ServeRankingMK8UploadCompetitionRankingScore(h, ctx, c, out)
 	case 16:
-		return ServeRankingMK8GetCompetitionInfo(a.h, ctx, c, out)
+		return ServeRankingMK8GetCompetitionInfo(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

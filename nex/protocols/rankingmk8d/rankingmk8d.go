@@ -710,54 +710,61 @@ func RegisterRankingMK8DMethods(mux *rmc.Mux, h RankingMK8DHandler, methods ...u
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRankingMK8D.
 func (a rankingMK8DServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRankingMK8D(a.h, ctx, c, out)
+}
+
+// ServeRankingMK8D answers a Ranking_MK8D call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRankingMK8D(h RankingMK8DHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ranking.ServeRankingUploadScore(a.h, ctx, c, out)
+		return ranking.ServeRankingUploadScore(h, ctx, c, out)
 	case 2:
-		return ranking.ServeRankingDeleteScore(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteScore(h, ctx, c, out)
 	case 3:
-		return ranking.ServeRankingDeleteAllScores(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteAllScores(h, ctx, c, out)
 	case 4:
-		return ranking.ServeRankingUploadCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingUploadCommonData(h, ctx, c, out)
 	case 5:
-		return ranking.ServeRankingDeleteCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingDeleteCommonData(h, ctx, c, out)
 	case 6:
-		return ranking.ServeRankingGetCommonData(a.h, ctx, c, out)
+		return ranking.ServeRankingGetCommonData(h, ctx, c, out)
 	case 7:
-		return ranking.ServeRankingChangeAttributes(a.h, ctx, c, out)
+		return ranking.ServeRankingChangeAttributes(h, ctx, c, out)
 	case 8:
-		return ranking.ServeRankingChangeAllAttributes(a.h, ctx, c, out)
+		return ranking.ServeRankingChangeAllAttributes(h, ctx, c, out)
 	case 9:
-		return ranking.ServeRankingGetRanking(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRanking(h, ctx, c, out)
 	case 10:
-		return ranking.ServeRankingGetApproxOrder(a.h, ctx, c, out)
+		return ranking.ServeRankingGetApproxOrder(h, ctx, c, out)
 	case 11:
-		return ranking.ServeRankingGetStats(a.h, ctx, c, out)
+		return ranking.ServeRankingGetStats(h, ctx, c, out)
 	case 12:
-		return ranking.ServeRankingGetRankingByPIDList(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRankingByPIDList(h, ctx, c, out)
 	case 13:
-		return ranking.ServeRankingGetRankingByUniqueIdList(a.h, ctx, c, out)
+		return ranking.ServeRankingGetRankingByUniqueIdList(h, ctx, c, out)
 	case 14:
-		return ranking.ServeRankingGetCachedTopXRanking(a.h, ctx, c, out)
+		return ranking.ServeRankingGetCachedTopXRanking(h, ctx, c, out)
 	case 15:
-		return ranking.ServeRankingGetCachedTopXRankings(a.h, ctx, c, out)
+		return ranking.ServeRankingGetCachedTopXRankings(h, ctx, c, out)
 	case 16:
-		return ServeRankingMK8DGetCompetitionRankingScore(a.h, ctx, c, out)
+		return ServeRankingMK8DGetCompetitionRankingScore(h, ctx, c, out)
 	case 17:
-		return ServeRankingMK8DUploadCompetitionRankingScore(a.h, ctx, c, out)
+		return ServeRankingMK8DUploadCompetitionRankingScore(h, ctx, c, out)
 	case 18:
-		return ServeRankingMK8DGetCompetitionInfo(a.h, ctx, c, out)
+		return ServeRankingMK8DGetCompetitionInfo(h, ctx, c, out)
 	case 19:
-		return ServeRankingMK8DUploadScorePack(a.h, ctx, c, out)
+		return ServeRankingMK8DUploadScorePack(h, ctx, c, out)
 	case 20:
-		return ServeRankingMK8DGetScorePack(a.h, ctx, c, out)
+		return ServeRankingMK8DGetScorePack(h, ctx, c, out)
 	case 21:
-		return ServeRankingMK8DExecuteDeleteScoreJob(a.h, ctx, c, out)
+		return ServeRankingMK8DExecuteDeleteScoreJob(h, ctx, c, out)
 	case 22:
-		return ServeRankingMK8DGetCommonDataByPIDList(a.h, ctx, c, out)
+		return ServeRankingMK8DGetCommonDataByPIDList(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

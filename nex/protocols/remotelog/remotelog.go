@@ -104,12 +104,19 @@ func RegisterRemoteLogDeviceMethods(mux *rmc.Mux, h RemoteLogDeviceHandler, meth
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeRemoteLogDevice.
 func (a remoteLogDeviceServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeRemoteLogDevice(a.h, ctx, c, out)
+}
+
+// ServeRemoteLogDevice answers a RemoteLogDevice call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeRemoteLogDevice(h RemoteLogDeviceHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeRemoteLogDeviceLog(a.h, ctx, c, out)
+		return ServeRemoteLogDeviceLog(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

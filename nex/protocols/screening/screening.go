@@ -87,14 +87,21 @@ func RegisterScreeningMethods(mux *rmc.Mux, h ScreeningHandler, methods ...uint3
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeScreening.
 func (a screeningServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeScreening(a.h, ctx, c, out)
+}
+
+// ServeScreening answers a Screening call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeScreening(h ScreeningHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeScreeningReportDataStoreContent(a.h, ctx, c, out)
+		return ServeScreeningReportDataStoreContent(h, ctx, c, out)
 	case 2:
-		return ServeScreeningReportUser(a.h, ctx, c, out)
+		return ServeScreeningReportUser(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -486,26 +486,33 @@ func RegisterSecureConnectionMethods(mux *rmc.Mux, h SecureConnectionHandler, me
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeSecureConnection.
 func (a secureConnectionServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeSecureConnection(a.h, ctx, c, out)
+}
+
+// ServeSecureConnection answers a SecureConnection call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeSecureConnection(h SecureConnectionHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeSecureConnectionRegister(a.h, ctx, c, out)
+		return ServeSecureConnectionRegister(h, ctx, c, out)
 	case 2:
-		return ServeSecureConnectionRequestConnectionData(a.h, ctx, c, out)
+		return ServeSecureConnectionRequestConnectionData(h, ctx, c, out)
 	case 3:
-		return ServeSecureConnectionRequestUrls(a.h, ctx, c, out)
+		return ServeSecureConnectionRequestUrls(h, ctx, c, out)
 	case 4:
-		return ServeSecureConnectionRegisterEx(a.h, ctx, c, out)
+		return ServeSecureConnectionRegisterEx(h, ctx, c, out)
 	case 5:
-		return ServeSecureConnectionTestConnectivity(a.h, ctx, c, out)
+		return ServeSecureConnectionTestConnectivity(h, ctx, c, out)
 	case 6:
-		return ServeSecureConnectionUpdateURLs(a.h, ctx, c, out)
+		return ServeSecureConnectionUpdateURLs(h, ctx, c, out)
 	case 7:
-		return ServeSecureConnectionReplaceURL(a.h, ctx, c, out)
+		return ServeSecureConnectionReplaceURL(h, ctx, c, out)
 	case 8:
-		return ServeSecureConnectionSendReport(a.h, ctx, c, out)
+		return ServeSecureConnectionSendReport(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

@@ -217,40 +217,47 @@ func RegisterSubscriberMethods(mux *rmc.Mux, h SubscriberHandler, methods ...uin
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeSubscriber.
 func (a subscriberServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeSubscriber(a.h, ctx, c, out)
+}
+
+// ServeSubscriber answers a Subscriber call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeSubscriber(h SubscriberHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeSubscriberHello(a.h, ctx, c, out)
+		return ServeSubscriberHello(h, ctx, c, out)
 	case 2:
-		return ServeSubscriberPostContent(a.h, ctx, c, out)
+		return ServeSubscriberPostContent(h, ctx, c, out)
 	case 3:
-		return ServeSubscriberGetContent(a.h, ctx, c, out)
+		return ServeSubscriberGetContent(h, ctx, c, out)
 	case 4:
-		return ServeSubscriberFollow(a.h, ctx, c, out)
+		return ServeSubscriberFollow(h, ctx, c, out)
 	case 5:
-		return ServeSubscriberUnfollowAllAndFollow(a.h, ctx, c, out)
+		return ServeSubscriberUnfollowAllAndFollow(h, ctx, c, out)
 	case 6:
-		return ServeSubscriberUnfollow(a.h, ctx, c, out)
+		return ServeSubscriberUnfollow(h, ctx, c, out)
 	case 7:
-		return ServeSubscriberGetFollowing(a.h, ctx, c, out)
+		return ServeSubscriberGetFollowing(h, ctx, c, out)
 	case 8:
-		return ServeSubscriberGetFollower(a.h, ctx, c, out)
+		return ServeSubscriberGetFollower(h, ctx, c, out)
 	case 9:
-		return ServeSubscriberGetNumFollowers(a.h, ctx, c, out)
+		return ServeSubscriberGetNumFollowers(h, ctx, c, out)
 	case 10:
-		return ServeSubscriberGetTimeline(a.h, ctx, c, out)
+		return ServeSubscriberGetTimeline(h, ctx, c, out)
 	case 11:
-		return ServeSubscriberDeleteContent(a.h, ctx, c, out)
+		return ServeSubscriberDeleteContent(h, ctx, c, out)
 	case 12:
-		return ServeSubscriberGetContentMulti(a.h, ctx, c, out)
+		return ServeSubscriberGetContentMulti(h, ctx, c, out)
 	case 13:
-		return ServeSubscriberUpdateUserStatus(a.h, ctx, c, out)
+		return ServeSubscriberUpdateUserStatus(h, ctx, c, out)
 	case 14:
-		return ServeSubscriberGetFriendUserStatuses(a.h, ctx, c, out)
+		return ServeSubscriberGetFriendUserStatuses(h, ctx, c, out)
 	case 15:
-		return ServeSubscriberGetUserStatuses(a.h, ctx, c, out)
+		return ServeSubscriberGetUserStatuses(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }

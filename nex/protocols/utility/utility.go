@@ -416,26 +416,33 @@ func RegisterUtilityMethods(mux *rmc.Mux, h UtilityHandler, methods ...uint32) {
 	}
 }
 
-// ServeRMC decodes a call's parameters, calls the handler's method and encodes its
-// results.
+// ServeRMC answers a call with ServeUtility.
 func (a utilityServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	return ServeUtility(a.h, ctx, c, out)
+}
+
+// ServeUtility answers a Utility call with h: it decodes the parameters, calls the
+// method's handler method and encodes its results; methods it does not describe
+// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
+// mapping) calls it.
+func ServeUtility(h UtilityHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	switch c.Method {
 	case 1:
-		return ServeUtilityAcquireNexUniqueId(a.h, ctx, c, out)
+		return ServeUtilityAcquireNexUniqueId(h, ctx, c, out)
 	case 2:
-		return ServeUtilityAcquireNexUniqueIdWithPassword(a.h, ctx, c, out)
+		return ServeUtilityAcquireNexUniqueIdWithPassword(h, ctx, c, out)
 	case 3:
-		return ServeUtilityAssociateNexUniqueIdWithMyPrincipalId(a.h, ctx, c, out)
+		return ServeUtilityAssociateNexUniqueIdWithMyPrincipalId(h, ctx, c, out)
 	case 4:
-		return ServeUtilityAssociateNexUniqueIdsWithMyPrincipalId(a.h, ctx, c, out)
+		return ServeUtilityAssociateNexUniqueIdsWithMyPrincipalId(h, ctx, c, out)
 	case 5:
-		return ServeUtilityGetAssociatedNexUniqueIdWithMyPrincipalId(a.h, ctx, c, out)
+		return ServeUtilityGetAssociatedNexUniqueIdWithMyPrincipalId(h, ctx, c, out)
 	case 6:
-		return ServeUtilityGetAssociatedNexUniqueIdsWithMyPrincipalId(a.h, ctx, c, out)
+		return ServeUtilityGetAssociatedNexUniqueIdsWithMyPrincipalId(h, ctx, c, out)
 	case 7:
-		return ServeUtilityGetIntegerSettings(a.h, ctx, c, out)
+		return ServeUtilityGetIntegerSettings(h, ctx, c, out)
 	case 8:
-		return ServeUtilityGetStringSettings(a.h, ctx, c, out)
+		return ServeUtilityGetStringSettings(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
