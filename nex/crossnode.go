@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -189,6 +190,10 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 	switch m.Kind {
 	case matchmaking.MailKind:
 		err = s.mm.Receive(ctx, m.Payload)
+	case friends.MailKind:
+		if s.Friends != nil {
+			err = s.Friends.Receive(ctx, m)
+		}
 	case probeKind:
 		var u types.StationURL
 		if u, err = types.ParseStationURLString(string(m.Payload)); err == nil {

@@ -1,6 +1,7 @@
 package nex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -45,7 +46,10 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 		return nil
 	}
 	s.hub.Logger = s.Logger
-	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger}
+	s.mm = matchmaking.Server{Store: s.Matchmaking, Hub: &s.hub, Stations: &s.secure, Node: s.Node, Logger: s.Logger, Friends: s.FriendLists}
+	if s.mm.Friends == nil && s.Friends != nil {
+		s.mm.Friends = s.Friends.Store
+	}
 	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger}
 	if s.Nodes != nil && s.Role == RoleSecure {
 		// Before Start: the notifications of this node's restart reach the
@@ -63,10 +67,47 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	return nil
 }
 
+// startFriends wires the friends server to the hub (and, on a secure node
+// sharing its store, to the other nodes' mailboxes), clears what this node
+// recorded before a restart and registers its protocols.
+func (s *Server) startFriends(ctx context.Context) error {
+	f := s.Friends
+	s.hub.Logger = s.Logger
+	f.Hub, f.Node = &s.hub, s.Node
+	f.Logger = cmp.Or(f.Logger, s.Logger)
+	if s.cross.ex != nil {
+		f.Mail = s.cross.ex
+	}
+	if err := f.Start(ctx); err != nil {
+		return fmt.Errorf("nex: friends store: %w", err)
+	}
+	f.Register(s.Mux)
+	go func() {
+		// Expired friend requests leave the store.
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := f.Sweep(ctx); err != nil && s.Logger != nil && ctx.Err() == nil {
+					s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex friends: expiring requests failed", slog.String("error", err.Error()))
+				}
+			}
+		}
+	}()
+	return nil
+}
+
 // connClosed removes an ended connection from the hub and its participations
-// from every gathering (the others are told).
+// from every gathering (the others are told), and records its player offline
+// for the friends server (their friends are told).
 func (s *Server) connClosed(p *rmc.Peer) {
 	s.hub.Remove(p)
+	if s.Friends != nil && p.Scheme == "prudps" {
+		go s.Friends.Disconnected(context.WithoutCancel(s.ctx), p)
+	}
 	if s.Matchmaking != nil {
 		// Not on the transport's goroutine: the store's transaction may wait.
 		// A server shutting down still cleans up (ResetNode does it at the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/health"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
@@ -91,6 +92,14 @@ type Server struct {
 	// secure server (their Logger defaults to Logger).
 	Ranking   *ranking.Server
 	DataStore *datastore.Server
+	// Friends, when set, serves Friends_V1 (101) and Friends_V2 (102), the
+	// 3DS and Wii U friends server: its Hub, Node and (RoleSecure) Mail are
+	// filled in from the server's, and its notifications go through the hub.
+	Friends *friends.Server
+	// FriendLists are the friend lists matchmaking's friend-only sessions
+	// (MatchmakeSystemType 2) are checked against; default Friends.Store
+	// when Friends is set, else none (every session open to all).
+	FriendLists friends.Friends
 	// Mux carries the game's protocols for the secure server; Secure Connection
 	// and Health are added to it. Default: a new empty Mux.
 	Mux *rmc.Mux
@@ -353,6 +362,12 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 	if s.DataStore != nil {
 		s.DataStore.Logger = cmp.Or(s.DataStore.Logger, s.Logger)
 		s.Mux.HandleProtocol(datastore.ProtocolID, s.DataStore)
+	}
+	if s.Friends != nil && securePC != nil {
+		if err := s.startFriends(ctx); err != nil {
+			closeAll()
+			return err
+		}
 	}
 
 	s.mu.Lock()

@@ -26,7 +26,7 @@ reads a ranking.
   gamewire nex ranking upload --user U --password P --category N --score S
       [--server ADDR] [--order desc|asc] [--update best|replace] [--groups 1,2] [--param N] [--unique-id N]
   gamewire nex ranking get --user U --password P --category N
-      [--server ADDR] [--mode global|around-self|self] [--offset N] [--length N] [--ordinal]
+      [--server ADDR] [--mode global|around-self|self|friends] [--offset N] [--length N] [--ordinal]
       [--group-index I --group-num N] [--pid PID]
 
 A category comes into existence with its first score (serve declares none), ordered
@@ -58,7 +58,7 @@ as that upload says: --order desc ranks higher scores first, asc lower ones (tim
 	f.Uint64Var(&uploadOpts.param, "param", 0, "the score's param")
 	_ = upload.MarkFlagRequired("score")
 	f = get.Flags()
-	f.StringVar(&getOpts.mode, "mode", "global", "global (from --offset), around-self, or self")
+	f.StringVar(&getOpts.mode, "mode", "global", "global (from --offset), around-self, self, or friends (the player's and its friends' scores, around its own)")
 	f.Uint32Var(&getOpts.offset, "offset", 0, "global: first rank to read, 0 is the top")
 	f.Uint8Var(&getOpts.length, "length", 10, "entries to read (at most 255)")
 	f.BoolVar(&getOpts.ordinal, "ordinal", false, "ordinal ranks (1234) instead of standard ones (1224)")
@@ -140,8 +140,10 @@ func runNEXRanking(cmd *cobra.Command, o *nexRankingOptions, upload bool) error 
 			mode = ranking.ModeGlobalAroundSelf
 		case "self":
 			mode = ranking.ModeSelf
+		case "friends":
+			mode = ranking.ModeFriendsAroundSelf
 		default:
-			return fmt.Errorf("%s: --mode %q: global, around-self or self", name, o.mode)
+			return fmt.Errorf("%s: --mode %q: global, around-self, self or friends", name, o.mode)
 		}
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)

@@ -45,7 +45,7 @@ type serveAccountOptions struct {
 
 func (a *serveAccountOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.token, "token", "", "token policy at login: required, optional or off (default: required for NEX 2 and NEX 4+ games, optional otherwise; docs/accounts.md)")
+	f.StringVar(&a.token, "token", "", "token policy at login: required, optional or off (default: required for NEX 2 and NEX 4+ games but the friends server, optional otherwise; docs/accounts.md)")
 	f.StringVar(&a.tokenSecret, "token-secret", "", "secret (64 hex digits) gamewire's tokens are authenticated with (default: one made and kept in the store, shared by every process on it)")
 	f.StringVar(&a.pretendoKey, "pretendo-token-key", "", "also accept tokens of a Pretendo account server made with this game server key (64 hex digits)")
 	f.StringVar(&a.gameServerID, "game-server-id", "", "this server's game server id (8 hex digits; default --game's): tokens for other games are refused, the account services hand out this server only")
@@ -61,7 +61,7 @@ func (a *serveAccountOptions) register(cmd *cobra.Command) {
 
 Consoles and emulators (docs/accounts.md): the token a console presents at login
 (LoginEx, ValidateAndRequestTicketWith*, RegisterEx) is checked as --token says
-(default required for NEX 2 and 4+ games, optional otherwise), refusals answered
+(default required for NEX 2 and 4+ games but the friends server, optional otherwise), refusals answered
 with Authentication::ValidationFailed, TokenExpired, PrincipalIdUnmatched or
 RendezVous::AccountDisabled. --account-listen serves the account services consoles
 get the server's address and their token from: NNAS (Wii U, Cemu; NNIDs from
@@ -96,6 +96,12 @@ func (o *serveOptions) setupCredentials(cmd *cobra.Command, srv *nex.Server, sto
 	a := &o.account
 	ctx := cmd.Context()
 	policy := credentials.DefaultPolicy(gameNEXVersion(o.game))
+	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
+		// The friends server, NEX 2.0, takes a plain Login on its password:
+		// NintendoClients' examples/3ds/friends.py and examples/wiiu/friends.py
+		// log in to it without AuthenticationInfo (docs/nex.md "Friends").
+		policy = credentials.PolicyOptional
+	}
 	if a.token != "" {
 		if policy, err = credentials.ParsePolicy(a.token); err != nil {
 			return nil, "", fmt.Errorf("--token: %w", err)

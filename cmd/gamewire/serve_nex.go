@@ -18,6 +18,7 @@ import (
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/desc"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/hpp"
@@ -129,7 +130,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	defer store.Close()
 	created := store.Created
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
-		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
+		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
@@ -239,6 +240,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 			dsURL, bodies)
+		if srv.Friends != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()
@@ -358,6 +362,14 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.Utility = &utility.Server{Store: store.UniqueIDs}
 	srv.StorageManager = &storagemanager.Server{Store: store.Slots}
+	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
+		// The friends server (--game friends): Friends_V1 and Friends_V2
+		// on the same store.
+		srv.Friends = &friends.Server{Store: store.Friends, Logger: cfg.Logger, Names: func(ctx context.Context, name string) (types.PID, error) {
+			a, err := store.Accounts.Find(ctx, name)
+			return a.PID, err
+		}}
+	}
 	q, err := o.nex.quota.quota()
 	if err != nil {
 		return "", nil, err
@@ -367,7 +379,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		return "", nil, err
 	}
 	store.SetQuota(q)
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: store.Friends}
 	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
@@ -391,7 +403,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		}
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
-		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads}
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: store.Friends}
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err

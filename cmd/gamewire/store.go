@@ -12,6 +12,7 @@ import (
 	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -35,6 +36,10 @@ type backend struct {
 	Messages  messagedelivery.Store // MessageDelivery's messages
 	UniqueIDs utility.Store         // Utility's unique ids
 	Slots     storagemanager.Store  // Storage Manager's unique ids
+	// Friends is the friends server's store; ranking's friends filter,
+	// DataStore's friends permission and friend-only matchmake sessions
+	// read it too.
+	Friends friends.Store
 	// Credentials holds NNIDs and the token secret (the account services,
 	// token checks); Add creates a NEX account (NASC self-registration).
 	Credentials credentials.Store
@@ -85,7 +90,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
-		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -99,7 +104,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	ds := s.DataStore()
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

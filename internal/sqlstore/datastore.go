@@ -533,10 +533,13 @@ func (d *DataStore) DeleteObject(ctx context.Context, id uint64) error {
 // may read, then q's filters.
 func SearchWhere(q datastore.SearchQuery) (string, []any) {
 	var b strings.Builder
-	args := []any{false, q.Now.UnixNano(), int64(q.Viewer), int64(q.Viewer)}
+	args := []any{false, q.Now.UnixNano(), int64(q.Viewer), int64(q.Viewer), int64(q.Viewer)}
+	// Friends-permission objects are found by the owner's friends as the
+	// friends server's store records them (friends_links, the same database).
 	b.WriteString(`o.pending = ? AND (o.expire = 0 OR o.expire > ?)
 		AND (o.owner = ? OR o.permission = 0 OR (o.permission = 2 AND EXISTS
-			(SELECT 1 FROM datastore_recipients r WHERE r.data_id = o.data_id AND r.pid = ?)))`)
+			(SELECT 1 FROM datastore_recipients r WHERE r.data_id = o.data_id AND r.pid = ?))
+			OR (o.permission = 1 AND EXISTS (SELECT 1 FROM friends_links f WHERE f.pid = o.owner AND f.friend = ?)))`)
 	in := func(col string, n int) {
 		b.WriteString(" AND " + col + " IN (?" + strings.Repeat(", ?", n-1) + ")")
 	}

@@ -38,3 +38,28 @@ def run_guarded(run, args):
 	except BaseException as e:  # report, never hide, what went wrong
 		step("error", type=type(e).__name__, message=repr(str(e)))
 		sys.exit(1)
+
+
+class EventLog:
+	"""Keeps the events a client's notification server receives (record) and
+	lets a flow wait for one of a type from a source (wait). Mixed into the
+	drivers' NotificationServer and NintendoNotificationServer subclasses."""
+
+	def init_log(self, who):
+		self.who = who
+		self.events = []
+		self.changed = anyio.Event()
+
+	def record(self, event):
+		self.events.append(event)
+		self.changed.set()
+		self.changed = anyio.Event()
+
+	async def wait(self, type, source, seconds):
+		with anyio.fail_after(seconds):
+			while True:
+				for e in self.events:
+					if e.type == type and e.pid == source:
+						self.events.remove(e)
+						return e
+				await self.changed.wait()

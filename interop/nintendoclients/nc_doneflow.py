@@ -41,7 +41,7 @@ sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients")
 import anyio  # noqa: E402
 
 from nintendo.nex import backend, datastore, matchmaking, nattraversal, notification, ranking, settings  # noqa: E402
-from nc_common import post_form, run_guarded, step  # noqa: E402
+from nc_common import EventLog, post_form, run_guarded, step  # noqa: E402
 
 # Notification types (nintendo-wiki, Notification Events).
 JOINED = 3001
@@ -51,30 +51,17 @@ OWNERSHIP_CHANGED = 4000
 CATEGORY = 16
 
 
-class Notifications(notification.NotificationServer):
+class Notifications(notification.NotificationServer, EventLog):
 	"""Keeps every notification event a client receives and lets the flow wait for one."""
 
 	def __init__(self, who):
 		super().__init__()
-		self.who = who
-		self.events = []
-		self.changed = anyio.Event()
+		self.init_log(who)
 
 	async def process_notification_event(self, client, event):
 		step("%s-notification" % self.who, type=event.type, source=event.pid, param1=event.param1,
 			param2=event.param2, param3=event.param3, text=repr(event.text))
-		self.events.append(event)
-		self.changed.set()
-		self.changed = anyio.Event()
-
-	async def wait(self, type, source, seconds):
-		with anyio.fail_after(seconds):
-			while True:
-				for e in self.events:
-					if e.type == type and e.pid == source:
-						self.events.remove(e)
-						return e
-				await self.changed.wait()
+		self.record(event)
 
 
 def session_param(args):

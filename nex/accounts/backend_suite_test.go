@@ -9,6 +9,7 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -55,6 +56,11 @@ func TestRankingSuite(t *testing.T) {
 
 func TestDataStoreSuite(t *testing.T) {
 	storetest.DataStore(t, func(t *testing.T) datastore.Store { return openSQLite(t).DataStore() })
+}
+
+// TestFriendsSuite runs the friends store suite (nex/storetest) on SQLite.
+func TestFriendsSuite(t *testing.T) {
+	storetest.Friends(t, func(t *testing.T) friends.Store { return openSQLite(t).Friends() })
 }
 
 func BenchmarkAutoMatchmakeSuite(b *testing.B) {

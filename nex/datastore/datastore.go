@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/friends"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -143,6 +144,9 @@ type Server struct {
 	// start at NEX 3.0: the 2.x layouts (32-bit update ids, 16-bit versions)
 	// are not served.
 	NEXVersion int
+	// Friends, when set, admits an object's owner's friends to objects with
+	// the friends permission (nex/friends); without it only the owner.
+	Friends friends.Friends
 	// Now returns the time; default time.Now.
 	Now func() time.Time
 	// Logger receives store failures.
@@ -472,7 +476,8 @@ func (k *call) live(o Object) error {
 
 // canRead applies an object's access permission ("Permission types"): the
 // owner always; others as the permission says, or with the access password.
-// Friends lists are not kept here, so "friends" admits the owner only.
+// "friends" admits the owner's friends when the server knows them
+// (Server.Friends), else the owner only.
 func (k *call) canRead(o Object, accessPassword uint64) error {
 	if err := k.live(o); err != nil {
 		return err
@@ -482,6 +487,15 @@ func (k *call) canRead(o Object, accessPassword uint64) error {
 	}
 	if allows(o.Permission, k.me) {
 		return nil
+	}
+	if o.Permission.Permission == PermissionFriends && k.s.Friends != nil {
+		ok, err := k.s.Friends.AreFriends(k.ctx, o.Owner, k.me)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
 	}
 	if accessPassword != 0 {
 		return fmt.Errorf("%w: wrong access password for object %d", types.DataStoreInvalidPassword, o.DataID)

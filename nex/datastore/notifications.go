@@ -33,15 +33,32 @@ import (
 const notificationsPath = "/notifications/"
 
 // notifyArrival records the notifications object o's post or update owes,
-// when o carries flag. Friends lists are not kept here, so only a
-// recipients permission names whom to notify. A failure is logged: the post
-// itself stands.
+// when o carries flag: to the recipients of a recipients permission, to the
+// owner's friends of a friends permission (when Server.Friends knows them). A
+// failure is logged: the post itself stands.
 func (k *call) notifyArrival(o Object, flag uint32) {
-	if o.Flag&flag == 0 || o.Permission.Permission != PermissionRecipients {
+	if o.Flag&flag == 0 {
+		return
+	}
+	var named []types.PID
+	switch {
+	case o.Permission.Permission == PermissionRecipients:
+		named = o.Permission.RecipientIDs
+	case o.Permission.Permission == PermissionFriends && k.s.Friends != nil:
+		fs, err := k.s.Friends.FriendsOf(k.ctx, o.Owner)
+		if err != nil {
+			if k.s.Logger != nil {
+				k.s.Logger.LogAttrs(k.ctx, slog.LevelWarn, "nex datastore: friends not read for notifications",
+					slog.Uint64("dataId", o.DataID), slog.String("error", err.Error()))
+			}
+			return
+		}
+		named = fs
+	default:
 		return
 	}
 	var to []types.PID
-	for _, p := range o.Permission.RecipientIDs {
+	for _, p := range named {
 		if p != o.Owner && !slices.Contains(to, p) {
 			to = append(to, p)
 		}

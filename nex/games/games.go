@@ -81,6 +81,11 @@ func (g Game) Version() string {
 	return fmt.Sprintf("%d.%d.%d", g.NEXVersion/10000, g.NEXVersion/100%100, g.NEXVersion%100)
 }
 
+// FriendsServerID is the game server id of the 3DS and Wii U friends server
+// (nintendo-wiki "Game Servers List"): serve --game friends runs the friends
+// server (nex/friends) on it.
+const FriendsServerID uint32 = 0x00003200
+
 // Sources of the table's values.
 const (
 	srcServers = "nintendo-wiki Game Servers List (github.com/PretendoNetwork/nintendo-wiki)"

@@ -88,6 +88,15 @@ func (f friendMap) FriendsOf(_ context.Context, pid types.PID) ([]types.PID, err
 	return f[pid], nil
 }
 
+func (f friendMap) AreFriends(_ context.Context, a, b types.PID) (bool, error) {
+	for _, p := range f[a] {
+		if p == b {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // TestFriendNotificationData: PID 1's data reaches its friend 2 as a
 // notification and in 2's GetFriendNotificationData and
 // GetlstFriendNotificationData; 3, no friend of 1, gets neither; without a

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -118,12 +119,6 @@ type Stations interface {
 	StationURLs(pid types.PID) []types.StationURL
 }
 
-// Friends answers who a player's friends are, for the notification data
-// friends read and are sent (nex/friends' stores have this method).
-type Friends interface {
-	FriendsOf(ctx context.Context, pid types.PID) ([]types.PID, error)
-}
-
 // MaxNotificationTypesAsked bounds the types one GetlstFriendNotificationData
 // asks for.
 const MaxNotificationTypesAsked = 64
@@ -147,10 +142,12 @@ type Server struct {
 	// OfficialOwners are the PIDs whose communities are official
 	// (FindOfficialCommunity); none by default.
 	OfficialOwners []types.PID
-	// Friends, if set, says whose notification data (UpdateNotificationData)
-	// a player reads and is sent; nil: nobody has friends, so the friends'
-	// notification lists are empty.
-	Friends Friends
+	// Friends, when set, closes friends sessions (SystemFriends) to all but
+	// their owner's friends: searches leave them out, joins are refused
+	// (friends.go); and it says whose notification data
+	// (UpdateNotificationData) a player reads and is sent. nil: nobody has
+	// friends, so the friends' notification lists are empty.
+	Friends friends.Friends
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -412,6 +409,13 @@ func (s *Server) update(ctx context.Context, c *rmc.Call, gid uint32, f func(ms 
 
 // autoMatchmake runs one auto-matchmake and notifies.
 func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCriteria, ms MatchmakeSession, slots uint16, msg string) (MatchmakeSession, error) {
+	if s.Friends != nil && ms.MatchmakeSystemType == SystemFriends && slots <= 1 {
+		gids, err := s.autoFriends(ctx, c.Peer.PID, ms)
+		if err != nil {
+			return ms, err
+		}
+		return s.joinFirst(ctx, c, gids, ms, msg)
+	}
 	ch, _, err := s.Store.AutoMatchmake(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
@@ -422,6 +426,9 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 }
 
 func (s *Server) join(ctx context.Context, c *rmc.Call, gid uint32, slots uint16, msg string, pw Passwords) (MatchmakeSession, error) {
+	if err := s.checkJoin(ctx, c.Peer.PID, gid); err != nil {
+		return MatchmakeSession{}, err
+	}
 	ch, err := s.Store.Join(ctx, gid, s.participant(c, slots, msg), pw)
 	if err != nil {
 		return MatchmakeSession{}, storeErr(err)
@@ -847,6 +854,9 @@ func (s *Server) writeFound(ctx context.Context, c *rmc.Call, w *types.Writer, q
 	if err != nil {
 		return w.B, storeErr(err)
 	}
+	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
+		return w.B, err
+	}
 	if err := s.writeSessions(ctx, w, c, found, holders); err != nil {
 		return w.B, err
 	}
@@ -1014,6 +1024,9 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 		found, err := s.Store.Browse(ctx, crit, rr.Offset, rr.Size)
 		if err != nil {
 			return out, storeErr(err)
+		}
+		if found, err = s.visible(ctx, pid, found); err != nil {
+			return out, err
 		}
 		holders := c.Method == MethodBrowseMatchmakeSession || c.Method == MethodBrowseMatchmakeSessionWithHostUrls
 		if err := s.writeSessions(ctx, &w, c, found, holders); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gamewire/gamewire/internal/sqlstore"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -79,6 +80,9 @@ func TestServiceSuites(t *testing.T) {
 			s := openFresh(t, srv)
 			return storetest.QuotaBackend{Matchmaking: s.Matchmaking(), DataStore: s.DataStore(), Ranking: s.Ranking()}
 		})
+	})
+	t.Run("friends", func(t *testing.T) {
+		storetest.Friends(t, func(t *testing.T) friends.Store { return openFresh(t, srv).Friends() })
 	})
 }
 
@@ -157,6 +161,9 @@ func TestQueryPlans(t *testing.T) {
 				false, CASE WHEN i % 10 = 0 THEN 1 ELSE 65535 END, '[]'
 			FROM generate_series(0, 99999) i`,
 		`INSERT INTO datastore_tags (data_id, tag) SELECT 1 + i, 't' || (i % 500) FROM generate_series(0, 99999) i`,
+		// Friendships: the friends-permission part of a DataStore search
+		// looks them up by (owner, viewer).
+		`INSERT INTO friends_links (pid, friend, since) SELECT 10000 + i / 50, 20000 + i, i FROM generate_series(0, 99999) i`,
 		`INSERT INTO datastore_recipients (data_id, pid) SELECT 1 + i, 20000 + i % 5000 FROM generate_series(0, 99999, 4) i`,
 		`INSERT INTO datastore_uploads (token, data_id, version, size, expires, used)
 			SELECT 'tok' || i, 1 + i, 1, 1, 0, i % 2 = 0 FROM generate_series(0, 99999) i`,

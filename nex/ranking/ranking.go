@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -117,6 +118,10 @@ type Server struct {
 	// (30600 for 3.6.0): RankingRankData carries updateTime from 3.6.0 on. 0
 	// writes it exactly when the connection has structure headers.
 	NEXVersion int
+	// Friends, when set, answers the friends ranking mode
+	// (ModeFriendsAroundSelf) from the players' friend lists (nex/friends);
+	// without it that mode is Ranking::NotImplemented.
+	Friends friends.Friends
 	// Now returns the time; default time.Now.
 	Now func() time.Time
 	// Logger receives store failures.
@@ -502,7 +507,10 @@ func (s *Server) GetRanking(ctx context.Context, mode uint8, cat uint32, op Orde
 		}
 		offset, limit = pos, 1
 	case ModeFriendsAroundSelf:
-		return Result{}, fmt.Errorf("%w: friends rankings need friend lists, which this server has not", types.RankingNotImplemented)
+		if s.Friends == nil {
+			return Result{}, fmt.Errorf("%w: friends rankings need friend lists, which this server has not", types.RankingNotImplemented)
+		}
+		return s.friendsRanking(ctx, q, op, uid, pid)
 	default:
 		return Result{}, fmt.Errorf("%w: ranking mode %d", types.RankingInvalidArgument, mode)
 	}
@@ -519,6 +527,54 @@ func (s *Server) GetRanking(ctx context.Context, mode uint8, cat uint32, op Orde
 	}
 	res.Data, err = s.ranked(ctx, q, op.OrderCalc, offset, entries)
 	return res, err
+}
+
+// friendsRanking is the friends mode: pid's and its friends' entries of q,
+// ranked among themselves, the op.Length of them around pid's own (from the
+// first when pid has none).
+func (s *Server) friendsRanking(ctx context.Context, q Query, op OrderParam, uid uint64, pid types.PID) (Result, error) {
+	fs, err := s.Friends.FriendsOf(ctx, pid)
+	if err != nil {
+		return Result{}, err
+	}
+	type found struct {
+		e   Entry
+		pos uint32
+	}
+	var all []found
+	self := -1
+	for _, p := range append([]types.PID{pid}, fs...) {
+		e, pos, err := s.Store.Find(ctx, q, p, uid)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		all = append(all, found{e, pos})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].pos < all[j].pos })
+	res := Result{SinceTime: types.DateTimeFromTime(s.now()), TotalCount: uint32(len(all))}
+	ranks := make([]uint32, len(all))
+	for i, f := range all {
+		switch {
+		case i > 0 && op.OrderCalc == OrderCalcStandard && f.e.Score == all[i-1].e.Score:
+			ranks[i] = ranks[i-1]
+		default:
+			ranks[i] = uint32(i) + 1
+		}
+		if f.e.PID == pid {
+			self = i
+		}
+	}
+	start, n := 0, int(op.Length)
+	if half := n / 2; self > half {
+		start = self - half
+	}
+	for i := start; i < len(all) && i < start+n; i++ {
+		res.Data = append(res.Data, rankData(all[i].e, ranks[i]))
+	}
+	return res, nil
 }
 
 // ranked numbers entries read from position offset of q.
