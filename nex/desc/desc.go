@@ -161,15 +161,17 @@ func (c Cond) And(d Cond) Cond {
 	return out
 }
 
+// String writes c as the description language's `if` condition, in a form
+// Parse reads back.
 func (c Cond) String() string {
 	var parts []string
 	switch {
 	case c.NexMin != 0 && c.NexMax != 0:
-		parts = append(parts, "nex "+VersionString(c.NexMin)+".."+VersionString(c.NexMax))
+		parts = append(parts, "nex "+formatVersion(c.NexMin)+".."+formatVersion(c.NexMax))
 	case c.NexMin != 0:
-		parts = append(parts, "nex >= "+VersionString(c.NexMin))
+		parts = append(parts, "nex >= "+formatVersion(c.NexMin))
 	case c.NexMax != 0:
-		parts = append(parts, "nex < "+VersionString(c.NexMax))
+		parts = append(parts, "nex < "+formatVersion(c.NexMax))
 	}
 	if c.Revision != 0 {
 		parts = append(parts, fmt.Sprintf("rev >= %d", c.Revision))

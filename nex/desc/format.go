@@ -56,7 +56,7 @@ func Format(f *File) string {
 			}
 			indent := "\t"
 			if !c.Always() {
-				fmt.Fprintf(&b, "\tif %s {\n", formatCond(c))
+				fmt.Fprintf(&b, "\tif %s {\n", c)
 				indent = "\t\t"
 			}
 			for _, fl := range s.Fields[i:j] {
@@ -159,23 +159,6 @@ func formatMethod(m *Method) string {
 		}
 	}
 	return out + "\n"
-}
-
-// formatCond writes c as an `if` condition.
-func formatCond(c Cond) string {
-	var parts []string
-	switch {
-	case c.NexMin != 0 && c.NexMax != 0:
-		parts = append(parts, "nex "+formatVersion(c.NexMin)+".."+formatVersion(c.NexMax))
-	case c.NexMin != 0:
-		parts = append(parts, "nex >= "+formatVersion(c.NexMin))
-	case c.NexMax != 0:
-		parts = append(parts, "nex < "+formatVersion(c.NexMax))
-	}
-	if c.Revision != 0 {
-		parts = append(parts, "rev >= "+strconv.Itoa(c.Revision))
-	}
-	return strings.Join(parts, " && ")
 }
 
 // formatVersion writes v as ParseVersion reads it back: 3.5, 3.5.1, or the plain
