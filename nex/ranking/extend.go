@@ -85,3 +85,9 @@ func (s *Server) Category(ctx context.Context, id uint32) (Category, error) {
 func (s *Server) UploadScore(ctx context.Context, pid types.PID, uid uint64, sd ScoreData) error {
 	return s.uploadScore(ctx, pid, uid, sd)
 }
+
+// UploadCommonData stores data as pid's common data under uid as
+// UploadCommonData does: the size limit, the quota, then the store.
+func (s *Server) UploadCommonData(ctx context.Context, pid types.PID, uid uint64, data []byte) error {
+	return s.uploadCommonData(ctx, pid, uid, data)
+}
