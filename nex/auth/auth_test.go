@@ -247,9 +247,31 @@ func TestValidateWithParam(t *testing.T) {
 	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.RendezVousInvalidUsername {
 		t.Fatalf("unknown user: %v", resp.Result)
 	}
+	// Before NEX 4, method 6 is LoginWithContext, whose login data is
+	// undocumented: refused plainly.
 	srv.Options.NEX4 = false
-	if resp := call(t, srv, s, 6, nil); resp.Result != types.CoreNotImplemented {
+	if resp := call(t, srv, types.Settings{StructureHeader: true, Version: 30600}, 6, nil); resp.Result != types.CoreNotImplemented {
 		t.Fatalf("LoginWithContext: %v", resp.Result)
+	}
+}
+
+// TestValidateWithParamByVersion: a 3DS connection at NEX 4.4 (Monster Hunter
+// XX: 4-byte PIDs, serve --game setting the version) logs in with method 6 as
+// ValidateAndRequestTicketWithParam without Options.NEX4.
+func TestValidateWithParamByVersion(t *testing.T) {
+	s := types.Settings{StructureHeader: true, Version: 40400}
+	srv := testServer(s)
+	p := ValidateParam{PlatformType: 1, UserName: "guest", ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)},
+		APIVersionGeneral: 40400}
+	params, err := p.Append(nil, s, srv.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params)
+	r := types.NewReader(resp.Data, s)
+	v := ReadValidateResult(&r, "result", srv.Options)
+	if err := r.Done(); err != nil || v.SourcePID != PIDGuest || len(v.Ticket) == 0 {
+		t.Fatalf("%+v %v", v, err)
 	}
 }
 

@@ -38,7 +38,8 @@ const (
 // Options are the protocol revisions that change the bytes of its messages.
 type Options struct {
 	// NEX4 adds pSourceKey to the LoginEx and RequestTicket responses and makes
-	// method 6 ValidateAndRequestTicketWithParam.
+	// method 6 ValidateAndRequestTicketWithParam, for every connection; a
+	// connection whose NEX version is 4.0 or later gets this without it.
 	NEX4 bool
 	// Crossplay adds the platform type fields of games with crossplay between
 	// Switch and 3DS / Wii U (RequestTicket's platformType, the Param's
