@@ -385,7 +385,7 @@ func TestTokenLogin(t *testing.T) {
 	if r.Done() != nil || len(v.SourceKey) != 32 || v.SourcePID != 1000 {
 		t.Fatalf("WithParam token login: %+v %v", v, r.Err())
 	}
-	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4}).Holder(s)
+	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4, HasV3Fields: true}).Holder(s)
 	params, _ = p.Append(nil, s, srv.Options)
 	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.AuthenticationValidationFailed {
 		t.Fatalf("WithParam bad token: %v", resp.Result)

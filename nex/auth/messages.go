@@ -11,6 +11,7 @@ package auth
 import (
 	"fmt"
 
+	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -156,10 +157,14 @@ func ReadTicketRequest(r *types.Reader, o Options) TicketRequest {
 }
 
 // AuthenticationInfo is the AuthenticationInfo structure (a Data) LoginEx carries
-// in its AnyDataHolder. NEX 3.0 added TokenType and ServerVersion.
+// in its AnyDataHolder; its codec is the generated one (nex/protocols/authentication).
+// NEX 3.0 added TokenType and ServerVersion.
 type AuthenticationInfo struct {
-	Token         string // m_authToken
-	NGSVersion    uint32 // m_ngsVersion (NEX major version)
+	Token      string // m_authToken
+	NGSVersion uint32 // m_ngsVersion (NEX major version)
+	// HasV3Fields: TokenType and ServerVersion are on the wire (NEX 3.0 and
+	// later). Holder writes them when set; ParseAuthenticationInfo reads them
+	// when the connection's NEX version has them.
 	HasV3Fields   bool
 	TokenType     uint8  // m_authTokenType: 0 NASC, 1 NNAS, 2 Switch
 	ServerVersion uint32 // m_serverVersion
@@ -168,43 +173,63 @@ type AuthenticationInfo struct {
 // AuthenticationInfoName is the class name in the AnyDataHolder.
 const AuthenticationInfoName = "AuthenticationInfo"
 
-// Holder wraps a in an AnyDataHolder: the Data level, then its own.
+// v3Version is the NEX version from which AuthenticationInfo has its NEX 3
+// fields; nex2Version one before it.
+const (
+	v3Version   types.Version = 30000
+	nex2Version types.Version = 20000
+)
+
+// Holder wraps a in an AnyDataHolder: the Data level, then its own, written at
+// s with the NEX 3 fields exactly when HasV3Fields is set.
 func (a *AuthenticationInfo) Holder(s types.Settings) (types.AnyDataHolder, error) {
-	w := types.NewWriter(types.AppendData(nil, s), s)
-	m := w.BeginStructure(0)
-	w.String(a.Token)
-	w.U32(a.NGSVersion)
-	if a.HasV3Fields {
-		w.U8(a.TokenType)
-		w.U32(a.ServerVersion)
+	switch v := s.NEXVersion(); {
+	case a.HasV3Fields && v < v3Version:
+		s.Version = v3Version
+	case !a.HasV3Fields && v >= v3Version:
+		s.Version = nex2Version
 	}
-	w.EndStructure(m)
+	w := types.NewWriter(nil, s)
+	(&authproto.AuthenticationInfo{Token: a.Token, NgsVersion: a.NGSVersion, TokenType: a.TokenType, ServerVersion: a.ServerVersion}).Append(&w)
 	data, err := w.Bytes()
 	return types.AnyDataHolder{TypeName: AuthenticationInfoName, Data: data}, err
 }
 
 // ParseAuthenticationInfo decodes the data of an AnyDataHolder named
-// AuthenticationInfo. The NEX 3 fields are read when bytes remain for them.
+// AuthenticationInfo at the connection's settings: the NEX 3 fields are read
+// when its NEX version (types.Settings.NEXVersion) is 3.0 or later. A login
+// comes before the server knows much of its client, so when the data does not
+// decode at that version it is read in the other layout (NEX 2's without the
+// NEX 3 fields, or NEX 3's with them) and accepted when that one decodes to
+// its end; the error names the connection's version's layout otherwise.
 func ParseAuthenticationInfo(h types.AnyDataHolder, s types.Settings) (AuthenticationInfo, error) {
 	if h.TypeName != AuthenticationInfoName {
 		return AuthenticationInfo{}, fmt.Errorf("extra data is %q, want %s", h.TypeName, AuthenticationInfoName)
 	}
-	r := types.NewReader(h.Data, s)
-	var a AuthenticationInfo
-	r.ReadData("Data")
-	m := r.EnterStructure("AuthenticationInfo")
-	a.Token = r.String("m_authToken")
-	a.NGSVersion = r.U32("m_ngsVersion")
-	if r.Err() == nil && r.Remaining() >= 5 {
-		a.HasV3Fields = true
-		a.TokenType = r.U8("m_authTokenType")
-		a.ServerVersion = r.U32("m_serverVersion")
+	a, err := parseAuthenticationInfo(h.Data, s)
+	if err == nil {
+		return a, nil
 	}
-	r.LeaveStructure(m)
+	other := s
+	other.Version = v3Version
+	if s.NEXVersion() >= v3Version {
+		other.Version = nex2Version
+	}
+	if a, oerr := parseAuthenticationInfo(h.Data, other); oerr == nil {
+		return a, nil
+	}
+	return AuthenticationInfo{}, err
+}
+
+func parseAuthenticationInfo(b []byte, s types.Settings) (AuthenticationInfo, error) {
+	r := types.NewReader(b, s)
+	var v authproto.AuthenticationInfo
+	v.Read(&r, AuthenticationInfoName)
 	if err := r.Done(); err != nil {
 		return AuthenticationInfo{}, fmt.Errorf("AuthenticationInfo: %w", err)
 	}
-	return a, nil
+	return AuthenticationInfo{Token: v.Token, NGSVersion: v.NgsVersion, HasV3Fields: s.NEXVersion() >= v3Version,
+		TokenType: v.TokenType, ServerVersion: v.ServerVersion}, nil
 }
 
 // ValidateParam is the ValidateAndRequestTicketParam structure (NEX 4.4+).
