@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
+	crossproto "github.com/gamewire/gamewire/nex/protocols/authenticationcrossplay"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -243,38 +244,48 @@ type ValidateParam struct {
 	PlatformTypeForPlatformPID uint8 // only with Options.Crossplay
 }
 
-// Append appends p as a structure.
+// Append appends p as a structure (the generated
+// ValidateAndRequestTicketParam, or with Options.Crossplay
+// ValidateAndRequestTicketParamCrossplay).
 func (p *ValidateParam) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
 	w := types.NewWriter(b, s)
-	m := w.BeginStructure(0)
-	w.U32(p.PlatformType)
-	w.String(p.UserName)
-	w.AnyDataHolder(p.ExtraData)
-	w.Bool(p.IgnoreAPIVersionCheck)
-	w.U32(p.APIVersionGeneral)
-	w.U32(p.APIVersionCustom)
+	data := types.AnyData{Raw: p.ExtraData}
 	if o.Crossplay {
-		w.U8(p.PlatformTypeForPlatformPID)
+		(&crossproto.ValidateAndRequestTicketParamCrossplay{Platform: p.PlatformType, Username: p.UserName, Data: data,
+			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom,
+			PlatformTypeForPlatformPID: p.PlatformTypeForPlatformPID}).Append(&w)
+	} else {
+		(&authproto.ValidateAndRequestTicketParam{Platform: p.PlatformType, Username: p.UserName, Data: data,
+			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom}).Append(&w)
 	}
-	w.EndStructure(m)
 	return w.Bytes()
 }
 
 // ReadValidateParam reads a ValidateAndRequestTicketParam.
 func ReadValidateParam(r *types.Reader, field string, o Options) ValidateParam {
-	var p ValidateParam
-	m := r.EnterStructure(field)
-	p.PlatformType = r.U32("platformType")
-	p.UserName = r.String("userName")
-	p.ExtraData = r.AnyDataHolder("extraData")
-	p.IgnoreAPIVersionCheck = r.Bool("ignoreApiVersionCheck")
-	p.APIVersionGeneral = r.U32("apiVersionGeneral")
-	p.APIVersionCustom = r.U32("apiVersionCustom")
 	if o.Crossplay {
-		p.PlatformTypeForPlatformPID = r.U8("platformTypeForPlatformPid")
+		var v crossproto.ValidateAndRequestTicketParamCrossplay
+		v.Read(r, field)
+		return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: holder(v.Data, r.Settings()),
+			IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion,
+			PlatformTypeForPlatformPID: v.PlatformTypeForPlatformPID}
 	}
-	r.LeaveStructure(m)
-	return p
+	var v authproto.ValidateAndRequestTicketParam
+	v.Read(r, field)
+	return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: holder(v.Data, r.Settings()),
+		IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion}
+}
+
+// holder is a decoded AnyData as the raw holder (its object encoded again at
+// s, the bytes it was read from).
+func holder(a types.AnyData, s types.Settings) types.AnyDataHolder {
+	if a.Object == nil {
+		return a.Raw
+	}
+	w := types.NewWriter(nil, s)
+	a.Object.Append(&w)
+	b, _ := w.Bytes()
+	return types.AnyDataHolder{TypeName: a.Object.ClassName(), Data: b}
 }
 
 // ValidateResult is the ValidateAndRequestTicketResult structure.
@@ -288,36 +299,31 @@ type ValidateResult struct {
 	PlatformPID    types.PID // only with Options.Crossplay
 }
 
-// Append appends v as a structure.
+// Append appends v as a structure (the generated
+// ValidateAndRequestTicketResult, or with Options.Crossplay
+// ValidateAndRequestTicketResultCrossplay).
 func (v *ValidateResult) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
 	w := types.NewWriter(b, s)
-	m := w.BeginStructure(0)
-	w.PID(v.SourcePID)
-	w.Buffer(v.Ticket)
-	w.StationURL(v.ServiceNodeURL)
-	w.DateTime(v.CurrentUTCTime)
-	w.String(v.ReturnMsg)
-	w.String(v.SourceKey)
 	if o.Crossplay {
-		w.PID(v.PlatformPID)
+		(&crossproto.ValidateAndRequestTicketResultCrossplay{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
+			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}).Append(&w)
+	} else {
+		(&authproto.ValidateAndRequestTicketResult{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
+			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey}).Append(&w)
 	}
-	w.EndStructure(m)
 	return w.Bytes()
 }
 
 // ReadValidateResult reads a ValidateAndRequestTicketResult.
 func ReadValidateResult(r *types.Reader, field string, o Options) ValidateResult {
-	var v ValidateResult
-	m := r.EnterStructure(field)
-	v.SourcePID = r.PID("sourcePid")
-	v.Ticket = r.Buffer("bufResponse")
-	v.ServiceNodeURL = r.StationURL("serviceNodeUrl")
-	v.CurrentUTCTime = r.DateTime("currentUtcTime")
-	v.ReturnMsg = r.String("returnMsg")
-	v.SourceKey = r.String("sourceKey")
 	if o.Crossplay {
-		v.PlatformPID = r.PID("platformPid")
+		var v crossproto.ValidateAndRequestTicketResultCrossplay
+		v.Read(r, field)
+		return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
+			ReturnMsg: v.ServerName, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}
 	}
-	r.LeaveStructure(m)
-	return v
+	var v authproto.ValidateAndRequestTicketResult
+	v.Read(r, field)
+	return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
+		ReturnMsg: v.ServerName, SourceKey: v.SourceKey}
 }
