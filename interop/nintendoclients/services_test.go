@@ -102,3 +102,49 @@ func testRankingAndDataStore(t *testing.T, serverVersion, clientVersion int) {
 		t.Errorf("NintendoClients warned:\n%s", stderr.String())
 	}
 }
+
+// TestNintendoClientsRankingServeNEX34 is issue 22's done-when for Ranking:
+// the `gamewire serve --nex-version 30400` binary (its defaults otherwise:
+// NEX V1, the SQLite store, Ranking and DataStore) serves NintendoClients'
+// RankingClient configured for NEX 3.4 (no structure headers) as it serves
+// 3.5-3.9 ones: a score uploaded and read back with its rank, groups and
+// param, common data, an unknown category refused (nc_services.py, whose
+// DataStore steps run too).
+func TestNintendoClientsRankingServeNEX34(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	port := freeServePorts(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer startServe(t, ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:"+strconv.Itoa(port),
+		"--access-key", "3d37fbdb", "--nex-version", "30400")()
+	waitTCP(t, port+2)
+	cmd := pyCmd(ctx, dir, python, "nc_services.py", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--access-key", "3d37fbdb",
+		"--timeout", "50", "--nex-version", "30400")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("NintendoClients:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("NintendoClients services driver failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
+	for name, want := range map[string]string{
+		"ranking-entry":            "rank=1 pid=",
+		"ranking-total":            "total=1",
+		"ranking-common-data":      "data=mii-data",
+		"ranking-unknown-category": "error=Ranking::NotFound",
+		"datastore-download":       "equal=True",
+	} {
+		line, ok := out.find(name)
+		if !ok || !strings.Contains(line, want) {
+			t.Errorf("%s: got %q, want %q", name, line, want)
+		}
+	}
+	if line, _ := out.find("ranking-entry"); !strings.Contains(line, "score=4321 param=99 groups=1,2 category=7") {
+		t.Errorf("ranking entry %q", line)
+	}
+	if strings.Contains(stderr.String(), "WARNING") {
+		t.Errorf("NintendoClients warned:\n%s", stderr.String())
+	}
+}
