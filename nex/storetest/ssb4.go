@@ -168,16 +168,16 @@ func SSB4(t *testing.T, open func(t *testing.T) ssb4.Store) {
 			}
 		}
 		n, chart, err := s.FightingPowerChart(ctx, 0, 10)
-		want := []ssb4.ChartPoint{{1000, 1}, {900, 3}, {500, 4}, {100, 5}}
+		want := []ssb4.ChartPoint{{Score: 1000, Rank: 1}, {Score: 900, Rank: 3}, {Score: 500, Rank: 4}, {Score: 100, Rank: 5}}
 		if err != nil || n != 5 || !slices.Equal(chart, want) {
 			t.Fatalf("chart(0, 10 points) = %d %v %v, want 5 %v", n, chart, err, want)
 		}
 		n, chart, err = s.FightingPowerChart(ctx, 0, 3)
-		want = []ssb4.ChartPoint{{1000, 1}, {900, 3}, {100, 5}}
+		want = []ssb4.ChartPoint{{Score: 1000, Rank: 1}, {Score: 900, Rank: 3}, {Score: 100, Rank: 5}}
 		if err != nil || n != 5 || !slices.Equal(chart, want) {
 			t.Fatalf("chart(0, 3 points) = %d %v %v, want 5 %v", n, chart, err, want)
 		}
-		if n, chart, err := s.FightingPowerChart(ctx, 1, 1); err != nil || n != 1 || !slices.Equal(chart, []ssb4.ChartPoint{{7, 1}}) {
+		if n, chart, err := s.FightingPowerChart(ctx, 1, 1); err != nil || n != 1 || !slices.Equal(chart, []ssb4.ChartPoint{{Score: 7, Rank: 1}}) {
 			t.Fatalf("chart(1, 1 point) = %d %v %v", n, chart, err)
 		}
 		if modes, err := s.FightingPowerModes(ctx); err != nil || !slices.Equal(modes, []uint8{0, 1, 3}) {
