@@ -14,8 +14,9 @@ import (
 // SSB4SchemaV1 is the ssb4 component's first schema step, the same on SQLite
 // and PostgreSQL (nex/accounts, nex/pgstore register it): profiles, play
 // reports (one row per value), replays with their players and winners, the
-// viewers' places in the replay queue and fighting power scores. Times are
-// Unix nanoseconds.
+// viewers' places in the replay queue, fighting power scores, and shared
+// data with the fighters it shows and its reports. Times are Unix
+// nanoseconds.
 const SSB4SchemaV1 = `
 CREATE TABLE ssb4_profiles (
 	pid     BIGINT PRIMARY KEY,
@@ -77,6 +78,29 @@ CREATE TABLE ssb4_fighting_power (
 	PRIMARY KEY (pid, mode)
 );
 CREATE INDEX ssb4_fighting_power_score ON ssb4_fighting_power (mode, score);
+CREATE TABLE ssb4_shared_data (
+	data_id    BIGINT PRIMARY KEY,
+	owner      BIGINT NOT NULL,
+	data_type  BIGINT NOT NULL,
+	region     BIGINT NOT NULL,
+	attribute1 BIGINT NOT NULL,
+	attribute2 BIGINT NOT NULL,
+	fighters   BYTEA NOT NULL,
+	comment    TEXT NOT NULL,
+	posted     BIGINT NOT NULL,
+	reports    BIGINT NOT NULL
+);
+CREATE INDEX ssb4_shared_data_type ON ssb4_shared_data (data_type, data_id);
+CREATE TABLE ssb4_shared_data_fighters (
+	data_id BIGINT NOT NULL,
+	fighter BIGINT NOT NULL,
+	PRIMARY KEY (data_id, fighter)
+);
+CREATE TABLE ssb4_shared_data_reports (
+	data_id BIGINT NOT NULL,
+	pid     BIGINT NOT NULL,
+	PRIMARY KEY (data_id, pid)
+);
 `
 
 // SSB4 is ssb4.Store on either database (the statements written once with ?
@@ -443,4 +467,125 @@ func (s *SSB4) FightingPowerModes(ctx context.Context) ([]uint8, error) {
 		return closeRows(rows, err)
 	})
 	return out, s.fail("fighting power modes", err)
+}
+
+const sharedDataColumns = `data_id, owner, data_type, region, attribute1, attribute2, fighters, comment, posted, reports`
+
+// AddSharedData implements ssb4.Store.
+func (s *SSB4) AddSharedData(ctx context.Context, d ssb4.SharedData) error {
+	return s.fail("add shared data", s.db.Write(ctx, func(ctx context.Context, tx Querier) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO ssb4_shared_data (`+sharedDataColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			int64(d.ID), int64(d.Owner), int64(d.DataType), int64(d.Region), int64(d.Attribute1), int64(d.Attribute2),
+			nonNil(d.Fighters), d.Comment, d.Posted.UnixNano()); err != nil {
+			return err
+		}
+		seen := map[byte]bool{}
+		for _, f := range d.Fighters {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			if _, err := tx.Exec(ctx, `INSERT INTO ssb4_shared_data_fighters (data_id, fighter) VALUES (?, ?)`, int64(d.ID), int64(f)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+func sharedData(ctx context.Context, q Querier, query string, args ...any) ([]ssb4.SharedData, error) {
+	rows, err := q.Query(ctx, `SELECT `+sharedDataColumns+` FROM ssb4_shared_data `+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := []ssb4.SharedData{}
+	for rows.Next() {
+		var v [6]int64
+		var posted, reports int64
+		var fighters []byte
+		var comment string
+		if err = rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &fighters, &comment, &posted, &reports); err != nil {
+			break
+		}
+		out = append(out, ssb4.SharedData{ID: uint64(v[0]), Owner: types.PID(v[1]), DataType: uint8(v[2]), Region: uint8(v[3]),
+			Attribute1: uint8(v[4]), Attribute2: uint8(v[5]), Fighters: nonNil(fighters), Comment: comment,
+			Posted: time.Unix(0, posted), Reports: int(reports)})
+	}
+	return out, closeRows(rows, err)
+}
+
+// SharedData implements ssb4.Store.
+func (s *SSB4) SharedData(ctx context.Context, id uint64) (ssb4.SharedData, error) {
+	var out []ssb4.SharedData
+	err := s.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		var err error
+		out, err = sharedData(ctx, q, `WHERE data_id = ?`, int64(id))
+		if err == nil && len(out) == 0 {
+			err = fmt.Errorf("%w: no shared data %d", ssb4.ErrNotFound, id)
+		}
+		return err
+	})
+	if err != nil {
+		return ssb4.SharedData{}, s.fail("shared data", err)
+	}
+	return out[0], nil
+}
+
+// SearchSharedData implements ssb4.Store.
+func (s *SSB4) SearchSharedData(ctx context.Context, sq ssb4.SharedDataQuery) ([]ssb4.SharedData, error) {
+	where, args := `WHERE data_type = ?`, []any{int64(sq.DataType)}
+	if sq.Owner != 0 {
+		where, args = where+` AND owner = ?`, append(args, int64(sq.Owner))
+	}
+	for _, c := range []struct {
+		column string
+		v      uint8
+	}{{"region", sq.Region}, {"attribute1", sq.Attribute1}, {"attribute2", sq.Attribute2}} {
+		if c.v != ssb4.Any {
+			where, args = where+` AND `+c.column+` = ?`, append(args, int64(c.v))
+		}
+	}
+	if sq.Fighter != ssb4.Any {
+		where, args = where+` AND EXISTS (SELECT 1 FROM ssb4_shared_data_fighters f WHERE f.data_id = ssb4_shared_data.data_id AND f.fighter = ?)`,
+			append(args, int64(sq.Fighter))
+	}
+	if sq.MaxReports > 0 {
+		where, args = where+` AND reports < ?`, append(args, int64(sq.MaxReports))
+	}
+	var out []ssb4.SharedData
+	err := s.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		var err error
+		out, err = sharedData(ctx, q, where+` ORDER BY data_id DESC LIMIT ? OFFSET ?`, append(args, int64(sq.Limit), int64(sq.Offset))...)
+		return err
+	})
+	return out, s.fail("search shared data", err)
+}
+
+// ReportSharedData implements ssb4.Store.
+func (s *SSB4) ReportSharedData(ctx context.Context, id uint64, reporter types.PID) (int, error) {
+	var n int64
+	err := s.db.Write(ctx, func(ctx context.Context, tx Querier) error {
+		var exists int64
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM ssb4_shared_data WHERE data_id = ?`, int64(id)).Scan(&exists); err != nil {
+			return err
+		}
+		if exists == 0 {
+			return fmt.Errorf("%w: no shared data %d", ssb4.ErrNotFound, id)
+		}
+		var already int64
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM ssb4_shared_data_reports WHERE data_id = ? AND pid = ?`,
+			int64(id), int64(reporter)).Scan(&already); err != nil {
+			return err
+		}
+		if already == 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO ssb4_shared_data_reports (data_id, pid) VALUES (?, ?)`, int64(id), int64(reporter)); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE ssb4_shared_data SET reports = reports + 1 WHERE data_id = ?`, int64(id)); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRow(ctx, `SELECT reports FROM ssb4_shared_data WHERE data_id = ?`, int64(id)).Scan(&n)
+	})
+	return int(n), s.fail("report shared data", err)
 }

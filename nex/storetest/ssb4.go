@@ -17,7 +17,9 @@ import (
 // on a fresh store from open: profiles replaced and read back in order, play
 // reports replaced and summed per index, replays with their players and
 // winners (read, bounded by keep, walked in order, searched, counted),
-// viewers' cursors, and fighting power charts.
+// viewers' cursors, fighting power charts, and shared data (searched by
+// its attributes and fighters, reported once per reporter, hidden when
+// reported too often).
 func SSB4(t *testing.T, open func(t *testing.T) ssb4.Store) {
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)
@@ -184,6 +186,71 @@ func SSB4(t *testing.T, open func(t *testing.T) ssb4.Store) {
 			t.Fatalf("FightingPowerModes = %v %v, want [0 1 3]", modes, err)
 		}
 	})
+	t.Run("shared data", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.SharedData(ctx, 1); !errors.Is(err, ssb4.ErrNotFound) {
+			t.Fatalf("SharedData of none: %v, want ErrNotFound", err)
+		}
+		if _, err := s.ReportSharedData(ctx, 1, 1001); !errors.Is(err, ssb4.ErrNotFound) {
+			t.Fatalf("ReportSharedData of none: %v, want ErrNotFound", err)
+		}
+		all := []ssb4.SharedData{
+			{ID: 20, Owner: 1001, DataType: 1, Region: 2, Attribute1: 3, Attribute2: 4, Fighters: []byte{5, 6, 5}, Comment: "stage", Posted: now},
+			{ID: 21, Owner: 1002, DataType: 1, Region: 1, Attribute1: 3, Attribute2: 0, Fighters: []byte{6}, Comment: "", Posted: now},
+			{ID: 22, Owner: 1001, DataType: 2, Region: 2, Attribute1: 0, Attribute2: 0, Fighters: []byte{}, Comment: "photo", Posted: now},
+			{ID: 23, Owner: 1001, DataType: 1, Region: 2, Attribute1: 9, Attribute2: 4, Fighters: []byte{7}, Comment: "ünïcode", Posted: now},
+		}
+		for _, d := range all {
+			if err := s.AddSharedData(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.SharedData(ctx, 20)
+		if err != nil || !reflect.DeepEqual(got.Fighters, all[0].Fighters) || got.Comment != "stage" || got.Owner != 1001 ||
+			got.Region != 2 || got.Attribute1 != 3 || got.Attribute2 != 4 || !got.Posted.Equal(now) || got.Reports != 0 {
+			t.Fatalf("SharedData(20): %+v %v", got, err)
+		}
+		for _, c := range []struct {
+			q    ssb4.SharedDataQuery
+			want string
+		}{
+			{ssb4.SharedDataQuery{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any, Limit: 10}, "23,21,20"},
+			{ssb4.SharedDataQuery{DataType: 1, Owner: 1001, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any, Limit: 10}, "23,20"},
+			{ssb4.SharedDataQuery{DataType: 1, Region: 2, Attribute1: 3, Attribute2: ssb4.Any, Fighter: ssb4.Any, Limit: 10}, "20"},
+			{ssb4.SharedDataQuery{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: 4, Fighter: ssb4.Any, Limit: 10}, "23,20"},
+			{ssb4.SharedDataQuery{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: 6, Limit: 10}, "21,20"},
+			{ssb4.SharedDataQuery{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any, Offset: 1, Limit: 1}, "21"},
+			{ssb4.SharedDataQuery{DataType: 3, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any, Limit: 10}, ""},
+		} {
+			found, err := s.SearchSharedData(ctx, c.q)
+			if err != nil || sharedIDs(found) != c.want {
+				t.Fatalf("SearchSharedData(%+v): %s %v, want %s", c.q, sharedIDs(found), err, c.want)
+			}
+		}
+		for _, r := range []types.PID{1002, 1003, 1002} {
+			if _, err := s.ReportSharedData(ctx, 21, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := s.ReportSharedData(ctx, 21, 1003); err != nil || n != 2 {
+			t.Fatalf("reports of 21: %d %v, want 2 (once per reporter)", n, err)
+		}
+		q := ssb4.SharedDataQuery{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any, Limit: 10, MaxReports: 2}
+		if found, err := s.SearchSharedData(ctx, q); err != nil || sharedIDs(found) != "23,20" {
+			t.Fatalf("SearchSharedData hiding twice reported: %s %v", sharedIDs(found), err)
+		}
+	})
+}
+
+func sharedIDs(ds []ssb4.SharedData) string {
+	s := ""
+	for i, d := range ds {
+		if i > 0 {
+			s += ","
+		}
+		s += strconv.FormatUint(d.ID, 10)
+	}
+	return s
 }
 
 func sameReplay(a, b ssb4.Replay) bool {

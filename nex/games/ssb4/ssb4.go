@@ -30,9 +30,12 @@ import (
 
 // Methods are the DataStore_SSB4 methods the Server answers: the nine the
 // game's Pretendo Network servers answer (45, 46, 48, 50, 51, 53, 54, 58,
-// 62) and those that give them their data (47 SendPlayReport, 52
+// 62), those that give them their data (47 SendPlayReport, 52
 // CompletePostReplay, 60 PostFightingPowerScore) or read it another way (49
-// GetReplayMeta, 59 SearchReplay, 61 GetFightingPowerChart).
+// GetReplayMeta, 59 SearchReplay, 61 GetFightingPowerChart), and shared
+// data (55 PreparePostSharedData, 56 CompletePostSharedData, 57
+// SearchSharedData, 63 ReportSharedData). Not answered: 64
+// GetSharedDataMeta, whose parameter is not public.
 var Methods = []uint32{
 	sb.DataStoreSSB4MethodPostProfile, sb.DataStoreSSB4MethodGetProfiles,
 	sb.DataStoreSSB4MethodSendPlayReport, sb.DataStoreSSB4MethodGetWorldPlayReport,
@@ -42,6 +45,8 @@ var Methods = []uint32{
 	sb.DataStoreSSB4MethodGetApplicationConfig, sb.DataStoreSSB4MethodSearchReplay,
 	sb.DataStoreSSB4MethodPostFightingPowerScore, sb.DataStoreSSB4MethodGetFightingPowerChart,
 	sb.DataStoreSSB4MethodGetFightingPowerChartAll,
+	sb.DataStoreSSB4MethodPreparePostSharedData, sb.DataStoreSSB4MethodCompletePostSharedData,
+	sb.DataStoreSSB4MethodSearchSharedData, sb.DataStoreSSB4MethodReportSharedData,
 }
 
 // GameNames are the titles in the games table (nex/games) whose DataStore is
@@ -62,6 +67,10 @@ const (
 	MaxReplayPlayers = 8
 	// MaxReplayScan bounds the replays GetNextReplay looks at in one call.
 	MaxReplayScan = 1000
+	// MaxSharedDataFighters bounds the fighters shared data shows.
+	MaxSharedDataFighters = 64
+	// MaxCommentSize bounds shared data's comment (bytes).
+	MaxCommentSize = 1024
 )
 
 // Defaults of Config.
@@ -79,6 +88,14 @@ const (
 	DefaultReplaysPerHour = 60
 	// DefaultChartPoints is how many points a fighting power chart has.
 	DefaultChartPoints = 100
+	// DefaultSharedDataType is the DataStore data type of shared data
+	// objects (gamewire's choice: the game's own is not public).
+	DefaultSharedDataType = 0x5344
+	// DefaultSharedDataPeriod is how many days shared data lives.
+	DefaultSharedDataPeriod = 365
+	// DefaultReportThreshold is how many players' reports hide shared data
+	// from searches.
+	DefaultReportThreshold = 5
 )
 
 // Config is what an operator sets per server (serve --game-config, JSON).
@@ -103,6 +120,12 @@ type Config struct {
 	// at least (charts of modes 0 to FightingPowerModes-1, more when a
 	// higher mode has scores).
 	FightingPowerModes int `json:"fighting_power_modes,omitempty"`
+	// SharedDataType: default DefaultSharedDataType.
+	SharedDataType uint16 `json:"shared_data_type,omitempty"`
+	// SharedDataPeriod (days, 1-365): default DefaultSharedDataPeriod.
+	SharedDataPeriod uint16 `json:"shared_data_period,omitempty"`
+	// ReportThreshold: default DefaultReportThreshold.
+	ReportThreshold int `json:"report_threshold,omitempty"`
 }
 
 // DefaultApplicationConfig is GetApplicationConfig's answer when the
@@ -125,8 +148,10 @@ func (c Config) Check() error {
 	switch {
 	case c.ReplayPeriod > 365:
 		return fmt.Errorf("ssb4: replay_period %d days (at most 365)", c.ReplayPeriod)
-	case c.MaxReplays < 0 || c.ReplaysPerHour < 0 || c.ChartPoints < 0 || c.FightingPowerModes < 0:
-		return errors.New("ssb4: max_replays, replays_per_hour, chart_points and fighting_power_modes cannot be negative")
+	case c.SharedDataPeriod > 365:
+		return fmt.Errorf("ssb4: shared_data_period %d days (at most 365)", c.SharedDataPeriod)
+	case c.MaxReplays < 0 || c.ReplaysPerHour < 0 || c.ChartPoints < 0 || c.FightingPowerModes < 0 || c.ReportThreshold < 0:
+		return errors.New("ssb4: max_replays, replays_per_hour, chart_points, fighting_power_modes and report_threshold cannot be negative")
 	case c.ChartPoints > 10000:
 		return fmt.Errorf("ssb4: chart_points %d (at most 10000)", c.ChartPoints)
 	case c.FightingPowerModes > 256:
@@ -222,6 +247,14 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		out, err = sb.ServeDataStoreSSB4GetFightingPowerChart(h, ctx, c, out)
 	case sb.DataStoreSSB4MethodGetFightingPowerChartAll:
 		out, err = sb.ServeDataStoreSSB4GetFightingPowerChartAll(h, ctx, c, out)
+	case sb.DataStoreSSB4MethodPreparePostSharedData:
+		out, err = sb.ServeDataStoreSSB4PreparePostSharedData(h, ctx, c, out)
+	case sb.DataStoreSSB4MethodCompletePostSharedData:
+		out, err = sb.ServeDataStoreSSB4CompletePostSharedData(h, ctx, c, out)
+	case sb.DataStoreSSB4MethodSearchSharedData:
+		out, err = sb.ServeDataStoreSSB4SearchSharedData(h, ctx, c, out)
+	case sb.DataStoreSSB4MethodReportSharedData:
+		out, err = sb.ServeDataStoreSSB4ReportSharedData(h, ctx, c, out)
 	default:
 		return s.DataStore.ServeRMC(ctx, c, out)
 	}
@@ -359,13 +392,8 @@ func (h handler) PreparePostReplay(ctx context.Context, c *rmc.Call, p sb.DataSt
 	if err != nil {
 		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
 	}
-	post := ds.NewDataStorePreparePostParam()
-	post.Size, post.Name = p.Size, "replay"
-	post.DataType = cmp.Or(h.s.Config.ReplayDataType, DefaultReplayDataType)
-	post.Period = cmp.Or(h.s.Config.ReplayPeriod, DefaultReplayPeriod)
-	post.Permission = ds.DataStorePermission{Permission: datastore.PermissionEveryone, Recipients: []types.PID{}}
-	post.DeletePermission = ds.DataStorePermission{Permission: datastore.PermissionOwner, Recipients: []types.PID{}}
-	post.ExtraData = append([]string{}, p.ExtraData...)
+	post := newPost(p.Size, "replay", cmp.Or(h.s.Config.ReplayDataType, DefaultReplayDataType),
+		cmp.Or(h.s.Config.ReplayPeriod, DefaultReplayPeriod), nil, p.ExtraData)
 	info, err := base.PreparePostObject(ctx, c, post)
 	if err != nil {
 		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err

@@ -312,8 +312,8 @@ func TestRefusals(t *testing.T) {
 		t.Fatalf("unauthenticated: %v", err)
 	}
 	c := f.client(1001)
-	if _, err := c.SearchSharedData(ctx, sb.DataStoreSearchSharedDataParam{}); !errors.Is(err, types.CoreNotImplemented) {
-		t.Fatalf("SearchSharedData: %v", err)
+	if _, err := c.GetSharedDataMeta(ctx, nil); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("GetSharedDataMeta: %v", err)
 	}
 	in := &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: 1001, Settings: types.Settings{StructureHeader: true}}}
 	if _, err := in.Call(ctx, ds.DataStoreProtocolID, sb.DataStoreSSB4MethodPostProfile, []byte{1, 2}); !errors.Is(err, types.DataStoreInvalidArgument) {
@@ -322,5 +322,120 @@ func TestRefusals(t *testing.T) {
 	bad := &ssb4.Server{DataStore: f.srv.DataStore, Store: f.srv.Store, Config: ssb4.Config{ReplayPeriod: 400}}
 	if err := ssb4.Register(rmc.NewMux(), bad); err == nil {
 		t.Fatal("Register took a replay period of 400 days")
+	}
+}
+
+// TestSharedData: shared data goes up as a DataStore object
+// (PreparePostSharedData, HTTP, CompletePostSharedData) and is found by its
+// attributes and fighters with its owner's profile, meta binary and
+// download place, not before its upload completed, and no longer once
+// reported by Config.ReportThreshold players (each counted once).
+func TestSharedData(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, ssb4.Config{ReportThreshold: 2})
+	owner, other := f.client(1001), f.client(1002)
+	if err := owner.PostProfile(ctx, sb.DataStorePostProfileParam{Profile: []byte("owner's mii")}); err != nil {
+		t.Fatal(err)
+	}
+	post := func(c sb.DataStoreSSB4Client, p sb.DataStorePreparePostSharedDataParam, complete bool) uint64 {
+		t.Helper()
+		pp, info, err := c.PreparePostSharedData(ctx, p)
+		if err != nil || pp.DataType != ssb4.DefaultSharedDataType || pp.Period != ssb4.DefaultSharedDataPeriod || !bytes.Equal(pp.MetaBinary, p.MetaBinary) {
+			t.Fatalf("PreparePostSharedData: %+v %v", pp, err)
+		}
+		if !complete {
+			return info.DataID
+		}
+		upload(t, info, []byte(p.Comment))
+		if err := c.CompletePostSharedData(ctx, sb.DataStoreCompletePostSharedDataParam{DataID: info.DataID,
+			CompleteParam: ds.DataStoreCompletePostParam{DataID: info.DataID, Success: true}, PrepareParam: p}); err != nil {
+			t.Fatalf("CompletePostSharedData: %v", err)
+		}
+		return info.DataID
+	}
+	stage := sb.DataStorePreparePostSharedDataParam{DataType: 1, Region: 2, Attribute1: 3, Attribute2: 4, Fighter: []byte{5, 6},
+		Size: 5, Comment: "stage", MetaBinary: []byte("meta"), ExtraData: []string{}}
+	d1 := post(owner, stage, true)
+	photo := stage
+	photo.Fighter, photo.Comment, photo.Region = []byte{7}, "photo", 1
+	d2 := post(other, photo, true)
+	post(owner, stage, false) // never uploaded
+
+	search := func(p sb.DataStoreSearchSharedDataParam) []uint64 {
+		t.Helper()
+		p.ResultRange = common.ResultRange{Size: 10}
+		found, err := other.SearchSharedData(ctx, p)
+		if err != nil {
+			t.Fatalf("SearchSharedData(%+v): %v", p, err)
+		}
+		var ids []uint64
+		for _, d := range found {
+			ids = append(ids, d.DataID)
+		}
+		return ids
+	}
+	all := sb.DataStoreSearchSharedDataParam{DataType: 1, Region: ssb4.Any, Attribute1: ssb4.Any, Attribute2: ssb4.Any, Fighter: ssb4.Any}
+	if ids := search(all); !slices.Equal(ids, []uint64{d2, d1}) {
+		t.Fatalf("SearchSharedData(any): %v, want %d %d", ids, d2, d1)
+	}
+	byFighter := all
+	byFighter.Fighter = 6
+	if ids := search(byFighter); !slices.Equal(ids, []uint64{d1}) {
+		t.Fatalf("SearchSharedData(fighter 6): %v", ids)
+	}
+	byOwner := all
+	byOwner.Owner = 1002
+	if ids := search(byOwner); !slices.Equal(ids, []uint64{d2}) {
+		t.Fatalf("SearchSharedData(owner 1002): %v", ids)
+	}
+	byFighter.Region = 1
+	if ids := search(byFighter); len(ids) != 0 {
+		t.Fatalf("SearchSharedData(fighter 6, region 1): %v", ids)
+	}
+	found, err := other.SearchSharedData(ctx, sb.DataStoreSearchSharedDataParam{DataType: 1, Owner: 1001, Region: 2, Attribute1: 3, Attribute2: 4,
+		Fighter: 5, ResultRange: common.ResultRange{Size: 10}})
+	if err != nil || len(found) != 1 {
+		t.Fatalf("SearchSharedData of d1: %+v %v", found, err)
+	}
+	d := found[0]
+	if d.OwnerID != 1001 || d.DataType != 1 || d.Comment != "stage" || string(d.MetaBinary) != "meta" || string(d.Profile) != "owner's mii" ||
+		d.Info.DataID != d1 || d.Info.GetInfo.Size != 5 || d.CreatedTime == 0 {
+		t.Fatalf("shared data info: %+v", d)
+	}
+	resp, err := http.Get(d.Info.GetInfo.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "stage" {
+		t.Fatalf("shared data body %q (%s)", body, resp.Status)
+	}
+
+	for range 2 {
+		if err := other.ReportSharedData(ctx, d1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids := search(all); !slices.Equal(ids, []uint64{d2, d1}) {
+		t.Fatalf("after one player's two reports: %v", ids)
+	}
+	if err := f.client(1003).ReportSharedData(ctx, d1); err != nil {
+		t.Fatal(err)
+	}
+	if ids := search(all); !slices.Equal(ids, []uint64{d2}) {
+		t.Fatalf("after two players' reports: %v", ids)
+	}
+	if err := other.ReportSharedData(ctx, 999); !errors.Is(err, types.DataStoreNotFound) {
+		t.Fatalf("ReportSharedData of nothing: %v", err)
+	}
+
+	tooMany := stage
+	tooMany.Fighter = make([]byte, ssb4.MaxSharedDataFighters+1)
+	if _, _, err := owner.PreparePostSharedData(ctx, tooMany); !errors.Is(err, types.DataStoreInvalidArgument) {
+		t.Fatalf("PreparePostSharedData of too many fighters: %v", err)
+	}
+	if err := owner.CompletePostSharedData(ctx, sb.DataStoreCompletePostSharedDataParam{DataID: d1, CompleteParam: ds.DataStoreCompletePostParam{DataID: d2}}); !errors.Is(err, types.DataStoreInvalidArgument) {
+		t.Fatalf("CompletePostSharedData of mismatched ids: %v", err)
 	}
 }

@@ -60,6 +60,48 @@ type Store interface {
 	FightingPowerChart(ctx context.Context, mode uint8, points int) (uint32, []ChartPoint, error)
 	// FightingPowerModes returns the modes with a score, ascending.
 	FightingPowerModes(ctx context.Context) ([]uint8, error)
+
+	// AddSharedData records shared data being posted.
+	AddSharedData(ctx context.Context, d SharedData) error
+	// SharedData returns shared data id, or ErrNotFound.
+	SharedData(ctx context.Context, id uint64) (SharedData, error)
+	// SearchSharedData returns the shared data a query selects, newest
+	// first, from offset, at most limit.
+	SearchSharedData(ctx context.Context, q SharedDataQuery) ([]SharedData, error)
+	// ReportSharedData records reporter's report of shared data id (once
+	// per reporter) and returns how many reported it.
+	ReportSharedData(ctx context.Context, id uint64, reporter types.PID) (int, error)
+}
+
+// Any in a SharedDataQuery's Region, Attribute1, Attribute2 or Fighter
+// matches every value.
+const Any = 0xFF
+
+// SharedData describes posted shared data (DataStorePreparePostSharedDataParam,
+// and the DataStore object that holds it: its data id is the shared data's).
+type SharedData struct {
+	ID         uint64
+	Owner      types.PID
+	DataType   uint8
+	Region     uint8
+	Attribute1 uint8
+	Attribute2 uint8
+	Fighters   []byte // the fighters it shows, one byte each
+	Comment    string
+	Posted     time.Time
+	Reports    int // how many players reported it
+}
+
+// SharedDataQuery is what SearchSharedData selects: DataType; Owner unless
+// 0; Region, Attribute1, Attribute2 unless Any; shared data showing Fighter
+// unless Any; reported by fewer than MaxReports players unless MaxReports is
+// 0.
+type SharedDataQuery struct {
+	DataType                                uint8
+	Owner                                   types.PID
+	Region, Attribute1, Attribute2, Fighter uint8
+	MaxReports                              int
+	Offset, Limit                           uint32
 }
 
 // Profile is a player's profile (DataStoreProfileInfo).
