@@ -31,7 +31,7 @@ type fixture struct {
 
 // newFixture serves DataStore and DataStore_SSB4 on one Mux over a fresh
 // SQLite store and a directory of bodies behind an HTTP server.
-func newFixture(t *testing.T, cfg ssb4.Config) *fixture {
+func newFixture(t testing.TB, cfg ssb4.Config) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	st, _, err := accounts.Open(context.Background(), dir)
