@@ -71,7 +71,9 @@ type recorded struct {
 // recorder keeps the calls a client makes and fails them.
 type recorder struct{ seen []recorded }
 
-func (r *recorder) Settings() types.Settings { return types.Settings{StructureHeader: true, Version: 30600} }
+func (r *recorder) Settings() types.Settings {
+	return types.Settings{StructureHeader: true, Version: 30600}
+}
 
 func (r *recorder) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
 	r.seen = append(r.seen, recorded{method, append([]byte(nil), params...)})

@@ -38,6 +38,37 @@ func newPost(size uint32, name string, dataType, period uint16, meta []byte, ext
 	return post
 }
 
+// prepare prepares post with the DataStore service and records what the
+// object is with record(its data id).
+func (h handler) prepare(ctx context.Context, c *rmc.Call, post ds.DataStorePreparePostParam, record func(id uint64) error) (ds.DataStoreReqPostInfo, error) {
+	base, err := h.s.DataStore.Handler()
+	if err != nil {
+		return ds.DataStoreReqPostInfo{}, err
+	}
+	info, err := base.PreparePostObject(ctx, c, post)
+	if err != nil {
+		return ds.DataStoreReqPostInfo{}, err
+	}
+	return info, record(info.DataID)
+}
+
+// complete completes the upload of what (replay or shared data) id through
+// the DataStore service, once id agrees with p's and known says it was
+// prepared as one.
+func (h handler) complete(ctx context.Context, c *rmc.Call, what string, id uint64, p ds.DataStoreCompletePostParam, known func() error) error {
+	if id != p.DataID {
+		return fmt.Errorf("%w: %s %d completed as data id %d", types.DataStoreInvalidArgument, what, id, p.DataID)
+	}
+	if err := known(); err != nil {
+		return err
+	}
+	base, err := h.s.DataStore.Handler()
+	if err != nil {
+		return err
+	}
+	return base.CompletePostObject(ctx, c, p)
+}
+
 // PreparePostSharedData starts shared data's upload: a public DataStore
 // object of Config.SharedDataType with the meta binary, living
 // Config.SharedDataPeriod days, prepared by the service (which bounds its
@@ -47,39 +78,23 @@ func (h handler) PreparePostSharedData(ctx context.Context, c *rmc.Call, p sb.Da
 	if err := checkSharedData(p); err != nil {
 		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
 	}
-	base, err := h.s.DataStore.Handler()
-	if err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
 	post := newPost(p.Size, "shared data", cmp.Or(h.s.Config.SharedDataType, DefaultSharedDataType),
 		cmp.Or(h.s.Config.SharedDataPeriod, DefaultSharedDataPeriod), p.MetaBinary, p.ExtraData)
-	info, err := base.PreparePostObject(ctx, c, post)
-	if err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
-	d := SharedData{ID: info.DataID, Owner: c.Peer.PID, DataType: p.DataType, Region: p.Region, Attribute1: p.Attribute1,
-		Attribute2: p.Attribute2, Fighters: append([]byte{}, p.Fighter...), Comment: p.Comment, Posted: h.s.now()}
-	if err := h.s.Store.AddSharedData(ctx, d); err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
-	return post, info, nil
+	info, err := h.prepare(ctx, c, post, func(id uint64) error {
+		return h.s.Store.AddSharedData(ctx, SharedData{ID: id, Owner: c.Peer.PID, DataType: p.DataType, Region: p.Region,
+			Attribute1: p.Attribute1, Attribute2: p.Attribute2, Fighters: append([]byte{}, p.Fighter...), Comment: p.Comment, Posted: h.s.now()})
+	})
+	return post, info, err
 }
 
 // CompletePostSharedData ends shared data's upload: the DataStore service's
 // CompletePostObject of its object (the ids must agree). Only then is it
 // found.
 func (h handler) CompletePostSharedData(ctx context.Context, c *rmc.Call, p sb.DataStoreCompletePostSharedDataParam) error {
-	if p.DataID != p.CompleteParam.DataID {
-		return fmt.Errorf("%w: shared data %d completed as data id %d", types.DataStoreInvalidArgument, p.DataID, p.CompleteParam.DataID)
-	}
-	if _, err := h.s.Store.SharedData(ctx, p.DataID); err != nil {
+	return h.complete(ctx, c, "shared data", p.DataID, p.CompleteParam, func() error {
+		_, err := h.s.Store.SharedData(ctx, p.DataID)
 		return err
-	}
-	base, err := h.s.DataStore.Handler()
-	if err != nil {
-		return err
-	}
-	return base.CompletePostObject(ctx, c, p.CompleteParam)
+	})
 }
 
 // SearchSharedData answers the shared data of the data type the search

@@ -388,43 +388,28 @@ func (h handler) PreparePostReplay(ctx context.Context, c *rmc.Call, p sb.DataSt
 	if err := checkReplay(p); err != nil {
 		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
 	}
-	base, err := h.s.DataStore.Handler()
-	if err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
 	post := newPost(p.Size, "replay", cmp.Or(h.s.Config.ReplayDataType, DefaultReplayDataType),
 		cmp.Or(h.s.Config.ReplayPeriod, DefaultReplayPeriod), nil, p.ExtraData)
-	info, err := base.PreparePostObject(ctx, c, post)
-	if err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
-	r := Replay{ID: info.DataID, Poster: c.Peer.PID, Size: p.Size, Mode: p.Mode, Style: p.Style, Rule: p.Rule, Stage: p.Stage,
-		ReplayType: p.ReplayType, CompetitionID: p.CompetitionID, Score: p.Score, KeyVersion: p.KeyVersion,
-		Players: make([]ReplayPlayer, len(p.Players)), Winners: append([]uint32{}, p.Winners...), Posted: h.s.now()}
-	for i, pl := range p.Players {
-		r.Players[i] = ReplayPlayer(pl)
-	}
-	if err := h.s.Store.AddReplay(ctx, r, cmp.Or(h.s.Config.MaxReplays, DefaultMaxReplays)); err != nil {
-		return ds.DataStorePreparePostParam{}, ds.DataStoreReqPostInfo{}, err
-	}
-	return post, info, nil
+	info, err := h.prepare(ctx, c, post, func(id uint64) error {
+		r := Replay{ID: id, Poster: c.Peer.PID, Size: p.Size, Mode: p.Mode, Style: p.Style, Rule: p.Rule, Stage: p.Stage,
+			ReplayType: p.ReplayType, CompetitionID: p.CompetitionID, Score: p.Score, KeyVersion: p.KeyVersion,
+			Players: make([]ReplayPlayer, len(p.Players)), Winners: append([]uint32{}, p.Winners...), Posted: h.s.now()}
+		for i, pl := range p.Players {
+			r.Players[i] = ReplayPlayer(pl)
+		}
+		return h.s.Store.AddReplay(ctx, r, cmp.Or(h.s.Config.MaxReplays, DefaultMaxReplays))
+	})
+	return post, info, err
 }
 
 // CompletePostReplay ends a replay's upload: the DataStore service's
 // CompletePostObject of the replay's object (the replay id and the
 // completion's data id must agree). Only then is the replay handed out.
 func (h handler) CompletePostReplay(ctx context.Context, c *rmc.Call, p sb.DataStoreCompletePostReplayParam) error {
-	if p.ReplayID != p.CompleteParam.DataID {
-		return fmt.Errorf("%w: replay %d completed as data id %d", types.DataStoreInvalidArgument, p.ReplayID, p.CompleteParam.DataID)
-	}
-	if _, err := h.s.Store.Replay(ctx, p.ReplayID); err != nil {
+	return h.complete(ctx, c, "replay", p.ReplayID, p.CompleteParam, func() error {
+		_, err := h.s.Store.Replay(ctx, p.ReplayID)
 		return err
-	}
-	base, err := h.s.DataStore.Handler()
-	if err != nil {
-		return err
-	}
-	return base.CompletePostObject(ctx, c, p.CompleteParam)
+	})
 }
 
 // CheckPostReplay answers whether the server wants the match posted and
