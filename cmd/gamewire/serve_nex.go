@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -539,7 +538,7 @@ func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error 
 			return err
 		}
 		register = func(mux *rmc.Mux) error { return smm.Register(mux, s) }
-	case slices.Contains(ssb4.GameNames, g.Name):
+	case g.HasVariant(ssb4.Variant):
 		s := &ssb4.Server{DataStore: srv.DataStore, Store: store.SSB4}
 		if err := o.readGameConfig(&s.Config); err != nil {
 			return err

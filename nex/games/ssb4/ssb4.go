@@ -49,10 +49,10 @@ var Methods = []uint32{
 	sb.DataStoreSSB4MethodSearchSharedData, sb.DataStoreSSB4MethodReportSharedData,
 }
 
-// GameNames are the titles in the games table (nex/games) whose DataStore is
-// this variant: serve --game with either (or its id or key) serves this
-// package.
-var GameNames = []string{"Super Smash Bros.", "Super Smash Bros. for Nintendo 3DS"}
+// Variant is the variant's name in the games table (nex/games): serve --game
+// with a title that has it (Super Smash Bros. for Wii U and for Nintendo
+// 3DS; by name, id or key) serves this package.
+const Variant = "DataStore (Super Smash Bros. 4)"
 
 // Limits on what a client sets.
 const (
