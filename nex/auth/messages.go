@@ -266,19 +266,20 @@ func ReadValidateParam(r *types.Reader, field string, o Options) ValidateParam {
 	if o.Crossplay {
 		var v crossproto.ValidateAndRequestTicketParamCrossplay
 		v.Read(r, field)
-		return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: holder(v.Data, r.Settings()),
+		return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
 			IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion,
 			PlatformTypeForPlatformPID: v.PlatformTypeForPlatformPID}
 	}
 	var v authproto.ValidateAndRequestTicketParam
 	v.Read(r, field)
-	return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: holder(v.Data, r.Settings()),
+	return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
 		IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion}
 }
 
-// holder is a decoded AnyData as the raw holder (its object encoded again at
-// s, the bytes it was read from).
-func holder(a types.AnyData, s types.Settings) types.AnyDataHolder {
+// RawHolder is a decoded AnyData as the raw holder: its object encoded again at
+// s (the bytes it was read from at those settings), or the raw holder kept for
+// a class nobody registered.
+func RawHolder(a types.AnyData, s types.Settings) types.AnyDataHolder {
 	if a.Object == nil {
 		return a.Raw
 	}
