@@ -46,21 +46,13 @@ func (s *Server) PrepareCall(ctx context.Context, c *rmc.Call) (*rmc.Call, error
 }
 
 // defaultVersion is the NEX version a connection whose settings carry none is
-// served at: NEXVersion; without one, NEX 3.6 when the connection has
-// structure headers and 4-byte PIDs, so that RankingRankData carries
-// updateTime (revision 1) as it did before the port: the header lets a
-// NEX 3.5 client skip it and a NEX 4 client (NintendoClients) reads it. 0
-// leaves the settings as they are.
+// served at: NEXVersion (0 leaves the settings as they are, and
+// types.Settings.NEXVersion derives the version from them).
 func (s *Server) defaultVersion(st types.Settings) types.Version {
-	switch {
-	case st.Version != 0:
+	if st.Version != 0 || s.NEXVersion == 0 {
 		return 0
-	case s.NEXVersion != 0:
-		return types.Version(s.NEXVersion)
-	case st.StructureHeader && st.PIDSize != 8:
-		return 30600
 	}
-	return 0
+	return types.Version(s.NEXVersion)
 }
 
 // Result turns a method's failure into what the client is sent, as ServeRMC

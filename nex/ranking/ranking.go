@@ -118,9 +118,9 @@ type Server struct {
 	// NEXVersion is the game's NEX version as major*10000+minor*100+patch
 	// (30600 for 3.6.0) for connections whose settings carry none
 	// (types.Settings.Version, which serve sets for every connection):
-	// RankingRankData carries updateTime (revision 1) from 3.6.0 on. 0
-	// serves a connection without a version with structure headers as NEX 3.6
-	// (updateTime in revision 1, which the header lets older clients skip).
+	// RankingRankData carries updateTime (revision 1) from 3.6.0 on. With
+	// neither, the version is what the settings imply (3.5 with structure
+	// headers, types.Settings.NEXVersion): no updateTime.
 	NEXVersion int
 	// Friends, when set, answers the friends ranking mode
 	// (ModeFriendsAroundSelf) from the players' friend lists (nex/friends);
