@@ -61,7 +61,7 @@ const (
 	DefaultMaxNotifications = 100
 	// NotificationTTL is how long a persistent notification is kept.
 	NotificationTTL = DefaultRequestTTL
-	mailKind           = "friends"
+	mailKind        = "friends"
 )
 
 // Server answers Friends_V1 and Friends_V2 calls. Fields configure it before
