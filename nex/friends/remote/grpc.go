@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -45,7 +46,7 @@ func (g *grpcSource) fetch(ctx context.Context, pid types.PID) ([]types.PID, err
 	req.Header.Set("TE", "trailers")
 	req.Header.Set("User-Agent", "gamewire-friends-source")
 	if d, ok := ctx.Deadline(); ok {
-		if ms := max(timeUntil(d), 1); ms < 1e8 { // grpc-timeout takes at most 8 digits
+		if ms := max(time.Until(d).Milliseconds(), 1); ms < 1e8 { // grpc-timeout takes at most 8 digits
 			req.Header.Set("grpc-timeout", strconv.FormatInt(ms, 10)+"m")
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // Errors of the wire decoders.
@@ -195,6 +194,3 @@ func fields(b []byte, f func(num uint64, typ int, v uint64, data []byte) error) 
 	}
 	return nil
 }
-
-// timeUntil is the milliseconds left until d.
-func timeUntil(d time.Time) int64 { return time.Until(d).Milliseconds() }
