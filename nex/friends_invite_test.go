@@ -3,15 +3,12 @@ package nex
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/friends"
 	fp "github.com/gamewire/gamewire/nex/protocols/friends"
 	"github.com/gamewire/gamewire/nex/types"
-	"github.com/gamewire/gamewire/prudp"
 )
 
 // TestFriendsInvitationsCancelAndPersistent: a 3DS's invitation reaches its
@@ -22,12 +19,7 @@ import (
 func TestFriendsInvitationsCancelAndPersistent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	cfg := prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9"}
+	store, cfg := friendsStore(t, ctx)
 	addr := startServer(t, &Server{Config: cfg, Accounts: playerAccounts(), Friends: &friends.Server{Store: store.Friends()}})
 
 	a := friendsLogin(t, ctx, addr, cfg, 2040) // 3DS
