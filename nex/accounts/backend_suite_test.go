@@ -9,7 +9,9 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -123,4 +125,11 @@ func TestCredentialsSuite(t *testing.T) {
 			*accounts.Store
 		}{s.Credentials(), s}
 	})
+}
+
+// TestKirbyBadgeArcadeSuites runs Team Kirby Clash Deluxe's and Badge
+// Arcade's store suites on SQLite.
+func TestKirbyBadgeArcadeSuites(t *testing.T) {
+	storetest.TKCD(t, func(t *testing.T) tkcd.Store { return openSQLite(t).TKCD() })
+	storetest.BadgeArcade(t, func(t *testing.T) badgearcade.Store { return openSQLite(t).BadgeArcade() })
 }
