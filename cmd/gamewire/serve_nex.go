@@ -20,7 +20,9 @@ import (
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -513,16 +515,25 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 
 // serveGameVariants registers --game's protocol variants built on the
 // services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service.
+// service, Team Kirby Clash Deluxe's ServiceItem, Badge Arcade's Shop and
+// SecureConnection GetMaintenanceStatus.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
-	if o.game == "" || err != nil || g.Name != smm.GameName {
+	if o.game == "" || err != nil {
 		return nil
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
 	}
-	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+	switch g.Name {
+	case smm.GameName:
+		err = smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM})
+	case tkcd.GameName:
+		err = tkcd.Register(srv.Mux, &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger})
+	case badgearcade.GameName:
+		err = badgearcade.Register(srv.Mux, &badgearcade.Server{Store: store.BadgeArcade})
+	}
+	if err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
 	}
 	return nil

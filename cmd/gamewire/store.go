@@ -12,7 +12,9 @@ import (
 	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -32,10 +34,14 @@ type backend struct {
 	Ranking     ranking.Store
 	DataStore   datastore.Store
 	// SMM keeps Super Mario Maker's DataStore additions (nex/games/smm).
-	SMM       smm.Store
-	Messages  messagedelivery.Store // MessageDelivery's messages
-	UniqueIDs utility.Store         // Utility's unique ids
-	Slots     storagemanager.Store  // Storage Manager's unique ids
+	SMM smm.Store
+	// TKCD keeps Team Kirby Clash Deluxe's support ids (nex/games/tkcd).
+	TKCD tkcd.Store
+	// BadgeArcade keeps Badge Arcade's play logs (nex/games/badgearcade).
+	BadgeArcade badgearcade.Store
+	Messages    messagedelivery.Store // MessageDelivery's messages
+	UniqueIDs   utility.Store         // Utility's unique ids
+	Slots       storagemanager.Store  // Storage Manager's unique ids
 	// Friends is the friends server's store; ranking's friends filter,
 	// DataStore's friends permission and friend-only matchmake sessions
 	// read it too.
@@ -90,7 +96,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
-		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -104,7 +110,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	ds := s.DataStore()
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

@@ -42,10 +42,10 @@ var Methods = []uint32{
 	si.ServiceItemTKCDMethodGetLawMessageRequest, si.ServiceItemTKCDMethodGetLawMessageResponse,
 }
 
-// ServiceItem result codes (NintendoClients nintendo/nex/errors.py).
+// ServiceItem result codes this package answers (nex/types has them all).
 const (
-	ResultUnknown         types.Result = 0x806C0001
-	ResultInvalidArgument types.Result = 0x806C0002
+	ResultUnknown         = types.ServiceItemUnknown
+	ResultInvalidArgument = types.ServiceItemInvalidArgument
 )
 
 // NotificationRequestCompleted is the notification type of a completed
@@ -361,7 +361,7 @@ func (s *Server) GetSupportId(ctx context.Context, c *rmc.Call, p si.ServiceItem
 			continue // another player has that number: draw again
 		}
 		if err != nil {
-			return "", fmt.Errorf("%w: %w", ResultUnknown, err)
+			return "", err // logged, answered Core::Exception
 		}
 		return id, nil
 	}
