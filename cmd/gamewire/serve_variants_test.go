@@ -7,8 +7,12 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
 	sm "github.com/gamewire/gamewire/nex/protocols/datastoresmm"
+	"github.com/gamewire/gamewire/nex/protocols/securebadgearcade"
+	"github.com/gamewire/gamewire/nex/protocols/serviceitemtkcd"
+	"github.com/gamewire/gamewire/nex/protocols/shopbadgearcade"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -47,5 +51,41 @@ func TestServeGameVariantOverHPP(t *testing.T) {
 	_, out, _ = startServeNEX(t, t.TempDir())
 	if _, err := call(endpoint(out), defaultAccessKey); !errors.Is(err, types.CoreNotImplemented) {
 		t.Fatalf("GetApplicationConfig without --game: %v", err)
+	}
+}
+
+// TestServeKirbyAndBadgeArcade: serve --game "Team Kirby Clash Deluxe"
+// answers ServiceItem's GetSupportId (the same id twice, from the store) and
+// serve --game "Badge Arcade" Shop's GetRivToken (200, an extended protocol
+// id) and GetMaintenanceStatus beside SecureConnection, over HPP as the guest.
+func TestServeKirbyAndBadgeArcade(t *testing.T) {
+	ctx := context.Background()
+	key := auth.NewAccount(100, "", "MMQea3n!fsik").KeyNEX
+	caller := func(out *syncWriter, accessKey string) *hpp.Client {
+		m := regexp.MustCompile(`HTTP endpoint on (http://[^ ,]+)`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no HTTP endpoint in the banner:\n%s", out)
+		}
+		return &hpp.Client{URL: m[1] + hpp.Path, AccessKey: accessKey, PID: 100, Key: key[:], Set: types.Settings{StructureHeader: true}}
+	}
+
+	_, out, stop := startServeNEX(t, t.TempDir(), "--game", "Team Kirby Clash Deluxe")
+	si := serviceitemtkcd.ServiceItemTKCDClient{C: caller(out, "e0c85605")}
+	a, err := si.GetSupportId(ctx, serviceitemtkcd.ServiceItemGetSupportIdParam{})
+	if err != nil || len(a) != tkcd.SupportIDDigits {
+		t.Fatalf("GetSupportId: %q %v", a, err)
+	}
+	if b, err := si.GetSupportId(ctx, serviceitemtkcd.ServiceItemGetSupportIdParam{}); err != nil || b != a {
+		t.Fatalf("GetSupportId again: %q %v, want %q", b, err, a)
+	}
+	stop()
+
+	_, out, _ = startServeNEX(t, t.TempDir(), "--game", "Badge Arcade")
+	c := caller(out, "82d5962d")
+	if tok, err := (shopbadgearcade.ShopBadgeArcadeClient{C: c}).GetRivToken(ctx, "PLAYS5", nil); err != nil || tok != "" {
+		t.Fatalf("GetRivToken: %q %v", tok, err)
+	}
+	if st, _, ok, err := (securebadgearcade.SecureConnectionBadgeArcadeClient{C: c}).GetMaintenanceStatus(ctx); err != nil || st != 0xFFFF || !ok {
+		t.Fatalf("GetMaintenanceStatus: %#x %v %v", st, ok, err)
 	}
 }
