@@ -531,7 +531,7 @@ func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error 
 	case tkcd.GameName:
 		err = tkcd.Register(srv.Mux, &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger})
 	case badgearcade.GameName:
-		err = badgearcade.Register(srv.Mux, &badgearcade.Server{Store: store.BadgeArcade})
+		err = badgearcade.Register(srv.Mux, &badgearcade.Server{Store: store.BadgeArcade, DataStore: srv.DataStore})
 	}
 	if err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)

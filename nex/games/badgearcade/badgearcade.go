@@ -1,9 +1,11 @@
 // Package badgearcade serves what Nintendo Badge Arcade (3DS) adds to the
 // protocols every title speaks: its SecureConnection's GetMaintenanceStatus
-// (protocol 11, method 9: SecureConnection_BadgeArcade) and its Shop
-// (protocol 200, Shop_BadgeArcade: GetRivToken, PostPlayLog), through the
-// Mux's per-method seam, so that nex/secure keeps answering the rest of
-// SecureConnection unchanged (docs/nex.md "Adding a game variant").
+// (protocol 11, method 9: SecureConnection_BadgeArcade), its Shop (protocol
+// 200, Shop_BadgeArcade: GetRivToken, PostPlayLog) and its DataStore's
+// GetMetaByOwnerId (115.45, DataStore_BadgeArcade, on the DataStore
+// service's objects), through the Mux's per-method seam, so that nex/secure
+// and nex/datastore keep answering the rest of their protocols unchanged
+// (docs/nex.md "Adding a game variant").
 //
 // Wire formats are generated from nex/desc/defs/secure_badgearcade.nexd and
 // shop_badgearcade.nexd (nex/protocols/securebadgearcade, shopbadgearcade);
@@ -17,6 +19,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/protocols/common"
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
+	dba "github.com/gamewire/gamewire/nex/protocols/datastorebadgearcade"
+	"github.com/gamewire/gamewire/nex/protocols/datastoresmm"
 	sba "github.com/gamewire/gamewire/nex/protocols/securebadgearcade"
 	"github.com/gamewire/gamewire/nex/protocols/shopbadgearcade"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -68,6 +75,9 @@ type Config struct {
 type Server struct {
 	// Store keeps the play logs; required.
 	Store Store
+	// DataStore is the DataStore service whose objects GetMetaByOwnerId
+	// pages through; without it 115.45 is left to whatever answers 115.
+	DataStore *datastore.Server
 	// Config: see Config.
 	Config Config
 	// Now returns the time; default time.Now.
@@ -92,7 +102,65 @@ func Register(mux *rmc.Mux, s *Server) error {
 		rmc.HandlerFunc(func(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 			return sba.ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(s, ctx, c, out)
 		}))
+	if s.DataStore != nil {
+		mux.Handle(dba.DataStoreBadgeArcadeProtocolID, dba.DataStoreBadgeArcadeMethodGetMetaByOwnerId, rmc.HandlerFunc(s.serveDataStore))
+	}
 	return nil
+}
+
+// serveDataStore answers 115.45 as the DataStore service answers its own
+// methods (authenticated callers, its NEX version, its error mapping).
+func (s *Server) serveDataStore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	c, err := s.DataStore.PrepareCall(c)
+	if err != nil {
+		return out, err
+	}
+	out, err = dba.ServeDataStoreBadgeArcadeGetMetaByOwnerId(dataStoreHandler{s}, ctx, c, out)
+	if err != nil {
+		return out, s.DataStore.Result(ctx, c.Method, err)
+	}
+	return out, nil
+}
+
+// dataStoreHandler is the Server as the generated one-method handler.
+type dataStoreHandler struct{ s *Server }
+
+// ParamError answers parameters that do not decode with
+// DataStore::InvalidArgument, as the DataStore service does.
+func (dataStoreHandler) ParamError(method uint32, err error) error {
+	return fmt.Errorf("%w: %w", types.DataStoreInvalidArgument, err)
+}
+
+// GetMetaByOwnerId answers the objects of the owners (and, when given, of
+// the data types) the caller may read, by data id, the page result_range
+// asks (at most datastore.MaxSearchResults - 1 objects), and whether more
+// follow.
+func (h dataStoreHandler) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, p datastoresmm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool, error) {
+	if len(p.OwnerIDs) == 0 {
+		return []ds.DataStoreMetaInfo{}, false, nil
+	}
+	size := min(p.ResultRange.Size, datastore.MaxSearchResults-1)
+	q := ds.NewDataStoreSearchParam()
+	q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter, q.UpdatedBefore = 0, 0, 0, 0
+	q.OwnerIDs = make([]types.PID, len(p.OwnerIDs))
+	for i, id := range p.OwnerIDs {
+		q.OwnerIDs[i] = types.PID(id)
+	}
+	q.DataType, q.DataTypes = datastore.AnyDataType, p.DataTypes
+	q.ResultRange = common.ResultRange{Offset: p.ResultRange.Offset, Size: size + 1} // one more: has_next
+	objs, err := h.s.DataStore.SearchObjects(ctx, c, q)
+	if err != nil {
+		return nil, false, err
+	}
+	more := uint32(len(objs)) > size
+	if more {
+		objs = objs[:size]
+	}
+	infos := make([]ds.DataStoreMetaInfo, len(objs))
+	for i, o := range objs {
+		infos[i] = datastore.WireMetaInfo(o, p.ResultOption)
+	}
+	return infos, more, nil
 }
 
 // GetMaintenanceStatus answers the configured maintenance status.

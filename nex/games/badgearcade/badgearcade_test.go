@@ -10,8 +10,13 @@ import (
 
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/internal/gametest"
+	"github.com/gamewire/gamewire/nex/protocols/common"
+	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
+	dba "github.com/gamewire/gamewire/nex/protocols/datastorebadgearcade"
+	"github.com/gamewire/gamewire/nex/protocols/datastoresmm"
 	"github.com/gamewire/gamewire/nex/protocols/secure"
 	sba "github.com/gamewire/gamewire/nex/protocols/securebadgearcade"
 	sh "github.com/gamewire/gamewire/nex/protocols/shopbadgearcade"
@@ -112,5 +117,68 @@ func TestPlayLogLimits(t *testing.T) {
 	st2, at, ok, err := (sba.SecureConnectionBadgeArcadeClient{C: caller(mux, 2000)}).GetMaintenanceStatus(ctx)
 	if err != nil || st2 != 1 || at != 1800000000 || ok {
 		t.Fatalf("configured maintenance: %d %d %v %v", st2, at, ok, err)
+	}
+}
+
+// TestGetMetaByOwnerId: Badge Arcade's 115.45 pages through the objects of
+// the owners (and data types) the caller may read, posted through the
+// generic DataStore on the same Mux, with has_next; the generic DataStore
+// keeps answering the rest of 115.
+func TestGetMetaByOwnerId(t *testing.T) {
+	ctx := context.Background()
+	st, _, err := accounts.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	dsrv := &datastore.Server{Store: st.DataStore(), BaseURL: "http://127.0.0.1:1", Blobs: datastore.DirBlobs{Dir: t.TempDir()}}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(ds.DataStoreProtocolID, dsrv)
+	if err := badgearcade.Register(mux, &badgearcade.Server{Store: st.BadgeArcade(), DataStore: dsrv}); err != nil {
+		t.Fatal(err)
+	}
+	post := func(pid types.PID, name string, dataType uint16, perm uint8) uint64 {
+		p := ds.DataStorePreparePostParam{Name: name, DataType: dataType, MetaBinary: []byte(name),
+			Permission: ds.DataStorePermission{Permission: perm}, DeletePermission: ds.DataStorePermission{Permission: datastore.PermissionOwner},
+			PersistenceInitParam: ds.DataStorePersistenceInitParam{PersistenceID: datastore.NoPersistenceSlot}}
+		id, err := (ds.DataStoreClient{C: caller(mux, pid)}).PostMetaBinary(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a := post(2000, "free play 1", 100, datastore.PermissionEveryone)
+	b := post(2000, "free play 2", 100, datastore.PermissionEveryone)
+	post(2000, "other type", 101, datastore.PermissionEveryone)
+	post(2000, "private", 100, datastore.PermissionOwner)
+	post(2001, "someone else's", 100, datastore.PermissionEveryone)
+
+	get := func(pid types.PID, p datastoresmm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool) {
+		t.Helper()
+		metas, more, err := (dba.DataStoreBadgeArcadeClient{C: caller(mux, pid)}).GetMetaByOwnerId(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metas, more
+	}
+	metas, more := get(2001, datastoresmm.DataStoreGetMetaByOwnerIdParam{OwnerIDs: []uint32{2000}, DataTypes: []uint16{100},
+		ResultOption: datastore.ResultMetaBinary, ResultRange: common.ResultRange{Size: 1}})
+	if len(metas) != 1 || !more || metas[0].DataID != a || string(metas[0].MetaBinary) != "free play 1" {
+		t.Fatalf("first page: %+v %v", metas, more)
+	}
+	metas, more = get(2001, datastoresmm.DataStoreGetMetaByOwnerIdParam{OwnerIDs: []uint32{2000}, DataTypes: []uint16{100},
+		ResultRange: common.ResultRange{Offset: 1, Size: 10}})
+	if len(metas) != 1 || more || metas[0].DataID != b || len(metas[0].MetaBinary) != 0 {
+		t.Fatalf("second page: %+v %v", metas, more)
+	}
+	if metas, _ := get(2000, datastoresmm.DataStoreGetMetaByOwnerIdParam{OwnerIDs: []uint32{2000}, ResultRange: common.ResultRange{Size: 10}}); len(metas) != 4 {
+		t.Fatalf("the owner, any data type: %d objects, want 4", len(metas))
+	}
+	if metas, more := get(2000, datastoresmm.DataStoreGetMetaByOwnerIdParam{ResultRange: common.ResultRange{Size: 10}}); len(metas) != 0 || more {
+		t.Fatalf("no owners: %+v %v", metas, more)
+	}
+	// The generic DataStore still answers the rest of 115.
+	if _, err := (ds.DataStoreClient{C: caller(mux, 2001)}).GetMeta(ctx, ds.DataStoreGetMetaParam{DataID: a, ResultOption: datastore.ResultMetaBinary}); err != nil {
+		t.Fatalf("GetMeta: %v", err)
 	}
 }
