@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -54,6 +58,8 @@ type serveNEXOptions struct {
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
+	// gameConfig is --game-config: a JSON file of --game's variant settings.
+	gameConfig string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -70,6 +76,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -514,27 +521,75 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 }
 
 // serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service, Team Kirby Clash Deluxe's ServiceItem, Badge Arcade's Shop and
-// SecureConnection GetMaintenanceStatus.
+// services (nex/games/...): on the DataStore service, Super Mario Maker's
+// DataStore_SMM and Super Smash Bros. 4's DataStore_SSB4; Team Kirby Clash
+// Deluxe's ServiceItem; Badge Arcade's Shop, SecureConnection
+// GetMaintenanceStatus and DataStore GetMetaByOwnerId; each with the settings
+// of --game-config.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
 	if o.game == "" || err != nil {
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config needs --game naming a game with a configurable variant")
+		}
+		return nil
+	}
+	var register func(mux *rmc.Mux) error
+	switch {
+	case g.Name == smm.GameName:
+		s := &smm.Server{DataStore: srv.DataStore, Store: store.SMM}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return smm.Register(mux, s) }
+	case g.HasVariant(ssb4.Variant):
+		s := &ssb4.Server{DataStore: srv.DataStore, Store: store.SSB4}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	case g.Name == tkcd.GameName:
+		s := &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return tkcd.Register(mux, s) }
+	case g.Name == badgearcade.GameName:
+		s := &badgearcade.Server{Store: store.BadgeArcade, DataStore: srv.DataStore}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return badgearcade.Register(mux, s) }
+	default:
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
+		}
 		return nil
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
 	}
-	switch g.Name {
-	case smm.GameName:
-		err = smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM})
-	case tkcd.GameName:
-		err = tkcd.Register(srv.Mux, &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger})
-	case badgearcade.GameName:
-		err = badgearcade.Register(srv.Mux, &badgearcade.Server{Store: store.BadgeArcade, DataStore: srv.DataStore})
-	}
-	if err != nil {
+	if err := register(srv.Mux); err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
+}
+
+// readGameConfig decodes --game-config into cfg (unknown fields refused);
+// without the flag cfg stays as it is.
+func (o *serveOptions) readGameConfig(cfg any) error {
+	if o.nex.gameConfig == "" {
+		return nil
+	}
+	f, err := os.Open(o.nex.gameConfig)
+	if err != nil {
+		return fmt.Errorf("--game-config: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("--game-config %s: %w", o.nex.gameConfig, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -132,4 +133,9 @@ func TestCredentialsSuite(t *testing.T) {
 func TestKirbyBadgeArcadeSuites(t *testing.T) {
 	storetest.TKCD(t, func(t *testing.T) tkcd.Store { return openSQLite(t).TKCD() })
 	storetest.BadgeArcade(t, func(t *testing.T) badgearcade.Store { return openSQLite(t).BadgeArcade() })
+}
+
+// TestSSB4Suite runs Super Smash Bros. 4's store suite on SQLite.
+func TestSSB4Suite(t *testing.T) {
+	storetest.SSB4(t, func(t *testing.T) ssb4.Store { return openSQLite(t).SSB4() })
 }

@@ -48,9 +48,9 @@ const (
 // Maintenance is what GetMaintenanceStatus answers. What the status and
 // time mean is not public.
 type Maintenance struct {
-	Status    uint16
-	Time      uint32
-	IsSuccess bool
+	Status    uint16 `json:"status"`
+	Time      uint32 `json:"time"`
+	IsSuccess bool   `json:"is_success"`
 }
 
 // DefaultMaintenance is GetMaintenanceStatus's answer when the operator sets
@@ -62,13 +62,13 @@ var DefaultMaintenance = Maintenance{Status: 0xFFFF, Time: 0, IsSuccess: true}
 // Config is what an operator sets per server.
 type Config struct {
 	// Maintenance: nil is DefaultMaintenance.
-	Maintenance *Maintenance
+	Maintenance *Maintenance `json:"maintenance,omitempty"`
 	// RivTokens are the rights tokens GetRivToken answers, by item code. An
 	// item without one answers "", as Pretendo Network's server does for
 	// every item: the eShop that issued the tokens is closed.
-	RivTokens map[string]string
+	RivTokens map[string]string `json:"riv_tokens,omitempty"`
 	// PlayLogsPerPlayer: default DefaultPlayLogsPerPlayer.
-	PlayLogsPerPlayer int
+	PlayLogsPerPlayer int `json:"play_logs_per_player,omitempty"`
 }
 
 // Server answers Badge Arcade's methods. Register it with Register.

@@ -73,16 +73,18 @@ type Config struct {
 	// Catalog is the shop's catalogue, in the order ListServiceItem pages
 	// through it. Empty by default: the eShop that sold the game's items is
 	// closed, so there is nothing to sell unless an operator offers items.
-	Catalog []si.ServiceItemListItem
+	// In serve --game-config's JSON the items' keys are the Go field names
+	// ({"ItemCode": "...", "RegularPrice": {"FormattedAmount": ...}, ...}).
+	Catalog []si.ServiceItemListItem `json:"catalog,omitempty"`
 	// BalanceAvailable says whether the shop shows a balance (Balance); a
 	// client that asks for none gets none.
-	BalanceAvailable bool
+	BalanceAvailable bool `json:"balance_available,omitempty"`
 	// Balance is the balance shown (GetBalance, ListServiceItem).
-	Balance si.ServiceItemAmount
+	Balance si.ServiceItemAmount `json:"balance"`
 	// LawMessages are the messages GetLawMessage shows before a purchase,
 	// by language ("" for any language without its own); none by default
 	// (is_message_required false).
-	LawMessages map[string]string
+	LawMessages map[string]string `json:"law_messages,omitempty"`
 }
 
 // Server answers ServiceItem_TKCD's Methods. Register it with Register.
