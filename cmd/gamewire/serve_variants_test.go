@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -69,8 +71,22 @@ func TestServeKirbyAndBadgeArcade(t *testing.T) {
 		return &hpp.Client{URL: m[1] + hpp.Path, AccessKey: accessKey, PID: 100, Key: key[:], Set: types.Settings{StructureHeader: true}}
 	}
 
-	_, out, stop := startServeNEX(t, t.TempDir(), "--game", "Team Kirby Clash Deluxe")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "shop.json")
+	if err := os.WriteFile(conf, []byte(`{"catalog": [{"ItemCode": "APPLE10", "Limitation": {"LimitationType": 1, "LimitationValue": 10}}],
+		"law_messages": {"": "Terms"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, stop := startServeNEX(t, dir, "--game", "Team Kirby Clash Deluxe", "--game-config", conf)
 	si := serviceitemtkcd.ServiceItemTKCDClient{C: caller(out, "e0c85605")}
+	id, err := si.ListServiceItemRequest(ctx, serviceitemtkcd.ServiceItemListServiceItemParam{Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := si.ListServiceItemResponse(ctx, id); err != nil || len(res.NullableCatalog) != 1 || res.NullableCatalog[0].TotalSize != 1 ||
+		res.NullableCatalog[0].ListItems[0].ItemCode != "APPLE10" || res.NullableCatalog[0].ListItems[0].Limitation.LimitationValue != 10 {
+		t.Fatalf("the configured catalogue: %+v %v", res, err)
+	}
 	a, err := si.GetSupportId(ctx, serviceitemtkcd.ServiceItemGetSupportIdParam{})
 	if err != nil || len(a) != tkcd.SupportIDDigits {
 		t.Fatalf("GetSupportId: %q %v", a, err)
