@@ -51,6 +51,10 @@ func FuzzServiceItemCalls(f *testing.F) {
 	seed(si.ServiceItemTKCDMethodGetSupportId, &si.ServiceItemTKCDGetSupportIdRequest{GetSupportIDParam: si.ServiceItemGetSupportIdParam{UniqueID: 0x12345, Platform: 1}})
 	seed(si.ServiceItemTKCDMethodGetLawMessageRequest, &si.ServiceItemTKCDGetLawMessageRequestRequest{
 		GetLawMessageParam: si.ServiceItemGetLawMessageParam{Language: "en", UniqueID: 0x12345, Platform: 1}})
+	seed(si.ServiceItemTKCDMethodGetServiceItemRightRequest, &si.ServiceItemTKCDGetServiceItemRightRequestRequest{
+		GetServiceItemRightParam: si.ServiceItemGetServiceItemRightParam{ReferenceID: "APPLE10", DeviceID: "0", UniqueID: 0x12345, Platform: 1}, WithoutRightBinary: true})
+	seed(si.ServiceItemTKCDMethodGetPurchaseHistoryRequest, &si.ServiceItemTKCDGetPurchaseHistoryRequestRequest{
+		GetPurchaseHistoryParam: si.ServiceItemGetPurchaseHistoryParam{Language: "en", Size: 10, UniqueID: 0x12345, Platform: 1}})
 	mux := rmc.NewMux()
 	if err := tkcd.Register(mux, &tkcd.Server{Store: &memStore{ids: map[types.PID]string{}}, Config: tkcd.Config{Catalog: catalog(), BalanceAvailable: true}}); err != nil {
 		f.Fatal(err)

@@ -2,9 +2,12 @@
 // ServiceItem_TKCD): the game's shop, which stood in front of the Nintendo
 // eShop. The methods its Pretendo Network server answers (ListServiceItem,
 // GetSupportId) and the ones that follow from them (GetBalance,
-// GetLawMessage) are answered here from the operator's configuration (the
-// catalogue: the eShop that sold the items is closed) and a Store (each
-// player's support id).
+// GetLawMessage, GetServiceItemRight, GetPurchaseHistory) are answered here
+// from the operator's configuration (the catalogue: the eShop that sold the
+// items is closed) and a Store (each player's support id). Nothing can be
+// bought or granted (PurchaseServiceItem, AcquireServiceItemByAccount and
+// the other methods that would change a player's rights are not served), so
+// a player's rights and purchase history are empty.
 //
 // The protocol is asynchronous: a ...Request method answers a request id, the
 // server then sends the caller a notification event of type 115000 ("service
@@ -38,6 +41,8 @@ const GameName = "Team Kirby Clash Deluxe"
 var Methods = []uint32{
 	si.ServiceItemTKCDMethodListServiceItemRequest, si.ServiceItemTKCDMethodListServiceItemResponse,
 	si.ServiceItemTKCDMethodGetBalanceRequest, si.ServiceItemTKCDMethodGetBalanceResponse,
+	si.ServiceItemTKCDMethodGetServiceItemRightRequest, si.ServiceItemTKCDMethodGetServiceItemRightResponse,
+	si.ServiceItemTKCDMethodGetPurchaseHistoryRequest, si.ServiceItemTKCDMethodGetPurchaseHistoryResponse,
 	si.ServiceItemTKCDMethodGetSupportId,
 	si.ServiceItemTKCDMethodGetLawMessageRequest, si.ServiceItemTKCDMethodGetLawMessageResponse,
 }
@@ -342,6 +347,48 @@ func (s *Server) GetLawMessageResponse(ctx context.Context, c *rmc.Call, id uint
 	return r.(si.ServiceItemGetLawMessageResponse), nil
 }
 
+// GetServiceItemRightRequest implements si.ServiceItemTKCDHandler: the
+// caller's rights, with its support id. The server has no way to buy or
+// grant a right (PurchaseServiceItem and AcquireServiceItemByAccount are not
+// served), so a player holds none.
+func (s *Server) GetServiceItemRightRequest(ctx context.Context, c *rmc.Call, p si.ServiceItemGetServiceItemRightParam, withoutRightBinary bool) (uint32, error) {
+	id, err := s.supportID(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	res := si.ServiceItemGetServiceItemRightResponse{ServiceItemEShopResponse: s.ok(), NullableRightInfos: []si.ServiceItemRightInfos{{
+		SupportID: id, ConsumptionRightInfos: []si.ServiceItemRightConsumptionInfo{},
+		AdditionalTimeRightInfos: []si.ServiceItemRightTimeInfo{}, PermanentRightInfos: []si.ServiceItemRightTimeInfo{}}}}
+	return s.begin(ctx, c, si.ServiceItemTKCDMethodGetServiceItemRightResponse, res)
+}
+
+// GetServiceItemRightResponse implements si.ServiceItemTKCDHandler.
+func (s *Server) GetServiceItemRightResponse(ctx context.Context, c *rmc.Call, id uint32) (si.ServiceItemGetServiceItemRightResponse, error) {
+	r, err := s.collect(c, id, si.ServiceItemTKCDMethodGetServiceItemRightResponse)
+	if err != nil {
+		return si.ServiceItemGetServiceItemRightResponse{}, err
+	}
+	return r.(si.ServiceItemGetServiceItemRightResponse), nil
+}
+
+// GetPurchaseHistoryRequest implements si.ServiceItemTKCDHandler: the
+// caller's purchases from offset. Nothing can be bought here (the eShop is
+// closed; PurchaseServiceItem is not served), so the history is empty.
+func (s *Server) GetPurchaseHistoryRequest(ctx context.Context, c *rmc.Call, p si.ServiceItemGetPurchaseHistoryParam) (uint32, error) {
+	res := si.ServiceItemGetPurchaseHistoryResponse{ServiceItemEShopResponse: s.ok(),
+		NullablePurchaseHistory: []si.ServiceItemPurchaseHistory{{Offset: p.Offset, Transactions: []si.ServiceItemTransaction{}}}}
+	return s.begin(ctx, c, si.ServiceItemTKCDMethodGetPurchaseHistoryResponse, res)
+}
+
+// GetPurchaseHistoryResponse implements si.ServiceItemTKCDHandler.
+func (s *Server) GetPurchaseHistoryResponse(ctx context.Context, c *rmc.Call, id uint32) (si.ServiceItemGetPurchaseHistoryResponse, error) {
+	r, err := s.collect(c, id, si.ServiceItemTKCDMethodGetPurchaseHistoryResponse)
+	if err != nil {
+		return si.ServiceItemGetPurchaseHistoryResponse{}, err
+	}
+	return r.(si.ServiceItemGetPurchaseHistoryResponse), nil
+}
+
 // SupportIDDigits is the length of a support id: decimal digits, random,
 // one per player, kept in the Store.
 const SupportIDDigits = 16
@@ -349,6 +396,12 @@ const SupportIDDigits = 16
 // GetSupportId implements si.ServiceItemTKCDHandler: the caller's support id,
 // created on the first call and the same on every later one.
 func (s *Server) GetSupportId(ctx context.Context, c *rmc.Call, p si.ServiceItemGetSupportIdParam) (string, error) {
+	return s.supportID(ctx, c)
+}
+
+// supportID returns the caller's support id, drawing and storing one the
+// first time.
+func (s *Server) supportID(ctx context.Context, c *rmc.Call) (string, error) {
 	pid, err := caller(c)
 	if err != nil {
 		return "", err

@@ -251,3 +251,33 @@ func TestSupportIDsPersist(t *testing.T) {
 		t.Fatalf("after restart %q %v, want %q", b, err, a)
 	}
 }
+
+// TestRightsAndHistory: a player's rights carry its support id (the one
+// GetSupportId answers) and, nothing being sold or granted here, no right;
+// the purchase history is empty from the offset asked.
+func TestRightsAndHistory(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, tkcd.Config{Catalog: catalog()})
+	c := f.client(2000)
+	id, err := c.GetServiceItemRightRequest(ctx, si.ServiceItemGetServiceItemRightParam{ReferenceID: "APPLE10", Platform: 1}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.GetServiceItemRightResponse(ctx, id)
+	if err != nil || len(res.NullableRightInfos) != 1 {
+		t.Fatalf("rights: %+v %v", res, err)
+	}
+	r := res.NullableRightInfos[0]
+	support, err := c.GetSupportId(ctx, si.ServiceItemGetSupportIdParam{})
+	if err != nil || r.SupportID != support || len(r.ConsumptionRightInfos)+len(r.AdditionalTimeRightInfos)+len(r.PermanentRightInfos) != 0 || r.AlreadyPurchasedInitialOnlyItem {
+		t.Fatalf("rights %+v, support id %q %v", r, support, err)
+	}
+	if id, err = c.GetPurchaseHistoryRequest(ctx, si.ServiceItemGetPurchaseHistoryParam{Offset: 5, Size: 10}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.GetPurchaseHistoryResponse(ctx, id)
+	if err != nil || len(h.NullablePurchaseHistory) != 1 || h.NullablePurchaseHistory[0].TotalSize != 0 || h.NullablePurchaseHistory[0].Offset != 5 ||
+		len(h.NullablePurchaseHistory[0].Transactions) != 0 || h.HTTPStatus != 200 {
+		t.Fatalf("history %+v %v", h, err)
+	}
+}
