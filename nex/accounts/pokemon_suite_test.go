@@ -1,0 +1,18 @@
+package accounts_test
+
+import (
+	"testing"
+
+	"github.com/gamewire/gamewire/nex/storetest"
+	"github.com/gamewire/gamewire/nex/subscription"
+)
+
+// TestSubscriptionsSuite runs the Subscription store's suite on SQLite.
+func TestSubscriptionsSuite(t *testing.T) {
+	storetest.Subscriptions(t, func(t *testing.T) subscription.Store { return openSQLite(t).Subscriptions() })
+}
+
+// TestMemorySubscriptions runs the same suite on subscription.Memory.
+func TestMemorySubscriptions(t *testing.T) {
+	storetest.Subscriptions(t, func(t *testing.T) subscription.Store { return new(subscription.Memory) })
+}
