@@ -48,7 +48,9 @@ var _ subscription.Store = (*Subscriptions)(nil)
 
 // NewSubscriptions returns the Subscription store on db; store names it in
 // errors.
-func NewSubscriptions(store string, db DB) *Subscriptions { return &Subscriptions{db: db, store: store} }
+func NewSubscriptions(store string, db DB) *Subscriptions {
+	return &Subscriptions{db: db, store: store}
+}
 
 func b2i(b bool) int64 {
 	if b {
