@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/internal/pgtest"
+	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/storetest"
 	"github.com/gamewire/gamewire/nex/subscription"
 )
@@ -13,4 +14,5 @@ import (
 func TestPokemonSuites(t *testing.T) {
 	srv := pgtest.Start(t)
 	storetest.Subscriptions(t, func(t *testing.T) subscription.Store { return openFresh(t, srv).Subscriptions() })
+	storetest.Ratings(t, func(t *testing.T) rating.Store { return openFresh(t, srv).Ratings() })
 }
