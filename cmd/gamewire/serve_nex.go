@@ -24,8 +24,10 @@ import (
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/storagemanager"
+	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -362,6 +364,16 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.Utility = &utility.Server{Store: store.UniqueIDs}
 	srv.StorageManager = &storagemanager.Server{Store: store.Slots}
+	if g, err := games.Find(o.game); o.game != "" && err == nil {
+		// Pokémon X/Y and Omega Ruby/Alpha Sapphire: Subscription (117)
+		// and Rating (118).
+		if g.HasVariant(games.VariantSubscription) {
+			srv.Subscription = &subscription.Server{Store: store.Subscriptions, Logger: cfg.Logger}
+		}
+		if g.HasVariant(games.VariantRating) {
+			srv.Rating = &rating.Server{Store: store.Ratings}
+		}
+	}
 	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
 		// The friends server (--game friends): Friends_V1 and Friends_V2
 		// on the same store.
