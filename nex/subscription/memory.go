@@ -118,6 +118,7 @@ func (m *Memory) AddTargets(_ context.Context, pid types.PID, targets []types.PI
 func (m *Memory) DeleteTargets(_ context.Context, pid types.PID, targets []types.PID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.init()
 	m.targets[pid] = slices.DeleteFunc(m.targets[pid], func(t types.PID) bool { return slices.Contains(targets, t) })
 	return nil
 }

@@ -167,17 +167,21 @@ func caller(c *rmc.Call) (types.PID, error) {
 // pids checks a list of players a client sent: at most the target limit,
 // no zero PID; duplicates go (the first kept).
 func (s *Server) pids(what string, list []types.PID) ([]types.PID, error) {
-	if max := s.maxTargets(); len(list) > max {
-		return nil, fmt.Errorf("%w: %d %s (at most %d)", types.CoreInvalidArgument, len(list), what, max)
-	}
-	out := make([]types.PID, 0, len(list))
+	max := s.maxTargets()
+	out := make([]types.PID, 0, min(len(list), max))
+	seen := make(map[types.PID]bool, min(len(list), max))
 	for i, p := range list {
 		if p == 0 {
 			return nil, fmt.Errorf("%w: %s item %d is PID 0", types.CoreInvalidArgument, what, i)
 		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
+		if seen[p] {
+			continue
 		}
+		if len(out) == max {
+			return nil, fmt.Errorf("%w: more than %d %s", types.CoreInvalidArgument, max, what)
+		}
+		seen[p] = true
+		out = append(out, p)
 	}
 	return out, nil
 }
