@@ -17,12 +17,13 @@ func TestNEXProtocolsCLI(t *testing.T) {
 	footer := lines[len(lines)-1]
 	// NintendoClients' 36 protocols and 431 methods, the nintendo-wiki's 41
 	// Super Mario Maker DataStore methods, Storage Manager (5) and
-	// MessageDelivery's DeliverMessageMultiTarget (docs/games.md).
-	if footer != "37 protocols, 478 methods, 232 structures" {
+	// MessageDelivery's DeliverMessageMultiTarget (docs/games.md), the
+	// nintendo-wiki's Subscription (13) and Rating (7).
+	if footer != "39 protocols, 498 methods, 237 structures" {
 		t.Errorf("footer %q", footer)
 	}
-	if len(lines)-1 != 478 {
-		t.Errorf("%d method lines, want 478", len(lines)-1)
+	if len(lines)-1 != 498 {
+		t.Errorf("%d method lines, want 498", len(lines)-1)
 	}
 	for _, want := range []string{
 		"MatchmakeExtension(109).AutoMatchmake_Postpone(3)(gathering any<Gathering>, message string) -> (gathering any<Gathering>)",
@@ -31,6 +32,8 @@ func TestNEXProtocolsCLI(t *testing.T) {
 		"Health(18).PingDaemon(1)() -> (result bool)",
 		"MatchmakeExtension_MK8(109).CreateSimpleSearchObject(36)(object SimpleSearchObject) -> (id u32)",
 		"Subscriber(121).Hello(1)(...)",
+		"Subscription(117).GetActivePlayerSubscriptionData(9)(unknown1 u32, unknown2 u32, unknown3 u32) -> (data list<ActivePlayerSubscriptionData>)",
+		"Rating(118).UnknownMethod0x2(2)(token RatingSessionToken) -> ()",
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("no line %q", want)

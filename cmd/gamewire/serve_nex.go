@@ -245,6 +245,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
 		}
+		if srv.Subscription != nil || srv.Rating != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "game protocols: Subscription (117) and Rating (118) methods 1-2 (docs/games.md)\n")
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(authPC, securePC) }()

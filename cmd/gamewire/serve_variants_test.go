@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/hpp"
 	sm "github.com/gamewire/gamewire/nex/protocols/datastoresmm"
+	ratingproto "github.com/gamewire/gamewire/nex/protocols/rating"
+	subproto "github.com/gamewire/gamewire/nex/protocols/subscription"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -47,5 +50,55 @@ func TestServeGameVariantOverHPP(t *testing.T) {
 	_, out, _ = startServeNEX(t, t.TempDir())
 	if _, err := call(endpoint(out), defaultAccessKey); !errors.Is(err, types.CoreNotImplemented) {
 		t.Fatalf("GetApplicationConfig without --game: %v", err)
+	}
+}
+
+// TestServePokemon: serve --game "pokemon x/y" answers Subscription and
+// Rating (here over HPP, as the guest account, at the game's NEX 3.3): a
+// privacy level is kept, data published is read back, a token is issued and
+// taken back. Without --game the protocols are not served.
+func TestServePokemon(t *testing.T) {
+	ctx := context.Background()
+	key := auth.NewAccount(100, "", "MMQea3n!fsik").KeyNEX
+	caller := func(endpoint, accessKey string) *hpp.Client {
+		return &hpp.Client{URL: endpoint + hpp.Path, AccessKey: accessKey, PID: 100, Key: key[:], Set: types.Settings{Version: 30300}}
+	}
+	endpoint := func(out *syncWriter) string {
+		m := regexp.MustCompile(`HTTP endpoint on (http://[^ ,]+)`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no HTTP endpoint in the banner:\n%s", out)
+		}
+		return m[1]
+	}
+	_, out, stop := startServeNEX(t, t.TempDir(), "--game", "pokemon x/y")
+	if !strings.Contains(out.String(), "Subscription (117)") {
+		t.Errorf("banner without Subscription:\n%s", out)
+	}
+	c := caller(endpoint(out), "876138df")
+	sc, rc := subproto.SubscriptionClient{C: c}, ratingproto.RatingClient{C: c}
+	if err := sc.SetPrivacyLevel(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := sc.GetPrivacyLevel(ctx); err != nil || l != 2 {
+		t.Fatalf("privacy level %d, %v", l, err)
+	}
+	if err := sc.CreateMySubscriptionData(ctx, 0, subproto.SubscriptionData{Content: []byte("pss")}, false); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := sc.GetSubscriptionData(ctx, []types.PID{100}); err != nil || len(ds) != 1 || string(ds[0].Content) != "pss" || ds[0].PrincipalID != 100 {
+		t.Fatalf("data %+v, %v", ds, err)
+	}
+	tok, err := rc.UnknownMethod0x1(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.UnknownMethod0x2(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+
+	_, out, _ = startServeNEX(t, t.TempDir())
+	if _, err := (subproto.SubscriptionClient{C: caller(endpoint(out), defaultAccessKey)}).GetPrivacyLevel(ctx); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("GetPrivacyLevel without --game: %v", err)
 	}
 }
