@@ -14,6 +14,7 @@ import (
 	rt "github.com/gamewire/gamewire/nex/protocols/rating"
 	sub "github.com/gamewire/gamewire/nex/protocols/subscription"
 	"github.com/gamewire/gamewire/nex/rating"
+	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
@@ -48,10 +49,13 @@ func startPokemon(t *testing.T) (*Server, string, *accounts.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	srv := &Server{Config: pokemonConfig, Accounts: playerAccounts(), NEXVersion: 30300,
-		FriendLists:  staticFriends{2000: {2001}, 2001: {2000}},
-		Subscription: &subscription.Server{Store: store.Subscriptions(), Config: subscription.Config{MaxDataSize: 8, MaxTargets: 2}},
-		Rating:       &rating.Server{Store: store.Ratings()}}
+	// As serve --game registers them: on the secure Mux, notifications
+	// through the server's hub.
+	srv := &Server{Config: pokemonConfig, Accounts: playerAccounts(), NEXVersion: 30300, Mux: rmc.NewMux()}
+	sub := &subscription.Server{Store: store.Subscriptions(), Friends: staticFriends{2000: {2001}, 2001: {2000}}, Hub: srv.Hub(),
+		Config: subscription.Config{MaxDataSize: 8, MaxTargets: 2}}
+	sub.Register(srv.Mux)
+	(&rating.Server{Store: store.Ratings()}).Register(srv.Mux)
 	return srv, startServer(t, srv), store
 }
 

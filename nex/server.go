@@ -20,11 +20,9 @@ import (
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
-	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/storagemanager"
-	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -120,13 +118,6 @@ type Server struct {
 	// StorageManager, when set and Variants names VariantStorageManager,
 	// serves Storage Manager on 110 instead of Utility (nex/storagemanager).
 	StorageManager *storagemanager.Server
-	// Subscription, when set, serves Subscription (117), the Pokémon titles'
-	// presence data (nex/subscription); its Hub is the server's and its
-	// Friends default to FriendLists (else Friends.Store) when not set.
-	Subscription *subscription.Server
-	// Rating, when set, serves Rating (118), the Pokémon titles' rating
-	// session tokens (nex/rating).
-	Rating *rating.Server
 	// Variants names the game's protocol variants (nex/games Game.Variants:
 	// "Storage Manager", "Ranking (legacy)", "Shop (Nintendo Badge Arcade)",
 	// ...); the secure server serves these in place of the generic protocol of

@@ -25,27 +25,8 @@ func (s *Server) hasVariant(v string) bool {
 // nex/games use beyond matchmaking, Ranking and DataStore (docs/games.md):
 // MessageDelivery (27) when Messages is set, Utility (110) when Utility is
 // set and the game's variants do not put Storage Manager on its id, Storage
-// Manager (110) when StorageManager is set and they do, Subscription (117)
-// and Rating (118) when set.
+// Manager (110) when StorageManager is set and they do.
 func (s *Server) startTitleServices() {
-	if sub := s.Subscription; sub != nil {
-		if sub.Hub == nil {
-			sub.Hub = &s.hub
-		}
-		if sub.Friends == nil {
-			sub.Friends = s.FriendLists
-		}
-		if sub.Friends == nil && s.Friends != nil {
-			sub.Friends = s.Friends.Store
-		}
-		if sub.Logger == nil {
-			sub.Logger = s.Logger
-		}
-		sub.Register(s.Mux)
-	}
-	if s.Rating != nil {
-		s.Rating.Register(s.Mux)
-	}
 	if s.Utility != nil && !s.hasVariant(VariantStorageManager) {
 		s.Utility.Register(s.Mux)
 	}

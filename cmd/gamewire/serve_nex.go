@@ -245,7 +245,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
 		}
-		if srv.Subscription != nil || srv.Rating != nil {
+		if g, err := games.Find(o.game); o.game != "" && err == nil && g.HasVariant(games.VariantSubscription) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "game protocols: Subscription (117) and Rating (118) methods 1-2 (docs/games.md)\n")
 		}
 	}
@@ -367,16 +367,6 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.Utility = &utility.Server{Store: store.UniqueIDs}
 	srv.StorageManager = &storagemanager.Server{Store: store.Slots}
-	if g, err := games.Find(o.game); o.game != "" && err == nil {
-		// Pokémon X/Y and Omega Ruby/Alpha Sapphire: Subscription (117)
-		// and Rating (118).
-		if g.HasVariant(games.VariantSubscription) {
-			srv.Subscription = &subscription.Server{Store: store.Subscriptions, Logger: cfg.Logger}
-		}
-		if g.HasVariant(games.VariantRating) {
-			srv.Rating = &rating.Server{Store: store.Ratings}
-		}
-	}
 	if g, err := games.Find(o.game); o.game != "" && err == nil && g.ServerID == games.FriendsServerID {
 		// The friends server (--game friends): Friends_V1 and Friends_V2
 		// on the same store.
@@ -528,14 +518,26 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 
 // serveGameVariants registers --game's protocol variants built on the
 // services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service.
+// service; and the game-specific protocols its variants name: Subscription
+// (117) and Rating (118) for the Pokémon titles. They go on the secure Mux
+// before the HTTP listener (HPP) starts.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
-	if o.game == "" || err != nil || g.Name != smm.GameName {
+	if o.game == "" || err != nil {
 		return nil
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
+	}
+	if g.HasVariant(games.VariantSubscription) {
+		sub := &subscription.Server{Store: store.Subscriptions, Friends: store.Friends, Hub: srv.Hub(), Logger: srv.Logger}
+		sub.Register(srv.Mux)
+	}
+	if g.HasVariant(games.VariantRating) {
+		(&rating.Server{Store: store.Ratings}).Register(srv.Mux)
+	}
+	if g.Name != smm.GameName {
+		return nil
 	}
 	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
