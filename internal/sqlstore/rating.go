@@ -112,19 +112,9 @@ func (s *Ratings) UseToken(ctx context.Context, pid types.PID, id uint64, key []
 func (s *Ratings) TokenUsers(ctx context.Context, id uint64) ([]types.PID, error) {
 	var out []types.PID
 	err := s.db.Do(ctx, func(ctx context.Context, q Querier) error {
-		rows, err := q.Query(ctx, `SELECT pid FROM rt_token_users WHERE id = ? ORDER BY used, pid`, int64(id))
-		if err != nil {
-			return err
-		}
-		out = out[:0]
-		for rows.Next() {
-			var p int64
-			if err := rows.Scan(&p); err != nil {
-				return closeRows(rows, err)
-			}
-			out = append(out, types.PID(p))
-		}
-		return closeRows(rows, nil)
+		var err error
+		out, err = queryPIDs(ctx, q, `SELECT pid FROM rt_token_users WHERE id = ? ORDER BY used, pid`, int64(id))
+		return err
 	})
 	return out, Failure(s.store, "read rating token users", err)
 }

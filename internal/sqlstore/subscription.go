@@ -163,21 +163,26 @@ func sinceNano(since time.Time) int64 {
 	return since.UnixNano()
 }
 
-// targets reads pid's targets in order.
-func targets(ctx context.Context, q Querier, pid types.PID) ([]types.PID, error) {
-	rows, err := q.Query(ctx, `SELECT target FROM sub_targets WHERE pid = ? ORDER BY seq`, int64(pid))
+// queryPIDs runs a query whose rows are one PID each.
+func queryPIDs(ctx context.Context, q Querier, query string, args ...any) ([]types.PID, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	var out []types.PID
 	for rows.Next() {
-		var t int64
-		if err := rows.Scan(&t); err != nil {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
 			return nil, closeRows(rows, err)
 		}
-		out = append(out, types.PID(t))
+		out = append(out, types.PID(p))
 	}
 	return out, closeRows(rows, nil)
+}
+
+// targets reads pid's targets in order.
+func targets(ctx context.Context, q Querier, pid types.PID) ([]types.PID, error) {
+	return queryPIDs(ctx, q, `SELECT target FROM sub_targets WHERE pid = ? ORDER BY seq`, int64(pid))
 }
 
 // appendTargets inserts the targets pid does not have yet after its others,
@@ -257,19 +262,9 @@ func (s *Subscriptions) Targets(ctx context.Context, pid types.PID) ([]types.PID
 func (s *Subscriptions) Watchers(ctx context.Context, pid types.PID, limit int) ([]types.PID, error) {
 	var out []types.PID
 	err := s.db.Do(ctx, func(ctx context.Context, q Querier) error {
-		rows, err := q.Query(ctx, `SELECT pid FROM sub_targets WHERE target = ? ORDER BY pid LIMIT ?`, int64(pid), int64(limit))
-		if err != nil {
-			return err
-		}
-		out = out[:0]
-		for rows.Next() {
-			var w int64
-			if err := rows.Scan(&w); err != nil {
-				return closeRows(rows, err)
-			}
-			out = append(out, types.PID(w))
-		}
-		return closeRows(rows, nil)
+		var err error
+		out, err = queryPIDs(ctx, q, `SELECT pid FROM sub_targets WHERE target = ? ORDER BY pid LIMIT ?`, int64(pid), int64(limit))
+		return err
 	})
 	return out, Failure(s.store, "read subscription watchers", err)
 }

@@ -35,20 +35,19 @@ func officialToken(tb testing.TB) []byte {
 	return testutil.Unhex(tb, strings.Join(hexLines, ""))
 }
 
-func call(t *testing.T, srv *Server, p *rmc.Peer, method uint32, params []byte) rmc.Response {
+// call calls a method of srv as p, as a connection would.
+func call(srv *Server, p *rmc.Peer, method uint32, params []byte) ([]byte, error) {
+	return (&rmc.InMemory{Handler: srv, Peer: p}).Call(context.Background(), ProtocolID, method, params)
+}
+
+// fuzzCall is call for the fuzz targets: a result code is an answer; any
+// other error is a malformed response.
+func fuzzCall(t *testing.T, srv *Server, p *rmc.Peer, method uint32, params []byte) {
 	t.Helper()
-	mux := rmc.NewMux()
-	srv.Register(mux)
-	msg, _ := (&rmc.Request{Protocol: ProtocolID, CallID: 1, Method: method, Params: params}).Append(nil)
-	out, err := rmc.Dispatch(context.Background(), mux, p, msg, nil, nil)
-	if err != nil {
+	var ce *rmc.CallError
+	if _, err := call(srv, p, method, params); err != nil && !errors.As(err, &ce) {
 		t.Fatal(err)
 	}
-	resp, _, err := rmc.ParseResponse(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // TestOfficialToken: the official server's token decodes as the wiki's
@@ -70,13 +69,13 @@ func TestOfficialToken(t *testing.T) {
 	store := new(Memory)
 	srv := &Server{Store: store, Rand: bytes.NewReader(draw)}
 	me := &rmc.Peer{PID: 1000, Settings: v33}
-	if resp := call(t, srv, me, rt.RatingMethodUnknownMethod0x1, nil); !bytes.Equal(resp.Data, vec) {
-		t.Fatalf("issued %x (%v), want %x", resp.Data, resp.Result, vec)
+	if r, err := call(srv, me, rt.RatingMethodUnknownMethod0x1, nil); !bytes.Equal(r, vec) {
+		t.Fatalf("issued %x (%v), want %x", r, err, vec)
 	}
 	// Method 2 takes it back, from another player too.
 	for _, pid := range []types.PID{1001, 1000} {
-		if resp := call(t, srv, &rmc.Peer{PID: pid, Settings: v33}, rt.RatingMethodUnknownMethod0x2, vec); resp.IsError() || len(resp.Data) != 0 {
-			t.Fatalf("PID %d: %v", pid, resp.Result)
+		if r, err := call(srv, &rmc.Peer{PID: pid, Settings: v33}, rt.RatingMethodUnknownMethod0x2, vec); err != nil || len(r) != 0 {
+			t.Fatalf("PID %d: %v", pid, err)
 		}
 	}
 	if us, _ := store.TokenUsers(context.Background(), 2259334670); len(us) != 2 {
@@ -117,8 +116,8 @@ func TestTokens(t *testing.T) {
 	if err := srv.UnknownMethod0x2(ctx, &rmc.Call{Peer: &rmc.Peer{Settings: v33}}, a); !errors.Is(err, types.RendezVousNotAuthenticated) {
 		t.Errorf("no PID: %v", err)
 	}
-	if resp := call(t, srv, c.Peer, rt.RatingMethodGetCommonData, testutil.Unhex(t, "0100000000000000")); resp.Result != types.CoreNotImplemented {
-		t.Errorf("GetCommonData: %v", resp.Result)
+	if _, err := call(srv, c.Peer, rt.RatingMethodGetCommonData, testutil.Unhex(t, "0100000000000000")); !errors.Is(err, types.CoreNotImplemented) {
+		t.Errorf("GetCommonData: %v", err)
 	}
 }
 
@@ -136,7 +135,7 @@ func FuzzRatingServe(f *testing.F) {
 			st = types.Settings{PIDSize: 8, StructureHeader: true, Version: 40000}
 		}
 		p := &rmc.Peer{PID: 1, Settings: st}
-		call(t, srv, p, rt.RatingMethodUnknownMethod0x1, nil)
-		call(t, srv, p, uint32(method&0x7f%10), params)
+		fuzzCall(t, srv, p, rt.RatingMethodUnknownMethod0x1, nil)
+		fuzzCall(t, srv, p, uint32(method&0x7f%10), params)
 	})
 }

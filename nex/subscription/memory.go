@@ -100,17 +100,22 @@ func TooManyTargets(n, max int) error {
 func (m *Memory) AddTargets(_ context.Context, pid types.PID, targets []types.PID, max int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.setTargets(pid, slices.Clone(m.targets[pid]), targets, max)
+}
+
+// setTargets makes pid's targets base followed by the targets of add it does
+// not have, each once, unless they are more than max.
+func (m *Memory) setTargets(pid types.PID, base, add []types.PID, max int) error {
 	m.init()
-	ts := slices.Clone(m.targets[pid])
-	for _, t := range targets {
-		if !slices.Contains(ts, t) {
-			ts = append(ts, t)
+	for _, t := range add {
+		if !slices.Contains(base, t) {
+			base = append(base, t)
 		}
 	}
-	if len(ts) > max {
-		return TooManyTargets(len(ts), max)
+	if len(base) > max {
+		return TooManyTargets(len(base), max)
 	}
-	m.targets[pid] = ts
+	m.targets[pid] = base
 	return nil
 }
 
@@ -127,18 +132,7 @@ func (m *Memory) DeleteTargets(_ context.Context, pid types.PID, targets []types
 func (m *Memory) ReplaceTargets(_ context.Context, pid types.PID, targets []types.PID, max int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.init()
-	var ts []types.PID
-	for _, t := range targets {
-		if !slices.Contains(ts, t) {
-			ts = append(ts, t)
-		}
-	}
-	if len(ts) > max {
-		return TooManyTargets(len(ts), max)
-	}
-	m.targets[pid] = ts
-	return nil
+	return m.setTargets(pid, nil, targets, max)
 }
 
 // Targets implements Store.
