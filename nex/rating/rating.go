@@ -67,10 +67,11 @@ type Store interface {
 	TokenUsers(ctx context.Context, id uint64) ([]types.PID, error)
 }
 
-// Server answers Rating. Store is required.
+// Server answers Rating.
 type Server struct {
 	rt.UnimplementedRating
 
+	// Store keeps the tokens; nil keeps them in memory (Memory).
 	Store Store
 	// TokensPerPlayer: default DefaultTokensPerPlayer.
 	TokensPerPlayer int
@@ -80,6 +81,15 @@ type Server struct {
 	Rand io.Reader
 	// Now returns the time; default time.Now.
 	Now func() time.Time
+
+	mem Memory
+}
+
+func (s *Server) store() Store {
+	if s.Store != nil {
+		return s.Store
+	}
+	return &s.mem
 }
 
 var _ rt.RatingHandler = (*Server)(nil)
@@ -145,7 +155,7 @@ func (s *Server) UnknownMethod0x1(ctx context.Context, c *rmc.Call) (rt.RatingSe
 		if err != nil {
 			return rt.RatingSessionToken{}, err
 		}
-		err = s.Store.IssueToken(ctx, t, keep)
+		err = s.store().IssueToken(ctx, t, keep)
 		if errors.Is(err, ErrTokenExists) {
 			continue
 		}
@@ -173,7 +183,7 @@ func (s *Server) UnknownMethod0x2(ctx context.Context, c *rmc.Call, token rt.Rat
 		life = DefaultTokenLifetime
 	}
 	now := s.now()
-	return s.Store.UseToken(ctx, pid, token.Unknown1, token.Unknown2, now.Add(-life), now)
+	return s.store().UseToken(ctx, pid, token.Unknown1, token.Unknown2, now.Add(-life), now)
 }
 
 // UnknownToken is the error of a token not issued here (or expired).

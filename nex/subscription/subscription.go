@@ -115,8 +115,9 @@ type Config struct {
 	DefaultPrivacyLevel *uint32
 }
 
-// Server answers Subscription. Store is required.
+// Server answers Subscription.
 type Server struct {
+	// Store keeps the state; nil keeps it in memory (Memory).
 	Store Store
 	// Friends are the friend lists GetFriendSubscriptionData and the
 	// notifications read (nex/friends' interface); nil: no friends.
@@ -128,6 +129,15 @@ type Server struct {
 	// Now returns the time; default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+
+	mem Memory
+}
+
+func (s *Server) store() Store {
+	if s.Store != nil {
+		return s.Store
+	}
+	return &s.mem
 }
 
 var _ sub.SubscriptionHandler = (*Server)(nil)
@@ -196,7 +206,7 @@ func (s *Server) put(ctx context.Context, c *rmc.Call, r Record, create bool) er
 	}
 	now := s.now()
 	r.PID, r.Created, r.Updated = pid, now, now
-	if err := s.Store.PutData(ctx, r, create); err != nil {
+	if err := s.store().PutData(ctx, r, create); err != nil {
 		return err
 	}
 	s.notify(ctx, pid, NotificationChanged)
@@ -224,7 +234,7 @@ func (s *Server) ClearMySubscriptionData(ctx context.Context, c *rmc.Call) error
 	if err != nil {
 		return err
 	}
-	if err := s.Store.ClearData(ctx, pid); err != nil {
+	if err := s.store().ClearData(ctx, pid); err != nil {
 		return err
 	}
 	s.notify(ctx, pid, NotificationCleared)
@@ -240,7 +250,7 @@ func (s *Server) AddTarget(ctx context.Context, c *rmc.Call, targets []types.PID
 	if targets, err = s.pids("targets", targets); err != nil {
 		return err
 	}
-	return s.Store.AddTargets(ctx, pid, targets, s.maxTargets())
+	return s.store().AddTargets(ctx, pid, targets, s.maxTargets())
 }
 
 // DeleteTarget implements sub.SubscriptionHandler.
@@ -252,7 +262,7 @@ func (s *Server) DeleteTarget(ctx context.Context, c *rmc.Call, targets []types.
 	if targets, err = s.pids("targets", targets); err != nil {
 		return err
 	}
-	return s.Store.DeleteTargets(ctx, pid, targets)
+	return s.store().DeleteTargets(ctx, pid, targets)
 }
 
 // ClearTarget implements sub.SubscriptionHandler.
@@ -261,7 +271,7 @@ func (s *Server) ClearTarget(ctx context.Context, c *rmc.Call) error {
 	if err != nil {
 		return err
 	}
-	return s.Store.ReplaceTargets(ctx, pid, nil, s.maxTargets())
+	return s.store().ReplaceTargets(ctx, pid, nil, s.maxTargets())
 }
 
 // wire converts records to the structure the methods answer.
@@ -292,16 +302,16 @@ func (s *Server) GetFriendSubscriptionData(ctx context.Context, c *rmc.Call) ([]
 	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
-	rs, err := s.Store.Data(ctx, fs)
+	rs, err := s.store().Data(ctx, fs)
 	return wire(rs), err
 }
 
 func (s *Server) targetsData(ctx context.Context, pid types.PID) ([]sub.SubscriptionData, error) {
-	ts, err := s.Store.Targets(ctx, pid)
+	ts, err := s.store().Targets(ctx, pid)
 	if err != nil || len(ts) == 0 {
 		return nil, err
 	}
-	rs, err := s.Store.Data(ctx, ts)
+	rs, err := s.store().Data(ctx, ts)
 	return wire(rs), err
 }
 
@@ -335,7 +345,7 @@ func (s *Server) GetActivePlayerSubscriptionData(ctx context.Context, c *rmc.Cal
 	if w := s.Config.ActiveWindow; w >= 0 {
 		since = s.now().Add(-cmp.Or(w, DefaultActiveWindow))
 	}
-	rs, err := s.Store.Active(ctx, pid, since, limit)
+	rs, err := s.store().Active(ctx, pid, since, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +367,7 @@ func (s *Server) GetSubscriptionData(ctx context.Context, c *rmc.Call, pids []ty
 	if err != nil || len(pids) == 0 {
 		return nil, err
 	}
-	rs, err := s.Store.Data(ctx, pids)
+	rs, err := s.store().Data(ctx, pids)
 	return wire(rs), err
 }
 
@@ -372,7 +382,7 @@ func (s *Server) ReplaceTargetAndGetSubscriptionData(ctx context.Context, c *rmc
 	if targets, err = s.pids("targets", targets); err != nil {
 		return nil, err
 	}
-	if err := s.Store.ReplaceTargets(ctx, pid, targets, s.maxTargets()); err != nil {
+	if err := s.store().ReplaceTargets(ctx, pid, targets, s.maxTargets()); err != nil {
 		return nil, err
 	}
 	return s.targetsData(ctx, pid)
@@ -386,7 +396,7 @@ func (s *Server) SetPrivacyLevel(ctx context.Context, c *rmc.Call, level uint32)
 	if err != nil {
 		return err
 	}
-	return s.Store.SetPrivacyLevel(ctx, pid, level)
+	return s.store().SetPrivacyLevel(ctx, pid, level)
 }
 
 // GetPrivacyLevel implements sub.SubscriptionHandler: the caller's level,
@@ -396,7 +406,7 @@ func (s *Server) GetPrivacyLevel(ctx context.Context, c *rmc.Call) (uint32, erro
 	if err != nil {
 		return 0, err
 	}
-	level, ok, err := s.Store.PrivacyLevel(ctx, pid)
+	level, ok, err := s.store().PrivacyLevel(ctx, pid)
 	if err != nil || ok {
 		return level, err
 	}
@@ -416,7 +426,7 @@ func (s *Server) notify(ctx context.Context, pid types.PID, typ uint32) {
 	to, err := s.friendsOf(ctx, pid)
 	if err == nil {
 		var ws []types.PID
-		ws, err = s.Store.Watchers(ctx, pid, MaxNotified)
+		ws, err = s.store().Watchers(ctx, pid, MaxNotified)
 		to = append(to, ws...)
 	}
 	if err != nil && s.Logger != nil {

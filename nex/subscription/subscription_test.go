@@ -40,7 +40,7 @@ func (c *clock) now() time.Time { return c.t }
 // hand from the nintendo-wiki page (the Data level and the structures have no
 // header at this version).
 func TestWire(t *testing.T) {
-	srv := &Server{Store: new(Memory)}
+	srv := new(Server) // no Store: in memory
 	me := &rmc.Peer{PID: 1000, Settings: v33}
 	// CreateMySubscriptionData(7, {PID 9999 (replaced), qBuffer 01 02}, true).
 	if r, err := call(srv, me, sub.SubscriptionMethodCreateMySubscriptionData, testutil.Unhex(t, "07000000 0f270000 0200 0102 01")); err != nil || len(r) != 0 {
