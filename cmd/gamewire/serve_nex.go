@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -48,12 +52,15 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
-	quota        serveQuotaOptions // serve_quota.go
+	quota        serveQuotaOptions   // serve_quota.go
+	friends      serveFriendsOptions // serve_friends.go
 	// secureAddr and dsAddr are where the secure server and the DataStore
 	// endpoint listen: the flags, or the defaults derived from the
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
+	// gameConfig is --game-config: a JSON file of --game's variant settings.
+	gameConfig string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -70,6 +77,8 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
+	n.friends.register(f)
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -114,6 +123,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if err := o.addresses(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	friendSource, err := o.nex.friends.open(o.game)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if friendSource != nil {
+		defer friendSource.Close()
+	}
 	if err := o.bindMetrics(); err != nil {
 		return err
 	}
@@ -134,6 +150,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
 		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
+	if friendSource != nil {
+		srv.FriendLists = friendSource
+	}
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -244,6 +263,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 			dsURL, bodies)
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
+		}
+		if friendSource != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "friend lists: from %s (matchmaking, ranking, DataStore)\n", friendSource)
 		}
 		if g, err := games.Find(o.game); o.game != "" && err == nil && g.HasVariant(games.VariantSubscription) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "game protocols: Subscription (117) and Rating (118) methods 1-2 (docs/games.md)\n")
@@ -384,7 +406,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		return "", nil, err
 	}
 	store.SetQuota(q)
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: store.Friends}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: srv.FriendLists}
 	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
@@ -408,7 +430,8 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		}
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
-		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: store.Friends}
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: srv.FriendLists}
+	o.serveGameProtocols(srv, store)
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err
@@ -516,31 +539,83 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 	return s.Find(ctx, name)
 }
 
-// serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service; and the game-specific protocols its variants name: Subscription
-// (117) and Rating (118) for the Pokémon titles. They go on the secure Mux
-// before the HTTP listener (HPP) starts.
-func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
+// serveGameProtocols registers the game-specific protocols --game's variants
+// name: Subscription (117) and Rating (118) for the Pokémon titles, on the
+// secure Mux before the HTTP listener (HPP) starts; Subscription's friends
+// are the server's friend lists and its notifications go through its hub.
+func (o *serveOptions) serveGameProtocols(srv *nex.Server, store *backend) {
 	g, err := games.Find(o.game)
 	if o.game == "" || err != nil {
-		return nil
+		return
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
 	}
 	if g.HasVariant(games.VariantSubscription) {
-		sub := &subscription.Server{Store: store.Subscriptions, Friends: store.Friends, Hub: srv.Hub(), Logger: srv.Logger}
+		sub := &subscription.Server{Store: store.Subscriptions, Friends: srv.FriendLists, Hub: srv.Hub(), Logger: srv.Logger}
 		sub.Register(srv.Mux)
 	}
 	if g.HasVariant(games.VariantRating) {
 		(&rating.Server{Store: store.Ratings}).Register(srv.Mux)
 	}
-	if g.Name != smm.GameName {
+}
+
+// serveGameVariants registers --game's protocol variants built on the
+// services (nex/games/...) on the DataStore service: Super Mario Maker's
+// DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
+// of --game-config.
+func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
+	g, err := games.Find(o.game)
+	if o.game == "" || err != nil {
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config needs --game naming a game with a configurable variant")
+		}
 		return nil
 	}
-	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+	var register func(mux *rmc.Mux) error
+	switch {
+	case g.Name == smm.GameName:
+		s := &smm.Server{DataStore: srv.DataStore, Store: store.SMM}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return smm.Register(mux, s) }
+	case g.HasVariant(ssb4.Variant):
+		s := &ssb4.Server{DataStore: srv.DataStore, Store: store.SSB4}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	default:
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
+		}
+		return nil
+	}
+	if srv.Mux == nil {
+		srv.Mux = rmc.NewMux()
+	}
+	if err := register(srv.Mux); err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
+}
+
+// readGameConfig decodes --game-config into cfg (unknown fields refused);
+// without the flag cfg stays as it is.
+func (o *serveOptions) readGameConfig(cfg any) error {
+	if o.nex.gameConfig == "" {
+		return nil
+	}
+	f, err := os.Open(o.nex.gameConfig)
+	if err != nil {
+		return fmt.Errorf("--game-config: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("--game-config %s: %w", o.nex.gameConfig, err)
 	}
 	return nil
 }
