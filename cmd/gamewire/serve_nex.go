@@ -28,10 +28,8 @@ import (
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
-	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/storagemanager"
-	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/nex/utility"
 	"github.com/gamewire/gamewire/prudp"
@@ -78,7 +76,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
 	n.friends.register(f)
-	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; Pokémon X/Y: {\"max_targets\": 256, \"active_window_seconds\": 3600, ...}; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -431,7 +429,10 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
 		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: srv.FriendLists}
-	o.serveGameProtocols(srv, store)
+	if err := o.serveGameProtocols(srv, store); err != nil {
+		ln.Close()
+		return "", nil, err
+	}
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err
@@ -539,27 +540,6 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 	return s.Find(ctx, name)
 }
 
-// serveGameProtocols registers the game-specific protocols --game's variants
-// name: Subscription (117) and Rating (118) for the Pokémon titles, on the
-// secure Mux before the HTTP listener (HPP) starts; Subscription's friends
-// are the server's friend lists and its notifications go through its hub.
-func (o *serveOptions) serveGameProtocols(srv *nex.Server, store *backend) {
-	g, err := games.Find(o.game)
-	if o.game == "" || err != nil {
-		return
-	}
-	if srv.Mux == nil {
-		srv.Mux = rmc.NewMux()
-	}
-	if g.HasVariant(games.VariantSubscription) {
-		sub := &subscription.Server{Store: store.Subscriptions, Friends: srv.FriendLists, Hub: srv.Hub(), Logger: srv.Logger}
-		sub.Register(srv.Mux)
-	}
-	if g.HasVariant(games.VariantRating) {
-		(&rating.Server{Store: store.Ratings}).Register(srv.Mux)
-	}
-}
-
 // serveGameVariants registers --game's protocol variants built on the
 // services (nex/games/...) on the DataStore service: Super Mario Maker's
 // DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
@@ -587,7 +567,7 @@ func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error 
 		}
 		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
 	default:
-		if o.nex.gameConfig != "" {
+		if o.nex.gameConfig != "" && !g.HasVariant(games.VariantSubscription) { // serveGameProtocols reads it
 			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
 		}
 		return nil

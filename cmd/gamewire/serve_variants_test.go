@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -96,6 +98,36 @@ func TestServePokemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
+
+	// --game-config sets the limits: one target.
+	cfgFile := filepath.Join(t.TempDir(), "pokemon.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"max_targets": 1, "default_privacy_level": 0}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, stop = startServeNEX(t, t.TempDir(), "--game", "pokemon x/y", "--game-config", cfgFile)
+	sc = subproto.SubscriptionClient{C: caller(endpoint(out), "876138df")}
+	if err := sc.AddTarget(ctx, []types.PID{1000, 1001}); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("two targets with max_targets 1: %v", err)
+	}
+	if l, err := sc.GetPrivacyLevel(ctx); err != nil || l != 0 {
+		t.Fatalf("configured default privacy level %d, %v", l, err)
+	}
+	stop()
+	for _, c := range []struct{ config, want string }{
+		{`{"max_data_size": 70000}`, "max_data_size"},
+		{`{"active_window_seconds": -2}`, "active_window_seconds"},
+		{`{"replays_per_hour": 1}`, "unknown field"},
+	} {
+		f := filepath.Join(t.TempDir(), "bad.json")
+		if err := os.WriteFile(f, []byte(c.config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		serr := runCLIContext(t, context.Background(), &syncWriter{}, "serve", "--listen", freeUDPAddr(t), "--secure-listen", freeUDPAddr(t),
+			"--datastore-listen", freeTCPAddr(t), "--data", t.TempDir(), "--game", "pokemon x/y", "--game-config", f)
+		if serr == nil || !strings.Contains(serr.Error(), "--game-config") || !strings.Contains(serr.Error(), c.want) {
+			t.Fatalf("--game-config %s: %v, want an error naming %q", c.config, serr, c.want)
+		}
+	}
 
 	_, out, _ = startServeNEX(t, t.TempDir())
 	if _, err := (subproto.SubscriptionClient{C: caller(endpoint(out), defaultAccessKey)}).GetPrivacyLevel(ctx); !errors.Is(err, types.CoreNotImplemented) {
