@@ -233,3 +233,74 @@ func TestPokemonRating(t *testing.T) {
 		t.Errorf("a 100-byte key: %v, want Core::InvalidArgument", err)
 	}
 }
+
+// TestPokemonSubscriptionAcrossNodes: two secure nodes sharing one SQLite
+// store and its Exchange, A on one and its friend B on the other: A's
+// published data reaches B's notifications through the other node's mailbox
+// (NotifyAnywhere), and B reads it from the shared store.
+func TestPokemonSubscriptionAcrossNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	store, _, err := accounts.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mm.Close() })
+	for _, pid := range []types.PID{3100, 3101} {
+		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fastFail(pokemonConfig)
+	const beat = 100 * time.Millisecond
+	for range 2 {
+		// One connection each: the second login goes to the other node.
+		srv := &Server{Role: RoleSecure, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat,
+			Matchmaking: mm, NodeCapacity: 1, NEXVersion: 30300, Mux: rmc.NewMux()}
+		sub := &subscription.Server{Store: store.Subscriptions(), Friends: staticFriends{3100: {3101}, 3101: {3100}}, Notify: srv.NotifyAnywhere}
+		sub.Register(srv.Mux)
+		startRole(t, srv)
+	}
+	addr := startRole(t, &Server{Role: RoleAuth, Config: cfg, Accounts: store, Nodes: store, HeartbeatInterval: beat})
+	// waitLoad waits until the nodes' heartbeats report n connections.
+	waitLoad := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			ns, _ := store.Nodes(ctx)
+			load := 0
+			for _, x := range ns {
+				load += x.Load
+			}
+			if len(ns) == 2 && load == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("nodes %+v, want 2 with %d connections", ns, n)
+			}
+		}
+	}
+	waitLoad(0)
+	a := loginVersion(t, ctx, addr, cfg, 3100, 30300)
+	waitLoad(1)
+	b := loginVersion(t, ctx, addr, cfg, 3101, 30300)
+	if a.sess.SecureURL.String() == b.sess.SecureURL.String() {
+		t.Fatalf("both players on %s", a.sess.SecureURL)
+	}
+	// Each node learns of its player's stations at Register (the login).
+	ac := &sub.SubscriptionClient{C: a.sess.RMC}
+	if err := ac.CreateMySubscriptionData(ctx, 0, sub.SubscriptionData{Content: []byte("across")}, false); err != nil {
+		t.Fatal(err)
+	}
+	if ev := b.next(t, subscription.NotificationChanged); ev.Source != 3100 {
+		t.Fatalf("B's notification %+v", ev)
+	}
+	ds, err := (&sub.SubscriptionClient{C: b.sess.RMC}).GetFriendSubscriptionData(ctx)
+	if err != nil || len(ds) != 1 || string(ds[0].Content) != "across" {
+		t.Fatalf("B's friends' data %+v, %v", ds, err)
+	}
+}

@@ -55,7 +55,7 @@ func (c pokemonGameConfig) check() error {
 // name: Subscription (117) and Rating (118) for the Pokémon titles, with the
 // limits of --game-config, on the secure Mux before the HTTP listener (HPP)
 // starts. Subscription's friends are the server's friend lists and its
-// notifications go through its hub.
+// notifications reach players on every secure node (NotifyAnywhere).
 func (o *serveOptions) serveGameProtocols(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
 	if o.game == "" || err != nil || !g.HasVariant(games.VariantSubscription) && !g.HasVariant(games.VariantRating) {
@@ -76,7 +76,7 @@ func (o *serveOptions) serveGameProtocols(srv *nex.Server, store *backend) error
 		if c.ActiveWindowSeconds < 0 {
 			window = -1
 		}
-		sub := &subscription.Server{Store: store.Subscriptions, Friends: srv.FriendLists, Hub: srv.Hub(), Logger: srv.Logger,
+		sub := &subscription.Server{Store: store.Subscriptions, Friends: srv.FriendLists, Notify: srv.NotifyAnywhere, Logger: srv.Logger,
 			Config: subscription.Config{MaxDataSize: c.MaxDataSize, MaxTargets: c.MaxTargets, MaxActivePlayers: c.MaxActivePlayers,
 				ActiveWindow: window, DefaultPrivacyLevel: c.DefaultPrivacyLevel}}
 		sub.Register(srv.Mux)

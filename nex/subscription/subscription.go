@@ -124,7 +124,10 @@ type Server struct {
 	Friends friends.Friends
 	// Hub sends the notifications to the players online on this server;
 	// nil sends none.
-	Hub    *notifications.Hub
+	Hub *notifications.Hub
+	// Notify, when set, sends the notifications instead of Hub: nex.Server's
+	// NotifyAnywhere reaches players on the other secure nodes too.
+	Notify func(ctx context.Context, pid types.PID, ev notifications.Event) error
 	Config Config
 	// Now returns the time; default time.Now.
 	Now    func() time.Time
@@ -416,11 +419,16 @@ func (s *Server) GetPrivacyLevel(ctx context.Context, c *rmc.Call) (uint32, erro
 	return DefaultPrivacyLevel, nil
 }
 
-// notify tells pid's friends and the players targeting pid, those online on
-// this server, that pid's data changed (typ). Failures are logged, not
+// notify tells pid's friends and the players targeting pid, those online
+// (on this server with Hub, anywhere with Notify), that pid's data changed
+// (typ). Failures are logged, not
 // returned: the change is made.
 func (s *Server) notify(ctx context.Context, pid types.PID, typ uint32) {
-	if s.Hub == nil {
+	send := s.Notify
+	if send == nil && s.Hub != nil {
+		send = s.Hub.Notify
+	}
+	if send == nil {
 		return
 	}
 	to, err := s.friendsOf(ctx, pid)
@@ -443,7 +451,7 @@ func (s *Server) notify(ctx context.Context, pid types.PID, typ uint32) {
 		if p == pid {
 			continue
 		}
-		if err := s.Hub.Notify(ctx, p, ev); err != nil && !errors.Is(err, notifications.ErrOffline) && s.Logger != nil {
+		if err := send(ctx, p, ev); err != nil && !errors.Is(err, notifications.ErrOffline) && s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: subscription notification not sent", slog.Uint64("pid", uint64(p)),
 				slog.String("error", err.Error()))
 		}
