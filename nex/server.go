@@ -163,6 +163,8 @@ type Server struct {
 	streamType uint8          // the engine's stream type for Config
 	mu         sync.Mutex
 	closed     bool            // Shutdown or Close was called (guarded by mu)
+	ready      chan struct{}   // closed once Serve has set up (guarded by mu)
+	isReady    bool            // ready is closed (guarded by mu)
 	peers      sync.Map        // *prudp.Conn -> *rmc.Peer
 	ctx        context.Context // handlers' context, cancelled when Serve returns
 }
@@ -397,6 +399,13 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 		run = append(run, served{s.secureSrv, securePC})
 	}
 	secureSrv := s.secureSrv
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
+	if !s.isReady {
+		s.isReady = true
+		close(s.ready)
+	}
 	s.mu.Unlock()
 
 	errs := make(chan error, len(run))
@@ -518,6 +527,20 @@ func (s *Server) both(f func(*prudp.Server) error) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Ready returns a channel closed once Serve has registered every service on
+// Mux and created its PRUDP servers. Whoever answers calls on Mux besides
+// those servers (HPP on an HTTP listener, in-process dispatch) waits on it:
+// before, a call may find its protocol not yet registered and be answered
+// Core::NotImplemented.
+func (s *Server) Ready() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
+	return s.ready
 }
 
 // AuthServer and SecureServer return the PRUDP servers once Serve runs (for their

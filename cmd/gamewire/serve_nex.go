@@ -354,12 +354,12 @@ func (o *serveOptions) shutdownSummary(srv *nex.Server) string {
 // waitServing waits (5 s at most) until the PRUDP servers of srv's role exist,
 // which happens as soon as ListenAndServe has bound their sockets.
 func waitServing(srv *nex.Server) error {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if (srv.AuthServer() != nil || srv.Role == nex.RoleSecure) && (srv.SecureServer() != nil || srv.Role == nex.RoleAuth) {
-			return nil
-		}
+	select {
+	case <-srv.Ready():
+		return nil
+	case <-time.After(5 * time.Second):
+		return errors.New("the NEX servers did not start within 5s")
 	}
-	return errors.New("the NEX servers did not start within 5s")
 }
 
 // nexVersion is the NEX version every service speaks: --nex-version, else
@@ -448,7 +448,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		srv.Mux = rmc.NewMux()
 	}
 	httpMux := http.NewServeMux()
-	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
+	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Ready: srv.Ready(), Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
 		Settings: types.Settings{StructureHeader: srv.NEXVersion == 0 || srv.NEXVersion >= 30500, Version: srv.NEXVersion}})
 	httpMux.Handle("/", srv.DataStore.HTTPHandler())
 	hs := &httplimit.Server{Handler: httpMux, Limits: lim, Logger: cfg.Logger}
