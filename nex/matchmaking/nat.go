@@ -99,7 +99,9 @@ type NATChoice struct {
 	// Passed is how many sessions that came before the chosen one in the
 	// usual order were passed over for a better reachability.
 	Passed int
-	// Refused is how many sessions that fit NATStrict left out.
+	// Refused is how many sessions that fit NATStrict left out as
+	// unreachable. They rank last, so it is not 0 only when no other session
+	// took the joiner: then it has a session of its own.
 	Refused int
 }
 

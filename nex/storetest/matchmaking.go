@@ -30,6 +30,8 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		{"passworded sessions are entered only with their password", privateSessions},
 		{"notification data per player and type", notificationData},
 		{"block lists keep blocked players apart", blockLists},
+		{"NAT reports per player and connection", natRecords},
+		{"NAT-aware auto-matchmaking order", natOrdering},
 		{"64 concurrent auto-matchmakes", func(t *testing.T, m matchmaking.Store) { autoMatchmakeConcurrent(t, m) }},
 	}
 	for _, c := range cases {
@@ -39,6 +41,10 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		t.Run("64 concurrent auto-matchmakes over two stores", func(t *testing.T) {
 			a, b := shared(t)
 			autoMatchmakeConcurrent(t, a, b)
+		})
+		t.Run("NAT reports across two stores", func(t *testing.T) {
+			a, b := shared(t)
+			natAcrossNodes(t, a, b)
 		})
 	}
 }
