@@ -142,7 +142,10 @@ func (s *Server) ReportNAT(ctx context.Context, p *rmc.Peer, props nattraversal.
 	if !ok {
 		return nil
 	}
-	return storeErr(ns.SetNAT(ctx, NATRecord{PID: p.PID, Node: s.node(), Conn: s.connID(p), Properties: props}))
+	if err := ns.SetNAT(ctx, NATRecord{PID: p.PID, Node: s.node(), Conn: s.connID(p), Properties: props}); err != nil {
+		return storeErr(err)
+	}
+	return nil
 }
 
 // ReportNATResult counts a traversal result (NAT Traversal's OnResult).
@@ -151,7 +154,10 @@ func (s *Server) ReportNATResult(ctx context.Context, p *rmc.Peer, success bool)
 	if !ok {
 		return nil
 	}
-	return storeErr(ns.AddNATResult(ctx, NATRecord{PID: p.PID, Node: s.node(), Conn: s.connID(p)}, success))
+	if err := ns.AddNATResult(ctx, NATRecord{PID: p.PID, Node: s.node(), Conn: s.connID(p)}, success); err != nil {
+		return storeErr(err)
+	}
+	return nil
 }
 
 // NATStats returns how many auto-matchmakes NAT steered: joined a session

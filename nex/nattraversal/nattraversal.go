@@ -47,6 +47,8 @@ type Stations interface {
 
 // Result is one reported traversal result.
 type Result struct {
+	// Peer is the connection that reported it.
+	Peer    *rmc.Peer
 	PID     types.PID
 	CID     uint32 // the target's Rendez-Vous connection id
 	Success bool
@@ -97,7 +99,8 @@ type Server struct {
 	// GameServerID is the game server id GetRelaySignatureKey answers (a
 	// title's server id, nex/games); 0 when not known.
 	GameServerID uint32
-	// OnResult receives traversal results; nil logs them at debug level.
+	// OnResult receives traversal results (the secure server counts them in
+	// the matchmaking store); they are logged at debug level either way.
 	OnResult func(ctx context.Context, r Result)
 	// OnProperties, when set, receives the NAT properties a station reported
 	// (after Stations recorded them in its urls): the secure server keeps them
@@ -180,7 +183,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		}
 		return out, nil
 	case MethodReportNATTraversalResult, MethodReportNATTraversalResultDetail:
-		res := Result{PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
+		res := Result{Peer: c.Peer, PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
 		if c.Method == MethodReportNATTraversalResultDetail {
 			res.Detail = r.S32("detail")
 			res.RTT = r.U32("rtt")
@@ -197,7 +200,8 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		}
 		if s.OnResult != nil {
 			s.OnResult(ctx, res)
-		} else if s.Logger != nil {
+		}
+		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal result", slog.Uint64("pid", uint64(res.PID)),
 				slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
 		}
