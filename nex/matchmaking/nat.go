@@ -73,6 +73,31 @@ type NATOrder struct {
 	AllParticipants bool
 }
 
+// String prints o as ParseNATOrder reads it ("prefer", "strict,all").
+func (o NATOrder) String() string {
+	if o.AllParticipants {
+		return o.Policy.String() + ",all"
+	}
+	return o.Policy.String()
+}
+
+// ParseNATOrder reads a policy (ParseNATPolicy), optionally followed by ",all"
+// for AllParticipants: "prefer", "strict,all".
+func ParseNATOrder(s string) (NATOrder, error) {
+	policy, all, _ := strings.Cut(s, ",")
+	p, err := ParseNATPolicy(policy)
+	if err != nil {
+		return NATOrder{}, err
+	}
+	switch {
+	case all == "" && !strings.Contains(s, ","):
+		return NATOrder{Policy: p}, nil
+	case strings.EqualFold(all, "all"):
+		return NATOrder{Policy: p, AllParticipants: true}, nil
+	}
+	return NATOrder{}, fmt.Errorf("NAT matchmaking %q: after the policy only \",all\" (judge every participant) may follow", s)
+}
+
 // NATWindow is how many of the sessions that fit an auto-matchmake, in the
 // usual order, a store weighs by NAT: the choice is the best of them. It
 // bounds the work of one auto-matchmake whatever the number of sessions.
