@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +27,41 @@ func TestServeNATMatchmakingFlag(t *testing.T) {
 		{nil, "NAT-aware auto-matchmaking prefer "},
 		{[]string{"--nat-matchmaking", "Strict,all"}, "NAT-aware auto-matchmaking strict,all "},
 	} {
-		_, out, stop := startServeNEX(t, t.TempDir(), tc.args...)
+		metricsAddr := freeTCPAddr(t)
+		_, out, stop := startServeNEX(t, t.TempDir(), append(tc.args, "--metrics", metricsAddr)...)
 		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), tc.want); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%v: no %q in the banner:\n%s", tc.args, tc.want, out)
 			}
 		}
+		// The NAT-steered auto-matchmakes are counted in the metrics (none
+		// yet: nex TestNATAwareAutoMatchmake drives the counts).
+		text := getMetrics(t, metricsAddr)
+		for _, want := range []string{`gamewire_nex_nat_matchmaking_total{choice="preferred",server="matchmaking"} 0`,
+			`gamewire_nex_nat_matchmaking_total{choice="refused",server="matchmaking"} 0`} {
+			if !strings.Contains(text, want) {
+				t.Errorf("metrics lack %q:\n%s", want, text)
+			}
+		}
 		stop()
+	}
+}
+
+// getMetrics reads serve's Prometheus text at addr, waiting (10 s at most)
+// for the listener.
+func getMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode == http.StatusOK {
+				return string(body)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /metrics on %s: %v", addr, err)
+		}
 	}
 }

@@ -265,6 +265,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
+			collectors["matchmaking"] = natCollector{srv.MatchmakingServer()}
 		}
 		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
