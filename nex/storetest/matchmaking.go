@@ -32,6 +32,7 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		{"block lists keep blocked players apart", blockLists},
 		{"NAT reports per player and connection", natRecords},
 		{"NAT-aware auto-matchmaking order", natOrdering},
+		{"NAT-aware auto-matchmaking weighs a bounded window", natWindowBound},
 		{"64 concurrent auto-matchmakes", func(t *testing.T, m matchmaking.Store) { autoMatchmakeConcurrent(t, m) }},
 	}
 	for _, c := range cases {

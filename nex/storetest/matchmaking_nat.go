@@ -228,3 +228,47 @@ func natAcrossNodes(t *testing.T, m1, m2 matchmaking.Store) {
 		t.Fatalf("joined %d (created %v, %+v, %v), want %d past %d", ch.Session.ID, created, choice, err, second.Session.ID, first.Session.ID)
 	}
 }
+
+// natWindowBound: auto-matchmaking weighs the first NATWindow sessions that
+// fit, no more. With NATWindow+6 sessions whose owners the joiner cannot
+// reach but one, the reachable one just past the window is not found (the
+// first session is joined, as without NAT); once the first session closes,
+// the reachable one is the window's last and is joined.
+func natWindowBound(t *testing.T, m matchmaking.Store) {
+	ctx := context.Background()
+	ns := natStore(t, m)
+	var gids []uint32
+	for i := range matchmaking.NATWindow + 6 {
+		owner := Participant(types.PID(100 + i))
+		c, err := m.Create(ctx, Session(4), owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gids = append(gids, c.Session.ID)
+		props := natSymmetric
+		if i == matchmaking.NATWindow {
+			props = natOpen
+		}
+		setNAT(t, ns, owner, props)
+	}
+	joiner := Participant(20)
+	setNAT(t, ns, joiner, natCone)
+	ch, _, choice, err := ns.AutoMatchmakeNAT(ctx, nil, Session(4), joiner, matchmaking.NATOrder{})
+	if err != nil || ch.Session.ID != gids[0] || choice.Reach != nattraversal.Unreachable || choice.Passed != 0 {
+		t.Fatalf("joined %d (%+v, %v), want the first, %d", ch.Session.ID, choice, err, gids[0])
+	}
+	if _, err := m.Leave(ctx, gids[0], joiner.PID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(ctx, gids[0], func(s *matchmaking.MatchmakeSession, _ []matchmaking.Participant) error {
+		s.OpenParticipation = false
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, choice, err = ns.AutoMatchmakeNAT(ctx, nil, Session(4), joiner, matchmaking.NATOrder{})
+	want := gids[matchmaking.NATWindow]
+	if err != nil || ch.Session.ID != want || choice.Reach != nattraversal.Reachable || choice.Passed != matchmaking.NATWindow-1 {
+		t.Fatalf("joined %d (%+v, %v), want %d", ch.Session.ID, choice, err, want)
+	}
+}
