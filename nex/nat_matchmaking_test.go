@@ -2,11 +2,9 @@ package nex
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/types"
@@ -49,17 +47,10 @@ func TestNATAwareAutoMatchmake(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cfg := fastFail(prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"})
-			store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mm, err := store.Matchmaking()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { mm.Close(); store.Close() })
-			srv := &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm, NATMatchmaking: matchmaking.NATOrder{Policy: tc.policy}}
+			srv := multiplayerServer(t, cfg)
+			srv.NATMatchmaking = matchmaking.NATOrder{Policy: tc.policy}
 			addr := startServer(t, srv)
+			mm := srv.Matchmaking.(matchmaking.NATStore)
 			owners := []*player{login(t, ctx, addr, cfg, 2000), login(t, ctx, addr, cfg, 2001)}
 			joiner := login(t, ctx, addr, cfg, 2002)
 			report := func(p *player, props nattraversal.Properties) {
