@@ -43,6 +43,10 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 			a, b := shared(t)
 			autoMatchmakeConcurrent(t, a, b)
 		})
+		t.Run("64 concurrent NAT-aware auto-matchmakes over two stores", func(t *testing.T) {
+			a, b := shared(t)
+			natConcurrent(t, a, b)
+		})
 		t.Run("NAT reports across two stores", func(t *testing.T) {
 			a, b := shared(t)
 			natAcrossNodes(t, a, b)
@@ -238,6 +242,14 @@ func findAndBrowse(t *testing.T, m matchmaking.Store) {
 // of at most 8 end in exactly 8 full sessions, each participant in one. The
 // clients are split over the stores given.
 func autoMatchmakeConcurrent(t *testing.T, stores ...matchmaking.Store) {
+	autoMatchmakeConcurrentBy(t, func(m matchmaking.Store, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, bool, error) {
+		return m.AutoMatchmake(context.Background(), nil, s, p)
+	}, stores...)
+}
+
+// autoMatchmakeConcurrentBy is autoMatchmakeConcurrent with the clients'
+// auto-matchmakes made by auto.
+func autoMatchmakeConcurrentBy(t *testing.T, auto func(m matchmaking.Store, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, bool, error), stores ...matchmaking.Store) {
 	m := stores[0]
 	ctx := context.Background()
 	const clients, size = 64, 8
@@ -248,7 +260,7 @@ func autoMatchmakeConcurrent(t *testing.T, stores ...matchmaking.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, isNew, err := stores[i%len(stores)].AutoMatchmake(ctx, nil, Session(size), Participant(types.PID(1000+i)))
+			c, isNew, err := auto(stores[i%len(stores)], Session(size), Participant(types.PID(1000+i)))
 			if err != nil {
 				errs <- err
 				return

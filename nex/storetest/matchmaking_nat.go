@@ -272,3 +272,18 @@ func natWindowBound(t *testing.T, m matchmaking.Store) {
 		t.Fatalf("joined %d (%+v, %v), want %d", ch.Session.ID, choice, err, want)
 	}
 }
+
+// natConcurrent: 64 clients, each having reported one of the nine
+// mapping/filtering pairs, auto-matchmake at once with NATPrefer, spread over
+// the handles: as without NAT, exactly 8 full sessions (prefer orders, it
+// never refuses), never an over-filled one, nobody in two.
+func natConcurrent(t *testing.T, stores ...matchmaking.Store) {
+	for i := range 64 {
+		p := Participant(types.PID(1000 + i))
+		setNAT(t, natStore(t, stores[i%len(stores)]), p, nattraversal.Properties{Mapping: uint32(i % 3), Filtering: uint32(i / 3 % 3)})
+	}
+	autoMatchmakeConcurrentBy(t, func(m matchmaking.Store, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, bool, error) {
+		c, created, _, err := m.(matchmaking.NATStore).AutoMatchmakeNAT(context.Background(), nil, s, p, matchmaking.NATOrder{})
+		return c, created, err
+	}, stores...)
+}
