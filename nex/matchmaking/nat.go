@@ -219,9 +219,12 @@ func (s *Server) rankNAT(ctx context.Context, pid types.PID, gids []uint32) ([]u
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	if len(ranked) < len(gids) {
+	// Counted as AutoMatchmakeNAT's choices are: refused when strict left
+	// nothing to try (a session is created), preferred when another
+	// gathering than the caller's first is tried first.
+	if len(ranked) == 0 {
 		s.natRefused.Add(1)
-	} else if len(ranked) > 0 && ranked[0] != gids[0] {
+	} else if ranked[0] != gids[0] {
 		s.natPreferred.Add(1)
 	}
 	return ranked, nil
