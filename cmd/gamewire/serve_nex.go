@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -54,6 +58,8 @@ type serveNEXOptions struct {
 	secureAddr, dsAddr string
 	nexVersion         string
 	natMatchmaking     string
+	// gameConfig is --game-config: a JSON file of --game's variant settings.
+	gameConfig string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -71,6 +77,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
 	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -543,18 +550,61 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 }
 
 // serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service.
+// services (nex/games/...) on the DataStore service: Super Mario Maker's
+// DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
+// of --game-config.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
-	if o.game == "" || err != nil || g.Name != smm.GameName {
+	if o.game == "" || err != nil {
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config needs --game naming a game with a configurable variant")
+		}
+		return nil
+	}
+	var register func(mux *rmc.Mux) error
+	switch {
+	case g.Name == smm.GameName:
+		s := &smm.Server{DataStore: srv.DataStore, Store: store.SMM}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return smm.Register(mux, s) }
+	case g.HasVariant(ssb4.Variant):
+		s := &ssb4.Server{DataStore: srv.DataStore, Store: store.SSB4}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	default:
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
+		}
 		return nil
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
 	}
-	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+	if err := register(srv.Mux); err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
+}
+
+// readGameConfig decodes --game-config into cfg (unknown fields refused);
+// without the flag cfg stays as it is.
+func (o *serveOptions) readGameConfig(cfg any) error {
+	if o.nex.gameConfig == "" {
+		return nil
+	}
+	f, err := os.Open(o.nex.gameConfig)
+	if err != nil {
+		return fmt.Errorf("--game-config: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("--game-config %s: %w", o.nex.gameConfig, err)
 	}
 	return nil
 }
