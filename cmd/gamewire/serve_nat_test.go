@@ -2,11 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamewire/gamewire/nex"
+	"github.com/gamewire/gamewire/nex/accounts"
+	"github.com/gamewire/gamewire/nex/auth"
+	"github.com/gamewire/gamewire/nex/nattraversal"
+	"github.com/gamewire/gamewire/prudp"
 )
 
 // TestServeNATMatchmakingFlag: --nat-matchmaking is read before anything
@@ -62,6 +72,69 @@ func getMetrics(t *testing.T, addr string) string {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("GET /metrics on %s: %v", addr, err)
+		}
+	}
+}
+
+// TestNexMatchmakeNAT: `nex matchmake --nat 2,1` reports its NAT before it
+// auto-matchmakes, and a server doing NAT-aware matchmaking (the default)
+// puts it in the session whose owner it can reach (endpoint-independent
+// mapping and port-independent filtering), not the older one whose owner is
+// behind a symmetric NAT; a --nat value outside 0-2 is refused before
+// anything is sent.
+func TestNexMatchmakeNAT(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCLIContext(t, ctx, &syncWriter{}, "nex", "matchmake", "127.0.0.1:1", "--user", "guest", "--nat", "3,1"); err == nil ||
+		!strings.Contains(err.Error(), `--nat "3,1"`) {
+		t.Fatalf("--nat 3,1: %v", err)
+	}
+	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for range 2 {
+		if _, err := store.Add(ctx, accounts.NewAccount{Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mm.Close()
+	addr, secAddr := freeUDPAddr(t), freeUDPAddr(t)
+	srv := &nex.Server{Addr: addr, SecureAddr: secAddr, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
+		Accounts: store, Matchmaking: mm}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.ListenAndServe() }()
+	defer func() {
+		srv.Close()
+		if err := <-srvDone; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("server: %v", err)
+		}
+	}()
+	var gids []uint32
+	for i, props := range []nattraversal.Properties{{Mapping: 2, Filtering: 2}, {Mapping: 1, Filtering: 1}} {
+		sess, c, _ := mmClient(t, ctx, addr, strconv.Itoa(1000+i), "pw")
+		gid, _, err := c.CreateMatchmakeSession(ctx, session2(), "", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (&nattraversal.Client{RMC: sess.RMC}).ReportNATProperties(ctx, props); err != nil {
+			t.Fatal(err)
+		}
+		gids = append(gids, gid)
+	}
+	out := &syncWriter{}
+	if err := runCLIContext(t, ctx, out, "nex", "matchmake", addr, "--user", "guest", "--password", auth.GuestPassword,
+		"--game-mode", "7", "--max-participants", "2", "--nat", "2,1", "--for", "10ms"); err != nil {
+		t.Fatalf("nex matchmake: %v\n%s", err, out)
+	}
+	for _, want := range []string{"reported NAT EDM/PIF (natm 2, natf 1)", fmt.Sprintf("session %d: owner 1001, host 1001, 2/2 participants", gids[1])} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q (sessions %v):\n%s", want, gids, out)
 		}
 	}
 }
