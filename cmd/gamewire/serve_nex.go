@@ -51,7 +51,8 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
-	quota        serveQuotaOptions // serve_quota.go
+	quota        serveQuotaOptions   // serve_quota.go
+	friends      serveFriendsOptions // serve_friends.go
 	// secureAddr and dsAddr are where the secure server and the DataStore
 	// endpoint listen: the flags, or the defaults derived from the
 	// addresses this role listens on (addresses).
@@ -77,6 +78,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
 	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
+	n.friends.register(f)
 	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
@@ -125,6 +127,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if err := o.addresses(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	friendSource, err := o.nex.friends.open(o.game)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if friendSource != nil {
+		defer friendSource.Close()
+	}
 	if err := o.bindMetrics(); err != nil {
 		return err
 	}
@@ -145,6 +154,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
 		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
+	if friendSource != nil {
+		srv.FriendLists = friendSource
+	}
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -259,6 +271,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		fmt.Fprintf(cmd.ErrOrStderr(), "matchmaking: NAT-aware auto-matchmaking %s (--nat-matchmaking off|prefer|strict[,all])\n", srv.NATMatchmaking)
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
+		}
+		if friendSource != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "friend lists: from %s (matchmaking, ranking, DataStore)\n", friendSource)
 		}
 	}
 	done := make(chan error, 1)
@@ -417,7 +432,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		return "", nil, err
 	}
 	store.SetQuota(q)
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: store.Friends}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: srv.FriendLists}
 	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
@@ -441,7 +456,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		}
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
-		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: store.Friends}
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: srv.FriendLists}
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err
