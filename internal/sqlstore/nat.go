@@ -108,7 +108,11 @@ func (m *Matchmaking) RankNAT(ctx context.Context, pid types.PID, gids []uint32,
 		for i, gid := range gids {
 			owners[i] = owner[gid] // 0 (no record: unknown) when it does not exist
 		}
-		reach, err := reachOf(ctx, q, pid, gids, owners, o.AllParticipants)
+		props, err := natProperties(ctx, q, []types.PID{pid})
+		if err != nil {
+			return err
+		}
+		reach, err := reachOf(ctx, q, props[pid], gids, owners, o.AllParticipants)
 		if err != nil {
 			return err
 		}
@@ -129,8 +133,19 @@ func (m *Matchmaking) RankNAT(ctx context.Context, pid types.PID, gids []uint32,
 // over the unreachable ones. nil when none is left.
 func (m *Matchmaking) natCandidate(ctx context.Context, tx Querier, search Search, cs []matchmaking.Criteria, joining int, joiner types.PID, o matchmaking.NATOrder) (*row, matchmaking.NATChoice, error) {
 	var choice matchmaking.NATChoice
+	props, err := natProperties(ctx, tx, []types.PID{joiner})
+	if err != nil {
+		return nil, choice, err
+	}
+	me := props[joiner]
+	if nattraversal.Reach(me, nattraversal.Properties{}) == nattraversal.Reachable {
+		// The joiner's NAT reaches every station: the usual first is as
+		// good as any, and nothing past it need be read.
+		found, err := m.firstCandidate(ctx, tx, search, cs, joining)
+		return found, choice, err // choice.Reach: Reachable
+	}
 	var window []row
-	err := m.scanCandidates(ctx, tx, search, func(r row) (bool, error) {
+	err = m.scanCandidates(ctx, tx, search, func(r row) (bool, error) {
 		if matchAny(cs, &r, joining) {
 			window = append(window, r)
 		}
@@ -143,7 +158,7 @@ func (m *Matchmaking) natCandidate(ctx context.Context, tx Querier, search Searc
 	for i := range window {
 		gids[i], owners[i] = window[i].s.ID, window[i].s.Owner
 	}
-	reach, err := reachOf(ctx, tx, joiner, gids, owners, o.AllParticipants)
+	reach, err := reachOf(ctx, tx, me, gids, owners, o.AllParticipants)
 	if err != nil {
 		return nil, choice, err
 	}
@@ -175,18 +190,16 @@ func natRank(reach []nattraversal.Reachability) []int {
 	return idx
 }
 
-// reachOf judges each gathering gids[i] from joiner: by its owner owners[i],
-// or, with all, by the worst of its participants. Players without a record
-// count as unknown.
-func reachOf(ctx context.Context, q Querier, joiner types.PID, gids []uint32, owners []types.PID, all bool) ([]nattraversal.Reachability, error) {
-	pids := append([]types.PID{joiner}, owners...)
-	props, err := natProperties(ctx, q, pids)
-	if err != nil {
-		return nil, err
-	}
-	me := props[joiner]
+// reachOf judges each gathering gids[i] from a joiner with properties me: by
+// its owner owners[i], or, with all, by the worst of its participants.
+// Players without a record count as unknown.
+func reachOf(ctx context.Context, q Querier, me nattraversal.Properties, gids []uint32, owners []types.PID, all bool) ([]nattraversal.Reachability, error) {
 	out := make([]nattraversal.Reachability, len(gids))
 	if !all {
+		props, err := natProperties(ctx, q, owners)
+		if err != nil {
+			return nil, err
+		}
 		for i, o := range owners {
 			out[i] = nattraversal.Reach(me, props[o])
 		}

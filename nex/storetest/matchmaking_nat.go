@@ -98,7 +98,8 @@ func natRecords(t *testing.T, m matchmaking.Store) {
 // strict join B; with B gone, C (unknown before unreachable); with A alone,
 // prefer still joins A and strict creates a session. Judged by every
 // participant, a session with a reachable owner and an unreachable member is
-// unreachable. RankNAT orders a list alike.
+// unreachable. A joiner whose NAT reaches everyone takes the usual first.
+// RankNAT orders a list alike.
 func natOrdering(t *testing.T, m matchmaking.Store) {
 	ctx := context.Background()
 	ns := natStore(t, m)
@@ -201,6 +202,10 @@ func natOrdering(t *testing.T, m matchmaking.Store) {
 		t.Fatal(err)
 	}
 	auto("unknown joiner", prefer, want{gid: b, reach: nattraversal.Reachable, passed: 1})
+	// A joiner whose own NAT reaches every station takes the usual first.
+	setNAT(t, ns, joiner, natOpen)
+	auto("open joiner", prefer, want{gid: a, reach: nattraversal.Reachable})
+	auto("open joiner, all participants, strict", matchmaking.NATOrder{Policy: matchmaking.NATStrict, AllParticipants: true}, want{gid: a, reach: nattraversal.Reachable})
 }
 
 // natAcrossNodes: a report made through one handle (one secure node) orders
