@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/nex"
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/nattraversal"
-	"github.com/gamewire/gamewire/prudp"
 )
 
 // TestServeNATMatchmakingFlag: --nat-matchmaking is read before anything
@@ -89,32 +84,7 @@ func TestNexMatchmakeNAT(t *testing.T) {
 		!strings.Contains(err.Error(), `--nat "3,1"`) {
 		t.Fatalf("--nat 3,1: %v", err)
 	}
-	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	for range 2 {
-		if _, err := store.Add(ctx, accounts.NewAccount{Password: "pw"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mm.Close()
-	addr, secAddr := freeUDPAddr(t), freeUDPAddr(t)
-	srv := &nex.Server{Addr: addr, SecureAddr: secAddr, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
-		Accounts: store, Matchmaking: mm}
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.ListenAndServe() }()
-	defer func() {
-		srv.Close()
-		if err := <-srvDone; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
-			t.Errorf("server: %v", err)
-		}
-	}()
+	addr := serveMatchmaking(t, ctx, 2)
 	var gids []uint32
 	for i, props := range []nattraversal.Properties{{Mapping: 2, Filtering: 2}, {Mapping: 1, Filtering: 1}} {
 		sess, c, _ := mmClient(t, ctx, addr, strconv.Itoa(1000+i), "pw")

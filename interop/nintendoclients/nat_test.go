@@ -3,15 +3,12 @@ package nintendoclients
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gamewire/gamewire/nex"
-	"github.com/gamewire/gamewire/nex/accounts"
-	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/types"
@@ -31,22 +28,7 @@ import (
 func TestNintendoClientsNATAwareAutoMatchmake(t *testing.T) {
 	dir, python := env(t)
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
-	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mm.Close(); store.Close() })
-	users := &auth.Memory{}
-	users.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
-	users.Add(100, "guest", "MMQea3n!fsik")
-	users.Add(userPID, strconv.Itoa(userPID), userPassword)
-	users.Add(userPID+1, strconv.Itoa(userPID+1), userPassword)
-	srv := &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm}
-	addr, _ := serveNEX(t, srv)
+	srv, addr := startMatchmakingUsers(t, cfg, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
