@@ -43,6 +43,14 @@ type player struct {
 
 func startMultiplayer(t *testing.T, cfg prudp.Config) (*Server, string) {
 	t.Helper()
+	srv := multiplayerServer(t, cfg)
+	return srv, startServer(t, srv)
+}
+
+// multiplayerServer is a Server, not started yet, with the test accounts and
+// a matchmaking store in a fresh SQLite database.
+func multiplayerServer(t *testing.T, cfg prudp.Config) *Server {
+	t.Helper()
 	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +60,7 @@ func startMultiplayer(t *testing.T, cfg prudp.Config) (*Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mm.Close(); store.Close() })
-	srv := &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm}
-	return srv, startServer(t, srv)
+	return &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm}
 }
 
 func login(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid int) *player {

@@ -123,6 +123,11 @@ type Server struct {
 	// ...); the secure server serves these in place of the generic protocol of
 	// the same id (services.go). Nil serves the generic protocols.
 	Variants []string
+	// NATMatchmaking is how auto-matchmaking weighs the NAT mapping and
+	// filtering players report through NAT Traversal (matchmaking.NATOrder,
+	// docs/nex.md "NAT-aware matchmaking"); the zero value prefers the
+	// sessions whose owner can reach the joiner, and never refuses a match.
+	NATMatchmaking matchmaking.NATOrder
 	// GameServerID is the game's server id (a title's, nex/games), which NAT
 	// Traversal's GetRelaySignatureKey answers; 0 when not known.
 	GameServerID uint32

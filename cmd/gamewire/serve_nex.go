@@ -28,6 +28,7 @@ import (
 	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
+	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -59,6 +60,7 @@ type serveNEXOptions struct {
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
+	natMatchmaking     string
 	// gameConfig is --game-config: a JSON file of --game's variant settings.
 	gameConfig string
 }
@@ -77,6 +79,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
+	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
 	n.friends.register(f)
 	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; Pokémon X/Y: {\"max_targets\": 256, \"active_window_seconds\": 3600, ...}; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
@@ -120,6 +123,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if _, err := o.http.limits(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	if _, err := o.natMatchmaking(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	if err := o.addresses(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -158,6 +164,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv.NEXVersion = nexVersion
+	if srv.NATMatchmaking, err = o.natMatchmaking(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	dsURL := ""
 	if role != nex.RoleAuth {
 		var stopDS func()
@@ -261,6 +270,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 			dsURL, bodies)
+		fmt.Fprintf(cmd.ErrOrStderr(), "matchmaking: NAT-aware auto-matchmaking %s (--nat-matchmaking off|prefer|strict[,all])\n", srv.NATMatchmaking)
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
 		}
@@ -282,6 +292,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
+			collectors["matchmaking"] = natCollector{srv.MatchmakingServer()}
 		}
 		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
@@ -376,6 +387,26 @@ func (o *serveOptions) nexVersion() (types.Version, string, error) {
 		return types.Version(v), "--game " + o.game, nil
 	}
 	return 0, "", nil
+}
+
+// natMatchmaking is how auto-matchmaking weighs NAT: --nat-matchmaking,
+// else --game's, else the default (prefer).
+func (o *serveOptions) natMatchmaking() (matchmaking.NATOrder, error) {
+	if o.nex.natMatchmaking != "" {
+		ord, err := matchmaking.ParseNATOrder(o.nex.natMatchmaking)
+		if err != nil {
+			return ord, fmt.Errorf("--nat-matchmaking: %w", err)
+		}
+		return ord, nil
+	}
+	if g, err := games.Find(o.game); o.game != "" && err == nil && g.NATMatchmaking != "" {
+		ord, err := matchmaking.ParseNATOrder(g.NATMatchmaking)
+		if err != nil {
+			return ord, fmt.Errorf("--game %s: %w", o.game, err)
+		}
+		return ord, nil
+	}
+	return matchmaking.NATOrder{}, nil
 }
 
 // serveNEXServices gives srv the Ranking and DataStore services on store and

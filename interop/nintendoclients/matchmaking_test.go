@@ -24,6 +24,14 @@ import (
 // store, as gamewire serve does, and returns the authentication address.
 func startMatchmaking(t *testing.T, cfg prudp.Config) string {
 	t.Helper()
+	_, addr := startMatchmakingUsers(t, cfg, 1)
+	return addr
+}
+
+// startMatchmakingUsers is startMatchmaking with n normal accounts (userPID
+// and the PIDs after it, password userPassword); it also returns the server.
+func startMatchmakingUsers(t *testing.T, cfg prudp.Config, n int) (*nex.Server, string) {
+	t.Helper()
 	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -35,13 +43,16 @@ func startMatchmaking(t *testing.T, cfg prudp.Config) string {
 	users := &auth.Memory{}
 	users.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
 	users.Add(100, "guest", "MMQea3n!fsik")
-	users.Add(userPID, strconv.Itoa(userPID), userPassword)
+	for i := range n {
+		users.Add(types.PID(userPID+i), strconv.Itoa(userPID+i), userPassword)
+	}
 	t.Cleanup(func() {
 		mm.Close()
 		store.Close()
 	})
-	addr, _ := serveNEX(t, &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm})
-	return addr
+	srv := &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm}
+	addr, _ := serveNEX(t, srv)
+	return srv, addr
 }
 
 // TestNintendoClientsMatchmaking runs NintendoClients' generated matchmaking

@@ -43,6 +43,11 @@ type Game struct {
 	// "Rating"). nex.Server.Variants takes them: serve --game registers these
 	// protocols in place of the generic ones.
 	Variants []string
+	// NATMatchmaking is how auto-matchmaking weighs the NAT players report
+	// for this title (matchmaking.ParseNATOrder: "off", "prefer" or
+	// "strict", ",all" to judge every participant); "" is the default,
+	// "prefer". serve --nat-matchmaking overrides it.
+	NATMatchmaking string
 }
 
 // Names of Variants for the game-specific protocols serve registers.

@@ -148,10 +148,16 @@ type Server struct {
 	// (UpdateNotificationData) a player reads and is sent. nil: nobody has
 	// friends, so the friends' notification lists are empty.
 	Friends friends.Friends
+	// NAT orders the sessions an auto-matchmake may join by the NAT
+	// properties players reported, when Store is a NATStore (nat.go); the
+	// zero value prefers reachable sessions by their owner.
+	NAT NATOrder
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
 	nextCon atomic.Uint64
+
+	natPreferred, natRefused atomic.Uint64 // NATStats
 }
 
 // Register adds the three protocols to mux.
@@ -416,7 +422,7 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 		}
 		return s.joinFirst(ctx, c, gids, ms, msg)
 	}
-	ch, _, err := s.Store.AutoMatchmake(ctx, crit, newSession(ms), s.participant(c, slots, msg))
+	ch, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
 	}
@@ -1376,6 +1382,10 @@ func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([
 func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms MatchmakeSession, msg string) (MatchmakeSession, error) {
 	if len(gids) > MaxBrowseResults {
 		return ms, fmt.Errorf("%w: %d gathering ids", types.CoreInvalidArgument, len(gids))
+	}
+	gids, err := s.rankNAT(ctx, c.Peer.PID, gids)
+	if err != nil {
+		return ms, err
 	}
 	for _, gid := range gids {
 		joined, err := s.join(ctx, c, gid, 1, msg, Passwords{})
