@@ -292,7 +292,10 @@ func TestDefaults(t *testing.T) {
 
 // TestSlowHandlerAfterBody: a handler that has read its whole body (and
 // read again after EOF) may take longer than Grace to answer: its request
-// context is not cancelled by the body's deadline.
+// context is not cancelled by the body's deadline. Grace is a second, not
+// less: the answer's write deadline runs from the handler's Write to the
+// flush after it returns, and a loaded machine can stall a goroutine for a
+// tenth of a second between the two (the test failed so with 100 ms).
 func TestSlowHandlerAfterBody(t *testing.T) {
 	_, addr := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
@@ -308,10 +311,10 @@ func TestSlowHandlerAfterBody(t *testing.T) {
 		select {
 		case <-r.Context().Done():
 			http.Error(w, "cancelled", 500)
-		case <-time.After(300 * time.Millisecond): // three times Grace
+		case <-time.After(1200 * time.Millisecond): // past Grace and the body's 10 ms at MinRate
 			io.WriteString(w, "done")
 		}
-	}), Limits{Grace: 100 * time.Millisecond, MinRate: 1000})
+	}), Limits{Grace: time.Second, MinRate: 1000})
 	resp, err := http.Post("http://"+addr+"/", "text/plain", strings.NewReader("small body"))
 	if err != nil {
 		t.Fatal(err)
