@@ -47,16 +47,19 @@ func TestDataStoreQueryPlans(t *testing.T) {
 		return explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE `+where+` ORDER BY o.data_id LIMIT 10`, args...)
 	}
 	for name, plan := range map[string]string{
-		"object":              explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
-		"slot":                explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
-		"upload":              explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
-		"finished upload":     explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
-		"search by owner":     search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
-		"search by type":      search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
-		"search by tag":       search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
-		"rating log":          explain(t, s, `SELECT value FROM datastore_rating_logs WHERE data_id = 1 AND slot = 0 AND pid = 5`),
-		"notifications":       explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 AND id > 0 ORDER BY id LIMIT 10`),
-		"latest notification": explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1`),
+		"object":                   explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.data_id = 1`),
+		"slot":                     explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.owner = 1000 AND o.persistence_slot = 3 AND o.persistence_slot != 65535`),
+		"upload":                   explain(t, s, `SELECT token FROM datastore_uploads WHERE token = 'x'`),
+		"finished upload":          explain(t, s, `SELECT token FROM datastore_uploads WHERE data_id = 1 AND version = 1 AND used = 1 ORDER BY rowid DESC LIMIT 1`),
+		"search by owner":          search(datastore.SearchQuery{Viewer: 2000, Owners: []types.PID{1001}, Now: now}),
+		"search by type":           search(datastore.SearchQuery{Viewer: 2000, DataTypes: []uint16{2}, Now: now}),
+		"search by tag":            search(datastore.SearchQuery{Viewer: 2000, Tags: []string{"tb"}, Now: now}),
+		"friend's search by owner": search(datastore.SearchQuery{Viewer: 2000, Friends: []types.PID{1001}, Owners: []types.PID{1001}, Now: now}),
+		"friend's search by type":  search(datastore.SearchQuery{Viewer: 2000, Friends: friendList(100), DataTypes: []uint16{2}, Now: now}),
+		"friend's search by tag":   search(datastore.SearchQuery{Viewer: 2000, Friends: friendList(100), Tags: []string{"tb"}, Now: now}),
+		"rating log":               explain(t, s, `SELECT value FROM datastore_rating_logs WHERE data_id = 1 AND slot = 0 AND pid = 5`),
+		"notifications":            explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 AND id > 0 ORDER BY id LIMIT 10`),
+		"latest notification":      explain(t, s, `SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1`),
 		"notification prune": explain(t, s, `DELETE FROM datastore_notifications WHERE recipient = 5 AND id <=
 			(SELECT id FROM datastore_notifications WHERE recipient = 5 ORDER BY id DESC LIMIT 1 OFFSET 1000)`),
 		"notifications of an object": explain(t, s, `DELETE FROM datastore_notifications WHERE data_id = 1`),
@@ -71,6 +74,15 @@ func TestDataStoreQueryPlans(t *testing.T) {
 			t.Logf("%s:\n%s", name, plan)
 		}
 	}
+}
+
+// friendList is n friends' PIDs (a console's full list is 100), for plans.
+func friendList(n int) []types.PID {
+	out := make([]types.PID, n)
+	for i := range out {
+		out[i] = types.PID(1000 + i)
+	}
+	return out
 }
 
 // TestDataStoreSchemaV1Upgrade opens a database whose datastore component is
