@@ -132,3 +132,80 @@ func TestDataStoreSchemaV1Upgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkDataStoreFriendSearch measures a friend's search on SQLite with the
+// store's own friend lists (serve without --friends-source): "join" is the
+// statement searches ran before SearchQuery.Friends (friends-permission
+// objects found through a subquery on friends_links, the peer), "list" what
+// the service does now (FriendsOf, then the friends as a parameter set).
+// 5,000 objects of 200 owners, a third with the friends permission; the
+// viewer has 100 friends; a page of 100 by data type.
+func BenchmarkDataStoreFriendSearch(b *testing.B) {
+	ctx := context.Background()
+	s, _, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	d, fs := s.DataStore(), s.Friends()
+
+	now := time.Now()
+	const viewer = 5000
+	for i := range 5000 {
+		o := &datastore.Object{Owner: types.PID(1000 + i%200), Name: "o", DataType: uint16(i % 3),
+			Permission: datastore.Permission{Permission: uint8(i % 3)}, Created: now, Updated: now, PersistenceSlot: datastore.NoPersistenceSlot}
+		if _, err := d.CreateObject(ctx, o, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		for _, l := range [][2]int64{{viewer, int64(1000 + 2*i)}, {int64(1000 + 2*i), viewer}} {
+			if _, err := s.db.ExecContext(ctx, `INSERT INTO friends_links (pid, friend, since) VALUES (?, ?, 1)`, l[0], l[1]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	join := `SELECT ` + sqlstore.ObjectColumns + ` FROM datastore_objects o WHERE o.pending = ? AND (o.expire = 0 OR o.expire > ?)
+		AND (o.owner = ? OR o.permission = 0 OR (o.permission = 2 AND EXISTS
+			(SELECT 1 FROM datastore_recipients r WHERE r.data_id = o.data_id AND r.pid = ?))
+			OR (o.permission = 1 AND EXISTS (SELECT 1 FROM friends_links f WHERE f.pid = o.owner AND f.friend = ?)))
+		AND o.data_type IN (?) ORDER BY o.data_id LIMIT ? OFFSET ?`
+	// Both run their statement on the database directly (Search's snapshot
+	// transaction around it is the same for both).
+	read := func(b *testing.B, query string, args ...any) int {
+		rows, err := s.db.QueryContext(ctx, query, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			if _, err := sqlstore.ScanObject(rows); err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	var nJoin, nList int
+	b.Run("join", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			nJoin = read(b, join, false, now.UnixNano(), viewer, viewer, viewer, 1, 100, 0)
+		}
+	})
+	b.Run("list", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			friends, err := fs.FriendsOf(ctx, viewer)
+			if err != nil {
+				b.Fatal(err)
+			}
+			query, args := sqlstore.SearchQuery(datastore.SearchQuery{Viewer: viewer, Friends: friends, DataTypes: []uint16{1}, Limit: 100, Now: now})
+			nList = read(b, query, args...)
+		}
+	})
+	if nJoin != nList {
+		b.Fatalf("join found %d objects, list %d", nJoin, nList)
+	}
+}
