@@ -726,13 +726,14 @@ func (k *call) searchObjects(p SearchParam) ([]Object, searched, error) {
 // searchFriends returns the owners whose friends-permission objects a
 // search finds for the caller: the caller's friends as Server.Friends tells
 // them (the same answer reads by id get), only those among owners when the
-// search names owners, at most MaxSearchFriends. Without Server.Friends,
+// search names owners (none asked when it names the caller alone), at most
+// MaxSearchFriends. Without Server.Friends,
 // none. A failed friends source is logged and the search goes on without
 // friends (judgement call: a public search should not fail with the
 // source; the friends' objects are then left out, never let in).
 func (k *call) searchFriends(owners []types.PID) []types.PID {
-	if k.s.Friends == nil {
-		return nil
+	if k.s.Friends == nil || len(owners) > 0 && !slices.ContainsFunc(owners, func(p types.PID) bool { return p != k.me }) {
+		return nil // a search of the caller's own objects needs no friends
 	}
 	fs, err := k.s.Friends.FriendsOf(k.ctx, k.me)
 	if err != nil {

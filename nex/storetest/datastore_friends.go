@@ -30,7 +30,9 @@ func DataStoreFriendsSource(t *testing.T, open func(t *testing.T) datastore.Stor
 	const owner, friend, stranger = 2101, 2102, 2103
 	lists := map[string][]uint64{"2101": {friend}, "2102": {owner, 2199}}
 	var failing atomic.Bool
+	var asked atomic.Int64
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
 		if failing.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -118,5 +120,10 @@ func DataStoreFriendsSource(t *testing.T, open func(t *testing.T) datastore.Stor
 	})
 	if _, total := search(t, owner); total != 3 {
 		t.Fatalf("the owner finds %d objects, want 3 (public, friends, private)", total)
+	}
+	// A search of one's own objects does not ask the source.
+	before := asked.Load()
+	if _, total := search(t, owner, owner); total != 3 || asked.Load() != before {
+		t.Fatalf("the owner's search of its own objects: %d objects, %d requests to the source", total, asked.Load()-before)
 	}
 }
