@@ -653,7 +653,7 @@ func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
 		return
 	}
 	bp := outPool.Get().(*[]byte)
-	out, err := rmc.Dispatch(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
+	out, after, err := rmc.DispatchThen(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
@@ -667,4 +667,7 @@ func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
 	}
 	*bp = out
 	outPool.Put(bp)
+	if after != nil {
+		after() // what the handler asked to follow its response (rmc.Call.AfterResponse)
+	}
 }

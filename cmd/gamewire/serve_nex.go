@@ -23,8 +23,10 @@ import (
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -534,8 +536,10 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 }
 
 // serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...) on the DataStore service: Super Mario Maker's
-// DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
+// services (nex/games/...): on the DataStore service, Super Mario Maker's
+// DataStore_SMM and Super Smash Bros. 4's DataStore_SSB4; Team Kirby Clash
+// Deluxe's ServiceItem; Badge Arcade's Shop, SecureConnection
+// GetMaintenanceStatus and DataStore GetMetaByOwnerId; each with the settings
 // of --game-config.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
@@ -559,6 +563,18 @@ func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error 
 			return err
 		}
 		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	case g.Name == tkcd.GameName:
+		s := &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return tkcd.Register(mux, s) }
+	case g.Name == badgearcade.GameName:
+		s := &badgearcade.Server{Store: store.BadgeArcade, DataStore: srv.DataStore}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return badgearcade.Register(mux, s) }
 	default:
 		if o.nex.gameConfig != "" {
 			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
