@@ -58,6 +58,13 @@ func startMultiplayer(t *testing.T, cfg prudp.Config) (*Server, string) {
 
 func login(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid int) *player {
 	t.Helper()
+	return loginVersion(t, ctx, addr, cfg, pid, 0)
+}
+
+// loginVersion is login speaking a NEX version (0: derived from the
+// connection's settings).
+func loginVersion(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid int, version types.Version) *player {
+	t.Helper()
 	p := &player{events: make(chan notifications.Event, 64), probes: make(chan types.StationURL, 8)}
 	mux := rmc.NewMux()
 	mux.HandleProtocol(notifications.Protocol, &notifications.Handler{F: func(_ context.Context, ev notifications.Event) { p.events <- ev }})
@@ -67,7 +74,7 @@ func login(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid
 		p.probes <- u
 		return out, r.Done()
 	}))
-	sess, err := Login(ctx, addr, LoginConfig{User: fmt.Sprint(pid), Password: "pw", Config: cfg, Handler: mux})
+	sess, err := Login(ctx, addr, LoginConfig{User: fmt.Sprint(pid), Password: "pw", Config: cfg, Handler: mux, NEXVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

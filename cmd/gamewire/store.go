@@ -22,7 +22,9 @@ import (
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/storagemanager"
+	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/utility"
 )
 
@@ -45,6 +47,10 @@ type backend struct {
 	Messages    messagedelivery.Store // MessageDelivery's messages
 	UniqueIDs   utility.Store         // Utility's unique ids
 	Slots       storagemanager.Store  // Storage Manager's unique ids
+	// Subscriptions and Ratings keep the Pokémon titles' Subscription (117)
+	// and Rating (118) state.
+	Subscriptions subscription.Store
+	Ratings       rating.Store
 	// Friends is the friends server's store; ranking's friends filter,
 	// DataStore's friends permission and friend-only matchmake sessions
 	// read it too.
@@ -100,6 +106,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
 		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
+			Subscriptions: s.Subscriptions(), Ratings: s.Ratings(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -114,6 +121,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 	}
 	ds := s.DataStore()
 	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
+		Subscriptions: s.Subscriptions(), Ratings: s.Ratings(),
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

@@ -45,6 +45,14 @@ type Game struct {
 	Variants []string
 }
 
+// Names of Variants for the game-specific protocols serve registers.
+const (
+	// VariantSubscription: Subscription (117), nex/subscription.
+	VariantSubscription = "Subscription"
+	// VariantRating: Rating (118), nex/rating.
+	VariantRating = "Rating"
+)
+
 // HasVariant reports whether g uses the protocol variant named v.
 func (g Game) HasVariant(v string) bool {
 	for _, x := range g.Variants {
@@ -173,7 +181,7 @@ var pretendoRows = map[uint32]pretendoRow{
 	0x00003200: {repo: "friends", version: 10100, variants: []string{"Friends (3DS)", "Friends (Wii U)"}},
 	0x0001DB00: {repo: "mario-kart-7", version: 20403, variants: []string{"Storage Manager"}},
 	0x00030000: {repo: "kid-icarus-uprising", version: 20600},
-	0x00055D01: {repo: "pokemon-gen6", version: 30300, variants: []string{"Subscription", "Rating"}},
+	0x00055D01: {repo: "pokemon-gen6", version: 30300, variants: []string{VariantSubscription, VariantRating}},
 	0x00076400: {repo: "luigis-mansion-2", version: 30100},
 	0x00086200: {repo: "animal-crossing-new-leaf", version: 31001},
 	0x00134600: {repo: "nintendo-badge-arcade-secure", version: 30716,
