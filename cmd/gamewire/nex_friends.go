@@ -15,9 +15,10 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// `gamewire nex friends list|add|accept|deny|remove|block|unblock|code`: the
-// friends server (Friends_V2, protocol 102) as a Wii U uses it, after the
-// login flow of gamewire login; `add --3ds` adds as a 3DS does (Friends_V1).
+// `gamewire nex friends list|add|accept|deny|remove|block|unblock|invite|code`:
+// the friends server (Friends_V2, protocol 102) as a Wii U uses it, after the
+// login flow of gamewire login; `add --3ds` adds as a 3DS does and `invite`
+// invites as a 3DS does (Friends_V1).
 
 func newNEXFriendsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -33,16 +34,19 @@ friends server's dialect and access key), then acts as a console on the friends 
   gamewire nex friends remove  --game friends --user U --password P PID
   gamewire nex friends block   --game friends --user U --password P PID
   gamewire nex friends unblock --game friends --user U --password P PID
+  gamewire nex friends invite  --game friends --user U --password P PID|FRIEND-CODE...
   gamewire nex friends code PID|FRIEND-CODE
 
 list sends the Wii U's login (UpdateAndGetAllInformation) and prints the friends,
 the requests sent and received (with their ids) and the block list. add sends a
 friend request (a 12-digit 3DS friend code, dashes allowed, is checked and turned
 into its PID); with --3ds it adds as a 3DS adds a friend code (AddFriendByPrincipalId:
-friends as soon as both have added each other). code prints a PID's friend code, or
+friends as soon as both have added each other). invite invites friends to play as
+a 3DS does (SendInvitation: each invitee online on a 3DS is told; every invitee must
+be a friend, else nobody is). code prints a PID's friend code, or
 a friend code's PID, without logging in.`,
 	}
-	var opts [7]nexFriendsOptions
+	var opts [8]nexFriendsOptions
 	sub := []struct {
 		use, short string
 		args       int
@@ -55,10 +59,15 @@ a friend code's PID, without logging in.`,
 		{"remove PID", "End a friendship", 1, friendsRemove},
 		{"block PID", "Add a player to the block list", 1, friendsBlock},
 		{"unblock PID", "Remove a player from the block list", 1, friendsUnblock},
+		{"invite PID|FRIEND-CODE...", "Invite friends as a 3DS does (SendInvitation)", -1, friendsInvite},
 	}
 	for i, s := range sub {
 		o, s := &opts[i], s
-		c := &cobra.Command{Use: s.use, Short: s.short, Args: cobra.ExactArgs(s.args),
+		args := cobra.ExactArgs(s.args)
+		if s.args < 0 {
+			args = cobra.RangeArgs(1, friends.DefaultMaxFriends)
+		}
+		c := &cobra.Command{Use: s.use, Short: s.short, Args: args,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return runNEXFriends(cmd, o, strings.Fields(s.use)[0], args, s.run)
 			}}
@@ -265,5 +274,25 @@ func friendsUnblock(ctx context.Context, _ *nexFriendsOptions, c friendsConsole,
 		return err
 	}
 	fmt.Fprintf(out, "pid %d unblocked\n", pid)
+	return nil
+}
+
+// friendsInvite sends Friends_V1 SendInvitation to the friends named (PIDs or
+// 3DS friend codes).
+func friendsInvite(ctx context.Context, _ *nexFriendsOptions, c friendsConsole, args []string, out io.Writer) error {
+	pids := make([]uint32, len(args))
+	for i, a := range args {
+		pid, err := parseFriend(a)
+		if err != nil {
+			return fmt.Errorf("invitee %d: %w", i+1, err)
+		}
+		pids[i] = uint32(pid)
+	}
+	if err := c.v1.SendInvitation(ctx, pids); err != nil {
+		return err
+	}
+	for _, p := range pids {
+		fmt.Fprintf(out, "pid %d invited\n", p)
+	}
 	return nil
 }

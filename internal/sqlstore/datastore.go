@@ -533,13 +533,20 @@ func (d *DataStore) DeleteObject(ctx context.Context, id uint64) error {
 // may read, then q's filters.
 func SearchWhere(q datastore.SearchQuery) (string, []any) {
 	var b strings.Builder
-	args := []any{false, q.Now.UnixNano(), int64(q.Viewer), int64(q.Viewer), int64(q.Viewer)}
-	// Friends-permission objects are found by the owner's friends as the
-	// friends server's store records them (friends_links, the same database).
+	args := []any{false, q.Now.UnixNano(), int64(q.Viewer), int64(q.Viewer)}
 	b.WriteString(`o.pending = ? AND (o.expire = 0 OR o.expire > ?)
 		AND (o.owner = ? OR o.permission = 0 OR (o.permission = 2 AND EXISTS
-			(SELECT 1 FROM datastore_recipients r WHERE r.data_id = o.data_id AND r.pid = ?))
-			OR (o.permission = 1 AND EXISTS (SELECT 1 FROM friends_links f WHERE f.pid = o.owner AND f.friend = ?)))`)
+			(SELECT 1 FROM datastore_recipients r WHERE r.data_id = o.data_id AND r.pid = ?))`)
+	// Friends-permission objects are found by the owners the service names
+	// (q.Friends: the viewer's friends as its friends.Friends tells them,
+	// the store's own friends tables or a friends server elsewhere).
+	if len(q.Friends) > 0 {
+		b.WriteString(` OR (o.permission = 1 AND o.owner IN (?` + strings.Repeat(", ?", len(q.Friends)-1) + `))`)
+		for _, p := range q.Friends {
+			args = append(args, int64(p))
+		}
+	}
+	b.WriteString(`)`)
 	in := func(col string, n int) {
 		b.WriteString(" AND " + col + " IN (?" + strings.Repeat(", ?", n-1) + ")")
 	}

@@ -106,6 +106,10 @@ const (
 	NumPersistenceSlots = 16
 	// NotificationURLTTL is how long a GetNotificationUrl URL works.
 	NotificationURLTTL = 7 * 24 * time.Hour
+	// MaxSearchFriends bounds the friends a search admits friends-permission
+	// objects of (a console keeps 100; a remote source answers at most
+	// nex/friends/remote.MaxFriends, 1000).
+	MaxSearchFriends = 1000
 )
 
 // Data flags of an object (DataStoreMetaInfo.flag; the page gives the field,
@@ -714,8 +718,43 @@ func (k *call) searchObjects(p SearchParam) ([]Object, searched, error) {
 			*t.t = searchTime(t.d)
 		}
 	}
+	q.Friends = k.searchFriends(q.Owners)
 	objs, total, err := k.s.Store.Search(k.ctx, q)
 	return objs, searched{q, total}, err
+}
+
+// searchFriends returns the owners whose friends-permission objects a
+// search finds for the caller: the caller's friends as Server.Friends tells
+// them (the same answer reads by id get), only those among owners when the
+// search names owners (none asked when it names the caller alone), at most
+// MaxSearchFriends. Without Server.Friends,
+// none. A failed friends source is logged and the search goes on without
+// friends (judgement call: a public search should not fail with the
+// source; the friends' objects are then left out, never let in).
+func (k *call) searchFriends(owners []types.PID) []types.PID {
+	if k.s.Friends == nil || len(owners) > 0 && !slices.ContainsFunc(owners, func(p types.PID) bool { return p != k.me }) {
+		return nil // a search of the caller's own objects needs no friends
+	}
+	fs, err := k.s.Friends.FriendsOf(k.ctx, k.me)
+	if err != nil {
+		k.warn("nex datastore: friends not read for a search", slog.Uint64("pid", uint64(k.me)), slog.String("error", err.Error()))
+		return nil
+	}
+	var out []types.PID
+	seen := make(map[types.PID]bool, min(len(fs), MaxSearchFriends))
+	for _, f := range fs {
+		if f == k.me || seen[f] || len(owners) > 0 && !slices.Contains(owners, f) {
+			continue
+		}
+		if len(out) == MaxSearchFriends {
+			k.warn("nex datastore: friends beyond the search bound left out", slog.Uint64("pid", uint64(k.me)),
+				slog.Int("friends", len(fs)), slog.Int("bound", MaxSearchFriends))
+			break
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out
 }
 
 // searchTime turns a search bound into a time the stores can compare in
@@ -732,6 +771,13 @@ func searchTime(d types.DateTime) time.Time {
 		return earliest
 	}
 	return t
+}
+
+// warn logs msg at warning level when the server has a Logger.
+func (k *call) warn(msg string, attrs ...slog.Attr) {
+	if k.s.Logger != nil {
+		k.s.Logger.LogAttrs(k.ctx, slog.LevelWarn, msg, attrs...)
+	}
 }
 
 // searched is a search's query and the total count it found.

@@ -197,6 +197,10 @@ type SearchQuery struct {
 	Offset, Limit uint32
 	CountTotal    bool
 	Now           time.Time // objects expired at Now are left out
+	// Friends are the owners whose friends-permission objects the viewer
+	// may find: the viewer's friends as Server.Friends tells them, at most
+	// MaxSearchFriends (none: only the viewer's own such objects).
+	Friends []types.PID
 }
 
 // SearchOrder is the column search results are ordered by.

@@ -276,6 +276,12 @@ func TestQueryPlans(t *testing.T) {
 		"search by created": {Viewer: 1, Order: datastore.OrderCreated, Descending: true, Limit: 100, Now: now},
 		"search by updated": {Viewer: 1, Order: datastore.OrderUpdated, UpdatedAfter: time.Unix(0, 99000), Limit: 100, Now: now},
 		"search newest":     {Viewer: 1, Descending: true, Limit: 100, Now: now},
+		// A friend's searches: the viewer's friends (a console's full list)
+		// are a parameter set beside the viewer.
+		"friend's search by owner": {Viewer: 1, Friends: []types.PID{10005}, Owners: []types.PID{10005}, Limit: 100, Now: now},
+		"friend's search by type":  {Viewer: 1, Friends: friendList(100), DataTypes: []uint16{5}, Limit: 100, Now: now},
+		"friend's search by tag":   {Viewer: 1, Friends: friendList(100), Tags: []string{"t7"}, Limit: 100, Now: now},
+		"friend's newest":          {Viewer: 1, Friends: friendList(100), Descending: true, Limit: 100, Now: now},
 	} {
 		query, args := sqlstore.SearchQuery(q)
 		wantIndexPlan(t, name, explain(t, s, query, args...))
@@ -283,6 +289,15 @@ func TestQueryPlans(t *testing.T) {
 	wantIndexPlan(t, "object in slot", explain(t, s, `SELECT `+sqlstore.ObjectColumns+` FROM datastore_objects o WHERE o.owner = $1 AND o.persistence_slot = $2`, 10005, 1))
 	wantIndexPlan(t, "finished upload", explain(t, s, `SELECT `+sqlstore.UploadColumns+` FROM datastore_uploads
 		WHERE data_id = $1 AND version = $2 AND used ORDER BY seq DESC LIMIT 1`, 5, 1))
+}
+
+// friendList is n friends' PIDs (a console's full list is 100), for plans.
+func friendList(n int) []types.PID {
+	out := make([]types.PID, n)
+	for i := range out {
+		out[i] = types.PID(10000 + i)
+	}
+	return out
 }
 
 // explainCandidates explains the first page of a candidate search.

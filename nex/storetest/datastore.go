@@ -201,6 +201,10 @@ func DataStore(t *testing.T, open func(t *testing.T) datastore.Store) {
 			{"created descending", datastore.SearchQuery{Viewer: 1, Order: datastore.OrderCreated, Descending: true}, []string{"other type", "private", "recipients", "friends", "public"}},
 			{"data id descending, page", datastore.SearchQuery{Viewer: 1, Descending: true, Offset: 1, Limit: 2}, []string{"private", "recipients"}},
 			{"updated order", datastore.SearchQuery{Viewer: 3, Order: datastore.OrderUpdated}, []string{"public", "other type"}},
+			{"owner's friend", datastore.SearchQuery{Viewer: 3, Friends: []types.PID{1}}, []string{"public", "friends", "other type"}},
+			{"friend of others", datastore.SearchQuery{Viewer: 3, Friends: []types.PID{2, 4}}, []string{"public", "other type"}},
+			{"friend, by owner", datastore.SearchQuery{Viewer: 3, Friends: []types.PID{1}, Owners: []types.PID{1}}, []string{"public", "friends"}},
+			{"friend and recipient", datastore.SearchQuery{Viewer: 5, Friends: []types.PID{2, 1}, Tags: []string{"x"}}, []string{"public", "friends", "recipients"}},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -213,10 +217,16 @@ func DataStore(t *testing.T, open func(t *testing.T) datastore.Store) {
 		if err != nil || len(got) != 2 || total != 5 {
 			t.Fatalf("count total: %d objects, total %d, %v; want 2 of 5", len(got), total, err)
 		}
+		got, total, err = s.Search(ctx, datastore.SearchQuery{Viewer: 3, Friends: []types.PID{1}, Limit: 1, CountTotal: true, Now: t0.Add(time.Hour)})
+		if err != nil || len(got) != 1 || total != 3 {
+			t.Fatalf("count total for a friend: %d objects, total %d, %v; want 1 of 3", len(got), total, err)
+		}
 		if _, total, _ := s.Search(ctx, datastore.SearchQuery{Viewer: 1, Limit: 2, Now: t0}); total != 0 {
 			t.Fatalf("total %d without CountTotal", total)
 		}
 	})
+
+	t.Run("friends from a friends source", func(t *testing.T) { DataStoreFriendsSource(t, open) })
 
 	t.Run("uploads", func(t *testing.T) {
 		s := open(t)
