@@ -76,6 +76,12 @@ type Server struct {
 	// generated codec reads it; 0 keeps what Settings says, or derives it per
 	// connection (types.Settings.NEXVersion).
 	NEXVersion types.Version
+	// NEXGates is the reading of the disputed version gates (types.Gates;
+	// docs/nex.md "Disputed gates"; serve --nex-gates): GatesAuto (the default)
+	// starts every connection in the consoles' reading and lets the generated
+	// servers learn NintendoClients' per connection when a request parses only
+	// that way; GatesConsole and GatesNintendoClients fix the reading.
+	NEXGates types.Gates
 	// Accounts holds users and the special accounts (Quazal Rendez-Vous, PID 2,
 	// must exist: its key opens tickets on the secure server).
 	Accounts auth.Accounts
@@ -589,6 +595,11 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	}
 	if s.NEXVersion != 0 {
 		st.Version = s.NEXVersion
+	}
+	if s.NEXGates == types.GatesAuto {
+		st.Learned = new(types.GateReading)
+	} else {
+		st.Gates = s.NEXGates
 	}
 	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: st, Scheme: scheme,
 		StreamType: stream, Port: port, Conn: c}

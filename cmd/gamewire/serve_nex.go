@@ -52,6 +52,7 @@ type serveNEXOptions struct {
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
+	nexGates           string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -68,6 +69,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
+	f.StringVar(&n.nexGates, "nex-gates", "auto", "reading of the disputed NEX 3.4 gates (MatchmakeSession.progress_score, MatchmakeSessionSearchCriteria.vacant_participants, NotificationEvent.param3): auto (the consoles' reading, NintendoClients' learned per connection when a request parses only that way), console or nintendoclients (docs/nex.md \"Disputed gates\")")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -137,6 +139,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv.NEXVersion = nexVersion
+	if srv.NEXGates, err = types.ParseGates(o.nex.nexGates); err != nil {
+		return fmt.Errorf("serve: --nex-gates: %w", err)
+	}
 	dsURL := ""
 	if role != nex.RoleAuth {
 		var stopDS func()
@@ -233,6 +238,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: per connection (4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4); set --nex-version or --game\n")
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "NEX 3.4 disputed gates: %s\n", srv.NEXGates)
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
 		if o.nex.dsBlobs != "" {

@@ -437,4 +437,3 @@ func ReadEvent(r *types.Reader, v types.Version) Event {
 	r.LeaveStructure(m)
 	return e
 }
-
