@@ -159,10 +159,59 @@ type Server struct {
 // (handlers.go): MatchMaking, MatchMakingExt and Extension. A game's variant
 // registers its own methods on mux one by one (they take precedence) and embeds
 // the handler whose other methods it keeps.
+//
+// Methods the handlers do not implement answer Core::NotImplemented before
+// their parameters are read (and the community methods when the Store keeps no
+// communities), as a server that does not know them would.
 func (s *Server) Register(mux *rmc.Mux) {
-	mm.RegisterMatchMaking(mux, s.MatchMaking())
-	mm.RegisterMatchMakingExt(mux, s.MatchMakingExt())
-	mm.RegisterMatchmakeExtension(mux, s.Extension())
+	mux.HandleProtocol(ProtocolMatchMaking, served{s, mm.NewMatchMakingServer(s.MatchMaking()), matchMakingMethods})
+	mux.HandleProtocol(ProtocolMatchMakingExt, served{s, mm.NewMatchMakingExtServer(s.MatchMakingExt()), matchMakingExtMethods})
+	mux.HandleProtocol(ProtocolMatchmakeExtension, served{s, mm.NewMatchmakeExtensionServer(s.Extension()), extensionMethods})
+}
+
+// The methods handlers.go answers, by protocol; true marks the community
+// methods (which need a CommunityStore).
+var (
+	matchMakingMethods    = methodSet(false, 1, 2, 3, 4, 11, 12, 13, 15, 16, 20, 21, 22, 23, 27, 28, 29, 30, 33, 36, 40, 41, 42, 43, 44)
+	matchMakingExtMethods = methodSet(false, 1, 2, 3, 4)
+	extensionMethods      = methodSet(false, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 25, 26, 27, 30, 31, 33, 34,
+		36, 37, 38, 39, 40, 41, 42, 43, 44, 48, 49, 50, 51, 52, 53)
+)
+
+func init() {
+	for _, m := range []uint32{MethodCreateCommunity, MethodUpdateCommunity, MethodJoinCommunity, MethodFindCommunityByGatheringID,
+		MethodFindOfficialCommunity, MethodFindCommunityByParticipant, MethodGetSimpleCommunity, MethodFindCommunityByOwner} {
+		extensionMethods[m] = true
+	}
+}
+
+func methodSet(community bool, ids ...uint32) map[uint32]bool {
+	out := make(map[uint32]bool, len(ids))
+	for _, id := range ids {
+		out[id] = community
+	}
+	return out
+}
+
+// served answers the methods of set with h (a generated server), the others
+// with Core::NotImplemented.
+type served struct {
+	s   *Server
+	h   rmc.Handler
+	set map[uint32]bool
+}
+
+func (v served) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	community, ok := v.set[c.Method]
+	if !ok {
+		return out, types.CoreNotImplemented
+	}
+	if community {
+		if _, err := v.s.communities(); err != nil {
+			return out, err
+		}
+	}
+	return v.h.ServeRMC(ctx, c, out)
 }
 
 func (s *Server) node() string {

@@ -77,6 +77,29 @@ type SearchCriteria struct {
 	ResultRange              types.ResultRange // 4.0
 }
 
+// AutoMatchmakeParam is the AutoMatchmakeParam structure (AutoMatchmakeWithParam_Postpone).
+type AutoMatchmakeParam struct {
+	Session                  MatchmakeSession
+	AdditionalParticipants   []types.PID
+	GIDForParticipationCheck uint32
+	Option                   uint32
+	JoinMessage              string
+	ParticipationCount       uint16
+	SearchCriteria           []SearchCriteria
+	TargetGIDs               []uint32
+	BlockListOption          uint32 // MatchmakeBlockListParam.optionFlag
+}
+
+// CreateParam is the CreateMatchmakeSessionParam structure.
+type CreateParam struct {
+	Session                  MatchmakeSession
+	AdditionalParticipants   []types.PID
+	GIDForParticipationCheck uint32
+	Option                   uint32
+	JoinMessage              string
+	ParticipationCount       uint16
+}
+
 // JoinParam is the JoinMatchmakeSessionParam structure.
 type JoinParam struct {
 	GID                      uint32
@@ -88,8 +111,8 @@ type JoinParam struct {
 	SystemPassword           string
 	JoinMessage              string
 	ParticipationCount       uint16
-	ExtraParticipants        uint16 // revision 1 and NEX 4
-	BlockListOption          uint32 // NEX 4
+	ExtraParticipants        uint16
+	BlockListOption          uint32 // MatchmakeBlockListParam.optionFlag
 }
 
 // GatheringURLs is the GatheringURLs structure (generated).

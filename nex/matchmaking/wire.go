@@ -161,6 +161,70 @@ func (p *JoinParam) Wire() mm.JoinMatchmakeSessionParam {
 	}
 }
 
+// Append writes p in the writer's settings.
+func (p *JoinParam) Append(w *types.Writer) {
+	g := p.Wire()
+	g.Append(w)
+}
+
+// Wire returns p as the generated structure.
+func (p *CreateParam) Wire() mm.CreateMatchmakeSessionParam {
+	return mm.CreateMatchmakeSessionParam{
+		Session: p.Session.Wire(), AdditionalParticipants: p.AdditionalParticipants,
+		GIDForParticipationCheck: p.GIDForParticipationCheck, Options: p.Option, JoinMessage: p.JoinMessage,
+		NumParticipants: p.ParticipationCount,
+	}
+}
+
+// Append writes p in the writer's settings.
+func (p *CreateParam) Append(w *types.Writer) {
+	g := p.Wire()
+	g.Append(w)
+}
+
+// Wire returns p as the generated structure.
+func (p *AutoMatchmakeParam) Wire() mm.AutoMatchmakeParam {
+	crit := make([]mm.MatchmakeSessionSearchCriteria, len(p.SearchCriteria))
+	for i := range p.SearchCriteria {
+		crit[i] = p.SearchCriteria[i].Wire()
+	}
+	return mm.AutoMatchmakeParam{
+		Session: p.Session.Wire(), Participants: p.AdditionalParticipants,
+		GIDForParticipationCheck: p.GIDForParticipationCheck, Options: p.Option, JoinMessage: p.JoinMessage,
+		NumParticipants: p.ParticipationCount, SearchCriteria: crit, TargetGIDs: p.TargetGIDs,
+		BlockList: mm.MatchmakeBlockListParam{Options: p.BlockListOption},
+	}
+}
+
+// Append writes p in the writer's settings.
+func (p *AutoMatchmakeParam) Append(w *types.Writer) {
+	g := p.Wire()
+	g.Append(w)
+}
+
+// Wire returns p as the generated structure.
+func (p *UpdateParam) Wire() mm.UpdateMatchmakeSessionParam {
+	return mm.UpdateMatchmakeSessionParam{
+		GID: p.GID, ModificationFlags: p.ModificationFlag, Attributes: p.Attributes, OpenParticipation: p.OpenParticipation,
+		ApplicationBuffer: p.ApplicationBuffer, ProgressScore: p.ProgressScore, Param: mm.MatchmakeParam{Param: p.MatchmakeParam},
+		StartedTime: p.StartedTime, UserPassword: p.UserPassword, GameMode: p.GameMode, Description: p.Description,
+		MinParticipants: p.MinParticipants, MaxParticipants: p.MaxParticipants, MatchmakeSystem: p.MatchmakeSystemType,
+		ParticipationPolicy: p.ParticipationPolicy, PolicyArgument: p.PolicyArgument, Codeword: p.Codeword,
+	}
+}
+
+// Append writes p in the writer's settings.
+func (p *UpdateParam) Append(w *types.Writer) {
+	g := p.Wire()
+	g.Append(w)
+}
+
+// ReadSimpleCommunity reads a SimpleCommunity; errors stick in r.
+func ReadSimpleCommunity(r *types.Reader, field string) (c SimpleCommunity) {
+	c.Read(r, field)
+	return
+}
+
 // updateFromWire returns the package's UpdateParam of a generated one.
 func updateFromWire(g *mm.UpdateMatchmakeSessionParam) UpdateParam {
 	return UpdateParam{

@@ -69,6 +69,9 @@ func (e *Event) Wire() notification.NotificationEvent {
 
 // EventFromWire returns the Event of a generated NotificationEvent.
 func EventFromWire(g *notification.NotificationEvent) Event {
+	if len(g.Map) == 0 {
+		g.Map = nil
+	}
 	return Event{Source: g.PID, Type: g.Type, Param1: uint64(g.Param1), Param2: uint64(g.Param2), StrParam: g.Text,
 		Param3: uint64(g.Param3), Map: g.Map}
 }
