@@ -15,8 +15,9 @@ type Gates uint8
 
 // Readings of the disputed gates.
 const (
-	// GatesAuto is the consoles' reading, which a server may change per
-	// connection when a request parses only the other way (Settings.Learned).
+	// GatesAuto is the consoles' reading but with structure headers below NEX
+	// 3.5 (NintendoClients'); a server may change it per connection when a
+	// request parses only the other way (Settings.Learned).
 	GatesAuto Gates = iota
 	// GatesConsole fixes the consoles' (nintendo-wiki's) reading.
 	GatesConsole
@@ -62,13 +63,21 @@ func (g *GateReading) NintendoClients() bool { return g.nc.Load() }
 func (g *GateReading) Set(nc bool) { g.nc.Store(nc) }
 
 // NintendoClientsGates reports whether the settings read disputed gates as
-// NintendoClients does: the learned reading when the connection has one, else
-// Gates == GatesNintendoClients.
+// NintendoClients does: the learned reading when the connection has one; else
+// GatesNintendoClients; GatesAuto reads them so only with structure headers
+// below NEX 3.5, which no console has (headers came with 3.5) and
+// NintendoClients turns on from PRUDP minor version 3 whatever its version.
 func (s Settings) NintendoClientsGates() bool {
 	if s.Learned != nil {
 		return s.Learned.NintendoClients()
 	}
-	return s.Gates == GatesNintendoClients
+	switch s.Gates {
+	case GatesNintendoClients:
+		return true
+	case GatesAuto:
+		return s.StructureHeader && s.NEXVersion() < Version3_5
+	}
+	return false
 }
 
 // GateMin is the lower bound of a disputed gate in the settings' reading: console
