@@ -89,9 +89,14 @@ func (w *Writer) QBuffer(p []byte) {
 
 // PID appends a PID in the configured width.
 func (w *Writer) PID(p PID) {
-	if w.err == nil {
-		w.set(AppendPID(w.B, w.S, p))
+	if w.err != nil {
+		return
 	}
+	if (w.S.PIDSize == 0 || w.S.PIDSize == 4) && p <= math.MaxUint32 {
+		w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p)) // the common case, without AppendPID's checks
+		return
+	}
+	w.set(AppendPID(w.B, w.S, p))
 }
 
 // StationURL appends a StationURL.
