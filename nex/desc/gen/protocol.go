@@ -319,8 +319,7 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 // the classes an AnyData may hold) differ; lo is 0 when none does.
 func (g *gen) disputeWindow(fields []*desc.Field) (lo, hi uint32) {
 	seen := map[*desc.Struct]bool{}
-	var cond func(c desc.Cond)
-	cond = func(c desc.Cond) {
+	cond := func(c desc.Cond) {
 		if !c.Disputed() {
 			return
 		}
@@ -333,8 +332,7 @@ func (g *gen) disputeWindow(fields []*desc.Field) (lo, hi uint32) {
 		}
 	}
 	var typ func(t *desc.Type)
-	var structure func(s *desc.Struct)
-	structure = func(s *desc.Struct) {
+	structure := func(s *desc.Struct) {
 		for ; s != nil; s = s.ParentStruct {
 			if seen[s] {
 				return
