@@ -89,14 +89,18 @@ func (w *Writer) QBuffer(p []byte) {
 
 // PID appends a PID in the configured width.
 func (w *Writer) PID(p PID) {
-	if w.err != nil {
+	if uint(w.S.PIDSize)&^4|uint(p>>32) != 0 {
+		w.pid(p) // 8-byte PIDs, bad settings or a PID too wide
 		return
 	}
-	if (w.S.PIDSize == 0 || w.S.PIDSize == 4) && p <= math.MaxUint32 {
-		w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p)) // the common case, without AppendPID's checks
-		return
+	w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p)) // 4-byte PIDs (PIDSize 0 or 4), as U32 does
+}
+
+// pid is PID's general case: 8-byte PIDs, bad settings, a PID too wide.
+func (w *Writer) pid(p PID) {
+	if w.err == nil {
+		w.set(AppendPID(w.B, w.S, p))
 	}
-	w.set(AppendPID(w.B, w.S, p))
 }
 
 // StationURL appends a StationURL.
