@@ -14,8 +14,8 @@ import (
 
 // TestFriendsAcrossNodes: two secure nodes share one store; a Wii U player
 // on node 1 and a 3DS player on node 2 become friends and hear each other's
-// request, friendship, presence and going offline through the store's
-// mailbox.
+// request, friendship, presence, an invitation and going offline through the
+// store's mailbox.
 func TestFriendsAcrossNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -86,6 +86,14 @@ func TestFriendsAcrossNodes(t *testing.T) {
 	}
 	if p, ok := wiiu.next(t, friends.EventWiiUPresence).Data.Object.(*fp.NintendoPresenceV2); !ok || p.GameKey.TitleID != 0x0004000000055D00 {
 		t.Fatalf("presence across nodes: %+v", p)
+	}
+	// An invitation (Friends_V1's SendInvitation, here from the Wii U
+	// player's connection) reaches the 3DS on the other node.
+	if err := wiiu.v1.SendInvitation(ctx, []uint32{3201}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := ds.next(t, friends.Event3DSInvitation); ev.PID != 3200 {
+		t.Fatalf("invitation across nodes: %+v", ev)
 	}
 	closeSession(t, ds.sess)
 	if ev := wiiu.next(t, friends.EventOffline); ev.PID != 3201 {

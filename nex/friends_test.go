@@ -57,6 +57,18 @@ func friendsLogin(t *testing.T, ctx context.Context, addr string, cfg prudp.Conf
 	return c
 }
 
+// friendsStore opens a fresh SQLite store, closed when t ends, and returns
+// it with the friends server's PRUDP configuration.
+func friendsStore(t *testing.T, ctx context.Context) (*accounts.Store, prudp.Config) {
+	t.Helper()
+	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store, prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9"}
+}
+
 // next waits for the next event of a type, skipping others.
 func (c *console) next(t *testing.T, typ uint32) nn.NintendoNotificationEvent {
 	t.Helper()
@@ -216,12 +228,7 @@ func TestFriendsServer3DSAndWiiU(t *testing.T) {
 func TestFriendsServerLimits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	cfg := prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9"}
+	store, cfg := friendsStore(t, ctx)
 	// A fixed clock: the rate window must not roll over mid-test.
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	fs := &friends.Server{Store: store.Friends(), Limits: friends.Limits{MaxFriends: 2}, RequestRate: 3, Now: func() time.Time { return t0 }}

@@ -41,7 +41,7 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
-	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
+	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, ssb4, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
 	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 

@@ -3,10 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/hpp"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
@@ -46,13 +50,16 @@ type serveNEXOptions struct {
 	secureHost   string
 	nodeID       string
 	heartbeat    time.Duration
-	quota        serveQuotaOptions // serve_quota.go
+	quota        serveQuotaOptions   // serve_quota.go
+	friends      serveFriendsOptions // serve_friends.go
 	// secureAddr and dsAddr are where the secure server and the DataStore
 	// endpoint listen: the flags, or the defaults derived from the
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
 	nexGates           string
+	// gameConfig is --game-config: a JSON file of --game's variant settings.
+	gameConfig string
 }
 
 // register adds serve's NEX server flags and their help to cmd.
@@ -70,6 +77,8 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
 	f.StringVar(&n.nexGates, "nex-gates", "auto", "reading of the disputed NEX 3.4 gates (MatchmakeSession.progress_score, MatchmakeSessionSearchCriteria.vacant_participants, NotificationEvent.param3): auto (the consoles' reading, NintendoClients' learned per connection when a request parses only that way), console or nintendoclients (docs/nex.md \"Disputed gates\")")
+	n.friends.register(f)
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -114,6 +123,13 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	if err := o.addresses(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	friendSource, err := o.nex.friends.open(o.game)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if friendSource != nil {
+		defer friendSource.Close()
+	}
 	if err := o.bindMetrics(); err != nil {
 		return err
 	}
@@ -134,6 +150,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv := &nex.Server{Addr: o.listen, SecureAddr: o.nex.secureListen, Config: cfg, Accounts: namesOrPIDs{store.Accounts}, Logger: cfg.Logger,
 		SecureHost: cmp.Or(o.nex.secureHost, o.publicHost), Matchmaking: store.Matchmaking, Messages: store.Messages, FriendLists: store.Friends, Role: role, Nodes: store.Nodes, Node: o.nex.nodeID, HeartbeatInterval: o.nex.heartbeat}
 	srv.Health.PingDatabase = store.Ping
+	if friendSource != nil {
+		srv.FriendLists = friendSource
+	}
 	nexVersion, versionFrom, err := o.nexVersion()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -248,6 +267,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 			dsURL, bodies)
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
+		}
+		if friendSource != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "friend lists: from %s (matchmaking, ranking, DataStore)\n", friendSource)
 		}
 	}
 	done := make(chan error, 1)
@@ -385,7 +407,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		return "", nil, err
 	}
 	store.SetQuota(q)
-	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: store.Friends}
+	srv.Ranking = &ranking.Server{Store: store.Ranking, Logger: cfg.Logger, NEXVersion: nexVersion, Quota: q, Friends: srv.FriendLists}
 	ln, err := net.Listen("tcp", o.nex.dsAddr)
 	if err != nil {
 		return "", nil, fmt.Errorf("DataStore endpoint (--datastore-listen, default the secure server's port + 1): %w", err)
@@ -409,7 +431,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		}
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
-		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: store.Friends}
+		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: srv.FriendLists}
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err
@@ -518,18 +540,61 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 }
 
 // serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...): Super Mario Maker's DataStore_SMM on the DataStore
-// service.
+// services (nex/games/...) on the DataStore service: Super Mario Maker's
+// DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
+// of --game-config.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
-	if o.game == "" || err != nil || g.Name != smm.GameName {
+	if o.game == "" || err != nil {
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config needs --game naming a game with a configurable variant")
+		}
+		return nil
+	}
+	var register func(mux *rmc.Mux) error
+	switch {
+	case g.Name == smm.GameName:
+		s := &smm.Server{DataStore: srv.DataStore, Store: store.SMM}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return smm.Register(mux, s) }
+	case g.HasVariant(ssb4.Variant):
+		s := &ssb4.Server{DataStore: srv.DataStore, Store: store.SSB4}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	default:
+		if o.nex.gameConfig != "" {
+			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
+		}
 		return nil
 	}
 	if srv.Mux == nil {
 		srv.Mux = rmc.NewMux()
 	}
-	if err := smm.Register(srv.Mux, &smm.Server{DataStore: srv.DataStore, Store: store.SMM}); err != nil {
+	if err := register(srv.Mux); err != nil {
 		return fmt.Errorf("--game %s: %w", o.game, err)
+	}
+	return nil
+}
+
+// readGameConfig decodes --game-config into cfg (unknown fields refused);
+// without the flag cfg stays as it is.
+func (o *serveOptions) readGameConfig(cfg any) error {
+	if o.nex.gameConfig == "" {
+		return nil
+	}
+	f, err := os.Open(o.nex.gameConfig)
+	if err != nil {
+		return fmt.Errorf("--game-config: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("--game-config %s: %w", o.nex.gameConfig, err)
 	}
 	return nil
 }

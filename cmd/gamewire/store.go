@@ -13,6 +13,7 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
@@ -32,7 +33,9 @@ type backend struct {
 	Ranking     ranking.Store
 	DataStore   datastore.Store
 	// SMM keeps Super Mario Maker's DataStore additions (nex/games/smm).
-	SMM       smm.Store
+	SMM smm.Store
+	// SSB4 keeps Super Smash Bros. 4's DataStore additions (nex/games/ssb4).
+	SSB4      ssb4.Store
 	Messages  messagedelivery.Store // MessageDelivery's messages
 	UniqueIDs utility.Store         // Utility's unique ids
 	Slots     storagemanager.Store  // Storage Manager's unique ids
@@ -90,7 +93,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
-		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -104,7 +107,7 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	ds := s.DataStore()
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

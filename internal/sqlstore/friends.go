@@ -22,6 +22,7 @@ import (
 //	friends_requests (id, sender, recipient, ...)  pending requests, one per pair and direction
 //	friends_blocks   (pid, blocked, title, version, since)
 //	friends_presence (pid, node, data, updated)    who is online, on which node
+//	friends_notifications (id, pid, type, sender, text, at)  persistent notifications
 //
 // Times are Unix nanoseconds. Writes that check a limit lock the players
 // involved first (lockPlayers: their profile rows, in PID order), so two
@@ -642,4 +643,79 @@ func (f *Friends) ClearNode(ctx context.Context, node string) (pids []types.PID,
 		return err
 	})
 	return pids, f.fail("clear node", err)
+}
+
+// AddNotification implements friends.Store.
+func (f *Friends) AddNotification(ctx context.Context, n friends.Notification, max int) (friends.Notification, error) {
+	if max <= 0 {
+		return n, fmt.Errorf("%w: keeping at most %d notifications", types.FPDInvalidArgument, max)
+	}
+	err := f.db.Write(ctx, func(ctx context.Context, tx Querier) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `INSERT INTO friends_notifications (pid, type, sender, text, at) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+			int64(n.PID), int64(n.Type), int64(n.From), n.Text, nanos(n.At)).Scan(&id); err != nil {
+			return err
+		}
+		n.ID = uint64(id)
+		// The newest max stay: delete below the max-th newest id.
+		var cut int64
+		err := tx.QueryRow(ctx, `SELECT id FROM friends_notifications WHERE pid = ? ORDER BY id DESC LIMIT 1 OFFSET ?`,
+			int64(n.PID), int64(max-1)).Scan(&cut)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM friends_notifications WHERE pid = ? AND id < ?`, int64(n.PID), cut)
+		return err
+	})
+	return n, f.fail("add notification", err)
+}
+
+// Notifications implements friends.Store.
+func (f *Friends) Notifications(ctx context.Context, pid types.PID) (out []friends.Notification, err error) {
+	err = f.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		out = nil
+		rows, err := q.Query(ctx, `SELECT id, type, sender, text, at FROM friends_notifications WHERE pid = ? ORDER BY id`, int64(pid))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id, typ, sender, at int64
+			n := friends.Notification{PID: pid}
+			if err := rows.Scan(&id, &typ, &sender, &n.Text, &at); err != nil {
+				return closeRows(rows, err)
+			}
+			n.ID, n.Type, n.From, n.At = uint64(id), uint32(typ), types.PID(sender), fromNanos(at)
+			out = append(out, n)
+		}
+		return closeRows(rows, nil)
+	})
+	return out, f.fail("notifications", err)
+}
+
+// DeleteNotifications implements friends.Store.
+func (f *Friends) DeleteNotifications(ctx context.Context, pid types.PID, ids []uint64) (n int, err error) {
+	err = f.db.Write(ctx, func(ctx context.Context, tx Querier) error {
+		n = 0
+		for _, id := range ids {
+			m, err := tx.Exec(ctx, `DELETE FROM friends_notifications WHERE id = ? AND pid = ?`, int64(id), int64(pid))
+			if err != nil {
+				return err
+			}
+			n += int(m)
+		}
+		return nil
+	})
+	return n, f.fail("delete notifications", err)
+}
+
+// ExpireNotifications implements friends.Store.
+func (f *Friends) ExpireNotifications(ctx context.Context, before time.Time) (n int64, err error) {
+	err = f.db.Do(ctx, func(ctx context.Context, q Querier) error {
+		n, err = q.Exec(ctx, `DELETE FROM friends_notifications WHERE at < ?`, before.UnixNano())
+		return err
+	})
+	return n, f.fail("expire notifications", err)
 }

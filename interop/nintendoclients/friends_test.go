@@ -25,7 +25,11 @@ import (
 // and block (the 3DS's new request refused with FPD::FriendRequestBlocked),
 // become friends again, and the Wii U hears the 3DS go offline. serve is then
 // restarted on the same data directory and the Wii U's login shows what the
-// store kept.
+// store kept. Then (phase notify, a second Wii U): the 3DS's invitations
+// (SendInvitation, a stranger refused with FPD::NotFriend), a request withdrawn
+// (CancelFriendRequest) heard by its online recipient (event 26), and what
+// the second Wii U missed offline listed at its next login as persistent
+// notifications, deleted with DeletePersistentNotification.
 func TestNintendoClientsFriends(t *testing.T) {
 	dir, python := env(t)
 	for _, f := range []string{"nintendo/nex/friends.py", "nintendo/nex/nintendonotification.py", "nintendo/files/config/friends.cfg"} {
@@ -37,6 +41,7 @@ func TestNintendoClientsFriends(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "gamewire")
 	a := addAccount(t, bin, data, "Friends-3ds-1")
 	b := addAccount(t, bin, data, "Friends-wiiu-2")
+	c := addAccount(t, bin, data, "Friends-wiiu-3")
 	port := freeServePorts(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -49,7 +54,8 @@ func TestNintendoClientsFriends(t *testing.T) {
 		t.Helper()
 		cmd := pyCmd(ctx, dir, python, "nc_friends.py", "--port", strconv.Itoa(port), "--phase", phase,
 			"--user-a", strconv.Itoa(a), "--password-a", "Friends-3ds-1",
-			"--user-b", strconv.Itoa(b), "--password-b", "Friends-wiiu-2", "--timeout", "60")
+			"--user-b", strconv.Itoa(b), "--password-b", "Friends-wiiu-2",
+			"--user-c", strconv.Itoa(c), "--password-c", "Friends-wiiu-3", "--timeout", "60")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -130,5 +136,35 @@ func TestNintendoClientsFriends(t *testing.T) {
 	}
 	if l := want(out, "b-after-friend"); field(t, l, "pid") != a || !strings.Contains(l, "online=False") || !strings.Contains(l, "comment='hello from the 3DS'") {
 		t.Errorf("the Wii U's friend after a restart: %s", l)
+	}
+
+	out = run("notify")
+	want(out, "a-invited")
+	if l := want(out, "a-invite-stranger"); !strings.Contains(l, "error=FPD::NotFriend") {
+		t.Errorf("inviting a stranger: %s", l)
+	}
+	if l := want(out, "c-request"); field(t, l, "sender") != b {
+		t.Errorf("the request the second Wii U heard of: %s", l)
+	}
+	if l := want(out, "c-cancelled"); field(t, l, "source") != b {
+		t.Errorf("the withdrawn request: %s", l)
+	}
+	if l := want(out, "c-relogin"); field(t, l, "received") != 1 || field(t, l, "notifications") != 3 {
+		t.Errorf("the second Wii U's next login: %s", l)
+	}
+	var kinds []int
+	for _, l := range out {
+		if strings.HasPrefix(l, "STEP c-notification ") {
+			kinds = append(kinds, field(t, l, "type"))
+			if field(t, l, "source") != b || field(t, l, "id") == 0 || field(t, l, "at") == 0 {
+				t.Errorf("persistent notification: %s", l)
+			}
+		}
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint([]int{int(friends.EventWiiURequest), int(friends.EventWiiUUnfriended), int(friends.EventWiiURequest)}) {
+		t.Errorf("persistent notification types %v, want 27 26 27", kinds)
+	}
+	if l := want(out, "c-after-delete"); field(t, l, "notifications") != 0 {
+		t.Errorf("after DeletePersistentNotification: %s", l)
 	}
 }

@@ -23,6 +23,15 @@ FriendsClientV1 (the 3DS, --user-a) and FriendsClientV2 (the Wii U,
   6. the 3DS disconnects and the Wii U hears it went offline (event 10).
 --phase after (after a restart of the server): the Wii U's login shows its
   comment and its friend (the 3DS, offline) as they were.
+--phase notify (a second Wii U, --user-c):
+  1. the 3DS invites its friend the Wii U (SendInvitation; a Wii U is not told)
+     and a stranger (refused with FPD::NotFriend);
+  2. the Wii U asks the second Wii U, which hears the request (event 27), and
+     withdraws it (CancelFriendRequest), which it hears too (event 26);
+  3. with the second Wii U offline, the Wii U asks, withdraws and asks again;
+     the second Wii U's next login (UpdateAndGetAllInformation) lists the
+     three as persistent notifications, it deletes them
+     (DeletePersistentNotification), and its next login lists none.
 
 Every step prints one "STEP <client>-<name> k=v ..." line; the exit status is
 0 only when all succeeded.
@@ -205,11 +214,73 @@ async def after_phase(args, s):
 	step("disconnected")
 
 
+async def wiiu_login(client, pid, name):
+	return await friends.FriendsClientV2(client).update_and_get_all_information(nna(pid, "wiiu-%d" % pid, name),
+		friends.NintendoPresenceV2(), common.DateTime.make(2000, 1, 2))
+
+
+async def notify_phase(args, s):
+	w = args.wait
+	async with backend.connect(s, args.host, args.port) as be_b:
+		async with be_b.login(args.user_b, args.password_b) as b:
+			b.register_server(Events("b"))
+			pid_b = b.pid()
+			wiiu = friends.FriendsClientV2(b)
+			await wiiu_login(b, pid_b, "WiiU")
+			pid_c = int(args.user_c)
+
+			async with backend.connect(s, args.host, args.port) as be_a:
+				async with be_a.login(args.user_a, args.password_a) as a:
+					a.register_server(Events("a"))
+					ds = friends.FriendsClientV1(a)
+					await ds.update_presence(presence_v1(TITLE_3DS, "menu"), False)
+					await ds.send_invitation([pid_b])
+					step("a-invited", pid=pid_b)
+					try:
+						await ds.send_invitation([pid_c])
+						step("a-invite-stranger", error="none")
+					except common.RMCError as e:
+						step("a-invite-stranger", error=e.name())
+
+			async with backend.connect(s, args.host, args.port) as be_c:
+				async with be_c.login(args.user_c, args.password_c) as c:
+					events_c = Events("c")
+					c.register_server(events_c)
+					info = await wiiu_login(c, pid_c, "WiiU2")
+					step("c-login", pid=c.pid(), notifications=len(info.notifications))
+					request = (await wiiu.add_friend(pid_c)).request
+					ev = await events_c.wait(27, pid_b, w)
+					step("c-request", sender=ev.data.principal_info.pid, id=ev.data.message.friend_request_id)
+					await wiiu.cancel_friend_request(request.message.friend_request_id)
+					ev = await events_c.wait(26, pid_b, w)
+					step("c-cancelled", source=ev.pid)
+
+			# The second Wii U is offline now (its connection closed).
+			request = (await wiiu.add_friend(pid_c)).request
+			await wiiu.cancel_friend_request(request.message.friend_request_id)
+			await wiiu.add_friend(pid_c)
+			step("b-asked-offline", pid=pid_c)
+
+	async with backend.connect(s, args.host, args.port) as be_c:
+		async with be_c.login(args.user_c, args.password_c) as c:
+			c.register_server(Events("c"))
+			info = await wiiu_login(c, pid_c, "WiiU2")
+			step("c-relogin", received=len(info.received_requests), notifications=len(info.notifications))
+			for n in info.notifications:
+				step("c-notification", id=n.unk1, type=n.unk2, source=n.unk3, at=n.unk4)
+			await friends.FriendsClientV2(c).delete_persistent_notification(info.notifications)
+			info = await wiiu_login(c, pid_c, "WiiU2")
+			step("c-after-delete", notifications=len(info.notifications))
+	step("disconnected")
+
+
 async def run(args):
 	s = settings.load("friends")
 	s.configure(args.access_key, args.nex_version)
 	if args.phase == "main":
 		await main_phase(args, s)
+	elif args.phase == "notify":
+		await notify_phase(args, s)
 	else:
 		await after_phase(args, s)
 
@@ -224,7 +295,9 @@ def main():
 	parser.add_argument("--password-a", required=True)
 	parser.add_argument("--user-b", required=True)
 	parser.add_argument("--password-b", required=True)
-	parser.add_argument("--phase", choices=("main", "after"), default="main")
+	parser.add_argument("--user-c", help="a second Wii U (--phase notify)")
+	parser.add_argument("--password-c")
+	parser.add_argument("--phase", choices=("main", "after", "notify"), default="main")
 	parser.add_argument("--wait", type=float, default=10, help="seconds to wait for each notification")
 	parser.add_argument("--timeout", type=float, default=60)
 	args = parser.parse_args()

@@ -10,6 +10,7 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -123,4 +124,9 @@ func TestCredentialsSuite(t *testing.T) {
 			*accounts.Store
 		}{s.Credentials(), s}
 	})
+}
+
+// TestSSB4Suite runs Super Smash Bros. 4's store suite on SQLite.
+func TestSSB4Suite(t *testing.T) {
+	storetest.SSB4(t, func(t *testing.T) ssb4.Store { return openSQLite(t).SSB4() })
 }

@@ -8,7 +8,7 @@ import (
 // (one row each way), pending requests (one per pair and direction), block
 // lists and who is online on which node. Its statements and the Go around
 // them are internal/sqlstore's (Friends), shared with nex/pgstore.
-func init() { registerSchema("friends", friendsV1) }
+func init() { registerSchema("friends", friendsV1, friendsV2) }
 
 const friendsV1 = `
 CREATE TABLE friends_profiles (
@@ -52,6 +52,23 @@ CREATE TABLE friends_presence (
 	updated INTEGER NOT NULL
 );
 CREATE INDEX friends_presence_node ON friends_presence (node);
+`
+
+// friendsV2 keeps persistent notifications: what a player missed while
+// offline (a friend request, a friendship, a removal), shown at the next
+// login (Friends_V2 UpdateAndGetAllInformation) until the console deletes
+// them (DeletePersistentNotification).
+const friendsV2 = `
+CREATE TABLE friends_notifications (
+	id     INTEGER PRIMARY KEY AUTOINCREMENT,
+	pid    INTEGER NOT NULL,
+	type   INTEGER NOT NULL,
+	sender INTEGER NOT NULL,
+	text   TEXT NOT NULL,
+	at     INTEGER NOT NULL
+);
+CREATE INDEX friends_notifications_pid ON friends_notifications (pid, id);
+CREATE INDEX friends_notifications_at ON friends_notifications (at);
 `
 
 // Friends returns the friends server's store in s's database (friends.Store).

@@ -12,7 +12,8 @@ import (
 )
 
 // NintendoNotification event types the friends server sends (the type numbers
-// Pretendo's friends server uses; NintendoClients' nintendonotification.proto
+// Pretendo's friends server uses and the nintendo-wiki's Nintendo
+// Notification Events page lists; NintendoClients' nintendonotification.proto
 // names 10, 24, 26, 30 and 33). A 3DS is told through
 // ProcessNintendoNotificationEvent (method 1), a Wii U through method 2.
 const (
@@ -21,6 +22,8 @@ const (
 	Event3DSComment     uint32 = 3  // NintendoNotificationEventGeneral, text = comment
 	Event3DSMii         uint32 = 5  // NintendoNotificationEventGeneral
 	Event3DSFriended    uint32 = 7  // NintendoNotificationEventGeneral, param3 = DateTime of the friendship
+	Event3DSRemoved     uint32 = 8  // NintendoNotificationEventGeneral: a friend deleted your friend card
+	Event3DSInvitation  uint32 = 9  // NintendoNotificationEventGeneral: a friend sent you an invitation
 	EventOffline        uint32 = 10 // NintendoNotificationEventGeneral, param2 = DateTime last online
 	EventWiiUPresence   uint32 = 24 // NintendoPresenceV2
 	EventWiiUUnfriended uint32 = 26 // NintendoNotificationEventGeneral
@@ -44,11 +47,9 @@ func methodFor(platform uint8) uint32 {
 }
 
 // tell sends build's event to those of to who are online, on this node
-// through Hub, elsewhere through Mail; at most MaxFanout of them.
-func (s *Server) tell(ctx context.Context, to []types.PID, build event) {
-	if s.Hub == nil && s.Mail == nil {
-		return
-	}
+// through Hub, elsewhere through Mail; at most MaxFanout of them. It returns
+// those of them who are offline.
+func (s *Server) tell(ctx context.Context, to []types.PID, build event) (offline []types.PID) {
 	if len(to) > s.fanout() {
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex friends: notification fan-out cut", slog.Int("recipients", len(to)), slog.Int("max", s.fanout()))
@@ -58,12 +59,16 @@ func (s *Server) tell(ctx context.Context, to []types.PID, build event) {
 	online, err := s.Store.Presences(ctx, to)
 	if err != nil {
 		s.warn(ctx, "presences not read for a notification", 0, err)
-		return
+		return nil
 	}
 	mail := map[string][]nodes.Message{}
 	for _, pid := range to {
 		np, ok := online[pid]
 		if !ok {
+			offline = append(offline, pid)
+			continue
+		}
+		if s.Hub == nil && s.Mail == nil {
 			continue
 		}
 		ev, ok := build(np.Platform)
@@ -89,6 +94,26 @@ func (s *Server) tell(ctx context.Context, to []types.PID, build event) {
 	for node, ms := range mail {
 		if err := s.Mail.Post(ctx, node, ms...); err != nil {
 			s.warn(ctx, "notifications for node "+node+" not posted", 0, err)
+		}
+	}
+	return offline
+}
+
+// keep stores n for each of to (who were offline when it happened): a
+// persistent notification their next login shows (UpdateAndGetAllInformation).
+func (s *Server) keep(ctx context.Context, to []types.PID, n Notification) {
+	max := s.MaxNotifications
+	if max == 0 {
+		max = DefaultMaxNotifications
+	}
+	if max < 0 {
+		return
+	}
+	n.At = s.now()
+	for _, pid := range to {
+		n.PID = pid
+		if _, err := s.Store.AddNotification(ctx, n, max); err != nil {
+			s.warn(ctx, "persistent notification not kept", pid, err)
 		}
 	}
 }
@@ -176,9 +201,10 @@ func (s *Server) requestSent(ctx context.Context, r Request) {
 		return
 	}
 	fr := friendRequest(r, info[r.Sender])
-	s.tell(ctx, []types.PID{r.Recipient}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
+	off := s.tell(ctx, []types.PID{r.Recipient}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
 		return nn.NintendoNotificationEvent{Type: EventWiiURequest, PID: r.Sender, Data: types.AnyData{Object: &fr}}, platform != Platform3DS
 	})
+	s.keep(ctx, off, Notification{Type: EventWiiURequest, From: r.Sender, Text: r.Message})
 }
 
 // befriended tells other that pid (who accepted, or added back) is its
@@ -191,18 +217,35 @@ func (s *Server) befriended(ctx context.Context, pid, other types.PID, since tim
 	}
 	info := infos[0]
 	at := uint64(types.DateTimeFromTime(since))
-	s.tell(ctx, []types.PID{other}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
+	off := s.tell(ctx, []types.PID{other}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
 		if platform == Platform3DS {
 			return general(Event3DSFriended, pid, nn.NintendoNotificationEventGeneral{Param3: at}), true
 		}
 		return nn.NintendoNotificationEvent{Type: EventWiiUFriended, PID: pid, Data: types.AnyData{Object: &info}}, true
 	})
+	s.keep(ctx, off, Notification{Type: EventWiiUFriended, From: pid})
 }
 
-// unfriended tells other (on a Wii U) that pid ended their friendship.
-func (s *Server) unfriended(ctx context.Context, pid, other types.PID) {
-	s.tell(ctx, []types.PID{other}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
-		return general(EventWiiUUnfriended, pid, nn.NintendoNotificationEventGeneral{}), platform != Platform3DS
+// unfriended tells other that pid ended their friendship (friendship true:
+// a 3DS is told its friend card was deleted) or withdrew its friend request
+// (friendship false: only a Wii U, which lists received requests, is told).
+func (s *Server) unfriended(ctx context.Context, pid, other types.PID, friendship bool) {
+	off := s.tell(ctx, []types.PID{other}, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
+		if platform == Platform3DS {
+			return general(Event3DSRemoved, pid, nn.NintendoNotificationEventGeneral{}), friendship
+		}
+		return general(EventWiiUUnfriended, pid, nn.NintendoNotificationEventGeneral{}), true
+	})
+	s.keep(ctx, off, Notification{Type: EventWiiUUnfriended, From: pid})
+}
+
+// invited tells pid's 3DS friends among to that pid invites them (event 9;
+// the nintendo-wiki lists it for the 3DS only, so a Wii U invitee is not
+// told). The event's fields carry nothing more (no published meaning): the
+// console reads what to join from the inviter's presence.
+func (s *Server) invited(ctx context.Context, pid types.PID, to []types.PID) {
+	s.tell(ctx, to, func(platform uint8) (nn.NintendoNotificationEvent, bool) {
+		return general(Event3DSInvitation, pid, nn.NintendoNotificationEventGeneral{}), platform == Platform3DS
 	})
 }
 

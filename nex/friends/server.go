@@ -56,7 +56,12 @@ const (
 	DefaultRequestRate = 30 // friend requests a player may send per RequestWindow
 	RequestWindow      = time.Minute
 	DefaultMaxFanout   = 200 // notifications one change sends at most
-	mailKind           = "friends"
+	// DefaultMaxNotifications bounds the persistent notifications kept for
+	// one player (the oldest go first).
+	DefaultMaxNotifications = 100
+	// NotificationTTL is how long a persistent notification is kept.
+	NotificationTTL = DefaultRequestTTL
+	mailKind        = "friends"
 )
 
 // Server answers Friends_V1 and Friends_V2 calls. Fields configure it before
@@ -83,6 +88,9 @@ type Server struct {
 	// MaxFanout bounds the notifications one change sends; default
 	// DefaultMaxFanout.
 	MaxFanout int
+	// MaxNotifications bounds the persistent notifications kept for one
+	// offline player; default DefaultMaxNotifications, negative keeps none.
+	MaxNotifications int
 	// Names resolves a name to a PID for AddFriendByName (the account
 	// store); nil takes names in decimal as PIDs only.
 	Names func(ctx context.Context, name string) (types.PID, error)
@@ -171,9 +179,15 @@ func (s *Server) Disconnected(ctx context.Context, p *rmc.Peer) {
 	}
 }
 
-// Sweep deletes expired friend requests; run it now and then (serve does).
+// Sweep deletes expired friend requests and persistent notifications older
+// than NotificationTTL; run it now and then (serve does).
 func (s *Server) Sweep(ctx context.Context) (int64, error) {
-	return s.Store.ExpireRequests(ctx, s.now())
+	n, err := s.Store.ExpireRequests(ctx, s.now())
+	if err != nil {
+		return n, err
+	}
+	m, err := s.Store.ExpireNotifications(ctx, s.now().Add(-NotificationTTL))
+	return n + m, err
 }
 
 func (s *Server) warn(ctx context.Context, msg string, pid types.PID, err error) {

@@ -253,6 +253,29 @@ type Store interface {
 	// ClearNode records offline every player of node (it restarted or stopped)
 	// and returns who they were.
 	ClearNode(ctx context.Context, node string) ([]types.PID, error)
+
+	// AddNotification keeps n for n.PID (n.ID is chosen by the store),
+	// dropping that player's oldest beyond max.
+	AddNotification(ctx context.Context, n Notification, max int) (Notification, error)
+	// Notifications returns pid's kept notifications, oldest first.
+	Notifications(ctx context.Context, pid types.PID) ([]Notification, error)
+	// DeleteNotifications deletes those of ids that are pid's and returns
+	// how many there were.
+	DeleteNotifications(ctx context.Context, pid types.PID, ids []uint64) (int, error)
+	// ExpireNotifications deletes the notifications kept since before t.
+	ExpireNotifications(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Notification is a persistent notification: an event a player was offline
+// for (a friend request received, a friendship, a removal or a withdrawn
+// request), kept until the player's console deletes it.
+type Notification struct {
+	ID   uint64
+	PID  types.PID // whose it is
+	Type uint32    // the NintendoNotification event type it stands for
+	From types.PID // who caused it
+	Text string    // a request's message
+	At   time.Time
 }
 
 // NodePresence is a presence with the secure node its player is connected to.

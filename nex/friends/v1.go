@@ -279,6 +279,10 @@ func (h v1) AddFriendByPrincipalIds(ctx context.Context, c *rmc.Call, lfcs uint6
 
 // remove ends a friendship (or withdraws a request) and tells the other.
 func (s *Server) remove(ctx context.Context, pid, other types.PID) error {
+	wasFriend, err := s.Store.AreFriends(ctx, pid, other)
+	if err != nil {
+		return err
+	}
 	ok, err := s.Store.RemoveFriend(ctx, pid, other)
 	if err != nil {
 		return err
@@ -286,7 +290,7 @@ func (s *Server) remove(ctx context.Context, pid, other types.PID) error {
 	if !ok {
 		return fmt.Errorf("%w: PID %d", types.FPDNotInMyFriendList, other)
 	}
-	s.unfriended(ctx, pid, other)
+	s.unfriended(ctx, pid, other, wasFriend)
 	return nil
 }
 
@@ -482,18 +486,25 @@ func (h v1) GetFriendPersistentInfo(ctx context.Context, c *rmc.Call, pids []typ
 	return out, nil
 }
 
-// SendInvitation checks that every invitee is a friend (FPD::NotFriend
-// otherwise). No notification is sent: which event type carries an
-// invitation is not published (docs/nex.md "Friends").
+// SendInvitation invites friends: each invitee on a 3DS is told (event 9,
+// on this node or another through the mailbox). Every invitee must be a
+// friend (FPD::NotFriend otherwise, and nobody is told); an invitation to
+// oneself is FPD::InvalidPrincipalID.
 func (h v1) SendInvitation(ctx context.Context, c *rmc.Call, pids []uint32) error {
-	want := u32PIDs(pids)
+	want := uniq(u32PIDs(pids))
+	for _, p := range want {
+		if p == me(c) {
+			return fmt.Errorf("%w: PID %d invites itself", types.FPDInvalidPrincipalID, p)
+		}
+	}
 	friends, err := h.s.friendsAmong(ctx, me(c), want)
 	if err != nil {
 		return err
 	}
-	if len(friends) != len(uniq(want)) {
+	if len(friends) != len(want) {
 		return fmt.Errorf("%w: an invitee is not a friend of PID %d", types.FPDNotFriend, me(c))
 	}
+	h.s.invited(ctx, me(c), friends)
 	return nil
 }
 

@@ -78,7 +78,29 @@ func (h v2) UpdateAndGetAllInformation(ctx context.Context, c *rmc.Call, nna fp.
 	if blacklist, err = s.blacklist(ctx, pid); err != nil {
 		return
 	}
-	return pref, comment, friends, sent, received, blacklist, false, []fp.PersistentNotification{}, false, nil
+	if notifications, err = s.persistent(ctx, pid); err != nil {
+		return
+	}
+	return pref, comment, friends, sent, received, blacklist, false, notifications, false, nil
+}
+
+// persistent returns pid's kept notifications as the console receives them.
+// The structure's fields have no published names; gamewire fills them so
+// that each says what happened (judgement call, docs/nex.md "Friends"):
+// unk1 the notification's id (DeletePersistentNotification names it), unk2
+// the NintendoNotification event type it stands for (27 a friend request,
+// 30 a friendship, 26 a removal or a withdrawn request), unk3 the PID of who
+// caused it, unk4 its time in Unix seconds, string a request's message.
+func (s *Server) persistent(ctx context.Context, pid types.PID) ([]fp.PersistentNotification, error) {
+	ns, err := s.Store.Notifications(ctx, pid)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fp.PersistentNotification, len(ns))
+	for i, n := range ns {
+		out[i] = fp.PersistentNotification{Unk1: n.ID, Unk2: n.Type, Unk3: uint32(n.From), Unk4: uint32(n.At.Unix()), String: n.Text}
+	}
+	return out, nil
 }
 
 func (s *Server) blacklist(ctx context.Context, pid types.PID) ([]fp.BlacklistedPrincipal, error) {
@@ -155,12 +177,17 @@ func (h v2) AddFriendRequest(ctx context.Context, c *rmc.Call, unk1 uint32, unk2
 	return h.request(ctx, c, types.PID(unk1), unk3, gameKey(game))
 }
 
-// CancelFriendRequest withdraws the caller's request; the recipient is not
-// told (no event type for it is known), its console drops the request at its
-// next UpdateAndGetAllInformation.
+// CancelFriendRequest withdraws the caller's request and tells the
+// recipient with event 26, which the nintendo-wiki names for a removed
+// friend or a cancelled request alike (Pretendo's friends server sends the
+// same); an offline recipient finds it among its persistent notifications.
 func (h v2) CancelFriendRequest(ctx context.Context, c *rmc.Call, id uint64) error {
-	_, err := h.s.Store.DeleteRequest(ctx, me(c), id, true)
-	return err
+	r, err := h.s.Store.DeleteRequest(ctx, me(c), id, true)
+	if err != nil {
+		return err
+	}
+	h.s.unfriended(ctx, me(c), r.Recipient, false)
+	return nil
 }
 
 func (h v2) AcceptFriendRequest(ctx context.Context, c *rmc.Call, id uint64) (fp.FriendInfo, error) {
@@ -219,7 +246,7 @@ func (h v2) AddBlackList(ctx context.Context, c *rmc.Call, p fp.BlacklistedPrinc
 		return fp.BlacklistedPrincipal{}, err
 	}
 	if wasFriend {
-		s.unfriended(ctx, me(c), other)
+		s.unfriended(ctx, me(c), other, true)
 	}
 	infos, err := s.basicInfos(ctx, []types.PID{other})
 	if err != nil {
@@ -292,12 +319,27 @@ func (h v2) GetBasicInfo(ctx context.Context, c *rmc.Call, pids []types.PID) ([]
 	return out, nil
 }
 
-// DeletePersistentNotification: this server keeps no persistent
-// notifications (it never sends any), so deleting one is
-// FPD::NotificationNotFound; an empty list succeeds.
+// DeletePersistentNotification deletes the caller's notifications named by
+// their unk1 (the id UpdateAndGetAllInformation gave). A list none of which
+// is the caller's is FPD::NotificationNotFound; one that is partly deleted
+// already succeeds (a console repeating a call whose answer it lost).
 func (h v2) DeletePersistentNotification(ctx context.Context, c *rmc.Call, ns []fp.PersistentNotification) error {
-	if len(ns) > 0 {
-		return fmt.Errorf("%w: this server keeps no persistent notifications", types.FPDNotificationNotFound)
+	if err := checkList("notification list", len(ns)); err != nil {
+		return err
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	ids := make([]uint64, len(ns))
+	for i, n := range ns {
+		ids[i] = n.Unk1
+	}
+	n, err := h.s.Store.DeleteNotifications(ctx, me(c), ids)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: none of %d notifications is PID %d's", types.FPDNotificationNotFound, len(ids), me(c))
 	}
 	return nil
 }

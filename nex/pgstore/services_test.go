@@ -12,6 +12,7 @@ import (
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games/smm"
+	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -59,6 +60,9 @@ func TestServiceSuites(t *testing.T) {
 	})
 	t.Run("smm", func(t *testing.T) {
 		storetest.SMM(t, func(t *testing.T) smm.Store { return openFresh(t, srv).SMM() })
+	})
+	t.Run("ssb4", func(t *testing.T) {
+		storetest.SSB4(t, func(t *testing.T) ssb4.Store { return openFresh(t, srv).SSB4() })
 	})
 	t.Run("datastore quota, two nodes", func(t *testing.T) {
 		storetest.DataStoreQuotaConcurrent(t, func(t *testing.T) (storetest.QuotaDataStore, storetest.QuotaDataStore) {

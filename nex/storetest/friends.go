@@ -260,6 +260,49 @@ func Friends(t *testing.T, open func(t *testing.T) friends.Store) {
 		}
 	})
 
+	t.Run("persistent notifications", func(t *testing.T) {
+		s := open(t)
+		var ids []uint64
+		for i := range 4 {
+			n, err := s.AddNotification(ctx, friends.Notification{PID: 7, Type: 27, From: types.PID(100 + i), Text: "hi", At: t0.Add(time.Duration(i) * time.Hour)}, 3)
+			must(t, err)
+			if n.ID == 0 || (len(ids) > 0 && n.ID <= ids[len(ids)-1]) {
+				t.Fatalf("notification id %d after %v", n.ID, ids)
+			}
+			ids = append(ids, n.ID)
+		}
+		_, err := s.AddNotification(ctx, friends.Notification{PID: 8, Type: 30, From: 7, At: t0}, 3)
+		must(t, err)
+		ns, err := s.Notifications(ctx, 7)
+		must(t, err)
+		// The oldest of four went: three are kept, oldest first.
+		if len(ns) != 3 || ns[0].ID != ids[1] || ns[0].From != 101 || ns[2].From != 103 || ns[0].Type != 27 || ns[0].Text != "hi" ||
+			!ns[0].At.Equal(t0.Add(time.Hour)) || ns[0].PID != 7 {
+			t.Fatalf("Notifications: %+v", ns)
+		}
+		// Another player's id is not deleted; an unknown one neither.
+		other, _ := s.Notifications(ctx, 8)
+		n, err := s.DeleteNotifications(ctx, 7, []uint64{ids[1], other[0].ID, 1 << 40})
+		must(t, err)
+		if n != 1 {
+			t.Fatalf("DeleteNotifications deleted %d, want 1", n)
+		}
+		if other, _ := s.Notifications(ctx, 8); len(other) != 1 {
+			t.Fatalf("another player's notification was deleted: %+v", other)
+		}
+		gone, err := s.ExpireNotifications(ctx, t0.Add(3*time.Hour))
+		must(t, err)
+		if gone != 2 { // PID 7's of t0+2h and PID 8's of t0
+			t.Fatalf("ExpireNotifications deleted %d, want 2", gone)
+		}
+		if ns, _ := s.Notifications(ctx, 7); len(ns) != 1 || ns[0].ID != ids[3] {
+			t.Fatalf("after expiry: %+v", ns)
+		}
+		if _, err := s.AddNotification(ctx, friends.Notification{PID: 7}, 0); err == nil {
+			t.Fatal("AddNotification keeping 0 succeeded")
+		}
+	})
+
 	t.Run("concurrent accepts keep the limit", func(t *testing.T) {
 		s := open(t)
 		l := friends.Limits{MaxFriends: 3}

@@ -13,12 +13,14 @@ import (
 // library several games use, not to one game: name them (Config.Variant, decode
 // --variant eagle).
 var gameVariants = map[string]string{
-	"mario kart 8":        "mk8",
-	"mario kart 8 deluxe": "mk8d",
-	"super mario maker":   "smm",
-	"super mario maker 2": "smm2",
-	"monster hunter xx":   "mhxx",
-	"miitopia":            "miitopia3ds",
+	"mario kart 8":                       "mk8",
+	"mario kart 8 deluxe":                "mk8d",
+	"super mario maker":                  "smm",
+	"super mario maker 2":                "smm2",
+	"monster hunter xx":                  "mhxx",
+	"miitopia":                           "miitopia3ds",
+	"super smash bros.":                  "ssb4",
+	"super smash bros. for nintendo 3ds": "ssb4",
 }
 
 // GameVariant returns the variant suffix of a game named as the nex/games table
