@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/messagedelivery"
+	"github.com/gamewire/gamewire/nex/ranking/legacy"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -14,6 +15,10 @@ const (
 	// VariantStorageManager: Storage Manager in place of Utility on 110
 	// (Mario Kart 7, Puyo Puyo!! 20th Anniversary).
 	VariantStorageManager = "Storage Manager"
+	// VariantRankingLegacy: the legacy Ranking methods (nex/ranking/legacy)
+	// ahead of Ranking's on 112 (Puyo Puyo!! 20th Anniversary), when Ranking
+	// is set.
+	VariantRankingLegacy = "Ranking (legacy)"
 )
 
 // hasVariant reports whether Variants names v.
@@ -25,8 +30,12 @@ func (s *Server) hasVariant(v string) bool {
 // nex/games use beyond matchmaking, Ranking and DataStore (docs/games.md):
 // MessageDelivery (27) when Messages is set, Utility (110) when Utility is
 // set and the game's variants do not put Storage Manager on its id, Storage
-// Manager (110) when StorageManager is set and they do.
+// Manager (110) when StorageManager is set and they do, and the legacy
+// Ranking methods (112) when Ranking is set and they name it.
 func (s *Server) startTitleServices() {
+	if s.Ranking != nil && s.hasVariant(VariantRankingLegacy) {
+		(&legacy.Server{Ranking: s.Ranking}).Register(s.Mux)
+	}
 	if s.Utility != nil && !s.hasVariant(VariantStorageManager) {
 		s.Utility.Register(s.Mux)
 	}

@@ -29,15 +29,20 @@ import (
 // complete), its meta read, its body fetched from the download URL, and a
 // missing object refused with DataStore::NotFound.
 //
-// Three settings: NEX 3.5 on both ends, NEX 3.4 on both ends (no structure
-// headers; the server's version set once, nex.Server.NEXVersion), and gamewire's default (no version
-// given: revision 1 of RankingRankData with updateTime, as structure headers
-// allow) against NintendoClients configured for NEX 4.0, which reads it.
+// Five settings, the server's version set once (nex.Server.NEXVersion, as
+// serve --nex-version does) and NintendoClients configured for the same: NEX
+// 3.4 (no structure headers), 3.5, 3.6 and 3.9 (RankingRankData revision 1
+// with updateTime, nintendo-wiki's gate, which NintendoClients skips before
+// NEX 4) and 4.0 (which reads it). Before the Ranking service moved to the
+// generated code the last case ran gamewire's default (no version: revision 1
+// whenever structure headers are on) against the NEX 4.0 client; an
+// unconfigured server is now NEX 3.5 for every service (docs/nex.md).
 func TestNintendoClientsRankingAndDataStore(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		server, client int
-	}{{"nex-3.5", 30500, 30500}, {"nex-3.4", 30400, 30400}, {"default-server-nex-4.0-client", 0, 40000}} {
+	}{{"nex-3.5", 30500, 30500}, {"nex-3.4", 30400, 30400}, {"nex-3.6", 30600, 30600}, {"nex-3.9", 30900, 30900},
+		{"nex-4.0", 40000, 40000}} {
 		t.Run(tc.name, func(t *testing.T) { testRankingAndDataStore(t, tc.server, tc.client) })
 	}
 }
@@ -76,14 +81,23 @@ func testRankingAndDataStore(t *testing.T, serverVersion, clientVersion int) {
 	if err != nil {
 		t.Fatalf("NintendoClients services driver failed: %v\nstderr:\n%s", err, stderr.String())
 	}
+	checkServicesSteps(t, &stdout, &stderr, "100")
+}
+
+// checkServicesSteps checks nc_services.py's steps for a player of PID pid:
+// the score and common data read back, the unknown category and the missing
+// object refused, the DataStore object posted and read back whole, and no
+// NintendoClients warning.
+func checkServicesSteps(t *testing.T, stdout, stderr *bytes.Buffer, pid string) {
+	t.Helper()
 	out := steps(strings.Split(strings.TrimSpace(stdout.String()), "\n"))
 	for name, want := range map[string]string{
-		"ranking-entry":            "rank=1 pid=100 score=4321 param=99 groups=1,2 category=7",
+		"ranking-entry":            "rank=1 pid=" + pid + " score=4321 param=99 groups=1,2 category=7",
 		"ranking-total":            "total=1",
 		"ranking-common-data":      "data=mii-data",
 		"ranking-unknown-category": "error=Ranking::NotFound",
 		"datastore-upload":         "status=204",
-		"datastore-meta":           "owner=100 size=111 name=nc-object data_type=5 tags=nc meta_binary=meta",
+		"datastore-meta":           "owner=" + pid + " size=111 name=nc-object data_type=5 tags=nc meta_binary=meta",
 		"datastore-download":       "size=111",
 		"datastore-missing":        "error=DataStore::NotFound",
 	} {
@@ -98,4 +112,33 @@ func testRankingAndDataStore(t *testing.T, serverVersion, clientVersion int) {
 	if strings.Contains(stderr.String(), "WARNING") {
 		t.Errorf("NintendoClients warned:\n%s", stderr.String())
 	}
+}
+
+// TestNintendoClientsRankingServeNEX34 is issue 22's done-when for Ranking:
+// the `gamewire serve --nex-version 30400` binary (its defaults otherwise:
+// NEX V1, the SQLite store, Ranking and DataStore) serves NintendoClients'
+// RankingClient configured for NEX 3.4 (no structure headers) as it serves
+// 3.5-3.9 ones: a score uploaded and read back with its rank, groups and
+// param, common data, an unknown category refused (nc_services.py, whose
+// DataStore steps run too).
+func TestNintendoClientsRankingServeNEX34(t *testing.T) {
+	dir, python := env(t)
+	bin := buildGamewire(t)
+	port := freeServePorts(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer startServe(t, ctx, bin, "serve", "--data", t.TempDir(), "--listen", "127.0.0.1:"+strconv.Itoa(port),
+		"--access-key", "3d37fbdb", "--nex-version", "30400")()
+	waitTCP(t, port+2)
+	cmd := pyCmd(ctx, dir, python, "nc_services.py", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--access-key", "3d37fbdb",
+		"--timeout", "50", "--nex-version", "30400")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("NintendoClients:\n%s", stdout.String())
+	if err != nil {
+		t.Fatalf("NintendoClients services driver failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	// serve's guest account, PID 100.
+	checkServicesSteps(t, &stdout, &stderr, "100")
 }

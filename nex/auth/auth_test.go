@@ -247,9 +247,31 @@ func TestValidateWithParam(t *testing.T) {
 	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.RendezVousInvalidUsername {
 		t.Fatalf("unknown user: %v", resp.Result)
 	}
+	// Before NEX 4, method 6 is LoginWithContext, whose login data is
+	// undocumented: refused plainly.
 	srv.Options.NEX4 = false
-	if resp := call(t, srv, s, 6, nil); resp.Result != types.CoreNotImplemented {
+	if resp := call(t, srv, types.Settings{StructureHeader: true, Version: 30600}, 6, nil); resp.Result != types.CoreNotImplemented {
 		t.Fatalf("LoginWithContext: %v", resp.Result)
+	}
+}
+
+// TestValidateWithParamByVersion: a 3DS connection at NEX 4.4 (Monster Hunter
+// XX: 4-byte PIDs, serve --game setting the version) logs in with method 6 as
+// ValidateAndRequestTicketWithParam without Options.NEX4.
+func TestValidateWithParamByVersion(t *testing.T) {
+	s := types.Settings{StructureHeader: true, Version: 40400}
+	srv := testServer(s)
+	p := ValidateParam{PlatformType: 1, UserName: "guest", ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)},
+		APIVersionGeneral: 40400}
+	params, err := p.Append(nil, s, srv.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params)
+	r := types.NewReader(resp.Data, s)
+	v := ReadValidateResult(&r, "result", srv.Options)
+	if err := r.Done(); err != nil || v.SourcePID != PIDGuest || len(v.Ticket) == 0 {
+		t.Fatalf("%+v %v", v, err)
 	}
 }
 
@@ -363,9 +385,59 @@ func TestTokenLogin(t *testing.T) {
 	if r.Done() != nil || len(v.SourceKey) != 32 || v.SourcePID != 1000 {
 		t.Fatalf("WithParam token login: %+v %v", v, r.Err())
 	}
-	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4}).Holder(s)
+	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4, HasV3Fields: true}).Holder(s)
 	params, _ = p.Append(nil, s, srv.Options)
 	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.AuthenticationValidationFailed {
 		t.Fatalf("WithParam bad token: %v", resp.Result)
+	}
+}
+
+// TestValidateCrossplayRoundTrip: with Options.Crossplay the param and result
+// carry the platform fields (Authentication_Crossplay's structures) and read
+// back; without, they are not on the wire.
+func TestValidateCrossplayRoundTrip(t *testing.T) {
+	s := types.Settings{PIDSize: 8, StructureHeader: true, Version: 40601}
+	h, err := (&AuthenticationInfo{Token: "t", NGSVersion: 4, HasV3Fields: true, TokenType: 2}).Holder(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ValidateParam{PlatformType: 3, UserName: "1000", ExtraData: h, APIVersionGeneral: 40601, APIVersionCustom: 7, PlatformTypeForPlatformPID: 1}
+	res := ValidateResult{SourcePID: 1 << 40, Ticket: []byte{1, 2}, ReturnMsg: "b", SourceKey: "k", PlatformPID: 1000}
+	var sizes [2]int
+	for i, o := range []Options{{NEX4: true}, {NEX4: true, Crossplay: true}} {
+		b, err := p.Append(nil, s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[i] = len(b)
+		r := types.NewReader(b, s)
+		got := ReadValidateParam(&r, "param", o)
+		want := p
+		if !o.Crossplay {
+			want.PlatformTypeForPlatformPID = 0
+		}
+		if err := r.Done(); err != nil || got.UserName != want.UserName || got.PlatformTypeForPlatformPID != want.PlatformTypeForPlatformPID ||
+			got.ExtraData.TypeName != AuthenticationInfoName || !bytes.Equal(got.ExtraData.Data, h.Data) || got.APIVersionCustom != 7 {
+			t.Fatalf("%+v: param %+v %v", o, got, err)
+		}
+		if info, err := ParseAuthenticationInfo(got.ExtraData, s); err != nil || info.Token != "t" || info.TokenType != 2 {
+			t.Fatalf("%+v: extra data %+v %v", o, info, err)
+		}
+		b, err = res.Append(nil, s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = types.NewReader(b, s)
+		gr := ReadValidateResult(&r, "result", o)
+		wantPID := types.PID(1000)
+		if !o.Crossplay {
+			wantPID = 0
+		}
+		if err := r.Done(); err != nil || gr.SourcePID != res.SourcePID || gr.PlatformPID != wantPID || gr.SourceKey != "k" {
+			t.Fatalf("%+v: result %+v %v", o, gr, err)
+		}
+	}
+	if sizes[1] != sizes[0]+1 {
+		t.Fatalf("crossplay param %d bytes, plain %d", sizes[1], sizes[0])
 	}
 }

@@ -11,6 +11,8 @@ package auth
 import (
 	"fmt"
 
+	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
+	crossproto "github.com/gamewire/gamewire/nex/protocols/authenticationcrossplay"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -38,7 +40,8 @@ const (
 // Options are the protocol revisions that change the bytes of its messages.
 type Options struct {
 	// NEX4 adds pSourceKey to the LoginEx and RequestTicket responses and makes
-	// method 6 ValidateAndRequestTicketWithParam.
+	// method 6 ValidateAndRequestTicketWithParam, for every connection; a
+	// connection whose NEX version is 4.0 or later gets this without it.
 	NEX4 bool
 	// Crossplay adds the platform type fields of games with crossplay between
 	// Switch and 3DS / Wii U (RequestTicket's platformType, the Param's
@@ -155,10 +158,14 @@ func ReadTicketRequest(r *types.Reader, o Options) TicketRequest {
 }
 
 // AuthenticationInfo is the AuthenticationInfo structure (a Data) LoginEx carries
-// in its AnyDataHolder. NEX 3.0 added TokenType and ServerVersion.
+// in its AnyDataHolder; its codec is the generated one (nex/protocols/authentication).
+// NEX 3.0 added TokenType and ServerVersion.
 type AuthenticationInfo struct {
-	Token         string // m_authToken
-	NGSVersion    uint32 // m_ngsVersion (NEX major version)
+	Token      string // m_authToken
+	NGSVersion uint32 // m_ngsVersion (NEX major version)
+	// HasV3Fields: TokenType and ServerVersion are on the wire (NEX 3.0 and
+	// later). Holder writes them when set; ParseAuthenticationInfo reads them
+	// when the connection's NEX version has them.
 	HasV3Fields   bool
 	TokenType     uint8  // m_authTokenType: 0 NASC, 1 NNAS, 2 Switch
 	ServerVersion uint32 // m_serverVersion
@@ -167,43 +174,63 @@ type AuthenticationInfo struct {
 // AuthenticationInfoName is the class name in the AnyDataHolder.
 const AuthenticationInfoName = "AuthenticationInfo"
 
-// Holder wraps a in an AnyDataHolder: the Data level, then its own.
+// v3Version is the NEX version from which AuthenticationInfo has its NEX 3
+// fields; nex2Version one before it.
+const (
+	v3Version   types.Version = 30000
+	nex2Version types.Version = 20000
+)
+
+// Holder wraps a in an AnyDataHolder: the Data level, then its own, written at
+// s with the NEX 3 fields exactly when HasV3Fields is set.
 func (a *AuthenticationInfo) Holder(s types.Settings) (types.AnyDataHolder, error) {
-	w := types.NewWriter(types.AppendData(nil, s), s)
-	m := w.BeginStructure(0)
-	w.String(a.Token)
-	w.U32(a.NGSVersion)
-	if a.HasV3Fields {
-		w.U8(a.TokenType)
-		w.U32(a.ServerVersion)
+	switch v := s.NEXVersion(); {
+	case a.HasV3Fields && v < v3Version:
+		s.Version = v3Version
+	case !a.HasV3Fields && v >= v3Version:
+		s.Version = nex2Version
 	}
-	w.EndStructure(m)
+	w := types.NewWriter(nil, s)
+	(&authproto.AuthenticationInfo{Token: a.Token, NgsVersion: a.NGSVersion, TokenType: a.TokenType, ServerVersion: a.ServerVersion}).Append(&w)
 	data, err := w.Bytes()
 	return types.AnyDataHolder{TypeName: AuthenticationInfoName, Data: data}, err
 }
 
 // ParseAuthenticationInfo decodes the data of an AnyDataHolder named
-// AuthenticationInfo. The NEX 3 fields are read when bytes remain for them.
+// AuthenticationInfo at the connection's settings: the NEX 3 fields are read
+// when its NEX version (types.Settings.NEXVersion) is 3.0 or later. A login
+// comes before the server knows much of its client, so when the data does not
+// decode at that version it is read in the other layout (NEX 2's without the
+// NEX 3 fields, or NEX 3's with them) and accepted when that one decodes to
+// its end; the error names the connection's version's layout otherwise.
 func ParseAuthenticationInfo(h types.AnyDataHolder, s types.Settings) (AuthenticationInfo, error) {
 	if h.TypeName != AuthenticationInfoName {
 		return AuthenticationInfo{}, fmt.Errorf("extra data is %q, want %s", h.TypeName, AuthenticationInfoName)
 	}
-	r := types.NewReader(h.Data, s)
-	var a AuthenticationInfo
-	r.ReadData("Data")
-	m := r.EnterStructure("AuthenticationInfo")
-	a.Token = r.String("m_authToken")
-	a.NGSVersion = r.U32("m_ngsVersion")
-	if r.Err() == nil && r.Remaining() >= 5 {
-		a.HasV3Fields = true
-		a.TokenType = r.U8("m_authTokenType")
-		a.ServerVersion = r.U32("m_serverVersion")
+	a, err := parseAuthenticationInfo(h.Data, s)
+	if err == nil {
+		return a, nil
 	}
-	r.LeaveStructure(m)
+	other := s
+	other.Version = v3Version
+	if s.NEXVersion() >= v3Version {
+		other.Version = nex2Version
+	}
+	if a, oerr := parseAuthenticationInfo(h.Data, other); oerr == nil {
+		return a, nil
+	}
+	return AuthenticationInfo{}, err
+}
+
+func parseAuthenticationInfo(b []byte, s types.Settings) (AuthenticationInfo, error) {
+	r := types.NewReader(b, s)
+	var v authproto.AuthenticationInfo
+	v.Read(&r, AuthenticationInfoName)
 	if err := r.Done(); err != nil {
 		return AuthenticationInfo{}, fmt.Errorf("AuthenticationInfo: %w", err)
 	}
-	return a, nil
+	return AuthenticationInfo{Token: v.Token, NGSVersion: v.NgsVersion, HasV3Fields: s.NEXVersion() >= v3Version,
+		TokenType: v.TokenType, ServerVersion: v.ServerVersion}, nil
 }
 
 // ValidateParam is the ValidateAndRequestTicketParam structure (NEX 4.4+).
@@ -217,38 +244,49 @@ type ValidateParam struct {
 	PlatformTypeForPlatformPID uint8 // only with Options.Crossplay
 }
 
-// Append appends p as a structure.
+// Append appends p as a structure (the generated
+// ValidateAndRequestTicketParam, or with Options.Crossplay
+// ValidateAndRequestTicketParamCrossplay).
 func (p *ValidateParam) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
 	w := types.NewWriter(b, s)
-	m := w.BeginStructure(0)
-	w.U32(p.PlatformType)
-	w.String(p.UserName)
-	w.AnyDataHolder(p.ExtraData)
-	w.Bool(p.IgnoreAPIVersionCheck)
-	w.U32(p.APIVersionGeneral)
-	w.U32(p.APIVersionCustom)
+	data := types.AnyData{Raw: p.ExtraData}
 	if o.Crossplay {
-		w.U8(p.PlatformTypeForPlatformPID)
+		(&crossproto.ValidateAndRequestTicketParamCrossplay{Platform: p.PlatformType, Username: p.UserName, Data: data,
+			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom,
+			PlatformTypeForPlatformPID: p.PlatformTypeForPlatformPID}).Append(&w)
+	} else {
+		(&authproto.ValidateAndRequestTicketParam{Platform: p.PlatformType, Username: p.UserName, Data: data,
+			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom}).Append(&w)
 	}
-	w.EndStructure(m)
 	return w.Bytes()
 }
 
 // ReadValidateParam reads a ValidateAndRequestTicketParam.
 func ReadValidateParam(r *types.Reader, field string, o Options) ValidateParam {
-	var p ValidateParam
-	m := r.EnterStructure(field)
-	p.PlatformType = r.U32("platformType")
-	p.UserName = r.String("userName")
-	p.ExtraData = r.AnyDataHolder("extraData")
-	p.IgnoreAPIVersionCheck = r.Bool("ignoreApiVersionCheck")
-	p.APIVersionGeneral = r.U32("apiVersionGeneral")
-	p.APIVersionCustom = r.U32("apiVersionCustom")
 	if o.Crossplay {
-		p.PlatformTypeForPlatformPID = r.U8("platformTypeForPlatformPid")
+		var v crossproto.ValidateAndRequestTicketParamCrossplay
+		v.Read(r, field)
+		return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
+			IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion,
+			PlatformTypeForPlatformPID: v.PlatformTypeForPlatformPID}
 	}
-	r.LeaveStructure(m)
-	return p
+	var v authproto.ValidateAndRequestTicketParam
+	v.Read(r, field)
+	return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
+		IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion}
+}
+
+// RawHolder is a decoded AnyData as the raw holder: its object encoded again at
+// s (the bytes it was read from at those settings), or the raw holder kept for
+// a class nobody registered.
+func RawHolder(a types.AnyData, s types.Settings) types.AnyDataHolder {
+	if a.Object == nil {
+		return a.Raw
+	}
+	w := types.NewWriter(nil, s)
+	a.Object.Append(&w)
+	b, _ := w.Bytes()
+	return types.AnyDataHolder{TypeName: a.Object.ClassName(), Data: b}
 }
 
 // ValidateResult is the ValidateAndRequestTicketResult structure.
@@ -262,36 +300,31 @@ type ValidateResult struct {
 	PlatformPID    types.PID // only with Options.Crossplay
 }
 
-// Append appends v as a structure.
+// Append appends v as a structure (the generated
+// ValidateAndRequestTicketResult, or with Options.Crossplay
+// ValidateAndRequestTicketResultCrossplay).
 func (v *ValidateResult) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
 	w := types.NewWriter(b, s)
-	m := w.BeginStructure(0)
-	w.PID(v.SourcePID)
-	w.Buffer(v.Ticket)
-	w.StationURL(v.ServiceNodeURL)
-	w.DateTime(v.CurrentUTCTime)
-	w.String(v.ReturnMsg)
-	w.String(v.SourceKey)
 	if o.Crossplay {
-		w.PID(v.PlatformPID)
+		(&crossproto.ValidateAndRequestTicketResultCrossplay{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
+			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}).Append(&w)
+	} else {
+		(&authproto.ValidateAndRequestTicketResult{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
+			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey}).Append(&w)
 	}
-	w.EndStructure(m)
 	return w.Bytes()
 }
 
 // ReadValidateResult reads a ValidateAndRequestTicketResult.
 func ReadValidateResult(r *types.Reader, field string, o Options) ValidateResult {
-	var v ValidateResult
-	m := r.EnterStructure(field)
-	v.SourcePID = r.PID("sourcePid")
-	v.Ticket = r.Buffer("bufResponse")
-	v.ServiceNodeURL = r.StationURL("serviceNodeUrl")
-	v.CurrentUTCTime = r.DateTime("currentUtcTime")
-	v.ReturnMsg = r.String("returnMsg")
-	v.SourceKey = r.String("sourceKey")
 	if o.Crossplay {
-		v.PlatformPID = r.PID("platformPid")
+		var v crossproto.ValidateAndRequestTicketResultCrossplay
+		v.Read(r, field)
+		return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
+			ReturnMsg: v.ServerName, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}
 	}
-	r.LeaveStructure(m)
-	return v
+	var v authproto.ValidateAndRequestTicketResult
+	v.Read(r, field)
+	return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
+		ReturnMsg: v.ServerName, SourceKey: v.SourceKey}
 }

@@ -88,6 +88,16 @@ type Server struct {
 	Logger *slog.Logger
 }
 
+// nex4 reports whether a connection speaks NEX 4's Ticket Granting (source
+// keys, method 6 as ValidateAndRequestTicketWithParam): Options.NEX4, or a
+// connection whose NEX version (types.Settings.NEXVersion, serve's
+// --nex-version or --game) is 4.0 or later. Monster Hunter XX (3DS, NEX 4.4)
+// logs in with method 6 that way; Pretendo Network's table calls it
+// LoginWithContext, its server answers it as ValidateAndRequestTicketWithParam.
+func (s *Server) nex4(st types.Settings) bool {
+	return s.Options.NEX4 || st.NEXVersion() >= types.Version4
+}
+
 func (s *Server) securePID() types.PID {
 	if s.SecurePID == 0 {
 		return PIDQuazalRendezVous
@@ -137,7 +147,8 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		if err == nil {
 			sent = &info
 		}
-		return s.login(ctx, c, out, name, res, s.Options.NEX4, sent, err == nil && s.ValidateToken != nil && s.Options.NEX4)
+		nex4 := s.nex4(c.Peer.Settings)
+		return s.login(ctx, c, out, name, res, nex4, sent, err == nil && s.ValidateToken != nil && nex4)
 	case MethodRequestTicket:
 		req := ReadTicketRequest(&r, s.Options)
 		if err := r.Done(); err != nil {
@@ -169,7 +180,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		}
 		return types.AppendString(out, name)
 	case MethodValidateAndRequestTicketWithParam:
-		if !s.Options.NEX4 {
+		if !s.nex4(c.Peer.Settings) {
 			// LoginWithContext's loginData is undocumented; refuse it plainly.
 			return out, types.CoreNotImplemented
 		}
@@ -375,7 +386,7 @@ func (s *Server) requestTicket(ctx context.Context, c *rmc.Call, out []byte, req
 		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex ticket request", slog.Uint64("source", uint64(req.Source)),
 			slog.Uint64("target", uint64(req.Target)), slog.String("result", resp.Result.String()))
 	}
-	return resp.Append(out, c.Peer.Settings, s.Options.NEX4)
+	return resp.Append(out, c.Peer.Settings, s.nex4(c.Peer.Settings))
 }
 
 // validateWithParam answers ValidateAndRequestTicketWithParam. That method has no

@@ -57,6 +57,8 @@ var (
 		"datastore.DataStoreChangeMetaParam":    true, // revision 1's persistence_target
 		"datastore.DataStorePrepareUpdateParam": true, // NEX 3.5's extra_data
 		"messaging.UserMessage":                 true, // the recipient id and type before NEX 4
+		"ranking.RankingRankData":               true, // update_time as revision 1 from NEX 3.6
+		"authentication.AuthenticationInfo":     true, // token_type and server_version from NEX 3.0
 		// revisions 1-3 at NEX 3.6-3.8 (the lead's gate decision, docs/nex.md
 		// "Disputed gates")
 		"matchmaking.MatchmakeSessionSearchCriteria": true,

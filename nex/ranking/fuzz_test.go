@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	rk "github.com/gamewire/gamewire/nex/protocols/ranking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -13,13 +14,13 @@ import (
 // must get an answer (a result code or data), never a panic.
 func FuzzServeRMC(f *testing.F) {
 	w := types.NewWriter(nil, types.Settings{StructureHeader: true})
-	ranking.ScoreData{Category: 1, Score: 5, Groups: []byte{1, 2}, Param: 9}.Append(&w)
+	(&rk.RankingScoreData{Category: 1, Score: 5, Groups: []byte{1, 2}, Param: 9}).Append(&w)
 	w.U64(0)
 	f.Add(uint8(ranking.MethodUploadScore), true, w.B)
 	w = types.NewWriter(nil, types.Settings{})
 	w.U8(0)
 	w.U32(1)
-	ranking.OrderParam{GroupIndex: ranking.NoGroup, Length: 10}.Append(&w)
+	(&rk.RankingOrderParam{GroupIndex: ranking.NoGroup, Count: 10}).Append(&w)
 	w.U64(0)
 	w.PID(1000)
 	f.Add(uint8(ranking.MethodGetRanking), false, w.B)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/friends"
+	rk "github.com/gamewire/gamewire/nex/protocols/ranking"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -115,8 +116,11 @@ type Server struct {
 	// default DefaultMaxCommonData.
 	MaxCommonData int
 	// NEXVersion is the game's NEX version as major*10000+minor*100+patch
-	// (30600 for 3.6.0): RankingRankData carries updateTime from 3.6.0 on. 0
-	// writes it exactly when the connection has structure headers.
+	// (30600 for 3.6.0) for connections whose settings carry none
+	// (types.Settings.Version, which serve sets for every connection):
+	// RankingRankData carries updateTime (revision 1) from 3.6.0 on. With
+	// neither, the version is what the settings imply (3.5 with structure
+	// headers, types.Settings.NEXVersion): no updateTime.
 	NEXVersion int
 	// Friends, when set, answers the friends ranking mode
 	// (ModeFriendsAroundSelf) from the players' friend lists (nex/friends);
@@ -204,168 +208,19 @@ func (s *Server) categoryForUpload(ctx context.Context, sd ScoreData) (Category,
 	return s.category(ctx, sd.Category)
 }
 
-func (s *Server) withTime(st types.Settings) bool {
-	if s.NEXVersion != 0 {
-		return s.NEXVersion >= 30600
-	}
-	return st.StructureHeader
-}
-
-// ServeRMC implements rmc.Handler.
+// ServeRMC implements rmc.Handler: the generated dispatcher
+// (nex/protocols/ranking) decodes the call at the connection's NEX version and
+// runs the Server's method (handler.go); failures are mapped by Result.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	if err := s.Init(ctx); err != nil {
+	c, err := s.PrepareCall(ctx, c)
+	if err != nil {
 		return out, err
 	}
-	if c.Peer.PID == 0 {
-		return out, types.RendezVousNotAuthenticated
-	}
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	me := c.Peer.PID
-	var err error
-	switch c.Method {
-	case MethodUploadScore:
-		sd := ReadScoreData(&r, "scoreData")
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			err = s.uploadScore(ctx, me, uid, sd)
-		}
-	case MethodDeleteScore:
-		cat, uid := r.U32("category"), r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			err = s.deleteScore(ctx, me, uid, cat)
-		}
-	case MethodDeleteAllScores:
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			_, err = s.Store.DeleteAllScores(ctx, me, uid)
-		}
-	case MethodUploadCommonData:
-		data, uid := r.Buffer("commonData"), r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			err = s.uploadCommonData(ctx, me, uid, data)
-		}
-	case MethodDeleteCommonData:
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			var ok bool
-			if ok, err = s.Store.DeleteCommonData(ctx, me, uid); err == nil && !ok {
-				err = fmt.Errorf("%w: no common data for unique id %d", types.RankingNotFound, uid)
-			}
-		}
-	case MethodGetCommonData:
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			var data []byte
-			if data, err = s.Store.CommonData(ctx, me, uid); err == nil {
-				w.Buffer(data)
-			}
-		}
-	case MethodChangeAttributes, MethodChangeAllAttributes:
-		var cat uint32
-		if c.Method == MethodChangeAttributes {
-			cat = r.U32("category")
-		}
-		p := ReadChangeAttributesParam(&r, "changeParam")
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			err = s.changeAttributes(ctx, me, uid, cat, c.Method == MethodChangeAllAttributes, p)
-		}
-	case MethodGetRanking:
-		mode, cat := r.U8("rankingMode"), r.U32("category")
-		op := ReadOrderParam(&r, "orderParam")
-		uid, pid := r.U64("uniqueId"), r.PID("principalId")
-		if err = done(&r); err == nil {
-			if pid == 0 {
-				pid = me
-			}
-			var res Result
-			if res, err = s.GetRanking(ctx, mode, cat, op, uid, pid); err == nil {
-				res.Append(&w, s.withTime(c.Peer.Settings))
-			}
-		}
-	case MethodGetApproxOrder:
-		cat := r.U32("category")
-		op := ReadOrderParam(&r, "orderParam")
-		score := r.U32("score")
-		_, _ = r.U64("uniqueId"), r.PID("principalId")
-		if err = done(&r); err == nil {
-			var order uint32
-			if order, err = s.approxOrder(ctx, cat, op, score); err == nil {
-				w.U32(order)
-			}
-		}
-	case MethodGetStats:
-		cat := r.U32("category")
-		op := ReadOrderParam(&r, "orderParam")
-		flags := r.U32("flags")
-		if err = done(&r); err == nil {
-			var st Stats
-			if st, err = s.stats(ctx, cat, op, flags); err == nil {
-				st.Append(&w)
-			}
-		}
-	case MethodGetRankingByPIDList, MethodGetRankingByUniqueIDList:
-		var pids []types.PID
-		var uids []uint64
-		if c.Method == MethodGetRankingByPIDList {
-			pids = types.ReadList(&r, "principalIdList", (*types.Reader).PID)
-		} else {
-			uids = types.ReadList(&r, "nexUniqueIdList", (*types.Reader).U64)
-		}
-		_ = r.U8("rankingMode")
-		cat := r.U32("category")
-		op := ReadOrderParam(&r, "orderParam")
-		uid := r.U64("uniqueId")
-		if err = done(&r); err == nil {
-			var res Result
-			if res, err = s.byList(ctx, cat, op, pids, uid, uids); err == nil {
-				res.Append(&w, s.withTime(c.Peer.Settings))
-			}
-		}
-	case MethodGetCachedTopXRanking:
-		cat := r.U32("category")
-		op := ReadOrderParam(&r, "orderParam")
-		if err = done(&r); err == nil {
-			var res CachedResult
-			if res, err = s.cachedTopX(ctx, cat, op); err == nil {
-				res.Append(&w, s.withTime(c.Peer.Settings))
-			}
-		}
-	case MethodGetCachedTopXRankings:
-		cats := types.ReadList(&r, "categories", (*types.Reader).U32)
-		ops := types.ReadList(&r, "orderParams", ReadOrderParam)
-		if err = done(&r); err == nil && len(cats) != len(ops) {
-			err = fmt.Errorf("%w: %d categories but %d order params", types.RankingInvalidArgument, len(cats), len(ops))
-		}
-		if err == nil {
-			res := make([]CachedResult, len(cats))
-			for i := range cats {
-				if res[i], err = s.cachedTopX(ctx, cats[i], ops[i]); err != nil {
-					break
-				}
-			}
-			if err == nil {
-				wt := s.withTime(c.Peer.Settings)
-				types.WriteList(&w, res, func(w *types.Writer, c CachedResult) { c.Append(w, wt) })
-			}
-		}
-	default:
-		return out, types.CoreNotImplemented
-	}
+	out, err = rk.ServeRanking(handler{s}, ctx, c, out)
 	if err != nil {
 		return out, s.result(ctx, c.Method, err)
 	}
-	return w.Bytes()
-}
-
-// done checks that the parameters were read to their end; a malformed request
-// is Ranking::InvalidArgument naming the field.
-func done(r *types.Reader) error {
-	if err := r.Done(); err != nil {
-		return fmt.Errorf("%w: %w", types.RankingInvalidArgument, err)
-	}
-	return nil
+	return out, nil
 }
 
 // result turns a failure into what the client is sent: Results as they are,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/accounts"
+	rk "github.com/gamewire/gamewire/nex/protocols/ranking"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -36,8 +37,31 @@ func newFixture(t testing.TB, dir string, cats []ranking.Category) *fixture {
 	return f
 }
 
+// client is pid's client on a NEX 3.6 connection (structure headers,
+// RankingRankData revision 1) or, without headers, a NEX 3.4 one.
 func (f *fixture) client(pid types.PID, header bool) *ranking.Client {
-	return &ranking.Client{C: &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: header}}}}
+	st := types.Settings{Version: 30400}
+	if header {
+		st = types.Settings{StructureHeader: true, Version: 30600}
+	}
+	return &ranking.Client{C: &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: pid, Settings: st}}}
+}
+
+// wireOrder is p as the generated RankingOrderParam, for raw calls.
+func wireOrder(p ranking.OrderParam) *rk.RankingOrderParam {
+	return &rk.RankingOrderParam{OrderCalc: p.OrderCalc, GroupIndex: p.GroupIndex, GroupNum: p.GroupNum, TimeScope: p.TimeScope, Offset: p.Offset, Count: p.Length}
+}
+
+// resultRows reads a RankingResult with the generated codec.
+func resultRows(t *testing.T, r *types.Reader) []row {
+	t.Helper()
+	var res rk.RankingResult
+	res.Read(r, "result")
+	out := make([]row, len(res.Data))
+	for i, d := range res.Data {
+		out[i] = row{d.PID, d.Rank, d.Score}
+	}
+	return out
 }
 
 func wantResult(t *testing.T, err error, want types.Result) {
@@ -212,9 +236,9 @@ func TestRankingListsCachedAndAttributes(t *testing.T) {
 		}
 	}
 	settings := types.Settings{}
-	read := func(data []byte) ranking.Result {
+	read := func(data []byte) []row {
 		r := types.NewReader(data, settings)
-		res := ranking.ReadResult(&r, "pResult", false)
+		res := resultRows(t, &r)
 		if err := r.Done(); err != nil {
 			t.Fatal(err)
 		}
@@ -224,35 +248,35 @@ func TestRankingListsCachedAndAttributes(t *testing.T) {
 		types.WriteList(w, []types.PID{1001, 1003, 4444}, (*types.Writer).PID)
 		w.U8(0)
 		w.U32(3)
-		top10.Append(w)
+		wireOrder(top10).Append(w)
 		w.U64(10010)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Only 1001's entry is under unique id 10010; 1003's is under 10030.
-	equalRows(t, "by PID list", rows(read(data)), row{1001, 3, 10})
+	equalRows(t, "by PID list", read(data), row{1001, 3, 10})
 	data, err = raw(f, 1001, ranking.MethodGetRankingByUniqueIDList, func(w *types.Writer) {
 		types.WriteList(w, []uint64{10010, 10030, 1}, (*types.Writer).U64)
 		w.U8(0)
 		w.U32(3)
-		top10.Append(w)
+		wireOrder(top10).Append(w)
 		w.U64(0)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalRows(t, "by unique id list", rows(read(data)), row{1003, 1, 30}, row{1001, 3, 10})
+	equalRows(t, "by unique id list", read(data), row{1003, 1, 30}, row{1001, 3, 10})
 
 	data, err = raw(f, 1001, ranking.MethodGetCachedTopXRankings, func(w *types.Writer) {
 		types.WriteList(w, []uint32{3, 3}, (*types.Writer).U32)
-		types.WriteList(w, []ranking.OrderParam{top10, {GroupIndex: ranking.NoGroup, Length: 1}}, func(w *types.Writer, p ranking.OrderParam) { p.Append(w) })
+		types.WriteList(w, []ranking.OrderParam{top10, {GroupIndex: ranking.NoGroup, Length: 1}}, func(w *types.Writer, p ranking.OrderParam) { wireOrder(p).Append(w) })
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := types.NewReader(data, settings)
-	cached := types.ReadList(&r, "pResults", func(r *types.Reader, f string) ranking.CachedResult { return ranking.ReadCachedResult(r, f, false) })
+	cached := types.ReadList(&r, "pResults", func(r *types.Reader, f string) (c rk.RankingCachedResult) { c.Read(r, f); return })
 	if err := r.Done(); err != nil || len(cached) != 2 || len(cached[0].Data) != 3 || len(cached[1].Data) != 1 ||
 		cached[1].MaxLength != 1 || cached[0].ExpiredTime.Time().Sub(cached[0].CreatedTime.Time()) != 5*time.Minute {
 		t.Fatalf("cached: %+v %v", cached, err)
@@ -261,13 +285,13 @@ func TestRankingListsCachedAndAttributes(t *testing.T) {
 	// ChangeAttributes: groups and param of one score, then param of all.
 	if _, err := raw(f, 1001, ranking.MethodChangeAttributes, func(w *types.Writer) {
 		w.U32(3)
-		ranking.ChangeAttributesParam{Flag: ranking.ChangeGroups | ranking.ChangeParam, Groups: []byte{4}, Param: 77}.Append(w)
+		(&rk.RankingChangeAttributesParam{Flags: ranking.ChangeGroups | ranking.ChangeParam, Groups: []byte{4}, Param: 77}).Append(w)
 		w.U64(10010)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw(f, 1001, ranking.MethodChangeAllAttributes, func(w *types.Writer) {
-		ranking.ChangeAttributesParam{Flag: ranking.ChangeParam, Param: 78}.Append(w)
+		(&rk.RankingChangeAttributesParam{Flags: ranking.ChangeParam, Param: 78}).Append(w)
 		w.U64(10010)
 	}); err != nil {
 		t.Fatal(err)
@@ -277,7 +301,7 @@ func TestRankingListsCachedAndAttributes(t *testing.T) {
 		t.Fatalf("after ChangeAttributes: %+v", d)
 	}
 	_, err = raw(f, 1002, ranking.MethodChangeAllAttributes, func(w *types.Writer) {
-		ranking.ChangeAttributesParam{Flag: ranking.ChangeParam}.Append(w)
+		(&rk.RankingChangeAttributesParam{Flags: ranking.ChangeParam}).Append(w)
 		w.U64(99)
 	})
 	wantResult(t, err, types.RankingNotFound)
@@ -416,4 +440,50 @@ func TestRankingQuota(t *testing.T) {
 	if err := me.UploadCommonData(ctx, []byte("mii2"), 2); err != nil {
 		t.Fatalf("replacing common data held: %v", err)
 	}
+}
+
+// TestClientCalls runs the Client's list, cached, attribute and delete calls
+// (the generated client and the package's conversions) against the Server.
+func TestClientCalls(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, t.TempDir(), nil)
+	for i, pid := range []types.PID{1001, 1002} {
+		if err := f.client(pid, true).UploadScore(ctx, ranking.ScoreData{Category: 5, Score: uint32(10 * (i + 1))}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	me := f.client(1001, true)
+	res, err := me.GetRankingByPIDList(ctx, []types.PID{1001, 1002}, 0, 5, top10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalRows(t, "by PID list", rows(res), row{1002, 1, 20}, row{1001, 2, 10})
+	if res.Data[0].UpdateTime == 0 {
+		t.Fatalf("no updateTime at NEX 3.6: %+v", res.Data[0])
+	}
+	if res, err = me.GetRankingByUniqueIDList(ctx, []uint64{0}, 0, 5, top10, 0); err != nil || len(res.Data) != 1 {
+		t.Fatalf("by unique id list: %+v %v", res, err)
+	}
+	if err := me.ChangeAttributes(ctx, 5, ranking.ChangeAttributesParam{Flag: ranking.ChangeParam, Param: 31}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := me.ChangeAllAttributes(ctx, ranking.ChangeAttributesParam{Flag: ranking.ChangeGroups, Groups: []byte{3}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := me.GetCachedTopXRanking(ctx, 5, top10)
+	if err != nil || len(cached.Data) != 2 || cached.MaxLength != 10 || cached.Data[1].Param != 31 || !bytes.Equal(cached.Data[1].Groups, []byte{3}) {
+		t.Fatalf("cached: %+v %v", cached, err)
+	}
+	if err := me.UploadCommonData(ctx, []byte("mii"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := me.DeleteCommonData(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, me.DeleteCommonData(ctx, 0), types.RankingNotFound)
+	if err := me.DeleteAllScores(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = me.GetRanking(ctx, ranking.ModeGlobal, 5, top10, 0, 0)
+	equalRows(t, "after DeleteAllScores", rows(res), row{1002, 1, 20})
 }

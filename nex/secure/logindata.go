@@ -3,6 +3,9 @@ package secure
 import (
 	"fmt"
 
+	"github.com/gamewire/gamewire/nex/auth"
+	friendsproto "github.com/gamewire/gamewire/nex/protocols/friends"
+	secureproto "github.com/gamewire/gamewire/nex/protocols/secure"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -29,31 +32,28 @@ type LoginData struct {
 
 // ParseLoginData reads the token out of hCustomData: NintendoLoginData,
 // AccountExtraInfo, or AuthenticationInfo (whose first field, after its Data
-// parent, is the token). Other classes are an error.
+// parent, is the token), with their generated codecs (nex/protocols/secure and
+// friends; auth.ParseAuthenticationInfo) at the connection's settings. Other classes are
+// an error.
 func ParseLoginData(h types.AnyDataHolder, s types.Settings) (LoginData, error) {
 	r := types.NewReader(h.Data, s)
 	d := LoginData{Class: h.TypeName}
 	switch h.TypeName {
 	case NintendoLoginDataName:
-		m := r.EnterStructure(h.TypeName)
-		d.Token = r.String("token")
-		r.LeaveStructure(m)
+		var v secureproto.NintendoLoginData
+		v.Read(&r, h.TypeName)
+		d.Token = v.Token
 	case AccountExtraInfoName:
-		m := r.EnterStructure(h.TypeName)
-		d.LocalFriendCode = r.U64("LocalFriendCode")
-		d.MoveCount = r.U32("MoveCount")
-		d.Token = r.String("NEXToken")
-		r.LeaveStructure(m)
+		var v friendsproto.AccountExtraInfo
+		v.Read(&r, h.TypeName)
+		d.LocalFriendCode, d.MoveCount, d.Token = v.LocalFriendCode, v.MoveCount, v.Token
 	case AuthenticationInfoName:
-		r.ReadData("Data")
-		m := r.EnterStructure(h.TypeName)
-		d.Token = r.String("m_authToken")
-		r.U32("m_ngsVersion")
-		if r.Err() == nil && r.Remaining() >= 5 {
-			r.U8("m_authTokenType")
-			r.U32("m_serverVersion")
+		a, err := auth.ParseAuthenticationInfo(h, s)
+		if err != nil {
+			return d, fmt.Errorf("secure: %w", err)
 		}
-		r.LeaveStructure(m)
+		d.Token = a.Token
+		return d, nil
 	default:
 		return d, fmt.Errorf("secure: login data of class %q, want %s, %s or %s", h.TypeName,
 			NintendoLoginDataName, AccountExtraInfoName, AuthenticationInfoName)
@@ -68,18 +68,14 @@ func ParseLoginData(h types.AnyDataHolder, s types.Settings) (LoginData, error) 
 // AccountExtraInfo), as a console sends it.
 func (d *LoginData) Holder(s types.Settings) (types.AnyDataHolder, error) {
 	w := types.NewWriter(nil, s)
-	m := w.BeginStructure(0)
 	switch d.Class {
 	case NintendoLoginDataName:
-		w.String(d.Token)
+		(&secureproto.NintendoLoginData{Token: d.Token}).Append(&w)
 	case AccountExtraInfoName:
-		w.U64(d.LocalFriendCode)
-		w.U32(d.MoveCount)
-		w.String(d.Token)
+		(&friendsproto.AccountExtraInfo{LocalFriendCode: d.LocalFriendCode, MoveCount: d.MoveCount, Token: d.Token}).Append(&w)
 	default:
 		return types.AnyDataHolder{}, fmt.Errorf("secure: cannot write login data of class %q", d.Class)
 	}
-	w.EndStructure(m)
 	b, err := w.Bytes()
 	return types.AnyDataHolder{TypeName: d.Class, Data: b}, err
 }

@@ -12,8 +12,6 @@ package secure
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -130,132 +128,12 @@ func copyStation(st *Station) Station {
 	return c
 }
 
-// ServeRMC implements rmc.Handler.
+// ServeRMC implements rmc.Handler: the generated dispatcher
+// (nex/protocols/secure) decodes the call at the connection's settings and
+// runs the Server's method (handler.go).
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	switch c.Method {
-	case MethodRegister, MethodRegisterEx:
-		urls := types.ReadList(&r, "vecMyURLs", (*types.Reader).StationURL)
-		var login types.AnyDataHolder
-		if c.Method == MethodRegisterEx {
-			login = r.AnyDataHolder("hCustomData")
-		}
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if c.Peer.PID == 0 {
-			return out, types.RendezVousNotAuthenticated
-		}
-		if s.CheckLogin != nil {
-			var sent *LoginData
-			if c.Method == MethodRegisterEx {
-				d, err := ParseLoginData(login, c.Peer.Settings)
-				if err != nil {
-					d = LoginData{Class: login.TypeName}
-				}
-				sent = &d
-			}
-			if err := s.CheckLogin(ctx, c.Peer.PID, sent); err != nil {
-				res := types.AuthenticationValidationFailed
-				if r := (types.Result(0)); errors.As(err, &r) && r.IsError() {
-					res = r
-				}
-				if s.Logger != nil {
-					s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex secure register refused", slog.Uint64("pid", uint64(c.Peer.PID)),
-						slog.String("result", res.String()), slog.String("error", err.Error()))
-				}
-				w.Result(res)
-				w.U32(0)
-				w.StationURL(types.StationURL{})
-				return w.Bytes()
-			}
-		}
-		st := s.register(c.Peer, urls, login)
-		s.changed(st.PID)
-		if s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex secure register", slog.Uint64("pid", uint64(st.PID)),
-				slog.Uint64("cid", uint64(st.ConnectionID)), slog.String("public", st.Public.String()))
-		}
-		w.Result(types.ResultSuccess)
-		w.U32(st.ConnectionID)
-		w.StationURL(st.Public)
-	case MethodRequestConnectionData, MethodRequestUrls:
-		cid := r.U32("cidTarget")
-		pid := r.U32("pidTarget")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		st, ok := s.Lookup(cid)
-		ok = ok && uint64(st.PID) == uint64(pid)
-		var urls []types.StationURL
-		if ok {
-			// The client's own urls (private), then the one the server saw
-			// (public), each naming the station (PID, RVCID) and the NAT
-			// properties it reported.
-			for _, u := range append(append([]types.StationURL(nil), st.URLs...), st.Public) {
-				if !u.IsZero() {
-					urls = append(urls, stationURL(&st, u))
-				}
-			}
-		}
-		w.Bool(ok)
-		if c.Method == MethodRequestUrls {
-			types.WriteList(&w, urls, (*types.Writer).StationURL)
-		} else {
-			types.WriteList(&w, urls, func(w *types.Writer, u types.StationURL) {
-				cd := secgen.ConnectionData{Station: u, ConnectionID: st.ConnectionID}
-				cd.Append(w)
-			})
-		}
-	case MethodTestConnectivity:
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-	case MethodUpdateURLs:
-		urls := types.ReadList(&r, "vecMyURLs", (*types.Reader).StationURL)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if !s.update(c.Peer, func(st *Station) error { st.URLs = urls; return nil }) {
-			return out, types.RendezVousNotAuthenticated
-		}
-	case MethodReplaceURL:
-		target := r.StationURL("target")
-		url := r.StationURL("url")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		var replaced bool
-		if !s.update(c.Peer, func(st *Station) error {
-			replaced = replaceURL(st, target, url)
-			return nil
-		}) {
-			return out, types.RendezVousNotAuthenticated
-		}
-		if !replaced {
-			return out, fmt.Errorf("%w: ReplaceURL target %q is not a registered url", types.CoreInvalidArgument, target)
-		}
-	case MethodSendReport:
-		id := r.U32("reportId")
-		data := r.QBuffer("reportData")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		rep := Report{PID: c.Peer.PID, ID: id, Data: append([]byte(nil), data...)}
-		if s.OnReport != nil {
-			s.OnReport(ctx, rep)
-		} else if s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex secure report", slog.Uint64("pid", uint64(rep.PID)),
-				slog.Uint64("id", uint64(id)), slog.Int("bytes", len(data)))
-		}
-	default:
-		return out, types.CoreNotImplemented
-	}
-	return w.Bytes()
+	return secgen.ServeSecureConnection(handler{s}, ctx, c, out)
 }
-
-func badRequest(err error) error { return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err) }
 
 // register records (or re-records) the caller's urls and returns its station.
 // A connection keeps its connection id across repeated Register calls.

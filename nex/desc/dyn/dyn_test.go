@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/gamewire/gamewire/nex/desc"
-	"github.com/gamewire/gamewire/nex/ranking"
+	rk "github.com/gamewire/gamewire/nex/protocols/ranking"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // fixture describes a little of everything Decode and Encode handle. The ranking
 // structures follow NintendoClients' ranking.proto (MIT) field for field, so the
-// hand-written nex/ranking codec checks the bytes.
+// generated nex/protocols/ranking codec checks the bytes.
 const fixture = `// Test family.
 import common
 
@@ -128,10 +128,10 @@ func params(t testing.TB, js string) map[string]any {
 
 var allSettings = []types.Settings{{}, {StructureHeader: true}, {PIDSize: 8, StructureHeader: true}}
 
-// TestRankingAgainstHandWritten encodes UploadScore and GetRanking parameters by
-// description and compares them with nex/ranking's hand-written encoders, then
-// decodes them back.
-func TestRankingAgainstHandWritten(t *testing.T) {
+// TestRankingAgainstGenerated encodes UploadScore and GetRanking parameters by
+// description and compares them with nex/protocols/ranking's generated
+// encoders, then decodes them back.
+func TestRankingAgainstGenerated(t *testing.T) {
 	s := fixtureSet(t)
 	for _, st := range allSettings {
 		c := &Codec{Set: s, Settings: st}
@@ -141,7 +141,7 @@ func TestRankingAgainstHandWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := types.NewWriter(nil, st)
-		ranking.ScoreData{Category: 5, Score: 1234, Groups: []byte{1, 2}, Param: 7}.Append(&w)
+		(&rk.RankingScoreData{Category: 5, Score: 1234, Groups: []byte{1, 2}, Param: 7}).Append(&w)
 		w.U64(9)
 		if !bytes.Equal(got, w.B) {
 			t.Fatalf("%+v UploadScore:\n got %x\nwant %x", st, got, w.B)
@@ -164,7 +164,7 @@ func TestRankingAgainstHandWritten(t *testing.T) {
 		w = types.NewWriter(nil, st)
 		w.U8(0)
 		w.U32(5)
-		ranking.OrderParam{GroupIndex: ranking.NoGroup, TimeScope: 2, Length: 10}.Append(&w)
+		(&rk.RankingOrderParam{GroupIndex: 255, TimeScope: 2, Count: 10}).Append(&w)
 		w.U64(0)
 		w.PID(0)
 		if !bytes.Equal(got, w.B) {

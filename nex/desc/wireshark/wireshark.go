@@ -83,7 +83,8 @@ func Write(w io.Writer, set *desc.Set) error {
 		}
 	}
 	for _, p := range set.Protocols() {
-		if p.ParentProtocol != nil {
+		switch {
+		case p.ParentProtocol != nil:
 			// A game variant, chosen by the "variant" preference: V[suffix][id].
 			i := strings.LastIndexByte(p.Name, '_')
 			if i < 0 {
@@ -91,7 +92,14 @@ func Write(w io.Writer, set *desc.Set) error {
 			}
 			v := quote(strings.ToLower(p.Name[i+1:]))
 			fmt.Fprintf(&b, "V[%s] = V[%s] or {}\nV[%s][%d] = {name = %s, m = {\n", v, v, v, p.ID, quote(p.Name))
-		} else {
+		case set.ProtocolByID(p.ID) != p:
+			// Another root protocol on an id (Storage Manager on 110, the
+			// legacy Ranking on 112): P[id] stays the set's protocol of that
+			// id; this one is the variant named after it (its name in lower
+			// case).
+			v := quote(strings.ToLower(p.Name))
+			fmt.Fprintf(&b, "V[%s] = V[%s] or {}\nV[%s][%d] = {name = %s, m = {\n", v, v, v, p.ID, quote(p.Name))
+		default:
 			fmt.Fprintf(&b, "P[%d] = {name = %s, m = {\n", p.ID, quote(p.Name))
 		}
 		for _, m := range p.AllMethods() {

@@ -24,7 +24,10 @@ import (
 )
 
 // AuthenticationInfo is LoginEx's extra data: the NNID or NASC token and the
-// client's NEX version (server_version and token_type since NEX 3.0, nintendo-wiki).
+// client's NEX version. token_type and server_version are NEX 3.0's
+// (nintendo-wiki "Ticket Granting (10)"); NintendoClients, whose clients start
+// at NEX 3, writes them always: NEX 2 games (Puyo Puyo!! 20th Anniversary)
+// send the token and ngs_version only.
 //
 // It derives from Data: an AnyDataHolder can carry it.
 type AuthenticationInfo struct {
@@ -41,11 +44,14 @@ func (s *AuthenticationInfo) ClassName() string { return "AuthenticationInfo" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *AuthenticationInfo) Append(w *types.Writer) {
 	w.Data()
+	v := w.S.NEXVersion()
 	m := w.BeginStructure(0)
 	w.String(s.Token)
 	w.U32(s.NgsVersion)
-	w.U8(s.TokenType)
-	w.U32(s.ServerVersion)
+	if v >= 30000 {
+		w.U8(s.TokenType)
+		w.U32(s.ServerVersion)
+	}
 	w.EndStructure(m)
 }
 
@@ -55,11 +61,14 @@ func (s *AuthenticationInfo) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
 	r.ReadData(field)
+	v := r.Settings().NEXVersion()
 	m := r.EnterClass(field, "AuthenticationInfo", 0)
 	s.Token = r.String("token")
 	s.NgsVersion = r.U32("ngs_version")
-	s.TokenType = r.U8("token_type")
-	s.ServerVersion = r.U32("server_version")
+	if v >= 30000 {
+		s.TokenType = r.U8("token_type")
+		s.ServerVersion = r.U32("server_version")
+	}
 	r.LeaveStructure(m)
 }
 

@@ -151,7 +151,10 @@ func NewRankingOrderParam() RankingOrderParam {
 	return s
 }
 
-// RankingRankData is one ranked score.
+// RankingRankData is one ranked score. update_time is revision 1 from NEX 3.6
+// (nintendo-wiki "Ranking (112)"); NintendoClients reads it from NEX 4 and skips
+// it before (the structure header carries the length), so the wiki's gate holds
+// for both (docs/nex.md "Wiki and NintendoClients gates").
 type RankingRankData struct {
 	PID        types.PID      `nex:"pid"`
 	UniqueID   uint64         `nex:"unique_id"`
@@ -164,6 +167,16 @@ type RankingRankData struct {
 	UpdateTime types.DateTime `nex:"update_time"`
 }
 
+// rankingRankDataMaxRevision is the revision of a RankingRankData level at NEX version v: the highest its fields
+// have at v.
+func rankingRankDataMaxRevision(v types.Version) int {
+	rev := 0
+	if v >= 30600 && rev < 1 {
+		rev = 1
+	}
+	return rev
+}
+
 // ClassName returns "RankingRankData".
 func (s *RankingRankData) ClassName() string { return "RankingRankData" }
 
@@ -171,7 +184,8 @@ func (s *RankingRankData) ClassName() string { return "RankingRankData" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *RankingRankData) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
-	m := w.BeginStructure(0)
+	rev := rankingRankDataMaxRevision(v)
+	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
 	w.U64(s.UniqueID)
 	w.U32(s.Rank)
@@ -183,7 +197,7 @@ func (s *RankingRankData) Append(w *types.Writer) {
 	}
 	w.U64(s.Param)
 	w.Buffer(s.CommonData)
-	if v >= 40000 {
+	if v >= 30600 && rev >= 1 {
 		w.DateTime(s.UpdateTime)
 	}
 	w.EndStructure(m)
@@ -195,7 +209,8 @@ func (s *RankingRankData) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *RankingRankData) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
-	m := r.EnterClass(field, "RankingRankData", 0)
+	m := r.EnterClass(field, "RankingRankData", rankingRankDataMaxRevision(v))
+	rev := m.Revision()
 	s.PID = r.PID("pid")
 	s.UniqueID = r.U64("unique_id")
 	s.Rank = r.U32("rank")
@@ -204,7 +219,7 @@ func (s *RankingRankData) Read(r *types.Reader, field string) {
 	s.Groups = types.ReadList(r, "groups", (*types.Reader).U8)
 	s.Param = r.U64("param")
 	s.CommonData = r.BufferCopy("common_data")
-	if v >= 40000 {
+	if v >= 30600 && rev >= 1 {
 		s.UpdateTime = r.DateTime("update_time")
 	}
 	r.LeaveStructure(m)
