@@ -66,46 +66,13 @@ func startMatchmakingGates(t *testing.T, cfg prudp.Config, v types.Version, g ty
 // and leaves; gamewire's client then hears the leave (3008) and the ownership
 // change (4000).
 func TestNintendoClientsMatchmaking(t *testing.T) {
-	dir, python := env(t)
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "3d37fbdb"}
 	addr := startMatchmaking(t, cfg)
 	_, port, _ := net.SplitHostPort(addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := pyCmd(ctx, dir, python, "nc_matchmake.py", "--port", port, "--access-key", "3d37fbdb",
+	wait, done := ncRun(t, ctx, "--port", port, "--access-key", "3d37fbdb",
 		"--nex-version", "30500", "--notifications", "1", "--timeout", "60")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 64)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var out steps
-	wait := func(name string) string {
-		t.Helper()
-		for l := range lines {
-			out = append(out, l)
-			if f := strings.Fields(l); len(f) >= 2 && f[1] == name {
-				return l
-			}
-			if strings.HasPrefix(l, "STEP error") {
-				break
-			}
-		}
-		t.Fatalf("NintendoClients never printed %q:\n%s\n%s", name, strings.Join(out, "\n"), stderr.String())
-		return ""
-	}
 	created := wait("automatchmake")
 	gid := field(t, created, "gid")
 	if field(t, created, "owner") != 100 || field(t, created, "participants") != 1 || field(t, created, "key_bytes") != 32 ||
@@ -145,9 +112,7 @@ func TestNintendoClientsMatchmaking(t *testing.T) {
 		t.Fatalf("leave: %s", left)
 	}
 	wait("disconnected")
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("nc_matchmake.py: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
-	}
+	out := done()
 	// NintendoClients' backend.login does not call Register (games do), so
 	// only gamewire's client has a station: one url, public and private being
 	// the same address on loopback.

@@ -57,6 +57,9 @@ var (
 	_ mm.MatchmakeExtensionHandler = (*Extension)(nil)
 )
 
+// succeeded is a method's boolean result: true when err is nil.
+func succeeded(err error) (bool, error) { return err == nil, err }
+
 // sessionParam is the MatchmakeSession a Data<Gathering> parameter holds.
 func sessionParam(a types.AnyData, field string) (MatchmakeSession, error) {
 	ms, isSession, err := FromAnyData(a)
@@ -190,18 +193,13 @@ func (h *MatchMaking) UpdateGathering(ctx context.Context, c *rmc.Call, gatherin
 
 // Participate joins the caller to a gathering.
 func (h *MatchMaking) Participate(ctx context.Context, c *rmc.Call, gid uint32, message string) (bool, error) {
-	if _, err := h.S.join(ctx, c, gid, 1, message, Passwords{}); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, err := h.S.join(ctx, c, gid, 1, message, Passwords{})
+	return succeeded(err)
 }
 
 // CancelParticipation takes the caller out of a gathering.
 func (h *MatchMaking) CancelParticipation(ctx context.Context, c *rmc.Call, gid uint32, message string) (bool, error) {
-	if err := h.S.leave(ctx, c, gid, message, reasonCancelled); err != nil {
-		return false, err
-	}
-	return true, nil
+	return succeeded(h.S.leave(ctx, c, gid, message, reasonCancelled))
 }
 
 func (s *Server) participants(ctx context.Context, gid uint32) (MatchmakeSession, []Participant, error) {
@@ -332,10 +330,8 @@ func (h *MatchMaking) GetState(ctx context.Context, c *rmc.Call, gid uint32) (bo
 
 // SetState sets the state of a gathering the caller owns.
 func (h *MatchMaking) SetState(ctx context.Context, c *rmc.Call, gid uint32, state uint32) (bool, error) {
-	if _, err := h.S.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.State = state; return nil }); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, err := h.S.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.State = state; return nil })
+	return succeeded(err)
 }
 
 // UpdateSessionHostV1 makes the caller the session's host.
@@ -382,10 +378,8 @@ func (s *Server) updateHost(ctx context.Context, c *rmc.Call, gid uint32, migrat
 
 // MigrateGatheringOwnershipV1 hands the gathering to one of potentialOwners.
 func (h *MatchMaking) MigrateGatheringOwnershipV1(ctx context.Context, c *rmc.Call, gid uint32, potentialOwners []types.PID) (bool, error) {
-	if _, err := h.S.migrate(ctx, c, gid, potentialOwners); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, err := h.S.migrate(ctx, c, gid, potentialOwners)
+	return succeeded(err)
 }
 
 // MigrateGatheringOwnership hands the gathering to one of potentialOwners.
@@ -396,18 +390,13 @@ func (h *MatchMaking) MigrateGatheringOwnership(ctx context.Context, c *rmc.Call
 
 // UpdateGatheringOwnership hands the gathering to another participant.
 func (h *MatchMaking) UpdateGatheringOwnership(ctx context.Context, c *rmc.Call, gid uint32, participantsOnly bool) (bool, error) {
-	if _, err := h.S.migrate(ctx, c, gid, nil); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, err := h.S.migrate(ctx, c, gid, nil)
+	return succeeded(err)
 }
 
 // EndParticipation takes the caller out of a gathering.
 func (h *MatchMakingExt) EndParticipation(ctx context.Context, c *rmc.Call, gid uint32, message string) (bool, error) {
-	if err := h.S.leave(ctx, c, gid, message, reasonEnded); err != nil {
-		return false, err
-	}
-	return true, nil
+	return succeeded(h.S.leave(ctx, c, gid, message, reasonEnded))
 }
 
 // GetParticipants lists a gathering's participants (every one on record is
