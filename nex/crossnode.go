@@ -2,6 +2,7 @@ package nex
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -35,6 +36,15 @@ const mailBatch = 64
 // probeKind is the nodes.Message kind of a relayed NAT probe request: PID is
 // the target, the payload the station url to probe.
 const probeKind = "probe"
+
+// notifyKind is the nodes.Message kind of a relayed notification event
+// (NotifyAnywhere): PID is the recipient, the payload the event in
+// mailEventSettings.
+const notifyKind = "notification"
+
+// mailEventSettings encode a relayed event: the NEX 4 layout, which carries
+// every field.
+var mailEventSettings = types.Settings{PIDSize: 8, StructureHeader: true, Version: types.Version4}
 
 // crossNode holds a secure node's link to the others.
 type crossNode struct {
@@ -128,7 +138,31 @@ func (n nodeStations) StationURLs(pid types.PID) []types.StationURL {
 // relayProbe is nattraversal.Server.Elsewhere: the request goes to every
 // other node that recorded stations of the target.
 func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.StationURL) error {
-	recs, err := s.cross.ex.StationsOf(ctx, uint64(target))
+	return s.postElsewhere(ctx, target, nodes.Message{PID: uint64(target), Kind: probeKind, Payload: []byte(probe.String())})
+}
+
+// NotifyAnywhere sends ev to pid's connections on this node, else (a secure
+// node with an Exchange) to the other nodes that recorded stations of pid,
+// through their mailboxes; notifications.ErrOffline when pid is connected
+// nowhere. Services whose players may be on any node (nex/subscription) send
+// their events through it.
+func (s *Server) NotifyAnywhere(ctx context.Context, pid types.PID, ev notifications.Event) error {
+	err := s.hub.Notify(ctx, pid, ev)
+	if !errors.Is(err, notifications.ErrOffline) || s.cross.ex == nil {
+		return err
+	}
+	w := types.NewWriter(nil, mailEventSettings)
+	ev.Append(&w)
+	b, err := w.Bytes()
+	if err != nil {
+		return err
+	}
+	return s.postElsewhere(ctx, pid, nodes.Message{PID: uint64(pid), Kind: notifyKind, Payload: b})
+}
+
+// postElsewhere posts m to every other node that recorded stations of pid.
+func (s *Server) postElsewhere(ctx context.Context, pid types.PID, m nodes.Message) error {
+	recs, err := s.cross.ex.StationsOf(ctx, uint64(pid))
 	if err != nil {
 		return err
 	}
@@ -137,13 +171,13 @@ func (s *Server) relayProbe(ctx context.Context, target types.PID, probe types.S
 		if r.Node == s.Node {
 			continue
 		}
-		if err := s.cross.ex.Post(ctx, r.Node, nodes.Message{PID: uint64(target), Kind: probeKind, Payload: []byte(probe.String())}); err != nil {
+		if err := s.cross.ex.Post(ctx, r.Node, m); err != nil {
 			return err
 		}
 		sent = true
 	}
 	if !sent {
-		return fmt.Errorf("%w: %d (on no node)", notifications.ErrOffline, target)
+		return fmt.Errorf("%w: %d (on no node)", notifications.ErrOffline, pid)
 	}
 	return nil
 }
@@ -193,6 +227,12 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 	case friends.MailKind:
 		if s.Friends != nil {
 			err = s.Friends.Receive(ctx, m)
+		}
+	case notifyKind:
+		r := types.NewReader(m.Payload, mailEventSettings)
+		ev := notifications.ReadEvent(&r)
+		if err = r.Done(); err == nil {
+			err = s.hub.Notify(ctx, types.PID(m.PID), ev)
 		}
 	case probeKind:
 		var u types.StationURL

@@ -50,7 +50,17 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 	if s.mm.Friends == nil && s.Friends != nil {
 		s.mm.Friends = s.Friends.Store
 	}
-	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger}
+	s.mm.NAT = s.NATMatchmaking
+	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger,
+		// NAT reports go to the matchmaking store, for NAT-aware
+		// auto-matchmaking on every node sharing it.
+		OnProperties: s.mm.ReportNAT,
+		OnResult: func(ctx context.Context, r nattraversal.Result) {
+			if err := s.mm.ReportNATResult(ctx, r.Peer, r.Success); err != nil && s.Logger != nil {
+				s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex nat traversal: keeping a result failed", slog.Uint64("pid", uint64(r.PID)),
+					slog.String("error", err.Error()))
+			}
+		}}
 	if s.Nodes != nil && s.Role == RoleSecure {
 		// Before Start: the notifications of this node's restart reach the
 		// players of the other nodes.

@@ -43,6 +43,14 @@ type player struct {
 
 func startMultiplayer(t *testing.T, cfg prudp.Config) (*Server, string) {
 	t.Helper()
+	srv := multiplayerServer(t, cfg)
+	return srv, startServer(t, srv)
+}
+
+// multiplayerServer is a Server, not started yet, with the test accounts and
+// a matchmaking store in a fresh SQLite database.
+func multiplayerServer(t *testing.T, cfg prudp.Config) *Server {
+	t.Helper()
 	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +60,17 @@ func startMultiplayer(t *testing.T, cfg prudp.Config) (*Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mm.Close(); store.Close() })
-	srv := &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm}
-	return srv, startServer(t, srv)
+	return &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm}
 }
 
 func login(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid int) *player {
+	t.Helper()
+	return loginVersion(t, ctx, addr, cfg, pid, 0)
+}
+
+// loginVersion is login speaking a NEX version (0: derived from the
+// connection's settings).
+func loginVersion(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid int, version types.Version) *player {
 	t.Helper()
 	p := &player{events: make(chan notifications.Event, 64), probes: make(chan types.StationURL, 8)}
 	mux := rmc.NewMux()
@@ -67,7 +81,7 @@ func login(t *testing.T, ctx context.Context, addr string, cfg prudp.Config, pid
 		p.probes <- u
 		return out, r.Done()
 	}))
-	sess, err := Login(ctx, addr, LoginConfig{User: fmt.Sprint(pid), Password: "pw", Config: cfg, Handler: mux})
+	sess, err := Login(ctx, addr, LoginConfig{User: fmt.Sprint(pid), Password: "pw", Config: cfg, Handler: mux, NEXVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package nex
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/prudp"
 )
@@ -21,16 +19,9 @@ func TestGetRelaySignatureKey(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cfg := fastFail(prudp.Config{Dialect: d, AccessKey: "6f599f81"})
-			store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mm, err := store.Matchmaking()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { mm.Close(); store.Close() })
-			addr := startServer(t, &Server{Config: cfg, Accounts: playerAccounts(), Matchmaking: mm, GameServerID: 0x1018DB00})
+			srv := multiplayerServer(t, cfg)
+			srv.GameServerID = 0x1018DB00
+			addr := startServer(t, srv)
 			p := login(t, ctx, addr, cfg, 2000)
 			before := time.Now().UTC().Truncate(time.Second)
 			k, err := (&nattraversal.Client{RMC: p.sess.RMC}).GetRelaySignatureKey(ctx)

@@ -130,6 +130,11 @@ type Server struct {
 	// ...); the secure server serves these in place of the generic protocol of
 	// the same id (services.go). Nil serves the generic protocols.
 	Variants []string
+	// NATMatchmaking is how auto-matchmaking weighs the NAT mapping and
+	// filtering players report through NAT Traversal (matchmaking.NATOrder,
+	// docs/nex.md "NAT-aware matchmaking"); the zero value prefers the
+	// sessions whose owner can reach the joiner, and never refuses a match.
+	NATMatchmaking matchmaking.NATOrder
 	// GameServerID is the game's server id (a title's, nex/games), which NAT
 	// Traversal's GetRelaySignatureKey answers; 0 when not known.
 	GameServerID uint32
@@ -170,6 +175,8 @@ type Server struct {
 	streamType uint8          // the engine's stream type for Config
 	mu         sync.Mutex
 	closed     bool            // Shutdown or Close was called (guarded by mu)
+	ready      chan struct{}   // closed once Serve has set up (guarded by mu)
+	isReady    bool            // ready is closed (guarded by mu)
 	peers      sync.Map        // *prudp.Conn -> *rmc.Peer
 	ctx        context.Context // handlers' context, cancelled when Serve returns
 }
@@ -404,6 +411,13 @@ func (s *Server) Serve(authPC, securePC prudp.PacketConn) error {
 		run = append(run, served{s.secureSrv, securePC})
 	}
 	secureSrv := s.secureSrv
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
+	if !s.isReady {
+		s.isReady = true
+		close(s.ready)
+	}
 	s.mu.Unlock()
 
 	errs := make(chan error, len(run))
@@ -525,6 +539,20 @@ func (s *Server) both(f func(*prudp.Server) error) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Ready returns a channel closed once Serve has registered every service on
+// Mux and created its PRUDP servers. Whoever answers calls on Mux besides
+// those servers (HPP on an HTTP listener, in-process dispatch) waits on it:
+// before, a call may find its protocol not yet registered and be answered
+// Core::NotImplemented.
+func (s *Server) Ready() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		s.ready = make(chan struct{})
+	}
+	return s.ready
 }
 
 // AuthServer and SecureServer return the PRUDP servers once Serve runs (for their
@@ -671,7 +699,7 @@ func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
 		return
 	}
 	bp := outPool.Get().(*[]byte)
-	out, err := rmc.Dispatch(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
+	out, after, err := rmc.DispatchThen(ctx, h.mux, s.peer(c, h.scheme), m.Data, (*bp)[:0], s.Logger)
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelWarn, "nex: dropping a message that is not an RMC request",
@@ -685,4 +713,7 @@ func (h *rmcHandler) ServePRUDP(c *prudp.Conn, m prudp.Message) {
 	}
 	*bp = out
 	outPool.Put(bp)
+	if after != nil {
+		after() // what the handler asked to follow its response (rmc.Call.AfterResponse)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gamewire/gamewire/nex"
 	"github.com/gamewire/gamewire/nex/auth"
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -38,7 +39,13 @@ notification the server sends (participants joining and leaving, ownership
 changes, ...) until --for elapses or it is interrupted; it then leaves the
 session (EndParticipation) and disconnects.
 
-  gamewire nex matchmake --server ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--for 1m]`,
+With --nat M,F it first reports NAT mapping M and filtering F (NAT Traversal's
+ReportNATProperties; the values of the station url's natm and natf: mapping 1
+endpoint-independent, 2 endpoint-dependent; filtering 1 port-independent, 2
+port-dependent; 0 unknown), which a server doing NAT-aware matchmaking (gamewire
+serve --nat-matchmaking) weighs when it picks the session.
+
+  gamewire nex matchmake --server ADDR --user U --password P [--game-mode N] [--max-participants N] [--attributes 1,2,0,0,0,0] [--nat 1,1] [--for 1m]`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: withServer("nex matchmake", &f.server, f.run),
 	}
@@ -58,6 +65,7 @@ session (EndParticipation) and disconnects.
 	fl.StringVar(&f.message, "message", "", "join message")
 	fl.Uint32Var(&f.nexVersion, "nex-version", 0, "NEX library version the client speaks, major*10000+minor*100 (0: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	fl.BoolVar(&f.migrateOwnerOff, "no-owner-migration", false, "create sessions without flag 0x10 (the session ends when its owner leaves)")
+	fl.StringVar(&f.nat, "nat", "", "report NAT mapping,filtering first (ReportNATProperties; natm,natf values: 1,1 endpoint-independent mapping and port-independent filtering, 2,2 endpoint-dependent and port-dependent, 0 unknown)")
 	_ = cmd.MarkFlagRequired("user")
 	return cmd
 }
@@ -74,8 +82,21 @@ type nexMatchmakeOptions struct {
 	message         string
 	nexVersion      uint32
 	migrateOwnerOff bool
+	nat             string
 	server          string
 	format          formatFlag
+}
+
+// parseNAT reads --nat: "M,F", each 0, 1 or 2 (the station url's natm and
+// natf values).
+func parseNAT(s string) (nattraversal.Properties, error) {
+	m, f, ok := strings.Cut(s, ",")
+	mv, merr := strconv.ParseUint(strings.TrimSpace(m), 10, 32)
+	fv, ferr := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+	if !ok || merr != nil || ferr != nil || mv > 2 || fv > 2 {
+		return nattraversal.Properties{}, fmt.Errorf("--nat %q: want MAPPING,FILTERING, each 0 (unknown), 1 or 2 (e.g. 2,1: endpoint-dependent mapping, port-independent filtering)", s)
+	}
+	return nattraversal.Properties{Mapping: uint32(mv), Filtering: uint32(fv)}, nil
 }
 
 func parseAttributes(s string) ([]uint32, error) {
@@ -130,6 +151,12 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	if cfg.Dialect == prudp.Hyperscape {
 		return errors.New("nex matchmake: --dialect hyperscape has no Kerberos login (see gamewire login)")
 	}
+	var nat nattraversal.Properties
+	if f.nat != "" {
+		if nat, err = parseNAT(f.nat); err != nil {
+			return fmt.Errorf("nex matchmake: %w", err)
+		}
+	}
 	out := cmd.OutOrStdout()
 	events := make(chan notifications.Event, 64)
 	mux := rmc.NewMux()
@@ -182,6 +209,12 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 		fmt.Fprintf(out, format, a...)
 	}
 	emit(map[string]any{"record": "login", "pid": sess.PID, "public": sess.PublicURL.String()}, "pid %d, public %s\n", sess.PID, sess.PublicURL)
+	if f.nat != "" {
+		if err := (&nattraversal.Client{RMC: sess.RMC}).ReportNATProperties(ctx, nat); err != nil {
+			return fmt.Errorf("nex matchmake: ReportNATProperties: %w", err)
+		}
+		emit(map[string]any{"record": "nat", "natm": nat.Mapping, "natf": nat.Filtering}, "reported NAT %s (natm %d, natf %d)\n", nat, nat.Mapping, nat.Filtering)
+	}
 	c := &matchmaking.Client{RMC: sess.RMC, Version: version}
 	flags := uint32(matchmaking.FlagMigrateOwner)
 	if f.migrateOwnerOff {

@@ -111,30 +111,7 @@ func TestServeHasMatchmaking(t *testing.T) {
 func TestNexMatchmakeCLI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if _, err := store.Add(ctx, accounts.NewAccount{Password: "pw"}); err != nil {
-		t.Fatal(err)
-	}
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mm.Close()
-	addr, secAddr := freeUDPAddr(t), freeUDPAddr(t)
-	srv := &nex.Server{Addr: addr, SecureAddr: secAddr, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
-		Accounts: store, Matchmaking: mm}
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.ListenAndServe() }()
-	defer func() {
-		srv.Close()
-		if err := <-srvDone; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
-			t.Errorf("server: %v", err)
-		}
-	}()
+	addr := serveMatchmaking(t, ctx, 1)
 
 	out := &syncWriter{}
 	cliDone := make(chan error, 1)
@@ -164,4 +141,38 @@ func TestNexMatchmakeCLI(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// serveMatchmaking runs a NEX server built as serve builds it (the SQLite
+// account and matchmaking store) on loopback until the test ends, with
+// accounts PIDs 1000 and up (password "pw"), and returns its address.
+func serveMatchmaking(t *testing.T, ctx context.Context, accountsN int) string {
+	t.Helper()
+	store, _, err := accounts.Open(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	for range accountsN {
+		if _, err := store.Add(ctx, accounts.NewAccount{Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mm, err := store.Matchmaking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mm.Close() })
+	addr, secAddr := freeUDPAddr(t), freeUDPAddr(t)
+	srv := &nex.Server{Addr: addr, SecureAddr: secAddr, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
+		Accounts: store, Matchmaking: mm}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.ListenAndServe() }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-srvDone; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return addr
 }

@@ -23,9 +23,12 @@ import (
 	"github.com/gamewire/gamewire/nex/desc"
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/games"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/hpp"
+	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/rmc"
@@ -58,6 +61,7 @@ type serveNEXOptions struct {
 	secureAddr, dsAddr string
 	nexVersion         string
 	nexGates           string
+	natMatchmaking     string
 	// gameConfig is --game-config: a JSON file of --game's variant settings.
 	gameConfig string
 }
@@ -77,8 +81,9 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
 	f.StringVar(&n.nexGates, "nex-gates", "auto", "reading of the disputed NEX 3.4 gates (MatchmakeSession.progress_score, MatchmakeSessionSearchCriteria.vacant_participants, NotificationEvent.param3): auto (the consoles' reading, NintendoClients' learned per connection when a request parses only that way), console or nintendoclients (docs/nex.md \"Disputed gates\")")
+	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
 	n.friends.register(f)
-	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; docs/games.md)")
+	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; Pokémon X/Y: {\"max_targets\": 256, \"active_window_seconds\": 3600, ...}; docs/games.md)")
 	f.StringVar(&n.nexVersion, "nex-version", "", "NEX library version the game's clients speak, for every service (3.4, 3.5.1 or 30400; default --game's, else per connection: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	cmd.Long += `
 
@@ -118,6 +123,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		return fmt.Errorf("serve: %w", err)
 	}
 	if _, err := o.http.limits(); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if _, err := o.natMatchmaking(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	if err := o.addresses(); err != nil {
@@ -160,6 +168,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	srv.NEXVersion = nexVersion
 	if srv.NEXGates, err = types.ParseGates(o.nex.nexGates); err != nil {
 		return fmt.Errorf("serve: --nex-gates: %w", err)
+	}
+	if srv.NATMatchmaking, err = o.natMatchmaking(); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	dsURL := ""
 	if role != nex.RoleAuth {
@@ -265,11 +276,15 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX services: Ranking (112), DataStore (115) with its HTTP endpoint on %s, bodies in %s\n",
 			dsURL, bodies)
+		fmt.Fprintf(cmd.ErrOrStderr(), "matchmaking: NAT-aware auto-matchmaking %s (--nat-matchmaking off|prefer|strict[,all])\n", srv.NATMatchmaking)
 		if srv.Friends != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friends server: Friends_V1 (101, 3DS) and Friends_V2 (102, Wii U), NintendoNotification (100) to online friends\n")
 		}
 		if friendSource != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "friend lists: from %s (matchmaking, ranking, DataStore)\n", friendSource)
+		}
+		if g, err := games.Find(o.game); o.game != "" && err == nil && g.HasVariant(games.VariantSubscription) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "game protocols: Subscription (117) and Rating (118) methods 1-2 (docs/games.md)\n")
 		}
 	}
 	done := make(chan error, 1)
@@ -283,6 +298,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		}
 		if b := srv.SecureServer(); b != nil {
 			collectors["secure"] = metrics.Server(b)
+			collectors["matchmaking"] = natCollector{srv.MatchmakingServer()}
 		}
 		stop, err := o.serveMetrics(cmd, collectors)
 		if err != nil {
@@ -355,12 +371,12 @@ func (o *serveOptions) shutdownSummary(srv *nex.Server) string {
 // waitServing waits (5 s at most) until the PRUDP servers of srv's role exist,
 // which happens as soon as ListenAndServe has bound their sockets.
 func waitServing(srv *nex.Server) error {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if (srv.AuthServer() != nil || srv.Role == nex.RoleSecure) && (srv.SecureServer() != nil || srv.Role == nex.RoleAuth) {
-			return nil
-		}
+	select {
+	case <-srv.Ready():
+		return nil
+	case <-time.After(5 * time.Second):
+		return errors.New("the NEX servers did not start within 5s")
 	}
-	return errors.New("the NEX servers did not start within 5s")
 }
 
 // nexVersion is the NEX version every service speaks: --nex-version, else
@@ -377,6 +393,26 @@ func (o *serveOptions) nexVersion() (types.Version, string, error) {
 		return types.Version(v), "--game " + o.game, nil
 	}
 	return 0, "", nil
+}
+
+// natMatchmaking is how auto-matchmaking weighs NAT: --nat-matchmaking,
+// else --game's, else the default (prefer).
+func (o *serveOptions) natMatchmaking() (matchmaking.NATOrder, error) {
+	if o.nex.natMatchmaking != "" {
+		ord, err := matchmaking.ParseNATOrder(o.nex.natMatchmaking)
+		if err != nil {
+			return ord, fmt.Errorf("--nat-matchmaking: %w", err)
+		}
+		return ord, nil
+	}
+	if g, err := games.Find(o.game); o.game != "" && err == nil && g.NATMatchmaking != "" {
+		ord, err := matchmaking.ParseNATOrder(g.NATMatchmaking)
+		if err != nil {
+			return ord, fmt.Errorf("--game %s: %w", o.game, err)
+		}
+		return ord, nil
+	}
+	return matchmaking.NATOrder{}, nil
 }
 
 // serveNEXServices gives srv the Ranking and DataStore services on store and
@@ -432,6 +468,10 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 	}
 	srv.DataStore = &datastore.Server{Store: store.DataStore, BaseURL: url, Logger: cfg.Logger, NEXVersion: nexVersion, Blobs: blobs,
 		MaxUploads: o.nex.quota.uploads, MaxPlayerUploads: o.nex.quota.playerUploads, Friends: srv.FriendLists}
+	if err := o.serveGameProtocols(srv, store); err != nil {
+		ln.Close()
+		return "", nil, err
+	}
 	if err := o.serveGameVariants(srv, store); err != nil {
 		ln.Close()
 		return "", nil, err
@@ -445,7 +485,7 @@ func (o *serveOptions) serveNEXServices(cmd *cobra.Command, srv *nex.Server, sto
 		srv.Mux = rmc.NewMux()
 	}
 	httpMux := http.NewServeMux()
-	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
+	httpMux.Handle(hpp.Path, &hpp.Handler{RMC: srv.Mux, Ready: srv.Ready(), Accounts: srv.Accounts, AccessKey: cfg.AccessKey, Logger: cfg.Logger,
 		Settings: types.Settings{StructureHeader: srv.NEXVersion == 0 || srv.NEXVersion >= 30500, Version: srv.NEXVersion}})
 	httpMux.Handle("/", srv.DataStore.HTTPHandler())
 	hs := &httplimit.Server{Handler: httpMux, Limits: lim, Logger: cfg.Logger}
@@ -540,8 +580,10 @@ func (s namesOrPIDs) AccountByName(ctx context.Context, name string) (auth.Accou
 }
 
 // serveGameVariants registers --game's protocol variants built on the
-// services (nex/games/...) on the DataStore service: Super Mario Maker's
-// DataStore_SMM, Super Smash Bros. 4's DataStore_SSB4; each with the settings
+// services (nex/games/...): on the DataStore service, Super Mario Maker's
+// DataStore_SMM and Super Smash Bros. 4's DataStore_SSB4; Team Kirby Clash
+// Deluxe's ServiceItem; Badge Arcade's Shop, SecureConnection
+// GetMaintenanceStatus and DataStore GetMetaByOwnerId; each with the settings
 // of --game-config.
 func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error {
 	g, err := games.Find(o.game)
@@ -565,8 +607,20 @@ func (o *serveOptions) serveGameVariants(srv *nex.Server, store *backend) error 
 			return err
 		}
 		register = func(mux *rmc.Mux) error { return ssb4.Register(mux, s) }
+	case g.Name == tkcd.GameName:
+		s := &tkcd.Server{Store: store.TKCD, Hub: srv.Hub(), Logger: srv.Logger}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return tkcd.Register(mux, s) }
+	case g.Name == badgearcade.GameName:
+		s := &badgearcade.Server{Store: store.BadgeArcade, DataStore: srv.DataStore}
+		if err := o.readGameConfig(&s.Config); err != nil {
+			return err
+		}
+		register = func(mux *rmc.Mux) error { return badgearcade.Register(mux, s) }
 	default:
-		if o.nex.gameConfig != "" {
+		if o.nex.gameConfig != "" && !g.HasVariant(games.VariantSubscription) { // serveGameProtocols reads it
 			return fmt.Errorf("--game-config: %s has no configurable variant", g.Name)
 		}
 		return nil

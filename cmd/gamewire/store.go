@@ -12,15 +12,19 @@ import (
 	"github.com/gamewire/gamewire/nex/credentials"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/messagedelivery"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/pgstore"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/ranking"
+	"github.com/gamewire/gamewire/nex/rating"
 	"github.com/gamewire/gamewire/nex/storagemanager"
+	"github.com/gamewire/gamewire/nex/subscription"
 	"github.com/gamewire/gamewire/nex/utility"
 )
 
@@ -35,10 +39,18 @@ type backend struct {
 	// SMM keeps Super Mario Maker's DataStore additions (nex/games/smm).
 	SMM smm.Store
 	// SSB4 keeps Super Smash Bros. 4's DataStore additions (nex/games/ssb4).
-	SSB4      ssb4.Store
-	Messages  messagedelivery.Store // MessageDelivery's messages
-	UniqueIDs utility.Store         // Utility's unique ids
-	Slots     storagemanager.Store  // Storage Manager's unique ids
+	SSB4 ssb4.Store
+	// TKCD keeps Team Kirby Clash Deluxe's support ids (nex/games/tkcd).
+	TKCD tkcd.Store
+	// BadgeArcade keeps Badge Arcade's play logs (nex/games/badgearcade).
+	BadgeArcade badgearcade.Store
+	Messages    messagedelivery.Store // MessageDelivery's messages
+	UniqueIDs   utility.Store         // Utility's unique ids
+	Slots       storagemanager.Store  // Storage Manager's unique ids
+	// Subscriptions and Ratings keep the Pokémon titles' Subscription (117)
+	// and Rating (118) state.
+	Subscriptions subscription.Store
+	Ratings       rating.Store
 	// Friends is the friends server's store; ranking's friends filter,
 	// DataStore's friends permission and friend-only matchmake sessions
 	// read it too.
@@ -93,7 +105,8 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 			return nil, pgHint(store, err)
 		}
 		mm, ds := s.Matchmaking(), s.DataStore()
-		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
+		return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(),
+			Subscriptions: s.Subscriptions(), Ratings: s.Ratings(),
 			Credentials: s.Credentials(), Add: s.Add, Ping: s.Ping, Where: pgstore.Redact(store), Bodies: filepath.Join(dataDir, "datastore"), close: []func() error{s.Close},
 			SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil
 	}
@@ -107,7 +120,8 @@ func openBackend(ctx context.Context, dataDir, store string) (*backend, error) {
 		return nil, err
 	}
 	ds := s.DataStore()
-	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
+	return &backend{Accounts: s, Nodes: s, Matchmaking: mm, Ranking: s.Ranking(), DataStore: ds, SMM: s.SMM(), SSB4: s.SSB4(), TKCD: s.TKCD(), BadgeArcade: s.BadgeArcade(), Messages: s.Messages(), UniqueIDs: s.UniqueIDs(), Slots: s.Slots(), Friends: s.Friends(), Ping: s.Ping,
+		Subscriptions: s.Subscriptions(), Ratings: s.Ratings(),
 		Credentials: s.Credentials(), Add: s.Add,
 		Where: s.Path(), Bodies: filepath.Join(filepath.Dir(s.Path()), "datastore"), Created: created,
 		close: []func() error{s.Close, mm.Close}, SetQuota: func(q quota.Quota) { mm.SetQuota(q); ds.SetQuota(q) }}, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/matchmaking"
+	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/quota"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -564,45 +565,36 @@ func compileAuto(criteria []matchmaking.SearchCriteria, s *matchmaking.Matchmake
 // lock), so two clients never both create a session while one could have
 // joined the other's, and a session is never filled past its maximum.
 func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.SearchCriteria, s matchmaking.MatchmakeSession, p matchmaking.Participant) (c matchmaking.Change, created bool, err error) {
+	c, created, _, err = m.autoMatchmake(ctx, criteria, s, p, matchmaking.NATOrder{Policy: matchmaking.NATOff})
+	return c, created, err
+}
+
+// autoMatchmake is AutoMatchmake, choosing among the sessions that fit by o
+// (nat.go) unless its policy is NATOff.
+func (m *Matchmaking) autoMatchmake(ctx context.Context, criteria []matchmaking.SearchCriteria, s matchmaking.MatchmakeSession, p matchmaking.Participant, o matchmaking.NATOrder) (c matchmaking.Change, created bool, choice matchmaking.NATChoice, err error) {
 	cs, err := compileAuto(criteria, &s)
 	if err != nil {
-		return c, false, err
+		return c, false, choice, err
 	}
 	if err := matchmaking.Validate(&s); err != nil {
-		return c, false, err
+		return c, false, choice, err
 	}
 	joining := int(max(p.Slots, 1))
 	search, gm, st, narrow := AutoWhere(m.d, cs, joining, p.PID)
 	err = m.write(ctx, "matchmaking auto-matchmake", func(ctx context.Context, tx Querier) error {
-		created = false
+		created, choice = false, matchmaking.NATChoice{}
 		if m.d.LockSearch != nil {
 			if err := m.d.LockSearch(ctx, tx, narrow, gm, st); err != nil {
 				return err
 			}
 		}
 		var found *row
-		err := m.scanCandidates(ctx, tx, search, func(r row) (bool, error) {
-			if !matchAny(cs, &r, joining) {
-				return true, nil
-			}
-			if m.d.ForUpdate != "" {
-				// Lock the session and check it again: a join on another
-				// node may have filled it since the page was read.
-				locked, err := m.loadRow(ctx, tx, r.s.ID, true)
-				if errors.Is(err, matchmaking.ResultSessionVoid) {
-					return true, nil // deleted since
-				}
-				if err != nil {
-					return false, err
-				}
-				if !matchAny(cs, &locked, joining) {
-					return true, nil
-				}
-				r = locked
-			}
-			found = &r
-			return false, nil
-		})
+		var err error
+		if o.Policy == matchmaking.NATOff {
+			found, err = m.firstCandidate(ctx, tx, search, cs, joining)
+		} else {
+			found, choice, err = m.natCandidate(ctx, tx, search, cs, joining, p.PID, o)
+		}
 		if err != nil {
 			return err
 		}
@@ -614,10 +606,49 @@ func (m *Matchmaking) AutoMatchmake(ctx context.Context, criteria []matchmaking.
 			return err
 		}
 		created = true
+		choice.Reach, choice.Passed = nattraversal.Reachable, 0
 		c, err = create(ctx, tx, s, p)
 		return err
 	})
-	return c, created, err
+	return c, created, choice, err
+}
+
+// firstCandidate returns the first session the search selects that takes the
+// joiner (nil when none does), locked (Dialect.ForUpdate).
+func (m *Matchmaking) firstCandidate(ctx context.Context, tx Querier, search Search, cs []matchmaking.Criteria, joining int) (*row, error) {
+	var found *row
+	err := m.scanCandidates(ctx, tx, search, func(r row) (bool, error) {
+		if !matchAny(cs, &r, joining) {
+			return true, nil
+		}
+		locked, ok, err := m.relock(ctx, tx, r, cs, joining)
+		if !ok || err != nil {
+			return err == nil, err
+		}
+		found = &locked
+		return false, nil
+	})
+	return found, err
+}
+
+// relock locks the session in r (Dialect.ForUpdate) and checks it again: a
+// join on another node may have filled it since the page was read. ok is
+// false when it no longer takes the joiner.
+func (m *Matchmaking) relock(ctx context.Context, tx Querier, r row, cs []matchmaking.Criteria, joining int) (row, bool, error) {
+	if m.d.ForUpdate == "" {
+		return r, true, nil
+	}
+	locked, err := m.loadRow(ctx, tx, r.s.ID, true)
+	if errors.Is(err, matchmaking.ResultSessionVoid) {
+		return r, false, nil // deleted since
+	}
+	if err != nil {
+		return r, false, err
+	}
+	if !matchAny(cs, &locked, joining) {
+		return r, false, nil
+	}
+	return locked, true, nil
 }
 
 // leave removes pid from the gathering in r (locked): a non-owner just leaves;
@@ -700,6 +731,10 @@ func (m *Matchmaking) Leave(ctx context.Context, gid uint32, pid types.PID) (c m
 func (m *Matchmaking) Disconnect(ctx context.Context, node string, conn uint64) (cs []matchmaking.Change, err error) {
 	err = m.write(ctx, "matchmaking disconnect", func(ctx context.Context, tx Querier) error {
 		cs, err = m.leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? AND conn = ? ORDER BY gid, pid`, node, int64(conn))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM mm_nat WHERE node = ? AND conn = ?`, node, int64(conn))
 		return err
 	})
 	return cs, err
@@ -709,6 +744,10 @@ func (m *Matchmaking) Disconnect(ctx context.Context, node string, conn uint64) 
 func (m *Matchmaking) ResetNode(ctx context.Context, node string) (cs []matchmaking.Change, err error) {
 	err = m.write(ctx, "matchmaking reset", func(ctx context.Context, tx Querier) error {
 		cs, err = m.leaveAll(ctx, tx, `SELECT gid, pid FROM mm_participants WHERE node = ? ORDER BY gid, pid`, node)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM mm_nat WHERE node = ?`, node)
 		return err
 	})
 	return cs, err

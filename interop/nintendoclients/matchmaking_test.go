@@ -24,7 +24,8 @@ import (
 // store, as gamewire serve does, and returns the authentication address.
 func startMatchmaking(t *testing.T, cfg prudp.Config) string {
 	t.Helper()
-	return startMatchmakingVersion(t, cfg, 0)
+	_, addr := startMatchmakingUsers(t, cfg, 1)
+	return addr
 }
 
 // startMatchmakingVersion is startMatchmaking with serve --nex-version v (0:
@@ -37,6 +38,21 @@ func startMatchmakingVersion(t *testing.T, cfg prudp.Config, v types.Version) st
 // startMatchmakingGates is startMatchmakingVersion with serve --nex-gates g.
 func startMatchmakingGates(t *testing.T, cfg prudp.Config, v types.Version, g types.Gates) string {
 	t.Helper()
+	_, addr := startMatchmakingServer(t, &nex.Server{Config: cfg, NEXVersion: v, NEXGates: g}, 1)
+	return addr
+}
+
+// startMatchmakingUsers is startMatchmaking with n normal accounts (userPID
+// and the PIDs after it, password userPassword); it also returns the server.
+func startMatchmakingUsers(t *testing.T, cfg prudp.Config, n int) (*nex.Server, string) {
+	t.Helper()
+	return startMatchmakingServer(t, &nex.Server{Config: cfg}, n)
+}
+
+// startMatchmakingServer completes srv with the accounts and the matchmaking
+// store and serves it.
+func startMatchmakingServer(t *testing.T, srv *nex.Server, n int) (*nex.Server, string) {
+	t.Helper()
 	store, _, err := accounts.Open(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,13 +64,16 @@ func startMatchmakingGates(t *testing.T, cfg prudp.Config, v types.Version, g ty
 	users := &auth.Memory{}
 	users.Add(2, "Quazal Rendez-Vous", "interop-secure-server-password")
 	users.Add(100, "guest", "MMQea3n!fsik")
-	users.Add(userPID, strconv.Itoa(userPID), userPassword)
+	for i := range n {
+		users.Add(types.PID(userPID+i), strconv.Itoa(userPID+i), userPassword)
+	}
 	t.Cleanup(func() {
 		mm.Close()
 		store.Close()
 	})
-	addr, _ := serveNEX(t, &nex.Server{Config: cfg, Accounts: users, Matchmaking: mm, NEXVersion: v, NEXGates: g})
-	return addr
+	srv.Accounts, srv.Matchmaking = users, mm
+	addr, _ := serveNEX(t, srv)
+	return srv, addr
 }
 
 // TestNintendoClientsMatchmaking runs NintendoClients' generated matchmaking

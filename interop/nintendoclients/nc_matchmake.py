@@ -22,8 +22,12 @@ naming the game mode (MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpon
 NintendoClients' default MatchmakeSessionSearchCriteria otherwise, which carries
 no password exclusion before NEX 4); with --find GID it also looks session GID
 up (FindMatchmakeSessionByGatheringIdDetail) and prints its owner and the size
-of the session key it got. Every step is one "STEP ..." line; the exit status
-is 0 only when all succeeded.
+of the session key it got. With --nat M,F it first registers a station
+(SecureConnection.Register, as a game does before anything else; the copy of
+NintendoClients has no typed SecureConnection client, so the request is
+written with its streams) and reports NAT mapping M and filtering F
+(NATTraversalClient.report_nat_properties). Every step is one "STEP ..."
+line; the exit status is 0 only when all succeeded.
 """
 
 import argparse
@@ -35,7 +39,7 @@ sys.path.insert(0, os.environ.get("NINTENDOCLIENTS_DIR", "/tmp/nintendoclients")
 
 import anyio  # noqa: E402
 
-from nintendo.nex import backend, matchmaking, notification, settings  # noqa: E402
+from nintendo.nex import backend, common, matchmaking, nattraversal, notification, settings, streams  # noqa: E402
 
 
 def step(name, **fields):
@@ -69,6 +73,15 @@ async def run(args):
 			events = Notifications()
 			events.want = args.notifications
 			client.register_server(events)
+
+			if args.nat:
+				natm, natf = (int(v) for v in args.nat.split(","))
+				stream = streams.StreamOut(client.settings)
+				url = common.StationURL("prudp", address="127.0.0.1", port=1, sid=15, stream=10, type=2)
+				stream.list([url], stream.stationurl)
+				await client.request(11, 1, stream.get())  # SecureConnection.Register
+				await nattraversal.NATTraversalClient(client).report_nat_properties(natm, natf, 25)
+				step("nat", natm=natm, natf=natf)
 
 			ext = matchmaking.MatchmakeExtensionClient(client)
 			session = matchmaking.MatchmakeSession()
@@ -134,6 +147,7 @@ def main():
 	parser.add_argument("--create", action="store_true", help="create a session (CreateMatchmakeSession) instead of auto-matchmaking")
 	parser.add_argument("--join", type=int, default=0, help="join this session (JoinMatchmakeSession) instead of auto-matchmaking")
 	parser.add_argument("--minor-version", type=int, default=None, help="PRUDP minor version to offer (below 3: no structure headers)")
+	parser.add_argument("--nat", default="", help="register and report NAT mapping,filtering (e.g. 2,1) first")
 	parser.add_argument("--notifications", type=int, default=0, help="wait for this many notifications before leaving")
 	parser.add_argument("--wait", type=float, default=20, help="seconds to wait for them")
 	parser.add_argument("--timeout", type=float, default=60)

@@ -9,8 +9,10 @@ import (
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
 	"github.com/gamewire/gamewire/nex/friends"
+	"github.com/gamewire/gamewire/nex/games/badgearcade"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
+	"github.com/gamewire/gamewire/nex/games/tkcd"
 	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/nex/ranking"
 	"github.com/gamewire/gamewire/nex/storetest"
@@ -124,6 +126,13 @@ func TestCredentialsSuite(t *testing.T) {
 			*accounts.Store
 		}{s.Credentials(), s}
 	})
+}
+
+// TestKirbyBadgeArcadeSuites runs Team Kirby Clash Deluxe's and Badge
+// Arcade's store suites on SQLite.
+func TestKirbyBadgeArcadeSuites(t *testing.T) {
+	storetest.TKCD(t, func(t *testing.T) tkcd.Store { return openSQLite(t).TKCD() })
+	storetest.BadgeArcade(t, func(t *testing.T) badgearcade.Store { return openSQLite(t).BadgeArcade() })
 }
 
 // TestSSB4Suite runs Super Smash Bros. 4's store suite on SQLite.

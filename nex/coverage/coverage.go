@@ -169,9 +169,17 @@ func (c *checker) describe(m games.PretendoMethod) *desc.Method {
 }
 
 // sameName compares method names ignoring case and underscores (nintendo-wiki
-// and Pretendo spell some differently: GetMetaByOwnerId, GetMetaByOwnerID).
+// and Pretendo spell some differently: GetMetaByOwnerId, GetMetaByOwnerID), and
+// the two spellings of an unnamed method (the wiki's UnknownMethod0x1,
+// Pretendo's Unk1).
 func sameName(a, b string) bool {
-	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	norm := func(s string) string {
+		s = strings.ToLower(strings.ReplaceAll(s, "_", ""))
+		if n, ok := strings.CutPrefix(s, "unknownmethod0x"); ok {
+			return "unk" + n
+		}
+		return s
+	}
 	return norm(a) == norm(b)
 }
 

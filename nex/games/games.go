@@ -43,7 +43,20 @@ type Game struct {
 	// "Rating"). nex.Server.Variants takes them: serve --game registers these
 	// protocols in place of the generic ones.
 	Variants []string
+	// NATMatchmaking is how auto-matchmaking weighs the NAT players report
+	// for this title (matchmaking.ParseNATOrder: "off", "prefer" or
+	// "strict", ",all" to judge every participant); "" is the default,
+	// "prefer". serve --nat-matchmaking overrides it.
+	NATMatchmaking string
 }
+
+// Names of Variants for the game-specific protocols serve registers.
+const (
+	// VariantSubscription: Subscription (117), nex/subscription.
+	VariantSubscription = "Subscription"
+	// VariantRating: Rating (118), nex/rating.
+	VariantRating = "Rating"
+)
 
 // HasVariant reports whether g uses the protocol variant named v.
 func (g Game) HasVariant(v string) bool {
@@ -173,7 +186,7 @@ var pretendoRows = map[uint32]pretendoRow{
 	0x00003200: {repo: "friends", version: 10100, variants: []string{"Friends (3DS)", "Friends (Wii U)"}},
 	0x0001DB00: {repo: "mario-kart-7", version: 20403, variants: []string{"Storage Manager"}},
 	0x00030000: {repo: "kid-icarus-uprising", version: 20600},
-	0x00055D01: {repo: "pokemon-gen6", version: 30300, variants: []string{"Subscription", "Rating"}},
+	0x00055D01: {repo: "pokemon-gen6", version: 30300, variants: []string{VariantSubscription, VariantRating}},
 	0x00076400: {repo: "luigis-mansion-2", version: 30100},
 	0x00086200: {repo: "animal-crossing-new-leaf", version: 31001},
 	0x00134600: {repo: "nintendo-badge-arcade-secure", version: 30716,

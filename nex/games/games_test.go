@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamewire/gamewire/nex/matchmaking"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -19,6 +20,9 @@ func TestTable(t *testing.T) {
 				t.Errorf("server id %08X twice: %s and %s", id, prev, g.Name)
 			}
 			ids[id] = g.Name
+		}
+		if _, err := matchmaking.ParseNATOrder(g.NATMatchmaking); g.NATMatchmaking != "" && err != nil {
+			t.Errorf("%s: NATMatchmaking: %v", g.Name, err)
 		}
 		if g.Build != "" && g.NEXVersion == 0 {
 			t.Errorf("%s: build %q without a version", g.Name, g.Build)

@@ -59,6 +59,10 @@ type Handler struct {
 	MaxRequestBytes int64
 	// Logger receives failed requests and handler failures.
 	Logger *slog.Logger
+	// Ready, when set, holds requests until it is closed (nex.Server.Ready:
+	// every service registered on RMC); a request whose context ends first
+	// is answered 503 Service Unavailable.
+	Ready <-chan struct{}
 }
 
 // Errors a request is refused with (HTTP 400 or 401, the error's text as the
@@ -91,6 +95,14 @@ func AccessKeyBytes(accessKey string) ([]byte, error) {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.Ready != nil {
+		select {
+		case <-h.Ready:
+		case <-r.Context().Done():
+			http.Error(w, "hpp: the server is still starting", http.StatusServiceUnavailable)
+			return
+		}
+	}
 	resp, status, err := h.serve(r)
 	if err != nil {
 		if h.Logger != nil {

@@ -118,3 +118,36 @@ func TestHPPRefuses(t *testing.T) {
 		t.Errorf("oversized: %s", resp.Status)
 	}
 }
+
+// TestHPPWaitsForReady: with Ready set, a call is held until Ready closes and
+// then answered (not Core::NotImplemented from a Mux still being filled); a
+// request that ends while waiting is answered 503.
+func TestHPPWaitsForReady(t *testing.T) {
+	ctx := context.Background()
+	hs, acct := newServer(t)
+	h := hs.Config.Handler.(*hpp.Handler)
+	ready := make(chan struct{})
+	mux := h.RMC
+	h.RMC, h.Ready = rmc.NewMux(), ready // nothing registered until ready
+
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, hpp.Path, nil).WithContext(gone))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("a request ended while the server starts: %d %q, want 503", rec.Code, rec.Body)
+	}
+
+	c := ds.DataStoreClient{C: &hpp.Client{URL: hs.URL + hpp.Path, AccessKey: accessKey, PID: acct.PID, Key: acct.KeyNEX[:],
+		Set: types.Settings{StructureHeader: true}}}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.GetMeta(ctx, ds.DataStoreGetMetaParam{DataID: 1, PersistenceTarget: ds.DataStorePersistenceTarget{PersistenceID: 0xFFFF}})
+		errc <- err
+	}()
+	h.RMC = mux // the services registered (as nex.Server.Serve does) before Ready closes
+	close(ready)
+	if err := <-errc; !errors.Is(err, types.DataStoreNotFound) {
+		t.Fatalf("a call held until ready: %v, want DataStore::NotFound from the registered service", err)
+	}
+}

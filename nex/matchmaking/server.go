@@ -149,10 +149,16 @@ type Server struct {
 	// (UpdateNotificationData) a player reads and is sent. nil: nobody has
 	// friends, so the friends' notification lists are empty.
 	Friends friends.Friends
+	// NAT orders the sessions an auto-matchmake may join by the NAT
+	// properties players reported, when Store is a NATStore (nat.go); the
+	// zero value prefers reachable sessions by their owner.
+	NAT NATOrder
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
 	nextCon atomic.Uint64
+
+	natPreferred, natRefused atomic.Uint64 // NATStats
 }
 
 // Register adds the three protocols to mux, each as its generated handler
@@ -432,7 +438,7 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 		}
 		return s.joinFirst(ctx, c, gids, ms, msg)
 	}
-	ch, _, err := s.Store.AutoMatchmake(ctx, crit, newSession(ms), s.participant(c, slots, msg))
+	ch, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
 	}
@@ -581,6 +587,10 @@ func (s *Server) migrate(ctx context.Context, c *rmc.Call, gid uint32, candidate
 func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms MatchmakeSession, msg string) (MatchmakeSession, error) {
 	if len(gids) > MaxBrowseResults {
 		return ms, fmt.Errorf("%w: %d gathering ids", types.CoreInvalidArgument, len(gids))
+	}
+	gids, err := s.rankNAT(ctx, c.Peer.PID, gids)
+	if err != nil {
+		return ms, err
 	}
 	for _, gid := range gids {
 		joined, err := s.join(ctx, c, gid, 1, msg, Passwords{})

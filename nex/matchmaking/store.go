@@ -164,7 +164,7 @@ type Store interface {
 	// Delete removes gathering gid after f (nil: no check) approves.
 	Delete(ctx context.Context, gid uint32, f func(s *MatchmakeSession, ps []Participant) error) (Change, error)
 	// Browse returns the sessions that match c, in the order auto-matchmaking
-	// would pick them.
+	// reads them (before NAT reorders them, nat.go).
 	Browse(ctx context.Context, c SearchCriteria, offset, size uint32) ([]MatchmakeSession, error)
 	// Find returns gatherings by id, owner or participant.
 	Find(ctx context.Context, q Query) ([]MatchmakeSession, error)

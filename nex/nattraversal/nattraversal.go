@@ -47,6 +47,8 @@ type Stations interface {
 
 // Result is one reported traversal result.
 type Result struct {
+	// Peer is the connection that reported it.
+	Peer    *rmc.Peer
 	PID     types.PID
 	CID     uint32 // the target's Rendez-Vous connection id
 	Success bool
@@ -97,8 +99,14 @@ type Server struct {
 	// GameServerID is the game server id GetRelaySignatureKey answers (a
 	// title's server id, nex/games); 0 when not known.
 	GameServerID uint32
-	// OnResult receives traversal results; nil logs them at debug level.
+	// OnResult receives traversal results (the secure server counts them in
+	// the matchmaking store); they are logged at debug level either way.
 	OnResult func(ctx context.Context, r Result)
+	// OnProperties, when set, receives the NAT properties a station reported
+	// (after Stations recorded them in its urls): the secure server keeps them
+	// in the matchmaking store for NAT-aware auto-matchmaking. An error it
+	// returns is the method's answer.
+	OnProperties func(ctx context.Context, p *rmc.Peer, props Properties) error
 	// Elsewhere, when set, relays a probe request to a target not connected
 	// to this server (secure nodes sharing a store: the target's node).
 	Elsewhere func(ctx context.Context, target types.PID, probe types.StationURL) error
@@ -164,13 +172,18 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		if !s.Stations.SetNATProperties(c.Peer, natm, natf) {
 			return out, types.RendezVousNotAuthenticated
 		}
+		if s.OnProperties != nil {
+			if err := s.OnProperties(ctx, c.Peer, Properties{Mapping: natm, Filtering: natf, RTT: rtt}); err != nil {
+				return out, err
+			}
+		}
 		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat properties", slog.Uint64("pid", uint64(c.Peer.PID)),
 				slog.Uint64("natm", uint64(natm)), slog.Uint64("natf", uint64(natf)), slog.Uint64("rtt", uint64(rtt)))
 		}
 		return out, nil
 	case MethodReportNATTraversalResult, MethodReportNATTraversalResultDetail:
-		res := Result{PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
+		res := Result{Peer: c.Peer, PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
 		if c.Method == MethodReportNATTraversalResultDetail {
 			res.Detail = r.S32("detail")
 			res.RTT = r.U32("rtt")
@@ -187,7 +200,8 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 		}
 		if s.OnResult != nil {
 			s.OnResult(ctx, res)
-		} else if s.Logger != nil {
+		}
+		if s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal result", slog.Uint64("pid", uint64(res.PID)),
 				slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
 		}
@@ -210,6 +224,39 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 // Client calls NAT Traversal over a logged-in secure connection.
 type Client struct {
 	RMC *rmc.Client
+}
+
+// ReportNATProperties tells the server the caller's NAT mapping and filtering
+// and its round-trip time to the server (milliseconds).
+func (c *Client) ReportNATProperties(ctx context.Context, p Properties) error {
+	w := types.NewWriter(nil, c.RMC.Settings())
+	w.U32(p.Mapping)
+	w.U32(p.Filtering)
+	w.U32(p.RTT)
+	params, err := w.Bytes()
+	if err != nil {
+		return err
+	}
+	_, err = c.RMC.Call(ctx, Protocol, MethodReportNATProperties, params)
+	return err
+}
+
+// ReportNATTraversalResult tells the server how probing the station with
+// Rendez-Vous connection id cid went; withRTT adds the round-trip time, as
+// Wii U and Switch clients send it.
+func (c *Client) ReportNATTraversalResult(ctx context.Context, cid uint32, success, withRTT bool, rtt uint32) error {
+	w := types.NewWriter(nil, c.RMC.Settings())
+	w.U32(cid)
+	w.Bool(success)
+	if withRTT {
+		w.U32(rtt)
+	}
+	params, err := w.Bytes()
+	if err != nil {
+		return err
+	}
+	_, err = c.RMC.Call(ctx, Protocol, MethodReportNATTraversalResult, params)
+	return err
 }
 
 // GetRelaySignatureKey asks the server for its relay server.

@@ -184,3 +184,44 @@ func FuzzNATServe(f *testing.F) {
 		}
 	})
 }
+
+// TestNATReportHooks: ReportNATProperties hands the reported mapping,
+// filtering and rtt to OnProperties, whose error is the method's answer (and
+// a caller that has not registered gets RendezVous::NotAuthenticated before
+// it is called); a traversal result reaches OnResult with the reporting
+// connection.
+func TestNATReportHooks(t *testing.T) {
+	var got []Properties
+	var results []Result
+	hookErr := error(nil)
+	srv := &Server{Hub: &notifications.Hub{}, Stations: &stations{},
+		OnProperties: func(_ context.Context, p *rmc.Peer, props Properties) error {
+			if p.PID == 5 {
+				got = append(got, props)
+			}
+			return hookErr
+		},
+		OnResult: func(_ context.Context, r Result) { results = append(results, r) }}
+	caller := &rmc.Peer{PID: 5}
+	params := []byte{2, 0, 0, 0, 1, 0, 0, 0, 40, 0, 0, 0}
+	if err := serve(t, srv, caller, MethodReportNATProperties, params); err != nil {
+		t.Fatal(err)
+	}
+	hookErr = types.CoreException
+	if err := serve(t, srv, caller, MethodReportNATProperties, params); !errors.Is(err, types.CoreException) {
+		t.Fatalf("hook failure answered %v", err)
+	}
+	if err := serve(t, srv, &rmc.Peer{}, MethodReportNATProperties, params); !errors.Is(err, types.RendezVousNotAuthenticated) {
+		t.Fatalf("unregistered caller: %v", err)
+	}
+	want := Properties{Mapping: MappingEndpointDependent, Filtering: FilteringPortIndependent, RTT: 40}
+	if len(got) != 2 || got[0] != want || got[1] != want {
+		t.Fatalf("OnProperties got %+v, want twice %+v", got, want)
+	}
+	if err := serve(t, srv, caller, MethodReportNATTraversalResultDetail, []byte{9, 0, 0, 0, 0, 0xFE, 0xFF, 0xFF, 0xFF, 7, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 1 || results[0] != (Result{Peer: caller, PID: 5, CID: 9, Detail: -2, RTT: 7}) {
+		t.Fatalf("OnResult got %+v", results)
+	}
+}

@@ -40,6 +40,24 @@ type Call struct {
 	// ClassVersions are the structure versions a verbose request declared
 	// (DispatchVerbose); nil for the packed variations.
 	ClassVersions []ClassVersion
+
+	// after runs once the response is handed to the transport (AfterResponse).
+	after func()
+}
+
+// AfterResponse asks that f run once the call's response has been handed to
+// the transport: a server-to-client call that must reach the client after the
+// answer (a completion notification naming an id the answer carries).
+// Transports that dispatch with DispatchThen (nex.Server's PRUDP servers,
+// Serve) run f after sending the response, on the goroutine that sent it;
+// with Dispatch, f runs when Dispatch returns, before its caller sends. Calls
+// made more than once run in order.
+func (c *Call) AfterResponse(f func()) {
+	if prev := c.after; prev != nil {
+		c.after = func() { prev(); f() }
+		return
+	}
+	c.after = f
 }
 
 // Reader returns a types.Reader over the call's parameters with the peer's settings.
@@ -169,13 +187,24 @@ func (m *Mux) ServeRMC(ctx context.Context, c *Call, out []byte) ([]byte, error)
 // Dispatch allocates nothing itself: with a handler that does not allocate and an
 // out with room, a call costs no allocation.
 func Dispatch(ctx context.Context, h Handler, peer *Peer, msg []byte, out []byte, log *slog.Logger) ([]byte, error) {
+	out, after, err := DispatchThen(ctx, h, peer, msg, out, log)
+	if after != nil {
+		after()
+	}
+	return out, err
+}
+
+// DispatchThen is Dispatch for a transport that runs, after sending the
+// response, what the handler asked for with Call.AfterResponse: it returns
+// that function (nil when the handler asked for nothing).
+func DispatchThen(ctx context.Context, h Handler, peer *Peer, msg []byte, out []byte, log *slog.Logger) (_ []byte, after func(), _ error) {
 	req, _, err := ParseRequest(msg)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	c := callPool.Get().(*Call)
 	*c = Call{Request: req, Peer: peer}
-	defer func() { *c = Call{}; callPool.Put(c) }()
+	defer func() { after = c.after; *c = Call{}; callPool.Put(c) }()
 	start := len(out)
 	out = append(out, 0, 0, 0, 0)
 	out = appendProtocol(out, req.Protocol, 0)
@@ -188,9 +217,11 @@ func Dispatch(ctx context.Context, h Handler, peer *Peer, msg []byte, out []byte
 		out, err = h.ServeRMC(ctx, c, out)
 	}
 	if err == nil {
-		return finishSize(out, start)
+		out, err = finishSize(out, start)
+		return out, nil, err
 	}
-	return errorResponse(ctx, out[:start], req, err, log)
+	out, err = errorResponse(ctx, out[:start], req, err, log)
+	return out, nil, err
 }
 
 // callPool recycles Calls: a handler is an interface, so a Call on the stack would

@@ -18,18 +18,21 @@ func Serve(ctx context.Context, t Transport, h Handler, peer *Peer, log *slog.Lo
 		if err != nil {
 			return err
 		}
-		out, err = Dispatch(ctx, h, peer, msg, out[:0], log)
+		var after func()
+		out, after, err = DispatchThen(ctx, h, peer, msg, out[:0], log)
 		if err != nil {
 			if log != nil {
 				log.LogAttrs(ctx, slog.LevelWarn, "rmc: dropping bad request", slog.String("error", err.Error()))
 			}
 			continue
 		}
-		if len(out) == 0 {
-			continue
+		if len(out) > 0 {
+			if err := t.Send(ctx, out); err != nil {
+				return err
+			}
 		}
-		if err := t.Send(ctx, out); err != nil {
-			return err
+		if after != nil {
+			after()
 		}
 	}
 }

@@ -68,6 +68,9 @@ func DispatchVerbose(ctx context.Context, h Handler, names *Names, peer *Peer, m
 		c := Call{Request: Request{Protocol: id.protocol, CallID: req.CallID, Method: id.method, Params: req.Params},
 			Peer: peer, ClassVersions: req.ClassVersions}
 		data, err = h.ServeRMC(ctx, &c, nil)
+		if c.after != nil {
+			defer c.after() // after the response is encoded; the caller sends it
+		}
 	}
 	if err != nil {
 		// Reuse the packed path's error mapping, then re-encode verbosely.

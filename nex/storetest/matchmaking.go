@@ -30,6 +30,9 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		{"passworded sessions are entered only with their password", privateSessions},
 		{"notification data per player and type", notificationData},
 		{"block lists keep blocked players apart", blockLists},
+		{"NAT reports per player and connection", natRecords},
+		{"NAT-aware auto-matchmaking order", natOrdering},
+		{"NAT-aware auto-matchmaking weighs a bounded window", natWindowBound},
 		{"64 concurrent auto-matchmakes", func(t *testing.T, m matchmaking.Store) { autoMatchmakeConcurrent(t, m) }},
 	}
 	for _, c := range cases {
@@ -39,6 +42,14 @@ func Matchmaking(t *testing.T, open func(t *testing.T) matchmaking.Store, shared
 		t.Run("64 concurrent auto-matchmakes over two stores", func(t *testing.T) {
 			a, b := shared(t)
 			autoMatchmakeConcurrent(t, a, b)
+		})
+		t.Run("64 concurrent NAT-aware auto-matchmakes over two stores", func(t *testing.T) {
+			a, b := shared(t)
+			natConcurrent(t, a, b)
+		})
+		t.Run("NAT reports across two stores", func(t *testing.T) {
+			a, b := shared(t)
+			natAcrossNodes(t, a, b)
 		})
 	}
 }
@@ -231,6 +242,14 @@ func findAndBrowse(t *testing.T, m matchmaking.Store) {
 // of at most 8 end in exactly 8 full sessions, each participant in one. The
 // clients are split over the stores given.
 func autoMatchmakeConcurrent(t *testing.T, stores ...matchmaking.Store) {
+	autoMatchmakeConcurrentBy(t, func(m matchmaking.Store, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, bool, error) {
+		return m.AutoMatchmake(context.Background(), nil, s, p)
+	}, stores...)
+}
+
+// autoMatchmakeConcurrentBy is autoMatchmakeConcurrent with the clients'
+// auto-matchmakes made by auto.
+func autoMatchmakeConcurrentBy(t *testing.T, auto func(m matchmaking.Store, s matchmaking.MatchmakeSession, p matchmaking.Participant) (matchmaking.Change, bool, error), stores ...matchmaking.Store) {
 	m := stores[0]
 	ctx := context.Background()
 	const clients, size = 64, 8
@@ -241,7 +260,7 @@ func autoMatchmakeConcurrent(t *testing.T, stores ...matchmaking.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, isNew, err := stores[i%len(stores)].AutoMatchmake(ctx, nil, Session(size), Participant(types.PID(1000+i)))
+			c, isNew, err := auto(stores[i%len(stores)], Session(size), Participant(types.PID(1000+i)))
 			if err != nil {
 				errs <- err
 				return

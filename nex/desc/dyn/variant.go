@@ -21,6 +21,8 @@ var gameVariants = map[string]string{
 	"miitopia":                           "miitopia3ds",
 	"super smash bros.":                  "ssb4",
 	"super smash bros. for nintendo 3ds": "ssb4",
+	"team kirby clash deluxe":            "tkcd",
+	"badge arcade":                       "badgearcade",
 }
 
 // GameVariant returns the variant suffix of a game named as the nex/games table
