@@ -152,7 +152,7 @@ func (s *Server) NotifyAnywhere(ctx context.Context, pid types.PID, ev notificat
 		return err
 	}
 	w := types.NewWriter(nil, mailEventSettings)
-	ev.Append(&w, mailEventSettings.Version)
+	ev.Append(&w)
 	b, err := w.Bytes()
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 		}
 	case notifyKind:
 		r := types.NewReader(m.Payload, mailEventSettings)
-		ev := notifications.ReadEvent(&r, mailEventSettings.Version)
+		ev := notifications.ReadEvent(&r)
 		if err = r.Done(); err == nil {
 			err = s.hub.Notify(ctx, types.PID(m.PID), ev)
 		}

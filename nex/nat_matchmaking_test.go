@@ -107,8 +107,11 @@ func TestNATAwareAutoMatchmake(t *testing.T) {
 // gids, in that order, and session4 to create when none takes the caller.
 func autoMatchmakeWithGIDs(ctx context.Context, p *player, gids []uint32) (matchmaking.MatchmakeSession, error) {
 	settings := p.sess.RMC.Settings()
+	if p.mm.Version != 0 {
+		settings.Version = p.mm.Version
+	}
 	ms := session4()
-	h, err := ms.Holder(settings, p.mm.Version)
+	h, err := ms.Holder(settings)
 	if err != nil {
 		return matchmaking.MatchmakeSession{}, err
 	}
@@ -129,6 +132,6 @@ func autoMatchmakeWithGIDs(ctx context.Context, p *player, gids []uint32) (match
 	if err := r.Done(); err != nil {
 		return matchmaking.MatchmakeSession{}, err
 	}
-	ms, _, _, err = matchmaking.ParseHolder(joined, settings, p.mm.Version)
+	ms, _, err = matchmaking.ParseHolder(joined, settings)
 	return ms, err
 }

@@ -76,6 +76,13 @@ type Server struct {
 	// generated codec reads it; 0 keeps what Settings says, or derives it per
 	// connection (types.Settings.NEXVersion).
 	NEXVersion types.Version
+	// NEXGates is the reading of the disputed version gates (types.Gates;
+	// docs/nex.md "Disputed gates"; serve --nex-gates): GatesAuto (the default)
+	// starts a connection in the consoles' reading (NintendoClients' when it
+	// negotiated structure headers below NEX 3.5, which no console does) and
+	// lets the generated servers switch it per connection when a request parses
+	// only the other way; GatesConsole and GatesNintendoClients fix the reading.
+	NEXGates types.Gates
 	// Accounts holds users and the special accounts (Quazal Rendez-Vous, PID 2,
 	// must exist: its key opens tickets on the secure server).
 	Accounts auth.Accounts
@@ -617,6 +624,17 @@ func (s *Server) peer(c *prudp.Conn, scheme string) *rmc.Peer {
 	}
 	if s.NEXVersion != 0 {
 		st.Version = s.NEXVersion
+	}
+	if s.NEXGates == types.GatesAuto {
+		// Structure headers came with NEX 3.5: a connection below 3.5 that
+		// negotiated them is no console's but NintendoClients' (which turns
+		// them on from PRUDP minor version 3 whatever its nex.version), so
+		// it starts in that reading (docs/nex.md "Disputed gates").
+		nc := st.NintendoClientsGates()
+		st.Learned = new(types.GateReading)
+		st.Learned.Set(nc)
+	} else {
+		st.Gates = s.NEXGates
 	}
 	p := &rmc.Peer{Addr: c.RemoteAddr(), PID: types.PID(c.PID()), Settings: st, Scheme: scheme,
 		StreamType: stream, Port: port, Conn: c}

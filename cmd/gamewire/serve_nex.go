@@ -60,6 +60,7 @@ type serveNEXOptions struct {
 	// addresses this role listens on (addresses).
 	secureAddr, dsAddr string
 	nexVersion         string
+	nexGates           string
 	natMatchmaking     string
 	// gameConfig is --game-config: a JSON file of --game's variant settings.
 	gameConfig string
@@ -79,6 +80,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
+	f.StringVar(&n.nexGates, "nex-gates", "auto", "reading of the disputed NEX 3.4 gates (MatchmakeSession.progress_score, MatchmakeSessionSearchCriteria.vacant_participants, NotificationEvent.param3): auto (the consoles' reading, NintendoClients' learned per connection when a request parses only that way), console or nintendoclients (docs/nex.md \"Disputed gates\")")
 	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
 	n.friends.register(f)
 	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; Pokémon X/Y: {\"max_targets\": 256, \"active_window_seconds\": 3600, ...}; docs/games.md)")
@@ -164,6 +166,9 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv.NEXVersion = nexVersion
+	if srv.NEXGates, err = types.ParseGates(o.nex.nexGates); err != nil {
+		return fmt.Errorf("serve: --nex-gates: %w", err)
+	}
 	if srv.NATMatchmaking, err = o.natMatchmaking(); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -263,6 +268,7 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "NEX version: per connection (4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4); set --nex-version or --game\n")
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "NEX 3.4 disputed gates: %s\n", srv.NEXGates)
 	if role != nex.RoleAuth {
 		bodies := store.Bodies
 		if o.nex.dsBlobs != "" {

@@ -18,18 +18,16 @@ import (
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// BlobSettings and BlobVersion encode sessions in the database: NEX 4 carries
-// every field, 8-byte PIDs every PID.
-var BlobSettings = types.Settings{PIDSize: 8, StructureHeader: true}
-
-const BlobVersion = types.Version4
+// BlobSettings encode sessions in the database: NEX 4 carries every field,
+// 8-byte PIDs every PID.
+var BlobSettings = types.Settings{PIDSize: 8, StructureHeader: true, Version: types.Version4}
 
 // EncodeSession is a session as stored in mm_gatherings.blob: the structure,
 // then the session url when one was given (UpdateSessionURL; blobs stored
 // before it end after the structure).
 func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 	w := types.NewWriter(nil, BlobSettings)
-	s.Append(&w, BlobVersion)
+	s.Append(&w)
 	if s.SessionURL != "" {
 		w.String(s.SessionURL)
 	}
@@ -39,7 +37,7 @@ func EncodeSession(s *matchmaking.MatchmakeSession) ([]byte, error) {
 // DecodeSession reads a session EncodeSession stored.
 func DecodeSession(b []byte) (matchmaking.MatchmakeSession, error) {
 	r := types.NewReader(b, BlobSettings)
-	s, _ := matchmaking.ReadMatchmakeSession(&r, BlobVersion)
+	s := matchmaking.ReadMatchmakeSession(&r, "MatchmakeSession")
 	if r.Remaining() > 0 {
 		s.SessionURL = r.String("session url")
 	}

@@ -14,7 +14,10 @@ It auto-matchmakes into a session (MatchmakeExtension.AutoMatchmake_Postpone),
 waits for --notifications notifications (printed as they come), lists the
 participants (MatchMakingExt.GetParticipants) and their urls
 (MatchMaking.GetParticipantsURLs), leaves (MatchMakingExt.EndParticipation) and
-disconnects. With --criteria it auto-matchmakes with one search criterion
+disconnects; with --create it creates a session
+(MatchmakeExtension.CreateMatchmakeSession) and with --join GID joins one
+(MatchmakeExtension.JoinMatchmakeSession) instead of auto-matchmaking, then looks
+it up (FindMatchmakeSessionByGatheringIdDetail). With --criteria it auto-matchmakes with one search criterion
 naming the game mode (MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone,
 NintendoClients' default MatchmakeSessionSearchCriteria otherwise, which carries
 no password exclusion before NEX 4); with --find GID it also looks session GID
@@ -62,6 +65,8 @@ class Notifications(notification.NotificationServer):
 async def run(args):
 	s = settings.load(args.profile)
 	s.configure(args.access_key, args.nex_version)
+	if args.minor_version is not None:
+		s["prudp.minor_version"] = args.minor_version  # below 3: no structure headers
 	async with backend.connect(s, args.host, args.port) as be:
 		async with be.login(args.user, args.password) as client:
 			step("secure-connected", pid=client.pid())
@@ -87,7 +92,15 @@ async def run(args):
 			session.attribs = [0, 0, 0, 0, 0, 0]
 			session.open_participation = True
 			session.matchmake_system = matchmaking.MatchmakeSystem.GLOBAL
-			if args.criteria:
+			if args.create:
+				res = await ext.create_matchmake_session(session, args.message, 1)
+				step("created", gid=res.gid, key_bytes=len(res.session_key))
+				joined = await ext.find_matchmake_session_by_gathering_id_detail(res.gid)
+			elif args.join:
+				key = await ext.join_matchmake_session(args.join, args.message)
+				step("joined", gid=args.join, key_bytes=len(key))
+				joined = await ext.find_matchmake_session_by_gathering_id_detail(args.join)
+			elif args.criteria:
 				crit = matchmaking.MatchmakeSessionSearchCriteria()
 				crit.game_mode = str(args.game_mode)
 				joined = await ext.auto_matchmake_with_search_criteria_postpone([crit], session, args.message)
@@ -131,6 +144,9 @@ def main():
 	parser.add_argument("--message", default="from NintendoClients")
 	parser.add_argument("--criteria", action="store_true", help="auto-matchmake with search criteria naming the game mode")
 	parser.add_argument("--find", type=int, default=0, help="also look this gathering up")
+	parser.add_argument("--create", action="store_true", help="create a session (CreateMatchmakeSession) instead of auto-matchmaking")
+	parser.add_argument("--join", type=int, default=0, help="join this session (JoinMatchmakeSession) instead of auto-matchmaking")
+	parser.add_argument("--minor-version", type=int, default=None, help="PRUDP minor version to offer (below 3: no structure headers)")
 	parser.add_argument("--nat", default="", help="register and report NAT mapping,filtering (e.g. 2,1) first")
 	parser.add_argument("--notifications", type=int, default=0, help="wait for this many notifications before leaving")
 	parser.add_argument("--wait", type=float, default=20, help="seconds to wait for them")

@@ -126,29 +126,57 @@ func (t *Type) String() string {
 	return t.Kind.String()
 }
 
-// Cond is the condition under which a structure field is on the wire: the
-// connection's NEX version lies in [NexMin, NexMax) (0 means unbounded) and the
-// structure's revision is at least Revision. A field with the zero Cond is always
-// present.
+// Cond is the condition under which a structure field (or a method parameter) is
+// on the wire: the connection's NEX version lies in [NexMin, NexMax) (0 means
+// unbounded) and the structure's revision is at least Revision. A field with the
+// zero Cond is always present.
+//
+// A disputed gate (docs/nex.md "Disputed gates") has two lower bounds: NexMin,
+// the consoles' (the nintendo-wiki's, and what real games send), and NCMin,
+// NintendoClients'; the connection's types.Settings say which reading applies
+// (Settings.NintendoClientsGates). NCMin is 0 when the gate is not disputed.
 type Cond struct {
 	NexMin, NexMax types.Version
 	Revision       int
+	NCMin          types.Version
 }
 
 // Always reports whether c holds for every version and revision.
 func (c Cond) Always() bool { return c == Cond{} }
 
-// NexHolds reports whether the NEX-version part of c holds for v.
+// Disputed reports whether c's lower bound differs between the consoles' reading
+// and NintendoClients'.
+func (c Cond) Disputed() bool { return c.NCMin != 0 }
+
+// Reading returns c as one reading sees it: NintendoClients' lower bound when nc
+// and c is disputed, else c's own; the result is not disputed.
+func (c Cond) Reading(nc bool) Cond {
+	if nc && c.NCMin != 0 {
+		c.NexMin = c.NCMin
+	}
+	c.NCMin = 0
+	return c
+}
+
+// NexHolds reports whether the NEX-version part of c holds for v in the
+// consoles' reading.
 func (c Cond) NexHolds(v types.Version) bool {
 	return v >= c.NexMin && (c.NexMax == 0 || v < c.NexMax)
 }
 
-// Holds reports whether c holds for NEX version v and structure revision rev.
+// Holds reports whether c holds for NEX version v and structure revision rev in
+// the consoles' reading.
 func (c Cond) Holds(v types.Version, rev int) bool { return c.NexHolds(v) && rev >= c.Revision }
+
+// HoldsIn reports whether c holds for NEX version v and structure revision rev in
+// the reading the settings choose.
+func (c Cond) HoldsIn(st types.Settings, v types.Version, rev int) bool {
+	return c.Reading(st.NintendoClientsGates()).Holds(v, rev)
+}
 
 // And returns the conjunction of two conditions.
 func (c Cond) And(d Cond) Cond {
-	out := c
+	out := c.Reading(false)
 	if d.NexMin > out.NexMin {
 		out.NexMin = d.NexMin
 	}
@@ -157,6 +185,12 @@ func (c Cond) And(d Cond) Cond {
 	}
 	if d.Revision > out.Revision {
 		out.Revision = d.Revision
+	}
+	if c.Disputed() || d.Disputed() {
+		nc := max(c.Reading(true).NexMin, d.Reading(true).NexMin)
+		if nc != out.NexMin {
+			out.NCMin = nc
+		}
 	}
 	return out
 }
@@ -167,9 +201,9 @@ func (c Cond) String() string {
 	var parts []string
 	switch {
 	case c.NexMin != 0 && c.NexMax != 0:
-		parts = append(parts, "nex "+formatVersion(c.NexMin)+".."+formatVersion(c.NexMax))
+		parts = append(parts, "nex "+formatVersion(c.NexMin)+".."+formatVersion(c.NexMax)+c.disputeString())
 	case c.NexMin != 0:
-		parts = append(parts, "nex >= "+formatVersion(c.NexMin))
+		parts = append(parts, "nex >= "+formatVersion(c.NexMin)+c.disputeString())
 	case c.NexMax != 0:
 		parts = append(parts, "nex < "+formatVersion(c.NexMax))
 	}
@@ -177,6 +211,15 @@ func (c Cond) String() string {
 		parts = append(parts, fmt.Sprintf("rev >= %d", c.Revision))
 	}
 	return strings.Join(parts, " && ")
+}
+
+// disputeString is the NintendoClients bound of a disputed gate as the language
+// writes it after the version term: " (nintendoclients: 3.5)".
+func (c Cond) disputeString() string {
+	if c.NCMin == 0 {
+		return ""
+	}
+	return " (nintendoclients: " + formatVersion(c.NCMin) + ")"
 }
 
 // VersionString prints a NEX version the way descriptions write it: 3.5, 3.5.1, 4.

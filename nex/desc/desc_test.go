@@ -140,6 +140,10 @@ func TestParseErrors(t *testing.T) {
 		{"struct A { s string = \"x }", "unterminated string"},
 		{"protocol P 1 {\n 1 M(a u32 = 3)\n}", "no defaults"},
 		{"struct A { x u32 } $", "unexpected character"},
+		{"struct A { if nex >= 3.4 (nintendoclients: 3.4) { x u32 } }", "the gate's own"},
+		{"struct A { if nex >= 3.4 (consoles: 3.5) { x u32 } }", "expected nintendoclients"},
+		{"struct A { if nex 3.4..4.0 (nintendoclients: 4.0) { x u32 } }", "outside"},
+		{"protocol P 1 {\n 1 M(a u32 if rev >= 1)\n}", "no revision"},
 	} {
 		_, err := Parse("bad", tc.src)
 		if err == nil || !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bad.nexd:") {
@@ -205,5 +209,37 @@ func TestGoName(t *testing.T) {
 		if got := GoName(in); got != want {
 			t.Errorf("GoName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDisputedAndParameterGates: a disputed gate keeps both lower bounds, reads
+// by the settings' reading, survives And and Format; a parameter gate parses and
+// prints back.
+func TestDisputedAndParameterGates(t *testing.T) {
+	src := "struct A {\n\tif nex 3.4..4.0 (nintendoclients: 3.5) {\n\t\tx u8\n\t}\n}\n\n" +
+		"protocol P 1 {\n\t1 M(a u32, b u16 if nex >= 3.4)\n}\n"
+	f, err := Parse("g", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Structs[0].Fields[0].Cond
+	if c != (Cond{NexMin: 30400, NexMax: 40000, NCMin: 30500}) || !c.Disputed() {
+		t.Fatalf("cond %+v", c)
+	}
+	console, nc := types.Settings{Version: 30400}, types.Settings{Version: 30400, Gates: types.GatesNintendoClients}
+	if !c.HoldsIn(console, 30400, 0) || c.HoldsIn(nc, 30400, 0) || !c.HoldsIn(nc, 30500, 0) || c.HoldsIn(console, 40000, 0) {
+		t.Fatal("HoldsIn by reading")
+	}
+	if got := c.And(Cond{Revision: 1}); got != (Cond{NexMin: 30400, NexMax: 40000, NCMin: 30500, Revision: 1}) {
+		t.Fatalf("And: %+v", got)
+	}
+	if got := c.And(Cond{NexMin: 30600}); got.Disputed() {
+		t.Fatalf("And above both bounds stays disputed: %+v", got)
+	}
+	if p := f.Protocols[0].Methods[0].Params[1]; p.Cond != (Cond{NexMin: 30400}) {
+		t.Fatalf("parameter gate %+v", p.Cond)
+	}
+	if out := Format(f); out != src {
+		t.Fatalf("Format:\n%s\nwant\n%s", out, src)
 	}
 }

@@ -111,6 +111,15 @@ func formatField(f *Field) string {
 	return s
 }
 
+// formatParam writes a method parameter or result, with its gate.
+func formatParam(f *Field) string {
+	s := formatField(f)
+	if !f.Cond.Always() {
+		s += " if " + f.Cond.String()
+	}
+	return s
+}
+
 // formatMethod writes one method line (or lines, when long or documented), with
 // its leading tab and final newline.
 func formatMethod(m *Method) string {
@@ -121,7 +130,7 @@ func formatMethod(m *Method) string {
 	oneLine := func(list []*Field) string {
 		parts := make([]string, len(list))
 		for i, f := range list {
-			parts[i] = formatField(f)
+			parts[i] = formatParam(f)
 		}
 		return "(" + strings.Join(parts, ", ") + ")"
 	}
@@ -138,7 +147,7 @@ func formatMethod(m *Method) string {
 		b.WriteString("(\n")
 		for _, f := range list {
 			writeDoc(&b, "\t\t", f.Doc)
-			b.WriteString("\t\t" + formatField(f) + ",\n")
+			b.WriteString("\t\t" + formatParam(f) + ",\n")
 		}
 		b.WriteString("\t)")
 		return b.String()

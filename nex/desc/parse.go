@@ -447,7 +447,11 @@ func (p *parser) parseCond() (Cond, error) {
 				if err != nil {
 					return c, err
 				}
-				c = c.And(Cond{NexMin: v})
+				nc, err := p.dispute(v, 0)
+				if err != nil {
+					return c, err
+				}
+				c = c.And(Cond{NexMin: v, NCMin: nc})
 			case p.is("<"):
 				if err := p.advance(); err != nil {
 					return c, err
@@ -472,7 +476,11 @@ func (p *parser) parseCond() (Cond, error) {
 				if hi <= lo {
 					return c, p.errorf("empty version range %s..%s", VersionString(lo), VersionString(hi))
 				}
-				c = c.And(Cond{NexMin: lo, NexMax: hi})
+				nc, err := p.dispute(lo, hi)
+				if err != nil {
+					return c, err
+				}
+				c = c.And(Cond{NexMin: lo, NexMax: hi, NCMin: nc})
 			}
 		case p.is("rev"):
 			if err := p.advance(); err != nil {
@@ -502,6 +510,38 @@ func (p *parser) parseCond() (Cond, error) {
 			return c, err
 		}
 	}
+}
+
+// dispute parses the optional `(nintendoclients: V)` after a lower NEX bound lo
+// (of a range ending at hi, 0 when open): NintendoClients' lower bound of a
+// disputed gate. It returns 0 when there is none.
+func (p *parser) dispute(lo, hi types.Version) (types.Version, error) {
+	if !p.is("(") {
+		return 0, nil
+	}
+	if err := p.advance(); err != nil {
+		return 0, err
+	}
+	if !p.is("nintendoclients") {
+		return 0, p.errorf("expected nintendoclients in a disputed gate, found %s", p.describe())
+	}
+	if err := p.advance(); err != nil {
+		return 0, err
+	}
+	if err := p.expect(":"); err != nil {
+		return 0, err
+	}
+	v, err := p.version()
+	if err != nil {
+		return 0, err
+	}
+	if v == lo {
+		return 0, p.errorf("disputed gate: NintendoClients' bound %s is the gate's own", VersionString(v))
+	}
+	if hi != 0 && v >= hi {
+		return 0, p.errorf("disputed gate: NintendoClients' bound %s is outside ..%s", VersionString(v), VersionString(hi))
+	}
+	return v, p.expect(")")
 }
 
 // version parses a NEX version written as 3, 3.5 or 3.5.1 (or as the number 30501).
@@ -792,6 +832,18 @@ func (p *parser) parseParams() ([]*Field, error) {
 		f, err := p.parseField(false)
 		if err != nil {
 			return nil, err
+		}
+		if p.is("if") {
+			// A parameter on the wire only in some NEX versions.
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			if f.Cond, err = p.parseCond(); err != nil {
+				return nil, fmt.Errorf("parameter %s: %w", f.Name, err)
+			}
+			if f.Cond.Revision != 0 {
+				return nil, p.errorf("parameter %s: a parameter has no revision", f.Name)
+			}
 		}
 		for _, g := range out {
 			if g.Name == f.Name {

@@ -5,179 +5,116 @@ import (
 	"fmt"
 
 	"github.com/gamewire/gamewire/nex/notifications"
+	"github.com/gamewire/gamewire/nex/protocols/common"
+	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// Client calls the matchmaking protocols over a logged-in secure connection.
+// Client calls the matchmaking protocols over a logged-in secure connection,
+// through the generated clients (nex/protocols/matchmaking).
 type Client struct {
 	RMC *rmc.Client
-	// Version is the NEX version the client speaks (structures and optional
-	// parameters depend on it).
+	// Version, when set, is the NEX version the client speaks; else the
+	// connection's (RMC.Settings().NEXVersion()). Structures and some
+	// parameters depend on it.
 	Version types.Version
 }
 
-func (c *Client) call(ctx context.Context, protocol uint16, method uint32, params func(w *types.Writer)) (types.Reader, error) {
-	w := types.NewWriter(nil, c.RMC.Settings())
-	params(&w)
-	b, err := w.Bytes()
-	if err != nil {
-		return types.Reader{}, err
-	}
-	data, err := c.RMC.Call(ctx, protocol, method, b)
-	if err != nil {
-		return types.Reader{}, err
-	}
-	return types.NewReader(data, c.RMC.Settings()), nil
+// versioned is a Caller whose settings carry the client's version.
+type versioned struct {
+	rmc.Caller
+	v types.Version
 }
 
-func (c *Client) readHolder(r *types.Reader) (MatchmakeSession, error) {
-	h := r.AnyDataHolder("joinedGathering")
-	if err := r.Done(); err != nil {
+func (v versioned) Settings() types.Settings {
+	st := v.Caller.Settings()
+	if v.v != 0 {
+		st.Version = v.v
+	}
+	return st
+}
+
+func (c *Client) caller() rmc.Caller { return versioned{c.RMC, c.Version} }
+
+func (c *Client) ext() mm.MatchmakeExtensionClient { return mm.MatchmakeExtensionClient{C: c.caller()} }
+
+func (c *Client) mm() mm.MatchMakingClient { return mm.MatchMakingClient{C: c.caller()} }
+
+func (c *Client) mmExt() mm.MatchMakingExtClient { return mm.MatchMakingExtClient{C: c.caller()} }
+
+// session returns the MatchmakeSession an answer's AnyData holds.
+func session(a types.AnyData, err error) (MatchmakeSession, error) {
+	if err != nil {
 		return MatchmakeSession{}, err
 	}
-	ms, _, _, err := ParseHolder(h, c.RMC.Settings(), c.Version)
+	ms, _, err := FromAnyData(a)
 	return ms, err
 }
 
 // AutoMatchmake calls AutoMatchmake_Postpone: join a session like ms or have it
 // created.
 func (c *Client) AutoMatchmake(ctx context.Context, ms MatchmakeSession, msg string) (MatchmakeSession, error) {
-	h, err := ms.Holder(c.RMC.Settings(), c.Version)
-	if err != nil {
-		return ms, err
-	}
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodAutoMatchmakePostpone, func(w *types.Writer) {
-		w.AnyDataHolder(h)
-		w.String(msg)
-	})
-	if err != nil {
-		return ms, err
-	}
-	return c.readHolder(&r)
+	return session(c.ext().AutoMatchmakePostpone(ctx, ms.AnyData(), msg))
 }
 
 // AutoMatchmakeWithCriteria calls AutoMatchmakeWithSearchCriteria_Postpone.
 func (c *Client) AutoMatchmakeWithCriteria(ctx context.Context, crit []SearchCriteria, ms MatchmakeSession, msg string) (MatchmakeSession, error) {
-	h, err := ms.Holder(c.RMC.Settings(), c.Version)
-	if err != nil {
-		return ms, err
+	wc := make([]mm.MatchmakeSessionSearchCriteria, len(crit))
+	for i := range crit {
+		wc[i] = crit[i].Wire()
 	}
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodAutoMatchmakeWithSearchCriteriaPostpone, func(w *types.Writer) {
-		types.WriteList(w, crit, func(w *types.Writer, sc SearchCriteria) { sc.Append(w, c.Version) })
-		w.AnyDataHolder(h)
-		w.String(msg)
-	})
-	if err != nil {
-		return ms, err
-	}
-	return c.readHolder(&r)
+	return session(c.ext().AutoMatchmakeWithSearchCriteriaPostpone(ctx, wc, ms.AnyData(), msg))
 }
 
-// CreateMatchmakeSession creates ms and returns its id and session key.
+// CreateMatchmakeSession creates ms and returns its id and session key
+// (participants is sent from NEX 3.4 on).
 func (c *Client) CreateMatchmakeSession(ctx context.Context, ms MatchmakeSession, msg string, participants uint16) (uint32, []byte, error) {
-	h, err := ms.Holder(c.RMC.Settings(), c.Version)
-	if err != nil {
-		return 0, nil, err
-	}
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodCreateMatchmakeSession, func(w *types.Writer) {
-		w.AnyDataHolder(h)
-		w.String(msg)
-		if c.Version >= types.Version3_4 {
-			w.U16(participants)
-		}
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	gid := r.U32("gid")
-	var key []byte
-	if c.Version >= types.Version3 {
-		key = append([]byte(nil), r.Buffer("sessionKey")...)
-	}
-	return gid, key, r.Done()
+	return c.ext().CreateMatchmakeSession(ctx, ms.AnyData(), msg, participants)
 }
 
 // JoinMatchmakeSession joins gid and returns the session key.
 func (c *Client) JoinMatchmakeSession(ctx context.Context, gid uint32, msg string) ([]byte, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodJoinMatchmakeSession, func(w *types.Writer) {
-		w.U32(gid)
-		w.String(msg)
-	})
-	if err != nil {
-		return nil, err
-	}
-	var key []byte
-	if c.Version >= types.Version3 {
-		key = append([]byte(nil), r.Buffer("sessionKey")...)
-	}
-	return key, r.Done()
+	return c.ext().JoinMatchmakeSession(ctx, gid, msg)
 }
 
 // JoinWithParam calls JoinMatchmakeSessionWithParam.
 func (c *Client) JoinWithParam(ctx context.Context, p JoinParam) (MatchmakeSession, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodJoinMatchmakeSessionWithParam, func(w *types.Writer) { p.Append(w, c.Version) })
-	if err != nil {
-		return MatchmakeSession{}, err
-	}
-	ms, _ := ReadMatchmakeSession(&r, c.Version)
-	return ms, r.Done()
+	g, err := c.ext().JoinMatchmakeSessionWithParam(ctx, p.Wire())
+	return SessionFromWire(&g), err
 }
 
 // SetParticipation calls OpenParticipation or CloseParticipation.
 func (c *Client) SetParticipation(ctx context.Context, gid uint32, open bool) error {
-	m := MethodCloseParticipation
 	if open {
-		m = MethodOpenParticipation
+		return c.ext().OpenParticipation(ctx, gid)
 	}
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, m, func(w *types.Writer) { w.U32(gid) })
-	if err != nil {
-		return err
-	}
-	return r.Done()
+	return c.ext().CloseParticipation(ctx, gid)
 }
 
 // Find calls FindMatchmakeSessionBySingleGatheringId.
 func (c *Client) Find(ctx context.Context, gid uint32) (MatchmakeSession, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodFindMatchmakeSessionBySingleGatheringID, func(w *types.Writer) { w.U32(gid) })
-	if err != nil {
-		return MatchmakeSession{}, err
-	}
-	ms, _ := ReadMatchmakeSession(&r, c.Version)
-	return ms, r.Done()
+	g, err := c.ext().FindMatchmakeSessionBySingleGatheringId(ctx, gid)
+	return SessionFromWire(&g), err
 }
 
 // Browse calls BrowseMatchmakeSessionNoHolder.
 func (c *Client) Browse(ctx context.Context, crit SearchCriteria, rr types.ResultRange) ([]MatchmakeSession, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodBrowseMatchmakeSessionNoHolder, func(w *types.Writer) {
-		crit.Append(w, c.Version)
-		if w.Err() == nil {
-			if b, err := rr.Append(w.B, w.S); err == nil {
-				w.B = b
-			}
-		}
-	})
+	list, err := c.ext().BrowseMatchmakeSessionNoHolder(ctx, crit.Wire(), common.ResultRange(rr))
 	if err != nil {
 		return nil, err
 	}
-	list := types.ReadList(&r, "lstMatchmakeSession", func(r *types.Reader, _ string) MatchmakeSession {
-		ms, _ := ReadMatchmakeSession(r, c.Version)
-		return ms
-	})
-	return list, r.Done()
+	out := make([]MatchmakeSession, len(list))
+	for i := range list {
+		out[i] = SessionFromWire(&list[i])
+	}
+	return out, nil
 }
 
 // EndParticipation leaves gid (Match Making Ext).
 func (c *Client) EndParticipation(ctx context.Context, gid uint32, msg string) error {
-	r, err := c.call(ctx, ProtocolMatchMakingExt, MethodEndParticipation, func(w *types.Writer) {
-		w.U32(gid)
-		w.String(msg)
-	})
+	ok, err := c.mmExt().EndParticipation(ctx, gid, msg)
 	if err != nil {
-		return err
-	}
-	ok := r.Bool("%retval%")
-	if err := r.Done(); err != nil {
 		return err
 	}
 	if !ok {
@@ -188,98 +125,55 @@ func (c *Client) EndParticipation(ctx context.Context, gid uint32, msg string) e
 
 // Participants calls Match Making Ext's GetParticipants.
 func (c *Client) Participants(ctx context.Context, gid uint32) ([]types.PID, error) {
-	r, err := c.call(ctx, ProtocolMatchMakingExt, MethodExtGetParticipants, func(w *types.Writer) {
-		w.U32(gid)
-		w.Bool(true)
-	})
-	if err != nil {
-		return nil, err
-	}
-	pids := types.ReadList(&r, "lstParticipants", (*types.Reader).PID)
-	return pids, r.Done()
+	return c.mmExt().GetParticipants(ctx, gid, true)
 }
 
 // ParticipantURLs calls Match Making's GetParticipantsURLs.
 func (c *Client) ParticipantURLs(ctx context.Context, gid uint32) ([]types.StationURL, error) {
-	r, err := c.call(ctx, ProtocolMatchMaking, MethodGetParticipantsURLs, func(w *types.Writer) { w.U32(gid) })
-	if err != nil {
-		return nil, err
-	}
-	urls := types.ReadList(&r, "lstStationURL", (*types.Reader).StationURL)
-	return urls, r.Done()
+	return c.mm().GetParticipantsURLs(ctx, gid)
 }
 
 // UpdateSessionURL calls Match Making's UpdateSessionURL: the host gives the
 // url its session is reached at.
 func (c *Client) UpdateSessionURL(ctx context.Context, gid uint32, url string) error {
-	r, err := c.call(ctx, ProtocolMatchMaking, MethodUpdateSessionURL, func(w *types.Writer) {
-		w.U32(gid)
-		w.String(url)
-	})
-	if err != nil {
-		return err
-	}
-	r.Bool("retval")
-	return r.Done()
+	_, err := c.mm().UpdateSessionURL(ctx, gid, url)
+	return err
 }
 
 // SessionURLs calls Match Making's GetSessionURLs: the urls of a session's host.
 func (c *Client) SessionURLs(ctx context.Context, gid uint32) ([]types.StationURL, error) {
-	r, err := c.call(ctx, ProtocolMatchMaking, MethodGetSessionURLs, func(w *types.Writer) { w.U32(gid) })
-	if err != nil {
-		return nil, err
-	}
-	urls := types.ReadList(&r, "lstURLs", (*types.Reader).StationURL)
-	return urls, r.Done()
+	return c.mm().GetSessionURLs(ctx, gid)
 }
 
 // UpdateNotificationData calls UpdateNotificationData: the caller's data of
 // one type, for its friends.
 func (c *Client) UpdateNotificationData(ctx context.Context, typ uint32, p1, p2 types.PID, s string) error {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodUpdateNotificationData, func(w *types.Writer) {
-		w.U32(typ)
-		w.PID(p1)
-		w.PID(p2)
-		w.String(s)
-	})
-	if err != nil {
-		return err
-	}
-	return r.Done()
+	return c.ext().UpdateNotificationData(ctx, typ, p1, p2, s)
 }
 
 // FriendNotificationData calls GetlstFriendNotificationData: the caller's
 // friends' data of the given types.
 func (c *Client) FriendNotificationData(ctx context.Context, typs []uint32) ([]notifications.Event, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodGetlstFriendNotificationData, func(w *types.Writer) {
-		types.WriteList(w, typs, (*types.Writer).U32)
-	})
+	list, err := c.ext().GetlstFriendNotificationData(ctx, typs)
 	if err != nil {
 		return nil, err
 	}
-	evs := types.ReadList(&r, "dataList", func(r *types.Reader, _ string) notifications.Event { return notifications.ReadEvent(r, c.Version) })
-	return evs, r.Done()
+	out := make([]notifications.Event, len(list))
+	for i := range list {
+		out[i] = notifications.EventFromWire(&list[i])
+	}
+	return out, nil
 }
 
 // BlockList calls GetMyBlackList.
 func (c *Client) BlockList(ctx context.Context) ([]types.PID, error) {
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, MethodGetMyBlockList, func(*types.Writer) {})
-	if err != nil {
-		return nil, err
-	}
-	pids := types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
-	return pids, r.Done()
+	return c.ext().GetMyBlackList(ctx)
 }
 
 // Block calls AddToBlackList, or RemoveFromBlackList when unblock is set.
 func (c *Client) Block(ctx context.Context, pids []types.PID, unblock bool) error {
-	m := MethodAddToBlockList
 	if unblock {
-		m = MethodRemoveFromBlockList
+		return c.ext().RemoveFromBlackList(ctx, pids)
 	}
-	r, err := c.call(ctx, ProtocolMatchmakeExtension, m, func(w *types.Writer) { types.WriteList(w, pids, (*types.Writer).PID) })
-	if err != nil {
-		return err
-	}
-	return r.Done()
+	return c.ext().AddToBlackList(ctx, pids)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -42,61 +43,9 @@ type PersistentGathering struct {
 	ParticipationCount     uint32         // m_ParticipationCount (server-owned: members)
 }
 
-// Append writes g (the Gathering level, then its own).
-func (g *PersistentGathering) Append(w *types.Writer) {
-	g.Gathering.append(w)
-	m := w.BeginStructure(0)
-	w.U32(g.CommunityType)
-	w.String(g.Password)
-	types.WriteList(w, g.Attributes, (*types.Writer).U32)
-	w.Buffer(g.ApplicationBuffer)
-	w.DateTime(g.ParticipationStartDate)
-	w.DateTime(g.ParticipationEndDate)
-	w.U32(g.MatchmakeSessionCount)
-	w.U32(g.ParticipationCount)
-	w.EndStructure(m)
-}
-
-// ReadPersistentGathering reads a PersistentGathering (both levels); errors
-// stick in r. The application buffer aliases r's input.
-func ReadPersistentGathering(r *types.Reader, field string) PersistentGathering {
-	var g PersistentGathering
-	g.Gathering.read(r)
-	m := r.EnterStructure(field)
-	g.CommunityType = r.U32("m_CommunityType")
-	g.Password = r.String("m_Password")
-	g.Attributes = types.ReadList(r, "m_Attribs", (*types.Reader).U32)
-	g.ApplicationBuffer = r.Buffer("m_ApplicationBuffer")
-	g.ParticipationStartDate = r.DateTime("m_ParticipationStartDate")
-	g.ParticipationEndDate = r.DateTime("m_ParticipationEndDate")
-	g.MatchmakeSessionCount = r.U32("m_MatchmakeSessionCount")
-	g.ParticipationCount = r.U32("m_ParticipationCount")
-	r.LeaveStructure(m)
-	return g
-}
-
 // SimpleCommunity is the SimpleCommunity structure of the types page
-// (GetSimpleCommunity).
-type SimpleCommunity struct {
-	GID                   uint32 // m_GatheringID
-	MatchmakeSessionCount uint32 // m_MatchmakeSessionCount
-}
-
-// Append writes c.
-func (c *SimpleCommunity) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U32(c.GID)
-	w.U32(c.MatchmakeSessionCount)
-	w.EndStructure(m)
-}
-
-// ReadSimpleCommunity reads a SimpleCommunity; errors stick in r.
-func ReadSimpleCommunity(r *types.Reader, field string) SimpleCommunity {
-	m := r.EnterStructure(field)
-	c := SimpleCommunity{GID: r.U32("m_GatheringID"), MatchmakeSessionCount: r.U32("m_MatchmakeSessionCount")}
-	r.LeaveStructure(m)
-	return c
-}
+// (GetSimpleCommunity), generated.
+type SimpleCommunity = mm.SimpleCommunity
 
 // ValidateCommunity checks what a client may store in a community, with the
 // limits of a matchmake session (Core::InvalidArgument otherwise).

@@ -163,7 +163,7 @@ func testCommunityMethods(t *testing.T, st types.Settings) {
 	}{{2, official, matchmaking.ResultNotParticipatedGathering}, {4, 999999, matchmaking.ResultSessionVoid}, {4, official, nil}} {
 		_, err := h.call(t, tc.pid, ext, matchmaking.MethodCreateMatchmakeSessionWithParam, func(w *types.Writer) {
 			p := matchmaking.CreateParam{Session: room(), GIDForParticipationCheck: tc.gid, ParticipationCount: 1}
-			p.Append(w, h.v)
+			p.Append(w)
 		})
 		if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
 			t.Fatalf("PID %d creates with participation check %d: %v, want %v", tc.pid, tc.gid, err, tc.want)
@@ -171,7 +171,7 @@ func testCommunityMethods(t *testing.T, st types.Settings) {
 	}
 	_, err := h.call(t, 1, ext, matchmaking.MethodAutoMatchmakeWithParamPostpone, func(w *types.Writer) {
 		p := matchmaking.AutoMatchmakeParam{Session: room(), GIDForParticipationCheck: official, AdditionalParticipants: []types.PID{2}, ParticipationCount: 1}
-		p.Append(w, h.v)
+		p.Append(w)
 	})
 	if !errors.Is(err, matchmaking.ResultNotParticipatedGathering) {
 		t.Fatalf("auto-matchmake with a non-member additional participant: %v", err)

@@ -90,13 +90,14 @@ func TestSimpleCommunityGolden(t *testing.T) {
 		}
 		b := unhex(t, tc.want)
 		r := types.NewReader(b, tc.st)
-		if got := ReadSimpleCommunity(&r, "c"); r.Done() != nil || got != c {
-			t.Fatalf("ReadSimpleCommunity = %+v, %v", got, r.Done())
+		var got SimpleCommunity
+		if got.Read(&r, "c"); r.Done() != nil || got != c {
+			t.Fatalf("SimpleCommunity.Read = %+v, %v", got, r.Done())
 		}
 		for n := range len(b) {
 			r := types.NewReader(b[:n], tc.st)
-			ReadSimpleCommunity(&r, "c")
-			if r.Done() == nil {
+			var got SimpleCommunity
+			if got.Read(&r, "c"); r.Done() == nil {
 				t.Fatalf("prefix of %d bytes accepted", n)
 			}
 		}

@@ -133,7 +133,7 @@ func TestFriendNotificationData(t *testing.T) {
 					types.WriteList(w, typs, (*types.Writer).U32)
 				}
 			})
-			evs := types.ReadList(&r, "dataList", func(r *types.Reader, _ string) notifications.Event { return notifications.ReadEvent(r, h.v) })
+			evs := types.ReadList(&r, "dataList", func(r *types.Reader, _ string) notifications.Event { return notifications.ReadEvent(r) })
 			if err := r.Done(); err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +193,7 @@ func TestBlockListMethods(t *testing.T) {
 		w.String("")
 	})
 	h2 := r.AnyDataHolder("joinedGathering")
-	ms, _, _, err := matchmaking.ParseHolder(h2, h.st, h.v)
+	ms, _, err := matchmaking.ParseHolder(h2, h.st)
 	if err != nil || ms.ID == gid {
 		t.Fatalf("auto-matchmake joined %d (blocker's %d): %v", ms.ID, gid, err)
 	}

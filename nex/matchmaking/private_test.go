@@ -61,7 +61,6 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 	ext := matchmaking.ProtocolMatchmakeExtension
 	intruder := &rmc.Peer{PID: 2, Settings: ist, Addr: netip.MustParseAddrPort("127.0.0.1:1002"), Conn: &fakeConn{}}
 	h.hub.Add(intruder)
-	iv := h.hub.VersionOf(intruder)
 
 	user := room()
 	user.UserPassword, user.UserPasswordEnabled = "pw", true
@@ -75,7 +74,7 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 
 	intruderRoom := room()
 	holder := func() types.AnyDataHolder {
-		hd, err := intruderRoom.Holder(ist, iv)
+		hd, err := intruderRoom.Holder(ist)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +97,7 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 			w.String("")
 		}, nil},
 		{"AutoMatchmakeWithSearchCriteria_Postpone", matchmaking.MethodAutoMatchmakeWithSearchCriteriaPostpone, func(w *types.Writer) {
-			types.WriteList(w, crit, func(w *types.Writer, c matchmaking.SearchCriteria) { c.Append(w, iv) })
+			types.WriteList(w, crit, func(w *types.Writer, c matchmaking.SearchCriteria) { c.Append(w) })
 			w.AnyDataHolder(holder())
 			w.String("")
 		}, nil},
@@ -110,9 +109,9 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 		{"AutoMatchmakeWithParam_Postpone", matchmaking.MethodAutoMatchmakeWithParamPostpone, func(w *types.Writer) {
 			p := matchmaking.AutoMatchmakeParam{Session: intruderRoom, ParticipationCount: 1, SearchCriteria: crit,
 				TargetGIDs: []uint32{userGID, systemGID}}
-			p.Append(w, iv)
+			p.Append(w)
 		}, func(r *types.Reader) matchmaking.MatchmakeSession {
-			ms, _ := matchmaking.ReadMatchmakeSession(r, iv)
+			ms := matchmaking.ReadMatchmakeSession(r, "session")
 			return ms
 		}},
 	}
@@ -125,7 +124,7 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 		if a.read != nil {
 			ms = a.read(&r)
 		} else {
-			ms, _, _, err = matchmaking.ParseHolder(r.AnyDataHolder("joinedGathering"), ist, iv)
+			ms, _, err = matchmaking.ParseHolder(r.AnyDataHolder("joinedGathering"), ist)
 			if err != nil {
 				t.Fatalf("%s: %v", a.name, err)
 			}
@@ -158,7 +157,7 @@ func testPrivateSessionEntry(t *testing.T, ist types.Settings) {
 		}},
 		{"JoinMatchmakeSessionWithParam", ext, matchmaking.MethodJoinMatchmakeSessionWithParam, func(w *types.Writer, gid uint32) {
 			p := matchmaking.JoinParam{GID: gid, UserPassword: "guess", SystemPassword: "guess", ParticipationCount: 1}
-			p.Append(w, iv)
+			p.Append(w)
 		}},
 	}
 	for _, j := range joins {
@@ -189,18 +188,18 @@ func (h *harness) foundSessions(t *testing.T, pid types.PID, gid uint32, owner, 
 	t.Helper()
 	ext, mm := matchmaking.ProtocolMatchmakeExtension, matchmaking.ProtocolMatchMaking
 	plain := func(r *types.Reader, _ string) matchmaking.MatchmakeSession {
-		ms, _ := matchmaking.ReadMatchmakeSession(r, h.v)
+		ms := matchmaking.ReadMatchmakeSession(r, "session")
 		return ms
 	}
 	held := func(r *types.Reader, _ string) matchmaking.MatchmakeSession {
-		ms, _, _, err := matchmaking.ParseHolder(r.AnyDataHolder("h"), h.st, h.v)
+		ms, _, err := matchmaking.ParseHolder(r.AnyDataHolder("h"), h.st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ms
 	}
 	rr := func(w *types.Writer) { w.B, _ = types.ResultRange{Size: 10}.Append(w.B, w.S) }
-	crit := func(w *types.Writer) { c := matchmaking.SearchCriteria{GameMode: "2"}; c.Append(w, h.v) }
+	crit := func(w *types.Writer) { c := matchmaking.SearchCriteria{GameMode: "2"}; c.Append(w) }
 	calls := []struct {
 		name     string
 		protocol uint16
@@ -294,7 +293,7 @@ func TestSessionSecrets(t *testing.T) {
 	gid, key := h.createSession(t, 1, s)
 	h.mustCall(t, 3, ext, matchmaking.MethodJoinMatchmakeSessionWithParam, func(w *types.Writer) {
 		p := matchmaking.JoinParam{GID: gid, UserPassword: "pw", ParticipationCount: 1}
-		p.Append(w, h.v)
+		p.Append(w)
 	})
 	for _, tc := range []struct {
 		pid      types.PID
@@ -325,7 +324,7 @@ func TestOwnership(t *testing.T) {
 	state := func() (owner, host types.PID) {
 		t.Helper()
 		r := h.mustCall(t, 1, ext, matchmaking.MethodFindMatchmakeSessionBySingleGatheringID, func(w *types.Writer) { w.U32(gid) })
-		ms, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+		ms := matchmaking.ReadMatchmakeSession(&r, "session")
 		return ms.Owner, ms.Host
 	}
 	refused := []struct {

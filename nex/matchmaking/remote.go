@@ -14,12 +14,10 @@ import (
 // passes to another (Server.Mail, Server.Receive).
 const MailKind = "matchmaking"
 
-// mailSettings and mailVersion are the canonical encoding of mail: the newest
-// NotificationEvent with 8-byte PIDs, from which the receiving node writes each
-// event in its connection's settings and version.
-var mailSettings = types.Settings{PIDSize: 8, StructureHeader: true}
-
-const mailVersion = types.Version4
+// mailSettings are the canonical encoding of mail: the newest NotificationEvent
+// (NEX 4) with 8-byte PIDs, from which the receiving node writes each event in
+// its connection's settings.
+var mailSettings = types.Settings{PIDSize: 8, StructureHeader: true, Version: types.Version4}
 
 // MaxMailEvents bounds the events of one change in a piece of mail (a change
 // makes at most four).
@@ -122,7 +120,7 @@ func encodeMail(gid uint32, seq uint64, fresh, deleted bool, evs []addressed) ([
 	w.Bool(deleted)
 	types.WriteList(&w, evs, func(w *types.Writer, a addressed) {
 		types.WriteList(w, a.to, (*types.Writer).PID)
-		a.ev.Append(w, mailVersion)
+		a.ev.Append(w)
 	})
 	return w.Bytes()
 }
@@ -137,7 +135,7 @@ func decodeMail(b []byte) (gid uint32, d delivery, fresh, deleted bool, err erro
 	d.events = types.ReadList(&r, "events", func(r *types.Reader, _ string) addressed {
 		var a addressed
 		a.to = types.ReadList(r, "to", (*types.Reader).PID)
-		a.ev = notifications.ReadEvent(r, mailVersion)
+		a.ev = notifications.ReadEvent(r)
 		return a
 	})
 	if err := r.Done(); err != nil {

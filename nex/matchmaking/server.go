@@ -23,6 +23,7 @@ import (
 	"github.com/gamewire/gamewire/nex/friends"
 	"github.com/gamewire/gamewire/nex/nodes"
 	"github.com/gamewire/gamewire/nex/notifications"
+	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -160,11 +161,63 @@ type Server struct {
 	natPreferred, natRefused atomic.Uint64 // NATStats
 }
 
-// Register adds the three protocols to mux.
+// Register adds the three protocols to mux, each as its generated handler
+// (handlers.go): MatchMaking, MatchMakingExt and Extension. A game's variant
+// registers its own methods on mux one by one (they take precedence) and embeds
+// the handler whose other methods it keeps.
+//
+// Methods the handlers do not implement answer Core::NotImplemented before
+// their parameters are read (and the community methods when the Store keeps no
+// communities), as a server that does not know them would.
 func (s *Server) Register(mux *rmc.Mux) {
-	mux.HandleProtocol(ProtocolMatchMaking, rmc.HandlerFunc(s.serveMatchMaking))
-	mux.HandleProtocol(ProtocolMatchMakingExt, rmc.HandlerFunc(s.serveMatchMakingExt))
-	mux.HandleProtocol(ProtocolMatchmakeExtension, rmc.HandlerFunc(s.serveExtension))
+	mux.HandleProtocol(ProtocolMatchMaking, served{s, mm.NewMatchMakingServer(s.MatchMaking()), matchMakingMethods})
+	mux.HandleProtocol(ProtocolMatchMakingExt, served{s, mm.NewMatchMakingExtServer(s.MatchMakingExt()), matchMakingExtMethods})
+	mux.HandleProtocol(ProtocolMatchmakeExtension, served{s, mm.NewMatchmakeExtensionServer(s.Extension()), extensionMethods})
+}
+
+// The methods handlers.go answers, by protocol; true marks the community
+// methods (which need a CommunityStore).
+var (
+	matchMakingMethods    = methodSet(false, 1, 2, 3, 4, 11, 12, 13, 15, 16, 20, 21, 22, 23, 27, 28, 29, 30, 33, 36, 40, 41, 42, 43, 44)
+	matchMakingExtMethods = methodSet(false, 1, 2, 3, 4)
+	extensionMethods      = methodSet(false, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 25, 26, 27, 30, 31, 33, 34,
+		36, 37, 38, 39, 40, 41, 42, 43, 44, 48, 49, 50, 51, 52, 53)
+)
+
+func init() {
+	for _, m := range []uint32{MethodCreateCommunity, MethodUpdateCommunity, MethodJoinCommunity, MethodFindCommunityByGatheringID,
+		MethodFindOfficialCommunity, MethodFindCommunityByParticipant, MethodGetSimpleCommunity, MethodFindCommunityByOwner} {
+		extensionMethods[m] = true
+	}
+}
+
+func methodSet(community bool, ids ...uint32) map[uint32]bool {
+	out := make(map[uint32]bool, len(ids))
+	for _, id := range ids {
+		out[id] = community
+	}
+	return out
+}
+
+// served answers the methods of set with h (a generated server), the others
+// with Core::NotImplemented.
+type served struct {
+	s   *Server
+	h   rmc.Handler
+	set map[uint32]bool
+}
+
+func (v served) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	community, ok := v.set[c.Method]
+	if !ok {
+		return out, types.CoreNotImplemented
+	}
+	if community {
+		if _, err := v.s.communities(); err != nil {
+			return out, err
+		}
+	}
+	return v.h.ServeRMC(ctx, c, out)
 }
 
 func (s *Server) node() string {
@@ -282,19 +335,6 @@ func (s *Server) notify(ctx context.Context, c Change, actor types.PID, msg stri
 	s.seq.submit(context.WithoutCancel(ctx), c.Session.ID, d, c.Deleted || gone, fresh, s.send)
 }
 
-func (s *Server) version(c *rmc.Call) types.Version {
-	if s.Hub == nil {
-		return notifications.DefaultVersion(c.Peer.Settings)
-	}
-	return s.Hub.VersionOf(c.Peer)
-}
-
-func (s *Server) learn(c *rmc.Call, v types.Version) {
-	if s.Hub != nil {
-		s.Hub.Learn(c.Peer, v)
-	}
-}
-
 func badRequest(err error) error { return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err) }
 
 // storeErr passes Results through and hides other failures behind
@@ -305,30 +345,6 @@ func storeErr(err error) error {
 		return err
 	}
 	return fmt.Errorf("matchmaking store: %w", err)
-}
-
-// readGathering reads a Data<Gathering> parameter holding a MatchmakeSession.
-func (s *Server) readGathering(c *rmc.Call, r *types.Reader, field string) (MatchmakeSession, error) {
-	h := r.AnyDataHolder(field)
-	if r.Err() != nil {
-		return MatchmakeSession{}, r.Err()
-	}
-	ms, isSession, v, err := ParseHolder(h, c.Peer.Settings, s.version(c))
-	if err != nil {
-		return ms, fmt.Errorf("%s: %w", field, err)
-	}
-	if !isSession {
-		return ms, fmt.Errorf("%s: a %s where a MatchmakeSession is needed", field, h.TypeName)
-	}
-	s.learn(c, v)
-	return ms, nil
-}
-
-func (s *Server) writeHolder(w *types.Writer, c *rmc.Call, ms *MatchmakeSession) {
-	// Validate bounds every string, so encoding cannot fail here; a failure
-	// would still stick in w and fail the call.
-	h, _ := ms.Holder(c.Peer.Settings, s.version(c))
-	w.AnyDataHolder(h)
 }
 
 // newSession prepares a client's session for creation: a fresh session key,
@@ -537,282 +553,6 @@ func (s *Server) hostURLs(ms []MatchmakeSession) []GatheringURLs {
 	return out
 }
 
-// serveMatchMaking answers Match Making (21).
-func (s *Server) serveMatchMaking(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	pid := c.Peer.PID
-	switch c.Method {
-	case MethodRegisterGathering:
-		ms, err := s.readGathering(c, &r, "anyGathering")
-		if err == nil {
-			err = r.Done()
-		}
-		if err != nil {
-			return out, badRequest(err)
-		}
-		ch, err := s.Store.Create(ctx, newSession(ms), s.participant(c, 1, ""))
-		if err != nil {
-			return out, storeErr(err)
-		}
-		w.U32(ch.Session.ID)
-	case MethodUnregisterGathering, MethodDeleteGathering:
-		gid := r.U32("idGathering")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		ch, err := s.Store.Delete(ctx, gid, owner(pid))
-		if err != nil {
-			return out, storeErr(err)
-		}
-		s.notify(ctx, ch, pid, "", reasonEnded, false)
-		w.Bool(true)
-	case MethodUnregisterGatherings:
-		gids := types.ReadList(&r, "lstGatherings", (*types.Reader).U32)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if len(gids) > MaxBrowseResults {
-			return out, fmt.Errorf("%w: %d gatherings", types.CoreInvalidArgument, len(gids))
-		}
-		ok := true
-		for _, gid := range gids {
-			ch, err := s.Store.Delete(ctx, gid, owner(pid))
-			if err != nil {
-				ok = false
-				continue
-			}
-			s.notify(ctx, ch, pid, "", reasonEnded, false)
-		}
-		w.Bool(ok)
-	case MethodUpdateGathering:
-		ms, err := s.readGathering(c, &r, "anyGathering")
-		if err == nil {
-			err = r.Done()
-		}
-		if err != nil {
-			return out, badRequest(err)
-		}
-		if _, err := s.update(ctx, c, ms.ID, func(cur *MatchmakeSession) error {
-			keep := *cur
-			*cur = ms
-			cur.Owner, cur.Host, cur.SessionKey = keep.Owner, keep.Host, keep.SessionKey
-			return nil
-		}); err != nil {
-			return out, err
-		}
-		w.Bool(true)
-	case MethodParticipate:
-		gid := r.U32("idGathering")
-		msg := r.String("strMessage")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if _, err := s.join(ctx, c, gid, 1, msg, Passwords{}); err != nil {
-			return out, err
-		}
-		w.Bool(true)
-	case MethodCancelParticipation:
-		gid := r.U32("idGathering")
-		msg := r.String("strMessage")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if err := s.leave(ctx, c, gid, msg, reasonCancelled); err != nil {
-			return out, err
-		}
-		w.Bool(true)
-	case MethodGetParticipants, MethodGetDetailedParticipants, MethodGetParticipantsURLs, MethodGetSessionURLs:
-		gid := r.U32("idGathering")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		ms, ps, err := s.Store.Get(ctx, gid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		switch c.Method {
-		case MethodGetParticipants:
-			writePIDs(&w, ps)
-		case MethodGetDetailedParticipants:
-			writeDetails(&w, ps)
-		case MethodGetParticipantsURLs:
-			types.WriteList(&w, s.participantURLs(ps), (*types.Writer).StationURL)
-		default: // the host's urls
-			types.WriteList(&w, s.sessionURLs(&ms), (*types.Writer).StationURL)
-		}
-	case MethodUpdateSessionURL:
-		gid := r.U32("idGathering")
-		url := r.String("strURL")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if err := checkSessionURL(url); err != nil {
-			return out, err
-		}
-		if _, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, _ []Participant) error {
-			if ms.Host != pid {
-				return fmt.Errorf("%w: PID %d does not host gathering %d (UpdateSessionURL)", ResultPermissionDenied, pid, gid)
-			}
-			ms.SessionURL = url
-			return nil
-		}); err != nil {
-			return out, storeErr(err)
-		}
-		w.Bool(true)
-	case MethodGetSessionURL:
-		gid := r.U32("idGathering")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		ms, _, err := s.Store.Get(ctx, gid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		w.Bool(true)
-		if ms.SessionURL != "" {
-			w.String(ms.SessionURL)
-		} else if us := s.urls(ms.Host); len(us) > 0 {
-			w.StationURL(us[0])
-		} else {
-			w.String("")
-		}
-	case MethodFindByID:
-		gids := types.ReadList(&r, "lstID", (*types.Reader).U32)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		return s.writeFound(ctx, c, &w, Query{GIDs: gids}, true)
-	case MethodFindBySingleID:
-		gid := r.U32("id")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		ms, ps, err := s.Store.Get(ctx, gid)
-		if errors.Is(err, ResultSessionVoid) {
-			w.Bool(false)
-			w.AnyDataHolder(types.AnyDataHolder{})
-			return w.Bytes()
-		} else if err != nil {
-			return out, storeErr(err)
-		}
-		conceal(&ms, pid, participantOf(ps, pid))
-		w.Bool(true)
-		s.writeHolder(&w, c, &ms)
-	case MethodFindByOwner:
-		id := r.PID("id")
-		rr := r.ResultRange("resultRange")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, true)
-	case MethodFindByParticipants:
-		pids := types.ReadList(&r, "pid", (*types.Reader).PID)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if len(pids) > MaxBrowseResults {
-			return out, fmt.Errorf("%w: %d PIDs", types.CoreInvalidArgument, len(pids))
-		}
-		var all []MatchmakeSession
-		seen := map[uint32]bool{}
-		for _, p := range pids {
-			found, err := s.Store.Find(ctx, Query{Participant: p})
-			if err != nil {
-				return out, storeErr(err)
-			}
-			for _, m := range found {
-				if !seen[m.ID] {
-					seen[m.ID] = true
-					all = append(all, m)
-				}
-			}
-		}
-		if err := s.concealAll(ctx, pid, all); err != nil {
-			return out, err
-		}
-		types.WriteList(&w, all, func(w *types.Writer, m MatchmakeSession) { s.writeHolder(w, c, &m) })
-	case MethodGetState:
-		gid := r.U32("idGathering")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		ms, _, err := s.Store.Get(ctx, gid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		w.Bool(true)
-		w.U32(ms.State)
-	case MethodSetState:
-		gid := r.U32("idGathering")
-		state := r.U32("uiNewState")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.State = state; return nil }); err != nil {
-			return out, err
-		}
-		w.Bool(true)
-	case MethodUpdateSessionHostV1, MethodUpdateSessionHost:
-		gid := r.U32("gid")
-		migrate := false
-		if c.Method == MethodUpdateSessionHost {
-			migrate = r.Bool("isMigrateOwner")
-		}
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		// Any participant may become the host; isMigrateOwner is the
-		// owner's only: ownership moves by the owner's own migration or by
-		// the server when the owner leaves (docs/nex.md "Passwords and
-		// ownership"), never by a participant's claim.
-		var prevHost types.PID
-		ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
-			if !participantOf(ps, pid) {
-				return fmt.Errorf("%w: PID %d is not in gathering %d", ResultPermissionDenied, pid, gid)
-			}
-			if migrate && ms.Owner != pid {
-				return fmt.Errorf("%w: PID %d does not own gathering %d (isMigrateOwner)", ResultPermissionDenied, pid, gid)
-			}
-			prevHost = ms.Host
-			if prevHost != pid {
-				ms.SessionURL = "" // the previous host's
-			}
-			ms.Host = pid
-			if migrate {
-				ms.Owner = pid
-			}
-			return nil
-		})
-		if err != nil {
-			return out, storeErr(err)
-		}
-		s.notify(ctx, ch, pid, "", reasonEnded, prevHost != pid)
-	case MethodMigrateGatheringOwnershipV1, MethodMigrateGatheringOwnership, MethodUpdateGatheringOwnership:
-		gid := r.U32("gid")
-		var candidates []types.PID
-		if c.Method != MethodUpdateGatheringOwnership {
-			candidates = types.ReadList(&r, "lstPotentialNewOwnersID", (*types.Reader).PID)
-		}
-		if c.Method != MethodMigrateGatheringOwnershipV1 {
-			r.Bool("participantsOnly")
-		}
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		_, err := s.migrate(ctx, c, gid, candidates)
-		if err != nil {
-			return out, err
-		}
-		if c.Method != MethodMigrateGatheringOwnership {
-			w.Bool(true)
-		}
-	default:
-		return out, types.CoreNotImplemented
-	}
-	return w.Bytes()
-}
-
 // migrate moves ownership of gid from the caller (its owner) to the first of
 // candidates that takes part, or to the earliest other participant.
 func (s *Server) migrate(ctx context.Context, c *rmc.Call, gid uint32, candidates []types.PID) (Change, error) {
@@ -840,541 +580,6 @@ func (s *Server) migrate(ctx context.Context, c *rmc.Call, gid uint32, candidate
 	}
 	s.notify(ctx, ch, pid, "", reasonEnded, false)
 	return ch, nil
-}
-
-func writePIDs(w *types.Writer, ps []Participant) {
-	types.WriteList(w, ps, func(w *types.Writer, p Participant) { w.PID(p.PID) })
-}
-
-func writeDetails(w *types.Writer, ps []Participant) {
-	types.WriteList(w, ps, func(w *types.Writer, p Participant) {
-		d := ParticipantDetails{PID: p.PID, Name: fmt.Sprint(p.PID), Message: p.Message, Participants: uint16(p.SlotCount())}
-		d.Append(w)
-	})
-}
-
-// writeFound writes the gatherings a query finds, as holders or as plain
-// MatchmakeSession structures.
-func (s *Server) writeFound(ctx context.Context, c *rmc.Call, w *types.Writer, q Query, holders bool) ([]byte, error) {
-	found, err := s.Store.Find(ctx, q)
-	if err != nil {
-		return w.B, storeErr(err)
-	}
-	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
-		return w.B, err
-	}
-	if err := s.writeSessions(ctx, w, c, found, holders); err != nil {
-		return w.B, err
-	}
-	return w.Bytes()
-}
-
-// writeSessions writes sessions for the caller (concealed: conceal), as
-// holders or as plain MatchmakeSession structures.
-func (s *Server) writeSessions(ctx context.Context, w *types.Writer, c *rmc.Call, ms []MatchmakeSession, holders bool) error {
-	if err := s.concealAll(ctx, c.Peer.PID, ms); err != nil {
-		return err
-	}
-	v := s.version(c)
-	types.WriteList(w, ms, func(w *types.Writer, m MatchmakeSession) {
-		if holders {
-			s.writeHolder(w, c, &m)
-		} else {
-			m.Append(w, v)
-		}
-	})
-	return nil
-}
-
-// serveMatchMakingExt answers Match Making Ext (50).
-func (s *Server) serveMatchMakingExt(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	switch c.Method {
-	case MethodEndParticipation:
-		gid := r.U32("idGathering")
-		msg := r.String("strMessage")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if err := s.leave(ctx, c, gid, msg, reasonEnded); err != nil {
-			return out, err
-		}
-		w.Bool(true)
-	case MethodExtGetParticipants, MethodExtGetDetailedParticipants:
-		gid := r.U32("idGathering")
-		r.Bool("bOnlyActive") // every participant on record is active
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		_, ps, err := s.Store.Get(ctx, gid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		if c.Method == MethodExtGetParticipants {
-			writePIDs(&w, ps)
-		} else {
-			writeDetails(&w, ps)
-		}
-	case MethodExtGetParticipantsURLs:
-		gids := types.ReadList(&r, "lstGatherings", (*types.Reader).U32)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		if len(gids) > MaxBrowseResults {
-			return out, fmt.Errorf("%w: %d gatherings", types.CoreInvalidArgument, len(gids))
-		}
-		var list []GatheringURLs
-		for _, gid := range gids {
-			_, ps, err := s.Store.Get(ctx, gid)
-			if errors.Is(err, ResultSessionVoid) {
-				continue
-			} else if err != nil {
-				return out, storeErr(err)
-			}
-			list = append(list, GatheringURLs{GID: gid, URLs: s.participantURLs(ps)})
-		}
-		types.WriteList(&w, list, func(w *types.Writer, u GatheringURLs) { u.Append(w) })
-	default:
-		return out, types.CoreNotImplemented
-	}
-	return w.Bytes()
-}
-
-// serveExtension answers Matchmake Extension (109).
-func (s *Server) serveExtension(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	w := types.NewWriter(out, c.Peer.Settings)
-	v := s.version(c)
-	pid := c.Peer.PID
-	done := func() error {
-		if err := r.Done(); err != nil {
-			return badRequest(err)
-		}
-		return nil
-	}
-	switch c.Method {
-	case MethodCloseParticipation, MethodOpenParticipation:
-		gid := r.U32("gid")
-		if err := done(); err != nil {
-			return out, err
-		}
-		open := c.Method == MethodOpenParticipation
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.OpenParticipation = open; return nil }); err != nil {
-			return out, err
-		}
-	case MethodAutoMatchmakePostpone, MethodAutoMatchmakeWithSearchCriteriaPostpone, MethodAutoMatchmakeWithGatheringIDPostpone:
-		var crit []SearchCriteria
-		var gids []uint32
-		switch c.Method {
-		case MethodAutoMatchmakeWithSearchCriteriaPostpone:
-			crit = types.ReadList(&r, "lstSearchCriteria", func(r *types.Reader, f string) SearchCriteria { return ReadSearchCriteria(r, f, v) })
-			if crit == nil {
-				crit = []SearchCriteria{}
-			}
-		case MethodAutoMatchmakeWithGatheringIDPostpone:
-			gids = types.ReadList(&r, "lstGid", (*types.Reader).U32)
-		}
-		ms, err := s.readGathering(c, &r, "anyGathering")
-		msg := r.String("strMessage")
-		if err == nil {
-			err = r.Done()
-		}
-		if err != nil {
-			return out, badRequest(err)
-		}
-		var joined MatchmakeSession
-		if gids != nil {
-			joined, err = s.joinFirst(ctx, c, gids, ms, msg)
-		} else {
-			joined, err = s.autoMatchmake(ctx, c, crit, ms, 1, msg)
-		}
-		if err != nil {
-			return out, err
-		}
-		s.writeHolder(&w, c, &joined)
-	case MethodAutoMatchmakeWithParamPostpone:
-		p, pv := ReadAutoMatchmakeParam(&r, "autoMatchmakeParam", v)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
-			return out, err
-		}
-		s.learn(c, pv)
-		crit := p.SearchCriteria
-		if crit == nil {
-			crit = []SearchCriteria{}
-		}
-		if len(crit) == 0 {
-			crit = nil // no criteria: like AutoMatchmake_Postpone
-		}
-		joined, err := s.autoMatchmake(ctx, c, crit, p.Session, p.ParticipationCount, p.JoinMessage)
-		if err != nil {
-			return out, err
-		}
-		joined.Append(&w, pv)
-	case MethodBrowseMatchmakeSession, MethodBrowseMatchmakeSessionWithHostUrls, MethodBrowseMatchmakeSessionNoHolder,
-		MethodBrowseMatchmakeSessionWithHostUrlsNoHolder, MethodBrowseMatchmakeSessionNoHolderNoResultRange,
-		MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult:
-		crit := ReadSearchCriteria(&r, "searchCriteria", v)
-		rr := types.ResultRange{Size: MaxBrowseResults}
-		if c.Method != MethodBrowseMatchmakeSessionNoHolderNoResultRange && c.Method != MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult {
-			rr = r.ResultRange("resultRange")
-		} else if crit.ResultRange.Size != 0 {
-			rr = crit.ResultRange
-		}
-		if err := done(); err != nil {
-			return out, err
-		}
-		found, err := s.Store.Browse(ctx, crit, rr.Offset, rr.Size)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		if found, err = s.visible(ctx, pid, found); err != nil {
-			return out, err
-		}
-		holders := c.Method == MethodBrowseMatchmakeSession || c.Method == MethodBrowseMatchmakeSessionWithHostUrls
-		if err := s.writeSessions(ctx, &w, c, found, holders); err != nil {
-			return out, err
-		}
-		switch c.Method {
-		case MethodBrowseMatchmakeSessionWithHostUrls, MethodBrowseMatchmakeSessionWithHostUrlsNoHolder, MethodBrowseMatchmakeSessionWithHostUrlsNoHolderNoResult:
-			types.WriteList(&w, s.hostURLs(found), func(w *types.Writer, u GatheringURLs) { u.Append(w) })
-		}
-	case MethodCreateMatchmakeSession:
-		ms, err := s.readGathering(c, &r, "anyGathering")
-		msg := r.String("strMessage")
-		slots := uint16(1)
-		if v >= types.Version3_4 {
-			slots = r.U16("participationCount")
-		}
-		if err == nil {
-			err = r.Done()
-		}
-		if err != nil {
-			return out, badRequest(err)
-		}
-		ch, err := s.Store.Create(ctx, newSession(ms), s.participant(c, slots, msg))
-		if err != nil {
-			return out, storeErr(err)
-		}
-		w.U32(ch.Session.ID)
-		if v >= types.Version3 {
-			w.Buffer(ch.Session.SessionKey)
-		}
-	case MethodCreateMatchmakeSessionWithParam:
-		p, pv := ReadCreateParam(&r, "createMatchmakeSessionParam", v)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
-			return out, err
-		}
-		s.learn(c, pv)
-		ch, err := s.Store.Create(ctx, newSession(p.Session), s.participant(c, p.ParticipationCount, p.JoinMessage))
-		if err != nil {
-			return out, storeErr(err)
-		}
-		ch.Session.Append(&w, pv)
-	case MethodUpdateNotificationData:
-		ev := notifications.Event{Source: pid, Type: r.U32("uiType"), Param1: uint64(r.PID("uiParam1")), Param2: uint64(r.PID("uiParam2")), StrParam: r.String("strParam")}
-		if err := done(); err != nil {
-			return out, err
-		}
-		if err := s.Store.SetNotification(ctx, ev); err != nil {
-			return out, storeErr(err)
-		}
-		s.notifyFriends(ctx, ev)
-	case MethodGetFriendNotificationData, MethodGetlstFriendNotificationData:
-		var typs []uint32
-		if c.Method == MethodGetFriendNotificationData {
-			typs = []uint32{uint32(r.S32("uiType"))}
-		} else {
-			typs = types.ReadList(&r, "lstTypes", (*types.Reader).U32)
-		}
-		if err := done(); err != nil {
-			return out, err
-		}
-		if len(typs) > MaxNotificationTypesAsked {
-			return out, fmt.Errorf("%w: %d notification types asked, at most %d", types.CoreInvalidArgument, len(typs), MaxNotificationTypesAsked)
-		}
-		friends, err := s.friendsOf(ctx, pid)
-		if err != nil {
-			return out, err
-		}
-		evs, err := s.Store.Notifications(ctx, friends, typs)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		types.WriteList(&w, evs, func(w *types.Writer, ev notifications.Event) { ev.Append(w, v) })
-	case MethodGetMyBlockList:
-		if err := done(); err != nil {
-			return out, err
-		}
-		l, err := s.Store.BlockList(ctx, pid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		types.WriteList(&w, l, (*types.Writer).PID)
-	case MethodAddToBlockList, MethodRemoveFromBlockList, MethodClearMyBlockList:
-		var pids []types.PID
-		if c.Method != MethodClearMyBlockList {
-			pids = types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
-		}
-		if err := done(); err != nil {
-			return out, err
-		}
-		var err error
-		switch c.Method {
-		case MethodAddToBlockList:
-			err = s.Store.Block(ctx, pid, pids)
-		case MethodRemoveFromBlockList:
-			if pids == nil {
-				pids = []types.PID{} // an empty list removes nobody (nil clears)
-			}
-			err = s.Store.Unblock(ctx, pid, pids)
-		default:
-			err = s.Store.Unblock(ctx, pid, nil)
-		}
-		if err != nil {
-			return out, storeErr(err)
-		}
-	case MethodJoinMatchmakeSession, MethodJoinMatchmakeSessionEx:
-		gid := r.U32("gid")
-		msg := r.String("strMessage")
-		slots := uint16(1)
-		var pw Passwords
-		if c.Method == MethodJoinMatchmakeSessionEx {
-			pw.IgnoreBlockList = r.Bool("dontCareMyBlackList")
-			if v >= types.Version3_4 {
-				slots = r.U16("participationCount")
-			}
-		}
-		if err := done(); err != nil {
-			return out, err
-		}
-		ms, err := s.join(ctx, c, gid, slots, msg, pw)
-		if err != nil {
-			return out, err
-		}
-		if v >= types.Version3 || c.Method == MethodJoinMatchmakeSessionEx {
-			w.Buffer(ms.SessionKey)
-		}
-	case MethodJoinMatchmakeSessionWithParam:
-		p := ReadJoinParam(&r, "joinMatchmakeSessionParam", v)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if err := s.checkParticipation(ctx, pid, p.GIDForParticipationCheck, p.AdditionalParticipants); err != nil {
-			return out, err
-		}
-		ms, err := s.join(ctx, c, p.GID, max(p.ParticipationCount, 1), p.JoinMessage, Passwords{User: p.UserPassword, System: p.SystemPassword})
-		if err != nil {
-			return out, err
-		}
-		ms.Append(&w, v)
-	case MethodModifyCurrentGameAttribute:
-		gid := r.U32("gid")
-		idx := r.U32("attribIndex")
-		val := r.U32("newValue")
-		if err := done(); err != nil {
-			return out, err
-		}
-		if idx >= MaxAttributes {
-			return out, fmt.Errorf("%w: attribute index %d", types.CoreInvalidArgument, idx)
-		}
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error {
-			for len(ms.Attributes) <= int(idx) {
-				ms.Attributes = append(ms.Attributes, 0)
-			}
-			ms.Attributes[idx] = val
-			return nil
-		}); err != nil {
-			return out, err
-		}
-	case MethodUpdateApplicationBuffer:
-		gid := r.U32("gid")
-		buf := r.Buffer("applicationBuffer")
-		if err := done(); err != nil {
-			return out, err
-		}
-		buf = append([]byte(nil), buf...)
-		// Any participant may update the buffer (games keep per-player data
-		// in it); the size limit is Validate's.
-		ch, err := s.Store.Update(ctx, gid, func(ms *MatchmakeSession, ps []Participant) error {
-			if !participantOf(ps, pid) {
-				return fmt.Errorf("%w: PID %d is not in gathering %d", ResultPermissionDenied, pid, gid)
-			}
-			ms.ApplicationBuffer = buf
-			return nil
-		})
-		if err != nil {
-			return out, storeErr(err)
-		}
-		s.notify(ctx, ch, pid, "", reasonEnded, false)
-	case MethodUpdateMatchmakeSessionAttribute:
-		gid := r.U32("gid")
-		attrs := types.ReadList(&r, "attribs", (*types.Reader).U32)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.Attributes = attrs; return nil }); err != nil {
-			return out, err
-		}
-	case MethodUpdateMatchmakeSession:
-		ms, err := s.readGathering(c, &r, "anyGathering")
-		if err == nil {
-			err = r.Done()
-		}
-		if err != nil {
-			return out, badRequest(err)
-		}
-		if _, err := s.update(ctx, c, ms.ID, func(cur *MatchmakeSession) error {
-			keep := *cur
-			*cur = ms
-			cur.Owner, cur.Host, cur.SessionKey, cur.StartedTime = keep.Owner, keep.Host, keep.SessionKey, keep.StartedTime
-			return nil
-		}); err != nil {
-			return out, err
-		}
-	case MethodUpdateMatchmakeSessionPart:
-		p := ReadUpdateParam(&r, "updateMatchmakeSessionParam", v)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if p.ModificationFlag&ModifyMaxParticipants != 0 && p.MaxParticipants == 0 {
-			return out, fmt.Errorf("%w: maximum participants 0", types.CoreInvalidArgument)
-		}
-		if _, err := s.update(ctx, c, p.GID, func(ms *MatchmakeSession) error {
-			if p.ModificationFlag&ModifyMaxParticipants != 0 && uint32(p.MaxParticipants) < ms.ParticipationCount {
-				return fmt.Errorf("%w: maximum %d below the %d participants", types.CoreInvalidArgument, p.MaxParticipants, ms.ParticipationCount)
-			}
-			p.apply(ms)
-			return nil
-		}); err != nil {
-			return out, err
-		}
-	case MethodFindMatchmakeSessionByParticipant:
-		m := r.EnterStructure("param")
-		pids := types.ReadList(&r, "m_principalIdList", (*types.Reader).PID)
-		r.U32("m_resultOptions")
-		b := r.EnterStructure("m_blockListParam")
-		r.U32("optionFlag")
-		r.LeaveStructure(b)
-		r.LeaveStructure(m)
-		if err := done(); err != nil {
-			return out, err
-		}
-		if len(pids) > MaxBrowseResults {
-			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
-		}
-		list, err := s.sessionsOf(ctx, pid, pids)
-		if err != nil {
-			return out, err
-		}
-		types.WriteList(&w, list, func(w *types.Writer, res participantSession) {
-			m := w.BeginStructure(0) // FindMatchmakeSessionByParticipantResult
-			w.PID(res.pid)
-			res.ms.Append(w, v)
-			w.EndStructure(m)
-		})
-	case MethodUpdateProgressScore:
-		gid := r.U32("gid")
-		score := r.U8("progressScore")
-		if err := done(); err != nil {
-			return out, err
-		}
-		if score > 100 {
-			return out, fmt.Errorf("%w: progress score %d above 100", types.CoreInvalidArgument, score)
-		}
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.ProgressScore = score; return nil }); err != nil {
-			return out, err
-		}
-	case MethodGenerateMatchmakeSessionSystemPassword, MethodClearMatchmakeSessionSystemPassword:
-		gid := r.U32("gid")
-		if err := done(); err != nil {
-			return out, err
-		}
-		on := c.Method == MethodGenerateMatchmakeSessionSystemPassword
-		if _, err := s.update(ctx, c, gid, func(ms *MatchmakeSession) error { ms.SystemPasswordEnabled = on; return nil }); err != nil {
-			return out, err
-		}
-		if on {
-			sp, ok := s.Store.(interface {
-				SystemPassword(ctx context.Context, gid uint32) (string, error)
-			})
-			if !ok {
-				return out, types.CoreNotImplemented
-			}
-			pw, err := sp.SystemPassword(ctx, gid)
-			if err != nil {
-				return out, storeErr(err)
-			}
-			w.String(pw)
-		}
-	case MethodGetSimplePlayingSession, MethodGetPlayingSession:
-		pids := types.ReadList(&r, "lstPrincipalId", (*types.Reader).PID)
-		include := false
-		if c.Method == MethodGetSimplePlayingSession {
-			include = r.Bool("includeLoginUser")
-		}
-		if err := done(); err != nil {
-			return out, err
-		}
-		if len(pids) > MaxBrowseResults {
-			return out, fmt.Errorf("%w: %d PIDs, at most %d", types.CoreInvalidArgument, len(pids), MaxBrowseResults)
-		}
-		if include {
-			pids = append(pids, pid)
-		}
-		list, err := s.sessionsOf(ctx, pid, pids)
-		if err != nil {
-			return out, err
-		}
-		types.WriteList(&w, list, func(w *types.Writer, p participantSession) {
-			if c.Method == MethodGetPlayingSession {
-				m := w.BeginStructure(0)
-				w.PID(p.pid)
-				s.writeHolder(w, c, &p.ms)
-				w.EndStructure(m)
-				return
-			}
-			var attr uint32
-			if len(p.ms.Attributes) > 0 {
-				attr = p.ms.Attributes[0]
-			}
-			sp := SimplePlayingSession{PID: p.pid, GID: p.ms.ID, GameMode: p.ms.GameMode, Attribute: attr}
-			sp.Append(w)
-		})
-	case MethodFindMatchmakeSessionByGatheringIDDetail, MethodFindMatchmakeSessionBySingleGatheringID:
-		gid := r.U32("gid")
-		if err := done(); err != nil {
-			return out, err
-		}
-		ms, ps, err := s.Store.Get(ctx, gid)
-		if err != nil {
-			return out, storeErr(err)
-		}
-		conceal(&ms, pid, participantOf(ps, pid))
-		ms.Append(&w, v)
-	case MethodFindMatchmakeSessionByGatheringID:
-		gids := types.ReadList(&r, "lstGid", (*types.Reader).U32)
-		if err := done(); err != nil {
-			return out, err
-		}
-		return s.writeFound(ctx, c, &w, Query{GIDs: gids}, false)
-	case MethodFindMatchmakeSessionByOwner:
-		id := r.PID("id")
-		rr := r.ResultRange("resultRange")
-		if err := done(); err != nil {
-			return out, err
-		}
-		return s.writeFound(ctx, c, &w, Query{Owner: id, Offset: rr.Offset, Size: rr.Size}, false)
-	default:
-		return s.serveCommunity(ctx, c, out) // community.go
-	}
-	return w.Bytes()
 }
 
 // joinFirst joins the first of gids that takes the caller

@@ -42,7 +42,7 @@ func (c *fakeConn) events(t *testing.T, st types.Settings, v types.Version) []no
 			t.Fatalf("server call %x: %v", m, err)
 		}
 		r := types.NewReader(req.Params, st)
-		ev := notifications.ReadEvent(&r, v)
+		ev := notifications.ReadEvent(&r)
 		if err := r.Done(); err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func room() matchmaking.MatchmakeSession {
 }
 
 func (h *harness) holder(ms matchmaking.MatchmakeSession) types.AnyDataHolder {
-	hd, _ := ms.Holder(h.st, h.v)
+	hd, _ := ms.Holder(h.st)
 	return hd
 }
 
@@ -190,7 +190,7 @@ func testServerMethods(t *testing.T, st types.Settings) {
 		h.mustCall(t, 1, ext, matchmaking.MethodUpdateProgressScore, func(w *types.Writer) { w.U32(gid); w.U8(40) })
 	}
 	r = h.mustCall(t, 3, ext, matchmaking.MethodFindMatchmakeSessionBySingleGatheringID, func(w *types.Writer) { w.U32(gid) })
-	ms, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	ms := matchmaking.ReadMatchmakeSession(&r, "session")
 	if err := r.Done(); err != nil || ms.Attributes[1] != 7 || string(ms.ApplicationBuffer) != "state" || ms.ParticipationCount != 2 {
 		t.Fatalf("find: %+v %v", ms, err)
 	}
@@ -199,11 +199,11 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	h.mustCall(t, 1, ext, matchmaking.MethodUpdateMatchmakeSessionPart, func(w *types.Writer) {
 		p := matchmaking.UpdateParam{GID: gid, ModificationFlag: matchmaking.ModifyDescription | matchmaking.ModifyMaxParticipants,
 			Description: "renamed", MaxParticipants: 3, GameMode: 99}
-		p.Append(w, h.v)
+		p.Append(w)
 	})
 	if _, err := h.call(t, 1, ext, matchmaking.MethodUpdateMatchmakeSessionPart, func(w *types.Writer) {
 		p := matchmaking.UpdateParam{GID: gid, ModificationFlag: matchmaking.ModifyMaxParticipants, MaxParticipants: 1}
-		p.Append(w, h.v)
+		p.Append(w)
 	}); !errors.Is(err, types.CoreInvalidArgument) {
 		t.Fatalf("maximum below the participants: %v", err)
 	}
@@ -229,7 +229,7 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	if pid := r.PID("pid"); pid != 2 {
 		t.Fatalf("FindMatchmakeSessionByParticipant: PID %d", pid)
 	}
-	if ms, _ := matchmaking.ReadMatchmakeSession(&r, h.v); ms.Description != "renamed" || ms.GameMode != 2 || ms.MaxParticipants != 3 {
+	if ms := matchmaking.ReadMatchmakeSession(&r, "session"); ms.Description != "renamed" || ms.GameMode != 2 || ms.MaxParticipants != 3 {
 		t.Fatalf("after UpdateMatchmakeSessionPart: %+v", ms)
 	}
 
@@ -237,12 +237,12 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	browse := func(attr string) []matchmaking.MatchmakeSession {
 		r := h.mustCall(t, 3, ext, matchmaking.MethodBrowseMatchmakeSessionNoHolder, func(w *types.Writer) {
 			c := matchmaking.SearchCriteria{Attributes: []string{attr}, GameMode: "2"}
-			c.Append(w, h.v)
+			c.Append(w)
 			b, _ := types.ResultRange{Size: 10}.Append(w.B, w.S)
 			w.B = b
 		})
 		list := types.ReadList(&r, "l", func(r *types.Reader, _ string) matchmaking.MatchmakeSession {
-			ms, _ := matchmaking.ReadMatchmakeSession(r, h.v)
+			ms := matchmaking.ReadMatchmakeSession(r, "session")
 			return ms
 		})
 		if err := r.Done(); err != nil {
@@ -271,7 +271,7 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	join := func(system string) error {
 		_, err := h.call(t, 3, ext, matchmaking.MethodJoinMatchmakeSessionWithParam, func(w *types.Writer) {
 			p := matchmaking.JoinParam{GID: gid, SystemPassword: system, ParticipationCount: 1}
-			p.Append(w, h.v)
+			p.Append(w)
 		})
 		return err
 	}
@@ -325,15 +325,15 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	// With parameters: create, then auto-matchmake joins it.
 	r = h.mustCall(t, 1, ext, matchmaking.MethodCreateMatchmakeSessionWithParam, func(w *types.Writer) {
 		p := matchmaking.CreateParam{Session: room(), ParticipationCount: 1}
-		p.Append(w, h.v)
+		p.Append(w)
 	})
-	created, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	created := matchmaking.ReadMatchmakeSession(&r, "session")
 	r = h.mustCall(t, 2, ext, matchmaking.MethodAutoMatchmakeWithParamPostpone, func(w *types.Writer) {
 		p := matchmaking.AutoMatchmakeParam{Session: room(), ParticipationCount: 1,
 			SearchCriteria: []matchmaking.SearchCriteria{{GameMode: "2", VacantOnly: true, ExcludeLocked: true}}}
-		p.Append(w, h.v)
+		p.Append(w)
 	})
-	joined, _ := matchmaking.ReadMatchmakeSession(&r, h.v)
+	joined := matchmaking.ReadMatchmakeSession(&r, "session")
 	if err := r.Done(); err != nil || joined.ID != created.ID || joined.ParticipationCount != 2 {
 		t.Fatalf("auto-matchmake with param: %+v %v (created %d)", joined.Gathering, err, created.ID)
 	}
@@ -343,7 +343,7 @@ func testServerMethods(t *testing.T, st types.Settings) {
 		w.String("")
 	})
 	hd := r.AnyDataHolder("joinedGathering")
-	if ms, _, _, err := matchmaking.ParseHolder(hd, h.st, h.v); err != nil || ms.ID != created.ID {
+	if ms, _, err := matchmaking.ParseHolder(hd, h.st); err != nil || ms.ID != created.ID {
 		t.Fatalf("auto-matchmake with gathering id: %+v %v", ms.Gathering, err)
 	}
 	r = h.mustCall(t, 4, ext, matchmaking.MethodFindMatchmakeSessionByOwner, func(w *types.Writer) {

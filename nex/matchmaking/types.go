@@ -2,8 +2,8 @@ package matchmaking
 
 import (
 	"errors"
-	"fmt"
 
+	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -19,53 +19,13 @@ var ErrUnknownGatheringType = errors.New("matchmaking: not a gathering class")
 
 // Gathering is the Gathering structure of the match-making types page
 // (https://nintendo-wiki.pretendo.network/docs/nex/protocols/match-making/types):
-// the base of every matchmaking object.
-type Gathering struct {
-	ID                  uint32    // m_idMyself
-	Owner               types.PID // m_pidOwner
-	Host                types.PID // m_pidHost
-	MinParticipants     uint16    // m_uiMinParticipants
-	MaxParticipants     uint16    // m_uiMaxParticipants
-	ParticipationPolicy uint32    // m_uiParticipationPolicy
-	PolicyArgument      uint32    // m_uiPolicyArgument
-	Flags               uint32    // m_uiFlags (FlagMigrateOwner, ...)
-	State               uint32    // m_uiState
-	Description         string    // m_strDescription
-}
+// the base of every matchmaking object. It is the generated structure
+// (nex/protocols/matchmaking, from nex/desc/defs/matchmaking.nexd).
+type Gathering = mm.Gathering
 
 // FlagMigrateOwner in Gathering.Flags: when the owner leaves, the server picks a
 // new owner; without it the gathering is deleted ("Flags" in the types page).
 const FlagMigrateOwner = 0x10
-
-func (g *Gathering) append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U32(g.ID)
-	w.PID(g.Owner)
-	w.PID(g.Host)
-	w.U16(g.MinParticipants)
-	w.U16(g.MaxParticipants)
-	w.U32(g.ParticipationPolicy)
-	w.U32(g.PolicyArgument)
-	w.U32(g.Flags)
-	w.U32(g.State)
-	w.String(g.Description)
-	w.EndStructure(m)
-}
-
-func (g *Gathering) read(r *types.Reader) {
-	m := r.EnterStructure("Gathering")
-	g.ID = r.U32("m_idMyself")
-	g.Owner = r.PID("m_pidOwner")
-	g.Host = r.PID("m_pidHost")
-	g.MinParticipants = r.U16("m_uiMinParticipants")
-	g.MaxParticipants = r.U16("m_uiMaxParticipants")
-	g.ParticipationPolicy = r.U32("m_uiParticipationPolicy")
-	g.PolicyArgument = r.U32("m_uiPolicyArgument")
-	g.Flags = r.U32("m_uiFlags")
-	g.State = r.U32("m_uiState")
-	g.Description = r.String("m_strDescription")
-	r.LeaveStructure(m)
-}
 
 // MatchmakeSession is the MatchmakeSession structure of the types page: a
 // Gathering with a game mode, attributes and the rest. Which fields are on the
@@ -95,168 +55,6 @@ type MatchmakeSession struct {
 	SessionURL string
 }
 
-// sessionRevision is the structure revision of MatchmakeSession and of the search
-// criteria in a version: 1 to 3 for NEX 3.6 to 3.8, 0 otherwise.
-func sessionRevision(v types.Version) uint8 {
-	switch {
-	case v >= types.Version4:
-		return 0
-	case v >= types.Version3_8:
-		return 3
-	case v >= types.Version3_7:
-		return 2
-	case v >= types.Version3_6:
-		return 1
-	}
-	return 0
-}
-
-// refine corrects the configured version with the revision a structure header
-// carries: revisions 1 to 3 are NEX 3.6 to 3.8 whatever was assumed. -1 (no
-// header) and 0 say nothing more.
-func refine(v types.Version, rev int) types.Version {
-	switch rev {
-	case 1:
-		return types.Version3_6
-	case 2:
-		return types.Version3_7
-	case 3:
-		return types.Version3_8
-	}
-	return v
-}
-
-func appendParam(w *types.Writer, p []types.Pair[string, types.Variant]) {
-	m := w.BeginStructure(0)
-	types.WriteList(w, p, func(w *types.Writer, kv types.Pair[string, types.Variant]) {
-		w.String(kv.Key)
-		w.Variant(kv.Value)
-	})
-	w.EndStructure(m)
-}
-
-func readParam(r *types.Reader, field string) []types.Pair[string, types.Variant] {
-	m := r.EnterStructure(field)
-	p := types.ReadMap(r, "m_Params", (*types.Reader).String, (*types.Reader).Variant)
-	r.LeaveStructure(m)
-	return p
-}
-
-// Append writes s in version v (the Gathering level, then its own).
-func (s *MatchmakeSession) Append(w *types.Writer, v types.Version) {
-	s.Gathering.append(w)
-	m := w.BeginStructure(sessionRevision(v))
-	w.U32(s.GameMode)
-	types.WriteList(w, s.Attributes, (*types.Writer).U32)
-	w.Bool(s.OpenParticipation)
-	w.U32(s.MatchmakeSystemType)
-	w.Buffer(s.ApplicationBuffer)
-	w.U32(s.ParticipationCount)
-	if v >= types.Version3_4 {
-		w.U8(s.ProgressScore)
-	}
-	if v >= types.Version3 {
-		w.Buffer(s.SessionKey)
-	}
-	if v >= types.Version3_5 {
-		w.U32(s.Option0)
-	}
-	if v >= types.Version3_6 {
-		appendParam(w, s.MatchmakeParam)
-		w.DateTime(s.StartedTime)
-	}
-	if v >= types.Version3_7 {
-		w.String(s.UserPassword)
-	}
-	if v >= types.Version3_8 {
-		w.U32(s.ReferGID)
-		w.Bool(s.UserPasswordEnabled)
-		w.Bool(s.SystemPasswordEnabled)
-	}
-	if v >= types.Version4 {
-		w.String(s.Codeword)
-	}
-	w.EndStructure(m)
-}
-
-// ReadMatchmakeSession reads a MatchmakeSession (both levels) written in version
-// v, corrected by the revision in its header. It returns the version used.
-func ReadMatchmakeSession(r *types.Reader, v types.Version) (MatchmakeSession, types.Version) {
-	var s MatchmakeSession
-	s.Gathering.read(r)
-	m := r.EnterStructure("MatchmakeSession")
-	v = refine(v, m.Version)
-	s.GameMode = r.U32("m_GameMode")
-	s.Attributes = types.ReadList(r, "m_Attribs", (*types.Reader).U32)
-	s.OpenParticipation = r.Bool("m_OpenParticipation")
-	s.MatchmakeSystemType = r.U32("m_MatchmakeSystemType")
-	s.ApplicationBuffer = r.Buffer("m_ApplicationBuffer")
-	s.ParticipationCount = r.U32("m_ParticipationCount")
-	if v >= types.Version3_4 {
-		s.ProgressScore = r.U8("m_ProgressScore")
-	}
-	if v >= types.Version3 {
-		s.SessionKey = r.Buffer("m_SessionKey")
-	}
-	if v >= types.Version3_5 {
-		s.Option0 = r.U32("m_Option0")
-	}
-	if v >= types.Version3_6 {
-		s.MatchmakeParam = readParam(r, "m_MatchmakeParam")
-		s.StartedTime = r.DateTime("m_StartedTime")
-	}
-	if v >= types.Version3_7 {
-		s.UserPassword = r.String("m_UserPassword")
-	}
-	if v >= types.Version3_8 {
-		s.ReferGID = r.U32("m_ReferGid")
-		s.UserPasswordEnabled = r.Bool("m_UserPasswordEnabled")
-		s.SystemPasswordEnabled = r.Bool("m_SystemPasswordEnabled")
-	}
-	if v >= types.Version4 {
-		s.Codeword = r.String("m_Codeword")
-	}
-	r.LeaveStructure(m)
-	return s, v
-}
-
-// Holder wraps s in an AnyDataHolder (Data<Gathering> on the wire).
-func (s *MatchmakeSession) Holder(st types.Settings, v types.Version) (types.AnyDataHolder, error) {
-	w := types.NewWriter(nil, st)
-	s.Append(&w, v)
-	b, err := w.Bytes()
-	return types.AnyDataHolder{TypeName: TypeMatchmakeSession, Data: b}, err
-}
-
-// GatheringHolder wraps a plain Gathering in an AnyDataHolder.
-func GatheringHolder(g Gathering, st types.Settings) (types.AnyDataHolder, error) {
-	w := types.NewWriter(nil, st)
-	g.append(&w)
-	b, err := w.Bytes()
-	return types.AnyDataHolder{TypeName: TypeGathering, Data: b}, err
-}
-
-// ParseHolder decodes a Data<Gathering>: a MatchmakeSession, or a plain Gathering
-// (returned as a MatchmakeSession with only the Gathering level set; isSession
-// false). The data must be used up.
-func ParseHolder(h types.AnyDataHolder, st types.Settings, v types.Version) (s MatchmakeSession, isSession bool, used types.Version, err error) {
-	r := types.NewReader(h.Data, st)
-	used = v
-	switch h.TypeName {
-	case TypeMatchmakeSession:
-		s, used = ReadMatchmakeSession(&r, v)
-		isSession = true
-	case TypeGathering:
-		s.Gathering.read(&r)
-	default:
-		return s, false, v, fmt.Errorf("%w: %q", ErrUnknownGatheringType, h.TypeName)
-	}
-	if err := r.Done(); err != nil {
-		return s, false, v, fmt.Errorf("%s: %w", h.TypeName, err)
-	}
-	return s, isSession, used, nil
-}
-
 // SearchCriteria is the MatchmakeSessionSearchCriteria structure of the types
 // page. The attribute, game mode, participant and system type fields are strings:
 // empty matches anything, "n" matches n, "a,b" matches a to b inclusive.
@@ -279,86 +77,6 @@ type SearchCriteria struct {
 	ResultRange              types.ResultRange // 4.0
 }
 
-// Append writes c in version v.
-func (c *SearchCriteria) Append(w *types.Writer, v types.Version) {
-	m := w.BeginStructure(sessionRevision(v))
-	types.WriteList(w, c.Attributes, (*types.Writer).String)
-	w.String(c.GameMode)
-	if v >= types.Version2 {
-		w.String(c.MinParticipants)
-		w.String(c.MaxParticipants)
-	}
-	w.String(c.MatchmakeSystemType)
-	w.Bool(c.VacantOnly)
-	w.Bool(c.ExcludeLocked)
-	w.Bool(c.ExcludeNonHostPID)
-	if v >= types.Version3 {
-		w.U32(c.SelectionMethod)
-	}
-	if v >= types.Version3_4 {
-		w.U16(c.VacantParticipants)
-	}
-	if v >= types.Version3_6 {
-		appendParam(w, c.MatchmakeParam)
-	}
-	if v >= types.Version3_7 {
-		w.Bool(c.ExcludeUserPasswordSet)
-		w.Bool(c.ExcludeSystemPasswordSet)
-	}
-	if v >= types.Version3_8 {
-		w.U32(c.ReferGID)
-	}
-	if v >= types.Version4 {
-		w.String(c.Codeword)
-		if w.Err() == nil {
-			b, err := c.ResultRange.Append(w.B, w.S)
-			if err == nil {
-				w.B = b
-			}
-		}
-	}
-	w.EndStructure(m)
-}
-
-// ReadSearchCriteria reads a MatchmakeSessionSearchCriteria in version v.
-func ReadSearchCriteria(r *types.Reader, field string, v types.Version) SearchCriteria {
-	var c SearchCriteria
-	m := r.EnterStructure(field)
-	v = refine(v, m.Version)
-	c.Attributes = types.ReadList(r, "m_Attribs", (*types.Reader).String)
-	c.GameMode = r.String("m_GameMode")
-	if v >= types.Version2 {
-		c.MinParticipants = r.String("m_MinParticipants")
-		c.MaxParticipants = r.String("m_MaxParticipants")
-	}
-	c.MatchmakeSystemType = r.String("m_MatchmakeSystemType")
-	c.VacantOnly = r.Bool("m_VacantOnly")
-	c.ExcludeLocked = r.Bool("m_ExcludeLocked")
-	c.ExcludeNonHostPID = r.Bool("m_ExcludeNonHostPid")
-	if v >= types.Version3 {
-		c.SelectionMethod = r.U32("m_SelectionMethod")
-	}
-	if v >= types.Version3_4 {
-		c.VacantParticipants = r.U16("m_VacantParticipants")
-	}
-	if v >= types.Version3_6 {
-		c.MatchmakeParam = readParam(r, "m_MatchmakeParam")
-	}
-	if v >= types.Version3_7 {
-		c.ExcludeUserPasswordSet = r.Bool("m_ExcludeUserPasswordSet")
-		c.ExcludeSystemPasswordSet = r.Bool("m_ExcludeSystemPasswordSet")
-	}
-	if v >= types.Version3_8 {
-		c.ReferGID = r.U32("m_ReferGid")
-	}
-	if v >= types.Version4 {
-		c.Codeword = r.String("m_Codeword")
-		c.ResultRange = r.ResultRange("m_ResultRange")
-	}
-	r.LeaveStructure(m)
-	return c
-}
-
 // AutoMatchmakeParam is the AutoMatchmakeParam structure (AutoMatchmakeWithParam_Postpone).
 type AutoMatchmakeParam struct {
 	Session                  MatchmakeSession
@@ -369,49 +87,7 @@ type AutoMatchmakeParam struct {
 	ParticipationCount       uint16
 	SearchCriteria           []SearchCriteria
 	TargetGIDs               []uint32
-	BlockListOption          uint32 // MatchmakeBlockListParam.optionFlag, 4.0
-}
-
-// Append writes p in version v.
-func (p *AutoMatchmakeParam) Append(w *types.Writer, v types.Version) {
-	m := w.BeginStructure(0)
-	p.Session.Append(w, v)
-	types.WriteList(w, p.AdditionalParticipants, (*types.Writer).PID)
-	w.U32(p.GIDForParticipationCheck)
-	w.U32(p.Option)
-	w.String(p.JoinMessage)
-	w.U16(p.ParticipationCount)
-	types.WriteList(w, p.SearchCriteria, func(w *types.Writer, c SearchCriteria) { c.Append(w, v) })
-	types.WriteList(w, p.TargetGIDs, (*types.Writer).U32)
-	if v >= types.Version4 {
-		b := w.BeginStructure(0)
-		w.U32(p.BlockListOption)
-		w.EndStructure(b)
-	}
-	w.EndStructure(m)
-}
-
-// ReadAutoMatchmakeParam reads an AutoMatchmakeParam in version v.
-func ReadAutoMatchmakeParam(r *types.Reader, field string, v types.Version) (AutoMatchmakeParam, types.Version) {
-	var p AutoMatchmakeParam
-	m := r.EnterStructure(field)
-	p.Session, v = ReadMatchmakeSession(r, v)
-	p.AdditionalParticipants = types.ReadList(r, "additionalParticipants", (*types.Reader).PID)
-	p.GIDForParticipationCheck = r.U32("gidForParticipationCheck")
-	p.Option = r.U32("autoMatchmakeOption")
-	p.JoinMessage = r.String("joinMessage")
-	p.ParticipationCount = r.U16("participationCount")
-	p.SearchCriteria = types.ReadList(r, "lstSearchCriteria", func(r *types.Reader, f string) SearchCriteria {
-		return ReadSearchCriteria(r, f, v)
-	})
-	p.TargetGIDs = types.ReadList(r, "targetGids", (*types.Reader).U32)
-	if v >= types.Version4 {
-		b := r.EnterStructure("blockListParam")
-		p.BlockListOption = r.U32("optionFlag")
-		r.LeaveStructure(b)
-	}
-	r.LeaveStructure(m)
-	return p, v
+	BlockListOption          uint32 // MatchmakeBlockListParam.optionFlag
 }
 
 // CreateParam is the CreateMatchmakeSessionParam structure.
@@ -422,32 +98,6 @@ type CreateParam struct {
 	Option                   uint32
 	JoinMessage              string
 	ParticipationCount       uint16
-}
-
-// Append writes p in version v.
-func (p *CreateParam) Append(w *types.Writer, v types.Version) {
-	m := w.BeginStructure(0)
-	p.Session.Append(w, v)
-	types.WriteList(w, p.AdditionalParticipants, (*types.Writer).PID)
-	w.U32(p.GIDForParticipationCheck)
-	w.U32(p.Option)
-	w.String(p.JoinMessage)
-	w.U16(p.ParticipationCount)
-	w.EndStructure(m)
-}
-
-// ReadCreateParam reads a CreateMatchmakeSessionParam in version v.
-func ReadCreateParam(r *types.Reader, field string, v types.Version) (CreateParam, types.Version) {
-	var p CreateParam
-	m := r.EnterStructure(field)
-	p.Session, v = ReadMatchmakeSession(r, v)
-	p.AdditionalParticipants = types.ReadList(r, "additionalParticipants", (*types.Reader).PID)
-	p.GIDForParticipationCheck = r.U32("gidForParticipationCheck")
-	p.Option = r.U32("createMatchmakeSessionOption")
-	p.JoinMessage = r.String("joinMessage")
-	p.ParticipationCount = r.U16("participationCount")
-	r.LeaveStructure(m)
-	return p, v
 }
 
 // JoinParam is the JoinMatchmakeSessionParam structure.
@@ -461,119 +111,19 @@ type JoinParam struct {
 	SystemPassword           string
 	JoinMessage              string
 	ParticipationCount       uint16
-	ExtraParticipants        uint16 // revision 1 and NEX 4
-	BlockListOption          uint32 // NEX 4
+	ExtraParticipants        uint16
+	BlockListOption          uint32 // MatchmakeBlockListParam.optionFlag
 }
 
-// joinRevision is JoinMatchmakeSessionParam's revision: 1 in NEX 3.x from 3.6
-// (where the other structures start counting revisions; judgement call, the page
-// names no version), 0 in 4.0, which has the field anyway.
-func joinRevision(v types.Version) uint8 {
-	if v >= types.Version3_6 && v < types.Version4 {
-		return 1
-	}
-	return 0
-}
+// GatheringURLs is the GatheringURLs structure (generated).
+type GatheringURLs = mm.GatheringURLs
 
-// Append writes p in version v.
-func (p *JoinParam) Append(w *types.Writer, v types.Version) {
-	rev := joinRevision(v)
-	m := w.BeginStructure(rev)
-	w.U32(p.GID)
-	types.WriteList(w, p.AdditionalParticipants, (*types.Writer).PID)
-	w.U32(p.GIDForParticipationCheck)
-	w.U32(p.Option)
-	w.U8(p.Behavior)
-	w.String(p.UserPassword)
-	w.String(p.SystemPassword)
-	w.String(p.JoinMessage)
-	w.U16(p.ParticipationCount)
-	if rev >= 1 || v >= types.Version4 {
-		w.U16(p.ExtraParticipants)
-	}
-	if v >= types.Version4 {
-		b := w.BeginStructure(0)
-		w.U32(p.BlockListOption)
-		w.EndStructure(b)
-	}
-	w.EndStructure(m)
-}
+// SimplePlayingSession is the SimplePlayingSession structure (generated); its
+// Attribute is the session's first attribute.
+type SimplePlayingSession = mm.SimplePlayingSession
 
-// ReadJoinParam reads a JoinMatchmakeSessionParam in version v.
-func ReadJoinParam(r *types.Reader, field string, v types.Version) JoinParam {
-	var p JoinParam
-	m := r.EnterStructure(field)
-	p.GID = r.U32("gid")
-	p.AdditionalParticipants = types.ReadList(r, "additionalParticipants", (*types.Reader).PID)
-	p.GIDForParticipationCheck = r.U32("gidForParticipationCheck")
-	p.Option = r.U32("joinMatchmakeSessionOption")
-	p.Behavior = r.U8("joinMatchmakeSessionBehavior")
-	p.UserPassword = r.String("strUserPassword")
-	p.SystemPassword = r.String("strSystemPassword")
-	p.JoinMessage = r.String("joinMessage")
-	p.ParticipationCount = r.U16("participationCount")
-	// Without headers the revision is unknown: the field is there from 3.6 on.
-	if m.Version >= 1 || v >= types.Version4 || (m.Version < 0 && v >= types.Version3_6) {
-		p.ExtraParticipants = r.U16("extraParticipants")
-	}
-	if v >= types.Version4 {
-		b := r.EnterStructure("blockListParam")
-		p.BlockListOption = r.U32("optionFlag")
-		r.LeaveStructure(b)
-	}
-	r.LeaveStructure(m)
-	return p
-}
-
-// GatheringURLs is the GatheringURLs structure.
-type GatheringURLs struct {
-	GID  uint32
-	URLs []types.StationURL
-}
-
-// Append writes u.
-func (u *GatheringURLs) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.U32(u.GID)
-	types.WriteList(w, u.URLs, (*types.Writer).StationURL)
-	w.EndStructure(m)
-}
-
-// SimplePlayingSession is the SimplePlayingSession structure.
-type SimplePlayingSession struct {
-	PID       types.PID
-	GID       uint32
-	GameMode  uint32
-	Attribute uint32 // the session's first attribute
-}
-
-// Append writes p.
-func (p *SimplePlayingSession) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.PID(p.PID)
-	w.U32(p.GID)
-	w.U32(p.GameMode)
-	w.U32(p.Attribute)
-	w.EndStructure(m)
-}
-
-// ParticipantDetails is the ParticipantDetails structure.
-type ParticipantDetails struct {
-	PID          types.PID
-	Name         string
-	Message      string
-	Participants uint16
-}
-
-// Append writes d.
-func (d *ParticipantDetails) Append(w *types.Writer) {
-	m := w.BeginStructure(0)
-	w.PID(d.PID)
-	w.String(d.Name)
-	w.String(d.Message)
-	w.U16(d.Participants)
-	w.EndStructure(m)
-}
+// ParticipantDetails is the ParticipantDetails structure (generated).
+type ParticipantDetails = mm.ParticipantDetails
 
 // UpdateParam is the UpdateMatchmakeSessionParam structure
 // (UpdateMatchmakeSessionPart). ModificationFlag says which fields apply: the
@@ -617,58 +167,6 @@ const (
 	ModifyPolicyArgument
 	ModifyCodeword
 )
-
-// Append writes p in version v.
-func (p *UpdateParam) Append(w *types.Writer, v types.Version) {
-	m := w.BeginStructure(0)
-	w.U32(p.GID)
-	w.U32(p.ModificationFlag)
-	types.WriteList(w, p.Attributes, (*types.Writer).U32)
-	w.Bool(p.OpenParticipation)
-	w.Buffer(p.ApplicationBuffer)
-	w.U8(p.ProgressScore)
-	appendParam(w, p.MatchmakeParam)
-	w.DateTime(p.StartedTime)
-	w.String(p.UserPassword)
-	w.U32(p.GameMode)
-	w.String(p.Description)
-	w.U16(p.MinParticipants)
-	w.U16(p.MaxParticipants)
-	w.U32(p.MatchmakeSystemType)
-	w.U32(p.ParticipationPolicy)
-	w.U32(p.PolicyArgument)
-	if v >= types.Version4 {
-		w.String(p.Codeword)
-	}
-	w.EndStructure(m)
-}
-
-// ReadUpdateParam reads an UpdateMatchmakeSessionParam in version v.
-func ReadUpdateParam(r *types.Reader, field string, v types.Version) UpdateParam {
-	var p UpdateParam
-	m := r.EnterStructure(field)
-	p.GID = r.U32("gid")
-	p.ModificationFlag = r.U32("modificationFlag")
-	p.Attributes = types.ReadList(r, "attributes", (*types.Reader).U32)
-	p.OpenParticipation = r.Bool("openParticipation")
-	p.ApplicationBuffer = r.Buffer("applicationBuffer")
-	p.ProgressScore = r.U8("progressScore")
-	p.MatchmakeParam = readParam(r, "matchmakeParam")
-	p.StartedTime = r.DateTime("startedTime")
-	p.UserPassword = r.String("userPassword")
-	p.GameMode = r.U32("gameMode")
-	p.Description = r.String("description")
-	p.MinParticipants = r.U16("minParticipants")
-	p.MaxParticipants = r.U16("maxParticipants")
-	p.MatchmakeSystemType = r.U32("matchmakeSystemType")
-	p.ParticipationPolicy = r.U32("participationPolicy")
-	p.PolicyArgument = r.U32("policyArgument")
-	if v >= types.Version4 {
-		p.Codeword = r.String("codeword")
-	}
-	r.LeaveStructure(m)
-	return p
-}
 
 // apply copies the fields p selects into s.
 func (p *UpdateParam) apply(s *MatchmakeSession) {

@@ -2,11 +2,13 @@ package matchmaking
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
 
+	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
@@ -14,14 +16,13 @@ var versions = []struct {
 	v  types.Version
 	st types.Settings
 }{
-	{types.Version2, types.Settings{}},
-	{types.Version3, types.Settings{}},
-	{types.Version3_4, types.Settings{}},
-	{types.Version3_5, types.Settings{StructureHeader: true}},
-	{types.Version3_6, types.Settings{StructureHeader: true}},
-	{types.Version3_7, types.Settings{StructureHeader: true}},
-	{types.Version3_8, types.Settings{StructureHeader: true}},
-	{types.Version4, types.Settings{StructureHeader: true, PIDSize: 8}},
+	{types.Version3, types.Settings{Version: types.Version3}},
+	{types.Version3_4, types.Settings{Version: types.Version3_4}},
+	{types.Version3_5, types.Settings{StructureHeader: true, Version: types.Version3_5}},
+	{types.Version3_6, types.Settings{StructureHeader: true, Version: types.Version3_6}},
+	{types.Version3_7, types.Settings{StructureHeader: true, Version: types.Version3_7}},
+	{types.Version3_8, types.Settings{StructureHeader: true, Version: types.Version3_8}},
+	{types.Version4, types.Settings{StructureHeader: true, PIDSize: 8, Version: types.Version4}},
 }
 
 func fullSession() MatchmakeSession {
@@ -66,20 +67,20 @@ func TestMatchmakeSessionVersions(t *testing.T) {
 	for _, tc := range versions {
 		t.Run(tc.v.String(), func(t *testing.T) {
 			in := fullSession()
-			h, err := in.Holder(tc.st, tc.v)
+			h, err := in.Holder(tc.st)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, isSession, used, err := ParseHolder(h, tc.st, tc.v)
-			if err != nil || !isSession || used != tc.v {
-				t.Fatalf("ParseHolder: %v session=%v version %v", err, isSession, used)
+			got, isSession, err := ParseHolder(h, tc.st)
+			if err != nil || !isSession {
+				t.Fatalf("ParseHolder: %v session=%v", err, isSession)
 			}
 			if want := keep(in, tc.v); !reflect.DeepEqual(got, want) {
 				t.Fatalf("got %+v\nwant %+v", got, want)
 			}
 			// Every prefix fails.
 			for n := range len(h.Data) {
-				if _, _, _, err := ParseHolder(types.AnyDataHolder{TypeName: h.TypeName, Data: h.Data[:n]}, tc.st, tc.v); err == nil {
+				if _, _, err := ParseHolder(types.AnyDataHolder{TypeName: h.TypeName, Data: h.Data[:n]}, tc.st); err == nil {
 					t.Fatalf("prefix of %d bytes parsed", n)
 				}
 			}
@@ -87,15 +88,50 @@ func TestMatchmakeSessionVersions(t *testing.T) {
 	}
 }
 
-// TestRevisionRefinesVersion: a client that speaks 3.8 is understood by a server
-// assuming 3.5, by the revision in the structure header.
-func TestRevisionRefinesVersion(t *testing.T) {
-	st := types.Settings{StructureHeader: true}
+// TestNewerRevisionIsVersionError: a session of a NEX 3.8 client (revision 3)
+// read by a server configured for 3.5 fails naming the structure and the
+// versions, instead of being read as another version's (the one version
+// context: serve --nex-version).
+func TestNewerRevisionIsVersionError(t *testing.T) {
 	in := fullSession()
-	h, _ := in.Holder(st, types.Version3_8)
-	got, _, used, err := ParseHolder(h, st, types.Version3_5)
-	if err != nil || used != types.Version3_8 || !reflect.DeepEqual(got, keep(in, types.Version3_8)) {
-		t.Fatalf("%v %v %+v", err, used, got)
+	h, _ := in.Holder(types.Settings{StructureHeader: true, Version: types.Version3_8})
+	_, _, err := ParseHolder(h, types.Settings{StructureHeader: true, Version: types.Version3_5})
+	var ve *types.VersionError
+	if !errors.Is(err, types.ErrVersion) || !errors.As(err, &ve) {
+		t.Fatalf("got %v, want a VersionError", err)
+	}
+}
+
+// TestDisputedReadings: at NEX 3.4 the consoles' MatchmakeSession carries
+// progress_score and NintendoClients' does not (docs/nex.md "Disputed gates");
+// each reading reads its own bytes and refuses the other's; from 3.5 on they agree.
+func TestDisputedReadings(t *testing.T) {
+	console := types.Settings{Version: types.Version3_4}
+	nc := types.Settings{Version: types.Version3_4, Gates: types.GatesNintendoClients}
+	in := fullSession()
+	hc, _ := in.Holder(console)
+	hn, _ := in.Holder(nc)
+	if len(hc.Data) != len(hn.Data)+1 {
+		t.Fatalf("console %d bytes, NintendoClients %d: want one byte (progress_score) more", len(hc.Data), len(hn.Data))
+	}
+	if got, _, err := ParseHolder(hc, console); err != nil || got.ProgressScore != in.ProgressScore {
+		t.Fatalf("console reading: %v %d", err, got.ProgressScore)
+	}
+	if got, _, err := ParseHolder(hn, nc); err != nil || got.ProgressScore != 0 {
+		t.Fatalf("NintendoClients reading: %v %d", err, got.ProgressScore)
+	}
+	if _, _, err := ParseHolder(hn, console); err == nil {
+		t.Fatal("the console reading read NintendoClients' bytes")
+	}
+	if _, _, err := ParseHolder(hc, nc); err == nil {
+		t.Fatal("NintendoClients' reading read the console's bytes")
+	}
+	at35 := types.Settings{StructureHeader: true, Version: types.Version3_5}
+	a, _ := in.Holder(at35)
+	at35.Gates = types.GatesNintendoClients
+	b, _ := in.Holder(at35)
+	if !bytes.Equal(a.Data, b.Data) {
+		t.Fatal("the readings differ at NEX 3.5")
 	}
 }
 
@@ -107,42 +143,40 @@ func TestSearchCriteriaAndParams(t *testing.T) {
 			if tc.v >= types.Version4 {
 				c.Codeword, c.ResultRange = "x", types.ResultRange{Offset: 1, Size: 10}
 			}
-			if tc.v < types.Version3 {
-				c.SelectionMethod = 0
-			}
 			if tc.v < types.Version3_4 {
 				c.VacantParticipants = 0
-			}
-			if tc.v < types.Version2 {
-				c.MinParticipants, c.MaxParticipants = "", ""
 			}
 			if tc.v >= types.Version3_6 {
 				c.MatchmakeParam = []types.Pair[string, types.Variant]{} // decoded lists are never nil
 			}
-			p := AutoMatchmakeParam{Session: keep(fullSession(), tc.v), AdditionalParticipants: []types.PID{5}, Option: 1,
-				JoinMessage: "hi", ParticipationCount: 2, SearchCriteria: []SearchCriteria{c}, TargetGIDs: []uint32{4}}
-			w := types.NewWriter(nil, tc.st)
-			p.Append(&w, tc.v)
-			jp := JoinParam{GID: 3, AdditionalParticipants: []types.PID{}, UserPassword: "u", SystemPassword: "s", JoinMessage: "m", ParticipationCount: 1}
-			if tc.v >= types.Version3_6 {
-				jp.ExtraParticipants = 2
+			if tc.v >= types.Version3_7 {
+				c.ExcludeUserPasswordSet = true
 			}
-			jp.Append(&w, tc.v)
+			if tc.v >= types.Version3_8 {
+				c.ReferGID = 4
+			}
+			jp := JoinParam{GID: 3, AdditionalParticipants: []types.PID{}, UserPassword: "u", SystemPassword: "s", JoinMessage: "m",
+				ParticipationCount: 1, ExtraParticipants: 2, BlockListOption: 1}
+			w := types.NewWriter(nil, tc.st)
+			c.Append(&w)
+			jw := jp.Wire()
+			jw.Append(&w)
 			b, err := w.Bytes()
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := types.NewReader(b, tc.st)
-			gotP, _ := ReadAutoMatchmakeParam(&r, "p", tc.v)
-			gotJ := ReadJoinParam(&r, "j", tc.v)
+			gotC := ReadSearchCriteria(&r, "c")
+			var gotJ mm.JoinMatchmakeSessionParam
+			gotJ.Read(&r, "j")
 			if err := r.Done(); err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(gotP, p) {
-				t.Fatalf("AutoMatchmakeParam: got %+v\nwant %+v", gotP, p)
+			if !reflect.DeepEqual(gotC, c) {
+				t.Fatalf("SearchCriteria: got %+v\nwant %+v", gotC, c)
 			}
-			if !reflect.DeepEqual(gotJ, jp) {
-				t.Fatalf("JoinParam: got %+v want %+v", gotJ, jp)
+			if !reflect.DeepEqual(gotJ, jw) {
+				t.Fatalf("JoinParam: got %+v want %+v", gotJ, jw)
 			}
 		})
 	}
@@ -190,7 +224,7 @@ func TestCriteriaMatch(t *testing.T) {
 func FuzzParseHolder(f *testing.F) {
 	for i, tc := range versions {
 		s := fullSession()
-		h, _ := s.Holder(tc.st, tc.v)
+		h, _ := s.Holder(tc.st)
 		f.Add(h.Data, uint8(i), true)
 		g, _ := GatheringHolder(s.Gathering, tc.st)
 		f.Add(g.Data, uint8(i), false)
@@ -201,20 +235,20 @@ func FuzzParseHolder(f *testing.F) {
 		if session {
 			name = TypeMatchmakeSession
 		}
-		s, _, used, err := ParseHolder(types.AnyDataHolder{TypeName: name, Data: data}, tc.st, tc.v)
+		s, _, err := ParseHolder(types.AnyDataHolder{TypeName: name, Data: data}, tc.st)
 		if err != nil || !session {
 			return
 		}
-		h, err := s.Holder(tc.st, used)
+		h, err := s.Holder(tc.st)
 		if err != nil {
 			return // a value that does not fit again (e.g. a huge list) is fine to refuse
 		}
-		s2, _, _, err := ParseHolder(h, tc.st, used)
+		s2, _, err := ParseHolder(h, tc.st)
 		if err != nil {
 			t.Fatalf("re-encoding does not parse back: %v", err)
 		}
 		// Bytes, not values: a Double in the params may be NaN.
-		if h2, _ := s2.Holder(tc.st, used); !bytes.Equal(h.Data, h2.Data) {
+		if h2, _ := s2.Holder(tc.st); !bytes.Equal(h.Data, h2.Data) {
 			t.Fatalf("round trip: %x vs %x", h.Data, h2.Data)
 		}
 	})
@@ -223,38 +257,40 @@ func FuzzParseHolder(f *testing.F) {
 func FuzzReadParams(f *testing.F) {
 	for i, tc := range versions {
 		w := types.NewWriter(nil, tc.st)
-		p := AutoMatchmakeParam{Session: fullSession(), SearchCriteria: []SearchCriteria{{GameMode: "1"}}}
-		p.Append(&w, tc.v)
+		crit := SearchCriteria{GameMode: "1"}
+		fs := fullSession()
+		p := mm.AutoMatchmakeParam{Session: fs.Wire(), SearchCriteria: []mm.MatchmakeSessionSearchCriteria{crit.Wire()}}
+		p.Append(&w)
 		f.Add(w.B, uint8(i))
 		w = types.NewWriter(nil, tc.st)
-		u := UpdateParam{GID: 1, ModificationFlag: ModifyAttributes, Attributes: []uint32{1}, Description: "d"}
-		u.Append(&w, tc.v)
+		u := mm.UpdateMatchmakeSessionParam{GID: 1, ModificationFlags: ModifyAttributes, Attributes: []uint32{1}, Description: "d"}
+		u.Append(&w)
 		f.Add(w.B, uint8(i))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, vi uint8) {
 		tc := versions[int(vi)%len(versions)]
 		r := types.NewReader(data, tc.st)
-		ReadAutoMatchmakeParam(&r, "p", tc.v)
-		r = types.NewReader(data, tc.st)
-		ReadJoinParam(&r, "j", tc.v)
-		r = types.NewReader(data, tc.st)
-		ReadCreateParam(&r, "c", tc.v)
-		r = types.NewReader(data, tc.st)
-		if u := ReadUpdateParam(&r, "u", tc.v); r.Done() == nil {
-			// Encode, decode, encode: the encodings agree (the input itself
-			// may be non-canonical: any non-zero byte is a true Bool).
-			w := types.NewWriter(nil, tc.st)
-			u.Append(&w, tc.v)
-			r2 := types.NewReader(w.B, tc.st)
-			u2 := ReadUpdateParam(&r2, "u", tc.v)
-			w2 := types.NewWriter(nil, tc.st)
-			u2.Append(&w2, tc.v)
-			if w.Err() == nil && (r2.Done() != nil || !bytes.Equal(w.B, w2.B)) {
-				t.Fatalf("UpdateParam round trip: %v %x vs %x", r2.Done(), w.B, w2.B)
+		var ap mm.AutoMatchmakeParam
+		if ap.Read(&r, "p"); r.Err() == nil {
+			for _, c := range criteriaFromWire(ap.SearchCriteria) {
+				Compile(c)
 			}
 		}
 		r = types.NewReader(data, tc.st)
-		c := ReadSearchCriteria(&r, "s", tc.v)
+		var jp mm.JoinMatchmakeSessionParam
+		jp.Read(&r, "j")
+		r = types.NewReader(data, tc.st)
+		var cp mm.CreateMatchmakeSessionParam
+		cp.Read(&r, "c")
+		r = types.NewReader(data, tc.st)
+		var up mm.UpdateMatchmakeSessionParam
+		if up.Read(&r, "u"); r.Done() == nil {
+			ms := fullSession()
+			u := updateFromWire(&up)
+			u.apply(&ms)
+		}
+		r = types.NewReader(data, tc.st)
+		c := ReadSearchCriteria(&r, "s")
 		if r.Err() == nil {
 			Compile(c)
 		}

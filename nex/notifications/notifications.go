@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gamewire/gamewire/nex/protocols/notification"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -46,80 +47,52 @@ const (
 )
 
 // Event is the NotificationEvent structure. Params are 32 bits wide before NEX
-// 4 (the upper halves are dropped then); Param3 exists from NEX 3.4; Map only in
-// NEX 4 revision 1 (written as revision 1 when it has entries).
+// 4 (PIDs: the upper halves are dropped then); Param3 exists from NEX 3.4 (the
+// consoles' reading of a disputed gate; NintendoClients' from 3.5); Map only in
+// NEX 4 revision 1. On the wire it is the generated NotificationEvent
+// (nex/protocols/notification), written in the connection's settings.
 type Event struct {
 	Source   types.PID // m_pidSource
 	Type     uint32    // m_uiType
 	Param1   uint64    // m_uiParam1
 	Param2   uint64    // m_uiParam2
 	StrParam string    // m_strParam
-	Param3   uint64    // m_uiParam3, 3.4
+	Param3   uint64    // m_uiParam3
 	Map      []types.Pair[string, types.Variant]
 }
 
-// Append writes e in version v.
-func (e *Event) Append(w *types.Writer, v types.Version) {
-	rev := uint8(0)
-	if v >= types.Version4 && len(e.Map) > 0 {
-		rev = 1
-	}
-	m := w.BeginStructure(rev)
-	w.PID(e.Source)
-	w.U32(e.Type)
-	if v >= types.Version4 {
-		w.U64(e.Param1)
-		w.U64(e.Param2)
-		w.String(e.StrParam)
-		w.U64(e.Param3)
-		if rev == 1 {
-			types.WriteList(w, e.Map, func(w *types.Writer, kv types.Pair[string, types.Variant]) {
-				w.String(kv.Key)
-				w.Variant(kv.Value)
-			})
-		}
-	} else {
-		w.U32(uint32(e.Param1))
-		w.U32(uint32(e.Param2))
-		w.String(e.StrParam)
-		if v >= types.Version3_4 {
-			w.U32(uint32(e.Param3))
-		}
-	}
-	w.EndStructure(m)
+// Wire returns e as the generated structure.
+func (e *Event) Wire() notification.NotificationEvent {
+	return notification.NotificationEvent{PID: e.Source, Type: e.Type, Param1: types.PID(e.Param1), Param2: types.PID(e.Param2),
+		Text: e.StrParam, Param3: types.PID(e.Param3), Map: e.Map}
 }
 
-// ReadEvent reads a NotificationEvent written in version v.
-func ReadEvent(r *types.Reader, v types.Version) Event {
-	var e Event
-	m := r.EnterStructure("oEvent")
-	e.Source = r.PID("m_pidSource")
-	e.Type = r.U32("m_uiType")
-	if v >= types.Version4 {
-		e.Param1 = r.U64("m_uiParam1")
-		e.Param2 = r.U64("m_uiParam2")
-		e.StrParam = r.String("m_strParam")
-		e.Param3 = r.U64("m_uiParam3")
-		if m.Version >= 1 {
-			e.Map = types.ReadMap(r, "m_mapParam", (*types.Reader).String, (*types.Reader).Variant)
-		}
-	} else {
-		e.Param1 = uint64(r.U32("m_uiParam1"))
-		e.Param2 = uint64(r.U32("m_uiParam2"))
-		e.StrParam = r.String("m_strParam")
-		if v >= types.Version3_4 {
-			e.Param3 = uint64(r.U32("m_uiParam3"))
-		}
+// EventFromWire returns the Event of a generated NotificationEvent.
+func EventFromWire(g *notification.NotificationEvent) Event {
+	if len(g.Map) == 0 {
+		g.Map = nil
 	}
-	r.LeaveStructure(m)
-	return e
+	return Event{Source: g.PID, Type: g.Type, Param1: uint64(g.Param1), Param2: uint64(g.Param2), StrParam: g.Text,
+		Param3: uint64(g.Param3), Map: g.Map}
+}
+
+// Append writes e in the writer's settings (its NEX version among them).
+func (e *Event) Append(w *types.Writer) {
+	g := e.Wire()
+	g.Append(w)
+}
+
+// ReadEvent reads a NotificationEvent in the reader's settings; errors stick in r.
+func ReadEvent(r *types.Reader) Event {
+	var g notification.NotificationEvent
+	g.Read(r, "event")
+	return EventFromWire(&g)
 }
 
 // DefaultVersion is the NEX version of a connection (types.Settings.NEXVersion):
 // the configured one (nex.Server.NEXVersion, serve --nex-version or --game), else
 // 4.0 with 8-byte PIDs (Switch), 3.5 with structure headers (the first version that
-// has them), 3.4 otherwise. Structures a client sends with a
-// revision in their header refine it (Hub.Learn).
+// has them), 3.4 otherwise.
 func DefaultVersion(s types.Settings) types.Version { return s.NEXVersion() }
 
 // Sender is how a Hub reaches a connection: prudp.Conn has this method.
@@ -131,17 +104,13 @@ type Sender interface {
 // The transport adds each connection's peer once it is authenticated (Add) and
 // removes it when it ends (Remove). The zero value works.
 type Hub struct {
-	// Version, when set, is the NEX version of every connection; zero derives
-	// it per connection (DefaultVersion, refined by Learn).
-	Version types.Version
 	// Logger receives failed sends.
 	Logger *slog.Logger
 
-	mu       sync.RWMutex
-	byPID    map[types.PID][]*rmc.Peer
-	versions map[*rmc.Peer]types.Version
-	callID   atomic.Uint32
-	sent     atomic.Uint64
+	mu     sync.RWMutex
+	byPID  map[types.PID][]*rmc.Peer
+	callID atomic.Uint32
+	sent   atomic.Uint64
 }
 
 // Add registers a connection's peer (its PID must be set).
@@ -153,7 +122,6 @@ func (h *Hub) Add(p *rmc.Peer) {
 	defer h.mu.Unlock()
 	if h.byPID == nil {
 		h.byPID = make(map[types.PID][]*rmc.Peer)
-		h.versions = make(map[*rmc.Peer]types.Version)
 	}
 	for _, q := range h.byPID[p.PID] {
 		if q == p {
@@ -179,33 +147,6 @@ func (h *Hub) Remove(p *rmc.Peer) {
 	} else {
 		h.byPID[p.PID] = ps
 	}
-	delete(h.versions, p)
-}
-
-// Learn records the version a connection's structures showed.
-func (h *Hub) Learn(p *rmc.Peer, v types.Version) {
-	if h.Version != 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.versions != nil {
-		h.versions[p] = v
-	}
-}
-
-// VersionOf returns the NEX version a connection is spoken to in.
-func (h *Hub) VersionOf(p *rmc.Peer) types.Version {
-	if h.Version != 0 {
-		return h.Version
-	}
-	h.mu.RLock()
-	v, ok := h.versions[p]
-	h.mu.RUnlock()
-	if ok {
-		return v
-	}
-	return DefaultVersion(p.Settings)
 }
 
 // Online reports whether pid has a connection on this server.
@@ -222,7 +163,7 @@ func (h *Hub) Sent() uint64 { return h.sent.Load() }
 var ErrOffline = errors.New("notifications: no connection for this PID")
 
 // Call sends a request (protocol, method, parameters written by params in each
-// connection's settings and version) to every connection of pid. Responses are
+// connection's settings, v being its NEX version) to every connection of pid. Responses are
 // not awaited: the transport drops them.
 func (h *Hub) Call(ctx context.Context, pid types.PID, protocol uint16, method uint32, params func(w *types.Writer, v types.Version)) error {
 	h.mu.RLock()
@@ -238,7 +179,7 @@ func (h *Hub) Call(ctx context.Context, pid types.PID, protocol uint16, method u
 			continue
 		}
 		w := types.NewWriter(nil, p.Settings)
-		params(&w, h.VersionOf(p))
+		params(&w, p.Settings.NEXVersion())
 		b, err := w.Bytes()
 		if err != nil {
 			errs = append(errs, err)
@@ -265,34 +206,39 @@ func (h *Hub) Call(ctx context.Context, pid types.PID, protocol uint16, method u
 
 // Notify sends ev to every connection of pid.
 func (h *Hub) Notify(ctx context.Context, pid types.PID, ev Event) error {
-	return h.Call(ctx, pid, Protocol, MethodProcessNotificationEvent, func(w *types.Writer, v types.Version) { ev.Append(w, v) })
+	return h.Call(ctx, pid, Protocol, MethodProcessNotificationEvent, func(w *types.Writer, _ types.Version) { ev.Append(w) })
 }
 
-// Handler is the client side: it decodes ProcessNotificationEvent calls and
-// hands the events to F. Register it on the client's rmc.Mux for Protocol.
+// Handler is the client side: it decodes ProcessNotificationEvent calls (the
+// generated notification.NotificationHandler) and hands the events to F.
+// Register it on the client's rmc.Mux for Protocol.
 type Handler struct {
-	// Version is the NEX version the server writes events in (DefaultVersion
-	// of the connection's settings when zero).
+	// Version, when set, is the NEX version the server writes events in; else
+	// the connection's (types.Settings.NEXVersion).
 	Version types.Version
 	F       func(ctx context.Context, ev Event)
 }
 
-// ServeRMC implements rmc.Handler. It never answers (ErrNoResponse).
+// ServeRMC implements rmc.Handler with the generated dispatcher. It never
+// answers (ErrNoResponse).
 func (h *Handler) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	if c.Method != MethodProcessNotificationEvent {
-		return out, types.CoreNotImplemented
+	if h.Version != 0 && c.Peer.Settings.Version != h.Version {
+		peer := *c.Peer
+		peer.Settings.Version = h.Version
+		call := *c
+		call.Peer = &peer
+		c = &call
 	}
-	v := h.Version
-	if v == 0 {
-		v = DefaultVersion(c.Peer.Settings)
+	return notification.ServeNotification(handler{h}, ctx, c, out)
+}
+
+// handler is Handler as the generated NotificationHandler.
+type handler struct{ h *Handler }
+
+// ProcessNotificationEvent hands the event to F.
+func (h handler) ProcessNotificationEvent(ctx context.Context, _ *rmc.Call, event notification.NotificationEvent) error {
+	if h.h.F != nil {
+		h.h.F(ctx, EventFromWire(&event))
 	}
-	r := c.Reader()
-	ev := ReadEvent(&r, v)
-	if err := r.Done(); err != nil {
-		return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
-	}
-	if h.F != nil {
-		h.F(ctx, ev)
-	}
-	return out, rmc.ErrNoResponse
+	return nil
 }

@@ -82,6 +82,13 @@ type Settings struct {
 	// header). 0 means not configured: NEXVersion then derives it from the other
 	// settings.
 	Version Version
+	// Gates is the reading of disputed version gates (gates.go): GatesAuto and
+	// GatesConsole read them as the consoles do, GatesNintendoClients as
+	// NintendoClients does. Learned, when set, overrides it.
+	Gates Gates
+	// Learned, when not nil, is the reading a server learned for the connection
+	// (shared by every copy of its settings); nil: Gates decides.
+	Learned *GateReading
 }
 
 // NEXVersion returns the connection's NEX version: Version when set, else what

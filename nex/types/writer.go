@@ -89,6 +89,15 @@ func (w *Writer) QBuffer(p []byte) {
 
 // PID appends a PID in the configured width.
 func (w *Writer) PID(p PID) {
+	if uint(w.S.PIDSize)&^4|uint(p>>32) != 0 {
+		w.pid(p) // 8-byte PIDs, bad settings or a PID too wide
+		return
+	}
+	w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p)) // 4-byte PIDs (PIDSize 0 or 4), as U32 does
+}
+
+// pid is PID's general case: 8-byte PIDs, bad settings, a PID too wide.
+func (w *Writer) pid(p PID) {
 	if w.err == nil {
 		w.set(AppendPID(w.B, w.S, p))
 	}

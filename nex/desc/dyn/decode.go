@@ -64,6 +64,9 @@ func (c *Codec) readFields(r *types.Reader, fields []*desc.Field, s *Scratch) ([
 	d := decoder{c: c, v: c.EffectiveVersion(), s: s}
 	out := s.fields.take(len(fields))[:0]
 	for _, f := range fields {
+		if !f.Cond.HoldsIn(c.Settings, d.v, 0) {
+			continue // a parameter of other NEX versions
+		}
 		out = append(out, FieldValue{Name: f.Name})
 		d.value(r, f.Type, f.Name, 0, &out[len(out)-1].Value)
 		if r.Err() != nil {
@@ -319,7 +322,7 @@ func (d *decoder) structure(r *types.Reader, s *desc.Struct, field string, depth
 			lv.Revision = st.MaxRevision(d.v)
 		}
 		for _, f := range st.Fields {
-			if !f.Cond.Holds(d.v, lv.Revision) {
+			if !f.Cond.HoldsIn(d.c.Settings, d.v, lv.Revision) {
 				continue
 			}
 			lv.Fields = append(lv.Fields, FieldValue{Name: f.Name})

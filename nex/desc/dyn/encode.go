@@ -32,6 +32,9 @@ func (c *Codec) AppendFields(b []byte, fields []*desc.Field, obj map[string]any)
 	}
 	var err error
 	for _, f := range fields {
+		if !f.Cond.HoldsIn(c.Settings, e.v, 0) {
+			continue // a parameter of other NEX versions
+		}
 		if b, err = e.field(b, f, obj, f.Name, 0); err != nil {
 			return b, err
 		}
@@ -240,7 +243,7 @@ func (e *encoder) structure(b []byte, s *desc.Struct, obj map[string]any, path s
 		b, mark = types.BeginStructure(b, e.c.Settings, uint8(rev))
 		var err error
 		for _, f := range st.Fields {
-			if !f.Cond.Holds(e.v, rev) {
+			if !f.Cond.HoldsIn(e.c.Settings, e.v, rev) {
 				continue
 			}
 			if b, err = e.field(b, f, obj, path+"."+f.Name, depth+1); err != nil {

@@ -236,14 +236,30 @@ func (g *gen) generate() ([]byte, error) {
 	return g.finish(g.b.Bytes())
 }
 
+// dataClasses are the structures of the family an AnyDataHolder can carry: those
+// derived from Data, and those of a class hierarchy (a structure with a parent, or
+// one another structure derives from), as NintendoClients registers
+// MatchmakeSession and PersistentGathering for any<Gathering>.
 func (g *gen) dataClasses() []*desc.Struct {
 	var out []*desc.Struct
 	for _, s := range g.file.Structs {
-		if s.IsData() {
+		if s.IsData() || s.ParentStruct != nil || g.isParent(s) {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// isParent reports whether a structure of the set derives from s.
+func (g *gen) isParent(s *desc.Struct) bool {
+	for _, f := range g.set.Files() {
+		for _, t := range f.Structs {
+			if t.ParentStruct == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func firstLower(s string) string {
@@ -481,9 +497,14 @@ func (g *gen) structFields(s *desc.Struct) []*desc.Field {
 	return out
 }
 
-func condExpr(c desc.Cond) string {
+// condExpr is the Go condition of a gate; st is the expression of the settings
+// that choose the reading of a disputed gate (w.S, r.Settings()).
+func condExpr(c desc.Cond, st string) string {
 	var parts []string
-	if c.NexMin != 0 {
+	switch {
+	case c.Disputed():
+		parts = append(parts, fmt.Sprintf("v >= %s.GateMin(%d, %d)", st, c.NexMin, c.NCMin))
+	case c.NexMin != 0:
 		parts = append(parts, fmt.Sprintf("v >= %d", c.NexMin))
 	}
 	if c.NexMax != 0 {
@@ -531,7 +552,7 @@ func (g *gen) maxRevisionFunc(s *desc.Struct) string {
 	g.p("// %s is the revision of a %s level at NEX version v: the highest its fields\n// have at v.\n", name, s.Name)
 	g.p("func %s(v types.Version) int {\n\trev := 0\n", name)
 	for _, gt := range gates {
-		if c := condExpr(gt.cond); c != "" {
+		if c := condExpr(gt.cond, ""); c != "" {
 			g.p("\tif %s && rev < %d {\n\t\trev = %d\n\t}\n", c, gt.rev, gt.rev)
 		} else {
 			g.p("\tif rev < %d {\n\t\trev = %d\n\t}\n", gt.rev, gt.rev)
@@ -620,7 +641,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := w.BeginStructure(0)\n")
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond)
+		c := condExpr(grp[0].Cond, "w.S")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}
@@ -656,7 +677,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := r.EnterClass(field, %q, 0)\n", s.Name)
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond)
+		c := condExpr(grp[0].Cond, "r.Settings()")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}

@@ -132,13 +132,33 @@ func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, su
 	}
 	g.p("}\n\n")
 	g.p("// Append appends the %s in order.\nfunc (x *%s) Append(w *types.Writer) {\n", what, name)
+	if usesNex(fields) {
+		g.p("v := w.S.NEXVersion()\n")
+	}
 	for _, f := range fields {
+		c := condExpr(f.Cond, "w.S")
+		if c != "" {
+			g.p("if %s {\n", c)
+		}
 		g.writeStmt("x."+fieldName(f.Name), f.Type, 0)
+		if c != "" {
+			g.p("}\n")
+		}
 	}
 	g.p("}\n\n")
 	g.p("// Read reads the %s in order; the caller checks r.Done.\nfunc (x *%s) Read(r *types.Reader) {\n", what, name)
+	if usesNex(fields) {
+		g.p("v := r.Settings().NEXVersion()\n")
+	}
 	for _, f := range fields {
+		c := condExpr(f.Cond, "r.Settings()")
+		if c != "" {
+			g.p("if %s {\n", c)
+		}
 		g.readStmt("x."+fieldName(f.Name), f.Type, fmt.Sprintf("%q", f.Name))
+		if c != "" {
+			g.p("}\n")
+		}
 	}
 	g.p("}\n\n")
 }
@@ -254,7 +274,17 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 				args = append(args, "req."+fieldName(f.Name))
 			}
 		}
-		g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
+		if lo, hi := g.disputeWindow(m.Params); lo != 0 {
+			// A disputed gate applies: a request that parses only in the
+			// other reading teaches the connection that reading.
+			g.p("err := r.Done()\nif err != nil {\n")
+			g.p("if st, ok := c.Peer.Settings.OtherGates(%d, %d); ok {\n", lo, hi)
+			g.p("r2 := types.NewReader(c.Params, st)\nvar req2 %s\nreq2.Read(&r2)\n", g.msgName(m, "Request"))
+			g.p("if r2.Done() == nil {\nc.Peer.Settings.Learn(st)\nreq, err = req2, nil\n}\n}\n}\n")
+			g.p("if err != nil {\nreturn out, rmc.ParamError(h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
+		} else {
+			g.p("if err := r.Done(); err != nil {\nreturn out, rmc.ParamError(h, %d, fmt.Errorf(\"%s.%s: %%w\", err))\n}\n", m.ID, p.Name, m.Name)
+		}
 		var names []string
 		for _, f := range m.Results {
 			names = append(names, resultName(m, f))
@@ -282,6 +312,72 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 		}
 		g.p("}\nw := types.NewWriter(out, c.Peer.Settings)\nresp.Append(&w)\nreturn w.Bytes()\n}\n\n")
 	}
+}
+
+// disputeWindow returns the NEX versions [lo, hi) where the readings of the
+// disputed gates the fields may carry (directly, in structures, lists, maps and
+// the classes an AnyData may hold) differ; lo is 0 when none does.
+func (g *gen) disputeWindow(fields []*desc.Field) (lo, hi uint32) {
+	seen := map[*desc.Struct]bool{}
+	cond := func(c desc.Cond) {
+		if !c.Disputed() {
+			return
+		}
+		a, b := uint32(min(c.NexMin, c.NCMin)), uint32(max(c.NexMin, c.NCMin))
+		if lo == 0 || a < lo {
+			lo = a
+		}
+		if b > hi {
+			hi = b
+		}
+	}
+	var typ func(t *desc.Type)
+	structure := func(s *desc.Struct) {
+		for ; s != nil; s = s.ParentStruct {
+			if seen[s] {
+				return
+			}
+			seen[s] = true
+			for _, f := range s.Fields {
+				cond(f.Cond)
+				typ(f.Type)
+			}
+		}
+	}
+	typ = func(t *desc.Type) {
+		switch t.Kind {
+		case desc.KList:
+			typ(t.Elem)
+		case desc.KMap:
+			typ(t.Key)
+			typ(t.Elem)
+		case desc.KStruct:
+			structure(t.Struct)
+		case desc.KAnyData:
+			for _, f := range g.set.Files() {
+				for _, s := range f.Structs {
+					if t.Struct == nil || derives(s, t.Struct) {
+						structure(s)
+					}
+				}
+			}
+		}
+	}
+	for _, f := range fields {
+		cond(f.Cond)
+		typ(f.Type)
+	}
+	return lo, hi
+}
+
+// derives reports whether s is base or derives from it.
+func derives(s, base *desc.Struct) bool {
+	for ; s != nil; s = s.ParentStruct {
+		if s == base {
+			return true
+		}
+	}
+	return false
 }
 
 func prefixComma(s string) string {

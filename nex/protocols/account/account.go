@@ -1788,7 +1788,19 @@ func ServeAccountUpdateCustomData(h interface {
 	r := c.Reader()
 	var req AccountUpdateCustomDataRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountUpdateCustomDataRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 13, fmt.Errorf("Account.UpdateCustomData: %w", err))
 	}
 	result, err := h.UpdateCustomData(ctx, c, req.PublicData, req.PrivateData)
@@ -1942,7 +1954,19 @@ func ServeAccountCreateAccountWithCustomData(h interface {
 	r := c.Reader()
 	var req AccountCreateAccountWithCustomDataRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountCreateAccountWithCustomDataRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 21, fmt.Errorf("Account.CreateAccountWithCustomData: %w", err))
 	}
 	if err := h.CreateAccountWithCustomData(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.PublicData, req.PrivateData); err != nil {
@@ -1978,7 +2002,19 @@ func ServeAccountUpdateAccount(h interface {
 	r := c.Reader()
 	var req AccountUpdateAccountRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountUpdateAccountRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 23, fmt.Errorf("Account.UpdateAccount: %w", err))
 	}
 	if err := h.UpdateAccount(ctx, c, req.Key, req.Email, req.PublicData, req.PrivateData); err != nil {
@@ -2033,7 +2069,19 @@ func ServeAccountCustomCreateAccount(h interface {
 	r := c.Reader()
 	var req AccountCustomCreateAccountRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountCustomCreateAccountRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 26, fmt.Errorf("Account.CustomCreateAccount: %w", err))
 	}
 	pid, err := h.CustomCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
@@ -2054,7 +2102,19 @@ func ServeAccountNintendoCreateAccount(h interface {
 	r := c.Reader()
 	var req AccountNintendoCreateAccountRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountNintendoCreateAccountRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 27, fmt.Errorf("Account.NintendoCreateAccount: %w", err))
 	}
 	pid, pidHmac, err := h.NintendoCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)
@@ -2075,7 +2135,19 @@ func ServeAccountLookupOrCreateAccount(h interface {
 	r := c.Reader()
 	var req AccountLookupOrCreateAccountRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AccountLookupOrCreateAccountRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 28, fmt.Errorf("Account.LookupOrCreateAccount: %w", err))
 	}
 	pid, err := h.LookupOrCreateAccount(ctx, c, req.Name, req.Key, req.Groups, req.Email, req.AuthData)

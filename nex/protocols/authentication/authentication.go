@@ -630,7 +630,19 @@ func ServeAuthenticationLoginEx(h interface {
 	r := c.Reader()
 	var req AuthenticationLoginExRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AuthenticationLoginExRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 2, fmt.Errorf("Authentication.LoginEx: %w", err))
 	}
 	result, pid, ticket, connectionData, serverName, err := h.LoginEx(ctx, c, req.Username, req.ExtraData)
@@ -714,7 +726,19 @@ func ServeAuthenticationLoginWithContext(h interface {
 	r := c.Reader()
 	var req AuthenticationLoginWithContextRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AuthenticationLoginWithContextRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 6, fmt.Errorf("Authentication.LoginWithContext: %w", err))
 	}
 	result, pid, ticket, connectionData, err := h.LoginWithContext(ctx, c, req.LoginData)
@@ -1210,7 +1234,19 @@ func ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h interface {
 	r := c.Reader()
 	var req AuthenticationNXValidateAndRequestTicketWithCustomDataRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AuthenticationNXValidateAndRequestTicketWithCustomDataRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 2, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithCustomData: %w", err))
 	}
 	result, pid, ticket, connectionData, serverName, sourceKey, err := h.ValidateAndRequestTicketWithCustomData(ctx, c, req.Username, req.ExtraData)
@@ -1252,7 +1288,19 @@ func ServeAuthenticationNXValidateAndRequestTicketWithParam(h interface {
 	r := c.Reader()
 	var req AuthenticationNXValidateAndRequestTicketWithParamRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AuthenticationNXValidateAndRequestTicketWithParamRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 6, fmt.Errorf("Authentication_NX.ValidateAndRequestTicketWithParam: %w", err))
 	}
 	result, err := h.ValidateAndRequestTicketWithParam(ctx, c, req.Param)

@@ -349,7 +349,19 @@ func ServeAuthenticationCrossplayValidateAndRequestTicketWithParam(h interface {
 	r := c.Reader()
 	var req AuthenticationCrossplayValidateAndRequestTicketWithParamRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 AuthenticationCrossplayValidateAndRequestTicketWithParamRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 6, fmt.Errorf("Authentication_Crossplay.ValidateAndRequestTicketWithParam: %w", err))
 	}
 	result, err := h.ValidateAndRequestTicketWithParam(ctx, c, req.Param)

@@ -309,11 +309,13 @@ func (s *MatchmakeParam) Read(r *types.Reader, field string) {
 
 // MatchmakeSessionSearchCriteria selects sessions for browse and auto-matchmake:
 // each attribute, the game mode and the participant counts are strings holding a
-// value or a range ("2,8"); empty matches anything. nintendo-wiki "Match Making
-// Types" differs from NintendoClients here: vacant_participants from NEX 3.4 (3.5
-// here), and param from 3.6 (revision 1), the two exclude_*_password flags from 3.7
-// (revision 2) and refer_gid from 3.8 (revision 3), which NintendoClients sends only
-// from NEX 4. These descriptions follow NintendoClients.
+// value or a range ("2,8"); empty matches anything. The gates of NEX 3 are the
+// nintendo-wiki's ("Match Making Types"): vacant_participants from NEX 3.4 (a
+// disputed gate: NintendoClients 3.5), param from 3.6 (revision 1), the two
+// exclude_*_password flags from 3.7 (revision 2) and refer_gid from 3.8 (revision 3);
+// NEX 4 sets the revision back to 0 and adds codeword and range. NintendoClients
+// sends revision 0 up to NEX 4 (its revision-0 structures read: the header carries
+// the length and the revision).
 type MatchmakeSessionSearchCriteria struct {
 	Attribs               []string           `nex:"attribs"`
 	GameMode              string             `nex:"game_mode"`
@@ -333,6 +335,22 @@ type MatchmakeSessionSearchCriteria struct {
 	Range                 common.ResultRange `nex:"range"`
 }
 
+// matchmakeSessionSearchCriteriaMaxRevision is the revision of a MatchmakeSessionSearchCriteria level at NEX version v: the highest its fields
+// have at v.
+func matchmakeSessionSearchCriteriaMaxRevision(v types.Version) int {
+	rev := 0
+	if v >= 30600 && v < 40000 && rev < 1 {
+		rev = 1
+	}
+	if v >= 30700 && v < 40000 && rev < 2 {
+		rev = 2
+	}
+	if v >= 30800 && v < 40000 && rev < 3 {
+		rev = 3
+	}
+	return rev
+}
+
 // ClassName returns "MatchmakeSessionSearchCriteria".
 func (s *MatchmakeSessionSearchCriteria) ClassName() string { return "MatchmakeSessionSearchCriteria" }
 
@@ -340,7 +358,8 @@ func (s *MatchmakeSessionSearchCriteria) ClassName() string { return "MatchmakeS
 // writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	v := w.S.NEXVersion()
-	m := w.BeginStructure(0)
+	rev := matchmakeSessionSearchCriteriaMaxRevision(v)
+	m := w.BeginStructure(uint8(rev))
 	w.Count(len(s.Attribs))
 	for i0 := range s.Attribs {
 		w.String(s.Attribs[i0])
@@ -353,8 +372,18 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	w.Bool(s.ExcludeLocked)
 	w.Bool(s.ExcludeNonHostPID)
 	w.U32(s.SelectionMethod)
-	if v >= 30500 {
+	if v >= w.S.GateMin(30400, 30500) {
 		w.U16(s.VacantParticipants)
+	}
+	if v >= 30600 && v < 40000 && rev >= 1 {
+		s.Param.Append(w)
+	}
+	if v >= 30700 && v < 40000 && rev >= 2 {
+		w.Bool(s.ExcludeUserPassword)
+		w.Bool(s.ExcludeSystemPassword)
+	}
+	if v >= 30800 && v < 40000 && rev >= 3 {
+		w.U32(s.ReferGID)
 	}
 	if v >= 40000 {
 		s.Param.Append(w)
@@ -373,7 +402,8 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 	v := r.Settings().NEXVersion()
-	m := r.EnterClass(field, "MatchmakeSessionSearchCriteria", 0)
+	m := r.EnterClass(field, "MatchmakeSessionSearchCriteria", matchmakeSessionSearchCriteriaMaxRevision(v))
+	rev := m.Revision()
 	s.Attribs = types.ReadList(r, "attribs", (*types.Reader).String)
 	s.GameMode = r.String("game_mode")
 	s.MinParticipants = r.String("min_participants")
@@ -383,8 +413,18 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 	s.ExcludeLocked = r.Bool("exclude_locked")
 	s.ExcludeNonHostPID = r.Bool("exclude_non_host_pid")
 	s.SelectionMethod = r.U32("selection_method")
-	if v >= 30500 {
+	if v >= r.Settings().GateMin(30400, 30500) {
 		s.VacantParticipants = r.U16("vacant_participants")
+	}
+	if v >= 30600 && v < 40000 && rev >= 1 {
+		s.Param.Read(r, "param")
+	}
+	if v >= 30700 && v < 40000 && rev >= 2 {
+		s.ExcludeUserPassword = r.Bool("exclude_user_password")
+		s.ExcludeSystemPassword = r.Bool("exclude_system_password")
+	}
+	if v >= 30800 && v < 40000 && rev >= 3 {
+		s.ReferGID = r.U32("refer_gid")
 	}
 	if v >= 40000 {
 		s.Param.Read(r, "param")
@@ -409,9 +449,9 @@ func NewMatchmakeSessionSearchCriteria() MatchmakeSessionSearchCriteria {
 }
 
 // MatchmakeSession is a match-making session. The NEX 3 layout grows by version
-// and structure revision; NEX 4 sends every field at revision 0. nintendo-wiki
-// "Match Making Types" puts progress_score at NEX 3.4 where NintendoClients gates it
-// at 3.5; these descriptions follow NintendoClients.
+// and structure revision; NEX 4 sends every field at revision 0. progress_score
+// is a disputed gate: NEX 3.4 on the consoles (nintendo-wiki "Match Making Types",
+// real NEX 3.4 games), 3.5 in NintendoClients.
 //
 // Its parent Gathering is embedded: it is written first, as its own structure level.
 type MatchmakeSession struct {
@@ -469,7 +509,7 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 	w.U32(s.MatchmakeSystem)
 	w.Buffer(s.ApplicationData)
 	w.U32(s.NumParticipants)
-	if v >= 30500 && v < 40000 {
+	if v >= w.S.GateMin(30400, 30500) && v < 40000 {
 		w.U8(s.ProgressScore)
 	}
 	if v >= 30000 && v < 40000 {
@@ -520,7 +560,7 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 	s.MatchmakeSystem = r.U32("matchmake_system")
 	s.ApplicationData = r.BufferCopy("application_data")
 	s.NumParticipants = r.U32("num_participants")
-	if v >= 30500 && v < 40000 {
+	if v >= r.Settings().GateMin(30400, 30500) && v < 40000 {
 		s.ProgressScore = r.U8("progress_score")
 	}
 	if v >= 30000 && v < 40000 {
@@ -1354,6 +1394,12 @@ func (s *MatchmakeRefereeStatsInitParam) Read(r *types.Reader, field string) {
 	s.Category = r.U32("category")
 	s.InitialRating = r.U32("initial_rating")
 	r.LeaveStructure(m)
+}
+
+func init() {
+	types.RegisterData("Gathering", []string{"Gathering"}, func() types.Object { return new(Gathering) })
+	types.RegisterData("MatchmakeSession", []string{"MatchmakeSession", "Gathering"}, func() types.Object { return new(MatchmakeSession) })
+	types.RegisterData("PersistentGathering", []string{"PersistentGathering", "Gathering"}, func() types.Object { return new(PersistentGathering) })
 }
 
 // MatchMakingProtocolID is the id of the MatchMaking protocol.
@@ -3464,7 +3510,19 @@ func ServeMatchMakingRegisterGathering(h interface {
 	r := c.Reader()
 	var req MatchMakingRegisterGatheringRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchMakingRegisterGatheringRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 1, fmt.Errorf("MatchMaking.RegisterGathering: %w", err))
 	}
 	gid, err := h.RegisterGathering(ctx, c, req.Gathering)
@@ -3527,7 +3585,19 @@ func ServeMatchMakingUpdateGathering(h interface {
 	r := c.Reader()
 	var req MatchMakingUpdateGatheringRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchMakingUpdateGatheringRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchMaking.UpdateGathering: %w", err))
 	}
 	result, err := h.UpdateGathering(ctx, c, req.Gathering)
@@ -6370,16 +6440,22 @@ type MatchmakeExtensionCreateMatchmakeSessionRequest struct {
 
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionCreateMatchmakeSessionRequest) Append(w *types.Writer) {
+	v := w.S.NEXVersion()
 	w.AnyData(x.Gathering)
 	w.String(x.Description)
-	w.U16(x.NumParticipants)
+	if v >= 30400 {
+		w.U16(x.NumParticipants)
+	}
 }
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionCreateMatchmakeSessionRequest) Read(r *types.Reader) {
+	v := r.Settings().NEXVersion()
 	x.Gathering = r.AnyData("gathering", "Gathering")
 	x.Description = r.String("description")
-	x.NumParticipants = r.U16("num_participants")
+	if v >= 30400 {
+		x.NumParticipants = r.U16("num_participants")
+	}
 }
 
 // MatchmakeExtensionCreateMatchmakeSessionResponse holds the results of MatchmakeExtension.CreateMatchmakeSession.
@@ -7154,18 +7230,24 @@ type MatchmakeExtensionJoinMatchmakeSessionExRequest struct {
 
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionJoinMatchmakeSessionExRequest) Append(w *types.Writer) {
+	v := w.S.NEXVersion()
 	w.U32(x.GID)
 	w.String(x.Gmessage)
 	w.Bool(x.IgnoreBlockList)
-	w.U16(x.NumParticipants)
+	if v >= 30400 {
+		w.U16(x.NumParticipants)
+	}
 }
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionJoinMatchmakeSessionExRequest) Read(r *types.Reader) {
+	v := r.Settings().NEXVersion()
 	x.GID = r.U32("gid")
 	x.Gmessage = r.String("gmessage")
 	x.IgnoreBlockList = r.Bool("ignore_block_list")
-	x.NumParticipants = r.U16("num_participants")
+	if v >= 30400 {
+		x.NumParticipants = r.U16("num_participants")
+	}
 }
 
 // MatchmakeExtensionJoinMatchmakeSessionExResponse holds the results of MatchmakeExtension.JoinMatchmakeSessionEx.
@@ -7955,6 +8037,7 @@ type MatchmakeExtensionHandler interface {
 	BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []GatheringURLs, err error)
 	// CreateMatchmakeSession creates a session owned by the caller and returns its id
 	// and session key.
+	// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 	CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error)
 	// JoinMatchmakeSession joins the caller to a session and returns its session key.
 	JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error)
@@ -7986,6 +8069,7 @@ type MatchmakeExtensionHandler interface {
 	ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error)
 	ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error)
 	IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error)
+	// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 	JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error)
 	GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []SimplePlayingSession, err error)
 	GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []SimpleCommunity, err error)
@@ -8534,7 +8618,19 @@ func ServeMatchmakeExtensionAutoMatchmakePostpone(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakePostponeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionAutoMatchmakePostponeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 3, fmt.Errorf("MatchmakeExtension.AutoMatchmake_Postpone: %w", err))
 	}
 	gatheringOut, err := h.AutoMatchmakePostpone(ctx, c, req.Gathering, req.Message)
@@ -8555,7 +8651,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSession(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 4, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSession: %w", err))
 	}
 	gatherings, err := h.BrowseMatchmakeSession(ctx, c, req.SearchCriteria, req.Range)
@@ -8576,7 +8684,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrls(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 5, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrls: %w", err))
 	}
 	gatherings, urls, err := h.BrowseMatchmakeSessionWithHostUrls(ctx, c, req.SearchCriteria, req.Range)
@@ -8597,7 +8717,19 @@ func ServeMatchmakeExtensionCreateMatchmakeSession(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionCreateMatchmakeSessionRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionCreateMatchmakeSessionRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 6, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSession: %w", err))
 	}
 	gid, sessionKey, err := h.CreateMatchmakeSession(ctx, c, req.Gathering, req.Description, req.NumParticipants)
@@ -8749,7 +8881,19 @@ func ServeMatchmakeExtensionUpdateMatchmakeSession(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionUpdateMatchmakeSessionRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionUpdateMatchmakeSessionRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 14, fmt.Errorf("MatchmakeExtension.UpdateMatchmakeSession: %w", err))
 	}
 	if err := h.UpdateMatchmakeSession(ctx, c, req.Gathering); err != nil {
@@ -8766,7 +8910,19 @@ func ServeMatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostpone(h interface 
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 15, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpone: %w", err))
 	}
 	gatheringOut, err := h.AutoMatchmakeWithSearchCriteriaPostpone(ctx, c, req.SearchCriteria, req.Gathering, req.Message)
@@ -9110,7 +9266,19 @@ func ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 33, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithGatheringId_Postpone: %w", err))
 	}
 	joinedGathering, err := h.AutoMatchmakeWithGatheringIdPostpone(ctx, c, req.GIDs, req.Gathering, req.Message)
@@ -9203,7 +9371,19 @@ func ServeMatchmakeExtensionCreateMatchmakeSessionWithParam(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionCreateMatchmakeSessionWithParamRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionCreateMatchmakeSessionWithParamRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 38, fmt.Errorf("MatchmakeExtension.CreateMatchmakeSessionWithParam: %w", err))
 	}
 	session, err := h.CreateMatchmakeSessionWithParam(ctx, c, req.Param)
@@ -9245,7 +9425,19 @@ func ServeMatchmakeExtensionAutoMatchmakeWithParamPostpone(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 40, fmt.Errorf("MatchmakeExtension.AutoMatchmakeWithParam_Postpone: %w", err))
 	}
 	session, err := h.AutoMatchmakeWithParamPostpone(ctx, c, req.Param)
@@ -9287,7 +9479,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 42, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolder: %w", err))
 	}
 	sessions, err := h.BrowseMatchmakeSessionNoHolder(ctx, c, req.SearchCriteria, req.Range)
@@ -9308,7 +9512,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolder(h interfa
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 43, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolder: %w", err))
 	}
 	sessions, urls, err := h.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, c, req.SearchCriteria, req.Range)
@@ -9346,7 +9562,19 @@ func ServeMatchmakeExtensionRequestMatchmaking(h interface {
 	r := c.Reader()
 	var req MatchmakeExtensionRequestMatchmakingRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionRequestMatchmakingRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 45, fmt.Errorf("MatchmakeExtension.RequestMatchmaking: %w", err))
 	}
 	requestID, err := h.RequestMatchmaking(ctx, c, req.Param)
@@ -9483,7 +9711,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h interf
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 52, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange: %w", err))
 	}
 	sessions, err := h.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, c, req.SearchCriteria)
@@ -9504,7 +9744,19 @@ func ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRa
 	r := c.Reader()
 	var req MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 53, fmt.Errorf("MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange: %w", err))
 	}
 	sessions, urls, err := h.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, c, req.SearchCriteria)
@@ -9646,6 +9898,7 @@ func (c MatchmakeExtensionClient) BrowseMatchmakeSessionWithHostUrls(ctx context
 
 // CreateMatchmakeSession creates a session owned by the caller and returns its id
 // and session key.
+// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 func (c MatchmakeExtensionClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
 	w := types.NewWriter(nil, c.C.Settings())
 	req := MatchmakeExtensionCreateMatchmakeSessionRequest{Gathering: gathering, Description: description, NumParticipants: numParticipants}
@@ -10184,7 +10437,7 @@ func (c MatchmakeExtensionClient) IsViolationUser(ctx context.Context) (flag boo
 	return
 }
 
-// JoinMatchmakeSessionEx calls MatchmakeExtension.JoinMatchmakeSessionEx.
+// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 func (c MatchmakeExtensionClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
 	w := types.NewWriter(nil, c.C.Settings())
 	req := MatchmakeExtensionJoinMatchmakeSessionExRequest{GID: gid, Gmessage: gmessage, IgnoreBlockList: ignoreBlockList, NumParticipants: numParticipants}

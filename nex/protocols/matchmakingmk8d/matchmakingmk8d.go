@@ -824,6 +824,7 @@ type MatchmakeExtensionMK8DHandler interface {
 	BrowseMatchmakeSessionWithHostUrls(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error)
 	// CreateMatchmakeSession creates a session owned by the caller and returns its id
 	// and session key.
+	// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 	CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error)
 	// JoinMatchmakeSession joins the caller to a session and returns its session key.
 	JoinMatchmakeSession(ctx context.Context, c *rmc.Call, gid uint32, message string) (sessionKey []byte, err error)
@@ -855,6 +856,7 @@ type MatchmakeExtensionMK8DHandler interface {
 	ClearMyBlackList(ctx context.Context, c *rmc.Call) (err error)
 	ReportViolation(ctx context.Context, c *rmc.Call, pid types.PID, username string, violationCode uint32) (err error)
 	IsViolationUser(ctx context.Context, c *rmc.Call) (flag bool, score uint32, err error)
+	// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 	JoinMatchmakeSessionEx(ctx context.Context, c *rmc.Call, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error)
 	GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error)
 	GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.SimpleCommunity, err error)
@@ -1424,6 +1426,7 @@ func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrls(ctx con
 
 // CreateMatchmakeSession creates a session owned by the caller and returns its id
 // and session key.
+// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 func (c MatchmakeExtensionMK8DClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
 	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
 }
@@ -1546,7 +1549,7 @@ func (c MatchmakeExtensionMK8DClient) IsViolationUser(ctx context.Context) (flag
 	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
 }
 
-// JoinMatchmakeSessionEx calls MatchmakeExtension_MK8D.JoinMatchmakeSessionEx.
+// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
 func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
 	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
 }

@@ -688,7 +688,19 @@ func ServeMessagingDeliverMessage(h interface {
 	r := c.Reader()
 	var req MessagingDeliverMessageRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MessagingDeliverMessageRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 1, fmt.Errorf("Messaging.DeliverMessage: %w", err))
 	}
 	modifiedMessage, sandboxNodeIDs, participants, err := h.DeliverMessage(ctx, c, req.Message)
@@ -831,7 +843,19 @@ func ServeMessagingDeliverMessageMultiTarget(h interface {
 	r := c.Reader()
 	var req MessagingDeliverMessageMultiTargetRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MessagingDeliverMessageMultiTargetRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 8, fmt.Errorf("Messaging.DeliverMessageMultiTarget: %w", err))
 	}
 	modifiedMessage, sandboxNodeIDs, participants, err := h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message)
@@ -1205,7 +1229,19 @@ func ServeMessageDeliveryDeliverMessage(h interface {
 	r := c.Reader()
 	var req MessageDeliveryDeliverMessageRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MessageDeliveryDeliverMessageRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 1, fmt.Errorf("MessageDelivery.DeliverMessage: %w", err))
 	}
 	if err := h.DeliverMessage(ctx, c, req.Message); err != nil {
@@ -1222,7 +1258,19 @@ func ServeMessageDeliveryDeliverMessageMultiTarget(h interface {
 	r := c.Reader()
 	var req MessageDeliveryDeliverMessageMultiTargetRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 MessageDeliveryDeliverMessageMultiTargetRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 2, fmt.Errorf("MessageDelivery.DeliverMessageMultiTarget: %w", err))
 	}
 	if err := h.DeliverMessageMultiTarget(ctx, c, req.Targets, req.Message); err != nil {

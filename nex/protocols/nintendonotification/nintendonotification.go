@@ -514,7 +514,19 @@ func ServeNintendoNotificationProcessNintendoNotificationEvent(h interface {
 	r := c.Reader()
 	var req NintendoNotificationProcessNintendoNotificationEventRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 NintendoNotificationProcessNintendoNotificationEventRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 1, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEvent: %w", err))
 	}
 	if err := h.ProcessNintendoNotificationEvent(ctx, c, req.Event); err != nil {
@@ -531,7 +543,19 @@ func ServeNintendoNotificationProcessNintendoNotificationEventAlt(h interface {
 	r := c.Reader()
 	var req NintendoNotificationProcessNintendoNotificationEventAltRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 NintendoNotificationProcessNintendoNotificationEventAltRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 2, fmt.Errorf("NintendoNotification.ProcessNintendoNotificationEventAlt: %w", err))
 	}
 	if err := h.ProcessNintendoNotificationEventAlt(ctx, c, req.Event); err != nil {

@@ -405,6 +405,11 @@ func (s *RankingChangeAttributesParam) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+func init() {
+	types.RegisterData("RankingResult", []string{"RankingResult"}, func() types.Object { return new(RankingResult) })
+	types.RegisterData("RankingCachedResult", []string{"RankingCachedResult", "RankingResult"}, func() types.Object { return new(RankingCachedResult) })
+}
+
 // RankingProtocolID is the id of the Ranking protocol.
 //
 // Ranking (112) keeps scores by category; unique_id tells apart several rankable

@@ -588,7 +588,19 @@ func ServeSecureConnectionRegisterEx(h interface {
 	r := c.Reader()
 	var req SecureConnectionRegisterExRequest
 	req.Read(&r)
-	if err := r.Done(); err != nil {
+	err := r.Done()
+	if err != nil {
+		if st, ok := c.Peer.Settings.OtherGates(30400, 30500); ok {
+			r2 := types.NewReader(c.Params, st)
+			var req2 SecureConnectionRegisterExRequest
+			req2.Read(&r2)
+			if r2.Done() == nil {
+				c.Peer.Settings.Learn(st)
+				req, err = req2, nil
+			}
+		}
+	}
+	if err != nil {
 		return out, rmc.ParamError(h, 4, fmt.Errorf("SecureConnection.RegisterEx: %w", err))
 	}
 	result, connectionID, publicStation, err := h.RegisterEx(ctx, c, req.URLs, req.LoginData)

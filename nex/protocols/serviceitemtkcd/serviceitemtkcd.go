@@ -1960,6 +1960,25 @@ func (s *ServiceItemUserInfo) Read(r *types.Reader, field string) {
 	r.LeaveStructure(m)
 }
 
+func init() {
+	types.RegisterData("ServiceItemEShopResponse", []string{"ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemEShopResponse) })
+	types.RegisterData("ServiceItemPurchaseServiceItemResponse", []string{"ServiceItemPurchaseServiceItemResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemPurchaseServiceItemResponse) })
+	types.RegisterData("ServiceItemListServiceItemResponse", []string{"ServiceItemListServiceItemResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemListServiceItemResponse) })
+	types.RegisterData("ServiceItemGetBalanceResponse", []string{"ServiceItemGetBalanceResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemGetBalanceResponse) })
+	types.RegisterData("ServiceItemGetPrepurchaseInfoResponse", []string{"ServiceItemGetPrepurchaseInfoResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemGetPrepurchaseInfoResponse) })
+	types.RegisterData("ServiceItemAccountRight", []string{"ServiceItemAccountRight"}, func() types.Object { return new(ServiceItemAccountRight) })
+	types.RegisterData("ServiceItemAccountRightTime", []string{"ServiceItemAccountRightTime", "ServiceItemAccountRight"}, func() types.Object { return new(ServiceItemAccountRightTime) })
+	types.RegisterData("ServiceItemAccountRightConsumption", []string{"ServiceItemAccountRightConsumption", "ServiceItemAccountRight"}, func() types.Object { return new(ServiceItemAccountRightConsumption) })
+	types.RegisterData("ServiceItemRightInfo", []string{"ServiceItemRightInfo"}, func() types.Object { return new(ServiceItemRightInfo) })
+	types.RegisterData("ServiceItemRightTimeInfo", []string{"ServiceItemRightTimeInfo", "ServiceItemRightInfo"}, func() types.Object { return new(ServiceItemRightTimeInfo) })
+	types.RegisterData("ServiceItemRightConsumptionInfo", []string{"ServiceItemRightConsumptionInfo", "ServiceItemRightInfo"}, func() types.Object { return new(ServiceItemRightConsumptionInfo) })
+	types.RegisterData("ServiceItemGetServiceItemRightResponse", []string{"ServiceItemGetServiceItemRightResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemGetServiceItemRightResponse) })
+	types.RegisterData("ServiceItemGetPurchaseHistoryResponse", []string{"ServiceItemGetPurchaseHistoryResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemGetPurchaseHistoryResponse) })
+	types.RegisterData("ServiceItemGetLawMessageResponse", []string{"ServiceItemGetLawMessageResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemGetLawMessageResponse) })
+	types.RegisterData("ServiceItemPostRightBinaryResponse", []string{"ServiceItemPostRightBinaryResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemPostRightBinaryResponse) })
+	types.RegisterData("ServiceItemUseServiceItemResponse", []string{"ServiceItemUseServiceItemResponse", "ServiceItemEShopResponse"}, func() types.Object { return new(ServiceItemUseServiceItemResponse) })
+}
+
 // ServiceItemTKCDProtocolID is the id of the ServiceItem_TKCD protocol.
 //
 // ServiceItem_TKCD is Team Kirby Clash Deluxe's ServiceItem. Every
