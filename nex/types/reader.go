@@ -10,16 +10,19 @@ import (
 // Reader decodes a sequence of NEX values (a method's parameters or a structure's
 // fields) from one byte slice. The first failure sticks: later reads return zero
 // values and Err reports the first error as an *Error naming the field path and
-// the offset. Byte slices it returns alias the input.
+// the offset. Byte slices it returns alias the input, except those of BufferCopy
+// and QBufferCopy; strings are copies.
 //
 // A Reader is a small value; declare it on the stack with NewReader and pass its
-// address. It never allocates except to copy strings and to build lists.
+// address. It allocates only to build lists and to copy values out of the input:
+// strings and the Copy methods' bytes share one arena chunk per Reader (arena.go).
 type Reader struct {
 	b     []byte
 	off   int
 	limit int // end of the current structure's content (or len(b))
 	s     Settings
 	err   error
+	arena []byte // chunk for copied values; see arena.go
 }
 
 // NewReader returns a Reader over b with the given settings.
@@ -147,11 +150,11 @@ func (r *Reader) StringBytes(field string) []byte {
 	return nil
 }
 
-// String reads a String.
+// String reads a String. Its bytes are a copy in the Reader's arena (arena.go).
 func (r *Reader) String(field string) string {
-	v, n, err := ParseString(r.rest())
+	v, n, err := ParseStringBytes(r.rest())
 	if r.err == nil && r.use(field, n, err) {
-		return v
+		return r.copyString(v)
 	}
 	return ""
 }
