@@ -48,15 +48,24 @@ func (r *Reader) copyBytes(p []byte) []byte {
 	if n == 0 {
 		return nil
 	}
-	if n > arenaMaxValue {
-		a := make([]byte, len(p))
-		copy(a, p)
-		return a
+	if a := r.arena; len(a) >= arenaHeader {
+		used := int(binary.LittleEndian.Uint32(a))
+		if end := used + n; end <= len(a) && n <= arenaMaxValue {
+			binary.LittleEndian.PutUint32(a, uint32(end))
+			v := a[used:end:end]
+			copy(v, p)
+			return v
+		}
 	}
-	i := r.alloc(n)
-	a := r.arena[i : i+n : i+n]
-	copy(a, p)
-	return a
+	if n > arenaMaxValue {
+		v := make([]byte, n)
+		copy(v, p)
+		return v
+	}
+	i := r.newChunk(n)
+	v := r.arena[i : i+n : i+n]
+	copy(v, p)
+	return v
 }
 
 // copyString returns p as a string whose bytes are in the arena (see copyBytes).
@@ -65,33 +74,27 @@ func (r *Reader) copyString(p []byte) string {
 	if n == 0 {
 		return ""
 	}
+	if a := r.arena; len(a) >= arenaHeader {
+		used := int(binary.LittleEndian.Uint32(a))
+		if end := used + n; end <= len(a) && n <= arenaMaxValue {
+			binary.LittleEndian.PutUint32(a, uint32(end))
+			copy(a[used:end], p)
+			return unsafe.String(&a[used], n)
+		}
+	}
 	if n > arenaMaxValue {
 		return string(p)
 	}
-	i := r.alloc(n)
+	i := r.newChunk(n)
 	copy(r.arena[i:i+n], p)
 	return unsafe.String(&r.arena[i], n)
 }
 
-// alloc reserves n (1 to arenaMaxValue) bytes of the arena and returns their
-// offset in r.arena.
-func (r *Reader) alloc(n int) int {
-	used := arenaHeader
-	if r.arena != nil {
-		used = int(binary.LittleEndian.Uint32(r.arena))
-	}
-	if len(r.arena)-used < n {
-		r.newChunk(n)
-		used = arenaHeader
-	}
-	binary.LittleEndian.PutUint32(r.arena, uint32(used+n))
-	return used
-}
-
-// newChunk starts a chunk for a value of n bytes: room for it and the rest of the
-// input, up to arenaChunk bytes.
-//
-//go:noinline
-func (r *Reader) newChunk(n int) {
+// newChunk starts a chunk with room for a value of n bytes (1 to arenaMaxValue)
+// and the rest of the input, up to arenaChunk bytes, reserves the value's bytes
+// and returns their offset in r.arena.
+func (r *Reader) newChunk(n int) int {
 	r.arena = make([]byte, arenaHeader+min(n+max(len(r.b)-r.off, 0), arenaChunk))
+	binary.LittleEndian.PutUint32(r.arena, uint32(arenaHeader+n))
+	return arenaHeader
 }

@@ -95,10 +95,28 @@ func (r *Reader) F32(field string) float32 { return math.Float32frombits(r.U32(f
 // BufferCopy reads a Buffer into a copy (nil for an empty one), for values that
 // outlive the input: bytes of the Reader's arena (arena.go) whose capacity is
 // their length.
-func (r *Reader) BufferCopy(field string) []byte { return r.copyBytes(r.Buffer(field)) }
+func (r *Reader) BufferCopy(field string) []byte {
+	if r.err == nil && r.limit-r.off >= 4 {
+		if n := uint64(binary.LittleEndian.Uint32(r.b[r.off:])); n <= uint64(r.limit-r.off-4) {
+			start := r.off + 4
+			r.off = start + int(n)
+			return r.copyBytes(r.b[start:r.off])
+		}
+	}
+	return r.copyBytes(r.Buffer(field)) // Buffer records the failure
+}
 
 // QBufferCopy reads a qBuffer into a copy (nil for an empty one), as BufferCopy.
-func (r *Reader) QBufferCopy(field string) []byte { return r.copyBytes(r.QBuffer(field)) }
+func (r *Reader) QBufferCopy(field string) []byte {
+	if r.err == nil && r.limit-r.off >= 2 {
+		if n := int(binary.LittleEndian.Uint16(r.b[r.off:])); n <= r.limit-r.off-2 {
+			start := r.off + 2
+			r.off = start + n
+			return r.copyBytes(r.b[start:r.off])
+		}
+	}
+	return r.copyBytes(r.QBuffer(field)) // QBuffer records the failure
+}
 
 // Object is a structure with a generated codec: its class name, and its levels
 // (the ancestors' first) written by Append and read by Read.
