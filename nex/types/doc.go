@@ -94,7 +94,10 @@ type Settings struct {
 // NEXVersion returns the connection's NEX version: Version when set, else what
 // the other settings imply: 4.0 with 8-byte PIDs (Switch), 3.5 with structure
 // headers, 3.4 without (the oldest NEX 3 layout; the 3DS / Wii U default).
-func (s Settings) NEXVersion() Version {
+func (s Settings) NEXVersion() Version { return s.nexVersion() }
+
+// nexVersion is NEXVersion without a copy of the settings.
+func (s *Settings) nexVersion() Version {
 	switch {
 	case s.Version != 0:
 		return s.Version

@@ -33,6 +33,13 @@ func NewReader(b []byte, s Settings) Reader {
 // Settings returns the settings the Reader decodes with.
 func (r *Reader) Settings() Settings { return r.s }
 
+// NEXVersion returns Settings().NEXVersion(), the version that gates fields,
+// without copying the settings (generated decoders ask for it per structure).
+func (r *Reader) NEXVersion() Version { return r.s.nexVersion() }
+
+// GateMin returns Settings().GateMin(console, nc) without copying the settings.
+func (r *Reader) GateMin(console, nc Version) Version { return r.s.gateMin(console, nc) }
+
 // Err returns the first error, or nil.
 func (r *Reader) Err() error { return r.err }
 
