@@ -14,7 +14,10 @@
 //     many bytes it used; byte slices in the result alias b.
 //   - Reader walks a method's parameters in order with a sticky error, so a handler
 //     reads field after field and checks once. Its errors name the field and the
-//     offset where decoding failed.
+//     offset where decoding failed. What it copies out of the input (strings, the
+//     bytes of BufferCopy and QBufferCopy, which generated codecs use because a
+//     server's input buffer is reused after the call) shares one allocation per
+//     Reader, bounded in size; arena.go says how and what a kept value retains.
 //
 // Every length field is checked against the bytes actually present before anything
 // is allocated, so a forged length yields ErrTruncated or ErrBadLength, never a
