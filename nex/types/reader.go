@@ -261,8 +261,28 @@ func (m StructureMark) Revision() int {
 // error messages. Every EnterStructure needs its LeaveStructure.
 func (r *Reader) EnterStructure(field string) StructureMark { return r.enter(field, "", 0) }
 
-// enter is EnterStructure and EnterClass: class "" is an undescribed level.
+// enter is EnterStructure and EnterClass: class "" is an undescribed level. The
+// two common cases (no headers; a header whose revision and length fit) return
+// the mark directly; everything else, failures included, is enterHeader's.
 func (r *Reader) enter(field, class string, maxRevision int) StructureMark {
+	if !r.s.StructureHeader {
+		return StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil, class: class, max: maxRevision}
+	}
+	if r.err == nil && r.limit-r.off >= 5 {
+		h := r.b[r.off : r.off+5]
+		rev, n := int(h[0]), uint64(binary.LittleEndian.Uint32(h[1:]))
+		if (class == "" || rev <= maxRevision) && n <= uint64(r.limit-r.off-5) {
+			prev := r.limit
+			r.off += 5
+			r.limit = r.off + int(n)
+			return StructureMark{Version: rev, field: field, prevLimit: prev, end: r.limit, class: class, max: maxRevision}
+		}
+	}
+	return r.enterHeader(field, class, maxRevision)
+}
+
+// enterHeader is enter's general case.
+func (r *Reader) enterHeader(field, class string, maxRevision int) StructureMark {
 	m := StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil, class: class, max: maxRevision}
 	if !r.s.StructureHeader || r.err != nil {
 		return m
