@@ -22,7 +22,12 @@ naming the game mode (MatchmakeExtension.AutoMatchmakeWithSearchCriteria_Postpon
 NintendoClients' default MatchmakeSessionSearchCriteria otherwise, which carries
 no password exclusion before NEX 4); with --find GID it also looks session GID
 up (FindMatchmakeSessionByGatheringIdDetail) and prints its owner and the size
-of the session key it got. With --nat M,F it first registers a station
+of the session key it got; with --browse it lists the sessions of its game
+mode (MatchmakeExtension.BrowseMatchmakeSession, default criteria naming the
+game mode, the first ten). With --with-param, --create, --join and --criteria
+call the methods NEX 4 games use instead: CreateMatchmakeSessionWithParam,
+JoinMatchmakeSessionWithParam and AutoMatchmakeWithParam_Postpone (with the
+same one criterion). With --nat M,F it first registers a station
 (SecureConnection.Register, as a game does before anything else; the copy of
 NintendoClients has no typed SecureConnection client, so the request is
 written with its streams) and reports NAT mapping M and filtering F
@@ -67,6 +72,8 @@ async def run(args):
 	s.configure(args.access_key, args.nex_version)
 	if args.minor_version is not None:
 		s["prudp.minor_version"] = args.minor_version  # below 3: no structure headers
+	if args.pid_size is not None:
+		s["nex.pid_size"] = args.pid_size  # 8: Switch PIDs, in the default profile's transport
 	async with backend.connect(s, args.host, args.port) as be:
 		async with be.login(args.user, args.password) as client:
 			step("secure-connected", pid=client.pid())
@@ -92,14 +99,39 @@ async def run(args):
 			session.attribs = [0, 0, 0, 0, 0, 0]
 			session.open_participation = True
 			session.matchmake_system = matchmaking.MatchmakeSystem.GLOBAL
-			if args.create:
+			if args.create and args.with_param:
+				param = matchmaking.CreateMatchmakeSessionParam()
+				param.session = session
+				param.additional_participants, param.gid_for_participation_check, param.options = [], 0, 0
+				param.join_message, param.num_participants = args.message, 1
+				res = await ext.create_matchmake_session_with_param(param)
+				step("created", gid=res.id, key_bytes=len(res.session_key))
+				joined = await ext.find_matchmake_session_by_gathering_id_detail(res.id)
+			elif args.create:
 				res = await ext.create_matchmake_session(session, args.message, 1)
 				step("created", gid=res.gid, key_bytes=len(res.session_key))
 				joined = await ext.find_matchmake_session_by_gathering_id_detail(res.gid)
+			elif args.join and args.with_param:
+				param = matchmaking.JoinMatchmakeSessionParam()
+				param.gid, param.participants, param.gid_for_participation_check, param.options = args.join, [], 0, 0
+				param.behavior, param.user_password, param.system_password = 0, "", ""
+				param.join_message, param.num_participants, param.extra_participants = args.message, 1, 0
+				res = await ext.join_matchmake_session_with_param(param)
+				step("joined", gid=res.id, key_bytes=len(res.session_key))
+				joined = await ext.find_matchmake_session_by_gathering_id_detail(args.join)
 			elif args.join:
 				key = await ext.join_matchmake_session(args.join, args.message)
 				step("joined", gid=args.join, key_bytes=len(key))
 				joined = await ext.find_matchmake_session_by_gathering_id_detail(args.join)
+			elif args.criteria and args.with_param:
+				crit = matchmaking.MatchmakeSessionSearchCriteria()
+				crit.game_mode = str(args.game_mode)
+				param = matchmaking.AutoMatchmakeParam()
+				param.session = session
+				param.participants, param.gid_for_participation_check, param.options = [], 0, 0
+				param.join_message, param.num_participants = args.message, 1
+				param.search_criteria, param.target_gids = [crit], []
+				joined = await ext.auto_matchmake_with_param_postpone(param)
 			elif args.criteria:
 				crit = matchmaking.MatchmakeSessionSearchCriteria()
 				crit.game_mode = str(args.game_mode)
@@ -109,6 +141,16 @@ async def run(args):
 			step("automatchmake", type=type(joined).__name__, gid=joined.id, owner=joined.owner, host=joined.host,
 				participants=joined.num_participants, max=joined.max_participants, game_mode=joined.game_mode,
 				key_bytes=len(joined.session_key))
+
+			if args.browse:
+				crit = matchmaking.MatchmakeSessionSearchCriteria()
+				crit.game_mode = str(args.game_mode)
+				rr = common.ResultRange()
+				rr.offset, rr.size = 0, 10
+				found = await ext.browse_matchmake_session(crit, rr)
+				step("browse", gids=",".join(str(g.id) for g in found),
+					owners=",".join(str(g.owner) for g in found),
+					participants=",".join(str(g.num_participants) for g in found))
 
 			if args.find:
 				found = await ext.find_matchmake_session_by_gathering_id_detail(args.find)
@@ -143,10 +185,13 @@ def main():
 	parser.add_argument("--max-participants", type=int, default=4)
 	parser.add_argument("--message", default="from NintendoClients")
 	parser.add_argument("--criteria", action="store_true", help="auto-matchmake with search criteria naming the game mode")
+	parser.add_argument("--browse", action="store_true", help="also browse the sessions of the game mode (BrowseMatchmakeSession)")
 	parser.add_argument("--find", type=int, default=0, help="also look this gathering up")
 	parser.add_argument("--create", action="store_true", help="create a session (CreateMatchmakeSession) instead of auto-matchmaking")
 	parser.add_argument("--join", type=int, default=0, help="join this session (JoinMatchmakeSession) instead of auto-matchmaking")
+	parser.add_argument("--with-param", action="store_true", help="--create, --join and --criteria through the *WithParam methods (CreateMatchmakeSessionWithParam, JoinMatchmakeSessionWithParam, AutoMatchmakeWithParam_Postpone), as NEX 4 games call them")
 	parser.add_argument("--minor-version", type=int, default=None, help="PRUDP minor version to offer (below 3: no structure headers)")
+	parser.add_argument("--pid-size", type=int, default=None, help="PID size in bytes (8 as NEX 4 Switch titles; default: the profile's)")
 	parser.add_argument("--nat", default="", help="register and report NAT mapping,filtering (e.g. 2,1) first")
 	parser.add_argument("--notifications", type=int, default=0, help="wait for this many notifications before leaving")
 	parser.add_argument("--wait", type=float, default=20, help="seconds to wait for them")
