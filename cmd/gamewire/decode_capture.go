@@ -96,19 +96,17 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
+	nexVersion, nexGates, err := parseNEXFlags(o.capture.nexVersion, o.capture.nexGates)
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
 	in, size, closeIn, err := openCaptureInput(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
 
-	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant}
-	if cfg.NEXVersion, err = parseNEXVersion(o.capture.nexVersion); err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
-	if cfg.NEXGates, err = parseNEXGates(o.capture.nexGates); err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
+	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant, NEXVersion: nexVersion, NEXGates: nexGates}
 	if o.game != "" {
 		// The game's variant of the NEX protocols and its NEX version decode its
 		// RMC calls (docs/dissector.md "NEX methods").

@@ -138,11 +138,7 @@ func runNEXCall(cmd *cobra.Command, o *nexCallOptions, addr, name, params string
 	if err != nil {
 		return fmt.Errorf("nex call: %w", err)
 	}
-	version, err := parseNEXVersion(o.nexVersion)
-	if err != nil {
-		return fmt.Errorf("nex call: %w", err)
-	}
-	gates, err := parseNEXGates(o.nexGates)
+	version, gates, err := parseNEXFlags(o.nexVersion, o.nexGates)
 	if err != nil {
 		return fmt.Errorf("nex call: %w", err)
 	}

@@ -161,11 +161,7 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	out := cmd.OutOrStdout()
 	events := make(chan notifications.Event, 64)
 	mux := rmc.NewMux()
-	version, err := parseNEXVersion(f.nexVersion)
-	if err != nil {
-		return fmt.Errorf("nex matchmake: %w", err)
-	}
-	gates, err := parseNEXGates(f.nexGates)
+	version, gates, err := parseNEXFlags(f.nexVersion, f.nexGates)
 	if err != nil {
 		return fmt.Errorf("nex matchmake: %w", err)
 	}

@@ -46,3 +46,17 @@ func parseNEXVersion(s string) (types.Version, error) {
 	}
 	return v, nil
 }
+
+// parseNEXFlags reads --nex-version and --nex-gates together (the clients and
+// decode; serve also weighs --game's version).
+func parseNEXFlags(version, gates string) (types.Version, types.Gates, error) {
+	v, err := parseNEXVersion(version)
+	if err != nil {
+		return 0, 0, err
+	}
+	g, err := parseNEXGates(gates)
+	if err != nil {
+		return 0, 0, err
+	}
+	return v, g, nil
+}
