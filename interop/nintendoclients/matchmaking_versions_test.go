@@ -29,6 +29,11 @@ import (
 //
 //   - NintendoClients creates a session, finds it by id and browses the
 //     sessions of its game mode (BrowseMatchmakeSession with search criteria);
+//     it updates its progress score, an attribute and its application buffer
+//     and reads them back (FindMatchmakeSessionBySingleGatheringId,
+//     GetPlayingSession, GetSimplePlayingSession, GetDetailedParticipants; at
+//     NEX 4 also UpdateMatchmakeSessionPart and
+//     FindMatchmakeSessionByParticipant);
 //   - gamewire's client joins it by id; NintendoClients hears the join (3001),
 //     lists the participants and their urls and leaves; gamewire's client hears
 //     the leave (3008) and becomes the owner (4000), finds and browses it;
@@ -125,7 +130,7 @@ func testMatchmakingVersion(t *testing.T, v types.Version, pidSize int, withPara
 	}
 
 	// NintendoClients creates, finds and browses; gamewire's client joins.
-	wait, done := nc("--create", "--notifications", "1", "--browse")
+	wait, done := nc("--create", "--notifications", "1", "--browse", "--extra")
 	created := wait("created")
 	gid := field(t, created, "gid")
 	if field(t, created, "key_bytes") != 32 {
@@ -137,6 +142,23 @@ func testMatchmakingVersion(t *testing.T, v types.Version, pidSize int, withPara
 	}
 	if br := wait("browse"); !strings.Contains(br, "gids="+strconv.Itoa(gid)+" owners=100 participants=1") {
 		t.Fatalf("NintendoClients' BrowseMatchmakeSession: %s (session %d)", br, gid)
+	}
+	// The owner's further calls (nc_matchmake.py extra()), read back.
+	g := strconv.Itoa(gid)
+	for _, c := range []struct{ name, want string }{
+		{"single", "gid=" + g + " progress=50 attribs=9,0,0,0,0,0 app=app-data"},
+		{"playing", "pids=100 gids=" + g + " types=MatchmakeSession"},
+		{"simple", "sessions=100," + g + ",3,9\n"}, // itself named and include_login_user: once
+		{"details", "participants=100,from_NintendoClients,1"},
+	} {
+		if got := wait(c.name) + "\n"; !strings.Contains(got, c.want) {
+			t.Fatalf("NintendoClients' %s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	if v >= types.Version4 {
+		if got := wait("by-participant"); !strings.Contains(got, "pids=100 gids="+g+" app=part") {
+			t.Fatalf("NintendoClients' UpdateMatchmakeSessionPart and FindMatchmakeSessionByParticipant: %s", got)
+		}
 	}
 	key, err := mc.JoinMatchmakeSession(ctx, uint32(gid), "from gamewire")
 	if err != nil || len(key) != 32 {

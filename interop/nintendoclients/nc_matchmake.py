@@ -67,6 +67,40 @@ class Notifications(notification.NotificationServer):
 			self.event.set()
 
 
+async def extra(client, ext, gid, nex_version):
+	"""The session owner's further calls: progress score, attributes and
+	application buffer updated, then read back through the playing-session,
+	single-gathering and detailed-participant methods; from NEX 4 also
+	UpdateMatchmakeSessionPart and FindMatchmakeSessionByParticipant."""
+	pid = client.pid()
+	await ext.update_progress_score(gid, 50)
+	await ext.modify_current_game_attribute(gid, 0, 9)
+	await ext.update_application_buffer(gid, b"app-data")
+	single = await ext.find_matchmake_session_by_single_gathering_id(gid)
+	step("single", gid=single.id, progress=single.progress_score, attribs=",".join(str(a) for a in single.attribs),
+		app=single.application_data.decode())
+	playing = await ext.get_playing_session([pid])
+	step("playing", pids=",".join(str(p.pid) for p in playing), gids=",".join(str(p.gathering.id) for p in playing),
+		types=",".join(type(p.gathering).__name__ for p in playing))
+	simple = await ext.get_simple_playing_session([pid], True)
+	step("simple", sessions=";".join("%d,%d,%d,%d" % (s.pid, s.gid, s.game_mode, s.attribute) for s in simple))
+	details = await matchmaking.MatchMakingClientExt(client).get_detailed_participants(gid, True)
+	step("details", participants=";".join("%d,%s,%d" % (d.pid, d.message.replace(" ", "_"), d.participants) for d in details))
+	if nex_version >= 40000:
+		param = matchmaking.UpdateMatchmakeSessionParam()
+		param.gid, param.modification_flags = gid, 0x4  # only the application buffer
+		param.attributes, param.open_participation, param.application_buffer = [0, 0, 0, 0, 0, 0], True, b"part"
+		param.progress_score, param.started_time, param.user_password = 0, common.DateTime(0), ""
+		param.game_mode, param.description, param.min_participants, param.max_participants = 0, "", 0, 0
+		param.matchmake_system, param.participation_policy, param.policy_argument, param.codeword = 0, 0, 0, ""
+		await ext.update_matchmake_session_part(param)
+		by = matchmaking.FindMatchmakeSessionByParticipantParam()
+		by.pids, by.options = [pid], 0
+		found = await ext.find_matchmake_session_by_participant(by)
+		step("by-participant", pids=",".join(str(f.pid) for f in found), gids=",".join(str(f.session.id) for f in found),
+			app=",".join(f.session.application_data.decode() for f in found))
+
+
 async def run(args):
 	s = settings.load(args.profile)
 	s.configure(args.access_key, args.nex_version)
@@ -152,6 +186,9 @@ async def run(args):
 					owners=",".join(str(g.owner) for g in found),
 					participants=",".join(str(g.num_participants) for g in found))
 
+			if args.extra:
+				await extra(client, ext, joined.id, args.nex_version)
+
 			if args.find:
 				found = await ext.find_matchmake_session_by_gathering_id_detail(args.find)
 				step("found", gid=found.id, owner=found.owner, key_bytes=len(found.session_key))
@@ -185,6 +222,7 @@ def main():
 	parser.add_argument("--max-participants", type=int, default=4)
 	parser.add_argument("--message", default="from NintendoClients")
 	parser.add_argument("--criteria", action="store_true", help="auto-matchmake with search criteria naming the game mode")
+	parser.add_argument("--extra", action="store_true", help="the owner's further calls after creating (see extra())")
 	parser.add_argument("--browse", action="store_true", help="also browse the sessions of the game mode (BrowseMatchmakeSession)")
 	parser.add_argument("--find", type=int, default=0, help="also look this gathering up")
 	parser.add_argument("--create", action="store_true", help="create a session (CreateMatchmakeSession) instead of auto-matchmaking")
