@@ -23,7 +23,8 @@ import (
 // TestNintendoClientsMatchmakingVersions runs NintendoClients' own matchmaking
 // and notification clients (MatchmakeExtensionClient, MatchMakingClientExt,
 // MatchMakingClient, NotificationServer; its default profile, structure
-// headers) at NEX 3.6, 3.8, 3.9 and 4.0 against gamewire's server at the same
+// headers) at NEX 3.6, 3.8, 3.9, 4.0 and 4.6 (which logs in with
+// ValidateAndRequestTicketWithParam) against gamewire's server at the same
 // version (nex.Server.NEXVersion, as serve --nex-version sets it), beside
 // gamewire's own client at that version:
 //
@@ -55,7 +56,7 @@ func TestNintendoClientsMatchmakingVersions(t *testing.T) {
 		v         types.Version
 		pidSize   int
 		withParam bool
-	}{{30600, 4, false}, {30800, 4, false}, {30800, 4, true}, {30900, 4, false}, {types.Version4, 4, false}, {types.Version4, 8, true}} {
+	}{{30600, 4, false}, {30800, 4, false}, {30800, 4, true}, {30900, 4, false}, {types.Version4, 4, false}, {types.Version4, 8, true}, {40600, 8, true}} {
 		name := fmt.Sprintf("nex-%v-pid%d", tc.v, tc.pidSize)
 		if tc.withParam {
 			name += "-with-param"
@@ -92,6 +93,9 @@ func testMatchmakingVersion(t *testing.T, v types.Version, pidSize int, withPara
 	nc := func(args ...string) (func(string) string, func() []string) {
 		if withParam {
 			args = append(args, "--with-param")
+		}
+		if v >= 40400 {
+			args = append(args, "--client-version", "1")
 		}
 		return ncRun(t, ctx, append([]string{"--port", port, "--access-key", "3d37fbdb", "--nex-version", strconv.Itoa(int(v)),
 			"--pid-size", strconv.Itoa(pidSize), "--timeout", "60"}, args...)...)

@@ -103,7 +103,7 @@ async def extra(client, ext, gid, nex_version):
 
 async def run(args):
 	s = settings.load(args.profile)
-	s.configure(args.access_key, args.nex_version)
+	s.configure(args.access_key, args.nex_version, args.client_version)
 	if args.minor_version is not None:
 		s["prudp.minor_version"] = args.minor_version  # below 3: no structure headers
 	if args.pid_size is not None:
@@ -216,6 +216,7 @@ def main():
 	parser.add_argument("--profile", default="default")
 	parser.add_argument("--access-key", required=True)
 	parser.add_argument("--nex-version", type=int, default=30500)
+	parser.add_argument("--client-version", type=int, default=None, help="the game's client version (NEX 4.4 and later log in with ValidateAndRequestTicketWithParam, which carries it)")
 	parser.add_argument("--user", default="guest")
 	parser.add_argument("--password", default="MMQea3n!fsik")
 	parser.add_argument("--game-mode", type=int, default=3)
