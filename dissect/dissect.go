@@ -145,6 +145,9 @@ type Dissector struct {
 
 	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
 	descsLoaded bool
+	// gateLo, gateHi: the NEX versions [lo, hi) where the descriptions'
+	// disputed gates read differently (0, 0: none), set with descs.
+	gateLo, gateHi types.Version
 	protoCache  map[protoKey]*desc.Protocol
 	dynScratch  dyn.Scratch // memory of the values of one message's decoding
 }

@@ -66,7 +66,45 @@ func (d *Dissector) descriptions() *desc.Set {
 			d.descs = s
 		}
 	}
+	if d.descs != nil {
+		d.gateLo, d.gateHi = disputeWindow(d.descs)
+	}
 	return d.descs
+}
+
+// disputeWindow returns the NEX versions [lo, hi) where the disputed gates of
+// set's structures and method parameters read differently in the two readings
+// (0, 0 when it has none): outside it a message that fails to decode fails in
+// both.
+func disputeWindow(set *desc.Set) (lo, hi types.Version) {
+	cond := func(c desc.Cond) {
+		if !c.Disputed() {
+			return
+		}
+		a, b := min(c.NexMin, c.NCMin), max(c.NexMin, c.NCMin)
+		if lo == 0 || a < lo {
+			lo = a
+		}
+		hi = max(hi, b)
+	}
+	for _, f := range set.Files() {
+		for _, s := range f.Structs {
+			for _, fl := range s.Fields {
+				cond(fl.Cond)
+			}
+		}
+		for _, p := range f.Protocols {
+			for _, m := range p.Methods {
+				for _, fl := range m.Params {
+					cond(fl.Cond)
+				}
+				for _, fl := range m.Results {
+					cond(fl.Cond)
+				}
+			}
+		}
+	}
+	return lo, hi
 }
 
 // protocol returns the protocol of id for a game variant ("" for none): the
@@ -177,11 +215,11 @@ func (h *prudpHandler) codec(set *desc.Set) dyn.Codec {
 // otherGates decodes body again in the other reading of the disputed gates when
 // the flow learns its reading (Config.NEXGates auto) and the first reading
 // failed with err: when that succeeds the flow keeps the other reading, as a
-// server keeps it for a connection whose request parses only that way. Where
-// the readings do not differ the second decoding fails as the first did, and
-// the first one's values and error stand.
+// server keeps it for a connection whose request parses only that way. Only
+// at the versions where the descriptions' readings differ (disputeWindow): the
+// first reading's values and error stand otherwise, and when the other fails too.
 func (h *prudpHandler) otherGates(cd dyn.Codec, fields []*desc.Field, body []byte, vals []dyn.FieldValue, err error) ([]dyn.FieldValue, error) {
-	other, ok := cd.Settings.OtherGates(0, math.MaxUint32)
+	other, ok := cd.Settings.OtherGates(h.d.gateLo, h.d.gateHi)
 	if !ok {
 		return vals, err
 	}

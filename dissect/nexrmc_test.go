@@ -435,6 +435,11 @@ func TestDisputedGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The built-in descriptions' disputed gates: 3.4 on the consoles, 3.5 in
+	// NintendoClients; only there is a second reading tried.
+	if lo, hi := disputeWindow(set); lo != types.Version3_4 || hi != types.Version3_5 {
+		t.Fatalf("disputeWindow: [%v, %v), want [3.4, 3.5)", lo, hi)
+	}
 	nc := types.Settings{Version: types.Version3_4, Gates: types.GatesNintendoClients}
 	session := `{"session":{"id":7,"owner":100,"max_participants":4,"game_mode":3,"num_participants":1,"session_key":"00112233"}}`
 	for _, c := range []struct {
