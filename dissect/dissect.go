@@ -148,8 +148,8 @@ type Dissector struct {
 	// gateLo, gateHi: the NEX versions [lo, hi) where the descriptions'
 	// disputed gates read differently (0, 0: none), set with descs.
 	gateLo, gateHi types.Version
-	protoCache  map[protoKey]*desc.Protocol
-	dynScratch  dyn.Scratch // memory of the values of one message's decoding
+	protoCache     map[protoKey]*desc.Protocol
+	dynScratch     dyn.Scratch // memory of the values of one message's decoding
 }
 
 // Summary counts what the dissector saw in the whole capture.
