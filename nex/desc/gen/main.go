@@ -163,7 +163,14 @@ func (g *gen) finish(body []byte) ([]byte, error) {
 	for p := range g.imports {
 		paths = append(paths, p)
 	}
-	sort.Strings(paths)
+	// The standard library first, then the module's packages.
+	sort.Slice(paths, func(i, j int) bool {
+		si, sj := !strings.Contains(paths[i], "."), !strings.Contains(paths[j], ".")
+		if si != sj {
+			return si
+		}
+		return paths[i] < paths[j]
+	})
 	b.Write(body)
 	src := b.Bytes()
 	// Insert the imports after the package clause.

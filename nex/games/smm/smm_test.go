@@ -51,7 +51,7 @@ func newFixture(t *testing.T, cfg smm.Config) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) sm.DataStoreSMMClient {
-	return sm.DataStoreSMMClient{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}}
+	return sm.NewDataStoreSMMClient(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}})
 }
 
 func course(name string, dataType uint16) ds.DataStorePreparePostParam {

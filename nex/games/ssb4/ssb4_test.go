@@ -53,7 +53,7 @@ func newFixture(t testing.TB, cfg ssb4.Config) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) sb.DataStoreSSB4Client {
-	return sb.DataStoreSSB4Client{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 30600}}}}
+	return sb.NewDataStoreSSB4Client(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 30600}}})
 }
 
 func player(pid uint32, fighter uint8) sb.DataStoreReplayPlayer {
@@ -307,7 +307,7 @@ func TestApplicationConfig(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, ssb4.Config{})
-	anon := sb.DataStoreSSB4Client{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{Settings: types.Settings{StructureHeader: true}}}}
+	anon := sb.NewDataStoreSSB4Client(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{Settings: types.Settings{StructureHeader: true}}})
 	if _, err := anon.GetWorldPlayReport(ctx); !errors.Is(err, types.RendezVousNotAuthenticated) {
 		t.Fatalf("unauthenticated: %v", err)
 	}
