@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games/internal/gametest"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
@@ -282,5 +283,35 @@ func TestAttachFile(t *testing.T) {
 	}
 	if _, err := m.GetObjectInfos(ctx, []uint64{a}); !errors.Is(err, types.DataStoreOperationNotAllowed) {
 		t.Fatalf("GetObjectInfos of a meta-only course: %v", err)
+	}
+}
+
+// TestDeclaredMethods: every method DataStore_SMM declares (45-87) reaches
+// the variant, the Methods answered and the others Core::NotImplemented, 46
+// (GetMetaByOwnerId, which replaces DataStore's SearchObjectLight) among
+// them; the Server alone answers the inherited methods (1-44) as the
+// DataStore service does on the Mux.
+func TestDeclaredMethods(t *testing.T) {
+	f := newFixture(t, smm.Config{})
+	newClient := func(c rmc.Caller) any { return sm.NewDataStoreSMMClient(c) }
+	errs := gametest.CallAll(t, newClient, f.client(1001).C)
+	for id := uint32(45); id <= 87; id++ {
+		err, ok := errs[id]
+		if !ok {
+			t.Errorf("method %d: no client method", id)
+			continue
+		}
+		if answered := slices.Contains(smm.Methods, id); answered == errors.Is(err, types.CoreNotImplemented) {
+			t.Errorf("method %d %s (in Methods: %v): %v", id, sm.DataStoreSMMMethodName(id), answered, err)
+		}
+	}
+	alone := gametest.CallAll(t, newClient, &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}})
+	for id := uint32(1); id <= 44; id++ {
+		var a, b types.Result
+		errors.As(errs[id], &a)
+		errors.As(alone[id], &b)
+		if a != b {
+			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, sm.DataStoreSMMMethodName(id), errs[id], alone[id])
+		}
 	}
 }

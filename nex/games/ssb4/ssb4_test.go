@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games/internal/gametest"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
@@ -437,5 +438,34 @@ func TestSharedData(t *testing.T) {
 	}
 	if err := owner.CompletePostSharedData(ctx, sb.DataStoreCompletePostSharedDataParam{DataID: d1, CompleteParam: ds.DataStoreCompletePostParam{DataID: d2}}); !errors.Is(err, types.DataStoreInvalidArgument) {
 		t.Fatalf("CompletePostSharedData of mismatched ids: %v", err)
+	}
+}
+
+// TestDeclaredMethods: every method DataStore_SSB4 declares (45-64) reaches
+// the variant, the Methods answered and 64 (GetSharedDataMeta)
+// Core::NotImplemented; the Server alone answers the inherited methods
+// (1-44) as the DataStore service does on the Mux.
+func TestDeclaredMethods(t *testing.T) {
+	f := newFixture(t, ssb4.Config{})
+	newClient := func(c rmc.Caller) any { return sb.NewDataStoreSSB4Client(c) }
+	errs := gametest.CallAll(t, newClient, f.client(1001).C)
+	for id := uint32(45); id <= 64; id++ {
+		err, ok := errs[id]
+		if !ok {
+			t.Errorf("method %d: no client method", id)
+			continue
+		}
+		if answered := slices.Contains(ssb4.Methods, id); answered == errors.Is(err, types.CoreNotImplemented) {
+			t.Errorf("method %d %s (in Methods: %v): %v", id, sb.DataStoreSSB4MethodName(id), answered, err)
+		}
+	}
+	alone := gametest.CallAll(t, newClient, &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true, Version: 30600}}})
+	for id := uint32(1); id <= 44; id++ {
+		var a, b types.Result
+		errors.As(errs[id], &a)
+		errors.As(alone[id], &b)
+		if a != b {
+			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, sb.DataStoreSSB4MethodName(id), errs[id], alone[id])
+		}
 	}
 }
