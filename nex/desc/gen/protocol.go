@@ -198,17 +198,40 @@ func (g *gen) handler(p *desc.Protocol, all []*desc.Method) {
 	g.p("// parameters decoded and its results encoded by the generated code. A method's\n")
 	g.p("// error fails the call as rmc.Handler's does (a types.Result is sent as that code).\n")
 	g.p("// Embed Unimplemented%s to answer the methods a handler does not implement\n// with Core::NotImplemented.\n", pn)
-	g.p("type %sHandler interface {\n", pn)
-	for _, m := range all {
-		if m.Doc != "" {
-			g.comment(m.Doc)
+	methods := func(ms []*desc.Method) {
+		for _, m := range ms {
+			if m.Doc != "" {
+				g.comment(m.Doc)
+			}
+			if m.Opaque {
+				g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
+			}
+			g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
 		}
-		if m.Opaque {
-			g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
-		}
-		g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
 	}
-	g.p("}\n\n")
+	if pp := p.ParentProtocol; pp == nil {
+		g.p("type %sHandler interface {\n", pn)
+		methods(all)
+		g.p("}\n\n")
+	} else {
+		var inherited []*desc.Method
+		for _, m := range all {
+			if m.Protocol != p {
+				inherited = append(inherited, m)
+			}
+		}
+		g.p("//\n// It is %sOwnHandler (the methods %s declares)\n// with the methods it inherits from %s.\n", pn, p.Name, pp.Name)
+		g.p("type %sHandler interface {\n\t%sOwnHandler\n", pn, pn)
+		methods(inherited)
+		g.p("}\n\n")
+		g.p("// %sOwnHandler answers the methods %s declares: those it adds to %s and\n", pn, p.Name, pp.Name)
+		g.p("// those it replaces (an id of %s's with another method). A game's package\n", pp.Name)
+		g.p("// implements it beside %s's service, which answers the inherited methods\n", pp.Name)
+		g.p("// (New%sOwnServer, Serve%sOwn); embed Unimplemented%s for the methods it\n// does not answer.\n", pn, pn, pn)
+		g.p("type %sOwnHandler interface {\n", pn)
+		methods(p.Methods)
+		g.p("}\n\n")
+	}
 
 	g.p("// Unimplemented%s answers every %s method with Core::NotImplemented.\n", pn, p.Name)
 	if pp := p.ParentProtocol; pp != nil {
@@ -332,15 +355,6 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 func (g *gen) ownServer(p *desc.Protocol) {
 	pn := protoName(p)
 	pp := p.ParentProtocol
-	g.p("// %sOwnHandler answers the methods %s declares: those it adds to %s and\n", pn, p.Name, pp.Name)
-	g.p("// those it replaces (an id of %s's with another method). A game's package\n", pp.Name)
-	g.p("// implements it beside %s's service, which answers the inherited methods\n", pp.Name)
-	g.p("// (New%sOwnServer, Serve%sOwn); embed Unimplemented%s for the methods it\n// does not answer.\n", pn, pn, pn)
-	g.p("type %sOwnHandler interface {\n", pn)
-	for _, m := range p.Methods {
-		g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
-	}
-	g.p("}\n\n")
 
 	g.p("// Serve%sOwn answers a call of a method %s declares with h as Serve%s\n", pn, p.Name, pn)
 	g.p("// does, and reports handled. A call of any other method (one %s inherits)\n", p.Name)

@@ -1120,14 +1120,26 @@ func (x *AuthenticationNXValidateAndRequestTicketWithParamResponse) Read(r *type
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedAuthenticationNX to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is AuthenticationNXOwnHandler (the methods Authentication_NX declares)
+// with the methods it inherits from Authentication.
 type AuthenticationNXHandler interface {
-	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
-	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
-	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
+	AuthenticationNXOwnHandler
 	// GetPID returns the PID of a username (case-insensitive), 0 when none.
 	GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error)
 	// GetName returns the username of a PID, "" when none.
 	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}
+
+// AuthenticationNXOwnHandler answers the methods Authentication_NX declares: those it adds to Authentication and
+// those it replaces (an id of Authentication's with another method). A game's package
+// implements it beside Authentication's service, which answers the inherited methods
+// (NewAuthenticationNXOwnServer, ServeAuthenticationNXOwn); embed UnimplementedAuthenticationNX for the methods it
+// does not answer.
+type AuthenticationNXOwnHandler interface {
+	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
+	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
+	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParam) (result ValidateAndRequestTicketResult, err error)
 }
 
@@ -1309,18 +1321,6 @@ func ServeAuthenticationNXValidateAndRequestTicketWithParam(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// AuthenticationNXOwnHandler answers the methods Authentication_NX declares: those it adds to Authentication and
-// those it replaces (an id of Authentication's with another method). A game's package
-// implements it beside Authentication's service, which answers the inherited methods
-// (NewAuthenticationNXOwnServer, ServeAuthenticationNXOwn); embed UnimplementedAuthenticationNX for the methods it
-// does not answer.
-type AuthenticationNXOwnHandler interface {
-	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
-	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
-	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
-	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParam) (result ValidateAndRequestTicketResult, err error)
 }
 
 // ServeAuthenticationNXOwn answers a call of a method Authentication_NX declares with h as ServeAuthenticationNX

@@ -240,14 +240,26 @@ func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamResponse) Read(
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedAuthenticationCrossplay to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is AuthenticationCrossplayOwnHandler (the methods Authentication_Crossplay declares)
+// with the methods it inherits from Authentication_NX.
 type AuthenticationCrossplayHandler interface {
+	AuthenticationCrossplayOwnHandler
 	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, err error)
 	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, sourceKey string, err error)
-	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	// GetPID returns the PID of a username (case-insensitive), 0 when none.
 	GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error)
 	// GetName returns the username of a PID, "" when none.
 	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}
+
+// AuthenticationCrossplayOwnHandler answers the methods Authentication_Crossplay declares: those it adds to Authentication_NX and
+// those it replaces (an id of Authentication_NX's with another method). A game's package
+// implements it beside Authentication_NX's service, which answers the inherited methods
+// (NewAuthenticationCrossplayOwnServer, ServeAuthenticationCrossplayOwn); embed UnimplementedAuthenticationCrossplay for the methods it
+// does not answer.
+type AuthenticationCrossplayOwnHandler interface {
+	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParamCrossplay) (result ValidateAndRequestTicketResultCrossplay, err error)
 }
 
@@ -371,16 +383,6 @@ func ServeAuthenticationCrossplayValidateAndRequestTicketWithParam(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// AuthenticationCrossplayOwnHandler answers the methods Authentication_Crossplay declares: those it adds to Authentication_NX and
-// those it replaces (an id of Authentication_NX's with another method). A game's package
-// implements it beside Authentication_NX's service, which answers the inherited methods
-// (NewAuthenticationCrossplayOwnServer, ServeAuthenticationCrossplayOwn); embed UnimplementedAuthenticationCrossplay for the methods it
-// does not answer.
-type AuthenticationCrossplayOwnHandler interface {
-	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
-	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParamCrossplay) (result ValidateAndRequestTicketResultCrossplay, err error)
 }
 
 // ServeAuthenticationCrossplayOwn answers a call of a method Authentication_Crossplay declares with h as ServeAuthenticationCrossplay

@@ -222,7 +222,11 @@ func (x *DataStoreBadgeArcadeGetMetaByOwnerIdResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreBadgeArcadeOwnHandler (the methods DataStore_BadgeArcade declares)
+// with the methods it inherits from DataStore.
 type DataStoreBadgeArcadeHandler interface {
+	DataStoreBadgeArcadeOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -283,11 +287,19 @@ type DataStoreBadgeArcadeHandler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+	// SearchObjectLight is SearchObject with lighter results.
+	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreBadgeArcadeOwnHandler answers the methods DataStore_BadgeArcade declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreBadgeArcadeOwnServer, ServeDataStoreBadgeArcadeOwn); embed UnimplementedDataStoreBadgeArcade for the methods it
+// does not answer.
+type DataStoreBadgeArcadeOwnHandler interface {
 	// GetMetaByOwnerId returns the objects of some owners and data types, a
 	// page of them, and whether more follow.
 	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param datastoresmm.DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
-	// SearchObjectLight is SearchObject with lighter results.
-	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
 }
 
 // UnimplementedDataStoreBadgeArcade answers every DataStore_BadgeArcade method with Core::NotImplemented.
@@ -451,15 +463,6 @@ func ServeDataStoreBadgeArcadeGetMetaByOwnerId(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// DataStoreBadgeArcadeOwnHandler answers the methods DataStore_BadgeArcade declares: those it adds to DataStore and
-// those it replaces (an id of DataStore's with another method). A game's package
-// implements it beside DataStore's service, which answers the inherited methods
-// (NewDataStoreBadgeArcadeOwnServer, ServeDataStoreBadgeArcadeOwn); embed UnimplementedDataStoreBadgeArcade for the methods it
-// does not answer.
-type DataStoreBadgeArcadeOwnHandler interface {
-	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param datastoresmm.DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
 }
 
 // ServeDataStoreBadgeArcadeOwn answers a call of a method DataStore_BadgeArcade declares with h as ServeDataStoreBadgeArcade

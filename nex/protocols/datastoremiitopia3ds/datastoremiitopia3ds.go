@@ -443,7 +443,11 @@ func (x *DataStoreMiitopia3DSSearchMiiResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreMiitopia3DS to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreMiitopia3DSOwnHandler (the methods DataStore_Miitopia3DS declares)
+// with the methods it inherits from DataStore.
 type DataStoreMiitopia3DSHandler interface {
+	DataStoreMiitopia3DSOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -507,6 +511,14 @@ type DataStoreMiitopia3DSHandler interface {
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error)
 	// SearchObjectLight is SearchObject with lighter results.
 	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreMiitopia3DSOwnHandler answers the methods DataStore_Miitopia3DS declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreMiitopia3DSOwnServer, ServeDataStoreMiitopia3DSOwn); embed UnimplementedDataStoreMiitopia3DS for the methods it
+// does not answer.
+type DataStoreMiitopia3DSOwnHandler interface {
 	SearchMii(ctx context.Context, c *rmc.Call, param MiiTubeSearchParam) (searchResult MiiTubeSearchResult, err error)
 }
 
@@ -673,15 +685,6 @@ func ServeDataStoreMiitopia3DSSearchMii(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// DataStoreMiitopia3DSOwnHandler answers the methods DataStore_Miitopia3DS declares: those it adds to DataStore and
-// those it replaces (an id of DataStore's with another method). A game's package
-// implements it beside DataStore's service, which answers the inherited methods
-// (NewDataStoreMiitopia3DSOwnServer, ServeDataStoreMiitopia3DSOwn); embed UnimplementedDataStoreMiitopia3DS for the methods it
-// does not answer.
-type DataStoreMiitopia3DSOwnHandler interface {
-	SearchMii(ctx context.Context, c *rmc.Call, param MiiTubeSearchParam) (searchResult MiiTubeSearchResult, err error)
 }
 
 // ServeDataStoreMiitopia3DSOwn answers a call of a method DataStore_Miitopia3DS declares with h as ServeDataStoreMiitopia3DS

@@ -2294,7 +2294,11 @@ func (x *DataStoreSMMReportCourseResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSMM to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSMMOwnHandler (the methods DataStore_SMM declares)
+// with the methods it inherits from DataStore.
 type DataStoreSMMHandler interface {
+	DataStoreSMMOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -2355,6 +2359,14 @@ type DataStoreSMMHandler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+}
+
+// DataStoreSMMOwnHandler answers the methods DataStore_SMM declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSMMOwnServer, ServeDataStoreSMMOwn); embed UnimplementedDataStoreSMM for the methods it
+// does not answer.
+type DataStoreSMMOwnHandler interface {
 	// GetObjectInfos returns where to download each object.
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error)
 	// GetMetaByOwnerId returns the objects of some owners.
@@ -3661,57 +3673,6 @@ func ServeDataStoreSMMReportCourse(h interface {
 		return out, err
 	}
 	return out, nil
-}
-
-// DataStoreSMMOwnHandler answers the methods DataStore_SMM declares: those it adds to DataStore and
-// those it replaces (an id of DataStore's with another method). A game's package
-// implements it beside DataStore's service, which answers the inherited methods
-// (NewDataStoreSMMOwnServer, ServeDataStoreSMMOwn); embed UnimplementedDataStoreSMM for the methods it
-// does not answer.
-type DataStoreSMMOwnHandler interface {
-	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error)
-	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
-	CustomSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam) (searchResult datastore.DataStoreSearchResult, err error)
-	RateCustomRanking(ctx context.Context, c *rmc.Call, paramsArg []DataStoreRateCustomRankingParam) (err error)
-	GetCustomRanking(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
-	GetCustomRankingByDataId(ctx context.Context, c *rmc.Call, param DataStoreGetCustomRankingByDataIdParam) (rankingResult []DataStoreCustomRankingResult, results []types.Result, err error)
-	DeleteCustomRanking(ctx context.Context, c *rmc.Call, dataIDList []uint64) (err error)
-	AddToBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam, buffer []byte) (err error)
-	AddToBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam, buffers [][]byte) (results []types.Result, err error)
-	GetBufferQueue(ctx context.Context, c *rmc.Call, param BufferQueueParam) (bufferQueue [][]byte, err error)
-	GetBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (bufferQueueLst [][][]byte, results []types.Result, err error)
-	ClearBufferQueues(ctx context.Context, c *rmc.Call, paramsArg []BufferQueueParam) (results []types.Result, err error)
-	CompleteAttachFile(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParam) (url string, err error)
-	CompleteAttachFileV1(ctx context.Context, c *rmc.Call, param datastore.DataStoreCompletePostParamV1) (url string, err error)
-	PrepareAttachFile(ctx context.Context, c *rmc.Call, param DataStoreAttachFileParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
-	ConditionalSearchObject(ctx context.Context, c *rmc.Call, condition uint32, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	GetApplicationConfig(ctx context.Context, c *rmc.Call, id uint32) (config []uint32, err error)
-	SetApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value int32) (err error)
-	DeleteApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32) (err error)
-	LatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	FollowingsLatestCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	RecommendedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	ScoreRangeCascadedSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	SuggestedCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	PreparePostObjectWithOwnerIdAndDataId(ctx context.Context, c *rmc.Call, ownerID uint32, dataID uint64, param datastore.DataStorePreparePostParam) (reqPostInfo datastore.DataStoreReqPostInfo, err error)
-	CompletePostObjectWithOwnerId(ctx context.Context, c *rmc.Call, ownerID uint32, param datastore.DataStoreCompletePostParam) (err error)
-	UploadCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreUploadCourseRecordParam) (err error)
-	GetCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (result DataStoreGetCourseRecordResult, err error)
-	DeleteCourseRecord(ctx context.Context, c *rmc.Call, param DataStoreGetCourseRecordParam) (err error)
-	GetApplicationConfigString(ctx context.Context, c *rmc.Call, id uint32) (config []string, err error)
-	SetApplicationConfigString(ctx context.Context, c *rmc.Call, applicationID uint32, key uint32, value string) (err error)
-	GetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64) (deletionReasons []uint32, err error)
-	SetDeletionReason(ctx context.Context, c *rmc.Call, dataIDLst []uint64, deletionReason uint32) (err error)
-	GetMetasWithCourseRecord(ctx context.Context, c *rmc.Call, paramsArg []DataStoreGetCourseRecordParam, metaParam datastore.DataStoreGetMetaParam) (metaInfo []datastore.DataStoreMetaInfo, courseResults []DataStoreGetCourseRecordResult, results []types.Result, err error)
-	CheckRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (isBelowThreshold bool, err error)
-	ResetRateCustomRankingCounter(ctx context.Context, c *rmc.Call, applicationID uint32) (err error)
-	BestScoreRateCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	CTRPickUpCourseSearchObject(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam, extraData []string) (rankingResults []DataStoreCustomRankingResult, err error)
-	SetCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string, dataIDLst []uint64) (err error)
-	DeleteCachedRanking(ctx context.Context, c *rmc.Call, rankingType string, rankingArgs []string) (err error)
-	ChangePlayablePlatform(ctx context.Context, c *rmc.Call, paramsArg []DataStoreChangePlayablePlatformParam) (err error)
-	SearchUnknownPlatformObjects(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	ReportCourse(ctx context.Context, c *rmc.Call, param DataStoreReportCourseParam) (err error)
 }
 
 // ServeDataStoreSMMOwn answers a call of a method DataStore_SMM declares with h as ServeDataStoreSMM

@@ -3591,7 +3591,11 @@ func (x *DataStoreSMM2SearchWorldMapPickUpResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSMM2 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSMM2OwnHandler (the methods DataStore_SMM2 declares)
+// with the methods it inherits from DataStore.
 type DataStoreSMM2Handler interface {
+	DataStoreSMM2OwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -3655,6 +3659,14 @@ type DataStoreSMM2Handler interface {
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error)
 	// SearchObjectLight is SearchObject with lighter results.
 	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreSMM2OwnHandler answers the methods DataStore_SMM2 declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSMM2OwnServer, ServeDataStoreSMM2Own); embed UnimplementedDataStoreSMM2 for the methods it
+// does not answer.
+type DataStoreSMM2OwnHandler interface {
 	RegisterUser(ctx context.Context, c *rmc.Call, param RegisterUserParam) (err error)
 	GetUsers(ctx context.Context, c *rmc.Call, param GetUsersParam) (users []UserInfo, results []types.Result, err error)
 	SyncUserProfile(ctx context.Context, c *rmc.Call, param SyncUserProfileParam) (result SyncUserProfileResult, err error)
@@ -4646,45 +4658,6 @@ func ServeDataStoreSMM2SearchWorldMapPickUp(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// DataStoreSMM2OwnHandler answers the methods DataStore_SMM2 declares: those it adds to DataStore and
-// those it replaces (an id of DataStore's with another method). A game's package
-// implements it beside DataStore's service, which answers the inherited methods
-// (NewDataStoreSMM2OwnServer, ServeDataStoreSMM2Own); embed UnimplementedDataStoreSMM2 for the methods it
-// does not answer.
-type DataStoreSMM2OwnHandler interface {
-	RegisterUser(ctx context.Context, c *rmc.Call, param RegisterUserParam) (err error)
-	GetUsers(ctx context.Context, c *rmc.Call, param GetUsersParam) (users []UserInfo, results []types.Result, err error)
-	SyncUserProfile(ctx context.Context, c *rmc.Call, param SyncUserProfileParam) (result SyncUserProfileResult, err error)
-	SearchUsersUserPoint(ctx context.Context, c *rmc.Call, param SearchUsersUserPointParam) (users []UserInfo, ranks []uint32, result bool, err error)
-	SearchUsersPlayedCourse(ctx context.Context, c *rmc.Call, param SearchUsersPlayedCourseParam) (users []UserInfo, err error)
-	SearchUsersClearedCourse(ctx context.Context, c *rmc.Call, param SearchUsersClearedCourseParam) (users []UserInfo, err error)
-	SearchUsersPositiveRatedCourse(ctx context.Context, c *rmc.Call, param SearchUsersPositiveRatedCourseParam) (users []UserInfo, err error)
-	UpdateLastLoginTime(ctx context.Context, c *rmc.Call) (err error)
-	GetUsernameNgType(ctx context.Context, c *rmc.Call) (unk uint8, err error)
-	GetCourses(ctx context.Context, c *rmc.Call, param GetCoursesParam) (courses []CourseInfo, results []types.Result, err error)
-	SearchCoursesPointRanking(ctx context.Context, c *rmc.Call, param SearchCoursesPointRankingParam) (courses []CourseInfo, ranks []uint32, result bool, err error)
-	SearchCoursesLatest(ctx context.Context, c *rmc.Call, param SearchCoursesLatestParam) (courses []CourseInfo, result bool, err error)
-	SearchCoursesPostedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPostedByParam) (courses []CourseInfo, result bool, err error)
-	SearchCoursesPositiveRatedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPositiveRatedByParam) (courses []CourseInfo, err error)
-	SearchCoursesPlayedBy(ctx context.Context, c *rmc.Call, param SearchCoursesPlayedByParam) (courses []CourseInfo, err error)
-	SearchCoursesEndlessMode(ctx context.Context, c *rmc.Call, param SearchCoursesEndlessModeParam) (courses []CourseInfo, err error)
-	SearchCoursesFirstClear(ctx context.Context, c *rmc.Call, param SearchCoursesFirstClearParam) (courses []CourseInfo, result bool, err error)
-	SearchCoursesBestTime(ctx context.Context, c *rmc.Call, param SearchCoursesBestTimeParam) (courses []CourseInfo, result bool, err error)
-	GetCoursesEvent(ctx context.Context, c *rmc.Call, param GetCoursesParam, dummy GetCoursesEventParam) (courses []EventCourseInfo, results []types.Result, err error)
-	SearchCoursesEvent(ctx context.Context, c *rmc.Call, param SearchCoursesEventParam) (courses []EventCourseInfo, err error)
-	SearchCommentsInOrder(ctx context.Context, c *rmc.Call, param SearchCommentsInOrderParam) (comments []CommentInfo, result bool, err error)
-	SearchComments(ctx context.Context, c *rmc.Call, dataID uint64) (comments []CommentInfo, err error)
-	GetDeathPositions(ctx context.Context, c *rmc.Call, dataID uint64) (positions []DeathPositionInfo, err error)
-	GetUserOrCourse(ctx context.Context, c *rmc.Call, param GetUserOrCourseParam) (user UserInfo, course CourseInfo, err error)
-	GetReqGetInfoHeadersInfo(ctx context.Context, c *rmc.Call, typeArg uint8) (result ReqGetInfoHeadersInfo, err error)
-	GetEventCourseStamp(ctx context.Context, c *rmc.Call) (stamps uint32, err error)
-	GetEventCourseStatus(ctx context.Context, c *rmc.Call) (info EventCourseStatusInfo, err error)
-	GetEventCourseHistogram(ctx context.Context, c *rmc.Call, param GetEventCourseHistogramParam) (histogram EventCourseHistogram, err error)
-	GetEventCourseGhost(ctx context.Context, c *rmc.Call, param GetEventCourseGhostParam) (ghosts []EventCourseGhostInfo, err error)
-	GetWorldMap(ctx context.Context, c *rmc.Call, param GetWorldMapParam) (maps []WorldMapInfo, results []types.Result, err error)
-	SearchWorldMapPickUp(ctx context.Context, c *rmc.Call, param SearchWorldMapPickUpParam) (maps []WorldMapInfo, err error)
 }
 
 // ServeDataStoreSMM2Own answers a call of a method DataStore_SMM2 declares with h as ServeDataStoreSMM2

@@ -1510,7 +1510,11 @@ func (x *DataStoreSSB4ReportSharedDataResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSSB4 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSSB4OwnHandler (the methods DataStore_SSB4 declares)
+// with the methods it inherits from DataStore.
 type DataStoreSSB4Handler interface {
+	DataStoreSSB4OwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -1571,6 +1575,14 @@ type DataStoreSSB4Handler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+}
+
+// DataStoreSSB4OwnHandler answers the methods DataStore_SSB4 declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSSB4OwnServer, ServeDataStoreSSB4Own); embed UnimplementedDataStoreSSB4 for the methods it
+// does not answer.
+type DataStoreSSB4OwnHandler interface {
 	// PostProfile stores the caller's profile.
 	PostProfile(ctx context.Context, c *rmc.Call, param DataStorePostProfileParam) (err error)
 	// GetProfiles returns players' profiles.
@@ -2240,34 +2252,6 @@ func ServeDataStoreSSB4GetSharedDataMeta(h interface {
 	GetSharedDataMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	return h.GetSharedDataMeta(ctx, c, out)
-}
-
-// DataStoreSSB4OwnHandler answers the methods DataStore_SSB4 declares: those it adds to DataStore and
-// those it replaces (an id of DataStore's with another method). A game's package
-// implements it beside DataStore's service, which answers the inherited methods
-// (NewDataStoreSSB4OwnServer, ServeDataStoreSSB4Own); embed UnimplementedDataStoreSSB4 for the methods it
-// does not answer.
-type DataStoreSSB4OwnHandler interface {
-	PostProfile(ctx context.Context, c *rmc.Call, param DataStorePostProfileParam) (err error)
-	GetProfiles(ctx context.Context, c *rmc.Call, pidList []types.PID) (profileList []DataStoreProfileInfo, err error)
-	SendPlayReport(ctx context.Context, c *rmc.Call, playReport []int32) (err error)
-	GetWorldPlayReport(ctx context.Context, c *rmc.Call) (playReport []int64, err error)
-	GetReplayMeta(ctx context.Context, c *rmc.Call, param DataStoreGetReplayMetaParam) (metaInfo DataStoreReplayMetaInfo, err error)
-	PrepareGetReplay(ctx context.Context, c *rmc.Call, param DataStorePrepareGetReplayParam) (reqGetInfo datastore.DataStoreReqGetInfo, err error)
-	PreparePostReplay(ctx context.Context, c *rmc.Call, param DataStorePreparePostReplayParam) (postParam datastore.DataStorePreparePostParam, reqPostInfo datastore.DataStoreReqPostInfo, err error)
-	CompletePostReplay(ctx context.Context, c *rmc.Call, param DataStoreCompletePostReplayParam) (err error)
-	CheckPostReplay(ctx context.Context, c *rmc.Call, param DataStorePreparePostReplayParam) (isRequired bool, isRare bool, err error)
-	GetNextReplay(ctx context.Context, c *rmc.Call) (metaInfo DataStoreReplayMetaInfo, err error)
-	PreparePostSharedData(ctx context.Context, c *rmc.Call, param DataStorePreparePostSharedDataParam) (postParam datastore.DataStorePreparePostParam, reqPostInfo datastore.DataStoreReqPostInfo, err error)
-	CompletePostSharedData(ctx context.Context, c *rmc.Call, param DataStoreCompletePostSharedDataParam) (err error)
-	SearchSharedData(ctx context.Context, c *rmc.Call, param DataStoreSearchSharedDataParam) (sharedDataInfoList []DataStoreSharedDataInfo, err error)
-	GetApplicationConfig(ctx context.Context, c *rmc.Call, applicationID uint32) (config []string, err error)
-	SearchReplay(ctx context.Context, c *rmc.Call, param DataStoreSearchReplayParam) (getReplayParam []DataStorePrepareGetReplayParam, err error)
-	PostFightingPowerScore(ctx context.Context, c *rmc.Call, paramsArg []DataStorePostFightingPowerScoreParam) (err error)
-	GetFightingPowerChart(ctx context.Context, c *rmc.Call, mode uint8) (userNum uint32, chart []DataStoreFightingPowerScore, err error)
-	GetFightingPowerChartAll(ctx context.Context, c *rmc.Call) (chart []DataStoreFightingPowerChart, err error)
-	ReportSharedData(ctx context.Context, c *rmc.Call, dataID uint64) (err error)
-	GetSharedDataMeta(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }
 
 // ServeDataStoreSSB4Own answers a call of a method DataStore_SSB4 declares with h as ServeDataStoreSSB4

@@ -682,7 +682,19 @@ func (x *MatchmakeRefereeEagleResetStatsResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeRefereeEagle to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeRefereeEagleOwnHandler (the methods MatchmakeReferee_Eagle declares)
+// with the methods it inherits from MatchmakeReferee.
 type MatchmakeRefereeEagleHandler interface {
+	MatchmakeRefereeEagleOwnHandler
+}
+
+// MatchmakeRefereeEagleOwnHandler answers the methods MatchmakeReferee_Eagle declares: those it adds to MatchmakeReferee and
+// those it replaces (an id of MatchmakeReferee's with another method). A game's package
+// implements it beside MatchmakeReferee's service, which answers the inherited methods
+// (NewMatchmakeRefereeEagleOwnServer, ServeMatchmakeRefereeEagleOwn); embed UnimplementedMatchmakeRefereeEagle for the methods it
+// does not answer.
+type MatchmakeRefereeEagleOwnHandler interface {
 	StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error)
 	GetStartRoundParam(ctx context.Context, c *rmc.Call, roundID uint64) (param MatchmakeRefereeStartRoundParam, err error)
 	EndRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
@@ -1132,30 +1144,6 @@ func ServeMatchmakeRefereeEagleResetEventPoint(h interface {
 	ResetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	return h.ResetEventPoint(ctx, c, out)
-}
-
-// MatchmakeRefereeEagleOwnHandler answers the methods MatchmakeReferee_Eagle declares: those it adds to MatchmakeReferee and
-// those it replaces (an id of MatchmakeReferee's with another method). A game's package
-// implements it beside MatchmakeReferee's service, which answers the inherited methods
-// (NewMatchmakeRefereeEagleOwnServer, ServeMatchmakeRefereeEagleOwn); embed UnimplementedMatchmakeRefereeEagle for the methods it
-// does not answer.
-type MatchmakeRefereeEagleOwnHandler interface {
-	StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error)
-	GetStartRoundParam(ctx context.Context, c *rmc.Call, roundID uint64) (param MatchmakeRefereeStartRoundParam, err error)
-	EndRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
-	EndRoundWithPartialReport(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
-	EndRoundWithoutReport(ctx context.Context, c *rmc.Call, roundID uint64) (err error)
-	GetRoundParticipants(ctx context.Context, c *rmc.Call, roundID uint64) (pids []types.PID, err error)
-	GetNotSummarizedRound(ctx context.Context, c *rmc.Call) (rounds []MatchmakeRefereeRound, err error)
-	GetRound(ctx context.Context, c *rmc.Call, round uint64) (roundOut MatchmakeRefereeRound, err error)
-	GetStatsPrimary(ctx context.Context, c *rmc.Call, target matchmaking.MatchmakeRefereeStatsTarget) (stats matchmaking.MatchmakeRefereeStats, err error)
-	GetStatsPrimaries(ctx context.Context, c *rmc.Call, targets []matchmaking.MatchmakeRefereeStatsTarget) (stats []matchmaking.MatchmakeRefereeStats, results []types.Result, err error)
-	GetStatsAll(ctx context.Context, c *rmc.Call, target matchmaking.MatchmakeRefereeStatsTarget) (stats []matchmaking.MatchmakeRefereeStats, err error)
-	CreateStats(ctx context.Context, c *rmc.Call, param matchmaking.MatchmakeRefereeStatsInitParam) (stats matchmaking.MatchmakeRefereeStats, err error)
-	GetOrCreateStats(ctx context.Context, c *rmc.Call, param matchmaking.MatchmakeRefereeStatsInitParam) (stats matchmaking.MatchmakeRefereeStats, err error)
-	ResetStats(ctx context.Context, c *rmc.Call) (err error)
-	GetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	ResetEventPoint(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }
 
 // ServeMatchmakeRefereeEagleOwn answers a call of a method MatchmakeReferee_Eagle declares with h as ServeMatchmakeRefereeEagle

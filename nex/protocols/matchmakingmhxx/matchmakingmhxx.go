@@ -468,7 +468,11 @@ func (x *MatchmakeExtensionMHXXFindCommunityByOwnerResponse) Read(r *types.Reade
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMHXX to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMHXXOwnHandler (the methods MatchmakeExtension_MHXX declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMHXXHandler interface {
+	MatchmakeExtensionMHXXOwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -540,6 +544,14 @@ type MatchmakeExtensionMHXXHandler interface {
 	FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error)
 	BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
+}
+
+// MatchmakeExtensionMHXXOwnHandler answers the methods MatchmakeExtension_MHXX declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMHXXOwnServer, ServeMatchmakeExtensionMHXXOwn); embed UnimplementedMatchmakeExtensionMHXX for the methods it
+// does not answer.
+type MatchmakeExtensionMHXXOwnHandler interface {
 	UpdateFriendUserProfile(ctx context.Context, c *rmc.Call, param FriendUserParam) (err error)
 	GetFriendUserProfiles(ctx context.Context, c *rmc.Call, pids []uint64) (infos []FriendUserInfo, err error)
 	GetFriends(ctx context.Context, c *rmc.Call) (infos []FriendUserInfo, err error)
@@ -846,20 +858,6 @@ func ServeMatchmakeExtensionMHXXFindCommunityByOwner(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// MatchmakeExtensionMHXXOwnHandler answers the methods MatchmakeExtension_MHXX declares: those it adds to MatchmakeExtension and
-// those it replaces (an id of MatchmakeExtension's with another method). A game's package
-// implements it beside MatchmakeExtension's service, which answers the inherited methods
-// (NewMatchmakeExtensionMHXXOwnServer, ServeMatchmakeExtensionMHXXOwn); embed UnimplementedMatchmakeExtensionMHXX for the methods it
-// does not answer.
-type MatchmakeExtensionMHXXOwnHandler interface {
-	UpdateFriendUserProfile(ctx context.Context, c *rmc.Call, param FriendUserParam) (err error)
-	GetFriendUserProfiles(ctx context.Context, c *rmc.Call, pids []uint64) (infos []FriendUserInfo, err error)
-	GetFriends(ctx context.Context, c *rmc.Call) (infos []FriendUserInfo, err error)
-	AddFriends(ctx context.Context, c *rmc.Call, pids []uint64) (err error)
-	RemoveFriend(ctx context.Context, c *rmc.Call, pid uint64) (err error)
-	FindCommunityByOwner(ctx context.Context, c *rmc.Call, id uint64, rangeArg common.ResultRange) (lstCommunity []matchmaking.PersistentGathering, err error)
 }
 
 // ServeMatchmakeExtensionMHXXOwn answers a call of a method MatchmakeExtension_MHXX declares with h as ServeMatchmakeExtensionMHXX

@@ -577,7 +577,11 @@ func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsResponse) Read(
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMK8 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMK8OwnHandler (the methods MatchmakeExtension_MK8 declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMK8Handler interface {
+	MatchmakeExtensionMK8OwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -627,14 +631,6 @@ type MatchmakeExtensionMK8Handler interface {
 	AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error)
 	UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error)
 	DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error)
-	// CreateSimpleSearchObject creates a tournament and returns its id.
-	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
-	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
-	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	// SearchSimpleSearchObject lists the tournaments the conditions select.
-	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
-	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
-	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
 	BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
 	UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param matchmaking.UpdateMatchmakeSessionParam) (err error)
@@ -651,6 +647,22 @@ type MatchmakeExtensionMK8Handler interface {
 	// without its parameters; NintendoClients does not have it.
 	// FindCommunityByOwner's parameters are not described: it gets the raw call.
 	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}
+
+// MatchmakeExtensionMK8OwnHandler answers the methods MatchmakeExtension_MK8 declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMK8OwnServer, ServeMatchmakeExtensionMK8Own); embed UnimplementedMatchmakeExtensionMK8 for the methods it
+// does not answer.
+type MatchmakeExtensionMK8OwnHandler interface {
+	// CreateSimpleSearchObject creates a tournament and returns its id.
+	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
+	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
+	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
+	// SearchSimpleSearchObject lists the tournaments the conditions select.
+	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
+	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
+	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
 }
 
 // UnimplementedMatchmakeExtensionMK8 answers every MatchmakeExtension_MK8 method with Core::NotImplemented.
@@ -947,20 +959,6 @@ func ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// MatchmakeExtensionMK8OwnHandler answers the methods MatchmakeExtension_MK8 declares: those it adds to MatchmakeExtension and
-// those it replaces (an id of MatchmakeExtension's with another method). A game's package
-// implements it beside MatchmakeExtension's service, which answers the inherited methods
-// (NewMatchmakeExtensionMK8OwnServer, ServeMatchmakeExtensionMK8Own); embed UnimplementedMatchmakeExtensionMK8 for the methods it
-// does not answer.
-type MatchmakeExtensionMK8OwnHandler interface {
-	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
-	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
-	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
-	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
-	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
 }
 
 // ServeMatchmakeExtensionMK8Own answers a call of a method MatchmakeExtension_MK8 declares with h as ServeMatchmakeExtensionMK8

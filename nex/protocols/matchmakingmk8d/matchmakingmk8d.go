@@ -813,7 +813,11 @@ func (x *MatchmakeExtensionMK8DGetFavoriteCompetitionResponse) Read(r *types.Rea
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMK8D to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMK8DOwnHandler (the methods MatchmakeExtension_MK8D declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMK8DHandler interface {
+	MatchmakeExtensionMK8DOwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -885,6 +889,14 @@ type MatchmakeExtensionMK8DHandler interface {
 	FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error)
 	BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
+}
+
+// MatchmakeExtensionMK8DOwnHandler answers the methods MatchmakeExtension_MK8D declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMK8DOwnServer, ServeMatchmakeExtensionMK8DOwn); embed UnimplementedMatchmakeExtensionMK8D for the methods it
+// does not answer.
+type MatchmakeExtensionMK8DOwnHandler interface {
 	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
 	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
 	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
@@ -1368,28 +1380,6 @@ func ServeMatchmakeExtensionMK8DFindCommunityByOwner(h interface {
 	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	return h.FindCommunityByOwner(ctx, c, out)
-}
-
-// MatchmakeExtensionMK8DOwnHandler answers the methods MatchmakeExtension_MK8D declares: those it adds to MatchmakeExtension and
-// those it replaces (an id of MatchmakeExtension's with another method). A game's package
-// implements it beside MatchmakeExtension's service, which answers the inherited methods
-// (NewMatchmakeExtensionMK8DOwnServer, ServeMatchmakeExtensionMK8DOwn); embed UnimplementedMatchmakeExtensionMK8D for the methods it
-// does not answer.
-type MatchmakeExtensionMK8DOwnHandler interface {
-	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
-	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
-	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
-	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
-	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
-	CustomGetSimplePlayingSession(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	CreateCompetition(ctx context.Context, c *rmc.Call, competition SimpleSearchObject) (competitionOut SimpleSearchObject, err error)
-	DeleteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	RegisterFavoriteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	UnregisterFavoriteCompetition(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	GetFavoriteCompetition(ctx context.Context, c *rmc.Call) (competitions []SimpleSearchObject, err error)
-	GetTeamParticipants(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }
 
 // ServeMatchmakeExtensionMK8DOwn answers a call of a method MatchmakeExtension_MK8D declares with h as ServeMatchmakeExtensionMK8D

@@ -139,7 +139,11 @@ func (x *Ranking2EagleGetEstimateMyScoreRankResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRanking2Eagle to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is Ranking2EagleOwnHandler (the methods Ranking2_Eagle declares)
+// with the methods it inherits from Ranking2.
 type Ranking2EagleHandler interface {
+	Ranking2EagleOwnHandler
 	// PutScore records the caller's scores (NintendoClients names the parameter
 	// "socres").
 	PutScore(ctx context.Context, c *rmc.Call, scores []ranking2.Ranking2ScoreData, uniqueID uint64) (err error)
@@ -154,6 +158,14 @@ type Ranking2EagleHandler interface {
 	GetRankingChart(ctx context.Context, c *rmc.Call, input ranking2.Ranking2ChartInfoInput) (info ranking2.Ranking2ChartInfo, err error)
 	GetRankingCharts(ctx context.Context, c *rmc.Call, inputs []ranking2.Ranking2ChartInfoInput) (infos []ranking2.Ranking2ChartInfo, err error)
 	GetEstimateScoreRank(ctx context.Context, c *rmc.Call, input ranking2.Ranking2EstimateScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
+}
+
+// Ranking2EagleOwnHandler answers the methods Ranking2_Eagle declares: those it adds to Ranking2 and
+// those it replaces (an id of Ranking2's with another method). A game's package
+// implements it beside Ranking2's service, which answers the inherited methods
+// (NewRanking2EagleOwnServer, ServeRanking2EagleOwn); embed UnimplementedRanking2Eagle for the methods it
+// does not answer.
+type Ranking2EagleOwnHandler interface {
 	// GetEstimateMyScoreRank estimates the caller's rank in a category, up to
 	// seasons_to_go_back seasons ago.
 	GetEstimateMyScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateMyScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
@@ -246,15 +258,6 @@ func ServeRanking2EagleGetEstimateMyScoreRank(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// Ranking2EagleOwnHandler answers the methods Ranking2_Eagle declares: those it adds to Ranking2 and
-// those it replaces (an id of Ranking2's with another method). A game's package
-// implements it beside Ranking2's service, which answers the inherited methods
-// (NewRanking2EagleOwnServer, ServeRanking2EagleOwn); embed UnimplementedRanking2Eagle for the methods it
-// does not answer.
-type Ranking2EagleOwnHandler interface {
-	GetEstimateMyScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateMyScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
 }
 
 // ServeRanking2EagleOwn answers a call of a method Ranking2_Eagle declares with h as ServeRanking2Eagle

@@ -277,7 +277,11 @@ func (x *RankingMK8GetCompetitionInfoResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRankingMK8 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is RankingMK8OwnHandler (the methods Ranking_MK8 declares)
+// with the methods it inherits from Ranking.
 type RankingMK8Handler interface {
+	RankingMK8OwnHandler
 	// UploadScore records the caller's score in a category.
 	UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error)
 	DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error)
@@ -296,6 +300,14 @@ type RankingMK8Handler interface {
 	GetStats(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error)
 	GetRankingByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error)
 	GetRankingByUniqueIdList(ctx context.Context, c *rmc.Call, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error)
+}
+
+// RankingMK8OwnHandler answers the methods Ranking_MK8 declares: those it adds to Ranking and
+// those it replaces (an id of Ranking's with another method). A game's package
+// implements it beside Ranking's service, which answers the inherited methods
+// (NewRankingMK8OwnServer, ServeRankingMK8Own); embed UnimplementedRankingMK8 for the methods it
+// does not answer.
+type RankingMK8OwnHandler interface {
 	// GetCompetitionRankingScore's parameters are not described: it gets the raw call.
 	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
@@ -435,17 +447,6 @@ func ServeRankingMK8GetCompetitionInfo(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// RankingMK8OwnHandler answers the methods Ranking_MK8 declares: those it adds to Ranking and
-// those it replaces (an id of Ranking's with another method). A game's package
-// implements it beside Ranking's service, which answers the inherited methods
-// (NewRankingMK8OwnServer, ServeRankingMK8Own); embed UnimplementedRankingMK8 for the methods it
-// does not answer.
-type RankingMK8OwnHandler interface {
-	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
-	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
 }
 
 // ServeRankingMK8Own answers a call of a method Ranking_MK8 declares with h as ServeRankingMK8

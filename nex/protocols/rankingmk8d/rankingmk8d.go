@@ -611,7 +611,11 @@ func (x *RankingMK8DGetCommonDataByPIDListResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRankingMK8D to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is RankingMK8DOwnHandler (the methods Ranking_MK8D declares)
+// with the methods it inherits from Ranking.
 type RankingMK8DHandler interface {
+	RankingMK8DOwnHandler
 	// UploadScore records the caller's score in a category.
 	UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error)
 	DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error)
@@ -633,6 +637,14 @@ type RankingMK8DHandler interface {
 	// GetCachedTopXRanking returns a category's top ranking as the server cached it.
 	GetCachedTopXRanking(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam) (result ranking.RankingCachedResult, err error)
 	GetCachedTopXRankings(ctx context.Context, c *rmc.Call, categories []uint32, order []ranking.RankingOrderParam) (results []ranking.RankingCachedResult, err error)
+}
+
+// RankingMK8DOwnHandler answers the methods Ranking_MK8D declares: those it adds to Ranking and
+// those it replaces (an id of Ranking's with another method). A game's package
+// implements it beside Ranking's service, which answers the inherited methods
+// (NewRankingMK8DOwnServer, ServeRankingMK8DOwn); embed UnimplementedRankingMK8D for the methods it
+// does not answer.
+type RankingMK8DOwnHandler interface {
 	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingGetScoreParam) (info []CompetitionRankingScoreInfo, err error)
 	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
 	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
@@ -886,21 +898,6 @@ func ServeRankingMK8DGetCommonDataByPIDList(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// RankingMK8DOwnHandler answers the methods Ranking_MK8D declares: those it adds to Ranking and
-// those it replaces (an id of Ranking's with another method). A game's package
-// implements it beside Ranking's service, which answers the inherited methods
-// (NewRankingMK8DOwnServer, ServeRankingMK8DOwn); embed UnimplementedRankingMK8D for the methods it
-// does not answer.
-type RankingMK8DOwnHandler interface {
-	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingGetScoreParam) (info []CompetitionRankingScoreInfo, err error)
-	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
-	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
-	UploadScorePack(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, metadata []byte) (err error)
-	GetScorePack(ctx context.Context, c *rmc.Call, pids []types.PID, category uint32) (result ScorePack, err error)
-	ExecuteDeleteScoreJob(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
-	GetCommonDataByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID) (list CommonDataList, err error)
 }
 
 // ServeRankingMK8DOwn answers a call of a method Ranking_MK8D declares with h as ServeRankingMK8D

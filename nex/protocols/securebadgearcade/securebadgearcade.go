@@ -107,7 +107,11 @@ func (x *SecureConnectionBadgeArcadeGetMaintenanceStatusResponse) Read(r *types.
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedSecureConnectionBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is SecureConnectionBadgeArcadeOwnHandler (the methods SecureConnection_BadgeArcade declares)
+// with the methods it inherits from SecureConnection.
 type SecureConnectionBadgeArcadeHandler interface {
+	SecureConnectionBadgeArcadeOwnHandler
 	// Register registers the caller's station URLs and returns its connection id and
 	// the public station URL the server sees.
 	Register(ctx context.Context, c *rmc.Call, urls []types.StationURL) (result types.Result, connectionID uint32, publicStation types.StationURL, err error)
@@ -121,6 +125,14 @@ type SecureConnectionBadgeArcadeHandler interface {
 	// ReplaceURL replaces one registered station URL with another.
 	ReplaceURL(ctx context.Context, c *rmc.Call, url types.StationURL, new types.StationURL) (err error)
 	SendReport(ctx context.Context, c *rmc.Call, reportID uint32, dataArg []byte) (err error)
+}
+
+// SecureConnectionBadgeArcadeOwnHandler answers the methods SecureConnection_BadgeArcade declares: those it adds to SecureConnection and
+// those it replaces (an id of SecureConnection's with another method). A game's package
+// implements it beside SecureConnection's service, which answers the inherited methods
+// (NewSecureConnectionBadgeArcadeOwnServer, ServeSecureConnectionBadgeArcadeOwn); embed UnimplementedSecureConnectionBadgeArcade for the methods it
+// does not answer.
+type SecureConnectionBadgeArcadeOwnHandler interface {
 	// GetMaintenanceStatus answers the server's maintenance status and time.
 	GetMaintenanceStatus(ctx context.Context, c *rmc.Call) (maintenanceStatus uint16, maintenanceTime uint32, isSuccess bool, err error)
 }
@@ -212,15 +224,6 @@ func ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// SecureConnectionBadgeArcadeOwnHandler answers the methods SecureConnection_BadgeArcade declares: those it adds to SecureConnection and
-// those it replaces (an id of SecureConnection's with another method). A game's package
-// implements it beside SecureConnection's service, which answers the inherited methods
-// (NewSecureConnectionBadgeArcadeOwnServer, ServeSecureConnectionBadgeArcadeOwn); embed UnimplementedSecureConnectionBadgeArcade for the methods it
-// does not answer.
-type SecureConnectionBadgeArcadeOwnHandler interface {
-	GetMaintenanceStatus(ctx context.Context, c *rmc.Call) (maintenanceStatus uint16, maintenanceTime uint32, isSuccess bool, err error)
 }
 
 // ServeSecureConnectionBadgeArcadeOwn answers a call of a method SecureConnection_BadgeArcade declares with h as ServeSecureConnectionBadgeArcade

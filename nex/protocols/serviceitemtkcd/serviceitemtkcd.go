@@ -2736,7 +2736,19 @@ func (x *ServiceItemTKCDGetLawMessageResponseResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedServiceItemTKCD to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is ServiceItemTKCDOwnHandler (the methods ServiceItem_TKCD declares)
+// with the methods it inherits from ServiceItem.
 type ServiceItemTKCDHandler interface {
+	ServiceItemTKCDOwnHandler
+}
+
+// ServiceItemTKCDOwnHandler answers the methods ServiceItem_TKCD declares: those it adds to ServiceItem and
+// those it replaces (an id of ServiceItem's with another method). A game's package
+// implements it beside ServiceItem's service, which answers the inherited methods
+// (NewServiceItemTKCDOwnServer, ServeServiceItemTKCDOwn); embed UnimplementedServiceItemTKCD for the methods it
+// does not answer.
+type ServiceItemTKCDOwnHandler interface {
 	// GetEnvironment answers the eShop environment the server uses.
 	GetEnvironment(ctx context.Context, c *rmc.Call, uniqueID string, platform uint8) (str string, err error)
 	HttpGetRequest(ctx context.Context, c *rmc.Call, url ServiceItemHttpGetParam) (requestID uint32, err error)
@@ -3401,36 +3413,6 @@ func ServeServiceItemTKCDGetLawMessageResponse(h interface {
 	w := types.NewWriter(out, c.Peer.Settings)
 	resp.Append(&w)
 	return w.Bytes()
-}
-
-// ServiceItemTKCDOwnHandler answers the methods ServiceItem_TKCD declares: those it adds to ServiceItem and
-// those it replaces (an id of ServiceItem's with another method). A game's package
-// implements it beside ServiceItem's service, which answers the inherited methods
-// (NewServiceItemTKCDOwnServer, ServeServiceItemTKCDOwn); embed UnimplementedServiceItemTKCD for the methods it
-// does not answer.
-type ServiceItemTKCDOwnHandler interface {
-	GetEnvironment(ctx context.Context, c *rmc.Call, uniqueID string, platform uint8) (str string, err error)
-	HttpGetRequest(ctx context.Context, c *rmc.Call, url ServiceItemHttpGetParam) (requestID uint32, err error)
-	HttpGetResponse(ctx context.Context, c *rmc.Call, requestID uint32) (response ServiceItemHttpGetResponse, err error)
-	PurchaseServiceItemRequest(ctx context.Context, c *rmc.Call, purchaseServiceItemParam ServiceItemPurchaseServiceItemParam) (requestID uint32, err error)
-	PurchaseServiceItemResponse(ctx context.Context, c *rmc.Call, requestID uint32) (purchaseServiceItemResponse ServiceItemPurchaseServiceItemResponse, err error)
-	ListServiceItemRequest(ctx context.Context, c *rmc.Call, listServiceItemParam ServiceItemListServiceItemParam) (requestID uint32, err error)
-	ListServiceItemResponse(ctx context.Context, c *rmc.Call, requestID uint32) (listServiceItemResponse ServiceItemListServiceItemResponse, err error)
-	GetBalanceRequest(ctx context.Context, c *rmc.Call, getBalanceParam ServiceItemGetBalanceParam) (requestID uint32, err error)
-	GetBalanceResponse(ctx context.Context, c *rmc.Call, requestID uint32) (getBalanceResponse ServiceItemGetBalanceResponse, err error)
-	GetPrepurchaseInfoRequest(ctx context.Context, c *rmc.Call, getPrepurchaseInfoParam ServiceItemGetPrepurchaseInfoParam) (requestID uint32, err error)
-	GetPrepurchaseInfoResponse(ctx context.Context, c *rmc.Call, requestID uint32) (getPrepurchaseInfoResponse ServiceItemGetPrepurchaseInfoResponse, err error)
-	GetServiceItemRightRequest(ctx context.Context, c *rmc.Call, getServiceItemRightParam ServiceItemGetServiceItemRightParam, withoutRightBinary bool) (requestID uint32, err error)
-	GetServiceItemRightResponse(ctx context.Context, c *rmc.Call, requestID uint32) (getServiceItemRightResponse ServiceItemGetServiceItemRightResponse, err error)
-	GetPurchaseHistoryRequest(ctx context.Context, c *rmc.Call, getPurchaseHistoryParam ServiceItemGetPurchaseHistoryParam) (requestID uint32, err error)
-	GetPurchaseHistoryResponse(ctx context.Context, c *rmc.Call, requestID uint32) (getPurchaseHistoryResponse ServiceItemGetPurchaseHistoryResponse, err error)
-	PostRightBinaryByAccount(ctx context.Context, c *rmc.Call, postRightBinaryByAccountParam ServiceItemPostRightBinaryByAccountParam) (postRightBinaryResponse ServiceItemPostRightBinaryResponse, err error)
-	UseServiceItemByAccountRequest(ctx context.Context, c *rmc.Call, useServiceItemByAccountParam ServiceItemUseServiceItemByAccountParam) (requestID uint32, err error)
-	UseServiceItemByAccountResponse(ctx context.Context, c *rmc.Call, requestID uint32) (useServiceItemResponse ServiceItemUseServiceItemResponse, err error)
-	AcquireServiceItemByAccount(ctx context.Context, c *rmc.Call, acquireServiceItemByAccountParam ServiceItemAcquireServiceItemByAccountParam) (acquireServiceItemResponse ServiceItemAcquireServiceItemResponse, err error)
-	GetSupportId(ctx context.Context, c *rmc.Call, getSupportIDParam ServiceItemGetSupportIdParam) (supportID string, err error)
-	GetLawMessageRequest(ctx context.Context, c *rmc.Call, getLawMessageParam ServiceItemGetLawMessageParam) (requestID uint32, err error)
-	GetLawMessageResponse(ctx context.Context, c *rmc.Call, requestID uint32) (getLawMessageResponse ServiceItemGetLawMessageResponse, err error)
 }
 
 // ServeServiceItemTKCDOwn answers a call of a method ServiceItem_TKCD declares with h as ServeServiceItemTKCD

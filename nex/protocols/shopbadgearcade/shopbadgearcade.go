@@ -148,7 +148,19 @@ func (x *ShopBadgeArcadePostPlayLogResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedShopBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is ShopBadgeArcadeOwnHandler (the methods Shop_BadgeArcade declares)
+// with the methods it inherits from Shop.
 type ShopBadgeArcadeHandler interface {
+	ShopBadgeArcadeOwnHandler
+}
+
+// ShopBadgeArcadeOwnHandler answers the methods Shop_BadgeArcade declares: those it adds to Shop and
+// those it replaces (an id of Shop's with another method). A game's package
+// implements it beside Shop's service, which answers the inherited methods
+// (NewShopBadgeArcadeOwnServer, ServeShopBadgeArcadeOwn); embed UnimplementedShopBadgeArcade for the methods it
+// does not answer.
+type ShopBadgeArcadeOwnHandler interface {
 	// GetRivToken answers the rights token of an eShop item (item_code,
 	// reference_id).
 	GetRivToken(ctx context.Context, c *rmc.Call, itemCode string, referenceID []byte) (rivToken string, err error)
@@ -246,16 +258,6 @@ func ServeShopBadgeArcadePostPlayLog(h interface {
 		return out, err
 	}
 	return out, nil
-}
-
-// ShopBadgeArcadeOwnHandler answers the methods Shop_BadgeArcade declares: those it adds to Shop and
-// those it replaces (an id of Shop's with another method). A game's package
-// implements it beside Shop's service, which answers the inherited methods
-// (NewShopBadgeArcadeOwnServer, ServeShopBadgeArcadeOwn); embed UnimplementedShopBadgeArcade for the methods it
-// does not answer.
-type ShopBadgeArcadeOwnHandler interface {
-	GetRivToken(ctx context.Context, c *rmc.Call, itemCode string, referenceID []byte) (rivToken string, err error)
-	PostPlayLog(ctx context.Context, c *rmc.Call, param ShopPostPlayLogParam) (err error)
 }
 
 // ServeShopBadgeArcadeOwn answers a call of a method Shop_BadgeArcade declares with h as ServeShopBadgeArcade
