@@ -293,25 +293,6 @@ func TestAttachFile(t *testing.T) {
 // DataStore service does on the Mux.
 func TestDeclaredMethods(t *testing.T) {
 	f := newFixture(t, smm.Config{})
-	newClient := func(c rmc.Caller) any { return sm.NewDataStoreSMMClient(c) }
-	errs := gametest.CallAll(t, newClient, f.client(1001).C)
-	for id := uint32(45); id <= 87; id++ {
-		err, ok := errs[id]
-		if !ok {
-			t.Errorf("method %d: no client method", id)
-			continue
-		}
-		if answered := slices.Contains(smm.Methods, id); answered == errors.Is(err, types.CoreNotImplemented) {
-			t.Errorf("method %d %s (in Methods: %v): %v", id, sm.DataStoreSMMMethodName(id), answered, err)
-		}
-	}
-	alone := gametest.CallAll(t, newClient, &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}})
-	for id := uint32(1); id <= 44; id++ {
-		var a, b types.Result
-		errors.As(errs[id], &a)
-		errors.As(alone[id], &b)
-		if a != b {
-			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, sm.DataStoreSMMMethodName(id), errs[id], alone[id])
-		}
-	}
+	alone := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}}
+	gametest.CheckDeclared(t, func(c rmc.Caller) any { return sm.NewDataStoreSMMClient(c) }, f.client(1001).C, alone, 45, 87, smm.Methods, sm.DataStoreSMMMethodName)
 }

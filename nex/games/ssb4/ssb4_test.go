@@ -447,25 +447,6 @@ func TestSharedData(t *testing.T) {
 // (1-44) as the DataStore service does on the Mux.
 func TestDeclaredMethods(t *testing.T) {
 	f := newFixture(t, ssb4.Config{})
-	newClient := func(c rmc.Caller) any { return sb.NewDataStoreSSB4Client(c) }
-	errs := gametest.CallAll(t, newClient, f.client(1001).C)
-	for id := uint32(45); id <= 64; id++ {
-		err, ok := errs[id]
-		if !ok {
-			t.Errorf("method %d: no client method", id)
-			continue
-		}
-		if answered := slices.Contains(ssb4.Methods, id); answered == errors.Is(err, types.CoreNotImplemented) {
-			t.Errorf("method %d %s (in Methods: %v): %v", id, sb.DataStoreSSB4MethodName(id), answered, err)
-		}
-	}
-	alone := gametest.CallAll(t, newClient, &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true, Version: 30600}}})
-	for id := uint32(1); id <= 44; id++ {
-		var a, b types.Result
-		errors.As(errs[id], &a)
-		errors.As(alone[id], &b)
-		if a != b {
-			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, sb.DataStoreSSB4MethodName(id), errs[id], alone[id])
-		}
-	}
+	alone := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true, Version: 30600}}}
+	gametest.CheckDeclared(t, func(c rmc.Caller) any { return sb.NewDataStoreSSB4Client(c) }, f.client(1001).C, alone, 45, 64, ssb4.Methods, sb.DataStoreSSB4MethodName)
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,4 +161,34 @@ type recordingCaller struct {
 func (r *recordingCaller) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
 	r.methods = append(r.methods, method)
 	return r.Caller.Call(ctx, protocol, method, params)
+}
+
+// CheckDeclared checks a game variant's Server with CallAll: through mux (a
+// caller of the Mux it is registered on beside the parent's service), each
+// method the variant declares (ids first to last) answers Core::NotImplemented
+// exactly when it is not in answered; through alone (a caller whose handler
+// is the Server alone), each inherited method (ids below first) answers the
+// Result it answers through mux. name is the variant's <V>MethodName.
+func CheckDeclared(t testing.TB, newClient func(c rmc.Caller) any, mux, alone rmc.Caller, first, last uint32, answered []uint32, name func(uint32) string) {
+	t.Helper()
+	errs := CallAll(t, newClient, mux)
+	for id := first; id <= last; id++ {
+		err, ok := errs[id]
+		if !ok {
+			t.Errorf("method %d: no client method", id)
+			continue
+		}
+		if ans := slices.Contains(answered, id); ans == errors.Is(err, types.CoreNotImplemented) {
+			t.Errorf("method %d %s (answered: %v): %v", id, name(id), ans, err)
+		}
+	}
+	errsAlone := CallAll(t, newClient, alone)
+	for id := uint32(1); id < first; id++ {
+		var a, b types.Result
+		errors.As(errs[id], &a)
+		errors.As(errsAlone[id], &b)
+		if a != b {
+			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, name(id), errs[id], errsAlone[id])
+		}
+	}
 }
