@@ -367,7 +367,7 @@ func (g *gen) ownServer(p *desc.Protocol) {
 	g.p("\tdefault:\n\t\treturn out, false, nil\n\t}\n\treturn out, true, err\n}\n\n")
 
 	srv := firstLower(pn) + "OwnServer"
-	g.p("// %s adapts a %sOwnHandler and its parent's service to rmc.Handler.\n", srv, pn)
+	g.p("// %s adapts the handler of %s's own methods and its parent's\n// service to rmc.Handler.\n", srv, p.Name)
 	g.p("type %s struct {\n\th      %sOwnHandler\n\tparent rmc.Handler\n}\n\n", srv, pn)
 	g.p("// New%sOwnServer returns an rmc.Handler for the whole protocol: h answers\n", pn)
 	g.p("// the methods %s declares, parent (%s's service) the ones it inherits; a\n", p.Name, pp.Name)

@@ -1344,7 +1344,8 @@ func ServeAuthenticationNXOwn(h AuthenticationNXOwnHandler, ctx context.Context,
 	return out, true, err
 }
 
-// authenticationNXOwnServer adapts a AuthenticationNXOwnHandler and its parent's service to rmc.Handler.
+// authenticationNXOwnServer adapts the handler of Authentication_NX's own methods and its parent's
+// service to rmc.Handler.
 type authenticationNXOwnServer struct {
 	h      AuthenticationNXOwnHandler
 	parent rmc.Handler

@@ -402,7 +402,8 @@ func ServeAuthenticationCrossplayOwn(h AuthenticationCrossplayOwnHandler, ctx co
 	return out, true, err
 }
 
-// authenticationCrossplayOwnServer adapts a AuthenticationCrossplayOwnHandler and its parent's service to rmc.Handler.
+// authenticationCrossplayOwnServer adapts the handler of Authentication_Crossplay's own methods and its parent's
+// service to rmc.Handler.
 type authenticationCrossplayOwnServer struct {
 	h      AuthenticationCrossplayOwnHandler
 	parent rmc.Handler

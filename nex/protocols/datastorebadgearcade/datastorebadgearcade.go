@@ -480,7 +480,8 @@ func ServeDataStoreBadgeArcadeOwn(h DataStoreBadgeArcadeOwnHandler, ctx context.
 	return out, true, err
 }
 
-// dataStoreBadgeArcadeOwnServer adapts a DataStoreBadgeArcadeOwnHandler and its parent's service to rmc.Handler.
+// dataStoreBadgeArcadeOwnServer adapts the handler of DataStore_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
 type dataStoreBadgeArcadeOwnServer struct {
 	h      DataStoreBadgeArcadeOwnHandler
 	parent rmc.Handler

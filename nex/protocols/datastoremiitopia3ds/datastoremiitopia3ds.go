@@ -702,7 +702,8 @@ func ServeDataStoreMiitopia3DSOwn(h DataStoreMiitopia3DSOwnHandler, ctx context.
 	return out, true, err
 }
 
-// dataStoreMiitopia3DSOwnServer adapts a DataStoreMiitopia3DSOwnHandler and its parent's service to rmc.Handler.
+// dataStoreMiitopia3DSOwnServer adapts the handler of DataStore_Miitopia3DS's own methods and its parent's
+// service to rmc.Handler.
 type dataStoreMiitopia3DSOwnServer struct {
 	h      DataStoreMiitopia3DSOwnHandler
 	parent rmc.Handler

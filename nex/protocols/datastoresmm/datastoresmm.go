@@ -3774,7 +3774,8 @@ func ServeDataStoreSMMOwn(h DataStoreSMMOwnHandler, ctx context.Context, c *rmc.
 	return out, true, err
 }
 
-// dataStoreSMMOwnServer adapts a DataStoreSMMOwnHandler and its parent's service to rmc.Handler.
+// dataStoreSMMOwnServer adapts the handler of DataStore_SMM's own methods and its parent's
+// service to rmc.Handler.
 type dataStoreSMMOwnServer struct {
 	h      DataStoreSMMOwnHandler
 	parent rmc.Handler

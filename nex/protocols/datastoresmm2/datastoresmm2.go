@@ -4735,7 +4735,8 @@ func ServeDataStoreSMM2Own(h DataStoreSMM2OwnHandler, ctx context.Context, c *rm
 	return out, true, err
 }
 
-// dataStoreSMM2OwnServer adapts a DataStoreSMM2OwnHandler and its parent's service to rmc.Handler.
+// dataStoreSMM2OwnServer adapts the handler of DataStore_SMM2's own methods and its parent's
+// service to rmc.Handler.
 type dataStoreSMM2OwnServer struct {
 	h      DataStoreSMM2OwnHandler
 	parent rmc.Handler

@@ -2307,7 +2307,8 @@ func ServeDataStoreSSB4Own(h DataStoreSSB4OwnHandler, ctx context.Context, c *rm
 	return out, true, err
 }
 
-// dataStoreSSB4OwnServer adapts a DataStoreSSB4OwnHandler and its parent's service to rmc.Handler.
+// dataStoreSSB4OwnServer adapts the handler of DataStore_SSB4's own methods and its parent's
+// service to rmc.Handler.
 type dataStoreSSB4OwnServer struct {
 	h      DataStoreSSB4OwnHandler
 	parent rmc.Handler

@@ -1191,7 +1191,8 @@ func ServeMatchmakeRefereeEagleOwn(h MatchmakeRefereeEagleOwnHandler, ctx contex
 	return out, true, err
 }
 
-// matchmakeRefereeEagleOwnServer adapts a MatchmakeRefereeEagleOwnHandler and its parent's service to rmc.Handler.
+// matchmakeRefereeEagleOwnServer adapts the handler of MatchmakeReferee_Eagle's own methods and its parent's
+// service to rmc.Handler.
 type matchmakeRefereeEagleOwnServer struct {
 	h      MatchmakeRefereeEagleOwnHandler
 	parent rmc.Handler

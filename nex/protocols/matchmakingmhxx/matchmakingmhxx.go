@@ -885,7 +885,8 @@ func ServeMatchmakeExtensionMHXXOwn(h MatchmakeExtensionMHXXOwnHandler, ctx cont
 	return out, true, err
 }
 
-// matchmakeExtensionMHXXOwnServer adapts a MatchmakeExtensionMHXXOwnHandler and its parent's service to rmc.Handler.
+// matchmakeExtensionMHXXOwnServer adapts the handler of MatchmakeExtension_MHXX's own methods and its parent's
+// service to rmc.Handler.
 type matchmakeExtensionMHXXOwnServer struct {
 	h      MatchmakeExtensionMHXXOwnHandler
 	parent rmc.Handler

@@ -986,7 +986,8 @@ func ServeMatchmakeExtensionMK8Own(h MatchmakeExtensionMK8OwnHandler, ctx contex
 	return out, true, err
 }
 
-// matchmakeExtensionMK8OwnServer adapts a MatchmakeExtensionMK8OwnHandler and its parent's service to rmc.Handler.
+// matchmakeExtensionMK8OwnServer adapts the handler of MatchmakeExtension_MK8's own methods and its parent's
+// service to rmc.Handler.
 type matchmakeExtensionMK8OwnServer struct {
 	h      MatchmakeExtensionMK8OwnHandler
 	parent rmc.Handler

@@ -1423,7 +1423,8 @@ func ServeMatchmakeExtensionMK8DOwn(h MatchmakeExtensionMK8DOwnHandler, ctx cont
 	return out, true, err
 }
 
-// matchmakeExtensionMK8DOwnServer adapts a MatchmakeExtensionMK8DOwnHandler and its parent's service to rmc.Handler.
+// matchmakeExtensionMK8DOwnServer adapts the handler of MatchmakeExtension_MK8D's own methods and its parent's
+// service to rmc.Handler.
 type matchmakeExtensionMK8DOwnServer struct {
 	h      MatchmakeExtensionMK8DOwnHandler
 	parent rmc.Handler

@@ -275,7 +275,8 @@ func ServeRanking2EagleOwn(h Ranking2EagleOwnHandler, ctx context.Context, c *rm
 	return out, true, err
 }
 
-// ranking2EagleOwnServer adapts a Ranking2EagleOwnHandler and its parent's service to rmc.Handler.
+// ranking2EagleOwnServer adapts the handler of Ranking2_Eagle's own methods and its parent's
+// service to rmc.Handler.
 type ranking2EagleOwnServer struct {
 	h      Ranking2EagleOwnHandler
 	parent rmc.Handler

@@ -468,7 +468,8 @@ func ServeRankingMK8Own(h RankingMK8OwnHandler, ctx context.Context, c *rmc.Call
 	return out, true, err
 }
 
-// rankingMK8OwnServer adapts a RankingMK8OwnHandler and its parent's service to rmc.Handler.
+// rankingMK8OwnServer adapts the handler of Ranking_MK8's own methods and its parent's
+// service to rmc.Handler.
 type rankingMK8OwnServer struct {
 	h      RankingMK8OwnHandler
 	parent rmc.Handler

@@ -927,7 +927,8 @@ func ServeRankingMK8DOwn(h RankingMK8DOwnHandler, ctx context.Context, c *rmc.Ca
 	return out, true, err
 }
 
-// rankingMK8DOwnServer adapts a RankingMK8DOwnHandler and its parent's service to rmc.Handler.
+// rankingMK8DOwnServer adapts the handler of Ranking_MK8D's own methods and its parent's
+// service to rmc.Handler.
 type rankingMK8DOwnServer struct {
 	h      RankingMK8DOwnHandler
 	parent rmc.Handler

@@ -241,7 +241,8 @@ func ServeSecureConnectionBadgeArcadeOwn(h SecureConnectionBadgeArcadeOwnHandler
 	return out, true, err
 }
 
-// secureConnectionBadgeArcadeOwnServer adapts a SecureConnectionBadgeArcadeOwnHandler and its parent's service to rmc.Handler.
+// secureConnectionBadgeArcadeOwnServer adapts the handler of SecureConnection_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
 type secureConnectionBadgeArcadeOwnServer struct {
 	h      SecureConnectionBadgeArcadeOwnHandler
 	parent rmc.Handler

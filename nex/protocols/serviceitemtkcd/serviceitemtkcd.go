@@ -3472,7 +3472,8 @@ func ServeServiceItemTKCDOwn(h ServiceItemTKCDOwnHandler, ctx context.Context, c
 	return out, true, err
 }
 
-// serviceItemTKCDOwnServer adapts a ServiceItemTKCDOwnHandler and its parent's service to rmc.Handler.
+// serviceItemTKCDOwnServer adapts the handler of ServiceItem_TKCD's own methods and its parent's
+// service to rmc.Handler.
 type serviceItemTKCDOwnServer struct {
 	h      ServiceItemTKCDOwnHandler
 	parent rmc.Handler

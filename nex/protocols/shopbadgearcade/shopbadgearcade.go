@@ -277,7 +277,8 @@ func ServeShopBadgeArcadeOwn(h ShopBadgeArcadeOwnHandler, ctx context.Context, c
 	return out, true, err
 }
 
-// shopBadgeArcadeOwnServer adapts a ShopBadgeArcadeOwnHandler and its parent's service to rmc.Handler.
+// shopBadgeArcadeOwnServer adapts the handler of Shop_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
 type shopBadgeArcadeOwnServer struct {
 	h      ShopBadgeArcadeOwnHandler
 	parent rmc.Handler
