@@ -115,11 +115,13 @@ type Server struct {
 	Now func() time.Time
 
 	once    sync.Once
+	own     sm.DataStoreSMMOwnHandler // handler{s}, made once: no allocation per call
 	initErr error
 }
 
 func (s *Server) init() error {
 	s.once.Do(func() {
+		s.own = handler{s: s}
 		switch {
 		case s.DataStore == nil:
 			s.initErr = errors.New("smm: Server.DataStore is required")
@@ -156,7 +158,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 	if err != nil {
 		return out, err
 	}
-	out, handled, err := sm.ServeDataStoreSMMOwn(handler{s: s}, ctx, pc, out)
+	out, handled, err := sm.ServeDataStoreSMMOwn(s.own, ctx, pc, out)
 	switch {
 	case !handled:
 		return s.DataStore.ServeRMC(ctx, c, out)

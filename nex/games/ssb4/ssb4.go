@@ -176,11 +176,13 @@ type Server struct {
 	Now func() time.Time
 
 	once    sync.Once
+	own     sb.DataStoreSSB4OwnHandler // handler{s}, made once: no allocation per call
 	initErr error
 }
 
 func (s *Server) init() error {
 	s.once.Do(func() {
+		s.own = handler{s: s}
 		switch {
 		case s.DataStore == nil:
 			s.initErr = errors.New("ssb4: Server.DataStore is required")
@@ -219,7 +221,7 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 	if err != nil {
 		return out, err
 	}
-	out, handled, err := sb.ServeDataStoreSSB4Own(handler{s: s}, ctx, pc, out)
+	out, handled, err := sb.ServeDataStoreSSB4Own(s.own, ctx, pc, out)
 	switch {
 	case !handled:
 		return s.DataStore.ServeRMC(ctx, c, out)
