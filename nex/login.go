@@ -213,7 +213,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	}
 
 	// 3. A ticket for the secure server, if this one is for someone else.
-	secureURL := lr.Connection.RegularURL
+	secureURL := lr.Connection.MainStation
 	target := secureURL.PID()
 	if target == 0 {
 		target = auth.PIDQuazalRendezVous
