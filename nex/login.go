@@ -274,7 +274,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 
 	// 5. Register the local station url.
 	local := localURL(cfg, sc.LocalAddr(), secAddr)
-	reg := secgen.SecureConnectionClient{C: rc}
+	reg := secgen.NewSecureConnectionClient(rc)
 	var res types.Result
 	if cfg.LoginData != nil {
 		var h types.AnyDataHolder

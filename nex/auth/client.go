@@ -28,7 +28,7 @@ func (c *Client) shape() shape { return c.Options.shape(c.RMC.Settings()) }
 func (c *Client) Login(ctx context.Context, name string) (LoginResponse, error) {
 	var r LoginResponse
 	var err error
-	r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.AuthenticationClient{C: c.RMC}.Login(ctx, name)
+	r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.NewAuthenticationClient(c.RMC).Login(ctx, name)
 	return loginResult(name, r, err)
 }
 
@@ -41,7 +41,7 @@ func (c *Client) LoginEx(ctx context.Context, name string, extra types.AnyDataHo
 	var r LoginResponse
 	var err error
 	if c.shape() == shapeAuthentication {
-		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.AuthenticationClient{C: rec}.LoginEx(ctx, name, types.AnyData{Raw: extra})
+		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.NewAuthenticationClient(rec).LoginEx(ctx, name, types.AnyData{Raw: extra})
 		if rec.undecoded(err) {
 			var resp authproto.AuthenticationNXValidateAndRequestTicketWithCustomDataResponse
 			if rec.read(&resp) == nil {
@@ -51,7 +51,7 @@ func (c *Client) LoginEx(ctx context.Context, name string, extra types.AnyDataHo
 			}
 		}
 	} else {
-		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, r.SourceKey, err = authproto.AuthenticationNXClient{C: rec}.ValidateAndRequestTicketWithCustomData(ctx, name, types.AnyData{Raw: extra})
+		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, r.SourceKey, err = authproto.NewAuthenticationNXClient(rec).ValidateAndRequestTicketWithCustomData(ctx, name, types.AnyData{Raw: extra})
 		if rec.undecoded(err) {
 			var resp authproto.AuthenticationLoginExResponse
 			if rec.read(&resp) == nil {
@@ -84,11 +84,11 @@ func (c *Client) RequestTicket(ctx context.Context, source, target types.PID) (T
 	var err error
 	switch c.shape() {
 	case shapeAuthentication:
-		r.Result, r.Ticket, err = authproto.AuthenticationClient{C: rec}.RequestTicket(ctx, source, target)
+		r.Result, r.Ticket, err = authproto.NewAuthenticationClient(rec).RequestTicket(ctx, source, target)
 	case shapeNX:
-		r.Result, r.Ticket, r.SourceKey, err = authproto.AuthenticationNXClient{C: rec}.RequestTicket(ctx, source, target)
+		r.Result, r.Ticket, r.SourceKey, err = authproto.NewAuthenticationNXClient(rec).RequestTicket(ctx, source, target)
 	case shapeCrossplay:
-		r.Result, r.Ticket, r.SourceKey, err = crossproto.AuthenticationCrossplayClient{C: rec}.RequestTicket(ctx, PlatformWiiU, source, target)
+		r.Result, r.Ticket, r.SourceKey, err = crossproto.NewAuthenticationCrossplayClient(rec).RequestTicket(ctx, PlatformWiiU, source, target)
 	}
 	if rec.undecoded(err) {
 		if c.shape() == shapeAuthentication {
@@ -114,12 +114,12 @@ func (c *Client) RequestTicket(ctx context.Context, source, target types.PID) (T
 
 // GetPID returns the PID of a user name, 0 when there is none.
 func (c *Client) GetPID(ctx context.Context, name string) (types.PID, error) {
-	return authproto.AuthenticationClient{C: c.RMC}.GetPID(ctx, name)
+	return authproto.NewAuthenticationClient(c.RMC).GetPID(ctx, name)
 }
 
 // GetName returns the name of a PID, "" when there is none.
 func (c *Client) GetName(ctx context.Context, pid types.PID) (string, error) {
-	return authproto.AuthenticationClient{C: c.RMC}.GetName(ctx, pid)
+	return authproto.NewAuthenticationClient(c.RMC).GetName(ctx, pid)
 }
 
 // ValidateAndRequestTicketWithParam calls method 6 of NEX 4.4+: in
@@ -130,10 +130,10 @@ func (c *Client) ValidateAndRequestTicketWithParam(ctx context.Context, p Valida
 	var v ValidateResult
 	var err error
 	if c.Options.Crossplay {
-		v, err = crossproto.AuthenticationCrossplayClient{C: c.RMC}.ValidateAndRequestTicketWithParam(ctx, p)
+		v, err = crossproto.NewAuthenticationCrossplayClient(c.RMC).ValidateAndRequestTicketWithParam(ctx, p)
 	} else {
 		var pv authproto.ValidateAndRequestTicketResult
-		pv, err = authproto.AuthenticationNXClient{C: c.RMC}.ValidateAndRequestTicketWithParam(ctx, plainParam(&p))
+		pv, err = authproto.NewAuthenticationNXClient(c.RMC).ValidateAndRequestTicketWithParam(ctx, plainParam(&p))
 		v = crossResult(&pv)
 	}
 	if err != nil {

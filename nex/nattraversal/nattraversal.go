@@ -275,7 +275,7 @@ type Client struct {
 // ReportNATProperties tells the server the caller's NAT mapping and filtering
 // and its round-trip time to the server (milliseconds).
 func (c *Client) ReportNATProperties(ctx context.Context, p Properties) error {
-	return natproto.NATTraversalClient{C: c.RMC}.ReportNATProperties(ctx, p.Mapping, p.Filtering, p.RTT)
+	return natproto.NewNATTraversalClient(c.RMC).ReportNATProperties(ctx, p.Mapping, p.Filtering, p.RTT)
 }
 
 // ReportNATTraversalResult tells the server how probing the station with
@@ -283,9 +283,9 @@ func (c *Client) ReportNATProperties(ctx context.Context, p Properties) error {
 // Wii U and Switch clients send it (NATTraversal_WiiU's form).
 func (c *Client) ReportNATTraversalResult(ctx context.Context, cid uint32, success, withRTT bool, rtt uint32) error {
 	if withRTT {
-		return natwiiu.NATTraversalWiiUClient{C: c.RMC}.ReportNATTraversalResult(ctx, cid, success, rtt)
+		return natwiiu.NewNATTraversalWiiUClient(c.RMC).ReportNATTraversalResult(ctx, cid, success, rtt)
 	}
-	return natproto.NATTraversalClient{C: c.RMC}.ReportNATTraversalResult(ctx, cid, success)
+	return natproto.NewNATTraversalClient(c.RMC).ReportNATTraversalResult(ctx, cid, success)
 }
 
 // GetRelaySignatureKey asks the server for its relay server.
@@ -293,7 +293,7 @@ func (c *Client) GetRelaySignatureKey(ctx context.Context) (RelaySignatureKey, e
 	var k RelaySignatureKey
 	var err error
 	k.RelayMode, k.CurrentUTCTime, k.Address, k.Port, k.RelayAddressType, k.GameServerID, err =
-		natproto.NATTraversalClient{C: c.RMC}.GetRelaySignatureKey(ctx)
+		natproto.NewNATTraversalClient(c.RMC).GetRelaySignatureKey(ctx)
 	if err != nil {
 		return RelaySignatureKey{}, fmt.Errorf("nat traversal: GetRelaySignatureKey: %w", err)
 	}

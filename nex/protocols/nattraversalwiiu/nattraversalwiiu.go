@@ -101,20 +101,32 @@ func (x *NATTraversalWiiUReportNATTraversalResultResponse) Read(r *types.Reader)
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedNATTraversalWiiU to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is NATTraversalWiiUOwnHandler (the methods NATTraversal_WiiU declares)
+// with the methods it inherits from NATTraversal.
 type NATTraversalWiiUHandler interface {
+	NATTraversalWiiUOwnHandler
 	// RequestProbeInitiation asks the server to tell each target to probe the caller.
 	RequestProbeInitiation(ctx context.Context, c *rmc.Call, targetURLs []types.StationURL) (err error)
 	// InitiateProbe is the server's request (server to client) to probe a station.
 	InitiateProbe(ctx context.Context, c *rmc.Call, stationToProbe types.StationURL) (err error)
 	RequestProbeInitiationExt(ctx context.Context, c *rmc.Call, targetURLs []types.StationURL, stationToProbe types.StationURL) (err error)
-	// ReportNATTraversalResult reports whether traversal to a connection worked
-	// and the round-trip time in milliseconds.
-	ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool, rtt uint32) (err error)
 	// ReportNATProperties reports the caller's NAT mapping and filtering types and
 	// its round-trip time.
 	ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error)
 	GetRelaySignatureKey(ctx context.Context, c *rmc.Call) (mode int32, time types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error)
 	ReportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, cid uint32, result bool, detail int32, rtt uint32) (err error)
+}
+
+// NATTraversalWiiUOwnHandler answers the methods NATTraversal_WiiU declares: those it adds to NATTraversal and
+// those it replaces (an id of NATTraversal's with another method). A game's package
+// implements it beside NATTraversal's service, which answers the inherited methods
+// (NewNATTraversalWiiUOwnServer, ServeNATTraversalWiiUOwn); embed UnimplementedNATTraversalWiiU for the methods it
+// does not answer.
+type NATTraversalWiiUOwnHandler interface {
+	// ReportNATTraversalResult reports whether traversal to a connection worked
+	// and the round-trip time in milliseconds.
+	ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool, rtt uint32) (err error)
 }
 
 // UnimplementedNATTraversalWiiU answers every NATTraversal_WiiU method with Core::NotImplemented.
@@ -161,6 +173,9 @@ func (a nATTraversalWiiUServer) ServeRMC(ctx context.Context, c *rmc.Call, out [
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeNATTraversalWiiU(h NATTraversalWiiUHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeNATTraversalWiiUOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return nattraversal.ServeNATTraversalRequestProbeInitiation(h, ctx, c, out)
@@ -168,8 +183,6 @@ func ServeNATTraversalWiiU(h NATTraversalWiiUHandler, ctx context.Context, c *rm
 		return nattraversal.ServeNATTraversalInitiateProbe(h, ctx, c, out)
 	case 3:
 		return nattraversal.ServeNATTraversalRequestProbeInitiationExt(h, ctx, c, out)
-	case 4:
-		return ServeNATTraversalWiiUReportNATTraversalResult(h, ctx, c, out)
 	case 5:
 		return nattraversal.ServeNATTraversalReportNATProperties(h, ctx, c, out)
 	case 6:
@@ -197,22 +210,68 @@ func ServeNATTraversalWiiUReportNATTraversalResult(h interface {
 	return out, nil
 }
 
-// NATTraversalWiiUClient calls NATTraversal_WiiU methods through C (an *rmc.Client, a logged-in session's RMC).
-type NATTraversalWiiUClient struct{ C rmc.Caller }
-
-// RequestProbeInitiation asks the server to tell each target to probe the caller.
-func (c NATTraversalWiiUClient) RequestProbeInitiation(ctx context.Context, targetURLs []types.StationURL) (err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.RequestProbeInitiation(ctx, targetURLs)
+// ServeNATTraversalWiiUOwn answers a call of a method NATTraversal_WiiU declares with h as ServeNATTraversalWiiU
+// does, and reports handled. A call of any other method (one NATTraversal_WiiU inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeNATTraversalWiiUOwn(h NATTraversalWiiUOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 4:
+		out, err = ServeNATTraversalWiiUReportNATTraversalResult(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// InitiateProbe is the server's request (server to client) to probe a station.
-func (c NATTraversalWiiUClient) InitiateProbe(ctx context.Context, stationToProbe types.StationURL) (err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.InitiateProbe(ctx, stationToProbe)
+// nATTraversalWiiUOwnServer adapts the handler of NATTraversal_WiiU's own methods and its parent's
+// service to rmc.Handler.
+type nATTraversalWiiUOwnServer struct {
+	h      NATTraversalWiiUOwnHandler
+	parent rmc.Handler
 }
 
-// RequestProbeInitiationExt calls NATTraversal_WiiU.RequestProbeInitiationExt.
-func (c NATTraversalWiiUClient) RequestProbeInitiationExt(ctx context.Context, targetURLs []types.StationURL, stationToProbe types.StationURL) (err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.RequestProbeInitiationExt(ctx, targetURLs, stationToProbe)
+// NewNATTraversalWiiUOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods NATTraversal_WiiU declares, parent (NATTraversal's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewNATTraversalWiiUOwnServer(h NATTraversalWiiUOwnHandler, parent rmc.Handler) rmc.Handler {
+	return nATTraversalWiiUOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeNATTraversalWiiUOwn, else with the parent.
+func (a nATTraversalWiiUOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeNATTraversalWiiUOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterNATTraversalWiiUOwn registers h on mux for each method NATTraversal_WiiU declares (mux.Handle),
+// so that the handler registered for the whole protocol (NATTraversal's service,
+// mux.HandleProtocol) answers only the methods NATTraversal_WiiU inherits. h is a
+// NewNATTraversalWiiUOwnServer, or a service whose ServeRMC calls ServeNATTraversalWiiUOwn.
+func RegisterNATTraversalWiiUOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{4} {
+		mux.Handle(NATTraversalWiiUProtocolID, id, h)
+	}
+}
+
+// NATTraversalWiiUClient calls NATTraversal_WiiU methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewNATTraversalWiiUClient sets it): the methods NATTraversal_WiiU declares
+// here, the ones it inherits through the embedded NATTraversalClient.
+type NATTraversalWiiUClient struct {
+	nattraversal.NATTraversalClient
+}
+
+// NewNATTraversalWiiUClient returns a NATTraversalWiiUClient calling through c.
+func NewNATTraversalWiiUClient(c rmc.Caller) NATTraversalWiiUClient {
+	return NATTraversalWiiUClient{NATTraversalClient: nattraversal.NewNATTraversalClient(c)}
 }
 
 // ReportNATTraversalResult reports whether traversal to a connection worked
@@ -235,20 +294,4 @@ func (c NATTraversalWiiUClient) ReportNATTraversalResult(ctx context.Context, ci
 		return
 	}
 	return
-}
-
-// ReportNATProperties reports the caller's NAT mapping and filtering types and
-// its round-trip time.
-func (c NATTraversalWiiUClient) ReportNATProperties(ctx context.Context, natm uint32, natf uint32, rtt uint32) (err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.ReportNATProperties(ctx, natm, natf, rtt)
-}
-
-// GetRelaySignatureKey calls NATTraversal_WiiU.GetRelaySignatureKey.
-func (c NATTraversalWiiUClient) GetRelaySignatureKey(ctx context.Context) (mode int32, time types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.GetRelaySignatureKey(ctx)
-}
-
-// ReportNATTraversalResultDetail calls NATTraversal_WiiU.ReportNATTraversalResultDetail.
-func (c NATTraversalWiiUClient) ReportNATTraversalResultDetail(ctx context.Context, cid uint32, result bool, detail int32, rtt uint32) (err error) {
-	return nattraversal.NATTraversalClient{C: c.C}.ReportNATTraversalResultDetail(ctx, cid, result, detail, rtt)
 }

@@ -3,8 +3,11 @@
 package nattraversalwiiu
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/nattraversal"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -16,3 +19,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: NATTraversalWiiUProtocolID, MethodName: NATTraversalWiiUMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7},
+			NewClient: func(c rmc.Caller) any { return NewNATTraversalWiiUClient(c) },
+			Server:    NewNATTraversalWiiUServer(UnimplementedNATTraversalWiiU{}),
+			Own:       []uint32{4},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewNATTraversalWiiUOwnServer(UnimplementedNATTraversalWiiU{}, parent)
+			},
+			Parent: nattraversal.NewNATTraversalServer(nattraversal.UnimplementedNATTraversal{}),
+		},
+	})
+}
