@@ -18,7 +18,7 @@ func newNEXCmd() *cobra.Command {
 	}
 	descs := &nexDescOptions{}
 	cmd.PersistentFlags().StringVar(&descs.protoDir, "proto-dir", "",
-		"a folder of NintendoClients .proto files (its nintendo/files/proto) to add to the built-in protocol descriptions; a file of a built-in family replaces it")
+		"a folder of NintendoClients .proto files (its nintendo/files/proto) to add to the built-in protocol descriptions; a file of a built-in family replaces its declarations of the same names")
 	cmd.AddCommand(newNEXDataStoreCmd(), newNEXFriendsCmd(), newNEXMatchmakeCmd(), newNEXRankingCmd(), newNEXProtocolsCmd(descs), newNEXCallCmd(descs))
 	return cmd
 }

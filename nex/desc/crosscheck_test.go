@@ -306,3 +306,31 @@ func enumKeys(e *Enum) []string {
 func smmWikiMethod(m *Method) bool {
 	return m.Protocol.Name == "DataStore_SMM" && m.ID >= 47 && m.ID <= 87
 }
+
+// TestBuiltinWithNintendoClientsDir loads all of NintendoClients' .proto files
+// over the built-in descriptions, as `--proto-dir` does with its
+// nintendo/files/proto: every file replaces or adds to a family and the set
+// resolves, NintendoClients' methods replacing the built-in ones of their
+// protocols.
+func TestBuiltinWithNintendoClientsDir(t *testing.T) {
+	dir := os.Getenv("NEX_PROTO_DIR")
+	if dir == "" {
+		t.Skip("NEX_PROTO_DIR (NintendoClients' nintendo/files/proto) not set")
+	}
+	s, err := BuiltinWithProtoDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smm, err := s.Protocol("DataStore_SMM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smm.File.Path != "datastore_smm.proto" || smm.Method(61) == nil || smm.Method(48) != nil {
+		t.Errorf("DataStore_SMM is not NintendoClients': %s", smm.File.Path)
+	}
+	if _, err := s.Protocol("DataStore_BadgeArcade"); err != nil {
+		t.Error(err)
+	}
+	p, m, st := s.Count()
+	t.Logf("built-in descriptions with %s: %d protocols, %d methods, %d structures", dir, p, m, st)
+}
