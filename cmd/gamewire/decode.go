@@ -28,10 +28,11 @@ func newDecodeCmd() *cobra.Command {
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
                   [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)
-                  [--game NAME|ID] [--wireshark-plugin OUT.lua]
+                  [--game NAME|ID] [--wireshark-plugin OUT.lua] [--proto-dir DIR]
 
 NEX RMC calls in a capture are named and their parameters and return values decoded
-by the protocol descriptions (gamewire nex protocols lists them); --game picks the
+by the protocol descriptions (gamewire nex protocols lists them; --proto-dir adds
+NintendoClients' .proto files of DIR to them); --game picks the
 game's variant of the protocols and its NEX version (by default the flow's access
 key names the game). A keys file's "password PID P" line for a player opens that
 player's ticket in the capture's Login exchange and decrypts their secure connection.

@@ -28,6 +28,7 @@ type captureOptions struct {
 	noProgress     bool
 	wiresharkLua   string
 	variant        string
+	descs          nexDescOptions // --proto-dir (nex.go)
 }
 
 // register adds the capture flags to decode's flag set f.
@@ -42,11 +43,12 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
 	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, ssb4, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
+	c.descs.register(f)
 	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant", "proto-dir"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.
@@ -79,8 +81,12 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
 func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err error) {
+	descs, err := o.capture.descs.set()
+	if err != nil {
+		return fmt.Errorf("decode: --proto-dir: %w", err)
+	}
 	if p := o.capture.wiresharkLua; p != "" {
-		if err := writeWiresharkPlugin(cmd, p); err != nil {
+		if err := writeWiresharkPlugin(cmd, p, descs); err != nil {
 			return fmt.Errorf("decode: --wireshark-plugin: %w", err)
 		}
 	}
@@ -98,7 +104,7 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	}
 	defer closeIn()
 
-	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant}
+	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant, Descriptions: descs}
 	if o.game != "" {
 		// The game's variant of the NEX protocols and its NEX version decode its
 		// RMC calls (docs/dissector.md "NEX methods").
