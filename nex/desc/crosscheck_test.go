@@ -74,6 +74,12 @@ var (
 	crossWikiEnumValues = map[string]bool{
 		"ranking.RankingMode.FriendsAroundSelf": true, // "Ranking (112)", mode 2
 	}
+	// crossWikiEnumTypes are enums only the nintendo-wiki has, given to fields
+	// NintendoClients types as the enum's integer (family.Enum): compared as that
+	// integer.
+	crossWikiEnumTypes = map[string]bool{
+		"notification.NotificationType": true, // NotificationEvent.type
+	}
 	// crossWikiFields are the fields of crossWikiGates structures that only the
 	// nintendo-wiki has (NEX versions NintendoClients does not describe).
 	crossWikiFields = map[string]bool{
@@ -229,6 +235,8 @@ func crossType(t *Type) string {
 			return "any<" + t.Struct.File.Name + "." + t.Name + ">"
 		case t.Struct != nil:
 			return t.Struct.File.Name + "." + t.Name
+		case t.Enum != nil && crossWikiEnumTypes[t.Enum.File.Name+"."+t.Name]:
+			return t.Enum.Base.String()
 		case t.Enum != nil:
 			return t.Enum.File.Name + "." + t.Name
 		}

@@ -116,7 +116,7 @@ func (v NotificationType) String() string {
 // games), 3.5 in NintendoClients.
 type NotificationEvent struct {
 	PID    types.PID                           `nex:"pid"`
-	Type   uint32                              `nex:"type"`
+	Type   NotificationType                    `nex:"type"`
 	Param1 types.PID                           `nex:"param1"`
 	Param2 types.PID                           `nex:"param2"`
 	Text   string                              `nex:"text"`
@@ -144,7 +144,7 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 	rev := notificationEventMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
-	w.U32(s.Type)
+	w.U32(uint32(s.Type))
 	w.PID(s.Param1)
 	w.PID(s.Param2)
 	w.String(s.Text)
@@ -170,7 +170,7 @@ func (s *NotificationEvent) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "NotificationEvent", notificationEventMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")
-	s.Type = r.U32("type")
+	s.Type = NotificationType(r.U32("type"))
 	s.Param1 = r.PID("param1")
 	s.Param2 = r.PID("param2")
 	s.Text = r.String("text")
