@@ -36,7 +36,7 @@ func TestGameVariantExtendsService(t *testing.T) {
 	mux.HandleProtocol(ds.DataStoreProtocolID, f.srv)
 	datastoresmm.RegisterDataStoreSMMMethods(mux, smmConfig{}, datastoresmm.DataStoreSMMMethodGetApplicationConfig)
 	caller := &rmc.InMemory{Handler: mux, Peer: &rmc.Peer{PID: 1001, Settings: types.Settings{StructureHeader: true}}}
-	c := datastoresmm.DataStoreSMMClient{C: caller}
+	c := datastoresmm.NewDataStoreSMMClient(caller)
 	config, err := c.GetApplicationConfig(ctx, 1)
 	if err != nil || !slices.Equal(config, []uint32{10, 20, 30}) {
 		t.Fatalf("GetApplicationConfig: %v %v", config, err)

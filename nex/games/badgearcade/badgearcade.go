@@ -98,25 +98,26 @@ func Register(mux *rmc.Mux, s *Server) error {
 		return errors.New("badgearcade: Server.Store is required")
 	}
 	shopbadgearcade.RegisterShopBadgeArcadeMethods(mux, s, Methods...)
-	mux.Handle(sba.SecureConnectionBadgeArcadeProtocolID, sba.SecureConnectionBadgeArcadeMethodGetMaintenanceStatus,
-		rmc.HandlerFunc(func(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-			return sba.ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(s, ctx, c, out)
-		}))
+	sba.RegisterSecureConnectionBadgeArcadeOwn(mux, sba.NewSecureConnectionBadgeArcadeOwnServer(s, nil))
 	if s.DataStore != nil {
-		mux.Handle(dba.DataStoreBadgeArcadeProtocolID, dba.DataStoreBadgeArcadeMethodGetMetaByOwnerId, rmc.HandlerFunc(s.serveDataStore))
+		dba.RegisterDataStoreBadgeArcadeOwn(mux, rmc.HandlerFunc(s.serveDataStore))
 	}
 	return nil
 }
 
-// serveDataStore answers 115.45 as the DataStore service answers its own
-// methods (authenticated callers, its NEX version, its error mapping).
+// serveDataStore answers the method DataStore_BadgeArcade declares (115.45)
+// as the DataStore service answers its own methods (authenticated callers,
+// its NEX version, its error mapping) and passes any other to the service.
 func (s *Server) serveDataStore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	c, err := s.DataStore.PrepareCall(c)
+	pc, err := s.DataStore.PrepareCall(c)
 	if err != nil {
 		return out, err
 	}
-	out, err = dba.ServeDataStoreBadgeArcadeGetMetaByOwnerId(dataStoreHandler{s}, ctx, c, out)
-	if err != nil {
+	out, handled, err := dba.ServeDataStoreBadgeArcadeOwn(dataStoreHandler{s}, ctx, pc, out)
+	switch {
+	case !handled:
+		return s.DataStore.ServeRMC(ctx, c, out)
+	case err != nil:
 		return out, s.DataStore.Result(ctx, c.Method, err)
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games/internal/gametest"
 	"github.com/gamewire/gamewire/nex/games/smm"
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
@@ -51,7 +52,7 @@ func newFixture(t *testing.T, cfg smm.Config) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) sm.DataStoreSMMClient {
-	return sm.DataStoreSMMClient{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}}}
+	return sm.NewDataStoreSMMClient(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true}}})
 }
 
 func course(name string, dataType uint16) ds.DataStorePreparePostParam {
@@ -283,4 +284,15 @@ func TestAttachFile(t *testing.T) {
 	if _, err := m.GetObjectInfos(ctx, []uint64{a}); !errors.Is(err, types.DataStoreOperationNotAllowed) {
 		t.Fatalf("GetObjectInfos of a meta-only course: %v", err)
 	}
+}
+
+// TestDeclaredMethods: every method DataStore_SMM declares (45-87) reaches
+// the variant, the Methods answered and the others Core::NotImplemented, 46
+// (GetMetaByOwnerId, which replaces DataStore's SearchObjectLight) among
+// them; the Server alone answers the inherited methods (1-44) as the
+// DataStore service does on the Mux.
+func TestDeclaredMethods(t *testing.T) {
+	f := newFixture(t, smm.Config{})
+	alone := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}}
+	gametest.CheckDeclared(t, func(c rmc.Caller) any { return sm.NewDataStoreSMMClient(c) }, f.client(1001).C, alone, 45, 87, smm.Methods, sm.DataStoreSMMMethodName)
 }

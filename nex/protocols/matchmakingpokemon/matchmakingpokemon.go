@@ -316,7 +316,11 @@ func (x *MatchmakeExtensionPokemon6ClearMyPreviouslyMatchedUserCacheResponse) Re
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionPokemon6 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionPokemon6OwnHandler (the methods MatchmakeExtension_Pokemon6 declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionPokemon6Handler interface {
+	MatchmakeExtensionPokemon6OwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -364,9 +368,6 @@ type MatchmakeExtensionPokemon6Handler interface {
 	GetSimplePlayingSession(ctx context.Context, c *rmc.Call, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error)
 	GetSimpleCommunity(ctx context.Context, c *rmc.Call, gids []uint32) (communities []matchmaking.SimpleCommunity, err error)
 	AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error)
-	// ClearMyPreviouslyMatchedUserCache forgets whom the caller was matched with
-	// before.
-	ClearMyPreviouslyMatchedUserCache(ctx context.Context, c *rmc.Call) (err error)
 	DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error)
 	GenerateMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (password string, err error)
 	ClearMatchmakeSessionSystemPassword(ctx context.Context, c *rmc.Call, gid uint32) (err error)
@@ -394,6 +395,17 @@ type MatchmakeExtensionPokemon6Handler interface {
 	// without its parameters; NintendoClients does not have it.
 	// FindCommunityByOwner's parameters are not described: it gets the raw call.
 	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}
+
+// MatchmakeExtensionPokemon6OwnHandler answers the methods MatchmakeExtension_Pokemon6 declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionPokemon6OwnServer, ServeMatchmakeExtensionPokemon6Own); embed UnimplementedMatchmakeExtensionPokemon6 for the methods it
+// does not answer.
+type MatchmakeExtensionPokemon6OwnHandler interface {
+	// ClearMyPreviouslyMatchedUserCache forgets whom the caller was matched with
+	// before.
+	ClearMyPreviouslyMatchedUserCache(ctx context.Context, c *rmc.Call) (err error)
 }
 
 // UnimplementedMatchmakeExtensionPokemon6 answers every MatchmakeExtension_Pokemon6 method with Core::NotImplemented.
@@ -442,6 +454,9 @@ func (a matchmakeExtensionPokemon6Server) ServeRMC(ctx context.Context, c *rmc.C
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeExtensionPokemon6(h MatchmakeExtensionPokemon6Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeExtensionPokemon6Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
@@ -509,8 +524,6 @@ func ServeMatchmakeExtensionPokemon6(h MatchmakeExtensionPokemon6Handler, ctx co
 		return matchmaking.ServeMatchmakeExtensionGetSimpleCommunity(h, ctx, c, out)
 	case 33:
 		return matchmaking.ServeMatchmakeExtensionAutoMatchmakeWithGatheringIdPostpone(h, ctx, c, out)
-	case 34:
-		return ServeMatchmakeExtensionPokemon6ClearMyPreviouslyMatchedUserCache(h, ctx, c, out)
 	case 35:
 		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(h, ctx, c, out)
 	case 36:
@@ -570,178 +583,71 @@ func ServeMatchmakeExtensionPokemon6ClearMyPreviouslyMatchedUserCache(h interfac
 	return out, nil
 }
 
-// MatchmakeExtensionPokemon6Client calls MatchmakeExtension_Pokemon6 methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeExtensionPokemon6Client struct{ C rmc.Caller }
-
-// CloseParticipation calls MatchmakeExtension_Pokemon6.CloseParticipation.
-func (c MatchmakeExtensionPokemon6Client) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
+// ServeMatchmakeExtensionPokemon6Own answers a call of a method MatchmakeExtension_Pokemon6 declares with h as ServeMatchmakeExtensionPokemon6
+// does, and reports handled. A call of any other method (one MatchmakeExtension_Pokemon6 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeExtensionPokemon6Own(h MatchmakeExtensionPokemon6OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 34:
+		out, err = ServeMatchmakeExtensionPokemon6ClearMyPreviouslyMatchedUserCache(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// OpenParticipation calls MatchmakeExtension_Pokemon6.OpenParticipation.
-func (c MatchmakeExtensionPokemon6Client) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
+// matchmakeExtensionPokemon6OwnServer adapts the handler of MatchmakeExtension_Pokemon6's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeExtensionPokemon6OwnServer struct {
+	h      MatchmakeExtensionPokemon6OwnHandler
+	parent rmc.Handler
 }
 
-// AutoMatchmake_Postpone joins a session like the given one, or creates it when
-// there is none, and returns the session joined.
-func (c MatchmakeExtensionPokemon6Client) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
+// NewMatchmakeExtensionPokemon6OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeExtension_Pokemon6 declares, parent (MatchmakeExtension's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeExtensionPokemon6OwnServer(h MatchmakeExtensionPokemon6OwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeExtensionPokemon6OwnServer{h, parent}
 }
 
-// BrowseMatchmakeSession lists the sessions the criteria select.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
+// ServeRMC answers a call with ServeMatchmakeExtensionPokemon6Own, else with the parent.
+func (a matchmakeExtensionPokemon6OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeExtensionPokemon6Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_Pokemon6.BrowseMatchmakeSessionWithHostUrls.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
+// RegisterMatchmakeExtensionPokemon6Own registers h on mux for each method MatchmakeExtension_Pokemon6 declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeExtension's service,
+// mux.HandleProtocol) answers only the methods MatchmakeExtension_Pokemon6 inherits. h is a
+// NewMatchmakeExtensionPokemon6OwnServer, or a service whose ServeRMC calls ServeMatchmakeExtensionPokemon6Own.
+func RegisterMatchmakeExtensionPokemon6Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{34} {
+		mux.Handle(MatchmakeExtensionPokemon6ProtocolID, id, h)
+	}
 }
 
-// CreateMatchmakeSession creates a session owned by the caller and returns its id
-// and session key.
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionPokemon6Client) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
+// MatchmakeExtensionPokemon6Client calls MatchmakeExtension_Pokemon6 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeExtensionPokemon6Client sets it): the methods MatchmakeExtension_Pokemon6 declares
+// here, the ones it inherits through the embedded MatchmakeExtensionClient.
+type MatchmakeExtensionPokemon6Client struct {
+	matchmaking.MatchmakeExtensionClient
+	// UpdateProgressScore hides MatchmakeExtension's method 34: MatchmakeExtension_Pokemon6 replaces it
+	// with ClearMyPreviouslyMatchedUserCache.
+	UpdateProgressScore struct{}
 }
 
-// JoinMatchmakeSession joins the caller to a session and returns its session key.
-func (c MatchmakeExtensionPokemon6Client) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
-}
-
-// ModifyCurrentGameAttribute calls MatchmakeExtension_Pokemon6.ModifyCurrentGameAttribute.
-func (c MatchmakeExtensionPokemon6Client) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
-}
-
-// UpdateNotificationData calls MatchmakeExtension_Pokemon6.UpdateNotificationData.
-func (c MatchmakeExtensionPokemon6Client) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
-}
-
-// GetFriendNotificationData calls MatchmakeExtension_Pokemon6.GetFriendNotificationData.
-func (c MatchmakeExtensionPokemon6Client) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
-}
-
-// UpdateApplicationBuffer calls MatchmakeExtension_Pokemon6.UpdateApplicationBuffer.
-func (c MatchmakeExtensionPokemon6Client) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
-}
-
-// UpdateMatchmakeSessionAttribute calls MatchmakeExtension_Pokemon6.UpdateMatchmakeSessionAttribute.
-func (c MatchmakeExtensionPokemon6Client) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
-}
-
-// GetlstFriendNotificationData (the wiki's spelling; NintendoClients
-// get_friend_notification_data_list) returns the friends' notifications of the given
-// types.
-func (c MatchmakeExtensionPokemon6Client) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
-}
-
-// UpdateMatchmakeSession calls MatchmakeExtension_Pokemon6.UpdateMatchmakeSession.
-func (c MatchmakeExtensionPokemon6Client) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
-}
-
-// AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
-// criteria finds, or creates the given one.
-func (c MatchmakeExtensionPokemon6Client) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
-}
-
-// GetPlayingSession calls MatchmakeExtension_Pokemon6.GetPlayingSession.
-func (c MatchmakeExtensionPokemon6Client) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
-}
-
-// CreateCommunity calls MatchmakeExtension_Pokemon6.CreateCommunity.
-func (c MatchmakeExtensionPokemon6Client) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
-}
-
-// UpdateCommunity calls MatchmakeExtension_Pokemon6.UpdateCommunity.
-func (c MatchmakeExtensionPokemon6Client) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
-}
-
-// JoinCommunity calls MatchmakeExtension_Pokemon6.JoinCommunity.
-func (c MatchmakeExtensionPokemon6Client) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
-}
-
-// FindCommunityByGatheringId calls MatchmakeExtension_Pokemon6.FindCommunityByGatheringId.
-func (c MatchmakeExtensionPokemon6Client) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
-}
-
-// FindOfficialCommunity calls MatchmakeExtension_Pokemon6.FindOfficialCommunity.
-func (c MatchmakeExtensionPokemon6Client) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
-}
-
-// FindCommunityByParticipant calls MatchmakeExtension_Pokemon6.FindCommunityByParticipant.
-func (c MatchmakeExtensionPokemon6Client) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
-}
-
-// UpdatePrivacySetting calls MatchmakeExtension_Pokemon6.UpdatePrivacySetting.
-func (c MatchmakeExtensionPokemon6Client) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
-}
-
-// GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
-func (c MatchmakeExtensionPokemon6Client) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
-}
-
-// AddToBlackList calls MatchmakeExtension_Pokemon6.AddToBlackList.
-func (c MatchmakeExtensionPokemon6Client) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
-}
-
-// RemoveFromBlackList calls MatchmakeExtension_Pokemon6.RemoveFromBlackList.
-func (c MatchmakeExtensionPokemon6Client) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
-}
-
-// ClearMyBlackList calls MatchmakeExtension_Pokemon6.ClearMyBlackList.
-func (c MatchmakeExtensionPokemon6Client) ClearMyBlackList(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
-}
-
-// ReportViolation calls MatchmakeExtension_Pokemon6.ReportViolation.
-func (c MatchmakeExtensionPokemon6Client) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
-}
-
-// IsViolationUser calls MatchmakeExtension_Pokemon6.IsViolationUser.
-func (c MatchmakeExtensionPokemon6Client) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
-}
-
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionPokemon6Client) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
-}
-
-// GetSimplePlayingSession calls MatchmakeExtension_Pokemon6.GetSimplePlayingSession.
-func (c MatchmakeExtensionPokemon6Client) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
-}
-
-// GetSimpleCommunity calls MatchmakeExtension_Pokemon6.GetSimpleCommunity.
-func (c MatchmakeExtensionPokemon6Client) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
-}
-
-// AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_Pokemon6.AutoMatchmakeWithGatheringId_Postpone.
-func (c MatchmakeExtensionPokemon6Client) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
+// NewMatchmakeExtensionPokemon6Client returns a MatchmakeExtensionPokemon6Client calling through c.
+func NewMatchmakeExtensionPokemon6Client(c rmc.Caller) MatchmakeExtensionPokemon6Client {
+	return MatchmakeExtensionPokemon6Client{MatchmakeExtensionClient: matchmaking.NewMatchmakeExtensionClient(c)}
 }
 
 // ClearMyPreviouslyMatchedUserCache forgets whom the caller was matched with
@@ -762,108 +668,6 @@ func (c MatchmakeExtensionPokemon6Client) ClearMyPreviouslyMatchedUserCache(ctx 
 		return
 	}
 	return
-}
-
-// DebugNotifyEvent calls MatchmakeExtension_Pokemon6.DebugNotifyEvent.
-func (c MatchmakeExtensionPokemon6Client) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
-}
-
-// GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_Pokemon6.GenerateMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionPokemon6Client) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_Pokemon6.ClearMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionPokemon6Client) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// CreateMatchmakeSessionWithParam creates a session and returns it.
-func (c MatchmakeExtensionPokemon6Client) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
-}
-
-// JoinMatchmakeSessionWithParam joins a session and returns it.
-func (c MatchmakeExtensionPokemon6Client) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
-}
-
-// AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
-// given one, and returns it.
-func (c MatchmakeExtensionPokemon6Client) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
-}
-
-// FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_Pokemon6.FindMatchmakeSessionByGatheringIdDetail.
-func (c MatchmakeExtensionPokemon6Client) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
-}
-
-// BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_Pokemon6.BrowseMatchmakeSessionNoHolder.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_Pokemon6.BrowseMatchmakeSessionWithHostUrlsNoHolder.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// UpdateMatchmakeSessionPart calls MatchmakeExtension_Pokemon6.UpdateMatchmakeSessionPart.
-func (c MatchmakeExtensionPokemon6Client) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
-}
-
-// RequestMatchmaking calls MatchmakeExtension_Pokemon6.RequestMatchmaking.
-func (c MatchmakeExtensionPokemon6Client) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
-}
-
-// WithdrawMatchmaking calls MatchmakeExtension_Pokemon6.WithdrawMatchmaking.
-func (c MatchmakeExtensionPokemon6Client) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
-}
-
-// WithdrawMatchmakingAll calls MatchmakeExtension_Pokemon6.WithdrawMatchmakingAll.
-func (c MatchmakeExtensionPokemon6Client) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
-}
-
-// FindMatchmakeSessionByGatheringId calls MatchmakeExtension_Pokemon6.FindMatchmakeSessionByGatheringId.
-func (c MatchmakeExtensionPokemon6Client) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
-}
-
-// FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_Pokemon6.FindMatchmakeSessionBySingleGatheringId.
-func (c MatchmakeExtensionPokemon6Client) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
-}
-
-// FindMatchmakeSessionByOwner calls MatchmakeExtension_Pokemon6.FindMatchmakeSessionByOwner.
-func (c MatchmakeExtensionPokemon6Client) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
-}
-
-// FindMatchmakeSessionByParticipant calls MatchmakeExtension_Pokemon6.FindMatchmakeSessionByParticipant.
-func (c MatchmakeExtensionPokemon6Client) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_Pokemon6.BrowseMatchmakeSessionNoHolderNoResultRange.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_Pokemon6.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
-func (c MatchmakeExtensionPokemon6Client) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
-// without its parameters; NintendoClients does not have it.
-func (c MatchmakeExtensionPokemon6Client) FindCommunityByOwner(ctx context.Context, params []byte) ([]byte, error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByOwner(ctx, params)
 }
 
 // MatchmakeExtensionPokemon7ProtocolID is the id of the MatchmakeExtension_Pokemon7 protocol.
@@ -1232,7 +1036,11 @@ func (x *MatchmakeExtensionPokemon7CancelSimpleMatchmakeEntryResponse) Read(r *t
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionPokemon7 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionPokemon7OwnHandler (the methods MatchmakeExtension_Pokemon7 declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionPokemon7Handler interface {
+	MatchmakeExtensionPokemon7OwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -1298,6 +1106,18 @@ type MatchmakeExtensionPokemon7Handler interface {
 	RequestMatchmaking(ctx context.Context, c *rmc.Call, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error)
 	WithdrawMatchmaking(ctx context.Context, c *rmc.Call, requestID uint64) (err error)
 	WithdrawMatchmakingAll(ctx context.Context, c *rmc.Call) (err error)
+	// FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
+	// without its parameters; NintendoClients does not have it.
+	// FindCommunityByOwner's parameters are not described: it gets the raw call.
+	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}
+
+// MatchmakeExtensionPokemon7OwnHandler answers the methods MatchmakeExtension_Pokemon7 declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionPokemon7OwnServer, ServeMatchmakeExtensionPokemon7Own); embed UnimplementedMatchmakeExtensionPokemon7 for the methods it
+// does not answer.
+type MatchmakeExtensionPokemon7OwnHandler interface {
 	// ClearMyPreviouslyMatchedUserCache forgets whom the caller was matched with
 	// before.
 	ClearMyPreviouslyMatchedUserCache(ctx context.Context, c *rmc.Call) (err error)
@@ -1311,10 +1131,6 @@ type MatchmakeExtensionPokemon7Handler interface {
 	EntrySimpleMatchmake(ctx context.Context, c *rmc.Call, groupID uint32, sessionKey []byte) (err error)
 	// CancelSimpleMatchmakeEntry withdraws the caller's entry.
 	CancelSimpleMatchmakeEntry(ctx context.Context, c *rmc.Call, groupID uint32) (succeed bool, err error)
-	// FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
-	// without its parameters; NintendoClients does not have it.
-	// FindCommunityByOwner's parameters are not described: it gets the raw call.
-	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 }
 
 // UnimplementedMatchmakeExtensionPokemon7 answers every MatchmakeExtension_Pokemon7 method with Core::NotImplemented.
@@ -1393,6 +1209,9 @@ func (a matchmakeExtensionPokemon7Server) ServeRMC(ctx context.Context, c *rmc.C
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeExtensionPokemon7(h MatchmakeExtensionPokemon7Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeExtensionPokemon7Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
@@ -1488,18 +1307,6 @@ func ServeMatchmakeExtensionPokemon7(h MatchmakeExtensionPokemon7Handler, ctx co
 		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmaking(h, ctx, c, out)
 	case 47:
 		return matchmaking.ServeMatchmakeExtensionWithdrawMatchmakingAll(h, ctx, c, out)
-	case 48:
-		return ServeMatchmakeExtensionPokemon7ClearMyPreviouslyMatchedUserCache(h, ctx, c, out)
-	case 49:
-		return ServeMatchmakeExtensionPokemon7GetAttractionStatus(h, ctx, c, out)
-	case 50:
-		return ServeMatchmakeExtensionPokemon7GetAttractionStatusWithGroupId(h, ctx, c, out)
-	case 51:
-		return ServeMatchmakeExtensionPokemon7SimpleMatchmake(h, ctx, c, out)
-	case 52:
-		return ServeMatchmakeExtensionPokemon7EntrySimpleMatchmake(h, ctx, c, out)
-	case 53:
-		return ServeMatchmakeExtensionPokemon7CancelSimpleMatchmakeEntry(h, ctx, c, out)
 	case 54:
 		return matchmaking.ServeMatchmakeExtensionFindCommunityByOwner(h, ctx, c, out)
 	}
@@ -1620,249 +1427,96 @@ func ServeMatchmakeExtensionPokemon7CancelSimpleMatchmakeEntry(h interface {
 	return w.Bytes()
 }
 
-// MatchmakeExtensionPokemon7Client calls MatchmakeExtension_Pokemon7 methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeExtensionPokemon7Client struct{ C rmc.Caller }
-
-// CloseParticipation calls MatchmakeExtension_Pokemon7.CloseParticipation.
-func (c MatchmakeExtensionPokemon7Client) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
+// ServeMatchmakeExtensionPokemon7Own answers a call of a method MatchmakeExtension_Pokemon7 declares with h as ServeMatchmakeExtensionPokemon7
+// does, and reports handled. A call of any other method (one MatchmakeExtension_Pokemon7 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeExtensionPokemon7Own(h MatchmakeExtensionPokemon7OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 48:
+		out, err = ServeMatchmakeExtensionPokemon7ClearMyPreviouslyMatchedUserCache(h, ctx, c, out)
+	case 49:
+		out, err = ServeMatchmakeExtensionPokemon7GetAttractionStatus(h, ctx, c, out)
+	case 50:
+		out, err = ServeMatchmakeExtensionPokemon7GetAttractionStatusWithGroupId(h, ctx, c, out)
+	case 51:
+		out, err = ServeMatchmakeExtensionPokemon7SimpleMatchmake(h, ctx, c, out)
+	case 52:
+		out, err = ServeMatchmakeExtensionPokemon7EntrySimpleMatchmake(h, ctx, c, out)
+	case 53:
+		out, err = ServeMatchmakeExtensionPokemon7CancelSimpleMatchmakeEntry(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// OpenParticipation calls MatchmakeExtension_Pokemon7.OpenParticipation.
-func (c MatchmakeExtensionPokemon7Client) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
+// matchmakeExtensionPokemon7OwnServer adapts the handler of MatchmakeExtension_Pokemon7's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeExtensionPokemon7OwnServer struct {
+	h      MatchmakeExtensionPokemon7OwnHandler
+	parent rmc.Handler
 }
 
-// AutoMatchmake_Postpone joins a session like the given one, or creates it when
-// there is none, and returns the session joined.
-func (c MatchmakeExtensionPokemon7Client) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
+// NewMatchmakeExtensionPokemon7OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeExtension_Pokemon7 declares, parent (MatchmakeExtension's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeExtensionPokemon7OwnServer(h MatchmakeExtensionPokemon7OwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeExtensionPokemon7OwnServer{h, parent}
 }
 
-// BrowseMatchmakeSession lists the sessions the criteria select.
-func (c MatchmakeExtensionPokemon7Client) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
+// ServeRMC answers a call with ServeMatchmakeExtensionPokemon7Own, else with the parent.
+func (a matchmakeExtensionPokemon7OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeExtensionPokemon7Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_Pokemon7.BrowseMatchmakeSessionWithHostUrls.
-func (c MatchmakeExtensionPokemon7Client) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
+// RegisterMatchmakeExtensionPokemon7Own registers h on mux for each method MatchmakeExtension_Pokemon7 declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeExtension's service,
+// mux.HandleProtocol) answers only the methods MatchmakeExtension_Pokemon7 inherits. h is a
+// NewMatchmakeExtensionPokemon7OwnServer, or a service whose ServeRMC calls ServeMatchmakeExtensionPokemon7Own.
+func RegisterMatchmakeExtensionPokemon7Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{48, 49, 50, 51, 52, 53} {
+		mux.Handle(MatchmakeExtensionPokemon7ProtocolID, id, h)
+	}
 }
 
-// CreateMatchmakeSession creates a session owned by the caller and returns its id
-// and session key.
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionPokemon7Client) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
+// MatchmakeExtensionPokemon7Client calls MatchmakeExtension_Pokemon7 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeExtensionPokemon7Client sets it): the methods MatchmakeExtension_Pokemon7 declares
+// here, the ones it inherits through the embedded MatchmakeExtensionClient.
+type MatchmakeExtensionPokemon7Client struct {
+	matchmaking.MatchmakeExtensionClient
+	// FindMatchmakeSessionByGatheringId hides MatchmakeExtension's method 48: MatchmakeExtension_Pokemon7 replaces it
+	// with ClearMyPreviouslyMatchedUserCache.
+	FindMatchmakeSessionByGatheringId struct{}
+	// FindMatchmakeSessionBySingleGatheringId hides MatchmakeExtension's method 49: MatchmakeExtension_Pokemon7 replaces it
+	// with GetAttractionStatus.
+	FindMatchmakeSessionBySingleGatheringId struct{}
+	// FindMatchmakeSessionByOwner hides MatchmakeExtension's method 50: MatchmakeExtension_Pokemon7 replaces it
+	// with GetAttractionStatusWithGroupId.
+	FindMatchmakeSessionByOwner struct{}
+	// FindMatchmakeSessionByParticipant hides MatchmakeExtension's method 51: MatchmakeExtension_Pokemon7 replaces it
+	// with SimpleMatchmake.
+	FindMatchmakeSessionByParticipant struct{}
+	// BrowseMatchmakeSessionNoHolderNoResultRange hides MatchmakeExtension's method 52: MatchmakeExtension_Pokemon7 replaces it
+	// with EntrySimpleMatchmake.
+	BrowseMatchmakeSessionNoHolderNoResultRange struct{}
+	// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange hides MatchmakeExtension's method 53: MatchmakeExtension_Pokemon7 replaces it
+	// with CancelSimpleMatchmakeEntry.
+	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange struct{}
 }
 
-// JoinMatchmakeSession joins the caller to a session and returns its session key.
-func (c MatchmakeExtensionPokemon7Client) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
-}
-
-// ModifyCurrentGameAttribute calls MatchmakeExtension_Pokemon7.ModifyCurrentGameAttribute.
-func (c MatchmakeExtensionPokemon7Client) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
-}
-
-// UpdateNotificationData calls MatchmakeExtension_Pokemon7.UpdateNotificationData.
-func (c MatchmakeExtensionPokemon7Client) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
-}
-
-// GetFriendNotificationData calls MatchmakeExtension_Pokemon7.GetFriendNotificationData.
-func (c MatchmakeExtensionPokemon7Client) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
-}
-
-// UpdateApplicationBuffer calls MatchmakeExtension_Pokemon7.UpdateApplicationBuffer.
-func (c MatchmakeExtensionPokemon7Client) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
-}
-
-// UpdateMatchmakeSessionAttribute calls MatchmakeExtension_Pokemon7.UpdateMatchmakeSessionAttribute.
-func (c MatchmakeExtensionPokemon7Client) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
-}
-
-// GetlstFriendNotificationData (the wiki's spelling; NintendoClients
-// get_friend_notification_data_list) returns the friends' notifications of the given
-// types.
-func (c MatchmakeExtensionPokemon7Client) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
-}
-
-// UpdateMatchmakeSession calls MatchmakeExtension_Pokemon7.UpdateMatchmakeSession.
-func (c MatchmakeExtensionPokemon7Client) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
-}
-
-// AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
-// criteria finds, or creates the given one.
-func (c MatchmakeExtensionPokemon7Client) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
-}
-
-// GetPlayingSession calls MatchmakeExtension_Pokemon7.GetPlayingSession.
-func (c MatchmakeExtensionPokemon7Client) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
-}
-
-// CreateCommunity calls MatchmakeExtension_Pokemon7.CreateCommunity.
-func (c MatchmakeExtensionPokemon7Client) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
-}
-
-// UpdateCommunity calls MatchmakeExtension_Pokemon7.UpdateCommunity.
-func (c MatchmakeExtensionPokemon7Client) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
-}
-
-// JoinCommunity calls MatchmakeExtension_Pokemon7.JoinCommunity.
-func (c MatchmakeExtensionPokemon7Client) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
-}
-
-// FindCommunityByGatheringId calls MatchmakeExtension_Pokemon7.FindCommunityByGatheringId.
-func (c MatchmakeExtensionPokemon7Client) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
-}
-
-// FindOfficialCommunity calls MatchmakeExtension_Pokemon7.FindOfficialCommunity.
-func (c MatchmakeExtensionPokemon7Client) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
-}
-
-// FindCommunityByParticipant calls MatchmakeExtension_Pokemon7.FindCommunityByParticipant.
-func (c MatchmakeExtensionPokemon7Client) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
-}
-
-// UpdatePrivacySetting calls MatchmakeExtension_Pokemon7.UpdatePrivacySetting.
-func (c MatchmakeExtensionPokemon7Client) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
-}
-
-// GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
-func (c MatchmakeExtensionPokemon7Client) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
-}
-
-// AddToBlackList calls MatchmakeExtension_Pokemon7.AddToBlackList.
-func (c MatchmakeExtensionPokemon7Client) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
-}
-
-// RemoveFromBlackList calls MatchmakeExtension_Pokemon7.RemoveFromBlackList.
-func (c MatchmakeExtensionPokemon7Client) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
-}
-
-// ClearMyBlackList calls MatchmakeExtension_Pokemon7.ClearMyBlackList.
-func (c MatchmakeExtensionPokemon7Client) ClearMyBlackList(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
-}
-
-// ReportViolation calls MatchmakeExtension_Pokemon7.ReportViolation.
-func (c MatchmakeExtensionPokemon7Client) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
-}
-
-// IsViolationUser calls MatchmakeExtension_Pokemon7.IsViolationUser.
-func (c MatchmakeExtensionPokemon7Client) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
-}
-
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionPokemon7Client) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
-}
-
-// GetSimplePlayingSession calls MatchmakeExtension_Pokemon7.GetSimplePlayingSession.
-func (c MatchmakeExtensionPokemon7Client) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
-}
-
-// GetSimpleCommunity calls MatchmakeExtension_Pokemon7.GetSimpleCommunity.
-func (c MatchmakeExtensionPokemon7Client) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
-}
-
-// AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_Pokemon7.AutoMatchmakeWithGatheringId_Postpone.
-func (c MatchmakeExtensionPokemon7Client) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
-}
-
-// UpdateProgressScore calls MatchmakeExtension_Pokemon7.UpdateProgressScore.
-func (c MatchmakeExtensionPokemon7Client) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
-}
-
-// DebugNotifyEvent calls MatchmakeExtension_Pokemon7.DebugNotifyEvent.
-func (c MatchmakeExtensionPokemon7Client) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
-}
-
-// GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_Pokemon7.GenerateMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionPokemon7Client) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_Pokemon7.ClearMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionPokemon7Client) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// CreateMatchmakeSessionWithParam creates a session and returns it.
-func (c MatchmakeExtensionPokemon7Client) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
-}
-
-// JoinMatchmakeSessionWithParam joins a session and returns it.
-func (c MatchmakeExtensionPokemon7Client) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
-}
-
-// AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
-// given one, and returns it.
-func (c MatchmakeExtensionPokemon7Client) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
-}
-
-// FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_Pokemon7.FindMatchmakeSessionByGatheringIdDetail.
-func (c MatchmakeExtensionPokemon7Client) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
-}
-
-// BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_Pokemon7.BrowseMatchmakeSessionNoHolder.
-func (c MatchmakeExtensionPokemon7Client) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_Pokemon7.BrowseMatchmakeSessionWithHostUrlsNoHolder.
-func (c MatchmakeExtensionPokemon7Client) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// UpdateMatchmakeSessionPart calls MatchmakeExtension_Pokemon7.UpdateMatchmakeSessionPart.
-func (c MatchmakeExtensionPokemon7Client) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
-}
-
-// RequestMatchmaking calls MatchmakeExtension_Pokemon7.RequestMatchmaking.
-func (c MatchmakeExtensionPokemon7Client) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
-}
-
-// WithdrawMatchmaking calls MatchmakeExtension_Pokemon7.WithdrawMatchmaking.
-func (c MatchmakeExtensionPokemon7Client) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
-}
-
-// WithdrawMatchmakingAll calls MatchmakeExtension_Pokemon7.WithdrawMatchmakingAll.
-func (c MatchmakeExtensionPokemon7Client) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
+// NewMatchmakeExtensionPokemon7Client returns a MatchmakeExtensionPokemon7Client calling through c.
+func NewMatchmakeExtensionPokemon7Client(c rmc.Caller) MatchmakeExtensionPokemon7Client {
+	return MatchmakeExtensionPokemon7Client{MatchmakeExtensionClient: matchmaking.NewMatchmakeExtensionClient(c)}
 }
 
 // ClearMyPreviouslyMatchedUserCache forgets whom the caller was matched with
@@ -2001,10 +1655,4 @@ func (c MatchmakeExtensionPokemon7Client) CancelSimpleMatchmakeEntry(ctx context
 	}
 	succeed = resp.Succeed
 	return
-}
-
-// FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
-// without its parameters; NintendoClients does not have it.
-func (c MatchmakeExtensionPokemon7Client) FindCommunityByOwner(ctx context.Context, params []byte) ([]byte, error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByOwner(ctx, params)
 }

@@ -3,8 +3,11 @@
 package matchmakingpokemon
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/matchmaking"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -30,3 +33,30 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: MatchmakeExtensionPokemon6ProtocolID, MethodName: MatchmakeExtensionPokemon6MethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
+			NewClient: func(c rmc.Caller) any { return NewMatchmakeExtensionPokemon6Client(c) },
+			Server:    NewMatchmakeExtensionPokemon6Server(UnimplementedMatchmakeExtensionPokemon6{}),
+			Own:       []uint32{34},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewMatchmakeExtensionPokemon6OwnServer(UnimplementedMatchmakeExtensionPokemon6{}, parent)
+			},
+			Parent: matchmaking.NewMatchmakeExtensionServer(matchmaking.UnimplementedMatchmakeExtension{}),
+		},
+		{
+			ID: MatchmakeExtensionPokemon7ProtocolID, MethodName: MatchmakeExtensionPokemon7MethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
+			NewClient: func(c rmc.Caller) any { return NewMatchmakeExtensionPokemon7Client(c) },
+			Server:    NewMatchmakeExtensionPokemon7Server(UnimplementedMatchmakeExtensionPokemon7{}),
+			Own:       []uint32{48, 49, 50, 51, 52, 53},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewMatchmakeExtensionPokemon7OwnServer(UnimplementedMatchmakeExtensionPokemon7{}, parent)
+			},
+			Parent: matchmaking.NewMatchmakeExtensionServer(matchmaking.UnimplementedMatchmakeExtension{}),
+		},
+	})
+}

@@ -16,10 +16,10 @@ package notification
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // NotificationType is NotificationEvent.type: category * 1000 + subtype

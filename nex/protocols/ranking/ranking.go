@@ -16,10 +16,10 @@ package ranking
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // RankingOrderCalc is RankingOrderParam.order_calc: whether equal scores share a
@@ -1476,6 +1476,9 @@ func ServeRankingGetCachedTopXRankings(h interface {
 
 // RankingClient calls Ranking methods through C (an *rmc.Client, a logged-in session's RMC).
 type RankingClient struct{ C rmc.Caller }
+
+// NewRankingClient returns a RankingClient calling through c.
+func NewRankingClient(c rmc.Caller) RankingClient { return RankingClient{C: c} }
 
 // UploadScore records the caller's score in a category.
 func (c RankingClient) UploadScore(ctx context.Context, scoreData RankingScoreData, uniqueID uint64) (err error) {
