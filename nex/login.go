@@ -62,6 +62,9 @@ type LoginConfig struct {
 	// NEXVersion is the NEX version the client speaks (types.Settings.Version);
 	// 0 keeps what Settings says or derives it from the connection.
 	NEXVersion types.Version
+	// Gates is the reading of the disputed version gates (types.Settings.Gates,
+	// docs/nex.md "Disputed gates"); GatesAuto keeps what Settings says.
+	Gates types.Gates
 	// Derivation is how the password becomes a key; default auth.DeriveNEX.
 	Derivation auth.KeyDerivation
 	// Options are the Ticket Granting protocol revisions (NEX 4, crossplay).
@@ -147,6 +150,9 @@ func (c *LoginConfig) settings(conn *prudp.Conn) types.Settings {
 	}
 	if c.NEXVersion != 0 {
 		st.Version = c.NEXVersion
+	}
+	if c.Gates != types.GatesAuto {
+		st.Gates = c.Gates
 	}
 	return st
 }
