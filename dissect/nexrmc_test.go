@@ -320,7 +320,7 @@ func TestDoneWhenCapture(t *testing.T) {
 		{text, "text", "(Ranking.UploadScore) score_data={category=16 score=5000 "},
 		{text, "text", "(Ranking.GetRanking) result={data=[{pid=1000 unique_id=0 rank=1 category=16 score=5000"},
 		{text, "text", `(DataStore.PreparePostObject) param={size=777 name="done-when" data_type=1`},
-		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type=3001`},
+		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type="NewParticipant" param1=1`},
 		{js, "JSON", `"protocol":"MatchmakeExtension","method":"AutoMatchmake_Postpone","params":{"gathering":{"class":"MatchmakeSession","value":{`},
 		{js, "JSON", `"game_mode":2,`},
 		{js, "JSON", `"method":"UploadScore","params":{"score_data":{"category":16,"score":5000,`},

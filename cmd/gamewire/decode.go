@@ -29,10 +29,11 @@ func newDecodeCmd() *cobra.Command {
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
                   [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)
                   [--game NAME|ID] [--nex-version V] [--nex-gates auto|console|nintendoclients]
-                  [--wireshark-plugin OUT.lua]
+                  [--wireshark-plugin OUT.lua] [--proto-dir DIR]
 
 NEX RMC calls in a capture are named and their parameters and return values decoded
-by the protocol descriptions (gamewire nex protocols lists them); --game picks the
+by the protocol descriptions (gamewire nex protocols lists them; --proto-dir adds
+NintendoClients' .proto files of DIR to them); --game picks the
 game's variant of the protocols and its NEX version (by default the flow's access
 key names the game); --nex-version overrides that version, --nex-gates fixes the
 reading of the NEX 3.4 fields the consoles and NintendoClients place differently

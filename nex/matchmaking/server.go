@@ -154,6 +154,9 @@ type Server struct {
 	// properties players reported, when Store is a NATStore (nat.go); the
 	// zero value prefers reachable sessions by their owner.
 	NAT NATOrder
+	// Hooks put a game's policy into the service's flow (extend.go): may a
+	// player join, after a session is created.
+	Hooks Hooks
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -439,9 +442,12 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 		}
 		return s.joinFirst(ctx, c, gids, ms, msg)
 	}
-	ch, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
+	ch, created, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
+	}
+	if created {
+		s.created(ctx, c, ch)
 	}
 	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
 	conceal(&ch.Session, c.Peer.PID, true)
@@ -607,6 +613,7 @@ func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms M
 	if err != nil {
 		return ms, storeErr(err)
 	}
+	s.created(ctx, c, ch)
 	return ch.Session, nil
 }
 

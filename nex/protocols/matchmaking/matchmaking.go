@@ -48,6 +48,26 @@ func (v MatchmakeSystem) String() string {
 	return strconv.FormatUint(uint64(v), 10)
 }
 
+// GatheringFlags are the bits of Gathering.flags the nintendo-wiki ("Match Making
+// Types", "Flags") explains: with MigrateOwner the server chooses a new owner when
+// the owner leaves, without it the gathering is deleted. Many games also set 0x200,
+// whose meaning is not known.
+type GatheringFlags uint32
+
+// Values of GatheringFlags.
+const (
+	GatheringFlagsMigrateOwner GatheringFlags = 16
+)
+
+// String returns the value's name, or its number.
+func (v GatheringFlags) String() string {
+	switch v {
+	case GatheringFlagsMigrateOwner:
+		return "MigrateOwner"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
 // Gathering is the base of every gathering: ids, owner and host, participant limits,
 // the participation policy and flags (512 is 0x200, which many games set; the
 // wiki does not know its meaning).

@@ -44,13 +44,16 @@ func (v RankingOrderCalc) String() string {
 }
 
 // RankingMode is GetRanking's mode: which part of the ranking to return.
+// FriendsAroundSelf is the nintendo-wiki's ("Ranking (112)", "Ranking Mode");
+// NintendoClients does not list it.
 type RankingMode uint8
 
 // Values of RankingMode.
 const (
-	RankingModeGlobal           RankingMode = 0
-	RankingModeGlobalAroundSelf RankingMode = 1
-	RankingModeSelf             RankingMode = 4
+	RankingModeGlobal            RankingMode = 0
+	RankingModeGlobalAroundSelf  RankingMode = 1
+	RankingModeFriendsAroundSelf RankingMode = 2
+	RankingModeSelf              RankingMode = 4
 )
 
 // String returns the value's name, or its number.
@@ -60,6 +63,8 @@ func (v RankingMode) String() string {
 		return "Global"
 	case RankingModeGlobalAroundSelf:
 		return "GlobalAroundSelf"
+	case RankingModeFriendsAroundSelf:
+		return "FriendsAroundSelf"
 	case RankingModeSelf:
 		return "Self"
 	}
