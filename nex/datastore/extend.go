@@ -2,7 +2,9 @@ package datastore
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -108,4 +110,43 @@ func (s *Server) GetInfo(ctx context.Context, c *rmc.Call, o Object) (ds.DataSto
 func (s *Server) SearchObjects(ctx context.Context, c *rmc.Call, p ds.DataStoreSearchParam) ([]Object, error) {
 	objs, _, err := s.call(ctx, c).searchObjects(searchFrom(p))
 	return objs, err
+}
+
+// MetasByOwner is GetMetaByOwnerId, which games' variants declare (Super
+// Mario Maker's 115.46, Badge Arcade's 115.45; the parameter is
+// datastore_smm's DataStoreGetMetaByOwnerIdParam, whose fields are the
+// arguments): the objects of owners, and of dataTypes when the list is not
+// empty, that the caller may read (as SearchObjects selects them: permissions,
+// friends, expiry), by data id, the page r asks from its offset, at most
+// min(r.Size, MaxSearchResults-1), with meta infos as option asks, and
+// whether more follow. No owners answer an empty list; more than MaxBatch
+// owners or data types are DataStore::InvalidArgument.
+func (s *Server) MetasByOwner(ctx context.Context, c *rmc.Call, owners []uint32, dataTypes []uint16, option uint8, r common.ResultRange) ([]ds.DataStoreMetaInfo, bool, error) {
+	switch {
+	case len(owners) > MaxBatch:
+		return nil, false, fmt.Errorf("%w: %d owner ids (at most %d)", types.DataStoreInvalidArgument, len(owners), MaxBatch)
+	case len(dataTypes) > MaxBatch:
+		return nil, false, fmt.Errorf("%w: %d data types (at most %d)", types.DataStoreInvalidArgument, len(dataTypes), MaxBatch)
+	case len(owners) == 0:
+		return []ds.DataStoreMetaInfo{}, false, nil
+	}
+	size := min(r.Size, MaxSearchResults-1)
+	p := SearchParam{OwnerIDs: make([]types.PID, len(owners)), DataType: AnyDataType, DataTypes: dataTypes,
+		ResultOrderColumn: uint8(OrderDataID), ResultOffset: r.Offset, ResultSize: size + 1} // one more: has_next
+	for i, id := range owners {
+		p.OwnerIDs[i] = types.PID(id)
+	}
+	objs, _, err := s.call(ctx, c).searchObjects(p)
+	if err != nil {
+		return nil, false, err
+	}
+	more := uint32(len(objs)) > size
+	if more {
+		objs = objs[:size]
+	}
+	infos := make([]ds.DataStoreMetaInfo, len(objs))
+	for i, o := range objs {
+		infos[i] = WireMetaInfo(o, option)
+	}
+	return infos, more, nil
 }

@@ -29,10 +29,11 @@ import (
 )
 
 // Methods are the DataStore_SMM methods the Server answers: the 18 Super
-// Mario Maker's Pretendo server answers, and SetDeletionReason and
-// ResetRateCustomRankingCounter, their counterparts.
+// Mario Maker's Pretendo server answers, SetDeletionReason and
+// ResetRateCustomRankingCounter, their counterparts, and GetMetaByOwnerId
+// (as Badge Arcade's server answers it).
 var Methods = []uint32{
-	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodRateCustomRanking,
+	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodGetMetaByOwnerId, sm.DataStoreSMMMethodRateCustomRanking,
 	sm.DataStoreSMMMethodGetCustomRankingByDataId, sm.DataStoreSMMMethodAddToBufferQueues,
 	sm.DataStoreSMMMethodGetBufferQueue, sm.DataStoreSMMMethodCompleteAttachFile,
 	sm.DataStoreSMMMethodPrepareAttachFile, sm.DataStoreSMMMethodGetApplicationConfig,
@@ -214,6 +215,13 @@ func (h handler) GetObjectInfos(ctx context.Context, c *rmc.Call, ids []uint64) 
 		out[i] = sm.DataStoreFileServerObjectInfo{DataID: id, GetInfo: info}
 	}
 	return out, nil
+}
+
+// GetMetaByOwnerId answers the courses of the owners (and data types, when
+// given) the caller may read, by data id, a page of them and whether more
+// follow: the DataStore service's MetasByOwner.
+func (h handler) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, p sm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool, error) {
+	return h.s.DataStore.MetasByOwner(ctx, c, p.OwnerIDs, p.DataTypes, p.ResultOption, p.ResultRange)
 }
 
 // RateCustomRanking adds each param's score to its object's score in its
