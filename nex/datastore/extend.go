@@ -11,10 +11,43 @@ import (
 )
 
 // The extension seams: what a game's variant of DataStore (nex/games/smm's
-// DataStore_SMM) builds on without editing this package. The variant embeds
-// Handler for the methods it inherits, runs its calls through PrepareCall and
-// Result as ServeRMC does, and reads objects with the service's permission
-// checks.
+// DataStore_SMM) builds on without editing this package. The variant serves
+// its own methods through ServeVariant (PrepareCall, its dispatch, Result,
+// the service for the rest), calls the service's methods through Handler,
+// and reads objects with the service's permission checks.
+
+// ServeVariant serves a call to a game's variant of DataStore (a protocol
+// declared ": DataStore", e.g. DataStore_SMM) as ServeRMC serves the
+// service's own: PrepareCall first (an unauthenticated peer refused, the NEX
+// version filled in), then own, the variant's dispatch (the generated
+// Serve<V>Own with the variant's handler), whose failure goes through
+// Result; a call own does not handle (a method the variant inherits) goes to
+// the service's ServeRMC. A variant's rmc.Handler is then
+//
+//	func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+//		return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+//	}
+//
+//	func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+//		return sm.ServeDataStoreSMMOwn(s.own, ctx, c, out)
+//	}
+//
+// own may map its own errors before returning them (a game store's
+// not-found sentinel to DataStore::NotFound, say).
+func (s *Server) ServeVariant(ctx context.Context, c *rmc.Call, out []byte, own func(ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error)) ([]byte, error) {
+	pc, err := s.PrepareCall(c)
+	if err != nil {
+		return out, err
+	}
+	out, handled, err := own(ctx, pc, out)
+	switch {
+	case !handled:
+		return s.ServeRMC(ctx, c, out)
+	case err != nil:
+		return out, s.Result(ctx, c.Method, err)
+	}
+	return out, nil
+}
 
 // Handler returns the Server as the generated DataStore handler, for a
 // variant's handler to embed: the inherited methods answer as the service

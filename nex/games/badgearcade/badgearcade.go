@@ -106,20 +106,16 @@ func Register(mux *rmc.Mux, s *Server) error {
 
 // serveDataStore answers the method DataStore_BadgeArcade declares (115.45)
 // as the DataStore service answers its own methods (authenticated callers,
-// its NEX version, its error mapping) and passes any other to the service.
+// its NEX version, its error mapping) and passes any other to the service
+// (datastore.Server.ServeVariant).
 func (s *Server) serveDataStore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	pc, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
-	}
-	out, handled, err := dba.ServeDataStoreBadgeArcadeOwn(dataStoreHandler{s}, ctx, pc, out)
-	switch {
-	case !handled:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	case err != nil:
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveDataStoreOwn)
+}
+
+// serveDataStoreOwn is the generated dispatch of DataStore_BadgeArcade's
+// method.
+func (s *Server) serveDataStoreOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	return dba.ServeDataStoreBadgeArcadeOwn(dataStoreHandler{s}, ctx, c, out)
 }
 
 // dataStoreHandler is the Server as the generated one-method handler.

@@ -150,23 +150,17 @@ func Register(mux *rmc.Mux, s *Server) error {
 // ServeRMC implements rmc.Handler for the whole protocol: the methods
 // DataStore_SMM declares through the generated datastoresmm.ServeDataStoreSMMOwn,
 // within the DataStore service's checks and error mapping, and the
-// inherited ones through the DataStore service.
+// inherited ones through the DataStore service (datastore.Server.ServeVariant).
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	pc, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
-	}
-	out, handled, err := sm.ServeDataStoreSMMOwn(s.own, ctx, pc, out)
-	switch {
-	case !handled:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	case err != nil:
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+}
+
+// serveOwn is the generated dispatch of the methods DataStore_SMM declares.
+func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	return sm.ServeDataStoreSMMOwn(s.own, ctx, c, out)
 }
 
 func (s *Server) now() time.Time {
