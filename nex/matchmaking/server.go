@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -616,12 +617,16 @@ type participantSession struct {
 }
 
 // sessionsOf lists the sessions each of pids takes part in, in the order of
-// pids (FindMatchmakeSessionByParticipant, GetPlayingSession).
+// pids, a PID given twice once (FindMatchmakeSessionByParticipant,
+// GetPlayingSession, GetSimplePlayingSession).
 // They are concealed for caller (conceal).
 func (s *Server) sessionsOf(ctx context.Context, caller types.PID, pids []types.PID) ([]participantSession, error) {
 	var list []participantSession
 	var all []MatchmakeSession
-	for _, p := range pids {
+	for i, p := range pids {
+		if slices.Contains(pids[:i], p) {
+			continue // named twice (or named and the caller included): listed once
+		}
 		found, err := s.Store.Find(ctx, Query{Participant: p})
 		if err != nil {
 			return nil, storeErr(err)
