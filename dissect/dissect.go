@@ -73,6 +73,12 @@ type Config struct {
 	// NEXVersion, if set, is the NEX version structures are decoded for, over
 	// the game's (the settings' NEXVersion when neither says).
 	NEXVersion types.Version
+	// NEXGates is the reading of the disputed version gates (types.Gates,
+	// docs/nex.md "Disputed gates"): GatesAuto (the zero value) starts each
+	// flow in auto's reading at its settings and switches it when a message
+	// decodes only in the other one, as nex.Server does per connection;
+	// GatesConsole and GatesNintendoClients fix it.
+	NEXGates types.Gates
 }
 
 // FrameWriter receives frames for --write-decrypted.
@@ -139,8 +145,11 @@ type Dissector struct {
 
 	descs       *desc.Set // Config.Descriptions or the built-in set, loaded once
 	descsLoaded bool
-	protoCache  map[protoKey]*desc.Protocol
-	dynScratch  dyn.Scratch // memory of the values of one message's decoding
+	// gateLo, gateHi: the NEX versions [lo, hi) where the descriptions'
+	// disputed gates read differently (0, 0: none), set with descs.
+	gateLo, gateHi types.Version
+	protoCache     map[protoKey]*desc.Protocol
+	dynScratch     dyn.Scratch // memory of the values of one message's decoding
 }
 
 // Summary counts what the dissector saw in the whole capture.

@@ -38,6 +38,11 @@ type rmcFlow struct {
 	game    *games.Game
 	variant string
 	looked  bool
+	// gates is the flow's reading of the disputed gates under Config.NEXGates
+	// auto, learned as nex.Server learns a connection's (docs/nex.md
+	// "Disputed gates"); gatesSet: its first reading is chosen.
+	gates    types.GateReading
+	gatesSet bool
 }
 
 type pendingCall struct {
@@ -61,7 +66,45 @@ func (d *Dissector) descriptions() *desc.Set {
 			d.descs = s
 		}
 	}
+	if d.descs != nil {
+		d.gateLo, d.gateHi = disputeWindow(d.descs)
+	}
 	return d.descs
+}
+
+// disputeWindow returns the NEX versions [lo, hi) where the disputed gates of
+// set's structures and method parameters read differently in the two readings
+// (0, 0 when it has none): outside it a message that fails to decode fails in
+// both.
+func disputeWindow(set *desc.Set) (lo, hi types.Version) {
+	cond := func(c desc.Cond) {
+		if !c.Disputed() {
+			return
+		}
+		a, b := min(c.NexMin, c.NCMin), max(c.NexMin, c.NCMin)
+		if lo == 0 || a < lo {
+			lo = a
+		}
+		hi = max(hi, b)
+	}
+	for _, f := range set.Files() {
+		for _, s := range f.Structs {
+			for _, fl := range s.Fields {
+				cond(fl.Cond)
+			}
+		}
+		for _, p := range f.Protocols {
+			for _, m := range p.Methods {
+				for _, fl := range m.Params {
+					cond(fl.Cond)
+				}
+				for _, fl := range m.Results {
+					cond(fl.Cond)
+				}
+			}
+		}
+	}
+	return lo, hi
 }
 
 // protocol returns the protocol of id for a game variant ("" for none): the
@@ -123,8 +166,9 @@ func (h *prudpHandler) noteMinor(dir int, p *wire.Packet) {
 
 // codec returns the codec settings of the flow: PID size and structure headers
 // as nex.ConnSettings derives them (Lite: 8-byte PIDs and headers; V1: headers
-// from negotiated minor version 3; the other dialects neither), and the NEX
-// version of the game when the table has it.
+// from negotiated minor version 3; the other dialects neither), the NEX
+// version (Config.NEXVersion, else the game's when the table has it) and the
+// reading of the disputed gates (Config.NEXGates; auto: the flow's, learned).
 func (h *prudpHandler) codec(set *desc.Set) dyn.Codec {
 	g, _ := h.rmcGame()
 	c := dyn.Codec{Set: set, Version: h.d.cfg.NEXVersion}
@@ -153,7 +197,41 @@ func (h *prudpHandler) codec(set *desc.Set) dyn.Codec {
 		}
 		c.Settings = types.SettingsForMinorVersion(minor, 4)
 	}
+	c.Settings.Version = c.Version
+	c.Settings.Gates = h.d.cfg.NEXGates
+	if c.Settings.Gates == types.GatesAuto {
+		// The first reading is auto's at the flow's settings (the handshake is
+		// over when RMC comes); a message that decodes only in the other one
+		// switches it, as nex.Server switches a connection's.
+		if !h.rmc.gatesSet {
+			h.rmc.gates.Set(c.Settings.NintendoClientsGates())
+			h.rmc.gatesSet = true
+		}
+		c.Settings.Learned = &h.rmc.gates
+	}
 	return c
+}
+
+// otherGates decodes body again in the other reading of the disputed gates when
+// the flow learns its reading (Config.NEXGates auto) and the first reading
+// failed with err: when that succeeds the flow keeps the other reading, as a
+// server keeps it for a connection whose request parses only that way. Only
+// at the versions where the descriptions' readings differ (disputeWindow): the
+// first reading's values and error stand otherwise, and when the other fails too.
+func (h *prudpHandler) otherGates(cd dyn.Codec, fields []*desc.Field, body []byte, vals []dyn.FieldValue, err error) ([]dyn.FieldValue, error) {
+	other, ok := cd.Settings.OtherGates(h.d.gateLo, h.d.gateHi)
+	if !ok {
+		return vals, err
+	}
+	oc := cd
+	oc.Settings = other
+	h.d.dynScratch.Reset()
+	if ovals, oerr := oc.DecodeFieldsScratch(fields, body, &h.d.dynScratch); oerr == nil {
+		cd.Settings.Learn(other)
+		return ovals, nil
+	}
+	h.d.dynScratch.Reset() // the first reading's values again, for the record
+	return cd.DecodeFieldsScratch(fields, body, &h.d.dynScratch)
 }
 
 // isNEX reports whether the flow's dialect carries NEX RMC.
@@ -280,6 +358,9 @@ func (h *prudpHandler) describeCall(c *pktCtx, r *Record, b []byte, set *desc.Se
 	cd := h.codec(set)
 	h.d.dynScratch.Reset()
 	vals, err := cd.DecodeFieldsScratch(fields, body, &h.d.dynScratch)
+	if err != nil {
+		vals, err = h.otherGates(cd, fields, body, vals, err)
+	}
 	if !request && err == nil && m.Protocol.Root().ID == rmc.ProtocolTicketGranting {
 		if t, ok := dyn.Lookup(vals, "ticket"); ok && len(t.Bytes) > 0 {
 			h.d.learnTicket(r, t.Bytes)

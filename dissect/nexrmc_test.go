@@ -320,7 +320,7 @@ func TestDoneWhenCapture(t *testing.T) {
 		{text, "text", "(Ranking.UploadScore) score_data={category=16 score=5000 "},
 		{text, "text", "(Ranking.GetRanking) result={data=[{pid=1000 unique_id=0 rank=1 category=16 score=5000"},
 		{text, "text", `(DataStore.PreparePostObject) param={size=777 name="done-when" data_type=1`},
-		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type=3001`},
+		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type="NewParticipant" param1=1`},
 		{js, "JSON", `"protocol":"MatchmakeExtension","method":"AutoMatchmake_Postpone","params":{"gathering":{"class":"MatchmakeSession","value":{`},
 		{js, "JSON", `"game_mode":2,`},
 		{js, "JSON", `"method":"UploadScore","params":{"score_data":{"category":16,"score":5000,`},
@@ -419,6 +419,61 @@ func TestGameVariantByAccessKey(t *testing.T) {
 		}
 		if all := strings.Join(recs, "\n"); !strings.Contains(all, c.want) {
 			t.Errorf("key %s game %v: want %s in\n%s", c.key, c.game != nil, c.want, all)
+		}
+	}
+}
+
+// TestDisputedGates: a NEX 3.4 flow without structure headers whose server
+// answers FindMatchmakeSessionByGatheringIdDetail in NintendoClients' reading
+// (MatchmakeSession without progress_score; docs/nex.md "Disputed gates").
+// Config.NEXGates auto starts the flow in the consoles' reading, switches it
+// when the response decodes only the other way and keeps it for the next
+// message; nintendoclients decodes it at once; console misreads it and says
+// where it stopped.
+func TestDisputedGates(t *testing.T) {
+	set, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The built-in descriptions' disputed gates: 3.4 on the consoles, 3.5 in
+	// NintendoClients; only there is a second reading tried.
+	if lo, hi := disputeWindow(set); lo != types.Version3_4 || hi != types.Version3_5 {
+		t.Fatalf("disputeWindow: [%v, %v), want [3.4, 3.5)", lo, hi)
+	}
+	nc := types.Settings{Version: types.Version3_4, Gates: types.GatesNintendoClients}
+	session := `{"session":{"id":7,"owner":100,"max_participants":4,"game_mode":3,"num_participants":1,"session_key":"00112233"}}`
+	for _, c := range []struct {
+		gates types.Gates
+		ok    bool
+	}{{types.GatesAuto, true}, {types.GatesNintendoClients, true}, {types.GatesConsole, false}} {
+		conv := newConvo(t, wire.NewV1("3d37fbdb"), "3d37fbdb", 1300)
+		conv.minorVersion = 2 // no structure headers, as NEX 3.4 games connect
+		conv.handshake()
+		for id := uint32(1); id <= 2; id++ {
+			conv.message(0, rmcCall(t, set, nc, "MatchmakeExtension", "FindMatchmakeSessionByGatheringIdDetail", id, true, `{"gid":7}`), false)
+			conv.message(1, rmcCall(t, set, nc, "MatchmakeExtension", "FindMatchmakeSessionByGatheringIdDetail", id, false, session), false)
+		}
+		recs, err := collect(t, Config{Keys: &Keys{AccessKeys: []string{"3d37fbdb"}}, NEXVersion: types.Version3_4, NEXGates: c.gates}, conv.pcap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var results []string
+		for _, r := range recs {
+			if strings.Contains(r, `"kind":"response"`) || strings.Contains(r, `"results`) {
+				results = append(results, r)
+			}
+		}
+		if len(results) != 2 {
+			t.Fatalf("gates %v: %d responses\n%s", c.gates, len(results), strings.Join(recs, "\n"))
+		}
+		for _, r := range results {
+			decoded := strings.Contains(r, `"session_key":"00112233"`) && !strings.Contains(r, "progress_score") && !strings.Contains(r, "results_error")
+			// The consoles' reading takes session_key's length's first byte
+			// for progress_score and stops with bytes left over.
+			misread := strings.Contains(r, `"progress_score":4,"session_key":""`) && strings.Contains(r, `"results_error":"end of parameters`)
+			if decoded != c.ok || misread == c.ok {
+				t.Errorf("gates %v: decoded %v, want %v:\n%s", c.gates, decoded, c.ok, r)
+			}
 		}
 	}
 }

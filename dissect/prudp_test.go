@@ -39,6 +39,7 @@ type convo struct {
 	connectPayload []byte
 	hs             *hyperscape.DataCipher // Hyperscape: AES-CBC DATA transform
 	srvAddr        netip.AddrPort         // the server's address; srv when zero
+	minorVersion   int                    // V1: the PRUDP minor version the handshake offers; 0: 4
 }
 
 // secure switches c to a secure connection with session key sk.
@@ -136,6 +137,17 @@ func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
+// supportedFunctions is what a V1 handshake's SYN-ACK, CONNECT and CONNECT-ACK
+// offer in their supported-functions option, whose low byte is the PRUDP
+// minor version (3 and up turn structure headers on): minorVersion, 4 when
+// it is 0.
+func (c *convo) supportedFunctions() uint32 {
+	if c.minorVersion == 0 {
+		return 4
+	}
+	return uint32(c.minorVersion)
+}
+
 func (c *convo) handshake() {
 	syn := wire.Packet{Type: wire.TypeSyn, Flags: wire.FlagNeedAck}
 	c.send(0, &syn)
@@ -143,7 +155,7 @@ func (c *convo) handshake() {
 	if c.v1 != nil {
 		sa.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptMaxSubstreamID
 		copy(sa.ConnSignature[:], bytes.Repeat([]byte{0x5a}, 16))
-		sa.SupportedFunctions = 4
+		sa.SupportedFunctions = c.supportedFunctions()
 	} else {
 		sa.SetConnSignature32(0x11223344)
 	}
@@ -157,7 +169,7 @@ func (c *convo) handshake() {
 	if c.v1 != nil {
 		cn.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptUnreliableSeq | wire.OptMaxSubstreamID
 		copy(cn.ConnSignature[:], bytes.Repeat([]byte{0xc1}, 16))
-		cn.SupportedFunctions = 4
+		cn.SupportedFunctions = c.supportedFunctions()
 	} else {
 		cn.SetConnSignature32(0x55667788)
 	}
@@ -171,7 +183,7 @@ func (c *convo) handshake() {
 	if c.v1 != nil {
 		ca.Options = wire.OptSupportedFunctions | wire.OptConnSignature | wire.OptUnreliableSeq | wire.OptMaxSubstreamID
 		copy(ca.ConnSignature[:], bytes.Repeat([]byte{0x5a}, 16))
-		ca.SupportedFunctions = 4
+		ca.SupportedFunctions = c.supportedFunctions()
 	}
 	c.send(1, &ca)
 	c.seq = [2]uint16{2, 1}

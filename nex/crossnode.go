@@ -237,8 +237,7 @@ func (s *Server) deliverMail(ctx context.Context, m nodes.Message) {
 	case probeKind:
 		var u types.StationURL
 		if u, err = types.ParseStationURLString(string(m.Payload)); err == nil {
-			err = s.hub.Call(ctx, types.PID(m.PID), nattraversal.Protocol, nattraversal.MethodInitiateProbe,
-				func(w *types.Writer, _ types.Version) { w.StationURL(u) })
+			err = nattraversal.InitiateProbe(ctx, &s.hub, types.PID(m.PID), u)
 		}
 	default:
 		if s.Logger != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/auth"
+	secgen "github.com/gamewire/gamewire/nex/protocols/secure"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/secure"
 	"github.com/gamewire/gamewire/nex/types"
@@ -62,6 +63,9 @@ type LoginConfig struct {
 	// NEXVersion is the NEX version the client speaks (types.Settings.Version);
 	// 0 keeps what Settings says or derives it from the connection.
 	NEXVersion types.Version
+	// Gates is the reading of the disputed version gates (types.Settings.Gates,
+	// docs/nex.md "Disputed gates"); GatesAuto keeps what Settings says.
+	Gates types.Gates
 	// Derivation is how the password becomes a key; default auth.DeriveNEX.
 	Derivation auth.KeyDerivation
 	// Options are the Ticket Granting protocol revisions (NEX 4, crossplay).
@@ -148,6 +152,9 @@ func (c *LoginConfig) settings(conn *prudp.Conn) types.Settings {
 	if c.NEXVersion != 0 {
 		st.Version = c.NEXVersion
 	}
+	if c.Gates != types.GatesAuto {
+		st.Gates = c.Gates
+	}
 	return st
 }
 
@@ -213,7 +220,7 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 	}
 
 	// 3. A ticket for the secure server, if this one is for someone else.
-	secureURL := lr.Connection.RegularURL
+	secureURL := lr.Connection.MainStation
 	target := secureURL.PID()
 	if target == 0 {
 		target = auth.PIDQuazalRendezVous
@@ -273,32 +280,18 @@ func Login(ctx context.Context, addr string, cfg LoginConfig) (*Session, error) 
 
 	// 5. Register the local station url.
 	local := localURL(cfg, sc.LocalAddr(), secAddr)
-	w := types.NewWriter(nil, st)
-	types.WriteList(&w, []types.StationURL{local}, (*types.Writer).StationURL)
-	method := secure.MethodRegister
+	reg := secgen.NewSecureConnectionClient(rc)
+	var res types.Result
 	if cfg.LoginData != nil {
-		method = secure.MethodRegisterEx
 		var h types.AnyDataHolder
 		if h, err = cfg.LoginData.Holder(st); err == nil {
-			w.AnyDataHolder(h)
+			res, sess.ConnectionID, sess.PublicURL, err = reg.RegisterEx(ctx, []types.StationURL{local}, types.AnyData{Raw: h})
 		}
+	} else {
+		res, sess.ConnectionID, sess.PublicURL, err = reg.Register(ctx, []types.StationURL{local})
 	}
-	params, werr := w.Bytes()
-	if err == nil {
-		err = werr
-	}
-	if err == nil {
-		var data []byte
-		data, err = rc.Call(ctx, rmc.ProtocolSecureConnection, method, params)
-		if err == nil {
-			r := types.NewReader(data, st)
-			res := r.Result("%retval%")
-			sess.ConnectionID = r.U32("pidConnectionID")
-			sess.PublicURL = r.StationURL("urlPublic")
-			if err = r.Done(); err == nil && res.IsError() {
-				err = fmt.Errorf("the server refused Register: %w", res)
-			}
-		}
+	if err == nil && res.IsError() {
+		err = fmt.Errorf("the server refused Register: %w", res)
 	}
 	if err != nil {
 		sess.RMC.Close()

@@ -51,6 +51,7 @@ func (s *Server) startMultiplayer(ctx context.Context) error {
 		s.mm.Friends = s.Friends.Store
 	}
 	s.mm.NAT = s.NATMatchmaking
+	s.mm.Hooks = s.MatchmakingHooks
 	s.nat = nattraversal.Server{Hub: &s.hub, Stations: &s.secure, GameServerID: s.GameServerID, Logger: s.Logger,
 		// NAT reports go to the matchmaking store, for NAT-aware
 		// auto-matchmaking on every node sharing it.

@@ -223,7 +223,7 @@ func TestTicketForAnotherPID(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ...then present it to the secure server claiming to be PID 1000.
-	secAddr, err := secureAddr(lr.Connection.RegularURL, addr)
+	secAddr, err := secureAddr(lr.Connection.MainStation, addr)
 	if err != nil {
 		t.Fatal(err)
 	}

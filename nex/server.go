@@ -115,6 +115,10 @@ type Server struct {
 	// Match Making, Match Making Ext, Matchmake Extension and NAT Traversal,
 	// and sends notifications (multiplayer.go). Nil serves none of them.
 	Matchmaking matchmaking.Store
+	// MatchmakingHooks put a game's policy into matchmaking's flow
+	// (matchmaking.Hooks: may a player join a session, after a session is
+	// created); the zero value changes nothing.
+	MatchmakingHooks matchmaking.Hooks
 	// Messages keeps the messages players deliver to each other; with it the
 	// secure server serves MessageDelivery (27) and hands delivered messages to
 	// recipients online (nex/messagedelivery). Nil serves none.

@@ -28,13 +28,17 @@ func newDecodeCmd() *cobra.Command {
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
                   [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)
-                  [--game NAME|ID] [--wireshark-plugin OUT.lua]
+                  [--game NAME|ID] [--nex-version V] [--nex-gates auto|console|nintendoclients]
+                  [--wireshark-plugin OUT.lua] [--proto-dir DIR]
 
 NEX RMC calls in a capture are named and their parameters and return values decoded
-by the protocol descriptions (gamewire nex protocols lists them); --game picks the
+by the protocol descriptions (gamewire nex protocols lists them; --proto-dir adds
+NintendoClients' .proto files of DIR to them); --game picks the
 game's variant of the protocols and its NEX version (by default the flow's access
-key names the game). A keys file's "password PID P" line for a player opens that
-player's ticket in the capture's Login exchange and decrypts their secure connection.
+key names the game); --nex-version overrides that version, --nex-gates fixes the
+reading of the NEX 3.4 fields the consoles and NintendoClients place differently
+(by default each flow learns it, as serve does). A keys file's "password PID P"
+line for a player opens that player's ticket in the capture's Login exchange and decrypts their secure connection.
 --wireshark-plugin writes a Lua dissector of the same descriptions for tshark and
 Wireshark to read the --write-decrypted pcapng (docs/dissector.md).`,
 		Args: cobra.MaximumNArgs(1),

@@ -28,6 +28,9 @@ type captureOptions struct {
 	noProgress     bool
 	wiresharkLua   string
 	variant        string
+	nexVersion     string
+	nexGates       string
+	descs          nexDescOptions // --proto-dir (nex.go)
 }
 
 // register adds the capture flags to decode's flag set f.
@@ -42,11 +45,14 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
 	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, ssb4, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
+	f.StringVar(&c.nexVersion, "nex-version", "", "NEX version the NEX calls' structures are decoded for (3.4, 3.5.1 or 30400), over --game's and the flow's game's (default: the flow's settings: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
+	registerNEXGates(f, &c.nexGates, "each flow starts in the consoles' reading (NintendoClients' with structure headers below NEX 3.5) and switches when a message decodes only in the other one, as serve does per connection")
+	c.descs.register(f)
 	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
-var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant"}
+var captureOnlyFlags = []string{"keys", "stats", "verbose", "verbose-tree", "quiet", "write-decrypted", "no-progress", "wireshark-plugin", "variant", "nex-version", "nex-gates", "proto-dir"}
 
 // checkInputFlags refuses flags that do not apply to the input given: a capture file
 // with --hex or with --hex's own flags, --hex with a capture's flags.
@@ -79,8 +85,12 @@ func checkInputFlags(cmd *cobra.Command, args []string) error {
 
 // decodeCapture decodes a pcap or pcapng capture file ("-" for standard input).
 func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err error) {
+	descs, err := o.capture.descs.set()
+	if err != nil {
+		return fmt.Errorf("decode: --proto-dir: %w", err)
+	}
 	if p := o.capture.wiresharkLua; p != "" {
-		if err := writeWiresharkPlugin(cmd, p); err != nil {
+		if err := writeWiresharkPlugin(cmd, p, descs); err != nil {
 			return fmt.Errorf("decode: --wireshark-plugin: %w", err)
 		}
 	}
@@ -92,13 +102,17 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
+	nexVersion, nexGates, err := parseNEXFlags(o.capture.nexVersion, o.capture.nexGates)
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
 	in, size, closeIn, err := openCaptureInput(cmd, path)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
 
-	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant}
+	cfg := dissect.Config{Keys: keys, Dialects: overrides, Variant: o.capture.variant, NEXVersion: nexVersion, NEXGates: nexGates, Descriptions: descs}
 	if o.game != "" {
 		// The game's variant of the NEX protocols and its NEX version decode its
 		// RMC calls (docs/dissector.md "NEX methods").

@@ -33,6 +33,8 @@ func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
 		{[]string{"decode", "--hex", "00", "--write-decrypted", out}, "--write-decrypted applies to a capture file"},
 		{[]string{"decode", "--hex", "00", "--stats"}, "--stats applies to a capture file"},
 		{[]string{"decode", "--hex", "00", "--keys", "k.txt"}, "--keys applies to a capture file"},
+		{[]string{"decode", "--hex", "00", "--nex-gates", "console"}, "--nex-gates applies to a capture file"},
+		{[]string{"decode", "--hex", "00", "--nex-version", "3.4"}, "--nex-version applies to a capture file"},
 		{[]string{"decode", v0Capture, "--hex", "00"}, "give --hex or a capture file, not both"},
 		{[]string{"decode", v0Capture, "--rc4-key", "CD&ML"}, "--rc4-key applies to --hex"},
 		{[]string{"decode", v0Capture, "--decrypt"}, "--decrypt applies to --hex"},
@@ -148,5 +150,55 @@ func TestDecodeWrongAccessKeyV1(t *testing.T) {
 	}
 	if strings.Contains(out, "signature mismatch") || !regexp.MustCompile(`nex-v1\s+79\s+14\s+1\s+61320\s+0\s`).MatchString(out) {
 		t.Errorf("decode --access-key RIGHT --stats:\n%s", out)
+	}
+}
+
+// TestDecodeNEXVersionAndGates: decode's --nex-version and --nex-gates reach the
+// dissector (dissect.Config; the readings themselves: dissect
+// TestDisputedGates). NintendoClients' NEX 3.5 done-when capture decodes
+// without an error at its own version and at 3.5 with either reading (they
+// differ only below 3.5), and with errors at NEX 4.0, whose MatchmakeSession
+// has more fields; a bad value names its flag before anything is read.
+func TestDecodeNEXVersionAndGates(t *testing.T) {
+	t.Parallel()
+	keys := filepath.Join(t.TempDir(), "keys.txt")
+	if err := os.WriteFile(keys, []byte("access-key 3d37fbdb\npassword 1000 Done-when-a-1\npassword 1001 Done-when-b-2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	decode := func(args ...string) (string, error) {
+		out, _, err := runDecodeCLI(t, append([]string{"decode", "../../dissect/testdata/captures/nintendoclients-doneflow.pcap", "--keys", keys,
+			"--no-progress", "--format", "json"}, args...)...)
+		return out, err
+	}
+	for _, c := range []struct {
+		args   []string
+		errors bool
+	}{
+		{nil, false},
+		{[]string{"--nex-version", "3.5", "--nex-gates", "console"}, false},
+		{[]string{"--nex-version", "30500", "--nex-gates", "nintendoclients"}, false},
+		{[]string{"--nex-version", "4.0"}, true},
+	} {
+		out, err := decode(c.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if !strings.Contains(out, `"method":"AutoMatchmake_Postpone"`) {
+			t.Fatalf("%v: no AutoMatchmake_Postpone in\n%.500s", c.args, out)
+		}
+		if got := strings.Contains(out, `_error":"`); got != c.errors {
+			t.Errorf("%v: decoding errors %v, want %v", c.args, got, c.errors)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nex-gates", "wii"}, `--nex-gates: nex gates "wii": want auto, console or nintendoclients`},
+		{[]string{"--nex-version", "3.x"}, `--nex-version "3.x": want a NEX version`},
+	} {
+		if out, err := decode(c.args...); err == nil || !strings.Contains(err.Error(), c.want) || out != "" {
+			t.Errorf("%v: %v, want %q\n%.200s", c.args, err, c.want, out)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gamewire/gamewire/nex/desc"
 )
@@ -17,8 +18,7 @@ func newNEXCmd() *cobra.Command {
 		Short: "Try the NEX game services of a server as a console would (log in, then call a service)",
 	}
 	descs := &nexDescOptions{}
-	cmd.PersistentFlags().StringVar(&descs.protoDir, "proto-dir", "",
-		"a folder of NintendoClients .proto files (its nintendo/files/proto) to add to the built-in protocol descriptions; a file of a built-in family replaces it")
+	descs.register(cmd.PersistentFlags())
 	cmd.AddCommand(newNEXDataStoreCmd(), newNEXFriendsCmd(), newNEXMatchmakeCmd(), newNEXRankingCmd(), newNEXProtocolsCmd(descs), newNEXCallCmd(descs))
 	return cmd
 }
@@ -27,6 +27,12 @@ func newNEXCmd() *cobra.Command {
 // subcommands that encode or list by description.
 type nexDescOptions struct {
 	protoDir string
+}
+
+// register adds --proto-dir to f (nex and its subcommands, decode, wireshark-plugin).
+func (o *nexDescOptions) register(f *pflag.FlagSet) {
+	f.StringVar(&o.protoDir, "proto-dir", "",
+		"a folder of NintendoClients .proto files (its nintendo/files/proto) to add to the built-in protocol descriptions; a file of a built-in family replaces its declarations of the same names")
 }
 
 // set returns the protocol descriptions: the built-in ones, with --proto-dir's

@@ -15,7 +15,6 @@ import (
 	"github.com/gamewire/gamewire/nex/desc/dyn"
 	"github.com/gamewire/gamewire/nex/games"
 	"github.com/gamewire/gamewire/nex/rmc"
-	"github.com/gamewire/gamewire/nex/types"
 )
 
 // `gamewire nex call ADDR Protocol.Method '{json}'`: any described NEX method,
@@ -27,6 +26,7 @@ type nexCallOptions struct {
 	loginOptions
 	descs      *nexDescOptions
 	nexVersion string
+	nexGates   string
 	compact    bool
 }
 
@@ -50,7 +50,9 @@ field left out takes its description's default, or its type's zero value. Lists
 are arrays, maps objects, byte strings hex, an AnyData {"class": NAME, "value":
 {...}}, DateTime "YYYY-MM-DD hh:mm:ss" or its packed number, enums a name or a
 number. A game's variant protocol is named as such (MatchmakeExtension_MK8.X) or
-chosen with --game; --nex-version sets the version structures are encoded for.
+chosen with --game; --nex-version sets the version structures are encoded for,
+--nex-gates the reading of the fields the consoles and NintendoClients place at
+different NEX versions (set it as the server's serve --nex-gates).
 --proto-dir adds NintendoClients' .proto files to the descriptions.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -65,6 +67,7 @@ chosen with --game; --nex-version sets the version structures are encoded for.
 	f := cmd.Flags()
 	f.Lookup("game").Usage += "; also its variant of the protocol called"
 	f.StringVar(&o.nexVersion, "nex-version", "", "NEX version structures are encoded and decoded for (3.5, 30504; default: the connection's)")
+	registerNEXGates(f, &o.nexGates, "NintendoClients' with structure headers below NEX 3.5 (as serve reads such a connection), else the consoles'")
 	f.BoolVar(&o.compact, "compact", false, "print the response on one line")
 	return cmd
 }
@@ -135,11 +138,9 @@ func runNEXCall(cmd *cobra.Command, o *nexCallOptions, addr, name, params string
 	if err != nil {
 		return fmt.Errorf("nex call: %w", err)
 	}
-	var version types.Version
-	if o.nexVersion != "" {
-		if version, err = desc.ParseVersion(o.nexVersion); err != nil {
-			return fmt.Errorf("nex call: --nex-version: %w", err)
-		}
+	version, gates, err := parseNEXFlags(o.nexVersion, o.nexGates)
+	if err != nil {
+		return fmt.Errorf("nex call: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
@@ -149,6 +150,7 @@ func runNEXCall(cmd *cobra.Command, o *nexCallOptions, addr, name, params string
 	}
 	defer closeSession(sess)
 	c := dyn.Codec{Set: set, Settings: sess.RMC.Settings(), Version: version}
+	c.Settings.Gates = gates
 	// Encoding needs the session's settings (PID size, structure headers), so
 	// a bad parameter is found after the login.
 	body, err := c.AppendFields(nil, m.Params, obj)

@@ -71,3 +71,31 @@ func TestNEXCall(t *testing.T) {
 		}
 	}
 }
+
+// TestNEXCallGates: nex call --nex-gates against serve --nex-version 3.4
+// --nex-gates console: the consoles' reading sends and reads MatchmakeSession
+// with progress_score; NintendoClients' reading (and auto's, gamewire's client
+// negotiating structure headers, which below NEX 3.5 only NintendoClients does)
+// leaves it out, which that server refuses; a reading that is none is refused
+// before anything is sent.
+func TestNEXCallGates(t *testing.T) {
+	addr, _, _ := startServeNEX(t, t.TempDir(), "--nex-version", "3.4", "--nex-gates", "console")
+	call := func(gates string) (string, error) {
+		return runCLI(t, "nex", "call", addr, "MatchmakeExtension.AutoMatchmake_Postpone",
+			`{"gathering":{"class":"MatchmakeSession","value":{"max_participants":4,"game_mode":3,"progress_score":42}},"message":"hi"}`,
+			"--user", "guest", "--password", "MMQea3n!fsik", "--compact", "--nex-version", "3.4", "--nex-gates", gates)
+	}
+	out, err := call("console")
+	if err != nil || !strings.Contains(out, `"num_participants":1,"progress_score":42,"session_key":"`) {
+		t.Fatalf("--nex-gates console: %v\n%s", err, out)
+	}
+	for _, g := range []string{"nintendoclients", "auto"} {
+		out, err := call(g)
+		if err == nil || !strings.Contains(err.Error(), "Core::InvalidArgument") {
+			t.Errorf("--nex-gates %s against a console-reading server: %v\n%s", g, err, out)
+		}
+	}
+	if out, err := call("wii"); err == nil || !strings.Contains(err.Error(), `--nex-gates: nex gates "wii": want auto, console or nintendoclients`) {
+		t.Errorf("--nex-gates wii: %v\n%s", err, out)
+	}
+}

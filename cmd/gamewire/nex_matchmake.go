@@ -18,7 +18,6 @@ import (
 	"github.com/gamewire/gamewire/nex/nattraversal"
 	"github.com/gamewire/gamewire/nex/notifications"
 	"github.com/gamewire/gamewire/nex/rmc"
-	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 	"github.com/gamewire/gamewire/prudp/kerberos"
 	"github.com/gamewire/gamewire/prudp/lite"
@@ -63,7 +62,8 @@ serve --nat-matchmaking) weighs when it picks the session.
 	fl.Uint16Var(&f.maxP, "max-participants", 8, "the session's maximum participants")
 	fl.StringVar(&f.attributes, "attributes", "0,0,0,0,0,0", "the session's attributes (m_Attribs), comma-separated, at most 6")
 	fl.StringVar(&f.message, "message", "", "join message")
-	fl.Uint32Var(&f.nexVersion, "nex-version", 0, "NEX library version the client speaks, major*10000+minor*100 (0: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
+	fl.StringVar(&f.nexVersion, "nex-version", "", "NEX library version the client speaks (3.4, 3.5.1 or 30400; default: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
+	registerNEXGates(fl, &f.nexGates, "NintendoClients' with structure headers below NEX 3.5 (as serve reads such a connection), else the consoles'")
 	fl.BoolVar(&f.migrateOwnerOff, "no-owner-migration", false, "create sessions without flag 0x10 (the session ends when its owner leaves)")
 	fl.StringVar(&f.nat, "nat", "", "report NAT mapping,filtering first (ReportNATProperties; natm,natf values: 1,1 endpoint-independent mapping and port-independent filtering, 2,2 endpoint-dependent and port-dependent, 0 unknown)")
 	_ = cmd.MarkFlagRequired("user")
@@ -80,7 +80,8 @@ type nexMatchmakeOptions struct {
 	minP, maxP      uint16
 	attributes      string
 	message         string
-	nexVersion      uint32
+	nexVersion      string
+	nexGates        string
 	migrateOwnerOff bool
 	nat             string
 	server          string
@@ -160,14 +161,17 @@ func (f *nexMatchmakeOptions) run(cmd *cobra.Command, addr string) error {
 	out := cmd.OutOrStdout()
 	events := make(chan notifications.Event, 64)
 	mux := rmc.NewMux()
-	version := types.Version(f.nexVersion)
+	version, gates, err := parseNEXFlags(f.nexVersion, f.nexGates)
+	if err != nil {
+		return fmt.Errorf("nex matchmake: %w", err)
+	}
 	mux.HandleProtocol(notifications.Protocol, &notifications.Handler{Version: version, F: func(_ context.Context, ev notifications.Event) {
 		select {
 		case events <- ev:
 		default: // the printer fell behind; the event is dropped from the display only
 		}
 	}})
-	lc := nex.LoginConfig{User: f.user, Password: f.password, Config: cfg, Logger: cfg.Logger, Handler: mux}
+	lc := nex.LoginConfig{User: f.user, Password: f.password, Config: cfg, Logger: cfg.Logger, Handler: mux, NEXVersion: version, Gates: gates}
 	isURL := strings.Contains(addr, "://")
 	switch {
 	case cfg.Dialect == prudp.NEXLite && !isURL:

@@ -176,3 +176,25 @@ func serveMatchmaking(t *testing.T, ctx context.Context, accountsN int) string {
 	})
 	return addr
 }
+
+// TestNexMatchmakeGates: nex matchmake --nex-version 3.4 --nex-gates console
+// against serve --nex-version 3.4 --nex-gates console auto-matchmakes (its
+// MatchmakeSession with progress_score); NintendoClients' reading, which that
+// server refuses, fails with the server's answer; a reading that is none is
+// refused before anything is sent.
+func TestNexMatchmakeGates(t *testing.T) {
+	addr, _, _ := startServeNEX(t, t.TempDir(), "--nex-version", "3.4", "--nex-gates", "console")
+	mm := func(gates string) (string, error) {
+		return runCLI(t, "nex", "matchmake", "--server", addr, "--user", "guest", "--password", auth.GuestPassword,
+			"--nex-version", "3.4", "--nex-gates", gates, "--for", "10ms")
+	}
+	if out, err := mm("console"); err != nil || !strings.Contains(out, "session 1: owner 100") {
+		t.Fatalf("--nex-gates console: %v\n%s", err, out)
+	}
+	if out, err := mm("nintendoclients"); err == nil || !strings.Contains(err.Error(), "Core::InvalidArgument") {
+		t.Errorf("--nex-gates nintendoclients against a console-reading server: %v\n%s", err, out)
+	}
+	if out, err := mm("wii"); err == nil || !strings.Contains(err.Error(), `--nex-gates: nex gates "wii"`) {
+		t.Errorf("--nex-gates wii: %v\n%s", err, out)
+	}
+}

@@ -32,13 +32,19 @@ its inherited ones too. NAME selects a protocol (MatchmakeExtension, or
 matchmaking_mk8.MatchmakeExtension_MK8), a family (matchmaking: its file of
 descriptions) or a protocol id (109). The footer counts what was listed.
 
+--format nexd prints the selected families in gamewire's description language
+instead (one family's output is a FAMILY.nexd file): with --proto-dir, a first
+draft of a description from a NintendoClients .proto (docs/nex.md "Adding a
+protocol or a game's variant").
+
   gamewire nex protocols
   gamewire nex protocols DataStore --format json
-  gamewire nex protocols --proto-dir ~/NintendoClients/nintendo/files/proto`,
+  gamewire nex protocols --proto-dir ~/NintendoClients/nintendo/files/proto
+  gamewire nex protocols --proto-dir DIR --format nexd matchmaking_mk8 > matchmaking_mk8.nexd`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return fmt.Errorf("nex protocols: --format must be text or json, not %q", format)
+			if format != "text" && format != "json" && format != "nexd" {
+				return fmt.Errorf("nex protocols: --format must be text, json or nexd, not %q", format)
 			}
 			set, err := descs.set()
 			if err != nil {
@@ -52,6 +58,17 @@ descriptions) or a protocol id (109). The footer counts what was listed.
 			if err != nil {
 				return fmt.Errorf("nex protocols: %w", err)
 			}
+			if format == "nexd" {
+				for i, f := range files {
+					if i > 0 {
+						fmt.Fprintln(cmd.OutOrStdout())
+					}
+					if _, err := io.WriteString(cmd.OutOrStdout(), desc.Format(f)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			l := newProtocolListing(protos, files, all)
 			if format == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -61,7 +78,7 @@ descriptions) or a protocol id (109). The footer counts what was listed.
 			return l.writeText(cmd.OutOrStdout())
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text (one method a line) or json")
+	cmd.Flags().StringVar(&format, "format", "text", "text (one method a line), json, or nexd (the families in gamewire's description language)")
 	cmd.Flags().BoolVar(&all, "all", false, "list a variant's inherited methods too")
 	return cmd
 }

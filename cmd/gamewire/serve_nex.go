@@ -80,7 +80,7 @@ func (n *serveNEXOptions) register(cmd *cobra.Command) {
 	f.StringVar(&n.nodeID, "node-id", "", "this secure node's name in the store (default: its station url's address:port)")
 	f.DurationVar(&n.heartbeat, "heartbeat", nex.DefaultHeartbeatInterval, "how often a secure node renews its record; a node silent for 3 heartbeats gets no logins")
 	n.quota.register(f)
-	f.StringVar(&n.nexGates, "nex-gates", "auto", "reading of the disputed NEX 3.4 gates (MatchmakeSession.progress_score, MatchmakeSessionSearchCriteria.vacant_participants, NotificationEvent.param3): auto (the consoles' reading, NintendoClients' learned per connection when a request parses only that way), console or nintendoclients (docs/nex.md \"Disputed gates\")")
+	registerNEXGates(f, &n.nexGates, "the consoles', NintendoClients' for connections with structure headers below NEX 3.5, and learned per connection when a request parses only that way")
 	f.StringVar(&n.natMatchmaking, "nat-matchmaking", "", "how auto-matchmaking weighs the NAT mapping and filtering players report: off, prefer (sessions whose owner can reach the joiner first; never refuses a match) or strict (also leaves out the unreachable ones), ',all' to judge every participant (default: --game's, else prefer)")
 	n.friends.register(f)
 	f.StringVar(&n.gameConfig, "game-config", "", "JSON file of --game's variant settings (Super Smash Bros. 4: nex/games/ssb4.Config, e.g. {\"application_config\": {\"0\": [\"1000000\", ...]}, \"replays_per_hour\": 60}; Super Mario Maker: nex/games/smm.Config; Pokémon X/Y: {\"max_targets\": 256, \"active_window_seconds\": 3600, ...}; docs/games.md)")
@@ -166,8 +166,8 @@ func (o *serveOptions) runNEX(cmd *cobra.Command, cfg prudp.Config, l *lite.List
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv.NEXVersion = nexVersion
-	if srv.NEXGates, err = types.ParseGates(o.nex.nexGates); err != nil {
-		return fmt.Errorf("serve: --nex-gates: %w", err)
+	if srv.NEXGates, err = parseNEXGates(o.nex.nexGates); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	if srv.NATMatchmaking, err = o.natMatchmaking(); err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -383,9 +383,9 @@ func waitServing(srv *nex.Server) error {
 // --game's (0 when neither says), and where it came from.
 func (o *serveOptions) nexVersion() (types.Version, string, error) {
 	if o.nex.nexVersion != "" {
-		v, err := desc.ParseVersion(o.nex.nexVersion)
-		if err != nil || v < types.Version2 || v >= 100000 {
-			return 0, "", fmt.Errorf("--nex-version %q: want a NEX version such as 3.4, 3.5.1 or 30400", o.nex.nexVersion)
+		v, err := parseNEXVersion(o.nex.nexVersion)
+		if err != nil {
+			return 0, "", err
 		}
 		return v, "--nex-version", nil
 	}

@@ -51,7 +51,7 @@ func TestServeSSB4(t *testing.T) {
 			t.Fatalf("login %s: %v", user, err)
 		}
 		t.Cleanup(func() { sess.Close(context.Background()) })
-		return sb.DataStoreSSB4Client{C: sess.RMC}, sess.PID
+		return sb.NewDataStoreSSB4Client(sess.RMC), sess.PID
 	}
 	a, aPID := client("guest", auth.GuestPassword)
 	b, _ := client("1000", "pw")

@@ -30,8 +30,8 @@ func TestServeGameVariantOverHPP(t *testing.T) {
 	ctx := context.Background()
 	key := auth.NewAccount(100, "", "MMQea3n!fsik").KeyNEX
 	call := func(endpoint, accessKey string) ([]uint32, error) {
-		c := sm.DataStoreSMMClient{C: &hpp.Client{URL: endpoint + hpp.Path, AccessKey: accessKey, PID: 100, Key: key[:],
-			Set: types.Settings{StructureHeader: true}}}
+		c := sm.NewDataStoreSMMClient(&hpp.Client{URL: endpoint + hpp.Path, AccessKey: accessKey, PID: 100, Key: key[:],
+			Set: types.Settings{StructureHeader: true}})
 		return c.GetApplicationConfig(ctx, 0)
 	}
 	endpoint := func(out *syncWriter) string {
@@ -81,7 +81,7 @@ func TestServeKirbyAndBadgeArcade(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, out, stop := startServeNEX(t, dir, "--game", "Team Kirby Clash Deluxe", "--game-config", conf)
-	si := serviceitemtkcd.ServiceItemTKCDClient{C: caller(out, "e0c85605")}
+	si := serviceitemtkcd.NewServiceItemTKCDClient(caller(out, "e0c85605"))
 	id, err := si.ListServiceItemRequest(ctx, serviceitemtkcd.ServiceItemListServiceItemParam{Size: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -101,10 +101,10 @@ func TestServeKirbyAndBadgeArcade(t *testing.T) {
 
 	_, out, _ = startServeNEX(t, t.TempDir(), "--game", "Badge Arcade")
 	c := caller(out, "82d5962d")
-	if tok, err := (shopbadgearcade.ShopBadgeArcadeClient{C: c}).GetRivToken(ctx, "PLAYS5", nil); err != nil || tok != "" {
+	if tok, err := shopbadgearcade.NewShopBadgeArcadeClient(c).GetRivToken(ctx, "PLAYS5", nil); err != nil || tok != "" {
 		t.Fatalf("GetRivToken: %q %v", tok, err)
 	}
-	if st, _, ok, err := (securebadgearcade.SecureConnectionBadgeArcadeClient{C: c}).GetMaintenanceStatus(ctx); err != nil || st != 0xFFFF || !ok {
+	if st, _, ok, err := securebadgearcade.NewSecureConnectionBadgeArcadeClient(c).GetMaintenanceStatus(ctx); err != nil || st != 0xFFFF || !ok {
 		t.Fatalf("GetMaintenanceStatus: %#x %v %v", st, ok, err)
 	}
 }

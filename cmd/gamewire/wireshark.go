@@ -14,12 +14,13 @@ import (
 // newWiresharkPluginCmd is `gamewire wireshark-plugin [FILE]`: the Wireshark Lua
 // dissector generated from the NEX descriptions (nex/desc/wireshark).
 func newWiresharkPluginCmd() *cobra.Command {
-	return &cobra.Command{
+	descs := &nexDescOptions{}
+	cmd := &cobra.Command{
 		Use:   "wireshark-plugin [FILE]",
 		Short: "Write a Wireshark Lua dissector that names and decodes NEX RMC methods (from gamewire's descriptions)",
 		Long: `wireshark-plugin writes a Lua dissector for Wireshark and tshark, generated from the
-NEX protocol descriptions gamewire ships (gamewire nex protocols lists them), to FILE
-or standard output. It reads PRUDP V1 and V0 over UDP with plaintext payloads, as
+NEX protocol descriptions gamewire ships (gamewire nex protocols lists them; --proto-dir
+adds NintendoClients' .proto files of DIR to them), to FILE or standard output. It reads PRUDP V1 and V0 over UDP with plaintext payloads, as
 gamewire decode --write-decrypted writes a capture, joins reliable fragments, and
 shows every RMC request and response with its protocol and method names and its
 parameters or return values decoded.
@@ -37,20 +38,23 @@ decode --wireshark-plugin FILE writes the same file.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			if err := writeWiresharkPlugin(cmd, path); err != nil {
+			set, err := descs.set()
+			if err != nil {
+				return fmt.Errorf("wireshark-plugin: descriptions: %w", err)
+			}
+			if err := writeWiresharkPlugin(cmd, path, set); err != nil {
 				return fmt.Errorf("wireshark-plugin: %w", err)
 			}
 			return nil
 		},
 	}
+	descs.register(cmd.Flags())
+	return cmd
 }
 
-// writeWiresharkPlugin writes the Lua dissector to path ("" or "-": standard output).
-func writeWiresharkPlugin(cmd *cobra.Command, path string) error {
-	set, err := desc.Builtin()
-	if err != nil {
-		return fmt.Errorf("descriptions: %w", err)
-	}
+// writeWiresharkPlugin writes the Lua dissector of set to path ("" or "-":
+// standard output).
+func writeWiresharkPlugin(cmd *cobra.Command, path string, set *desc.Set) error {
 	var b bytes.Buffer
 	if err := wireshark.Write(&b, set); err != nil {
 		return err

@@ -224,7 +224,9 @@ func TestNintendoClientsPrivateSession(t *testing.T) {
 }
 
 // ncRun runs nc_matchmake.py with args and returns a function waiting for its
-// STEP line named name, and one waiting for the script's end.
+// STEP line named name, and one waiting for the script's end, which returns
+// every line it printed, those of its log (standard error) last, prefixed
+// "stderr: ".
 func ncRun(t *testing.T, ctx context.Context, args ...string) (wait func(name string) string, done func() []string) {
 	t.Helper()
 	dir, python := env(t)
@@ -268,6 +270,11 @@ func ncRun(t *testing.T, ctx context.Context, args ...string) (wait func(name st
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("nc_matchmake.py: %v\n%s\n%s", err, strings.Join(out, "\n"), stderr.String())
+		}
+		for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+			if l != "" {
+				out = append(out, "stderr: "+l)
+			}
 		}
 		return out
 	}

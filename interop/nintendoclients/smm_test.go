@@ -85,8 +85,8 @@ func TestNintendoClientsSMM(t *testing.T) {
 	// HPP on serve's HTTP listener reaches the same handlers, the variant's
 	// included: the course record read back over HTTP, signed as b.
 	key := auth.NewAccount(types.PID(b), "", "Player-b-2").KeyNEX
-	hc := sm.DataStoreSMMClient{C: &hpp.Client{URL: fmt.Sprintf("http://127.0.0.1:%d%s", port+2, hpp.Path), AccessKey: g.AccessKey,
-		PID: types.PID(b), Key: key[:], Set: types.Settings{StructureHeader: true, Version: types.Version(g.NEXVersion)}}}
+	hc := sm.NewDataStoreSMMClient(&hpp.Client{URL: fmt.Sprintf("http://127.0.0.1:%d%s", port+2, hpp.Path), AccessKey: g.AccessKey,
+		PID: types.PID(b), Key: key[:], Set: types.Settings{StructureHeader: true, Version: types.Version(g.NEXVersion)}})
 	rec, err := hc.GetCourseRecord(ctx, sm.DataStoreGetCourseRecordParam{DataID: uint64(ca)})
 	if err != nil || rec.BestScore != 4200 || rec.BestPID != uint32(a) || rec.FirstPID != uint32(b) {
 		t.Errorf("GetCourseRecord over HPP: %+v %v", rec, err)

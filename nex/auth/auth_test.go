@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamewire/gamewire/internal/testutil"
 
+	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -65,15 +66,15 @@ func TestLoginGuest(t *testing.T) {
 		if resp.IsError() || resp.Method != MethodLogin {
 			t.Fatalf("%+v", resp)
 		}
-		lr, err := ParseLoginResponse(resp.Data, s)
+		lr, err := parseLogin(resp.Data, s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lr.Result != types.ResultSuccess || lr.PID != PIDGuest || lr.BuildName != DefaultBuildName ||
-			lr.Connection.RegularURL.String() != srv.SecureURL.String() {
+			lr.Connection.MainStation.String() != srv.SecureURL.String() {
 			t.Fatalf("%+v", lr)
 		}
-		if s.StructureHeader && (lr.Connection.Version != 1 || lr.Connection.CurrentUTCTime != types.DateTimeFromTime(testNow)) {
+		if s.StructureHeader && lr.Connection.ServerTime != types.DateTimeFromTime(testNow) {
 			t.Fatalf("connection data %+v", lr.Connection)
 		}
 		// The ticket opens with the key of the published guest password and names
@@ -105,7 +106,7 @@ func TestLoginGuest(t *testing.T) {
 
 func TestLoginUnknownUser(t *testing.T) {
 	srv := testServer(types.Settings{})
-	params, _ := AppendLoginRequest(nil, "nobody")
+	params := loginRequest(t, "nobody")
 	resp := call(t, srv, types.Settings{}, MethodLogin, params)
 	// %retval% RendezVous::InvalidUsername, then empty PID, Buffer,
 	// RVConnectionData (two empty StationURLs around an empty List) and String.
@@ -117,8 +118,8 @@ func TestLoginUnknownUser(t *testing.T) {
 
 func TestLoginCaseInsensitive(t *testing.T) {
 	srv := testServer(types.Settings{})
-	params, _ := AppendLoginRequest(nil, "GuEsT")
-	lr, err := ParseLoginResponse(call(t, srv, types.Settings{}, MethodLogin, params).Data, types.Settings{})
+	params := loginRequest(t, "GuEsT")
+	lr, err := parseLogin(call(t, srv, types.Settings{}, MethodLogin, params).Data, types.Settings{})
 	if err != nil || lr.PID != PIDGuest {
 		t.Fatalf("%+v %v", lr, err)
 	}
@@ -143,7 +144,7 @@ func TestLoginExAndValidation(t *testing.T) {
 	srv := testServer(s)
 	srv.RequireExtraData = true
 	srv.Options.NEX4 = true
-	lr, err := ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+	lr, err := parseLogin(call(t, srv, s, MethodLoginEx, params).Data, s)
 	if err != nil || lr.Result != types.ResultSuccess || lr.PID != PIDGuest || lr.SourceKey != "" {
 		t.Fatalf("LoginEx: %+v %v", lr, err)
 	}
@@ -152,13 +153,13 @@ func TestLoginExAndValidation(t *testing.T) {
 		t.Fatalf("no pSourceKey after the build name: %x", d[len(d)-8:])
 	}
 	// Servers that enforce the extra data refuse plain Login.
-	lp, _ := AppendLoginRequest(nil, "guest")
-	lr, err = ParseLoginResponse(call(t, srv, s, MethodLogin, lp).Data, s)
+	lp := loginRequest(t, "guest")
+	lr, err = parseLogin(call(t, srv, s, MethodLogin, lp).Data, s)
 	if err != nil || lr.Result != types.AuthenticationValidationFailed || len(lr.Ticket) != 0 {
 		t.Fatalf("Login on a validating server: %+v %v", lr, err)
 	}
 	srv.Maintenance = true
-	lr, _ = ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+	lr, _ = parseLogin(call(t, srv, s, MethodLoginEx, params).Data, s)
 	if lr.Result != types.AuthenticationUnderMaintenance {
 		t.Fatalf("maintenance: %v", lr.Result)
 	}
@@ -178,9 +179,9 @@ func TestRequestTicket(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Request: PID source, PID target (4 bytes each here).
-			params, _ := (&TicketRequest{Source: tt.source, Target: tt.target}).Append(nil, s, Options{})
+			params := encode(t, s, &authproto.AuthenticationRequestTicketRequest{Source: tt.source, Target: tt.target})
 			resp := call(t, srv, s, MethodRequestTicket, params)
-			tr, err := ParseTicketResponse(resp.Data, s)
+			tr, err := parseTicket(resp.Data, s)
 			if err != nil || tr.Result != tt.want {
 				t.Fatalf("%+v %v", tr, err)
 			}
@@ -230,21 +231,14 @@ func TestValidateWithParam(t *testing.T) {
 	s := types.Settings{PIDSize: 8, StructureHeader: true}
 	srv := testServer(s)
 	srv.Options = Options{NEX4: true}
-	p := ValidateParam{PlatformType: 3, UserName: "guest", ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)},
-		APIVersionGeneral: 40601}
-	params, err := p.Append(nil, s, srv.Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params)
-	r := types.NewReader(resp.Data, s)
-	v := ReadValidateResult(&r, "result", srv.Options)
-	if err := r.Done(); err != nil || v.SourcePID != PIDGuest || v.ServiceNodeURL.String() != srv.SecureURL.String() {
+	p := ValidateParam{Platform: 3, Username: "guest", Data: nullData(s), NEXVersion: 40601}
+	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, paramRequest(t, s, srv.Options, p))
+	v, err := parseResult(resp.Data, s, srv.Options)
+	if err != nil || v.PID != PIDGuest || v.ServerURL.String() != srv.SecureURL.String() {
 		t.Fatalf("%+v %v", v, err)
 	}
-	p.UserName = "nobody"
-	params, _ = p.Append(nil, s, srv.Options)
-	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.RendezVousInvalidUsername {
+	p.Username = "nobody"
+	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, paramRequest(t, s, srv.Options, p)); resp.Result != types.RendezVousInvalidUsername {
 		t.Fatalf("unknown user: %v", resp.Result)
 	}
 	// Before NEX 4, method 6 is LoginWithContext, whose login data is
@@ -261,16 +255,10 @@ func TestValidateWithParam(t *testing.T) {
 func TestValidateWithParamByVersion(t *testing.T) {
 	s := types.Settings{StructureHeader: true, Version: 40400}
 	srv := testServer(s)
-	p := ValidateParam{PlatformType: 1, UserName: "guest", ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)},
-		APIVersionGeneral: 40400}
-	params, err := p.Append(nil, s, srv.Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params)
-	r := types.NewReader(resp.Data, s)
-	v := ReadValidateResult(&r, "result", srv.Options)
-	if err := r.Done(); err != nil || v.SourcePID != PIDGuest || len(v.Ticket) == 0 {
+	p := ValidateParam{Platform: 1, Username: "guest", Data: nullData(s), NEXVersion: 40400}
+	resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, paramRequest(t, s, srv.Options, p))
+	v, err := parseResult(resp.Data, s, srv.Options)
+	if err != nil || v.PID != PIDGuest || len(v.Ticket) == 0 {
 		t.Fatalf("%+v %v", v, err)
 	}
 }
@@ -326,13 +314,12 @@ func TestClientValidateWithParamOverPipe(t *testing.T) {
 	defer rc.Close()
 	c := &Client{RMC: rc, Options: srv.Options}
 
-	p := ValidateParam{PlatformType: 3, UserName: "guest", APIVersionGeneral: 40601,
-		ExtraData: types.AnyDataHolder{TypeName: "NullData", Data: types.AppendData(types.AppendData(nil, s), s)}}
+	p := ValidateParam{Platform: 3, Username: "guest", NEXVersion: 40601, Data: nullData(s)}
 	v, err := c.ValidateAndRequestTicketWithParam(ctx, p)
-	if err != nil || v.SourcePID != PIDGuest || len(v.Ticket) == 0 || v.ServiceNodeURL.String() != srv.SecureURL.String() {
+	if err != nil || v.PID != PIDGuest || len(v.Ticket) == 0 || v.ServerURL.String() != srv.SecureURL.String() {
 		t.Fatalf("guest: %+v %v", v, err)
 	}
-	p.UserName = "nobody"
+	p.Username = "nobody"
 	if _, err := c.ValidateAndRequestTicketWithParam(ctx, p); !errors.Is(err, types.RendezVousInvalidUsername) || !strings.Contains(err.Error(), `"nobody"`) {
 		t.Fatalf("unknown user: %v", err)
 	}
@@ -354,7 +341,7 @@ func TestTokenLogin(t *testing.T) {
 		w.String("1000")
 		w.AnyDataHolder(h)
 		params, _ := w.Bytes()
-		lr, err := ParseLoginResponse(call(t, srv, s, MethodLoginEx, params).Data, s)
+		lr, err := parseLogin(call(t, srv, s, MethodLoginEx, params).Data, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,66 +365,116 @@ func TestTokenLogin(t *testing.T) {
 	}
 	// ValidateAndRequestTicketWithParam answers sourceKey the same way.
 	h, _ := (&AuthenticationInfo{Token: "good", NGSVersion: 4, HasV3Fields: true}).Holder(s)
-	p := ValidateParam{PlatformType: 3, UserName: "1000", ExtraData: h}
-	params, _ := p.Append(nil, s, srv.Options)
-	r := types.NewReader(call(t, srv, s, MethodValidateAndRequestTicketWithParam, params).Data, s)
-	v := ReadValidateResult(&r, "result", srv.Options)
-	if r.Done() != nil || len(v.SourceKey) != 32 || v.SourcePID != 1000 {
-		t.Fatalf("WithParam token login: %+v %v", v, r.Err())
+	p := ValidateParam{Platform: 3, Username: "1000", Data: types.AnyData{Raw: h}}
+	v, err := parseResult(call(t, srv, s, MethodValidateAndRequestTicketWithParam, paramRequest(t, s, srv.Options, p)).Data, s, srv.Options)
+	if err != nil || len(v.SourceKey) != 32 || v.PID != 1000 {
+		t.Fatalf("WithParam token login: %+v %v", v, err)
 	}
-	p.ExtraData, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4, HasV3Fields: true}).Holder(s)
-	params, _ = p.Append(nil, s, srv.Options)
-	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, params); resp.Result != types.AuthenticationValidationFailed {
+	h, _ = (&AuthenticationInfo{Token: "bad", NGSVersion: 4, HasV3Fields: true}).Holder(s)
+	p.Data = types.AnyData{Raw: h}
+	if resp := call(t, srv, s, MethodValidateAndRequestTicketWithParam, paramRequest(t, s, srv.Options, p)); resp.Result != types.AuthenticationValidationFailed {
 		t.Fatalf("WithParam bad token: %v", resp.Result)
 	}
 }
 
-// TestValidateCrossplayRoundTrip: with Options.Crossplay the param and result
-// carry the platform fields (Authentication_Crossplay's structures) and read
-// back; without, they are not on the wire.
-func TestValidateCrossplayRoundTrip(t *testing.T) {
+// TestCrossplayOverPipe: with Options.Crossplay on both ends the client and
+// the server speak Authentication_Crossplay: RequestTicket sends the platform
+// type, ValidateAndRequestTicketWithParam's param carries the platform type of
+// the PID to answer (one byte more) and its result the platform PID; without,
+// Authentication_NX's structures. A crossplay client's RequestTicket to a
+// plain server leaves a byte over: Core::InvalidArgument.
+func TestCrossplayOverPipe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	s := types.Settings{PIDSize: 8, StructureHeader: true, Version: 40601}
 	h, err := (&AuthenticationInfo{Token: "t", NGSVersion: 4, HasV3Fields: true, TokenType: 2}).Holder(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ValidateParam{PlatformType: 3, UserName: "1000", ExtraData: h, APIVersionGeneral: 40601, APIVersionCustom: 7, PlatformTypeForPlatformPID: 1}
-	res := ValidateResult{SourcePID: 1 << 40, Ticket: []byte{1, 2}, ReturnMsg: "b", SourceKey: "k", PlatformPID: 1000}
-	var sizes [2]int
-	for i, o := range []Options{{NEX4: true}, {NEX4: true, Crossplay: true}} {
-		b, err := p.Append(nil, s, o)
-		if err != nil {
-			t.Fatal(err)
+	p := ValidateParam{Platform: 3, Username: "1000", Data: types.AnyData{Raw: h}, NEXVersion: 40601, ClientVersion: 7, PlatformTypeForPlatformPID: 1}
+	client := func(srvOpts, o Options) *Client {
+		srv := testServer(s)
+		srv.Options = srvOpts
+		mux := rmc.NewMux()
+		mux.HandleProtocol(rmc.ProtocolTicketGranting, srv)
+		a, b := rmc.Pipe()
+		t.Cleanup(func() { a.Close() })
+		go rmc.Serve(ctx, b, mux, &rmc.Peer{Settings: s}, nil)
+		rc := rmc.NewClient(a, rmc.ClientConfig{Settings: s})
+		t.Cleanup(func() { rc.Close() })
+		return &Client{RMC: rc, Options: o}
+	}
+	for _, o := range []Options{{NEX4: true}, {Crossplay: true}} {
+		c := client(o, o)
+		v, err := c.ValidateAndRequestTicketWithParam(ctx, p)
+		wantPlatformPID := types.PID(0)
+		if o.Crossplay {
+			wantPlatformPID = 1000
 		}
-		sizes[i] = len(b)
-		r := types.NewReader(b, s)
-		got := ReadValidateParam(&r, "param", o)
-		want := p
-		if !o.Crossplay {
-			want.PlatformTypeForPlatformPID = 0
+		if err != nil || v.PID != 1000 || v.PlatformPID != wantPlatformPID || len(v.Ticket) == 0 {
+			t.Fatalf("%+v: %+v %v", o, v, err)
 		}
-		if err := r.Done(); err != nil || got.UserName != want.UserName || got.PlatformTypeForPlatformPID != want.PlatformTypeForPlatformPID ||
-			got.ExtraData.TypeName != AuthenticationInfoName || !bytes.Equal(got.ExtraData.Data, h.Data) || got.APIVersionCustom != 7 {
-			t.Fatalf("%+v: param %+v %v", o, got, err)
-		}
-		if info, err := ParseAuthenticationInfo(got.ExtraData, s); err != nil || info.Token != "t" || info.TokenType != 2 {
-			t.Fatalf("%+v: extra data %+v %v", o, info, err)
-		}
-		b, err = res.Append(nil, s, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = types.NewReader(b, s)
-		gr := ReadValidateResult(&r, "result", o)
-		wantPID := types.PID(1000)
-		if !o.Crossplay {
-			wantPID = 0
-		}
-		if err := r.Done(); err != nil || gr.SourcePID != res.SourcePID || gr.PlatformPID != wantPID || gr.SourceKey != "k" {
-			t.Fatalf("%+v: result %+v %v", o, gr, err)
+		if tr, err := c.RequestTicket(ctx, 1000, 2); err != nil || len(tr.Ticket) == 0 {
+			t.Fatalf("%+v: RequestTicket: %+v %v", o, tr, err)
 		}
 	}
-	if sizes[1] != sizes[0]+1 {
-		t.Fatalf("crossplay param %d bytes, plain %d", sizes[1], sizes[0])
+	if n, m := len(paramRequest(t, s, Options{Crossplay: true}, p)), len(paramRequest(t, s, Options{}, p)); n != m+1 {
+		t.Fatalf("crossplay param %d bytes, plain %d", n, m)
+	}
+	c := client(Options{NEX4: true}, Options{Crossplay: true})
+	if _, err := c.RequestTicket(ctx, 1000, 2); !errors.Is(err, types.CoreInvalidArgument) {
+		t.Fatalf("crossplay client, plain server: %v", err)
+	}
+}
+
+// TestLoginExEitherLayout: LoginEx's AuthenticationInfo is read in the layout
+// of the connection's NEX version, else in the other one (NEX 2's without
+// token_type and server_version, NEX 3's with them): a NEX 2 game on a server
+// whose version is derived (3.4) and a NEX 3 client on a server set to NEX 2
+// both log in with their token seen. Extra data that decodes in neither is a
+// bad parameter.
+func TestLoginExEitherLayout(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		st    types.Settings
+		hasV3 bool
+	}{
+		{"NEX 2 info, NEX 3.4 server", types.Settings{}, false},
+		{"NEX 3 info, NEX 2 server", types.Settings{Version: 20000}, true},
+		{"NEX 3 info, NEX 3.4 server", types.Settings{}, true},
+		{"NEX 2 info, NEX 2 server", types.Settings{Version: 20000}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testServer(tt.st)
+			srv.RequireExtraData = true
+			var seen *AuthenticationInfo
+			srv.CheckToken = func(ctx context.Context, a Account, info *AuthenticationInfo) error {
+				seen = info
+				return nil
+			}
+			info := AuthenticationInfo{Token: "tok", NGSVersion: 2, HasV3Fields: tt.hasV3, TokenType: 1, ServerVersion: 7}
+			if !tt.hasV3 {
+				info.TokenType, info.ServerVersion = 0, 0
+			}
+			h, err := info.Holder(tt.st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params := encode(t, tt.st, &authproto.AuthenticationLoginExRequest{Username: "guest", ExtraData: types.AnyData{Raw: h}})
+			resp := call(t, srv, tt.st, MethodLoginEx, params)
+			lr, err := parseLogin(resp.Data, tt.st)
+			if err != nil || lr.Result != types.ResultSuccess || lr.PID != PIDGuest || lr.Connection.MainStation.String() != srv.SecureURL.String() {
+				t.Fatalf("%+v %v (%v)", lr, err, resp.Result)
+			}
+			if seen == nil || *seen != info {
+				t.Fatalf("CheckToken saw %+v, want %+v", seen, info)
+			}
+		})
+	}
+	s := types.Settings{}
+	params := encode(t, s, &authproto.AuthenticationLoginExRequest{Username: "guest",
+		ExtraData: types.AnyData{Raw: types.AnyDataHolder{TypeName: AuthenticationInfoName, Data: []byte{1, 2, 3}}}})
+	if resp := call(t, testServer(s), s, MethodLoginEx, params); resp.Result != types.CoreInvalidArgument {
+		t.Fatalf("undecodable AuthenticationInfo: %v", resp.Result)
 	}
 }

@@ -4,123 +4,167 @@ import (
 	"context"
 	"fmt"
 
+	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
+	crossproto "github.com/gamewire/gamewire/nex/protocols/authenticationcrossplay"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // Client makes Ticket Granting calls over an RMC client (a connection to the
-// authentication server). Results other than success are returned as errors that
-// wrap the types.Result, so errors.Is(err, types.RendezVousInvalidUsername) works.
+// authentication server) with the generated clients of the form its Options
+// and the connection's NEX version give (Authentication, Authentication_NX or
+// Authentication_Crossplay). Results other than success are returned as errors
+// that wrap the types.Result, so errors.Is(err, types.RendezVousInvalidUsername)
+// works.
 type Client struct {
-	RMC     *rmc.Client
+	RMC     rmc.Caller
 	Options Options
 }
 
-func (c *Client) settings() types.Settings { return c.RMC.Settings() }
-
-// AppendLoginRequest appends the parameters of Login: the user name.
-func AppendLoginRequest(b []byte, name string) ([]byte, error) { return types.AppendString(b, name) }
+func (c *Client) shape() shape { return c.Options.shape(c.RMC.Settings()) }
 
 // Login calls Login (ValidateAndRequestTicket) for name. The response's ticket is
 // still sealed; open it with the password's key (see nex.Login for the whole flow).
 func (c *Client) Login(ctx context.Context, name string) (LoginResponse, error) {
-	params, err := AppendLoginRequest(nil, name)
-	if err != nil {
-		return LoginResponse{}, err
-	}
-	return c.login(ctx, MethodLogin, name, params)
+	var r LoginResponse
+	var err error
+	r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.NewAuthenticationClient(c.RMC).Login(ctx, name)
+	return loginResult(name, r, err)
 }
 
 // LoginEx calls LoginEx (ValidateAndRequestTicketWithCustomData) with extra data,
-// usually an AuthenticationInfo holder.
+// usually an AuthenticationInfo holder. A server may answer a source key
+// (pSourceKey) whatever the client expected: the response is read in the other
+// form (with or without it) when it does not decode in the expected one.
 func (c *Client) LoginEx(ctx context.Context, name string, extra types.AnyDataHolder) (LoginResponse, error) {
-	w := types.NewWriter(nil, c.settings())
-	w.String(name)
-	w.AnyDataHolder(extra)
-	params, err := w.Bytes()
-	if err != nil {
-		return LoginResponse{}, err
+	rec := &keepResponse{Caller: c.RMC}
+	var r LoginResponse
+	var err error
+	if c.shape() == shapeAuthentication {
+		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, err = authproto.NewAuthenticationClient(rec).LoginEx(ctx, name, types.AnyData{Raw: extra})
+		if rec.undecoded(err) {
+			var resp authproto.AuthenticationNXValidateAndRequestTicketWithCustomDataResponse
+			if rec.read(&resp) == nil {
+				r = LoginResponse{Result: resp.Result, PID: resp.PID, Ticket: resp.Ticket, Connection: resp.ConnectionData,
+					BuildName: resp.ServerName, SourceKey: resp.SourceKey}
+				err = nil
+			}
+		}
+	} else {
+		r.Result, r.PID, r.Ticket, r.Connection, r.BuildName, r.SourceKey, err = authproto.NewAuthenticationNXClient(rec).ValidateAndRequestTicketWithCustomData(ctx, name, types.AnyData{Raw: extra})
+		if rec.undecoded(err) {
+			var resp authproto.AuthenticationLoginExResponse
+			if rec.read(&resp) == nil {
+				r = LoginResponse{Result: resp.Result, PID: resp.PID, Ticket: resp.Ticket, Connection: resp.ConnectionData, BuildName: resp.ServerName}
+				err = nil
+			}
+		}
 	}
-	return c.login(ctx, MethodLoginEx, name, params)
+	return loginResult(name, r, err)
 }
 
-func (c *Client) login(ctx context.Context, method uint32, name string, params []byte) (LoginResponse, error) {
-	data, err := c.RMC.Call(ctx, rmc.ProtocolTicketGranting, method, params)
+// loginResult is a Login or LoginEx answer as Client returns it.
+func loginResult(name string, r LoginResponse, err error) (LoginResponse, error) {
 	if err != nil {
 		return LoginResponse{}, fmt.Errorf("login as %q: %w", name, err)
 	}
-	resp, err := ParseLoginResponse(data, c.settings())
-	if err != nil {
-		return LoginResponse{}, fmt.Errorf("login as %q: %w", name, err)
+	if r.Result.IsError() {
+		return r, fmt.Errorf("login as %q refused: %w", name, r.Result)
 	}
-	if resp.Result.IsError() {
-		return resp, fmt.Errorf("login as %q refused: %w", name, resp.Result)
-	}
-	return resp, nil
+	return r, nil
 }
 
-// RequestTicket asks for a ticket from source to target, sealed with the source's key.
+// RequestTicket asks for a ticket from source to target, sealed with the
+// source's key. The crossplay form sends the Wii U's platform type. As with
+// LoginEx, the response is read with or without a source key, whichever
+// decodes.
 func (c *Client) RequestTicket(ctx context.Context, source, target types.PID) (TicketResponse, error) {
-	req := TicketRequest{PlatformType: PlatformWiiU, Source: source, Target: target}
-	params, err := req.Append(nil, c.settings(), c.Options)
-	if err != nil {
-		return TicketResponse{}, err
+	rec := &keepResponse{Caller: c.RMC}
+	var r TicketResponse
+	var err error
+	switch c.shape() {
+	case shapeAuthentication:
+		r.Result, r.Ticket, err = authproto.NewAuthenticationClient(rec).RequestTicket(ctx, source, target)
+	case shapeNX:
+		r.Result, r.Ticket, r.SourceKey, err = authproto.NewAuthenticationNXClient(rec).RequestTicket(ctx, source, target)
+	case shapeCrossplay:
+		r.Result, r.Ticket, r.SourceKey, err = crossproto.NewAuthenticationCrossplayClient(rec).RequestTicket(ctx, PlatformWiiU, source, target)
 	}
-	data, err := c.RMC.Call(ctx, rmc.ProtocolTicketGranting, MethodRequestTicket, params)
+	if rec.undecoded(err) {
+		if c.shape() == shapeAuthentication {
+			var resp authproto.AuthenticationNXRequestTicketResponse
+			if rec.read(&resp) == nil {
+				r, err = TicketResponse{Result: resp.Result, Ticket: resp.Ticket, SourceKey: resp.Key}, nil
+			}
+		} else {
+			var resp authproto.AuthenticationRequestTicketResponse
+			if rec.read(&resp) == nil {
+				r, err = TicketResponse{Result: resp.Result, Ticket: resp.Ticket}, nil
+			}
+		}
+	}
 	if err != nil {
 		return TicketResponse{}, fmt.Errorf("request ticket %d -> %d: %w", source, target, err)
 	}
-	resp, err := ParseTicketResponse(data, c.settings())
-	if err != nil {
-		return TicketResponse{}, err
+	if r.Result.IsError() {
+		return r, fmt.Errorf("request ticket %d -> %d refused: %w", source, target, r.Result)
 	}
-	if resp.Result.IsError() {
-		return resp, fmt.Errorf("request ticket %d -> %d refused: %w", source, target, resp.Result)
-	}
-	return resp, nil
+	return r, nil
 }
 
 // GetPID returns the PID of a user name, 0 when there is none.
 func (c *Client) GetPID(ctx context.Context, name string) (types.PID, error) {
-	params, err := types.AppendString(nil, name)
-	if err != nil {
-		return 0, err
-	}
-	data, err := c.RMC.Call(ctx, rmc.ProtocolTicketGranting, MethodGetPID, params)
-	if err != nil {
-		return 0, err
-	}
-	r := types.NewReader(data, c.settings())
-	pid := r.PID("%retval%")
-	return pid, r.Done()
+	return authproto.NewAuthenticationClient(c.RMC).GetPID(ctx, name)
 }
 
 // GetName returns the name of a PID, "" when there is none.
 func (c *Client) GetName(ctx context.Context, pid types.PID) (string, error) {
-	params, err := types.AppendPID(nil, c.settings(), pid)
-	if err != nil {
-		return "", err
-	}
-	data, err := c.RMC.Call(ctx, rmc.ProtocolTicketGranting, MethodGetName, params)
-	if err != nil {
-		return "", err
-	}
-	r := types.NewReader(data, c.settings())
-	name := r.String("%retval%")
-	return name, r.Done()
+	return authproto.NewAuthenticationClient(c.RMC).GetName(ctx, pid)
 }
 
-// ValidateAndRequestTicketWithParam calls method 6 of NEX 4.4+.
+// ValidateAndRequestTicketWithParam calls method 6 of NEX 4.4+: in
+// Authentication_NX's form, or with Options.Crossplay in
+// Authentication_Crossplay's (p's PlatformTypeForPlatformPID and the result's
+// PlatformPID are on the wire only then).
 func (c *Client) ValidateAndRequestTicketWithParam(ctx context.Context, p ValidateParam) (ValidateResult, error) {
-	params, err := p.Append(nil, c.settings(), c.Options)
-	if err != nil {
-		return ValidateResult{}, err
+	var v ValidateResult
+	var err error
+	if c.Options.Crossplay {
+		v, err = crossproto.NewAuthenticationCrossplayClient(c.RMC).ValidateAndRequestTicketWithParam(ctx, p)
+	} else {
+		var pv authproto.ValidateAndRequestTicketResult
+		pv, err = authproto.NewAuthenticationNXClient(c.RMC).ValidateAndRequestTicketWithParam(ctx, plainParam(&p))
+		v = crossResult(&pv)
 	}
-	data, err := c.RMC.Call(ctx, rmc.ProtocolTicketGranting, MethodValidateAndRequestTicketWithParam, params)
 	if err != nil {
-		return ValidateResult{}, fmt.Errorf("login as %q: %w", p.UserName, err)
+		return ValidateResult{}, fmt.Errorf("login as %q: %w", p.Username, err)
 	}
-	r := types.NewReader(data, c.settings())
-	v := ReadValidateResult(&r, "result", c.Options)
-	return v, r.Done()
+	return v, nil
+}
+
+// keepResponse is an rmc.Caller that keeps the last call's response, for
+// reading it in another described form when the generated client's does not
+// decode it.
+type keepResponse struct {
+	rmc.Caller
+	data []byte
+	ok   bool // the call itself succeeded
+}
+
+// Call makes the call and keeps its response.
+func (k *keepResponse) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
+	data, err := k.Caller.Call(ctx, protocol, method, params)
+	k.data, k.ok = data, err == nil
+	return data, err
+}
+
+// undecoded reports whether err, a generated client's, is its response's
+// decoding error (the call succeeded).
+func (k *keepResponse) undecoded(err error) bool { return err != nil && k.ok }
+
+// read decodes the kept response into resp (a generated response) to its end.
+func (k *keepResponse) read(resp interface{ Read(*types.Reader) }) error {
+	r := types.NewReader(k.data, k.Settings())
+	resp.Read(&r)
+	return r.Done()
 }

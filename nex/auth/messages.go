@@ -4,8 +4,13 @@
 // Accounts store, and the client side calls. It covers Login, LoginEx,
 // RequestTicket, GetPID, GetName and the NEX 4 ValidateAndRequestTicketWithParam.
 //
-// The message codecs here (request and response structures with Append and Parse)
-// are shared by the server, the client and anyone decoding captured traffic.
+// Every parameter and result is decoded and encoded by the generated code of
+// nex/protocols/authentication and nex/protocols/authenticationcrossplay. The
+// protocol has three described forms on one id: Authentication (NEX 1 to 3),
+// Authentication_NX (NEX 4: source keys, method 6 as
+// ValidateAndRequestTicketWithParam) and Authentication_Crossplay (platform
+// fields); the server and the client choose one per call by the connection's
+// NEX version and Options (docs/nex.md "One protocol id, several shapes").
 package auth
 
 import (
@@ -21,13 +26,13 @@ import (
 // changing them; 6 is LoginWithContext up to NEX 3 and
 // ValidateAndRequestTicketWithParam from NEX 4.
 const (
-	MethodLogin                             uint32 = 1
-	MethodLoginEx                           uint32 = 2
-	MethodRequestTicket                     uint32 = 3
-	MethodGetPID                            uint32 = 4
-	MethodGetName                           uint32 = 5
-	MethodLoginWithContext                  uint32 = 6
-	MethodValidateAndRequestTicketWithParam uint32 = 6
+	MethodLogin                             = authproto.AuthenticationMethodLogin
+	MethodLoginEx                           = authproto.AuthenticationMethodLoginEx
+	MethodRequestTicket                     = authproto.AuthenticationMethodRequestTicket
+	MethodGetPID                            = authproto.AuthenticationMethodGetPID
+	MethodGetName                           = authproto.AuthenticationMethodGetName
+	MethodLoginWithContext                  = authproto.AuthenticationMethodLoginWithContext
+	MethodValidateAndRequestTicketWithParam = authproto.AuthenticationNXMethodValidateAndRequestTicketWithParam
 )
 
 // Platform types ("Platform type" in authentication.md).
@@ -39,60 +44,56 @@ const (
 
 // Options are the protocol revisions that change the bytes of its messages.
 type Options struct {
-	// NEX4 adds pSourceKey to the LoginEx and RequestTicket responses and makes
-	// method 6 ValidateAndRequestTicketWithParam, for every connection; a
-	// connection whose NEX version is 4.0 or later gets this without it.
+	// NEX4 speaks Authentication_NX to every connection: pSourceKey in the
+	// LoginEx and RequestTicket responses, method 6 as
+	// ValidateAndRequestTicketWithParam. A connection whose NEX version is 4.0
+	// or later gets this without it.
 	NEX4 bool
-	// Crossplay adds the platform type fields of games with crossplay between
-	// Switch and 3DS / Wii U (RequestTicket's platformType, the Param's
-	// platformTypeForPlatformPid, the Result's platformPid).
+	// Crossplay speaks Authentication_Crossplay, the form of games with
+	// crossplay between Switch and 3DS / Wii U (RequestTicket's platformType,
+	// the Param's platformTypeForPlatformPid, the Result's platformPid). It is
+	// a variant of Authentication_NX, so it implies NEX4.
 	Crossplay bool
 }
+
+// shape is the described form of Ticket Granting a call is answered or made in.
+type shape uint8
+
+const (
+	shapeAuthentication shape = iota // Authentication (NEX 1 to 3)
+	shapeNX                          // Authentication_NX (NEX 4 and later)
+	shapeCrossplay                   // Authentication_Crossplay
+)
+
+// shape chooses the form for a connection with settings st: Crossplay, then
+// NEX 4 (Options.NEX4, or the connection's NEX version 4.0 or later:
+// types.Settings.NEXVersion, serve's --nex-version or --game; Monster Hunter
+// XX on the 3DS, NEX 4.4, logs in with method 6 that way).
+func (o Options) shape(st types.Settings) shape {
+	switch {
+	case o.Crossplay:
+		return shapeCrossplay
+	case o.NEX4 || st.NEXVersion() >= types.Version4:
+		return shapeNX
+	}
+	return shapeAuthentication
+}
+
+// RVConnectionData is where the secure server is (the generated structure:
+// from revision 1, NEX 3.5, the server's time).
+type RVConnectionData = authproto.RVConnectionData
 
 // LoginResponse is the response of Login and LoginEx (and, without BuildName and
 // SourceKey, of LoginWithContext).
 type LoginResponse struct {
-	Result     types.Result           // %retval%
-	PID        types.PID              // pidPrincipal
-	Ticket     []byte                 // pbufResponse: the sealed Kerberos ticket
-	Connection types.RVConnectionData // pConnectionData: where the secure server is
-	BuildName  string                 // strReturnMsg
+	Result     types.Result     // %retval%
+	PID        types.PID        // pidPrincipal
+	Ticket     []byte           // pbufResponse: the sealed Kerberos ticket
+	Connection RVConnectionData // pConnectionData: where the secure server is
+	BuildName  string           // strReturnMsg
 	// SourceKey (pSourceKey, LoginEx on NEX 4+ only): when a non-empty hex string,
 	// the key that decrypts the ticket instead of the password's.
 	SourceKey string
-}
-
-// Append appends r. withSourceKey writes pSourceKey (LoginEx on NEX 4+).
-func (r *LoginResponse) Append(b []byte, s types.Settings, withSourceKey bool) ([]byte, error) {
-	w := types.NewWriter(b, s)
-	w.Result(r.Result)
-	w.PID(r.PID)
-	w.Buffer(r.Ticket)
-	w.RVConnectionData(r.Connection)
-	w.String(r.BuildName)
-	if withSourceKey {
-		w.String(r.SourceKey)
-	}
-	return w.Bytes()
-}
-
-// ParseLoginResponse decodes a Login or LoginEx response; pSourceKey is read when
-// bytes remain after strReturnMsg. Ticket aliases b.
-func ParseLoginResponse(b []byte, s types.Settings) (LoginResponse, error) {
-	r := types.NewReader(b, s)
-	var v LoginResponse
-	v.Result = r.Result("%retval%")
-	v.PID = r.PID("pidPrincipal")
-	v.Ticket = r.Buffer("pbufResponse")
-	v.Connection = r.RVConnectionData("pConnectionData")
-	v.BuildName = r.String("strReturnMsg")
-	if r.Err() == nil && r.Remaining() > 0 {
-		v.SourceKey = r.String("pSourceKey")
-	}
-	if err := r.Done(); err != nil {
-		return LoginResponse{}, fmt.Errorf("Login response: %w", err)
-	}
-	return v, nil
 }
 
 // TicketResponse is the response of RequestTicket.
@@ -100,61 +101,6 @@ type TicketResponse struct {
 	Result    types.Result // %retval%
 	Ticket    []byte       // bufResponse
 	SourceKey string       // pSourceKey, NEX 4+
-}
-
-// Append appends r; withSourceKey writes pSourceKey (NEX 4+).
-func (r *TicketResponse) Append(b []byte, s types.Settings, withSourceKey bool) ([]byte, error) {
-	w := types.NewWriter(b, s)
-	w.Result(r.Result)
-	w.Buffer(r.Ticket)
-	if withSourceKey {
-		w.String(r.SourceKey)
-	}
-	return w.Bytes()
-}
-
-// ParseTicketResponse decodes a RequestTicket response (pSourceKey when present).
-func ParseTicketResponse(b []byte, s types.Settings) (TicketResponse, error) {
-	r := types.NewReader(b, s)
-	var v TicketResponse
-	v.Result = r.Result("%retval%")
-	v.Ticket = r.Buffer("bufResponse")
-	if r.Err() == nil && r.Remaining() > 0 {
-		v.SourceKey = r.String("pSourceKey")
-	}
-	if err := r.Done(); err != nil {
-		return TicketResponse{}, fmt.Errorf("RequestTicket response: %w", err)
-	}
-	return v, nil
-}
-
-// TicketRequest is the request of RequestTicket.
-type TicketRequest struct {
-	PlatformType uint8 // only with Options.Crossplay
-	Source       types.PID
-	Target       types.PID
-}
-
-// Append appends r.
-func (r *TicketRequest) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
-	w := types.NewWriter(b, s)
-	if o.Crossplay {
-		w.U8(r.PlatformType)
-	}
-	w.PID(r.Source)
-	w.PID(r.Target)
-	return w.Bytes()
-}
-
-// ReadTicketRequest reads a RequestTicket request.
-func ReadTicketRequest(r *types.Reader, o Options) TicketRequest {
-	var v TicketRequest
-	if o.Crossplay {
-		v.PlatformType = r.U8("platformType")
-	}
-	v.Source = r.PID("idSource")
-	v.Target = r.PID("idTarget")
-	return v
 }
 
 // AuthenticationInfo is the AuthenticationInfo structure (a Data) LoginEx carries
@@ -180,6 +126,18 @@ const (
 	v3Version   types.Version = 30000
 	nex2Version types.Version = 20000
 )
+
+// otherInfoLayout is st with the NEX version of AuthenticationInfo's other
+// layout: NEX 2's (without token_type and server_version) for a connection of
+// NEX 3.0 or later, NEX 3.0's otherwise.
+func otherInfoLayout(st types.Settings) types.Settings {
+	if st.NEXVersion() >= v3Version {
+		st.Version = nex2Version
+	} else {
+		st.Version = v3Version
+	}
+	return st
+}
 
 // Holder wraps a in an AnyDataHolder: the Data level, then its own, written at
 // s with the NEX 3 fields exactly when HasV3Fields is set.
@@ -211,12 +169,7 @@ func ParseAuthenticationInfo(h types.AnyDataHolder, s types.Settings) (Authentic
 	if err == nil {
 		return a, nil
 	}
-	other := s
-	other.Version = v3Version
-	if s.NEXVersion() >= v3Version {
-		other.Version = nex2Version
-	}
-	if a, oerr := parseAuthenticationInfo(h.Data, other); oerr == nil {
+	if a, oerr := parseAuthenticationInfo(h.Data, otherInfoLayout(s)); oerr == nil {
 		return a, nil
 	}
 	return AuthenticationInfo{}, err
@@ -229,51 +182,56 @@ func parseAuthenticationInfo(b []byte, s types.Settings) (AuthenticationInfo, er
 	if err := r.Done(); err != nil {
 		return AuthenticationInfo{}, fmt.Errorf("AuthenticationInfo: %w", err)
 	}
+	return fromGenerated(&v, s), nil
+}
+
+// fromGenerated is the AuthenticationInfo v, decoded at settings s.
+func fromGenerated(v *authproto.AuthenticationInfo, s types.Settings) AuthenticationInfo {
 	return AuthenticationInfo{Token: v.Token, NGSVersion: v.NgsVersion, HasV3Fields: s.NEXVersion() >= v3Version,
-		TokenType: v.TokenType, ServerVersion: v.ServerVersion}, nil
+		TokenType: v.TokenType, ServerVersion: v.ServerVersion}
 }
 
-// ValidateParam is the ValidateAndRequestTicketParam structure (NEX 4.4+).
-type ValidateParam struct {
-	PlatformType               uint32
-	UserName                   string
-	ExtraData                  types.AnyDataHolder
-	IgnoreAPIVersionCheck      bool
-	APIVersionGeneral          uint32
-	APIVersionCustom           uint32
-	PlatformTypeForPlatformPID uint8 // only with Options.Crossplay
-}
-
-// Append appends p as a structure (the generated
-// ValidateAndRequestTicketParam, or with Options.Crossplay
-// ValidateAndRequestTicketParamCrossplay).
-func (p *ValidateParam) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
-	w := types.NewWriter(b, s)
-	data := types.AnyData{Raw: p.ExtraData}
-	if o.Crossplay {
-		(&crossproto.ValidateAndRequestTicketParamCrossplay{Platform: p.PlatformType, Username: p.UserName, Data: data,
-			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom,
-			PlatformTypeForPlatformPID: p.PlatformTypeForPlatformPID}).Append(&w)
-	} else {
-		(&authproto.ValidateAndRequestTicketParam{Platform: p.PlatformType, Username: p.UserName, Data: data,
-			SkipVersionCheck: p.IgnoreAPIVersionCheck, NEXVersion: p.APIVersionGeneral, ClientVersion: p.APIVersionCustom}).Append(&w)
+// authenticationInfo is the AuthenticationInfo a decoded holder carries (read
+// at settings s), or an error naming the class it carries instead.
+func authenticationInfo(a types.AnyData, s types.Settings) (AuthenticationInfo, error) {
+	if v, ok := a.Object.(*authproto.AuthenticationInfo); ok {
+		return fromGenerated(v, s), nil
 	}
-	return w.Bytes()
+	return AuthenticationInfo{}, fmt.Errorf("extra data is %q, want %s", a.ClassName(), AuthenticationInfoName)
 }
 
-// ReadValidateParam reads a ValidateAndRequestTicketParam.
-func ReadValidateParam(r *types.Reader, field string, o Options) ValidateParam {
-	if o.Crossplay {
-		var v crossproto.ValidateAndRequestTicketParamCrossplay
-		v.Read(r, field)
-		return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
-			IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion,
-			PlatformTypeForPlatformPID: v.PlatformTypeForPlatformPID}
-	}
-	var v authproto.ValidateAndRequestTicketParam
-	v.Read(r, field)
-	return ValidateParam{PlatformType: v.Platform, UserName: v.Username, ExtraData: RawHolder(v.Data, r.Settings()),
-		IgnoreAPIVersionCheck: v.SkipVersionCheck, APIVersionGeneral: v.NEXVersion, APIVersionCustom: v.ClientVersion}
+// ValidateParam is the ValidateAndRequestTicketParam structure (NEX 4.4+) in
+// its crossplay form (Authentication_Crossplay's, generated): without
+// Options.Crossplay, PlatformTypeForPlatformPID is not on the wire.
+type ValidateParam = crossproto.ValidateAndRequestTicketParamCrossplay
+
+// ValidateResult is the ValidateAndRequestTicketResult structure in its
+// crossplay form (generated): without Options.Crossplay, PlatformPID is not on
+// the wire.
+type ValidateResult = crossproto.ValidateAndRequestTicketResultCrossplay
+
+// plainParam is p without the crossplay field (Authentication_NX's structure).
+func plainParam(p *ValidateParam) authproto.ValidateAndRequestTicketParam {
+	return authproto.ValidateAndRequestTicketParam{Platform: p.Platform, Username: p.Username, Data: p.Data,
+		SkipVersionCheck: p.SkipVersionCheck, NEXVersion: p.NEXVersion, ClientVersion: p.ClientVersion}
+}
+
+// crossParam is Authentication_NX's p in the crossplay form (no platform type).
+func crossParam(p *authproto.ValidateAndRequestTicketParam) ValidateParam {
+	return ValidateParam{Platform: p.Platform, Username: p.Username, Data: p.Data,
+		SkipVersionCheck: p.SkipVersionCheck, NEXVersion: p.NEXVersion, ClientVersion: p.ClientVersion}
+}
+
+// plainResult is v without the crossplay field (Authentication_NX's structure).
+func plainResult(v *ValidateResult) authproto.ValidateAndRequestTicketResult {
+	return authproto.ValidateAndRequestTicketResult{PID: v.PID, Ticket: v.Ticket, ServerURL: v.ServerURL,
+		ServerTime: v.ServerTime, ServerName: v.ServerName, SourceKey: v.SourceKey}
+}
+
+// crossResult is Authentication_NX's v in the crossplay form (no platform PID).
+func crossResult(v *authproto.ValidateAndRequestTicketResult) ValidateResult {
+	return ValidateResult{PID: v.PID, Ticket: v.Ticket, ServerURL: v.ServerURL,
+		ServerTime: v.ServerTime, ServerName: v.ServerName, SourceKey: v.SourceKey}
 }
 
 // RawHolder is a decoded AnyData as the raw holder: its object encoded again at
@@ -287,44 +245,4 @@ func RawHolder(a types.AnyData, s types.Settings) types.AnyDataHolder {
 	a.Object.Append(&w)
 	b, _ := w.Bytes()
 	return types.AnyDataHolder{TypeName: a.Object.ClassName(), Data: b}
-}
-
-// ValidateResult is the ValidateAndRequestTicketResult structure.
-type ValidateResult struct {
-	SourcePID      types.PID
-	Ticket         []byte
-	ServiceNodeURL types.StationURL
-	CurrentUTCTime types.DateTime
-	ReturnMsg      string
-	SourceKey      string
-	PlatformPID    types.PID // only with Options.Crossplay
-}
-
-// Append appends v as a structure (the generated
-// ValidateAndRequestTicketResult, or with Options.Crossplay
-// ValidateAndRequestTicketResultCrossplay).
-func (v *ValidateResult) Append(b []byte, s types.Settings, o Options) ([]byte, error) {
-	w := types.NewWriter(b, s)
-	if o.Crossplay {
-		(&crossproto.ValidateAndRequestTicketResultCrossplay{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
-			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}).Append(&w)
-	} else {
-		(&authproto.ValidateAndRequestTicketResult{PID: v.SourcePID, Ticket: v.Ticket, ServerURL: v.ServiceNodeURL,
-			ServerTime: v.CurrentUTCTime, ServerName: v.ReturnMsg, SourceKey: v.SourceKey}).Append(&w)
-	}
-	return w.Bytes()
-}
-
-// ReadValidateResult reads a ValidateAndRequestTicketResult.
-func ReadValidateResult(r *types.Reader, field string, o Options) ValidateResult {
-	if o.Crossplay {
-		var v crossproto.ValidateAndRequestTicketResultCrossplay
-		v.Read(r, field)
-		return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
-			ReturnMsg: v.ServerName, SourceKey: v.SourceKey, PlatformPID: v.PlatformPID}
-	}
-	var v authproto.ValidateAndRequestTicketResult
-	v.Read(r, field)
-	return ValidateResult{SourcePID: v.PID, Ticket: v.Ticket, ServiceNodeURL: v.ServerURL, CurrentUTCTime: v.ServerTime,
-		ReturnMsg: v.ServerName, SourceKey: v.SourceKey}
 }

@@ -26,19 +26,19 @@ func TestSecureURLFor(t *testing.T) {
 	}
 	params := testutil.Unhex(t, "0600 677565737400") // Login("guest")
 	resp := call(t, srv, s, MethodLogin, params)
-	lr, err := ParseLoginResponse(resp.Data, s)
+	lr, err := parseLogin(resp.Data, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lr.Result != types.ResultSuccess || lr.Connection.RegularURL.String() != nodeURL.String() {
-		t.Fatalf("login sent to %s (result %v), want the chosen node %s", lr.Connection.RegularURL, lr.Result, nodeURL)
+	if lr.Result != types.ResultSuccess || lr.Connection.MainStation.String() != nodeURL.String() {
+		t.Fatalf("login sent to %s (result %v), want the chosen node %s", lr.Connection.MainStation, lr.Result, nodeURL)
 	}
 	if len(picked) != 1 || picked[0] != PIDGuest {
 		t.Fatalf("chooser called for %v, want [guest]", picked)
 	}
 	full = true
 	resp = call(t, srv, s, MethodLogin, params)
-	lr, err = ParseLoginResponse(resp.Data, s)
+	lr, err = parseLogin(resp.Data, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"time"
 
+	authproto "github.com/gamewire/gamewire/nex/protocols/authentication"
+	crossproto "github.com/gamewire/gamewire/nex/protocols/authenticationcrossplay"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp/kerberos"
@@ -20,8 +22,9 @@ import (
 // only display it.
 const DefaultBuildName = "branch:origin/project/gamewire build:3_5_0_0_0"
 
-// Server is the ticket-granting service, an rmc.Handler for protocol 10. Register it
-// with mux.HandleProtocol(rmc.ProtocolTicketGranting, srv). Its fields configure it;
+// Server is the ticket-granting service, an rmc.Handler for protocol 10 on the
+// generated dispatchers of its three forms (ServeRMC). Register it with
+// mux.HandleProtocol(rmc.ProtocolTicketGranting, srv). Its fields configure it;
 // zero values take the defaults written beside them, except Accounts, which is
 // required.
 type Server struct {
@@ -64,9 +67,10 @@ type Server struct {
 	// servers do for normal users): it returns the account the token belongs to,
 	// or an error to refuse the login with Authentication::ValidationFailed. The
 	// ticket is then sealed with a fresh random key sent back as pSourceKey (hex),
-	// so the client needs no password. pSourceKey exists from NEX 4 on, so this
-	// applies only with Options.NEX4. Requests without AuthenticationInfo use the
-	// password keys as usual.
+	// so the client needs no password. pSourceKey exists from NEX 4 on
+	// (Authentication_NX), so this applies only to connections answered in that
+	// form (Options.NEX4 or Crossplay, or a NEX 4+ connection). Requests without
+	// AuthenticationInfo use the password keys as usual.
 	ValidateToken func(ctx context.Context, user string, info AuthenticationInfo) (Account, error)
 	// CheckToken, when set, decides every password login (Login, LoginEx,
 	// ValidateAndRequestTicketWithParam) by its token once the account is
@@ -86,16 +90,6 @@ type Server struct {
 	// Logger receives one record per login (name, PID, result). Passwords never
 	// reach this package; tickets and keys are never logged.
 	Logger *slog.Logger
-}
-
-// nex4 reports whether a connection speaks NEX 4's Ticket Granting (source
-// keys, method 6 as ValidateAndRequestTicketWithParam): Options.NEX4, or a
-// connection whose NEX version (types.Settings.NEXVersion, serve's
-// --nex-version or --game) is 4.0 or later. Monster Hunter XX (3DS, NEX 4.4)
-// logs in with method 6 that way; Pretendo Network's table calls it
-// LoginWithContext, its server answers it as ValidateAndRequestTicketWithParam.
-func (s *Server) nex4(st types.Settings) bool {
-	return s.Options.NEX4 || st.NEXVersion() >= types.Version4
 }
 
 func (s *Server) securePID() types.PID {
@@ -118,85 +112,61 @@ func (s *Server) kerberosSettings(ts types.Settings) kerberos.Settings {
 	return k
 }
 
-// ServeRMC implements rmc.Handler for protocol 10.
+// ServeRMC implements rmc.Handler for protocol 10: it answers in the form of
+// Ticket Granting the connection speaks (Options.shape: Authentication,
+// Authentication_NX or Authentication_Crossplay) through that form's
+// generated dispatcher, whose handler is the Server (handlers.go). Parameters
+// that do not decode are Core::InvalidArgument with the decoding error kept
+// for the log; Login's and LoginEx's refusals go in %retval%.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	switch c.Method {
-	case MethodLogin:
-		name := r.String("strUserName")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		res := types.ResultSuccess
-		if s.RequireExtraData {
-			res = types.AuthenticationValidationFailed
-		}
-		return s.login(ctx, c, out, name, res, false, nil, false)
-	case MethodLoginEx:
-		name := r.String("strUserName")
-		extra := r.AnyDataHolder("oExtraData")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		res := types.ResultSuccess
-		info, err := ParseAuthenticationInfo(extra, c.Peer.Settings)
-		if err != nil && s.RequireExtraData {
-			res = types.AuthenticationValidationFailed
-		}
-		var sent *AuthenticationInfo
-		if err == nil {
-			sent = &info
-		}
-		nex4 := s.nex4(c.Peer.Settings)
-		return s.login(ctx, c, out, name, res, nex4, sent, err == nil && s.ValidateToken != nil && nex4)
-	case MethodRequestTicket:
-		req := ReadTicketRequest(&r, s.Options)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		return s.requestTicket(ctx, c, out, req)
-	case MethodGetPID:
-		name := r.String("strUserName")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		var pid types.PID
-		if a, err := s.Accounts.AccountByName(ctx, name); err == nil {
-			pid = a.PID
-		} else if !errors.Is(err, ErrNoAccount) {
-			return out, err
-		}
-		return types.AppendPID(out, c.Peer.Settings, pid)
-	case MethodGetName:
-		pid := r.PID("id")
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		var name string
-		if a, err := s.Accounts.AccountByPID(ctx, pid); err == nil {
-			name = a.Name
-		} else if !errors.Is(err, ErrNoAccount) {
-			return out, err
-		}
-		return types.AppendString(out, name)
-	case MethodValidateAndRequestTicketWithParam:
-		if !s.nex4(c.Peer.Settings) {
-			// LoginWithContext's loginData is undocumented; refuse it plainly.
-			return out, types.CoreNotImplemented
-		}
-		p := ReadValidateParam(&r, "param", s.Options)
-		if err := r.Done(); err != nil {
-			return out, badRequest(err)
-		}
-		return s.validateWithParam(ctx, c, out, p)
+	form := s.Options.shape(c.Peer.Settings)
+	if c.Method == MethodLoginEx {
+		c = loginExCall(c)
 	}
-	return out, types.CoreNotImplemented
+	switch form {
+	case shapeCrossplay:
+		return crossproto.ServeAuthenticationCrossplay(crossplayHandler{nxHandler{s}}, ctx, c, out)
+	case shapeNX:
+		return authproto.ServeAuthenticationNX(nxHandler{s}, ctx, c, out)
+	}
+	if c.Method == MethodLoginWithContext {
+		// LoginWithContext's loginData is undocumented: refused plainly,
+		// before its parameters are read.
+		return out, types.CoreNotImplemented
+	}
+	return authproto.ServeAuthentication(handler{s}, ctx, c, out)
 }
 
-// badRequest turns a parameter decoding error into Core::InvalidArgument, keeping
-// the decoding error for logs.
-func badRequest(err error) error {
-	return fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
+// loginExCall returns c, or, when LoginEx's AuthenticationInfo is not in the
+// layout of the connection's NEX version but in the other one (NEX 2's without
+// token_type and server_version, or NEX 3's with them), a copy of c whose
+// peer's settings have that other version, so that the generated dispatcher
+// reads it so: a login comes before the server knows much of its client
+// (docs/nex.md "One protocol id, several shapes"). The holder's data must
+// decode to its end in the layout (ParseAuthenticationInfo's rule): the
+// generated AnyData reader would skip NEX 3's fields at NEX 2. The response is
+// then written at that version too; both are below NEX 3.5 for a client
+// without structure headers, where RVConnectionData is the same.
+func loginExCall(c *rmc.Call) *rmc.Call {
+	st := c.Peer.Settings
+	r := c.Reader()
+	r.String("username")
+	h := r.AnyDataHolder("extra_data")
+	if r.Done() != nil || h.TypeName != AuthenticationInfoName {
+		return c
+	}
+	if _, err := parseAuthenticationInfo(h.Data, st); err == nil {
+		return c
+	}
+	other := otherInfoLayout(st)
+	if _, err := parseAuthenticationInfo(h.Data, other); err != nil {
+		return c
+	}
+	peer := *c.Peer
+	peer.Settings = other
+	c2 := *c
+	c2.Peer = &peer
+	return &c2
 }
 
 // issue seals a ticket from source to target with sourceKey, or with the source's
@@ -231,13 +201,14 @@ func (s *Server) randomKey() ([]byte, error) {
 }
 
 // connectionData is where the secure server is. Its revision 1 (the server's
-// time) is NEX 3.5's (NintendoClients' authentication.proto): a connection whose
-// NEX version is older (types.Settings.Version, serve --nex-version) gets
-// revision 0, as its clients expect.
-func (s *Server) connectionData(url types.StationURL, st types.Settings) types.RVConnectionData {
-	d := types.RVConnectionData{RegularURL: url, Version: 1, CurrentUTCTime: types.DateTimeFromTime(s.now())}
-	if st.NEXVersion() < types.Version3_5 {
-		d.Version, d.CurrentUTCTime = 0, 0
+// time) is NEX 3.5's (NintendoClients' authentication.proto): the generated
+// writer gives a connection whose NEX version is older (types.Settings.Version,
+// serve --nex-version) revision 0, as its clients expect, and the time is left
+// out of the value too.
+func (s *Server) connectionData(url types.StationURL, st types.Settings) RVConnectionData {
+	d := RVConnectionData{MainStation: url}
+	if st.NEXVersion() >= types.Version3_5 {
+		d.ServerTime = types.DateTimeFromTime(s.now())
 	}
 	return d
 }
@@ -295,7 +266,7 @@ func (s *Server) checkToken(ctx context.Context, a Account, info *Authentication
 // empty, as authentication.md describes; the RMC call itself succeeds. info is
 // the AuthenticationInfo sent (nil when none); tokenLogin authenticates by it
 // alone (ValidateToken).
-func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string, res types.Result, withSourceKey bool, info *AuthenticationInfo, tokenLogin bool) ([]byte, error) {
+func (s *Server) login(ctx context.Context, c *rmc.Call, name string, res types.Result, info *AuthenticationInfo, tokenLogin bool) (LoginResponse, error) {
 	if s.Maintenance {
 		res = types.AuthenticationUnderMaintenance
 	}
@@ -310,18 +281,14 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 		} else {
 			key, err := s.randomKey()
 			if err != nil {
-				return out, err
-			}
-			target := s.LoginTarget
-			if target == 0 {
-				target = s.securePID()
+				return LoginResponse{}, err
 			}
 			if url, ok := s.secureURL(ctx, a); !ok {
 				res = types.RendezVousMaxConnectionsReached
 			} else {
-				ticket, err := s.issue(ctx, c, a, key, target)
+				ticket, err := s.issue(ctx, c, a, key, s.loginTarget())
 				if err != nil {
-					return out, err
+					return LoginResponse{}, err
 				}
 				resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url, c.Peer.Settings),
 					BuildName: s.buildName(), SourceKey: hex.EncodeToString(key)}
@@ -333,23 +300,19 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 		case errors.Is(err, ErrNoAccount):
 			res = types.RendezVousInvalidUsername
 		case err != nil:
-			return out, err
+			return LoginResponse{}, err
 		default:
 			if res = s.checkToken(ctx, a, info); res.IsError() {
 				break
-			}
-			target := s.LoginTarget
-			if target == 0 {
-				target = s.securePID()
 			}
 			url, ok := s.secureURL(ctx, a)
 			if !ok {
 				res = types.RendezVousMaxConnectionsReached
 				break
 			}
-			ticket, err := s.issue(ctx, c, a, nil, target)
+			ticket, err := s.issue(ctx, c, a, nil, s.loginTarget())
 			if err != nil {
-				return out, err
+				return LoginResponse{}, err
 			}
 			resp = LoginResponse{Result: res, PID: a.PID, Ticket: ticket, Connection: s.connectionData(url, c.Peer.Settings), BuildName: s.buildName()}
 		}
@@ -360,83 +323,106 @@ func (s *Server) login(ctx context.Context, c *rmc.Call, out []byte, name string
 			slog.Uint64("pid", uint64(resp.PID)), slog.String("result", res.String()),
 			slog.String("from", c.Peer.Addr.String()))
 	}
-	return resp.Append(out, c.Peer.Settings, withSourceKey)
+	return resp, nil
+}
+
+// loginTarget is the target of Login's and LoginEx's tickets.
+func (s *Server) loginTarget() types.PID {
+	if s.LoginTarget != 0 {
+		return s.LoginTarget
+	}
+	return s.securePID()
+}
+
+// loginEx answers LoginEx (ValidateAndRequestTicketWithCustomData): Login with
+// the AuthenticationInfo extra, which RequireExtraData demands; nx (the
+// Authentication_NX form, NEX 4) lets ValidateToken authenticate by it.
+func (s *Server) loginEx(ctx context.Context, c *rmc.Call, name string, extra types.AnyData, nx bool) (LoginResponse, error) {
+	res := types.ResultSuccess
+	info, err := authenticationInfo(extra, c.Peer.Settings)
+	if err != nil && s.RequireExtraData {
+		res = types.AuthenticationValidationFailed
+	}
+	var sent *AuthenticationInfo
+	if err == nil {
+		sent = &info
+	}
+	return s.login(ctx, c, name, res, sent, sent != nil && s.ValidateToken != nil && nx)
 }
 
 // requestTicket answers RequestTicket: a ticket for an existing source to an
 // existing target, or Core::AccessDenied with an empty ticket.
-func (s *Server) requestTicket(ctx context.Context, c *rmc.Call, out []byte, req TicketRequest) ([]byte, error) {
+func (s *Server) requestTicket(ctx context.Context, c *rmc.Call, source, target types.PID) (TicketResponse, error) {
 	resp := TicketResponse{Result: types.CoreAccessDenied}
-	src, err := s.Accounts.AccountByPID(ctx, req.Source)
+	src, err := s.Accounts.AccountByPID(ctx, source)
 	if err != nil && !errors.Is(err, ErrNoAccount) {
-		return out, err
+		return TicketResponse{}, err
 	}
 	if err == nil {
-		if _, terr := s.Accounts.AccountByPID(ctx, req.Target); terr == nil {
-			ticket, err := s.issue(ctx, c, src, nil, req.Target)
+		if _, terr := s.Accounts.AccountByPID(ctx, target); terr == nil {
+			ticket, err := s.issue(ctx, c, src, nil, target)
 			if err != nil {
-				return out, err
+				return TicketResponse{}, err
 			}
 			resp = TicketResponse{Result: types.ResultSuccess, Ticket: ticket}
 		} else if !errors.Is(terr, ErrNoAccount) {
-			return out, terr
+			return TicketResponse{}, terr
 		}
 	}
 	if s.Logger != nil {
-		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex ticket request", slog.Uint64("source", uint64(req.Source)),
-			slog.Uint64("target", uint64(req.Target)), slog.String("result", resp.Result.String()))
+		s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex ticket request", slog.Uint64("source", uint64(source)),
+			slog.Uint64("target", uint64(target)), slog.String("result", resp.Result.String()))
 	}
-	return resp.Append(out, c.Peer.Settings, s.nex4(c.Peer.Settings))
+	return resp, nil
 }
 
-// validateWithParam answers ValidateAndRequestTicketWithParam. That method has no
-// %retval%, so failures are RMC errors.
-func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, out []byte, p ValidateParam) ([]byte, error) {
+// validateWithParam answers ValidateAndRequestTicketWithParam (in the crossplay
+// form; Authentication_NX's handler drops the platform fields). That method has
+// no %retval%, so failures are RMC errors.
+func (s *Server) validateWithParam(ctx context.Context, c *rmc.Call, p *ValidateParam) (ValidateResult, error) {
 	if s.Maintenance {
-		return out, types.AuthenticationUnderMaintenance
+		return ValidateResult{}, types.AuthenticationUnderMaintenance
 	}
-	info, infoErr := ParseAuthenticationInfo(p.ExtraData, c.Peer.Settings)
-	if s.RequireExtraData && p.ExtraData.TypeName != "NullData" && infoErr != nil {
-		return out, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, infoErr)
+	info, infoErr := authenticationInfo(p.Data, c.Peer.Settings)
+	if s.RequireExtraData && p.Data.ClassName() != "NullData" && infoErr != nil {
+		return ValidateResult{}, fmt.Errorf("%w: %w", types.AuthenticationValidationFailed, infoErr)
 	}
 	var a Account
 	var key []byte
 	var err error
 	if s.ValidateToken != nil && infoErr == nil {
-		if a, err = s.ValidateToken(ctx, p.UserName, info); err != nil {
+		if a, err = s.ValidateToken(ctx, p.Username, info); err != nil {
 			if s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.String("user", p.UserName), slog.String("error", err.Error()))
+				s.Logger.LogAttrs(ctx, slog.LevelInfo, "nex token refused", slog.String("user", p.Username), slog.String("error", err.Error()))
 			}
-			return out, fmt.Errorf("%w: %w", refusal(err), err)
+			return ValidateResult{}, fmt.Errorf("%w: %w", refusal(err), err)
 		}
 		if key, err = s.randomKey(); err != nil {
-			return out, err
+			return ValidateResult{}, err
 		}
 	} else {
-		a, err = s.Accounts.AccountByName(ctx, p.UserName)
+		a, err = s.Accounts.AccountByName(ctx, p.Username)
 		if errors.Is(err, ErrNoAccount) {
-			return out, types.RendezVousInvalidUsername
+			return ValidateResult{}, types.RendezVousInvalidUsername
 		} else if err != nil {
-			return out, err
+			return ValidateResult{}, err
 		}
 		var sent *AuthenticationInfo
 		if infoErr == nil {
 			sent = &info
 		}
 		if res := s.checkToken(ctx, a, sent); res.IsError() {
-			return out, res
+			return ValidateResult{}, res
 		}
 	}
 	url, ok := s.secureURL(ctx, a)
 	if !ok {
-		return out, types.RendezVousMaxConnectionsReached
+		return ValidateResult{}, types.RendezVousMaxConnectionsReached
 	}
 	ticket, err := s.issue(ctx, c, a, key, s.securePID())
 	if err != nil {
-		return out, err
+		return ValidateResult{}, err
 	}
-	v := ValidateResult{SourcePID: a.PID, Ticket: ticket, ServiceNodeURL: url,
-		CurrentUTCTime: types.DateTimeFromTime(s.now()), ReturnMsg: s.buildName(), PlatformPID: a.PID,
-		SourceKey: hex.EncodeToString(key)}
-	return v.Append(out, c.Peer.Settings, s.Options)
+	return ValidateResult{PID: a.PID, Ticket: ticket, ServerURL: url, ServerTime: types.DateTimeFromTime(s.now()),
+		ServerName: s.buildName(), SourceKey: hex.EncodeToString(key), PlatformPID: a.PID}, nil
 }

@@ -69,6 +69,17 @@ var (
 		"MatchmakeExtension.CreateMatchmakeSession.num_participants": true, // NEX 3.4
 		"MatchmakeExtension.JoinMatchmakeSessionEx.num_participants": true, // NEX 3.4
 	}
+	// crossWikiEnumValues are enum values only the nintendo-wiki has
+	// (family.Enum.Value).
+	crossWikiEnumValues = map[string]bool{
+		"ranking.RankingMode.FriendsAroundSelf": true, // "Ranking (112)", mode 2
+	}
+	// crossWikiEnumTypes are enums only the nintendo-wiki has, given to fields
+	// NintendoClients types as the enum's integer (family.Enum): compared as that
+	// integer.
+	crossWikiEnumTypes = map[string]bool{
+		"notification.NotificationType": true, // NotificationEvent.type
+	}
 	// crossWikiFields are the fields of crossWikiGates structures that only the
 	// nintendo-wiki has (NEX versions NintendoClients does not describe).
 	crossWikiFields = map[string]bool{
@@ -224,6 +235,8 @@ func crossType(t *Type) string {
 			return "any<" + t.Struct.File.Name + "." + t.Name + ">"
 		case t.Struct != nil:
 			return t.Struct.File.Name + "." + t.Name
+		case t.Enum != nil && crossWikiEnumTypes[t.Enum.File.Name+"."+t.Name]:
+			return t.Enum.Base.String()
 		case t.Enum != nil:
 			return t.Enum.File.Name + "." + t.Name
 		}
@@ -273,7 +286,13 @@ func crossCheckEnum(t *testing.T, ours *Set, of *File, e *Enum) {
 		t.Errorf("%s: missing", where)
 		return
 	}
-	got, want := enumKeys(oe), enumKeys(e)
+	var got []string
+	for i, k := range enumKeys(oe) {
+		if !crossWikiEnumValues[of.Name+"."+e.Name+"."+oe.Values[i].Name] {
+			got = append(got, k)
+		}
+	}
+	want := enumKeys(e)
 	sort.Strings(got)
 	sort.Strings(want)
 	if strings.Join(got, ",") != strings.Join(want, ",") {
@@ -294,4 +313,32 @@ func enumKeys(e *Enum) []string {
 // Maker page adds to NintendoClients' two (47-87 but 61 and 74).
 func smmWikiMethod(m *Method) bool {
 	return m.Protocol.Name == "DataStore_SMM" && m.ID >= 47 && m.ID <= 87
+}
+
+// TestBuiltinWithNintendoClientsDir loads all of NintendoClients' .proto files
+// over the built-in descriptions, as `--proto-dir` does with its
+// nintendo/files/proto: every file replaces or adds to a family and the set
+// resolves, NintendoClients' methods replacing the built-in ones of their
+// protocols.
+func TestBuiltinWithNintendoClientsDir(t *testing.T) {
+	dir := os.Getenv("NEX_PROTO_DIR")
+	if dir == "" {
+		t.Skip("NEX_PROTO_DIR (NintendoClients' nintendo/files/proto) not set")
+	}
+	s, err := BuiltinWithProtoDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smm, err := s.Protocol("DataStore_SMM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smm.File.Path != "datastore_smm.proto" || smm.Method(61) == nil || smm.Method(48) != nil {
+		t.Errorf("DataStore_SMM is not NintendoClients': %s", smm.File.Path)
+	}
+	if _, err := s.Protocol("DataStore_BadgeArcade"); err != nil {
+		t.Error(err)
+	}
+	p, m, st := s.Count()
+	t.Logf("built-in descriptions with %s: %d protocols, %d methods, %d structures", dir, p, m, st)
 }

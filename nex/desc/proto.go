@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -891,8 +892,10 @@ func cloneType(t *Type) *Type {
 // BuiltinWithProtoDir returns a new resolved Set of gamewire's built-in
 // descriptions with NintendoClients' .proto files of dir added (LoadProtoDir): a
 // .proto file of a family the built-in set has (matchmaking.proto) replaces that
-// family's description. The built-in Set returned by Builtin is not changed. An
-// empty dir returns a fresh copy of the built-in set.
+// family's protocols, structures and enums of the same names; the family's other
+// built-in declarations stay (keepBuiltin), so the built-in families that use them
+// still resolve. The built-in Set returned by Builtin is not changed. An empty dir
+// returns a fresh copy of the built-in set.
 func BuiltinWithProtoDir(dir string) (*Set, error) {
 	files, err := ParseFS(defs, "defs")
 	if err != nil {
@@ -905,10 +908,59 @@ func BuiltinWithProtoDir(dir string) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, f := range extra {
+			if b := s.File(f.Name); b != nil {
+				keepBuiltin(f, b)
+			}
+		}
 		s.Add(extra...)
 	}
 	if err := s.Resolve(); err != nil {
 		return nil, fmt.Errorf("descriptions with %s: %w", dir, err)
 	}
 	return s, nil
+}
+
+// keepBuiltin adds to f, a .proto file replacing the built-in file b of its
+// family, b's protocols, structures and enums that f does not declare, and b's
+// imports that f lacks: the declarations gamewire adds to NintendoClients' (the
+// nintendo-wiki's Super Mario Maker structures in datastore_smm, which
+// datastore_badgearcade uses) stay, and f's declarations replace b's of the same
+// name. A kept declaration sees f's: NintendoClients' structures replace the
+// built-in ones it uses.
+func keepBuiltin(f, b *File) {
+	declared := map[string]bool{}
+	for _, st := range f.Structs {
+		declared[st.Name] = true
+	}
+	for _, e := range f.Enums {
+		declared[e.Name] = true
+	}
+	protocols := map[string]bool{}
+	for _, p := range f.Protocols {
+		protocols[p.Name] = true
+	}
+	for _, st := range b.Structs {
+		if !declared[st.Name] {
+			st.File = f
+			f.Structs = append(f.Structs, st)
+		}
+	}
+	for _, e := range b.Enums {
+		if !declared[e.Name] {
+			e.File = f
+			f.Enums = append(f.Enums, e)
+		}
+	}
+	for _, p := range b.Protocols {
+		if !protocols[p.Name] {
+			p.File = f
+			f.Protocols = append(f.Protocols, p)
+		}
+	}
+	for _, imp := range b.Imports {
+		if imp != f.Name && !slices.Contains(f.Imports, imp) {
+			f.Imports = append(f.Imports, imp)
+		}
+	}
 }

@@ -293,6 +293,33 @@ protocol MatchmakeExtension_Test : MatchmakeExtension { method(200) play(ResultR
 	if _, err := b.Protocol("MatchmakeExtension_Test"); err == nil {
 		t.Error("the built-in set gained a protocol")
 	}
+	// A .proto of a family with declarations gamewire adds (datastore_smm's wiki
+	// structures, which datastore_badgearcade uses) replaces the ones it declares
+	// and keeps the others.
+	if err := os.WriteFile(dir+"/datastore_smm.proto", []byte(`import datastore;
+struct BufferQueueParam { uint64 data_id; uint32 slot; uint32 extra; }
+protocol DataStore_SMM : DataStore { method(61) get_application_config(uint32 application_id) { list<uint32> config; } }`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = BuiltinWithProtoDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smm, err := s.Protocol("DataStore_SMM")
+	if err != nil || smm.File.Path != "datastore_smm.proto" || smm.Method(61) == nil || smm.Method(62) != nil {
+		t.Errorf("datastore_smm.proto did not replace DataStore_SMM: %v %+v", err, smm)
+	}
+	smmFile := s.File("datastore_smm")
+	if st, _ := s.LookupType(smmFile, "BufferQueueParam"); st == nil || len(st.Fields) != 3 || st.Pos.File != "datastore_smm.proto" {
+		t.Errorf("BufferQueueParam is not the .proto's: %+v", st)
+	}
+	if st, _ := s.LookupType(smmFile, "DataStoreGetMetaByOwnerIdParam"); st == nil || st.Pos.File != "datastore_smm.nexd" || st.File != smmFile {
+		t.Errorf("the built-in DataStoreGetMetaByOwnerIdParam was not kept: %+v", st)
+	}
+	if ba, err := s.Protocol("DataStore_BadgeArcade"); err != nil || ba.Method(45) == nil ||
+		ba.Method(45).Params[0].Type.Struct == nil || ba.Method(45).Params[0].Type.Struct.Name != "DataStoreGetMetaByOwnerIdParam" {
+		t.Errorf("DataStore_BadgeArcade over the replaced datastore_smm: %v", err)
+	}
 	if err := os.WriteFile(dir+"/bad.proto", []byte(`protocol Bad : Nothing { }`), 0o644); err != nil {
 		t.Fatal(err)
 	}

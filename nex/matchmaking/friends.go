@@ -47,18 +47,26 @@ func (s *Server) visible(ctx context.Context, pid types.PID, found []MatchmakeSe
 // checkJoin refuses a stranger's join of a friends session with
 // RendezVous::NotFriend.
 func (s *Server) checkJoin(ctx context.Context, pid types.PID, gid uint32) error {
-	if s.Friends == nil {
+	if s.Friends == nil && s.Hooks.MayJoin == nil {
 		return nil
 	}
 	ms, _, err := s.Store.Get(ctx, gid)
 	if err != nil {
 		return storeErr(err)
 	}
-	hide, err := s.friendOnly(ctx, pid, &ms)
-	if err == nil && hide {
-		err = fmt.Errorf("%w: gathering %d is open to its owner's friends only", types.RendezVousNotFriend, gid)
+	if s.Friends != nil {
+		hide, err := s.friendOnly(ctx, pid, &ms)
+		if err == nil && hide {
+			err = fmt.Errorf("%w: gathering %d is open to its owner's friends only", types.RendezVousNotFriend, gid)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	if s.Hooks.MayJoin != nil {
+		return s.Hooks.MayJoin(ctx, pid, &ms)
+	}
+	return nil
 }
 
 // autoFriends auto-matchmakes into a friends session: the first open one of

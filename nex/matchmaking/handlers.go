@@ -138,6 +138,7 @@ func (h *MatchMaking) RegisterGathering(ctx context.Context, c *rmc.Call, gather
 	if err != nil {
 		return 0, storeErr(err)
 	}
+	h.S.created(ctx, c, ch)
 	return ch.Session.ID, nil
 }
 
@@ -579,6 +580,7 @@ func (h *Extension) CreateMatchmakeSession(ctx context.Context, c *rmc.Call, gat
 	if err != nil {
 		return 0, nil, storeErr(err)
 	}
+	h.S.created(ctx, c, ch)
 	return ch.Session.ID, ch.Session.SessionKey, nil
 }
 
@@ -591,6 +593,7 @@ func (h *Extension) CreateMatchmakeSessionWithParam(ctx context.Context, c *rmc.
 	if err != nil {
 		return mm.MatchmakeSession{}, storeErr(err)
 	}
+	h.S.created(ctx, c, ch)
 	return ch.Session.Wire(), nil
 }
 

@@ -193,19 +193,18 @@ func (s *Server) NATStats() (preferred, refused uint64) {
 }
 
 // autoMatchmakeStore runs the store's auto-matchmake, ordered by NAT when the
-// policy and the store allow.
-func (s *Server) autoMatchmakeStore(ctx context.Context, crit []SearchCriteria, ms MatchmakeSession, p Participant) (Change, error) {
+// policy and the store allow; created says it created the session.
+func (s *Server) autoMatchmakeStore(ctx context.Context, crit []SearchCriteria, ms MatchmakeSession, p Participant) (Change, bool, error) {
 	ns, ok := s.natStore()
 	if !ok {
-		ch, _, err := s.Store.AutoMatchmake(ctx, crit, ms, p)
-		return ch, err
+		return s.Store.AutoMatchmake(ctx, crit, ms, p)
 	}
 	ch, created, choice, err := ns.AutoMatchmakeNAT(ctx, crit, ms, p, s.NAT)
 	if err != nil {
-		return ch, err
+		return ch, false, err
 	}
 	s.logNATChoice(ctx, p.PID, ch.Session.ID, created, choice)
-	return ch, nil
+	return ch, created, nil
 }
 
 // rankNAT orders the gatherings an auto-matchmake may join by NAT (the

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +154,9 @@ type Server struct {
 	// properties players reported, when Store is a NATStore (nat.go); the
 	// zero value prefers reachable sessions by their owner.
 	NAT NATOrder
+	// Hooks put a game's policy into the service's flow (extend.go): may a
+	// player join, after a session is created.
+	Hooks Hooks
 
 	seq     sequencer
 	conns   sync.Map // *rmc.Peer -> uint64
@@ -438,9 +442,12 @@ func (s *Server) autoMatchmake(ctx context.Context, c *rmc.Call, crit []SearchCr
 		}
 		return s.joinFirst(ctx, c, gids, ms, msg)
 	}
-	ch, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
+	ch, created, err := s.autoMatchmakeStore(ctx, crit, newSession(ms), s.participant(c, slots, msg))
 	if err != nil {
 		return ms, storeErr(err)
+	}
+	if created {
+		s.created(ctx, c, ch)
 	}
 	s.notify(ctx, ch, c.Peer.PID, msg, reasonEnded, false)
 	conceal(&ch.Session, c.Peer.PID, true)
@@ -606,6 +613,7 @@ func (s *Server) joinFirst(ctx context.Context, c *rmc.Call, gids []uint32, ms M
 	if err != nil {
 		return ms, storeErr(err)
 	}
+	s.created(ctx, c, ch)
 	return ch.Session, nil
 }
 
@@ -616,12 +624,16 @@ type participantSession struct {
 }
 
 // sessionsOf lists the sessions each of pids takes part in, in the order of
-// pids (FindMatchmakeSessionByParticipant, GetPlayingSession).
+// pids, a PID given twice once (FindMatchmakeSessionByParticipant,
+// GetPlayingSession, GetSimplePlayingSession).
 // They are concealed for caller (conceal).
 func (s *Server) sessionsOf(ctx context.Context, caller types.PID, pids []types.PID) ([]participantSession, error) {
 	var list []participantSession
 	var all []MatchmakeSession
-	for _, p := range pids {
+	for i, p := range pids {
+		if slices.Contains(pids[:i], p) {
+			continue // named twice (or named and the caller included): listed once
+		}
 		found, err := s.Store.Find(ctx, Query{Participant: p})
 		if err != nil {
 			return nil, storeErr(err)

@@ -264,6 +264,20 @@ func testServerMethods(t *testing.T, st types.Settings) {
 	if n := r.U32("count"); n != 1 {
 		t.Fatalf("%d simple playing sessions, want 1", n)
 	}
+	// A player named twice, or named and the caller included, is listed once
+	// (NintendoClients' interop test asks for itself and include_login_user).
+	for _, c := range []struct {
+		caller types.PID
+		pids   []types.PID
+	}{{3, []types.PID{2, 2}}, {2, []types.PID{2}}} {
+		r = h.mustCall(t, c.caller, ext, matchmaking.MethodGetSimplePlayingSession, func(w *types.Writer) {
+			types.WriteList(w, c.pids, (*types.Writer).PID)
+			w.Bool(true)
+		})
+		if n := r.U32("count"); n != 1 {
+			t.Fatalf("caller %d, PIDs %v: %d simple playing sessions, want 1", c.caller, c.pids, n)
+		}
+	}
 
 	// A system password: a join without it is refused.
 	r = h.mustCall(t, 1, ext, matchmaking.MethodGenerateMatchmakeSessionSystemPassword, func(w *types.Writer) { w.U32(gid) })

@@ -171,7 +171,9 @@ func (s *Server) deliver(ctx context.Context, c *rmc.Call, to []types.PID, messa
 	}
 	for _, pid := range to {
 		err := s.Hub.Call(ctx, pid, messaging.MessageDeliveryProtocolID, messaging.MessageDeliveryMethodDeliverMessage,
-			func(w *types.Writer, _ types.Version) { w.AnyData(message) })
+			func(w *types.Writer, _ types.Version) {
+				(&messaging.MessageDeliveryDeliverMessageRequest{Message: message}).Append(w)
+			})
 		if err != nil && !errors.Is(err, notifications.ErrOffline) && s.Logger != nil {
 			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex: message not handed over", slog.Uint64("pid", uint64(pid)),
 				slog.Uint64("message", uint64(id)), slog.String("error", err.Error()))

@@ -17,22 +17,24 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/notifications"
+	natproto "github.com/gamewire/gamewire/nex/protocols/nattraversal"
+	natwiiu "github.com/gamewire/gamewire/nex/protocols/nattraversalwiiu"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // Protocol is the protocol id.
-const Protocol uint16 = 3
+const Protocol = natproto.NATTraversalProtocolID
 
 // Method ids.
 const (
-	MethodRequestProbeInitiation         uint32 = 1
-	MethodInitiateProbe                  uint32 = 2
-	MethodRequestProbeInitiationExt      uint32 = 3
-	MethodReportNATTraversalResult       uint32 = 4
-	MethodReportNATProperties            uint32 = 5
-	MethodGetRelaySignatureKey           uint32 = 6
-	MethodReportNATTraversalResultDetail uint32 = 7
+	MethodRequestProbeInitiation         = natproto.NATTraversalMethodRequestProbeInitiation
+	MethodInitiateProbe                  = natproto.NATTraversalMethodInitiateProbe
+	MethodRequestProbeInitiationExt      = natproto.NATTraversalMethodRequestProbeInitiationExt
+	MethodReportNATTraversalResult       = natproto.NATTraversalMethodReportNATTraversalResult
+	MethodReportNATProperties            = natproto.NATTraversalMethodReportNATProperties
+	MethodGetRelaySignatureKey           = natproto.NATTraversalMethodGetRelaySignatureKey
+	MethodReportNATTraversalResultDetail = natproto.NATTraversalMethodReportNATTraversalResultDetail
 )
 
 // MaxTargets bounds the url list of one probe request.
@@ -68,31 +70,10 @@ type RelaySignatureKey struct {
 	GameServerID     uint32
 }
 
-// Append writes k as the method's response.
-func (k *RelaySignatureKey) Append(w *types.Writer) {
-	w.S32(k.RelayMode)
-	w.DateTime(k.CurrentUTCTime)
-	w.String(k.Address)
-	w.U16(k.Port)
-	w.S32(k.RelayAddressType)
-	w.U32(k.GameServerID)
-}
-
-// ReadRelaySignatureKey reads GetRelaySignatureKey's response; errors are
-// left in r.
-func ReadRelaySignatureKey(r *types.Reader) RelaySignatureKey {
-	return RelaySignatureKey{
-		RelayMode:        r.S32("relayMode"),
-		CurrentUTCTime:   r.DateTime("currentUTCTime"),
-		Address:          r.String("address"),
-		Port:             r.U16("port"),
-		RelayAddressType: r.S32("relayAddressType"),
-		GameServerID:     r.U32("gameServerID"),
-	}
-}
-
-// Server answers NAT Traversal. Hub and Stations are required for probes and
-// NAT properties.
+// Server answers NAT Traversal through the generated dispatchers
+// (nex/protocols/nattraversal, and nattraversalwiiu for the Wii U's
+// ReportNATTraversalResult). Hub and Stations are required for probes and NAT
+// properties.
 type Server struct {
 	Hub      *notifications.Hub
 	Stations Stations
@@ -121,154 +102,200 @@ func (s *Server) Stats() (probes, results, failures uint64) {
 	return s.probes.Load(), s.results.Load(), s.failures.Load()
 }
 
-// ServeRMC implements rmc.Handler.
+// reportResultSize is the size of ReportNATTraversalResult's parameters
+// without the Wii U's rtt: cid (u32) and result (bool).
+const reportResultSize = 4 + 1
+
+// ServeRMC implements rmc.Handler with the generated dispatchers: NATTraversal's,
+// or NATTraversal_WiiU's for a ReportNATTraversalResult longer than the 3DS's
+// and NintendoClients' (the Wii U and the Switch send the rtt; nothing else
+// tells the forms apart). InitiateProbe is the server's call to clients: it
+// is refused with Core::NotImplemented before its parameters are read.
+// Parameters that do not decode are Core::InvalidArgument.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	r := c.Reader()
-	switch c.Method {
-	case MethodRequestProbeInitiation, MethodRequestProbeInitiationExt:
-		targets := types.ReadList(&r, "urlTargetList", (*types.Reader).StationURL)
-		var probe types.StationURL
-		if c.Method == MethodRequestProbeInitiationExt {
-			probe = r.StationURL("urlStationToProbe")
-		}
-		if err := r.Done(); err != nil {
-			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
-		}
-		if len(targets) > MaxTargets {
-			return out, fmt.Errorf("%w: %d probe targets, at most %d", types.CoreInvalidArgument, len(targets), MaxTargets)
-		}
-		if c.Method == MethodRequestProbeInitiation {
-			// The station to probe is the caller, as the server sees it.
-			u, ok := s.Stations.PublicURL(c.Peer)
-			if !ok {
-				return out, types.RendezVousNotAuthenticated
-			}
-			probe = u
-		}
-		for _, t := range targets {
-			pid := t.PID()
-			if pid == 0 {
-				return out, fmt.Errorf("%w: probe target %q has no PID", types.CoreInvalidArgument, t)
-			}
-			err := s.Hub.Call(ctx, pid, Protocol, MethodInitiateProbe, func(w *types.Writer, _ types.Version) { w.StationURL(probe) })
-			if errors.Is(err, notifications.ErrOffline) && s.Elsewhere != nil {
-				err = s.Elsewhere(ctx, pid, probe)
-			}
-			if err == nil {
-				s.probes.Add(1)
-			} else if s.Logger != nil {
-				s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal: probe target not reachable", slog.Uint64("pid", uint64(pid)),
-					slog.String("error", err.Error()))
-			}
-		}
-		return out, nil
-	case MethodReportNATProperties:
-		natm := r.U32("natmapping")
-		natf := r.U32("natfiltering")
-		rtt := r.U32("rtt")
-		if err := r.Done(); err != nil {
-			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
-		}
-		if !s.Stations.SetNATProperties(c.Peer, natm, natf) {
-			return out, types.RendezVousNotAuthenticated
-		}
-		if s.OnProperties != nil {
-			if err := s.OnProperties(ctx, c.Peer, Properties{Mapping: natm, Filtering: natf, RTT: rtt}); err != nil {
-				return out, err
-			}
-		}
-		if s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat properties", slog.Uint64("pid", uint64(c.Peer.PID)),
-				slog.Uint64("natm", uint64(natm)), slog.Uint64("natf", uint64(natf)), slog.Uint64("rtt", uint64(rtt)))
-		}
-		return out, nil
-	case MethodReportNATTraversalResult, MethodReportNATTraversalResultDetail:
-		res := Result{Peer: c.Peer, PID: c.Peer.PID, CID: r.U32("cid"), Success: r.Bool("result")}
-		if c.Method == MethodReportNATTraversalResultDetail {
-			res.Detail = r.S32("detail")
-			res.RTT = r.U32("rtt")
-		} else if r.Remaining() == 4 {
-			// The rtt is only sent by Wii U and Switch clients.
-			res.RTT = r.U32("rtt")
-		}
-		if err := r.Done(); err != nil {
-			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
-		}
-		s.results.Add(1)
-		if !res.Success {
-			s.failures.Add(1)
-		}
-		if s.OnResult != nil {
-			s.OnResult(ctx, res)
-		}
-		if s.Logger != nil {
-			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal result", slog.Uint64("pid", uint64(res.PID)),
-				slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
-		}
-		return out, nil
-	case MethodGetRelaySignatureKey:
-		if err := r.Done(); err != nil {
-			return out, fmt.Errorf("%w: %w", types.CoreInvalidArgument, err)
-		}
-		// gamewire runs no relay server: relay mode 0, no address, port 0 and
-		// address type 0, what Pretendo's nex-protocols-common-go answers too
-		// (the page names no values). The time is the server's, in UTC.
-		k := RelaySignatureKey{CurrentUTCTime: types.DateTimeFromTime(time.Now().UTC()), GameServerID: s.GameServerID}
-		w := types.NewWriter(out, c.Peer.Settings)
-		k.Append(&w)
-		return w.Bytes()
+	switch {
+	case c.Method == MethodInitiateProbe:
+		return out, types.CoreNotImplemented
+	case c.Method == MethodReportNATTraversalResult && len(c.Params) > reportResultSize:
+		return natwiiu.ServeNATTraversalWiiU(wiiuHandler{handler{s}}, ctx, c, out)
 	}
-	return out, types.CoreNotImplemented
+	return natproto.ServeNATTraversal(handler{s}, ctx, c, out)
 }
 
-// Client calls NAT Traversal over a logged-in secure connection.
+// handler is the Server as the generated NATTraversalHandler.
+type handler struct{ s *Server }
+
+// wiiuHandler is the Server as NATTraversal_WiiU's handler: the rtt in
+// ReportNATTraversalResult.
+type wiiuHandler struct{ handler }
+
+var (
+	_ natproto.NATTraversalHandler    = handler{}
+	_ natwiiu.NATTraversalWiiUHandler = wiiuHandler{}
+)
+
+// RequestProbeInitiation asks each target to probe the caller as the server
+// sees it (its public url).
+func (h handler) RequestProbeInitiation(ctx context.Context, c *rmc.Call, targets []types.StationURL) error {
+	if err := checkTargets(targets); err != nil {
+		return err
+	}
+	u, ok := h.s.Stations.PublicURL(c.Peer)
+	if !ok {
+		return types.RendezVousNotAuthenticated
+	}
+	return h.s.probe(ctx, targets, u)
+}
+
+// RequestProbeInitiationExt asks each target to probe the station given.
+func (h handler) RequestProbeInitiationExt(ctx context.Context, c *rmc.Call, targets []types.StationURL, probe types.StationURL) error {
+	if err := checkTargets(targets); err != nil {
+		return err
+	}
+	return h.s.probe(ctx, targets, probe)
+}
+
+// InitiateProbe is the server's call to clients, not answered (ServeRMC
+// refuses it first).
+func (handler) InitiateProbe(context.Context, *rmc.Call, types.StationURL) error {
+	return types.CoreNotImplemented
+}
+
+// checkTargets bounds a probe request: at most MaxTargets urls, each naming
+// its station's PID.
+func checkTargets(targets []types.StationURL) error {
+	if len(targets) > MaxTargets {
+		return fmt.Errorf("%w: %d probe targets, at most %d", types.CoreInvalidArgument, len(targets), MaxTargets)
+	}
+	for _, t := range targets {
+		if t.PID() == 0 {
+			return fmt.Errorf("%w: probe target %q has no PID", types.CoreInvalidArgument, t)
+		}
+	}
+	return nil
+}
+
+// probe asks each target's connections to probe station probe (here, or on its
+// node through Elsewhere); targets not reachable are logged.
+func (s *Server) probe(ctx context.Context, targets []types.StationURL, probe types.StationURL) error {
+	for _, t := range targets {
+		pid := t.PID()
+		err := InitiateProbe(ctx, s.Hub, pid, probe)
+		if errors.Is(err, notifications.ErrOffline) && s.Elsewhere != nil {
+			err = s.Elsewhere(ctx, pid, probe)
+		}
+		if err == nil {
+			s.probes.Add(1)
+		} else if s.Logger != nil {
+			s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal: probe target not reachable", slog.Uint64("pid", uint64(pid)),
+				slog.String("error", err.Error()))
+		}
+	}
+	return nil
+}
+
+// InitiateProbe calls InitiateProbe on every connection of pid on hub (the
+// generated request, in each connection's settings): probe the station probe.
+// notifications.ErrOffline when pid has none.
+func InitiateProbe(ctx context.Context, hub *notifications.Hub, pid types.PID, probe types.StationURL) error {
+	return hub.Call(ctx, pid, Protocol, MethodInitiateProbe, func(w *types.Writer, _ types.Version) {
+		(&natproto.NATTraversalInitiateProbeRequest{StationToProbe: probe}).Append(w)
+	})
+}
+
+// ReportNATProperties records the caller's NAT mapping and filtering in its
+// station urls and hands them to OnProperties.
+func (h handler) ReportNATProperties(ctx context.Context, c *rmc.Call, natm, natf, rtt uint32) error {
+	s := h.s
+	if !s.Stations.SetNATProperties(c.Peer, natm, natf) {
+		return types.RendezVousNotAuthenticated
+	}
+	if s.OnProperties != nil {
+		if err := s.OnProperties(ctx, c.Peer, Properties{Mapping: natm, Filtering: natf, RTT: rtt}); err != nil {
+			return err
+		}
+	}
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat properties", slog.Uint64("pid", uint64(c.Peer.PID)),
+			slog.Uint64("natm", uint64(natm)), slog.Uint64("natf", uint64(natf)), slog.Uint64("rtt", uint64(rtt)))
+	}
+	return nil
+}
+
+// ReportNATTraversalResult records a result without the round-trip time (the
+// 3DS's form, NintendoClients').
+func (h handler) ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool) error {
+	h.s.result(ctx, Result{Peer: c.Peer, PID: c.Peer.PID, CID: cid, Success: result})
+	return nil
+}
+
+// ReportNATTraversalResult records a result with its round-trip time (the Wii
+// U's and the Switch's form).
+func (h wiiuHandler) ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool, rtt uint32) error {
+	h.s.result(ctx, Result{Peer: c.Peer, PID: c.Peer.PID, CID: cid, Success: result, RTT: rtt})
+	return nil
+}
+
+// ReportNATTraversalResultDetail records a result with its detail and
+// round-trip time.
+func (h handler) ReportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, cid uint32, result bool, detail int32, rtt uint32) error {
+	h.s.result(ctx, Result{Peer: c.Peer, PID: c.Peer.PID, CID: cid, Success: result, Detail: detail, RTT: rtt})
+	return nil
+}
+
+// result counts a reported result, hands it to OnResult and logs it.
+func (s *Server) result(ctx context.Context, res Result) {
+	s.results.Add(1)
+	if !res.Success {
+		s.failures.Add(1)
+	}
+	if s.OnResult != nil {
+		s.OnResult(ctx, res)
+	}
+	if s.Logger != nil {
+		s.Logger.LogAttrs(ctx, slog.LevelDebug, "nex nat traversal result", slog.Uint64("pid", uint64(res.PID)),
+			slog.Uint64("cid", uint64(res.CID)), slog.Bool("success", res.Success), slog.Uint64("rtt", uint64(res.RTT)))
+	}
+}
+
+// GetRelaySignatureKey answers that gamewire runs no relay server: relay mode
+// 0, no address, port 0 and address type 0, what Pretendo's
+// nex-protocols-common-go answers too (the page names no values). The time is
+// the server's, in UTC.
+func (h handler) GetRelaySignatureKey(ctx context.Context, c *rmc.Call) (mode int32, now types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error) {
+	return 0, types.DateTimeFromTime(time.Now().UTC()), "", 0, 0, h.s.GameServerID, nil
+}
+
+// Client calls NAT Traversal over a logged-in secure connection with the
+// generated clients.
 type Client struct {
-	RMC *rmc.Client
+	RMC rmc.Caller
 }
 
 // ReportNATProperties tells the server the caller's NAT mapping and filtering
 // and its round-trip time to the server (milliseconds).
 func (c *Client) ReportNATProperties(ctx context.Context, p Properties) error {
-	w := types.NewWriter(nil, c.RMC.Settings())
-	w.U32(p.Mapping)
-	w.U32(p.Filtering)
-	w.U32(p.RTT)
-	params, err := w.Bytes()
-	if err != nil {
-		return err
-	}
-	_, err = c.RMC.Call(ctx, Protocol, MethodReportNATProperties, params)
-	return err
+	return natproto.NewNATTraversalClient(c.RMC).ReportNATProperties(ctx, p.Mapping, p.Filtering, p.RTT)
 }
 
 // ReportNATTraversalResult tells the server how probing the station with
 // Rendez-Vous connection id cid went; withRTT adds the round-trip time, as
-// Wii U and Switch clients send it.
+// Wii U and Switch clients send it (NATTraversal_WiiU's form).
 func (c *Client) ReportNATTraversalResult(ctx context.Context, cid uint32, success, withRTT bool, rtt uint32) error {
-	w := types.NewWriter(nil, c.RMC.Settings())
-	w.U32(cid)
-	w.Bool(success)
 	if withRTT {
-		w.U32(rtt)
+		return natwiiu.NewNATTraversalWiiUClient(c.RMC).ReportNATTraversalResult(ctx, cid, success, rtt)
 	}
-	params, err := w.Bytes()
-	if err != nil {
-		return err
-	}
-	_, err = c.RMC.Call(ctx, Protocol, MethodReportNATTraversalResult, params)
-	return err
+	return natproto.NewNATTraversalClient(c.RMC).ReportNATTraversalResult(ctx, cid, success)
 }
 
 // GetRelaySignatureKey asks the server for its relay server.
 func (c *Client) GetRelaySignatureKey(ctx context.Context) (RelaySignatureKey, error) {
-	data, err := c.RMC.Call(ctx, Protocol, MethodGetRelaySignatureKey, nil)
+	var k RelaySignatureKey
+	var err error
+	k.RelayMode, k.CurrentUTCTime, k.Address, k.Port, k.RelayAddressType, k.GameServerID, err =
+		natproto.NewNATTraversalClient(c.RMC).GetRelaySignatureKey(ctx)
 	if err != nil {
-		return RelaySignatureKey{}, err
-	}
-	r := types.NewReader(data, c.RMC.Settings())
-	k := ReadRelaySignatureKey(&r)
-	if err := r.Done(); err != nil {
-		return RelaySignatureKey{}, fmt.Errorf("nat traversal: GetRelaySignatureKey response: %w", err)
+		return RelaySignatureKey{}, fmt.Errorf("nat traversal: GetRelaySignatureKey: %w", err)
 	}
 	return k, nil
 }

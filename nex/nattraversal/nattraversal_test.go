@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/notifications"
+	natproto "github.com/gamewire/gamewire/nex/protocols/nattraversal"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -118,27 +119,29 @@ func TestGetRelaySignatureKey(t *testing.T) {
 		t.Fatalf("response %d bytes: %x", len(resp.Data), resp.Data)
 	}
 	r := types.NewReader(resp.Data, types.Settings{})
-	k := ReadRelaySignatureKey(&r)
+	var k natproto.NATTraversalGetRelaySignatureKeyResponse
+	k.Read(&r)
 	if err := r.Done(); err != nil {
 		t.Fatal(err)
 	}
-	if k.RelayMode != 0 || k.Address != "" || k.Port != 0 || k.RelayAddressType != 0 || k.GameServerID != 0x1018DB00 {
+	if k.Mode != 0 || k.Address != "" || k.Port != 0 || k.AddressType != 0 || k.GameServerID != 0x1018DB00 {
 		t.Fatalf("answer %+v", k)
 	}
-	if at := k.CurrentUTCTime.Time(); at.Before(before) || at.After(after) {
-		t.Fatalf("currentUTCTime %v, want between %v and %v", k.CurrentUTCTime, before, after)
+	if at := k.Time.Time(); at.Before(before) || at.After(after) {
+		t.Fatalf("currentUTCTime %v, want between %v and %v", k.Time, before, after)
 	}
 }
 
-// FuzzReadRelaySignatureKey decodes any response without panicking, and what
-// it decodes encodes to bytes that decode to the same answer (a String of
-// length 0, which readers accept, is written with its NUL). Seeds: the answer gamewire and
-// Pretendo's nex-protocols-common-go give (no relay), and one naming a relay.
+// FuzzReadRelaySignatureKey decodes any GetRelaySignatureKey response with
+// the generated codec without panicking, and what it decodes encodes to bytes
+// that decode to the same answer (a String of length 0, which readers accept,
+// is written with its NUL). Seeds: the answer gamewire and Pretendo's
+// nex-protocols-common-go give (no relay), and one naming a relay.
 func FuzzReadRelaySignatureKey(f *testing.F) {
-	for _, k := range []RelaySignatureKey{
-		{CurrentUTCTime: types.MakeDateTime(2026, 11, 24, 17, 0, 0)},
-		{RelayMode: 1, CurrentUTCTime: types.MakeDateTime(2026, 11, 24, 17, 0, 0), Address: "192.0.2.7", Port: 50000,
-			RelayAddressType: 1, GameServerID: 0x1018DB00},
+	for _, k := range []natproto.NATTraversalGetRelaySignatureKeyResponse{
+		{Time: types.MakeDateTime(2026, 11, 24, 17, 0, 0)},
+		{Mode: 1, Time: types.MakeDateTime(2026, 11, 24, 17, 0, 0), Address: "192.0.2.7", Port: 50000,
+			AddressType: 1, GameServerID: 0x1018DB00},
 	} {
 		w := types.NewWriter(nil, types.Settings{})
 		k.Append(&w)
@@ -146,14 +149,16 @@ func FuzzReadRelaySignatureKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := types.NewReader(b, types.Settings{})
-		k := ReadRelaySignatureKey(&r)
+		var k natproto.NATTraversalGetRelaySignatureKeyResponse
+		k.Read(&r)
 		if r.Err() != nil {
 			return
 		}
 		w := types.NewWriter(nil, types.Settings{})
 		k.Append(&w)
 		r2 := types.NewReader(w.B, types.Settings{})
-		if again := ReadRelaySignatureKey(&r2); r2.Done() != nil || again != k {
+		var again natproto.NATTraversalGetRelaySignatureKeyResponse
+		if again.Read(&r2); r2.Done() != nil || again != k {
 			t.Fatalf("%x decoded to %+v, encoded as %x, which decodes to %+v (%v)", b, k, w.B, again, r2.Done())
 		}
 	})
@@ -178,7 +183,8 @@ func FuzzNATServe(f *testing.F) {
 			return
 		}
 		r := types.NewReader(data, types.Settings{})
-		ReadRelaySignatureKey(&r)
+		var k natproto.NATTraversalGetRelaySignatureKeyResponse
+		k.Read(&r)
 		if err := r.Done(); err != nil {
 			t.Fatalf("GetRelaySignatureKey answered %x: %v", data, err)
 		}
@@ -223,5 +229,55 @@ func TestNATReportHooks(t *testing.T) {
 	}
 	if len(results) != 1 || results[0] != (Result{Peer: caller, PID: 5, CID: 9, Detail: -2, RTT: 7}) {
 		t.Fatalf("OnResult got %+v", results)
+	}
+	// ReportNATTraversalResult in the 3DS's form and in the Wii U's (with the rtt).
+	for _, params := range [][]byte{{3, 0, 0, 0, 1}, {4, 0, 0, 0, 0, 12, 0, 0, 0}} {
+		if err := serve(t, srv, caller, MethodReportNATTraversalResult, params); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(results) != 3 || results[1] != (Result{Peer: caller, PID: 5, CID: 3, Success: true}) ||
+		results[2] != (Result{Peer: caller, PID: 5, CID: 4, RTT: 12}) {
+		t.Fatalf("OnResult got %+v", results[1:])
+	}
+	// InitiateProbe is the server's call: refused whatever its parameters.
+	if err := serve(t, srv, caller, MethodInitiateProbe, []byte{1}); !errors.Is(err, types.CoreNotImplemented) {
+		t.Fatalf("InitiateProbe: %v", err)
+	}
+}
+
+// TestClient: the Client's calls against the Server over a pipe: NAT
+// properties, a traversal result in both forms (the rtt only in the Wii U's)
+// and the relay signature key.
+func TestClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st := &stations{}
+	var results []Result
+	srv := &Server{Hub: &notifications.Hub{}, Stations: st, GameServerID: 42,
+		OnResult: func(_ context.Context, r Result) { results = append(results, r) }}
+	mux := rmc.NewMux()
+	mux.HandleProtocol(Protocol, srv)
+	a, b := rmc.Pipe()
+	defer a.Close()
+	go rmc.Serve(ctx, b, mux, &rmc.Peer{PID: 5}, nil)
+	rc := rmc.NewClient(a, rmc.ClientConfig{})
+	defer rc.Close()
+	c := &Client{RMC: rc}
+	if err := c.ReportNATProperties(ctx, Properties{Mapping: 1, Filtering: 2, RTT: 30}); err != nil || st.natm != 1 || st.natf != 2 {
+		t.Fatalf("ReportNATProperties: %v %+v", err, st)
+	}
+	if err := c.ReportNATTraversalResult(ctx, 8, true, false, 99); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReportNATTraversalResult(ctx, 9, false, true, 15); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || results[0].CID != 8 || !results[0].Success || results[0].RTT != 0 ||
+		results[1].CID != 9 || results[1].Success || results[1].RTT != 15 {
+		t.Fatalf("results %+v", results)
+	}
+	if k, err := c.GetRelaySignatureKey(ctx); err != nil || k.GameServerID != 42 || k.RelayMode != 0 || k.CurrentUTCTime == 0 {
+		t.Fatalf("GetRelaySignatureKey: %+v %v", k, err)
 	}
 }

@@ -63,7 +63,7 @@ type Event struct {
 
 // Wire returns e as the generated structure.
 func (e *Event) Wire() notification.NotificationEvent {
-	return notification.NotificationEvent{PID: e.Source, Type: e.Type, Param1: types.PID(e.Param1), Param2: types.PID(e.Param2),
+	return notification.NotificationEvent{PID: e.Source, Type: notification.NotificationType(e.Type), Param1: types.PID(e.Param1), Param2: types.PID(e.Param2),
 		Text: e.StrParam, Param3: types.PID(e.Param3), Map: e.Map}
 }
 
@@ -72,7 +72,7 @@ func EventFromWire(g *notification.NotificationEvent) Event {
 	if len(g.Map) == 0 {
 		g.Map = nil
 	}
-	return Event{Source: g.PID, Type: g.Type, Param1: uint64(g.Param1), Param2: uint64(g.Param2), StrParam: g.Text,
+	return Event{Source: g.PID, Type: uint32(g.Type), Param1: uint64(g.Param1), Param2: uint64(g.Param2), StrParam: g.Text,
 		Param3: uint64(g.Param3), Map: g.Map}
 }
 

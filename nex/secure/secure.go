@@ -22,14 +22,14 @@ import (
 
 // Method ids of the Secure Connection protocol.
 const (
-	MethodRegister              uint32 = 1
-	MethodRequestConnectionData uint32 = 2
-	MethodRequestUrls           uint32 = 3
-	MethodRegisterEx            uint32 = 4
-	MethodTestConnectivity      uint32 = 5
-	MethodUpdateURLs            uint32 = 6
-	MethodReplaceURL            uint32 = 7
-	MethodSendReport            uint32 = 8
+	MethodRegister              = secgen.SecureConnectionMethodRegister
+	MethodRequestConnectionData = secgen.SecureConnectionMethodRequestConnectionData
+	MethodRequestUrls           = secgen.SecureConnectionMethodRequestUrls
+	MethodRegisterEx            = secgen.SecureConnectionMethodRegisterEx
+	MethodTestConnectivity      = secgen.SecureConnectionMethodTestConnectivity
+	MethodUpdateURLs            = secgen.SecureConnectionMethodUpdateURLs
+	MethodReplaceURL            = secgen.SecureConnectionMethodReplaceURL
+	MethodSendReport            = secgen.SecureConnectionMethodSendReport
 )
 
 // NAT type flags of a station url's "type" parameter ("NAT Type Flags" in types.md).

@@ -24,7 +24,7 @@ var ErrTooLarge = errors.New("dyn: too many values in one message")
 // value (types.ErrTrailingData).
 func (c *Codec) Decode(t *desc.Type, b []byte) (Value, error) {
 	r := types.NewReader(b, c.Settings)
-	d := decoder{c: c, v: c.EffectiveVersion(), s: new(Scratch)}
+	d := decoder{c: c, v: c.EffectiveVersion(), nc: c.nintendoClientsGates(), s: new(Scratch)}
 	var v Value
 	d.value(&r, t, "value", 0, &v)
 	if err := r.Done(); err != nil {
@@ -61,10 +61,10 @@ func (c *Codec) ReadFields(r *types.Reader, fields []*desc.Field) ([]FieldValue,
 }
 
 func (c *Codec) readFields(r *types.Reader, fields []*desc.Field, s *Scratch) ([]FieldValue, error) {
-	d := decoder{c: c, v: c.EffectiveVersion(), s: s}
+	d := decoder{c: c, v: c.EffectiveVersion(), nc: c.nintendoClientsGates(), s: s}
 	out := s.fields.take(len(fields))[:0]
 	for _, f := range fields {
-		if !f.Cond.HoldsIn(c.Settings, d.v, 0) {
+		if !f.Cond.Reading(d.nc).Holds(d.v, 0) {
 			continue // a parameter of other NEX versions
 		}
 		out = append(out, FieldValue{Name: f.Name})
@@ -147,9 +147,10 @@ func (p *pool[T]) reset() { p.ci, p.off = 0, 0 }
 
 // decoder carries one decoding's codec, version and memory.
 type decoder struct {
-	c *Codec
-	v types.Version
-	s *Scratch
+	c  *Codec
+	v  types.Version
+	nc bool // disputed gates in NintendoClients' reading (Codec.nintendoClientsGates)
+	s  *Scratch
 }
 
 // spend counts n values against MaxValues and fails r past it.
@@ -322,7 +323,7 @@ func (d *decoder) structure(r *types.Reader, s *desc.Struct, field string, depth
 			lv.Revision = st.MaxRevision(d.v)
 		}
 		for _, f := range st.Fields {
-			if !f.Cond.HoldsIn(d.c.Settings, d.v, lv.Revision) {
+			if !f.Cond.Reading(d.nc).Holds(d.v, lv.Revision) {
 				continue
 			}
 			lv.Fields = append(lv.Fields, FieldValue{Name: f.Name})

@@ -401,3 +401,59 @@ func TestParseDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestDisputedGates codes MatchmakeSession at NEX 3.4, where
+// progress_score is on the wire in the consoles' reading and not in
+// NintendoClients' (docs/nex.md "Disputed gates"), in the reading each
+// settings choose. The version comes from the Codec, not the settings, as the
+// dissector and nex call set it: the auto reading is NintendoClients' with
+// structure headers below NEX 3.5 all the same.
+func TestDisputedGates(t *testing.T) {
+	s, err := desc.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Protocol("MatchmakeExtension")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.MethodByName("FindMatchmakeSessionByGatheringIdDetail")
+	in := params(t, `{"session":{"id":7,"owner":100,"game_mode":3,"progress_score":42}}`)
+	for _, tc := range []struct {
+		st    types.Settings
+		v     types.Version
+		score bool // progress_score on the wire
+	}{
+		{types.Settings{}, 30400, true},
+		{types.Settings{StructureHeader: true}, 30400, false},
+		{types.Settings{StructureHeader: true, Gates: types.GatesConsole}, 30400, true},
+		{types.Settings{Gates: types.GatesNintendoClients}, 30400, false},
+		{types.Settings{StructureHeader: true}, 30500, true},
+		{types.Settings{Gates: types.GatesNintendoClients}, 30500, true},
+	} {
+		c := &Codec{Set: s, Settings: tc.st, Version: tc.v}
+		enc, err := c.AppendFields(nil, m.Results, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := c.DecodeFields(m.Results, enc)
+		if err != nil {
+			t.Fatalf("%+v %v: %v", tc.st, tc.v, err)
+		}
+		ms := vals[0].Value.Struct
+		score, ok := ms.Field("progress_score")
+		if ok != tc.score || (ok && score.Uint() != 42) {
+			t.Errorf("%+v at %v: progress_score %v (present %v), want present %v", tc.st, tc.v, score.Uint(), ok, tc.score)
+		}
+		// The other reading of the same bytes does not take progress_score.
+		other := *c
+		other.Settings.Gates = map[bool]types.Gates{true: types.GatesNintendoClients, false: types.GatesConsole}[tc.score]
+		if tc.v < 30500 {
+			if vals, err := other.DecodeFields(m.Results, enc); err == nil {
+				if _, ok := vals[0].Value.Struct.Field("progress_score"); ok == tc.score {
+					t.Errorf("%+v at %v: the other reading also decodes progress_score %v", tc.st, tc.v, ok)
+				}
+			}
+		}
+	}
+}

@@ -18,7 +18,7 @@ import (
 // type's zero value), bool, string, json.Number or a Go number, []any, or
 // map[string]any; see AppendFields for structures.
 func (c *Codec) Encode(b []byte, t *desc.Type, x any) ([]byte, error) {
-	e := encoder{c: c, v: c.EffectiveVersion()}
+	e := encoder{c: c, v: c.EffectiveVersion(), nc: c.nintendoClientsGates()}
 	return e.value(b, t, x, "value", 0)
 }
 
@@ -26,13 +26,13 @@ func (c *Codec) Encode(b []byte, t *desc.Type, x any) ([]byte, error) {
 // fields' names. A field obj omits takes its description default or its type's
 // zero value; a key that names no field is an error (ErrUnknownField).
 func (c *Codec) AppendFields(b []byte, fields []*desc.Field, obj map[string]any) ([]byte, error) {
-	e := encoder{c: c, v: c.EffectiveVersion()}
+	e := encoder{c: c, v: c.EffectiveVersion(), nc: c.nintendoClientsGates()}
 	if err := checkKeys(obj, fields, ""); err != nil {
 		return b, err
 	}
 	var err error
 	for _, f := range fields {
-		if !f.Cond.HoldsIn(c.Settings, e.v, 0) {
+		if !f.Cond.Reading(e.nc).Holds(e.v, 0) {
 			continue // a parameter of other NEX versions
 		}
 		if b, err = e.field(b, f, obj, f.Name, 0); err != nil {
@@ -43,8 +43,9 @@ func (c *Codec) AppendFields(b []byte, fields []*desc.Field, obj map[string]any)
 }
 
 type encoder struct {
-	c *Codec
-	v types.Version
+	c  *Codec
+	v  types.Version
+	nc bool // disputed gates in NintendoClients' reading (Codec.nintendoClientsGates)
 }
 
 // checkKeys reports a key of obj that names none of fields.
@@ -243,7 +244,7 @@ func (e *encoder) structure(b []byte, s *desc.Struct, obj map[string]any, path s
 		b, mark = types.BeginStructure(b, e.c.Settings, uint8(rev))
 		var err error
 		for _, f := range st.Fields {
-			if !f.Cond.HoldsIn(e.c.Settings, e.v, rev) {
+			if !f.Cond.Reading(e.nc).Holds(e.v, rev) {
 				continue
 			}
 			if b, err = e.field(b, f, obj, path+"."+f.Name, depth+1); err != nil {

@@ -53,7 +53,8 @@ const MaxDepth = 48
 // Codec encodes and decodes values by the descriptions of Set for one
 // connection's settings. The NEX version that opens and shuts the descriptions'
 // version gates is Version when set, else Settings.NEXVersion() (the
-// connection's one version context).
+// connection's one version context); Settings' Gates and Learned choose the
+// reading of the disputed gates at that version (docs/nex.md "Disputed gates").
 type Codec struct {
 	Set      *desc.Set
 	Settings types.Settings
@@ -66,6 +67,17 @@ func (c *Codec) EffectiveVersion() types.Version {
 		return c.Version
 	}
 	return c.Settings.NEXVersion()
+}
+
+// nintendoClientsGates reports whether c reads the disputed gates as
+// NintendoClients does: its settings' reading (types.Settings.NintendoClientsGates)
+// at the version c codes for, which Version may set apart from the settings (the
+// auto reading depends on it: NintendoClients' with structure headers below
+// NEX 3.5).
+func (c *Codec) nintendoClientsGates() bool {
+	st := c.Settings
+	st.Version = c.EffectiveVersion()
+	return st.NintendoClientsGates()
 }
 
 // Value is one decoded value. Which members hold it depends on Type.Kind:

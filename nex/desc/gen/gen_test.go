@@ -90,3 +90,41 @@ func TestGeneratedErrors(t *testing.T) {
 	}
 	t.Log(r.Err())
 }
+
+// TestVariantNames: a variant's client hides the parent's methods it
+// replaces under another name, and a variant method named as an inherited
+// method of another id is refused (its client could not reach that one).
+func TestVariantNames(t *testing.T) {
+	gen := func(variant string) (map[string][]byte, error) {
+		base, err := desc.Parse("base", "protocol Base 200 {\n\t1 Old(a u32)\n\t2 Kept()\n}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := desc.Parse("base_v", "import base\n\nprotocol Base_V : Base {\n"+variant+"}\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := &desc.Set{}
+		set.Add(base, v)
+		if err := set.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		return Generate(set)
+	}
+	files, err := gen("\t1 New(b string)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files["basev/basev.go"])
+	for _, want := range []string{"\tbase.BaseClient\n", "\tOld struct{}\n", "func ServeBaseVOwn(", "func NewBaseVClient(c rmc.Caller) BaseVClient {"} {
+		if !strings.Contains(src, want) {
+			t.Errorf("basev.go lacks %q", want)
+		}
+	}
+	if strings.Contains(src, "Kept struct{}") {
+		t.Error("basev.go hides the inherited Kept")
+	}
+	if _, err := gen("\t3 Kept()\n"); err == nil || !strings.Contains(err.Error(), "method Kept (3) has the name of inherited method 2") {
+		t.Errorf("a variant method named as an inherited one: %v", err)
+	}
+}

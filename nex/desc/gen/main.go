@@ -3,8 +3,10 @@
 // directory (nex/protocols/<family>, the family's name without underscores), each
 // with the family's enums, structures with their codecs, method ids and names,
 // per-method request and response types, a typed handler interface per protocol
-// with its registration on an rmc.Mux, and client stubs over an rmc.Caller. See
-// docs/nex.md "Generated protocol code".
+// with its registration on an rmc.Mux, client stubs over an rmc.Caller (a
+// variant's embedding its parent's), and per variant the dispatch of the methods
+// it declares with the others passed to the parent's service. See docs/nex.md
+// "Generated protocol code".
 //
 // It runs from go generate (nex/protocols/doc.go):
 //
@@ -163,7 +165,14 @@ func (g *gen) finish(body []byte) ([]byte, error) {
 	for p := range g.imports {
 		paths = append(paths, p)
 	}
-	sort.Strings(paths)
+	// The standard library first, then the module's packages.
+	sort.Slice(paths, func(i, j int) bool {
+		si, sj := !strings.Contains(paths[i], "."), !strings.Contains(paths[j], ".")
+		if si != sj {
+			return si
+		}
+		return paths[i] < paths[j]
+	})
 	b.Write(body)
 	src := b.Bytes()
 	// Insert the imports after the package clause.

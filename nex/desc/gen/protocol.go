@@ -108,10 +108,16 @@ func (g *gen) protocol(p *desc.Protocol) error {
 		g.message(p, m, m.Results, "Response", "results")
 	}
 
+	if err := checkNames(p); err != nil {
+		return err
+	}
 	g.handler(p, all)
 	g.server(p, all)
+	if p.ParentProtocol != nil {
+		g.ownServer(p)
+	}
 	if !p.NoResponse {
-		g.client(p, all)
+		return g.client(p)
 	}
 	return nil
 }
@@ -177,9 +183,6 @@ func (g *gen) signature(m *desc.Method) (params, results string) {
 	return strings.Join(ps, ", "), strings.Join(rs, ", ")
 }
 
-// own reports whether m is declared by p (not inherited from a parent).
-func own(p *desc.Protocol, m *desc.Method) bool { return m.Protocol == p }
-
 // methodSig is a method's handler signature after ctx and the call.
 func (g *gen) methodSig(m *desc.Method) string {
 	if m.Opaque {
@@ -195,17 +198,40 @@ func (g *gen) handler(p *desc.Protocol, all []*desc.Method) {
 	g.p("// parameters decoded and its results encoded by the generated code. A method's\n")
 	g.p("// error fails the call as rmc.Handler's does (a types.Result is sent as that code).\n")
 	g.p("// Embed Unimplemented%s to answer the methods a handler does not implement\n// with Core::NotImplemented.\n", pn)
-	g.p("type %sHandler interface {\n", pn)
-	for _, m := range all {
-		if m.Doc != "" {
-			g.comment(m.Doc)
+	methods := func(ms []*desc.Method) {
+		for _, m := range ms {
+			if m.Doc != "" {
+				g.comment(m.Doc)
+			}
+			if m.Opaque {
+				g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
+			}
+			g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
 		}
-		if m.Opaque {
-			g.p("\t// %s's parameters are not described: it gets the raw call.\n", desc.GoName(m.Name))
-		}
-		g.p("\t%s%s\n", desc.GoName(m.Name), g.methodSig(m))
 	}
-	g.p("}\n\n")
+	if pp := p.ParentProtocol; pp == nil {
+		g.p("type %sHandler interface {\n", pn)
+		methods(all)
+		g.p("}\n\n")
+	} else {
+		var inherited []*desc.Method
+		for _, m := range all {
+			if m.Protocol != p {
+				inherited = append(inherited, m)
+			}
+		}
+		g.p("//\n// It is %sOwnHandler (the methods %s declares)\n// with the methods it inherits from %s.\n", pn, p.Name, pp.Name)
+		g.p("type %sHandler interface {\n\t%sOwnHandler\n", pn, pn)
+		methods(inherited)
+		g.p("}\n\n")
+		g.p("// %sOwnHandler answers the methods %s declares: those it adds to %s and\n", pn, p.Name, pp.Name)
+		g.p("// those it replaces (an id of %s's with another method). A game's package\n", pp.Name)
+		g.p("// implements it beside %s's service, which answers the inherited methods\n", pp.Name)
+		g.p("// (New%sOwnServer, Serve%sOwn); embed Unimplemented%s for the methods it\n// does not answer.\n", pn, pn, pn)
+		g.p("type %sOwnHandler interface {\n", pn)
+		methods(p.Methods)
+		g.p("}\n\n")
+	}
 
 	g.p("// Unimplemented%s answers every %s method with Core::NotImplemented.\n", pn, p.Name)
 	if pp := p.ParentProtocol; pp != nil {
@@ -245,8 +271,15 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 	g.p("// ServeRMC answers a call with Serve%s.\n", pn)
 	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\treturn Serve%s(a.h, ctx, c, out)\n}\n\n", srv, pn)
 	g.p("// Serve%s answers a %s call with h: it decodes the parameters, calls the\n// method's handler method and encodes its results; methods it does not describe\n// answer Core::NotImplemented. A service whose ServeRMC does more (checks, error\n// mapping) calls it.\n", pn, p.Name)
-	g.p("func Serve%s(h %sHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n\tswitch c.Method {\n", pn, pn)
+	g.p("func Serve%s(h %sHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n", pn, pn)
+	if p.ParentProtocol != nil {
+		g.p("if out, handled, err := Serve%sOwn(h, ctx, c, out); handled {\nreturn out, err\n}\n", pn)
+	}
+	g.p("\tswitch c.Method {\n")
 	for _, m := range all {
+		if m.Protocol == p && p.ParentProtocol != nil {
+			continue // answered by ServeOwn
+		}
 		g.p("\tcase %d:\n\t\treturn %s(h, ctx, c, out)\n", m.ID, g.serveFunc(m))
 	}
 	g.p("\t}\n\treturn out, types.CoreNotImplemented\n}\n\n")
@@ -312,6 +345,50 @@ func (g *gen) server(p *desc.Protocol, all []*desc.Method) {
 		}
 		g.p("}\nw := types.NewWriter(out, c.Peer.Settings)\nresp.Append(&w)\nreturn w.Bytes()\n}\n\n")
 	}
+}
+
+// ownServer writes a variant's dispatch of the methods it declares (adds to its
+// parent or replaces in it), for a game's package that serves those beside the
+// parent protocol's service: the handler interface of those methods only, the
+// dispatcher that reports whether it answered, a handler that passes the other
+// methods to the parent's service, and their registration on a Mux.
+func (g *gen) ownServer(p *desc.Protocol) {
+	pn := protoName(p)
+	pp := p.ParentProtocol
+
+	g.p("// Serve%sOwn answers a call of a method %s declares with h as Serve%s\n", pn, p.Name, pn)
+	g.p("// does, and reports handled. A call of any other method (one %s inherits)\n", p.Name)
+	g.p("// is not answered: handled is false and out is returned as it is, for the\n")
+	g.p("// caller to pass to the parent's service. A service whose ServeRMC checks\n// calls or maps errors calls it.\n")
+	g.p("func Serve%sOwn(h %sOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {\n\tswitch c.Method {\n", pn, pn)
+	for _, m := range p.Methods {
+		g.p("\tcase %d:\n\t\tout, err = %s(h, ctx, c, out)\n", m.ID, g.serveFunc(m))
+	}
+	g.p("\tdefault:\n\t\treturn out, false, nil\n\t}\n\treturn out, true, err\n}\n\n")
+
+	srv := firstLower(pn) + "OwnServer"
+	g.p("// %s adapts the handler of %s's own methods and its parent's\n// service to rmc.Handler.\n", srv, p.Name)
+	g.p("type %s struct {\n\th      %sOwnHandler\n\tparent rmc.Handler\n}\n\n", srv, pn)
+	g.p("// New%sOwnServer returns an rmc.Handler for the whole protocol: h answers\n", pn)
+	g.p("// the methods %s declares, parent (%s's service) the ones it inherits; a\n", p.Name, pp.Name)
+	g.p("// nil parent answers those Core::NotImplemented. A replaced method never\n// reaches parent.\n")
+	g.p("func New%sOwnServer(h %sOwnHandler, parent rmc.Handler) rmc.Handler {\n\treturn %s{h, parent}\n}\n\n", pn, pn, srv)
+	g.p("// ServeRMC answers a call with Serve%sOwn, else with the parent.\n", pn)
+	g.p("func (a %s) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {\n", srv)
+	g.p("\tout, handled, err := Serve%sOwn(a.h, ctx, c, out)\n", pn)
+	g.p("\tswitch {\n\tcase handled:\n\t\treturn out, err\n\tcase a.parent == nil:\n\t\treturn out, types.CoreNotImplemented\n\t}\n")
+	g.p("\treturn a.parent.ServeRMC(ctx, c, out)\n}\n\n")
+
+	g.p("// Register%sOwn registers h on mux for each method %s declares (mux.Handle),\n", pn, p.Name)
+	g.p("// so that the handler registered for the whole protocol (%s's service,\n", pp.Name)
+	g.p("// mux.HandleProtocol) answers only the methods %s inherits. h is a\n", p.Name)
+	g.p("// New%sOwnServer, or a service whose ServeRMC calls Serve%sOwn.\n", pn, pn)
+	ids := make([]string, len(p.Methods))
+	for i, m := range p.Methods {
+		ids[i] = fmt.Sprint(m.ID)
+	}
+	g.p("func Register%sOwn(mux *rmc.Mux, h rmc.Handler) {\n", pn)
+	g.p("\tfor _, id := range [...]uint32{%s} {\n\t\tmux.Handle(%sProtocolID, id, h)\n\t}\n}\n\n", strings.Join(ids, ", "), pn)
 }
 
 // disputeWindow returns the NEX versions [lo, hi) where the readings of the
@@ -387,33 +464,76 @@ func prefixComma(s string) string {
 	return ", " + s
 }
 
-func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
+// hidden returns the parent's methods whose names a variant's client hides:
+// those of methods the variant replaces under another name (an id it declares
+// again), which its embedded parent client would otherwise promote and which
+// would send the parent's parameters to the variant's method.
+func hidden(p *desc.Protocol) []*desc.Method {
+	pp := p.ParentProtocol
+	if pp == nil {
+		return nil
+	}
+	ownNames := map[string]bool{}
+	for _, m := range p.Methods {
+		ownNames[desc.GoName(m.Name)] = true
+	}
+	var out []*desc.Method
+	for _, m := range pp.AllMethods() {
+		if p.Method(m.ID) != m && !ownNames[desc.GoName(m.Name)] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// checkNames refuses a variant method that would shadow an inherited method of
+// the same name and another id: the variant's client could not reach that one.
+func checkNames(p *desc.Protocol) error {
+	if p.ParentProtocol == nil {
+		return nil
+	}
+	for _, m := range p.Methods {
+		for _, pm := range p.ParentProtocol.AllMethods() {
+			if desc.GoName(pm.Name) == desc.GoName(m.Name) && pm.ID != m.ID && p.Method(pm.ID) == pm {
+				return fmt.Errorf("protocol %s: method %s (%d) has the name of inherited method %d", p.Name, m.Name, m.ID, pm.ID)
+			}
+		}
+	}
+	return nil
+}
+
+func (g *gen) client(p *desc.Protocol) error {
 	pn := protoName(p)
-	g.p("// %sClient calls %s methods through C (an *rmc.Client, a logged-in session's RMC).\n", pn, p.Name)
-	g.p("type %sClient struct{ C rmc.Caller }\n\n", pn)
-	for _, m := range all {
+	if pp := p.ParentProtocol; pp != nil {
+		if pp.NoResponse {
+			return fmt.Errorf("protocol %s: its parent %s is noresponse (no client to embed)", p.Name, pp.Name)
+		}
+		parent := protoName(pp) + "Client"
+		g.p("// %sClient calls %s methods through C (an *rmc.Client, a logged-in\n", pn, p.Name)
+		g.p("// session's RMC; New%sClient sets it): the methods %s declares\n", pn, p.Name)
+		g.p("// here, the ones it inherits through the embedded %s.\n", parent)
+		g.p("type %sClient struct {\n\t%s\n", pn, g.qualify(pp.File, parent))
+		for _, m := range hidden(p) {
+			mn := desc.GoName(m.Name)
+			g.p("\t// %s hides %s's method %d: %s replaces it\n\t// with %s.\n\t%s struct{}\n",
+				mn, m.Protocol.Name, m.ID, p.Name, p.Method(m.ID).Name, mn)
+		}
+		g.p("}\n\n")
+		g.p("// New%sClient returns a %sClient calling through c.\n", pn, pn)
+		g.p("func New%sClient(c rmc.Caller) %sClient {\n\treturn %sClient{%s: %s(c)}\n}\n\n",
+			pn, pn, pn, parent, g.qualify(pp.File, "New"+parent))
+	} else {
+		g.p("// %sClient calls %s methods through C (an *rmc.Client, a logged-in session's RMC).\n", pn, p.Name)
+		g.p("type %sClient struct{ C rmc.Caller }\n\n", pn)
+		g.p("// New%sClient returns a %sClient calling through c.\n", pn, pn)
+		g.p("func New%sClient(c rmc.Caller) %sClient { return %sClient{C: c} }\n\n", pn, pn, pn)
+	}
+	for _, m := range p.Methods {
 		mn := desc.GoName(m.Name)
 		if m.Doc != "" {
 			g.comment(m.Doc)
 		} else {
 			g.p("// %s calls %s.%s.\n", mn, p.Name, m.Name)
-		}
-		params, results := g.signature(m)
-		if !own(p, m) {
-			// Inherited: the declaring protocol's client makes the call.
-			var args []string
-			if !m.Opaque {
-				for _, f := range m.Params {
-					args = append(args, argName(f.Name))
-				}
-			} else {
-				args = []string{"params"}
-				params, results = "params []byte", "[]byte, error"
-			}
-			decl := g.qualify(m.Protocol.File, protoName(m.Protocol)+"Client")
-			g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n\treturn %s{C: c.C}.%s(ctx%s)\n}\n\n",
-				pn, mn, prefixComma(params), results, decl, mn, prefixComma(strings.Join(args, ", ")))
-			continue
 		}
 		if m.Opaque {
 			g.p("// Its parameters are not described: params and the response data are raw.\n")
@@ -421,6 +541,7 @@ func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
 			g.p("return c.C.Call(ctx, %sProtocolID, %d, params)\n}\n\n", pn, m.ID)
 			continue
 		}
+		params, results := g.signature(m)
 		g.use("fmt")
 		g.p("func (c %sClient) %s(ctx context.Context%s) (%s) {\n", pn, mn, prefixComma(params), results)
 		g.p("w := types.NewWriter(nil, c.C.Settings())\n")
@@ -446,6 +567,7 @@ func (g *gen) client(p *desc.Protocol, all []*desc.Method) {
 		}
 		g.p("return\n}\n\n")
 	}
+	return nil
 }
 
 // generateTest writes the package's test of its generated codecs: every structure
@@ -474,11 +596,55 @@ func (g *gen) generateTest() ([]byte, error) {
 	g.p("}\n\n")
 	g.p("func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }\n\n")
 	g.p("func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }\n")
-	if n == 0 {
+	clients := g.clientTests()
+	if n == 0 && clients == "" {
 		// Nothing to test: keep the file valid without the helper.
 		g.b.Reset()
 		g.imports = map[string]bool{}
 		g.p("package %s\n", g.pkg)
+	} else if n == 0 {
+		// Clients only: drop the codec tests (their imports are the clients' too).
+		g.b.Reset()
+		g.p("package %s\n\n", g.pkg)
 	}
+	g.b.WriteString(clients)
 	return g.finish(g.b.Bytes())
+}
+
+// clientTests returns the test that calls every method of the family's
+// clients against the generated servers (prototest.Clients), "" when the family
+// has no client.
+func (g *gen) clientTests() string {
+	var b strings.Builder
+	for _, p := range g.file.Protocols {
+		if p.NoResponse {
+			continue
+		}
+		g.use(modulePath + "/nex/rmc")
+		pn := protoName(p)
+		var ids, own []string
+		for _, m := range p.AllMethods() {
+			ids = append(ids, fmt.Sprint(m.ID))
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\t{\n\t\tID: %sProtocolID, MethodName: %sMethodName, Methods: []uint32{%s},\n", pn, pn, strings.Join(ids, ", "))
+		fmt.Fprintf(&b, "\t\tNewClient: func(c rmc.Caller) any { return New%sClient(c) },\n", pn)
+		fmt.Fprintf(&b, "\t\tServer: New%sServer(Unimplemented%s{}),\n", pn, pn)
+		if pp := p.ParentProtocol; pp != nil {
+			for _, m := range p.Methods {
+				own = append(own, fmt.Sprint(m.ID))
+			}
+			ppn := protoName(pp)
+			fmt.Fprintf(&b, "\t\tOwn: []uint32{%s},\n", strings.Join(own, ", "))
+			fmt.Fprintf(&b, "\t\tOwnServer: func(parent rmc.Handler) rmc.Handler { return New%sOwnServer(Unimplemented%s{}, parent) },\n", pn, pn)
+			fmt.Fprintf(&b, "\t\tParent: %s(%s{}),\n", g.qualify(pp.File, "New"+ppn+"Server"), g.qualify(pp.File, "Unimplemented"+ppn))
+		}
+		b.WriteString("\t},\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\n// TestGeneratedClients calls every method of the clients against the generated\n// servers.\nfunc TestGeneratedClients(t *testing.T) {\n\tprototest.Clients(t, []prototest.Protocol{\n" + b.String() + "\t})\n}\n"
 }

@@ -40,7 +40,7 @@ func TestBadgeArcadeOverPRUDP(t *testing.T) {
 		return badgearcade.Register(n.Mux, srv)
 	})
 	p := gs.Login(t, 2000)
-	sc := sba.SecureConnectionBadgeArcadeClient{C: p.Session.RMC}
+	sc := sba.NewSecureConnectionBadgeArcadeClient(p.Session.RMC)
 	st, at, ok, err := sc.GetMaintenanceStatus(ctx)
 	if err != nil || st != 0xFFFF || at != 0 || !ok {
 		t.Fatalf("GetMaintenanceStatus: %#x %d %v %v, want the default", st, at, ok, err)
@@ -49,7 +49,7 @@ func TestBadgeArcadeOverPRUDP(t *testing.T) {
 	if ok, urls, err := (secure.SecureConnectionClient{C: p.Session.RMC}).RequestUrls(ctx, p.Session.ConnectionID, p.Session.PID); err != nil || !ok || len(urls) == 0 {
 		t.Fatalf("RequestUrls: %v %v %v", ok, urls, err)
 	}
-	shop := sh.ShopBadgeArcadeClient{C: p.Session.RMC}
+	shop := sh.NewShopBadgeArcadeClient(p.Session.RMC)
 	if tok, err := shop.GetRivToken(ctx, "PLAYS5", []byte{1, 2, 3}); err != nil || tok != "token-5" {
 		t.Fatalf("GetRivToken configured: %q %v", tok, err)
 	}
@@ -93,7 +93,7 @@ func caller(mux *rmc.Mux, pid types.PID) *rmc.InMemory {
 func TestPlayLogLimits(t *testing.T) {
 	ctx := context.Background()
 	mux, st := inMemory(t, badgearcade.Config{PlayLogsPerPlayer: 2, Maintenance: &badgearcade.Maintenance{Status: 1, Time: 1800000000}})
-	shop := sh.ShopBadgeArcadeClient{C: caller(mux, 2000)}
+	shop := sh.NewShopBadgeArcadeClient(caller(mux, 2000))
 	for _, bad := range []sh.ShopPostPlayLogParam{
 		{Unknown1: make([]uint32, badgearcade.MaxPlayLogValues+1)},
 		{Unknown2: strings.Repeat("x", badgearcade.MaxPlayLogString+1)},
@@ -111,10 +111,10 @@ func TestPlayLogLimits(t *testing.T) {
 	if err != nil || len(logs) != 2 || logs[0].Unknown1[0] != 2 || logs[1].Unknown1[0] != 1 {
 		t.Fatalf("kept %+v %v, want the newest 2", logs, err)
 	}
-	if err := (sh.ShopBadgeArcadeClient{C: caller(mux, 0)}).PostPlayLog(ctx, sh.ShopPostPlayLogParam{}); !errors.Is(err, types.CoreAccessDenied) {
+	if err := sh.NewShopBadgeArcadeClient(caller(mux, 0)).PostPlayLog(ctx, sh.ShopPostPlayLogParam{}); !errors.Is(err, types.CoreAccessDenied) {
 		t.Fatalf("unauthenticated: %v", err)
 	}
-	st2, at, ok, err := (sba.SecureConnectionBadgeArcadeClient{C: caller(mux, 2000)}).GetMaintenanceStatus(ctx)
+	st2, at, ok, err := sba.NewSecureConnectionBadgeArcadeClient(caller(mux, 2000)).GetMaintenanceStatus(ctx)
 	if err != nil || st2 != 1 || at != 1800000000 || ok {
 		t.Fatalf("configured maintenance: %d %d %v %v", st2, at, ok, err)
 	}
@@ -155,7 +155,7 @@ func TestGetMetaByOwnerId(t *testing.T) {
 
 	get := func(pid types.PID, p datastoresmm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool) {
 		t.Helper()
-		metas, more, err := (dba.DataStoreBadgeArcadeClient{C: caller(mux, pid)}).GetMetaByOwnerId(ctx, p)
+		metas, more, err := dba.NewDataStoreBadgeArcadeClient(caller(mux, pid)).GetMetaByOwnerId(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}

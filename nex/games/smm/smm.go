@@ -29,10 +29,11 @@ import (
 )
 
 // Methods are the DataStore_SMM methods the Server answers: the 18 Super
-// Mario Maker's Pretendo server answers, and SetDeletionReason and
-// ResetRateCustomRankingCounter, their counterparts.
+// Mario Maker's Pretendo server answers, SetDeletionReason and
+// ResetRateCustomRankingCounter, their counterparts, and GetMetaByOwnerId
+// (as Badge Arcade's server answers it).
 var Methods = []uint32{
-	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodRateCustomRanking,
+	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodGetMetaByOwnerId, sm.DataStoreSMMMethodRateCustomRanking,
 	sm.DataStoreSMMMethodGetCustomRankingByDataId, sm.DataStoreSMMMethodAddToBufferQueues,
 	sm.DataStoreSMMMethodGetBufferQueue, sm.DataStoreSMMMethodCompleteAttachFile,
 	sm.DataStoreSMMMethodPrepareAttachFile, sm.DataStoreSMMMethodGetApplicationConfig,
@@ -99,8 +100,10 @@ var DefaultApplicationConfig = map[uint32][]uint32{
 	2: {0xdf070000, 0x0c000000, 0x16000000, 0x05000000, 0x00000000},
 }
 
-// Server answers DataStore_SMM's own methods; the DataStore service answers
-// the inherited ones. Register it with Register.
+// Server answers DataStore_SMM: the methods the game declares (adds to
+// DataStore or replaces) itself, the Methods with its Store and the DataStore
+// service's objects and the others Core::NotImplemented, and the inherited
+// ones through the DataStore service. Register it with Register.
 type Server struct {
 	// DataStore is the DataStore service whose objects the courses are;
 	// required.
@@ -113,11 +116,13 @@ type Server struct {
 	Now func() time.Time
 
 	once    sync.Once
+	own     sm.DataStoreSMMOwnHandler // handler{s}, made once: no allocation per call
 	initErr error
 }
 
 func (s *Server) init() error {
 	s.once.Do(func() {
+		s.own = handler{s: s}
 		switch {
 		case s.DataStore == nil:
 			s.initErr = errors.New("smm: Server.DataStore is required")
@@ -128,79 +133,34 @@ func (s *Server) init() error {
 	return s.initErr
 }
 
-// Register registers s for the Methods on mux. The DataStore service answers
-// the rest of protocol 115 on the same Mux: nex.Server registers it when its
+// Register registers s on mux for every method DataStore_SMM declares
+// (datastoresmm.RegisterDataStoreSMMOwn). The DataStore service answers the
+// rest of protocol 115 on the same Mux: nex.Server registers it when its
 // DataStore is s.DataStore, else mux.HandleProtocol(115, s.DataStore). The
-// variant's methods take precedence, whichever is registered first.
+// variant's methods take precedence, whichever is registered first, so a
+// method the game replaces (45, 46) never reaches the service.
 func Register(mux *rmc.Mux, s *Server) error {
 	if err := s.init(); err != nil {
 		return err
 	}
-	for _, id := range Methods {
-		mux.Handle(ds.DataStoreProtocolID, id, s)
-	}
+	sm.RegisterDataStoreSMMOwn(mux, s)
 	return nil
 }
 
-// ServeRMC implements rmc.Handler for the Methods: the DataStore service's
-// checks and error mapping around the generated decoding and encoding.
+// ServeRMC implements rmc.Handler for the whole protocol: the methods
+// DataStore_SMM declares through the generated datastoresmm.ServeDataStoreSMMOwn,
+// within the DataStore service's checks and error mapping, and the
+// inherited ones through the DataStore service (datastore.Server.ServeVariant).
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	c, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
-	}
-	h := handler{s}
-	switch c.Method {
-	case sm.DataStoreSMMMethodGetObjectInfos:
-		out, err = sm.ServeDataStoreSMMGetObjectInfos(h, ctx, c, out)
-	case sm.DataStoreSMMMethodRateCustomRanking:
-		out, err = sm.ServeDataStoreSMMRateCustomRanking(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetCustomRankingByDataId:
-		out, err = sm.ServeDataStoreSMMGetCustomRankingByDataId(h, ctx, c, out)
-	case sm.DataStoreSMMMethodAddToBufferQueues:
-		out, err = sm.ServeDataStoreSMMAddToBufferQueues(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetBufferQueue:
-		out, err = sm.ServeDataStoreSMMGetBufferQueue(h, ctx, c, out)
-	case sm.DataStoreSMMMethodCompleteAttachFile:
-		out, err = sm.ServeDataStoreSMMCompleteAttachFile(h, ctx, c, out)
-	case sm.DataStoreSMMMethodPrepareAttachFile:
-		out, err = sm.ServeDataStoreSMMPrepareAttachFile(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetApplicationConfig:
-		out, err = sm.ServeDataStoreSMMGetApplicationConfig(h, ctx, c, out)
-	case sm.DataStoreSMMMethodFollowingsLatestCourseSearchObject:
-		out, err = sm.ServeDataStoreSMMFollowingsLatestCourseSearchObject(h, ctx, c, out)
-	case sm.DataStoreSMMMethodRecommendedCourseSearchObject:
-		out, err = sm.ServeDataStoreSMMRecommendedCourseSearchObject(h, ctx, c, out)
-	case sm.DataStoreSMMMethodSuggestedCourseSearchObject:
-		out, err = sm.ServeDataStoreSMMSuggestedCourseSearchObject(h, ctx, c, out)
-	case sm.DataStoreSMMMethodUploadCourseRecord:
-		out, err = sm.ServeDataStoreSMMUploadCourseRecord(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetCourseRecord:
-		out, err = sm.ServeDataStoreSMMGetCourseRecord(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetApplicationConfigString:
-		out, err = sm.ServeDataStoreSMMGetApplicationConfigString(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetDeletionReason:
-		out, err = sm.ServeDataStoreSMMGetDeletionReason(h, ctx, c, out)
-	case sm.DataStoreSMMMethodGetMetasWithCourseRecord:
-		out, err = sm.ServeDataStoreSMMGetMetasWithCourseRecord(h, ctx, c, out)
-	case sm.DataStoreSMMMethodCheckRateCustomRankingCounter:
-		out, err = sm.ServeDataStoreSMMCheckRateCustomRankingCounter(h, ctx, c, out)
-	case sm.DataStoreSMMMethodCTRPickUpCourseSearchObject:
-		out, err = sm.ServeDataStoreSMMCTRPickUpCourseSearchObject(h, ctx, c, out)
-	case sm.DataStoreSMMMethodSetDeletionReason:
-		out, err = sm.ServeDataStoreSMMSetDeletionReason(h, ctx, c, out)
-	case sm.DataStoreSMMMethodResetRateCustomRankingCounter:
-		out, err = sm.ServeDataStoreSMMResetRateCustomRankingCounter(h, ctx, c, out)
-	default:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	}
-	if err != nil {
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+}
+
+// serveOwn is the generated dispatch of the methods DataStore_SMM declares.
+func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	return sm.ServeDataStoreSMMOwn(s.own, ctx, c, out)
 }
 
 func (s *Server) now() time.Time {
@@ -210,8 +170,12 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// handler is the Server as the generated one-method handlers.
-type handler struct{ s *Server }
+// handler is the Server as the generated DataStoreSMMOwnHandler; the
+// methods not in Methods answer Core::NotImplemented.
+type handler struct {
+	sm.UnimplementedDataStoreSMM
+	s *Server
+}
 
 // ParamError answers parameters that do not decode with
 // DataStore::InvalidArgument (rmc.ParamErrorer).
@@ -245,6 +209,13 @@ func (h handler) GetObjectInfos(ctx context.Context, c *rmc.Call, ids []uint64) 
 		out[i] = sm.DataStoreFileServerObjectInfo{DataID: id, GetInfo: info}
 	}
 	return out, nil
+}
+
+// GetMetaByOwnerId answers the courses of the owners (and data types, when
+// given) the caller may read, by data id, a page of them and whether more
+// follow: the DataStore service's MetasByOwner.
+func (h handler) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, p sm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool, error) {
+	return h.s.DataStore.MetasByOwner(ctx, c, p.OwnerIDs, p.DataTypes, p.ResultOption, p.ResultRange)
 }
 
 // RateCustomRanking adds each param's score to its object's score in its

@@ -22,7 +22,7 @@ func FuzzServeSSB4(f *testing.F) {
 	fx := newFixture(f, ssb4.Config{})
 	ctx := context.Background()
 	rec := &recorder{}
-	c := sb.DataStoreSSB4Client{C: rec}
+	c := sb.NewDataStoreSSB4Client(rec)
 	m := match(100, 1, player(1001, 3), player(1002, 4))
 	c.PostProfile(ctx, sb.DataStorePostProfileParam{Profile: []byte("mii")})
 	c.GetProfiles(ctx, []types.PID{1001, 1002})

@@ -160,8 +160,10 @@ func (c Config) Check() error {
 	return nil
 }
 
-// Server answers DataStore_SSB4's own methods; the DataStore service answers
-// the inherited ones. Register it with Register.
+// Server answers DataStore_SSB4: the methods the game declares (adds to
+// DataStore or replaces) itself, the Methods with its Store and the DataStore
+// service's objects and the others Core::NotImplemented, and the inherited
+// ones through the DataStore service. Register it with Register.
 type Server struct {
 	// DataStore is the DataStore service whose objects the replays are;
 	// required.
@@ -174,11 +176,13 @@ type Server struct {
 	Now func() time.Time
 
 	once    sync.Once
+	own     sb.DataStoreSSB4OwnHandler // handler{s}, made once: no allocation per call
 	initErr error
 }
 
 func (s *Server) init() error {
 	s.once.Do(func() {
+		s.own = handler{s: s}
 		switch {
 		case s.DataStore == nil:
 			s.initErr = errors.New("ssb4: Server.DataStore is required")
@@ -191,80 +195,39 @@ func (s *Server) init() error {
 	return s.initErr
 }
 
-// Register registers s for the Methods on mux. The DataStore service answers
-// the rest of protocol 115 on the same Mux: nex.Server registers it when its
+// Register registers s on mux for every method DataStore_SSB4 declares
+// (datastoressb4.RegisterDataStoreSSB4Own). The DataStore service answers the
+// rest of protocol 115 on the same Mux: nex.Server registers it when its
 // DataStore is s.DataStore, else mux.HandleProtocol(115, s.DataStore). The
-// variant's methods take precedence, whichever is registered first.
+// variant's methods take precedence, whichever is registered first, so a
+// method the game replaces (45, 46) never reaches the service.
 func Register(mux *rmc.Mux, s *Server) error {
 	if err := s.init(); err != nil {
 		return err
 	}
-	for _, id := range Methods {
-		mux.Handle(ds.DataStoreProtocolID, id, s)
-	}
+	sb.RegisterDataStoreSSB4Own(mux, s)
 	return nil
 }
 
-// ServeRMC implements rmc.Handler for the Methods: the DataStore service's
-// checks and error mapping around the generated decoding and encoding.
+// ServeRMC implements rmc.Handler for the whole protocol: the methods
+// DataStore_SSB4 declares through the generated datastoressb4.ServeDataStoreSSB4Own,
+// within the DataStore service's checks and error mapping, and the
+// inherited ones through the DataStore service.
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	c, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+}
+
+// serveOwn is the generated dispatch of the methods DataStore_SSB4 declares;
+// the Store's ErrNotFound is DataStore::NotFound.
+func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	out, handled, err := sb.ServeDataStoreSSB4Own(s.own, ctx, c, out)
+	if errors.Is(err, ErrNotFound) && !errors.Is(err, types.DataStoreNotFound) {
+		err = fmt.Errorf("%w: %w", types.DataStoreNotFound, err)
 	}
-	h := handler{s}
-	switch c.Method {
-	case sb.DataStoreSSB4MethodPostProfile:
-		out, err = sb.ServeDataStoreSSB4PostProfile(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetProfiles:
-		out, err = sb.ServeDataStoreSSB4GetProfiles(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodSendPlayReport:
-		out, err = sb.ServeDataStoreSSB4SendPlayReport(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetWorldPlayReport:
-		out, err = sb.ServeDataStoreSSB4GetWorldPlayReport(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetReplayMeta:
-		out, err = sb.ServeDataStoreSSB4GetReplayMeta(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodPrepareGetReplay:
-		out, err = sb.ServeDataStoreSSB4PrepareGetReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodPreparePostReplay:
-		out, err = sb.ServeDataStoreSSB4PreparePostReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodCompletePostReplay:
-		out, err = sb.ServeDataStoreSSB4CompletePostReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodCheckPostReplay:
-		out, err = sb.ServeDataStoreSSB4CheckPostReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetNextReplay:
-		out, err = sb.ServeDataStoreSSB4GetNextReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetApplicationConfig:
-		out, err = sb.ServeDataStoreSSB4GetApplicationConfig(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodSearchReplay:
-		out, err = sb.ServeDataStoreSSB4SearchReplay(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodPostFightingPowerScore:
-		out, err = sb.ServeDataStoreSSB4PostFightingPowerScore(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetFightingPowerChart:
-		out, err = sb.ServeDataStoreSSB4GetFightingPowerChart(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodGetFightingPowerChartAll:
-		out, err = sb.ServeDataStoreSSB4GetFightingPowerChartAll(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodPreparePostSharedData:
-		out, err = sb.ServeDataStoreSSB4PreparePostSharedData(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodCompletePostSharedData:
-		out, err = sb.ServeDataStoreSSB4CompletePostSharedData(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodSearchSharedData:
-		out, err = sb.ServeDataStoreSSB4SearchSharedData(h, ctx, c, out)
-	case sb.DataStoreSSB4MethodReportSharedData:
-		out, err = sb.ServeDataStoreSSB4ReportSharedData(h, ctx, c, out)
-	default:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	}
-	if err != nil {
-		if errors.Is(err, ErrNotFound) && !errors.Is(err, types.DataStoreNotFound) {
-			err = fmt.Errorf("%w: %w", types.DataStoreNotFound, err)
-		}
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return out, handled, err
 }
 
 func (s *Server) now() time.Time {
@@ -274,8 +237,12 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// handler is the Server as the generated one-method handlers.
-type handler struct{ s *Server }
+// handler is the Server as the generated DataStoreSSB4OwnHandler; the
+// methods not in Methods answer Core::NotImplemented.
+type handler struct {
+	sb.UnimplementedDataStoreSSB4
+	s *Server
+}
 
 // ParamError answers parameters that do not decode with
 // DataStore::InvalidArgument (rmc.ParamErrorer).

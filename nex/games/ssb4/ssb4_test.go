@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/datastore"
+	"github.com/gamewire/gamewire/nex/games/internal/gametest"
 	"github.com/gamewire/gamewire/nex/games/ssb4"
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
@@ -53,7 +54,7 @@ func newFixture(t testing.TB, cfg ssb4.Config) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) sb.DataStoreSSB4Client {
-	return sb.DataStoreSSB4Client{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 30600}}}}
+	return sb.NewDataStoreSSB4Client(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 30600}}})
 }
 
 func player(pid uint32, fighter uint8) sb.DataStoreReplayPlayer {
@@ -307,7 +308,7 @@ func TestApplicationConfig(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, ssb4.Config{})
-	anon := sb.DataStoreSSB4Client{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{Settings: types.Settings{StructureHeader: true}}}}
+	anon := sb.NewDataStoreSSB4Client(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{Settings: types.Settings{StructureHeader: true}}})
 	if _, err := anon.GetWorldPlayReport(ctx); !errors.Is(err, types.RendezVousNotAuthenticated) {
 		t.Fatalf("unauthenticated: %v", err)
 	}
@@ -438,4 +439,14 @@ func TestSharedData(t *testing.T) {
 	if err := owner.CompletePostSharedData(ctx, sb.DataStoreCompletePostSharedDataParam{DataID: d1, CompleteParam: ds.DataStoreCompletePostParam{DataID: d2}}); !errors.Is(err, types.DataStoreInvalidArgument) {
 		t.Fatalf("CompletePostSharedData of mismatched ids: %v", err)
 	}
+}
+
+// TestDeclaredMethods: every method DataStore_SSB4 declares (45-64) reaches
+// the variant, the Methods answered and 64 (GetSharedDataMeta)
+// Core::NotImplemented; the Server alone answers the inherited methods
+// (1-44) as the DataStore service does on the Mux.
+func TestDeclaredMethods(t *testing.T) {
+	f := newFixture(t, ssb4.Config{})
+	alone := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true, Version: 30600}}}
+	gametest.CheckDeclared(t, func(c rmc.Caller) any { return sb.NewDataStoreSSB4Client(c) }, f.client(1001).C, alone, 45, 64, ssb4.Methods, sb.DataStoreSSB4MethodName)
 }

@@ -45,7 +45,7 @@ func TestServiceItemOverPRUDP(t *testing.T) {
 		return tkcd.Register(srv.Mux, &tkcd.Server{Store: store.TKCD(), Hub: srv.Hub(), Config: cfg})
 	})
 	p, q := srv.Login(t, 2000), srv.Login(t, 2001)
-	pc, qc := si.ServiceItemTKCDClient{C: p.Session.RMC}, si.ServiceItemTKCDClient{C: q.Session.RMC}
+	pc, qc := si.NewServiceItemTKCDClient(p.Session.RMC), si.NewServiceItemTKCDClient(q.Session.RMC)
 
 	id, err := pc.ListServiceItemRequest(ctx, si.ServiceItemListServiceItemParam{Language: "en", Offset: 1, Size: 5, IsBalanceAvailable: true, UniqueID: 7, Platform: 1})
 	if err != nil {
@@ -129,7 +129,7 @@ func newFixture(t *testing.T, cfg tkcd.Config) *fixture {
 }
 
 func (f *fixture) client(pid types.PID) si.ServiceItemTKCDClient {
-	return si.ServiceItemTKCDClient{C: &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 31001}}}}
+	return si.NewServiceItemTKCDClient(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: pid, Settings: types.Settings{StructureHeader: true, Version: 31001}}})
 }
 
 // TestCatalogPages: pages follow offset and size, bounded by MaxPageSize;
@@ -246,7 +246,7 @@ func TestSupportIDsPersist(t *testing.T) {
 	if err := tkcd.Register(mux, &tkcd.Server{Store: f.store.TKCD()}); err != nil {
 		t.Fatal(err)
 	}
-	c := si.ServiceItemTKCDClient{C: &rmc.InMemory{Handler: mux, Peer: &rmc.Peer{PID: 2000, Settings: types.Settings{StructureHeader: true}}}}
+	c := si.NewServiceItemTKCDClient(&rmc.InMemory{Handler: mux, Peer: &rmc.Peer{PID: 2000, Settings: types.Settings{StructureHeader: true}}})
 	if b, err := c.GetSupportId(ctx, si.ServiceItemGetSupportIdParam{}); err != nil || b != a {
 		t.Fatalf("after restart %q %v, want %q", b, err, a)
 	}

@@ -346,6 +346,9 @@ func ServeAAUserGetApplicationInfo(h interface {
 // AAUserClient calls AAUser methods through C (an *rmc.Client, a logged-in session's RMC).
 type AAUserClient struct{ C rmc.Caller }
 
+// NewAAUserClient returns a AAUserClient calling through c.
+func NewAAUserClient(c rmc.Caller) AAUserClient { return AAUserClient{C: c} }
+
 // RegisterApplication calls AAUser.RegisterApplication.
 func (c AAUserClient) RegisterApplication(ctx context.Context, titleID uint64) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())

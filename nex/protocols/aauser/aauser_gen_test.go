@@ -3,8 +3,10 @@
 package aauser
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -23,3 +25,15 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: AAUserProtocolID, MethodName: AAUserMethodName, Methods: []uint32{1, 2, 3, 4},
+			NewClient: func(c rmc.Caller) any { return NewAAUserClient(c) },
+			Server:    NewAAUserServer(UnimplementedAAUser{}),
+		},
+	})
+}

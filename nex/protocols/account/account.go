@@ -2203,6 +2203,9 @@ func ServeAccountDisconnectAllPrincipals(h interface {
 // AccountClient calls Account methods through C (an *rmc.Client, a logged-in session's RMC).
 type AccountClient struct{ C rmc.Caller }
 
+// NewAccountClient returns a AccountClient calling through c.
+func NewAccountClient(c rmc.Caller) AccountClient { return AccountClient{C: c} }
+
 // CreateAccount calls Account.CreateAccount.
 func (c AccountClient) CreateAccount(ctx context.Context, name string, key string, groups uint32, email string) (result types.Result, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

@@ -754,6 +754,9 @@ func ServeAuthenticationLoginWithContext(h interface {
 // AuthenticationClient calls Authentication methods through C (an *rmc.Client, a logged-in session's RMC).
 type AuthenticationClient struct{ C rmc.Caller }
 
+// NewAuthenticationClient returns a AuthenticationClient calling through c.
+func NewAuthenticationClient(c rmc.Caller) AuthenticationClient { return AuthenticationClient{C: c} }
+
 // Login logs in by username (the PID in decimal on normal accounts) and returns a
 // ticket for the secure server.
 func (c AuthenticationClient) Login(ctx context.Context, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error) {
@@ -1117,14 +1120,26 @@ func (x *AuthenticationNXValidateAndRequestTicketWithParamResponse) Read(r *type
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedAuthenticationNX to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is AuthenticationNXOwnHandler (the methods Authentication_NX declares)
+// with the methods it inherits from Authentication.
 type AuthenticationNXHandler interface {
-	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
-	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
-	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
+	AuthenticationNXOwnHandler
 	// GetPID returns the PID of a username (case-insensitive), 0 when none.
 	GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error)
 	// GetName returns the username of a PID, "" when none.
 	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}
+
+// AuthenticationNXOwnHandler answers the methods Authentication_NX declares: those it adds to Authentication and
+// those it replaces (an id of Authentication's with another method). A game's package
+// implements it beside Authentication's service, which answers the inherited methods
+// (NewAuthenticationNXOwnServer, ServeAuthenticationNXOwn); embed UnimplementedAuthenticationNX for the methods it
+// does not answer.
+type AuthenticationNXOwnHandler interface {
+	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error)
+	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, sourceKey string, err error)
+	RequestTicket(ctx context.Context, c *rmc.Call, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParam) (result ValidateAndRequestTicketResult, err error)
 }
 
@@ -1188,19 +1203,14 @@ func (a authenticationNXServer) ServeRMC(ctx context.Context, c *rmc.Call, out [
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeAuthenticationNX(h AuthenticationNXHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeAuthenticationNXOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
-	case 1:
-		return ServeAuthenticationNXValidateAndRequestTicket(h, ctx, c, out)
-	case 2:
-		return ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h, ctx, c, out)
-	case 3:
-		return ServeAuthenticationNXRequestTicket(h, ctx, c, out)
 	case 4:
 		return ServeAuthenticationGetPID(h, ctx, c, out)
 	case 5:
 		return ServeAuthenticationGetName(h, ctx, c, out)
-	case 6:
-		return ServeAuthenticationNXValidateAndRequestTicketWithParam(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1313,8 +1323,84 @@ func ServeAuthenticationNXValidateAndRequestTicketWithParam(h interface {
 	return w.Bytes()
 }
 
-// AuthenticationNXClient calls Authentication_NX methods through C (an *rmc.Client, a logged-in session's RMC).
-type AuthenticationNXClient struct{ C rmc.Caller }
+// ServeAuthenticationNXOwn answers a call of a method Authentication_NX declares with h as ServeAuthenticationNX
+// does, and reports handled. A call of any other method (one Authentication_NX inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeAuthenticationNXOwn(h AuthenticationNXOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 1:
+		out, err = ServeAuthenticationNXValidateAndRequestTicket(h, ctx, c, out)
+	case 2:
+		out, err = ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h, ctx, c, out)
+	case 3:
+		out, err = ServeAuthenticationNXRequestTicket(h, ctx, c, out)
+	case 6:
+		out, err = ServeAuthenticationNXValidateAndRequestTicketWithParam(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
+}
+
+// authenticationNXOwnServer adapts the handler of Authentication_NX's own methods and its parent's
+// service to rmc.Handler.
+type authenticationNXOwnServer struct {
+	h      AuthenticationNXOwnHandler
+	parent rmc.Handler
+}
+
+// NewAuthenticationNXOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Authentication_NX declares, parent (Authentication's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewAuthenticationNXOwnServer(h AuthenticationNXOwnHandler, parent rmc.Handler) rmc.Handler {
+	return authenticationNXOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeAuthenticationNXOwn, else with the parent.
+func (a authenticationNXOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeAuthenticationNXOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterAuthenticationNXOwn registers h on mux for each method Authentication_NX declares (mux.Handle),
+// so that the handler registered for the whole protocol (Authentication's service,
+// mux.HandleProtocol) answers only the methods Authentication_NX inherits. h is a
+// NewAuthenticationNXOwnServer, or a service whose ServeRMC calls ServeAuthenticationNXOwn.
+func RegisterAuthenticationNXOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{1, 2, 3, 6} {
+		mux.Handle(AuthenticationNXProtocolID, id, h)
+	}
+}
+
+// AuthenticationNXClient calls Authentication_NX methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewAuthenticationNXClient sets it): the methods Authentication_NX declares
+// here, the ones it inherits through the embedded AuthenticationClient.
+type AuthenticationNXClient struct {
+	AuthenticationClient
+	// Login hides Authentication's method 1: Authentication_NX replaces it
+	// with ValidateAndRequestTicket.
+	Login struct{}
+	// LoginEx hides Authentication's method 2: Authentication_NX replaces it
+	// with ValidateAndRequestTicketWithCustomData.
+	LoginEx struct{}
+	// LoginWithContext hides Authentication's method 6: Authentication_NX replaces it
+	// with ValidateAndRequestTicketWithParam.
+	LoginWithContext struct{}
+}
+
+// NewAuthenticationNXClient returns a AuthenticationNXClient calling through c.
+func NewAuthenticationNXClient(c rmc.Caller) AuthenticationNXClient {
+	return AuthenticationNXClient{AuthenticationClient: NewAuthenticationClient(c)}
+}
 
 // ValidateAndRequestTicket calls Authentication_NX.ValidateAndRequestTicket.
 func (c AuthenticationNXClient) ValidateAndRequestTicket(ctx context.Context, username string) (result types.Result, pid types.PID, ticket []byte, connectionData RVConnectionData, serverName string, err error) {
@@ -1397,16 +1483,6 @@ func (c AuthenticationNXClient) RequestTicket(ctx context.Context, source types.
 	ticket = resp.Ticket
 	key = resp.Key
 	return
-}
-
-// GetPID returns the PID of a username (case-insensitive), 0 when none.
-func (c AuthenticationNXClient) GetPID(ctx context.Context, username string) (pid types.PID, err error) {
-	return AuthenticationClient{C: c.C}.GetPID(ctx, username)
-}
-
-// GetName returns the username of a PID, "" when none.
-func (c AuthenticationNXClient) GetName(ctx context.Context, pid types.PID) (name string, err error) {
-	return AuthenticationClient{C: c.C}.GetName(ctx, pid)
 }
 
 // ValidateAndRequestTicketWithParam calls Authentication_NX.ValidateAndRequestTicketWithParam.

@@ -3,8 +3,10 @@
 package authentication
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -38,3 +40,25 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: AuthenticationProtocolID, MethodName: AuthenticationMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6},
+			NewClient: func(c rmc.Caller) any { return NewAuthenticationClient(c) },
+			Server:    NewAuthenticationServer(UnimplementedAuthentication{}),
+		},
+		{
+			ID: AuthenticationNXProtocolID, MethodName: AuthenticationNXMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6},
+			NewClient: func(c rmc.Caller) any { return NewAuthenticationNXClient(c) },
+			Server:    NewAuthenticationNXServer(UnimplementedAuthenticationNX{}),
+			Own:       []uint32{1, 2, 3, 6},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewAuthenticationNXOwnServer(UnimplementedAuthenticationNX{}, parent)
+			},
+			Parent: NewAuthenticationServer(UnimplementedAuthentication{}),
+		},
+	})
+}

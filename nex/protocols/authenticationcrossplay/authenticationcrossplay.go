@@ -240,14 +240,26 @@ func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamResponse) Read(
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedAuthenticationCrossplay to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is AuthenticationCrossplayOwnHandler (the methods Authentication_Crossplay declares)
+// with the methods it inherits from Authentication_NX.
 type AuthenticationCrossplayHandler interface {
+	AuthenticationCrossplayOwnHandler
 	ValidateAndRequestTicket(ctx context.Context, c *rmc.Call, username string) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, err error)
 	ValidateAndRequestTicketWithCustomData(ctx context.Context, c *rmc.Call, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, sourceKey string, err error)
-	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	// GetPID returns the PID of a username (case-insensitive), 0 when none.
 	GetPID(ctx context.Context, c *rmc.Call, username string) (pid types.PID, err error)
 	// GetName returns the username of a PID, "" when none.
 	GetName(ctx context.Context, c *rmc.Call, pid types.PID) (name string, err error)
+}
+
+// AuthenticationCrossplayOwnHandler answers the methods Authentication_Crossplay declares: those it adds to Authentication_NX and
+// those it replaces (an id of Authentication_NX's with another method). A game's package
+// implements it beside Authentication_NX's service, which answers the inherited methods
+// (NewAuthenticationCrossplayOwnServer, ServeAuthenticationCrossplayOwn); embed UnimplementedAuthenticationCrossplay for the methods it
+// does not answer.
+type AuthenticationCrossplayOwnHandler interface {
+	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParamCrossplay) (result ValidateAndRequestTicketResultCrossplay, err error)
 }
 
@@ -303,19 +315,18 @@ func (a authenticationCrossplayServer) ServeRMC(ctx context.Context, c *rmc.Call
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeAuthenticationCrossplay(h AuthenticationCrossplayHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeAuthenticationCrossplayOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return authentication.ServeAuthenticationNXValidateAndRequestTicket(h, ctx, c, out)
 	case 2:
 		return authentication.ServeAuthenticationNXValidateAndRequestTicketWithCustomData(h, ctx, c, out)
-	case 3:
-		return ServeAuthenticationCrossplayRequestTicket(h, ctx, c, out)
 	case 4:
 		return authentication.ServeAuthenticationGetPID(h, ctx, c, out)
 	case 5:
 		return authentication.ServeAuthenticationGetName(h, ctx, c, out)
-	case 6:
-		return ServeAuthenticationCrossplayValidateAndRequestTicketWithParam(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -374,17 +385,70 @@ func ServeAuthenticationCrossplayValidateAndRequestTicketWithParam(h interface {
 	return w.Bytes()
 }
 
-// AuthenticationCrossplayClient calls Authentication_Crossplay methods through C (an *rmc.Client, a logged-in session's RMC).
-type AuthenticationCrossplayClient struct{ C rmc.Caller }
-
-// ValidateAndRequestTicket calls Authentication_Crossplay.ValidateAndRequestTicket.
-func (c AuthenticationCrossplayClient) ValidateAndRequestTicket(ctx context.Context, username string) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, err error) {
-	return authentication.AuthenticationNXClient{C: c.C}.ValidateAndRequestTicket(ctx, username)
+// ServeAuthenticationCrossplayOwn answers a call of a method Authentication_Crossplay declares with h as ServeAuthenticationCrossplay
+// does, and reports handled. A call of any other method (one Authentication_Crossplay inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeAuthenticationCrossplayOwn(h AuthenticationCrossplayOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 3:
+		out, err = ServeAuthenticationCrossplayRequestTicket(h, ctx, c, out)
+	case 6:
+		out, err = ServeAuthenticationCrossplayValidateAndRequestTicketWithParam(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// ValidateAndRequestTicketWithCustomData calls Authentication_Crossplay.ValidateAndRequestTicketWithCustomData.
-func (c AuthenticationCrossplayClient) ValidateAndRequestTicketWithCustomData(ctx context.Context, username string, extraData types.AnyData) (result types.Result, pid types.PID, ticket []byte, connectionData authentication.RVConnectionData, serverName string, sourceKey string, err error) {
-	return authentication.AuthenticationNXClient{C: c.C}.ValidateAndRequestTicketWithCustomData(ctx, username, extraData)
+// authenticationCrossplayOwnServer adapts the handler of Authentication_Crossplay's own methods and its parent's
+// service to rmc.Handler.
+type authenticationCrossplayOwnServer struct {
+	h      AuthenticationCrossplayOwnHandler
+	parent rmc.Handler
+}
+
+// NewAuthenticationCrossplayOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Authentication_Crossplay declares, parent (Authentication_NX's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewAuthenticationCrossplayOwnServer(h AuthenticationCrossplayOwnHandler, parent rmc.Handler) rmc.Handler {
+	return authenticationCrossplayOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeAuthenticationCrossplayOwn, else with the parent.
+func (a authenticationCrossplayOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeAuthenticationCrossplayOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterAuthenticationCrossplayOwn registers h on mux for each method Authentication_Crossplay declares (mux.Handle),
+// so that the handler registered for the whole protocol (Authentication_NX's service,
+// mux.HandleProtocol) answers only the methods Authentication_Crossplay inherits. h is a
+// NewAuthenticationCrossplayOwnServer, or a service whose ServeRMC calls ServeAuthenticationCrossplayOwn.
+func RegisterAuthenticationCrossplayOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{3, 6} {
+		mux.Handle(AuthenticationCrossplayProtocolID, id, h)
+	}
+}
+
+// AuthenticationCrossplayClient calls Authentication_Crossplay methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewAuthenticationCrossplayClient sets it): the methods Authentication_Crossplay declares
+// here, the ones it inherits through the embedded AuthenticationNXClient.
+type AuthenticationCrossplayClient struct {
+	authentication.AuthenticationNXClient
+}
+
+// NewAuthenticationCrossplayClient returns a AuthenticationCrossplayClient calling through c.
+func NewAuthenticationCrossplayClient(c rmc.Caller) AuthenticationCrossplayClient {
+	return AuthenticationCrossplayClient{AuthenticationNXClient: authentication.NewAuthenticationNXClient(c)}
 }
 
 // RequestTicket calls Authentication_Crossplay.RequestTicket.
@@ -411,16 +475,6 @@ func (c AuthenticationCrossplayClient) RequestTicket(ctx context.Context, platfo
 	ticket = resp.Ticket
 	key = resp.Key
 	return
-}
-
-// GetPID returns the PID of a username (case-insensitive), 0 when none.
-func (c AuthenticationCrossplayClient) GetPID(ctx context.Context, username string) (pid types.PID, err error) {
-	return authentication.AuthenticationClient{C: c.C}.GetPID(ctx, username)
-}
-
-// GetName returns the username of a PID, "" when none.
-func (c AuthenticationCrossplayClient) GetName(ctx context.Context, pid types.PID) (name string, err error) {
-	return authentication.AuthenticationClient{C: c.C}.GetName(ctx, pid)
 }
 
 // ValidateAndRequestTicketWithParam calls Authentication_Crossplay.ValidateAndRequestTicketWithParam.

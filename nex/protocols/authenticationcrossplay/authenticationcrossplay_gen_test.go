@@ -3,8 +3,11 @@
 package authenticationcrossplay
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/authentication"
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -20,3 +23,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: AuthenticationCrossplayProtocolID, MethodName: AuthenticationCrossplayMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6},
+			NewClient: func(c rmc.Caller) any { return NewAuthenticationCrossplayClient(c) },
+			Server:    NewAuthenticationCrossplayServer(UnimplementedAuthenticationCrossplay{}),
+			Own:       []uint32{3, 6},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewAuthenticationCrossplayOwnServer(UnimplementedAuthenticationCrossplay{}, parent)
+			},
+			Parent: authentication.NewAuthenticationNXServer(authentication.UnimplementedAuthenticationNX{}),
+		},
+	})
+}

@@ -3,8 +3,9 @@
 package common
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 )
 
 // generatedValues lists a value of every generated structure and message.

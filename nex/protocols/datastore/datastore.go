@@ -19,11 +19,11 @@ package datastore
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // DataStorePermissionType is DataStorePermission.permission (nintendo-wiki "Data
@@ -5287,6 +5287,9 @@ func ServeDataStoreSearchObjectLight(h interface {
 
 // DataStoreClient calls DataStore methods through C (an *rmc.Client, a logged-in session's RMC).
 type DataStoreClient struct{ C rmc.Caller }
+
+// NewDataStoreClient returns a DataStoreClient calling through c.
+func NewDataStoreClient(c rmc.Caller) DataStoreClient { return DataStoreClient{C: c} }
 
 // PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 func (c DataStoreClient) PrepareGetObjectV1(ctx context.Context, param DataStorePrepareGetParamV1) (info DataStoreReqGetInfoV1, err error) {

@@ -222,7 +222,11 @@ func (x *DataStoreBadgeArcadeGetMetaByOwnerIdResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreBadgeArcadeOwnHandler (the methods DataStore_BadgeArcade declares)
+// with the methods it inherits from DataStore.
 type DataStoreBadgeArcadeHandler interface {
+	DataStoreBadgeArcadeOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -283,11 +287,19 @@ type DataStoreBadgeArcadeHandler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+	// SearchObjectLight is SearchObject with lighter results.
+	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreBadgeArcadeOwnHandler answers the methods DataStore_BadgeArcade declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreBadgeArcadeOwnServer, ServeDataStoreBadgeArcadeOwn); embed UnimplementedDataStoreBadgeArcade for the methods it
+// does not answer.
+type DataStoreBadgeArcadeOwnHandler interface {
 	// GetMetaByOwnerId returns the objects of some owners and data types, a
 	// page of them, and whether more follow.
 	GetMetaByOwnerId(ctx context.Context, c *rmc.Call, param datastoresmm.DataStoreGetMetaByOwnerIdParam) (metaInfo []datastore.DataStoreMetaInfo, hasNext bool, err error)
-	// SearchObjectLight is SearchObject with lighter results.
-	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
 }
 
 // UnimplementedDataStoreBadgeArcade answers every DataStore_BadgeArcade method with Core::NotImplemented.
@@ -334,6 +346,9 @@ func (a dataStoreBadgeArcadeServer) ServeRMC(ctx context.Context, c *rmc.Call, o
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeDataStoreBadgeArcade(h DataStoreBadgeArcadeHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeDataStoreBadgeArcadeOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
@@ -423,8 +438,6 @@ func ServeDataStoreBadgeArcade(h DataStoreBadgeArcadeHandler, ctx context.Contex
 		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
 		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
-	case 45:
-		return ServeDataStoreBadgeArcadeGetMetaByOwnerId(h, ctx, c, out)
 	case 46:
 		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
 	}
@@ -452,230 +465,71 @@ func ServeDataStoreBadgeArcadeGetMetaByOwnerId(h interface {
 	return w.Bytes()
 }
 
-// DataStoreBadgeArcadeClient calls DataStore_BadgeArcade methods through C (an *rmc.Client, a logged-in session's RMC).
-type DataStoreBadgeArcadeClient struct{ C rmc.Caller }
-
-// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
-func (c DataStoreBadgeArcadeClient) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
+// ServeDataStoreBadgeArcadeOwn answers a call of a method DataStore_BadgeArcade declares with h as ServeDataStoreBadgeArcade
+// does, and reports handled. A call of any other method (one DataStore_BadgeArcade inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeDataStoreBadgeArcadeOwn(h DataStoreBadgeArcadeOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 45:
+		out, err = ServeDataStoreBadgeArcadeGetMetaByOwnerId(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// PreparePostObjectV1 calls DataStore_BadgeArcade.PreparePostObjectV1.
-func (c DataStoreBadgeArcadeClient) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
+// dataStoreBadgeArcadeOwnServer adapts the handler of DataStore_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
+type dataStoreBadgeArcadeOwnServer struct {
+	h      DataStoreBadgeArcadeOwnHandler
+	parent rmc.Handler
 }
 
-// CompletePostObjectV1 calls DataStore_BadgeArcade.CompletePostObjectV1.
-func (c DataStoreBadgeArcadeClient) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
+// NewDataStoreBadgeArcadeOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods DataStore_BadgeArcade declares, parent (DataStore's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewDataStoreBadgeArcadeOwnServer(h DataStoreBadgeArcadeOwnHandler, parent rmc.Handler) rmc.Handler {
+	return dataStoreBadgeArcadeOwnServer{h, parent}
 }
 
-// DeleteObject deletes an object; the owner or a holder of its update password may.
-func (c DataStoreBadgeArcadeClient) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
+// ServeRMC answers a call with ServeDataStoreBadgeArcadeOwn, else with the parent.
+func (a dataStoreBadgeArcadeOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeDataStoreBadgeArcadeOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteObjects calls DataStore_BadgeArcade.DeleteObjects.
-func (c DataStoreBadgeArcadeClient) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
+// RegisterDataStoreBadgeArcadeOwn registers h on mux for each method DataStore_BadgeArcade declares (mux.Handle),
+// so that the handler registered for the whole protocol (DataStore's service,
+// mux.HandleProtocol) answers only the methods DataStore_BadgeArcade inherits. h is a
+// NewDataStoreBadgeArcadeOwnServer, or a service whose ServeRMC calls ServeDataStoreBadgeArcadeOwn.
+func RegisterDataStoreBadgeArcadeOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{45} {
+		mux.Handle(DataStoreBadgeArcadeProtocolID, id, h)
+	}
 }
 
-// ChangeMetaV1 calls DataStore_BadgeArcade.ChangeMetaV1.
-func (c DataStoreBadgeArcadeClient) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
+// DataStoreBadgeArcadeClient calls DataStore_BadgeArcade methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewDataStoreBadgeArcadeClient sets it): the methods DataStore_BadgeArcade declares
+// here, the ones it inherits through the embedded DataStoreClient.
+type DataStoreBadgeArcadeClient struct {
+	datastore.DataStoreClient
+	// GetObjectInfos hides DataStore's method 45: DataStore_BadgeArcade replaces it
+	// with GetMetaByOwnerId.
+	GetObjectInfos struct{}
 }
 
-// ChangeMetasV1 calls DataStore_BadgeArcade.ChangeMetasV1.
-func (c DataStoreBadgeArcadeClient) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
-}
-
-// GetMeta returns one object's metadata.
-func (c DataStoreBadgeArcadeClient) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
-}
-
-// GetMetas returns the metadata of several objects, with a result per object.
-func (c DataStoreBadgeArcadeClient) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
-}
-
-// PrepareUpdateObject calls DataStore_BadgeArcade.PrepareUpdateObject.
-func (c DataStoreBadgeArcadeClient) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
-}
-
-// CompleteUpdateObject calls DataStore_BadgeArcade.CompleteUpdateObject.
-func (c DataStoreBadgeArcadeClient) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
-}
-
-// SearchObject lists the objects the parameter selects that the caller may read.
-func (c DataStoreBadgeArcadeClient) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
-}
-
-// GetNotificationUrl calls DataStore_BadgeArcade.GetNotificationUrl.
-func (c DataStoreBadgeArcadeClient) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
-}
-
-// GetNewArrivedNotificationsV1 calls DataStore_BadgeArcade.GetNewArrivedNotificationsV1.
-func (c DataStoreBadgeArcadeClient) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
-}
-
-// RateObject adds a rating to an object's rating slot and returns the slot's
-// rating when fetch_ratings is set.
-func (c DataStoreBadgeArcadeClient) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
-}
-
-// GetRating calls DataStore_BadgeArcade.GetRating.
-func (c DataStoreBadgeArcadeClient) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
-}
-
-// GetRatings calls DataStore_BadgeArcade.GetRatings.
-func (c DataStoreBadgeArcadeClient) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
-}
-
-// ResetRating calls DataStore_BadgeArcade.ResetRating.
-func (c DataStoreBadgeArcadeClient) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
-}
-
-// ResetRatings calls DataStore_BadgeArcade.ResetRatings.
-func (c DataStoreBadgeArcadeClient) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
-}
-
-// GetSpecificMetaV1 calls DataStore_BadgeArcade.GetSpecificMetaV1.
-func (c DataStoreBadgeArcadeClient) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
-}
-
-// PostMetaBinary creates an object that has only metadata (no body to upload).
-func (c DataStoreBadgeArcadeClient) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
-}
-
-// TouchObject calls DataStore_BadgeArcade.TouchObject.
-func (c DataStoreBadgeArcadeClient) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
-}
-
-// GetRatingWithLog calls DataStore_BadgeArcade.GetRatingWithLog.
-func (c DataStoreBadgeArcadeClient) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
-}
-
-// PreparePostObject starts an upload: the server assigns a data id and returns the
-// HTTP form to POST the body with; CompletePostObject ends it.
-func (c DataStoreBadgeArcadeClient) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
-}
-
-// PrepareGetObject returns the HTTP location of an object's body.
-func (c DataStoreBadgeArcadeClient) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
-}
-
-// CompletePostObject ends an upload PreparePostObject started: success says whether
-// the body arrived, and the object becomes visible (or is dropped).
-func (c DataStoreBadgeArcadeClient) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
-}
-
-// GetNewArrivedNotifications calls DataStore_BadgeArcade.GetNewArrivedNotifications.
-func (c DataStoreBadgeArcadeClient) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
-}
-
-// GetSpecificMeta calls DataStore_BadgeArcade.GetSpecificMeta.
-func (c DataStoreBadgeArcadeClient) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
-}
-
-// GetPersistenceInfo calls DataStore_BadgeArcade.GetPersistenceInfo.
-func (c DataStoreBadgeArcadeClient) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
-}
-
-// GetPersistenceInfos calls DataStore_BadgeArcade.GetPersistenceInfos.
-func (c DataStoreBadgeArcadeClient) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
-}
-
-// PerpetuateObject puts an object into one of the caller's persistence slots.
-func (c DataStoreBadgeArcadeClient) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
-}
-
-// UnperpetuateObject empties one of the caller's persistence slots.
-func (c DataStoreBadgeArcadeClient) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
-}
-
-// PrepareGetObjectOrMetaBinary calls DataStore_BadgeArcade.PrepareGetObjectOrMetaBinary.
-func (c DataStoreBadgeArcadeClient) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
-}
-
-// GetPasswordInfo calls DataStore_BadgeArcade.GetPasswordInfo.
-func (c DataStoreBadgeArcadeClient) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
-}
-
-// GetPasswordInfos calls DataStore_BadgeArcade.GetPasswordInfos.
-func (c DataStoreBadgeArcadeClient) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
-}
-
-// GetMetasMultipleParam calls DataStore_BadgeArcade.GetMetasMultipleParam.
-func (c DataStoreBadgeArcadeClient) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
-}
-
-// CompletePostObjects calls DataStore_BadgeArcade.CompletePostObjects.
-func (c DataStoreBadgeArcadeClient) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
-}
-
-// ChangeMeta changes an object's metadata.
-func (c DataStoreBadgeArcadeClient) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
-}
-
-// ChangeMetas calls DataStore_BadgeArcade.ChangeMetas.
-func (c DataStoreBadgeArcadeClient) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
-}
-
-// RateObjects calls DataStore_BadgeArcade.RateObjects.
-func (c DataStoreBadgeArcadeClient) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
-}
-
-// PostMetaBinaryWithDataId calls DataStore_BadgeArcade.PostMetaBinaryWithDataId.
-func (c DataStoreBadgeArcadeClient) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
-}
-
-// PostMetaBinariesWithDataId calls DataStore_BadgeArcade.PostMetaBinariesWithDataId.
-func (c DataStoreBadgeArcadeClient) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
-}
-
-// RateObjectWithPosting calls DataStore_BadgeArcade.RateObjectWithPosting.
-func (c DataStoreBadgeArcadeClient) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
-}
-
-// RateObjectsWithPosting calls DataStore_BadgeArcade.RateObjectsWithPosting.
-func (c DataStoreBadgeArcadeClient) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
+// NewDataStoreBadgeArcadeClient returns a DataStoreBadgeArcadeClient calling through c.
+func NewDataStoreBadgeArcadeClient(c rmc.Caller) DataStoreBadgeArcadeClient {
+	return DataStoreBadgeArcadeClient{DataStoreClient: datastore.NewDataStoreClient(c)}
 }
 
 // GetMetaByOwnerId returns the objects of some owners and data types, a
@@ -702,9 +556,4 @@ func (c DataStoreBadgeArcadeClient) GetMetaByOwnerId(ctx context.Context, param 
 	metaInfo = resp.MetaInfo
 	hasNext = resp.HasNext
 	return
-}
-
-// SearchObjectLight is SearchObject with lighter results.
-func (c DataStoreBadgeArcadeClient) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
 }

@@ -15,11 +15,11 @@ package datastoremiitopia3ds
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // Gender is the Gender enumeration.
@@ -443,7 +443,11 @@ func (x *DataStoreMiitopia3DSSearchMiiResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreMiitopia3DS to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreMiitopia3DSOwnHandler (the methods DataStore_Miitopia3DS declares)
+// with the methods it inherits from DataStore.
 type DataStoreMiitopia3DSHandler interface {
+	DataStoreMiitopia3DSOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -507,6 +511,14 @@ type DataStoreMiitopia3DSHandler interface {
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error)
 	// SearchObjectLight is SearchObject with lighter results.
 	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreMiitopia3DSOwnHandler answers the methods DataStore_Miitopia3DS declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreMiitopia3DSOwnServer, ServeDataStoreMiitopia3DSOwn); embed UnimplementedDataStoreMiitopia3DS for the methods it
+// does not answer.
+type DataStoreMiitopia3DSOwnHandler interface {
 	SearchMii(ctx context.Context, c *rmc.Call, param MiiTubeSearchParam) (searchResult MiiTubeSearchResult, err error)
 }
 
@@ -554,6 +566,9 @@ func (a dataStoreMiitopia3DSServer) ServeRMC(ctx context.Context, c *rmc.Call, o
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeDataStoreMiitopia3DS(h DataStoreMiitopia3DSHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeDataStoreMiitopia3DSOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
@@ -647,8 +662,6 @@ func ServeDataStoreMiitopia3DS(h DataStoreMiitopia3DSHandler, ctx context.Contex
 		return datastore.ServeDataStoreGetObjectInfos(h, ctx, c, out)
 	case 46:
 		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
-	case 47:
-		return ServeDataStoreMiitopia3DSSearchMii(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -674,240 +687,68 @@ func ServeDataStoreMiitopia3DSSearchMii(h interface {
 	return w.Bytes()
 }
 
-// DataStoreMiitopia3DSClient calls DataStore_Miitopia3DS methods through C (an *rmc.Client, a logged-in session's RMC).
-type DataStoreMiitopia3DSClient struct{ C rmc.Caller }
-
-// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
-func (c DataStoreMiitopia3DSClient) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
+// ServeDataStoreMiitopia3DSOwn answers a call of a method DataStore_Miitopia3DS declares with h as ServeDataStoreMiitopia3DS
+// does, and reports handled. A call of any other method (one DataStore_Miitopia3DS inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeDataStoreMiitopia3DSOwn(h DataStoreMiitopia3DSOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 47:
+		out, err = ServeDataStoreMiitopia3DSSearchMii(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// PreparePostObjectV1 calls DataStore_Miitopia3DS.PreparePostObjectV1.
-func (c DataStoreMiitopia3DSClient) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
+// dataStoreMiitopia3DSOwnServer adapts the handler of DataStore_Miitopia3DS's own methods and its parent's
+// service to rmc.Handler.
+type dataStoreMiitopia3DSOwnServer struct {
+	h      DataStoreMiitopia3DSOwnHandler
+	parent rmc.Handler
 }
 
-// CompletePostObjectV1 calls DataStore_Miitopia3DS.CompletePostObjectV1.
-func (c DataStoreMiitopia3DSClient) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
+// NewDataStoreMiitopia3DSOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods DataStore_Miitopia3DS declares, parent (DataStore's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewDataStoreMiitopia3DSOwnServer(h DataStoreMiitopia3DSOwnHandler, parent rmc.Handler) rmc.Handler {
+	return dataStoreMiitopia3DSOwnServer{h, parent}
 }
 
-// DeleteObject deletes an object; the owner or a holder of its update password may.
-func (c DataStoreMiitopia3DSClient) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
+// ServeRMC answers a call with ServeDataStoreMiitopia3DSOwn, else with the parent.
+func (a dataStoreMiitopia3DSOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeDataStoreMiitopia3DSOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteObjects calls DataStore_Miitopia3DS.DeleteObjects.
-func (c DataStoreMiitopia3DSClient) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
+// RegisterDataStoreMiitopia3DSOwn registers h on mux for each method DataStore_Miitopia3DS declares (mux.Handle),
+// so that the handler registered for the whole protocol (DataStore's service,
+// mux.HandleProtocol) answers only the methods DataStore_Miitopia3DS inherits. h is a
+// NewDataStoreMiitopia3DSOwnServer, or a service whose ServeRMC calls ServeDataStoreMiitopia3DSOwn.
+func RegisterDataStoreMiitopia3DSOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{47} {
+		mux.Handle(DataStoreMiitopia3DSProtocolID, id, h)
+	}
 }
 
-// ChangeMetaV1 calls DataStore_Miitopia3DS.ChangeMetaV1.
-func (c DataStoreMiitopia3DSClient) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
+// DataStoreMiitopia3DSClient calls DataStore_Miitopia3DS methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewDataStoreMiitopia3DSClient sets it): the methods DataStore_Miitopia3DS declares
+// here, the ones it inherits through the embedded DataStoreClient.
+type DataStoreMiitopia3DSClient struct {
+	datastore.DataStoreClient
 }
 
-// ChangeMetasV1 calls DataStore_Miitopia3DS.ChangeMetasV1.
-func (c DataStoreMiitopia3DSClient) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
-}
-
-// GetMeta returns one object's metadata.
-func (c DataStoreMiitopia3DSClient) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
-}
-
-// GetMetas returns the metadata of several objects, with a result per object.
-func (c DataStoreMiitopia3DSClient) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
-}
-
-// PrepareUpdateObject calls DataStore_Miitopia3DS.PrepareUpdateObject.
-func (c DataStoreMiitopia3DSClient) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
-}
-
-// CompleteUpdateObject calls DataStore_Miitopia3DS.CompleteUpdateObject.
-func (c DataStoreMiitopia3DSClient) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
-}
-
-// SearchObject lists the objects the parameter selects that the caller may read.
-func (c DataStoreMiitopia3DSClient) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
-}
-
-// GetNotificationUrl calls DataStore_Miitopia3DS.GetNotificationUrl.
-func (c DataStoreMiitopia3DSClient) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
-}
-
-// GetNewArrivedNotificationsV1 calls DataStore_Miitopia3DS.GetNewArrivedNotificationsV1.
-func (c DataStoreMiitopia3DSClient) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
-}
-
-// RateObject adds a rating to an object's rating slot and returns the slot's
-// rating when fetch_ratings is set.
-func (c DataStoreMiitopia3DSClient) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
-}
-
-// GetRating calls DataStore_Miitopia3DS.GetRating.
-func (c DataStoreMiitopia3DSClient) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
-}
-
-// GetRatings calls DataStore_Miitopia3DS.GetRatings.
-func (c DataStoreMiitopia3DSClient) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
-}
-
-// ResetRating calls DataStore_Miitopia3DS.ResetRating.
-func (c DataStoreMiitopia3DSClient) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
-}
-
-// ResetRatings calls DataStore_Miitopia3DS.ResetRatings.
-func (c DataStoreMiitopia3DSClient) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
-}
-
-// GetSpecificMetaV1 calls DataStore_Miitopia3DS.GetSpecificMetaV1.
-func (c DataStoreMiitopia3DSClient) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
-}
-
-// PostMetaBinary creates an object that has only metadata (no body to upload).
-func (c DataStoreMiitopia3DSClient) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
-}
-
-// TouchObject calls DataStore_Miitopia3DS.TouchObject.
-func (c DataStoreMiitopia3DSClient) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
-}
-
-// GetRatingWithLog calls DataStore_Miitopia3DS.GetRatingWithLog.
-func (c DataStoreMiitopia3DSClient) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
-}
-
-// PreparePostObject starts an upload: the server assigns a data id and returns the
-// HTTP form to POST the body with; CompletePostObject ends it.
-func (c DataStoreMiitopia3DSClient) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
-}
-
-// PrepareGetObject returns the HTTP location of an object's body.
-func (c DataStoreMiitopia3DSClient) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
-}
-
-// CompletePostObject ends an upload PreparePostObject started: success says whether
-// the body arrived, and the object becomes visible (or is dropped).
-func (c DataStoreMiitopia3DSClient) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
-}
-
-// GetNewArrivedNotifications calls DataStore_Miitopia3DS.GetNewArrivedNotifications.
-func (c DataStoreMiitopia3DSClient) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
-}
-
-// GetSpecificMeta calls DataStore_Miitopia3DS.GetSpecificMeta.
-func (c DataStoreMiitopia3DSClient) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
-}
-
-// GetPersistenceInfo calls DataStore_Miitopia3DS.GetPersistenceInfo.
-func (c DataStoreMiitopia3DSClient) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
-}
-
-// GetPersistenceInfos calls DataStore_Miitopia3DS.GetPersistenceInfos.
-func (c DataStoreMiitopia3DSClient) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
-}
-
-// PerpetuateObject puts an object into one of the caller's persistence slots.
-func (c DataStoreMiitopia3DSClient) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
-}
-
-// UnperpetuateObject empties one of the caller's persistence slots.
-func (c DataStoreMiitopia3DSClient) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
-}
-
-// PrepareGetObjectOrMetaBinary calls DataStore_Miitopia3DS.PrepareGetObjectOrMetaBinary.
-func (c DataStoreMiitopia3DSClient) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
-}
-
-// GetPasswordInfo calls DataStore_Miitopia3DS.GetPasswordInfo.
-func (c DataStoreMiitopia3DSClient) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
-}
-
-// GetPasswordInfos calls DataStore_Miitopia3DS.GetPasswordInfos.
-func (c DataStoreMiitopia3DSClient) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
-}
-
-// GetMetasMultipleParam calls DataStore_Miitopia3DS.GetMetasMultipleParam.
-func (c DataStoreMiitopia3DSClient) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
-}
-
-// CompletePostObjects calls DataStore_Miitopia3DS.CompletePostObjects.
-func (c DataStoreMiitopia3DSClient) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
-}
-
-// ChangeMeta changes an object's metadata.
-func (c DataStoreMiitopia3DSClient) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
-}
-
-// ChangeMetas calls DataStore_Miitopia3DS.ChangeMetas.
-func (c DataStoreMiitopia3DSClient) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
-}
-
-// RateObjects calls DataStore_Miitopia3DS.RateObjects.
-func (c DataStoreMiitopia3DSClient) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
-}
-
-// PostMetaBinaryWithDataId calls DataStore_Miitopia3DS.PostMetaBinaryWithDataId.
-func (c DataStoreMiitopia3DSClient) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
-}
-
-// PostMetaBinariesWithDataId calls DataStore_Miitopia3DS.PostMetaBinariesWithDataId.
-func (c DataStoreMiitopia3DSClient) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
-}
-
-// RateObjectWithPosting calls DataStore_Miitopia3DS.RateObjectWithPosting.
-func (c DataStoreMiitopia3DSClient) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
-}
-
-// RateObjectsWithPosting calls DataStore_Miitopia3DS.RateObjectsWithPosting.
-func (c DataStoreMiitopia3DSClient) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
-}
-
-// GetObjectInfos calls DataStore_Miitopia3DS.GetObjectInfos.
-func (c DataStoreMiitopia3DSClient) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
-}
-
-// SearchObjectLight is SearchObject with lighter results.
-func (c DataStoreMiitopia3DSClient) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
+// NewDataStoreMiitopia3DSClient returns a DataStoreMiitopia3DSClient calling through c.
+func NewDataStoreMiitopia3DSClient(c rmc.Caller) DataStoreMiitopia3DSClient {
+	return DataStoreMiitopia3DSClient{DataStoreClient: datastore.NewDataStoreClient(c)}
 }
 
 // SearchMii calls DataStore_Miitopia3DS.SearchMii.

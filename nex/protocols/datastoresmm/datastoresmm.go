@@ -2294,7 +2294,11 @@ func (x *DataStoreSMMReportCourseResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSMM to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSMMOwnHandler (the methods DataStore_SMM declares)
+// with the methods it inherits from DataStore.
 type DataStoreSMMHandler interface {
+	DataStoreSMMOwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -2355,6 +2359,14 @@ type DataStoreSMMHandler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+}
+
+// DataStoreSMMOwnHandler answers the methods DataStore_SMM declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSMMOwnServer, ServeDataStoreSMMOwn); embed UnimplementedDataStoreSMM for the methods it
+// does not answer.
+type DataStoreSMMOwnHandler interface {
 	// GetObjectInfos returns where to download each object.
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []DataStoreFileServerObjectInfo, err error)
 	// GetMetaByOwnerId returns the objects of some owners.
@@ -2737,6 +2749,9 @@ func (a dataStoreSMMServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byt
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeDataStoreSMM(h DataStoreSMMHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeDataStoreSMMOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
@@ -2826,92 +2841,6 @@ func ServeDataStoreSMM(h DataStoreSMMHandler, ctx context.Context, c *rmc.Call, 
 		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
 		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
-	case 45:
-		return ServeDataStoreSMMGetObjectInfos(h, ctx, c, out)
-	case 46:
-		return ServeDataStoreSMMGetMetaByOwnerId(h, ctx, c, out)
-	case 47:
-		return ServeDataStoreSMMCustomSearchObject(h, ctx, c, out)
-	case 48:
-		return ServeDataStoreSMMRateCustomRanking(h, ctx, c, out)
-	case 49:
-		return ServeDataStoreSMMGetCustomRanking(h, ctx, c, out)
-	case 50:
-		return ServeDataStoreSMMGetCustomRankingByDataId(h, ctx, c, out)
-	case 51:
-		return ServeDataStoreSMMDeleteCustomRanking(h, ctx, c, out)
-	case 52:
-		return ServeDataStoreSMMAddToBufferQueue(h, ctx, c, out)
-	case 53:
-		return ServeDataStoreSMMAddToBufferQueues(h, ctx, c, out)
-	case 54:
-		return ServeDataStoreSMMGetBufferQueue(h, ctx, c, out)
-	case 55:
-		return ServeDataStoreSMMGetBufferQueues(h, ctx, c, out)
-	case 56:
-		return ServeDataStoreSMMClearBufferQueues(h, ctx, c, out)
-	case 57:
-		return ServeDataStoreSMMCompleteAttachFile(h, ctx, c, out)
-	case 58:
-		return ServeDataStoreSMMCompleteAttachFileV1(h, ctx, c, out)
-	case 59:
-		return ServeDataStoreSMMPrepareAttachFile(h, ctx, c, out)
-	case 60:
-		return ServeDataStoreSMMConditionalSearchObject(h, ctx, c, out)
-	case 61:
-		return ServeDataStoreSMMGetApplicationConfig(h, ctx, c, out)
-	case 62:
-		return ServeDataStoreSMMSetApplicationConfig(h, ctx, c, out)
-	case 63:
-		return ServeDataStoreSMMDeleteApplicationConfig(h, ctx, c, out)
-	case 64:
-		return ServeDataStoreSMMLatestCourseSearchObject(h, ctx, c, out)
-	case 65:
-		return ServeDataStoreSMMFollowingsLatestCourseSearchObject(h, ctx, c, out)
-	case 66:
-		return ServeDataStoreSMMRecommendedCourseSearchObject(h, ctx, c, out)
-	case 67:
-		return ServeDataStoreSMMScoreRangeCascadedSearchObject(h, ctx, c, out)
-	case 68:
-		return ServeDataStoreSMMSuggestedCourseSearchObject(h, ctx, c, out)
-	case 69:
-		return ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(h, ctx, c, out)
-	case 70:
-		return ServeDataStoreSMMCompletePostObjectWithOwnerId(h, ctx, c, out)
-	case 71:
-		return ServeDataStoreSMMUploadCourseRecord(h, ctx, c, out)
-	case 72:
-		return ServeDataStoreSMMGetCourseRecord(h, ctx, c, out)
-	case 73:
-		return ServeDataStoreSMMDeleteCourseRecord(h, ctx, c, out)
-	case 74:
-		return ServeDataStoreSMMGetApplicationConfigString(h, ctx, c, out)
-	case 75:
-		return ServeDataStoreSMMSetApplicationConfigString(h, ctx, c, out)
-	case 76:
-		return ServeDataStoreSMMGetDeletionReason(h, ctx, c, out)
-	case 77:
-		return ServeDataStoreSMMSetDeletionReason(h, ctx, c, out)
-	case 78:
-		return ServeDataStoreSMMGetMetasWithCourseRecord(h, ctx, c, out)
-	case 79:
-		return ServeDataStoreSMMCheckRateCustomRankingCounter(h, ctx, c, out)
-	case 80:
-		return ServeDataStoreSMMResetRateCustomRankingCounter(h, ctx, c, out)
-	case 81:
-		return ServeDataStoreSMMBestScoreRateCourseSearchObject(h, ctx, c, out)
-	case 82:
-		return ServeDataStoreSMMCTRPickUpCourseSearchObject(h, ctx, c, out)
-	case 83:
-		return ServeDataStoreSMMSetCachedRanking(h, ctx, c, out)
-	case 84:
-		return ServeDataStoreSMMDeleteCachedRanking(h, ctx, c, out)
-	case 85:
-		return ServeDataStoreSMMChangePlayablePlatform(h, ctx, c, out)
-	case 86:
-		return ServeDataStoreSMMSearchUnknownPlatformObjects(h, ctx, c, out)
-	case 87:
-		return ServeDataStoreSMMReportCourse(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -3746,230 +3675,155 @@ func ServeDataStoreSMMReportCourse(h interface {
 	return out, nil
 }
 
-// DataStoreSMMClient calls DataStore_SMM methods through C (an *rmc.Client, a logged-in session's RMC).
-type DataStoreSMMClient struct{ C rmc.Caller }
-
-// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
-func (c DataStoreSMMClient) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
+// ServeDataStoreSMMOwn answers a call of a method DataStore_SMM declares with h as ServeDataStoreSMM
+// does, and reports handled. A call of any other method (one DataStore_SMM inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeDataStoreSMMOwn(h DataStoreSMMOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 45:
+		out, err = ServeDataStoreSMMGetObjectInfos(h, ctx, c, out)
+	case 46:
+		out, err = ServeDataStoreSMMGetMetaByOwnerId(h, ctx, c, out)
+	case 47:
+		out, err = ServeDataStoreSMMCustomSearchObject(h, ctx, c, out)
+	case 48:
+		out, err = ServeDataStoreSMMRateCustomRanking(h, ctx, c, out)
+	case 49:
+		out, err = ServeDataStoreSMMGetCustomRanking(h, ctx, c, out)
+	case 50:
+		out, err = ServeDataStoreSMMGetCustomRankingByDataId(h, ctx, c, out)
+	case 51:
+		out, err = ServeDataStoreSMMDeleteCustomRanking(h, ctx, c, out)
+	case 52:
+		out, err = ServeDataStoreSMMAddToBufferQueue(h, ctx, c, out)
+	case 53:
+		out, err = ServeDataStoreSMMAddToBufferQueues(h, ctx, c, out)
+	case 54:
+		out, err = ServeDataStoreSMMGetBufferQueue(h, ctx, c, out)
+	case 55:
+		out, err = ServeDataStoreSMMGetBufferQueues(h, ctx, c, out)
+	case 56:
+		out, err = ServeDataStoreSMMClearBufferQueues(h, ctx, c, out)
+	case 57:
+		out, err = ServeDataStoreSMMCompleteAttachFile(h, ctx, c, out)
+	case 58:
+		out, err = ServeDataStoreSMMCompleteAttachFileV1(h, ctx, c, out)
+	case 59:
+		out, err = ServeDataStoreSMMPrepareAttachFile(h, ctx, c, out)
+	case 60:
+		out, err = ServeDataStoreSMMConditionalSearchObject(h, ctx, c, out)
+	case 61:
+		out, err = ServeDataStoreSMMGetApplicationConfig(h, ctx, c, out)
+	case 62:
+		out, err = ServeDataStoreSMMSetApplicationConfig(h, ctx, c, out)
+	case 63:
+		out, err = ServeDataStoreSMMDeleteApplicationConfig(h, ctx, c, out)
+	case 64:
+		out, err = ServeDataStoreSMMLatestCourseSearchObject(h, ctx, c, out)
+	case 65:
+		out, err = ServeDataStoreSMMFollowingsLatestCourseSearchObject(h, ctx, c, out)
+	case 66:
+		out, err = ServeDataStoreSMMRecommendedCourseSearchObject(h, ctx, c, out)
+	case 67:
+		out, err = ServeDataStoreSMMScoreRangeCascadedSearchObject(h, ctx, c, out)
+	case 68:
+		out, err = ServeDataStoreSMMSuggestedCourseSearchObject(h, ctx, c, out)
+	case 69:
+		out, err = ServeDataStoreSMMPreparePostObjectWithOwnerIdAndDataId(h, ctx, c, out)
+	case 70:
+		out, err = ServeDataStoreSMMCompletePostObjectWithOwnerId(h, ctx, c, out)
+	case 71:
+		out, err = ServeDataStoreSMMUploadCourseRecord(h, ctx, c, out)
+	case 72:
+		out, err = ServeDataStoreSMMGetCourseRecord(h, ctx, c, out)
+	case 73:
+		out, err = ServeDataStoreSMMDeleteCourseRecord(h, ctx, c, out)
+	case 74:
+		out, err = ServeDataStoreSMMGetApplicationConfigString(h, ctx, c, out)
+	case 75:
+		out, err = ServeDataStoreSMMSetApplicationConfigString(h, ctx, c, out)
+	case 76:
+		out, err = ServeDataStoreSMMGetDeletionReason(h, ctx, c, out)
+	case 77:
+		out, err = ServeDataStoreSMMSetDeletionReason(h, ctx, c, out)
+	case 78:
+		out, err = ServeDataStoreSMMGetMetasWithCourseRecord(h, ctx, c, out)
+	case 79:
+		out, err = ServeDataStoreSMMCheckRateCustomRankingCounter(h, ctx, c, out)
+	case 80:
+		out, err = ServeDataStoreSMMResetRateCustomRankingCounter(h, ctx, c, out)
+	case 81:
+		out, err = ServeDataStoreSMMBestScoreRateCourseSearchObject(h, ctx, c, out)
+	case 82:
+		out, err = ServeDataStoreSMMCTRPickUpCourseSearchObject(h, ctx, c, out)
+	case 83:
+		out, err = ServeDataStoreSMMSetCachedRanking(h, ctx, c, out)
+	case 84:
+		out, err = ServeDataStoreSMMDeleteCachedRanking(h, ctx, c, out)
+	case 85:
+		out, err = ServeDataStoreSMMChangePlayablePlatform(h, ctx, c, out)
+	case 86:
+		out, err = ServeDataStoreSMMSearchUnknownPlatformObjects(h, ctx, c, out)
+	case 87:
+		out, err = ServeDataStoreSMMReportCourse(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// PreparePostObjectV1 calls DataStore_SMM.PreparePostObjectV1.
-func (c DataStoreSMMClient) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
+// dataStoreSMMOwnServer adapts the handler of DataStore_SMM's own methods and its parent's
+// service to rmc.Handler.
+type dataStoreSMMOwnServer struct {
+	h      DataStoreSMMOwnHandler
+	parent rmc.Handler
 }
 
-// CompletePostObjectV1 calls DataStore_SMM.CompletePostObjectV1.
-func (c DataStoreSMMClient) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
+// NewDataStoreSMMOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods DataStore_SMM declares, parent (DataStore's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewDataStoreSMMOwnServer(h DataStoreSMMOwnHandler, parent rmc.Handler) rmc.Handler {
+	return dataStoreSMMOwnServer{h, parent}
 }
 
-// DeleteObject deletes an object; the owner or a holder of its update password may.
-func (c DataStoreSMMClient) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
+// ServeRMC answers a call with ServeDataStoreSMMOwn, else with the parent.
+func (a dataStoreSMMOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeDataStoreSMMOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteObjects calls DataStore_SMM.DeleteObjects.
-func (c DataStoreSMMClient) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
+// RegisterDataStoreSMMOwn registers h on mux for each method DataStore_SMM declares (mux.Handle),
+// so that the handler registered for the whole protocol (DataStore's service,
+// mux.HandleProtocol) answers only the methods DataStore_SMM inherits. h is a
+// NewDataStoreSMMOwnServer, or a service whose ServeRMC calls ServeDataStoreSMMOwn.
+func RegisterDataStoreSMMOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87} {
+		mux.Handle(DataStoreSMMProtocolID, id, h)
+	}
 }
 
-// ChangeMetaV1 calls DataStore_SMM.ChangeMetaV1.
-func (c DataStoreSMMClient) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
+// DataStoreSMMClient calls DataStore_SMM methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewDataStoreSMMClient sets it): the methods DataStore_SMM declares
+// here, the ones it inherits through the embedded DataStoreClient.
+type DataStoreSMMClient struct {
+	datastore.DataStoreClient
+	// SearchObjectLight hides DataStore's method 46: DataStore_SMM replaces it
+	// with GetMetaByOwnerId.
+	SearchObjectLight struct{}
 }
 
-// ChangeMetasV1 calls DataStore_SMM.ChangeMetasV1.
-func (c DataStoreSMMClient) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
-}
-
-// GetMeta returns one object's metadata.
-func (c DataStoreSMMClient) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
-}
-
-// GetMetas returns the metadata of several objects, with a result per object.
-func (c DataStoreSMMClient) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
-}
-
-// PrepareUpdateObject calls DataStore_SMM.PrepareUpdateObject.
-func (c DataStoreSMMClient) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
-}
-
-// CompleteUpdateObject calls DataStore_SMM.CompleteUpdateObject.
-func (c DataStoreSMMClient) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
-}
-
-// SearchObject lists the objects the parameter selects that the caller may read.
-func (c DataStoreSMMClient) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
-}
-
-// GetNotificationUrl calls DataStore_SMM.GetNotificationUrl.
-func (c DataStoreSMMClient) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
-}
-
-// GetNewArrivedNotificationsV1 calls DataStore_SMM.GetNewArrivedNotificationsV1.
-func (c DataStoreSMMClient) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
-}
-
-// RateObject adds a rating to an object's rating slot and returns the slot's
-// rating when fetch_ratings is set.
-func (c DataStoreSMMClient) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
-}
-
-// GetRating calls DataStore_SMM.GetRating.
-func (c DataStoreSMMClient) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
-}
-
-// GetRatings calls DataStore_SMM.GetRatings.
-func (c DataStoreSMMClient) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
-}
-
-// ResetRating calls DataStore_SMM.ResetRating.
-func (c DataStoreSMMClient) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
-}
-
-// ResetRatings calls DataStore_SMM.ResetRatings.
-func (c DataStoreSMMClient) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
-}
-
-// GetSpecificMetaV1 calls DataStore_SMM.GetSpecificMetaV1.
-func (c DataStoreSMMClient) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
-}
-
-// PostMetaBinary creates an object that has only metadata (no body to upload).
-func (c DataStoreSMMClient) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
-}
-
-// TouchObject calls DataStore_SMM.TouchObject.
-func (c DataStoreSMMClient) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
-}
-
-// GetRatingWithLog calls DataStore_SMM.GetRatingWithLog.
-func (c DataStoreSMMClient) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
-}
-
-// PreparePostObject starts an upload: the server assigns a data id and returns the
-// HTTP form to POST the body with; CompletePostObject ends it.
-func (c DataStoreSMMClient) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
-}
-
-// PrepareGetObject returns the HTTP location of an object's body.
-func (c DataStoreSMMClient) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
-}
-
-// CompletePostObject ends an upload PreparePostObject started: success says whether
-// the body arrived, and the object becomes visible (or is dropped).
-func (c DataStoreSMMClient) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
-}
-
-// GetNewArrivedNotifications calls DataStore_SMM.GetNewArrivedNotifications.
-func (c DataStoreSMMClient) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
-}
-
-// GetSpecificMeta calls DataStore_SMM.GetSpecificMeta.
-func (c DataStoreSMMClient) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
-}
-
-// GetPersistenceInfo calls DataStore_SMM.GetPersistenceInfo.
-func (c DataStoreSMMClient) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
-}
-
-// GetPersistenceInfos calls DataStore_SMM.GetPersistenceInfos.
-func (c DataStoreSMMClient) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
-}
-
-// PerpetuateObject puts an object into one of the caller's persistence slots.
-func (c DataStoreSMMClient) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
-}
-
-// UnperpetuateObject empties one of the caller's persistence slots.
-func (c DataStoreSMMClient) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
-}
-
-// PrepareGetObjectOrMetaBinary calls DataStore_SMM.PrepareGetObjectOrMetaBinary.
-func (c DataStoreSMMClient) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
-}
-
-// GetPasswordInfo calls DataStore_SMM.GetPasswordInfo.
-func (c DataStoreSMMClient) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
-}
-
-// GetPasswordInfos calls DataStore_SMM.GetPasswordInfos.
-func (c DataStoreSMMClient) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
-}
-
-// GetMetasMultipleParam calls DataStore_SMM.GetMetasMultipleParam.
-func (c DataStoreSMMClient) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
-}
-
-// CompletePostObjects calls DataStore_SMM.CompletePostObjects.
-func (c DataStoreSMMClient) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
-}
-
-// ChangeMeta changes an object's metadata.
-func (c DataStoreSMMClient) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
-}
-
-// ChangeMetas calls DataStore_SMM.ChangeMetas.
-func (c DataStoreSMMClient) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
-}
-
-// RateObjects calls DataStore_SMM.RateObjects.
-func (c DataStoreSMMClient) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
-}
-
-// PostMetaBinaryWithDataId calls DataStore_SMM.PostMetaBinaryWithDataId.
-func (c DataStoreSMMClient) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
-}
-
-// PostMetaBinariesWithDataId calls DataStore_SMM.PostMetaBinariesWithDataId.
-func (c DataStoreSMMClient) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
-}
-
-// RateObjectWithPosting calls DataStore_SMM.RateObjectWithPosting.
-func (c DataStoreSMMClient) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
-}
-
-// RateObjectsWithPosting calls DataStore_SMM.RateObjectsWithPosting.
-func (c DataStoreSMMClient) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
+// NewDataStoreSMMClient returns a DataStoreSMMClient calling through c.
+func NewDataStoreSMMClient(c rmc.Caller) DataStoreSMMClient {
+	return DataStoreSMMClient{DataStoreClient: datastore.NewDataStoreClient(c)}
 }
 
 // GetObjectInfos returns where to download each object.

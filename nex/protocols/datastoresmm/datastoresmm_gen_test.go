@@ -3,8 +3,11 @@
 package datastoresmm
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/datastore"
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -112,3 +115,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: DataStoreSMMProtocolID, MethodName: DataStoreSMMMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87},
+			NewClient: func(c rmc.Caller) any { return NewDataStoreSMMClient(c) },
+			Server:    NewDataStoreSMMServer(UnimplementedDataStoreSMM{}),
+			Own:       []uint32{45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewDataStoreSMMOwnServer(UnimplementedDataStoreSMM{}, parent)
+			},
+			Parent: datastore.NewDataStoreServer(datastore.UnimplementedDataStore{}),
+		},
+	})
+}

@@ -16,12 +16,12 @@ package datastoresmm2
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // ClearCondition is the ClearCondition enumeration.
@@ -3591,7 +3591,11 @@ func (x *DataStoreSMM2SearchWorldMapPickUpResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSMM2 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSMM2OwnHandler (the methods DataStore_SMM2 declares)
+// with the methods it inherits from DataStore.
 type DataStoreSMM2Handler interface {
+	DataStoreSMM2OwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -3655,6 +3659,14 @@ type DataStoreSMM2Handler interface {
 	GetObjectInfos(ctx context.Context, c *rmc.Call, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error)
 	// SearchObjectLight is SearchObject with lighter results.
 	SearchObjectLight(ctx context.Context, c *rmc.Call, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error)
+}
+
+// DataStoreSMM2OwnHandler answers the methods DataStore_SMM2 declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSMM2OwnServer, ServeDataStoreSMM2Own); embed UnimplementedDataStoreSMM2 for the methods it
+// does not answer.
+type DataStoreSMM2OwnHandler interface {
 	RegisterUser(ctx context.Context, c *rmc.Call, param RegisterUserParam) (err error)
 	GetUsers(ctx context.Context, c *rmc.Call, param GetUsersParam) (users []UserInfo, results []types.Result, err error)
 	SyncUserProfile(ctx context.Context, c *rmc.Call, param SyncUserProfileParam) (result SyncUserProfileResult, err error)
@@ -3913,6 +3925,9 @@ func (a dataStoreSMM2Server) ServeRMC(ctx context.Context, c *rmc.Call, out []by
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeDataStoreSMM2(h DataStoreSMM2Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeDataStoreSMM2Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
@@ -4006,68 +4021,6 @@ func ServeDataStoreSMM2(h DataStoreSMM2Handler, ctx context.Context, c *rmc.Call
 		return datastore.ServeDataStoreGetObjectInfos(h, ctx, c, out)
 	case 46:
 		return datastore.ServeDataStoreSearchObjectLight(h, ctx, c, out)
-	case 47:
-		return ServeDataStoreSMM2RegisterUser(h, ctx, c, out)
-	case 48:
-		return ServeDataStoreSMM2GetUsers(h, ctx, c, out)
-	case 49:
-		return ServeDataStoreSMM2SyncUserProfile(h, ctx, c, out)
-	case 50:
-		return ServeDataStoreSMM2SearchUsersUserPoint(h, ctx, c, out)
-	case 53:
-		return ServeDataStoreSMM2SearchUsersPlayedCourse(h, ctx, c, out)
-	case 54:
-		return ServeDataStoreSMM2SearchUsersClearedCourse(h, ctx, c, out)
-	case 55:
-		return ServeDataStoreSMM2SearchUsersPositiveRatedCourse(h, ctx, c, out)
-	case 59:
-		return ServeDataStoreSMM2UpdateLastLoginTime(h, ctx, c, out)
-	case 65:
-		return ServeDataStoreSMM2GetUsernameNgType(h, ctx, c, out)
-	case 70:
-		return ServeDataStoreSMM2GetCourses(h, ctx, c, out)
-	case 71:
-		return ServeDataStoreSMM2SearchCoursesPointRanking(h, ctx, c, out)
-	case 73:
-		return ServeDataStoreSMM2SearchCoursesLatest(h, ctx, c, out)
-	case 74:
-		return ServeDataStoreSMM2SearchCoursesPostedBy(h, ctx, c, out)
-	case 75:
-		return ServeDataStoreSMM2SearchCoursesPositiveRatedBy(h, ctx, c, out)
-	case 76:
-		return ServeDataStoreSMM2SearchCoursesPlayedBy(h, ctx, c, out)
-	case 79:
-		return ServeDataStoreSMM2SearchCoursesEndlessMode(h, ctx, c, out)
-	case 80:
-		return ServeDataStoreSMM2SearchCoursesFirstClear(h, ctx, c, out)
-	case 81:
-		return ServeDataStoreSMM2SearchCoursesBestTime(h, ctx, c, out)
-	case 85:
-		return ServeDataStoreSMM2GetCoursesEvent(h, ctx, c, out)
-	case 86:
-		return ServeDataStoreSMM2SearchCoursesEvent(h, ctx, c, out)
-	case 94:
-		return ServeDataStoreSMM2SearchCommentsInOrder(h, ctx, c, out)
-	case 95:
-		return ServeDataStoreSMM2SearchComments(h, ctx, c, out)
-	case 103:
-		return ServeDataStoreSMM2GetDeathPositions(h, ctx, c, out)
-	case 131:
-		return ServeDataStoreSMM2GetUserOrCourse(h, ctx, c, out)
-	case 134:
-		return ServeDataStoreSMM2GetReqGetInfoHeadersInfo(h, ctx, c, out)
-	case 153:
-		return ServeDataStoreSMM2GetEventCourseStamp(h, ctx, c, out)
-	case 154:
-		return ServeDataStoreSMM2GetEventCourseStatus(h, ctx, c, out)
-	case 156:
-		return ServeDataStoreSMM2GetEventCourseHistogram(h, ctx, c, out)
-	case 157:
-		return ServeDataStoreSMM2GetEventCourseGhost(h, ctx, c, out)
-	case 160:
-		return ServeDataStoreSMM2GetWorldMap(h, ctx, c, out)
-	case 162:
-		return ServeDataStoreSMM2SearchWorldMapPickUp(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -4707,240 +4660,128 @@ func ServeDataStoreSMM2SearchWorldMapPickUp(h interface {
 	return w.Bytes()
 }
 
-// DataStoreSMM2Client calls DataStore_SMM2 methods through C (an *rmc.Client, a logged-in session's RMC).
-type DataStoreSMM2Client struct{ C rmc.Caller }
-
-// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
-func (c DataStoreSMM2Client) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
+// ServeDataStoreSMM2Own answers a call of a method DataStore_SMM2 declares with h as ServeDataStoreSMM2
+// does, and reports handled. A call of any other method (one DataStore_SMM2 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeDataStoreSMM2Own(h DataStoreSMM2OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 47:
+		out, err = ServeDataStoreSMM2RegisterUser(h, ctx, c, out)
+	case 48:
+		out, err = ServeDataStoreSMM2GetUsers(h, ctx, c, out)
+	case 49:
+		out, err = ServeDataStoreSMM2SyncUserProfile(h, ctx, c, out)
+	case 50:
+		out, err = ServeDataStoreSMM2SearchUsersUserPoint(h, ctx, c, out)
+	case 53:
+		out, err = ServeDataStoreSMM2SearchUsersPlayedCourse(h, ctx, c, out)
+	case 54:
+		out, err = ServeDataStoreSMM2SearchUsersClearedCourse(h, ctx, c, out)
+	case 55:
+		out, err = ServeDataStoreSMM2SearchUsersPositiveRatedCourse(h, ctx, c, out)
+	case 59:
+		out, err = ServeDataStoreSMM2UpdateLastLoginTime(h, ctx, c, out)
+	case 65:
+		out, err = ServeDataStoreSMM2GetUsernameNgType(h, ctx, c, out)
+	case 70:
+		out, err = ServeDataStoreSMM2GetCourses(h, ctx, c, out)
+	case 71:
+		out, err = ServeDataStoreSMM2SearchCoursesPointRanking(h, ctx, c, out)
+	case 73:
+		out, err = ServeDataStoreSMM2SearchCoursesLatest(h, ctx, c, out)
+	case 74:
+		out, err = ServeDataStoreSMM2SearchCoursesPostedBy(h, ctx, c, out)
+	case 75:
+		out, err = ServeDataStoreSMM2SearchCoursesPositiveRatedBy(h, ctx, c, out)
+	case 76:
+		out, err = ServeDataStoreSMM2SearchCoursesPlayedBy(h, ctx, c, out)
+	case 79:
+		out, err = ServeDataStoreSMM2SearchCoursesEndlessMode(h, ctx, c, out)
+	case 80:
+		out, err = ServeDataStoreSMM2SearchCoursesFirstClear(h, ctx, c, out)
+	case 81:
+		out, err = ServeDataStoreSMM2SearchCoursesBestTime(h, ctx, c, out)
+	case 85:
+		out, err = ServeDataStoreSMM2GetCoursesEvent(h, ctx, c, out)
+	case 86:
+		out, err = ServeDataStoreSMM2SearchCoursesEvent(h, ctx, c, out)
+	case 94:
+		out, err = ServeDataStoreSMM2SearchCommentsInOrder(h, ctx, c, out)
+	case 95:
+		out, err = ServeDataStoreSMM2SearchComments(h, ctx, c, out)
+	case 103:
+		out, err = ServeDataStoreSMM2GetDeathPositions(h, ctx, c, out)
+	case 131:
+		out, err = ServeDataStoreSMM2GetUserOrCourse(h, ctx, c, out)
+	case 134:
+		out, err = ServeDataStoreSMM2GetReqGetInfoHeadersInfo(h, ctx, c, out)
+	case 153:
+		out, err = ServeDataStoreSMM2GetEventCourseStamp(h, ctx, c, out)
+	case 154:
+		out, err = ServeDataStoreSMM2GetEventCourseStatus(h, ctx, c, out)
+	case 156:
+		out, err = ServeDataStoreSMM2GetEventCourseHistogram(h, ctx, c, out)
+	case 157:
+		out, err = ServeDataStoreSMM2GetEventCourseGhost(h, ctx, c, out)
+	case 160:
+		out, err = ServeDataStoreSMM2GetWorldMap(h, ctx, c, out)
+	case 162:
+		out, err = ServeDataStoreSMM2SearchWorldMapPickUp(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// PreparePostObjectV1 calls DataStore_SMM2.PreparePostObjectV1.
-func (c DataStoreSMM2Client) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
+// dataStoreSMM2OwnServer adapts the handler of DataStore_SMM2's own methods and its parent's
+// service to rmc.Handler.
+type dataStoreSMM2OwnServer struct {
+	h      DataStoreSMM2OwnHandler
+	parent rmc.Handler
 }
 
-// CompletePostObjectV1 calls DataStore_SMM2.CompletePostObjectV1.
-func (c DataStoreSMM2Client) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
+// NewDataStoreSMM2OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods DataStore_SMM2 declares, parent (DataStore's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewDataStoreSMM2OwnServer(h DataStoreSMM2OwnHandler, parent rmc.Handler) rmc.Handler {
+	return dataStoreSMM2OwnServer{h, parent}
 }
 
-// DeleteObject deletes an object; the owner or a holder of its update password may.
-func (c DataStoreSMM2Client) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
+// ServeRMC answers a call with ServeDataStoreSMM2Own, else with the parent.
+func (a dataStoreSMM2OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeDataStoreSMM2Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteObjects calls DataStore_SMM2.DeleteObjects.
-func (c DataStoreSMM2Client) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
+// RegisterDataStoreSMM2Own registers h on mux for each method DataStore_SMM2 declares (mux.Handle),
+// so that the handler registered for the whole protocol (DataStore's service,
+// mux.HandleProtocol) answers only the methods DataStore_SMM2 inherits. h is a
+// NewDataStoreSMM2OwnServer, or a service whose ServeRMC calls ServeDataStoreSMM2Own.
+func RegisterDataStoreSMM2Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{47, 48, 49, 50, 53, 54, 55, 59, 65, 70, 71, 73, 74, 75, 76, 79, 80, 81, 85, 86, 94, 95, 103, 131, 134, 153, 154, 156, 157, 160, 162} {
+		mux.Handle(DataStoreSMM2ProtocolID, id, h)
+	}
 }
 
-// ChangeMetaV1 calls DataStore_SMM2.ChangeMetaV1.
-func (c DataStoreSMM2Client) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
+// DataStoreSMM2Client calls DataStore_SMM2 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewDataStoreSMM2Client sets it): the methods DataStore_SMM2 declares
+// here, the ones it inherits through the embedded DataStoreClient.
+type DataStoreSMM2Client struct {
+	datastore.DataStoreClient
 }
 
-// ChangeMetasV1 calls DataStore_SMM2.ChangeMetasV1.
-func (c DataStoreSMM2Client) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
-}
-
-// GetMeta returns one object's metadata.
-func (c DataStoreSMM2Client) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
-}
-
-// GetMetas returns the metadata of several objects, with a result per object.
-func (c DataStoreSMM2Client) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
-}
-
-// PrepareUpdateObject calls DataStore_SMM2.PrepareUpdateObject.
-func (c DataStoreSMM2Client) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
-}
-
-// CompleteUpdateObject calls DataStore_SMM2.CompleteUpdateObject.
-func (c DataStoreSMM2Client) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
-}
-
-// SearchObject lists the objects the parameter selects that the caller may read.
-func (c DataStoreSMM2Client) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
-}
-
-// GetNotificationUrl calls DataStore_SMM2.GetNotificationUrl.
-func (c DataStoreSMM2Client) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
-}
-
-// GetNewArrivedNotificationsV1 calls DataStore_SMM2.GetNewArrivedNotificationsV1.
-func (c DataStoreSMM2Client) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
-}
-
-// RateObject adds a rating to an object's rating slot and returns the slot's
-// rating when fetch_ratings is set.
-func (c DataStoreSMM2Client) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
-}
-
-// GetRating calls DataStore_SMM2.GetRating.
-func (c DataStoreSMM2Client) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
-}
-
-// GetRatings calls DataStore_SMM2.GetRatings.
-func (c DataStoreSMM2Client) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
-}
-
-// ResetRating calls DataStore_SMM2.ResetRating.
-func (c DataStoreSMM2Client) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
-}
-
-// ResetRatings calls DataStore_SMM2.ResetRatings.
-func (c DataStoreSMM2Client) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
-}
-
-// GetSpecificMetaV1 calls DataStore_SMM2.GetSpecificMetaV1.
-func (c DataStoreSMM2Client) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
-}
-
-// PostMetaBinary creates an object that has only metadata (no body to upload).
-func (c DataStoreSMM2Client) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
-}
-
-// TouchObject calls DataStore_SMM2.TouchObject.
-func (c DataStoreSMM2Client) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
-}
-
-// GetRatingWithLog calls DataStore_SMM2.GetRatingWithLog.
-func (c DataStoreSMM2Client) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
-}
-
-// PreparePostObject starts an upload: the server assigns a data id and returns the
-// HTTP form to POST the body with; CompletePostObject ends it.
-func (c DataStoreSMM2Client) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
-}
-
-// PrepareGetObject returns the HTTP location of an object's body.
-func (c DataStoreSMM2Client) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
-}
-
-// CompletePostObject ends an upload PreparePostObject started: success says whether
-// the body arrived, and the object becomes visible (or is dropped).
-func (c DataStoreSMM2Client) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
-}
-
-// GetNewArrivedNotifications calls DataStore_SMM2.GetNewArrivedNotifications.
-func (c DataStoreSMM2Client) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
-}
-
-// GetSpecificMeta calls DataStore_SMM2.GetSpecificMeta.
-func (c DataStoreSMM2Client) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
-}
-
-// GetPersistenceInfo calls DataStore_SMM2.GetPersistenceInfo.
-func (c DataStoreSMM2Client) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
-}
-
-// GetPersistenceInfos calls DataStore_SMM2.GetPersistenceInfos.
-func (c DataStoreSMM2Client) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
-}
-
-// PerpetuateObject puts an object into one of the caller's persistence slots.
-func (c DataStoreSMM2Client) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
-}
-
-// UnperpetuateObject empties one of the caller's persistence slots.
-func (c DataStoreSMM2Client) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
-}
-
-// PrepareGetObjectOrMetaBinary calls DataStore_SMM2.PrepareGetObjectOrMetaBinary.
-func (c DataStoreSMM2Client) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
-}
-
-// GetPasswordInfo calls DataStore_SMM2.GetPasswordInfo.
-func (c DataStoreSMM2Client) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
-}
-
-// GetPasswordInfos calls DataStore_SMM2.GetPasswordInfos.
-func (c DataStoreSMM2Client) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
-}
-
-// GetMetasMultipleParam calls DataStore_SMM2.GetMetasMultipleParam.
-func (c DataStoreSMM2Client) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
-}
-
-// CompletePostObjects calls DataStore_SMM2.CompletePostObjects.
-func (c DataStoreSMM2Client) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
-}
-
-// ChangeMeta changes an object's metadata.
-func (c DataStoreSMM2Client) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
-}
-
-// ChangeMetas calls DataStore_SMM2.ChangeMetas.
-func (c DataStoreSMM2Client) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
-}
-
-// RateObjects calls DataStore_SMM2.RateObjects.
-func (c DataStoreSMM2Client) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
-}
-
-// PostMetaBinaryWithDataId calls DataStore_SMM2.PostMetaBinaryWithDataId.
-func (c DataStoreSMM2Client) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
-}
-
-// PostMetaBinariesWithDataId calls DataStore_SMM2.PostMetaBinariesWithDataId.
-func (c DataStoreSMM2Client) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
-}
-
-// RateObjectWithPosting calls DataStore_SMM2.RateObjectWithPosting.
-func (c DataStoreSMM2Client) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
-}
-
-// RateObjectsWithPosting calls DataStore_SMM2.RateObjectsWithPosting.
-func (c DataStoreSMM2Client) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
-}
-
-// GetObjectInfos calls DataStore_SMM2.GetObjectInfos.
-func (c DataStoreSMM2Client) GetObjectInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStoreReqGetInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetObjectInfos(ctx, dataIDs)
-}
-
-// SearchObjectLight is SearchObject with lighter results.
-func (c DataStoreSMM2Client) SearchObjectLight(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObjectLight(ctx, param)
+// NewDataStoreSMM2Client returns a DataStoreSMM2Client calling through c.
+func NewDataStoreSMM2Client(c rmc.Caller) DataStoreSMM2Client {
+	return DataStoreSMM2Client{DataStoreClient: datastore.NewDataStoreClient(c)}
 }
 
 // RegisterUser calls DataStore_SMM2.RegisterUser.

@@ -3,8 +3,11 @@
 package datastoresmm2
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/datastore"
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -120,3 +123,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: DataStoreSMM2ProtocolID, MethodName: DataStoreSMM2MethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 53, 54, 55, 59, 65, 70, 71, 73, 74, 75, 76, 79, 80, 81, 85, 86, 94, 95, 103, 131, 134, 153, 154, 156, 157, 160, 162},
+			NewClient: func(c rmc.Caller) any { return NewDataStoreSMM2Client(c) },
+			Server:    NewDataStoreSMM2Server(UnimplementedDataStoreSMM2{}),
+			Own:       []uint32{47, 48, 49, 50, 53, 54, 55, 59, 65, 70, 71, 73, 74, 75, 76, 79, 80, 81, 85, 86, 94, 95, 103, 131, 134, 153, 154, 156, 157, 160, 162},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewDataStoreSMM2OwnServer(UnimplementedDataStoreSMM2{}, parent)
+			},
+			Parent: datastore.NewDataStoreServer(datastore.UnimplementedDataStore{}),
+		},
+	})
+}

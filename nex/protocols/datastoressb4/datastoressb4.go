@@ -1510,7 +1510,11 @@ func (x *DataStoreSSB4ReportSharedDataResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedDataStoreSSB4 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is DataStoreSSB4OwnHandler (the methods DataStore_SSB4 declares)
+// with the methods it inherits from DataStore.
 type DataStoreSSB4Handler interface {
+	DataStoreSSB4OwnHandler
 	// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
 	PrepareGetObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error)
 	PreparePostObjectV1(ctx context.Context, c *rmc.Call, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error)
@@ -1571,6 +1575,14 @@ type DataStoreSSB4Handler interface {
 	PostMetaBinariesWithDataId(ctx context.Context, c *rmc.Call, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error)
 	RateObjectWithPosting(ctx context.Context, c *rmc.Call, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error)
 	RateObjectsWithPosting(ctx context.Context, c *rmc.Call, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error)
+}
+
+// DataStoreSSB4OwnHandler answers the methods DataStore_SSB4 declares: those it adds to DataStore and
+// those it replaces (an id of DataStore's with another method). A game's package
+// implements it beside DataStore's service, which answers the inherited methods
+// (NewDataStoreSSB4OwnServer, ServeDataStoreSSB4Own); embed UnimplementedDataStoreSSB4 for the methods it
+// does not answer.
+type DataStoreSSB4OwnHandler interface {
 	// PostProfile stores the caller's profile.
 	PostProfile(ctx context.Context, c *rmc.Call, param DataStorePostProfileParam) (err error)
 	// GetProfiles returns players' profiles.
@@ -1769,6 +1781,9 @@ func (a dataStoreSSB4Server) ServeRMC(ctx context.Context, c *rmc.Call, out []by
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeDataStoreSSB4(h DataStoreSSB4Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeDataStoreSSB4Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return datastore.ServeDataStorePrepareGetObjectV1(h, ctx, c, out)
@@ -1858,46 +1873,6 @@ func ServeDataStoreSSB4(h DataStoreSSB4Handler, ctx context.Context, c *rmc.Call
 		return datastore.ServeDataStoreRateObjectWithPosting(h, ctx, c, out)
 	case 44:
 		return datastore.ServeDataStoreRateObjectsWithPosting(h, ctx, c, out)
-	case 45:
-		return ServeDataStoreSSB4PostProfile(h, ctx, c, out)
-	case 46:
-		return ServeDataStoreSSB4GetProfiles(h, ctx, c, out)
-	case 47:
-		return ServeDataStoreSSB4SendPlayReport(h, ctx, c, out)
-	case 48:
-		return ServeDataStoreSSB4GetWorldPlayReport(h, ctx, c, out)
-	case 49:
-		return ServeDataStoreSSB4GetReplayMeta(h, ctx, c, out)
-	case 50:
-		return ServeDataStoreSSB4PrepareGetReplay(h, ctx, c, out)
-	case 51:
-		return ServeDataStoreSSB4PreparePostReplay(h, ctx, c, out)
-	case 52:
-		return ServeDataStoreSSB4CompletePostReplay(h, ctx, c, out)
-	case 53:
-		return ServeDataStoreSSB4CheckPostReplay(h, ctx, c, out)
-	case 54:
-		return ServeDataStoreSSB4GetNextReplay(h, ctx, c, out)
-	case 55:
-		return ServeDataStoreSSB4PreparePostSharedData(h, ctx, c, out)
-	case 56:
-		return ServeDataStoreSSB4CompletePostSharedData(h, ctx, c, out)
-	case 57:
-		return ServeDataStoreSSB4SearchSharedData(h, ctx, c, out)
-	case 58:
-		return ServeDataStoreSSB4GetApplicationConfig(h, ctx, c, out)
-	case 59:
-		return ServeDataStoreSSB4SearchReplay(h, ctx, c, out)
-	case 60:
-		return ServeDataStoreSSB4PostFightingPowerScore(h, ctx, c, out)
-	case 61:
-		return ServeDataStoreSSB4GetFightingPowerChart(h, ctx, c, out)
-	case 62:
-		return ServeDataStoreSSB4GetFightingPowerChartAll(h, ctx, c, out)
-	case 63:
-		return ServeDataStoreSSB4ReportSharedData(h, ctx, c, out)
-	case 64:
-		return ServeDataStoreSSB4GetSharedDataMeta(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -2279,230 +2254,112 @@ func ServeDataStoreSSB4GetSharedDataMeta(h interface {
 	return h.GetSharedDataMeta(ctx, c, out)
 }
 
-// DataStoreSSB4Client calls DataStore_SSB4 methods through C (an *rmc.Client, a logged-in session's RMC).
-type DataStoreSSB4Client struct{ C rmc.Caller }
-
-// PrepareGetObjectV1 is PrepareGetObject with 32-bit data ids.
-func (c DataStoreSSB4Client) PrepareGetObjectV1(ctx context.Context, param datastore.DataStorePrepareGetParamV1) (info datastore.DataStoreReqGetInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectV1(ctx, param)
+// ServeDataStoreSSB4Own answers a call of a method DataStore_SSB4 declares with h as ServeDataStoreSSB4
+// does, and reports handled. A call of any other method (one DataStore_SSB4 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeDataStoreSSB4Own(h DataStoreSSB4OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 45:
+		out, err = ServeDataStoreSSB4PostProfile(h, ctx, c, out)
+	case 46:
+		out, err = ServeDataStoreSSB4GetProfiles(h, ctx, c, out)
+	case 47:
+		out, err = ServeDataStoreSSB4SendPlayReport(h, ctx, c, out)
+	case 48:
+		out, err = ServeDataStoreSSB4GetWorldPlayReport(h, ctx, c, out)
+	case 49:
+		out, err = ServeDataStoreSSB4GetReplayMeta(h, ctx, c, out)
+	case 50:
+		out, err = ServeDataStoreSSB4PrepareGetReplay(h, ctx, c, out)
+	case 51:
+		out, err = ServeDataStoreSSB4PreparePostReplay(h, ctx, c, out)
+	case 52:
+		out, err = ServeDataStoreSSB4CompletePostReplay(h, ctx, c, out)
+	case 53:
+		out, err = ServeDataStoreSSB4CheckPostReplay(h, ctx, c, out)
+	case 54:
+		out, err = ServeDataStoreSSB4GetNextReplay(h, ctx, c, out)
+	case 55:
+		out, err = ServeDataStoreSSB4PreparePostSharedData(h, ctx, c, out)
+	case 56:
+		out, err = ServeDataStoreSSB4CompletePostSharedData(h, ctx, c, out)
+	case 57:
+		out, err = ServeDataStoreSSB4SearchSharedData(h, ctx, c, out)
+	case 58:
+		out, err = ServeDataStoreSSB4GetApplicationConfig(h, ctx, c, out)
+	case 59:
+		out, err = ServeDataStoreSSB4SearchReplay(h, ctx, c, out)
+	case 60:
+		out, err = ServeDataStoreSSB4PostFightingPowerScore(h, ctx, c, out)
+	case 61:
+		out, err = ServeDataStoreSSB4GetFightingPowerChart(h, ctx, c, out)
+	case 62:
+		out, err = ServeDataStoreSSB4GetFightingPowerChartAll(h, ctx, c, out)
+	case 63:
+		out, err = ServeDataStoreSSB4ReportSharedData(h, ctx, c, out)
+	case 64:
+		out, err = ServeDataStoreSSB4GetSharedDataMeta(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// PreparePostObjectV1 calls DataStore_SSB4.PreparePostObjectV1.
-func (c DataStoreSSB4Client) PreparePostObjectV1(ctx context.Context, param datastore.DataStorePreparePostParamV1) (info datastore.DataStoreReqPostInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObjectV1(ctx, param)
+// dataStoreSSB4OwnServer adapts the handler of DataStore_SSB4's own methods and its parent's
+// service to rmc.Handler.
+type dataStoreSSB4OwnServer struct {
+	h      DataStoreSSB4OwnHandler
+	parent rmc.Handler
 }
 
-// CompletePostObjectV1 calls DataStore_SSB4.CompletePostObjectV1.
-func (c DataStoreSSB4Client) CompletePostObjectV1(ctx context.Context, param datastore.DataStoreCompletePostParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjectV1(ctx, param)
+// NewDataStoreSSB4OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods DataStore_SSB4 declares, parent (DataStore's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewDataStoreSSB4OwnServer(h DataStoreSSB4OwnHandler, parent rmc.Handler) rmc.Handler {
+	return dataStoreSSB4OwnServer{h, parent}
 }
 
-// DeleteObject deletes an object; the owner or a holder of its update password may.
-func (c DataStoreSSB4Client) DeleteObject(ctx context.Context, param datastore.DataStoreDeleteParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObject(ctx, param)
+// ServeRMC answers a call with ServeDataStoreSSB4Own, else with the parent.
+func (a dataStoreSSB4OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeDataStoreSSB4Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteObjects calls DataStore_SSB4.DeleteObjects.
-func (c DataStoreSSB4Client) DeleteObjects(ctx context.Context, param []datastore.DataStoreDeleteParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.DeleteObjects(ctx, param, transactional)
+// RegisterDataStoreSSB4Own registers h on mux for each method DataStore_SSB4 declares (mux.Handle),
+// so that the handler registered for the whole protocol (DataStore's service,
+// mux.HandleProtocol) answers only the methods DataStore_SSB4 inherits. h is a
+// NewDataStoreSSB4OwnServer, or a service whose ServeRMC calls ServeDataStoreSSB4Own.
+func RegisterDataStoreSSB4Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64} {
+		mux.Handle(DataStoreSSB4ProtocolID, id, h)
+	}
 }
 
-// ChangeMetaV1 calls DataStore_SSB4.ChangeMetaV1.
-func (c DataStoreSSB4Client) ChangeMetaV1(ctx context.Context, param datastore.DataStoreChangeMetaParamV1) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetaV1(ctx, param)
+// DataStoreSSB4Client calls DataStore_SSB4 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewDataStoreSSB4Client sets it): the methods DataStore_SSB4 declares
+// here, the ones it inherits through the embedded DataStoreClient.
+type DataStoreSSB4Client struct {
+	datastore.DataStoreClient
+	// GetObjectInfos hides DataStore's method 45: DataStore_SSB4 replaces it
+	// with PostProfile.
+	GetObjectInfos struct{}
+	// SearchObjectLight hides DataStore's method 46: DataStore_SSB4 replaces it
+	// with GetProfiles.
+	SearchObjectLight struct{}
 }
 
-// ChangeMetasV1 calls DataStore_SSB4.ChangeMetasV1.
-func (c DataStoreSSB4Client) ChangeMetasV1(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParamV1, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetasV1(ctx, dataIDs, param, transactional)
-}
-
-// GetMeta returns one object's metadata.
-func (c DataStoreSSB4Client) GetMeta(ctx context.Context, param datastore.DataStoreGetMetaParam) (info datastore.DataStoreMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMeta(ctx, param)
-}
-
-// GetMetas returns the metadata of several objects, with a result per object.
-func (c DataStoreSSB4Client) GetMetas(ctx context.Context, dataIDs []uint64, param datastore.DataStoreGetMetaParam) (info []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetas(ctx, dataIDs, param)
-}
-
-// PrepareUpdateObject calls DataStore_SSB4.PrepareUpdateObject.
-func (c DataStoreSSB4Client) PrepareUpdateObject(ctx context.Context, param datastore.DataStorePrepareUpdateParam) (info datastore.DataStoreReqUpdateInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareUpdateObject(ctx, param)
-}
-
-// CompleteUpdateObject calls DataStore_SSB4.CompleteUpdateObject.
-func (c DataStoreSSB4Client) CompleteUpdateObject(ctx context.Context, param datastore.DataStoreCompleteUpdateParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompleteUpdateObject(ctx, param)
-}
-
-// SearchObject lists the objects the parameter selects that the caller may read.
-func (c DataStoreSSB4Client) SearchObject(ctx context.Context, param datastore.DataStoreSearchParam) (result datastore.DataStoreSearchResult, err error) {
-	return datastore.DataStoreClient{C: c.C}.SearchObject(ctx, param)
-}
-
-// GetNotificationUrl calls DataStore_SSB4.GetNotificationUrl.
-func (c DataStoreSSB4Client) GetNotificationUrl(ctx context.Context, param datastore.DataStoreGetNotificationUrlParam) (info datastore.DataStoreReqGetNotificationUrlInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNotificationUrl(ctx, param)
-}
-
-// GetNewArrivedNotificationsV1 calls DataStore_SSB4.GetNewArrivedNotificationsV1.
-func (c DataStoreSSB4Client) GetNewArrivedNotificationsV1(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotificationV1, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotificationsV1(ctx, param)
-}
-
-// RateObject adds a rating to an object's rating slot and returns the slot's
-// rating when fetch_ratings is set.
-func (c DataStoreSSB4Client) RateObject(ctx context.Context, target datastore.DataStoreRatingTarget, param datastore.DataStoreRateObjectParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObject(ctx, target, param, fetchRatings)
-}
-
-// GetRating calls DataStore_SSB4.GetRating.
-func (c DataStoreSSB4Client) GetRating(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRating(ctx, target, accessPassword)
-}
-
-// GetRatings calls DataStore_SSB4.GetRatings.
-func (c DataStoreSSB4Client) GetRatings(ctx context.Context, dataIDs []uint64, accessPassword uint64) (ratings [][]datastore.DataStoreRatingInfoWithSlot, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatings(ctx, dataIDs, accessPassword)
-}
-
-// ResetRating calls DataStore_SSB4.ResetRating.
-func (c DataStoreSSB4Client) ResetRating(ctx context.Context, target datastore.DataStoreRatingTarget, updatePassword uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRating(ctx, target, updatePassword)
-}
-
-// ResetRatings calls DataStore_SSB4.ResetRatings.
-func (c DataStoreSSB4Client) ResetRatings(ctx context.Context, dataIDs []uint64, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ResetRatings(ctx, dataIDs, transactional)
-}
-
-// GetSpecificMetaV1 calls DataStore_SSB4.GetSpecificMetaV1.
-func (c DataStoreSSB4Client) GetSpecificMetaV1(ctx context.Context, param datastore.DataStoreGetSpecificMetaParamV1) (infos []datastore.DataStoreSpecificMetaInfoV1, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMetaV1(ctx, param)
-}
-
-// PostMetaBinary creates an object that has only metadata (no body to upload).
-func (c DataStoreSSB4Client) PostMetaBinary(ctx context.Context, param datastore.DataStorePreparePostParam) (dataID uint64, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinary(ctx, param)
-}
-
-// TouchObject calls DataStore_SSB4.TouchObject.
-func (c DataStoreSSB4Client) TouchObject(ctx context.Context, param datastore.DataStoreTouchObjectParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.TouchObject(ctx, param)
-}
-
-// GetRatingWithLog calls DataStore_SSB4.GetRatingWithLog.
-func (c DataStoreSSB4Client) GetRatingWithLog(ctx context.Context, target datastore.DataStoreRatingTarget, accessPassword uint64) (rating datastore.DataStoreRatingInfo, log datastore.DataStoreRatingLog, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetRatingWithLog(ctx, target, accessPassword)
-}
-
-// PreparePostObject starts an upload: the server assigns a data id and returns the
-// HTTP form to POST the body with; CompletePostObject ends it.
-func (c DataStoreSSB4Client) PreparePostObject(ctx context.Context, param datastore.DataStorePreparePostParam) (info datastore.DataStoreReqPostInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PreparePostObject(ctx, param)
-}
-
-// PrepareGetObject returns the HTTP location of an object's body.
-func (c DataStoreSSB4Client) PrepareGetObject(ctx context.Context, param datastore.DataStorePrepareGetParam) (info datastore.DataStoreReqGetInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObject(ctx, param)
-}
-
-// CompletePostObject ends an upload PreparePostObject started: success says whether
-// the body arrived, and the object becomes visible (or is dropped).
-func (c DataStoreSSB4Client) CompletePostObject(ctx context.Context, param datastore.DataStoreCompletePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObject(ctx, param)
-}
-
-// GetNewArrivedNotifications calls DataStore_SSB4.GetNewArrivedNotifications.
-func (c DataStoreSSB4Client) GetNewArrivedNotifications(ctx context.Context, param datastore.DataStoreGetNewArrivedNotificationsParam) (result []datastore.DataStoreNotification, hasNext bool, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetNewArrivedNotifications(ctx, param)
-}
-
-// GetSpecificMeta calls DataStore_SSB4.GetSpecificMeta.
-func (c DataStoreSSB4Client) GetSpecificMeta(ctx context.Context, param datastore.DataStoreGetSpecificMetaParam) (infos []datastore.DataStoreSpecificMetaInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetSpecificMeta(ctx, param)
-}
-
-// GetPersistenceInfo calls DataStore_SSB4.GetPersistenceInfo.
-func (c DataStoreSSB4Client) GetPersistenceInfo(ctx context.Context, ownerID types.PID, slotID uint16) (info datastore.DataStorePersistenceInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfo(ctx, ownerID, slotID)
-}
-
-// GetPersistenceInfos calls DataStore_SSB4.GetPersistenceInfos.
-func (c DataStoreSSB4Client) GetPersistenceInfos(ctx context.Context, ownerID types.PID, slotIDs []uint16) (infos []datastore.DataStorePersistenceInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPersistenceInfos(ctx, ownerID, slotIDs)
-}
-
-// PerpetuateObject puts an object into one of the caller's persistence slots.
-func (c DataStoreSSB4Client) PerpetuateObject(ctx context.Context, persistenceSlotID uint16, dataID uint64, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PerpetuateObject(ctx, persistenceSlotID, dataID, deleteLastObject)
-}
-
-// UnperpetuateObject empties one of the caller's persistence slots.
-func (c DataStoreSSB4Client) UnperpetuateObject(ctx context.Context, persistenceSlotID uint16, deleteLastObject bool) (err error) {
-	return datastore.DataStoreClient{C: c.C}.UnperpetuateObject(ctx, persistenceSlotID, deleteLastObject)
-}
-
-// PrepareGetObjectOrMetaBinary calls DataStore_SSB4.PrepareGetObjectOrMetaBinary.
-func (c DataStoreSSB4Client) PrepareGetObjectOrMetaBinary(ctx context.Context, param datastore.DataStorePrepareGetParam) (getInfo datastore.DataStoreReqGetInfo, additionalMeta datastore.DataStoreReqGetAdditionalMeta, err error) {
-	return datastore.DataStoreClient{C: c.C}.PrepareGetObjectOrMetaBinary(ctx, param)
-}
-
-// GetPasswordInfo calls DataStore_SSB4.GetPasswordInfo.
-func (c DataStoreSSB4Client) GetPasswordInfo(ctx context.Context, dataID uint64) (info datastore.DataStorePasswordInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfo(ctx, dataID)
-}
-
-// GetPasswordInfos calls DataStore_SSB4.GetPasswordInfos.
-func (c DataStoreSSB4Client) GetPasswordInfos(ctx context.Context, dataIDs []uint64) (infos []datastore.DataStorePasswordInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetPasswordInfos(ctx, dataIDs)
-}
-
-// GetMetasMultipleParam calls DataStore_SSB4.GetMetasMultipleParam.
-func (c DataStoreSSB4Client) GetMetasMultipleParam(ctx context.Context, paramsArg []datastore.DataStoreGetMetaParam) (infos []datastore.DataStoreMetaInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.GetMetasMultipleParam(ctx, paramsArg)
-}
-
-// CompletePostObjects calls DataStore_SSB4.CompletePostObjects.
-func (c DataStoreSSB4Client) CompletePostObjects(ctx context.Context, dataIDs []uint64) (err error) {
-	return datastore.DataStoreClient{C: c.C}.CompletePostObjects(ctx, dataIDs)
-}
-
-// ChangeMeta changes an object's metadata.
-func (c DataStoreSSB4Client) ChangeMeta(ctx context.Context, param datastore.DataStoreChangeMetaParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMeta(ctx, param)
-}
-
-// ChangeMetas calls DataStore_SSB4.ChangeMetas.
-func (c DataStoreSSB4Client) ChangeMetas(ctx context.Context, dataIDs []uint64, param []datastore.DataStoreChangeMetaParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.ChangeMetas(ctx, dataIDs, param, transactional)
-}
-
-// RateObjects calls DataStore_SSB4.RateObjects.
-func (c DataStoreSSB4Client) RateObjects(ctx context.Context, targets []datastore.DataStoreRatingTarget, param []datastore.DataStoreRateObjectParam, transactional bool, fetchRatings bool) (infos []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjects(ctx, targets, param, transactional, fetchRatings)
-}
-
-// PostMetaBinaryWithDataId calls DataStore_SSB4.PostMetaBinaryWithDataId.
-func (c DataStoreSSB4Client) PostMetaBinaryWithDataId(ctx context.Context, dataID uint64, param datastore.DataStorePreparePostParam) (err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinaryWithDataId(ctx, dataID, param)
-}
-
-// PostMetaBinariesWithDataId calls DataStore_SSB4.PostMetaBinariesWithDataId.
-func (c DataStoreSSB4Client) PostMetaBinariesWithDataId(ctx context.Context, dataIDs []uint64, param []datastore.DataStorePreparePostParam, transactional bool) (results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.PostMetaBinariesWithDataId(ctx, dataIDs, param, transactional)
-}
-
-// RateObjectWithPosting calls DataStore_SSB4.RateObjectWithPosting.
-func (c DataStoreSSB4Client) RateObjectWithPosting(ctx context.Context, target datastore.DataStoreRatingTarget, rateParam datastore.DataStoreRateObjectParam, postParam datastore.DataStorePreparePostParam, fetchRatings bool) (info datastore.DataStoreRatingInfo, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectWithPosting(ctx, target, rateParam, postParam, fetchRatings)
-}
-
-// RateObjectsWithPosting calls DataStore_SSB4.RateObjectsWithPosting.
-func (c DataStoreSSB4Client) RateObjectsWithPosting(ctx context.Context, targets []datastore.DataStoreRatingTarget, rateParam []datastore.DataStoreRateObjectParam, postParam []datastore.DataStorePreparePostParam, transactional bool, fetchRatings bool) (ratings []datastore.DataStoreRatingInfo, results []types.Result, err error) {
-	return datastore.DataStoreClient{C: c.C}.RateObjectsWithPosting(ctx, targets, rateParam, postParam, transactional, fetchRatings)
+// NewDataStoreSSB4Client returns a DataStoreSSB4Client calling through c.
+func NewDataStoreSSB4Client(c rmc.Caller) DataStoreSSB4Client {
+	return DataStoreSSB4Client{DataStoreClient: datastore.NewDataStoreClient(c)}
 }
 
 // PostProfile stores the caller's profile.

@@ -509,6 +509,9 @@ func ServeDebugGetApiCallSummary(h interface {
 // DebugClient calls Debug methods through C (an *rmc.Client, a logged-in session's RMC).
 type DebugClient struct{ C rmc.Caller }
 
+// NewDebugClient returns a DebugClient calling through c.
+func NewDebugClient(c rmc.Caller) DebugClient { return DebugClient{C: c} }
+
 // EnableApiRecorder calls Debug.EnableApiRecorder.
 func (c DebugClient) EnableApiRecorder(ctx context.Context) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())

@@ -3,8 +3,10 @@
 package debug
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -26,3 +28,15 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: DebugProtocolID, MethodName: DebugMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7},
+			NewClient: func(c rmc.Caller) any { return NewDebugClient(c) },
+			Server:    NewDebugServer(UnimplementedDebug{}),
+		},
+	})
+}

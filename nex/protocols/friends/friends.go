@@ -2959,6 +2959,9 @@ func ServeFriendsV1SendInvitation(h interface {
 // FriendsV1Client calls Friends_V1 methods through C (an *rmc.Client, a logged-in session's RMC).
 type FriendsV1Client struct{ C rmc.Caller }
 
+// NewFriendsV1Client returns a FriendsV1Client calling through c.
+func NewFriendsV1Client(c rmc.Caller) FriendsV1Client { return FriendsV1Client{C: c} }
+
 // UpdateProfile calls Friends_V1.UpdateProfile.
 func (c FriendsV1Client) UpdateProfile(ctx context.Context, profileData MyProfile) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())
@@ -4900,6 +4903,9 @@ func ServeFriendsV2GetRequestBlockSettings(h interface {
 
 // FriendsV2Client calls Friends_V2 methods through C (an *rmc.Client, a logged-in session's RMC).
 type FriendsV2Client struct{ C rmc.Caller }
+
+// NewFriendsV2Client returns a FriendsV2Client calling through c.
+func NewFriendsV2Client(c rmc.Caller) FriendsV2Client { return FriendsV2Client{C: c} }
 
 // UpdateAndGetAllInformation is the Wii U's login call: it sends the console's
 // account, presence and birthday and returns the friend list, requests, block list

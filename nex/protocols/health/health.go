@@ -319,6 +319,9 @@ func ServeHealthFixSanityErrors(h interface {
 // HealthClient calls Health methods through C (an *rmc.Client, a logged-in session's RMC).
 type HealthClient struct{ C rmc.Caller }
 
+// NewHealthClient returns a HealthClient calling through c.
+func NewHealthClient(c rmc.Caller) HealthClient { return HealthClient{C: c} }
+
 // PingDaemon answers true while the server runs.
 func (c HealthClient) PingDaemon(ctx context.Context) (result bool, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

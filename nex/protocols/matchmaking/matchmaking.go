@@ -20,12 +20,12 @@ package matchmaking
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/protocols/notification"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // MatchmakeSystem is a MatchmakeSession's matchmake_system: who can find it.
@@ -44,6 +44,26 @@ func (v MatchmakeSystem) String() string {
 		return "Global"
 	case MatchmakeSystemFriends:
 		return "Friends"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
+// GatheringFlags are the bits of Gathering.flags the nintendo-wiki ("Match Making
+// Types", "Flags") explains: with MigrateOwner the server chooses a new owner when
+// the owner leaves, without it the gathering is deleted. Many games also set 0x200,
+// whose meaning is not known.
+type GatheringFlags uint32
+
+// Values of GatheringFlags.
+const (
+	GatheringFlagsMigrateOwner GatheringFlags = 16
+)
+
+// String returns the value's name, or its number.
+func (v GatheringFlags) String() string {
+	switch v {
+	case GatheringFlagsMigrateOwner:
+		return "MigrateOwner"
 	}
 	return strconv.FormatUint(uint64(v), 10)
 }
@@ -4431,6 +4451,9 @@ func ServeMatchMakingMigrateGatheringOwnership(h interface {
 // MatchMakingClient calls MatchMaking methods through C (an *rmc.Client, a logged-in session's RMC).
 type MatchMakingClient struct{ C rmc.Caller }
 
+// NewMatchMakingClient returns a MatchMakingClient calling through c.
+func NewMatchMakingClient(c rmc.Caller) MatchMakingClient { return MatchMakingClient{C: c} }
+
 // RegisterGathering creates a gathering owned by the caller and returns its id.
 func (c MatchMakingClient) RegisterGathering(ctx context.Context, gathering types.AnyData) (gid uint32, err error) {
 	w := types.NewWriter(nil, c.C.Settings())
@@ -5944,6 +5967,9 @@ func ServeMatchMakingExtDeleteFromDeletions(h interface {
 
 // MatchMakingExtClient calls MatchMaking_Ext methods through C (an *rmc.Client, a logged-in session's RMC).
 type MatchMakingExtClient struct{ C rmc.Caller }
+
+// NewMatchMakingExtClient returns a MatchMakingExtClient calling through c.
+func NewMatchMakingExtClient(c rmc.Caller) MatchMakingExtClient { return MatchMakingExtClient{C: c} }
 
 // EndParticipation calls MatchMaking_Ext.EndParticipation.
 func (c MatchMakingExtClient) EndParticipation(ctx context.Context, gid uint32, message string) (result bool, err error) {
@@ -9780,6 +9806,11 @@ func ServeMatchmakeExtensionFindCommunityByOwner(h interface {
 // MatchmakeExtensionClient calls MatchmakeExtension methods through C (an *rmc.Client, a logged-in session's RMC).
 type MatchmakeExtensionClient struct{ C rmc.Caller }
 
+// NewMatchmakeExtensionClient returns a MatchmakeExtensionClient calling through c.
+func NewMatchmakeExtensionClient(c rmc.Caller) MatchmakeExtensionClient {
+	return MatchmakeExtensionClient{C: c}
+}
+
 // CloseParticipation calls MatchmakeExtension.CloseParticipation.
 func (c MatchmakeExtensionClient) CloseParticipation(ctx context.Context, gid uint32) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())
@@ -11880,6 +11911,11 @@ func ServeMatchmakeRefereeResetStats(h interface {
 
 // MatchmakeRefereeClient calls MatchmakeReferee methods through C (an *rmc.Client, a logged-in session's RMC).
 type MatchmakeRefereeClient struct{ C rmc.Caller }
+
+// NewMatchmakeRefereeClient returns a MatchmakeRefereeClient calling through c.
+func NewMatchmakeRefereeClient(c rmc.Caller) MatchmakeRefereeClient {
+	return MatchmakeRefereeClient{C: c}
+}
 
 // StartRound calls MatchmakeReferee.StartRound.
 func (c MatchmakeRefereeClient) StartRound(ctx context.Context, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error) {

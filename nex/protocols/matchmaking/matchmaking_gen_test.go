@@ -3,8 +3,10 @@
 package matchmaking
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -273,3 +275,30 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: MatchMakingProtocolID, MethodName: MatchMakingMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44},
+			NewClient: func(c rmc.Caller) any { return NewMatchMakingClient(c) },
+			Server:    NewMatchMakingServer(UnimplementedMatchMaking{}),
+		},
+		{
+			ID: MatchMakingExtProtocolID, MethodName: MatchMakingExtMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6},
+			NewClient: func(c rmc.Caller) any { return NewMatchMakingExtClient(c) },
+			Server:    NewMatchMakingExtServer(UnimplementedMatchMakingExt{}),
+		},
+		{
+			ID: MatchmakeExtensionProtocolID, MethodName: MatchmakeExtensionMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54},
+			NewClient: func(c rmc.Caller) any { return NewMatchmakeExtensionClient(c) },
+			Server:    NewMatchmakeExtensionServer(UnimplementedMatchmakeExtension{}),
+		},
+		{
+			ID: MatchmakeRefereeProtocolID, MethodName: MatchmakeRefereeMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13},
+			NewClient: func(c rmc.Caller) any { return NewMatchmakeRefereeClient(c) },
+			Server:    NewMatchmakeRefereeServer(UnimplementedMatchmakeReferee{}),
+		},
+	})
+}

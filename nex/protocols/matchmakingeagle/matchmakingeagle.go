@@ -682,7 +682,19 @@ func (x *MatchmakeRefereeEagleResetStatsResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeRefereeEagle to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeRefereeEagleOwnHandler (the methods MatchmakeReferee_Eagle declares)
+// with the methods it inherits from MatchmakeReferee.
 type MatchmakeRefereeEagleHandler interface {
+	MatchmakeRefereeEagleOwnHandler
+}
+
+// MatchmakeRefereeEagleOwnHandler answers the methods MatchmakeReferee_Eagle declares: those it adds to MatchmakeReferee and
+// those it replaces (an id of MatchmakeReferee's with another method). A game's package
+// implements it beside MatchmakeReferee's service, which answers the inherited methods
+// (NewMatchmakeRefereeEagleOwnServer, ServeMatchmakeRefereeEagleOwn); embed UnimplementedMatchmakeRefereeEagle for the methods it
+// does not answer.
+type MatchmakeRefereeEagleOwnHandler interface {
 	StartRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error)
 	GetStartRoundParam(ctx context.Context, c *rmc.Call, roundID uint64) (param MatchmakeRefereeStartRoundParam, err error)
 	EndRound(ctx context.Context, c *rmc.Call, param MatchmakeRefereeEndRoundParam) (err error)
@@ -836,39 +848,10 @@ func (a matchmakeRefereeEagleServer) ServeRMC(ctx context.Context, c *rmc.Call, 
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeRefereeEagle(h MatchmakeRefereeEagleHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeRefereeEagleOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
-	case 1:
-		return ServeMatchmakeRefereeEagleStartRound(h, ctx, c, out)
-	case 2:
-		return ServeMatchmakeRefereeEagleGetStartRoundParam(h, ctx, c, out)
-	case 3:
-		return ServeMatchmakeRefereeEagleEndRound(h, ctx, c, out)
-	case 4:
-		return ServeMatchmakeRefereeEagleEndRoundWithPartialReport(h, ctx, c, out)
-	case 5:
-		return ServeMatchmakeRefereeEagleEndRoundWithoutReport(h, ctx, c, out)
-	case 6:
-		return ServeMatchmakeRefereeEagleGetRoundParticipants(h, ctx, c, out)
-	case 7:
-		return ServeMatchmakeRefereeEagleGetNotSummarizedRound(h, ctx, c, out)
-	case 8:
-		return ServeMatchmakeRefereeEagleGetRound(h, ctx, c, out)
-	case 9:
-		return ServeMatchmakeRefereeEagleGetStatsPrimary(h, ctx, c, out)
-	case 10:
-		return ServeMatchmakeRefereeEagleGetStatsPrimaries(h, ctx, c, out)
-	case 11:
-		return ServeMatchmakeRefereeEagleGetStatsAll(h, ctx, c, out)
-	case 12:
-		return ServeMatchmakeRefereeEagleCreateStats(h, ctx, c, out)
-	case 13:
-		return ServeMatchmakeRefereeEagleGetOrCreateStats(h, ctx, c, out)
-	case 14:
-		return ServeMatchmakeRefereeEagleResetStats(h, ctx, c, out)
-	case 15:
-		return ServeMatchmakeRefereeEagleGetEventPoint(h, ctx, c, out)
-	case 16:
-		return ServeMatchmakeRefereeEagleResetEventPoint(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1163,8 +1146,99 @@ func ServeMatchmakeRefereeEagleResetEventPoint(h interface {
 	return h.ResetEventPoint(ctx, c, out)
 }
 
-// MatchmakeRefereeEagleClient calls MatchmakeReferee_Eagle methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeRefereeEagleClient struct{ C rmc.Caller }
+// ServeMatchmakeRefereeEagleOwn answers a call of a method MatchmakeReferee_Eagle declares with h as ServeMatchmakeRefereeEagle
+// does, and reports handled. A call of any other method (one MatchmakeReferee_Eagle inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeRefereeEagleOwn(h MatchmakeRefereeEagleOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 1:
+		out, err = ServeMatchmakeRefereeEagleStartRound(h, ctx, c, out)
+	case 2:
+		out, err = ServeMatchmakeRefereeEagleGetStartRoundParam(h, ctx, c, out)
+	case 3:
+		out, err = ServeMatchmakeRefereeEagleEndRound(h, ctx, c, out)
+	case 4:
+		out, err = ServeMatchmakeRefereeEagleEndRoundWithPartialReport(h, ctx, c, out)
+	case 5:
+		out, err = ServeMatchmakeRefereeEagleEndRoundWithoutReport(h, ctx, c, out)
+	case 6:
+		out, err = ServeMatchmakeRefereeEagleGetRoundParticipants(h, ctx, c, out)
+	case 7:
+		out, err = ServeMatchmakeRefereeEagleGetNotSummarizedRound(h, ctx, c, out)
+	case 8:
+		out, err = ServeMatchmakeRefereeEagleGetRound(h, ctx, c, out)
+	case 9:
+		out, err = ServeMatchmakeRefereeEagleGetStatsPrimary(h, ctx, c, out)
+	case 10:
+		out, err = ServeMatchmakeRefereeEagleGetStatsPrimaries(h, ctx, c, out)
+	case 11:
+		out, err = ServeMatchmakeRefereeEagleGetStatsAll(h, ctx, c, out)
+	case 12:
+		out, err = ServeMatchmakeRefereeEagleCreateStats(h, ctx, c, out)
+	case 13:
+		out, err = ServeMatchmakeRefereeEagleGetOrCreateStats(h, ctx, c, out)
+	case 14:
+		out, err = ServeMatchmakeRefereeEagleResetStats(h, ctx, c, out)
+	case 15:
+		out, err = ServeMatchmakeRefereeEagleGetEventPoint(h, ctx, c, out)
+	case 16:
+		out, err = ServeMatchmakeRefereeEagleResetEventPoint(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
+}
+
+// matchmakeRefereeEagleOwnServer adapts the handler of MatchmakeReferee_Eagle's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeRefereeEagleOwnServer struct {
+	h      MatchmakeRefereeEagleOwnHandler
+	parent rmc.Handler
+}
+
+// NewMatchmakeRefereeEagleOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeReferee_Eagle declares, parent (MatchmakeReferee's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeRefereeEagleOwnServer(h MatchmakeRefereeEagleOwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeRefereeEagleOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeMatchmakeRefereeEagleOwn, else with the parent.
+func (a matchmakeRefereeEagleOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeRefereeEagleOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterMatchmakeRefereeEagleOwn registers h on mux for each method MatchmakeReferee_Eagle declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeReferee's service,
+// mux.HandleProtocol) answers only the methods MatchmakeReferee_Eagle inherits. h is a
+// NewMatchmakeRefereeEagleOwnServer, or a service whose ServeRMC calls ServeMatchmakeRefereeEagleOwn.
+func RegisterMatchmakeRefereeEagleOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16} {
+		mux.Handle(MatchmakeRefereeEagleProtocolID, id, h)
+	}
+}
+
+// MatchmakeRefereeEagleClient calls MatchmakeReferee_Eagle methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeRefereeEagleClient sets it): the methods MatchmakeReferee_Eagle declares
+// here, the ones it inherits through the embedded MatchmakeRefereeClient.
+type MatchmakeRefereeEagleClient struct {
+	matchmaking.MatchmakeRefereeClient
+}
+
+// NewMatchmakeRefereeEagleClient returns a MatchmakeRefereeEagleClient calling through c.
+func NewMatchmakeRefereeEagleClient(c rmc.Caller) MatchmakeRefereeEagleClient {
+	return MatchmakeRefereeEagleClient{MatchmakeRefereeClient: matchmaking.NewMatchmakeRefereeClient(c)}
+}
 
 // StartRound calls MatchmakeReferee_Eagle.StartRound.
 func (c MatchmakeRefereeEagleClient) StartRound(ctx context.Context, param MatchmakeRefereeStartRoundParam) (roundID uint64, err error) {

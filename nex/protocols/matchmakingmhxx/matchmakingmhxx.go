@@ -468,7 +468,11 @@ func (x *MatchmakeExtensionMHXXFindCommunityByOwnerResponse) Read(r *types.Reade
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMHXX to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMHXXOwnHandler (the methods MatchmakeExtension_MHXX declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMHXXHandler interface {
+	MatchmakeExtensionMHXXOwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -540,6 +544,14 @@ type MatchmakeExtensionMHXXHandler interface {
 	FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error)
 	BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
+}
+
+// MatchmakeExtensionMHXXOwnHandler answers the methods MatchmakeExtension_MHXX declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMHXXOwnServer, ServeMatchmakeExtensionMHXXOwn); embed UnimplementedMatchmakeExtensionMHXX for the methods it
+// does not answer.
+type MatchmakeExtensionMHXXOwnHandler interface {
 	UpdateFriendUserProfile(ctx context.Context, c *rmc.Call, param FriendUserParam) (err error)
 	GetFriendUserProfiles(ctx context.Context, c *rmc.Call, pids []uint64) (infos []FriendUserInfo, err error)
 	GetFriends(ctx context.Context, c *rmc.Call) (infos []FriendUserInfo, err error)
@@ -622,6 +634,9 @@ func (a matchmakeExtensionMHXXServer) ServeRMC(ctx context.Context, c *rmc.Call,
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeExtensionMHXX(h MatchmakeExtensionMHXXHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeExtensionMHXXOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
@@ -729,18 +744,6 @@ func ServeMatchmakeExtensionMHXX(h MatchmakeExtensionMHXXHandler, ctx context.Co
 		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h, ctx, c, out)
 	case 53:
 		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(h, ctx, c, out)
-	case 54:
-		return ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(h, ctx, c, out)
-	case 55:
-		return ServeMatchmakeExtensionMHXXGetFriendUserProfiles(h, ctx, c, out)
-	case 56:
-		return ServeMatchmakeExtensionMHXXGetFriends(h, ctx, c, out)
-	case 57:
-		return ServeMatchmakeExtensionMHXXAddFriends(h, ctx, c, out)
-	case 58:
-		return ServeMatchmakeExtensionMHXXRemoveFriend(h, ctx, c, out)
-	case 59:
-		return ServeMatchmakeExtensionMHXXFindCommunityByOwner(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -857,279 +860,78 @@ func ServeMatchmakeExtensionMHXXFindCommunityByOwner(h interface {
 	return w.Bytes()
 }
 
-// MatchmakeExtensionMHXXClient calls MatchmakeExtension_MHXX methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeExtensionMHXXClient struct{ C rmc.Caller }
-
-// CloseParticipation calls MatchmakeExtension_MHXX.CloseParticipation.
-func (c MatchmakeExtensionMHXXClient) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
+// ServeMatchmakeExtensionMHXXOwn answers a call of a method MatchmakeExtension_MHXX declares with h as ServeMatchmakeExtensionMHXX
+// does, and reports handled. A call of any other method (one MatchmakeExtension_MHXX inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeExtensionMHXXOwn(h MatchmakeExtensionMHXXOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 54:
+		out, err = ServeMatchmakeExtensionMHXXUpdateFriendUserProfile(h, ctx, c, out)
+	case 55:
+		out, err = ServeMatchmakeExtensionMHXXGetFriendUserProfiles(h, ctx, c, out)
+	case 56:
+		out, err = ServeMatchmakeExtensionMHXXGetFriends(h, ctx, c, out)
+	case 57:
+		out, err = ServeMatchmakeExtensionMHXXAddFriends(h, ctx, c, out)
+	case 58:
+		out, err = ServeMatchmakeExtensionMHXXRemoveFriend(h, ctx, c, out)
+	case 59:
+		out, err = ServeMatchmakeExtensionMHXXFindCommunityByOwner(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// OpenParticipation calls MatchmakeExtension_MHXX.OpenParticipation.
-func (c MatchmakeExtensionMHXXClient) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
+// matchmakeExtensionMHXXOwnServer adapts the handler of MatchmakeExtension_MHXX's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeExtensionMHXXOwnServer struct {
+	h      MatchmakeExtensionMHXXOwnHandler
+	parent rmc.Handler
 }
 
-// AutoMatchmake_Postpone joins a session like the given one, or creates it when
-// there is none, and returns the session joined.
-func (c MatchmakeExtensionMHXXClient) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
+// NewMatchmakeExtensionMHXXOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeExtension_MHXX declares, parent (MatchmakeExtension's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeExtensionMHXXOwnServer(h MatchmakeExtensionMHXXOwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeExtensionMHXXOwnServer{h, parent}
 }
 
-// BrowseMatchmakeSession lists the sessions the criteria select.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
+// ServeRMC answers a call with ServeMatchmakeExtensionMHXXOwn, else with the parent.
+func (a matchmakeExtensionMHXXOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeExtensionMHXXOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrls.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
+// RegisterMatchmakeExtensionMHXXOwn registers h on mux for each method MatchmakeExtension_MHXX declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeExtension's service,
+// mux.HandleProtocol) answers only the methods MatchmakeExtension_MHXX inherits. h is a
+// NewMatchmakeExtensionMHXXOwnServer, or a service whose ServeRMC calls ServeMatchmakeExtensionMHXXOwn.
+func RegisterMatchmakeExtensionMHXXOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{54, 55, 56, 57, 58, 59} {
+		mux.Handle(MatchmakeExtensionMHXXProtocolID, id, h)
+	}
 }
 
-// CreateMatchmakeSession creates a session owned by the caller and returns its id
-// and session key.
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMHXXClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
+// MatchmakeExtensionMHXXClient calls MatchmakeExtension_MHXX methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeExtensionMHXXClient sets it): the methods MatchmakeExtension_MHXX declares
+// here, the ones it inherits through the embedded MatchmakeExtensionClient.
+type MatchmakeExtensionMHXXClient struct {
+	matchmaking.MatchmakeExtensionClient
 }
 
-// JoinMatchmakeSession joins the caller to a session and returns its session key.
-func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
-}
-
-// ModifyCurrentGameAttribute calls MatchmakeExtension_MHXX.ModifyCurrentGameAttribute.
-func (c MatchmakeExtensionMHXXClient) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
-}
-
-// UpdateNotificationData calls MatchmakeExtension_MHXX.UpdateNotificationData.
-func (c MatchmakeExtensionMHXXClient) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
-}
-
-// GetFriendNotificationData calls MatchmakeExtension_MHXX.GetFriendNotificationData.
-func (c MatchmakeExtensionMHXXClient) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
-}
-
-// UpdateApplicationBuffer calls MatchmakeExtension_MHXX.UpdateApplicationBuffer.
-func (c MatchmakeExtensionMHXXClient) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
-}
-
-// UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MHXX.UpdateMatchmakeSessionAttribute.
-func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
-}
-
-// GetlstFriendNotificationData (the wiki's spelling; NintendoClients
-// get_friend_notification_data_list) returns the friends' notifications of the given
-// types.
-func (c MatchmakeExtensionMHXXClient) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
-}
-
-// UpdateMatchmakeSession calls MatchmakeExtension_MHXX.UpdateMatchmakeSession.
-func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
-}
-
-// AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
-// criteria finds, or creates the given one.
-func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
-}
-
-// GetPlayingSession calls MatchmakeExtension_MHXX.GetPlayingSession.
-func (c MatchmakeExtensionMHXXClient) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
-}
-
-// CreateCommunity calls MatchmakeExtension_MHXX.CreateCommunity.
-func (c MatchmakeExtensionMHXXClient) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
-}
-
-// UpdateCommunity calls MatchmakeExtension_MHXX.UpdateCommunity.
-func (c MatchmakeExtensionMHXXClient) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
-}
-
-// JoinCommunity calls MatchmakeExtension_MHXX.JoinCommunity.
-func (c MatchmakeExtensionMHXXClient) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
-}
-
-// FindCommunityByGatheringId calls MatchmakeExtension_MHXX.FindCommunityByGatheringId.
-func (c MatchmakeExtensionMHXXClient) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
-}
-
-// FindOfficialCommunity calls MatchmakeExtension_MHXX.FindOfficialCommunity.
-func (c MatchmakeExtensionMHXXClient) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
-}
-
-// FindCommunityByParticipant calls MatchmakeExtension_MHXX.FindCommunityByParticipant.
-func (c MatchmakeExtensionMHXXClient) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
-}
-
-// UpdatePrivacySetting calls MatchmakeExtension_MHXX.UpdatePrivacySetting.
-func (c MatchmakeExtensionMHXXClient) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
-}
-
-// GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
-func (c MatchmakeExtensionMHXXClient) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
-}
-
-// AddToBlackList calls MatchmakeExtension_MHXX.AddToBlackList.
-func (c MatchmakeExtensionMHXXClient) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
-}
-
-// RemoveFromBlackList calls MatchmakeExtension_MHXX.RemoveFromBlackList.
-func (c MatchmakeExtensionMHXXClient) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
-}
-
-// ClearMyBlackList calls MatchmakeExtension_MHXX.ClearMyBlackList.
-func (c MatchmakeExtensionMHXXClient) ClearMyBlackList(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
-}
-
-// ReportViolation calls MatchmakeExtension_MHXX.ReportViolation.
-func (c MatchmakeExtensionMHXXClient) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
-}
-
-// IsViolationUser calls MatchmakeExtension_MHXX.IsViolationUser.
-func (c MatchmakeExtensionMHXXClient) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
-}
-
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
-}
-
-// GetSimplePlayingSession calls MatchmakeExtension_MHXX.GetSimplePlayingSession.
-func (c MatchmakeExtensionMHXXClient) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
-}
-
-// GetSimpleCommunity calls MatchmakeExtension_MHXX.GetSimpleCommunity.
-func (c MatchmakeExtensionMHXXClient) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
-}
-
-// AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MHXX.AutoMatchmakeWithGatheringId_Postpone.
-func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
-}
-
-// UpdateProgressScore calls MatchmakeExtension_MHXX.UpdateProgressScore.
-func (c MatchmakeExtensionMHXXClient) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
-}
-
-// DebugNotifyEvent calls MatchmakeExtension_MHXX.DebugNotifyEvent.
-func (c MatchmakeExtensionMHXXClient) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
-}
-
-// GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_MHXX.GenerateMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionMHXXClient) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_MHXX.ClearMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionMHXXClient) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// CreateMatchmakeSessionWithParam creates a session and returns it.
-func (c MatchmakeExtensionMHXXClient) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
-}
-
-// JoinMatchmakeSessionWithParam joins a session and returns it.
-func (c MatchmakeExtensionMHXXClient) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
-}
-
-// AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
-// given one, and returns it.
-func (c MatchmakeExtensionMHXXClient) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
-}
-
-// FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringIdDetail.
-func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
-}
-
-// BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolder.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolder.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// UpdateMatchmakeSessionPart calls MatchmakeExtension_MHXX.UpdateMatchmakeSessionPart.
-func (c MatchmakeExtensionMHXXClient) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
-}
-
-// RequestMatchmaking calls MatchmakeExtension_MHXX.RequestMatchmaking.
-func (c MatchmakeExtensionMHXXClient) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
-}
-
-// WithdrawMatchmaking calls MatchmakeExtension_MHXX.WithdrawMatchmaking.
-func (c MatchmakeExtensionMHXXClient) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
-}
-
-// WithdrawMatchmakingAll calls MatchmakeExtension_MHXX.WithdrawMatchmakingAll.
-func (c MatchmakeExtensionMHXXClient) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
-}
-
-// FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MHXX.FindMatchmakeSessionByGatheringId.
-func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
-}
-
-// FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MHXX.FindMatchmakeSessionBySingleGatheringId.
-func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
-}
-
-// FindMatchmakeSessionByOwner calls MatchmakeExtension_MHXX.FindMatchmakeSessionByOwner.
-func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
-}
-
-// FindMatchmakeSessionByParticipant calls MatchmakeExtension_MHXX.FindMatchmakeSessionByParticipant.
-func (c MatchmakeExtensionMHXXClient) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionNoHolderNoResultRange.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MHXX.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
-func (c MatchmakeExtensionMHXXClient) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
+// NewMatchmakeExtensionMHXXClient returns a MatchmakeExtensionMHXXClient calling through c.
+func NewMatchmakeExtensionMHXXClient(c rmc.Caller) MatchmakeExtensionMHXXClient {
+	return MatchmakeExtensionMHXXClient{MatchmakeExtensionClient: matchmaking.NewMatchmakeExtensionClient(c)}
 }
 
 // UpdateFriendUserProfile calls MatchmakeExtension_MHXX.UpdateFriendUserProfile.

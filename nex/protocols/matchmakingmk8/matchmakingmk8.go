@@ -577,7 +577,11 @@ func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsResponse) Read(
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMK8 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMK8OwnHandler (the methods MatchmakeExtension_MK8 declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMK8Handler interface {
+	MatchmakeExtensionMK8OwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -627,14 +631,6 @@ type MatchmakeExtensionMK8Handler interface {
 	AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, c *rmc.Call, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error)
 	UpdateProgressScore(ctx context.Context, c *rmc.Call, gid uint32, score uint8) (err error)
 	DebugNotifyEvent(ctx context.Context, c *rmc.Call, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error)
-	// CreateSimpleSearchObject creates a tournament and returns its id.
-	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
-	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
-	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
-	// SearchSimpleSearchObject lists the tournaments the conditions select.
-	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
-	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
-	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
 	BrowseMatchmakeSessionNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
 	UpdateMatchmakeSessionPart(ctx context.Context, c *rmc.Call, param matchmaking.UpdateMatchmakeSessionParam) (err error)
@@ -651,6 +647,22 @@ type MatchmakeExtensionMK8Handler interface {
 	// without its parameters; NintendoClients does not have it.
 	// FindCommunityByOwner's parameters are not described: it gets the raw call.
 	FindCommunityByOwner(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
+}
+
+// MatchmakeExtensionMK8OwnHandler answers the methods MatchmakeExtension_MK8 declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMK8OwnServer, ServeMatchmakeExtensionMK8Own); embed UnimplementedMatchmakeExtensionMK8 for the methods it
+// does not answer.
+type MatchmakeExtensionMK8OwnHandler interface {
+	// CreateSimpleSearchObject creates a tournament and returns its id.
+	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
+	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
+	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
+	// SearchSimpleSearchObject lists the tournaments the conditions select.
+	SearchSimpleSearchObject(ctx context.Context, c *rmc.Call, param SimpleSearchParam) (objects []SimpleSearchObject, err error)
+	JoinMatchmakeSessionWithExtraParticipants(ctx context.Context, c *rmc.Call, gid uint32, joinMessage string, ignoreBlacklist bool, participationCount uint16, extraParticipants uint32) (sessionKey []byte, err error)
+	SearchSimpleSearchObjectByObjectIds(ctx context.Context, c *rmc.Call, ids []uint32) (objects []SimpleSearchObject, err error)
 }
 
 // UnimplementedMatchmakeExtensionMK8 answers every MatchmakeExtension_MK8 method with Core::NotImplemented.
@@ -727,6 +739,9 @@ func (a matchmakeExtensionMK8Server) ServeRMC(ctx context.Context, c *rmc.Call, 
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeExtensionMK8(h MatchmakeExtensionMK8Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeExtensionMK8Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
@@ -798,18 +813,6 @@ func ServeMatchmakeExtensionMK8(h MatchmakeExtensionMK8Handler, ctx context.Cont
 		return matchmaking.ServeMatchmakeExtensionUpdateProgressScore(h, ctx, c, out)
 	case 35:
 		return matchmaking.ServeMatchmakeExtensionDebugNotifyEvent(h, ctx, c, out)
-	case 36:
-		return ServeMatchmakeExtensionMK8CreateSimpleSearchObject(h, ctx, c, out)
-	case 37:
-		return ServeMatchmakeExtensionMK8UpdateSimpleSearchObject(h, ctx, c, out)
-	case 38:
-		return ServeMatchmakeExtensionMK8DeleteSimpleSearchObject(h, ctx, c, out)
-	case 39:
-		return ServeMatchmakeExtensionMK8SearchSimpleSearchObject(h, ctx, c, out)
-	case 40:
-		return ServeMatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipants(h, ctx, c, out)
-	case 41:
-		return ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(h, ctx, c, out)
 	case 42:
 		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolder(h, ctx, c, out)
 	case 43:
@@ -958,188 +961,96 @@ func ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(h interface {
 	return w.Bytes()
 }
 
-// MatchmakeExtensionMK8Client calls MatchmakeExtension_MK8 methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeExtensionMK8Client struct{ C rmc.Caller }
-
-// CloseParticipation calls MatchmakeExtension_MK8.CloseParticipation.
-func (c MatchmakeExtensionMK8Client) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
+// ServeMatchmakeExtensionMK8Own answers a call of a method MatchmakeExtension_MK8 declares with h as ServeMatchmakeExtensionMK8
+// does, and reports handled. A call of any other method (one MatchmakeExtension_MK8 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeExtensionMK8Own(h MatchmakeExtensionMK8OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 36:
+		out, err = ServeMatchmakeExtensionMK8CreateSimpleSearchObject(h, ctx, c, out)
+	case 37:
+		out, err = ServeMatchmakeExtensionMK8UpdateSimpleSearchObject(h, ctx, c, out)
+	case 38:
+		out, err = ServeMatchmakeExtensionMK8DeleteSimpleSearchObject(h, ctx, c, out)
+	case 39:
+		out, err = ServeMatchmakeExtensionMK8SearchSimpleSearchObject(h, ctx, c, out)
+	case 40:
+		out, err = ServeMatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipants(h, ctx, c, out)
+	case 41:
+		out, err = ServeMatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIds(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// OpenParticipation calls MatchmakeExtension_MK8.OpenParticipation.
-func (c MatchmakeExtensionMK8Client) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
+// matchmakeExtensionMK8OwnServer adapts the handler of MatchmakeExtension_MK8's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeExtensionMK8OwnServer struct {
+	h      MatchmakeExtensionMK8OwnHandler
+	parent rmc.Handler
 }
 
-// AutoMatchmake_Postpone joins a session like the given one, or creates it when
-// there is none, and returns the session joined.
-func (c MatchmakeExtensionMK8Client) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
+// NewMatchmakeExtensionMK8OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeExtension_MK8 declares, parent (MatchmakeExtension's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeExtensionMK8OwnServer(h MatchmakeExtensionMK8OwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeExtensionMK8OwnServer{h, parent}
 }
 
-// BrowseMatchmakeSession lists the sessions the criteria select.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
+// ServeRMC answers a call with ServeMatchmakeExtensionMK8Own, else with the parent.
+func (a matchmakeExtensionMK8OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeExtensionMK8Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrls.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
+// RegisterMatchmakeExtensionMK8Own registers h on mux for each method MatchmakeExtension_MK8 declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeExtension's service,
+// mux.HandleProtocol) answers only the methods MatchmakeExtension_MK8 inherits. h is a
+// NewMatchmakeExtensionMK8OwnServer, or a service whose ServeRMC calls ServeMatchmakeExtensionMK8Own.
+func RegisterMatchmakeExtensionMK8Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{36, 37, 38, 39, 40, 41} {
+		mux.Handle(MatchmakeExtensionMK8ProtocolID, id, h)
+	}
 }
 
-// CreateMatchmakeSession creates a session owned by the caller and returns its id
-// and session key.
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMK8Client) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
+// MatchmakeExtensionMK8Client calls MatchmakeExtension_MK8 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeExtensionMK8Client sets it): the methods MatchmakeExtension_MK8 declares
+// here, the ones it inherits through the embedded MatchmakeExtensionClient.
+type MatchmakeExtensionMK8Client struct {
+	matchmaking.MatchmakeExtensionClient
+	// GenerateMatchmakeSessionSystemPassword hides MatchmakeExtension's method 36: MatchmakeExtension_MK8 replaces it
+	// with CreateSimpleSearchObject.
+	GenerateMatchmakeSessionSystemPassword struct{}
+	// ClearMatchmakeSessionSystemPassword hides MatchmakeExtension's method 37: MatchmakeExtension_MK8 replaces it
+	// with UpdateSimpleSearchObject.
+	ClearMatchmakeSessionSystemPassword struct{}
+	// CreateMatchmakeSessionWithParam hides MatchmakeExtension's method 38: MatchmakeExtension_MK8 replaces it
+	// with DeleteSimpleSearchObject.
+	CreateMatchmakeSessionWithParam struct{}
+	// JoinMatchmakeSessionWithParam hides MatchmakeExtension's method 39: MatchmakeExtension_MK8 replaces it
+	// with SearchSimpleSearchObject.
+	JoinMatchmakeSessionWithParam struct{}
+	// AutoMatchmakeWithParamPostpone hides MatchmakeExtension's method 40: MatchmakeExtension_MK8 replaces it
+	// with JoinMatchmakeSessionWithExtraParticipants.
+	AutoMatchmakeWithParamPostpone struct{}
+	// FindMatchmakeSessionByGatheringIdDetail hides MatchmakeExtension's method 41: MatchmakeExtension_MK8 replaces it
+	// with SearchSimpleSearchObjectByObjectIds.
+	FindMatchmakeSessionByGatheringIdDetail struct{}
 }
 
-// JoinMatchmakeSession joins the caller to a session and returns its session key.
-func (c MatchmakeExtensionMK8Client) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
-}
-
-// ModifyCurrentGameAttribute calls MatchmakeExtension_MK8.ModifyCurrentGameAttribute.
-func (c MatchmakeExtensionMK8Client) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
-}
-
-// UpdateNotificationData calls MatchmakeExtension_MK8.UpdateNotificationData.
-func (c MatchmakeExtensionMK8Client) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
-}
-
-// GetFriendNotificationData calls MatchmakeExtension_MK8.GetFriendNotificationData.
-func (c MatchmakeExtensionMK8Client) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
-}
-
-// UpdateApplicationBuffer calls MatchmakeExtension_MK8.UpdateApplicationBuffer.
-func (c MatchmakeExtensionMK8Client) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
-}
-
-// UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MK8.UpdateMatchmakeSessionAttribute.
-func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
-}
-
-// GetlstFriendNotificationData (the wiki's spelling; NintendoClients
-// get_friend_notification_data_list) returns the friends' notifications of the given
-// types.
-func (c MatchmakeExtensionMK8Client) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
-}
-
-// UpdateMatchmakeSession calls MatchmakeExtension_MK8.UpdateMatchmakeSession.
-func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
-}
-
-// AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
-// criteria finds, or creates the given one.
-func (c MatchmakeExtensionMK8Client) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
-}
-
-// GetPlayingSession calls MatchmakeExtension_MK8.GetPlayingSession.
-func (c MatchmakeExtensionMK8Client) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
-}
-
-// CreateCommunity calls MatchmakeExtension_MK8.CreateCommunity.
-func (c MatchmakeExtensionMK8Client) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
-}
-
-// UpdateCommunity calls MatchmakeExtension_MK8.UpdateCommunity.
-func (c MatchmakeExtensionMK8Client) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
-}
-
-// JoinCommunity calls MatchmakeExtension_MK8.JoinCommunity.
-func (c MatchmakeExtensionMK8Client) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
-}
-
-// FindCommunityByGatheringId calls MatchmakeExtension_MK8.FindCommunityByGatheringId.
-func (c MatchmakeExtensionMK8Client) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
-}
-
-// FindOfficialCommunity calls MatchmakeExtension_MK8.FindOfficialCommunity.
-func (c MatchmakeExtensionMK8Client) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
-}
-
-// FindCommunityByParticipant calls MatchmakeExtension_MK8.FindCommunityByParticipant.
-func (c MatchmakeExtensionMK8Client) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
-}
-
-// UpdatePrivacySetting calls MatchmakeExtension_MK8.UpdatePrivacySetting.
-func (c MatchmakeExtensionMK8Client) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
-}
-
-// GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
-func (c MatchmakeExtensionMK8Client) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
-}
-
-// AddToBlackList calls MatchmakeExtension_MK8.AddToBlackList.
-func (c MatchmakeExtensionMK8Client) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
-}
-
-// RemoveFromBlackList calls MatchmakeExtension_MK8.RemoveFromBlackList.
-func (c MatchmakeExtensionMK8Client) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
-}
-
-// ClearMyBlackList calls MatchmakeExtension_MK8.ClearMyBlackList.
-func (c MatchmakeExtensionMK8Client) ClearMyBlackList(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
-}
-
-// ReportViolation calls MatchmakeExtension_MK8.ReportViolation.
-func (c MatchmakeExtensionMK8Client) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
-}
-
-// IsViolationUser calls MatchmakeExtension_MK8.IsViolationUser.
-func (c MatchmakeExtensionMK8Client) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
-}
-
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMK8Client) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
-}
-
-// GetSimplePlayingSession calls MatchmakeExtension_MK8.GetSimplePlayingSession.
-func (c MatchmakeExtensionMK8Client) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
-}
-
-// GetSimpleCommunity calls MatchmakeExtension_MK8.GetSimpleCommunity.
-func (c MatchmakeExtensionMK8Client) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
-}
-
-// AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MK8.AutoMatchmakeWithGatheringId_Postpone.
-func (c MatchmakeExtensionMK8Client) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
-}
-
-// UpdateProgressScore calls MatchmakeExtension_MK8.UpdateProgressScore.
-func (c MatchmakeExtensionMK8Client) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
-}
-
-// DebugNotifyEvent calls MatchmakeExtension_MK8.DebugNotifyEvent.
-func (c MatchmakeExtensionMK8Client) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
+// NewMatchmakeExtensionMK8Client returns a MatchmakeExtensionMK8Client calling through c.
+func NewMatchmakeExtensionMK8Client(c rmc.Caller) MatchmakeExtensionMK8Client {
+	return MatchmakeExtensionMK8Client{MatchmakeExtensionClient: matchmaking.NewMatchmakeExtensionClient(c)}
 }
 
 // CreateSimpleSearchObject creates a tournament and returns its id.
@@ -1278,70 +1189,4 @@ func (c MatchmakeExtensionMK8Client) SearchSimpleSearchObjectByObjectIds(ctx con
 	}
 	objects = resp.Objects
 	return
-}
-
-// BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolder.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolder.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// UpdateMatchmakeSessionPart calls MatchmakeExtension_MK8.UpdateMatchmakeSessionPart.
-func (c MatchmakeExtensionMK8Client) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
-}
-
-// RequestMatchmaking calls MatchmakeExtension_MK8.RequestMatchmaking.
-func (c MatchmakeExtensionMK8Client) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
-}
-
-// WithdrawMatchmaking calls MatchmakeExtension_MK8.WithdrawMatchmaking.
-func (c MatchmakeExtensionMK8Client) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
-}
-
-// WithdrawMatchmakingAll calls MatchmakeExtension_MK8.WithdrawMatchmakingAll.
-func (c MatchmakeExtensionMK8Client) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
-}
-
-// FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MK8.FindMatchmakeSessionByGatheringId.
-func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
-}
-
-// FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MK8.FindMatchmakeSessionBySingleGatheringId.
-func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
-}
-
-// FindMatchmakeSessionByOwner calls MatchmakeExtension_MK8.FindMatchmakeSessionByOwner.
-func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
-}
-
-// FindMatchmakeSessionByParticipant calls MatchmakeExtension_MK8.FindMatchmakeSessionByParticipant.
-func (c MatchmakeExtensionMK8Client) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MK8.BrowseMatchmakeSessionNoHolderNoResultRange.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MK8.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
-func (c MatchmakeExtensionMK8Client) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// FindCommunityByOwner is listed by nintendo-wiki "Matchmake Extension (109)"
-// without its parameters; NintendoClients does not have it.
-func (c MatchmakeExtensionMK8Client) FindCommunityByOwner(ctx context.Context, params []byte) ([]byte, error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByOwner(ctx, params)
 }

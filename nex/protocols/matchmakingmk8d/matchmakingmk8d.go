@@ -15,13 +15,13 @@ package matchmakingmk8d
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/protocols/notification"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // SimpleSearchConditionOperator is SimpleSearchCondition.operator.
@@ -813,7 +813,11 @@ func (x *MatchmakeExtensionMK8DGetFavoriteCompetitionResponse) Read(r *types.Rea
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedMatchmakeExtensionMK8D to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is MatchmakeExtensionMK8DOwnHandler (the methods MatchmakeExtension_MK8D declares)
+// with the methods it inherits from MatchmakeExtension.
 type MatchmakeExtensionMK8DHandler interface {
+	MatchmakeExtensionMK8DOwnHandler
 	CloseParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	OpenParticipation(ctx context.Context, c *rmc.Call, gid uint32) (err error)
 	// AutoMatchmake_Postpone joins a session like the given one, or creates it when
@@ -885,6 +889,14 @@ type MatchmakeExtensionMK8DHandler interface {
 	FindMatchmakeSessionByParticipant(ctx context.Context, c *rmc.Call, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error)
 	BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error)
 	BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, c *rmc.Call, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error)
+}
+
+// MatchmakeExtensionMK8DOwnHandler answers the methods MatchmakeExtension_MK8D declares: those it adds to MatchmakeExtension and
+// those it replaces (an id of MatchmakeExtension's with another method). A game's package
+// implements it beside MatchmakeExtension's service, which answers the inherited methods
+// (NewMatchmakeExtensionMK8DOwnServer, ServeMatchmakeExtensionMK8DOwn); embed UnimplementedMatchmakeExtensionMK8D for the methods it
+// does not answer.
+type MatchmakeExtensionMK8DOwnHandler interface {
 	CreateSimpleSearchObject(ctx context.Context, c *rmc.Call, object SimpleSearchObject) (id uint32, err error)
 	UpdateSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32, object SimpleSearchObject) (err error)
 	DeleteSimpleSearchObject(ctx context.Context, c *rmc.Call, id uint32) (err error)
@@ -1023,6 +1035,9 @@ func (a matchmakeExtensionMK8DServer) ServeRMC(ctx context.Context, c *rmc.Call,
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeMatchmakeExtensionMK8D(h MatchmakeExtensionMK8DHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeMatchmakeExtensionMK8DOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return matchmaking.ServeMatchmakeExtensionCloseParticipation(h, ctx, c, out)
@@ -1130,34 +1145,6 @@ func ServeMatchmakeExtensionMK8D(h MatchmakeExtensionMK8DHandler, ctx context.Co
 		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRange(h, ctx, c, out)
 	case 53:
 		return matchmaking.ServeMatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(h, ctx, c, out)
-	case 54:
-		return ServeMatchmakeExtensionMK8DCreateSimpleSearchObject(h, ctx, c, out)
-	case 55:
-		return ServeMatchmakeExtensionMK8DUpdateSimpleSearchObject(h, ctx, c, out)
-	case 56:
-		return ServeMatchmakeExtensionMK8DDeleteSimpleSearchObject(h, ctx, c, out)
-	case 57:
-		return ServeMatchmakeExtensionMK8DSearchSimpleSearchObject(h, ctx, c, out)
-	case 58:
-		return ServeMatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIds(h, ctx, c, out)
-	case 59:
-		return ServeMatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipants(h, ctx, c, out)
-	case 60:
-		return ServeMatchmakeExtensionMK8DCustomGetSimplePlayingSession(h, ctx, c, out)
-	case 61:
-		return ServeMatchmakeExtensionMK8DCreateCompetition(h, ctx, c, out)
-	case 62:
-		return ServeMatchmakeExtensionMK8DDeleteCompetition(h, ctx, c, out)
-	case 63:
-		return ServeMatchmakeExtensionMK8DRegisterFavoriteCompetition(h, ctx, c, out)
-	case 64:
-		return ServeMatchmakeExtensionMK8DUnregisterFavoriteCompetition(h, ctx, c, out)
-	case 65:
-		return ServeMatchmakeExtensionMK8DGetFavoriteCompetition(h, ctx, c, out)
-	case 66:
-		return ServeMatchmakeExtensionMK8DGetTeamParticipants(h, ctx, c, out)
-	case 67:
-		return ServeMatchmakeExtensionMK8DFindCommunityByOwner(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -1395,279 +1382,94 @@ func ServeMatchmakeExtensionMK8DFindCommunityByOwner(h interface {
 	return h.FindCommunityByOwner(ctx, c, out)
 }
 
-// MatchmakeExtensionMK8DClient calls MatchmakeExtension_MK8D methods through C (an *rmc.Client, a logged-in session's RMC).
-type MatchmakeExtensionMK8DClient struct{ C rmc.Caller }
-
-// CloseParticipation calls MatchmakeExtension_MK8D.CloseParticipation.
-func (c MatchmakeExtensionMK8DClient) CloseParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CloseParticipation(ctx, gid)
+// ServeMatchmakeExtensionMK8DOwn answers a call of a method MatchmakeExtension_MK8D declares with h as ServeMatchmakeExtensionMK8D
+// does, and reports handled. A call of any other method (one MatchmakeExtension_MK8D inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeMatchmakeExtensionMK8DOwn(h MatchmakeExtensionMK8DOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 54:
+		out, err = ServeMatchmakeExtensionMK8DCreateSimpleSearchObject(h, ctx, c, out)
+	case 55:
+		out, err = ServeMatchmakeExtensionMK8DUpdateSimpleSearchObject(h, ctx, c, out)
+	case 56:
+		out, err = ServeMatchmakeExtensionMK8DDeleteSimpleSearchObject(h, ctx, c, out)
+	case 57:
+		out, err = ServeMatchmakeExtensionMK8DSearchSimpleSearchObject(h, ctx, c, out)
+	case 58:
+		out, err = ServeMatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIds(h, ctx, c, out)
+	case 59:
+		out, err = ServeMatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipants(h, ctx, c, out)
+	case 60:
+		out, err = ServeMatchmakeExtensionMK8DCustomGetSimplePlayingSession(h, ctx, c, out)
+	case 61:
+		out, err = ServeMatchmakeExtensionMK8DCreateCompetition(h, ctx, c, out)
+	case 62:
+		out, err = ServeMatchmakeExtensionMK8DDeleteCompetition(h, ctx, c, out)
+	case 63:
+		out, err = ServeMatchmakeExtensionMK8DRegisterFavoriteCompetition(h, ctx, c, out)
+	case 64:
+		out, err = ServeMatchmakeExtensionMK8DUnregisterFavoriteCompetition(h, ctx, c, out)
+	case 65:
+		out, err = ServeMatchmakeExtensionMK8DGetFavoriteCompetition(h, ctx, c, out)
+	case 66:
+		out, err = ServeMatchmakeExtensionMK8DGetTeamParticipants(h, ctx, c, out)
+	case 67:
+		out, err = ServeMatchmakeExtensionMK8DFindCommunityByOwner(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// OpenParticipation calls MatchmakeExtension_MK8D.OpenParticipation.
-func (c MatchmakeExtensionMK8DClient) OpenParticipation(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.OpenParticipation(ctx, gid)
+// matchmakeExtensionMK8DOwnServer adapts the handler of MatchmakeExtension_MK8D's own methods and its parent's
+// service to rmc.Handler.
+type matchmakeExtensionMK8DOwnServer struct {
+	h      MatchmakeExtensionMK8DOwnHandler
+	parent rmc.Handler
 }
 
-// AutoMatchmake_Postpone joins a session like the given one, or creates it when
-// there is none, and returns the session joined.
-func (c MatchmakeExtensionMK8DClient) AutoMatchmakePostpone(ctx context.Context, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakePostpone(ctx, gathering, message)
+// NewMatchmakeExtensionMK8DOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods MatchmakeExtension_MK8D declares, parent (MatchmakeExtension's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewMatchmakeExtensionMK8DOwnServer(h MatchmakeExtensionMK8DOwnHandler, parent rmc.Handler) rmc.Handler {
+	return matchmakeExtensionMK8DOwnServer{h, parent}
 }
 
-// BrowseMatchmakeSession lists the sessions the criteria select.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSession(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSession(ctx, searchCriteria, rangeArg)
+// ServeRMC answers a call with ServeMatchmakeExtensionMK8DOwn, else with the parent.
+func (a matchmakeExtensionMK8DOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeMatchmakeExtensionMK8DOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// BrowseMatchmakeSessionWithHostUrls calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrls.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrls(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (gatherings []types.AnyData, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrls(ctx, searchCriteria, rangeArg)
+// RegisterMatchmakeExtensionMK8DOwn registers h on mux for each method MatchmakeExtension_MK8D declares (mux.Handle),
+// so that the handler registered for the whole protocol (MatchmakeExtension's service,
+// mux.HandleProtocol) answers only the methods MatchmakeExtension_MK8D inherits. h is a
+// NewMatchmakeExtensionMK8DOwnServer, or a service whose ServeRMC calls ServeMatchmakeExtensionMK8DOwn.
+func RegisterMatchmakeExtensionMK8DOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67} {
+		mux.Handle(MatchmakeExtensionMK8DProtocolID, id, h)
+	}
 }
 
-// CreateMatchmakeSession creates a session owned by the caller and returns its id
-// and session key.
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMK8DClient) CreateMatchmakeSession(ctx context.Context, gathering types.AnyData, description string, numParticipants uint16) (gid uint32, sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSession(ctx, gathering, description, numParticipants)
+// MatchmakeExtensionMK8DClient calls MatchmakeExtension_MK8D methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewMatchmakeExtensionMK8DClient sets it): the methods MatchmakeExtension_MK8D declares
+// here, the ones it inherits through the embedded MatchmakeExtensionClient.
+type MatchmakeExtensionMK8DClient struct {
+	matchmaking.MatchmakeExtensionClient
 }
 
-// JoinMatchmakeSession joins the caller to a session and returns its session key.
-func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSession(ctx context.Context, gid uint32, message string) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSession(ctx, gid, message)
-}
-
-// ModifyCurrentGameAttribute calls MatchmakeExtension_MK8D.ModifyCurrentGameAttribute.
-func (c MatchmakeExtensionMK8DClient) ModifyCurrentGameAttribute(ctx context.Context, gid uint32, attrib uint32, value uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ModifyCurrentGameAttribute(ctx, gid, attrib, value)
-}
-
-// UpdateNotificationData calls MatchmakeExtension_MK8D.UpdateNotificationData.
-func (c MatchmakeExtensionMK8DClient) UpdateNotificationData(ctx context.Context, typeArg uint32, param1 types.PID, param2 types.PID, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateNotificationData(ctx, typeArg, param1, param2, param3)
-}
-
-// GetFriendNotificationData calls MatchmakeExtension_MK8D.GetFriendNotificationData.
-func (c MatchmakeExtensionMK8DClient) GetFriendNotificationData(ctx context.Context, typeArg int32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetFriendNotificationData(ctx, typeArg)
-}
-
-// UpdateApplicationBuffer calls MatchmakeExtension_MK8D.UpdateApplicationBuffer.
-func (c MatchmakeExtensionMK8DClient) UpdateApplicationBuffer(ctx context.Context, gid uint32, buffer []byte) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateApplicationBuffer(ctx, gid, buffer)
-}
-
-// UpdateMatchmakeSessionAttribute calls MatchmakeExtension_MK8D.UpdateMatchmakeSessionAttribute.
-func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSessionAttribute(ctx context.Context, gid uint32, attribs []uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionAttribute(ctx, gid, attribs)
-}
-
-// GetlstFriendNotificationData (the wiki's spelling; NintendoClients
-// get_friend_notification_data_list) returns the friends' notifications of the given
-// types.
-func (c MatchmakeExtensionMK8DClient) GetlstFriendNotificationData(ctx context.Context, typesArg []uint32) (notifications []notification.NotificationEvent, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetlstFriendNotificationData(ctx, typesArg)
-}
-
-// UpdateMatchmakeSession calls MatchmakeExtension_MK8D.UpdateMatchmakeSession.
-func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSession(ctx context.Context, gathering types.AnyData) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSession(ctx, gathering)
-}
-
-// AutoMatchmakeWithSearchCriteria_Postpone joins the first session one of the
-// criteria finds, or creates the given one.
-func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithSearchCriteriaPostpone(ctx context.Context, searchCriteria []matchmaking.MatchmakeSessionSearchCriteria, gathering types.AnyData, message string) (gatheringOut types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithSearchCriteriaPostpone(ctx, searchCriteria, gathering, message)
-}
-
-// GetPlayingSession calls MatchmakeExtension_MK8D.GetPlayingSession.
-func (c MatchmakeExtensionMK8DClient) GetPlayingSession(ctx context.Context, pids []types.PID) (sessions []matchmaking.PlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetPlayingSession(ctx, pids)
-}
-
-// CreateCommunity calls MatchmakeExtension_MK8D.CreateCommunity.
-func (c MatchmakeExtensionMK8DClient) CreateCommunity(ctx context.Context, community matchmaking.PersistentGathering, message string) (gid uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateCommunity(ctx, community, message)
-}
-
-// UpdateCommunity calls MatchmakeExtension_MK8D.UpdateCommunity.
-func (c MatchmakeExtensionMK8DClient) UpdateCommunity(ctx context.Context, community matchmaking.PersistentGathering) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateCommunity(ctx, community)
-}
-
-// JoinCommunity calls MatchmakeExtension_MK8D.JoinCommunity.
-func (c MatchmakeExtensionMK8DClient) JoinCommunity(ctx context.Context, gid uint32, message string, password string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinCommunity(ctx, gid, message, password)
-}
-
-// FindCommunityByGatheringId calls MatchmakeExtension_MK8D.FindCommunityByGatheringId.
-func (c MatchmakeExtensionMK8DClient) FindCommunityByGatheringId(ctx context.Context, gids []uint32) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByGatheringId(ctx, gids)
-}
-
-// FindOfficialCommunity calls MatchmakeExtension_MK8D.FindOfficialCommunity.
-func (c MatchmakeExtensionMK8DClient) FindOfficialCommunity(ctx context.Context, availableOnly bool, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindOfficialCommunity(ctx, availableOnly, rangeArg)
-}
-
-// FindCommunityByParticipant calls MatchmakeExtension_MK8D.FindCommunityByParticipant.
-func (c MatchmakeExtensionMK8DClient) FindCommunityByParticipant(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (communities []matchmaking.PersistentGathering, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindCommunityByParticipant(ctx, pid, rangeArg)
-}
-
-// UpdatePrivacySetting calls MatchmakeExtension_MK8D.UpdatePrivacySetting.
-func (c MatchmakeExtensionMK8DClient) UpdatePrivacySetting(ctx context.Context, onlineStatus bool, communityParticipation bool) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdatePrivacySetting(ctx, onlineStatus, communityParticipation)
-}
-
-// GetMyBlackList returns the caller's block list (NintendoClients: get_my_block_list).
-func (c MatchmakeExtensionMK8DClient) GetMyBlackList(ctx context.Context) (pids []types.PID, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetMyBlackList(ctx)
-}
-
-// AddToBlackList calls MatchmakeExtension_MK8D.AddToBlackList.
-func (c MatchmakeExtensionMK8DClient) AddToBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AddToBlackList(ctx, pids)
-}
-
-// RemoveFromBlackList calls MatchmakeExtension_MK8D.RemoveFromBlackList.
-func (c MatchmakeExtensionMK8DClient) RemoveFromBlackList(ctx context.Context, pids []types.PID) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RemoveFromBlackList(ctx, pids)
-}
-
-// ClearMyBlackList calls MatchmakeExtension_MK8D.ClearMyBlackList.
-func (c MatchmakeExtensionMK8DClient) ClearMyBlackList(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMyBlackList(ctx)
-}
-
-// ReportViolation calls MatchmakeExtension_MK8D.ReportViolation.
-func (c MatchmakeExtensionMK8DClient) ReportViolation(ctx context.Context, pid types.PID, username string, violationCode uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ReportViolation(ctx, pid, username, violationCode)
-}
-
-// IsViolationUser calls MatchmakeExtension_MK8D.IsViolationUser.
-func (c MatchmakeExtensionMK8DClient) IsViolationUser(ctx context.Context) (flag bool, score uint32, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.IsViolationUser(ctx)
-}
-
-// num_participants is on the wire from NEX 3.4 (nintendo-wiki).
-func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSessionEx(ctx context.Context, gid uint32, gmessage string, ignoreBlockList bool, numParticipants uint16) (sessionKey []byte, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionEx(ctx, gid, gmessage, ignoreBlockList, numParticipants)
-}
-
-// GetSimplePlayingSession calls MatchmakeExtension_MK8D.GetSimplePlayingSession.
-func (c MatchmakeExtensionMK8DClient) GetSimplePlayingSession(ctx context.Context, pids []types.PID, includeLoginUser bool) (session []matchmaking.SimplePlayingSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimplePlayingSession(ctx, pids, includeLoginUser)
-}
-
-// GetSimpleCommunity calls MatchmakeExtension_MK8D.GetSimpleCommunity.
-func (c MatchmakeExtensionMK8DClient) GetSimpleCommunity(ctx context.Context, gids []uint32) (communities []matchmaking.SimpleCommunity, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GetSimpleCommunity(ctx, gids)
-}
-
-// AutoMatchmakeWithGatheringIdPostpone calls MatchmakeExtension_MK8D.AutoMatchmakeWithGatheringId_Postpone.
-func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithGatheringIdPostpone(ctx context.Context, gids []uint32, gathering types.AnyData, message string) (joinedGathering types.AnyData, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithGatheringIdPostpone(ctx, gids, gathering, message)
-}
-
-// UpdateProgressScore calls MatchmakeExtension_MK8D.UpdateProgressScore.
-func (c MatchmakeExtensionMK8DClient) UpdateProgressScore(ctx context.Context, gid uint32, score uint8) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateProgressScore(ctx, gid, score)
-}
-
-// DebugNotifyEvent calls MatchmakeExtension_MK8D.DebugNotifyEvent.
-func (c MatchmakeExtensionMK8DClient) DebugNotifyEvent(ctx context.Context, pid types.PID, mainType uint32, subType uint32, param1 uint64, param2 uint64, param3 string) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.DebugNotifyEvent(ctx, pid, mainType, subType, param1, param2, param3)
-}
-
-// GenerateMatchmakeSessionSystemPassword calls MatchmakeExtension_MK8D.GenerateMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionMK8DClient) GenerateMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (password string, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.GenerateMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// ClearMatchmakeSessionSystemPassword calls MatchmakeExtension_MK8D.ClearMatchmakeSessionSystemPassword.
-func (c MatchmakeExtensionMK8DClient) ClearMatchmakeSessionSystemPassword(ctx context.Context, gid uint32) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.ClearMatchmakeSessionSystemPassword(ctx, gid)
-}
-
-// CreateMatchmakeSessionWithParam creates a session and returns it.
-func (c MatchmakeExtensionMK8DClient) CreateMatchmakeSessionWithParam(ctx context.Context, param matchmaking.CreateMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.CreateMatchmakeSessionWithParam(ctx, param)
-}
-
-// JoinMatchmakeSessionWithParam joins a session and returns it.
-func (c MatchmakeExtensionMK8DClient) JoinMatchmakeSessionWithParam(ctx context.Context, param matchmaking.JoinMatchmakeSessionParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.JoinMatchmakeSessionWithParam(ctx, param)
-}
-
-// AutoMatchmakeWithParam_Postpone joins a session the criteria find, or creates the
-// given one, and returns it.
-func (c MatchmakeExtensionMK8DClient) AutoMatchmakeWithParamPostpone(ctx context.Context, param matchmaking.AutoMatchmakeParam) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.AutoMatchmakeWithParamPostpone(ctx, param)
-}
-
-// FindMatchmakeSessionByGatheringIdDetail calls MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringIdDetail.
-func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByGatheringIdDetail(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringIdDetail(ctx, gid)
-}
-
-// BrowseMatchmakeSessionNoHolder calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolder.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolder calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolder.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolder(ctx, searchCriteria, rangeArg)
-}
-
-// UpdateMatchmakeSessionPart calls MatchmakeExtension_MK8D.UpdateMatchmakeSessionPart.
-func (c MatchmakeExtensionMK8DClient) UpdateMatchmakeSessionPart(ctx context.Context, param matchmaking.UpdateMatchmakeSessionParam) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.UpdateMatchmakeSessionPart(ctx, param)
-}
-
-// RequestMatchmaking calls MatchmakeExtension_MK8D.RequestMatchmaking.
-func (c MatchmakeExtensionMK8DClient) RequestMatchmaking(ctx context.Context, param matchmaking.AutoMatchmakeParam) (requestID uint64, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.RequestMatchmaking(ctx, param)
-}
-
-// WithdrawMatchmaking calls MatchmakeExtension_MK8D.WithdrawMatchmaking.
-func (c MatchmakeExtensionMK8DClient) WithdrawMatchmaking(ctx context.Context, requestID uint64) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmaking(ctx, requestID)
-}
-
-// WithdrawMatchmakingAll calls MatchmakeExtension_MK8D.WithdrawMatchmakingAll.
-func (c MatchmakeExtensionMK8DClient) WithdrawMatchmakingAll(ctx context.Context) (err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.WithdrawMatchmakingAll(ctx)
-}
-
-// FindMatchmakeSessionByGatheringId calls MatchmakeExtension_MK8D.FindMatchmakeSessionByGatheringId.
-func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByGatheringId(ctx context.Context, gids []uint32) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByGatheringId(ctx, gids)
-}
-
-// FindMatchmakeSessionBySingleGatheringId calls MatchmakeExtension_MK8D.FindMatchmakeSessionBySingleGatheringId.
-func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionBySingleGatheringId(ctx context.Context, gid uint32) (session matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionBySingleGatheringId(ctx, gid)
-}
-
-// FindMatchmakeSessionByOwner calls MatchmakeExtension_MK8D.FindMatchmakeSessionByOwner.
-func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByOwner(ctx context.Context, pid types.PID, rangeArg common.ResultRange) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByOwner(ctx, pid, rangeArg)
-}
-
-// FindMatchmakeSessionByParticipant calls MatchmakeExtension_MK8D.FindMatchmakeSessionByParticipant.
-func (c MatchmakeExtensionMK8DClient) FindMatchmakeSessionByParticipant(ctx context.Context, param matchmaking.FindMatchmakeSessionByParticipantParam) (result []matchmaking.FindMatchmakeSessionByParticipantResult, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.FindMatchmakeSessionByParticipant(ctx, param)
-}
-
-// BrowseMatchmakeSessionNoHolderNoResultRange calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionNoHolderNoResultRange.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionNoHolderNoResultRange(ctx, searchCriteria)
-}
-
-// BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange calls MatchmakeExtension_MK8D.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
-func (c MatchmakeExtensionMK8DClient) BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx context.Context, searchCriteria matchmaking.MatchmakeSessionSearchCriteria) (sessions []matchmaking.MatchmakeSession, urls []matchmaking.GatheringURLs, err error) {
-	return matchmaking.MatchmakeExtensionClient{C: c.C}.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange(ctx, searchCriteria)
+// NewMatchmakeExtensionMK8DClient returns a MatchmakeExtensionMK8DClient calling through c.
+func NewMatchmakeExtensionMK8DClient(c rmc.Caller) MatchmakeExtensionMK8DClient {
+	return MatchmakeExtensionMK8DClient{MatchmakeExtensionClient: matchmaking.NewMatchmakeExtensionClient(c)}
 }
 
 // CreateSimpleSearchObject calls MatchmakeExtension_MK8D.CreateSimpleSearchObject.

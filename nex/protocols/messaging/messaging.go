@@ -17,11 +17,11 @@ package messaging
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/common"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // RecipientType is MessageRecipient.type.
@@ -870,6 +870,9 @@ func ServeMessagingDeliverMessageMultiTarget(h interface {
 
 // MessagingClient calls Messaging methods through C (an *rmc.Client, a logged-in session's RMC).
 type MessagingClient struct{ C rmc.Caller }
+
+// NewMessagingClient returns a MessagingClient calling through c.
+func NewMessagingClient(c rmc.Caller) MessagingClient { return MessagingClient{C: c} }
 
 // DeliverMessage sends a UserMessage (a TextMessage or BinaryMessage in an
 // AnyDataHolder) and returns it as stored.

@@ -204,6 +204,9 @@ func ServeMonitoringGetClusterMembers(h interface {
 // MonitoringClient calls Monitoring methods through C (an *rmc.Client, a logged-in session's RMC).
 type MonitoringClient struct{ C rmc.Caller }
 
+// NewMonitoringClient returns a MonitoringClient calling through c.
+func NewMonitoringClient(c rmc.Caller) MonitoringClient { return MonitoringClient{C: c} }
+
 // PingDaemon calls Monitoring.PingDaemon.
 func (c MonitoringClient) PingDaemon(ctx context.Context) (result bool, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

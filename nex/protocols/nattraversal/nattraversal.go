@@ -530,6 +530,9 @@ func ServeNATTraversalReportNATTraversalResultDetail(h interface {
 // NATTraversalClient calls NATTraversal methods through C (an *rmc.Client, a logged-in session's RMC).
 type NATTraversalClient struct{ C rmc.Caller }
 
+// NewNATTraversalClient returns a NATTraversalClient calling through c.
+func NewNATTraversalClient(c rmc.Caller) NATTraversalClient { return NATTraversalClient{C: c} }
+
 // RequestProbeInitiation asks the server to tell each target to probe the caller.
 func (c NATTraversalClient) RequestProbeInitiation(ctx context.Context, targetURLs []types.StationURL) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())

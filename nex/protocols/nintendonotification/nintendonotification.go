@@ -15,10 +15,10 @@ package nintendonotification
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // NintendoNotificationType is NintendoNotificationEvent.type.

@@ -16,12 +16,99 @@ package notification
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
-// NotificationEvent is one event. type is category * 1000 + subtype (nintendo-wiki:
+// NotificationType is NotificationEvent.type: category * 1000 + subtype
+// (nintendo-wiki "Notification Events (14)", "Notification Categories" and
+// "Notification Subtypes"). Categories 101-108 are reserved for games; the three
+// subscription subtypes' meanings are not known.
+type NotificationType uint32
+
+// Values of NotificationType.
+const (
+	NotificationTypeSessionLaunched              NotificationType = 2000
+	NotificationTypeNewParticipant               NotificationType = 3001
+	NotificationTypeParticipationCancelled       NotificationType = 3002
+	NotificationTypeParticipantDisconnected      NotificationType = 3007
+	NotificationTypeParticipationEnded           NotificationType = 3008
+	NotificationTypeOwnershipChanged             NotificationType = 4000
+	NotificationTypeGatheringUnregistered        NotificationType = 109000
+	NotificationTypeHostChanged                  NotificationType = 110000
+	NotificationTypeGameNotificationLogout       NotificationType = 111000
+	NotificationTypeSubscriptionEvent            NotificationType = 112000
+	NotificationTypeSubscriptionEvent1           NotificationType = 112001
+	NotificationTypeSubscriptionEvent2           NotificationType = 112002
+	NotificationTypeGameServerMaintenance        NotificationType = 113000
+	NotificationTypeMaintenanceAnnouncement      NotificationType = 114000
+	NotificationTypeServiceItemRequestCompleted  NotificationType = 115000
+	NotificationTypeRoundStarted                 NotificationType = 116000
+	NotificationTypeFirstRoundReportReceived     NotificationType = 117000
+	NotificationTypeRoundSummarized              NotificationType = 118000
+	NotificationTypeMatchmakeSystemConfiguration NotificationType = 119000
+	NotificationTypeSystemPasswordChanged        NotificationType = 120000
+	NotificationTypeSystemPasswordCleared        NotificationType = 121000
+	NotificationTypeAddedToGathering             NotificationType = 122000
+	NotificationTypeUserStatusUpdated            NotificationType = 128000
+)
+
+// String returns the value's name, or its number.
+func (v NotificationType) String() string {
+	switch v {
+	case NotificationTypeSessionLaunched:
+		return "SessionLaunched"
+	case NotificationTypeNewParticipant:
+		return "NewParticipant"
+	case NotificationTypeParticipationCancelled:
+		return "ParticipationCancelled"
+	case NotificationTypeParticipantDisconnected:
+		return "ParticipantDisconnected"
+	case NotificationTypeParticipationEnded:
+		return "ParticipationEnded"
+	case NotificationTypeOwnershipChanged:
+		return "OwnershipChanged"
+	case NotificationTypeGatheringUnregistered:
+		return "GatheringUnregistered"
+	case NotificationTypeHostChanged:
+		return "HostChanged"
+	case NotificationTypeGameNotificationLogout:
+		return "GameNotificationLogout"
+	case NotificationTypeSubscriptionEvent:
+		return "SubscriptionEvent"
+	case NotificationTypeSubscriptionEvent1:
+		return "SubscriptionEvent1"
+	case NotificationTypeSubscriptionEvent2:
+		return "SubscriptionEvent2"
+	case NotificationTypeGameServerMaintenance:
+		return "GameServerMaintenance"
+	case NotificationTypeMaintenanceAnnouncement:
+		return "MaintenanceAnnouncement"
+	case NotificationTypeServiceItemRequestCompleted:
+		return "ServiceItemRequestCompleted"
+	case NotificationTypeRoundStarted:
+		return "RoundStarted"
+	case NotificationTypeFirstRoundReportReceived:
+		return "FirstRoundReportReceived"
+	case NotificationTypeRoundSummarized:
+		return "RoundSummarized"
+	case NotificationTypeMatchmakeSystemConfiguration:
+		return "MatchmakeSystemConfiguration"
+	case NotificationTypeSystemPasswordChanged:
+		return "SystemPasswordChanged"
+	case NotificationTypeSystemPasswordCleared:
+		return "SystemPasswordCleared"
+	case NotificationTypeAddedToGathering:
+		return "AddedToGathering"
+	case NotificationTypeUserStatusUpdated:
+		return "UserStatusUpdated"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
+// NotificationEvent is one event. type is a NotificationType (nintendo-wiki:
 // 3001-3008 go to a gathering's owner, 4000 and 109000 to all its participants,
 // 2000 to the participants but the owner, 116000 to a round's participants). The
 // parameters are 32-bit before NEX 4 and 64-bit from NEX 4 (pid-sized here).
@@ -29,7 +116,7 @@ import (
 // games), 3.5 in NintendoClients.
 type NotificationEvent struct {
 	PID    types.PID                           `nex:"pid"`
-	Type   uint32                              `nex:"type"`
+	Type   NotificationType                    `nex:"type"`
 	Param1 types.PID                           `nex:"param1"`
 	Param2 types.PID                           `nex:"param2"`
 	Text   string                              `nex:"text"`
@@ -57,7 +144,7 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 	rev := notificationEventMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
-	w.U32(s.Type)
+	w.U32(uint32(s.Type))
 	w.PID(s.Param1)
 	w.PID(s.Param2)
 	w.String(s.Text)
@@ -83,7 +170,7 @@ func (s *NotificationEvent) Read(r *types.Reader, field string) {
 	m := r.EnterClass(field, "NotificationEvent", notificationEventMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")
-	s.Type = r.U32("type")
+	s.Type = NotificationType(r.U32("type"))
 	s.Param1 = r.PID("param1")
 	s.Param2 = r.PID("param2")
 	s.Text = r.String("text")

@@ -16,10 +16,10 @@ package ranking
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // RankingOrderCalc is RankingOrderParam.order_calc: whether equal scores share a
@@ -44,13 +44,16 @@ func (v RankingOrderCalc) String() string {
 }
 
 // RankingMode is GetRanking's mode: which part of the ranking to return.
+// FriendsAroundSelf is the nintendo-wiki's ("Ranking (112)", "Ranking Mode");
+// NintendoClients does not list it.
 type RankingMode uint8
 
 // Values of RankingMode.
 const (
-	RankingModeGlobal           RankingMode = 0
-	RankingModeGlobalAroundSelf RankingMode = 1
-	RankingModeSelf             RankingMode = 4
+	RankingModeGlobal            RankingMode = 0
+	RankingModeGlobalAroundSelf  RankingMode = 1
+	RankingModeFriendsAroundSelf RankingMode = 2
+	RankingModeSelf              RankingMode = 4
 )
 
 // String returns the value's name, or its number.
@@ -60,6 +63,8 @@ func (v RankingMode) String() string {
 		return "Global"
 	case RankingModeGlobalAroundSelf:
 		return "GlobalAroundSelf"
+	case RankingModeFriendsAroundSelf:
+		return "FriendsAroundSelf"
 	case RankingModeSelf:
 		return "Self"
 	}
@@ -1471,6 +1476,9 @@ func ServeRankingGetCachedTopXRankings(h interface {
 
 // RankingClient calls Ranking methods through C (an *rmc.Client, a logged-in session's RMC).
 type RankingClient struct{ C rmc.Caller }
+
+// NewRankingClient returns a RankingClient calling through c.
+func NewRankingClient(c rmc.Caller) RankingClient { return RankingClient{C: c} }
 
 // UploadScore records the caller's score in a category.
 func (c RankingClient) UploadScore(ctx context.Context, scoreData RankingScoreData, uniqueID uint64) (err error) {

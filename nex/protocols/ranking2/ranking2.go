@@ -15,10 +15,10 @@ package ranking2
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
-	"strconv"
 )
 
 // RankingMode is Ranking2GetParam.mode.
@@ -1225,6 +1225,9 @@ func ServeRanking2GetEstimateScoreRank(h interface {
 
 // Ranking2Client calls Ranking2 methods through C (an *rmc.Client, a logged-in session's RMC).
 type Ranking2Client struct{ C rmc.Caller }
+
+// NewRanking2Client returns a Ranking2Client calling through c.
+func NewRanking2Client(c rmc.Caller) Ranking2Client { return Ranking2Client{C: c} }
 
 // PutScore records the caller's scores (NintendoClients names the parameter
 // "socres").

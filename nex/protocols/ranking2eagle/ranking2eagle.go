@@ -139,7 +139,11 @@ func (x *Ranking2EagleGetEstimateMyScoreRankResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRanking2Eagle to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is Ranking2EagleOwnHandler (the methods Ranking2_Eagle declares)
+// with the methods it inherits from Ranking2.
 type Ranking2EagleHandler interface {
+	Ranking2EagleOwnHandler
 	// PutScore records the caller's scores (NintendoClients names the parameter
 	// "socres").
 	PutScore(ctx context.Context, c *rmc.Call, scores []ranking2.Ranking2ScoreData, uniqueID uint64) (err error)
@@ -154,6 +158,14 @@ type Ranking2EagleHandler interface {
 	GetRankingChart(ctx context.Context, c *rmc.Call, input ranking2.Ranking2ChartInfoInput) (info ranking2.Ranking2ChartInfo, err error)
 	GetRankingCharts(ctx context.Context, c *rmc.Call, inputs []ranking2.Ranking2ChartInfoInput) (infos []ranking2.Ranking2ChartInfo, err error)
 	GetEstimateScoreRank(ctx context.Context, c *rmc.Call, input ranking2.Ranking2EstimateScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
+}
+
+// Ranking2EagleOwnHandler answers the methods Ranking2_Eagle declares: those it adds to Ranking2 and
+// those it replaces (an id of Ranking2's with another method). A game's package
+// implements it beside Ranking2's service, which answers the inherited methods
+// (NewRanking2EagleOwnServer, ServeRanking2EagleOwn); embed UnimplementedRanking2Eagle for the methods it
+// does not answer.
+type Ranking2EagleOwnHandler interface {
 	// GetEstimateMyScoreRank estimates the caller's rank in a category, up to
 	// seasons_to_go_back seasons ago.
 	GetEstimateMyScoreRank(ctx context.Context, c *rmc.Call, input Ranking2EstimateMyScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error)
@@ -199,6 +211,9 @@ func (a ranking2EagleServer) ServeRMC(ctx context.Context, c *rmc.Call, out []by
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeRanking2Eagle(h Ranking2EagleHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeRanking2EagleOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return ranking2.ServeRanking2PutScore(h, ctx, c, out)
@@ -220,8 +235,6 @@ func ServeRanking2Eagle(h Ranking2EagleHandler, ctx context.Context, c *rmc.Call
 		return ranking2.ServeRanking2GetRankingCharts(h, ctx, c, out)
 	case 10:
 		return ranking2.ServeRanking2GetEstimateScoreRank(h, ctx, c, out)
-	case 11:
-		return ServeRanking2EagleGetEstimateMyScoreRank(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -247,58 +260,68 @@ func ServeRanking2EagleGetEstimateMyScoreRank(h interface {
 	return w.Bytes()
 }
 
-// Ranking2EagleClient calls Ranking2_Eagle methods through C (an *rmc.Client, a logged-in session's RMC).
-type Ranking2EagleClient struct{ C rmc.Caller }
-
-// PutScore records the caller's scores (NintendoClients names the parameter
-// "socres").
-func (c Ranking2EagleClient) PutScore(ctx context.Context, scores []ranking2.Ranking2ScoreData, uniqueID uint64) (err error) {
-	return ranking2.Ranking2Client{C: c.C}.PutScore(ctx, scores, uniqueID)
+// ServeRanking2EagleOwn answers a call of a method Ranking2_Eagle declares with h as ServeRanking2Eagle
+// does, and reports handled. A call of any other method (one Ranking2_Eagle inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeRanking2EagleOwn(h Ranking2EagleOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 11:
+		out, err = ServeRanking2EagleGetEstimateMyScoreRank(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// GetCommonData calls Ranking2_Eagle.GetCommonData.
-func (c Ranking2EagleClient) GetCommonData(ctx context.Context, optionFlags uint32, pid types.PID, uniqueID uint64) (commonData ranking2.Ranking2CommonData, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetCommonData(ctx, optionFlags, pid, uniqueID)
+// ranking2EagleOwnServer adapts the handler of Ranking2_Eagle's own methods and its parent's
+// service to rmc.Handler.
+type ranking2EagleOwnServer struct {
+	h      Ranking2EagleOwnHandler
+	parent rmc.Handler
 }
 
-// PutCommonData calls Ranking2_Eagle.PutCommonData.
-func (c Ranking2EagleClient) PutCommonData(ctx context.Context, dataArg ranking2.Ranking2CommonData, uniqueID uint64) (err error) {
-	return ranking2.Ranking2Client{C: c.C}.PutCommonData(ctx, dataArg, uniqueID)
+// NewRanking2EagleOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Ranking2_Eagle declares, parent (Ranking2's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewRanking2EagleOwnServer(h Ranking2EagleOwnHandler, parent rmc.Handler) rmc.Handler {
+	return ranking2EagleOwnServer{h, parent}
 }
 
-// DeleteCommonData calls Ranking2_Eagle.DeleteCommonData.
-func (c Ranking2EagleClient) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	return ranking2.Ranking2Client{C: c.C}.DeleteCommonData(ctx, uniqueID)
+// ServeRMC answers a call with ServeRanking2EagleOwn, else with the parent.
+func (a ranking2EagleOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeRanking2EagleOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// GetRanking returns a window of a category's ranking.
-func (c Ranking2EagleClient) GetRanking(ctx context.Context, param ranking2.Ranking2GetParam) (info ranking2.Ranking2Info, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetRanking(ctx, param)
+// RegisterRanking2EagleOwn registers h on mux for each method Ranking2_Eagle declares (mux.Handle),
+// so that the handler registered for the whole protocol (Ranking2's service,
+// mux.HandleProtocol) answers only the methods Ranking2_Eagle inherits. h is a
+// NewRanking2EagleOwnServer, or a service whose ServeRMC calls ServeRanking2EagleOwn.
+func RegisterRanking2EagleOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{11} {
+		mux.Handle(Ranking2EagleProtocolID, id, h)
+	}
 }
 
-// GetRankingByPrincipalId calls Ranking2_Eagle.GetRankingByPrincipalId.
-func (c Ranking2EagleClient) GetRankingByPrincipalId(ctx context.Context, param ranking2.Ranking2GetByListParam, pids []types.PID) (info ranking2.Ranking2Info, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetRankingByPrincipalId(ctx, param, pids)
+// Ranking2EagleClient calls Ranking2_Eagle methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewRanking2EagleClient sets it): the methods Ranking2_Eagle declares
+// here, the ones it inherits through the embedded Ranking2Client.
+type Ranking2EagleClient struct {
+	ranking2.Ranking2Client
 }
 
-// GetCategorySetting calls Ranking2_Eagle.GetCategorySetting.
-func (c Ranking2EagleClient) GetCategorySetting(ctx context.Context, category uint32) (setting ranking2.Ranking2CategorySetting, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetCategorySetting(ctx, category)
-}
-
-// GetRankingChart returns a category's score distribution.
-func (c Ranking2EagleClient) GetRankingChart(ctx context.Context, input ranking2.Ranking2ChartInfoInput) (info ranking2.Ranking2ChartInfo, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetRankingChart(ctx, input)
-}
-
-// GetRankingCharts calls Ranking2_Eagle.GetRankingCharts.
-func (c Ranking2EagleClient) GetRankingCharts(ctx context.Context, inputs []ranking2.Ranking2ChartInfoInput) (infos []ranking2.Ranking2ChartInfo, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetRankingCharts(ctx, inputs)
-}
-
-// GetEstimateScoreRank calls Ranking2_Eagle.GetEstimateScoreRank.
-func (c Ranking2EagleClient) GetEstimateScoreRank(ctx context.Context, input ranking2.Ranking2EstimateScoreRankInput) (output ranking2.Ranking2EstimateScoreRankOutput, err error) {
-	return ranking2.Ranking2Client{C: c.C}.GetEstimateScoreRank(ctx, input)
+// NewRanking2EagleClient returns a Ranking2EagleClient calling through c.
+func NewRanking2EagleClient(c rmc.Caller) Ranking2EagleClient {
+	return Ranking2EagleClient{Ranking2Client: ranking2.NewRanking2Client(c)}
 }
 
 // GetEstimateMyScoreRank estimates the caller's rank in a category, up to

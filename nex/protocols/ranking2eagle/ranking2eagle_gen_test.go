@@ -3,8 +3,11 @@
 package ranking2eagle
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/ranking2"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -17,3 +20,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: Ranking2EagleProtocolID, MethodName: Ranking2EagleMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+			NewClient: func(c rmc.Caller) any { return NewRanking2EagleClient(c) },
+			Server:    NewRanking2EagleServer(UnimplementedRanking2Eagle{}),
+			Own:       []uint32{11},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewRanking2EagleOwnServer(UnimplementedRanking2Eagle{}, parent)
+			},
+			Parent: ranking2.NewRanking2Server(ranking2.UnimplementedRanking2{}),
+		},
+	})
+}

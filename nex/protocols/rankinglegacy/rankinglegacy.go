@@ -1601,6 +1601,9 @@ func ServeRankingLegacyUnknownMethod0x13(h interface {
 // RankingLegacyClient calls RankingLegacy methods through C (an *rmc.Client, a logged-in session's RMC).
 type RankingLegacyClient struct{ C rmc.Caller }
 
+// NewRankingLegacyClient returns a RankingLegacyClient calling through c.
+func NewRankingLegacyClient(c rmc.Caller) RankingLegacyClient { return RankingLegacyClient{C: c} }
+
 // UploadScore records the caller's scores in a category (status 50).
 func (c RankingLegacyClient) UploadScore(ctx context.Context, uniqueID uint32, category uint32, scores []uint32, unknown1 uint8, unknown2 uint32) (status int16, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

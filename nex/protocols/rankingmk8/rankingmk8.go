@@ -277,7 +277,11 @@ func (x *RankingMK8GetCompetitionInfoResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRankingMK8 to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is RankingMK8OwnHandler (the methods Ranking_MK8 declares)
+// with the methods it inherits from Ranking.
 type RankingMK8Handler interface {
+	RankingMK8OwnHandler
 	// UploadScore records the caller's score in a category.
 	UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error)
 	DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error)
@@ -296,6 +300,14 @@ type RankingMK8Handler interface {
 	GetStats(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error)
 	GetRankingByPIDList(ctx context.Context, c *rmc.Call, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error)
 	GetRankingByUniqueIdList(ctx context.Context, c *rmc.Call, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error)
+}
+
+// RankingMK8OwnHandler answers the methods Ranking_MK8 declares: those it adds to Ranking and
+// those it replaces (an id of Ranking's with another method). A game's package
+// implements it beside Ranking's service, which answers the inherited methods
+// (NewRankingMK8OwnServer, ServeRankingMK8Own); embed UnimplementedRankingMK8 for the methods it
+// does not answer.
+type RankingMK8OwnHandler interface {
 	// GetCompetitionRankingScore's parameters are not described: it gets the raw call.
 	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error)
 	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
@@ -353,6 +365,9 @@ func (a rankingMK8Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte)
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeRankingMK8(h RankingMK8Handler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeRankingMK8Own(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return ranking.ServeRankingUploadScore(h, ctx, c, out)
@@ -380,12 +395,6 @@ func ServeRankingMK8(h RankingMK8Handler, ctx context.Context, c *rmc.Call, out 
 		return ranking.ServeRankingGetRankingByPIDList(h, ctx, c, out)
 	case 13:
 		return ranking.ServeRankingGetRankingByUniqueIdList(h, ctx, c, out)
-	case 14:
-		return ServeRankingMK8GetCompetitionRankingScore(h, ctx, c, out)
-	case 15:
-		return ServeRankingMK8UploadCompetitionRankingScore(h, ctx, c, out)
-	case 16:
-		return ServeRankingMK8GetCompetitionInfo(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -440,72 +449,78 @@ func ServeRankingMK8GetCompetitionInfo(h interface {
 	return w.Bytes()
 }
 
-// RankingMK8Client calls Ranking_MK8 methods through C (an *rmc.Client, a logged-in session's RMC).
-type RankingMK8Client struct{ C rmc.Caller }
-
-// UploadScore records the caller's score in a category.
-func (c RankingMK8Client) UploadScore(ctx context.Context, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.UploadScore(ctx, scoreData, uniqueID)
+// ServeRankingMK8Own answers a call of a method Ranking_MK8 declares with h as ServeRankingMK8
+// does, and reports handled. A call of any other method (one Ranking_MK8 inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeRankingMK8Own(h RankingMK8OwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 14:
+		out, err = ServeRankingMK8GetCompetitionRankingScore(h, ctx, c, out)
+	case 15:
+		out, err = ServeRankingMK8UploadCompetitionRankingScore(h, ctx, c, out)
+	case 16:
+		out, err = ServeRankingMK8GetCompetitionInfo(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// DeleteScore calls Ranking_MK8.DeleteScore.
-func (c RankingMK8Client) DeleteScore(ctx context.Context, category uint32, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteScore(ctx, category, uniqueID)
+// rankingMK8OwnServer adapts the handler of Ranking_MK8's own methods and its parent's
+// service to rmc.Handler.
+type rankingMK8OwnServer struct {
+	h      RankingMK8OwnHandler
+	parent rmc.Handler
 }
 
-// DeleteAllScores calls Ranking_MK8.DeleteAllScores.
-func (c RankingMK8Client) DeleteAllScores(ctx context.Context, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteAllScores(ctx, uniqueID)
+// NewRankingMK8OwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Ranking_MK8 declares, parent (Ranking's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewRankingMK8OwnServer(h RankingMK8OwnHandler, parent rmc.Handler) rmc.Handler {
+	return rankingMK8OwnServer{h, parent}
 }
 
-// UploadCommonData stores the caller's common data (shown with their scores).
-func (c RankingMK8Client) UploadCommonData(ctx context.Context, commonData []byte, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.UploadCommonData(ctx, commonData, uniqueID)
+// ServeRMC answers a call with ServeRankingMK8Own, else with the parent.
+func (a rankingMK8OwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeRankingMK8Own(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteCommonData calls Ranking_MK8.DeleteCommonData.
-func (c RankingMK8Client) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteCommonData(ctx, uniqueID)
+// RegisterRankingMK8Own registers h on mux for each method Ranking_MK8 declares (mux.Handle),
+// so that the handler registered for the whole protocol (Ranking's service,
+// mux.HandleProtocol) answers only the methods Ranking_MK8 inherits. h is a
+// NewRankingMK8OwnServer, or a service whose ServeRMC calls ServeRankingMK8Own.
+func RegisterRankingMK8Own(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{14, 15, 16} {
+		mux.Handle(RankingMK8ProtocolID, id, h)
+	}
 }
 
-// GetCommonData calls Ranking_MK8.GetCommonData.
-func (c RankingMK8Client) GetCommonData(ctx context.Context, uniqueID uint64) (dataArg []byte, err error) {
-	return ranking.RankingClient{C: c.C}.GetCommonData(ctx, uniqueID)
+// RankingMK8Client calls Ranking_MK8 methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewRankingMK8Client sets it): the methods Ranking_MK8 declares
+// here, the ones it inherits through the embedded RankingClient.
+type RankingMK8Client struct {
+	ranking.RankingClient
+	// GetCachedTopXRanking hides Ranking's method 14: Ranking_MK8 replaces it
+	// with GetCompetitionRankingScore.
+	GetCachedTopXRanking struct{}
+	// GetCachedTopXRankings hides Ranking's method 15: Ranking_MK8 replaces it
+	// with UploadCompetitionRankingScore.
+	GetCachedTopXRankings struct{}
 }
 
-// ChangeAttributes calls Ranking_MK8.ChangeAttributes.
-func (c RankingMK8Client) ChangeAttributes(ctx context.Context, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.ChangeAttributes(ctx, category, param, uniqueID)
-}
-
-// ChangeAllAttributes calls Ranking_MK8.ChangeAllAttributes.
-func (c RankingMK8Client) ChangeAllAttributes(ctx context.Context, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.ChangeAllAttributes(ctx, param, uniqueID)
-}
-
-// GetRanking returns a window of a category's ranking (mode: RankingMode).
-func (c RankingMK8Client) GetRanking(ctx context.Context, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRanking(ctx, mode, category, order, uniqueID, pid)
-}
-
-// GetApproxOrder returns the rank a score would have.
-func (c RankingMK8Client) GetApproxOrder(ctx context.Context, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	return ranking.RankingClient{C: c.C}.GetApproxOrder(ctx, category, order, score, uniqueID, pid)
-}
-
-// GetStats returns a category's statistics (flags: RankingStatFlags).
-func (c RankingMK8Client) GetStats(ctx context.Context, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	return ranking.RankingClient{C: c.C}.GetStats(ctx, category, order, flags)
-}
-
-// GetRankingByPIDList calls Ranking_MK8.GetRankingByPIDList.
-func (c RankingMK8Client) GetRankingByPIDList(ctx context.Context, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRankingByPIDList(ctx, pids, mode, category, order, uniqueID)
-}
-
-// GetRankingByUniqueIdList calls Ranking_MK8.GetRankingByUniqueIdList.
-func (c RankingMK8Client) GetRankingByUniqueIdList(ctx context.Context, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRankingByUniqueIdList(ctx, ids, mode, category, order, uniqueID)
+// NewRankingMK8Client returns a RankingMK8Client calling through c.
+func NewRankingMK8Client(c rmc.Caller) RankingMK8Client {
+	return RankingMK8Client{RankingClient: ranking.NewRankingClient(c)}
 }
 
 // GetCompetitionRankingScore calls Ranking_MK8.GetCompetitionRankingScore.

@@ -3,8 +3,11 @@
 package rankingmk8
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/ranking"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -21,3 +24,18 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: RankingMK8ProtocolID, MethodName: RankingMK8MethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+			NewClient: func(c rmc.Caller) any { return NewRankingMK8Client(c) },
+			Server:    NewRankingMK8Server(UnimplementedRankingMK8{}),
+			Own:       []uint32{14, 15, 16},
+			OwnServer: func(parent rmc.Handler) rmc.Handler { return NewRankingMK8OwnServer(UnimplementedRankingMK8{}, parent) },
+			Parent:    ranking.NewRankingServer(ranking.UnimplementedRanking{}),
+		},
+	})
+}

@@ -611,7 +611,11 @@ func (x *RankingMK8DGetCommonDataByPIDListResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedRankingMK8D to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is RankingMK8DOwnHandler (the methods Ranking_MK8D declares)
+// with the methods it inherits from Ranking.
 type RankingMK8DHandler interface {
+	RankingMK8DOwnHandler
 	// UploadScore records the caller's score in a category.
 	UploadScore(ctx context.Context, c *rmc.Call, scoreData ranking.RankingScoreData, uniqueID uint64) (err error)
 	DeleteScore(ctx context.Context, c *rmc.Call, category uint32, uniqueID uint64) (err error)
@@ -633,6 +637,14 @@ type RankingMK8DHandler interface {
 	// GetCachedTopXRanking returns a category's top ranking as the server cached it.
 	GetCachedTopXRanking(ctx context.Context, c *rmc.Call, category uint32, order ranking.RankingOrderParam) (result ranking.RankingCachedResult, err error)
 	GetCachedTopXRankings(ctx context.Context, c *rmc.Call, categories []uint32, order []ranking.RankingOrderParam) (results []ranking.RankingCachedResult, err error)
+}
+
+// RankingMK8DOwnHandler answers the methods Ranking_MK8D declares: those it adds to Ranking and
+// those it replaces (an id of Ranking's with another method). A game's package
+// implements it beside Ranking's service, which answers the inherited methods
+// (NewRankingMK8DOwnServer, ServeRankingMK8DOwn); embed UnimplementedRankingMK8D for the methods it
+// does not answer.
+type RankingMK8DOwnHandler interface {
 	GetCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingGetScoreParam) (info []CompetitionRankingScoreInfo, err error)
 	UploadCompetitionRankingScore(ctx context.Context, c *rmc.Call, param CompetitionRankingUploadScoreParam) (result bool, err error)
 	GetCompetitionInfo(ctx context.Context, c *rmc.Call, param CompetitionRankingInfoGetParam) (info []CompetitionRankingInfo, err error)
@@ -720,6 +732,9 @@ func (a rankingMK8DServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeRankingMK8D(h RankingMK8DHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeRankingMK8DOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return ranking.ServeRankingUploadScore(h, ctx, c, out)
@@ -751,20 +766,6 @@ func ServeRankingMK8D(h RankingMK8DHandler, ctx context.Context, c *rmc.Call, ou
 		return ranking.ServeRankingGetCachedTopXRanking(h, ctx, c, out)
 	case 15:
 		return ranking.ServeRankingGetCachedTopXRankings(h, ctx, c, out)
-	case 16:
-		return ServeRankingMK8DGetCompetitionRankingScore(h, ctx, c, out)
-	case 17:
-		return ServeRankingMK8DUploadCompetitionRankingScore(h, ctx, c, out)
-	case 18:
-		return ServeRankingMK8DGetCompetitionInfo(h, ctx, c, out)
-	case 19:
-		return ServeRankingMK8DUploadScorePack(h, ctx, c, out)
-	case 20:
-		return ServeRankingMK8DGetScorePack(h, ctx, c, out)
-	case 21:
-		return ServeRankingMK8DExecuteDeleteScoreJob(h, ctx, c, out)
-	case 22:
-		return ServeRankingMK8DGetCommonDataByPIDList(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -899,82 +900,80 @@ func ServeRankingMK8DGetCommonDataByPIDList(h interface {
 	return w.Bytes()
 }
 
-// RankingMK8DClient calls Ranking_MK8D methods through C (an *rmc.Client, a logged-in session's RMC).
-type RankingMK8DClient struct{ C rmc.Caller }
-
-// UploadScore records the caller's score in a category.
-func (c RankingMK8DClient) UploadScore(ctx context.Context, scoreData ranking.RankingScoreData, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.UploadScore(ctx, scoreData, uniqueID)
+// ServeRankingMK8DOwn answers a call of a method Ranking_MK8D declares with h as ServeRankingMK8D
+// does, and reports handled. A call of any other method (one Ranking_MK8D inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeRankingMK8DOwn(h RankingMK8DOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 16:
+		out, err = ServeRankingMK8DGetCompetitionRankingScore(h, ctx, c, out)
+	case 17:
+		out, err = ServeRankingMK8DUploadCompetitionRankingScore(h, ctx, c, out)
+	case 18:
+		out, err = ServeRankingMK8DGetCompetitionInfo(h, ctx, c, out)
+	case 19:
+		out, err = ServeRankingMK8DUploadScorePack(h, ctx, c, out)
+	case 20:
+		out, err = ServeRankingMK8DGetScorePack(h, ctx, c, out)
+	case 21:
+		out, err = ServeRankingMK8DExecuteDeleteScoreJob(h, ctx, c, out)
+	case 22:
+		out, err = ServeRankingMK8DGetCommonDataByPIDList(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// DeleteScore calls Ranking_MK8D.DeleteScore.
-func (c RankingMK8DClient) DeleteScore(ctx context.Context, category uint32, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteScore(ctx, category, uniqueID)
+// rankingMK8DOwnServer adapts the handler of Ranking_MK8D's own methods and its parent's
+// service to rmc.Handler.
+type rankingMK8DOwnServer struct {
+	h      RankingMK8DOwnHandler
+	parent rmc.Handler
 }
 
-// DeleteAllScores calls Ranking_MK8D.DeleteAllScores.
-func (c RankingMK8DClient) DeleteAllScores(ctx context.Context, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteAllScores(ctx, uniqueID)
+// NewRankingMK8DOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Ranking_MK8D declares, parent (Ranking's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewRankingMK8DOwnServer(h RankingMK8DOwnHandler, parent rmc.Handler) rmc.Handler {
+	return rankingMK8DOwnServer{h, parent}
 }
 
-// UploadCommonData stores the caller's common data (shown with their scores).
-func (c RankingMK8DClient) UploadCommonData(ctx context.Context, commonData []byte, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.UploadCommonData(ctx, commonData, uniqueID)
+// ServeRMC answers a call with ServeRankingMK8DOwn, else with the parent.
+func (a rankingMK8DOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeRankingMK8DOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// DeleteCommonData calls Ranking_MK8D.DeleteCommonData.
-func (c RankingMK8DClient) DeleteCommonData(ctx context.Context, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.DeleteCommonData(ctx, uniqueID)
+// RegisterRankingMK8DOwn registers h on mux for each method Ranking_MK8D declares (mux.Handle),
+// so that the handler registered for the whole protocol (Ranking's service,
+// mux.HandleProtocol) answers only the methods Ranking_MK8D inherits. h is a
+// NewRankingMK8DOwnServer, or a service whose ServeRMC calls ServeRankingMK8DOwn.
+func RegisterRankingMK8DOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{16, 17, 18, 19, 20, 21, 22} {
+		mux.Handle(RankingMK8DProtocolID, id, h)
+	}
 }
 
-// GetCommonData calls Ranking_MK8D.GetCommonData.
-func (c RankingMK8DClient) GetCommonData(ctx context.Context, uniqueID uint64) (dataArg []byte, err error) {
-	return ranking.RankingClient{C: c.C}.GetCommonData(ctx, uniqueID)
+// RankingMK8DClient calls Ranking_MK8D methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewRankingMK8DClient sets it): the methods Ranking_MK8D declares
+// here, the ones it inherits through the embedded RankingClient.
+type RankingMK8DClient struct {
+	ranking.RankingClient
 }
 
-// ChangeAttributes calls Ranking_MK8D.ChangeAttributes.
-func (c RankingMK8DClient) ChangeAttributes(ctx context.Context, category uint32, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.ChangeAttributes(ctx, category, param, uniqueID)
-}
-
-// ChangeAllAttributes calls Ranking_MK8D.ChangeAllAttributes.
-func (c RankingMK8DClient) ChangeAllAttributes(ctx context.Context, param ranking.RankingChangeAttributesParam, uniqueID uint64) (err error) {
-	return ranking.RankingClient{C: c.C}.ChangeAllAttributes(ctx, param, uniqueID)
-}
-
-// GetRanking returns a window of a category's ranking (mode: RankingMode).
-func (c RankingMK8DClient) GetRanking(ctx context.Context, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64, pid types.PID) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRanking(ctx, mode, category, order, uniqueID, pid)
-}
-
-// GetApproxOrder returns the rank a score would have.
-func (c RankingMK8DClient) GetApproxOrder(ctx context.Context, category uint32, order ranking.RankingOrderParam, score uint32, uniqueID uint64, pid types.PID) (orderOut uint32, err error) {
-	return ranking.RankingClient{C: c.C}.GetApproxOrder(ctx, category, order, score, uniqueID, pid)
-}
-
-// GetStats returns a category's statistics (flags: RankingStatFlags).
-func (c RankingMK8DClient) GetStats(ctx context.Context, category uint32, order ranking.RankingOrderParam, flags uint32) (stats ranking.RankingStats, err error) {
-	return ranking.RankingClient{C: c.C}.GetStats(ctx, category, order, flags)
-}
-
-// GetRankingByPIDList calls Ranking_MK8D.GetRankingByPIDList.
-func (c RankingMK8DClient) GetRankingByPIDList(ctx context.Context, pids []types.PID, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRankingByPIDList(ctx, pids, mode, category, order, uniqueID)
-}
-
-// GetRankingByUniqueIdList calls Ranking_MK8D.GetRankingByUniqueIdList.
-func (c RankingMK8DClient) GetRankingByUniqueIdList(ctx context.Context, ids []uint64, mode uint8, category uint32, order ranking.RankingOrderParam, uniqueID uint64) (result ranking.RankingResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetRankingByUniqueIdList(ctx, ids, mode, category, order, uniqueID)
-}
-
-// GetCachedTopXRanking returns a category's top ranking as the server cached it.
-func (c RankingMK8DClient) GetCachedTopXRanking(ctx context.Context, category uint32, order ranking.RankingOrderParam) (result ranking.RankingCachedResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetCachedTopXRanking(ctx, category, order)
-}
-
-// GetCachedTopXRankings calls Ranking_MK8D.GetCachedTopXRankings.
-func (c RankingMK8DClient) GetCachedTopXRankings(ctx context.Context, categories []uint32, order []ranking.RankingOrderParam) (results []ranking.RankingCachedResult, err error) {
-	return ranking.RankingClient{C: c.C}.GetCachedTopXRankings(ctx, categories, order)
+// NewRankingMK8DClient returns a RankingMK8DClient calling through c.
+func NewRankingMK8DClient(c rmc.Caller) RankingMK8DClient {
+	return RankingMK8DClient{RankingClient: ranking.NewRankingClient(c)}
 }
 
 // GetCompetitionRankingScore calls Ranking_MK8D.GetCompetitionRankingScore.

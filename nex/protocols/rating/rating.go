@@ -645,6 +645,9 @@ func ServeRatingGetCommonData(h interface {
 // RatingClient calls Rating methods through C (an *rmc.Client, a logged-in session's RMC).
 type RatingClient struct{ C rmc.Caller }
 
+// NewRatingClient returns a RatingClient calling through c.
+func NewRatingClient(c rmc.Caller) RatingClient { return RatingClient{C: c} }
+
 // UnknownMethod0x1 returns a session token.
 func (c RatingClient) UnknownMethod0x1(ctx context.Context) (token RatingSessionToken, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

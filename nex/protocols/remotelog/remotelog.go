@@ -141,6 +141,9 @@ func ServeRemoteLogDeviceLog(h interface {
 // RemoteLogDeviceClient calls RemoteLogDevice methods through C (an *rmc.Client, a logged-in session's RMC).
 type RemoteLogDeviceClient struct{ C rmc.Caller }
 
+// NewRemoteLogDeviceClient returns a RemoteLogDeviceClient calling through c.
+func NewRemoteLogDeviceClient(c rmc.Caller) RemoteLogDeviceClient { return RemoteLogDeviceClient{C: c} }
+
 // Log calls RemoteLogDevice.Log.
 func (c RemoteLogDeviceClient) Log(ctx context.Context, message string) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())

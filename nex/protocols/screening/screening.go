@@ -125,6 +125,9 @@ func ServeScreeningReportUser(h interface {
 // ScreeningClient calls Screening methods through C (an *rmc.Client, a logged-in session's RMC).
 type ScreeningClient struct{ C rmc.Caller }
 
+// NewScreeningClient returns a ScreeningClient calling through c.
+func NewScreeningClient(c rmc.Caller) ScreeningClient { return ScreeningClient{C: c} }
+
 // ReportDataStoreContent calls Screening.ReportDataStoreContent.
 // Its parameters are not described: params and the response data are raw.
 func (c ScreeningClient) ReportDataStoreContent(ctx context.Context, params []byte) ([]byte, error) {

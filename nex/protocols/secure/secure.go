@@ -682,6 +682,11 @@ func ServeSecureConnectionSendReport(h interface {
 // SecureConnectionClient calls SecureConnection methods through C (an *rmc.Client, a logged-in session's RMC).
 type SecureConnectionClient struct{ C rmc.Caller }
 
+// NewSecureConnectionClient returns a SecureConnectionClient calling through c.
+func NewSecureConnectionClient(c rmc.Caller) SecureConnectionClient {
+	return SecureConnectionClient{C: c}
+}
+
 // Register registers the caller's station URLs and returns its connection id and
 // the public station URL the server sees.
 func (c SecureConnectionClient) Register(ctx context.Context, urls []types.StationURL) (result types.Result, connectionID uint32, publicStation types.StationURL, err error) {

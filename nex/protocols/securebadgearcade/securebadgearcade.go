@@ -107,7 +107,11 @@ func (x *SecureConnectionBadgeArcadeGetMaintenanceStatusResponse) Read(r *types.
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedSecureConnectionBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is SecureConnectionBadgeArcadeOwnHandler (the methods SecureConnection_BadgeArcade declares)
+// with the methods it inherits from SecureConnection.
 type SecureConnectionBadgeArcadeHandler interface {
+	SecureConnectionBadgeArcadeOwnHandler
 	// Register registers the caller's station URLs and returns its connection id and
 	// the public station URL the server sees.
 	Register(ctx context.Context, c *rmc.Call, urls []types.StationURL) (result types.Result, connectionID uint32, publicStation types.StationURL, err error)
@@ -121,6 +125,14 @@ type SecureConnectionBadgeArcadeHandler interface {
 	// ReplaceURL replaces one registered station URL with another.
 	ReplaceURL(ctx context.Context, c *rmc.Call, url types.StationURL, new types.StationURL) (err error)
 	SendReport(ctx context.Context, c *rmc.Call, reportID uint32, dataArg []byte) (err error)
+}
+
+// SecureConnectionBadgeArcadeOwnHandler answers the methods SecureConnection_BadgeArcade declares: those it adds to SecureConnection and
+// those it replaces (an id of SecureConnection's with another method). A game's package
+// implements it beside SecureConnection's service, which answers the inherited methods
+// (NewSecureConnectionBadgeArcadeOwnServer, ServeSecureConnectionBadgeArcadeOwn); embed UnimplementedSecureConnectionBadgeArcade for the methods it
+// does not answer.
+type SecureConnectionBadgeArcadeOwnHandler interface {
 	// GetMaintenanceStatus answers the server's maintenance status and time.
 	GetMaintenanceStatus(ctx context.Context, c *rmc.Call) (maintenanceStatus uint16, maintenanceTime uint32, isSuccess bool, err error)
 }
@@ -171,6 +183,9 @@ func (a secureConnectionBadgeArcadeServer) ServeRMC(ctx context.Context, c *rmc.
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeSecureConnectionBadgeArcade(h SecureConnectionBadgeArcadeHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeSecureConnectionBadgeArcadeOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
 	case 1:
 		return secure.ServeSecureConnectionRegister(h, ctx, c, out)
@@ -188,8 +203,6 @@ func ServeSecureConnectionBadgeArcade(h SecureConnectionBadgeArcadeHandler, ctx 
 		return secure.ServeSecureConnectionReplaceURL(h, ctx, c, out)
 	case 8:
 		return secure.ServeSecureConnectionSendReport(h, ctx, c, out)
-	case 9:
-		return ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -213,48 +226,68 @@ func ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(h interface {
 	return w.Bytes()
 }
 
-// SecureConnectionBadgeArcadeClient calls SecureConnection_BadgeArcade methods through C (an *rmc.Client, a logged-in session's RMC).
-type SecureConnectionBadgeArcadeClient struct{ C rmc.Caller }
-
-// Register registers the caller's station URLs and returns its connection id and
-// the public station URL the server sees.
-func (c SecureConnectionBadgeArcadeClient) Register(ctx context.Context, urls []types.StationURL) (result types.Result, connectionID uint32, publicStation types.StationURL, err error) {
-	return secure.SecureConnectionClient{C: c.C}.Register(ctx, urls)
+// ServeSecureConnectionBadgeArcadeOwn answers a call of a method SecureConnection_BadgeArcade declares with h as ServeSecureConnectionBadgeArcade
+// does, and reports handled. A call of any other method (one SecureConnection_BadgeArcade inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeSecureConnectionBadgeArcadeOwn(h SecureConnectionBadgeArcadeOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 9:
+		out, err = ServeSecureConnectionBadgeArcadeGetMaintenanceStatus(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
 }
 
-// RequestConnectionData returns another client's stations.
-func (c SecureConnectionBadgeArcadeClient) RequestConnectionData(ctx context.Context, cid uint32, pid types.PID) (result bool, connectionData []secure.ConnectionData, err error) {
-	return secure.SecureConnectionClient{C: c.C}.RequestConnectionData(ctx, cid, pid)
+// secureConnectionBadgeArcadeOwnServer adapts the handler of SecureConnection_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
+type secureConnectionBadgeArcadeOwnServer struct {
+	h      SecureConnectionBadgeArcadeOwnHandler
+	parent rmc.Handler
 }
 
-// RequestUrls calls SecureConnection_BadgeArcade.RequestUrls.
-func (c SecureConnectionBadgeArcadeClient) RequestUrls(ctx context.Context, cid uint32, pid types.PID) (result bool, urls []types.StationURL, err error) {
-	return secure.SecureConnectionClient{C: c.C}.RequestUrls(ctx, cid, pid)
+// NewSecureConnectionBadgeArcadeOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods SecureConnection_BadgeArcade declares, parent (SecureConnection's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewSecureConnectionBadgeArcadeOwnServer(h SecureConnectionBadgeArcadeOwnHandler, parent rmc.Handler) rmc.Handler {
+	return secureConnectionBadgeArcadeOwnServer{h, parent}
 }
 
-// RegisterEx is Register with login data (a NintendoLoginData token).
-func (c SecureConnectionBadgeArcadeClient) RegisterEx(ctx context.Context, urls []types.StationURL, loginData types.AnyData) (result types.Result, connectionID uint32, publicStation types.StationURL, err error) {
-	return secure.SecureConnectionClient{C: c.C}.RegisterEx(ctx, urls, loginData)
+// ServeRMC answers a call with ServeSecureConnectionBadgeArcadeOwn, else with the parent.
+func (a secureConnectionBadgeArcadeOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeSecureConnectionBadgeArcadeOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
 }
 
-// TestConnectivity calls SecureConnection_BadgeArcade.TestConnectivity.
-func (c SecureConnectionBadgeArcadeClient) TestConnectivity(ctx context.Context) (err error) {
-	return secure.SecureConnectionClient{C: c.C}.TestConnectivity(ctx)
+// RegisterSecureConnectionBadgeArcadeOwn registers h on mux for each method SecureConnection_BadgeArcade declares (mux.Handle),
+// so that the handler registered for the whole protocol (SecureConnection's service,
+// mux.HandleProtocol) answers only the methods SecureConnection_BadgeArcade inherits. h is a
+// NewSecureConnectionBadgeArcadeOwnServer, or a service whose ServeRMC calls ServeSecureConnectionBadgeArcadeOwn.
+func RegisterSecureConnectionBadgeArcadeOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{9} {
+		mux.Handle(SecureConnectionBadgeArcadeProtocolID, id, h)
+	}
 }
 
-// UpdateURLs calls SecureConnection_BadgeArcade.UpdateURLs.
-func (c SecureConnectionBadgeArcadeClient) UpdateURLs(ctx context.Context, urls []types.StationURL) (err error) {
-	return secure.SecureConnectionClient{C: c.C}.UpdateURLs(ctx, urls)
+// SecureConnectionBadgeArcadeClient calls SecureConnection_BadgeArcade methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewSecureConnectionBadgeArcadeClient sets it): the methods SecureConnection_BadgeArcade declares
+// here, the ones it inherits through the embedded SecureConnectionClient.
+type SecureConnectionBadgeArcadeClient struct {
+	secure.SecureConnectionClient
 }
 
-// ReplaceURL replaces one registered station URL with another.
-func (c SecureConnectionBadgeArcadeClient) ReplaceURL(ctx context.Context, url types.StationURL, new types.StationURL) (err error) {
-	return secure.SecureConnectionClient{C: c.C}.ReplaceURL(ctx, url, new)
-}
-
-// SendReport calls SecureConnection_BadgeArcade.SendReport.
-func (c SecureConnectionBadgeArcadeClient) SendReport(ctx context.Context, reportID uint32, dataArg []byte) (err error) {
-	return secure.SecureConnectionClient{C: c.C}.SendReport(ctx, reportID, dataArg)
+// NewSecureConnectionBadgeArcadeClient returns a SecureConnectionBadgeArcadeClient calling through c.
+func NewSecureConnectionBadgeArcadeClient(c rmc.Caller) SecureConnectionBadgeArcadeClient {
+	return SecureConnectionBadgeArcadeClient{SecureConnectionClient: secure.NewSecureConnectionClient(c)}
 }
 
 // GetMaintenanceStatus answers the server's maintenance status and time.

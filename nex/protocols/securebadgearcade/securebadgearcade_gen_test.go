@@ -3,8 +3,11 @@
 package securebadgearcade
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/secure"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -16,3 +19,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: SecureConnectionBadgeArcadeProtocolID, MethodName: SecureConnectionBadgeArcadeMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9},
+			NewClient: func(c rmc.Caller) any { return NewSecureConnectionBadgeArcadeClient(c) },
+			Server:    NewSecureConnectionBadgeArcadeServer(UnimplementedSecureConnectionBadgeArcade{}),
+			Own:       []uint32{9},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewSecureConnectionBadgeArcadeOwnServer(UnimplementedSecureConnectionBadgeArcade{}, parent)
+			},
+			Parent: secure.NewSecureConnectionServer(secure.UnimplementedSecureConnection{}),
+		},
+	})
+}

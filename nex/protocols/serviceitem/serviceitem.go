@@ -83,3 +83,6 @@ func ServeServiceItem(h ServiceItemHandler, ctx context.Context, c *rmc.Call, ou
 
 // ServiceItemClient calls ServiceItem methods through C (an *rmc.Client, a logged-in session's RMC).
 type ServiceItemClient struct{ C rmc.Caller }
+
+// NewServiceItemClient returns a ServiceItemClient calling through c.
+func NewServiceItemClient(c rmc.Caller) ServiceItemClient { return ServiceItemClient{C: c} }

@@ -2736,7 +2736,19 @@ func (x *ServiceItemTKCDGetLawMessageResponseResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedServiceItemTKCD to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is ServiceItemTKCDOwnHandler (the methods ServiceItem_TKCD declares)
+// with the methods it inherits from ServiceItem.
 type ServiceItemTKCDHandler interface {
+	ServiceItemTKCDOwnHandler
+}
+
+// ServiceItemTKCDOwnHandler answers the methods ServiceItem_TKCD declares: those it adds to ServiceItem and
+// those it replaces (an id of ServiceItem's with another method). A game's package
+// implements it beside ServiceItem's service, which answers the inherited methods
+// (NewServiceItemTKCDOwnServer, ServeServiceItemTKCDOwn); embed UnimplementedServiceItemTKCD for the methods it
+// does not answer.
+type ServiceItemTKCDOwnHandler interface {
 	// GetEnvironment answers the eShop environment the server uses.
 	GetEnvironment(ctx context.Context, c *rmc.Call, uniqueID string, platform uint8) (str string, err error)
 	HttpGetRequest(ctx context.Context, c *rmc.Call, url ServiceItemHttpGetParam) (requestID uint32, err error)
@@ -2933,51 +2945,10 @@ func (a serviceItemTKCDServer) ServeRMC(ctx context.Context, c *rmc.Call, out []
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeServiceItemTKCD(h ServiceItemTKCDHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeServiceItemTKCDOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
-	case 1:
-		return ServeServiceItemTKCDGetEnvironment(h, ctx, c, out)
-	case 2:
-		return ServeServiceItemTKCDHttpGetRequest(h, ctx, c, out)
-	case 3:
-		return ServeServiceItemTKCDHttpGetResponse(h, ctx, c, out)
-	case 4:
-		return ServeServiceItemTKCDPurchaseServiceItemRequest(h, ctx, c, out)
-	case 5:
-		return ServeServiceItemTKCDPurchaseServiceItemResponse(h, ctx, c, out)
-	case 6:
-		return ServeServiceItemTKCDListServiceItemRequest(h, ctx, c, out)
-	case 7:
-		return ServeServiceItemTKCDListServiceItemResponse(h, ctx, c, out)
-	case 8:
-		return ServeServiceItemTKCDGetBalanceRequest(h, ctx, c, out)
-	case 9:
-		return ServeServiceItemTKCDGetBalanceResponse(h, ctx, c, out)
-	case 10:
-		return ServeServiceItemTKCDGetPrepurchaseInfoRequest(h, ctx, c, out)
-	case 11:
-		return ServeServiceItemTKCDGetPrepurchaseInfoResponse(h, ctx, c, out)
-	case 12:
-		return ServeServiceItemTKCDGetServiceItemRightRequest(h, ctx, c, out)
-	case 13:
-		return ServeServiceItemTKCDGetServiceItemRightResponse(h, ctx, c, out)
-	case 14:
-		return ServeServiceItemTKCDGetPurchaseHistoryRequest(h, ctx, c, out)
-	case 15:
-		return ServeServiceItemTKCDGetPurchaseHistoryResponse(h, ctx, c, out)
-	case 16:
-		return ServeServiceItemTKCDPostRightBinaryByAccount(h, ctx, c, out)
-	case 17:
-		return ServeServiceItemTKCDUseServiceItemByAccountRequest(h, ctx, c, out)
-	case 18:
-		return ServeServiceItemTKCDUseServiceItemByAccountResponse(h, ctx, c, out)
-	case 19:
-		return ServeServiceItemTKCDAcquireServiceItemByAccount(h, ctx, c, out)
-	case 20:
-		return ServeServiceItemTKCDGetSupportId(h, ctx, c, out)
-	case 21:
-		return ServeServiceItemTKCDGetLawMessageRequest(h, ctx, c, out)
-	case 22:
-		return ServeServiceItemTKCDGetLawMessageResponse(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -3444,8 +3415,111 @@ func ServeServiceItemTKCDGetLawMessageResponse(h interface {
 	return w.Bytes()
 }
 
-// ServiceItemTKCDClient calls ServiceItem_TKCD methods through C (an *rmc.Client, a logged-in session's RMC).
-type ServiceItemTKCDClient struct{ C rmc.Caller }
+// ServeServiceItemTKCDOwn answers a call of a method ServiceItem_TKCD declares with h as ServeServiceItemTKCD
+// does, and reports handled. A call of any other method (one ServiceItem_TKCD inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeServiceItemTKCDOwn(h ServiceItemTKCDOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 1:
+		out, err = ServeServiceItemTKCDGetEnvironment(h, ctx, c, out)
+	case 2:
+		out, err = ServeServiceItemTKCDHttpGetRequest(h, ctx, c, out)
+	case 3:
+		out, err = ServeServiceItemTKCDHttpGetResponse(h, ctx, c, out)
+	case 4:
+		out, err = ServeServiceItemTKCDPurchaseServiceItemRequest(h, ctx, c, out)
+	case 5:
+		out, err = ServeServiceItemTKCDPurchaseServiceItemResponse(h, ctx, c, out)
+	case 6:
+		out, err = ServeServiceItemTKCDListServiceItemRequest(h, ctx, c, out)
+	case 7:
+		out, err = ServeServiceItemTKCDListServiceItemResponse(h, ctx, c, out)
+	case 8:
+		out, err = ServeServiceItemTKCDGetBalanceRequest(h, ctx, c, out)
+	case 9:
+		out, err = ServeServiceItemTKCDGetBalanceResponse(h, ctx, c, out)
+	case 10:
+		out, err = ServeServiceItemTKCDGetPrepurchaseInfoRequest(h, ctx, c, out)
+	case 11:
+		out, err = ServeServiceItemTKCDGetPrepurchaseInfoResponse(h, ctx, c, out)
+	case 12:
+		out, err = ServeServiceItemTKCDGetServiceItemRightRequest(h, ctx, c, out)
+	case 13:
+		out, err = ServeServiceItemTKCDGetServiceItemRightResponse(h, ctx, c, out)
+	case 14:
+		out, err = ServeServiceItemTKCDGetPurchaseHistoryRequest(h, ctx, c, out)
+	case 15:
+		out, err = ServeServiceItemTKCDGetPurchaseHistoryResponse(h, ctx, c, out)
+	case 16:
+		out, err = ServeServiceItemTKCDPostRightBinaryByAccount(h, ctx, c, out)
+	case 17:
+		out, err = ServeServiceItemTKCDUseServiceItemByAccountRequest(h, ctx, c, out)
+	case 18:
+		out, err = ServeServiceItemTKCDUseServiceItemByAccountResponse(h, ctx, c, out)
+	case 19:
+		out, err = ServeServiceItemTKCDAcquireServiceItemByAccount(h, ctx, c, out)
+	case 20:
+		out, err = ServeServiceItemTKCDGetSupportId(h, ctx, c, out)
+	case 21:
+		out, err = ServeServiceItemTKCDGetLawMessageRequest(h, ctx, c, out)
+	case 22:
+		out, err = ServeServiceItemTKCDGetLawMessageResponse(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
+}
+
+// serviceItemTKCDOwnServer adapts the handler of ServiceItem_TKCD's own methods and its parent's
+// service to rmc.Handler.
+type serviceItemTKCDOwnServer struct {
+	h      ServiceItemTKCDOwnHandler
+	parent rmc.Handler
+}
+
+// NewServiceItemTKCDOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods ServiceItem_TKCD declares, parent (ServiceItem's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewServiceItemTKCDOwnServer(h ServiceItemTKCDOwnHandler, parent rmc.Handler) rmc.Handler {
+	return serviceItemTKCDOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeServiceItemTKCDOwn, else with the parent.
+func (a serviceItemTKCDOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeServiceItemTKCDOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterServiceItemTKCDOwn registers h on mux for each method ServiceItem_TKCD declares (mux.Handle),
+// so that the handler registered for the whole protocol (ServiceItem's service,
+// mux.HandleProtocol) answers only the methods ServiceItem_TKCD inherits. h is a
+// NewServiceItemTKCDOwnServer, or a service whose ServeRMC calls ServeServiceItemTKCDOwn.
+func RegisterServiceItemTKCDOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22} {
+		mux.Handle(ServiceItemTKCDProtocolID, id, h)
+	}
+}
+
+// ServiceItemTKCDClient calls ServiceItem_TKCD methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewServiceItemTKCDClient sets it): the methods ServiceItem_TKCD declares
+// here, the ones it inherits through the embedded ServiceItemClient.
+type ServiceItemTKCDClient struct {
+	serviceitem.ServiceItemClient
+}
+
+// NewServiceItemTKCDClient returns a ServiceItemTKCDClient calling through c.
+func NewServiceItemTKCDClient(c rmc.Caller) ServiceItemTKCDClient {
+	return ServiceItemTKCDClient{ServiceItemClient: serviceitem.NewServiceItemClient(c)}
+}
 
 // GetEnvironment answers the eShop environment the server uses.
 func (c ServiceItemTKCDClient) GetEnvironment(ctx context.Context, uniqueID string, platform uint8) (str string, err error) {

@@ -3,8 +3,11 @@
 package serviceitemtkcd
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/serviceitem"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -105,3 +108,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: ServiceItemTKCDProtocolID, MethodName: ServiceItemTKCDMethodName, Methods: []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},
+			NewClient: func(c rmc.Caller) any { return NewServiceItemTKCDClient(c) },
+			Server:    NewServiceItemTKCDServer(UnimplementedServiceItemTKCD{}),
+			Own:       []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewServiceItemTKCDOwnServer(UnimplementedServiceItemTKCD{}, parent)
+			},
+			Parent: serviceitem.NewServiceItemServer(serviceitem.UnimplementedServiceItem{}),
+		},
+	})
+}

@@ -82,3 +82,6 @@ func ServeShop(h ShopHandler, ctx context.Context, c *rmc.Call, out []byte) ([]b
 
 // ShopClient calls Shop methods through C (an *rmc.Client, a logged-in session's RMC).
 type ShopClient struct{ C rmc.Caller }
+
+// NewShopClient returns a ShopClient calling through c.
+func NewShopClient(c rmc.Caller) ShopClient { return ShopClient{C: c} }

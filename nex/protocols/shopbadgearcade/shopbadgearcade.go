@@ -148,7 +148,19 @@ func (x *ShopBadgeArcadePostPlayLogResponse) Read(r *types.Reader) {
 // error fails the call as rmc.Handler's does (a types.Result is sent as that code).
 // Embed UnimplementedShopBadgeArcade to answer the methods a handler does not implement
 // with Core::NotImplemented.
+//
+// It is ShopBadgeArcadeOwnHandler (the methods Shop_BadgeArcade declares)
+// with the methods it inherits from Shop.
 type ShopBadgeArcadeHandler interface {
+	ShopBadgeArcadeOwnHandler
+}
+
+// ShopBadgeArcadeOwnHandler answers the methods Shop_BadgeArcade declares: those it adds to Shop and
+// those it replaces (an id of Shop's with another method). A game's package
+// implements it beside Shop's service, which answers the inherited methods
+// (NewShopBadgeArcadeOwnServer, ServeShopBadgeArcadeOwn); embed UnimplementedShopBadgeArcade for the methods it
+// does not answer.
+type ShopBadgeArcadeOwnHandler interface {
 	// GetRivToken answers the rights token of an eShop item (item_code,
 	// reference_id).
 	GetRivToken(ctx context.Context, c *rmc.Call, itemCode string, referenceID []byte) (rivToken string, err error)
@@ -202,11 +214,10 @@ func (a shopBadgeArcadeServer) ServeRMC(ctx context.Context, c *rmc.Call, out []
 // answer Core::NotImplemented. A service whose ServeRMC does more (checks, error
 // mapping) calls it.
 func ServeShopBadgeArcade(h ShopBadgeArcadeHandler, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	if out, handled, err := ServeShopBadgeArcadeOwn(h, ctx, c, out); handled {
+		return out, err
+	}
 	switch c.Method {
-	case 1:
-		return ServeShopBadgeArcadeGetRivToken(h, ctx, c, out)
-	case 2:
-		return ServeShopBadgeArcadePostPlayLog(h, ctx, c, out)
 	}
 	return out, types.CoreNotImplemented
 }
@@ -249,8 +260,71 @@ func ServeShopBadgeArcadePostPlayLog(h interface {
 	return out, nil
 }
 
-// ShopBadgeArcadeClient calls Shop_BadgeArcade methods through C (an *rmc.Client, a logged-in session's RMC).
-type ShopBadgeArcadeClient struct{ C rmc.Caller }
+// ServeShopBadgeArcadeOwn answers a call of a method Shop_BadgeArcade declares with h as ServeShopBadgeArcade
+// does, and reports handled. A call of any other method (one Shop_BadgeArcade inherits)
+// is not answered: handled is false and out is returned as it is, for the
+// caller to pass to the parent's service. A service whose ServeRMC checks
+// calls or maps errors calls it.
+func ServeShopBadgeArcadeOwn(h ShopBadgeArcadeOwnHandler, ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error) {
+	switch c.Method {
+	case 1:
+		out, err = ServeShopBadgeArcadeGetRivToken(h, ctx, c, out)
+	case 2:
+		out, err = ServeShopBadgeArcadePostPlayLog(h, ctx, c, out)
+	default:
+		return out, false, nil
+	}
+	return out, true, err
+}
+
+// shopBadgeArcadeOwnServer adapts the handler of Shop_BadgeArcade's own methods and its parent's
+// service to rmc.Handler.
+type shopBadgeArcadeOwnServer struct {
+	h      ShopBadgeArcadeOwnHandler
+	parent rmc.Handler
+}
+
+// NewShopBadgeArcadeOwnServer returns an rmc.Handler for the whole protocol: h answers
+// the methods Shop_BadgeArcade declares, parent (Shop's service) the ones it inherits; a
+// nil parent answers those Core::NotImplemented. A replaced method never
+// reaches parent.
+func NewShopBadgeArcadeOwnServer(h ShopBadgeArcadeOwnHandler, parent rmc.Handler) rmc.Handler {
+	return shopBadgeArcadeOwnServer{h, parent}
+}
+
+// ServeRMC answers a call with ServeShopBadgeArcadeOwn, else with the parent.
+func (a shopBadgeArcadeOwnServer) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+	out, handled, err := ServeShopBadgeArcadeOwn(a.h, ctx, c, out)
+	switch {
+	case handled:
+		return out, err
+	case a.parent == nil:
+		return out, types.CoreNotImplemented
+	}
+	return a.parent.ServeRMC(ctx, c, out)
+}
+
+// RegisterShopBadgeArcadeOwn registers h on mux for each method Shop_BadgeArcade declares (mux.Handle),
+// so that the handler registered for the whole protocol (Shop's service,
+// mux.HandleProtocol) answers only the methods Shop_BadgeArcade inherits. h is a
+// NewShopBadgeArcadeOwnServer, or a service whose ServeRMC calls ServeShopBadgeArcadeOwn.
+func RegisterShopBadgeArcadeOwn(mux *rmc.Mux, h rmc.Handler) {
+	for _, id := range [...]uint32{1, 2} {
+		mux.Handle(ShopBadgeArcadeProtocolID, id, h)
+	}
+}
+
+// ShopBadgeArcadeClient calls Shop_BadgeArcade methods through C (an *rmc.Client, a logged-in
+// session's RMC; NewShopBadgeArcadeClient sets it): the methods Shop_BadgeArcade declares
+// here, the ones it inherits through the embedded ShopClient.
+type ShopBadgeArcadeClient struct {
+	shop.ShopClient
+}
+
+// NewShopBadgeArcadeClient returns a ShopBadgeArcadeClient calling through c.
+func NewShopBadgeArcadeClient(c rmc.Caller) ShopBadgeArcadeClient {
+	return ShopBadgeArcadeClient{ShopClient: shop.NewShopClient(c)}
+}
 
 // GetRivToken answers the rights token of an eShop item (item_code,
 // reference_id).

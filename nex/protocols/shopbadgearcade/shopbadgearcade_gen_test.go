@@ -3,8 +3,11 @@
 package shopbadgearcade
 
 import (
-	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
 	"testing"
+
+	"github.com/gamewire/gamewire/nex/protocols/internal/prototest"
+	"github.com/gamewire/gamewire/nex/protocols/shop"
+	"github.com/gamewire/gamewire/nex/rmc"
 )
 
 // generatedValues lists a value of every generated structure and message.
@@ -19,3 +22,20 @@ var generatedValues = []any{
 func TestGeneratedCodecs(t *testing.T) { prototest.RoundTrip(t, generatedValues) }
 
 func FuzzGeneratedCodecs(f *testing.F) { prototest.Fuzz(f, generatedValues) }
+
+// TestGeneratedClients calls every method of the clients against the generated
+// servers.
+func TestGeneratedClients(t *testing.T) {
+	prototest.Clients(t, []prototest.Protocol{
+		{
+			ID: ShopBadgeArcadeProtocolID, MethodName: ShopBadgeArcadeMethodName, Methods: []uint32{1, 2},
+			NewClient: func(c rmc.Caller) any { return NewShopBadgeArcadeClient(c) },
+			Server:    NewShopBadgeArcadeServer(UnimplementedShopBadgeArcade{}),
+			Own:       []uint32{1, 2},
+			OwnServer: func(parent rmc.Handler) rmc.Handler {
+				return NewShopBadgeArcadeOwnServer(UnimplementedShopBadgeArcade{}, parent)
+			},
+			Parent: shop.NewShopServer(shop.UnimplementedShop{}),
+		},
+	})
+}

@@ -385,6 +385,9 @@ func ServeSubscriberGetUserStatuses(h interface {
 // SubscriberClient calls Subscriber methods through C (an *rmc.Client, a logged-in session's RMC).
 type SubscriberClient struct{ C rmc.Caller }
 
+// NewSubscriberClient returns a SubscriberClient calling through c.
+func NewSubscriberClient(c rmc.Caller) SubscriberClient { return SubscriberClient{C: c} }
+
 // Hello calls Subscriber.Hello.
 // Its parameters are not described: params and the response data are raw.
 func (c SubscriberClient) Hello(ctx context.Context, params []byte) ([]byte, error) {

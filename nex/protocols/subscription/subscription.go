@@ -949,6 +949,9 @@ func ServeSubscriptionGetPrivacyLevel(h interface {
 // SubscriptionClient calls Subscription methods through C (an *rmc.Client, a logged-in session's RMC).
 type SubscriptionClient struct{ C rmc.Caller }
 
+// NewSubscriptionClient returns a SubscriptionClient calling through c.
+func NewSubscriptionClient(c rmc.Caller) SubscriptionClient { return SubscriptionClient{C: c} }
+
 // CreateMySubscriptionData publishes the caller's data (two values of
 // unknown meaning beside it).
 func (c SubscriptionClient) CreateMySubscriptionData(ctx context.Context, unknown1 uint32, param SubscriptionData, unknown2 bool) (err error) {

@@ -602,6 +602,9 @@ func ServeUtilityGetStringSettings(h interface {
 // UtilityClient calls Utility methods through C (an *rmc.Client, a logged-in session's RMC).
 type UtilityClient struct{ C rmc.Caller }
 
+// NewUtilityClient returns a UtilityClient calling through c.
+func NewUtilityClient(c rmc.Caller) UtilityClient { return UtilityClient{C: c} }
+
 // AcquireNexUniqueId returns a new unique id.
 func (c UtilityClient) AcquireNexUniqueId(ctx context.Context) (uniqueID uint64, err error) {
 	w := types.NewWriter(nil, c.C.Settings())

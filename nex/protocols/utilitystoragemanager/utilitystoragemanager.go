@@ -415,6 +415,9 @@ func ServeStorageManagerActivateWithCardId(h interface {
 // StorageManagerClient calls StorageManager methods through C (an *rmc.Client, a logged-in session's RMC).
 type StorageManagerClient struct{ C rmc.Caller }
 
+// NewStorageManagerClient returns a StorageManagerClient calling through c.
+func NewStorageManagerClient(c rmc.Caller) StorageManagerClient { return StorageManagerClient{C: c} }
+
 // AcquireNexUniqueId returns the caller's unique id for slot (created on
 // the first call: first_time).
 func (c StorageManagerClient) AcquireNexUniqueId(ctx context.Context, slot uint8) (uniqueID uint32, firstTime bool, err error) {

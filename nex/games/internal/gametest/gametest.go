@@ -1,6 +1,7 @@
 // Package gametest starts a game's NEX server (nex.Server, both PRUDP
 // servers on 127.0.0.1) over a fresh SQLite store and logs players in to
-// it, for the end-to-end tests of the nex/games packages.
+// it, for the end-to-end tests of the nex/games packages; CallAll calls
+// every method of a generated client.
 package gametest
 
 import (
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -116,6 +119,76 @@ func (p *Player) Next(t testing.TB, typ uint32) notifications.Event {
 		case <-timeout:
 			t.Fatalf("PID %d: no notification %d", p.Session.PID, typ)
 			return notifications.Event{}
+		}
+	}
+}
+
+// CallAll calls every method of a generated client (newClient returns, e.g.,
+// datastoresmm.NewDataStoreSMMClient(c)) over c with zero arguments, one
+// call each, and returns the error each method id got.
+func CallAll(t testing.TB, newClient func(c rmc.Caller) any, c rmc.Caller) map[uint32]error {
+	t.Helper()
+	rec := &recordingCaller{Caller: c}
+	client := reflect.ValueOf(newClient(rec))
+	ctxType, errType := reflect.TypeFor[context.Context](), reflect.TypeFor[error]()
+	errs := map[uint32]error{}
+	for i := range client.NumMethod() {
+		ft := client.Type().Method(i).Type // with the receiver
+		if ft.NumIn() < 2 || ft.In(1) != ctxType || ft.NumOut() == 0 || ft.Out(ft.NumOut()-1) != errType {
+			continue
+		}
+		args := []reflect.Value{reflect.ValueOf(context.Background())}
+		for j := 2; j < ft.NumIn(); j++ {
+			args = append(args, reflect.Zero(ft.In(j)))
+		}
+		rec.methods = rec.methods[:0]
+		outs := client.Method(i).Call(args)
+		if len(rec.methods) != 1 {
+			t.Fatalf("%s: %d calls", client.Type().Method(i).Name, len(rec.methods))
+		}
+		err, _ := outs[len(outs)-1].Interface().(error)
+		errs[rec.methods[0]] = err
+	}
+	return errs
+}
+
+// recordingCaller records the method ids called through it.
+type recordingCaller struct {
+	rmc.Caller
+	methods []uint32
+}
+
+func (r *recordingCaller) Call(ctx context.Context, protocol uint16, method uint32, params []byte) ([]byte, error) {
+	r.methods = append(r.methods, method)
+	return r.Caller.Call(ctx, protocol, method, params)
+}
+
+// CheckDeclared checks a game variant's Server with CallAll: through mux (a
+// caller of the Mux it is registered on beside the parent's service), each
+// method the variant declares (ids first to last) answers Core::NotImplemented
+// exactly when it is not in answered; through alone (a caller whose handler
+// is the Server alone), each inherited method (ids below first) answers the
+// Result it answers through mux. name is the variant's <V>MethodName.
+func CheckDeclared(t testing.TB, newClient func(c rmc.Caller) any, mux, alone rmc.Caller, first, last uint32, answered []uint32, name func(uint32) string) {
+	t.Helper()
+	errs := CallAll(t, newClient, mux)
+	for id := first; id <= last; id++ {
+		err, ok := errs[id]
+		if !ok {
+			t.Errorf("method %d: no client method", id)
+			continue
+		}
+		if ans := slices.Contains(answered, id); ans == errors.Is(err, types.CoreNotImplemented) {
+			t.Errorf("method %d %s (answered: %v): %v", id, name(id), ans, err)
+		}
+	}
+	errsAlone := CallAll(t, newClient, alone)
+	for id := uint32(1); id < first; id++ {
+		var a, b types.Result
+		errors.As(errs[id], &a)
+		errors.As(errsAlone[id], &b)
+		if a != b {
+			t.Errorf("method %d %s: %v through the Mux, %v through the Server alone", id, name(id), errs[id], errsAlone[id])
 		}
 	}
 }
