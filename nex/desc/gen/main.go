@@ -506,8 +506,10 @@ func (g *gen) structFields(s *desc.Struct) []*desc.Field {
 	return out
 }
 
-// condExpr is the Go condition of a gate; st is the expression of the settings
-// that choose the reading of a disputed gate (w.S, r.Settings()).
+// condExpr is the Go condition of a gate; st is the types.Writer or types.Reader
+// ("w", "r") whose GateMin chooses the reading of a disputed gate: asking it,
+// rather than a copy of its Settings, keeps the 32-byte settings out of the
+// generated codecs (docs/performance.md "Generated protocol codecs").
 func condExpr(c desc.Cond, st string) string {
 	var parts []string
 	switch {
@@ -641,7 +643,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("w.Data()\n")
 	}
 	if nex {
-		g.p("v := w.S.NEXVersion()\n")
+		g.p("v := w.NEXVersion()\n")
 	}
 	if maxRev != "" {
 		g.p("rev := %s(v)\n", maxRev)
@@ -650,7 +652,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := w.BeginStructure(0)\n")
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond, "w.S")
+		c := condExpr(grp[0].Cond, "w")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}
@@ -677,7 +679,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("r.ReadData(field)\n")
 	}
 	if nex {
-		g.p("v := r.Settings().NEXVersion()\n")
+		g.p("v := r.NEXVersion()\n")
 	}
 	if maxRev != "" {
 		g.p("m := r.EnterClass(field, %q, %s(v))\n", s.Name, maxRev)
@@ -686,7 +688,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := r.EnterClass(field, %q, 0)\n", s.Name)
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond, "r.Settings()")
+		c := condExpr(grp[0].Cond, "r")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}

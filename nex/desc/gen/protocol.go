@@ -139,10 +139,10 @@ func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, su
 	g.p("}\n\n")
 	g.p("// Append appends the %s in order.\nfunc (x *%s) Append(w *types.Writer) {\n", what, name)
 	if usesNex(fields) {
-		g.p("v := w.S.NEXVersion()\n")
+		g.p("v := w.NEXVersion()\n")
 	}
 	for _, f := range fields {
-		c := condExpr(f.Cond, "w.S")
+		c := condExpr(f.Cond, "w")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}
@@ -154,10 +154,10 @@ func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, su
 	g.p("}\n\n")
 	g.p("// Read reads the %s in order; the caller checks r.Done.\nfunc (x *%s) Read(r *types.Reader) {\n", what, name)
 	if usesNex(fields) {
-		g.p("v := r.Settings().NEXVersion()\n")
+		g.p("v := r.NEXVersion()\n")
 	}
 	for _, f := range fields {
-		c := condExpr(f.Cond, "r.Settings()")
+		c := condExpr(f.Cond, "r")
 		if c != "" {
 			g.p("if %s {\n", c)
 		}

@@ -44,7 +44,7 @@ func (s *AuthenticationInfo) ClassName() string { return "AuthenticationInfo" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *AuthenticationInfo) Append(w *types.Writer) {
 	w.Data()
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.String(s.Token)
 	w.U32(s.NgsVersion)
@@ -61,7 +61,7 @@ func (s *AuthenticationInfo) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
 	r.ReadData(field)
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "AuthenticationInfo", 0)
 	s.Token = r.String("token")
 	s.NgsVersion = r.U32("ngs_version")
@@ -105,7 +105,7 @@ func (s *RVConnectionData) ClassName() string { return "RVConnectionData" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *RVConnectionData) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := rVConnectionDataMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.StationURL(s.MainStation)
@@ -125,7 +125,7 @@ func (s *RVConnectionData) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *RVConnectionData) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "RVConnectionData", rVConnectionDataMaxRevision(v))
 	rev := m.Revision()
 	s.MainStation = r.StationURL("main_station")

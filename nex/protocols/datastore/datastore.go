@@ -252,7 +252,7 @@ func (s *DataStoreChangeMetaParam) ClassName() string { return "DataStoreChangeM
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := dataStoreChangeMetaParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U64(s.DataID)
@@ -282,7 +282,7 @@ func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreChangeMetaParam", dataStoreChangeMetaParamMaxRevision(v))
 	rev := m.Revision()
 	s.DataID = r.U64("data_id")
@@ -1031,7 +1031,7 @@ func (s *DataStorePrepareGetParam) ClassName() string { return "DataStorePrepare
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
 	w.U32(s.LockID)
@@ -1051,7 +1051,7 @@ func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStorePrepareGetParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareGetParam", 0)
 	s.DataID = r.U64("data_id")
 	s.LockID = r.U32("lock_id")
@@ -1124,7 +1124,7 @@ func (s *DataStorePreparePostParam) ClassName() string { return "DataStorePrepar
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePreparePostParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U32(s.Size)
 	w.String(s.Name)
@@ -1158,7 +1158,7 @@ func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStorePreparePostParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePreparePostParam", 0)
 	s.Size = r.U32("size")
 	s.Name = r.String("name")
@@ -1271,7 +1271,7 @@ func (s *DataStorePrepareUpdateParam) ClassName() string { return "DataStorePrep
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStorePrepareUpdateParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U64(s.DataID)
 	w.U32(s.Size)
@@ -1290,7 +1290,7 @@ func (s *DataStorePrepareUpdateParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStorePrepareUpdateParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareUpdateParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Size = r.U32("size")
@@ -1584,7 +1584,7 @@ func (s *DataStoreReqGetInfo) ClassName() string { return "DataStoreReqGetInfo" 
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreReqGetInfo) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.String(s.URL)
 	w.Count(len(s.Headers))
@@ -1604,7 +1604,7 @@ func (s *DataStoreReqGetInfo) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStoreReqGetInfo) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreReqGetInfo", 0)
 	s.URL = r.String("url")
 	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
@@ -1871,7 +1871,7 @@ func (s *DataStoreSearchParam) ClassName() string { return "DataStoreSearchParam
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreSearchParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := dataStoreSearchParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U8(s.SearchTarget)
@@ -1927,7 +1927,7 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreSearchParam", dataStoreSearchParamMaxRevision(v))
 	rev := m.Revision()
 	s.SearchTarget = r.U8("search_target")

@@ -152,7 +152,7 @@ func (s *DataStoreCustomRankingRatingCondition) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *DataStoreCustomRankingRatingCondition) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := dataStoreCustomRankingRatingConditionMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U8(uint8(s.Slot))
@@ -170,7 +170,7 @@ func (s *DataStoreCustomRankingRatingCondition) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *DataStoreCustomRankingRatingCondition) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreCustomRankingRatingCondition", dataStoreCustomRankingRatingConditionMaxRevision(v))
 	rev := m.Revision()
 	s.Slot = int8(r.U8("slot"))

@@ -1771,7 +1771,7 @@ func (s *EventCourseInfo) ClassName() string { return "EventCourseInfo" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *EventCourseInfo) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := eventCourseInfoMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U64(s.DataID)
@@ -1811,7 +1811,7 @@ func (s *EventCourseInfo) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *EventCourseInfo) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "EventCourseInfo", eventCourseInfoMaxRevision(v))
 	rev := m.Revision()
 	s.DataID = r.U64("data_id")
@@ -2087,7 +2087,7 @@ func (s *UserInfo) ClassName() string { return "UserInfo" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *UserInfo) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := userInfoMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
@@ -2165,7 +2165,7 @@ func (s *UserInfo) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *UserInfo) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "UserInfo", userInfoMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")

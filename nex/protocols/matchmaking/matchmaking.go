@@ -377,7 +377,7 @@ func (s *MatchmakeSessionSearchCriteria) ClassName() string { return "MatchmakeS
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := matchmakeSessionSearchCriteriaMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.Count(len(s.Attribs))
@@ -392,7 +392,7 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	w.Bool(s.ExcludeLocked)
 	w.Bool(s.ExcludeNonHostPID)
 	w.U32(s.SelectionMethod)
-	if v >= w.S.GateMin(30400, 30500) {
+	if v >= w.GateMin(30400, 30500) {
 		w.U16(s.VacantParticipants)
 	}
 	if v >= 30600 && v < 40000 && rev >= 1 {
@@ -421,7 +421,7 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "MatchmakeSessionSearchCriteria", matchmakeSessionSearchCriteriaMaxRevision(v))
 	rev := m.Revision()
 	s.Attribs = types.ReadList(r, "attribs", (*types.Reader).String)
@@ -433,7 +433,7 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 	s.ExcludeLocked = r.Bool("exclude_locked")
 	s.ExcludeNonHostPID = r.Bool("exclude_non_host_pid")
 	s.SelectionMethod = r.U32("selection_method")
-	if v >= r.Settings().GateMin(30400, 30500) {
+	if v >= r.GateMin(30400, 30500) {
 		s.VacantParticipants = r.U16("vacant_participants")
 	}
 	if v >= 30600 && v < 40000 && rev >= 1 {
@@ -517,7 +517,7 @@ func (s *MatchmakeSession) ClassName() string { return "MatchmakeSession" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *MatchmakeSession) Append(w *types.Writer) {
 	s.Gathering.Append(w)
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := matchmakeSessionMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.GameMode)
@@ -529,7 +529,7 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 	w.U32(s.MatchmakeSystem)
 	w.Buffer(s.ApplicationData)
 	w.U32(s.NumParticipants)
-	if v >= w.S.GateMin(30400, 30500) && v < 40000 {
+	if v >= w.GateMin(30400, 30500) && v < 40000 {
 		w.U8(s.ProgressScore)
 	}
 	if v >= 30000 && v < 40000 {
@@ -571,7 +571,7 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 	s.Gathering.Read(r, field)
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "MatchmakeSession", matchmakeSessionMaxRevision(v))
 	rev := m.Revision()
 	s.GameMode = r.U32("game_mode")
@@ -580,7 +580,7 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 	s.MatchmakeSystem = r.U32("matchmake_system")
 	s.ApplicationData = r.BufferCopy("application_data")
 	s.NumParticipants = r.U32("num_participants")
-	if v >= r.Settings().GateMin(30400, 30500) && v < 40000 {
+	if v >= r.GateMin(30400, 30500) && v < 40000 {
 		s.ProgressScore = r.U8("progress_score")
 	}
 	if v >= 30000 && v < 40000 {
@@ -6466,7 +6466,7 @@ type MatchmakeExtensionCreateMatchmakeSessionRequest struct {
 
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionCreateMatchmakeSessionRequest) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	w.AnyData(x.Gathering)
 	w.String(x.Description)
 	if v >= 30400 {
@@ -6476,7 +6476,7 @@ func (x *MatchmakeExtensionCreateMatchmakeSessionRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionCreateMatchmakeSessionRequest) Read(r *types.Reader) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	x.Gathering = r.AnyData("gathering", "Gathering")
 	x.Description = r.String("description")
 	if v >= 30400 {
@@ -7256,7 +7256,7 @@ type MatchmakeExtensionJoinMatchmakeSessionExRequest struct {
 
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionJoinMatchmakeSessionExRequest) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	w.U32(x.GID)
 	w.String(x.Gmessage)
 	w.Bool(x.IgnoreBlockList)
@@ -7267,7 +7267,7 @@ func (x *MatchmakeExtensionJoinMatchmakeSessionExRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionJoinMatchmakeSessionExRequest) Read(r *types.Reader) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	x.GID = r.U32("gid")
 	x.Gmessage = r.String("gmessage")
 	x.IgnoreBlockList = r.Bool("ignore_block_list")

@@ -86,7 +86,7 @@ func (s *SimpleSearchObject) ClassName() string { return "SimpleSearchObject" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *SimpleSearchObject) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := simpleSearchObjectMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.ID)
@@ -111,7 +111,7 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *SimpleSearchObject) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "SimpleSearchObject", simpleSearchObjectMaxRevision(v))
 	rev := m.Revision()
 	s.ID = r.U32("id")

@@ -102,7 +102,7 @@ func (s *UserMessage) ClassName() string { return "UserMessage" }
 // writer's NEX version allows (in the header when the settings have them).
 func (s *UserMessage) Append(w *types.Writer) {
 	w.Data()
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	m := w.BeginStructure(0)
 	w.U32(s.ID)
 	if v < 40000 {
@@ -128,7 +128,7 @@ func (s *UserMessage) Append(w *types.Writer) {
 // reader's NEX version does not allow is an error.
 func (s *UserMessage) Read(r *types.Reader, field string) {
 	r.ReadData(field)
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "UserMessage", 0)
 	s.ID = r.U32("id")
 	if v < 40000 {

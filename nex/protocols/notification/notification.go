@@ -140,7 +140,7 @@ func (s *NotificationEvent) ClassName() string { return "NotificationEvent" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *NotificationEvent) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := notificationEventMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
@@ -148,7 +148,7 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 	w.PID(s.Param1)
 	w.PID(s.Param2)
 	w.String(s.Text)
-	if v >= w.S.GateMin(30400, 30500) {
+	if v >= w.GateMin(30400, 30500) {
 		w.PID(s.Param3)
 	}
 	if v >= 40000 && rev >= 1 {
@@ -166,7 +166,7 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *NotificationEvent) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "NotificationEvent", notificationEventMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")
@@ -174,7 +174,7 @@ func (s *NotificationEvent) Read(r *types.Reader, field string) {
 	s.Param1 = r.PID("param1")
 	s.Param2 = r.PID("param2")
 	s.Text = r.String("text")
-	if v >= r.Settings().GateMin(30400, 30500) {
+	if v >= r.GateMin(30400, 30500) {
 		s.Param3 = r.PID("param3")
 	}
 	if v >= 40000 && rev >= 1 {

@@ -188,7 +188,7 @@ func (s *RankingRankData) ClassName() string { return "RankingRankData" }
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *RankingRankData) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := rankingRankDataMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.PID(s.PID)
@@ -213,7 +213,7 @@ func (s *RankingRankData) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *RankingRankData) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "RankingRankData", rankingRankDataMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")

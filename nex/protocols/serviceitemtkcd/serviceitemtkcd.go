@@ -180,7 +180,7 @@ func (s *ServiceItemPurchaseServiceItemParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemPurchaseServiceItemParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemPurchaseServiceItemParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ItemCode)
@@ -202,7 +202,7 @@ func (s *ServiceItemPurchaseServiceItemParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemPurchaseServiceItemParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemPurchaseServiceItemParam", serviceItemPurchaseServiceItemParamMaxRevision(v))
 	rev := m.Revision()
 	s.ItemCode = r.String("item_code")
@@ -318,7 +318,7 @@ func (s *ServiceItemListServiceItemParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemListServiceItemParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemListServiceItemParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
@@ -337,7 +337,7 @@ func (s *ServiceItemListServiceItemParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemListServiceItemParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemListServiceItemParam", serviceItemListServiceItemParamMaxRevision(v))
 	rev := m.Revision()
 	s.Language = r.String("language")
@@ -553,7 +553,7 @@ func (s *ServiceItemGetBalanceParam) ClassName() string { return "ServiceItemGet
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetBalanceParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetBalanceParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
@@ -569,7 +569,7 @@ func (s *ServiceItemGetBalanceParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetBalanceParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetBalanceParam", serviceItemGetBalanceParamMaxRevision(v))
 	rev := m.Revision()
 	s.Language = r.String("language")
@@ -642,7 +642,7 @@ func (s *ServiceItemGetPrepurchaseInfoParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetPrepurchaseInfoParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetPrepurchaseInfoParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ItemCode)
@@ -661,7 +661,7 @@ func (s *ServiceItemGetPrepurchaseInfoParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetPrepurchaseInfoParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetPrepurchaseInfoParam", serviceItemGetPrepurchaseInfoParamMaxRevision(v))
 	rev := m.Revision()
 	s.ItemCode = r.String("item_code")
@@ -837,7 +837,7 @@ func (s *ServiceItemGetServiceItemRightParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetServiceItemRightParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetServiceItemRightParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ReferenceID)
@@ -855,7 +855,7 @@ func (s *ServiceItemGetServiceItemRightParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetServiceItemRightParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetServiceItemRightParam", serviceItemGetServiceItemRightParamMaxRevision(v))
 	rev := m.Revision()
 	s.ReferenceID = r.String("reference_id")
@@ -1211,7 +1211,7 @@ func (s *ServiceItemGetPurchaseHistoryParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetPurchaseHistoryParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetPurchaseHistoryParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
@@ -1229,7 +1229,7 @@ func (s *ServiceItemGetPurchaseHistoryParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetPurchaseHistoryParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetPurchaseHistoryParam", serviceItemGetPurchaseHistoryParamMaxRevision(v))
 	rev := m.Revision()
 	s.Language = r.String("language")
@@ -1415,7 +1415,7 @@ func (s *ServiceItemGetLawMessageParam) ClassName() string { return "ServiceItem
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetLawMessageParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetLawMessageParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
@@ -1431,7 +1431,7 @@ func (s *ServiceItemGetLawMessageParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetLawMessageParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetLawMessageParam", serviceItemGetLawMessageParamMaxRevision(v))
 	rev := m.Revision()
 	s.Language = r.String("language")
@@ -1506,7 +1506,7 @@ func (s *ServiceItemPostRightBinaryByAccountParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemPostRightBinaryByAccountParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemPostRightBinaryByAccountParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ReferenceID)
@@ -1525,7 +1525,7 @@ func (s *ServiceItemPostRightBinaryByAccountParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemPostRightBinaryByAccountParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemPostRightBinaryByAccountParam", serviceItemPostRightBinaryByAccountParamMaxRevision(v))
 	rev := m.Revision()
 	s.ReferenceID = r.String("reference_id")
@@ -1599,7 +1599,7 @@ func (s *ServiceItemUseServiceItemByAccountParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemUseServiceItemByAccountParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemUseServiceItemByAccountParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ReferenceIDForUse)
@@ -1620,7 +1620,7 @@ func (s *ServiceItemUseServiceItemByAccountParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemUseServiceItemByAccountParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemUseServiceItemByAccountParam", serviceItemUseServiceItemByAccountParamMaxRevision(v))
 	rev := m.Revision()
 	s.ReferenceIDForUse = r.String("reference_id_for_use")
@@ -1732,7 +1732,7 @@ func (s *ServiceItemAcquireServiceItemByAccountParam) ClassName() string {
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemAcquireServiceItemByAccountParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemAcquireServiceItemByAccountParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.ReferenceIDForAcquisition)
@@ -1754,7 +1754,7 @@ func (s *ServiceItemAcquireServiceItemByAccountParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemAcquireServiceItemByAccountParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemAcquireServiceItemByAccountParam", serviceItemAcquireServiceItemByAccountParamMaxRevision(v))
 	rev := m.Revision()
 	s.ReferenceIDForAcquisition = r.String("reference_id_for_acquisition")
@@ -1839,7 +1839,7 @@ func (s *ServiceItemGetSupportIdParam) ClassName() string { return "ServiceItemG
 // Append appends s: its own structure level, with the highest revision the
 // writer's NEX version allows (in the header when the settings have them).
 func (s *ServiceItemGetSupportIdParam) Append(w *types.Writer) {
-	v := w.S.NEXVersion()
+	v := w.NEXVersion()
 	rev := serviceItemGetSupportIdParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.UniqueID)
@@ -1854,7 +1854,7 @@ func (s *ServiceItemGetSupportIdParam) Append(w *types.Writer) {
 // gates its fields. Content a newer revision adds is skipped; a revision the
 // reader's NEX version does not allow is an error.
 func (s *ServiceItemGetSupportIdParam) Read(r *types.Reader, field string) {
-	v := r.Settings().NEXVersion()
+	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetSupportIdParam", serviceItemGetSupportIdParamMaxRevision(v))
 	rev := m.Revision()
 	s.UniqueID = r.U32("unique_id")
