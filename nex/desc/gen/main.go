@@ -379,6 +379,9 @@ func (g *gen) readExpr(t *desc.Type, field string) string {
 	case desc.KMap:
 		return fmt.Sprintf("types.ReadMap(r, %s, %s, %s)", field, g.elemFunc(t.Key), g.elemFunc(t.Elem))
 	case desc.KStruct:
+		if fn := g.readFunc(t.Struct); fn != "" {
+			return fmt.Sprintf("%s(r, %s)", fn, field)
+		}
 		return fmt.Sprintf("func() (v %s) { v.Read(r, %s); return }()", g.goType(t), field)
 	case desc.KData:
 		return fmt.Sprintf("func() struct{} { r.ReadData(%s); return struct{}{} }()", field)
@@ -392,9 +395,22 @@ func (g *gen) elemFunc(t *desc.Type) string {
 		return "(*types.Reader)." + m
 	}
 	if t.Kind == desc.KStruct {
+		if fn := g.readFunc(t.Struct); fn != "" {
+			return fn
+		}
 		return fmt.Sprintf("func(r *types.Reader, f string) (v %s) { v.Read(r, f); return }", g.goType(t))
 	}
 	return fmt.Sprintf("func(r *types.Reader, f string) %s { return %s }", g.goType(t), g.readExpr(t, "f"))
+}
+
+// readFunc is the name of the function reading structure s into a value it
+// returns (func(r *types.Reader, field string) S), "" when s is another
+// family's (its function is unexported there: its Read method is used).
+func (g *gen) readFunc(s *desc.Struct) string {
+	if s.File != g.file {
+		return ""
+	}
+	return "read" + desc.GoName(s.Name)
 }
 
 // readStmt writes statements reading a value of type t into the addressable Go
@@ -402,6 +418,10 @@ func (g *gen) elemFunc(t *desc.Type) string {
 func (g *gen) readStmt(target string, t *desc.Type, field string) {
 	switch t.Kind {
 	case desc.KStruct:
+		if fn := g.readFunc(t.Struct); fn != "" {
+			g.p("%s = %s(r, %s)\n", target, fn, field)
+			return
+		}
 		g.p("%s.Read(r, %s)\n", target, field)
 	case desc.KData:
 		g.p("r.ReadData(%s)\n", field)
@@ -670,11 +690,19 @@ func (g *gen) structure(s *desc.Struct) error {
 	if s.ParentStruct != nil || s.Parent == "Data" {
 		g.p("its parent's levels, then ")
 	}
-	g.p("its own level, whose\n// header's revision (without headers: the highest the reader's NEX version allows)\n// gates its fields. Content a newer revision adds is skipped; a revision the\n// reader's NEX version does not allow is an error.\n")
-	g.p("func (s *%s) Read(r *types.Reader, field string) {\n", name)
+	g.p("its own level, whose\n// header's revision (without headers: the highest the reader's NEX version allows)\n// gates its fields. Content a newer revision adds is skipped; a revision the\n// reader's NEX version does not allow is an error. It replaces all of s: a field\n// the version or revision does not carry is zero.\n")
+	//
+	// Read assigns the value its read function returns: that function fills a
+	// local value (stack memory: no write barriers, no stores through a pointer
+	// the compiler must assume is on the heap), as the hand-written decoders
+	// did, and Read inlines into its caller (docs/performance.md).
+	readFn := g.readFunc(s)
+	g.p("func (s *%s) Read(r *types.Reader, field string) { *s = %s(r, field) }\n\n", name, readFn)
+	g.p("// %s reads the %s that %s.Read assigns.\n", readFn, s.Name, name)
+	g.p("func %s(r *types.Reader, field string) (s %s) {\n", readFn, name)
 	switch {
 	case s.ParentStruct != nil:
-		g.p("s.%s.Read(r, field)\n", parentField)
+		g.readStmt("s."+parentField, &desc.Type{Kind: desc.KStruct, Struct: s.ParentStruct}, "field")
 	case s.Parent == "Data":
 		g.p("r.ReadData(field)\n")
 	}
@@ -699,7 +727,7 @@ func (g *gen) structure(s *desc.Struct) error {
 			g.p("}\n")
 		}
 	}
-	g.p("r.LeaveStructure(m)\n}\n\n")
+	g.p("r.LeaveStructure(m)\nreturn\n}\n\n")
 	g.newFunc(s)
 	return nil
 }

@@ -40,12 +40,17 @@ func (s *ApplicationInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ApplicationInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ApplicationInfo) Read(r *types.Reader, field string) { *s = readApplicationInfo(r, field) }
+
+// readApplicationInfo reads the ApplicationInfo that ApplicationInfo.Read assigns.
+func readApplicationInfo(r *types.Reader, field string) (s ApplicationInfo) {
 	m := r.EnterClass(field, "ApplicationInfo", 0)
 	s.TitleID = r.U64("title_id")
 	s.TitleVersion = r.U16("title_version")
 	r.LeaveStructure(m)
+	return
 }
 
 // AAUserProtocolID is the id of the AAUser protocol.
@@ -145,7 +150,7 @@ func (x *AAUserSetApplicationInfoRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *AAUserSetApplicationInfoRequest) Read(r *types.Reader) {
-	x.ApplicationInfo = types.ReadList(r, "application_info", func(r *types.Reader, f string) (v ApplicationInfo) { v.Read(r, f); return })
+	x.ApplicationInfo = types.ReadList(r, "application_info", readApplicationInfo)
 }
 
 // AAUserSetApplicationInfoResponse holds the results of AAUser.SetApplicationInfo.
@@ -187,7 +192,7 @@ func (x *AAUserGetApplicationInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AAUserGetApplicationInfoResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v ApplicationInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readApplicationInfo)
 }
 
 // AAUserHandler answers AAUser calls: one method per method of the protocol, with its

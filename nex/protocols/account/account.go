@@ -56,8 +56,12 @@ func (s *AccountData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *AccountData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *AccountData) Read(r *types.Reader, field string) { *s = readAccountData(r, field) }
+
+// readAccountData reads the AccountData that AccountData.Read assigns.
+func readAccountData(r *types.Reader, field string) (s AccountData) {
 	m := r.EnterClass(field, "AccountData", 0)
 	s.PID = r.PID("pid")
 	s.Name = r.String("name")
@@ -69,6 +73,7 @@ func (s *AccountData) Read(r *types.Reader, field string) {
 	s.ExpiryDate = r.DateTime("expiry_date")
 	s.ExpiredMessage = r.String("expired_message")
 	r.LeaveStructure(m)
+	return
 }
 
 // BasicAccountInfo is the BasicAccountInfo structure.
@@ -92,12 +97,17 @@ func (s *BasicAccountInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *BasicAccountInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *BasicAccountInfo) Read(r *types.Reader, field string) { *s = readBasicAccountInfo(r, field) }
+
+// readBasicAccountInfo reads the BasicAccountInfo that BasicAccountInfo.Read assigns.
+func readBasicAccountInfo(r *types.Reader, field string) (s BasicAccountInfo) {
 	m := r.EnterClass(field, "BasicAccountInfo", 0)
 	s.PID = r.PID("pid")
 	s.Name = r.String("name")
 	r.LeaveStructure(m)
+	return
 }
 
 // AccountProtocolID is the id of the Account protocol.
@@ -425,7 +435,7 @@ func (x *AccountGetAccountDataResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *AccountGetAccountDataResponse) Read(r *types.Reader) {
 	x.Result = r.Result("result")
-	x.Data.Read(r, "data")
+	x.Data = readAccountData(r, "data")
 }
 
 // AccountGetPrivateDataRequest holds the parameters of Account.GetPrivateData.
@@ -659,7 +669,7 @@ func (x *AccountFindByNameRegexResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AccountFindByNameRegexResponse) Read(r *types.Reader) {
-	x.Accounts = types.ReadList(r, "accounts", func(r *types.Reader, f string) (v BasicAccountInfo) { v.Read(r, f); return })
+	x.Accounts = types.ReadList(r, "accounts", readBasicAccountInfo)
 }
 
 // AccountUpdateAccountExpiryDateRequest holds the parameters of Account.UpdateAccountExpiryDate.
@@ -918,7 +928,7 @@ func (x *AccountRetrieveAccountResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AccountRetrieveAccountResponse) Read(r *types.Reader) {
-	x.AccountData.Read(r, "account_data")
+	x.AccountData = readAccountData(r, "account_data")
 	x.PublicData = r.AnyData("public_data", "")
 	x.PrivateData = r.AnyData("private_data", "")
 }
@@ -1028,7 +1038,7 @@ func (x *AccountFindByNameLikeResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AccountFindByNameLikeResponse) Read(r *types.Reader) {
-	x.Accounts = types.ReadList(r, "accounts", func(r *types.Reader, f string) (v BasicAccountInfo) { v.Read(r, f); return })
+	x.Accounts = types.ReadList(r, "accounts", readBasicAccountInfo)
 }
 
 // AccountCustomCreateAccountRequest holds the parameters of Account.CustomCreateAccount.

@@ -58,8 +58,14 @@ func (s *AuthenticationInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
+	*s = readAuthenticationInfo(r, field)
+}
+
+// readAuthenticationInfo reads the AuthenticationInfo that AuthenticationInfo.Read assigns.
+func readAuthenticationInfo(r *types.Reader, field string) (s AuthenticationInfo) {
 	r.ReadData(field)
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "AuthenticationInfo", 0)
@@ -70,6 +76,7 @@ func (s *AuthenticationInfo) Read(r *types.Reader, field string) {
 		s.ServerVersion = r.U32("server_version")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewAuthenticationInfo returns a AuthenticationInfo with the description's defaults.
@@ -123,8 +130,12 @@ func (s *RVConnectionData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RVConnectionData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RVConnectionData) Read(r *types.Reader, field string) { *s = readRVConnectionData(r, field) }
+
+// readRVConnectionData reads the RVConnectionData that RVConnectionData.Read assigns.
+func readRVConnectionData(r *types.Reader, field string) (s RVConnectionData) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "RVConnectionData", rVConnectionDataMaxRevision(v))
 	rev := m.Revision()
@@ -135,6 +146,7 @@ func (s *RVConnectionData) Read(r *types.Reader, field string) {
 		s.ServerTime = r.DateTime("server_time")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ValidateAndRequestTicketParam is a Switch login: the user, the ID token data and
@@ -167,8 +179,14 @@ func (s *ValidateAndRequestTicketParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ValidateAndRequestTicketParam) Read(r *types.Reader, field string) {
+	*s = readValidateAndRequestTicketParam(r, field)
+}
+
+// readValidateAndRequestTicketParam reads the ValidateAndRequestTicketParam that ValidateAndRequestTicketParam.Read assigns.
+func readValidateAndRequestTicketParam(r *types.Reader, field string) (s ValidateAndRequestTicketParam) {
 	m := r.EnterClass(field, "ValidateAndRequestTicketParam", 0)
 	s.Platform = r.U32("platform")
 	s.Username = r.String("username")
@@ -177,6 +195,7 @@ func (s *ValidateAndRequestTicketParam) Read(r *types.Reader, field string) {
 	s.NEXVersion = r.U32("nex_version")
 	s.ClientVersion = r.U32("client_version")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewValidateAndRequestTicketParam returns a ValidateAndRequestTicketParam with the description's defaults.
@@ -215,8 +234,14 @@ func (s *ValidateAndRequestTicketResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ValidateAndRequestTicketResult) Read(r *types.Reader, field string) {
+	*s = readValidateAndRequestTicketResult(r, field)
+}
+
+// readValidateAndRequestTicketResult reads the ValidateAndRequestTicketResult that ValidateAndRequestTicketResult.Read assigns.
+func readValidateAndRequestTicketResult(r *types.Reader, field string) (s ValidateAndRequestTicketResult) {
 	m := r.EnterClass(field, "ValidateAndRequestTicketResult", 0)
 	s.PID = r.PID("pid")
 	s.Ticket = r.BufferCopy("ticket")
@@ -225,6 +250,7 @@ func (s *ValidateAndRequestTicketResult) Read(r *types.Reader, field string) {
 	s.ServerName = r.String("server_name")
 	s.SourceKey = r.String("source_key")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -305,7 +331,7 @@ func (x *AuthenticationLoginResponse) Read(r *types.Reader) {
 	x.Result = r.Result("result")
 	x.PID = r.PID("pid")
 	x.Ticket = r.BufferCopy("ticket")
-	x.ConnectionData.Read(r, "connection_data")
+	x.ConnectionData = readRVConnectionData(r, "connection_data")
 	x.ServerName = r.String("server_name")
 }
 
@@ -350,7 +376,7 @@ func (x *AuthenticationLoginExResponse) Read(r *types.Reader) {
 	x.Result = r.Result("result")
 	x.PID = r.PID("pid")
 	x.Ticket = r.BufferCopy("ticket")
-	x.ConnectionData.Read(r, "connection_data")
+	x.ConnectionData = readRVConnectionData(r, "connection_data")
 	x.ServerName = r.String("server_name")
 }
 
@@ -486,7 +512,7 @@ func (x *AuthenticationLoginWithContextResponse) Read(r *types.Reader) {
 	x.Result = r.Result("result")
 	x.PID = r.PID("pid")
 	x.Ticket = r.BufferCopy("ticket")
-	x.ConnectionData.Read(r, "connection_data")
+	x.ConnectionData = readRVConnectionData(r, "connection_data")
 }
 
 // AuthenticationHandler answers Authentication calls: one method per method of the protocol, with its
@@ -994,7 +1020,7 @@ func (x *AuthenticationNXValidateAndRequestTicketResponse) Read(r *types.Reader)
 	x.Result = r.Result("result")
 	x.PID = r.PID("pid")
 	x.Ticket = r.BufferCopy("ticket")
-	x.ConnectionData.Read(r, "connection_data")
+	x.ConnectionData = readRVConnectionData(r, "connection_data")
 	x.ServerName = r.String("server_name")
 }
 
@@ -1041,7 +1067,7 @@ func (x *AuthenticationNXValidateAndRequestTicketWithCustomDataResponse) Read(r 
 	x.Result = r.Result("result")
 	x.PID = r.PID("pid")
 	x.Ticket = r.BufferCopy("ticket")
-	x.ConnectionData.Read(r, "connection_data")
+	x.ConnectionData = readRVConnectionData(r, "connection_data")
 	x.ServerName = r.String("server_name")
 	x.SourceKey = r.String("source_key")
 }
@@ -1097,7 +1123,7 @@ func (x *AuthenticationNXValidateAndRequestTicketWithParamRequest) Append(w *typ
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *AuthenticationNXValidateAndRequestTicketWithParamRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readValidateAndRequestTicketParam(r, "param")
 }
 
 // AuthenticationNXValidateAndRequestTicketWithParamResponse holds the results of Authentication_NX.ValidateAndRequestTicketWithParam.
@@ -1112,7 +1138,7 @@ func (x *AuthenticationNXValidateAndRequestTicketWithParamResponse) Append(w *ty
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AuthenticationNXValidateAndRequestTicketWithParamResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readValidateAndRequestTicketResult(r, "result")
 }
 
 // AuthenticationNXHandler answers Authentication_NX calls: one method per method of the protocol, with its

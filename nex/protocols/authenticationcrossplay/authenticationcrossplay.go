@@ -59,8 +59,14 @@ func (s *ValidateAndRequestTicketParamCrossplay) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ValidateAndRequestTicketParamCrossplay) Read(r *types.Reader, field string) {
+	*s = readValidateAndRequestTicketParamCrossplay(r, field)
+}
+
+// readValidateAndRequestTicketParamCrossplay reads the ValidateAndRequestTicketParamCrossplay that ValidateAndRequestTicketParamCrossplay.Read assigns.
+func readValidateAndRequestTicketParamCrossplay(r *types.Reader, field string) (s ValidateAndRequestTicketParamCrossplay) {
 	m := r.EnterClass(field, "ValidateAndRequestTicketParamCrossplay", 0)
 	s.Platform = r.U32("platform")
 	s.Username = r.String("username")
@@ -70,6 +76,7 @@ func (s *ValidateAndRequestTicketParamCrossplay) Read(r *types.Reader, field str
 	s.ClientVersion = r.U32("client_version")
 	s.PlatformTypeForPlatformPID = r.U8("platform_type_for_platform_pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewValidateAndRequestTicketParamCrossplay returns a ValidateAndRequestTicketParamCrossplay with the description's defaults.
@@ -114,8 +121,14 @@ func (s *ValidateAndRequestTicketResultCrossplay) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ValidateAndRequestTicketResultCrossplay) Read(r *types.Reader, field string) {
+	*s = readValidateAndRequestTicketResultCrossplay(r, field)
+}
+
+// readValidateAndRequestTicketResultCrossplay reads the ValidateAndRequestTicketResultCrossplay that ValidateAndRequestTicketResultCrossplay.Read assigns.
+func readValidateAndRequestTicketResultCrossplay(r *types.Reader, field string) (s ValidateAndRequestTicketResultCrossplay) {
 	m := r.EnterClass(field, "ValidateAndRequestTicketResultCrossplay", 0)
 	s.PID = r.PID("pid")
 	s.Ticket = r.BufferCopy("ticket")
@@ -125,6 +138,7 @@ func (s *ValidateAndRequestTicketResultCrossplay) Read(r *types.Reader, field st
 	s.SourceKey = r.String("source_key")
 	s.PlatformPID = r.PID("platform_pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // AuthenticationCrossplayProtocolID is the id of the Authentication_Crossplay protocol.
@@ -217,7 +231,7 @@ func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamRequest) Append
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readValidateAndRequestTicketParamCrossplay(r, "param")
 }
 
 // AuthenticationCrossplayValidateAndRequestTicketWithParamResponse holds the results of Authentication_Crossplay.ValidateAndRequestTicketWithParam.
@@ -232,7 +246,7 @@ func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamResponse) Appen
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *AuthenticationCrossplayValidateAndRequestTicketWithParamResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readValidateAndRequestTicketResultCrossplay(r, "result")
 }
 
 // AuthenticationCrossplayHandler answers Authentication_Crossplay calls: one method per method of the protocol, with its

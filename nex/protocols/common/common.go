@@ -33,12 +33,17 @@ func (s *ResultRange) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ResultRange) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ResultRange) Read(r *types.Reader, field string) { *s = readResultRange(r, field) }
+
+// readResultRange reads the ResultRange that ResultRange.Read assigns.
+func readResultRange(r *types.Reader, field string) (s ResultRange) {
 	m := r.EnterClass(field, "ResultRange", 0)
 	s.Offset = r.U32("offset")
 	s.Size = r.U32("size")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewResultRange returns a ResultRange with the description's defaults.
@@ -68,11 +73,16 @@ func (s *NullData) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *NullData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *NullData) Read(r *types.Reader, field string) { *s = readNullData(r, field) }
+
+// readNullData reads the NullData that NullData.Read assigns.
+func readNullData(r *types.Reader, field string) (s NullData) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NullData", 0)
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {

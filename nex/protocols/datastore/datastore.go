@@ -193,13 +193,19 @@ func (s *DataStoreChangeMetaCompareParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreChangeMetaCompareParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreChangeMetaCompareParam(r, field)
+}
+
+// readDataStoreChangeMetaCompareParam reads the DataStoreChangeMetaCompareParam that DataStoreChangeMetaCompareParam.Read assigns.
+func readDataStoreChangeMetaCompareParam(r *types.Reader, field string) (s DataStoreChangeMetaCompareParam) {
 	m := r.EnterClass(field, "DataStoreChangeMetaCompareParam", 0)
 	s.ComparisonFlag = r.U32("comparison_flag")
 	s.Name = r.String("name")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.Period = r.U16("period")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
@@ -207,6 +213,7 @@ func (s *DataStoreChangeMetaCompareParam) Read(r *types.Reader, field string) {
 	s.DataType = r.U16("data_type")
 	s.Status = r.U8("status")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreChangeMetaCompareParam returns a DataStoreChangeMetaCompareParam with the description's defaults.
@@ -280,16 +287,22 @@ func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreChangeMetaParam(r, field)
+}
+
+// readDataStoreChangeMetaParam reads the DataStoreChangeMetaParam that DataStoreChangeMetaParam.Read assigns.
+func readDataStoreChangeMetaParam(r *types.Reader, field string) (s DataStoreChangeMetaParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreChangeMetaParam", dataStoreChangeMetaParamMaxRevision(v))
 	rev := m.Revision()
 	s.DataID = r.U64("data_id")
 	s.ModifiesFlag = r.U32("modifies_flag")
 	s.Name = r.String("name")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.Period = r.U16("period")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
@@ -297,11 +310,12 @@ func (s *DataStoreChangeMetaParam) Read(r *types.Reader, field string) {
 	s.ReferredCount = r.U32("referred_count")
 	s.DataType = r.U16("data_type")
 	s.Status = r.U8("status")
-	s.CompareParam.Read(r, "compare_param")
+	s.CompareParam = readDataStoreChangeMetaCompareParam(r, "compare_param")
 	if rev >= 1 {
-		s.PersistenceTarget.Read(r, "persistence_target")
+		s.PersistenceTarget = readDataStorePersistenceTarget(r, "persistence_target")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreChangeMetaParam returns a DataStoreChangeMetaParam with the description's defaults.
@@ -352,19 +366,26 @@ func (s *DataStoreChangeMetaParamV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreChangeMetaParamV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreChangeMetaParamV1(r, field)
+}
+
+// readDataStoreChangeMetaParamV1 reads the DataStoreChangeMetaParamV1 that DataStoreChangeMetaParamV1.Read assigns.
+func readDataStoreChangeMetaParamV1(r *types.Reader, field string) (s DataStoreChangeMetaParamV1) {
 	m := r.EnterClass(field, "DataStoreChangeMetaParamV1", 0)
 	s.DataID = r.U64("data_id")
 	s.ModifiesFlag = r.U32("modifies_flag")
 	s.Name = r.String("name")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.Period = r.U16("period")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
 	s.UpdatePassword = r.U64("update_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreChangeMetaParamV1 returns a DataStoreChangeMetaParamV1 with the description's defaults.
@@ -396,12 +417,19 @@ func (s *DataStoreCompletePostParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCompletePostParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreCompletePostParam(r, field)
+}
+
+// readDataStoreCompletePostParam reads the DataStoreCompletePostParam that DataStoreCompletePostParam.Read assigns.
+func readDataStoreCompletePostParam(r *types.Reader, field string) (s DataStoreCompletePostParam) {
 	m := r.EnterClass(field, "DataStoreCompletePostParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Success = r.Bool("success")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCompletePostParamV1 is the DataStoreCompletePostParamV1 structure.
@@ -425,12 +453,19 @@ func (s *DataStoreCompletePostParamV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCompletePostParamV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreCompletePostParamV1(r, field)
+}
+
+// readDataStoreCompletePostParamV1 reads the DataStoreCompletePostParamV1 that DataStoreCompletePostParamV1.Read assigns.
+func readDataStoreCompletePostParamV1(r *types.Reader, field string) (s DataStoreCompletePostParamV1) {
 	m := r.EnterClass(field, "DataStoreCompletePostParamV1", 0)
 	s.DataID = r.U32("data_id")
 	s.Success = r.Bool("success")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCompleteUpdateParam is the DataStoreCompleteUpdateParam structure.
@@ -456,13 +491,20 @@ func (s *DataStoreCompleteUpdateParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCompleteUpdateParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreCompleteUpdateParam(r, field)
+}
+
+// readDataStoreCompleteUpdateParam reads the DataStoreCompleteUpdateParam that DataStoreCompleteUpdateParam.Read assigns.
+func readDataStoreCompleteUpdateParam(r *types.Reader, field string) (s DataStoreCompleteUpdateParam) {
 	m := r.EnterClass(field, "DataStoreCompleteUpdateParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Version = r.U32("version")
 	s.Success = r.Bool("success")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreDeleteParam is the DataStoreDeleteParam structure.
@@ -486,12 +528,19 @@ func (s *DataStoreDeleteParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreDeleteParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreDeleteParam(r, field)
+}
+
+// readDataStoreDeleteParam reads the DataStoreDeleteParam that DataStoreDeleteParam.Read assigns.
+func readDataStoreDeleteParam(r *types.Reader, field string) (s DataStoreDeleteParam) {
 	m := r.EnterClass(field, "DataStoreDeleteParam", 0)
 	s.DataID = r.U64("data_id")
 	s.UpdatePassword = r.U64("update_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetMetaParam names an object by data_id, or by its owner's persistence
@@ -521,14 +570,21 @@ func (s *DataStoreGetMetaParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetMetaParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetMetaParam(r, field)
+}
+
+// readDataStoreGetMetaParam reads the DataStoreGetMetaParam that DataStoreGetMetaParam.Read assigns.
+func readDataStoreGetMetaParam(r *types.Reader, field string) (s DataStoreGetMetaParam) {
 	m := r.EnterClass(field, "DataStoreGetMetaParam", 0)
 	s.DataID = r.U64("data_id")
-	s.PersistenceTarget.Read(r, "persistence_target")
+	s.PersistenceTarget = readDataStorePersistenceTarget(r, "persistence_target")
 	s.ResultOption = r.U8("result_option")
 	s.AccessPassword = r.U64("access_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreGetMetaParam returns a DataStoreGetMetaParam with the description's defaults.
@@ -561,12 +617,19 @@ func (s *DataStoreGetNewArrivedNotificationsParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetNewArrivedNotificationsParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetNewArrivedNotificationsParam(r, field)
+}
+
+// readDataStoreGetNewArrivedNotificationsParam reads the DataStoreGetNewArrivedNotificationsParam that DataStoreGetNewArrivedNotificationsParam.Read assigns.
+func readDataStoreGetNewArrivedNotificationsParam(r *types.Reader, field string) (s DataStoreGetNewArrivedNotificationsParam) {
 	m := r.EnterClass(field, "DataStoreGetNewArrivedNotificationsParam", 0)
 	s.LastNotificationID = r.U64("last_notification_id")
 	s.Limit = r.U16("limit")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetNotificationUrlParam is the DataStoreGetNotificationUrlParam structure.
@@ -590,11 +653,18 @@ func (s *DataStoreGetNotificationUrlParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetNotificationUrlParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetNotificationUrlParam(r, field)
+}
+
+// readDataStoreGetNotificationUrlParam reads the DataStoreGetNotificationUrlParam that DataStoreGetNotificationUrlParam.Read assigns.
+func readDataStoreGetNotificationUrlParam(r *types.Reader, field string) (s DataStoreGetNotificationUrlParam) {
 	m := r.EnterClass(field, "DataStoreGetNotificationUrlParam", 0)
 	s.PreviousURL = r.String("previous_url")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetSpecificMetaParam is the DataStoreGetSpecificMetaParam structure.
@@ -619,11 +689,18 @@ func (s *DataStoreGetSpecificMetaParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetSpecificMetaParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetSpecificMetaParam(r, field)
+}
+
+// readDataStoreGetSpecificMetaParam reads the DataStoreGetSpecificMetaParam that DataStoreGetSpecificMetaParam.Read assigns.
+func readDataStoreGetSpecificMetaParam(r *types.Reader, field string) (s DataStoreGetSpecificMetaParam) {
 	m := r.EnterClass(field, "DataStoreGetSpecificMetaParam", 0)
 	s.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetSpecificMetaParamV1 is the DataStoreGetSpecificMetaParamV1 structure.
@@ -650,11 +727,18 @@ func (s *DataStoreGetSpecificMetaParamV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetSpecificMetaParamV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetSpecificMetaParamV1(r, field)
+}
+
+// readDataStoreGetSpecificMetaParamV1 reads the DataStoreGetSpecificMetaParamV1 that DataStoreGetSpecificMetaParamV1.Read assigns.
+func readDataStoreGetSpecificMetaParamV1(r *types.Reader, field string) (s DataStoreGetSpecificMetaParamV1) {
 	m := r.EnterClass(field, "DataStoreGetSpecificMetaParamV1", 0)
 	s.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreKeyValue is the DataStoreKeyValue structure.
@@ -678,12 +762,17 @@ func (s *DataStoreKeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *DataStoreKeyValue) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *DataStoreKeyValue) Read(r *types.Reader, field string) { *s = readDataStoreKeyValue(r, field) }
+
+// readDataStoreKeyValue reads the DataStoreKeyValue that DataStoreKeyValue.Read assigns.
+func readDataStoreKeyValue(r *types.Reader, field string) (s DataStoreKeyValue) {
 	m := r.EnterClass(field, "DataStoreKeyValue", 0)
 	s.Key = r.String("key")
 	s.Value = r.String("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreMetaInfo is an object's metadata as GetMeta and SearchObject return it.
@@ -747,8 +836,12 @@ func (s *DataStoreMetaInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) { *s = readDataStoreMetaInfo(r, field) }
+
+// readDataStoreMetaInfo reads the DataStoreMetaInfo that DataStoreMetaInfo.Read assigns.
+func readDataStoreMetaInfo(r *types.Reader, field string) (s DataStoreMetaInfo) {
 	m := r.EnterClass(field, "DataStoreMetaInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.OwnerID = r.PID("owner_id")
@@ -756,8 +849,8 @@ func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) {
 	s.Name = r.String("name")
 	s.DataType = r.U16("data_type")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.CreateTime = r.DateTime("create_time")
 	s.UpdateTime = r.DateTime("update_time")
 	s.Period = r.U16("period")
@@ -768,8 +861,9 @@ func (s *DataStoreMetaInfo) Read(r *types.Reader, field string) {
 	s.ReferredTime = r.DateTime("referred_time")
 	s.ExpireTime = r.DateTime("expire_time")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	s.Ratings = types.ReadList(r, "ratings", func(r *types.Reader, f string) (v DataStoreRatingInfoWithSlot) { v.Read(r, f); return })
+	s.Ratings = types.ReadList(r, "ratings", readDataStoreRatingInfoWithSlot)
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreMetaInfo returns a DataStoreMetaInfo with the description's defaults.
@@ -801,12 +895,19 @@ func (s *DataStoreNotification) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreNotification) Read(r *types.Reader, field string) {
+	*s = readDataStoreNotification(r, field)
+}
+
+// readDataStoreNotification reads the DataStoreNotification that DataStoreNotification.Read assigns.
+func readDataStoreNotification(r *types.Reader, field string) (s DataStoreNotification) {
 	m := r.EnterClass(field, "DataStoreNotification", 0)
 	s.NotificationID = r.U64("notification_id")
 	s.DataID = r.U64("data_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreNotificationV1 is the DataStoreNotificationV1 structure.
@@ -830,12 +931,19 @@ func (s *DataStoreNotificationV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreNotificationV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreNotificationV1(r, field)
+}
+
+// readDataStoreNotificationV1 reads the DataStoreNotificationV1 that DataStoreNotificationV1.Read assigns.
+func readDataStoreNotificationV1(r *types.Reader, field string) (s DataStoreNotificationV1) {
 	m := r.EnterClass(field, "DataStoreNotificationV1", 0)
 	s.NotificationID = r.U64("notification_id")
 	s.DataID = r.U32("data_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePasswordInfo is the DataStorePasswordInfo structure.
@@ -861,13 +969,20 @@ func (s *DataStorePasswordInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePasswordInfo) Read(r *types.Reader, field string) {
+	*s = readDataStorePasswordInfo(r, field)
+}
+
+// readDataStorePasswordInfo reads the DataStorePasswordInfo that DataStorePasswordInfo.Read assigns.
+func readDataStorePasswordInfo(r *types.Reader, field string) (s DataStorePasswordInfo) {
 	m := r.EnterClass(field, "DataStorePasswordInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.AccessPassword = r.U64("access_password")
 	s.UpdatePassword = r.U64("update_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePermission says who may read (or delete) an object: permission is a
@@ -895,12 +1010,19 @@ func (s *DataStorePermission) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePermission) Read(r *types.Reader, field string) {
+	*s = readDataStorePermission(r, field)
+}
+
+// readDataStorePermission reads the DataStorePermission that DataStorePermission.Read assigns.
+func readDataStorePermission(r *types.Reader, field string) (s DataStorePermission) {
 	m := r.EnterClass(field, "DataStorePermission", 0)
 	s.Permission = r.U8("permission")
 	s.Recipients = types.ReadList(r, "recipients", (*types.Reader).PID)
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePermission returns a DataStorePermission with the description's defaults.
@@ -933,13 +1055,20 @@ func (s *DataStorePersistenceInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePersistenceInfo) Read(r *types.Reader, field string) {
+	*s = readDataStorePersistenceInfo(r, field)
+}
+
+// readDataStorePersistenceInfo reads the DataStorePersistenceInfo that DataStorePersistenceInfo.Read assigns.
+func readDataStorePersistenceInfo(r *types.Reader, field string) (s DataStorePersistenceInfo) {
 	m := r.EnterClass(field, "DataStorePersistenceInfo", 0)
 	s.OwnerID = r.PID("owner_id")
 	s.SlotID = r.U16("slot_id")
 	s.DataID = r.U64("data_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePersistenceInitParam is the DataStorePersistenceInitParam structure.
@@ -963,12 +1092,19 @@ func (s *DataStorePersistenceInitParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePersistenceInitParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePersistenceInitParam(r, field)
+}
+
+// readDataStorePersistenceInitParam reads the DataStorePersistenceInitParam that DataStorePersistenceInitParam.Read assigns.
+func readDataStorePersistenceInitParam(r *types.Reader, field string) (s DataStorePersistenceInitParam) {
 	m := r.EnterClass(field, "DataStorePersistenceInitParam", 0)
 	s.PersistenceID = r.U16("persistence_id")
 	s.DeleteLastObject = r.Bool("delete_last_object")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePersistenceInitParam returns a DataStorePersistenceInitParam with the description's defaults.
@@ -1001,12 +1137,19 @@ func (s *DataStorePersistenceTarget) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePersistenceTarget) Read(r *types.Reader, field string) {
+	*s = readDataStorePersistenceTarget(r, field)
+}
+
+// readDataStorePersistenceTarget reads the DataStorePersistenceTarget that DataStorePersistenceTarget.Read assigns.
+func readDataStorePersistenceTarget(r *types.Reader, field string) (s DataStorePersistenceTarget) {
 	m := r.EnterClass(field, "DataStorePersistenceTarget", 0)
 	s.OwnerID = r.PID("owner_id")
 	s.PersistenceID = r.U16("persistence_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePersistenceTarget returns a DataStorePersistenceTarget with the description's defaults.
@@ -1049,18 +1192,25 @@ func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePrepareGetParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePrepareGetParam(r, field)
+}
+
+// readDataStorePrepareGetParam reads the DataStorePrepareGetParam that DataStorePrepareGetParam.Read assigns.
+func readDataStorePrepareGetParam(r *types.Reader, field string) (s DataStorePrepareGetParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareGetParam", 0)
 	s.DataID = r.U64("data_id")
 	s.LockID = r.U32("lock_id")
-	s.PersistenceTarget.Read(r, "persistence_target")
+	s.PersistenceTarget = readDataStorePersistenceTarget(r, "persistence_target")
 	s.AccessPassword = r.U64("access_password")
 	if v >= 30500 {
 		s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePrepareGetParam returns a DataStorePrepareGetParam with the description's defaults.
@@ -1091,12 +1241,19 @@ func (s *DataStorePrepareGetParamV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePrepareGetParamV1) Read(r *types.Reader, field string) {
+	*s = readDataStorePrepareGetParamV1(r, field)
+}
+
+// readDataStorePrepareGetParamV1 reads the DataStorePrepareGetParamV1 that DataStorePrepareGetParamV1.Read assigns.
+func readDataStorePrepareGetParamV1(r *types.Reader, field string) (s DataStorePrepareGetParamV1) {
 	m := r.EnterClass(field, "DataStorePrepareGetParamV1", 0)
 	s.DataID = r.U32("data_id")
 	s.LockID = r.U32("lock_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePreparePostParam describes an object to upload: its size, name, type,
@@ -1156,26 +1313,33 @@ func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePreparePostParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePreparePostParam(r, field)
+}
+
+// readDataStorePreparePostParam reads the DataStorePreparePostParam that DataStorePreparePostParam.Read assigns.
+func readDataStorePreparePostParam(r *types.Reader, field string) (s DataStorePreparePostParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePreparePostParam", 0)
 	s.Size = r.U32("size")
 	s.Name = r.String("name")
 	s.DataType = r.U16("data_type")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.Flag = r.U32("flag")
 	s.Period = r.U16("period")
 	s.ReferDataID = r.U32("refer_data_id")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	s.RatingInitParam = types.ReadList(r, "rating_init_param", func(r *types.Reader, f string) (v DataStoreRatingInitParamWithSlot) { v.Read(r, f); return })
-	s.PersistenceInitParam.Read(r, "persistence_init_param")
+	s.RatingInitParam = types.ReadList(r, "rating_init_param", readDataStoreRatingInitParamWithSlot)
+	s.PersistenceInitParam = readDataStorePersistenceInitParam(r, "persistence_init_param")
 	if v >= 30500 {
 		s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePreparePostParam returns a DataStorePreparePostParam with the description's defaults.
@@ -1232,21 +1396,28 @@ func (s *DataStorePreparePostParamV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePreparePostParamV1) Read(r *types.Reader, field string) {
+	*s = readDataStorePreparePostParamV1(r, field)
+}
+
+// readDataStorePreparePostParamV1 reads the DataStorePreparePostParamV1 that DataStorePreparePostParamV1.Read assigns.
+func readDataStorePreparePostParamV1(r *types.Reader, field string) (s DataStorePreparePostParamV1) {
 	m := r.EnterClass(field, "DataStorePreparePostParamV1", 0)
 	s.Size = r.U32("size")
 	s.Name = r.String("name")
 	s.DataType = r.U16("data_type")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
-	s.Permission.Read(r, "permission")
-	s.DeletePermission.Read(r, "delete_permission")
+	s.Permission = readDataStorePermission(r, "permission")
+	s.DeletePermission = readDataStorePermission(r, "delete_permission")
 	s.Flag = r.U32("flag")
 	s.Period = r.U16("period")
 	s.ReferDataID = r.U32("refer_data_id")
 	s.Tags = types.ReadList(r, "tags", (*types.Reader).String)
-	s.RatingInitParam = types.ReadList(r, "rating_init_param", func(r *types.Reader, f string) (v DataStoreRatingInitParamWithSlot) { v.Read(r, f); return })
+	s.RatingInitParam = types.ReadList(r, "rating_init_param", readDataStoreRatingInitParamWithSlot)
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStorePreparePostParamV1 returns a DataStorePreparePostParamV1 with the description's defaults.
@@ -1288,8 +1459,14 @@ func (s *DataStorePrepareUpdateParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePrepareUpdateParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePrepareUpdateParam(r, field)
+}
+
+// readDataStorePrepareUpdateParam reads the DataStorePrepareUpdateParam that DataStorePrepareUpdateParam.Read assigns.
+func readDataStorePrepareUpdateParam(r *types.Reader, field string) (s DataStorePrepareUpdateParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStorePrepareUpdateParam", 0)
 	s.DataID = r.U64("data_id")
@@ -1299,6 +1476,7 @@ func (s *DataStorePrepareUpdateParam) Read(r *types.Reader, field string) {
 		s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRateObjectParam is the DataStoreRateObjectParam structure.
@@ -1322,12 +1500,19 @@ func (s *DataStoreRateObjectParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRateObjectParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreRateObjectParam(r, field)
+}
+
+// readDataStoreRateObjectParam reads the DataStoreRateObjectParam that DataStoreRateObjectParam.Read assigns.
+func readDataStoreRateObjectParam(r *types.Reader, field string) (s DataStoreRateObjectParam) {
 	m := r.EnterClass(field, "DataStoreRateObjectParam", 0)
 	s.RatingValue = r.S32("rating_value")
 	s.AccessPassword = r.U64("access_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingInfo is the DataStoreRatingInfo structure.
@@ -1353,13 +1538,20 @@ func (s *DataStoreRatingInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingInfo(r, field)
+}
+
+// readDataStoreRatingInfo reads the DataStoreRatingInfo that DataStoreRatingInfo.Read assigns.
+func readDataStoreRatingInfo(r *types.Reader, field string) (s DataStoreRatingInfo) {
 	m := r.EnterClass(field, "DataStoreRatingInfo", 0)
 	s.TotalValue = r.S64("total_value")
 	s.Count = r.U32("count")
 	s.InitialValue = r.S64("initial_value")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingInfoWithSlot is the DataStoreRatingInfoWithSlot structure.
@@ -1383,12 +1575,19 @@ func (s *DataStoreRatingInfoWithSlot) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingInfoWithSlot) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingInfoWithSlot(r, field)
+}
+
+// readDataStoreRatingInfoWithSlot reads the DataStoreRatingInfoWithSlot that DataStoreRatingInfoWithSlot.Read assigns.
+func readDataStoreRatingInfoWithSlot(r *types.Reader, field string) (s DataStoreRatingInfoWithSlot) {
 	m := r.EnterClass(field, "DataStoreRatingInfoWithSlot", 0)
 	s.Slot = r.U8("slot")
-	s.Info.Read(r, "info")
+	s.Info = readDataStoreRatingInfo(r, "info")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingInitParam sets up one rating slot of a new object.
@@ -1424,8 +1623,14 @@ func (s *DataStoreRatingInitParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingInitParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingInitParam(r, field)
+}
+
+// readDataStoreRatingInitParam reads the DataStoreRatingInitParam that DataStoreRatingInitParam.Read assigns.
+func readDataStoreRatingInitParam(r *types.Reader, field string) (s DataStoreRatingInitParam) {
 	m := r.EnterClass(field, "DataStoreRatingInitParam", 0)
 	s.Flag = r.U8("flag")
 	s.InternalFlag = r.U8("internal_flag")
@@ -1436,6 +1641,7 @@ func (s *DataStoreRatingInitParam) Read(r *types.Reader, field string) {
 	s.PeriodHour = int8(r.U8("period_hour"))
 	s.PeriodDuration = int16(r.U16("period_duration"))
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingInitParamWithSlot is the DataStoreRatingInitParamWithSlot structure.
@@ -1461,12 +1667,19 @@ func (s *DataStoreRatingInitParamWithSlot) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingInitParamWithSlot) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingInitParamWithSlot(r, field)
+}
+
+// readDataStoreRatingInitParamWithSlot reads the DataStoreRatingInitParamWithSlot that DataStoreRatingInitParamWithSlot.Read assigns.
+func readDataStoreRatingInitParamWithSlot(r *types.Reader, field string) (s DataStoreRatingInitParamWithSlot) {
 	m := r.EnterClass(field, "DataStoreRatingInitParamWithSlot", 0)
 	s.Slot = int8(r.U8("slot"))
-	s.Param.Read(r, "param")
+	s.Param = readDataStoreRatingInitParam(r, "param")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingLog is the DataStoreRatingLog structure.
@@ -1494,14 +1707,21 @@ func (s *DataStoreRatingLog) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingLog) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingLog(r, field)
+}
+
+// readDataStoreRatingLog reads the DataStoreRatingLog that DataStoreRatingLog.Read assigns.
+func readDataStoreRatingLog(r *types.Reader, field string) (s DataStoreRatingLog) {
 	m := r.EnterClass(field, "DataStoreRatingLog", 0)
 	s.IsRated = r.Bool("is_rated")
 	s.PID = r.PID("pid")
 	s.RatingValue = r.S32("rating_value")
 	s.LockExpirationTime = r.DateTime("lock_expiration_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreRatingTarget is the DataStoreRatingTarget structure.
@@ -1525,12 +1745,19 @@ func (s *DataStoreRatingTarget) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRatingTarget) Read(r *types.Reader, field string) {
+	*s = readDataStoreRatingTarget(r, field)
+}
+
+// readDataStoreRatingTarget reads the DataStoreRatingTarget that DataStoreRatingTarget.Read assigns.
+func readDataStoreRatingTarget(r *types.Reader, field string) (s DataStoreRatingTarget) {
 	m := r.EnterClass(field, "DataStoreRatingTarget", 0)
 	s.DataID = r.U64("data_id")
 	s.Slot = int8(r.U8("slot"))
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqGetAdditionalMeta is the DataStoreReqGetAdditionalMeta structure.
@@ -1558,14 +1785,21 @@ func (s *DataStoreReqGetAdditionalMeta) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqGetAdditionalMeta) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqGetAdditionalMeta(r, field)
+}
+
+// readDataStoreReqGetAdditionalMeta reads the DataStoreReqGetAdditionalMeta that DataStoreReqGetAdditionalMeta.Read assigns.
+func readDataStoreReqGetAdditionalMeta(r *types.Reader, field string) (s DataStoreReqGetAdditionalMeta) {
 	m := r.EnterClass(field, "DataStoreReqGetAdditionalMeta", 0)
 	s.OwnerID = r.PID("owner_id")
 	s.DataType = r.U16("data_type")
 	s.Version = r.U16("version")
 	s.MetaBinary = r.QBufferCopy("meta_binary")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqGetInfo is where to download an object's body: an HTTP URL with
@@ -1602,18 +1836,25 @@ func (s *DataStoreReqGetInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqGetInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqGetInfo(r, field)
+}
+
+// readDataStoreReqGetInfo reads the DataStoreReqGetInfo that DataStoreReqGetInfo.Read assigns.
+func readDataStoreReqGetInfo(r *types.Reader, field string) (s DataStoreReqGetInfo) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreReqGetInfo", 0)
 	s.URL = r.String("url")
-	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
+	s.Headers = types.ReadList(r, "headers", readDataStoreKeyValue)
 	s.Size = r.U32("size")
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	if v >= 30500 {
 		s.DataID = r.U64("data_id")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqGetInfoV1 is the DataStoreReqGetInfoV1 structure.
@@ -1644,14 +1885,21 @@ func (s *DataStoreReqGetInfoV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqGetInfoV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqGetInfoV1(r, field)
+}
+
+// readDataStoreReqGetInfoV1 reads the DataStoreReqGetInfoV1 that DataStoreReqGetInfoV1.Read assigns.
+func readDataStoreReqGetInfoV1(r *types.Reader, field string) (s DataStoreReqGetInfoV1) {
 	m := r.EnterClass(field, "DataStoreReqGetInfoV1", 0)
 	s.URL = r.String("url")
-	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
+	s.Headers = types.ReadList(r, "headers", readDataStoreKeyValue)
 	s.Size = r.U32("size")
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqGetNotificationUrlInfo is the DataStoreReqGetNotificationUrlInfo structure.
@@ -1681,14 +1929,21 @@ func (s *DataStoreReqGetNotificationUrlInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqGetNotificationUrlInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqGetNotificationUrlInfo(r, field)
+}
+
+// readDataStoreReqGetNotificationUrlInfo reads the DataStoreReqGetNotificationUrlInfo that DataStoreReqGetNotificationUrlInfo.Read assigns.
+func readDataStoreReqGetNotificationUrlInfo(r *types.Reader, field string) (s DataStoreReqGetNotificationUrlInfo) {
 	m := r.EnterClass(field, "DataStoreReqGetNotificationUrlInfo", 0)
 	s.URL = r.String("url")
 	s.Key = r.String("key")
 	s.Query = r.String("query")
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqPostInfo is where to upload a new object's body: an HTTP URL and
@@ -1725,15 +1980,22 @@ func (s *DataStoreReqPostInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqPostInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqPostInfo(r, field)
+}
+
+// readDataStoreReqPostInfo reads the DataStoreReqPostInfo that DataStoreReqPostInfo.Read assigns.
+func readDataStoreReqPostInfo(r *types.Reader, field string) (s DataStoreReqPostInfo) {
 	m := r.EnterClass(field, "DataStoreReqPostInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.URL = r.String("url")
-	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
-	s.Form = types.ReadList(r, "form", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
+	s.Headers = types.ReadList(r, "headers", readDataStoreKeyValue)
+	s.Form = types.ReadList(r, "form", readDataStoreKeyValue)
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqPostInfoV1 is the DataStoreReqPostInfoV1 structure.
@@ -1769,15 +2031,22 @@ func (s *DataStoreReqPostInfoV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqPostInfoV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqPostInfoV1(r, field)
+}
+
+// readDataStoreReqPostInfoV1 reads the DataStoreReqPostInfoV1 that DataStoreReqPostInfoV1.Read assigns.
+func readDataStoreReqPostInfoV1(r *types.Reader, field string) (s DataStoreReqPostInfoV1) {
 	m := r.EnterClass(field, "DataStoreReqPostInfoV1", 0)
 	s.DataID = r.U32("data_id")
 	s.URL = r.String("url")
-	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
-	s.Form = types.ReadList(r, "form", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
+	s.Headers = types.ReadList(r, "headers", readDataStoreKeyValue)
+	s.Form = types.ReadList(r, "form", readDataStoreKeyValue)
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReqUpdateInfo is the DataStoreReqUpdateInfo structure.
@@ -1813,15 +2082,22 @@ func (s *DataStoreReqUpdateInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReqUpdateInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreReqUpdateInfo(r, field)
+}
+
+// readDataStoreReqUpdateInfo reads the DataStoreReqUpdateInfo that DataStoreReqUpdateInfo.Read assigns.
+func readDataStoreReqUpdateInfo(r *types.Reader, field string) (s DataStoreReqUpdateInfo) {
 	m := r.EnterClass(field, "DataStoreReqUpdateInfo", 0)
 	s.Version = r.U32("version")
 	s.URL = r.String("url")
-	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
-	s.Form = types.ReadList(r, "form", func(r *types.Reader, f string) (v DataStoreKeyValue) { v.Read(r, f); return })
+	s.Headers = types.ReadList(r, "headers", readDataStoreKeyValue)
+	s.Form = types.ReadList(r, "form", readDataStoreKeyValue)
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSearchParam selects objects by owner, type, time, referred object and
@@ -1925,8 +2201,14 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreSearchParam(r, field)
+}
+
+// readDataStoreSearchParam reads the DataStoreSearchParam that DataStoreSearchParam.Read assigns.
+func readDataStoreSearchParam(r *types.Reader, field string) (s DataStoreSearchParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreSearchParam", dataStoreSearchParamMaxRevision(v))
 	rev := m.Revision()
@@ -1961,6 +2243,7 @@ func (s *DataStoreSearchParam) Read(r *types.Reader, field string) {
 		s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreSearchParam returns a DataStoreSearchParam with the description's defaults.
@@ -2004,13 +2287,20 @@ func (s *DataStoreSearchResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSearchResult) Read(r *types.Reader, field string) {
+	*s = readDataStoreSearchResult(r, field)
+}
+
+// readDataStoreSearchResult reads the DataStoreSearchResult that DataStoreSearchResult.Read assigns.
+func readDataStoreSearchResult(r *types.Reader, field string) (s DataStoreSearchResult) {
 	m := r.EnterClass(field, "DataStoreSearchResult", 0)
 	s.TotalCount = r.U32("total_count")
-	s.Result = types.ReadList(r, "result", func(r *types.Reader, f string) (v DataStoreMetaInfo) { v.Read(r, f); return })
+	s.Result = types.ReadList(r, "result", readDataStoreMetaInfo)
 	s.TotalCountType = r.U8("total_count_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSpecificMetaInfo is the DataStoreSpecificMetaInfo structure.
@@ -2040,8 +2330,14 @@ func (s *DataStoreSpecificMetaInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSpecificMetaInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreSpecificMetaInfo(r, field)
+}
+
+// readDataStoreSpecificMetaInfo reads the DataStoreSpecificMetaInfo that DataStoreSpecificMetaInfo.Read assigns.
+func readDataStoreSpecificMetaInfo(r *types.Reader, field string) (s DataStoreSpecificMetaInfo) {
 	m := r.EnterClass(field, "DataStoreSpecificMetaInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.OwnerID = r.PID("owner_id")
@@ -2049,6 +2345,7 @@ func (s *DataStoreSpecificMetaInfo) Read(r *types.Reader, field string) {
 	s.DataType = r.U16("data_type")
 	s.Version = r.U32("version")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSpecificMetaInfoV1 is the DataStoreSpecificMetaInfoV1 structure.
@@ -2078,8 +2375,14 @@ func (s *DataStoreSpecificMetaInfoV1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSpecificMetaInfoV1) Read(r *types.Reader, field string) {
+	*s = readDataStoreSpecificMetaInfoV1(r, field)
+}
+
+// readDataStoreSpecificMetaInfoV1 reads the DataStoreSpecificMetaInfoV1 that DataStoreSpecificMetaInfoV1.Read assigns.
+func readDataStoreSpecificMetaInfoV1(r *types.Reader, field string) (s DataStoreSpecificMetaInfoV1) {
 	m := r.EnterClass(field, "DataStoreSpecificMetaInfoV1", 0)
 	s.DataID = r.U32("data_id")
 	s.OwnerID = r.PID("owner_id")
@@ -2087,6 +2390,7 @@ func (s *DataStoreSpecificMetaInfoV1) Read(r *types.Reader, field string) {
 	s.DataType = r.U16("data_type")
 	s.Version = r.U16("version")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreTouchObjectParam is the DataStoreTouchObjectParam structure.
@@ -2112,13 +2416,20 @@ func (s *DataStoreTouchObjectParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreTouchObjectParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreTouchObjectParam(r, field)
+}
+
+// readDataStoreTouchObjectParam reads the DataStoreTouchObjectParam that DataStoreTouchObjectParam.Read assigns.
+func readDataStoreTouchObjectParam(r *types.Reader, field string) (s DataStoreTouchObjectParam) {
 	m := r.EnterClass(field, "DataStoreTouchObjectParam", 0)
 	s.DataID = r.U64("data_id")
 	s.LockID = r.U32("lock_id")
 	s.AccessPassword = r.U64("access_password")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreProtocolID is the id of the DataStore protocol.
@@ -2288,7 +2599,7 @@ func (x *DataStorePrepareGetObjectV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePrepareGetParamV1(r, "param")
 }
 
 // DataStorePrepareGetObjectV1Response holds the results of DataStore.PrepareGetObjectV1.
@@ -2303,7 +2614,7 @@ func (x *DataStorePrepareGetObjectV1Response) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectV1Response) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqGetInfoV1(r, "info")
 }
 
 // DataStorePreparePostObjectV1Request holds the parameters of DataStore.PreparePostObjectV1.
@@ -2318,7 +2629,7 @@ func (x *DataStorePreparePostObjectV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePreparePostObjectV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostParamV1(r, "param")
 }
 
 // DataStorePreparePostObjectV1Response holds the results of DataStore.PreparePostObjectV1.
@@ -2333,7 +2644,7 @@ func (x *DataStorePreparePostObjectV1Response) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePreparePostObjectV1Response) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqPostInfoV1(r, "info")
 }
 
 // DataStoreCompletePostObjectV1Request holds the parameters of DataStore.CompletePostObjectV1.
@@ -2348,7 +2659,7 @@ func (x *DataStoreCompletePostObjectV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreCompletePostObjectV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreCompletePostParamV1(r, "param")
 }
 
 // DataStoreCompletePostObjectV1Response holds the results of DataStore.CompletePostObjectV1.
@@ -2375,7 +2686,7 @@ func (x *DataStoreDeleteObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreDeleteObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreDeleteParam(r, "param")
 }
 
 // DataStoreDeleteObjectResponse holds the results of DataStore.DeleteObject.
@@ -2407,7 +2718,7 @@ func (x *DataStoreDeleteObjectsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreDeleteObjectsRequest) Read(r *types.Reader) {
-	x.Param = types.ReadList(r, "param", func(r *types.Reader, f string) (v DataStoreDeleteParam) { v.Read(r, f); return })
+	x.Param = types.ReadList(r, "param", readDataStoreDeleteParam)
 	x.Transactional = r.Bool("transactional")
 }
 
@@ -2441,7 +2752,7 @@ func (x *DataStoreChangeMetaV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreChangeMetaV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreChangeMetaParamV1(r, "param")
 }
 
 // DataStoreChangeMetaV1Response holds the results of DataStore.ChangeMetaV1.
@@ -2479,7 +2790,7 @@ func (x *DataStoreChangeMetasV1Request) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreChangeMetasV1Request) Read(r *types.Reader) {
 	x.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
-	x.Param = types.ReadList(r, "param", func(r *types.Reader, f string) (v DataStoreChangeMetaParamV1) { v.Read(r, f); return })
+	x.Param = types.ReadList(r, "param", readDataStoreChangeMetaParamV1)
 	x.Transactional = r.Bool("transactional")
 }
 
@@ -2513,7 +2824,7 @@ func (x *DataStoreGetMetaRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetMetaRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetMetaParam(r, "param")
 }
 
 // DataStoreGetMetaResponse holds the results of DataStore.GetMeta.
@@ -2528,7 +2839,7 @@ func (x *DataStoreGetMetaResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetMetaResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreMetaInfo(r, "info")
 }
 
 // DataStoreGetMetasRequest holds the parameters of DataStore.GetMetas.
@@ -2549,7 +2860,7 @@ func (x *DataStoreGetMetasRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetMetasRequest) Read(r *types.Reader) {
 	x.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetMetaParam(r, "param")
 }
 
 // DataStoreGetMetasResponse holds the results of DataStore.GetMetas.
@@ -2572,7 +2883,7 @@ func (x *DataStoreGetMetasResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetMetasResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v DataStoreMetaInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readDataStoreMetaInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -2588,7 +2899,7 @@ func (x *DataStorePrepareUpdateObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePrepareUpdateObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePrepareUpdateParam(r, "param")
 }
 
 // DataStorePrepareUpdateObjectResponse holds the results of DataStore.PrepareUpdateObject.
@@ -2603,7 +2914,7 @@ func (x *DataStorePrepareUpdateObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePrepareUpdateObjectResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqUpdateInfo(r, "info")
 }
 
 // DataStoreCompleteUpdateObjectRequest holds the parameters of DataStore.CompleteUpdateObject.
@@ -2618,7 +2929,7 @@ func (x *DataStoreCompleteUpdateObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreCompleteUpdateObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreCompleteUpdateParam(r, "param")
 }
 
 // DataStoreCompleteUpdateObjectResponse holds the results of DataStore.CompleteUpdateObject.
@@ -2645,7 +2956,7 @@ func (x *DataStoreSearchObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSearchObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreSearchParam(r, "param")
 }
 
 // DataStoreSearchObjectResponse holds the results of DataStore.SearchObject.
@@ -2660,7 +2971,7 @@ func (x *DataStoreSearchObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSearchObjectResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readDataStoreSearchResult(r, "result")
 }
 
 // DataStoreGetNotificationUrlRequest holds the parameters of DataStore.GetNotificationUrl.
@@ -2675,7 +2986,7 @@ func (x *DataStoreGetNotificationUrlRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetNotificationUrlRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetNotificationUrlParam(r, "param")
 }
 
 // DataStoreGetNotificationUrlResponse holds the results of DataStore.GetNotificationUrl.
@@ -2690,7 +3001,7 @@ func (x *DataStoreGetNotificationUrlResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetNotificationUrlResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqGetNotificationUrlInfo(r, "info")
 }
 
 // DataStoreGetNewArrivedNotificationsV1Request holds the parameters of DataStore.GetNewArrivedNotificationsV1.
@@ -2705,7 +3016,7 @@ func (x *DataStoreGetNewArrivedNotificationsV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetNewArrivedNotificationsV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetNewArrivedNotificationsParam(r, "param")
 }
 
 // DataStoreGetNewArrivedNotificationsV1Response holds the results of DataStore.GetNewArrivedNotificationsV1.
@@ -2725,7 +3036,7 @@ func (x *DataStoreGetNewArrivedNotificationsV1Response) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetNewArrivedNotificationsV1Response) Read(r *types.Reader) {
-	x.Result = types.ReadList(r, "result", func(r *types.Reader, f string) (v DataStoreNotificationV1) { v.Read(r, f); return })
+	x.Result = types.ReadList(r, "result", readDataStoreNotificationV1)
 	x.HasNext = r.Bool("has_next")
 }
 
@@ -2745,8 +3056,8 @@ func (x *DataStoreRateObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreRateObjectRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
-	x.Param.Read(r, "param")
+	x.Target = readDataStoreRatingTarget(r, "target")
+	x.Param = readDataStoreRateObjectParam(r, "param")
 	x.FetchRatings = r.Bool("fetch_ratings")
 }
 
@@ -2762,7 +3073,7 @@ func (x *DataStoreRateObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreRateObjectResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreRatingInfo(r, "info")
 }
 
 // DataStoreGetRatingRequest holds the parameters of DataStore.GetRating.
@@ -2779,7 +3090,7 @@ func (x *DataStoreGetRatingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetRatingRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
+	x.Target = readDataStoreRatingTarget(r, "target")
 	x.AccessPassword = r.U64("access_password")
 }
 
@@ -2795,7 +3106,7 @@ func (x *DataStoreGetRatingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetRatingResponse) Read(r *types.Reader) {
-	x.Rating.Read(r, "rating")
+	x.Rating = readDataStoreRatingInfo(r, "rating")
 }
 
 // DataStoreGetRatingsRequest holds the parameters of DataStore.GetRatings.
@@ -2843,7 +3154,7 @@ func (x *DataStoreGetRatingsResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetRatingsResponse) Read(r *types.Reader) {
 	x.Ratings = types.ReadList(r, "ratings", func(r *types.Reader, f string) []DataStoreRatingInfoWithSlot {
-		return types.ReadList(r, f, func(r *types.Reader, f string) (v DataStoreRatingInfoWithSlot) { v.Read(r, f); return })
+		return types.ReadList(r, f, readDataStoreRatingInfoWithSlot)
 	})
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
@@ -2862,7 +3173,7 @@ func (x *DataStoreResetRatingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreResetRatingRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
+	x.Target = readDataStoreRatingTarget(r, "target")
 	x.UpdatePassword = r.U64("update_password")
 }
 
@@ -2929,7 +3240,7 @@ func (x *DataStoreGetSpecificMetaV1Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetSpecificMetaV1Request) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetSpecificMetaParamV1(r, "param")
 }
 
 // DataStoreGetSpecificMetaV1Response holds the results of DataStore.GetSpecificMetaV1.
@@ -2947,7 +3258,7 @@ func (x *DataStoreGetSpecificMetaV1Response) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetSpecificMetaV1Response) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreSpecificMetaInfoV1) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreSpecificMetaInfoV1)
 }
 
 // DataStorePostMetaBinaryRequest holds the parameters of DataStore.PostMetaBinary.
@@ -2962,7 +3273,7 @@ func (x *DataStorePostMetaBinaryRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePostMetaBinaryRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostParam(r, "param")
 }
 
 // DataStorePostMetaBinaryResponse holds the results of DataStore.PostMetaBinary.
@@ -2992,7 +3303,7 @@ func (x *DataStoreTouchObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreTouchObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreTouchObjectParam(r, "param")
 }
 
 // DataStoreTouchObjectResponse holds the results of DataStore.TouchObject.
@@ -3021,7 +3332,7 @@ func (x *DataStoreGetRatingWithLogRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetRatingWithLogRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
+	x.Target = readDataStoreRatingTarget(r, "target")
 	x.AccessPassword = r.U64("access_password")
 }
 
@@ -3039,8 +3350,8 @@ func (x *DataStoreGetRatingWithLogResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetRatingWithLogResponse) Read(r *types.Reader) {
-	x.Rating.Read(r, "rating")
-	x.Log.Read(r, "log")
+	x.Rating = readDataStoreRatingInfo(r, "rating")
+	x.Log = readDataStoreRatingLog(r, "log")
 }
 
 // DataStorePreparePostObjectRequest holds the parameters of DataStore.PreparePostObject.
@@ -3055,7 +3366,7 @@ func (x *DataStorePreparePostObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePreparePostObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostParam(r, "param")
 }
 
 // DataStorePreparePostObjectResponse holds the results of DataStore.PreparePostObject.
@@ -3070,7 +3381,7 @@ func (x *DataStorePreparePostObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePreparePostObjectResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqPostInfo(r, "info")
 }
 
 // DataStorePrepareGetObjectRequest holds the parameters of DataStore.PrepareGetObject.
@@ -3085,7 +3396,7 @@ func (x *DataStorePrepareGetObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePrepareGetParam(r, "param")
 }
 
 // DataStorePrepareGetObjectResponse holds the results of DataStore.PrepareGetObject.
@@ -3100,7 +3411,7 @@ func (x *DataStorePrepareGetObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreReqGetInfo(r, "info")
 }
 
 // DataStoreCompletePostObjectRequest holds the parameters of DataStore.CompletePostObject.
@@ -3115,7 +3426,7 @@ func (x *DataStoreCompletePostObjectRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreCompletePostObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreCompletePostParam(r, "param")
 }
 
 // DataStoreCompletePostObjectResponse holds the results of DataStore.CompletePostObject.
@@ -3142,7 +3453,7 @@ func (x *DataStoreGetNewArrivedNotificationsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetNewArrivedNotificationsRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetNewArrivedNotificationsParam(r, "param")
 }
 
 // DataStoreGetNewArrivedNotificationsResponse holds the results of DataStore.GetNewArrivedNotifications.
@@ -3162,7 +3473,7 @@ func (x *DataStoreGetNewArrivedNotificationsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetNewArrivedNotificationsResponse) Read(r *types.Reader) {
-	x.Result = types.ReadList(r, "result", func(r *types.Reader, f string) (v DataStoreNotification) { v.Read(r, f); return })
+	x.Result = types.ReadList(r, "result", readDataStoreNotification)
 	x.HasNext = r.Bool("has_next")
 }
 
@@ -3178,7 +3489,7 @@ func (x *DataStoreGetSpecificMetaRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetSpecificMetaRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetSpecificMetaParam(r, "param")
 }
 
 // DataStoreGetSpecificMetaResponse holds the results of DataStore.GetSpecificMeta.
@@ -3196,7 +3507,7 @@ func (x *DataStoreGetSpecificMetaResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetSpecificMetaResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreSpecificMetaInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreSpecificMetaInfo)
 }
 
 // DataStoreGetPersistenceInfoRequest holds the parameters of DataStore.GetPersistenceInfo.
@@ -3229,7 +3540,7 @@ func (x *DataStoreGetPersistenceInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetPersistenceInfoResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStorePersistenceInfo(r, "info")
 }
 
 // DataStoreGetPersistenceInfosRequest holds the parameters of DataStore.GetPersistenceInfos.
@@ -3273,7 +3584,7 @@ func (x *DataStoreGetPersistenceInfosResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetPersistenceInfosResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStorePersistenceInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStorePersistenceInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3352,7 +3663,7 @@ func (x *DataStorePrepareGetObjectOrMetaBinaryRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectOrMetaBinaryRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePrepareGetParam(r, "param")
 }
 
 // DataStorePrepareGetObjectOrMetaBinaryResponse holds the results of DataStore.PrepareGetObjectOrMetaBinary.
@@ -3369,8 +3680,8 @@ func (x *DataStorePrepareGetObjectOrMetaBinaryResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStorePrepareGetObjectOrMetaBinaryResponse) Read(r *types.Reader) {
-	x.GetInfo.Read(r, "get_info")
-	x.AdditionalMeta.Read(r, "additional_meta")
+	x.GetInfo = readDataStoreReqGetInfo(r, "get_info")
+	x.AdditionalMeta = readDataStoreReqGetAdditionalMeta(r, "additional_meta")
 }
 
 // DataStoreGetPasswordInfoRequest holds the parameters of DataStore.GetPasswordInfo.
@@ -3400,7 +3711,7 @@ func (x *DataStoreGetPasswordInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetPasswordInfoResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStorePasswordInfo(r, "info")
 }
 
 // DataStoreGetPasswordInfosRequest holds the parameters of DataStore.GetPasswordInfos.
@@ -3441,7 +3752,7 @@ func (x *DataStoreGetPasswordInfosResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetPasswordInfosResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStorePasswordInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStorePasswordInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3460,7 +3771,7 @@ func (x *DataStoreGetMetasMultipleParamRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreGetMetasMultipleParamRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreGetMetaParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readDataStoreGetMetaParam)
 }
 
 // DataStoreGetMetasMultipleParamResponse holds the results of DataStore.GetMetasMultipleParam.
@@ -3483,7 +3794,7 @@ func (x *DataStoreGetMetasMultipleParamResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetMetasMultipleParamResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreMetaInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreMetaInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3529,7 +3840,7 @@ func (x *DataStoreChangeMetaRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreChangeMetaRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreChangeMetaParam(r, "param")
 }
 
 // DataStoreChangeMetaResponse holds the results of DataStore.ChangeMeta.
@@ -3567,7 +3878,7 @@ func (x *DataStoreChangeMetasRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreChangeMetasRequest) Read(r *types.Reader) {
 	x.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
-	x.Param = types.ReadList(r, "param", func(r *types.Reader, f string) (v DataStoreChangeMetaParam) { v.Read(r, f); return })
+	x.Param = types.ReadList(r, "param", readDataStoreChangeMetaParam)
 	x.Transactional = r.Bool("transactional")
 }
 
@@ -3613,8 +3924,8 @@ func (x *DataStoreRateObjectsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreRateObjectsRequest) Read(r *types.Reader) {
-	x.Targets = types.ReadList(r, "targets", func(r *types.Reader, f string) (v DataStoreRatingTarget) { v.Read(r, f); return })
-	x.Param = types.ReadList(r, "param", func(r *types.Reader, f string) (v DataStoreRateObjectParam) { v.Read(r, f); return })
+	x.Targets = types.ReadList(r, "targets", readDataStoreRatingTarget)
+	x.Param = types.ReadList(r, "param", readDataStoreRateObjectParam)
 	x.Transactional = r.Bool("transactional")
 	x.FetchRatings = r.Bool("fetch_ratings")
 }
@@ -3639,7 +3950,7 @@ func (x *DataStoreRateObjectsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreRateObjectsResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreRatingInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreRatingInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3658,7 +3969,7 @@ func (x *DataStorePostMetaBinaryWithDataIdRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePostMetaBinaryWithDataIdRequest) Read(r *types.Reader) {
 	x.DataID = r.U64("data_id")
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostParam(r, "param")
 }
 
 // DataStorePostMetaBinaryWithDataIdResponse holds the results of DataStore.PostMetaBinaryWithDataId.
@@ -3696,7 +4007,7 @@ func (x *DataStorePostMetaBinariesWithDataIdRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStorePostMetaBinariesWithDataIdRequest) Read(r *types.Reader) {
 	x.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
-	x.Param = types.ReadList(r, "param", func(r *types.Reader, f string) (v DataStorePreparePostParam) { v.Read(r, f); return })
+	x.Param = types.ReadList(r, "param", readDataStorePreparePostParam)
 	x.Transactional = r.Bool("transactional")
 }
 
@@ -3736,9 +4047,9 @@ func (x *DataStoreRateObjectWithPostingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreRateObjectWithPostingRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
-	x.RateParam.Read(r, "rate_param")
-	x.PostParam.Read(r, "post_param")
+	x.Target = readDataStoreRatingTarget(r, "target")
+	x.RateParam = readDataStoreRateObjectParam(r, "rate_param")
+	x.PostParam = readDataStorePreparePostParam(r, "post_param")
 	x.FetchRatings = r.Bool("fetch_ratings")
 }
 
@@ -3754,7 +4065,7 @@ func (x *DataStoreRateObjectWithPostingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreRateObjectWithPostingResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readDataStoreRatingInfo(r, "info")
 }
 
 // DataStoreRateObjectsWithPostingRequest holds the parameters of DataStore.RateObjectsWithPosting.
@@ -3786,9 +4097,9 @@ func (x *DataStoreRateObjectsWithPostingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreRateObjectsWithPostingRequest) Read(r *types.Reader) {
-	x.Targets = types.ReadList(r, "targets", func(r *types.Reader, f string) (v DataStoreRatingTarget) { v.Read(r, f); return })
-	x.RateParam = types.ReadList(r, "rate_param", func(r *types.Reader, f string) (v DataStoreRateObjectParam) { v.Read(r, f); return })
-	x.PostParam = types.ReadList(r, "post_param", func(r *types.Reader, f string) (v DataStorePreparePostParam) { v.Read(r, f); return })
+	x.Targets = types.ReadList(r, "targets", readDataStoreRatingTarget)
+	x.RateParam = types.ReadList(r, "rate_param", readDataStoreRateObjectParam)
+	x.PostParam = types.ReadList(r, "post_param", readDataStorePreparePostParam)
 	x.Transactional = r.Bool("transactional")
 	x.FetchRatings = r.Bool("fetch_ratings")
 }
@@ -3813,7 +4124,7 @@ func (x *DataStoreRateObjectsWithPostingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreRateObjectsWithPostingResponse) Read(r *types.Reader) {
-	x.Ratings = types.ReadList(r, "ratings", func(r *types.Reader, f string) (v DataStoreRatingInfo) { v.Read(r, f); return })
+	x.Ratings = types.ReadList(r, "ratings", readDataStoreRatingInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3855,7 +4166,7 @@ func (x *DataStoreGetObjectInfosResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreGetObjectInfosResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreReqGetInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreReqGetInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3871,7 +4182,7 @@ func (x *DataStoreSearchObjectLightRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSearchObjectLightRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreSearchParam(r, "param")
 }
 
 // DataStoreSearchObjectLightResponse holds the results of DataStore.SearchObjectLight.
@@ -3886,7 +4197,7 @@ func (x *DataStoreSearchObjectLightResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSearchObjectLightResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readDataStoreSearchResult(r, "result")
 }
 
 // DataStoreHandler answers DataStore calls: one method per method of the protocol, with its

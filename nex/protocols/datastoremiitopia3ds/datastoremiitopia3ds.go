@@ -151,8 +151,14 @@ func (s *MiiTubeSearchParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MiiTubeSearchParam) Read(r *types.Reader, field string) {
+	*s = readMiiTubeSearchParam(r, field)
+}
+
+// readMiiTubeSearchParam reads the MiiTubeSearchParam that MiiTubeSearchParam.Read assigns.
+func readMiiTubeSearchParam(r *types.Reader, field string) (s MiiTubeSearchParam) {
 	m := r.EnterClass(field, "MiiTubeSearchParam", 0)
 	s.Name = r.String("name")
 	s.Page = r.U32("page")
@@ -162,6 +168,7 @@ func (s *MiiTubeSearchParam) Read(r *types.Reader, field string) {
 	s.SearchType = r.U8("search_type")
 	s.ResultOption = r.U8("result_option")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewMiiTubeSearchParam returns a MiiTubeSearchParam with the description's defaults.
@@ -195,13 +202,18 @@ func (s *MiiTubeMiiInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MiiTubeMiiInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MiiTubeMiiInfo) Read(r *types.Reader, field string) { *s = readMiiTubeMiiInfo(r, field) }
+
+// readMiiTubeMiiInfo reads the MiiTubeMiiInfo that MiiTubeMiiInfo.Read assigns.
+func readMiiTubeMiiInfo(r *types.Reader, field string) (s MiiTubeMiiInfo) {
 	m := r.EnterClass(field, "MiiTubeMiiInfo", 0)
 	s.MetaInfo.Read(r, "meta_info")
 	s.Category = r.U8("category")
 	s.RankingType = r.U8("ranking_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewMiiTubeMiiInfo returns a MiiTubeMiiInfo with the description's defaults.
@@ -239,14 +251,21 @@ func (s *MiiTubeSearchResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MiiTubeSearchResult) Read(r *types.Reader, field string) {
+	*s = readMiiTubeSearchResult(r, field)
+}
+
+// readMiiTubeSearchResult reads the MiiTubeSearchResult that MiiTubeSearchResult.Read assigns.
+func readMiiTubeSearchResult(r *types.Reader, field string) (s MiiTubeSearchResult) {
 	m := r.EnterClass(field, "MiiTubeSearchResult", 0)
-	s.Result = types.ReadList(r, "result", func(r *types.Reader, f string) (v MiiTubeMiiInfo) { v.Read(r, f); return })
+	s.Result = types.ReadList(r, "result", readMiiTubeMiiInfo)
 	s.Count = r.U32("count")
 	s.Page = r.U32("page")
 	s.HasNext = r.Bool("has_next")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreMiitopia3DSProtocolID is the id of the DataStore_Miitopia3DS protocol.
@@ -420,7 +439,7 @@ func (x *DataStoreMiitopia3DSSearchMiiRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreMiitopia3DSSearchMiiRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMiiTubeSearchParam(r, "param")
 }
 
 // DataStoreMiitopia3DSSearchMiiResponse holds the results of DataStore_Miitopia3DS.SearchMii.
@@ -435,7 +454,7 @@ func (x *DataStoreMiitopia3DSSearchMiiResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreMiitopia3DSSearchMiiResponse) Read(r *types.Reader) {
-	x.SearchResult.Read(r, "search_result")
+	x.SearchResult = readMiiTubeSearchResult(r, "search_result")
 }
 
 // DataStoreMiitopia3DSHandler answers DataStore_Miitopia3DS calls: one method per method of the protocol, with its

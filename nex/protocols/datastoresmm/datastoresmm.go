@@ -47,12 +47,17 @@ func (s *BufferQueueParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *BufferQueueParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *BufferQueueParam) Read(r *types.Reader, field string) { *s = readBufferQueueParam(r, field) }
+
+// readBufferQueueParam reads the BufferQueueParam that BufferQueueParam.Read assigns.
+func readBufferQueueParam(r *types.Reader, field string) (s BufferQueueParam) {
 	m := r.EnterClass(field, "BufferQueueParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Slot = r.U32("slot")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreAttachFileParam posts an object attached to another (refer_data_id).
@@ -78,13 +83,20 @@ func (s *DataStoreAttachFileParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreAttachFileParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreAttachFileParam(r, field)
+}
+
+// readDataStoreAttachFileParam reads the DataStoreAttachFileParam that DataStoreAttachFileParam.Read assigns.
+func readDataStoreAttachFileParam(r *types.Reader, field string) (s DataStoreAttachFileParam) {
 	m := r.EnterClass(field, "DataStoreAttachFileParam", 0)
 	s.PostParam.Read(r, "post_param")
 	s.ReferDataID = r.U64("refer_data_id")
 	s.ContentType = r.String("content_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreAttachFileParam returns a DataStoreAttachFileParam with the description's defaults.
@@ -117,12 +129,19 @@ func (s *DataStoreChangePlayablePlatformParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreChangePlayablePlatformParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreChangePlayablePlatformParam(r, field)
+}
+
+// readDataStoreChangePlayablePlatformParam reads the DataStoreChangePlayablePlatformParam that DataStoreChangePlayablePlatformParam.Read assigns.
+func readDataStoreChangePlayablePlatformParam(r *types.Reader, field string) (s DataStoreChangePlayablePlatformParam) {
 	m := r.EnterClass(field, "DataStoreChangePlayablePlatformParam", 0)
 	s.DataID = r.U64("data_id")
 	s.PlayablePlatform = r.U32("playable_platform")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCustomRankingRatingCondition selects ranked objects by a rating slot's value.
@@ -168,8 +187,14 @@ func (s *DataStoreCustomRankingRatingCondition) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCustomRankingRatingCondition) Read(r *types.Reader, field string) {
+	*s = readDataStoreCustomRankingRatingCondition(r, field)
+}
+
+// readDataStoreCustomRankingRatingCondition reads the DataStoreCustomRankingRatingCondition that DataStoreCustomRankingRatingCondition.Read assigns.
+func readDataStoreCustomRankingRatingCondition(r *types.Reader, field string) (s DataStoreCustomRankingRatingCondition) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "DataStoreCustomRankingRatingCondition", dataStoreCustomRankingRatingConditionMaxRevision(v))
 	rev := m.Revision()
@@ -181,6 +206,7 @@ func (s *DataStoreCustomRankingRatingCondition) Read(r *types.Reader, field stri
 		s.MaxCount = r.U32("max_count")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCustomRankingResult is an object with its place and score in a custom ranking.
@@ -206,13 +232,20 @@ func (s *DataStoreCustomRankingResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCustomRankingResult) Read(r *types.Reader, field string) {
+	*s = readDataStoreCustomRankingResult(r, field)
+}
+
+// readDataStoreCustomRankingResult reads the DataStoreCustomRankingResult that DataStoreCustomRankingResult.Read assigns.
+func readDataStoreCustomRankingResult(r *types.Reader, field string) (s DataStoreCustomRankingResult) {
 	m := r.EnterClass(field, "DataStoreCustomRankingResult", 0)
 	s.Order = r.U32("order")
 	s.Score = r.U32("score")
 	s.MetaInfo.Read(r, "meta_info")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreCustomRankingResult returns a DataStoreCustomRankingResult with the description's defaults.
@@ -243,12 +276,19 @@ func (s *DataStoreFileServerObjectInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreFileServerObjectInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreFileServerObjectInfo(r, field)
+}
+
+// readDataStoreFileServerObjectInfo reads the DataStoreFileServerObjectInfo that DataStoreFileServerObjectInfo.Read assigns.
+func readDataStoreFileServerObjectInfo(r *types.Reader, field string) (s DataStoreFileServerObjectInfo) {
 	m := r.EnterClass(field, "DataStoreFileServerObjectInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.GetInfo.Read(r, "get_info")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetCourseRecordParam names a course record: an object's slot.
@@ -272,12 +312,19 @@ func (s *DataStoreGetCourseRecordParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetCourseRecordParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetCourseRecordParam(r, field)
+}
+
+// readDataStoreGetCourseRecordParam reads the DataStoreGetCourseRecordParam that DataStoreGetCourseRecordParam.Read assigns.
+func readDataStoreGetCourseRecordParam(r *types.Reader, field string) (s DataStoreGetCourseRecordParam) {
 	m := r.EnterClass(field, "DataStoreGetCourseRecordParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Slot = r.U8("slot")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetCourseRecordResult is a course record: who cleared first, who holds the
@@ -312,8 +359,14 @@ func (s *DataStoreGetCourseRecordResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetCourseRecordResult) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetCourseRecordResult(r, field)
+}
+
+// readDataStoreGetCourseRecordResult reads the DataStoreGetCourseRecordResult that DataStoreGetCourseRecordResult.Read assigns.
+func readDataStoreGetCourseRecordResult(r *types.Reader, field string) (s DataStoreGetCourseRecordResult) {
 	m := r.EnterClass(field, "DataStoreGetCourseRecordResult", 0)
 	s.DataID = r.U64("data_id")
 	s.Slot = r.U8("slot")
@@ -323,6 +376,7 @@ func (s *DataStoreGetCourseRecordResult) Read(r *types.Reader, field string) {
 	s.CreatedTime = r.DateTime("created_time")
 	s.UpdatedTime = r.DateTime("updated_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetCustomRankingByDataIdParam asks for the scores of objects in a ranking.
@@ -353,13 +407,20 @@ func (s *DataStoreGetCustomRankingByDataIdParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetCustomRankingByDataIdParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetCustomRankingByDataIdParam(r, field)
+}
+
+// readDataStoreGetCustomRankingByDataIdParam reads the DataStoreGetCustomRankingByDataIdParam that DataStoreGetCustomRankingByDataIdParam.Read assigns.
+func readDataStoreGetCustomRankingByDataIdParam(r *types.Reader, field string) (s DataStoreGetCustomRankingByDataIdParam) {
 	m := r.EnterClass(field, "DataStoreGetCustomRankingByDataIdParam", 0)
 	s.ApplicationID = r.U32("application_id")
 	s.DataIDList = types.ReadList(r, "data_id_list", (*types.Reader).U64)
 	s.ResultOption = r.U8("result_option")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetCustomRankingParam asks for a range of a custom ranking.
@@ -387,14 +448,21 @@ func (s *DataStoreGetCustomRankingParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetCustomRankingParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetCustomRankingParam(r, field)
+}
+
+// readDataStoreGetCustomRankingParam reads the DataStoreGetCustomRankingParam that DataStoreGetCustomRankingParam.Read assigns.
+func readDataStoreGetCustomRankingParam(r *types.Reader, field string) (s DataStoreGetCustomRankingParam) {
 	m := r.EnterClass(field, "DataStoreGetCustomRankingParam", 0)
 	s.ApplicationID = r.U32("application_id")
-	s.Condition.Read(r, "condition")
+	s.Condition = readDataStoreCustomRankingRatingCondition(r, "condition")
 	s.ResultOption = r.U8("result_option")
 	s.ResultRange.Read(r, "result_range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreGetCustomRankingParam returns a DataStoreGetCustomRankingParam with the description's defaults.
@@ -435,14 +503,21 @@ func (s *DataStoreGetMetaByOwnerIdParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetMetaByOwnerIdParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetMetaByOwnerIdParam(r, field)
+}
+
+// readDataStoreGetMetaByOwnerIdParam reads the DataStoreGetMetaByOwnerIdParam that DataStoreGetMetaByOwnerIdParam.Read assigns.
+func readDataStoreGetMetaByOwnerIdParam(r *types.Reader, field string) (s DataStoreGetMetaByOwnerIdParam) {
 	m := r.EnterClass(field, "DataStoreGetMetaByOwnerIdParam", 0)
 	s.OwnerIDs = types.ReadList(r, "owner_ids", (*types.Reader).U32)
 	s.DataTypes = types.ReadList(r, "data_types", (*types.Reader).U16)
 	s.ResultOption = r.U8("result_option")
 	s.ResultRange.Read(r, "result_range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreGetMetaByOwnerIdParam returns a DataStoreGetMetaByOwnerIdParam with the description's defaults.
@@ -479,14 +554,21 @@ func (s *DataStoreRateCustomRankingParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreRateCustomRankingParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreRateCustomRankingParam(r, field)
+}
+
+// readDataStoreRateCustomRankingParam reads the DataStoreRateCustomRankingParam that DataStoreRateCustomRankingParam.Read assigns.
+func readDataStoreRateCustomRankingParam(r *types.Reader, field string) (s DataStoreRateCustomRankingParam) {
 	m := r.EnterClass(field, "DataStoreRateCustomRankingParam", 0)
 	s.DataID = r.U64("data_id")
 	s.ApplicationID = r.U32("application_id")
 	s.Score = r.U32("score")
 	s.Period = r.U16("period")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreUploadCourseRecordParam reports a clear of a course with its score.
@@ -514,13 +596,20 @@ func (s *DataStoreUploadCourseRecordParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreUploadCourseRecordParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreUploadCourseRecordParam(r, field)
+}
+
+// readDataStoreUploadCourseRecordParam reads the DataStoreUploadCourseRecordParam that DataStoreUploadCourseRecordParam.Read assigns.
+func readDataStoreUploadCourseRecordParam(r *types.Reader, field string) (s DataStoreUploadCourseRecordParam) {
 	m := r.EnterClass(field, "DataStoreUploadCourseRecordParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Slot = r.U8("slot")
 	s.Score = r.S32("score")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReportCourseParam reports a course.
@@ -548,14 +637,21 @@ func (s *DataStoreReportCourseParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReportCourseParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreReportCourseParam(r, field)
+}
+
+// readDataStoreReportCourseParam reads the DataStoreReportCourseParam that DataStoreReportCourseParam.Read assigns.
+func readDataStoreReportCourseParam(r *types.Reader, field string) (s DataStoreReportCourseParam) {
 	m := r.EnterClass(field, "DataStoreReportCourseParam", 0)
 	s.DataID = r.U64("data_id")
 	s.MiiName = r.String("mii_name")
 	s.ReportCategory = r.U8("report_category")
 	s.ReportReason = r.String("report_reason")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSMMProtocolID is the id of the DataStore_SMM protocol.
@@ -870,7 +966,7 @@ func (x *DataStoreSMMGetObjectInfosResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetObjectInfosResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v DataStoreFileServerObjectInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readDataStoreFileServerObjectInfo)
 }
 
 // DataStoreSMMGetMetaByOwnerIdRequest holds the parameters of DataStore_SMM.GetMetaByOwnerId.
@@ -885,7 +981,7 @@ func (x *DataStoreSMMGetMetaByOwnerIdRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetMetaByOwnerIdRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetMetaByOwnerIdParam(r, "param")
 }
 
 // DataStoreSMMGetMetaByOwnerIdResponse holds the results of DataStore_SMM.GetMetaByOwnerId.
@@ -957,7 +1053,7 @@ func (x *DataStoreSMMRateCustomRankingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMRateCustomRankingRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreRateCustomRankingParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readDataStoreRateCustomRankingParam)
 }
 
 // DataStoreSMMRateCustomRankingResponse holds the results of DataStore_SMM.RateCustomRanking.
@@ -984,7 +1080,7 @@ func (x *DataStoreSMMGetCustomRankingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCustomRankingRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetCustomRankingParam(r, "param")
 }
 
 // DataStoreSMMGetCustomRankingResponse holds the results of DataStore_SMM.GetCustomRanking.
@@ -1007,7 +1103,7 @@ func (x *DataStoreSMMGetCustomRankingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCustomRankingResponse) Read(r *types.Reader) {
-	x.RankingResult = types.ReadList(r, "ranking_result", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResult = types.ReadList(r, "ranking_result", readDataStoreCustomRankingResult)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -1023,7 +1119,7 @@ func (x *DataStoreSMMGetCustomRankingByDataIdRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCustomRankingByDataIdRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetCustomRankingByDataIdParam(r, "param")
 }
 
 // DataStoreSMMGetCustomRankingByDataIdResponse holds the results of DataStore_SMM.GetCustomRankingByDataId.
@@ -1046,7 +1142,7 @@ func (x *DataStoreSMMGetCustomRankingByDataIdResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCustomRankingByDataIdResponse) Read(r *types.Reader) {
-	x.RankingResult = types.ReadList(r, "ranking_result", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResult = types.ReadList(r, "ranking_result", readDataStoreCustomRankingResult)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -1094,7 +1190,7 @@ func (x *DataStoreSMMAddToBufferQueueRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMAddToBufferQueueRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readBufferQueueParam(r, "param")
 	x.Buffer = r.QBufferCopy("buffer")
 }
 
@@ -1130,7 +1226,7 @@ func (x *DataStoreSMMAddToBufferQueuesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMAddToBufferQueuesRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readBufferQueueParam)
 	x.Buffers = types.ReadList(r, "buffers", (*types.Reader).QBufferCopy)
 }
 
@@ -1164,7 +1260,7 @@ func (x *DataStoreSMMGetBufferQueueRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetBufferQueueRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readBufferQueueParam(r, "param")
 }
 
 // DataStoreSMMGetBufferQueueResponse holds the results of DataStore_SMM.GetBufferQueue.
@@ -1200,7 +1296,7 @@ func (x *DataStoreSMMGetBufferQueuesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetBufferQueuesRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readBufferQueueParam)
 }
 
 // DataStoreSMMGetBufferQueuesResponse holds the results of DataStore_SMM.GetBufferQueues.
@@ -1245,7 +1341,7 @@ func (x *DataStoreSMMClearBufferQueuesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMClearBufferQueuesRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v BufferQueueParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readBufferQueueParam)
 }
 
 // DataStoreSMMClearBufferQueuesResponse holds the results of DataStore_SMM.ClearBufferQueues.
@@ -1338,7 +1434,7 @@ func (x *DataStoreSMMPrepareAttachFileRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMPrepareAttachFileRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreAttachFileParam(r, "param")
 }
 
 // DataStoreSMMPrepareAttachFileResponse holds the results of DataStore_SMM.PrepareAttachFile.
@@ -1395,7 +1491,7 @@ func (x *DataStoreSMMConditionalSearchObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMConditionalSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMGetApplicationConfigRequest holds the parameters of DataStore_SMM.GetApplicationConfig.
@@ -1530,7 +1626,7 @@ func (x *DataStoreSMMLatestCourseSearchObjectResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMLatestCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMFollowingsLatestCourseSearchObjectRequest holds the parameters of DataStore_SMM.FollowingsLatestCourseSearchObject.
@@ -1569,7 +1665,7 @@ func (x *DataStoreSMMFollowingsLatestCourseSearchObjectResponse) Append(w *types
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMFollowingsLatestCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMRecommendedCourseSearchObjectRequest holds the parameters of DataStore_SMM.RecommendedCourseSearchObject.
@@ -1608,7 +1704,7 @@ func (x *DataStoreSMMRecommendedCourseSearchObjectResponse) Append(w *types.Writ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMRecommendedCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMScoreRangeCascadedSearchObjectRequest holds the parameters of DataStore_SMM.ScoreRangeCascadedSearchObject.
@@ -1647,7 +1743,7 @@ func (x *DataStoreSMMScoreRangeCascadedSearchObjectResponse) Append(w *types.Wri
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMScoreRangeCascadedSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMSuggestedCourseSearchObjectRequest holds the parameters of DataStore_SMM.SuggestedCourseSearchObject.
@@ -1686,7 +1782,7 @@ func (x *DataStoreSMMSuggestedCourseSearchObjectResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMSuggestedCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMPreparePostObjectWithOwnerIdAndDataIdRequest holds the parameters of DataStore_SMM.PreparePostObjectWithOwnerIdAndDataId.
@@ -1767,7 +1863,7 @@ func (x *DataStoreSMMUploadCourseRecordRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMUploadCourseRecordRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreUploadCourseRecordParam(r, "param")
 }
 
 // DataStoreSMMUploadCourseRecordResponse holds the results of DataStore_SMM.UploadCourseRecord.
@@ -1794,7 +1890,7 @@ func (x *DataStoreSMMGetCourseRecordRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCourseRecordRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetCourseRecordParam(r, "param")
 }
 
 // DataStoreSMMGetCourseRecordResponse holds the results of DataStore_SMM.GetCourseRecord.
@@ -1809,7 +1905,7 @@ func (x *DataStoreSMMGetCourseRecordResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetCourseRecordResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readDataStoreGetCourseRecordResult(r, "result")
 }
 
 // DataStoreSMMDeleteCourseRecordRequest holds the parameters of DataStore_SMM.DeleteCourseRecord.
@@ -1824,7 +1920,7 @@ func (x *DataStoreSMMDeleteCourseRecordRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMDeleteCourseRecordRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetCourseRecordParam(r, "param")
 }
 
 // DataStoreSMMDeleteCourseRecordResponse holds the results of DataStore_SMM.DeleteCourseRecord.
@@ -1991,7 +2087,7 @@ func (x *DataStoreSMMGetMetasWithCourseRecordRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMGetMetasWithCourseRecordRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreGetCourseRecordParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readDataStoreGetCourseRecordParam)
 	x.MetaParam.Read(r, "meta_param")
 }
 
@@ -2021,7 +2117,7 @@ func (x *DataStoreSMMGetMetasWithCourseRecordResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMGetMetasWithCourseRecordResponse) Read(r *types.Reader) {
 	x.MetaInfo = types.ReadList(r, "meta_info", func(r *types.Reader, f string) (v datastore.DataStoreMetaInfo) { v.Read(r, f); return })
-	x.CourseResults = types.ReadList(r, "course_results", func(r *types.Reader, f string) (v DataStoreGetCourseRecordResult) { v.Read(r, f); return })
+	x.CourseResults = types.ReadList(r, "course_results", readDataStoreGetCourseRecordResult)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -2118,7 +2214,7 @@ func (x *DataStoreSMMBestScoreRateCourseSearchObjectResponse) Append(w *types.Wr
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMBestScoreRateCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMCTRPickUpCourseSearchObjectRequest holds the parameters of DataStore_SMM.CTRPickUpCourseSearchObject.
@@ -2157,7 +2253,7 @@ func (x *DataStoreSMMCTRPickUpCourseSearchObjectResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMMCTRPickUpCourseSearchObjectResponse) Read(r *types.Reader) {
-	x.RankingResults = types.ReadList(r, "ranking_results", func(r *types.Reader, f string) (v DataStoreCustomRankingResult) { v.Read(r, f); return })
+	x.RankingResults = types.ReadList(r, "ranking_results", readDataStoreCustomRankingResult)
 }
 
 // DataStoreSMMSetCachedRankingRequest holds the parameters of DataStore_SMM.SetCachedRanking.
@@ -2247,7 +2343,7 @@ func (x *DataStoreSMMChangePlayablePlatformRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMChangePlayablePlatformRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStoreChangePlayablePlatformParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readDataStoreChangePlayablePlatformParam)
 }
 
 // DataStoreSMMChangePlayablePlatformResponse holds the results of DataStore_SMM.ChangePlayablePlatform.
@@ -2274,7 +2370,7 @@ func (x *DataStoreSMMReportCourseRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMMReportCourseRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreReportCourseParam(r, "param")
 }
 
 // DataStoreSMMReportCourseResponse holds the results of DataStore_SMM.ReportCourse.

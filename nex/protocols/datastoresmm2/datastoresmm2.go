@@ -410,12 +410,17 @@ func (s *GetCoursesParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GetCoursesParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GetCoursesParam) Read(r *types.Reader, field string) { *s = readGetCoursesParam(r, field) }
+
+// readGetCoursesParam reads the GetCoursesParam that GetCoursesParam.Read assigns.
+func readGetCoursesParam(r *types.Reader, field string) (s GetCoursesParam) {
 	m := r.EnterClass(field, "GetCoursesParam", 0)
 	s.DataIDs = types.ReadList(r, "data_ids", (*types.Reader).U64)
 	s.Option = r.U32("option")
 	r.LeaveStructure(m)
+	return
 }
 
 // GetCoursesEventParam is the GetCoursesEventParam structure.
@@ -435,10 +440,17 @@ func (s *GetCoursesEventParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *GetCoursesEventParam) Read(r *types.Reader, field string) {
+	*s = readGetCoursesEventParam(r, field)
+}
+
+// readGetCoursesEventParam reads the GetCoursesEventParam that GetCoursesEventParam.Read assigns.
+func readGetCoursesEventParam(r *types.Reader, field string) (s GetCoursesEventParam) {
 	m := r.EnterClass(field, "GetCoursesEventParam", 0)
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCommentsInOrderParam is the SearchCommentsInOrderParam structure.
@@ -462,12 +474,19 @@ func (s *SearchCommentsInOrderParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCommentsInOrderParam) Read(r *types.Reader, field string) {
+	*s = readSearchCommentsInOrderParam(r, field)
+}
+
+// readSearchCommentsInOrderParam reads the SearchCommentsInOrderParam that SearchCommentsInOrderParam.Read assigns.
+func readSearchCommentsInOrderParam(r *types.Reader, field string) (s SearchCommentsInOrderParam) {
 	m := r.EnterClass(field, "SearchCommentsInOrderParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCommentsInOrderParam returns a SearchCommentsInOrderParam with the description's defaults.
@@ -500,13 +519,20 @@ func (s *GetEventCourseGhostParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *GetEventCourseGhostParam) Read(r *types.Reader, field string) {
+	*s = readGetEventCourseGhostParam(r, field)
+}
+
+// readGetEventCourseGhostParam reads the GetEventCourseGhostParam that GetEventCourseGhostParam.Read assigns.
+func readGetEventCourseGhostParam(r *types.Reader, field string) (s GetEventCourseGhostParam) {
 	m := r.EnterClass(field, "GetEventCourseGhostParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Time = r.U32("time")
 	s.Count = r.U8("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // GetEventCourseHistogramParam is the GetEventCourseHistogramParam structure.
@@ -528,11 +554,18 @@ func (s *GetEventCourseHistogramParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *GetEventCourseHistogramParam) Read(r *types.Reader, field string) {
+	*s = readGetEventCourseHistogramParam(r, field)
+}
+
+// readGetEventCourseHistogramParam reads the GetEventCourseHistogramParam that GetEventCourseHistogramParam.Read assigns.
+func readGetEventCourseHistogramParam(r *types.Reader, field string) (s GetEventCourseHistogramParam) {
 	m := r.EnterClass(field, "GetEventCourseHistogramParam", 0)
 	s.DataID = r.U64("data_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // GetUserOrCourseParam is the GetUserOrCourseParam structure.
@@ -558,13 +591,20 @@ func (s *GetUserOrCourseParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *GetUserOrCourseParam) Read(r *types.Reader, field string) {
+	*s = readGetUserOrCourseParam(r, field)
+}
+
+// readGetUserOrCourseParam reads the GetUserOrCourseParam that GetUserOrCourseParam.Read assigns.
+func readGetUserOrCourseParam(r *types.Reader, field string) (s GetUserOrCourseParam) {
 	m := r.EnterClass(field, "GetUserOrCourseParam", 0)
 	s.Code = r.String("code")
 	s.UserOption = r.U32("user_option")
 	s.CourseOption = r.U32("course_option")
 	r.LeaveStructure(m)
+	return
 }
 
 // GetUsersParam is the GetUsersParam structure.
@@ -591,12 +631,17 @@ func (s *GetUsersParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GetUsersParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GetUsersParam) Read(r *types.Reader, field string) { *s = readGetUsersParam(r, field) }
+
+// readGetUsersParam reads the GetUsersParam that GetUsersParam.Read assigns.
+func readGetUsersParam(r *types.Reader, field string) (s GetUsersParam) {
 	m := r.EnterClass(field, "GetUsersParam", 0)
 	s.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
 	s.Option = r.U32("option")
 	r.LeaveStructure(m)
+	return
 }
 
 // RegisterUserParam is the RegisterUserParam structure.
@@ -628,16 +673,21 @@ func (s *RegisterUserParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RegisterUserParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RegisterUserParam) Read(r *types.Reader, field string) { *s = readRegisterUserParam(r, field) }
+
+// readRegisterUserParam reads the RegisterUserParam that RegisterUserParam.Read assigns.
+func readRegisterUserParam(r *types.Reader, field string) (s RegisterUserParam) {
 	m := r.EnterClass(field, "RegisterUserParam", 0)
 	s.Name = r.String("name")
-	s.Unk1.Read(r, "unk1")
+	s.Unk1 = readUnknownStruct1(r, "unk1")
 	s.Unk2 = r.QBufferCopy("unk2")
 	s.Language = r.U8("language")
 	s.Country = r.String("country")
 	s.DeviceID = r.String("device_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesPostedByParam is the SearchCoursesPostedByParam structure.
@@ -666,13 +716,20 @@ func (s *SearchCoursesPostedByParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesPostedByParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesPostedByParam(r, field)
+}
+
+// readSearchCoursesPostedByParam reads the SearchCoursesPostedByParam that SearchCoursesPostedByParam.Read assigns.
+func readSearchCoursesPostedByParam(r *types.Reader, field string) (s SearchCoursesPostedByParam) {
 	m := r.EnterClass(field, "SearchCoursesPostedByParam", 0)
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	s.PIDs = types.ReadList(r, "pids", (*types.Reader).U64)
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCoursesPostedByParam returns a SearchCoursesPostedByParam with the description's defaults.
@@ -707,13 +764,20 @@ func (s *SearchCoursesPositiveRatedByParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesPositiveRatedByParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesPositiveRatedByParam(r, field)
+}
+
+// readSearchCoursesPositiveRatedByParam reads the SearchCoursesPositiveRatedByParam that SearchCoursesPositiveRatedByParam.Read assigns.
+func readSearchCoursesPositiveRatedByParam(r *types.Reader, field string) (s SearchCoursesPositiveRatedByParam) {
 	m := r.EnterClass(field, "SearchCoursesPositiveRatedByParam", 0)
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	s.PID = r.U64("pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesPlayedByParam is the SearchCoursesPlayedByParam structure.
@@ -739,13 +803,20 @@ func (s *SearchCoursesPlayedByParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesPlayedByParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesPlayedByParam(r, field)
+}
+
+// readSearchCoursesPlayedByParam reads the SearchCoursesPlayedByParam that SearchCoursesPlayedByParam.Read assigns.
+func readSearchCoursesPlayedByParam(r *types.Reader, field string) (s SearchCoursesPlayedByParam) {
 	m := r.EnterClass(field, "SearchCoursesPlayedByParam", 0)
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	s.PID = r.U64("pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesEndlessModeParam is the SearchCoursesEndlessModeParam structure.
@@ -771,13 +842,20 @@ func (s *SearchCoursesEndlessModeParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesEndlessModeParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesEndlessModeParam(r, field)
+}
+
+// readSearchCoursesEndlessModeParam reads the SearchCoursesEndlessModeParam that SearchCoursesEndlessModeParam.Read assigns.
+func readSearchCoursesEndlessModeParam(r *types.Reader, field string) (s SearchCoursesEndlessModeParam) {
 	m := r.EnterClass(field, "SearchCoursesEndlessModeParam", 0)
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	s.Difficulty = r.U8("difficulty")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesFirstClearParam is the SearchCoursesFirstClearParam structure.
@@ -803,13 +881,20 @@ func (s *SearchCoursesFirstClearParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesFirstClearParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesFirstClearParam(r, field)
+}
+
+// readSearchCoursesFirstClearParam reads the SearchCoursesFirstClearParam that SearchCoursesFirstClearParam.Read assigns.
+func readSearchCoursesFirstClearParam(r *types.Reader, field string) (s SearchCoursesFirstClearParam) {
 	m := r.EnterClass(field, "SearchCoursesFirstClearParam", 0)
 	s.PID = r.U64("pid")
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCoursesFirstClearParam returns a SearchCoursesFirstClearParam with the description's defaults.
@@ -842,13 +927,20 @@ func (s *SearchCoursesBestTimeParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesBestTimeParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesBestTimeParam(r, field)
+}
+
+// readSearchCoursesBestTimeParam reads the SearchCoursesBestTimeParam that SearchCoursesBestTimeParam.Read assigns.
+func readSearchCoursesBestTimeParam(r *types.Reader, field string) (s SearchCoursesBestTimeParam) {
 	m := r.EnterClass(field, "SearchCoursesBestTimeParam", 0)
 	s.PID = r.U64("pid")
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCoursesBestTimeParam returns a SearchCoursesBestTimeParam with the description's defaults.
@@ -877,11 +969,18 @@ func (s *SearchCoursesEventParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesEventParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesEventParam(r, field)
+}
+
+// readSearchCoursesEventParam reads the SearchCoursesEventParam that SearchCoursesEventParam.Read assigns.
+func readSearchCoursesEventParam(r *types.Reader, field string) (s SearchCoursesEventParam) {
 	m := r.EnterClass(field, "SearchCoursesEventParam", 0)
 	s.Option = r.U32("option")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesLatestParam is the SearchCoursesLatestParam structure.
@@ -905,12 +1004,19 @@ func (s *SearchCoursesLatestParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesLatestParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesLatestParam(r, field)
+}
+
+// readSearchCoursesLatestParam reads the SearchCoursesLatestParam that SearchCoursesLatestParam.Read assigns.
+func readSearchCoursesLatestParam(r *types.Reader, field string) (s SearchCoursesLatestParam) {
 	m := r.EnterClass(field, "SearchCoursesLatestParam", 0)
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCoursesLatestParam returns a SearchCoursesLatestParam with the description's defaults.
@@ -943,13 +1049,20 @@ func (s *SearchUsersPlayedCourseParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchUsersPlayedCourseParam) Read(r *types.Reader, field string) {
+	*s = readSearchUsersPlayedCourseParam(r, field)
+}
+
+// readSearchUsersPlayedCourseParam reads the SearchUsersPlayedCourseParam that SearchUsersPlayedCourseParam.Read assigns.
+func readSearchUsersPlayedCourseParam(r *types.Reader, field string) (s SearchUsersPlayedCourseParam) {
 	m := r.EnterClass(field, "SearchUsersPlayedCourseParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchUsersClearedCourseParam is the SearchUsersClearedCourseParam structure.
@@ -975,13 +1088,20 @@ func (s *SearchUsersClearedCourseParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchUsersClearedCourseParam) Read(r *types.Reader, field string) {
+	*s = readSearchUsersClearedCourseParam(r, field)
+}
+
+// readSearchUsersClearedCourseParam reads the SearchUsersClearedCourseParam that SearchUsersClearedCourseParam.Read assigns.
+func readSearchUsersClearedCourseParam(r *types.Reader, field string) (s SearchUsersClearedCourseParam) {
 	m := r.EnterClass(field, "SearchUsersClearedCourseParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchUsersPositiveRatedCourseParam is the SearchUsersPositiveRatedCourseParam structure.
@@ -1009,13 +1129,20 @@ func (s *SearchUsersPositiveRatedCourseParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchUsersPositiveRatedCourseParam) Read(r *types.Reader, field string) {
+	*s = readSearchUsersPositiveRatedCourseParam(r, field)
+}
+
+// readSearchUsersPositiveRatedCourseParam reads the SearchUsersPositiveRatedCourseParam that SearchUsersPositiveRatedCourseParam.Read assigns.
+func readSearchUsersPositiveRatedCourseParam(r *types.Reader, field string) (s SearchUsersPositiveRatedCourseParam) {
 	m := r.EnterClass(field, "SearchUsersPositiveRatedCourseParam", 0)
 	s.DataID = r.U64("data_id")
 	s.Option = r.U32("option")
 	s.Count = r.U32("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchCoursesPointRankingParam is the SearchCoursesPointRankingParam structure.
@@ -1046,14 +1173,21 @@ func (s *SearchCoursesPointRankingParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchCoursesPointRankingParam) Read(r *types.Reader, field string) {
+	*s = readSearchCoursesPointRankingParam(r, field)
+}
+
+// readSearchCoursesPointRankingParam reads the SearchCoursesPointRankingParam that SearchCoursesPointRankingParam.Read assigns.
+func readSearchCoursesPointRankingParam(r *types.Reader, field string) (s SearchCoursesPointRankingParam) {
 	m := r.EnterClass(field, "SearchCoursesPointRankingParam", 0)
 	s.Option = r.U32("option")
 	s.Range.Read(r, "range")
 	s.Difficulty = r.U8("difficulty")
 	s.RejectRegions = types.ReadList(r, "reject_regions", (*types.Reader).U8)
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchCoursesPointRankingParam returns a SearchCoursesPointRankingParam with the description's defaults.
@@ -1086,13 +1220,20 @@ func (s *SearchUsersUserPointParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchUsersUserPointParam) Read(r *types.Reader, field string) {
+	*s = readSearchUsersUserPointParam(r, field)
+}
+
+// readSearchUsersUserPointParam reads the SearchUsersUserPointParam that SearchUsersUserPointParam.Read assigns.
+func readSearchUsersUserPointParam(r *types.Reader, field string) (s SearchUsersUserPointParam) {
 	m := r.EnterClass(field, "SearchUsersUserPointParam", 0)
 	s.Option = r.U32("option")
 	s.Buffer = r.BufferCopy("buffer")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSearchUsersUserPointParam returns a SearchUsersUserPointParam with the description's defaults.
@@ -1137,11 +1278,17 @@ func (s *SyncUserProfileParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SyncUserProfileParam) Read(r *types.Reader, field string) {
+	*s = readSyncUserProfileParam(r, field)
+}
+
+// readSyncUserProfileParam reads the SyncUserProfileParam that SyncUserProfileParam.Read assigns.
+func readSyncUserProfileParam(r *types.Reader, field string) (s SyncUserProfileParam) {
 	m := r.EnterClass(field, "SyncUserProfileParam", 0)
 	s.Username = r.String("username")
-	s.Unk1.Read(r, "unk1")
+	s.Unk1 = readUnknownStruct1(r, "unk1")
 	s.Unk2 = r.QBufferCopy("unk2")
 	s.Unk3 = r.U8("unk3")
 	s.Country = r.String("country")
@@ -1150,6 +1297,7 @@ func (s *SyncUserProfileParam) Read(r *types.Reader, field string) {
 	s.UnkGuid = r.String("unk_guid")
 	s.Unk6 = r.U32("unk6")
 	r.LeaveStructure(m)
+	return
 }
 
 // GetWorldMapParam is the GetWorldMapParam structure.
@@ -1176,12 +1324,17 @@ func (s *GetWorldMapParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GetWorldMapParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GetWorldMapParam) Read(r *types.Reader, field string) { *s = readGetWorldMapParam(r, field) }
+
+// readGetWorldMapParam reads the GetWorldMapParam that GetWorldMapParam.Read assigns.
+func readGetWorldMapParam(r *types.Reader, field string) (s GetWorldMapParam) {
 	m := r.EnterClass(field, "GetWorldMapParam", 0)
 	s.IDs = types.ReadList(r, "ids", (*types.Reader).String)
 	s.Option = r.U32("option")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchWorldMapPickUpParam is the SearchWorldMapPickUpParam structure.
@@ -1203,11 +1356,18 @@ func (s *SearchWorldMapPickUpParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchWorldMapPickUpParam) Read(r *types.Reader, field string) {
+	*s = readSearchWorldMapPickUpParam(r, field)
+}
+
+// readSearchWorldMapPickUpParam reads the SearchWorldMapPickUpParam that SearchWorldMapPickUpParam.Read assigns.
+func readSearchWorldMapPickUpParam(r *types.Reader, field string) (s SearchWorldMapPickUpParam) {
 	m := r.EnterClass(field, "SearchWorldMapPickUpParam", 0)
 	s.Count = r.U32("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // SearchWorldMapPlayedByParam is the SearchWorldMapPlayedByParam structure.
@@ -1231,12 +1391,19 @@ func (s *SearchWorldMapPlayedByParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SearchWorldMapPlayedByParam) Read(r *types.Reader, field string) {
+	*s = readSearchWorldMapPlayedByParam(r, field)
+}
+
+// readSearchWorldMapPlayedByParam reads the SearchWorldMapPlayedByParam that SearchWorldMapPlayedByParam.Read assigns.
+func readSearchWorldMapPlayedByParam(r *types.Reader, field string) (s SearchWorldMapPlayedByParam) {
 	m := r.EnterClass(field, "SearchWorldMapPlayedByParam", 0)
 	s.Unk1 = r.U32("unk1")
 	s.Unk2 = r.U32("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // BadgeInfo is the BadgeInfo structure.
@@ -1260,12 +1427,17 @@ func (s *BadgeInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *BadgeInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *BadgeInfo) Read(r *types.Reader, field string) { *s = readBadgeInfo(r, field) }
+
+// readBadgeInfo reads the BadgeInfo that BadgeInfo.Read assigns.
+func readBadgeInfo(r *types.Reader, field string) (s BadgeInfo) {
 	m := r.EnterClass(field, "BadgeInfo", 0)
 	s.Unk1 = r.U16("unk1")
 	s.Unk2 = r.U8("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // CommentInfo is the CommentInfo structure.
@@ -1321,8 +1493,12 @@ func (s *CommentInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *CommentInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *CommentInfo) Read(r *types.Reader, field string) { *s = readCommentInfo(r, field) }
+
+// readCommentInfo reads the CommentInfo that CommentInfo.Read assigns.
+func readCommentInfo(r *types.Reader, field string) (s CommentInfo) {
 	m := r.EnterClass(field, "CommentInfo", 0)
 	s.Unk1 = r.U64("unk1")
 	s.Unk2 = r.String("unk2")
@@ -1339,10 +1515,11 @@ func (s *CommentInfo) Read(r *types.Reader, field string) {
 	s.Unk13 = r.DateTime("unk13")
 	s.Unk14 = r.QBufferCopy("unk14")
 	s.Unk15 = r.String("unk15")
-	s.Picture.Read(r, "picture")
+	s.Picture = readCommentPictureReqGetInfoWithoutHeaders(r, "picture")
 	s.Unk16 = r.U16("unk16")
 	s.Unk17 = r.U8("unk17")
 	r.LeaveStructure(m)
+	return
 }
 
 // DeathPositionInfo is the DeathPositionInfo structure.
@@ -1370,14 +1547,19 @@ func (s *DeathPositionInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *DeathPositionInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *DeathPositionInfo) Read(r *types.Reader, field string) { *s = readDeathPositionInfo(r, field) }
+
+// readDeathPositionInfo reads the DeathPositionInfo that DeathPositionInfo.Read assigns.
+func readDeathPositionInfo(r *types.Reader, field string) (s DeathPositionInfo) {
 	m := r.EnterClass(field, "DeathPositionInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.X = r.U16("x")
 	s.Y = r.U16("y")
 	s.IsSubworld = r.Bool("is_subworld")
 	r.LeaveStructure(m)
+	return
 }
 
 // CommentPictureReqGetInfoWithoutHeaders is the CommentPictureReqGetInfoWithoutHeaders structure.
@@ -1409,8 +1591,14 @@ func (s *CommentPictureReqGetInfoWithoutHeaders) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CommentPictureReqGetInfoWithoutHeaders) Read(r *types.Reader, field string) {
+	*s = readCommentPictureReqGetInfoWithoutHeaders(r, field)
+}
+
+// readCommentPictureReqGetInfoWithoutHeaders reads the CommentPictureReqGetInfoWithoutHeaders that CommentPictureReqGetInfoWithoutHeaders.Read assigns.
+func readCommentPictureReqGetInfoWithoutHeaders(r *types.Reader, field string) (s CommentPictureReqGetInfoWithoutHeaders) {
 	m := r.EnterClass(field, "CommentPictureReqGetInfoWithoutHeaders", 0)
 	s.URL = r.String("url")
 	s.DataType = r.U8("data_type")
@@ -1418,6 +1606,7 @@ func (s *CommentPictureReqGetInfoWithoutHeaders) Read(r *types.Reader, field str
 	s.Unk2 = r.BufferCopy("unk2")
 	s.Filename = r.String("filename")
 	r.LeaveStructure(m)
+	return
 }
 
 // CourseInfo is a course: its data id, code, owner, name, game style, theme,
@@ -1508,8 +1697,12 @@ func (s *CourseInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *CourseInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *CourseInfo) Read(r *types.Reader, field string) { *s = readCourseInfo(r, field) }
+
+// readCourseInfo reads the CourseInfo that CourseInfo.Read assigns.
+func readCourseInfo(r *types.Reader, field string) (s CourseInfo) {
 	m := r.EnterClass(field, "CourseInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.Code = r.String("code")
@@ -1530,15 +1723,16 @@ func (s *CourseInfo) Read(r *types.Reader, field string) {
 	s.PlayStats = types.ReadMap(r, "play_stats", (*types.Reader).U8, (*types.Reader).U32)
 	s.Ratings = types.ReadMap(r, "ratings", (*types.Reader).U8, (*types.Reader).U32)
 	s.Unk4 = types.ReadMap(r, "unk4", (*types.Reader).U8, (*types.Reader).U32)
-	s.TimeStats.Read(r, "time_stats")
+	s.TimeStats = readCourseTimeStats(r, "time_stats")
 	s.CommentStats = types.ReadMap(r, "comment_stats", (*types.Reader).U8, (*types.Reader).U32)
 	s.Unk9 = r.U8("unk9")
 	s.Unk10 = r.U8("unk10")
 	s.Unk11 = r.U8("unk11")
 	s.Unk12 = r.U8("unk12")
-	s.OneScreenThumbnail.Read(r, "one_screen_thumbnail")
-	s.EntireThumbnail.Read(r, "entire_thumbnail")
+	s.OneScreenThumbnail = readRelationObjectReqGetInfo(r, "one_screen_thumbnail")
+	s.EntireThumbnail = readRelationObjectReqGetInfo(r, "entire_thumbnail")
 	r.LeaveStructure(m)
+	return
 }
 
 // WorldMapInfo is the WorldMapInfo structure.
@@ -1591,13 +1785,17 @@ func (s *WorldMapInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *WorldMapInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *WorldMapInfo) Read(r *types.Reader, field string) { *s = readWorldMapInfo(r, field) }
+
+// readWorldMapInfo reads the WorldMapInfo that WorldMapInfo.Read assigns.
+func readWorldMapInfo(r *types.Reader, field string) (s WorldMapInfo) {
 	m := r.EnterClass(field, "WorldMapInfo", 0)
 	s.ID = r.String("id")
 	s.OwnerID = r.PID("owner_id")
 	s.Unk1 = r.QBufferCopy("unk1")
-	s.Thumbnail.Read(r, "thumbnail")
+	s.Thumbnail = readRelationObjectReqGetInfo(r, "thumbnail")
 	s.Worlds = r.U8("worlds")
 	s.Levels = r.U8("levels")
 	s.Unk2 = r.U8("unk2")
@@ -1608,6 +1806,7 @@ func (s *WorldMapInfo) Read(r *types.Reader, field string) {
 	s.Unk6 = r.U8("unk6")
 	s.Unk7 = r.U8("unk7")
 	r.LeaveStructure(m)
+	return
 }
 
 // CourseTimeStats is the CourseTimeStats structure.
@@ -1635,14 +1834,19 @@ func (s *CourseTimeStats) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *CourseTimeStats) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *CourseTimeStats) Read(r *types.Reader, field string) { *s = readCourseTimeStats(r, field) }
+
+// readCourseTimeStats reads the CourseTimeStats that CourseTimeStats.Read assigns.
+func readCourseTimeStats(r *types.Reader, field string) (s CourseTimeStats) {
 	m := r.EnterClass(field, "CourseTimeStats", 0)
 	s.FirstCompletion = r.PID("first_completion")
 	s.WorldRecordHolder = r.PID("world_record_holder")
 	s.WorldRecord = r.U32("world_record")
 	s.UploadTime = r.U32("upload_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // EventCourseGhostInfo is the EventCourseGhostInfo structure.
@@ -1668,13 +1872,20 @@ func (s *EventCourseGhostInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *EventCourseGhostInfo) Read(r *types.Reader, field string) {
+	*s = readEventCourseGhostInfo(r, field)
+}
+
+// readEventCourseGhostInfo reads the EventCourseGhostInfo that EventCourseGhostInfo.Read assigns.
+func readEventCourseGhostInfo(r *types.Reader, field string) (s EventCourseGhostInfo) {
 	m := r.EnterClass(field, "EventCourseGhostInfo", 0)
-	s.ReplayFile.Read(r, "replay_file")
+	s.ReplayFile = readRelationObjectReqGetInfo(r, "replay_file")
 	s.Time = r.U32("time")
 	s.PID = r.PID("pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // EventCourseHistogram is the EventCourseHistogram structure.
@@ -1715,8 +1926,14 @@ func (s *EventCourseHistogram) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *EventCourseHistogram) Read(r *types.Reader, field string) {
+	*s = readEventCourseHistogram(r, field)
+}
+
+// readEventCourseHistogram reads the EventCourseHistogram that EventCourseHistogram.Read assigns.
+func readEventCourseHistogram(r *types.Reader, field string) (s EventCourseHistogram) {
 	m := r.EnterClass(field, "EventCourseHistogram", 0)
 	s.DataID = r.U64("data_id")
 	s.Unk1 = r.U32("unk1")
@@ -1726,6 +1943,7 @@ func (s *EventCourseHistogram) Read(r *types.Reader, field string) {
 	s.Medals = types.ReadMap(r, "medals", (*types.Reader).U8, (*types.Reader).U32)
 	s.Unk4 = r.U32("unk4")
 	r.LeaveStructure(m)
+	return
 }
 
 // EventCourseInfo is the EventCourseInfo structure.
@@ -1809,8 +2027,12 @@ func (s *EventCourseInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *EventCourseInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *EventCourseInfo) Read(r *types.Reader, field string) { *s = readEventCourseInfo(r, field) }
+
+// readEventCourseInfo reads the EventCourseInfo that EventCourseInfo.Read assigns.
+func readEventCourseInfo(r *types.Reader, field string) (s EventCourseInfo) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "EventCourseInfo", eventCourseInfoMaxRevision(v))
 	rev := m.Revision()
@@ -1824,10 +2046,10 @@ func (s *EventCourseInfo) Read(r *types.Reader, field string) {
 	s.UploadTime = r.DateTime("upload_time")
 	s.GetInfo.Read(r, "get_info")
 	s.Unk3 = types.ReadMap(r, "unk3", (*types.Reader).U8, (*types.Reader).U32)
-	s.Unk4.Read(r, "unk4")
+	s.Unk4 = readUnknownStruct6(r, "unk4")
 	s.Unk5 = r.U8("unk5")
-	s.OneScreenThumbnail.Read(r, "one_screen_thumbnail")
-	s.EntireThumbnail.Read(r, "entire_thumbnail")
+	s.OneScreenThumbnail = readEventCourseThumbnail(r, "one_screen_thumbnail")
+	s.EntireThumbnail = readEventCourseThumbnail(r, "entire_thumbnail")
 	if rev >= 1 {
 		s.EndTime = r.DateTime("end_time")
 		s.Unk6 = r.U8("unk6")
@@ -1837,9 +2059,10 @@ func (s *EventCourseInfo) Read(r *types.Reader, field string) {
 		s.BestTime = r.U32("best_time")
 		s.Unk10 = r.U32("unk10")
 		s.MedalTime = r.U32("medal_time")
-		s.PersonalGhost.Read(r, "personal_ghost")
+		s.PersonalGhost = readRelationObjectReqGetInfo(r, "personal_ghost")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // EventCourseStatusInfo is the EventCourseStatusInfo structure.
@@ -1865,13 +2088,20 @@ func (s *EventCourseStatusInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *EventCourseStatusInfo) Read(r *types.Reader, field string) {
+	*s = readEventCourseStatusInfo(r, field)
+}
+
+// readEventCourseStatusInfo reads the EventCourseStatusInfo that EventCourseStatusInfo.Read assigns.
+func readEventCourseStatusInfo(r *types.Reader, field string) (s EventCourseStatusInfo) {
 	m := r.EnterClass(field, "EventCourseStatusInfo", 0)
 	s.Unk1 = r.U64("unk1")
 	s.Unk2 = r.Bool("unk2")
 	s.Unk3 = r.DateTime("unk3")
 	r.LeaveStructure(m)
+	return
 }
 
 // EventCourseThumbnail is the EventCourseThumbnail structure.
@@ -1904,8 +2134,14 @@ func (s *EventCourseThumbnail) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *EventCourseThumbnail) Read(r *types.Reader, field string) {
+	*s = readEventCourseThumbnail(r, field)
+}
+
+// readEventCourseThumbnail reads the EventCourseThumbnail that EventCourseThumbnail.Read assigns.
+func readEventCourseThumbnail(r *types.Reader, field string) (s EventCourseThumbnail) {
 	m := r.EnterClass(field, "EventCourseThumbnail", 0)
 	s.URL = r.String("url")
 	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v datastore.DataStoreKeyValue) { v.Read(r, f); return })
@@ -1913,6 +2149,7 @@ func (s *EventCourseThumbnail) Read(r *types.Reader, field string) {
 	s.RootCaCert = r.BufferCopy("root_ca_cert")
 	s.Filename = r.String("filename")
 	r.LeaveStructure(m)
+	return
 }
 
 // RelationObjectReqGetInfo is the RelationObjectReqGetInfo structure.
@@ -1942,8 +2179,14 @@ func (s *RelationObjectReqGetInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *RelationObjectReqGetInfo) Read(r *types.Reader, field string) {
+	*s = readRelationObjectReqGetInfo(r, field)
+}
+
+// readRelationObjectReqGetInfo reads the RelationObjectReqGetInfo that RelationObjectReqGetInfo.Read assigns.
+func readRelationObjectReqGetInfo(r *types.Reader, field string) (s RelationObjectReqGetInfo) {
 	m := r.EnterClass(field, "RelationObjectReqGetInfo", 0)
 	s.URL = r.String("url")
 	s.DataType = r.U8("data_type")
@@ -1951,6 +2194,7 @@ func (s *RelationObjectReqGetInfo) Read(r *types.Reader, field string) {
 	s.Unk = r.BufferCopy("unk")
 	s.Filename = r.String("filename")
 	r.LeaveStructure(m)
+	return
 }
 
 // ReqGetInfoHeadersInfo is the ReqGetInfoHeadersInfo structure.
@@ -1977,12 +2221,19 @@ func (s *ReqGetInfoHeadersInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ReqGetInfoHeadersInfo) Read(r *types.Reader, field string) {
+	*s = readReqGetInfoHeadersInfo(r, field)
+}
+
+// readReqGetInfoHeadersInfo reads the ReqGetInfoHeadersInfo that ReqGetInfoHeadersInfo.Read assigns.
+func readReqGetInfoHeadersInfo(r *types.Reader, field string) (s ReqGetInfoHeadersInfo) {
 	m := r.EnterClass(field, "ReqGetInfoHeadersInfo", 0)
 	s.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v datastore.DataStoreKeyValue) { v.Read(r, f); return })
 	s.Expiration = r.U32("expiration")
 	r.LeaveStructure(m)
+	return
 }
 
 // SyncUserProfileResult is the SyncUserProfileResult structure.
@@ -2020,12 +2271,18 @@ func (s *SyncUserProfileResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SyncUserProfileResult) Read(r *types.Reader, field string) {
+	*s = readSyncUserProfileResult(r, field)
+}
+
+// readSyncUserProfileResult reads the SyncUserProfileResult that SyncUserProfileResult.Read assigns.
+func readSyncUserProfileResult(r *types.Reader, field string) (s SyncUserProfileResult) {
 	m := r.EnterClass(field, "SyncUserProfileResult", 0)
 	s.PID = r.U64("pid")
 	s.Username = r.String("username")
-	s.Unk1.Read(r, "unk1")
+	s.Unk1 = readUnknownStruct1(r, "unk1")
 	s.Unk2 = r.QBufferCopy("unk2")
 	s.Unk3 = r.U8("unk3")
 	s.Country = r.String("country")
@@ -2033,6 +2290,7 @@ func (s *SyncUserProfileResult) Read(r *types.Reader, field string) {
 	s.Unk5 = r.Bool("unk5")
 	s.Unk6 = r.Bool("unk6")
 	r.LeaveStructure(m)
+	return
 }
 
 // UserInfo is a maker's profile and statistics.
@@ -2163,15 +2421,19 @@ func (s *UserInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UserInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UserInfo) Read(r *types.Reader, field string) { *s = readUserInfo(r, field) }
+
+// readUserInfo reads the UserInfo that UserInfo.Read assigns.
+func readUserInfo(r *types.Reader, field string) (s UserInfo) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "UserInfo", userInfoMaxRevision(v))
 	rev := m.Revision()
 	s.PID = r.PID("pid")
 	s.Code = r.String("code")
 	s.Name = r.String("name")
-	s.Unk1.Read(r, "unk1")
+	s.Unk1 = readUnknownStruct1(r, "unk1")
 	s.Unk2 = r.QBufferCopy("unk2")
 	s.Country = r.String("country")
 	s.Region = r.U8("region")
@@ -2184,7 +2446,7 @@ func (s *UserInfo) Read(r *types.Reader, field string) {
 	s.EndlessChallengeHighScores = types.ReadMap(r, "endless_challenge_high_scores", (*types.Reader).U8, (*types.Reader).U32)
 	s.MultiplayerStats = types.ReadMap(r, "multiplayer_stats", (*types.Reader).U8, (*types.Reader).U32)
 	s.Unk7 = types.ReadMap(r, "unk7", (*types.Reader).U8, (*types.Reader).U32)
-	s.Badges = types.ReadList(r, "badges", func(r *types.Reader, f string) (v BadgeInfo) { v.Read(r, f); return })
+	s.Badges = types.ReadList(r, "badges", readBadgeInfo)
 	s.Unk8 = types.ReadMap(r, "unk8", (*types.Reader).U8, (*types.Reader).U32)
 	s.Unk9 = types.ReadMap(r, "unk9", (*types.Reader).U8, (*types.Reader).U32)
 	if rev >= 1 {
@@ -2193,7 +2455,7 @@ func (s *UserInfo) Read(r *types.Reader, field string) {
 		s.Unk12 = r.Bool("unk12")
 	}
 	if rev >= 2 {
-		s.Unk13.Read(r, "unk13")
+		s.Unk13 = readUnknownStruct3(r, "unk13")
 	}
 	if rev >= 3 {
 		s.Unk14 = r.String("unk14")
@@ -2201,6 +2463,7 @@ func (s *UserInfo) Read(r *types.Reader, field string) {
 		s.Unk16 = r.Bool("unk16")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // UnknownStruct1 is the UnknownStruct1 structure.
@@ -2228,14 +2491,19 @@ func (s *UnknownStruct1) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UnknownStruct1) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UnknownStruct1) Read(r *types.Reader, field string) { *s = readUnknownStruct1(r, field) }
+
+// readUnknownStruct1 reads the UnknownStruct1 that UnknownStruct1.Read assigns.
+func readUnknownStruct1(r *types.Reader, field string) (s UnknownStruct1) {
 	m := r.EnterClass(field, "UnknownStruct1", 0)
 	s.Unk1 = r.U16("unk1")
 	s.Unk2 = r.U16("unk2")
 	s.Unk3 = r.U16("unk3")
 	s.Unk4 = r.U16("unk4")
 	r.LeaveStructure(m)
+	return
 }
 
 // UnknownStruct3 is the UnknownStruct3 structure.
@@ -2259,12 +2527,17 @@ func (s *UnknownStruct3) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UnknownStruct3) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UnknownStruct3) Read(r *types.Reader, field string) { *s = readUnknownStruct3(r, field) }
+
+// readUnknownStruct3 reads the UnknownStruct3 that UnknownStruct3.Read assigns.
+func readUnknownStruct3(r *types.Reader, field string) (s UnknownStruct3) {
 	m := r.EnterClass(field, "UnknownStruct3", 0)
 	s.Unk1 = r.Bool("unk1")
 	s.Unk2 = r.DateTime("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // UnknownStruct6 is the UnknownStruct6 structure.
@@ -2288,12 +2561,17 @@ func (s *UnknownStruct6) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UnknownStruct6) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UnknownStruct6) Read(r *types.Reader, field string) { *s = readUnknownStruct6(r, field) }
+
+// readUnknownStruct6 reads the UnknownStruct6 that UnknownStruct6.Read assigns.
+func readUnknownStruct6(r *types.Reader, field string) (s UnknownStruct6) {
 	m := r.EnterClass(field, "UnknownStruct6", 0)
 	s.Unk1 = r.U64("unk1")
 	s.Unk2 = r.U32("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSMM2ProtocolID is the id of the DataStore_SMM2 protocol.
@@ -2557,7 +2835,7 @@ func (x *DataStoreSMM2RegisterUserRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2RegisterUserRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readRegisterUserParam(r, "param")
 }
 
 // DataStoreSMM2RegisterUserResponse holds the results of DataStore_SMM2.RegisterUser.
@@ -2584,7 +2862,7 @@ func (x *DataStoreSMM2GetUsersRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetUsersRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetUsersParam(r, "param")
 }
 
 // DataStoreSMM2GetUsersResponse holds the results of DataStore_SMM2.GetUsers.
@@ -2607,7 +2885,7 @@ func (x *DataStoreSMM2GetUsersResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetUsersResponse) Read(r *types.Reader) {
-	x.Users = types.ReadList(r, "users", func(r *types.Reader, f string) (v UserInfo) { v.Read(r, f); return })
+	x.Users = types.ReadList(r, "users", readUserInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -2623,7 +2901,7 @@ func (x *DataStoreSMM2SyncUserProfileRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SyncUserProfileRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSyncUserProfileParam(r, "param")
 }
 
 // DataStoreSMM2SyncUserProfileResponse holds the results of DataStore_SMM2.SyncUserProfile.
@@ -2638,7 +2916,7 @@ func (x *DataStoreSMM2SyncUserProfileResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SyncUserProfileResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readSyncUserProfileResult(r, "result")
 }
 
 // DataStoreSMM2SearchUsersUserPointRequest holds the parameters of DataStore_SMM2.SearchUsersUserPoint.
@@ -2653,7 +2931,7 @@ func (x *DataStoreSMM2SearchUsersUserPointRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersUserPointRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchUsersUserPointParam(r, "param")
 }
 
 // DataStoreSMM2SearchUsersUserPointResponse holds the results of DataStore_SMM2.SearchUsersUserPoint.
@@ -2678,7 +2956,7 @@ func (x *DataStoreSMM2SearchUsersUserPointResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersUserPointResponse) Read(r *types.Reader) {
-	x.Users = types.ReadList(r, "users", func(r *types.Reader, f string) (v UserInfo) { v.Read(r, f); return })
+	x.Users = types.ReadList(r, "users", readUserInfo)
 	x.Ranks = types.ReadList(r, "ranks", (*types.Reader).U32)
 	x.Result = r.Bool("result")
 }
@@ -2695,7 +2973,7 @@ func (x *DataStoreSMM2SearchUsersPlayedCourseRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersPlayedCourseRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchUsersPlayedCourseParam(r, "param")
 }
 
 // DataStoreSMM2SearchUsersPlayedCourseResponse holds the results of DataStore_SMM2.SearchUsersPlayedCourse.
@@ -2713,7 +2991,7 @@ func (x *DataStoreSMM2SearchUsersPlayedCourseResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersPlayedCourseResponse) Read(r *types.Reader) {
-	x.Users = types.ReadList(r, "users", func(r *types.Reader, f string) (v UserInfo) { v.Read(r, f); return })
+	x.Users = types.ReadList(r, "users", readUserInfo)
 }
 
 // DataStoreSMM2SearchUsersClearedCourseRequest holds the parameters of DataStore_SMM2.SearchUsersClearedCourse.
@@ -2728,7 +3006,7 @@ func (x *DataStoreSMM2SearchUsersClearedCourseRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersClearedCourseRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchUsersClearedCourseParam(r, "param")
 }
 
 // DataStoreSMM2SearchUsersClearedCourseResponse holds the results of DataStore_SMM2.SearchUsersClearedCourse.
@@ -2746,7 +3024,7 @@ func (x *DataStoreSMM2SearchUsersClearedCourseResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersClearedCourseResponse) Read(r *types.Reader) {
-	x.Users = types.ReadList(r, "users", func(r *types.Reader, f string) (v UserInfo) { v.Read(r, f); return })
+	x.Users = types.ReadList(r, "users", readUserInfo)
 }
 
 // DataStoreSMM2SearchUsersPositiveRatedCourseRequest holds the parameters of DataStore_SMM2.SearchUsersPositiveRatedCourse.
@@ -2761,7 +3039,7 @@ func (x *DataStoreSMM2SearchUsersPositiveRatedCourseRequest) Append(w *types.Wri
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersPositiveRatedCourseRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchUsersPositiveRatedCourseParam(r, "param")
 }
 
 // DataStoreSMM2SearchUsersPositiveRatedCourseResponse holds the results of DataStore_SMM2.SearchUsersPositiveRatedCourse.
@@ -2779,7 +3057,7 @@ func (x *DataStoreSMM2SearchUsersPositiveRatedCourseResponse) Append(w *types.Wr
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchUsersPositiveRatedCourseResponse) Read(r *types.Reader) {
-	x.Users = types.ReadList(r, "users", func(r *types.Reader, f string) (v UserInfo) { v.Read(r, f); return })
+	x.Users = types.ReadList(r, "users", readUserInfo)
 }
 
 // DataStoreSMM2UpdateLastLoginTimeRequest holds the parameters of DataStore_SMM2.UpdateLastLoginTime.
@@ -2845,7 +3123,7 @@ func (x *DataStoreSMM2GetCoursesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetCoursesRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetCoursesParam(r, "param")
 }
 
 // DataStoreSMM2GetCoursesResponse holds the results of DataStore_SMM2.GetCourses.
@@ -2868,7 +3146,7 @@ func (x *DataStoreSMM2GetCoursesResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetCoursesResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -2884,7 +3162,7 @@ func (x *DataStoreSMM2SearchCoursesPointRankingRequest) Append(w *types.Writer) 
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPointRankingRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesPointRankingParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesPointRankingResponse holds the results of DataStore_SMM2.SearchCoursesPointRanking.
@@ -2909,7 +3187,7 @@ func (x *DataStoreSMM2SearchCoursesPointRankingResponse) Append(w *types.Writer)
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPointRankingResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Ranks = types.ReadList(r, "ranks", (*types.Reader).U32)
 	x.Result = r.Bool("result")
 }
@@ -2926,7 +3204,7 @@ func (x *DataStoreSMM2SearchCoursesLatestRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesLatestRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesLatestParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesLatestResponse holds the results of DataStore_SMM2.SearchCoursesLatest.
@@ -2946,7 +3224,7 @@ func (x *DataStoreSMM2SearchCoursesLatestResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesLatestResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Result = r.Bool("result")
 }
 
@@ -2962,7 +3240,7 @@ func (x *DataStoreSMM2SearchCoursesPostedByRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPostedByRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesPostedByParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesPostedByResponse holds the results of DataStore_SMM2.SearchCoursesPostedBy.
@@ -2982,7 +3260,7 @@ func (x *DataStoreSMM2SearchCoursesPostedByResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPostedByResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Result = r.Bool("result")
 }
 
@@ -2998,7 +3276,7 @@ func (x *DataStoreSMM2SearchCoursesPositiveRatedByRequest) Append(w *types.Write
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPositiveRatedByRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesPositiveRatedByParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesPositiveRatedByResponse holds the results of DataStore_SMM2.SearchCoursesPositiveRatedBy.
@@ -3016,7 +3294,7 @@ func (x *DataStoreSMM2SearchCoursesPositiveRatedByResponse) Append(w *types.Writ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPositiveRatedByResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 }
 
 // DataStoreSMM2SearchCoursesPlayedByRequest holds the parameters of DataStore_SMM2.SearchCoursesPlayedBy.
@@ -3031,7 +3309,7 @@ func (x *DataStoreSMM2SearchCoursesPlayedByRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPlayedByRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesPlayedByParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesPlayedByResponse holds the results of DataStore_SMM2.SearchCoursesPlayedBy.
@@ -3049,7 +3327,7 @@ func (x *DataStoreSMM2SearchCoursesPlayedByResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesPlayedByResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 }
 
 // DataStoreSMM2SearchCoursesEndlessModeRequest holds the parameters of DataStore_SMM2.SearchCoursesEndlessMode.
@@ -3064,7 +3342,7 @@ func (x *DataStoreSMM2SearchCoursesEndlessModeRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesEndlessModeRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesEndlessModeParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesEndlessModeResponse holds the results of DataStore_SMM2.SearchCoursesEndlessMode.
@@ -3082,7 +3360,7 @@ func (x *DataStoreSMM2SearchCoursesEndlessModeResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesEndlessModeResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 }
 
 // DataStoreSMM2SearchCoursesFirstClearRequest holds the parameters of DataStore_SMM2.SearchCoursesFirstClear.
@@ -3097,7 +3375,7 @@ func (x *DataStoreSMM2SearchCoursesFirstClearRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesFirstClearRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesFirstClearParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesFirstClearResponse holds the results of DataStore_SMM2.SearchCoursesFirstClear.
@@ -3117,7 +3395,7 @@ func (x *DataStoreSMM2SearchCoursesFirstClearResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesFirstClearResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Result = r.Bool("result")
 }
 
@@ -3133,7 +3411,7 @@ func (x *DataStoreSMM2SearchCoursesBestTimeRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesBestTimeRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesBestTimeParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesBestTimeResponse holds the results of DataStore_SMM2.SearchCoursesBestTime.
@@ -3153,7 +3431,7 @@ func (x *DataStoreSMM2SearchCoursesBestTimeResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesBestTimeResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v CourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readCourseInfo)
 	x.Result = r.Bool("result")
 }
 
@@ -3171,8 +3449,8 @@ func (x *DataStoreSMM2GetCoursesEventRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetCoursesEventRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
-	x.Dummy.Read(r, "dummy")
+	x.Param = readGetCoursesParam(r, "param")
+	x.Dummy = readGetCoursesEventParam(r, "dummy")
 }
 
 // DataStoreSMM2GetCoursesEventResponse holds the results of DataStore_SMM2.GetCoursesEvent.
@@ -3195,7 +3473,7 @@ func (x *DataStoreSMM2GetCoursesEventResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetCoursesEventResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v EventCourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readEventCourseInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3211,7 +3489,7 @@ func (x *DataStoreSMM2SearchCoursesEventRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesEventRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCoursesEventParam(r, "param")
 }
 
 // DataStoreSMM2SearchCoursesEventResponse holds the results of DataStore_SMM2.SearchCoursesEvent.
@@ -3229,7 +3507,7 @@ func (x *DataStoreSMM2SearchCoursesEventResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCoursesEventResponse) Read(r *types.Reader) {
-	x.Courses = types.ReadList(r, "courses", func(r *types.Reader, f string) (v EventCourseInfo) { v.Read(r, f); return })
+	x.Courses = types.ReadList(r, "courses", readEventCourseInfo)
 }
 
 // DataStoreSMM2SearchCommentsInOrderRequest holds the parameters of DataStore_SMM2.SearchCommentsInOrder.
@@ -3244,7 +3522,7 @@ func (x *DataStoreSMM2SearchCommentsInOrderRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCommentsInOrderRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchCommentsInOrderParam(r, "param")
 }
 
 // DataStoreSMM2SearchCommentsInOrderResponse holds the results of DataStore_SMM2.SearchCommentsInOrder.
@@ -3264,7 +3542,7 @@ func (x *DataStoreSMM2SearchCommentsInOrderResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCommentsInOrderResponse) Read(r *types.Reader) {
-	x.Comments = types.ReadList(r, "comments", func(r *types.Reader, f string) (v CommentInfo) { v.Read(r, f); return })
+	x.Comments = types.ReadList(r, "comments", readCommentInfo)
 	x.Result = r.Bool("result")
 }
 
@@ -3298,7 +3576,7 @@ func (x *DataStoreSMM2SearchCommentsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchCommentsResponse) Read(r *types.Reader) {
-	x.Comments = types.ReadList(r, "comments", func(r *types.Reader, f string) (v CommentInfo) { v.Read(r, f); return })
+	x.Comments = types.ReadList(r, "comments", readCommentInfo)
 }
 
 // DataStoreSMM2GetDeathPositionsRequest holds the parameters of DataStore_SMM2.GetDeathPositions.
@@ -3331,7 +3609,7 @@ func (x *DataStoreSMM2GetDeathPositionsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetDeathPositionsResponse) Read(r *types.Reader) {
-	x.Positions = types.ReadList(r, "positions", func(r *types.Reader, f string) (v DeathPositionInfo) { v.Read(r, f); return })
+	x.Positions = types.ReadList(r, "positions", readDeathPositionInfo)
 }
 
 // DataStoreSMM2GetUserOrCourseRequest holds the parameters of DataStore_SMM2.GetUserOrCourse.
@@ -3346,7 +3624,7 @@ func (x *DataStoreSMM2GetUserOrCourseRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetUserOrCourseRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetUserOrCourseParam(r, "param")
 }
 
 // DataStoreSMM2GetUserOrCourseResponse holds the results of DataStore_SMM2.GetUserOrCourse.
@@ -3363,8 +3641,8 @@ func (x *DataStoreSMM2GetUserOrCourseResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetUserOrCourseResponse) Read(r *types.Reader) {
-	x.User.Read(r, "user")
-	x.Course.Read(r, "course")
+	x.User = readUserInfo(r, "user")
+	x.Course = readCourseInfo(r, "course")
 }
 
 // DataStoreSMM2GetReqGetInfoHeadersInfoRequest holds the parameters of DataStore_SMM2.GetReqGetInfoHeadersInfo.
@@ -3394,7 +3672,7 @@ func (x *DataStoreSMM2GetReqGetInfoHeadersInfoResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetReqGetInfoHeadersInfoResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readReqGetInfoHeadersInfo(r, "result")
 }
 
 // DataStoreSMM2GetEventCourseStampRequest holds the parameters of DataStore_SMM2.GetEventCourseStamp.
@@ -3448,7 +3726,7 @@ func (x *DataStoreSMM2GetEventCourseStatusResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetEventCourseStatusResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readEventCourseStatusInfo(r, "info")
 }
 
 // DataStoreSMM2GetEventCourseHistogramRequest holds the parameters of DataStore_SMM2.GetEventCourseHistogram.
@@ -3463,7 +3741,7 @@ func (x *DataStoreSMM2GetEventCourseHistogramRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetEventCourseHistogramRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetEventCourseHistogramParam(r, "param")
 }
 
 // DataStoreSMM2GetEventCourseHistogramResponse holds the results of DataStore_SMM2.GetEventCourseHistogram.
@@ -3478,7 +3756,7 @@ func (x *DataStoreSMM2GetEventCourseHistogramResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetEventCourseHistogramResponse) Read(r *types.Reader) {
-	x.Histogram.Read(r, "histogram")
+	x.Histogram = readEventCourseHistogram(r, "histogram")
 }
 
 // DataStoreSMM2GetEventCourseGhostRequest holds the parameters of DataStore_SMM2.GetEventCourseGhost.
@@ -3493,7 +3771,7 @@ func (x *DataStoreSMM2GetEventCourseGhostRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetEventCourseGhostRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetEventCourseGhostParam(r, "param")
 }
 
 // DataStoreSMM2GetEventCourseGhostResponse holds the results of DataStore_SMM2.GetEventCourseGhost.
@@ -3511,7 +3789,7 @@ func (x *DataStoreSMM2GetEventCourseGhostResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetEventCourseGhostResponse) Read(r *types.Reader) {
-	x.Ghosts = types.ReadList(r, "ghosts", func(r *types.Reader, f string) (v EventCourseGhostInfo) { v.Read(r, f); return })
+	x.Ghosts = types.ReadList(r, "ghosts", readEventCourseGhostInfo)
 }
 
 // DataStoreSMM2GetWorldMapRequest holds the parameters of DataStore_SMM2.GetWorldMap.
@@ -3526,7 +3804,7 @@ func (x *DataStoreSMM2GetWorldMapRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetWorldMapRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readGetWorldMapParam(r, "param")
 }
 
 // DataStoreSMM2GetWorldMapResponse holds the results of DataStore_SMM2.GetWorldMap.
@@ -3549,7 +3827,7 @@ func (x *DataStoreSMM2GetWorldMapResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2GetWorldMapResponse) Read(r *types.Reader) {
-	x.Maps = types.ReadList(r, "maps", func(r *types.Reader, f string) (v WorldMapInfo) { v.Read(r, f); return })
+	x.Maps = types.ReadList(r, "maps", readWorldMapInfo)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -3565,7 +3843,7 @@ func (x *DataStoreSMM2SearchWorldMapPickUpRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchWorldMapPickUpRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSearchWorldMapPickUpParam(r, "param")
 }
 
 // DataStoreSMM2SearchWorldMapPickUpResponse holds the results of DataStore_SMM2.SearchWorldMapPickUp.
@@ -3583,7 +3861,7 @@ func (x *DataStoreSMM2SearchWorldMapPickUpResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSMM2SearchWorldMapPickUpResponse) Read(r *types.Reader) {
-	x.Maps = types.ReadList(r, "maps", func(r *types.Reader, f string) (v WorldMapInfo) { v.Read(r, f); return })
+	x.Maps = types.ReadList(r, "maps", readWorldMapInfo)
 }
 
 // DataStoreSMM2Handler answers DataStore_SMM2 calls: one method per method of the protocol, with its

@@ -46,11 +46,18 @@ func (s *DataStorePostProfileParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePostProfileParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePostProfileParam(r, field)
+}
+
+// readDataStorePostProfileParam reads the DataStorePostProfileParam that DataStorePostProfileParam.Read assigns.
+func readDataStorePostProfileParam(r *types.Reader, field string) (s DataStorePostProfileParam) {
 	m := r.EnterClass(field, "DataStorePostProfileParam", 0)
 	s.Profile = r.QBufferCopy("profile")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreProfileInfo is a player's profile.
@@ -74,12 +81,19 @@ func (s *DataStoreProfileInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreProfileInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreProfileInfo(r, field)
+}
+
+// readDataStoreProfileInfo reads the DataStoreProfileInfo that DataStoreProfileInfo.Read assigns.
+func readDataStoreProfileInfo(r *types.Reader, field string) (s DataStoreProfileInfo) {
 	m := r.EnterClass(field, "DataStoreProfileInfo", 0)
 	s.PID = r.PID("pid")
 	s.Profile = r.QBufferCopy("profile")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReplayPlayer is one fighter of a replay.
@@ -117,8 +131,14 @@ func (s *DataStoreReplayPlayer) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReplayPlayer) Read(r *types.Reader, field string) {
+	*s = readDataStoreReplayPlayer(r, field)
+}
+
+// readDataStoreReplayPlayer reads the DataStoreReplayPlayer that DataStoreReplayPlayer.Read assigns.
+func readDataStoreReplayPlayer(r *types.Reader, field string) (s DataStoreReplayPlayer) {
 	m := r.EnterClass(field, "DataStoreReplayPlayer", 0)
 	s.Fighter = r.U8("fighter")
 	s.Health = r.U8("health")
@@ -130,6 +150,7 @@ func (s *DataStoreReplayPlayer) Read(r *types.Reader, field string) {
 	s.Region = r.U8("region")
 	s.Number = r.U8("number")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreReplayMetaInfo describes a stored replay.
@@ -173,8 +194,14 @@ func (s *DataStoreReplayMetaInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreReplayMetaInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreReplayMetaInfo(r, field)
+}
+
+// readDataStoreReplayMetaInfo reads the DataStoreReplayMetaInfo that DataStoreReplayMetaInfo.Read assigns.
+func readDataStoreReplayMetaInfo(r *types.Reader, field string) (s DataStoreReplayMetaInfo) {
 	m := r.EnterClass(field, "DataStoreReplayMetaInfo", 0)
 	s.ReplayID = r.U64("replay_id")
 	s.Size = r.U32("size")
@@ -183,9 +210,10 @@ func (s *DataStoreReplayMetaInfo) Read(r *types.Reader, field string) {
 	s.Rule = r.U8("rule")
 	s.Stage = r.U8("stage")
 	s.ReplayType = r.U8("replay_type")
-	s.Players = types.ReadList(r, "players", func(r *types.Reader, f string) (v DataStoreReplayPlayer) { v.Read(r, f); return })
+	s.Players = types.ReadList(r, "players", readDataStoreReplayPlayer)
 	s.Winners = types.ReadList(r, "winners", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreGetReplayMetaParam names a replay.
@@ -209,12 +237,19 @@ func (s *DataStoreGetReplayMetaParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreGetReplayMetaParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreGetReplayMetaParam(r, field)
+}
+
+// readDataStoreGetReplayMetaParam reads the DataStoreGetReplayMetaParam that DataStoreGetReplayMetaParam.Read assigns.
+func readDataStoreGetReplayMetaParam(r *types.Reader, field string) (s DataStoreGetReplayMetaParam) {
 	m := r.EnterClass(field, "DataStoreGetReplayMetaParam", 0)
 	s.ReplayID = r.U64("replay_id")
 	s.MetaType = r.U8("meta_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePrepareGetReplayParam names a replay to download.
@@ -241,12 +276,19 @@ func (s *DataStorePrepareGetReplayParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePrepareGetReplayParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePrepareGetReplayParam(r, field)
+}
+
+// readDataStorePrepareGetReplayParam reads the DataStorePrepareGetReplayParam that DataStorePrepareGetReplayParam.Read assigns.
+func readDataStorePrepareGetReplayParam(r *types.Reader, field string) (s DataStorePrepareGetReplayParam) {
 	m := r.EnterClass(field, "DataStorePrepareGetReplayParam", 0)
 	s.ReplayID = r.U64("replay_id")
 	s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePreparePostReplayParam describes a replay to post.
@@ -301,8 +343,14 @@ func (s *DataStorePreparePostReplayParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePreparePostReplayParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePreparePostReplayParam(r, field)
+}
+
+// readDataStorePreparePostReplayParam reads the DataStorePreparePostReplayParam that DataStorePreparePostReplayParam.Read assigns.
+func readDataStorePreparePostReplayParam(r *types.Reader, field string) (s DataStorePreparePostReplayParam) {
 	m := r.EnterClass(field, "DataStorePreparePostReplayParam", 0)
 	s.Size = r.U32("size")
 	s.Mode = r.U8("mode")
@@ -312,11 +360,12 @@ func (s *DataStorePreparePostReplayParam) Read(r *types.Reader, field string) {
 	s.ReplayType = r.U8("replay_type")
 	s.CompetitionID = r.U64("competition_id")
 	s.Score = r.S32("score")
-	s.Players = types.ReadList(r, "players", func(r *types.Reader, f string) (v DataStoreReplayPlayer) { v.Read(r, f); return })
+	s.Players = types.ReadList(r, "players", readDataStoreReplayPlayer)
 	s.Winners = types.ReadList(r, "winners", (*types.Reader).U32)
 	s.KeyVersion = r.U16("key_version")
 	s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCompletePostReplayParam ends a replay's upload.
@@ -344,13 +393,20 @@ func (s *DataStoreCompletePostReplayParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCompletePostReplayParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreCompletePostReplayParam(r, field)
+}
+
+// readDataStoreCompletePostReplayParam reads the DataStoreCompletePostReplayParam that DataStoreCompletePostReplayParam.Read assigns.
+func readDataStoreCompletePostReplayParam(r *types.Reader, field string) (s DataStoreCompletePostReplayParam) {
 	m := r.EnterClass(field, "DataStoreCompletePostReplayParam", 0)
 	s.ReplayID = r.U64("replay_id")
 	s.CompleteParam.Read(r, "complete_param")
-	s.PrepareParam.Read(r, "prepare_param")
+	s.PrepareParam = readDataStorePreparePostReplayParam(r, "prepare_param")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStorePreparePostSharedDataParam describes shared data to post.
@@ -393,8 +449,14 @@ func (s *DataStorePreparePostSharedDataParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePreparePostSharedDataParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePreparePostSharedDataParam(r, field)
+}
+
+// readDataStorePreparePostSharedDataParam reads the DataStorePreparePostSharedDataParam that DataStorePreparePostSharedDataParam.Read assigns.
+func readDataStorePreparePostSharedDataParam(r *types.Reader, field string) (s DataStorePreparePostSharedDataParam) {
 	m := r.EnterClass(field, "DataStorePreparePostSharedDataParam", 0)
 	s.DataType = r.U8("data_type")
 	s.Region = r.U8("region")
@@ -406,6 +468,7 @@ func (s *DataStorePreparePostSharedDataParam) Read(r *types.Reader, field string
 	s.MetaBinary = r.QBufferCopy("meta_binary")
 	s.ExtraData = types.ReadList(r, "extra_data", (*types.Reader).String)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreCompletePostSharedDataParam ends shared data's upload.
@@ -433,13 +496,20 @@ func (s *DataStoreCompletePostSharedDataParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreCompletePostSharedDataParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreCompletePostSharedDataParam(r, field)
+}
+
+// readDataStoreCompletePostSharedDataParam reads the DataStoreCompletePostSharedDataParam that DataStoreCompletePostSharedDataParam.Read assigns.
+func readDataStoreCompletePostSharedDataParam(r *types.Reader, field string) (s DataStoreCompletePostSharedDataParam) {
 	m := r.EnterClass(field, "DataStoreCompletePostSharedDataParam", 0)
 	s.DataID = r.U64("data_id")
 	s.CompleteParam.Read(r, "complete_param")
-	s.PrepareParam.Read(r, "prepare_param")
+	s.PrepareParam = readDataStorePreparePostSharedDataParam(r, "prepare_param")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSearchSharedDataParam selects shared data.
@@ -473,8 +543,14 @@ func (s *DataStoreSearchSharedDataParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSearchSharedDataParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreSearchSharedDataParam(r, field)
+}
+
+// readDataStoreSearchSharedDataParam reads the DataStoreSearchSharedDataParam that DataStoreSearchSharedDataParam.Read assigns.
+func readDataStoreSearchSharedDataParam(r *types.Reader, field string) (s DataStoreSearchSharedDataParam) {
 	m := r.EnterClass(field, "DataStoreSearchSharedDataParam", 0)
 	s.DataType = r.U8("data_type")
 	s.Owner = r.U32("owner")
@@ -484,6 +560,7 @@ func (s *DataStoreSearchSharedDataParam) Read(r *types.Reader, field string) {
 	s.Fighter = r.U8("fighter")
 	s.ResultRange.Read(r, "result_range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreSearchSharedDataParam returns a DataStoreSearchSharedDataParam with the description's defaults.
@@ -514,12 +591,19 @@ func (s *DataStoreFileServerObjectInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreFileServerObjectInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreFileServerObjectInfo(r, field)
+}
+
+// readDataStoreFileServerObjectInfo reads the DataStoreFileServerObjectInfo that DataStoreFileServerObjectInfo.Read assigns.
+func readDataStoreFileServerObjectInfo(r *types.Reader, field string) (s DataStoreFileServerObjectInfo) {
 	m := r.EnterClass(field, "DataStoreFileServerObjectInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.GetInfo.Read(r, "get_info")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSharedDataInfo describes shared data.
@@ -557,8 +641,14 @@ func (s *DataStoreSharedDataInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSharedDataInfo) Read(r *types.Reader, field string) {
+	*s = readDataStoreSharedDataInfo(r, field)
+}
+
+// readDataStoreSharedDataInfo reads the DataStoreSharedDataInfo that DataStoreSharedDataInfo.Read assigns.
+func readDataStoreSharedDataInfo(r *types.Reader, field string) (s DataStoreSharedDataInfo) {
 	m := r.EnterClass(field, "DataStoreSharedDataInfo", 0)
 	s.DataID = r.U64("data_id")
 	s.OwnerID = r.U32("owner_id")
@@ -568,8 +658,9 @@ func (s *DataStoreSharedDataInfo) Read(r *types.Reader, field string) {
 	s.Profile = r.QBufferCopy("profile")
 	s.Rating = r.S64("rating")
 	s.CreatedTime = r.DateTime("created_time")
-	s.Info.Read(r, "info")
+	s.Info = readDataStoreFileServerObjectInfo(r, "info")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSearchReplayParam selects replays by mode, style and fighter.
@@ -597,14 +688,21 @@ func (s *DataStoreSearchReplayParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreSearchReplayParam) Read(r *types.Reader, field string) {
+	*s = readDataStoreSearchReplayParam(r, field)
+}
+
+// readDataStoreSearchReplayParam reads the DataStoreSearchReplayParam that DataStoreSearchReplayParam.Read assigns.
+func readDataStoreSearchReplayParam(r *types.Reader, field string) (s DataStoreSearchReplayParam) {
 	m := r.EnterClass(field, "DataStoreSearchReplayParam", 0)
 	s.Mode = r.U8("mode")
 	s.Style = r.U8("style")
 	s.Fighter = r.U8("fighter")
 	s.ResultRange.Read(r, "result_range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewDataStoreSearchReplayParam returns a DataStoreSearchReplayParam with the description's defaults.
@@ -639,13 +737,20 @@ func (s *DataStorePostFightingPowerScoreParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStorePostFightingPowerScoreParam) Read(r *types.Reader, field string) {
+	*s = readDataStorePostFightingPowerScoreParam(r, field)
+}
+
+// readDataStorePostFightingPowerScoreParam reads the DataStorePostFightingPowerScoreParam that DataStorePostFightingPowerScoreParam.Read assigns.
+func readDataStorePostFightingPowerScoreParam(r *types.Reader, field string) (s DataStorePostFightingPowerScoreParam) {
 	m := r.EnterClass(field, "DataStorePostFightingPowerScoreParam", 0)
 	s.Mode = r.U8("mode")
 	s.Score = r.U32("score")
 	s.IsWorldHighScore = r.Bool("is_world_high_score")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreFightingPowerScore is a point of a fighting power chart: a score and the
@@ -670,12 +775,19 @@ func (s *DataStoreFightingPowerScore) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreFightingPowerScore) Read(r *types.Reader, field string) {
+	*s = readDataStoreFightingPowerScore(r, field)
+}
+
+// readDataStoreFightingPowerScore reads the DataStoreFightingPowerScore that DataStoreFightingPowerScore.Read assigns.
+func readDataStoreFightingPowerScore(r *types.Reader, field string) (s DataStoreFightingPowerScore) {
 	m := r.EnterClass(field, "DataStoreFightingPowerScore", 0)
 	s.Score = r.U32("score")
 	s.Rank = r.U32("rank")
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreFightingPowerChart is a mode's fighting power chart.
@@ -702,12 +814,19 @@ func (s *DataStoreFightingPowerChart) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *DataStoreFightingPowerChart) Read(r *types.Reader, field string) {
+	*s = readDataStoreFightingPowerChart(r, field)
+}
+
+// readDataStoreFightingPowerChart reads the DataStoreFightingPowerChart that DataStoreFightingPowerChart.Read assigns.
+func readDataStoreFightingPowerChart(r *types.Reader, field string) (s DataStoreFightingPowerChart) {
 	m := r.EnterClass(field, "DataStoreFightingPowerChart", 0)
 	s.UserNum = r.U32("user_num")
-	s.Chart = types.ReadList(r, "chart", func(r *types.Reader, f string) (v DataStoreFightingPowerScore) { v.Read(r, f); return })
+	s.Chart = types.ReadList(r, "chart", readDataStoreFightingPowerScore)
 	r.LeaveStructure(m)
+	return
 }
 
 // DataStoreSSB4ProtocolID is the id of the DataStore_SSB4 protocol.
@@ -932,7 +1051,7 @@ func (x *DataStoreSSB4PostProfileRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4PostProfileRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePostProfileParam(r, "param")
 }
 
 // DataStoreSSB4PostProfileResponse holds the results of DataStore_SSB4.PostProfile.
@@ -980,7 +1099,7 @@ func (x *DataStoreSSB4GetProfilesResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetProfilesResponse) Read(r *types.Reader) {
-	x.ProfileList = types.ReadList(r, "profile_list", func(r *types.Reader, f string) (v DataStoreProfileInfo) { v.Read(r, f); return })
+	x.ProfileList = types.ReadList(r, "profile_list", readDataStoreProfileInfo)
 }
 
 // DataStoreSSB4SendPlayReportRequest holds the parameters of DataStore_SSB4.SendPlayReport.
@@ -1055,7 +1174,7 @@ func (x *DataStoreSSB4GetReplayMetaRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetReplayMetaRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreGetReplayMetaParam(r, "param")
 }
 
 // DataStoreSSB4GetReplayMetaResponse holds the results of DataStore_SSB4.GetReplayMeta.
@@ -1070,7 +1189,7 @@ func (x *DataStoreSSB4GetReplayMetaResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetReplayMetaResponse) Read(r *types.Reader) {
-	x.MetaInfo.Read(r, "meta_info")
+	x.MetaInfo = readDataStoreReplayMetaInfo(r, "meta_info")
 }
 
 // DataStoreSSB4PrepareGetReplayRequest holds the parameters of DataStore_SSB4.PrepareGetReplay.
@@ -1085,7 +1204,7 @@ func (x *DataStoreSSB4PrepareGetReplayRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4PrepareGetReplayRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePrepareGetReplayParam(r, "param")
 }
 
 // DataStoreSSB4PrepareGetReplayResponse holds the results of DataStore_SSB4.PrepareGetReplay.
@@ -1115,7 +1234,7 @@ func (x *DataStoreSSB4PreparePostReplayRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4PreparePostReplayRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostReplayParam(r, "param")
 }
 
 // DataStoreSSB4PreparePostReplayResponse holds the results of DataStore_SSB4.PreparePostReplay.
@@ -1148,7 +1267,7 @@ func (x *DataStoreSSB4CompletePostReplayRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4CompletePostReplayRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreCompletePostReplayParam(r, "param")
 }
 
 // DataStoreSSB4CompletePostReplayResponse holds the results of DataStore_SSB4.CompletePostReplay.
@@ -1175,7 +1294,7 @@ func (x *DataStoreSSB4CheckPostReplayRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4CheckPostReplayRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostReplayParam(r, "param")
 }
 
 // DataStoreSSB4CheckPostReplayResponse holds the results of DataStore_SSB4.CheckPostReplay.
@@ -1220,7 +1339,7 @@ func (x *DataStoreSSB4GetNextReplayResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetNextReplayResponse) Read(r *types.Reader) {
-	x.MetaInfo.Read(r, "meta_info")
+	x.MetaInfo = readDataStoreReplayMetaInfo(r, "meta_info")
 }
 
 // DataStoreSSB4PreparePostSharedDataRequest holds the parameters of DataStore_SSB4.PreparePostSharedData.
@@ -1235,7 +1354,7 @@ func (x *DataStoreSSB4PreparePostSharedDataRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4PreparePostSharedDataRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStorePreparePostSharedDataParam(r, "param")
 }
 
 // DataStoreSSB4PreparePostSharedDataResponse holds the results of DataStore_SSB4.PreparePostSharedData.
@@ -1268,7 +1387,7 @@ func (x *DataStoreSSB4CompletePostSharedDataRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4CompletePostSharedDataRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreCompletePostSharedDataParam(r, "param")
 }
 
 // DataStoreSSB4CompletePostSharedDataResponse holds the results of DataStore_SSB4.CompletePostSharedData.
@@ -1295,7 +1414,7 @@ func (x *DataStoreSSB4SearchSharedDataRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4SearchSharedDataRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreSearchSharedDataParam(r, "param")
 }
 
 // DataStoreSSB4SearchSharedDataResponse holds the results of DataStore_SSB4.SearchSharedData.
@@ -1313,7 +1432,7 @@ func (x *DataStoreSSB4SearchSharedDataResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4SearchSharedDataResponse) Read(r *types.Reader) {
-	x.SharedDataInfoList = types.ReadList(r, "shared_data_info_list", func(r *types.Reader, f string) (v DataStoreSharedDataInfo) { v.Read(r, f); return })
+	x.SharedDataInfoList = types.ReadList(r, "shared_data_info_list", readDataStoreSharedDataInfo)
 }
 
 // DataStoreSSB4GetApplicationConfigRequest holds the parameters of DataStore_SSB4.GetApplicationConfig.
@@ -1361,7 +1480,7 @@ func (x *DataStoreSSB4SearchReplayRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4SearchReplayRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readDataStoreSearchReplayParam(r, "param")
 }
 
 // DataStoreSSB4SearchReplayResponse holds the results of DataStore_SSB4.SearchReplay.
@@ -1379,7 +1498,7 @@ func (x *DataStoreSSB4SearchReplayResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4SearchReplayResponse) Read(r *types.Reader) {
-	x.GetReplayParam = types.ReadList(r, "get_replay_param", func(r *types.Reader, f string) (v DataStorePrepareGetReplayParam) { v.Read(r, f); return })
+	x.GetReplayParam = types.ReadList(r, "get_replay_param", readDataStorePrepareGetReplayParam)
 }
 
 // DataStoreSSB4PostFightingPowerScoreRequest holds the parameters of DataStore_SSB4.PostFightingPowerScore.
@@ -1397,7 +1516,7 @@ func (x *DataStoreSSB4PostFightingPowerScoreRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *DataStoreSSB4PostFightingPowerScoreRequest) Read(r *types.Reader) {
-	x.Params = types.ReadList(r, "params", func(r *types.Reader, f string) (v DataStorePostFightingPowerScoreParam) { v.Read(r, f); return })
+	x.Params = types.ReadList(r, "params", readDataStorePostFightingPowerScoreParam)
 }
 
 // DataStoreSSB4PostFightingPowerScoreResponse holds the results of DataStore_SSB4.PostFightingPowerScore.
@@ -1445,7 +1564,7 @@ func (x *DataStoreSSB4GetFightingPowerChartResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetFightingPowerChartResponse) Read(r *types.Reader) {
 	x.UserNum = r.U32("user_num")
-	x.Chart = types.ReadList(r, "chart", func(r *types.Reader, f string) (v DataStoreFightingPowerScore) { v.Read(r, f); return })
+	x.Chart = types.ReadList(r, "chart", readDataStoreFightingPowerScore)
 }
 
 // DataStoreSSB4GetFightingPowerChartAllRequest holds the parameters of DataStore_SSB4.GetFightingPowerChartAll.
@@ -1475,7 +1594,7 @@ func (x *DataStoreSSB4GetFightingPowerChartAllResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DataStoreSSB4GetFightingPowerChartAllResponse) Read(r *types.Reader) {
-	x.Chart = types.ReadList(r, "chart", func(r *types.Reader, f string) (v DataStoreFightingPowerChart) { v.Read(r, f); return })
+	x.Chart = types.ReadList(r, "chart", readDataStoreFightingPowerChart)
 }
 
 // DataStoreSSB4ReportSharedDataRequest holds the parameters of DataStore_SSB4.ReportSharedData.

@@ -42,13 +42,18 @@ func (s *ApiCall) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ApiCall) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ApiCall) Read(r *types.Reader, field string) { *s = readApiCall(r, field) }
+
+// readApiCall reads the ApiCall that ApiCall.Read assigns.
+func readApiCall(r *types.Reader, field string) (s ApiCall) {
 	m := r.EnterClass(field, "ApiCall", 0)
 	s.Name = r.String("name")
 	s.Time = r.DateTime("time")
 	s.PID = r.PID("pid")
 	r.LeaveStructure(m)
+	return
 }
 
 // ApiCallSummary is the ApiCallSummary structure.
@@ -82,8 +87,12 @@ func (s *ApiCallSummary) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ApiCallSummary) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ApiCallSummary) Read(r *types.Reader, field string) { *s = readApiCallSummary(r, field) }
+
+// readApiCallSummary reads the ApiCallSummary that ApiCallSummary.Read assigns.
+func readApiCallSummary(r *types.Reader, field string) (s ApiCallSummary) {
 	m := r.EnterClass(field, "ApiCallSummary", 0)
 	s.Name = r.String("name")
 	s.LimitExceeded = r.U32("limit_exceeded")
@@ -93,6 +102,7 @@ func (s *ApiCallSummary) Read(r *types.Reader, field string) {
 	s.LimitExceededCount = r.U32("limit_exceeded_count")
 	s.TotalCount = r.U32("total_count")
 	r.LeaveStructure(m)
+	return
 }
 
 // DebugProtocolID is the id of the Debug protocol.
@@ -246,7 +256,7 @@ func (x *DebugGetApiCallsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DebugGetApiCallsResponse) Read(r *types.Reader) {
-	x.Calls = types.ReadList(r, "calls", func(r *types.Reader, f string) (v ApiCall) { v.Read(r, f); return })
+	x.Calls = types.ReadList(r, "calls", readApiCall)
 }
 
 // DebugGetApiCallSummaryRequest holds the parameters of Debug.GetApiCallSummary.
@@ -288,7 +298,7 @@ func (x *DebugGetApiCallSummaryResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *DebugGetApiCallSummaryResponse) Read(r *types.Reader) {
-	x.Summaries = types.ReadList(r, "summaries", func(r *types.Reader, f string) (v ApiCallSummary) { v.Read(r, f); return })
+	x.Summaries = types.ReadList(r, "summaries", readApiCallSummary)
 }
 
 // DebugHandler answers Debug calls: one method per method of the protocol, with its

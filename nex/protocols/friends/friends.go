@@ -43,13 +43,18 @@ func (s *AccountExtraInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *AccountExtraInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *AccountExtraInfo) Read(r *types.Reader, field string) { *s = readAccountExtraInfo(r, field) }
+
+// readAccountExtraInfo reads the AccountExtraInfo that AccountExtraInfo.Read assigns.
+func readAccountExtraInfo(r *types.Reader, field string) (s AccountExtraInfo) {
 	m := r.EnterClass(field, "AccountExtraInfo", 0)
 	s.LocalFriendCode = r.U64("local_friend_code")
 	s.MoveCount = r.U32("move_count")
 	s.Token = r.String("token")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendComment is the FriendComment structure.
@@ -78,14 +83,19 @@ func (s *FriendComment) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendComment) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendComment) Read(r *types.Reader, field string) { *s = readFriendComment(r, field) }
+
+// readFriendComment reads the FriendComment that FriendComment.Read assigns.
+func readFriendComment(r *types.Reader, field string) (s FriendComment) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendComment", 0)
 	s.PID = r.U32("pid")
 	s.Comment = r.String("comment")
 	s.ModifiedAt = r.DateTime("modified_at")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendKey is the FriendKey structure.
@@ -109,12 +119,17 @@ func (s *FriendKey) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendKey) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendKey) Read(r *types.Reader, field string) { *s = readFriendKey(r, field) }
+
+// readFriendKey reads the FriendKey that FriendKey.Read assigns.
+func readFriendKey(r *types.Reader, field string) (s FriendKey) {
 	m := r.EnterClass(field, "FriendKey", 0)
 	s.Unk1 = r.U32("unk1")
 	s.Unk2 = r.DateTime("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendMii is the FriendMii structure.
@@ -143,14 +158,19 @@ func (s *FriendMii) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendMii) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendMii) Read(r *types.Reader, field string) { *s = readFriendMii(r, field) }
+
+// readFriendMii reads the FriendMii that FriendMii.Read assigns.
+func readFriendMii(r *types.Reader, field string) (s FriendMii) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendMii", 0)
 	s.PID = r.PID("pid")
-	s.Mii.Read(r, "mii")
+	s.Mii = readMii(r, "mii")
 	s.ModifiedAt = r.DateTime("modified_at")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendMiiList is the FriendMiiList structure.
@@ -179,14 +199,19 @@ func (s *FriendMiiList) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendMiiList) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendMiiList) Read(r *types.Reader, field string) { *s = readFriendMiiList(r, field) }
+
+// readFriendMiiList reads the FriendMiiList that FriendMiiList.Read assigns.
+func readFriendMiiList(r *types.Reader, field string) (s FriendMiiList) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendMiiList", 0)
 	s.Unk1 = r.U32("unk1")
-	s.Mii.Read(r, "mii")
+	s.Mii = readMiiList(r, "mii")
 	s.Unk2 = r.DateTime("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendPersistentInfo is the FriendPersistentInfo structure.
@@ -231,8 +256,14 @@ func (s *FriendPersistentInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *FriendPersistentInfo) Read(r *types.Reader, field string) {
+	*s = readFriendPersistentInfo(r, field)
+}
+
+// readFriendPersistentInfo reads the FriendPersistentInfo that FriendPersistentInfo.Read assigns.
+func readFriendPersistentInfo(r *types.Reader, field string) (s FriendPersistentInfo) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendPersistentInfo", 0)
 	s.PID = r.PID("pid")
@@ -241,12 +272,13 @@ func (s *FriendPersistentInfo) Read(r *types.Reader, field string) {
 	s.Area = r.U8("area")
 	s.Language = r.U8("language")
 	s.Platform = r.U8("platform")
-	s.GameKey.Read(r, "game_key")
+	s.GameKey = readGameKey(r, "game_key")
 	s.Message = r.String("message")
 	s.MessageUpdated = r.DateTime("message_updated")
 	s.Friended = r.DateTime("friended")
 	s.LastOnline = r.DateTime("last_online")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendPicture is the FriendPicture structure.
@@ -275,14 +307,19 @@ func (s *FriendPicture) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendPicture) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendPicture) Read(r *types.Reader, field string) { *s = readFriendPicture(r, field) }
+
+// readFriendPicture reads the FriendPicture that FriendPicture.Read assigns.
+func readFriendPicture(r *types.Reader, field string) (s FriendPicture) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendPicture", 0)
 	s.Unk = r.U32("unk")
 	s.Data = r.BufferCopy("data")
 	s.Datetime = r.DateTime("datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendPresence is the FriendPresence structure.
@@ -309,13 +346,18 @@ func (s *FriendPresence) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendPresence) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendPresence) Read(r *types.Reader, field string) { *s = readFriendPresence(r, field) }
+
+// readFriendPresence reads the FriendPresence that FriendPresence.Read assigns.
+func readFriendPresence(r *types.Reader, field string) (s FriendPresence) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendPresence", 0)
 	s.PID = r.PID("pid")
-	s.Presence.Read(r, "presence")
+	s.Presence = readNintendoPresence(r, "presence")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendRelationship is the FriendRelationship structure.
@@ -344,14 +386,21 @@ func (s *FriendRelationship) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *FriendRelationship) Read(r *types.Reader, field string) {
+	*s = readFriendRelationship(r, field)
+}
+
+// readFriendRelationship reads the FriendRelationship that FriendRelationship.Read assigns.
+func readFriendRelationship(r *types.Reader, field string) (s FriendRelationship) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendRelationship", 0)
 	s.PID = r.PID("pid")
 	s.FriendCode = r.U64("friend_code")
 	s.IsComplete = r.U8("is_complete")
 	r.LeaveStructure(m)
+	return
 }
 
 // GameKey is the GameKey structure.
@@ -378,13 +427,18 @@ func (s *GameKey) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GameKey) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GameKey) Read(r *types.Reader, field string) { *s = readGameKey(r, field) }
+
+// readGameKey reads the GameKey that GameKey.Read assigns.
+func readGameKey(r *types.Reader, field string) (s GameKey) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "GameKey", 0)
 	s.TitleID = r.U64("title_id")
 	s.TitleVersion = r.U16("title_version")
 	r.LeaveStructure(m)
+	return
 }
 
 // Mii is the Mii structure.
@@ -415,8 +469,12 @@ func (s *Mii) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Mii) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Mii) Read(r *types.Reader, field string) { *s = readMii(r, field) }
+
+// readMii reads the Mii that Mii.Read assigns.
+func readMii(r *types.Reader, field string) (s Mii) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "Mii", 0)
 	s.Name = r.String("name")
@@ -424,6 +482,7 @@ func (s *Mii) Read(r *types.Reader, field string) {
 	s.Unk2 = r.U8("unk2")
 	s.MiiData = r.BufferCopy("mii_data")
 	r.LeaveStructure(m)
+	return
 }
 
 // MiiList is the MiiList structure.
@@ -457,8 +516,12 @@ func (s *MiiList) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MiiList) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MiiList) Read(r *types.Reader, field string) { *s = readMiiList(r, field) }
+
+// readMiiList reads the MiiList that MiiList.Read assigns.
+func readMiiList(r *types.Reader, field string) (s MiiList) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "MiiList", 0)
 	s.Unk1 = r.String("unk1")
@@ -466,6 +529,7 @@ func (s *MiiList) Read(r *types.Reader, field string) {
 	s.Unk3 = r.U8("unk3")
 	s.MiiDatas = types.ReadList(r, "mii_datas", (*types.Reader).BufferCopy)
 	r.LeaveStructure(m)
+	return
 }
 
 // MyProfile is the MyProfile structure.
@@ -504,8 +568,12 @@ func (s *MyProfile) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MyProfile) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MyProfile) Read(r *types.Reader, field string) { *s = readMyProfile(r, field) }
+
+// readMyProfile reads the MyProfile that MyProfile.Read assigns.
+func readMyProfile(r *types.Reader, field string) (s MyProfile) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "MyProfile", 0)
 	s.Region = r.U8("region")
@@ -517,6 +585,7 @@ func (s *MyProfile) Read(r *types.Reader, field string) {
 	s.MacAddress = r.String("mac_address")
 	s.SerialNumber = r.String("serial_number")
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoPresence is the NintendoPresence structure.
@@ -559,12 +628,16 @@ func (s *NintendoPresence) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *NintendoPresence) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *NintendoPresence) Read(r *types.Reader, field string) { *s = readNintendoPresence(r, field) }
+
+// readNintendoPresence reads the NintendoPresence that NintendoPresence.Read assigns.
+func readNintendoPresence(r *types.Reader, field string) (s NintendoPresence) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoPresence", 0)
 	s.ChangedBitFlag = r.U32("changed_bit_flag")
-	s.GameKey.Read(r, "game_key")
+	s.GameKey = readGameKey(r, "game_key")
 	s.GameModeDescription = r.String("game_mode_description")
 	s.JoinAvailabilityFlag = r.U32("join_availability_flag")
 	s.MatchmakeSystemType = r.U8("matchmake_system_type")
@@ -574,6 +647,7 @@ func (s *NintendoPresence) Read(r *types.Reader, field string) {
 	s.JoinGroupID = r.U32("join_group_id")
 	s.ApplicationData = r.BufferCopy("application_data")
 	r.LeaveStructure(m)
+	return
 }
 
 // PlayedGame is the PlayedGame structure.
@@ -600,13 +674,18 @@ func (s *PlayedGame) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *PlayedGame) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *PlayedGame) Read(r *types.Reader, field string) { *s = readPlayedGame(r, field) }
+
+// readPlayedGame reads the PlayedGame that PlayedGame.Read assigns.
+func readPlayedGame(r *types.Reader, field string) (s PlayedGame) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "PlayedGame", 0)
-	s.GameKey.Read(r, "game_key")
+	s.GameKey = readGameKey(r, "game_key")
 	s.Datetime = r.DateTime("datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // BlacklistedPrincipal is the BlacklistedPrincipal structure.
@@ -635,14 +714,21 @@ func (s *BlacklistedPrincipal) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *BlacklistedPrincipal) Read(r *types.Reader, field string) {
+	*s = readBlacklistedPrincipal(r, field)
+}
+
+// readBlacklistedPrincipal reads the BlacklistedPrincipal that BlacklistedPrincipal.Read assigns.
+func readBlacklistedPrincipal(r *types.Reader, field string) (s BlacklistedPrincipal) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "BlacklistedPrincipal", 0)
-	s.PrincipalInfo.Read(r, "principal_info")
-	s.GameKey.Read(r, "game_key")
+	s.PrincipalInfo = readPrincipalBasicInfo(r, "principal_info")
+	s.GameKey = readGameKey(r, "game_key")
 	s.Since = r.DateTime("since")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewBlacklistedPrincipal returns a BlacklistedPrincipal with the description's defaults.
@@ -678,14 +764,19 @@ func (s *Comment) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Comment) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Comment) Read(r *types.Reader, field string) { *s = readComment(r, field) }
+
+// readComment reads the Comment that Comment.Read assigns.
+func readComment(r *types.Reader, field string) (s Comment) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "Comment", 0)
 	s.Unk = r.U8("unk")
 	s.Text = r.String("text")
 	s.Changed = r.DateTime("changed")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendInfo is the FriendInfo structure.
@@ -720,17 +811,22 @@ func (s *FriendInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendInfo) Read(r *types.Reader, field string) { *s = readFriendInfo(r, field) }
+
+// readFriendInfo reads the FriendInfo that FriendInfo.Read assigns.
+func readFriendInfo(r *types.Reader, field string) (s FriendInfo) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendInfo", 0)
-	s.NnaInfo.Read(r, "nna_info")
-	s.Presence.Read(r, "presence")
-	s.Comment.Read(r, "comment")
+	s.NnaInfo = readNNAInfo(r, "nna_info")
+	s.Presence = readNintendoPresenceV2(r, "presence")
+	s.Comment = readComment(r, "comment")
 	s.Befriended = r.DateTime("befriended")
 	s.LastOnline = r.DateTime("last_online")
 	s.Unk = r.U64("unk")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewFriendInfo returns a FriendInfo with the description's defaults.
@@ -767,14 +863,19 @@ func (s *FriendRequest) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendRequest) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendRequest) Read(r *types.Reader, field string) { *s = readFriendRequest(r, field) }
+
+// readFriendRequest reads the FriendRequest that FriendRequest.Read assigns.
+func readFriendRequest(r *types.Reader, field string) (s FriendRequest) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendRequest", 0)
-	s.PrincipalInfo.Read(r, "principal_info")
-	s.Message.Read(r, "message")
+	s.PrincipalInfo = readPrincipalBasicInfo(r, "principal_info")
+	s.Message = readFriendRequestMessage(r, "message")
 	s.Sent = r.DateTime("sent")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewFriendRequest returns a FriendRequest with the description's defaults.
@@ -822,8 +923,14 @@ func (s *FriendRequestMessage) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *FriendRequestMessage) Read(r *types.Reader, field string) {
+	*s = readFriendRequestMessage(r, field)
+}
+
+// readFriendRequestMessage reads the FriendRequestMessage that FriendRequestMessage.Read assigns.
+func readFriendRequestMessage(r *types.Reader, field string) (s FriendRequestMessage) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "FriendRequestMessage", 0)
 	s.FriendRequestID = r.U64("friend_request_id")
@@ -832,10 +939,11 @@ func (s *FriendRequestMessage) Read(r *types.Reader, field string) {
 	s.Message = r.String("message")
 	s.Unk3 = r.U8("unk3")
 	s.String = r.String("string")
-	s.GameKey.Read(r, "game_key")
+	s.GameKey = readGameKey(r, "game_key")
 	s.Datetime = r.DateTime("datetime")
 	s.Expires = r.DateTime("expires")
 	r.LeaveStructure(m)
+	return
 }
 
 // MiiV2 is the MiiV2 structure.
@@ -868,8 +976,12 @@ func (s *MiiV2) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MiiV2) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MiiV2) Read(r *types.Reader, field string) { *s = readMiiV2(r, field) }
+
+// readMiiV2 reads the MiiV2 that MiiV2.Read assigns.
+func readMiiV2(r *types.Reader, field string) (s MiiV2) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "MiiV2", 0)
 	s.Name = r.String("name")
@@ -878,6 +990,7 @@ func (s *MiiV2) Read(r *types.Reader, field string) {
 	s.Data = r.BufferCopy("data")
 	s.Datetime = r.DateTime("datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // NNAInfo is the NNAInfo structure.
@@ -906,14 +1019,19 @@ func (s *NNAInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *NNAInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *NNAInfo) Read(r *types.Reader, field string) { *s = readNNAInfo(r, field) }
+
+// readNNAInfo reads the NNAInfo that NNAInfo.Read assigns.
+func readNNAInfo(r *types.Reader, field string) (s NNAInfo) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NNAInfo", 0)
-	s.PrincipalInfo.Read(r, "principal_info")
+	s.PrincipalInfo = readPrincipalBasicInfo(r, "principal_info")
 	s.Unk1 = r.U8("unk1")
 	s.Unk2 = r.U8("unk2")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewNNAInfo returns a NNAInfo with the description's defaults.
@@ -953,15 +1071,22 @@ func (s *NintendoCreateAccountData) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoCreateAccountData) Read(r *types.Reader, field string) {
+	*s = readNintendoCreateAccountData(r, field)
+}
+
+// readNintendoCreateAccountData reads the NintendoCreateAccountData that NintendoCreateAccountData.Read assigns.
+func readNintendoCreateAccountData(r *types.Reader, field string) (s NintendoCreateAccountData) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoCreateAccountData", 0)
-	s.Info.Read(r, "info")
+	s.Info = readNNAInfo(r, "info")
 	s.Token = r.String("token")
 	s.Birthday = r.DateTime("birthday")
 	s.Unk = r.U64("unk")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewNintendoCreateAccountData returns a NintendoCreateAccountData with the description's defaults.
@@ -1022,13 +1147,19 @@ func (s *NintendoPresenceV2) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoPresenceV2) Read(r *types.Reader, field string) {
+	*s = readNintendoPresenceV2(r, field)
+}
+
+// readNintendoPresenceV2 reads the NintendoPresenceV2 that NintendoPresenceV2.Read assigns.
+func readNintendoPresenceV2(r *types.Reader, field string) (s NintendoPresenceV2) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoPresenceV2", 0)
 	s.Flags = r.U32("flags")
 	s.IsOnline = r.Bool("is_online")
-	s.GameKey.Read(r, "game_key")
+	s.GameKey = readGameKey(r, "game_key")
 	s.Unk1 = r.U8("unk1")
 	s.Message = r.String("message")
 	s.Unk2 = r.U32("unk2")
@@ -1042,6 +1173,7 @@ func (s *NintendoPresenceV2) Read(r *types.Reader, field string) {
 	s.Unk6 = r.U8("unk6")
 	s.Unk7 = r.U8("unk7")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewNintendoPresenceV2 returns a NintendoPresenceV2 with the description's defaults.
@@ -1083,8 +1215,14 @@ func (s *PersistentNotification) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *PersistentNotification) Read(r *types.Reader, field string) {
+	*s = readPersistentNotification(r, field)
+}
+
+// readPersistentNotification reads the PersistentNotification that PersistentNotification.Read assigns.
+func readPersistentNotification(r *types.Reader, field string) (s PersistentNotification) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "PersistentNotification", 0)
 	s.Unk1 = r.U64("unk1")
@@ -1093,6 +1231,7 @@ func (s *PersistentNotification) Read(r *types.Reader, field string) {
 	s.Unk4 = r.U32("unk4")
 	s.String = r.String("string")
 	r.LeaveStructure(m)
+	return
 }
 
 // PrincipalBasicInfo is the PrincipalBasicInfo structure.
@@ -1123,15 +1262,22 @@ func (s *PrincipalBasicInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *PrincipalBasicInfo) Read(r *types.Reader, field string) {
+	*s = readPrincipalBasicInfo(r, field)
+}
+
+// readPrincipalBasicInfo reads the PrincipalBasicInfo that PrincipalBasicInfo.Read assigns.
+func readPrincipalBasicInfo(r *types.Reader, field string) (s PrincipalBasicInfo) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "PrincipalBasicInfo", 0)
 	s.PID = r.PID("pid")
 	s.NNID = r.String("nnid")
-	s.Mii.Read(r, "mii")
+	s.Mii = readMiiV2(r, "mii")
 	s.Unk = r.U8("unk")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewPrincipalBasicInfo returns a PrincipalBasicInfo with the description's defaults.
@@ -1167,14 +1313,21 @@ func (s *PrincipalPreference) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *PrincipalPreference) Read(r *types.Reader, field string) {
+	*s = readPrincipalPreference(r, field)
+}
+
+// readPrincipalPreference reads the PrincipalPreference that PrincipalPreference.Read assigns.
+func readPrincipalPreference(r *types.Reader, field string) (s PrincipalPreference) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "PrincipalPreference", 0)
 	s.ShowOnlineStatus = r.Bool("show_online_status")
 	s.ShowCurrentTitle = r.Bool("show_current_title")
 	s.BlockFriendRequests = r.Bool("block_friend_requests")
 	r.LeaveStructure(m)
+	return
 }
 
 // PrincipalRequestBlockSetting is the PrincipalRequestBlockSetting structure.
@@ -1201,13 +1354,20 @@ func (s *PrincipalRequestBlockSetting) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *PrincipalRequestBlockSetting) Read(r *types.Reader, field string) {
+	*s = readPrincipalRequestBlockSetting(r, field)
+}
+
+// readPrincipalRequestBlockSetting reads the PrincipalRequestBlockSetting that PrincipalRequestBlockSetting.Read assigns.
+func readPrincipalRequestBlockSetting(r *types.Reader, field string) (s PrincipalRequestBlockSetting) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "PrincipalRequestBlockSetting", 0)
 	s.PID = r.U32("pid")
 	s.Blocked = r.Bool("blocked")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -1346,7 +1506,7 @@ func (x *FriendsV1UpdateProfileRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdateProfileRequest) Read(r *types.Reader) {
-	x.ProfileData.Read(r, "profile_data")
+	x.ProfileData = readMyProfile(r, "profile_data")
 }
 
 // FriendsV1UpdateProfileResponse holds the results of Friends_V1.UpdateProfile.
@@ -1373,7 +1533,7 @@ func (x *FriendsV1UpdateMiiRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdateMiiRequest) Read(r *types.Reader) {
-	x.Mii.Read(r, "mii")
+	x.Mii = readMii(r, "mii")
 }
 
 // FriendsV1UpdateMiiResponse holds the results of Friends_V1.UpdateMii.
@@ -1400,7 +1560,7 @@ func (x *FriendsV1UpdateMiiListRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdateMiiListRequest) Read(r *types.Reader) {
-	x.MiiList.Read(r, "mii_list")
+	x.MiiList = readMiiList(r, "mii_list")
 }
 
 // FriendsV1UpdateMiiListResponse holds the results of Friends_V1.UpdateMiiList.
@@ -1430,7 +1590,7 @@ func (x *FriendsV1UpdatePlayedGamesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdatePlayedGamesRequest) Read(r *types.Reader) {
-	x.PlayedGames = types.ReadList(r, "played_games", func(r *types.Reader, f string) (v PlayedGame) { v.Read(r, f); return })
+	x.PlayedGames = types.ReadList(r, "played_games", readPlayedGame)
 }
 
 // FriendsV1UpdatePlayedGamesResponse holds the results of Friends_V1.UpdatePlayedGames.
@@ -1493,7 +1653,7 @@ func (x *FriendsV1GetFriendMiiRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendMiiRequest) Read(r *types.Reader) {
-	x.Friends = types.ReadList(r, "friends", func(r *types.Reader, f string) (v FriendKey) { v.Read(r, f); return })
+	x.Friends = types.ReadList(r, "friends", readFriendKey)
 }
 
 // FriendsV1GetFriendMiiResponse holds the results of Friends_V1.GetFriendMii.
@@ -1511,7 +1671,7 @@ func (x *FriendsV1GetFriendMiiResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendMiiResponse) Read(r *types.Reader) {
-	x.Miis = types.ReadList(r, "miis", func(r *types.Reader, f string) (v FriendMii) { v.Read(r, f); return })
+	x.Miis = types.ReadList(r, "miis", readFriendMii)
 }
 
 // FriendsV1GetFriendMiiListRequest holds the parameters of Friends_V1.GetFriendMiiList.
@@ -1529,7 +1689,7 @@ func (x *FriendsV1GetFriendMiiListRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendMiiListRequest) Read(r *types.Reader) {
-	x.Friends = types.ReadList(r, "friends", func(r *types.Reader, f string) (v FriendKey) { v.Read(r, f); return })
+	x.Friends = types.ReadList(r, "friends", readFriendKey)
 }
 
 // FriendsV1GetFriendMiiListResponse holds the results of Friends_V1.GetFriendMiiList.
@@ -1547,7 +1707,7 @@ func (x *FriendsV1GetFriendMiiListResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendMiiListResponse) Read(r *types.Reader) {
-	x.MiiLists = types.ReadList(r, "mii_lists", func(r *types.Reader, f string) (v FriendMiiList) { v.Read(r, f); return })
+	x.MiiLists = types.ReadList(r, "mii_lists", readFriendMiiList)
 }
 
 // FriendsV1IsActiveGameRequest holds the parameters of Friends_V1.IsActiveGame.
@@ -1568,7 +1728,7 @@ func (x *FriendsV1IsActiveGameRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1IsActiveGameRequest) Read(r *types.Reader) {
 	x.Unk1 = types.ReadList(r, "unk1", (*types.Reader).U32)
-	x.GameKey.Read(r, "game_key")
+	x.GameKey = readGameKey(r, "game_key")
 }
 
 // FriendsV1IsActiveGameResponse holds the results of Friends_V1.IsActiveGame.
@@ -1625,7 +1785,7 @@ func (x *FriendsV1GetPrincipalIdByLocalFriendCodeResponse) Append(w *types.Write
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetPrincipalIdByLocalFriendCodeResponse) Read(r *types.Reader) {
-	x.FriendRelationships = types.ReadList(r, "friend_relationships", func(r *types.Reader, f string) (v FriendRelationship) { v.Read(r, f); return })
+	x.FriendRelationships = types.ReadList(r, "friend_relationships", readFriendRelationship)
 }
 
 // FriendsV1GetFriendRelationshipsRequest holds the parameters of Friends_V1.GetFriendRelationships.
@@ -1661,7 +1821,7 @@ func (x *FriendsV1GetFriendRelationshipsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendRelationshipsResponse) Read(r *types.Reader) {
-	x.FriendRelationships = types.ReadList(r, "friend_relationships", func(r *types.Reader, f string) (v FriendRelationship) { v.Read(r, f); return })
+	x.FriendRelationships = types.ReadList(r, "friend_relationships", readFriendRelationship)
 }
 
 // FriendsV1AddFriendByPrincipalIdRequest holds the parameters of Friends_V1.AddFriendByPrincipalId.
@@ -1694,7 +1854,7 @@ func (x *FriendsV1AddFriendByPrincipalIdResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1AddFriendByPrincipalIdResponse) Read(r *types.Reader) {
-	x.FriendRelationship.Read(r, "friend_relationship")
+	x.FriendRelationship = readFriendRelationship(r, "friend_relationship")
 }
 
 // FriendsV1AddFriendByPrincipalIdsRequest holds the parameters of Friends_V1.AddFriendByPrincipalIds.
@@ -1733,7 +1893,7 @@ func (x *FriendsV1AddFriendByPrincipalIdsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1AddFriendByPrincipalIdsResponse) Read(r *types.Reader) {
-	x.FriendRelationships = types.ReadList(r, "friend_relationships", func(r *types.Reader, f string) (v FriendRelationship) { v.Read(r, f); return })
+	x.FriendRelationships = types.ReadList(r, "friend_relationships", readFriendRelationship)
 }
 
 // FriendsV1RemoveFriendByLocalFriendCodeRequest holds the parameters of Friends_V1.RemoveFriendByLocalFriendCode.
@@ -1817,7 +1977,7 @@ func (x *FriendsV1GetAllFriendsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetAllFriendsResponse) Read(r *types.Reader) {
-	x.FriendRelationships = types.ReadList(r, "friend_relationships", func(r *types.Reader, f string) (v FriendRelationship) { v.Read(r, f); return })
+	x.FriendRelationships = types.ReadList(r, "friend_relationships", readFriendRelationship)
 }
 
 // FriendsV1UpdateBlackListRequest holds the parameters of Friends_V1.UpdateBlackList.
@@ -1892,7 +2052,7 @@ func (x *FriendsV1SyncFriendResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1SyncFriendResponse) Read(r *types.Reader) {
-	x.FriendList = types.ReadList(r, "friend_list", func(r *types.Reader, f string) (v FriendRelationship) { v.Read(r, f); return })
+	x.FriendList = types.ReadList(r, "friend_list", readFriendRelationship)
 }
 
 // FriendsV1UpdatePresenceRequest holds the parameters of Friends_V1.UpdatePresence.
@@ -1909,7 +2069,7 @@ func (x *FriendsV1UpdatePresenceRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdatePresenceRequest) Read(r *types.Reader) {
-	x.PresenceInfo.Read(r, "presence_info")
+	x.PresenceInfo = readNintendoPresence(r, "presence_info")
 	x.Unk = r.Bool("unk")
 }
 
@@ -1937,7 +2097,7 @@ func (x *FriendsV1UpdateFavoriteGameKeyRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1UpdateFavoriteGameKeyRequest) Read(r *types.Reader) {
-	x.GameKey.Read(r, "game_key")
+	x.GameKey = readGameKey(r, "game_key")
 }
 
 // FriendsV1UpdateFavoriteGameKeyResponse holds the results of Friends_V1.UpdateFavoriteGameKey.
@@ -2042,7 +2202,7 @@ func (x *FriendsV1GetFriendPresenceResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendPresenceResponse) Read(r *types.Reader) {
-	x.FriendPresenceList = types.ReadList(r, "friend_presence_list", func(r *types.Reader, f string) (v FriendPresence) { v.Read(r, f); return })
+	x.FriendPresenceList = types.ReadList(r, "friend_presence_list", readFriendPresence)
 }
 
 // FriendsV1GetFriendCommentRequest holds the parameters of Friends_V1.GetFriendComment.
@@ -2060,7 +2220,7 @@ func (x *FriendsV1GetFriendCommentRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendCommentRequest) Read(r *types.Reader) {
-	x.Friends = types.ReadList(r, "friends", func(r *types.Reader, f string) (v FriendKey) { v.Read(r, f); return })
+	x.Friends = types.ReadList(r, "friends", readFriendKey)
 }
 
 // FriendsV1GetFriendCommentResponse holds the results of Friends_V1.GetFriendComment.
@@ -2078,7 +2238,7 @@ func (x *FriendsV1GetFriendCommentResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendCommentResponse) Read(r *types.Reader) {
-	x.Comments = types.ReadList(r, "comments", func(r *types.Reader, f string) (v FriendComment) { v.Read(r, f); return })
+	x.Comments = types.ReadList(r, "comments", readFriendComment)
 }
 
 // FriendsV1GetFriendPictureRequest holds the parameters of Friends_V1.GetFriendPicture.
@@ -2114,7 +2274,7 @@ func (x *FriendsV1GetFriendPictureResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendPictureResponse) Read(r *types.Reader) {
-	x.FriendPictures = types.ReadList(r, "friend_pictures", func(r *types.Reader, f string) (v FriendPicture) { v.Read(r, f); return })
+	x.FriendPictures = types.ReadList(r, "friend_pictures", readFriendPicture)
 }
 
 // FriendsV1GetFriendPersistentInfoRequest holds the parameters of Friends_V1.GetFriendPersistentInfo.
@@ -2150,7 +2310,7 @@ func (x *FriendsV1GetFriendPersistentInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV1GetFriendPersistentInfoResponse) Read(r *types.Reader) {
-	x.PersistentInfos = types.ReadList(r, "persistent_infos", func(r *types.Reader, f string) (v FriendPersistentInfo) { v.Read(r, f); return })
+	x.PersistentInfos = types.ReadList(r, "persistent_infos", readFriendPersistentInfo)
 }
 
 // FriendsV1SendInvitationRequest holds the parameters of Friends_V1.SendInvitation.
@@ -3638,8 +3798,8 @@ func (x *FriendsV2UpdateAndGetAllInformationRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2UpdateAndGetAllInformationRequest) Read(r *types.Reader) {
-	x.NnaInfo.Read(r, "nna_info")
-	x.Presence.Read(r, "presence")
+	x.NnaInfo = readNNAInfo(r, "nna_info")
+	x.Presence = readNintendoPresenceV2(r, "presence")
 	x.Birthday = r.DateTime("birthday")
 }
 
@@ -3686,14 +3846,14 @@ func (x *FriendsV2UpdateAndGetAllInformationResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2UpdateAndGetAllInformationResponse) Read(r *types.Reader) {
-	x.PrincipalPreference.Read(r, "principal_preference")
-	x.Comment.Read(r, "comment")
-	x.Friends = types.ReadList(r, "friends", func(r *types.Reader, f string) (v FriendInfo) { v.Read(r, f); return })
-	x.SentRequests = types.ReadList(r, "sent_requests", func(r *types.Reader, f string) (v FriendRequest) { v.Read(r, f); return })
-	x.ReceivedRequests = types.ReadList(r, "received_requests", func(r *types.Reader, f string) (v FriendRequest) { v.Read(r, f); return })
-	x.Blacklist = types.ReadList(r, "blacklist", func(r *types.Reader, f string) (v BlacklistedPrincipal) { v.Read(r, f); return })
+	x.PrincipalPreference = readPrincipalPreference(r, "principal_preference")
+	x.Comment = readComment(r, "comment")
+	x.Friends = types.ReadList(r, "friends", readFriendInfo)
+	x.SentRequests = types.ReadList(r, "sent_requests", readFriendRequest)
+	x.ReceivedRequests = types.ReadList(r, "received_requests", readFriendRequest)
+	x.Blacklist = types.ReadList(r, "blacklist", readBlacklistedPrincipal)
 	x.Unk1 = r.Bool("unk1")
-	x.Notifications = types.ReadList(r, "notifications", func(r *types.Reader, f string) (v PersistentNotification) { v.Read(r, f); return })
+	x.Notifications = types.ReadList(r, "notifications", readPersistentNotification)
 	x.Unk2 = r.Bool("unk2")
 }
 
@@ -3726,8 +3886,8 @@ func (x *FriendsV2AddFriendResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2AddFriendResponse) Read(r *types.Reader) {
-	x.Request.Read(r, "request")
-	x.Info.Read(r, "info")
+	x.Request = readFriendRequest(r, "request")
+	x.Info = readFriendInfo(r, "info")
 }
 
 // FriendsV2AddFriendByNameRequest holds the parameters of Friends_V2.AddFriendByName.
@@ -3759,8 +3919,8 @@ func (x *FriendsV2AddFriendByNameResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2AddFriendByNameResponse) Read(r *types.Reader) {
-	x.Request.Read(r, "request")
-	x.Info.Read(r, "info")
+	x.Request = readFriendRequest(r, "request")
+	x.Info = readFriendInfo(r, "info")
 }
 
 // FriendsV2RemoveFriendRequest holds the parameters of Friends_V2.RemoveFriend.
@@ -3819,7 +3979,7 @@ func (x *FriendsV2AddFriendRequestRequest) Read(r *types.Reader) {
 	x.Unk3 = r.String("unk3")
 	x.Unk4 = r.U8("unk4")
 	x.Unk5 = r.String("unk5")
-	x.GameKey.Read(r, "game_key")
+	x.GameKey = readGameKey(r, "game_key")
 	x.Unk6 = r.DateTime("unk6")
 }
 
@@ -3837,8 +3997,8 @@ func (x *FriendsV2AddFriendRequestResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2AddFriendRequestResponse) Read(r *types.Reader) {
-	x.Request.Read(r, "request")
-	x.Info.Read(r, "info")
+	x.Request = readFriendRequest(r, "request")
+	x.Info = readFriendInfo(r, "info")
 }
 
 // FriendsV2CancelFriendRequestRequest holds the parameters of Friends_V2.CancelFriendRequest.
@@ -3895,7 +4055,7 @@ func (x *FriendsV2AcceptFriendRequestResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2AcceptFriendRequestResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readFriendInfo(r, "info")
 }
 
 // FriendsV2DeleteFriendRequestRequest holds the parameters of Friends_V2.DeleteFriendRequest.
@@ -3952,7 +4112,7 @@ func (x *FriendsV2DenyFriendRequestResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2DenyFriendRequestResponse) Read(r *types.Reader) {
-	x.Blacklist.Read(r, "blacklist")
+	x.Blacklist = readBlacklistedPrincipal(r, "blacklist")
 }
 
 // FriendsV2MarkFriendRequestsAsReceivedRequest holds the parameters of Friends_V2.MarkFriendRequestsAsReceived.
@@ -3997,7 +4157,7 @@ func (x *FriendsV2AddBlackListRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2AddBlackListRequest) Read(r *types.Reader) {
-	x.Principal.Read(r, "principal")
+	x.Principal = readBlacklistedPrincipal(r, "principal")
 }
 
 // FriendsV2AddBlackListResponse holds the results of Friends_V2.AddBlackList.
@@ -4012,7 +4172,7 @@ func (x *FriendsV2AddBlackListResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2AddBlackListResponse) Read(r *types.Reader) {
-	x.Principal.Read(r, "principal")
+	x.Principal = readBlacklistedPrincipal(r, "principal")
 }
 
 // FriendsV2RemoveBlackListRequest holds the parameters of Friends_V2.RemoveBlackList.
@@ -4054,7 +4214,7 @@ func (x *FriendsV2UpdatePresenceRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2UpdatePresenceRequest) Read(r *types.Reader) {
-	x.Presence.Read(r, "presence")
+	x.Presence = readNintendoPresenceV2(r, "presence")
 }
 
 // FriendsV2UpdatePresenceResponse holds the results of Friends_V2.UpdatePresence.
@@ -4081,7 +4241,7 @@ func (x *FriendsV2UpdateMiiRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2UpdateMiiRequest) Read(r *types.Reader) {
-	x.Mii.Read(r, "mii")
+	x.Mii = readMiiV2(r, "mii")
 }
 
 // FriendsV2UpdateMiiResponse holds the results of Friends_V2.UpdateMii.
@@ -4111,7 +4271,7 @@ func (x *FriendsV2UpdateCommentRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2UpdateCommentRequest) Read(r *types.Reader) {
-	x.Comment.Read(r, "comment")
+	x.Comment = readComment(r, "comment")
 }
 
 // FriendsV2UpdateCommentResponse holds the results of Friends_V2.UpdateComment.
@@ -4141,7 +4301,7 @@ func (x *FriendsV2UpdatePreferenceRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2UpdatePreferenceRequest) Read(r *types.Reader) {
-	x.Preference.Read(r, "preference")
+	x.Preference = readPrincipalPreference(r, "preference")
 }
 
 // FriendsV2UpdatePreferenceResponse holds the results of Friends_V2.UpdatePreference.
@@ -4189,7 +4349,7 @@ func (x *FriendsV2GetBasicInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2GetBasicInfoResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v PrincipalBasicInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readPrincipalBasicInfo)
 }
 
 // FriendsV2DeletePersistentNotificationRequest holds the parameters of Friends_V2.DeletePersistentNotification.
@@ -4207,7 +4367,7 @@ func (x *FriendsV2DeletePersistentNotificationRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *FriendsV2DeletePersistentNotificationRequest) Read(r *types.Reader) {
-	x.Notifications = types.ReadList(r, "notifications", func(r *types.Reader, f string) (v PersistentNotification) { v.Read(r, f); return })
+	x.Notifications = types.ReadList(r, "notifications", readPersistentNotification)
 }
 
 // FriendsV2DeletePersistentNotificationResponse holds the results of Friends_V2.DeletePersistentNotification.
@@ -4282,7 +4442,7 @@ func (x *FriendsV2GetRequestBlockSettingsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *FriendsV2GetRequestBlockSettingsResponse) Read(r *types.Reader) {
-	x.Settings = types.ReadList(r, "settings", func(r *types.Reader, f string) (v PrincipalRequestBlockSetting) { v.Read(r, f); return })
+	x.Settings = types.ReadList(r, "settings", readPrincipalRequestBlockSetting)
 }
 
 // FriendsV2Handler answers Friends_V2 calls: one method per method of the protocol, with its

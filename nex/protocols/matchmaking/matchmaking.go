@@ -107,8 +107,12 @@ func (s *Gathering) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Gathering) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Gathering) Read(r *types.Reader, field string) { *s = readGathering(r, field) }
+
+// readGathering reads the Gathering that Gathering.Read assigns.
+func readGathering(r *types.Reader, field string) (s Gathering) {
 	m := r.EnterClass(field, "Gathering", 0)
 	s.ID = r.U32("id")
 	s.Owner = r.PID("owner")
@@ -121,6 +125,7 @@ func (s *Gathering) Read(r *types.Reader, field string) {
 	s.State = r.U32("state")
 	s.Description = r.String("description")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewGathering returns a Gathering with the description's defaults.
@@ -155,12 +160,17 @@ func (s *GatheringURLs) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GatheringURLs) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GatheringURLs) Read(r *types.Reader, field string) { *s = readGatheringURLs(r, field) }
+
+// readGatheringURLs reads the GatheringURLs that GatheringURLs.Read assigns.
+func readGatheringURLs(r *types.Reader, field string) (s GatheringURLs) {
 	m := r.EnterClass(field, "GatheringURLs", 0)
 	s.GID = r.U32("gid")
 	s.URLs = types.ReadList(r, "urls", (*types.Reader).StationURL)
 	r.LeaveStructure(m)
+	return
 }
 
 // GatheringStats is the GatheringStats structure.
@@ -189,13 +199,18 @@ func (s *GatheringStats) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *GatheringStats) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *GatheringStats) Read(r *types.Reader, field string) { *s = readGatheringStats(r, field) }
+
+// readGatheringStats reads the GatheringStats that GatheringStats.Read assigns.
+func readGatheringStats(r *types.Reader, field string) (s GatheringStats) {
 	m := r.EnterClass(field, "GatheringStats", 0)
 	s.PID = r.PID("pid")
 	s.Flags = r.U32("flags")
 	s.Values = types.ReadList(r, "values", (*types.Reader).F32)
 	r.LeaveStructure(m)
+	return
 }
 
 // Invitation is the Invitation structure.
@@ -221,13 +236,18 @@ func (s *Invitation) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Invitation) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Invitation) Read(r *types.Reader, field string) { *s = readInvitation(r, field) }
+
+// readInvitation reads the Invitation that Invitation.Read assigns.
+func readInvitation(r *types.Reader, field string) (s Invitation) {
 	m := r.EnterClass(field, "Invitation", 0)
 	s.GID = r.U32("gid")
 	s.Guest = r.U32("guest")
 	s.Message = r.String("message")
 	r.LeaveStructure(m)
+	return
 }
 
 // ParticipantDetails is the ParticipantDetails structure.
@@ -255,14 +275,21 @@ func (s *ParticipantDetails) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ParticipantDetails) Read(r *types.Reader, field string) {
+	*s = readParticipantDetails(r, field)
+}
+
+// readParticipantDetails reads the ParticipantDetails that ParticipantDetails.Read assigns.
+func readParticipantDetails(r *types.Reader, field string) (s ParticipantDetails) {
 	m := r.EnterClass(field, "ParticipantDetails", 0)
 	s.PID = r.PID("pid")
 	s.Name = r.String("name")
 	s.Message = r.String("message")
 	s.Participants = r.U16("participants")
 	r.LeaveStructure(m)
+	return
 }
 
 // DeletionEntry is the DeletionEntry structure.
@@ -288,13 +315,18 @@ func (s *DeletionEntry) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *DeletionEntry) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *DeletionEntry) Read(r *types.Reader, field string) { *s = readDeletionEntry(r, field) }
+
+// readDeletionEntry reads the DeletionEntry that DeletionEntry.Read assigns.
+func readDeletionEntry(r *types.Reader, field string) (s DeletionEntry) {
 	m := r.EnterClass(field, "DeletionEntry", 0)
 	s.GID = r.U32("gid")
 	s.PID = r.PID("pid")
 	s.Reason = r.U32("reason")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeParam is the MatchmakeParam structure.
@@ -320,11 +352,16 @@ func (s *MatchmakeParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MatchmakeParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MatchmakeParam) Read(r *types.Reader, field string) { *s = readMatchmakeParam(r, field) }
+
+// readMatchmakeParam reads the MatchmakeParam that MatchmakeParam.Read assigns.
+func readMatchmakeParam(r *types.Reader, field string) (s MatchmakeParam) {
 	m := r.EnterClass(field, "MatchmakeParam", 0)
 	s.Param = types.ReadMap(r, "param", (*types.Reader).String, (*types.Reader).Variant)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeSessionSearchCriteria selects sessions for browse and auto-matchmake:
@@ -419,8 +456,14 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
+	*s = readMatchmakeSessionSearchCriteria(r, field)
+}
+
+// readMatchmakeSessionSearchCriteria reads the MatchmakeSessionSearchCriteria that MatchmakeSessionSearchCriteria.Read assigns.
+func readMatchmakeSessionSearchCriteria(r *types.Reader, field string) (s MatchmakeSessionSearchCriteria) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "MatchmakeSessionSearchCriteria", matchmakeSessionSearchCriteriaMaxRevision(v))
 	rev := m.Revision()
@@ -437,7 +480,7 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 		s.VacantParticipants = r.U16("vacant_participants")
 	}
 	if v >= 30600 && v < 40000 && rev >= 1 {
-		s.Param.Read(r, "param")
+		s.Param = readMatchmakeParam(r, "param")
 	}
 	if v >= 30700 && v < 40000 && rev >= 2 {
 		s.ExcludeUserPassword = r.Bool("exclude_user_password")
@@ -447,7 +490,7 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 		s.ReferGID = r.U32("refer_gid")
 	}
 	if v >= 40000 {
-		s.Param.Read(r, "param")
+		s.Param = readMatchmakeParam(r, "param")
 		s.ExcludeUserPassword = r.Bool("exclude_user_password")
 		s.ExcludeSystemPassword = r.Bool("exclude_system_password")
 		s.ReferGID = r.U32("refer_gid")
@@ -455,6 +498,7 @@ func (s *MatchmakeSessionSearchCriteria) Read(r *types.Reader, field string) {
 		s.Range.Read(r, "range")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewMatchmakeSessionSearchCriteria returns a MatchmakeSessionSearchCriteria with the description's defaults.
@@ -568,9 +612,13 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MatchmakeSession) Read(r *types.Reader, field string) {
-	s.Gathering.Read(r, field)
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MatchmakeSession) Read(r *types.Reader, field string) { *s = readMatchmakeSession(r, field) }
+
+// readMatchmakeSession reads the MatchmakeSession that MatchmakeSession.Read assigns.
+func readMatchmakeSession(r *types.Reader, field string) (s MatchmakeSession) {
+	s.Gathering = readGathering(r, field)
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "MatchmakeSession", matchmakeSessionMaxRevision(v))
 	rev := m.Revision()
@@ -590,7 +638,7 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 		s.Option = r.U32("option")
 	}
 	if v >= 30600 && v < 40000 && rev >= 1 {
-		s.Param.Read(r, "param")
+		s.Param = readMatchmakeParam(r, "param")
 		s.StartedTime = r.DateTime("started_time")
 	}
 	if v >= 30700 && v < 40000 && rev >= 2 {
@@ -605,7 +653,7 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 		s.ProgressScore = r.U8("progress_score")
 		s.SessionKey = r.BufferCopy("session_key")
 		s.Option = r.U32("option")
-		s.Param.Read(r, "param")
+		s.Param = readMatchmakeParam(r, "param")
 		s.StartedTime = r.DateTime("started_time")
 		s.UserPassword = r.String("user_password")
 		s.ReferGID = r.U32("refer_gid")
@@ -614,6 +662,7 @@ func (s *MatchmakeSession) Read(r *types.Reader, field string) {
 		s.Codeword = r.String("codeword")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NewMatchmakeSession returns a MatchmakeSession with the description's defaults.
@@ -645,11 +694,18 @@ func (s *MatchmakeBlockListParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeBlockListParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeBlockListParam(r, field)
+}
+
+// readMatchmakeBlockListParam reads the MatchmakeBlockListParam that MatchmakeBlockListParam.Read assigns.
+func readMatchmakeBlockListParam(r *types.Reader, field string) (s MatchmakeBlockListParam) {
 	m := r.EnterClass(field, "MatchmakeBlockListParam", 0)
 	s.Options = r.U32("options")
 	r.LeaveStructure(m)
+	return
 }
 
 // CreateMatchmakeSessionParam is CreateMatchmakeSessionWithParam's parameter.
@@ -684,16 +740,23 @@ func (s *CreateMatchmakeSessionParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CreateMatchmakeSessionParam) Read(r *types.Reader, field string) {
+	*s = readCreateMatchmakeSessionParam(r, field)
+}
+
+// readCreateMatchmakeSessionParam reads the CreateMatchmakeSessionParam that CreateMatchmakeSessionParam.Read assigns.
+func readCreateMatchmakeSessionParam(r *types.Reader, field string) (s CreateMatchmakeSessionParam) {
 	m := r.EnterClass(field, "CreateMatchmakeSessionParam", 0)
-	s.Session.Read(r, "session")
+	s.Session = readMatchmakeSession(r, "session")
 	s.AdditionalParticipants = types.ReadList(r, "additional_participants", (*types.Reader).PID)
 	s.GIDForParticipationCheck = r.U32("gid_for_participation_check")
 	s.Options = r.U32("options")
 	s.JoinMessage = r.String("join_message")
 	s.NumParticipants = r.U16("num_participants")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewCreateMatchmakeSessionParam returns a CreateMatchmakeSessionParam with the description's defaults.
@@ -745,8 +808,14 @@ func (s *JoinMatchmakeSessionParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *JoinMatchmakeSessionParam) Read(r *types.Reader, field string) {
+	*s = readJoinMatchmakeSessionParam(r, field)
+}
+
+// readJoinMatchmakeSessionParam reads the JoinMatchmakeSessionParam that JoinMatchmakeSessionParam.Read assigns.
+func readJoinMatchmakeSessionParam(r *types.Reader, field string) (s JoinMatchmakeSessionParam) {
 	m := r.EnterClass(field, "JoinMatchmakeSessionParam", 0)
 	s.GID = r.U32("gid")
 	s.Participants = types.ReadList(r, "participants", (*types.Reader).PID)
@@ -758,8 +827,9 @@ func (s *JoinMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	s.JoinMessage = r.String("join_message")
 	s.NumParticipants = r.U16("num_participants")
 	s.ExtraParticipants = r.U16("extra_participants")
-	s.BlockList.Read(r, "block_list")
+	s.BlockList = readMatchmakeBlockListParam(r, "block_list")
 	r.LeaveStructure(m)
+	return
 }
 
 // UpdateMatchmakeSessionParam changes the session fields modification_flags names.
@@ -816,8 +886,14 @@ func (s *UpdateMatchmakeSessionParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *UpdateMatchmakeSessionParam) Read(r *types.Reader, field string) {
+	*s = readUpdateMatchmakeSessionParam(r, field)
+}
+
+// readUpdateMatchmakeSessionParam reads the UpdateMatchmakeSessionParam that UpdateMatchmakeSessionParam.Read assigns.
+func readUpdateMatchmakeSessionParam(r *types.Reader, field string) (s UpdateMatchmakeSessionParam) {
 	m := r.EnterClass(field, "UpdateMatchmakeSessionParam", 0)
 	s.GID = r.U32("gid")
 	s.ModificationFlags = r.U32("modification_flags")
@@ -825,7 +901,7 @@ func (s *UpdateMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	s.OpenParticipation = r.Bool("open_participation")
 	s.ApplicationBuffer = r.BufferCopy("application_buffer")
 	s.ProgressScore = r.U8("progress_score")
-	s.Param.Read(r, "param")
+	s.Param = readMatchmakeParam(r, "param")
 	s.StartedTime = r.DateTime("started_time")
 	s.UserPassword = r.String("user_password")
 	s.GameMode = r.U32("game_mode")
@@ -837,6 +913,7 @@ func (s *UpdateMatchmakeSessionParam) Read(r *types.Reader, field string) {
 	s.PolicyArgument = r.U32("policy_argument")
 	s.Codeword = r.String("codeword")
 	r.LeaveStructure(m)
+	return
 }
 
 // AutoMatchmakeParam is AutoMatchmakeWithParam_Postpone's parameter: the session to
@@ -884,19 +961,26 @@ func (s *AutoMatchmakeParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *AutoMatchmakeParam) Read(r *types.Reader, field string) {
+	*s = readAutoMatchmakeParam(r, field)
+}
+
+// readAutoMatchmakeParam reads the AutoMatchmakeParam that AutoMatchmakeParam.Read assigns.
+func readAutoMatchmakeParam(r *types.Reader, field string) (s AutoMatchmakeParam) {
 	m := r.EnterClass(field, "AutoMatchmakeParam", 0)
-	s.Session.Read(r, "session")
+	s.Session = readMatchmakeSession(r, "session")
 	s.Participants = types.ReadList(r, "participants", (*types.Reader).PID)
 	s.GIDForParticipationCheck = r.U32("gid_for_participation_check")
 	s.Options = r.U32("options")
 	s.JoinMessage = r.String("join_message")
 	s.NumParticipants = r.U16("num_participants")
-	s.SearchCriteria = types.ReadList(r, "search_criteria", func(r *types.Reader, f string) (v MatchmakeSessionSearchCriteria) { v.Read(r, f); return })
+	s.SearchCriteria = types.ReadList(r, "search_criteria", readMatchmakeSessionSearchCriteria)
 	s.TargetGIDs = types.ReadList(r, "target_gids", (*types.Reader).U32)
-	s.BlockList.Read(r, "block_list")
+	s.BlockList = readMatchmakeBlockListParam(r, "block_list")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewAutoMatchmakeParam returns a AutoMatchmakeParam with the description's defaults.
@@ -934,13 +1018,20 @@ func (s *FindMatchmakeSessionByParticipantParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *FindMatchmakeSessionByParticipantParam) Read(r *types.Reader, field string) {
+	*s = readFindMatchmakeSessionByParticipantParam(r, field)
+}
+
+// readFindMatchmakeSessionByParticipantParam reads the FindMatchmakeSessionByParticipantParam that FindMatchmakeSessionByParticipantParam.Read assigns.
+func readFindMatchmakeSessionByParticipantParam(r *types.Reader, field string) (s FindMatchmakeSessionByParticipantParam) {
 	m := r.EnterClass(field, "FindMatchmakeSessionByParticipantParam", 0)
 	s.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
 	s.Options = r.U32("options")
-	s.BlockList.Read(r, "block_list")
+	s.BlockList = readMatchmakeBlockListParam(r, "block_list")
 	r.LeaveStructure(m)
+	return
 }
 
 // FindMatchmakeSessionByParticipantResult is the FindMatchmakeSessionByParticipantResult structure.
@@ -966,12 +1057,19 @@ func (s *FindMatchmakeSessionByParticipantResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *FindMatchmakeSessionByParticipantResult) Read(r *types.Reader, field string) {
+	*s = readFindMatchmakeSessionByParticipantResult(r, field)
+}
+
+// readFindMatchmakeSessionByParticipantResult reads the FindMatchmakeSessionByParticipantResult that FindMatchmakeSessionByParticipantResult.Read assigns.
+func readFindMatchmakeSessionByParticipantResult(r *types.Reader, field string) (s FindMatchmakeSessionByParticipantResult) {
 	m := r.EnterClass(field, "FindMatchmakeSessionByParticipantResult", 0)
 	s.PID = r.PID("pid")
-	s.Session.Read(r, "session")
+	s.Session = readMatchmakeSession(r, "session")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewFindMatchmakeSessionByParticipantResult returns a FindMatchmakeSessionByParticipantResult with the description's defaults.
@@ -1022,9 +1120,15 @@ func (s *PersistentGathering) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *PersistentGathering) Read(r *types.Reader, field string) {
-	s.Gathering.Read(r, field)
+	*s = readPersistentGathering(r, field)
+}
+
+// readPersistentGathering reads the PersistentGathering that PersistentGathering.Read assigns.
+func readPersistentGathering(r *types.Reader, field string) (s PersistentGathering) {
+	s.Gathering = readGathering(r, field)
 	m := r.EnterClass(field, "PersistentGathering", 0)
 	s.Type = r.U32("type")
 	s.Password = r.String("password")
@@ -1035,6 +1139,7 @@ func (s *PersistentGathering) Read(r *types.Reader, field string) {
 	s.MatchmakeSessionCount = r.U32("matchmake_session_count")
 	s.NumParticipants = r.U32("num_participants")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewPersistentGathering returns a PersistentGathering with the description's defaults.
@@ -1065,12 +1170,17 @@ func (s *SimpleCommunity) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *SimpleCommunity) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *SimpleCommunity) Read(r *types.Reader, field string) { *s = readSimpleCommunity(r, field) }
+
+// readSimpleCommunity reads the SimpleCommunity that SimpleCommunity.Read assigns.
+func readSimpleCommunity(r *types.Reader, field string) (s SimpleCommunity) {
 	m := r.EnterClass(field, "SimpleCommunity", 0)
 	s.GID = r.U32("gid")
 	s.MatchmakeSessionCount = r.U32("matchmake_session_count")
 	r.LeaveStructure(m)
+	return
 }
 
 // PlayingSession is the gathering a player is in.
@@ -1094,12 +1204,17 @@ func (s *PlayingSession) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *PlayingSession) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *PlayingSession) Read(r *types.Reader, field string) { *s = readPlayingSession(r, field) }
+
+// readPlayingSession reads the PlayingSession that PlayingSession.Read assigns.
+func readPlayingSession(r *types.Reader, field string) (s PlayingSession) {
 	m := r.EnterClass(field, "PlayingSession", 0)
 	s.PID = r.PID("pid")
 	s.Gathering = r.AnyData("gathering", "Gathering")
 	r.LeaveStructure(m)
+	return
 }
 
 // SimplePlayingSession is the SimplePlayingSession structure.
@@ -1127,14 +1242,21 @@ func (s *SimplePlayingSession) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimplePlayingSession) Read(r *types.Reader, field string) {
+	*s = readSimplePlayingSession(r, field)
+}
+
+// readSimplePlayingSession reads the SimplePlayingSession that SimplePlayingSession.Read assigns.
+func readSimplePlayingSession(r *types.Reader, field string) (s SimplePlayingSession) {
 	m := r.EnterClass(field, "SimplePlayingSession", 0)
 	s.PID = r.PID("pid")
 	s.GID = r.U32("gid")
 	s.GameMode = r.U32("game_mode")
 	s.Attribute = r.U32("attribute")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeRound is the MatchmakeRefereeRound structure.
@@ -1167,15 +1289,22 @@ func (s *MatchmakeRefereeRound) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeRound) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeRound(r, field)
+}
+
+// readMatchmakeRefereeRound reads the MatchmakeRefereeRound that MatchmakeRefereeRound.Read assigns.
+func readMatchmakeRefereeRound(r *types.Reader, field string) (s MatchmakeRefereeRound) {
 	m := r.EnterClass(field, "MatchmakeRefereeRound", 0)
 	s.ID = r.U64("id")
 	s.GID = r.U32("gid")
 	s.State = r.U32("state")
 	s.PersonalDataCategory = r.U32("personal_data_category")
-	s.Results = types.ReadList(r, "results", func(r *types.Reader, f string) (v MatchmakeRefereePersonalRoundResult) { v.Read(r, f); return })
+	s.Results = types.ReadList(r, "results", readMatchmakeRefereePersonalRoundResult)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeStartRoundParam is the MatchmakeRefereeStartRoundParam structure.
@@ -1206,13 +1335,20 @@ func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeStartRoundParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeStartRoundParam(r, field)
+}
+
+// readMatchmakeRefereeStartRoundParam reads the MatchmakeRefereeStartRoundParam that MatchmakeRefereeStartRoundParam.Read assigns.
+func readMatchmakeRefereeStartRoundParam(r *types.Reader, field string) (s MatchmakeRefereeStartRoundParam) {
 	m := r.EnterClass(field, "MatchmakeRefereeStartRoundParam", 0)
 	s.PersonalDataCategory = r.U32("personal_data_category")
 	s.GID = r.U32("gid")
 	s.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeEndRoundParam is the MatchmakeRefereeEndRoundParam structure.
@@ -1239,12 +1375,19 @@ func (s *MatchmakeRefereeEndRoundParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeEndRoundParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeEndRoundParam(r, field)
+}
+
+// readMatchmakeRefereeEndRoundParam reads the MatchmakeRefereeEndRoundParam that MatchmakeRefereeEndRoundParam.Read assigns.
+func readMatchmakeRefereeEndRoundParam(r *types.Reader, field string) (s MatchmakeRefereeEndRoundParam) {
 	m := r.EnterClass(field, "MatchmakeRefereeEndRoundParam", 0)
 	s.RoundID = r.U64("round_id")
-	s.Results = types.ReadList(r, "results", func(r *types.Reader, f string) (v MatchmakeRefereePersonalRoundResult) { v.Read(r, f); return })
+	s.Results = types.ReadList(r, "results", readMatchmakeRefereePersonalRoundResult)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereePersonalRoundResult is the MatchmakeRefereePersonalRoundResult structure.
@@ -1276,8 +1419,14 @@ func (s *MatchmakeRefereePersonalRoundResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereePersonalRoundResult) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereePersonalRoundResult(r, field)
+}
+
+// readMatchmakeRefereePersonalRoundResult reads the MatchmakeRefereePersonalRoundResult that MatchmakeRefereePersonalRoundResult.Read assigns.
+func readMatchmakeRefereePersonalRoundResult(r *types.Reader, field string) (s MatchmakeRefereePersonalRoundResult) {
 	m := r.EnterClass(field, "MatchmakeRefereePersonalRoundResult", 0)
 	s.PID = r.PID("pid")
 	s.PersonalRoundResultFlag = r.U32("personal_round_result_flag")
@@ -1285,6 +1434,7 @@ func (s *MatchmakeRefereePersonalRoundResult) Read(r *types.Reader, field string
 	s.RatingChange = r.S32("rating_change")
 	s.Buffer = r.QBufferCopy("buffer")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeStats is the MatchmakeRefereeStats structure.
@@ -1336,8 +1486,14 @@ func (s *MatchmakeRefereeStats) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeStats) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeStats(r, field)
+}
+
+// readMatchmakeRefereeStats reads the MatchmakeRefereeStats that MatchmakeRefereeStats.Read assigns.
+func readMatchmakeRefereeStats(r *types.Reader, field string) (s MatchmakeRefereeStats) {
 	m := r.EnterClass(field, "MatchmakeRefereeStats", 0)
 	s.UniqueID = r.U64("unique_id")
 	s.Category = r.U32("category")
@@ -1356,6 +1512,7 @@ func (s *MatchmakeRefereeStats) Read(r *types.Reader, field string) {
 	s.TotalDraw = r.U32("total_draw")
 	s.RatingValue = r.U32("rating_value")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeStatsTarget is the MatchmakeRefereeStatsTarget structure.
@@ -1379,12 +1536,19 @@ func (s *MatchmakeRefereeStatsTarget) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeStatsTarget) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeStatsTarget(r, field)
+}
+
+// readMatchmakeRefereeStatsTarget reads the MatchmakeRefereeStatsTarget that MatchmakeRefereeStatsTarget.Read assigns.
+func readMatchmakeRefereeStatsTarget(r *types.Reader, field string) (s MatchmakeRefereeStatsTarget) {
 	m := r.EnterClass(field, "MatchmakeRefereeStatsTarget", 0)
 	s.PID = r.PID("pid")
 	s.Category = r.U32("category")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeStatsInitParam is the MatchmakeRefereeStatsInitParam structure.
@@ -1408,12 +1572,19 @@ func (s *MatchmakeRefereeStatsInitParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeStatsInitParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeStatsInitParam(r, field)
+}
+
+// readMatchmakeRefereeStatsInitParam reads the MatchmakeRefereeStatsInitParam that MatchmakeRefereeStatsInitParam.Read assigns.
+func readMatchmakeRefereeStatsInitParam(r *types.Reader, field string) (s MatchmakeRefereeStatsInitParam) {
 	m := r.EnterClass(field, "MatchmakeRefereeStatsInitParam", 0)
 	s.Category = r.U32("category")
 	s.InitialRating = r.U32("initial_rating")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -1867,7 +2038,7 @@ func (x *MatchMakingGetInvitationsSentResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingGetInvitationsSentResponse) Read(r *types.Reader) {
-	x.Invitations = types.ReadList(r, "invitations", func(r *types.Reader, f string) (v Invitation) { v.Read(r, f); return })
+	x.Invitations = types.ReadList(r, "invitations", readInvitation)
 }
 
 // MatchMakingGetInvitationsReceivedRequest holds the parameters of MatchMaking.GetInvitationsReceived.
@@ -1897,7 +2068,7 @@ func (x *MatchMakingGetInvitationsReceivedResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingGetInvitationsReceivedResponse) Read(r *types.Reader) {
-	x.Invitations = types.ReadList(r, "invitations", func(r *types.Reader, f string) (v Invitation) { v.Read(r, f); return })
+	x.Invitations = types.ReadList(r, "invitations", readInvitation)
 }
 
 // MatchMakingParticipateRequest holds the parameters of MatchMaking.Participate.
@@ -2068,7 +2239,7 @@ func (x *MatchMakingGetDetailedParticipantsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingGetDetailedParticipantsResponse) Read(r *types.Reader) {
-	x.Details = types.ReadList(r, "details", func(r *types.Reader, f string) (v ParticipantDetails) { v.Read(r, f); return })
+	x.Details = types.ReadList(r, "details", readParticipantDetails)
 }
 
 // MatchMakingGetParticipantsURLsRequest holds the parameters of MatchMaking.GetParticipantsURLs.
@@ -2605,7 +2776,7 @@ func (x *MatchMakingReportStatsRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchMakingReportStatsRequest) Read(r *types.Reader) {
 	x.GID = r.U32("gid")
-	x.Stats = types.ReadList(r, "stats", func(r *types.Reader, f string) (v GatheringStats) { v.Read(r, f); return })
+	x.Stats = types.ReadList(r, "stats", readGatheringStats)
 }
 
 // MatchMakingReportStatsResponse holds the results of MatchMaking.ReportStats.
@@ -2668,7 +2839,7 @@ func (x *MatchMakingGetStatsResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingGetStatsResponse) Read(r *types.Reader) {
 	x.Result = r.Bool("result")
-	x.Stats = types.ReadList(r, "stats", func(r *types.Reader, f string) (v GatheringStats) { v.Read(r, f); return })
+	x.Stats = types.ReadList(r, "stats", readGatheringStats)
 }
 
 // MatchMakingDeleteGatheringRequest holds the parameters of MatchMaking.DeleteGathering.
@@ -2737,7 +2908,7 @@ func (x *MatchMakingGetPendingDeletionsResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingGetPendingDeletionsResponse) Read(r *types.Reader) {
 	x.Result = r.Bool("result")
-	x.Deletions = types.ReadList(r, "deletions", func(r *types.Reader, f string) (v DeletionEntry) { v.Read(r, f); return })
+	x.Deletions = types.ReadList(r, "deletions", readDeletionEntry)
 }
 
 // MatchMakingDeleteFromDeletionsRequest holds the parameters of MatchMaking.DeleteFromDeletions.
@@ -5637,7 +5808,7 @@ func (x *MatchMakingExtGetDetailedParticipantsResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingExtGetDetailedParticipantsResponse) Read(r *types.Reader) {
-	x.Details = types.ReadList(r, "details", func(r *types.Reader, f string) (v ParticipantDetails) { v.Read(r, f); return })
+	x.Details = types.ReadList(r, "details", readParticipantDetails)
 }
 
 // MatchMakingExtGetParticipantsURLsRequest holds the parameters of MatchMaking_Ext.GetParticipantsURLs.
@@ -5673,7 +5844,7 @@ func (x *MatchMakingExtGetParticipantsURLsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchMakingExtGetParticipantsURLsResponse) Read(r *types.Reader) {
-	x.URLs = types.ReadList(r, "urls", func(r *types.Reader, f string) (v GatheringURLs) { v.Read(r, f); return })
+	x.URLs = types.ReadList(r, "urls", readGatheringURLs)
 }
 
 // MatchMakingExtGetGatheringRelationsRequest holds the parameters of MatchMaking_Ext.GetGatheringRelations.
@@ -6393,7 +6564,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 	x.Range.Read(r, "range")
 }
 
@@ -6429,7 +6600,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest) Append(w *
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 	x.Range.Read(r, "range")
 }
 
@@ -6454,7 +6625,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse) Append(w 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse) Read(r *types.Reader) {
 	x.Gatherings = types.ReadList(r, "gatherings", func(r *types.Reader, f string) types.AnyData { return r.AnyData(f, "Gathering") })
-	x.URLs = types.ReadList(r, "urls", func(r *types.Reader, f string) (v GatheringURLs) { v.Read(r, f); return })
+	x.URLs = types.ReadList(r, "urls", readGatheringURLs)
 }
 
 // MatchmakeExtensionCreateMatchmakeSessionRequest holds the parameters of MatchmakeExtension.CreateMatchmakeSession.
@@ -6782,7 +6953,7 @@ func (x *MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest) Appen
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionAutoMatchmakeWithSearchCriteriaPostponeRequest) Read(r *types.Reader) {
-	x.SearchCriteria = types.ReadList(r, "search_criteria", func(r *types.Reader, f string) (v MatchmakeSessionSearchCriteria) { v.Read(r, f); return })
+	x.SearchCriteria = types.ReadList(r, "search_criteria", readMatchmakeSessionSearchCriteria)
 	x.Gathering = r.AnyData("gathering", "Gathering")
 	x.Message = r.String("message")
 }
@@ -6835,7 +7006,7 @@ func (x *MatchmakeExtensionGetPlayingSessionResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionGetPlayingSessionResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v PlayingSession) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readPlayingSession)
 }
 
 // MatchmakeExtensionCreateCommunityRequest holds the parameters of MatchmakeExtension.CreateCommunity.
@@ -6852,7 +7023,7 @@ func (x *MatchmakeExtensionCreateCommunityRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionCreateCommunityRequest) Read(r *types.Reader) {
-	x.Community.Read(r, "community")
+	x.Community = readPersistentGathering(r, "community")
 	x.Message = r.String("message")
 }
 
@@ -6883,7 +7054,7 @@ func (x *MatchmakeExtensionUpdateCommunityRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionUpdateCommunityRequest) Read(r *types.Reader) {
-	x.Community.Read(r, "community")
+	x.Community = readPersistentGathering(r, "community")
 }
 
 // MatchmakeExtensionUpdateCommunityResponse holds the results of MatchmakeExtension.UpdateCommunity.
@@ -6964,7 +7135,7 @@ func (x *MatchmakeExtensionFindCommunityByGatheringIdResponse) Append(w *types.W
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindCommunityByGatheringIdResponse) Read(r *types.Reader) {
-	x.Communities = types.ReadList(r, "communities", func(r *types.Reader, f string) (v PersistentGathering) { v.Read(r, f); return })
+	x.Communities = types.ReadList(r, "communities", readPersistentGathering)
 }
 
 // MatchmakeExtensionFindOfficialCommunityRequest holds the parameters of MatchmakeExtension.FindOfficialCommunity.
@@ -7000,7 +7171,7 @@ func (x *MatchmakeExtensionFindOfficialCommunityResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindOfficialCommunityResponse) Read(r *types.Reader) {
-	x.Communities = types.ReadList(r, "communities", func(r *types.Reader, f string) (v PersistentGathering) { v.Read(r, f); return })
+	x.Communities = types.ReadList(r, "communities", readPersistentGathering)
 }
 
 // MatchmakeExtensionFindCommunityByParticipantRequest holds the parameters of MatchmakeExtension.FindCommunityByParticipant.
@@ -7036,7 +7207,7 @@ func (x *MatchmakeExtensionFindCommunityByParticipantResponse) Append(w *types.W
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindCommunityByParticipantResponse) Read(r *types.Reader) {
-	x.Communities = types.ReadList(r, "communities", func(r *types.Reader, f string) (v PersistentGathering) { v.Read(r, f); return })
+	x.Communities = types.ReadList(r, "communities", readPersistentGathering)
 }
 
 // MatchmakeExtensionUpdatePrivacySettingRequest holds the parameters of MatchmakeExtension.UpdatePrivacySetting.
@@ -7327,7 +7498,7 @@ func (x *MatchmakeExtensionGetSimplePlayingSessionResponse) Append(w *types.Writ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionGetSimplePlayingSessionResponse) Read(r *types.Reader) {
-	x.Session = types.ReadList(r, "session", func(r *types.Reader, f string) (v SimplePlayingSession) { v.Read(r, f); return })
+	x.Session = types.ReadList(r, "session", readSimplePlayingSession)
 }
 
 // MatchmakeExtensionGetSimpleCommunityRequest holds the parameters of MatchmakeExtension.GetSimpleCommunity.
@@ -7363,7 +7534,7 @@ func (x *MatchmakeExtensionGetSimpleCommunityResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionGetSimpleCommunityResponse) Read(r *types.Reader) {
-	x.Communities = types.ReadList(r, "communities", func(r *types.Reader, f string) (v SimpleCommunity) { v.Read(r, f); return })
+	x.Communities = types.ReadList(r, "communities", readSimpleCommunity)
 }
 
 // MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest holds the parameters of MatchmakeExtension.AutoMatchmakeWithGatheringId_Postpone.
@@ -7546,7 +7717,7 @@ func (x *MatchmakeExtensionCreateMatchmakeSessionWithParamRequest) Append(w *typ
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionCreateMatchmakeSessionWithParamRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCreateMatchmakeSessionParam(r, "param")
 }
 
 // MatchmakeExtensionCreateMatchmakeSessionWithParamResponse holds the results of MatchmakeExtension.CreateMatchmakeSessionWithParam.
@@ -7561,7 +7732,7 @@ func (x *MatchmakeExtensionCreateMatchmakeSessionWithParamResponse) Append(w *ty
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionCreateMatchmakeSessionWithParamResponse) Read(r *types.Reader) {
-	x.Session.Read(r, "session")
+	x.Session = readMatchmakeSession(r, "session")
 }
 
 // MatchmakeExtensionJoinMatchmakeSessionWithParamRequest holds the parameters of MatchmakeExtension.JoinMatchmakeSessionWithParam.
@@ -7576,7 +7747,7 @@ func (x *MatchmakeExtensionJoinMatchmakeSessionWithParamRequest) Append(w *types
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionJoinMatchmakeSessionWithParamRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readJoinMatchmakeSessionParam(r, "param")
 }
 
 // MatchmakeExtensionJoinMatchmakeSessionWithParamResponse holds the results of MatchmakeExtension.JoinMatchmakeSessionWithParam.
@@ -7591,7 +7762,7 @@ func (x *MatchmakeExtensionJoinMatchmakeSessionWithParamResponse) Append(w *type
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionJoinMatchmakeSessionWithParamResponse) Read(r *types.Reader) {
-	x.Session.Read(r, "session")
+	x.Session = readMatchmakeSession(r, "session")
 }
 
 // MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest holds the parameters of MatchmakeExtension.AutoMatchmakeWithParam_Postpone.
@@ -7606,7 +7777,7 @@ func (x *MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest) Append(w *type
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionAutoMatchmakeWithParamPostponeRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readAutoMatchmakeParam(r, "param")
 }
 
 // MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse holds the results of MatchmakeExtension.AutoMatchmakeWithParam_Postpone.
@@ -7621,7 +7792,7 @@ func (x *MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse) Append(w *typ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionAutoMatchmakeWithParamPostponeResponse) Read(r *types.Reader) {
-	x.Session.Read(r, "session")
+	x.Session = readMatchmakeSession(r, "session")
 }
 
 // MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailRequest holds the parameters of MatchmakeExtension.FindMatchmakeSessionByGatheringIdDetail.
@@ -7651,7 +7822,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse) Appe
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionByGatheringIdDetailResponse) Read(r *types.Reader) {
-	x.Session.Read(r, "session")
+	x.Session = readMatchmakeSession(r, "session")
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest holds the parameters of MatchmakeExtension.BrowseMatchmakeSessionNoHolder.
@@ -7668,7 +7839,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest) Append(w *type
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 	x.Range.Read(r, "range")
 }
 
@@ -7687,7 +7858,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse) Append(w *typ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest holds the parameters of MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolder.
@@ -7704,7 +7875,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest) Ap
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 	x.Range.Read(r, "range")
 }
 
@@ -7728,8 +7899,8 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse) A
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
-	x.URLs = types.ReadList(r, "urls", func(r *types.Reader, f string) (v GatheringURLs) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
+	x.URLs = types.ReadList(r, "urls", readGatheringURLs)
 }
 
 // MatchmakeExtensionUpdateMatchmakeSessionPartRequest holds the parameters of MatchmakeExtension.UpdateMatchmakeSessionPart.
@@ -7744,7 +7915,7 @@ func (x *MatchmakeExtensionUpdateMatchmakeSessionPartRequest) Append(w *types.Wr
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionUpdateMatchmakeSessionPartRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readUpdateMatchmakeSessionParam(r, "param")
 }
 
 // MatchmakeExtensionUpdateMatchmakeSessionPartResponse holds the results of MatchmakeExtension.UpdateMatchmakeSessionPart.
@@ -7771,7 +7942,7 @@ func (x *MatchmakeExtensionRequestMatchmakingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionRequestMatchmakingRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readAutoMatchmakeParam(r, "param")
 }
 
 // MatchmakeExtensionRequestMatchmakingResponse holds the results of MatchmakeExtension.RequestMatchmaking.
@@ -7873,7 +8044,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse) Append(w *
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionByGatheringIdResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
 }
 
 // MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdRequest holds the parameters of MatchmakeExtension.FindMatchmakeSessionBySingleGatheringId.
@@ -7903,7 +8074,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse) Appe
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionBySingleGatheringIdResponse) Read(r *types.Reader) {
-	x.Session.Read(r, "session")
+	x.Session = readMatchmakeSession(r, "session")
 }
 
 // MatchmakeExtensionFindMatchmakeSessionByOwnerRequest holds the parameters of MatchmakeExtension.FindMatchmakeSessionByOwner.
@@ -7939,7 +8110,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionByOwnerResponse) Append(w *types.
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionByOwnerResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
 }
 
 // MatchmakeExtensionFindMatchmakeSessionByParticipantRequest holds the parameters of MatchmakeExtension.FindMatchmakeSessionByParticipant.
@@ -7954,7 +8125,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionByParticipantRequest) Append(w *t
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionByParticipantRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readFindMatchmakeSessionByParticipantParam(r, "param")
 }
 
 // MatchmakeExtensionFindMatchmakeSessionByParticipantResponse holds the results of MatchmakeExtension.FindMatchmakeSessionByParticipant.
@@ -7972,7 +8143,7 @@ func (x *MatchmakeExtensionFindMatchmakeSessionByParticipantResponse) Append(w *
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionFindMatchmakeSessionByParticipantResponse) Read(r *types.Reader) {
-	x.Result = types.ReadList(r, "result", func(r *types.Reader, f string) (v FindMatchmakeSessionByParticipantResult) { v.Read(r, f); return })
+	x.Result = types.ReadList(r, "result", readFindMatchmakeSessionByParticipantResult)
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest holds the parameters of MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange.
@@ -7987,7 +8158,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest) A
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse holds the results of MatchmakeExtension.BrowseMatchmakeSessionNoHolderNoResultRange.
@@ -8005,7 +8176,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionNoHolderNoResultRangeResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest holds the parameters of MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
@@ -8020,7 +8191,7 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRan
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeRequest) Read(r *types.Reader) {
-	x.SearchCriteria.Read(r, "search_criteria")
+	x.SearchCriteria = readMatchmakeSessionSearchCriteria(r, "search_criteria")
 }
 
 // MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse holds the results of MatchmakeExtension.BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange.
@@ -8043,8 +8214,8 @@ func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRan
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRangeResponse) Read(r *types.Reader) {
-	x.Sessions = types.ReadList(r, "sessions", func(r *types.Reader, f string) (v MatchmakeSession) { v.Read(r, f); return })
-	x.URLs = types.ReadList(r, "urls", func(r *types.Reader, f string) (v GatheringURLs) { v.Read(r, f); return })
+	x.Sessions = types.ReadList(r, "sessions", readMatchmakeSession)
+	x.URLs = types.ReadList(r, "urls", readGatheringURLs)
 }
 
 // MatchmakeExtensionHandler answers MatchmakeExtension calls: one method per method of the protocol, with its
@@ -11102,7 +11273,7 @@ func (x *MatchmakeRefereeStartRoundRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeStartRoundRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStartRoundParam(r, "param")
 }
 
 // MatchmakeRefereeStartRoundResponse holds the results of MatchmakeReferee.StartRound.
@@ -11147,7 +11318,7 @@ func (x *MatchmakeRefereeGetStartRoundParamResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStartRoundParamResponse) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStartRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEndRoundRequest holds the parameters of MatchmakeReferee.EndRound.
@@ -11162,7 +11333,7 @@ func (x *MatchmakeRefereeEndRoundRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEndRoundRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeEndRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEndRoundResponse holds the results of MatchmakeReferee.EndRound.
@@ -11264,7 +11435,7 @@ func (x *MatchmakeRefereeGetNotSummarizedRoundResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetNotSummarizedRoundResponse) Read(r *types.Reader) {
-	x.Rounds = types.ReadList(r, "rounds", func(r *types.Reader, f string) (v MatchmakeRefereeRound) { v.Read(r, f); return })
+	x.Rounds = types.ReadList(r, "rounds", readMatchmakeRefereeRound)
 }
 
 // MatchmakeRefereeGetRoundRequest holds the parameters of MatchmakeReferee.GetRound.
@@ -11294,7 +11465,7 @@ func (x *MatchmakeRefereeGetRoundResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetRoundResponse) Read(r *types.Reader) {
-	x.Round.Read(r, "round")
+	x.Round = readMatchmakeRefereeRound(r, "round")
 }
 
 // MatchmakeRefereeGetStatsPrimaryRequest holds the parameters of MatchmakeReferee.GetStatsPrimary.
@@ -11309,7 +11480,7 @@ func (x *MatchmakeRefereeGetStatsPrimaryRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsPrimaryRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
+	x.Target = readMatchmakeRefereeStatsTarget(r, "target")
 }
 
 // MatchmakeRefereeGetStatsPrimaryResponse holds the results of MatchmakeReferee.GetStatsPrimary.
@@ -11324,7 +11495,7 @@ func (x *MatchmakeRefereeGetStatsPrimaryResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsPrimaryResponse) Read(r *types.Reader) {
-	x.Stats.Read(r, "stats")
+	x.Stats = readMatchmakeRefereeStats(r, "stats")
 }
 
 // MatchmakeRefereeGetStatsPrimariesRequest holds the parameters of MatchmakeReferee.GetStatsPrimaries.
@@ -11342,7 +11513,7 @@ func (x *MatchmakeRefereeGetStatsPrimariesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsPrimariesRequest) Read(r *types.Reader) {
-	x.Targets = types.ReadList(r, "targets", func(r *types.Reader, f string) (v MatchmakeRefereeStatsTarget) { v.Read(r, f); return })
+	x.Targets = types.ReadList(r, "targets", readMatchmakeRefereeStatsTarget)
 }
 
 // MatchmakeRefereeGetStatsPrimariesResponse holds the results of MatchmakeReferee.GetStatsPrimaries.
@@ -11365,7 +11536,7 @@ func (x *MatchmakeRefereeGetStatsPrimariesResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsPrimariesResponse) Read(r *types.Reader) {
-	x.Stats = types.ReadList(r, "stats", func(r *types.Reader, f string) (v MatchmakeRefereeStats) { v.Read(r, f); return })
+	x.Stats = types.ReadList(r, "stats", readMatchmakeRefereeStats)
 	x.Results = types.ReadList(r, "results", (*types.Reader).Result)
 }
 
@@ -11381,7 +11552,7 @@ func (x *MatchmakeRefereeGetStatsAllRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsAllRequest) Read(r *types.Reader) {
-	x.Target.Read(r, "target")
+	x.Target = readMatchmakeRefereeStatsTarget(r, "target")
 }
 
 // MatchmakeRefereeGetStatsAllResponse holds the results of MatchmakeReferee.GetStatsAll.
@@ -11399,7 +11570,7 @@ func (x *MatchmakeRefereeGetStatsAllResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetStatsAllResponse) Read(r *types.Reader) {
-	x.Stats = types.ReadList(r, "stats", func(r *types.Reader, f string) (v MatchmakeRefereeStats) { v.Read(r, f); return })
+	x.Stats = types.ReadList(r, "stats", readMatchmakeRefereeStats)
 }
 
 // MatchmakeRefereeCreateStatsRequest holds the parameters of MatchmakeReferee.CreateStats.
@@ -11414,7 +11585,7 @@ func (x *MatchmakeRefereeCreateStatsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeCreateStatsRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStatsInitParam(r, "param")
 }
 
 // MatchmakeRefereeCreateStatsResponse holds the results of MatchmakeReferee.CreateStats.
@@ -11429,7 +11600,7 @@ func (x *MatchmakeRefereeCreateStatsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeCreateStatsResponse) Read(r *types.Reader) {
-	x.Stats.Read(r, "stats")
+	x.Stats = readMatchmakeRefereeStats(r, "stats")
 }
 
 // MatchmakeRefereeGetOrCreateStatsRequest holds the parameters of MatchmakeReferee.GetOrCreateStats.
@@ -11444,7 +11615,7 @@ func (x *MatchmakeRefereeGetOrCreateStatsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetOrCreateStatsRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStatsInitParam(r, "param")
 }
 
 // MatchmakeRefereeGetOrCreateStatsResponse holds the results of MatchmakeReferee.GetOrCreateStats.
@@ -11459,7 +11630,7 @@ func (x *MatchmakeRefereeGetOrCreateStatsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeGetOrCreateStatsResponse) Read(r *types.Reader) {
-	x.Stats.Read(r, "stats")
+	x.Stats = readMatchmakeRefereeStats(r, "stats")
 }
 
 // MatchmakeRefereeResetStatsRequest holds the parameters of MatchmakeReferee.ResetStats.

@@ -58,8 +58,14 @@ func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeStartRoundParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeStartRoundParam(r, field)
+}
+
+// readMatchmakeRefereeStartRoundParam reads the MatchmakeRefereeStartRoundParam that MatchmakeRefereeStartRoundParam.Read assigns.
+func readMatchmakeRefereeStartRoundParam(r *types.Reader, field string) (s MatchmakeRefereeStartRoundParam) {
 	m := r.EnterClass(field, "MatchmakeRefereeStartRoundParam", 0)
 	s.PersonalDataCategory = r.U32("personal_data_category")
 	s.GID = r.U32("gid")
@@ -67,6 +73,7 @@ func (s *MatchmakeRefereeStartRoundParam) Read(r *types.Reader, field string) {
 	s.ReportSummaryMode = r.U8("report_summary_mode")
 	s.EventID = r.U32("event_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereePersonalRoundResult is the MatchmakeRefereePersonalRoundResult structure.
@@ -102,8 +109,14 @@ func (s *MatchmakeRefereePersonalRoundResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereePersonalRoundResult) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereePersonalRoundResult(r, field)
+}
+
+// readMatchmakeRefereePersonalRoundResult reads the MatchmakeRefereePersonalRoundResult that MatchmakeRefereePersonalRoundResult.Read assigns.
+func readMatchmakeRefereePersonalRoundResult(r *types.Reader, field string) (s MatchmakeRefereePersonalRoundResult) {
 	m := r.EnterClass(field, "MatchmakeRefereePersonalRoundResult", 0)
 	s.PID = r.PID("pid")
 	s.PersonalRoundResultFlag = r.U32("personal_round_result_flag")
@@ -113,6 +126,7 @@ func (s *MatchmakeRefereePersonalRoundResult) Read(r *types.Reader, field string
 	s.ReportSummaryMode = r.U8("report_summary_mode")
 	s.EventID = r.U32("event_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeRound is the MatchmakeRefereeRound structure.
@@ -145,15 +159,22 @@ func (s *MatchmakeRefereeRound) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeRound) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeRound(r, field)
+}
+
+// readMatchmakeRefereeRound reads the MatchmakeRefereeRound that MatchmakeRefereeRound.Read assigns.
+func readMatchmakeRefereeRound(r *types.Reader, field string) (s MatchmakeRefereeRound) {
 	m := r.EnterClass(field, "MatchmakeRefereeRound", 0)
 	s.ID = r.U64("id")
 	s.GID = r.U32("gid")
 	s.State = r.U32("state")
 	s.PersonalDataCategory = r.U32("personal_data_category")
-	s.Results = types.ReadList(r, "results", func(r *types.Reader, f string) (v MatchmakeRefereePersonalRoundResult) { v.Read(r, f); return })
+	s.Results = types.ReadList(r, "results", readMatchmakeRefereePersonalRoundResult)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeEndRoundParam is the MatchmakeRefereeEndRoundParam structure.
@@ -180,12 +201,19 @@ func (s *MatchmakeRefereeEndRoundParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *MatchmakeRefereeEndRoundParam) Read(r *types.Reader, field string) {
+	*s = readMatchmakeRefereeEndRoundParam(r, field)
+}
+
+// readMatchmakeRefereeEndRoundParam reads the MatchmakeRefereeEndRoundParam that MatchmakeRefereeEndRoundParam.Read assigns.
+func readMatchmakeRefereeEndRoundParam(r *types.Reader, field string) (s MatchmakeRefereeEndRoundParam) {
 	m := r.EnterClass(field, "MatchmakeRefereeEndRoundParam", 0)
 	s.RoundID = r.U64("round_id")
-	s.Results = types.ReadList(r, "results", func(r *types.Reader, f string) (v MatchmakeRefereePersonalRoundResult) { v.Read(r, f); return })
+	s.Results = types.ReadList(r, "results", readMatchmakeRefereePersonalRoundResult)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeRefereeEagleProtocolID is the id of the MatchmakeReferee_Eagle protocol.
@@ -266,7 +294,7 @@ func (x *MatchmakeRefereeEagleStartRoundRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleStartRoundRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStartRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEagleStartRoundResponse holds the results of MatchmakeReferee_Eagle.StartRound.
@@ -311,7 +339,7 @@ func (x *MatchmakeRefereeEagleGetStartRoundParamResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleGetStartRoundParamResponse) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeStartRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEagleEndRoundRequest holds the parameters of MatchmakeReferee_Eagle.EndRound.
@@ -326,7 +354,7 @@ func (x *MatchmakeRefereeEagleEndRoundRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleEndRoundRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeEndRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEagleEndRoundResponse holds the results of MatchmakeReferee_Eagle.EndRound.
@@ -353,7 +381,7 @@ func (x *MatchmakeRefereeEagleEndRoundWithPartialReportRequest) Append(w *types.
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleEndRoundWithPartialReportRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readMatchmakeRefereeEndRoundParam(r, "param")
 }
 
 // MatchmakeRefereeEagleEndRoundWithPartialReportResponse holds the results of MatchmakeReferee_Eagle.EndRoundWithPartialReport.
@@ -455,7 +483,7 @@ func (x *MatchmakeRefereeEagleGetNotSummarizedRoundResponse) Append(w *types.Wri
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleGetNotSummarizedRoundResponse) Read(r *types.Reader) {
-	x.Rounds = types.ReadList(r, "rounds", func(r *types.Reader, f string) (v MatchmakeRefereeRound) { v.Read(r, f); return })
+	x.Rounds = types.ReadList(r, "rounds", readMatchmakeRefereeRound)
 }
 
 // MatchmakeRefereeEagleGetRoundRequest holds the parameters of MatchmakeReferee_Eagle.GetRound.
@@ -485,7 +513,7 @@ func (x *MatchmakeRefereeEagleGetRoundResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeRefereeEagleGetRoundResponse) Read(r *types.Reader) {
-	x.Round.Read(r, "round")
+	x.Round = readMatchmakeRefereeRound(r, "round")
 }
 
 // MatchmakeRefereeEagleGetStatsPrimaryRequest holds the parameters of MatchmakeReferee_Eagle.GetStatsPrimary.

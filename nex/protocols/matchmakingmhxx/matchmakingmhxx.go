@@ -42,11 +42,16 @@ func (s *FriendUserParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendUserParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendUserParam) Read(r *types.Reader, field string) { *s = readFriendUserParam(r, field) }
+
+// readFriendUserParam reads the FriendUserParam that FriendUserParam.Read assigns.
+func readFriendUserParam(r *types.Reader, field string) (s FriendUserParam) {
 	m := r.EnterClass(field, "FriendUserParam", 0)
 	s.Name = r.String("name")
 	r.LeaveStructure(m)
+	return
 }
 
 // FriendUserInfo is the FriendUserInfo structure.
@@ -72,13 +77,18 @@ func (s *FriendUserInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *FriendUserInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *FriendUserInfo) Read(r *types.Reader, field string) { *s = readFriendUserInfo(r, field) }
+
+// readFriendUserInfo reads the FriendUserInfo that FriendUserInfo.Read assigns.
+func readFriendUserInfo(r *types.Reader, field string) (s FriendUserInfo) {
 	m := r.EnterClass(field, "FriendUserInfo", 0)
 	s.PID = r.U64("pid")
 	s.Name = r.String("name")
 	s.Presence = r.U32("presence")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeExtensionMHXXProtocolID is the id of the MatchmakeExtension_MHXX protocol.
@@ -289,7 +299,7 @@ func (x *MatchmakeExtensionMHXXUpdateFriendUserProfileRequest) Append(w *types.W
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMHXXUpdateFriendUserProfileRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readFriendUserParam(r, "param")
 }
 
 // MatchmakeExtensionMHXXUpdateFriendUserProfileResponse holds the results of MatchmakeExtension_MHXX.UpdateFriendUserProfile.
@@ -337,7 +347,7 @@ func (x *MatchmakeExtensionMHXXGetFriendUserProfilesResponse) Append(w *types.Wr
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMHXXGetFriendUserProfilesResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v FriendUserInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readFriendUserInfo)
 }
 
 // MatchmakeExtensionMHXXGetFriendsRequest holds the parameters of MatchmakeExtension_MHXX.GetFriends.
@@ -367,7 +377,7 @@ func (x *MatchmakeExtensionMHXXGetFriendsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMHXXGetFriendsResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v FriendUserInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readFriendUserInfo)
 }
 
 // MatchmakeExtensionMHXXAddFriendsRequest holds the parameters of MatchmakeExtension_MHXX.AddFriends.

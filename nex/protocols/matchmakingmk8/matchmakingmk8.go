@@ -59,8 +59,14 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchObject) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchObject(r, field)
+}
+
+// readSimpleSearchObject reads the SimpleSearchObject that SimpleSearchObject.Read assigns.
+func readSimpleSearchObject(r *types.Reader, field string) (s SimpleSearchObject) {
 	m := r.EnterClass(field, "SimpleSearchObject", 0)
 	s.ID = r.U32("id")
 	s.Owner = r.PID("owner")
@@ -68,8 +74,9 @@ func (s *SimpleSearchObject) Read(r *types.Reader, field string) {
 	s.Metadata = r.QBufferCopy("metadata")
 	s.CommunityID = r.U32("community_id")
 	s.CommunityCode = r.String("community_code")
-	s.Datetime.Read(r, "datetime")
+	s.Datetime = readSimpleSearchDateTimeAttribute(r, "datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // SimpleSearchDateTimeAttribute is the SimpleSearchDateTimeAttribute structure.
@@ -101,8 +108,14 @@ func (s *SimpleSearchDateTimeAttribute) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchDateTimeAttribute) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchDateTimeAttribute(r, field)
+}
+
+// readSimpleSearchDateTimeAttribute reads the SimpleSearchDateTimeAttribute that SimpleSearchDateTimeAttribute.Read assigns.
+func readSimpleSearchDateTimeAttribute(r *types.Reader, field string) (s SimpleSearchDateTimeAttribute) {
 	m := r.EnterClass(field, "SimpleSearchDateTimeAttribute", 0)
 	s.Unk1 = r.U32("unk1")
 	s.Unk2 = r.U32("unk2")
@@ -111,6 +124,7 @@ func (s *SimpleSearchDateTimeAttribute) Read(r *types.Reader, field string) {
 	s.StartTime = r.DateTime("start_time")
 	s.EndTime = r.DateTime("end_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // SimpleSearchParam is the SimpleSearchParam structure.
@@ -145,16 +159,21 @@ func (s *SimpleSearchParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *SimpleSearchParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *SimpleSearchParam) Read(r *types.Reader, field string) { *s = readSimpleSearchParam(r, field) }
+
+// readSimpleSearchParam reads the SimpleSearchParam that SimpleSearchParam.Read assigns.
+func readSimpleSearchParam(r *types.Reader, field string) (s SimpleSearchParam) {
 	m := r.EnterClass(field, "SimpleSearchParam", 0)
 	s.Unk1 = r.U32("unk1")
 	s.Unk2 = r.PID("unk2")
-	s.Conditions = types.ReadList(r, "conditions", func(r *types.Reader, f string) (v SimpleSearchCondition) { v.Read(r, f); return })
+	s.Conditions = types.ReadList(r, "conditions", readSimpleSearchCondition)
 	s.Unk3 = r.String("unk3")
 	s.Range.Read(r, "range")
 	s.Unk4 = r.DateTime("unk4")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSimpleSearchParam returns a SimpleSearchParam with the description's defaults.
@@ -185,12 +204,19 @@ func (s *SimpleSearchCondition) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchCondition) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchCondition(r, field)
+}
+
+// readSimpleSearchCondition reads the SimpleSearchCondition that SimpleSearchCondition.Read assigns.
+func readSimpleSearchCondition(r *types.Reader, field string) (s SimpleSearchCondition) {
 	m := r.EnterClass(field, "SimpleSearchCondition", 0)
 	s.Value = r.U32("value")
 	s.Operator = r.U32("operator")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeExtensionMK8ProtocolID is the id of the MatchmakeExtension_MK8 protocol.
@@ -386,7 +412,7 @@ func (x *MatchmakeExtensionMK8CreateSimpleSearchObjectRequest) Append(w *types.W
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8CreateSimpleSearchObjectRequest) Read(r *types.Reader) {
-	x.Object.Read(r, "object")
+	x.Object = readSimpleSearchObject(r, "object")
 }
 
 // MatchmakeExtensionMK8CreateSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8.CreateSimpleSearchObject.
@@ -419,7 +445,7 @@ func (x *MatchmakeExtensionMK8UpdateSimpleSearchObjectRequest) Append(w *types.W
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8UpdateSimpleSearchObjectRequest) Read(r *types.Reader) {
 	x.ID = r.U32("id")
-	x.Object.Read(r, "object")
+	x.Object = readSimpleSearchObject(r, "object")
 }
 
 // MatchmakeExtensionMK8UpdateSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8.UpdateSimpleSearchObject.
@@ -473,7 +499,7 @@ func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectRequest) Append(w *types.W
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSimpleSearchParam(r, "param")
 }
 
 // MatchmakeExtensionMK8SearchSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8.SearchSimpleSearchObject.
@@ -491,7 +517,7 @@ func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectResponse) Append(w *types.
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectResponse) Read(r *types.Reader) {
-	x.Objects = types.ReadList(r, "objects", func(r *types.Reader, f string) (v SimpleSearchObject) { v.Read(r, f); return })
+	x.Objects = types.ReadList(r, "objects", readSimpleSearchObject)
 }
 
 // MatchmakeExtensionMK8JoinMatchmakeSessionWithExtraParticipantsRequest holds the parameters of MatchmakeExtension_MK8.JoinMatchmakeSessionWithExtraParticipants.
@@ -569,7 +595,7 @@ func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsResponse) Appen
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsResponse) Read(r *types.Reader) {
-	x.Objects = types.ReadList(r, "objects", func(r *types.Reader, f string) (v SimpleSearchObject) { v.Read(r, f); return })
+	x.Objects = types.ReadList(r, "objects", readSimpleSearchObject)
 }
 
 // MatchmakeExtensionMK8Handler answers MatchmakeExtension_MK8 calls: one method per method of the protocol, with its

@@ -109,8 +109,14 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchObject) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchObject(r, field)
+}
+
+// readSimpleSearchObject reads the SimpleSearchObject that SimpleSearchObject.Read assigns.
+func readSimpleSearchObject(r *types.Reader, field string) (s SimpleSearchObject) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "SimpleSearchObject", simpleSearchObjectMaxRevision(v))
 	rev := m.Revision()
@@ -120,12 +126,13 @@ func (s *SimpleSearchObject) Read(r *types.Reader, field string) {
 	s.Metadata = r.QBufferCopy("metadata")
 	s.CommunityID = r.U32("community_id")
 	s.CommunityCode = r.String("community_code")
-	s.Datetime.Read(r, "datetime")
+	s.Datetime = readSimpleSearchDateTimeAttribute(r, "datetime")
 	if v >= 40000 && rev >= 1 {
 		s.LivelinessRate = r.U32("liveliness_rate")
 		s.LivelinessUpdateTime = r.DateTime("liveliness_update_time")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // SimpleSearchDateTimeAttribute is the SimpleSearchDateTimeAttribute structure.
@@ -157,8 +164,14 @@ func (s *SimpleSearchDateTimeAttribute) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchDateTimeAttribute) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchDateTimeAttribute(r, field)
+}
+
+// readSimpleSearchDateTimeAttribute reads the SimpleSearchDateTimeAttribute that SimpleSearchDateTimeAttribute.Read assigns.
+func readSimpleSearchDateTimeAttribute(r *types.Reader, field string) (s SimpleSearchDateTimeAttribute) {
 	m := r.EnterClass(field, "SimpleSearchDateTimeAttribute", 0)
 	s.StartDaytime = r.U32("start_daytime")
 	s.EndDaytime = r.U32("end_daytime")
@@ -167,6 +180,7 @@ func (s *SimpleSearchDateTimeAttribute) Read(r *types.Reader, field string) {
 	s.StartDatetime = r.DateTime("start_datetime")
 	s.EndDatetime = r.DateTime("end_datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // SimpleSearchParam is the SimpleSearchParam structure.
@@ -201,16 +215,21 @@ func (s *SimpleSearchParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *SimpleSearchParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *SimpleSearchParam) Read(r *types.Reader, field string) { *s = readSimpleSearchParam(r, field) }
+
+// readSimpleSearchParam reads the SimpleSearchParam that SimpleSearchParam.Read assigns.
+func readSimpleSearchParam(r *types.Reader, field string) (s SimpleSearchParam) {
 	m := r.EnterClass(field, "SimpleSearchParam", 0)
 	s.ID = r.U32("id")
 	s.Owner = r.PID("owner")
-	s.Conditions = types.ReadList(r, "conditions", func(r *types.Reader, f string) (v SimpleSearchCondition) { v.Read(r, f); return })
+	s.Conditions = types.ReadList(r, "conditions", readSimpleSearchCondition)
 	s.CommunityCode = r.String("community_code")
 	s.Range.Read(r, "range")
 	s.Datetime = r.DateTime("datetime")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewSimpleSearchParam returns a SimpleSearchParam with the description's defaults.
@@ -241,12 +260,19 @@ func (s *SimpleSearchCondition) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleSearchCondition) Read(r *types.Reader, field string) {
+	*s = readSimpleSearchCondition(r, field)
+}
+
+// readSimpleSearchCondition reads the SimpleSearchCondition that SimpleSearchCondition.Read assigns.
+func readSimpleSearchCondition(r *types.Reader, field string) (s SimpleSearchCondition) {
 	m := r.EnterClass(field, "SimpleSearchCondition", 0)
 	s.Value = r.U32("value")
 	s.Operator = r.U32("operator")
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeExtensionMK8DProtocolID is the id of the MatchmakeExtension_MK8D protocol.
@@ -481,7 +507,7 @@ func (x *MatchmakeExtensionMK8DCreateSimpleSearchObjectRequest) Append(w *types.
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DCreateSimpleSearchObjectRequest) Read(r *types.Reader) {
-	x.Object.Read(r, "object")
+	x.Object = readSimpleSearchObject(r, "object")
 }
 
 // MatchmakeExtensionMK8DCreateSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8D.CreateSimpleSearchObject.
@@ -514,7 +540,7 @@ func (x *MatchmakeExtensionMK8DUpdateSimpleSearchObjectRequest) Append(w *types.
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DUpdateSimpleSearchObjectRequest) Read(r *types.Reader) {
 	x.ID = r.U32("id")
-	x.Object.Read(r, "object")
+	x.Object = readSimpleSearchObject(r, "object")
 }
 
 // MatchmakeExtensionMK8DUpdateSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8D.UpdateSimpleSearchObject.
@@ -568,7 +594,7 @@ func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectRequest) Append(w *types.
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSimpleSearchParam(r, "param")
 }
 
 // MatchmakeExtensionMK8DSearchSimpleSearchObjectResponse holds the results of MatchmakeExtension_MK8D.SearchSimpleSearchObject.
@@ -586,7 +612,7 @@ func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectResponse) Append(w *types
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectResponse) Read(r *types.Reader) {
-	x.Objects = types.ReadList(r, "objects", func(r *types.Reader, f string) (v SimpleSearchObject) { v.Read(r, f); return })
+	x.Objects = types.ReadList(r, "objects", readSimpleSearchObject)
 }
 
 // MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsRequest holds the parameters of MatchmakeExtension_MK8D.SearchSimpleSearchObjectByObjectIds.
@@ -622,7 +648,7 @@ func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsResponse) Appe
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsResponse) Read(r *types.Reader) {
-	x.Objects = types.ReadList(r, "objects", func(r *types.Reader, f string) (v SimpleSearchObject) { v.Read(r, f); return })
+	x.Objects = types.ReadList(r, "objects", readSimpleSearchObject)
 }
 
 // MatchmakeExtensionMK8DJoinMatchmakeSessionWithExtraParticipantsRequest holds the parameters of MatchmakeExtension_MK8D.JoinMatchmakeSessionWithExtraParticipants.
@@ -679,7 +705,7 @@ func (x *MatchmakeExtensionMK8DCreateCompetitionRequest) Append(w *types.Writer)
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DCreateCompetitionRequest) Read(r *types.Reader) {
-	x.Competition.Read(r, "competition")
+	x.Competition = readSimpleSearchObject(r, "competition")
 }
 
 // MatchmakeExtensionMK8DCreateCompetitionResponse holds the results of MatchmakeExtension_MK8D.CreateCompetition.
@@ -694,7 +720,7 @@ func (x *MatchmakeExtensionMK8DCreateCompetitionResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DCreateCompetitionResponse) Read(r *types.Reader) {
-	x.Competition.Read(r, "competition")
+	x.Competition = readSimpleSearchObject(r, "competition")
 }
 
 // MatchmakeExtensionMK8DDeleteCompetitionRequest holds the parameters of MatchmakeExtension_MK8D.DeleteCompetition.
@@ -805,7 +831,7 @@ func (x *MatchmakeExtensionMK8DGetFavoriteCompetitionResponse) Append(w *types.W
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionMK8DGetFavoriteCompetitionResponse) Read(r *types.Reader) {
-	x.Competitions = types.ReadList(r, "competitions", func(r *types.Reader, f string) (v SimpleSearchObject) { v.Read(r, f); return })
+	x.Competitions = types.ReadList(r, "competitions", readSimpleSearchObject)
 }
 
 // MatchmakeExtensionMK8DHandler answers MatchmakeExtension_MK8D calls: one method per method of the protocol, with its

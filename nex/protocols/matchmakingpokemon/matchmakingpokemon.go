@@ -59,8 +59,12 @@ func (s *AttractionStatus) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *AttractionStatus) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *AttractionStatus) Read(r *types.Reader, field string) { *s = readAttractionStatus(r, field) }
+
+// readAttractionStatus reads the AttractionStatus that AttractionStatus.Read assigns.
+func readAttractionStatus(r *types.Reader, field string) (s AttractionStatus) {
 	m := r.EnterClass(field, "AttractionStatus", 0)
 	s.MessageInterval = r.U16("message_interval")
 	s.OperationFlag = r.U8("operation_flag")
@@ -68,6 +72,7 @@ func (s *AttractionStatus) Read(r *types.Reader, field string) {
 	s.ActivePlayerJoinParam = r.U16("active_player_join_param")
 	s.ExtraParams = types.ReadList(r, "extra_params", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // SimpleMatchmakeHostInfo is the host SimpleMatchmake found: its PID (4 bytes,
@@ -97,13 +102,20 @@ func (s *SimpleMatchmakeHostInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *SimpleMatchmakeHostInfo) Read(r *types.Reader, field string) {
+	*s = readSimpleMatchmakeHostInfo(r, field)
+}
+
+// readSimpleMatchmakeHostInfo reads the SimpleMatchmakeHostInfo that SimpleMatchmakeHostInfo.Read assigns.
+func readSimpleMatchmakeHostInfo(r *types.Reader, field string) (s SimpleMatchmakeHostInfo) {
 	m := r.EnterClass(field, "SimpleMatchmakeHostInfo", 0)
 	s.PID = r.U32("pid")
 	s.SessionKey = r.BufferCopy("session_key")
 	s.StationURLs = types.ReadList(r, "station_urls", (*types.Reader).StationURL)
 	r.LeaveStructure(m)
+	return
 }
 
 // MatchmakeExtensionPokemon6ProtocolID is the id of the MatchmakeExtension_Pokemon6 protocol.
@@ -901,7 +913,7 @@ func (x *MatchmakeExtensionPokemon7GetAttractionStatusResponse) Append(w *types.
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionPokemon7GetAttractionStatusResponse) Read(r *types.Reader) {
-	x.AttractionStatus.Read(r, "attraction_status")
+	x.AttractionStatus = readAttractionStatus(r, "attraction_status")
 	x.RefreshInterval = r.U16("refresh_interval")
 }
 
@@ -934,7 +946,7 @@ func (x *MatchmakeExtensionPokemon7GetAttractionStatusWithGroupIdResponse) Appen
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionPokemon7GetAttractionStatusWithGroupIdResponse) Read(r *types.Reader) {
-	x.AttractionStatus.Read(r, "attraction_status")
+	x.AttractionStatus = readAttractionStatus(r, "attraction_status")
 	x.RefreshInterval = r.U16("refresh_interval")
 }
 
@@ -968,7 +980,7 @@ func (x *MatchmakeExtensionPokemon7SimpleMatchmakeResponse) Append(w *types.Writ
 // Read reads the results in order; the caller checks r.Done.
 func (x *MatchmakeExtensionPokemon7SimpleMatchmakeResponse) Read(r *types.Reader) {
 	x.Found = r.Bool("found")
-	x.Info.Read(r, "info")
+	x.Info = readSimpleMatchmakeHostInfo(r, "info")
 }
 
 // MatchmakeExtensionPokemon7EntrySimpleMatchmakeRequest holds the parameters of MatchmakeExtension_Pokemon7.EntrySimpleMatchmake.

@@ -68,13 +68,18 @@ func (s *MessageRecipient) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *MessageRecipient) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *MessageRecipient) Read(r *types.Reader, field string) { *s = readMessageRecipient(r, field) }
+
+// readMessageRecipient reads the MessageRecipient that MessageRecipient.Read assigns.
+func readMessageRecipient(r *types.Reader, field string) (s MessageRecipient) {
 	m := r.EnterClass(field, "MessageRecipient", 0)
 	s.Type = r.U32("type")
 	s.PID = r.PID("pid")
 	s.GID = r.U32("gid")
 	r.LeaveStructure(m)
+	return
 }
 
 // UserMessage is the header every message has; TextMessage and BinaryMessage add
@@ -125,8 +130,12 @@ func (s *UserMessage) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UserMessage) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UserMessage) Read(r *types.Reader, field string) { *s = readUserMessage(r, field) }
+
+// readUserMessage reads the UserMessage that UserMessage.Read assigns.
+func readUserMessage(r *types.Reader, field string) (s UserMessage) {
 	r.ReadData(field)
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "UserMessage", 0)
@@ -143,9 +152,10 @@ func (s *UserMessage) Read(r *types.Reader, field string) {
 	s.Subject = r.String("subject")
 	s.SenderName = r.String("sender_name")
 	if v >= 40000 {
-		s.Recipient.Read(r, "recipient")
+		s.Recipient = readMessageRecipient(r, "recipient")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // TextMessage is the TextMessage structure.
@@ -171,12 +181,17 @@ func (s *TextMessage) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *TextMessage) Read(r *types.Reader, field string) {
-	s.UserMessage.Read(r, field)
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *TextMessage) Read(r *types.Reader, field string) { *s = readTextMessage(r, field) }
+
+// readTextMessage reads the TextMessage that TextMessage.Read assigns.
+func readTextMessage(r *types.Reader, field string) (s TextMessage) {
+	s.UserMessage = readUserMessage(r, field)
 	m := r.EnterClass(field, "TextMessage", 0)
 	s.Body = r.String("body")
 	r.LeaveStructure(m)
+	return
 }
 
 // BinaryMessage is the BinaryMessage structure.
@@ -202,12 +217,17 @@ func (s *BinaryMessage) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *BinaryMessage) Read(r *types.Reader, field string) {
-	s.UserMessage.Read(r, field)
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *BinaryMessage) Read(r *types.Reader, field string) { *s = readBinaryMessage(r, field) }
+
+// readBinaryMessage reads the BinaryMessage that BinaryMessage.Read assigns.
+func readBinaryMessage(r *types.Reader, field string) (s BinaryMessage) {
+	s.UserMessage = readUserMessage(r, field)
 	m := r.EnterClass(field, "BinaryMessage", 0)
 	s.Body = r.QBufferCopy("body")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -310,7 +330,7 @@ func (x *MessagingGetNumberOfMessagesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingGetNumberOfMessagesRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 }
 
 // MessagingGetNumberOfMessagesResponse holds the results of Messaging.GetNumberOfMessages.
@@ -342,7 +362,7 @@ func (x *MessagingGetMessagesHeadersRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingGetMessagesHeadersRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 	x.Range.Read(r, "range")
 }
 
@@ -361,7 +381,7 @@ func (x *MessagingGetMessagesHeadersResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *MessagingGetMessagesHeadersResponse) Read(r *types.Reader) {
-	x.Headers = types.ReadList(r, "headers", func(r *types.Reader, f string) (v UserMessage) { v.Read(r, f); return })
+	x.Headers = types.ReadList(r, "headers", readUserMessage)
 }
 
 // MessagingRetrieveAllMessagesWithinRangeRequest holds the parameters of Messaging.RetrieveAllMessagesWithinRange.
@@ -378,7 +398,7 @@ func (x *MessagingRetrieveAllMessagesWithinRangeRequest) Append(w *types.Writer)
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingRetrieveAllMessagesWithinRangeRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 	x.Range.Read(r, "range")
 }
 
@@ -419,7 +439,7 @@ func (x *MessagingRetrieveMessagesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingRetrieveMessagesRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 	x.MessageIDs = types.ReadList(r, "message_ids", (*types.Reader).U32)
 	x.LeaveOnServer = r.Bool("leave_on_server")
 }
@@ -459,7 +479,7 @@ func (x *MessagingDeleteMessagesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingDeleteMessagesRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 	x.MessageIDs = types.ReadList(r, "message_ids", (*types.Reader).U32)
 }
 
@@ -487,7 +507,7 @@ func (x *MessagingDeleteAllMessagesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *MessagingDeleteAllMessagesRequest) Read(r *types.Reader) {
-	x.Recipient.Read(r, "recipient")
+	x.Recipient = readMessageRecipient(r, "recipient")
 }
 
 // MessagingDeleteAllMessagesResponse holds the results of Messaging.DeleteAllMessages.

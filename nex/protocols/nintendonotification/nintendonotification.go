@@ -74,13 +74,18 @@ func (s *U8KeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *U8KeyValue) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *U8KeyValue) Read(r *types.Reader, field string) { *s = readU8KeyValue(r, field) }
+
+// readU8KeyValue reads the u8KeyValue that U8KeyValue.Read assigns.
+func readU8KeyValue(r *types.Reader, field string) (s U8KeyValue) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "u8KeyValue", 0)
 	s.Key = r.U8("key")
 	s.Value = r.U8("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // U32KeyValue is the u32KeyValue structure.
@@ -107,13 +112,18 @@ func (s *U32KeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *U32KeyValue) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *U32KeyValue) Read(r *types.Reader, field string) { *s = readU32KeyValue(r, field) }
+
+// readU32KeyValue reads the u32KeyValue that U32KeyValue.Read assigns.
+func readU32KeyValue(r *types.Reader, field string) (s U32KeyValue) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "u32KeyValue", 0)
 	s.Key = r.U8("key")
 	s.Value = r.U32("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // U64KeyValue is the u64KeyValue structure.
@@ -140,13 +150,18 @@ func (s *U64KeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *U64KeyValue) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *U64KeyValue) Read(r *types.Reader, field string) { *s = readU64KeyValue(r, field) }
+
+// readU64KeyValue reads the u64KeyValue that U64KeyValue.Read assigns.
+func readU64KeyValue(r *types.Reader, field string) (s U64KeyValue) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "u64KeyValue", 0)
 	s.Key = r.U8("key")
 	s.Value = r.U64("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // StringKeyValue is the StringKeyValue structure.
@@ -173,13 +188,18 @@ func (s *StringKeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *StringKeyValue) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *StringKeyValue) Read(r *types.Reader, field string) { *s = readStringKeyValue(r, field) }
+
+// readStringKeyValue reads the StringKeyValue that StringKeyValue.Read assigns.
+func readStringKeyValue(r *types.Reader, field string) (s StringKeyValue) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "StringKeyValue", 0)
 	s.Key = r.U8("key")
 	s.Value = r.String("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoNotificationEvent is one notification: its type, the PID it is about,
@@ -206,13 +226,20 @@ func (s *NintendoNotificationEvent) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoNotificationEvent) Read(r *types.Reader, field string) {
+	*s = readNintendoNotificationEvent(r, field)
+}
+
+// readNintendoNotificationEvent reads the NintendoNotificationEvent that NintendoNotificationEvent.Read assigns.
+func readNintendoNotificationEvent(r *types.Reader, field string) (s NintendoNotificationEvent) {
 	m := r.EnterClass(field, "NintendoNotificationEvent", 0)
 	s.Type = r.U32("type")
 	s.PID = r.PID("pid")
 	s.Data = r.AnyData("data", "")
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoNotificationEventGeneral is the NintendoNotificationEventGeneral structure.
@@ -245,8 +272,14 @@ func (s *NintendoNotificationEventGeneral) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoNotificationEventGeneral) Read(r *types.Reader, field string) {
+	*s = readNintendoNotificationEventGeneral(r, field)
+}
+
+// readNintendoNotificationEventGeneral reads the NintendoNotificationEventGeneral that NintendoNotificationEventGeneral.Read assigns.
+func readNintendoNotificationEventGeneral(r *types.Reader, field string) (s NintendoNotificationEventGeneral) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoNotificationEventGeneral", 0)
 	s.Param1 = r.U32("param1")
@@ -254,6 +287,7 @@ func (s *NintendoNotificationEventGeneral) Read(r *types.Reader, field string) {
 	s.Param3 = r.U64("param3")
 	s.Text = r.String("text")
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoNotificationEventKeyValue is the NintendoNotificationEventKeyValue structure.
@@ -298,15 +332,22 @@ func (s *NintendoNotificationEventKeyValue) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoNotificationEventKeyValue) Read(r *types.Reader, field string) {
+	*s = readNintendoNotificationEventKeyValue(r, field)
+}
+
+// readNintendoNotificationEventKeyValue reads the NintendoNotificationEventKeyValue that NintendoNotificationEventKeyValue.Read assigns.
+func readNintendoNotificationEventKeyValue(r *types.Reader, field string) (s NintendoNotificationEventKeyValue) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoNotificationEventKeyValue", 0)
-	s.U8 = types.ReadList(r, "u8", func(r *types.Reader, f string) (v U8KeyValue) { v.Read(r, f); return })
-	s.U32 = types.ReadList(r, "u32", func(r *types.Reader, f string) (v U32KeyValue) { v.Read(r, f); return })
-	s.U64 = types.ReadList(r, "u64", func(r *types.Reader, f string) (v U64KeyValue) { v.Read(r, f); return })
-	s.String = types.ReadList(r, "string", func(r *types.Reader, f string) (v StringKeyValue) { v.Read(r, f); return })
+	s.U8 = types.ReadList(r, "u8", readU8KeyValue)
+	s.U32 = types.ReadList(r, "u32", readU32KeyValue)
+	s.U64 = types.ReadList(r, "u64", readU64KeyValue)
+	s.String = types.ReadList(r, "string", readStringKeyValue)
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoNotificationEventProfile is the NintendoNotificationEventProfile structure.
@@ -341,8 +382,14 @@ func (s *NintendoNotificationEventProfile) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *NintendoNotificationEventProfile) Read(r *types.Reader, field string) {
+	*s = readNintendoNotificationEventProfile(r, field)
+}
+
+// readNintendoNotificationEventProfile reads the NintendoNotificationEventProfile that NintendoNotificationEventProfile.Read assigns.
+func readNintendoNotificationEventProfile(r *types.Reader, field string) (s NintendoNotificationEventProfile) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "NintendoNotificationEventProfile", 0)
 	s.Region = r.U8("region")
@@ -351,6 +398,7 @@ func (s *NintendoNotificationEventProfile) Read(r *types.Reader, field string) {
 	s.Language = r.U8("language")
 	s.Platform = r.U8("platform")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -397,7 +445,7 @@ func (x *NintendoNotificationProcessNintendoNotificationEventRequest) Append(w *
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *NintendoNotificationProcessNintendoNotificationEventRequest) Read(r *types.Reader) {
-	x.Event.Read(r, "event")
+	x.Event = readNintendoNotificationEvent(r, "event")
 }
 
 // NintendoNotificationProcessNintendoNotificationEventResponse holds the results of NintendoNotification.ProcessNintendoNotificationEvent.
@@ -424,7 +472,7 @@ func (x *NintendoNotificationProcessNintendoNotificationEventAltRequest) Append(
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *NintendoNotificationProcessNintendoNotificationEventAltRequest) Read(r *types.Reader) {
-	x.Event.Read(r, "event")
+	x.Event = readNintendoNotificationEvent(r, "event")
 }
 
 // NintendoNotificationProcessNintendoNotificationEventAltResponse holds the results of NintendoNotification.ProcessNintendoNotificationEventAlt.

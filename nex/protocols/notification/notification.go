@@ -164,8 +164,12 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *NotificationEvent) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *NotificationEvent) Read(r *types.Reader, field string) { *s = readNotificationEvent(r, field) }
+
+// readNotificationEvent reads the NotificationEvent that NotificationEvent.Read assigns.
+func readNotificationEvent(r *types.Reader, field string) (s NotificationEvent) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "NotificationEvent", notificationEventMaxRevision(v))
 	rev := m.Revision()
@@ -181,6 +185,7 @@ func (s *NotificationEvent) Read(r *types.Reader, field string) {
 		s.Map = types.ReadMap(r, "map", (*types.Reader).String, (*types.Reader).Variant)
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // NotificationProtocolID is the id of the Notification protocol.
@@ -215,7 +220,7 @@ func (x *NotificationProcessNotificationEventRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *NotificationProcessNotificationEventRequest) Read(r *types.Reader) {
-	x.Event.Read(r, "event")
+	x.Event = readNotificationEvent(r, "event")
 }
 
 // NotificationProcessNotificationEventResponse holds the results of Notification.ProcessNotificationEvent.

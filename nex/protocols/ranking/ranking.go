@@ -135,8 +135,12 @@ func (s *RankingOrderParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingOrderParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingOrderParam) Read(r *types.Reader, field string) { *s = readRankingOrderParam(r, field) }
+
+// readRankingOrderParam reads the RankingOrderParam that RankingOrderParam.Read assigns.
+func readRankingOrderParam(r *types.Reader, field string) (s RankingOrderParam) {
 	m := r.EnterClass(field, "RankingOrderParam", 0)
 	s.OrderCalc = r.U8("order_calc")
 	s.GroupIndex = r.U8("group_index")
@@ -145,6 +149,7 @@ func (s *RankingOrderParam) Read(r *types.Reader, field string) {
 	s.Offset = r.U32("offset")
 	s.Count = r.U8("count")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewRankingOrderParam returns a RankingOrderParam with the description's defaults.
@@ -211,8 +216,12 @@ func (s *RankingRankData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingRankData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingRankData) Read(r *types.Reader, field string) { *s = readRankingRankData(r, field) }
+
+// readRankingRankData reads the RankingRankData that RankingRankData.Read assigns.
+func readRankingRankData(r *types.Reader, field string) (s RankingRankData) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "RankingRankData", rankingRankDataMaxRevision(v))
 	rev := m.Revision()
@@ -228,6 +237,7 @@ func (s *RankingRankData) Read(r *types.Reader, field string) {
 		s.UpdateTime = r.DateTime("update_time")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingResult is the RankingResult structure.
@@ -256,13 +266,18 @@ func (s *RankingResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingResult) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingResult) Read(r *types.Reader, field string) { *s = readRankingResult(r, field) }
+
+// readRankingResult reads the RankingResult that RankingResult.Read assigns.
+func readRankingResult(r *types.Reader, field string) (s RankingResult) {
 	m := r.EnterClass(field, "RankingResult", 0)
-	s.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v RankingRankData) { v.Read(r, f); return })
+	s.Data = types.ReadList(r, "data", readRankingRankData)
 	s.Total = r.U32("total")
 	s.SinceTime = r.DateTime("since_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingCachedResult is the RankingCachedResult structure.
@@ -292,14 +307,21 @@ func (s *RankingCachedResult) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *RankingCachedResult) Read(r *types.Reader, field string) {
-	s.RankingResult.Read(r, field)
+	*s = readRankingCachedResult(r, field)
+}
+
+// readRankingCachedResult reads the RankingCachedResult that RankingCachedResult.Read assigns.
+func readRankingCachedResult(r *types.Reader, field string) (s RankingCachedResult) {
+	s.RankingResult = readRankingResult(r, field)
 	m := r.EnterClass(field, "RankingCachedResult", 0)
 	s.CreatedTime = r.DateTime("created_time")
 	s.ExpiredTime = r.DateTime("expired_time")
 	s.MaxLength = r.U8("max_length")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingStats is the RankingStats structure.
@@ -324,11 +346,16 @@ func (s *RankingStats) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingStats) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingStats) Read(r *types.Reader, field string) { *s = readRankingStats(r, field) }
+
+// readRankingStats reads the RankingStats that RankingStats.Read assigns.
+func readRankingStats(r *types.Reader, field string) (s RankingStats) {
 	m := r.EnterClass(field, "RankingStats", 0)
 	s.Stats = types.ReadList(r, "stats", (*types.Reader).F64)
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingScoreData is a score to upload into a category.
@@ -363,8 +390,12 @@ func (s *RankingScoreData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingScoreData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingScoreData) Read(r *types.Reader, field string) { *s = readRankingScoreData(r, field) }
+
+// readRankingScoreData reads the RankingScoreData that RankingScoreData.Read assigns.
+func readRankingScoreData(r *types.Reader, field string) (s RankingScoreData) {
 	m := r.EnterClass(field, "RankingScoreData", 0)
 	s.Category = r.U32("category")
 	s.Score = r.U32("score")
@@ -373,6 +404,7 @@ func (s *RankingScoreData) Read(r *types.Reader, field string) {
 	s.Groups = types.ReadList(r, "groups", (*types.Reader).U8)
 	s.Param = r.U64("param")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingChangeAttributesParam is the RankingChangeAttributesParam structure.
@@ -401,13 +433,20 @@ func (s *RankingChangeAttributesParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *RankingChangeAttributesParam) Read(r *types.Reader, field string) {
+	*s = readRankingChangeAttributesParam(r, field)
+}
+
+// readRankingChangeAttributesParam reads the RankingChangeAttributesParam that RankingChangeAttributesParam.Read assigns.
+func readRankingChangeAttributesParam(r *types.Reader, field string) (s RankingChangeAttributesParam) {
 	m := r.EnterClass(field, "RankingChangeAttributesParam", 0)
 	s.Flags = r.U8("flags")
 	s.Groups = types.ReadList(r, "groups", (*types.Reader).U8)
 	s.Param = r.U64("param")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -491,7 +530,7 @@ func (x *RankingUploadScoreRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingUploadScoreRequest) Read(r *types.Reader) {
-	x.ScoreData.Read(r, "score_data")
+	x.ScoreData = readRankingScoreData(r, "score_data")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -668,7 +707,7 @@ func (x *RankingChangeAttributesRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingChangeAttributesRequest) Read(r *types.Reader) {
 	x.Category = r.U32("category")
-	x.Param.Read(r, "param")
+	x.Param = readRankingChangeAttributesParam(r, "param")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -698,7 +737,7 @@ func (x *RankingChangeAllAttributesRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingChangeAllAttributesRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readRankingChangeAttributesParam(r, "param")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -736,7 +775,7 @@ func (x *RankingGetRankingRequest) Append(w *types.Writer) {
 func (x *RankingGetRankingRequest) Read(r *types.Reader) {
 	x.Mode = r.U8("mode")
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 	x.UniqueID = r.U64("unique_id")
 	x.PID = r.PID("pid")
 }
@@ -753,7 +792,7 @@ func (x *RankingGetRankingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetRankingResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readRankingResult(r, "result")
 }
 
 // RankingGetApproxOrderRequest holds the parameters of Ranking.GetApproxOrder.
@@ -777,7 +816,7 @@ func (x *RankingGetApproxOrderRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingGetApproxOrderRequest) Read(r *types.Reader) {
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 	x.Score = r.U32("score")
 	x.UniqueID = r.U64("unique_id")
 	x.PID = r.PID("pid")
@@ -815,7 +854,7 @@ func (x *RankingGetStatsRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingGetStatsRequest) Read(r *types.Reader) {
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 	x.Flags = r.U32("flags")
 }
 
@@ -831,7 +870,7 @@ func (x *RankingGetStatsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetStatsResponse) Read(r *types.Reader) {
-	x.Stats.Read(r, "stats")
+	x.Stats = readRankingStats(r, "stats")
 }
 
 // RankingGetRankingByPIDListRequest holds the parameters of Ranking.GetRankingByPIDList.
@@ -860,7 +899,7 @@ func (x *RankingGetRankingByPIDListRequest) Read(r *types.Reader) {
 	x.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
 	x.Mode = r.U8("mode")
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -876,7 +915,7 @@ func (x *RankingGetRankingByPIDListResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetRankingByPIDListResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readRankingResult(r, "result")
 }
 
 // RankingGetRankingByUniqueIdListRequest holds the parameters of Ranking.GetRankingByUniqueIdList.
@@ -905,7 +944,7 @@ func (x *RankingGetRankingByUniqueIdListRequest) Read(r *types.Reader) {
 	x.IDs = types.ReadList(r, "ids", (*types.Reader).U64)
 	x.Mode = r.U8("mode")
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -921,7 +960,7 @@ func (x *RankingGetRankingByUniqueIdListResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetRankingByUniqueIdListResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readRankingResult(r, "result")
 }
 
 // RankingGetCachedTopXRankingRequest holds the parameters of Ranking.GetCachedTopXRanking.
@@ -939,7 +978,7 @@ func (x *RankingGetCachedTopXRankingRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingGetCachedTopXRankingRequest) Read(r *types.Reader) {
 	x.Category = r.U32("category")
-	x.Order.Read(r, "order")
+	x.Order = readRankingOrderParam(r, "order")
 }
 
 // RankingGetCachedTopXRankingResponse holds the results of Ranking.GetCachedTopXRanking.
@@ -954,7 +993,7 @@ func (x *RankingGetCachedTopXRankingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetCachedTopXRankingResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readRankingCachedResult(r, "result")
 }
 
 // RankingGetCachedTopXRankingsRequest holds the parameters of Ranking.GetCachedTopXRankings.
@@ -978,7 +1017,7 @@ func (x *RankingGetCachedTopXRankingsRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingGetCachedTopXRankingsRequest) Read(r *types.Reader) {
 	x.Categories = types.ReadList(r, "categories", (*types.Reader).U32)
-	x.Order = types.ReadList(r, "order", func(r *types.Reader, f string) (v RankingOrderParam) { v.Read(r, f); return })
+	x.Order = types.ReadList(r, "order", readRankingOrderParam)
 }
 
 // RankingGetCachedTopXRankingsResponse holds the results of Ranking.GetCachedTopXRankings.
@@ -996,7 +1035,7 @@ func (x *RankingGetCachedTopXRankingsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingGetCachedTopXRankingsResponse) Read(r *types.Reader) {
-	x.Results = types.ReadList(r, "results", func(r *types.Reader, f string) (v RankingCachedResult) { v.Read(r, f); return })
+	x.Results = types.ReadList(r, "results", readRankingCachedResult)
 }
 
 // RankingHandler answers Ranking calls: one method per method of the protocol, with its

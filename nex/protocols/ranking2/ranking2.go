@@ -79,8 +79,14 @@ func (s *Ranking2CategorySetting) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2CategorySetting) Read(r *types.Reader, field string) {
+	*s = readRanking2CategorySetting(r, field)
+}
+
+// readRanking2CategorySetting reads the Ranking2CategorySetting that Ranking2CategorySetting.Read assigns.
+func readRanking2CategorySetting(r *types.Reader, field string) (s Ranking2CategorySetting) {
 	m := r.EnterClass(field, "Ranking2CategorySetting", 0)
 	s.MinScore = r.U32("min_score")
 	s.MaxScore = r.U32("max_score")
@@ -92,6 +98,7 @@ func (s *Ranking2CategorySetting) Read(r *types.Reader, field string) {
 	s.MaxSeasonsToGoBack = r.U8("max_seasons_to_go_back")
 	s.ScoreOrder = r.Bool("score_order")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2ChartInfo is the Ranking2ChartInfo structure.
@@ -150,8 +157,12 @@ func (s *Ranking2ChartInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Ranking2ChartInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Ranking2ChartInfo) Read(r *types.Reader, field string) { *s = readRanking2ChartInfo(r, field) }
+
+// readRanking2ChartInfo reads the Ranking2ChartInfo that Ranking2ChartInfo.Read assigns.
+func readRanking2ChartInfo(r *types.Reader, field string) (s Ranking2ChartInfo) {
 	m := r.EnterClass(field, "Ranking2ChartInfo", 0)
 	s.CreateTime = r.DateTime("create_time")
 	s.Index = r.U32("index")
@@ -172,6 +183,7 @@ func (s *Ranking2ChartInfo) Read(r *types.Reader, field string) {
 	s.Attribute2 = r.U32("attribute2")
 	s.Quantities = types.ReadList(r, "quantities", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2ChartInfoInput is the Ranking2ChartInfoInput structure.
@@ -195,12 +207,19 @@ func (s *Ranking2ChartInfoInput) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2ChartInfoInput) Read(r *types.Reader, field string) {
+	*s = readRanking2ChartInfoInput(r, field)
+}
+
+// readRanking2ChartInfoInput reads the Ranking2ChartInfoInput that Ranking2ChartInfoInput.Read assigns.
+func readRanking2ChartInfoInput(r *types.Reader, field string) (s Ranking2ChartInfoInput) {
 	m := r.EnterClass(field, "Ranking2ChartInfoInput", 0)
 	s.ChartIndex = r.U32("chart_index")
 	s.SeasonsToGoBack = r.U8("seasons_to_go_back")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2CommonData is the Ranking2CommonData structure.
@@ -226,13 +245,20 @@ func (s *Ranking2CommonData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2CommonData) Read(r *types.Reader, field string) {
+	*s = readRanking2CommonData(r, field)
+}
+
+// readRanking2CommonData reads the Ranking2CommonData that Ranking2CommonData.Read assigns.
+func readRanking2CommonData(r *types.Reader, field string) (s Ranking2CommonData) {
 	m := r.EnterClass(field, "Ranking2CommonData", 0)
 	s.Username = r.String("username")
 	s.Mii = r.QBufferCopy("mii")
 	s.BinaryData = r.QBufferCopy("binary_data")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2EstimateScoreRankInput is the Ranking2EstimateScoreRankInput structure.
@@ -258,13 +284,20 @@ func (s *Ranking2EstimateScoreRankInput) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2EstimateScoreRankInput) Read(r *types.Reader, field string) {
+	*s = readRanking2EstimateScoreRankInput(r, field)
+}
+
+// readRanking2EstimateScoreRankInput reads the Ranking2EstimateScoreRankInput that Ranking2EstimateScoreRankInput.Read assigns.
+func readRanking2EstimateScoreRankInput(r *types.Reader, field string) (s Ranking2EstimateScoreRankInput) {
 	m := r.EnterClass(field, "Ranking2EstimateScoreRankInput", 0)
 	s.Category = r.U32("category")
 	s.SeasonsToGoBack = r.U8("seasons_to_go_back")
 	s.Score = r.U32("score")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2EstimateScoreRankOutput is the Ranking2EstimateScoreRankOutput structure.
@@ -298,8 +331,14 @@ func (s *Ranking2EstimateScoreRankOutput) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2EstimateScoreRankOutput) Read(r *types.Reader, field string) {
+	*s = readRanking2EstimateScoreRankOutput(r, field)
+}
+
+// readRanking2EstimateScoreRankOutput reads the Ranking2EstimateScoreRankOutput that Ranking2EstimateScoreRankOutput.Read assigns.
+func readRanking2EstimateScoreRankOutput(r *types.Reader, field string) (s Ranking2EstimateScoreRankOutput) {
 	m := r.EnterClass(field, "Ranking2EstimateScoreRankOutput", 0)
 	s.Rank = r.U32("rank")
 	s.Length = r.U32("length")
@@ -308,6 +347,7 @@ func (s *Ranking2EstimateScoreRankOutput) Read(r *types.Reader, field string) {
 	s.Season = r.S32("season")
 	s.SamplingRate = r.U8("sampling_rate")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2GetByListParam is the Ranking2GetByListParam structure.
@@ -339,8 +379,14 @@ func (s *Ranking2GetByListParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2GetByListParam) Read(r *types.Reader, field string) {
+	*s = readRanking2GetByListParam(r, field)
+}
+
+// readRanking2GetByListParam reads the Ranking2GetByListParam that Ranking2GetByListParam.Read assigns.
+func readRanking2GetByListParam(r *types.Reader, field string) (s Ranking2GetByListParam) {
 	m := r.EnterClass(field, "Ranking2GetByListParam", 0)
 	s.Category = r.U32("category")
 	s.Offset = r.U32("offset")
@@ -349,6 +395,7 @@ func (s *Ranking2GetByListParam) Read(r *types.Reader, field string) {
 	s.OptionFlags = r.U32("option_flags")
 	s.SeasonsToGoBack = r.U8("seasons_to_go_back")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2GetParam selects a window of a category's ranking.
@@ -386,8 +433,12 @@ func (s *Ranking2GetParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Ranking2GetParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Ranking2GetParam) Read(r *types.Reader, field string) { *s = readRanking2GetParam(r, field) }
+
+// readRanking2GetParam reads the Ranking2GetParam that Ranking2GetParam.Read assigns.
+func readRanking2GetParam(r *types.Reader, field string) (s Ranking2GetParam) {
 	m := r.EnterClass(field, "Ranking2GetParam", 0)
 	s.UniqueID = r.U64("unique_id")
 	s.PID = r.PID("pid")
@@ -399,6 +450,7 @@ func (s *Ranking2GetParam) Read(r *types.Reader, field string) {
 	s.Mode = r.U8("mode")
 	s.SeasonsToGoBack = r.U8("seasons_to_go_back")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewRanking2GetParam returns a Ranking2GetParam with the description's defaults.
@@ -437,14 +489,19 @@ func (s *Ranking2Info) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Ranking2Info) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Ranking2Info) Read(r *types.Reader, field string) { *s = readRanking2Info(r, field) }
+
+// readRanking2Info reads the Ranking2Info that Ranking2Info.Read assigns.
+func readRanking2Info(r *types.Reader, field string) (s Ranking2Info) {
 	m := r.EnterClass(field, "Ranking2Info", 0)
-	s.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v Ranking2RankData) { v.Read(r, f); return })
+	s.Data = types.ReadList(r, "data", readRanking2RankData)
 	s.LowestRank = r.U32("lowest_rank")
 	s.NumEntries = r.U32("num_entries")
 	s.Season = r.S32("season")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2RankData is the Ranking2RankData structure.
@@ -476,16 +533,21 @@ func (s *Ranking2RankData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Ranking2RankData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Ranking2RankData) Read(r *types.Reader, field string) { *s = readRanking2RankData(r, field) }
+
+// readRanking2RankData reads the Ranking2RankData that Ranking2RankData.Read assigns.
+func readRanking2RankData(r *types.Reader, field string) (s Ranking2RankData) {
 	m := r.EnterClass(field, "Ranking2RankData", 0)
 	s.Misc = r.U64("misc")
 	s.UniqueID = r.U64("unique_id")
 	s.PID = r.PID("pid")
 	s.Rank = r.U32("rank")
 	s.Score = r.U32("score")
-	s.CommonData.Read(r, "common_data")
+	s.CommonData = readRanking2CommonData(r, "common_data")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2ScoreData is a score to put into a category.
@@ -511,13 +573,18 @@ func (s *Ranking2ScoreData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *Ranking2ScoreData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *Ranking2ScoreData) Read(r *types.Reader, field string) { *s = readRanking2ScoreData(r, field) }
+
+// readRanking2ScoreData reads the Ranking2ScoreData that Ranking2ScoreData.Read assigns.
+func readRanking2ScoreData(r *types.Reader, field string) (s Ranking2ScoreData) {
 	m := r.EnterClass(field, "Ranking2ScoreData", 0)
 	s.Misc = r.U64("misc")
 	s.Category = r.U32("category")
 	s.Score = r.U32("score")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2ProtocolID is the id of the Ranking2 protocol.
@@ -583,7 +650,7 @@ func (x *Ranking2PutScoreRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2PutScoreRequest) Read(r *types.Reader) {
-	x.Scores = types.ReadList(r, "scores", func(r *types.Reader, f string) (v Ranking2ScoreData) { v.Read(r, f); return })
+	x.Scores = types.ReadList(r, "scores", readRanking2ScoreData)
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -632,7 +699,7 @@ func (x *Ranking2GetCommonDataResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetCommonDataResponse) Read(r *types.Reader) {
-	x.CommonData.Read(r, "common_data")
+	x.CommonData = readRanking2CommonData(r, "common_data")
 }
 
 // Ranking2PutCommonDataRequest holds the parameters of Ranking2.PutCommonData.
@@ -649,7 +716,7 @@ func (x *Ranking2PutCommonDataRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2PutCommonDataRequest) Read(r *types.Reader) {
-	x.Data.Read(r, "data")
+	x.Data = readRanking2CommonData(r, "data")
 	x.UniqueID = r.U64("unique_id")
 }
 
@@ -704,7 +771,7 @@ func (x *Ranking2GetRankingRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2GetRankingRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readRanking2GetParam(r, "param")
 }
 
 // Ranking2GetRankingResponse holds the results of Ranking2.GetRanking.
@@ -719,7 +786,7 @@ func (x *Ranking2GetRankingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetRankingResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readRanking2Info(r, "info")
 }
 
 // Ranking2GetRankingByPrincipalIdRequest holds the parameters of Ranking2.GetRankingByPrincipalId.
@@ -739,7 +806,7 @@ func (x *Ranking2GetRankingByPrincipalIdRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2GetRankingByPrincipalIdRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readRanking2GetByListParam(r, "param")
 	x.PIDs = types.ReadList(r, "pids", (*types.Reader).PID)
 }
 
@@ -755,7 +822,7 @@ func (x *Ranking2GetRankingByPrincipalIdResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetRankingByPrincipalIdResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readRanking2Info(r, "info")
 }
 
 // Ranking2GetCategorySettingRequest holds the parameters of Ranking2.GetCategorySetting.
@@ -785,7 +852,7 @@ func (x *Ranking2GetCategorySettingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetCategorySettingResponse) Read(r *types.Reader) {
-	x.Setting.Read(r, "setting")
+	x.Setting = readRanking2CategorySetting(r, "setting")
 }
 
 // Ranking2GetRankingChartRequest holds the parameters of Ranking2.GetRankingChart.
@@ -800,7 +867,7 @@ func (x *Ranking2GetRankingChartRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2GetRankingChartRequest) Read(r *types.Reader) {
-	x.Input.Read(r, "input")
+	x.Input = readRanking2ChartInfoInput(r, "input")
 }
 
 // Ranking2GetRankingChartResponse holds the results of Ranking2.GetRankingChart.
@@ -815,7 +882,7 @@ func (x *Ranking2GetRankingChartResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetRankingChartResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readRanking2ChartInfo(r, "info")
 }
 
 // Ranking2GetRankingChartsRequest holds the parameters of Ranking2.GetRankingCharts.
@@ -833,7 +900,7 @@ func (x *Ranking2GetRankingChartsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2GetRankingChartsRequest) Read(r *types.Reader) {
-	x.Inputs = types.ReadList(r, "inputs", func(r *types.Reader, f string) (v Ranking2ChartInfoInput) { v.Read(r, f); return })
+	x.Inputs = types.ReadList(r, "inputs", readRanking2ChartInfoInput)
 }
 
 // Ranking2GetRankingChartsResponse holds the results of Ranking2.GetRankingCharts.
@@ -851,7 +918,7 @@ func (x *Ranking2GetRankingChartsResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetRankingChartsResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v Ranking2ChartInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readRanking2ChartInfo)
 }
 
 // Ranking2GetEstimateScoreRankRequest holds the parameters of Ranking2.GetEstimateScoreRank.
@@ -866,7 +933,7 @@ func (x *Ranking2GetEstimateScoreRankRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2GetEstimateScoreRankRequest) Read(r *types.Reader) {
-	x.Input.Read(r, "input")
+	x.Input = readRanking2EstimateScoreRankInput(r, "input")
 }
 
 // Ranking2GetEstimateScoreRankResponse holds the results of Ranking2.GetEstimateScoreRank.
@@ -881,7 +948,7 @@ func (x *Ranking2GetEstimateScoreRankResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *Ranking2GetEstimateScoreRankResponse) Read(r *types.Reader) {
-	x.Output.Read(r, "output")
+	x.Output = readRanking2EstimateScoreRankOutput(r, "output")
 }
 
 // Ranking2Handler answers Ranking2 calls: one method per method of the protocol, with its

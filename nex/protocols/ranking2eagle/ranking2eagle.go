@@ -45,12 +45,19 @@ func (s *Ranking2EstimateMyScoreRankInput) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *Ranking2EstimateMyScoreRankInput) Read(r *types.Reader, field string) {
+	*s = readRanking2EstimateMyScoreRankInput(r, field)
+}
+
+// readRanking2EstimateMyScoreRankInput reads the Ranking2EstimateMyScoreRankInput that Ranking2EstimateMyScoreRankInput.Read assigns.
+func readRanking2EstimateMyScoreRankInput(r *types.Reader, field string) (s Ranking2EstimateMyScoreRankInput) {
 	m := r.EnterClass(field, "Ranking2EstimateMyScoreRankInput", 0)
 	s.Category = r.U32("category")
 	s.SeasonsToGoBack = r.U8("seasons_to_go_back")
 	r.LeaveStructure(m)
+	return
 }
 
 // Ranking2EagleProtocolID is the id of the Ranking2_Eagle protocol.
@@ -116,7 +123,7 @@ func (x *Ranking2EagleGetEstimateMyScoreRankRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *Ranking2EagleGetEstimateMyScoreRankRequest) Read(r *types.Reader) {
-	x.Input.Read(r, "input")
+	x.Input = readRanking2EstimateMyScoreRankInput(r, "input")
 }
 
 // Ranking2EagleGetEstimateMyScoreRankResponse holds the results of Ranking2_Eagle.GetEstimateMyScoreRank.

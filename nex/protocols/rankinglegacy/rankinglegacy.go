@@ -66,8 +66,12 @@ func (s *RankingData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingData) Read(r *types.Reader, field string) { *s = readRankingData(r, field) }
+
+// readRankingData reads the RankingData that RankingData.Read assigns.
+func readRankingData(r *types.Reader, field string) (s RankingData) {
 	m := r.EnterClass(field, "RankingData", 0)
 	s.UniqueID = r.U32("unique_id")
 	s.PID = r.PID("pid")
@@ -78,6 +82,7 @@ func (s *RankingData) Read(r *types.Reader, field string) {
 	s.Unknown2 = r.U32("unknown2")
 	s.CommonData = r.BufferCopy("common_data")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingOrderParam says how GetScore, GetSelfScore and UnknownMethod0xD rank:
@@ -113,8 +118,12 @@ func (s *RankingOrderParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingOrderParam) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingOrderParam) Read(r *types.Reader, field string) { *s = readRankingOrderParam(r, field) }
+
+// readRankingOrderParam reads the RankingOrderParam that RankingOrderParam.Read assigns.
+func readRankingOrderParam(r *types.Reader, field string) (s RankingOrderParam) {
 	m := r.EnterClass(field, "RankingOrderParam", 0)
 	s.ScoreIndex = r.U8("score_index")
 	s.Order = r.U8("order")
@@ -124,6 +133,7 @@ func (s *RankingOrderParam) Read(r *types.Reader, field string) {
 	s.Unknown3 = r.U8("unknown3")
 	s.Unknown4 = r.U32("unknown4")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingScore is one score of UploadScores.
@@ -154,14 +164,19 @@ func (s *RankingScore) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RankingScore) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RankingScore) Read(r *types.Reader, field string) { *s = readRankingScore(r, field) }
+
+// readRankingScore reads the RankingScore that RankingScore.Read assigns.
+func readRankingScore(r *types.Reader, field string) (s RankingScore) {
 	m := r.EnterClass(field, "RankingScore", 0)
 	s.Category = r.U32("category")
 	s.Scores = types.ReadList(r, "scores", (*types.Reader).U32)
 	s.Unknown1 = r.U8("unknown1")
 	s.Unknown2 = r.U32("unknown2")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingScoreWithLimit is one score of UploadScoresWithLimit.
@@ -194,8 +209,14 @@ func (s *RankingScoreWithLimit) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *RankingScoreWithLimit) Read(r *types.Reader, field string) {
+	*s = readRankingScoreWithLimit(r, field)
+}
+
+// readRankingScoreWithLimit reads the RankingScoreWithLimit that RankingScoreWithLimit.Read assigns.
+func readRankingScoreWithLimit(r *types.Reader, field string) (s RankingScoreWithLimit) {
 	m := r.EnterClass(field, "RankingScoreWithLimit", 0)
 	s.Category = r.U32("category")
 	s.Scores = types.ReadList(r, "scores", (*types.Reader).U32)
@@ -203,6 +224,7 @@ func (s *RankingScoreWithLimit) Read(r *types.Reader, field string) {
 	s.Unknown2 = r.U32("unknown2")
 	s.Limit = r.U16("limit")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingLegacyProtocolID is the id of the RankingLegacy protocol.
@@ -343,7 +365,7 @@ func (x *RankingLegacyUploadScoresRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingLegacyUploadScoresRequest) Read(r *types.Reader) {
 	x.UniqueID = r.U32("unique_id")
-	x.Scores = types.ReadList(r, "scores", func(r *types.Reader, f string) (v RankingScore) { v.Read(r, f); return })
+	x.Scores = types.ReadList(r, "scores", readRankingScore)
 }
 
 // RankingLegacyUploadScoresResponse holds the results of RankingLegacy.UploadScores.
@@ -682,7 +704,7 @@ func (x *RankingLegacyUnknownMethod0xDRequest) Append(w *types.Writer) {
 func (x *RankingLegacyUnknownMethod0xDRequest) Read(r *types.Reader) {
 	x.UniqueID = r.U32("unique_id")
 	x.Category = r.U32("category")
-	x.OrderParam.Read(r, "order_param")
+	x.OrderParam = readRankingOrderParam(r, "order_param")
 }
 
 // RankingLegacyUnknownMethod0xDResponse holds the results of RankingLegacy.UnknownMethod0xD.
@@ -725,7 +747,7 @@ func (x *RankingLegacyGetScoreRequest) Append(w *types.Writer) {
 func (x *RankingLegacyGetScoreRequest) Read(r *types.Reader) {
 	x.Mode = r.U8("mode")
 	x.Category = r.U32("category")
-	x.OrderParam.Read(r, "order_param")
+	x.OrderParam = readRankingOrderParam(r, "order_param")
 	x.Offset = r.U32("offset")
 	x.Length = r.U8("length")
 }
@@ -748,7 +770,7 @@ func (x *RankingLegacyGetScoreResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingLegacyGetScoreResponse) Read(r *types.Reader) {
 	x.Status = int16(r.U16("status"))
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v RankingData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readRankingData)
 }
 
 // RankingLegacyGetSelfScoreRequest holds the parameters of RankingLegacy.GetSelfScore.
@@ -771,7 +793,7 @@ func (x *RankingLegacyGetSelfScoreRequest) Append(w *types.Writer) {
 func (x *RankingLegacyGetSelfScoreRequest) Read(r *types.Reader) {
 	x.UniqueID = r.U32("unique_id")
 	x.Category = r.U32("category")
-	x.OrderParam.Read(r, "order_param")
+	x.OrderParam = readRankingOrderParam(r, "order_param")
 	x.Length = r.U8("length")
 }
 
@@ -793,7 +815,7 @@ func (x *RankingLegacyGetSelfScoreResponse) Append(w *types.Writer) {
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingLegacyGetSelfScoreResponse) Read(r *types.Reader) {
 	x.Status = int16(r.U16("status"))
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v RankingData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readRankingData)
 }
 
 // RankingLegacyGetTotalRequest holds the parameters of RankingLegacy.GetTotal.
@@ -907,7 +929,7 @@ func (x *RankingLegacyUploadScoresWithLimitRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingLegacyUploadScoresWithLimitRequest) Read(r *types.Reader) {
 	x.UniqueID = r.U32("unique_id")
-	x.Scores = types.ReadList(r, "scores", func(r *types.Reader, f string) (v RankingScoreWithLimit) { v.Read(r, f); return })
+	x.Scores = types.ReadList(r, "scores", readRankingScoreWithLimit)
 }
 
 // RankingLegacyUploadScoresWithLimitResponse holds the results of RankingLegacy.UploadScoresWithLimit.

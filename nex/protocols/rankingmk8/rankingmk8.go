@@ -48,13 +48,20 @@ func (s *CompetitionRankingInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingInfo) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingInfo(r, field)
+}
+
+// readCompetitionRankingInfo reads the CompetitionRankingInfo that CompetitionRankingInfo.Read assigns.
+func readCompetitionRankingInfo(r *types.Reader, field string) (s CompetitionRankingInfo) {
 	m := r.EnterClass(field, "CompetitionRankingInfo", 0)
 	s.ID = r.U32("id")
 	s.NumParticipants = r.U32("num_participants")
 	s.TeamScores = types.ReadList(r, "team_scores", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // CompetitionRankingInfoGetParam is the CompetitionRankingInfoGetParam structure.
@@ -78,12 +85,19 @@ func (s *CompetitionRankingInfoGetParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingInfoGetParam(r, field)
+}
+
+// readCompetitionRankingInfoGetParam reads the CompetitionRankingInfoGetParam that CompetitionRankingInfoGetParam.Read assigns.
+func readCompetitionRankingInfoGetParam(r *types.Reader, field string) (s CompetitionRankingInfoGetParam) {
 	m := r.EnterClass(field, "CompetitionRankingInfoGetParam", 0)
 	s.RankOrder = r.U8("rank_order")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
@@ -128,8 +142,14 @@ func (s *CompetitionRankingUploadScoreParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingUploadScoreParam) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingUploadScoreParam(r, field)
+}
+
+// readCompetitionRankingUploadScoreParam reads the CompetitionRankingUploadScoreParam that CompetitionRankingUploadScoreParam.Read assigns.
+func readCompetitionRankingUploadScoreParam(r *types.Reader, field string) (s CompetitionRankingUploadScoreParam) {
 	m := r.EnterClass(field, "CompetitionRankingUploadScoreParam", 0)
 	s.ID = r.U32("id")
 	s.SeasonID = r.U32("season_id")
@@ -140,6 +160,7 @@ func (s *CompetitionRankingUploadScoreParam) Read(r *types.Reader, field string)
 	s.IsFirstUpload = r.Bool("is_first_upload")
 	s.Metadata = r.QBufferCopy("metadata")
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingMK8ProtocolID is the id of the Ranking_MK8 protocol.
@@ -221,7 +242,7 @@ func (x *RankingMK8UploadCompetitionRankingScoreRequest) Append(w *types.Writer)
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingMK8UploadCompetitionRankingScoreRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCompetitionRankingUploadScoreParam(r, "param")
 }
 
 // RankingMK8UploadCompetitionRankingScoreResponse holds the results of Ranking_MK8.UploadCompetitionRankingScore.
@@ -251,7 +272,7 @@ func (x *RankingMK8GetCompetitionInfoRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingMK8GetCompetitionInfoRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCompetitionRankingInfoGetParam(r, "param")
 }
 
 // RankingMK8GetCompetitionInfoResponse holds the results of Ranking_MK8.GetCompetitionInfo.
@@ -269,7 +290,7 @@ func (x *RankingMK8GetCompetitionInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingMK8GetCompetitionInfoResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v CompetitionRankingInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readCompetitionRankingInfo)
 }
 
 // RankingMK8Handler answers Ranking_MK8 calls: one method per method of the protocol, with its

@@ -44,11 +44,16 @@ func (s *CommonDataList) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *CommonDataList) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *CommonDataList) Read(r *types.Reader, field string) { *s = readCommonDataList(r, field) }
+
+// readCommonDataList reads the CommonDataList that CommonDataList.Read assigns.
+func readCommonDataList(r *types.Reader, field string) (s CommonDataList) {
 	m := r.EnterClass(field, "CommonDataList", 0)
 	s.Data = types.ReadList(r, "data", (*types.Reader).QBufferCopy)
 	r.LeaveStructure(m)
+	return
 }
 
 // CompetitionRankingGetScoreParam is the CompetitionRankingGetScoreParam structure.
@@ -74,12 +79,19 @@ func (s *CompetitionRankingGetScoreParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingGetScoreParam) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingGetScoreParam(r, field)
+}
+
+// readCompetitionRankingGetScoreParam reads the CompetitionRankingGetScoreParam that CompetitionRankingGetScoreParam.Read assigns.
+func readCompetitionRankingGetScoreParam(r *types.Reader, field string) (s CompetitionRankingGetScoreParam) {
 	m := r.EnterClass(field, "CompetitionRankingGetScoreParam", 0)
 	s.ID = r.U32("id")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewCompetitionRankingGetScoreParam returns a CompetitionRankingGetScoreParam with the description's defaults.
@@ -115,13 +127,20 @@ func (s *CompetitionRankingInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingInfo) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingInfo(r, field)
+}
+
+// readCompetitionRankingInfo reads the CompetitionRankingInfo that CompetitionRankingInfo.Read assigns.
+func readCompetitionRankingInfo(r *types.Reader, field string) (s CompetitionRankingInfo) {
 	m := r.EnterClass(field, "CompetitionRankingInfo", 0)
 	s.ID = r.U32("id")
 	s.NumParticipants = r.U32("num_participants")
 	s.TeamScores = types.ReadList(r, "team_scores", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // CompetitionRankingInfoGetParam is the CompetitionRankingInfoGetParam structure.
@@ -145,12 +164,19 @@ func (s *CompetitionRankingInfoGetParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingInfoGetParam) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingInfoGetParam(r, field)
+}
+
+// readCompetitionRankingInfoGetParam reads the CompetitionRankingInfoGetParam that CompetitionRankingInfoGetParam.Read assigns.
+func readCompetitionRankingInfoGetParam(r *types.Reader, field string) (s CompetitionRankingInfoGetParam) {
 	m := r.EnterClass(field, "CompetitionRankingInfoGetParam", 0)
 	s.RankOrder = r.U8("rank_order")
 	s.Range.Read(r, "range")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewCompetitionRankingInfoGetParam returns a CompetitionRankingInfoGetParam with the description's defaults.
@@ -189,8 +215,14 @@ func (s *CompetitionRankingScoreData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingScoreData) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingScoreData(r, field)
+}
+
+// readCompetitionRankingScoreData reads the CompetitionRankingScoreData that CompetitionRankingScoreData.Read assigns.
+func readCompetitionRankingScoreData(r *types.Reader, field string) (s CompetitionRankingScoreData) {
 	m := r.EnterClass(field, "CompetitionRankingScoreData", 0)
 	s.Rank = r.U32("rank")
 	s.PID = r.PID("pid")
@@ -199,6 +231,7 @@ func (s *CompetitionRankingScoreData) Read(r *types.Reader, field string) {
 	s.TeamID = r.U8("team_id")
 	s.Metadata = r.QBufferCopy("metadata")
 	r.LeaveStructure(m)
+	return
 }
 
 // NewCompetitionRankingScoreData returns a CompetitionRankingScoreData with the description's defaults.
@@ -239,14 +272,21 @@ func (s *CompetitionRankingScoreInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingScoreInfo) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingScoreInfo(r, field)
+}
+
+// readCompetitionRankingScoreInfo reads the CompetitionRankingScoreInfo that CompetitionRankingScoreInfo.Read assigns.
+func readCompetitionRankingScoreInfo(r *types.Reader, field string) (s CompetitionRankingScoreInfo) {
 	m := r.EnterClass(field, "CompetitionRankingScoreInfo", 0)
 	s.SeasonID = r.U32("season_id")
-	s.Scores = types.ReadList(r, "scores", func(r *types.Reader, f string) (v CompetitionRankingScoreData) { v.Read(r, f); return })
+	s.Scores = types.ReadList(r, "scores", readCompetitionRankingScoreData)
 	s.NumParticipants = r.U32("num_participants")
 	s.TeamScores = types.ReadList(r, "team_scores", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // CompetitionRankingUploadScoreParam is the CompetitionRankingUploadScoreParam structure.
@@ -284,8 +324,14 @@ func (s *CompetitionRankingUploadScoreParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *CompetitionRankingUploadScoreParam) Read(r *types.Reader, field string) {
+	*s = readCompetitionRankingUploadScoreParam(r, field)
+}
+
+// readCompetitionRankingUploadScoreParam reads the CompetitionRankingUploadScoreParam that CompetitionRankingUploadScoreParam.Read assigns.
+func readCompetitionRankingUploadScoreParam(r *types.Reader, field string) (s CompetitionRankingUploadScoreParam) {
 	m := r.EnterClass(field, "CompetitionRankingUploadScoreParam", 0)
 	s.ID = r.U32("id")
 	s.SeasonID = r.U32("season_id")
@@ -296,6 +342,7 @@ func (s *CompetitionRankingUploadScoreParam) Read(r *types.Reader, field string)
 	s.IsFirstUpload = r.Bool("is_first_upload")
 	s.Metadata = r.QBufferCopy("metadata")
 	r.LeaveStructure(m)
+	return
 }
 
 // ScorePack is the ScorePack structure.
@@ -320,11 +367,16 @@ func (s *ScorePack) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ScorePack) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ScorePack) Read(r *types.Reader, field string) { *s = readScorePack(r, field) }
+
+// readScorePack reads the ScorePack that ScorePack.Read assigns.
+func readScorePack(r *types.Reader, field string) (s ScorePack) {
 	m := r.EnterClass(field, "ScorePack", 0)
 	s.Data = types.ReadList(r, "data", (*types.Reader).QBufferCopy)
 	r.LeaveStructure(m)
+	return
 }
 
 // RankingMK8DProtocolID is the id of the Ranking_MK8D protocol.
@@ -423,7 +475,7 @@ func (x *RankingMK8DGetCompetitionRankingScoreRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingMK8DGetCompetitionRankingScoreRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCompetitionRankingGetScoreParam(r, "param")
 }
 
 // RankingMK8DGetCompetitionRankingScoreResponse holds the results of Ranking_MK8D.GetCompetitionRankingScore.
@@ -441,7 +493,7 @@ func (x *RankingMK8DGetCompetitionRankingScoreResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingMK8DGetCompetitionRankingScoreResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v CompetitionRankingScoreInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readCompetitionRankingScoreInfo)
 }
 
 // RankingMK8DUploadCompetitionRankingScoreRequest holds the parameters of Ranking_MK8D.UploadCompetitionRankingScore.
@@ -456,7 +508,7 @@ func (x *RankingMK8DUploadCompetitionRankingScoreRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingMK8DUploadCompetitionRankingScoreRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCompetitionRankingUploadScoreParam(r, "param")
 }
 
 // RankingMK8DUploadCompetitionRankingScoreResponse holds the results of Ranking_MK8D.UploadCompetitionRankingScore.
@@ -486,7 +538,7 @@ func (x *RankingMK8DGetCompetitionInfoRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RankingMK8DGetCompetitionInfoRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readCompetitionRankingInfoGetParam(r, "param")
 }
 
 // RankingMK8DGetCompetitionInfoResponse holds the results of Ranking_MK8D.GetCompetitionInfo.
@@ -504,7 +556,7 @@ func (x *RankingMK8DGetCompetitionInfoResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingMK8DGetCompetitionInfoResponse) Read(r *types.Reader) {
-	x.Info = types.ReadList(r, "info", func(r *types.Reader, f string) (v CompetitionRankingInfo) { v.Read(r, f); return })
+	x.Info = types.ReadList(r, "info", readCompetitionRankingInfo)
 }
 
 // RankingMK8DUploadScorePackRequest holds the parameters of Ranking_MK8D.UploadScorePack.
@@ -570,7 +622,7 @@ func (x *RankingMK8DGetScorePackResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingMK8DGetScorePackResponse) Read(r *types.Reader) {
-	x.Result.Read(r, "result")
+	x.Result = readScorePack(r, "result")
 }
 
 // RankingMK8DGetCommonDataByPIDListRequest holds the parameters of Ranking_MK8D.GetCommonDataByPIDList.
@@ -603,7 +655,7 @@ func (x *RankingMK8DGetCommonDataByPIDListResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RankingMK8DGetCommonDataByPIDListResponse) Read(r *types.Reader) {
-	x.List.Read(r, "list")
+	x.List = readCommonDataList(r, "list")
 }
 
 // RankingMK8DHandler answers Ranking_MK8D calls: one method per method of the protocol, with its

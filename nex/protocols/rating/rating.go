@@ -45,12 +45,19 @@ func (s *RatingSessionToken) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *RatingSessionToken) Read(r *types.Reader, field string) {
+	*s = readRatingSessionToken(r, field)
+}
+
+// readRatingSessionToken reads the RatingSessionToken that RatingSessionToken.Read assigns.
+func readRatingSessionToken(r *types.Reader, field string) (s RatingSessionToken) {
 	m := r.EnterClass(field, "RatingSessionToken", 0)
 	s.Unknown1 = r.U64("unknown1")
 	s.Unknown2 = r.QBufferCopy("unknown2")
 	r.LeaveStructure(m)
+	return
 }
 
 // RatingStats is one battle report (the game always sends two).
@@ -85,8 +92,12 @@ func (s *RatingStats) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RatingStats) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RatingStats) Read(r *types.Reader, field string) { *s = readRatingStats(r, field) }
+
+// readRatingStats reads the RatingStats that RatingStats.Read assigns.
+func readRatingStats(r *types.Reader, field string) (s RatingStats) {
 	m := r.EnterClass(field, "RatingStats", 0)
 	s.PrincipalID = r.PID("principal_id")
 	s.UniqueID = r.U64("unique_id")
@@ -95,6 +106,7 @@ func (s *RatingStats) Read(r *types.Reader, field string) {
 	s.ReportData = r.QBufferCopy("report_data")
 	s.Values = types.ReadList(r, "values", (*types.Reader).F32)
 	r.LeaveStructure(m)
+	return
 }
 
 // RatingRankData is a player's rank in a category.
@@ -134,8 +146,12 @@ func (s *RatingRankData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *RatingRankData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *RatingRankData) Read(r *types.Reader, field string) { *s = readRatingRankData(r, field) }
+
+// readRatingRankData reads the RatingRankData that RatingRankData.Read assigns.
+func readRatingRankData(r *types.Reader, field string) (s RatingRankData) {
 	m := r.EnterClass(field, "RatingRankData", 0)
 	s.PrincipalID = r.PID("principal_id")
 	s.UniqueID = r.U64("unique_id")
@@ -148,6 +164,7 @@ func (s *RatingRankData) Read(r *types.Reader, field string) {
 	s.CommonData = r.BufferCopy("common_data")
 	s.UpdateTime = r.DateTime("update_time")
 	r.LeaveStructure(m)
+	return
 }
 
 // RatingProtocolID is the id of the Rating protocol.
@@ -211,7 +228,7 @@ func (x *RatingUnknownMethod0x1Response) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RatingUnknownMethod0x1Response) Read(r *types.Reader) {
-	x.Token.Read(r, "token")
+	x.Token = readRatingSessionToken(r, "token")
 }
 
 // RatingUnknownMethod0x2Request holds the parameters of Rating.UnknownMethod0x2.
@@ -226,7 +243,7 @@ func (x *RatingUnknownMethod0x2Request) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RatingUnknownMethod0x2Request) Read(r *types.Reader) {
-	x.Token.Read(r, "token")
+	x.Token = readRatingSessionToken(r, "token")
 }
 
 // RatingUnknownMethod0x2Response holds the results of Rating.UnknownMethod0x2.
@@ -258,8 +275,8 @@ func (x *RatingReportRatingStatsRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *RatingReportRatingStatsRequest) Read(r *types.Reader) {
-	x.Token.Read(r, "token")
-	x.Stats = types.ReadList(r, "stats", func(r *types.Reader, f string) (v RatingStats) { v.Read(r, f); return })
+	x.Token = readRatingSessionToken(r, "token")
+	x.Stats = types.ReadList(r, "stats", readRatingStats)
 }
 
 // RatingReportRatingStatsResponse holds the results of Rating.ReportRatingStats.
@@ -307,7 +324,7 @@ func (x *RatingGetRankingResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *RatingGetRankingResponse) Read(r *types.Reader) {
-	x.Data.Read(r, "data")
+	x.Data = readRatingRankData(r, "data")
 }
 
 // RatingDeleteScoreRequest holds the parameters of Rating.DeleteScore.

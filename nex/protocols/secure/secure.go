@@ -42,12 +42,17 @@ func (s *ConnectionData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ConnectionData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ConnectionData) Read(r *types.Reader, field string) { *s = readConnectionData(r, field) }
+
+// readConnectionData reads the ConnectionData that ConnectionData.Read assigns.
+func readConnectionData(r *types.Reader, field string) (s ConnectionData) {
 	m := r.EnterClass(field, "ConnectionData", 0)
 	s.Station = r.StationURL("station")
 	s.ConnectionID = r.U32("connection_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // NintendoLoginData is the NintendoLoginData structure.
@@ -69,11 +74,16 @@ func (s *NintendoLoginData) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *NintendoLoginData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *NintendoLoginData) Read(r *types.Reader, field string) { *s = readNintendoLoginData(r, field) }
+
+// readNintendoLoginData reads the NintendoLoginData that NintendoLoginData.Read assigns.
+func readNintendoLoginData(r *types.Reader, field string) (s NintendoLoginData) {
 	m := r.EnterClass(field, "NintendoLoginData", 0)
 	s.Token = r.String("token")
 	r.LeaveStructure(m)
+	return
 }
 
 // SecureConnectionProtocolID is the id of the SecureConnection protocol.
@@ -193,7 +203,7 @@ func (x *SecureConnectionRequestConnectionDataResponse) Append(w *types.Writer) 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SecureConnectionRequestConnectionDataResponse) Read(r *types.Reader) {
 	x.Result = r.Bool("result")
-	x.ConnectionData = types.ReadList(r, "connection_data", func(r *types.Reader, f string) (v ConnectionData) { v.Read(r, f); return })
+	x.ConnectionData = types.ReadList(r, "connection_data", readConnectionData)
 }
 
 // SecureConnectionRequestUrlsRequest holds the parameters of SecureConnection.RequestUrls.

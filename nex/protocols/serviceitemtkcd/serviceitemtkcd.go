@@ -51,11 +51,18 @@ func (s *ServiceItemHttpGetParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemHttpGetParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemHttpGetParam(r, field)
+}
+
+// readServiceItemHttpGetParam reads the ServiceItemHttpGetParam that ServiceItemHttpGetParam.Read assigns.
+func readServiceItemHttpGetParam(r *types.Reader, field string) (s ServiceItemHttpGetParam) {
 	m := r.EnterClass(field, "ServiceItemHttpGetParam", 0)
 	s.URL = r.String("url")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemHttpGetResponse is the ServiceItemHttpGetResponse structure.
@@ -77,11 +84,18 @@ func (s *ServiceItemHttpGetResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemHttpGetResponse) Read(r *types.Reader, field string) {
+	*s = readServiceItemHttpGetResponse(r, field)
+}
+
+// readServiceItemHttpGetResponse reads the ServiceItemHttpGetResponse that ServiceItemHttpGetResponse.Read assigns.
+func readServiceItemHttpGetResponse(r *types.Reader, field string) (s ServiceItemHttpGetResponse) {
 	m := r.EnterClass(field, "ServiceItemHttpGetResponse", 0)
 	s.Response = r.QBufferCopy("response")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemEShopResponse is what every asynchronous result starts with: the
@@ -108,13 +122,20 @@ func (s *ServiceItemEShopResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemEShopResponse) Read(r *types.Reader, field string) {
+	*s = readServiceItemEShopResponse(r, field)
+}
+
+// readServiceItemEShopResponse reads the ServiceItemEShopResponse that ServiceItemEShopResponse.Read assigns.
+func readServiceItemEShopResponse(r *types.Reader, field string) (s ServiceItemEShopResponse) {
 	m := r.EnterClass(field, "ServiceItemEShopResponse", 0)
 	s.HTTPStatus = r.U32("http_status")
 	s.ErrorCode = r.U32("error_code")
 	s.CorrelationID = r.String("correlation_id")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAmount is an amount of money as the eShop prints and counts it.
@@ -140,13 +161,18 @@ func (s *ServiceItemAmount) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ServiceItemAmount) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ServiceItemAmount) Read(r *types.Reader, field string) { *s = readServiceItemAmount(r, field) }
+
+// readServiceItemAmount reads the ServiceItemAmount that ServiceItemAmount.Read assigns.
+func readServiceItemAmount(r *types.Reader, field string) (s ServiceItemAmount) {
 	m := r.EnterClass(field, "ServiceItemAmount", 0)
 	s.FormattedAmount = r.String("formatted_amount")
 	s.Currency = r.String("currency")
 	s.RawValue = r.String("raw_value")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPurchaseServiceItemParam is the ServiceItemPurchaseServiceItemParam structure.
@@ -200,8 +226,14 @@ func (s *ServiceItemPurchaseServiceItemParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPurchaseServiceItemParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemPurchaseServiceItemParam(r, field)
+}
+
+// readServiceItemPurchaseServiceItemParam reads the ServiceItemPurchaseServiceItemParam that ServiceItemPurchaseServiceItemParam.Read assigns.
+func readServiceItemPurchaseServiceItemParam(r *types.Reader, field string) (s ServiceItemPurchaseServiceItemParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemPurchaseServiceItemParam", serviceItemPurchaseServiceItemParamMaxRevision(v))
 	rev := m.Revision()
@@ -217,6 +249,7 @@ func (s *ServiceItemPurchaseServiceItemParam) Read(r *types.Reader, field string
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPurchaseInfo is the ServiceItemPurchaseInfo structure.
@@ -244,14 +277,21 @@ func (s *ServiceItemPurchaseInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPurchaseInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemPurchaseInfo(r, field)
+}
+
+// readServiceItemPurchaseInfo reads the ServiceItemPurchaseInfo that ServiceItemPurchaseInfo.Read assigns.
+func readServiceItemPurchaseInfo(r *types.Reader, field string) (s ServiceItemPurchaseInfo) {
 	m := r.EnterClass(field, "ServiceItemPurchaseInfo", 0)
 	s.TransactionID = r.String("transaction_id")
 	s.ExtTransactionID = r.String("ext_transaction_id")
 	s.ItemCode = r.String("item_code")
-	s.PostBalance.Read(r, "post_balance")
+	s.PostBalance = readServiceItemAmount(r, "post_balance")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPurchaseServiceItemResponse is the ServiceItemPurchaseServiceItemResponse structure.
@@ -282,12 +322,19 @@ func (s *ServiceItemPurchaseServiceItemResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPurchaseServiceItemResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemPurchaseServiceItemResponse(r, field)
+}
+
+// readServiceItemPurchaseServiceItemResponse reads the ServiceItemPurchaseServiceItemResponse that ServiceItemPurchaseServiceItemResponse.Read assigns.
+func readServiceItemPurchaseServiceItemResponse(r *types.Reader, field string) (s ServiceItemPurchaseServiceItemResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemPurchaseServiceItemResponse", 0)
-	s.NullablePurchaseInfo = types.ReadList(r, "nullable_purchase_info", func(r *types.Reader, f string) (v ServiceItemPurchaseInfo) { v.Read(r, f); return })
+	s.NullablePurchaseInfo = types.ReadList(r, "nullable_purchase_info", readServiceItemPurchaseInfo)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemListServiceItemParam asks for a page (offset, size) of the catalogue.
@@ -335,8 +382,14 @@ func (s *ServiceItemListServiceItemParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemListServiceItemParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemListServiceItemParam(r, field)
+}
+
+// readServiceItemListServiceItemParam reads the ServiceItemListServiceItemParam that ServiceItemListServiceItemParam.Read assigns.
+func readServiceItemListServiceItemParam(r *types.Reader, field string) (s ServiceItemListServiceItemParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemListServiceItemParam", serviceItemListServiceItemParamMaxRevision(v))
 	rev := m.Revision()
@@ -349,6 +402,7 @@ func (s *ServiceItemListServiceItemParam) Read(r *types.Reader, field string) {
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemLimitation says how much of a right an item gives (a count, a time).
@@ -372,12 +426,19 @@ func (s *ServiceItemLimitation) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemLimitation) Read(r *types.Reader, field string) {
+	*s = readServiceItemLimitation(r, field)
+}
+
+// readServiceItemLimitation reads the ServiceItemLimitation that ServiceItemLimitation.Read assigns.
+func readServiceItemLimitation(r *types.Reader, field string) (s ServiceItemLimitation) {
 	m := r.EnterClass(field, "ServiceItemLimitation", 0)
 	s.LimitationType = r.U32("limitation_type")
 	s.LimitationValue = r.U32("limitation_value")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAttribute is the ServiceItemAttribute structure.
@@ -401,12 +462,19 @@ func (s *ServiceItemAttribute) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAttribute) Read(r *types.Reader, field string) {
+	*s = readServiceItemAttribute(r, field)
+}
+
+// readServiceItemAttribute reads the ServiceItemAttribute that ServiceItemAttribute.Read assigns.
+func readServiceItemAttribute(r *types.Reader, field string) (s ServiceItemAttribute) {
 	m := r.EnterClass(field, "ServiceItemAttribute", 0)
 	s.Name = r.String("name")
 	s.Value = r.String("value")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemListItem is one item of the catalogue.
@@ -441,16 +509,23 @@ func (s *ServiceItemListItem) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemListItem) Read(r *types.Reader, field string) {
+	*s = readServiceItemListItem(r, field)
+}
+
+// readServiceItemListItem reads the ServiceItemListItem that ServiceItemListItem.Read assigns.
+func readServiceItemListItem(r *types.Reader, field string) (s ServiceItemListItem) {
 	m := r.EnterClass(field, "ServiceItemListItem", 0)
 	s.ItemCode = r.String("item_code")
-	s.RegularPrice.Read(r, "regular_price")
+	s.RegularPrice = readServiceItemAmount(r, "regular_price")
 	s.TaxExcluded = r.Bool("tax_excluded")
 	s.InitialPurchaseOnly = r.Bool("initial_purchase_only")
-	s.Limitation.Read(r, "limitation")
-	s.Attributes = types.ReadList(r, "attributes", func(r *types.Reader, f string) (v ServiceItemAttribute) { v.Read(r, f); return })
+	s.Limitation = readServiceItemLimitation(r, "limitation")
+	s.Attributes = types.ReadList(r, "attributes", readServiceItemAttribute)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemCatalog is a page of the catalogue: total_size items in all, from offset.
@@ -483,15 +558,22 @@ func (s *ServiceItemCatalog) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemCatalog) Read(r *types.Reader, field string) {
+	*s = readServiceItemCatalog(r, field)
+}
+
+// readServiceItemCatalog reads the ServiceItemCatalog that ServiceItemCatalog.Read assigns.
+func readServiceItemCatalog(r *types.Reader, field string) (s ServiceItemCatalog) {
 	m := r.EnterClass(field, "ServiceItemCatalog", 0)
 	s.TotalSize = r.U32("total_size")
 	s.Offset = r.U32("offset")
-	s.ListItems = types.ReadList(r, "list_items", func(r *types.Reader, f string) (v ServiceItemListItem) { v.Read(r, f); return })
+	s.ListItems = types.ReadList(r, "list_items", readServiceItemListItem)
 	s.IsBalanceAvailable = r.Bool("is_balance_available")
-	s.Balance.Read(r, "balance")
+	s.Balance = readServiceItemAmount(r, "balance")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemListServiceItemResponse is the ServiceItemListServiceItemResponse structure.
@@ -522,12 +604,19 @@ func (s *ServiceItemListServiceItemResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemListServiceItemResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemListServiceItemResponse(r, field)
+}
+
+// readServiceItemListServiceItemResponse reads the ServiceItemListServiceItemResponse that ServiceItemListServiceItemResponse.Read assigns.
+func readServiceItemListServiceItemResponse(r *types.Reader, field string) (s ServiceItemListServiceItemResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemListServiceItemResponse", 0)
-	s.NullableCatalog = types.ReadList(r, "nullable_catalog", func(r *types.Reader, f string) (v ServiceItemCatalog) { v.Read(r, f); return })
+	s.NullableCatalog = types.ReadList(r, "nullable_catalog", readServiceItemCatalog)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetBalanceParam is the ServiceItemGetBalanceParam structure.
@@ -567,8 +656,14 @@ func (s *ServiceItemGetBalanceParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetBalanceParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetBalanceParam(r, field)
+}
+
+// readServiceItemGetBalanceParam reads the ServiceItemGetBalanceParam that ServiceItemGetBalanceParam.Read assigns.
+func readServiceItemGetBalanceParam(r *types.Reader, field string) (s ServiceItemGetBalanceParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetBalanceParam", serviceItemGetBalanceParamMaxRevision(v))
 	rev := m.Revision()
@@ -578,6 +673,7 @@ func (s *ServiceItemGetBalanceParam) Read(r *types.Reader, field string) {
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetBalanceResponse is the ServiceItemGetBalanceResponse structure.
@@ -606,12 +702,19 @@ func (s *ServiceItemGetBalanceResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetBalanceResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemGetBalanceResponse(r, field)
+}
+
+// readServiceItemGetBalanceResponse reads the ServiceItemGetBalanceResponse that ServiceItemGetBalanceResponse.Read assigns.
+func readServiceItemGetBalanceResponse(r *types.Reader, field string) (s ServiceItemGetBalanceResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemGetBalanceResponse", 0)
-	s.NullableBalance = types.ReadList(r, "nullable_balance", func(r *types.Reader, f string) (v ServiceItemAmount) { v.Read(r, f); return })
+	s.NullableBalance = types.ReadList(r, "nullable_balance", readServiceItemAmount)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetPrepurchaseInfoParam is the ServiceItemGetPrepurchaseInfoParam structure.
@@ -659,20 +762,27 @@ func (s *ServiceItemGetPrepurchaseInfoParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetPrepurchaseInfoParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetPrepurchaseInfoParam(r, field)
+}
+
+// readServiceItemGetPrepurchaseInfoParam reads the ServiceItemGetPrepurchaseInfoParam that ServiceItemGetPrepurchaseInfoParam.Read assigns.
+func readServiceItemGetPrepurchaseInfoParam(r *types.Reader, field string) (s ServiceItemGetPrepurchaseInfoParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetPrepurchaseInfoParam", serviceItemGetPrepurchaseInfoParamMaxRevision(v))
 	rev := m.Revision()
 	s.ItemCode = r.String("item_code")
 	s.ReferenceID = r.String("reference_id")
-	s.Limitation.Read(r, "limitation")
+	s.Limitation = readServiceItemLimitation(r, "limitation")
 	s.Language = r.String("language")
 	s.UniqueID = r.U32("unique_id")
 	if rev >= 1 {
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPrepurchaseRightInfo is the ServiceItemPrepurchaseRightInfo structure.
@@ -709,8 +819,14 @@ func (s *ServiceItemPrepurchaseRightInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPrepurchaseRightInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemPrepurchaseRightInfo(r, field)
+}
+
+// readServiceItemPrepurchaseRightInfo reads the ServiceItemPrepurchaseRightInfo that ServiceItemPrepurchaseRightInfo.Read assigns.
+func readServiceItemPrepurchaseRightInfo(r *types.Reader, field string) (s ServiceItemPrepurchaseRightInfo) {
 	m := r.EnterClass(field, "ServiceItemPrepurchaseRightInfo", 0)
 	s.LimitationType = r.U32("limitation_type")
 	s.AcquiredCount = r.U32("acquired_count")
@@ -719,6 +835,7 @@ func (s *ServiceItemPrepurchaseRightInfo) Read(r *types.Reader, field string) {
 	s.ExpiredCount = r.U32("expired_count")
 	s.ExpiryCounts = types.ReadList(r, "expiry_counts", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPrepurchaseInfo is the ServiceItemPrepurchaseInfo structure.
@@ -758,20 +875,27 @@ func (s *ServiceItemPrepurchaseInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPrepurchaseInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemPrepurchaseInfo(r, field)
+}
+
+// readServiceItemPrepurchaseInfo reads the ServiceItemPrepurchaseInfo that ServiceItemPrepurchaseInfo.Read assigns.
+func readServiceItemPrepurchaseInfo(r *types.Reader, field string) (s ServiceItemPrepurchaseInfo) {
 	m := r.EnterClass(field, "ServiceItemPrepurchaseInfo", 0)
 	s.ItemCode = r.String("item_code")
 	s.PriceID = r.String("price_id")
-	s.RegularPrice.Read(r, "regular_price")
+	s.RegularPrice = readServiceItemAmount(r, "regular_price")
 	s.IsTaxAvailable = r.Bool("is_tax_available")
-	s.TaxAmount.Read(r, "tax_amount")
-	s.TotalAmount.Read(r, "total_amount")
-	s.CurrentBalance.Read(r, "current_balance")
-	s.PostBalance.Read(r, "post_balance")
-	s.CurrentRightInfo.Read(r, "current_right_info")
-	s.PostRightInfo.Read(r, "post_right_info")
+	s.TaxAmount = readServiceItemAmount(r, "tax_amount")
+	s.TotalAmount = readServiceItemAmount(r, "total_amount")
+	s.CurrentBalance = readServiceItemAmount(r, "current_balance")
+	s.PostBalance = readServiceItemAmount(r, "post_balance")
+	s.CurrentRightInfo = readServiceItemPrepurchaseRightInfo(r, "current_right_info")
+	s.PostRightInfo = readServiceItemPrepurchaseRightInfo(r, "post_right_info")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetPrepurchaseInfoResponse is the ServiceItemGetPrepurchaseInfoResponse structure.
@@ -802,12 +926,19 @@ func (s *ServiceItemGetPrepurchaseInfoResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetPrepurchaseInfoResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemGetPrepurchaseInfoResponse(r, field)
+}
+
+// readServiceItemGetPrepurchaseInfoResponse reads the ServiceItemGetPrepurchaseInfoResponse that ServiceItemGetPrepurchaseInfoResponse.Read assigns.
+func readServiceItemGetPrepurchaseInfoResponse(r *types.Reader, field string) (s ServiceItemGetPrepurchaseInfoResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemGetPrepurchaseInfoResponse", 0)
-	s.NullablePrepurchaseInfo = types.ReadList(r, "nullable_prepurchase_info", func(r *types.Reader, f string) (v ServiceItemPrepurchaseInfo) { v.Read(r, f); return })
+	s.NullablePrepurchaseInfo = types.ReadList(r, "nullable_prepurchase_info", readServiceItemPrepurchaseInfo)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetServiceItemRightParam is the ServiceItemGetServiceItemRightParam structure.
@@ -853,8 +984,14 @@ func (s *ServiceItemGetServiceItemRightParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetServiceItemRightParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetServiceItemRightParam(r, field)
+}
+
+// readServiceItemGetServiceItemRightParam reads the ServiceItemGetServiceItemRightParam that ServiceItemGetServiceItemRightParam.Read assigns.
+func readServiceItemGetServiceItemRightParam(r *types.Reader, field string) (s ServiceItemGetServiceItemRightParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetServiceItemRightParam", serviceItemGetServiceItemRightParamMaxRevision(v))
 	rev := m.Revision()
@@ -866,6 +1003,7 @@ func (s *ServiceItemGetServiceItemRightParam) Read(r *types.Reader, field string
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemRightBinary is the ServiceItemRightBinary structure.
@@ -889,12 +1027,19 @@ func (s *ServiceItemRightBinary) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemRightBinary) Read(r *types.Reader, field string) {
+	*s = readServiceItemRightBinary(r, field)
+}
+
+// readServiceItemRightBinary reads the ServiceItemRightBinary that ServiceItemRightBinary.Read assigns.
+func readServiceItemRightBinary(r *types.Reader, field string) (s ServiceItemRightBinary) {
 	m := r.EnterClass(field, "ServiceItemRightBinary", 0)
 	s.UseType = r.U8("use_type")
 	s.RightBinary = r.QBufferCopy("right_binary")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAccountRight is the ServiceItemAccountRight structure.
@@ -923,13 +1068,20 @@ func (s *ServiceItemAccountRight) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAccountRight) Read(r *types.Reader, field string) {
+	*s = readServiceItemAccountRight(r, field)
+}
+
+// readServiceItemAccountRight reads the ServiceItemAccountRight that ServiceItemAccountRight.Read assigns.
+func readServiceItemAccountRight(r *types.Reader, field string) (s ServiceItemAccountRight) {
 	m := r.EnterClass(field, "ServiceItemAccountRight", 0)
 	s.PID = r.PID("pid")
-	s.Limitation.Read(r, "limitation")
-	s.RightBinaries = types.ReadList(r, "right_binaries", func(r *types.Reader, f string) (v ServiceItemRightBinary) { v.Read(r, f); return })
+	s.Limitation = readServiceItemLimitation(r, "limitation")
+	s.RightBinaries = types.ReadList(r, "right_binaries", readServiceItemRightBinary)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAccountRightTime is the ServiceItemAccountRightTime structure.
@@ -953,11 +1105,18 @@ func (s *ServiceItemAccountRightTime) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAccountRightTime) Read(r *types.Reader, field string) {
-	s.ServiceItemAccountRight.Read(r, field)
+	*s = readServiceItemAccountRightTime(r, field)
+}
+
+// readServiceItemAccountRightTime reads the ServiceItemAccountRightTime that ServiceItemAccountRightTime.Read assigns.
+func readServiceItemAccountRightTime(r *types.Reader, field string) (s ServiceItemAccountRightTime) {
+	s.ServiceItemAccountRight = readServiceItemAccountRight(r, field)
 	m := r.EnterClass(field, "ServiceItemAccountRightTime", 0)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAccountRightConsumption is the ServiceItemAccountRightConsumption structure.
@@ -992,14 +1151,21 @@ func (s *ServiceItemAccountRightConsumption) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAccountRightConsumption) Read(r *types.Reader, field string) {
-	s.ServiceItemAccountRight.Read(r, field)
+	*s = readServiceItemAccountRightConsumption(r, field)
+}
+
+// readServiceItemAccountRightConsumption reads the ServiceItemAccountRightConsumption that ServiceItemAccountRightConsumption.Read assigns.
+func readServiceItemAccountRightConsumption(r *types.Reader, field string) (s ServiceItemAccountRightConsumption) {
+	s.ServiceItemAccountRight = readServiceItemAccountRight(r, field)
 	m := r.EnterClass(field, "ServiceItemAccountRightConsumption", 0)
 	s.UsedCount = r.U32("used_count")
 	s.ExpiredCount = r.U32("expired_count")
 	s.ExpiryCounts = types.ReadList(r, "expiry_counts", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemRightInfo is the ServiceItemRightInfo structure.
@@ -1023,12 +1189,19 @@ func (s *ServiceItemRightInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemRightInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemRightInfo(r, field)
+}
+
+// readServiceItemRightInfo reads the ServiceItemRightInfo that ServiceItemRightInfo.Read assigns.
+func readServiceItemRightInfo(r *types.Reader, field string) (s ServiceItemRightInfo) {
 	m := r.EnterClass(field, "ServiceItemRightInfo", 0)
 	s.ReferenceID = r.String("reference_id")
 	s.ReferenceIDType = r.U32("reference_id_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemRightTimeInfo is the ServiceItemRightTimeInfo structure.
@@ -1057,12 +1230,19 @@ func (s *ServiceItemRightTimeInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemRightTimeInfo) Read(r *types.Reader, field string) {
-	s.ServiceItemRightInfo.Read(r, field)
+	*s = readServiceItemRightTimeInfo(r, field)
+}
+
+// readServiceItemRightTimeInfo reads the ServiceItemRightTimeInfo that ServiceItemRightTimeInfo.Read assigns.
+func readServiceItemRightTimeInfo(r *types.Reader, field string) (s ServiceItemRightTimeInfo) {
+	s.ServiceItemRightInfo = readServiceItemRightInfo(r, field)
 	m := r.EnterClass(field, "ServiceItemRightTimeInfo", 0)
-	s.AccountRights = types.ReadList(r, "account_rights", func(r *types.Reader, f string) (v ServiceItemAccountRightTime) { v.Read(r, f); return })
+	s.AccountRights = types.ReadList(r, "account_rights", readServiceItemAccountRightTime)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemRightConsumptionInfo is the ServiceItemRightConsumptionInfo structure.
@@ -1093,12 +1273,19 @@ func (s *ServiceItemRightConsumptionInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemRightConsumptionInfo) Read(r *types.Reader, field string) {
-	s.ServiceItemRightInfo.Read(r, field)
+	*s = readServiceItemRightConsumptionInfo(r, field)
+}
+
+// readServiceItemRightConsumptionInfo reads the ServiceItemRightConsumptionInfo that ServiceItemRightConsumptionInfo.Read assigns.
+func readServiceItemRightConsumptionInfo(r *types.Reader, field string) (s ServiceItemRightConsumptionInfo) {
+	s.ServiceItemRightInfo = readServiceItemRightInfo(r, field)
 	m := r.EnterClass(field, "ServiceItemRightConsumptionInfo", 0)
-	s.AccountRights = types.ReadList(r, "account_rights", func(r *types.Reader, f string) (v ServiceItemAccountRightConsumption) { v.Read(r, f); return })
+	s.AccountRights = types.ReadList(r, "account_rights", readServiceItemAccountRightConsumption)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemRightInfos is the ServiceItemRightInfos structure.
@@ -1137,15 +1324,22 @@ func (s *ServiceItemRightInfos) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemRightInfos) Read(r *types.Reader, field string) {
+	*s = readServiceItemRightInfos(r, field)
+}
+
+// readServiceItemRightInfos reads the ServiceItemRightInfos that ServiceItemRightInfos.Read assigns.
+func readServiceItemRightInfos(r *types.Reader, field string) (s ServiceItemRightInfos) {
 	m := r.EnterClass(field, "ServiceItemRightInfos", 0)
 	s.SupportID = r.String("support_id")
-	s.ConsumptionRightInfos = types.ReadList(r, "consumption_right_infos", func(r *types.Reader, f string) (v ServiceItemRightConsumptionInfo) { v.Read(r, f); return })
-	s.AdditionalTimeRightInfos = types.ReadList(r, "additional_time_right_infos", func(r *types.Reader, f string) (v ServiceItemRightTimeInfo) { v.Read(r, f); return })
-	s.PermanentRightInfos = types.ReadList(r, "permanent_right_infos", func(r *types.Reader, f string) (v ServiceItemRightTimeInfo) { v.Read(r, f); return })
+	s.ConsumptionRightInfos = types.ReadList(r, "consumption_right_infos", readServiceItemRightConsumptionInfo)
+	s.AdditionalTimeRightInfos = types.ReadList(r, "additional_time_right_infos", readServiceItemRightTimeInfo)
+	s.PermanentRightInfos = types.ReadList(r, "permanent_right_infos", readServiceItemRightTimeInfo)
 	s.AlreadyPurchasedInitialOnlyItem = r.Bool("already_purchased_initial_only_item")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetServiceItemRightResponse is the ServiceItemGetServiceItemRightResponse structure.
@@ -1176,12 +1370,19 @@ func (s *ServiceItemGetServiceItemRightResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetServiceItemRightResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemGetServiceItemRightResponse(r, field)
+}
+
+// readServiceItemGetServiceItemRightResponse reads the ServiceItemGetServiceItemRightResponse that ServiceItemGetServiceItemRightResponse.Read assigns.
+func readServiceItemGetServiceItemRightResponse(r *types.Reader, field string) (s ServiceItemGetServiceItemRightResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemGetServiceItemRightResponse", 0)
-	s.NullableRightInfos = types.ReadList(r, "nullable_right_infos", func(r *types.Reader, f string) (v ServiceItemRightInfos) { v.Read(r, f); return })
+	s.NullableRightInfos = types.ReadList(r, "nullable_right_infos", readServiceItemRightInfos)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetPurchaseHistoryParam is the ServiceItemGetPurchaseHistoryParam structure.
@@ -1227,8 +1428,14 @@ func (s *ServiceItemGetPurchaseHistoryParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetPurchaseHistoryParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetPurchaseHistoryParam(r, field)
+}
+
+// readServiceItemGetPurchaseHistoryParam reads the ServiceItemGetPurchaseHistoryParam that ServiceItemGetPurchaseHistoryParam.Read assigns.
+func readServiceItemGetPurchaseHistoryParam(r *types.Reader, field string) (s ServiceItemGetPurchaseHistoryParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetPurchaseHistoryParam", serviceItemGetPurchaseHistoryParamMaxRevision(v))
 	rev := m.Revision()
@@ -1240,6 +1447,7 @@ func (s *ServiceItemGetPurchaseHistoryParam) Read(r *types.Reader, field string)
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemTransaction is the ServiceItemTransaction structure.
@@ -1277,19 +1485,26 @@ func (s *ServiceItemTransaction) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemTransaction) Read(r *types.Reader, field string) {
+	*s = readServiceItemTransaction(r, field)
+}
+
+// readServiceItemTransaction reads the ServiceItemTransaction that ServiceItemTransaction.Read assigns.
+func readServiceItemTransaction(r *types.Reader, field string) (s ServiceItemTransaction) {
 	m := r.EnterClass(field, "ServiceItemTransaction", 0)
 	s.TransactionID = r.String("transaction_id")
 	s.ExtTransactionID = r.String("ext_transaction_id")
 	s.Time = r.DateTime("time")
 	s.TransactionType = r.U32("transaction_type")
 	s.TransactionDescription = r.String("transaction_description")
-	s.TransactionAmount.Read(r, "transaction_amount")
+	s.TransactionAmount = readServiceItemAmount(r, "transaction_amount")
 	s.ItemCode = r.String("item_code")
 	s.ReferenceID = r.String("reference_id")
-	s.Limitation.Read(r, "limitation")
+	s.Limitation = readServiceItemLimitation(r, "limitation")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPurchaseHistory is the ServiceItemPurchaseHistory structure.
@@ -1318,13 +1533,20 @@ func (s *ServiceItemPurchaseHistory) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPurchaseHistory) Read(r *types.Reader, field string) {
+	*s = readServiceItemPurchaseHistory(r, field)
+}
+
+// readServiceItemPurchaseHistory reads the ServiceItemPurchaseHistory that ServiceItemPurchaseHistory.Read assigns.
+func readServiceItemPurchaseHistory(r *types.Reader, field string) (s ServiceItemPurchaseHistory) {
 	m := r.EnterClass(field, "ServiceItemPurchaseHistory", 0)
 	s.TotalSize = r.U32("total_size")
 	s.Offset = r.U32("offset")
-	s.Transactions = types.ReadList(r, "transactions", func(r *types.Reader, f string) (v ServiceItemTransaction) { v.Read(r, f); return })
+	s.Transactions = types.ReadList(r, "transactions", readServiceItemTransaction)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetPurchaseHistoryResponse is the ServiceItemGetPurchaseHistoryResponse structure.
@@ -1355,12 +1577,19 @@ func (s *ServiceItemGetPurchaseHistoryResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetPurchaseHistoryResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemGetPurchaseHistoryResponse(r, field)
+}
+
+// readServiceItemGetPurchaseHistoryResponse reads the ServiceItemGetPurchaseHistoryResponse that ServiceItemGetPurchaseHistoryResponse.Read assigns.
+func readServiceItemGetPurchaseHistoryResponse(r *types.Reader, field string) (s ServiceItemGetPurchaseHistoryResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemGetPurchaseHistoryResponse", 0)
-	s.NullablePurchaseHistory = types.ReadList(r, "nullable_purchase_history", func(r *types.Reader, f string) (v ServiceItemPurchaseHistory) { v.Read(r, f); return })
+	s.NullablePurchaseHistory = types.ReadList(r, "nullable_purchase_history", readServiceItemPurchaseHistory)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemLawMessage is the ServiceItemLawMessage structure.
@@ -1384,12 +1613,19 @@ func (s *ServiceItemLawMessage) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemLawMessage) Read(r *types.Reader, field string) {
+	*s = readServiceItemLawMessage(r, field)
+}
+
+// readServiceItemLawMessage reads the ServiceItemLawMessage that ServiceItemLawMessage.Read assigns.
+func readServiceItemLawMessage(r *types.Reader, field string) (s ServiceItemLawMessage) {
 	m := r.EnterClass(field, "ServiceItemLawMessage", 0)
 	s.IsMessageRequired = r.Bool("is_message_required")
 	s.LawMessage = r.String("law_message")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetLawMessageParam is the ServiceItemGetLawMessageParam structure.
@@ -1429,8 +1665,14 @@ func (s *ServiceItemGetLawMessageParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetLawMessageParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetLawMessageParam(r, field)
+}
+
+// readServiceItemGetLawMessageParam reads the ServiceItemGetLawMessageParam that ServiceItemGetLawMessageParam.Read assigns.
+func readServiceItemGetLawMessageParam(r *types.Reader, field string) (s ServiceItemGetLawMessageParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetLawMessageParam", serviceItemGetLawMessageParamMaxRevision(v))
 	rev := m.Revision()
@@ -1440,6 +1682,7 @@ func (s *ServiceItemGetLawMessageParam) Read(r *types.Reader, field string) {
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetLawMessageResponse is the ServiceItemGetLawMessageResponse structure.
@@ -1470,12 +1713,19 @@ func (s *ServiceItemGetLawMessageResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetLawMessageResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemGetLawMessageResponse(r, field)
+}
+
+// readServiceItemGetLawMessageResponse reads the ServiceItemGetLawMessageResponse that ServiceItemGetLawMessageResponse.Read assigns.
+func readServiceItemGetLawMessageResponse(r *types.Reader, field string) (s ServiceItemGetLawMessageResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemGetLawMessageResponse", 0)
-	s.NullableLawMessage = types.ReadList(r, "nullable_law_message", func(r *types.Reader, f string) (v ServiceItemLawMessage) { v.Read(r, f); return })
+	s.NullableLawMessage = types.ReadList(r, "nullable_law_message", readServiceItemLawMessage)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPostRightBinaryByAccountParam is the ServiceItemPostRightBinaryByAccountParam structure.
@@ -1523,8 +1773,14 @@ func (s *ServiceItemPostRightBinaryByAccountParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPostRightBinaryByAccountParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemPostRightBinaryByAccountParam(r, field)
+}
+
+// readServiceItemPostRightBinaryByAccountParam reads the ServiceItemPostRightBinaryByAccountParam that ServiceItemPostRightBinaryByAccountParam.Read assigns.
+func readServiceItemPostRightBinaryByAccountParam(r *types.Reader, field string) (s ServiceItemPostRightBinaryByAccountParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemPostRightBinaryByAccountParam", serviceItemPostRightBinaryByAccountParamMaxRevision(v))
 	rev := m.Revision()
@@ -1537,6 +1793,7 @@ func (s *ServiceItemPostRightBinaryByAccountParam) Read(r *types.Reader, field s
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemPostRightBinaryResponse is the ServiceItemPostRightBinaryResponse structure.
@@ -1562,11 +1819,18 @@ func (s *ServiceItemPostRightBinaryResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemPostRightBinaryResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemPostRightBinaryResponse(r, field)
+}
+
+// readServiceItemPostRightBinaryResponse reads the ServiceItemPostRightBinaryResponse that ServiceItemPostRightBinaryResponse.Read assigns.
+func readServiceItemPostRightBinaryResponse(r *types.Reader, field string) (s ServiceItemPostRightBinaryResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemPostRightBinaryResponse", 0)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemUseServiceItemByAccountParam is the ServiceItemUseServiceItemByAccountParam structure.
@@ -1618,8 +1882,14 @@ func (s *ServiceItemUseServiceItemByAccountParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemUseServiceItemByAccountParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemUseServiceItemByAccountParam(r, field)
+}
+
+// readServiceItemUseServiceItemByAccountParam reads the ServiceItemUseServiceItemByAccountParam that ServiceItemUseServiceItemByAccountParam.Read assigns.
+func readServiceItemUseServiceItemByAccountParam(r *types.Reader, field string) (s ServiceItemUseServiceItemByAccountParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemUseServiceItemByAccountParam", serviceItemUseServiceItemByAccountParamMaxRevision(v))
 	rev := m.Revision()
@@ -1634,6 +1904,7 @@ func (s *ServiceItemUseServiceItemByAccountParam) Read(r *types.Reader, field st
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemUsedInfo is the ServiceItemUsedInfo structure.
@@ -1657,12 +1928,19 @@ func (s *ServiceItemUsedInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemUsedInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemUsedInfo(r, field)
+}
+
+// readServiceItemUsedInfo reads the ServiceItemUsedInfo that ServiceItemUsedInfo.Read assigns.
+func readServiceItemUsedInfo(r *types.Reader, field string) (s ServiceItemUsedInfo) {
 	m := r.EnterClass(field, "ServiceItemUsedInfo", 0)
 	s.AcquiredCount = r.U32("acquired_count")
 	s.UsedCount = r.U32("used_count")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemUseServiceItemResponse is the ServiceItemUseServiceItemResponse structure.
@@ -1693,12 +1971,19 @@ func (s *ServiceItemUseServiceItemResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemUseServiceItemResponse) Read(r *types.Reader, field string) {
-	s.ServiceItemEShopResponse.Read(r, field)
+	*s = readServiceItemUseServiceItemResponse(r, field)
+}
+
+// readServiceItemUseServiceItemResponse reads the ServiceItemUseServiceItemResponse that ServiceItemUseServiceItemResponse.Read assigns.
+func readServiceItemUseServiceItemResponse(r *types.Reader, field string) (s ServiceItemUseServiceItemResponse) {
+	s.ServiceItemEShopResponse = readServiceItemEShopResponse(r, field)
 	m := r.EnterClass(field, "ServiceItemUseServiceItemResponse", 0)
-	s.NullableUsedInfo = types.ReadList(r, "nullable_used_info", func(r *types.Reader, f string) (v ServiceItemUsedInfo) { v.Read(r, f); return })
+	s.NullableUsedInfo = types.ReadList(r, "nullable_used_info", readServiceItemUsedInfo)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAcquireServiceItemByAccountParam is the ServiceItemAcquireServiceItemByAccountParam structure.
@@ -1752,8 +2037,14 @@ func (s *ServiceItemAcquireServiceItemByAccountParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAcquireServiceItemByAccountParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemAcquireServiceItemByAccountParam(r, field)
+}
+
+// readServiceItemAcquireServiceItemByAccountParam reads the ServiceItemAcquireServiceItemByAccountParam that ServiceItemAcquireServiceItemByAccountParam.Read assigns.
+func readServiceItemAcquireServiceItemByAccountParam(r *types.Reader, field string) (s ServiceItemAcquireServiceItemByAccountParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemAcquireServiceItemByAccountParam", serviceItemAcquireServiceItemByAccountParamMaxRevision(v))
 	rev := m.Revision()
@@ -1769,6 +2060,7 @@ func (s *ServiceItemAcquireServiceItemByAccountParam) Read(r *types.Reader, fiel
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemAcquireServiceItemResponse is the ServiceItemAcquireServiceItemResponse structure.
@@ -1805,8 +2097,14 @@ func (s *ServiceItemAcquireServiceItemResponse) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemAcquireServiceItemResponse) Read(r *types.Reader, field string) {
+	*s = readServiceItemAcquireServiceItemResponse(r, field)
+}
+
+// readServiceItemAcquireServiceItemResponse reads the ServiceItemAcquireServiceItemResponse that ServiceItemAcquireServiceItemResponse.Read assigns.
+func readServiceItemAcquireServiceItemResponse(r *types.Reader, field string) (s ServiceItemAcquireServiceItemResponse) {
 	m := r.EnterClass(field, "ServiceItemAcquireServiceItemResponse", 0)
 	s.LimitationType = r.U32("limitation_type")
 	s.AcquiredCount = r.U32("acquired_count")
@@ -1815,6 +2113,7 @@ func (s *ServiceItemAcquireServiceItemResponse) Read(r *types.Reader, field stri
 	s.ExpiredCount = r.U32("expired_count")
 	s.ExpiryCounts = types.ReadList(r, "expiry_counts", (*types.Reader).U32)
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetSupportIdParam is the ServiceItemGetSupportIdParam structure.
@@ -1852,8 +2151,14 @@ func (s *ServiceItemGetSupportIdParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetSupportIdParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetSupportIdParam(r, field)
+}
+
+// readServiceItemGetSupportIdParam reads the ServiceItemGetSupportIdParam that ServiceItemGetSupportIdParam.Read assigns.
+func readServiceItemGetSupportIdParam(r *types.Reader, field string) (s ServiceItemGetSupportIdParam) {
 	v := r.NEXVersion()
 	m := r.EnterClass(field, "ServiceItemGetSupportIdParam", serviceItemGetSupportIdParamMaxRevision(v))
 	rev := m.Revision()
@@ -1862,6 +2167,7 @@ func (s *ServiceItemGetSupportIdParam) Read(r *types.Reader, field string) {
 		s.Platform = r.U8("platform")
 	}
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemGetNoticeParam is the ServiceItemGetNoticeParam structure.
@@ -1883,11 +2189,18 @@ func (s *ServiceItemGetNoticeParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemGetNoticeParam) Read(r *types.Reader, field string) {
+	*s = readServiceItemGetNoticeParam(r, field)
+}
+
+// readServiceItemGetNoticeParam reads the ServiceItemGetNoticeParam that ServiceItemGetNoticeParam.Read assigns.
+func readServiceItemGetNoticeParam(r *types.Reader, field string) (s ServiceItemGetNoticeParam) {
 	m := r.EnterClass(field, "ServiceItemGetNoticeParam", 0)
 	s.ScheduleType = r.U32("schedule_type")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemNotice is the ServiceItemNotice structure.
@@ -1921,8 +2234,12 @@ func (s *ServiceItemNotice) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *ServiceItemNotice) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *ServiceItemNotice) Read(r *types.Reader, field string) { *s = readServiceItemNotice(r, field) }
+
+// readServiceItemNotice reads the ServiceItemNotice that ServiceItemNotice.Read assigns.
+func readServiceItemNotice(r *types.Reader, field string) (s ServiceItemNotice) {
 	m := r.EnterClass(field, "ServiceItemNotice", 0)
 	s.ScheduleID = r.U64("schedule_id")
 	s.ScheduleType = r.U32("schedule_type")
@@ -1932,6 +2249,7 @@ func (s *ServiceItemNotice) Read(r *types.Reader, field string) {
 	s.TimeBegin = r.DateTime("time_begin")
 	s.TimeEnd = r.DateTime("time_end")
 	r.LeaveStructure(m)
+	return
 }
 
 // ServiceItemUserInfo is the ServiceItemUserInfo structure.
@@ -1953,11 +2271,18 @@ func (s *ServiceItemUserInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ServiceItemUserInfo) Read(r *types.Reader, field string) {
+	*s = readServiceItemUserInfo(r, field)
+}
+
+// readServiceItemUserInfo reads the ServiceItemUserInfo that ServiceItemUserInfo.Read assigns.
+func readServiceItemUserInfo(r *types.Reader, field string) (s ServiceItemUserInfo) {
 	m := r.EnterClass(field, "ServiceItemUserInfo", 0)
 	s.ApplicationBuffer = r.QBufferCopy("application_buffer")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -2110,7 +2435,7 @@ func (x *ServiceItemTKCDHttpGetRequestRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDHttpGetRequestRequest) Read(r *types.Reader) {
-	x.URL.Read(r, "url")
+	x.URL = readServiceItemHttpGetParam(r, "url")
 }
 
 // ServiceItemTKCDHttpGetRequestResponse holds the results of ServiceItem_TKCD.HttpGetRequest.
@@ -2155,7 +2480,7 @@ func (x *ServiceItemTKCDHttpGetResponseResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDHttpGetResponseResponse) Read(r *types.Reader) {
-	x.Response.Read(r, "response")
+	x.Response = readServiceItemHttpGetResponse(r, "response")
 }
 
 // ServiceItemTKCDPurchaseServiceItemRequestRequest holds the parameters of ServiceItem_TKCD.PurchaseServiceItemRequest.
@@ -2170,7 +2495,7 @@ func (x *ServiceItemTKCDPurchaseServiceItemRequestRequest) Append(w *types.Write
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDPurchaseServiceItemRequestRequest) Read(r *types.Reader) {
-	x.PurchaseServiceItemParam.Read(r, "purchase_service_item_param")
+	x.PurchaseServiceItemParam = readServiceItemPurchaseServiceItemParam(r, "purchase_service_item_param")
 }
 
 // ServiceItemTKCDPurchaseServiceItemRequestResponse holds the results of ServiceItem_TKCD.PurchaseServiceItemRequest.
@@ -2215,7 +2540,7 @@ func (x *ServiceItemTKCDPurchaseServiceItemResponseResponse) Append(w *types.Wri
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDPurchaseServiceItemResponseResponse) Read(r *types.Reader) {
-	x.PurchaseServiceItemResponse.Read(r, "purchase_service_item_response")
+	x.PurchaseServiceItemResponse = readServiceItemPurchaseServiceItemResponse(r, "purchase_service_item_response")
 }
 
 // ServiceItemTKCDListServiceItemRequestRequest holds the parameters of ServiceItem_TKCD.ListServiceItemRequest.
@@ -2230,7 +2555,7 @@ func (x *ServiceItemTKCDListServiceItemRequestRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDListServiceItemRequestRequest) Read(r *types.Reader) {
-	x.ListServiceItemParam.Read(r, "list_service_item_param")
+	x.ListServiceItemParam = readServiceItemListServiceItemParam(r, "list_service_item_param")
 }
 
 // ServiceItemTKCDListServiceItemRequestResponse holds the results of ServiceItem_TKCD.ListServiceItemRequest.
@@ -2275,7 +2600,7 @@ func (x *ServiceItemTKCDListServiceItemResponseResponse) Append(w *types.Writer)
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDListServiceItemResponseResponse) Read(r *types.Reader) {
-	x.ListServiceItemResponse.Read(r, "list_service_item_response")
+	x.ListServiceItemResponse = readServiceItemListServiceItemResponse(r, "list_service_item_response")
 }
 
 // ServiceItemTKCDGetBalanceRequestRequest holds the parameters of ServiceItem_TKCD.GetBalanceRequest.
@@ -2290,7 +2615,7 @@ func (x *ServiceItemTKCDGetBalanceRequestRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetBalanceRequestRequest) Read(r *types.Reader) {
-	x.GetBalanceParam.Read(r, "get_balance_param")
+	x.GetBalanceParam = readServiceItemGetBalanceParam(r, "get_balance_param")
 }
 
 // ServiceItemTKCDGetBalanceRequestResponse holds the results of ServiceItem_TKCD.GetBalanceRequest.
@@ -2335,7 +2660,7 @@ func (x *ServiceItemTKCDGetBalanceResponseResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetBalanceResponseResponse) Read(r *types.Reader) {
-	x.GetBalanceResponse.Read(r, "get_balance_response")
+	x.GetBalanceResponse = readServiceItemGetBalanceResponse(r, "get_balance_response")
 }
 
 // ServiceItemTKCDGetPrepurchaseInfoRequestRequest holds the parameters of ServiceItem_TKCD.GetPrepurchaseInfoRequest.
@@ -2350,7 +2675,7 @@ func (x *ServiceItemTKCDGetPrepurchaseInfoRequestRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetPrepurchaseInfoRequestRequest) Read(r *types.Reader) {
-	x.GetPrepurchaseInfoParam.Read(r, "get_prepurchase_info_param")
+	x.GetPrepurchaseInfoParam = readServiceItemGetPrepurchaseInfoParam(r, "get_prepurchase_info_param")
 }
 
 // ServiceItemTKCDGetPrepurchaseInfoRequestResponse holds the results of ServiceItem_TKCD.GetPrepurchaseInfoRequest.
@@ -2395,7 +2720,7 @@ func (x *ServiceItemTKCDGetPrepurchaseInfoResponseResponse) Append(w *types.Writ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetPrepurchaseInfoResponseResponse) Read(r *types.Reader) {
-	x.GetPrepurchaseInfoResponse.Read(r, "get_prepurchase_info_response")
+	x.GetPrepurchaseInfoResponse = readServiceItemGetPrepurchaseInfoResponse(r, "get_prepurchase_info_response")
 }
 
 // ServiceItemTKCDGetServiceItemRightRequestRequest holds the parameters of ServiceItem_TKCD.GetServiceItemRightRequest.
@@ -2412,7 +2737,7 @@ func (x *ServiceItemTKCDGetServiceItemRightRequestRequest) Append(w *types.Write
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetServiceItemRightRequestRequest) Read(r *types.Reader) {
-	x.GetServiceItemRightParam.Read(r, "get_service_item_right_param")
+	x.GetServiceItemRightParam = readServiceItemGetServiceItemRightParam(r, "get_service_item_right_param")
 	x.WithoutRightBinary = r.Bool("without_right_binary")
 }
 
@@ -2458,7 +2783,7 @@ func (x *ServiceItemTKCDGetServiceItemRightResponseResponse) Append(w *types.Wri
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetServiceItemRightResponseResponse) Read(r *types.Reader) {
-	x.GetServiceItemRightResponse.Read(r, "get_service_item_right_response")
+	x.GetServiceItemRightResponse = readServiceItemGetServiceItemRightResponse(r, "get_service_item_right_response")
 }
 
 // ServiceItemTKCDGetPurchaseHistoryRequestRequest holds the parameters of ServiceItem_TKCD.GetPurchaseHistoryRequest.
@@ -2473,7 +2798,7 @@ func (x *ServiceItemTKCDGetPurchaseHistoryRequestRequest) Append(w *types.Writer
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetPurchaseHistoryRequestRequest) Read(r *types.Reader) {
-	x.GetPurchaseHistoryParam.Read(r, "get_purchase_history_param")
+	x.GetPurchaseHistoryParam = readServiceItemGetPurchaseHistoryParam(r, "get_purchase_history_param")
 }
 
 // ServiceItemTKCDGetPurchaseHistoryRequestResponse holds the results of ServiceItem_TKCD.GetPurchaseHistoryRequest.
@@ -2518,7 +2843,7 @@ func (x *ServiceItemTKCDGetPurchaseHistoryResponseResponse) Append(w *types.Writ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetPurchaseHistoryResponseResponse) Read(r *types.Reader) {
-	x.GetPurchaseHistoryResponse.Read(r, "get_purchase_history_response")
+	x.GetPurchaseHistoryResponse = readServiceItemGetPurchaseHistoryResponse(r, "get_purchase_history_response")
 }
 
 // ServiceItemTKCDPostRightBinaryByAccountRequest holds the parameters of ServiceItem_TKCD.PostRightBinaryByAccount.
@@ -2533,7 +2858,7 @@ func (x *ServiceItemTKCDPostRightBinaryByAccountRequest) Append(w *types.Writer)
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDPostRightBinaryByAccountRequest) Read(r *types.Reader) {
-	x.PostRightBinaryByAccountParam.Read(r, "post_right_binary_by_account_param")
+	x.PostRightBinaryByAccountParam = readServiceItemPostRightBinaryByAccountParam(r, "post_right_binary_by_account_param")
 }
 
 // ServiceItemTKCDPostRightBinaryByAccountResponse holds the results of ServiceItem_TKCD.PostRightBinaryByAccount.
@@ -2548,7 +2873,7 @@ func (x *ServiceItemTKCDPostRightBinaryByAccountResponse) Append(w *types.Writer
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDPostRightBinaryByAccountResponse) Read(r *types.Reader) {
-	x.PostRightBinaryResponse.Read(r, "post_right_binary_response")
+	x.PostRightBinaryResponse = readServiceItemPostRightBinaryResponse(r, "post_right_binary_response")
 }
 
 // ServiceItemTKCDUseServiceItemByAccountRequestRequest holds the parameters of ServiceItem_TKCD.UseServiceItemByAccountRequest.
@@ -2563,7 +2888,7 @@ func (x *ServiceItemTKCDUseServiceItemByAccountRequestRequest) Append(w *types.W
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDUseServiceItemByAccountRequestRequest) Read(r *types.Reader) {
-	x.UseServiceItemByAccountParam.Read(r, "use_service_item_by_account_param")
+	x.UseServiceItemByAccountParam = readServiceItemUseServiceItemByAccountParam(r, "use_service_item_by_account_param")
 }
 
 // ServiceItemTKCDUseServiceItemByAccountRequestResponse holds the results of ServiceItem_TKCD.UseServiceItemByAccountRequest.
@@ -2608,7 +2933,7 @@ func (x *ServiceItemTKCDUseServiceItemByAccountResponseResponse) Append(w *types
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDUseServiceItemByAccountResponseResponse) Read(r *types.Reader) {
-	x.UseServiceItemResponse.Read(r, "use_service_item_response")
+	x.UseServiceItemResponse = readServiceItemUseServiceItemResponse(r, "use_service_item_response")
 }
 
 // ServiceItemTKCDAcquireServiceItemByAccountRequest holds the parameters of ServiceItem_TKCD.AcquireServiceItemByAccount.
@@ -2623,7 +2948,7 @@ func (x *ServiceItemTKCDAcquireServiceItemByAccountRequest) Append(w *types.Writ
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDAcquireServiceItemByAccountRequest) Read(r *types.Reader) {
-	x.AcquireServiceItemByAccountParam.Read(r, "acquire_service_item_by_account_param")
+	x.AcquireServiceItemByAccountParam = readServiceItemAcquireServiceItemByAccountParam(r, "acquire_service_item_by_account_param")
 }
 
 // ServiceItemTKCDAcquireServiceItemByAccountResponse holds the results of ServiceItem_TKCD.AcquireServiceItemByAccount.
@@ -2638,7 +2963,7 @@ func (x *ServiceItemTKCDAcquireServiceItemByAccountResponse) Append(w *types.Wri
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDAcquireServiceItemByAccountResponse) Read(r *types.Reader) {
-	x.AcquireServiceItemResponse.Read(r, "acquire_service_item_response")
+	x.AcquireServiceItemResponse = readServiceItemAcquireServiceItemResponse(r, "acquire_service_item_response")
 }
 
 // ServiceItemTKCDGetSupportIdRequest holds the parameters of ServiceItem_TKCD.GetSupportId.
@@ -2653,7 +2978,7 @@ func (x *ServiceItemTKCDGetSupportIdRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetSupportIdRequest) Read(r *types.Reader) {
-	x.GetSupportIDParam.Read(r, "get_support_id_param")
+	x.GetSupportIDParam = readServiceItemGetSupportIdParam(r, "get_support_id_param")
 }
 
 // ServiceItemTKCDGetSupportIdResponse holds the results of ServiceItem_TKCD.GetSupportId.
@@ -2683,7 +3008,7 @@ func (x *ServiceItemTKCDGetLawMessageRequestRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetLawMessageRequestRequest) Read(r *types.Reader) {
-	x.GetLawMessageParam.Read(r, "get_law_message_param")
+	x.GetLawMessageParam = readServiceItemGetLawMessageParam(r, "get_law_message_param")
 }
 
 // ServiceItemTKCDGetLawMessageRequestResponse holds the results of ServiceItem_TKCD.GetLawMessageRequest.
@@ -2728,7 +3053,7 @@ func (x *ServiceItemTKCDGetLawMessageResponseResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *ServiceItemTKCDGetLawMessageResponseResponse) Read(r *types.Reader) {
-	x.GetLawMessageResponse.Read(r, "get_law_message_response")
+	x.GetLawMessageResponse = readServiceItemGetLawMessageResponse(r, "get_law_message_response")
 }
 
 // ServiceItemTKCDHandler answers ServiceItem_TKCD calls: one method per method of the protocol, with its

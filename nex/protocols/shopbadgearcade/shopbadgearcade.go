@@ -50,13 +50,20 @@ func (s *ShopPostPlayLogParam) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ShopPostPlayLogParam) Read(r *types.Reader, field string) {
+	*s = readShopPostPlayLogParam(r, field)
+}
+
+// readShopPostPlayLogParam reads the ShopPostPlayLogParam that ShopPostPlayLogParam.Read assigns.
+func readShopPostPlayLogParam(r *types.Reader, field string) (s ShopPostPlayLogParam) {
 	m := r.EnterClass(field, "ShopPostPlayLogParam", 0)
 	s.Unknown1 = types.ReadList(r, "unknown1", (*types.Reader).U32)
 	s.Timestamp = r.DateTime("timestamp")
 	s.Unknown2 = r.String("unknown2")
 	r.LeaveStructure(m)
+	return
 }
 
 // ShopBadgeArcadeProtocolID is the id of the Shop_BadgeArcade protocol.
@@ -128,7 +135,7 @@ func (x *ShopBadgeArcadePostPlayLogRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *ShopBadgeArcadePostPlayLogRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readShopPostPlayLogParam(r, "param")
 }
 
 // ShopBadgeArcadePostPlayLogResponse holds the results of Shop_BadgeArcade.PostPlayLog.

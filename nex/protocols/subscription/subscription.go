@@ -48,13 +48,18 @@ func (s *SubscriptionData) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *SubscriptionData) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *SubscriptionData) Read(r *types.Reader, field string) { *s = readSubscriptionData(r, field) }
+
+// readSubscriptionData reads the SubscriptionData that SubscriptionData.Read assigns.
+func readSubscriptionData(r *types.Reader, field string) (s SubscriptionData) {
 	r.ReadData(field)
 	m := r.EnterClass(field, "SubscriptionData", 0)
 	s.PrincipalID = r.PID("principal_id")
 	s.Content = r.QBufferCopy("content")
 	r.LeaveStructure(m)
+	return
 }
 
 // ActivePlayerSubscriptionData is an active player's data and a flag of
@@ -81,12 +86,19 @@ func (s *ActivePlayerSubscriptionData) Append(w *types.Writer) {
 // Read reads s as the field named field: its parent's levels, then its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
 func (s *ActivePlayerSubscriptionData) Read(r *types.Reader, field string) {
-	s.SubscriptionData.Read(r, field)
+	*s = readActivePlayerSubscriptionData(r, field)
+}
+
+// readActivePlayerSubscriptionData reads the ActivePlayerSubscriptionData that ActivePlayerSubscriptionData.Read assigns.
+func readActivePlayerSubscriptionData(r *types.Reader, field string) (s ActivePlayerSubscriptionData) {
+	s.SubscriptionData = readSubscriptionData(r, field)
 	m := r.EnterClass(field, "ActivePlayerSubscriptionData", 0)
 	s.Unknown = r.Bool("unknown")
 	r.LeaveStructure(m)
+	return
 }
 
 func init() {
@@ -166,7 +178,7 @@ func (x *SubscriptionCreateMySubscriptionDataRequest) Append(w *types.Writer) {
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *SubscriptionCreateMySubscriptionDataRequest) Read(r *types.Reader) {
 	x.Unknown1 = r.U32("unknown1")
-	x.Param.Read(r, "param")
+	x.Param = readSubscriptionData(r, "param")
 	x.Unknown2 = r.Bool("unknown2")
 }
 
@@ -194,7 +206,7 @@ func (x *SubscriptionUpdateMySubscriptionDataRequest) Append(w *types.Writer) {
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *SubscriptionUpdateMySubscriptionDataRequest) Read(r *types.Reader) {
-	x.Param.Read(r, "param")
+	x.Param = readSubscriptionData(r, "param")
 }
 
 // SubscriptionUpdateMySubscriptionDataResponse holds the results of Subscription.UpdateMySubscriptionData.
@@ -344,7 +356,7 @@ func (x *SubscriptionGetFriendSubscriptionDataResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SubscriptionGetFriendSubscriptionDataResponse) Read(r *types.Reader) {
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v SubscriptionData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readSubscriptionData)
 }
 
 // SubscriptionGetTargetSubscriptionDataRequest holds the parameters of Subscription.GetTargetSubscriptionData.
@@ -374,7 +386,7 @@ func (x *SubscriptionGetTargetSubscriptionDataResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SubscriptionGetTargetSubscriptionDataResponse) Read(r *types.Reader) {
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v SubscriptionData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readSubscriptionData)
 }
 
 // SubscriptionGetActivePlayerSubscriptionDataRequest holds the parameters of Subscription.GetActivePlayerSubscriptionData.
@@ -413,7 +425,7 @@ func (x *SubscriptionGetActivePlayerSubscriptionDataResponse) Append(w *types.Wr
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SubscriptionGetActivePlayerSubscriptionDataResponse) Read(r *types.Reader) {
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v ActivePlayerSubscriptionData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readActivePlayerSubscriptionData)
 }
 
 // SubscriptionGetSubscriptionDataRequest holds the parameters of Subscription.GetSubscriptionData.
@@ -449,7 +461,7 @@ func (x *SubscriptionGetSubscriptionDataResponse) Append(w *types.Writer) {
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SubscriptionGetSubscriptionDataResponse) Read(r *types.Reader) {
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v SubscriptionData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readSubscriptionData)
 }
 
 // SubscriptionReplaceTargetAndGetSubscriptionDataRequest holds the parameters of Subscription.ReplaceTargetAndGetSubscriptionData.
@@ -485,7 +497,7 @@ func (x *SubscriptionReplaceTargetAndGetSubscriptionDataResponse) Append(w *type
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *SubscriptionReplaceTargetAndGetSubscriptionDataResponse) Read(r *types.Reader) {
-	x.Data = types.ReadList(r, "data", func(r *types.Reader, f string) (v SubscriptionData) { v.Read(r, f); return })
+	x.Data = types.ReadList(r, "data", readSubscriptionData)
 }
 
 // SubscriptionSetPrivacyLevelRequest holds the parameters of Subscription.SetPrivacyLevel.

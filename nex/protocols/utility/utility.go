@@ -41,12 +41,17 @@ func (s *UniqueIdInfo) Append(w *types.Writer) {
 // Read reads s as the field named field: its own level, whose
 // header's revision (without headers: the highest the reader's NEX version allows)
 // gates its fields. Content a newer revision adds is skipped; a revision the
-// reader's NEX version does not allow is an error.
-func (s *UniqueIdInfo) Read(r *types.Reader, field string) {
+// reader's NEX version does not allow is an error. It replaces all of s: a field
+// the version or revision does not carry is zero.
+func (s *UniqueIdInfo) Read(r *types.Reader, field string) { *s = readUniqueIdInfo(r, field) }
+
+// readUniqueIdInfo reads the UniqueIdInfo that UniqueIdInfo.Read assigns.
+func readUniqueIdInfo(r *types.Reader, field string) (s UniqueIdInfo) {
 	m := r.EnterClass(field, "UniqueIdInfo", 0)
 	s.UniqueID = r.U64("unique_id")
 	s.Password = r.U64("password")
 	r.LeaveStructure(m)
+	return
 }
 
 // UtilityProtocolID is the id of the Utility protocol.
@@ -140,7 +145,7 @@ func (x *UtilityAcquireNexUniqueIdWithPasswordResponse) Append(w *types.Writer) 
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *UtilityAcquireNexUniqueIdWithPasswordResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readUniqueIdInfo(r, "info")
 }
 
 // UtilityAssociateNexUniqueIdWithMyPrincipalIdRequest holds the parameters of Utility.AssociateNexUniqueIdWithMyPrincipalId.
@@ -155,7 +160,7 @@ func (x *UtilityAssociateNexUniqueIdWithMyPrincipalIdRequest) Append(w *types.Wr
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *UtilityAssociateNexUniqueIdWithMyPrincipalIdRequest) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readUniqueIdInfo(r, "info")
 }
 
 // UtilityAssociateNexUniqueIdWithMyPrincipalIdResponse holds the results of Utility.AssociateNexUniqueIdWithMyPrincipalId.
@@ -185,7 +190,7 @@ func (x *UtilityAssociateNexUniqueIdsWithMyPrincipalIdRequest) Append(w *types.W
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *UtilityAssociateNexUniqueIdsWithMyPrincipalIdRequest) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v UniqueIdInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readUniqueIdInfo)
 }
 
 // UtilityAssociateNexUniqueIdsWithMyPrincipalIdResponse holds the results of Utility.AssociateNexUniqueIdsWithMyPrincipalId.
@@ -224,7 +229,7 @@ func (x *UtilityGetAssociatedNexUniqueIdWithMyPrincipalIdResponse) Append(w *typ
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *UtilityGetAssociatedNexUniqueIdWithMyPrincipalIdResponse) Read(r *types.Reader) {
-	x.Info.Read(r, "info")
+	x.Info = readUniqueIdInfo(r, "info")
 }
 
 // UtilityGetAssociatedNexUniqueIdsWithMyPrincipalIdRequest holds the parameters of Utility.GetAssociatedNexUniqueIdsWithMyPrincipalId.
@@ -254,7 +259,7 @@ func (x *UtilityGetAssociatedNexUniqueIdsWithMyPrincipalIdResponse) Append(w *ty
 
 // Read reads the results in order; the caller checks r.Done.
 func (x *UtilityGetAssociatedNexUniqueIdsWithMyPrincipalIdResponse) Read(r *types.Reader) {
-	x.Infos = types.ReadList(r, "infos", func(r *types.Reader, f string) (v UniqueIdInfo) { v.Read(r, f); return })
+	x.Infos = types.ReadList(r, "infos", readUniqueIdInfo)
 }
 
 // UtilityGetIntegerSettingsRequest holds the parameters of Utility.GetIntegerSettings.
