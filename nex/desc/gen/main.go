@@ -529,19 +529,29 @@ func (g *gen) structFields(s *desc.Struct) []*desc.Field {
 // condExpr is the Go condition of a gate; st is the types.Writer or types.Reader
 // ("w", "r") whose GateMin chooses the reading of a disputed gate: asking it,
 // rather than a copy of its Settings, keeps the 32-byte settings out of the
-// generated codecs (docs/performance.md "Generated protocol codecs").
-func condExpr(c desc.Cond, st string) string {
+// generated codecs (docs/performance.md "Generated protocol codecs"). A disputed
+// gate asks GateMin only between its two bounds (outside them both readings
+// agree). With writer set (an Append, whose rev is the highest its version
+// allows) a revision bound the version bound already implies is left out.
+func condExpr(c desc.Cond, st string, writer bool) string {
 	var parts []string
 	switch {
 	case c.Disputed():
-		parts = append(parts, fmt.Sprintf("v >= %s.GateMin(%d, %d)", st, c.NexMin, c.NCMin))
+		lo, hi := min(c.NexMin, c.NCMin), max(c.NexMin, c.NCMin)
+		parts = append(parts, fmt.Sprintf("v >= %d", lo))
+		if hi != lo {
+			parts = append(parts, fmt.Sprintf("(v >= %d || v >= %s.GateMin(%d, %d))", hi, st, c.NexMin, c.NCMin))
+		}
 	case c.NexMin != 0:
 		parts = append(parts, fmt.Sprintf("v >= %d", c.NexMin))
 	}
 	if c.NexMax != 0 {
 		parts = append(parts, fmt.Sprintf("v < %d", c.NexMax))
 	}
-	if c.Revision != 0 {
+	// maxRevisionFunc counts a revision gate from the console bound: at a
+	// version where the field's gate holds, rev has reached the field's
+	// revision unless NintendoClients' bound is the lower one.
+	if c.Revision != 0 && !(writer && (!c.Disputed() || c.NCMin >= c.NexMin)) {
 		parts = append(parts, fmt.Sprintf("rev >= %d", c.Revision))
 	}
 	return strings.Join(parts, " && ")
@@ -583,7 +593,7 @@ func (g *gen) maxRevisionFunc(s *desc.Struct) string {
 	g.p("// %s is the revision of a %s level at NEX version v: the highest its fields\n// have at v.\n", name, s.Name)
 	g.p("func %s(v types.Version) int {\n\trev := 0\n", name)
 	for _, gt := range gates {
-		if c := condExpr(gt.cond, ""); c != "" {
+		if c := condExpr(gt.cond, "", false); c != "" {
 			g.p("\tif %s && rev < %d {\n\t\trev = %d\n\t}\n", c, gt.rev, gt.rev)
 		} else {
 			g.p("\tif rev < %d {\n\t\trev = %d\n\t}\n", gt.rev, gt.rev)
@@ -672,7 +682,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := w.BeginStructure(0)\n")
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond, "w")
+		c := condExpr(grp[0].Cond, "w", true)
 		if c != "" {
 			g.p("if %s {\n", c)
 		}
@@ -716,7 +726,7 @@ func (g *gen) structure(s *desc.Struct) error {
 		g.p("m := r.EnterClass(field, %q, 0)\n", s.Name)
 	}
 	for _, grp := range groups(s.Fields) {
-		c := condExpr(grp[0].Cond, "r")
+		c := condExpr(grp[0].Cond, "r", false)
 		if c != "" {
 			g.p("if %s {\n", c)
 		}

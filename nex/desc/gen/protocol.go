@@ -142,7 +142,7 @@ func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, su
 		g.p("v := w.NEXVersion()\n")
 	}
 	for _, f := range fields {
-		c := condExpr(f.Cond, "w")
+		c := condExpr(f.Cond, "w", true)
 		if c != "" {
 			g.p("if %s {\n", c)
 		}
@@ -157,7 +157,7 @@ func (g *gen) message(p *desc.Protocol, m *desc.Method, fields []*desc.Field, su
 		g.p("v := r.NEXVersion()\n")
 	}
 	for _, f := range fields {
-		c := condExpr(f.Cond, "r")
+		c := condExpr(f.Cond, "r", false)
 		if c != "" {
 			g.p("if %s {\n", c)
 		}

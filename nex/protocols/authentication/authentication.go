@@ -121,7 +121,7 @@ func (s *RVConnectionData) Append(w *types.Writer) {
 		w.U8(s.SpecialProtocols[i0])
 	}
 	w.StationURL(s.SpecialStation)
-	if v >= 30500 && rev >= 1 {
+	if v >= 30500 {
 		w.DateTime(s.ServerTime)
 	}
 	w.EndStructure(m)

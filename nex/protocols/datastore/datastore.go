@@ -278,9 +278,7 @@ func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
 	w.U16(s.DataType)
 	w.U8(s.Status)
 	s.CompareParam.Append(w)
-	if rev >= 1 {
-		s.PersistenceTarget.Append(w)
-	}
+	s.PersistenceTarget.Append(w)
 	w.EndStructure(m)
 }
 
@@ -2175,13 +2173,13 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 	s.ResultRange.Append(w)
 	w.U8(s.ResultOption)
 	w.U32(s.MinimalRatingFrequency)
-	if v < 40000 && rev >= 1 {
+	if v < 40000 {
 		w.Bool(s.UseCache)
 	}
-	if v < 40000 && rev >= 3 {
+	if v < 40000 {
 		w.Bool(s.TotalCountEnabled)
 	}
-	if v < 40000 && rev >= 2 {
+	if v < 40000 {
 		w.Count(len(s.DataTypes))
 		for i0 := range s.DataTypes {
 			w.U16(s.DataTypes[i0])

@@ -177,10 +177,8 @@ func (s *DataStoreCustomRankingRatingCondition) Append(w *types.Writer) {
 	w.U8(uint8(s.Slot))
 	w.S32(s.MinValue)
 	w.S32(s.MaxValue)
-	if rev >= 1 {
-		w.U32(s.MinCount)
-		w.U32(s.MaxCount)
-	}
+	w.U32(s.MinCount)
+	w.U32(s.MaxCount)
 	w.EndStructure(m)
 }
 

@@ -2010,17 +2010,15 @@ func (s *EventCourseInfo) Append(w *types.Writer) {
 	w.U8(s.Unk5)
 	s.OneScreenThumbnail.Append(w)
 	s.EntireThumbnail.Append(w)
-	if rev >= 1 {
-		w.DateTime(s.EndTime)
-		w.U8(s.Unk6)
-		w.U32(s.Unk7)
-		w.U16(s.Unk8)
-		w.U16(s.Unk9)
-		w.U32(s.BestTime)
-		w.U32(s.Unk10)
-		w.U32(s.MedalTime)
-		s.PersonalGhost.Append(w)
-	}
+	w.DateTime(s.EndTime)
+	w.U8(s.Unk6)
+	w.U32(s.Unk7)
+	w.U16(s.Unk8)
+	w.U16(s.Unk9)
+	w.U32(s.BestTime)
+	w.U32(s.Unk10)
+	w.U32(s.MedalTime)
+	s.PersonalGhost.Append(w)
 	w.EndStructure(m)
 }
 
@@ -2398,23 +2396,17 @@ func (s *UserInfo) Append(w *types.Writer) {
 		w.U8(s.Unk9[i0].Key)
 		w.U32(s.Unk9[i0].Value)
 	}
-	if rev >= 1 {
-		w.Bool(s.Unk10)
-		w.DateTime(s.Unk11)
-		w.Bool(s.Unk12)
+	w.Bool(s.Unk10)
+	w.DateTime(s.Unk11)
+	w.Bool(s.Unk12)
+	s.Unk13.Append(w)
+	w.String(s.Unk14)
+	w.Count(len(s.Unk15))
+	for i0 := range s.Unk15 {
+		w.U8(s.Unk15[i0].Key)
+		w.U32(s.Unk15[i0].Value)
 	}
-	if rev >= 2 {
-		s.Unk13.Append(w)
-	}
-	if rev >= 3 {
-		w.String(s.Unk14)
-		w.Count(len(s.Unk15))
-		for i0 := range s.Unk15 {
-			w.U8(s.Unk15[i0].Key)
-			w.U32(s.Unk15[i0].Value)
-		}
-		w.Bool(s.Unk16)
-	}
+	w.Bool(s.Unk16)
 	w.EndStructure(m)
 }
 

@@ -429,17 +429,17 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	w.Bool(s.ExcludeLocked)
 	w.Bool(s.ExcludeNonHostPID)
 	w.U32(s.SelectionMethod)
-	if v >= w.GateMin(30400, 30500) {
+	if v >= 30400 && (v >= 30500 || v >= w.GateMin(30400, 30500)) {
 		w.U16(s.VacantParticipants)
 	}
-	if v >= 30600 && v < 40000 && rev >= 1 {
+	if v >= 30600 && v < 40000 {
 		s.Param.Append(w)
 	}
-	if v >= 30700 && v < 40000 && rev >= 2 {
+	if v >= 30700 && v < 40000 {
 		w.Bool(s.ExcludeUserPassword)
 		w.Bool(s.ExcludeSystemPassword)
 	}
-	if v >= 30800 && v < 40000 && rev >= 3 {
+	if v >= 30800 && v < 40000 {
 		w.U32(s.ReferGID)
 	}
 	if v >= 40000 {
@@ -476,7 +476,7 @@ func readMatchmakeSessionSearchCriteria(r *types.Reader, field string) (s Matchm
 	s.ExcludeLocked = r.Bool("exclude_locked")
 	s.ExcludeNonHostPID = r.Bool("exclude_non_host_pid")
 	s.SelectionMethod = r.U32("selection_method")
-	if v >= r.GateMin(30400, 30500) {
+	if v >= 30400 && (v >= 30500 || v >= r.GateMin(30400, 30500)) {
 		s.VacantParticipants = r.U16("vacant_participants")
 	}
 	if v >= 30600 && v < 40000 && rev >= 1 {
@@ -573,7 +573,7 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 	w.U32(s.MatchmakeSystem)
 	w.Buffer(s.ApplicationData)
 	w.U32(s.NumParticipants)
-	if v >= w.GateMin(30400, 30500) && v < 40000 {
+	if v >= 30400 && (v >= 30500 || v >= w.GateMin(30400, 30500)) && v < 40000 {
 		w.U8(s.ProgressScore)
 	}
 	if v >= 30000 && v < 40000 {
@@ -582,14 +582,14 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 	if v >= 30500 && v < 40000 {
 		w.U32(s.Option)
 	}
-	if v >= 30600 && v < 40000 && rev >= 1 {
+	if v >= 30600 && v < 40000 {
 		s.Param.Append(w)
 		w.DateTime(s.StartedTime)
 	}
-	if v >= 30700 && v < 40000 && rev >= 2 {
+	if v >= 30700 && v < 40000 {
 		w.String(s.UserPassword)
 	}
-	if v >= 30800 && v < 40000 && rev >= 3 {
+	if v >= 30800 && v < 40000 {
 		w.U32(s.ReferGID)
 		w.Bool(s.UserPasswordEnabled)
 		w.Bool(s.SystemPasswordEnabled)
@@ -628,7 +628,7 @@ func readMatchmakeSession(r *types.Reader, field string) (s MatchmakeSession) {
 	s.MatchmakeSystem = r.U32("matchmake_system")
 	s.ApplicationData = r.BufferCopy("application_data")
 	s.NumParticipants = r.U32("num_participants")
-	if v >= r.GateMin(30400, 30500) && v < 40000 {
+	if v >= 30400 && (v >= 30500 || v >= r.GateMin(30400, 30500)) && v < 40000 {
 		s.ProgressScore = r.U8("progress_score")
 	}
 	if v >= 30000 && v < 40000 {

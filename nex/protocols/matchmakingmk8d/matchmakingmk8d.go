@@ -99,7 +99,7 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 	w.U32(s.CommunityID)
 	w.String(s.CommunityCode)
 	s.Datetime.Append(w)
-	if v >= 40000 && rev >= 1 {
+	if v >= 40000 {
 		w.U32(s.LivelinessRate)
 		w.DateTime(s.LivelinessUpdateTime)
 	}

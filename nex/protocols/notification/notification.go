@@ -148,10 +148,10 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 	w.PID(s.Param1)
 	w.PID(s.Param2)
 	w.String(s.Text)
-	if v >= w.GateMin(30400, 30500) {
+	if v >= 30400 && (v >= 30500 || v >= w.GateMin(30400, 30500)) {
 		w.PID(s.Param3)
 	}
-	if v >= 40000 && rev >= 1 {
+	if v >= 40000 {
 		w.Count(len(s.Map))
 		for i0 := range s.Map {
 			w.String(s.Map[i0].Key)
@@ -178,7 +178,7 @@ func readNotificationEvent(r *types.Reader, field string) (s NotificationEvent) 
 	s.Param1 = r.PID("param1")
 	s.Param2 = r.PID("param2")
 	s.Text = r.String("text")
-	if v >= r.GateMin(30400, 30500) {
+	if v >= 30400 && (v >= 30500 || v >= r.GateMin(30400, 30500)) {
 		s.Param3 = r.PID("param3")
 	}
 	if v >= 40000 && rev >= 1 {

@@ -207,7 +207,7 @@ func (s *RankingRankData) Append(w *types.Writer) {
 	}
 	w.U64(s.Param)
 	w.Buffer(s.CommonData)
-	if v >= 30600 && rev >= 1 {
+	if v >= 30600 {
 		w.DateTime(s.UpdateTime)
 	}
 	w.EndStructure(m)

@@ -217,9 +217,7 @@ func (s *ServiceItemPurchaseServiceItemParam) Append(w *types.Writer) {
 	w.String(s.EcServiceToken)
 	w.String(s.Language)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -373,9 +371,7 @@ func (s *ServiceItemListServiceItemParam) Append(w *types.Writer) {
 	w.U32(s.Size)
 	w.Bool(s.IsBalanceAvailable)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -647,9 +643,7 @@ func (s *ServiceItemGetBalanceParam) Append(w *types.Writer) {
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -753,9 +747,7 @@ func (s *ServiceItemGetPrepurchaseInfoParam) Append(w *types.Writer) {
 	s.Limitation.Append(w)
 	w.String(s.Language)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -975,9 +967,7 @@ func (s *ServiceItemGetServiceItemRightParam) Append(w *types.Writer) {
 	w.String(s.DeviceID)
 	w.U32(s.UniqueID)
 	w.U8(s.ItemGroup)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -1419,9 +1409,7 @@ func (s *ServiceItemGetPurchaseHistoryParam) Append(w *types.Writer) {
 	w.U32(s.Offset)
 	w.U32(s.Size)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -1656,9 +1644,7 @@ func (s *ServiceItemGetLawMessageParam) Append(w *types.Writer) {
 	m := w.BeginStructure(uint8(rev))
 	w.String(s.Language)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -1764,9 +1750,7 @@ func (s *ServiceItemPostRightBinaryByAccountParam) Append(w *types.Writer) {
 	w.QBuffer(s.RightBinary)
 	w.String(s.LogMessage)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -1873,9 +1857,7 @@ func (s *ServiceItemUseServiceItemByAccountParam) Append(w *types.Writer) {
 	w.QBuffer(s.RightBinary)
 	w.String(s.LogMessage)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -2028,9 +2010,7 @@ func (s *ServiceItemAcquireServiceItemByAccountParam) Append(w *types.Writer) {
 	w.QBuffer(s.RightBinary)
 	w.String(s.LogMessage)
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
@@ -2142,9 +2122,7 @@ func (s *ServiceItemGetSupportIdParam) Append(w *types.Writer) {
 	rev := serviceItemGetSupportIdParamMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.UniqueID)
-	if rev >= 1 {
-		w.U8(s.Platform)
-	}
+	w.U8(s.Platform)
 	w.EndStructure(m)
 }
 
