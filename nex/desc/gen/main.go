@@ -451,17 +451,34 @@ func (g *gen) writeStmt(val string, t *desc.Type, depth int) {
 	case desc.KData:
 		g.p("w.Data()\n")
 	case desc.KList:
+		// Elements that are not structures are ranged over by value: the
+		// slice header is read once, where val[i] would be reloaded after
+		// every write (w.B might alias it). A structure's Append takes its
+		// address, so structures are indexed.
 		i := fmt.Sprintf("i%d", depth)
 		g.p("w.Count(len(%s))\n", val)
-		g.p("for %s := range %s {\n", i, val)
-		g.writeStmt(val+"["+i+"]", t.Elem, depth+1)
+		if t.Elem.Kind != desc.KStruct {
+			e := fmt.Sprintf("e%d", depth)
+			g.p("for _, %s := range %s {\n", e, val)
+			g.writeStmt(e, t.Elem, depth+1)
+		} else {
+			g.p("for %s := range %s {\n", i, val)
+			g.writeStmt(val+"["+i+"]", t.Elem, depth+1)
+		}
 		g.p("}\n")
 	case desc.KMap:
 		i := fmt.Sprintf("i%d", depth)
 		g.p("w.Count(len(%s))\n", val)
-		g.p("for %s := range %s {\n", i, val)
-		g.writeStmt(val+"["+i+"].Key", t.Key, depth+1)
-		g.writeStmt(val+"["+i+"].Value", t.Elem, depth+1)
+		if t.Key.Kind != desc.KStruct && t.Elem.Kind != desc.KStruct {
+			e := fmt.Sprintf("e%d", depth)
+			g.p("for _, %s := range %s {\n", e, val)
+			g.writeStmt(e+".Key", t.Key, depth+1)
+			g.writeStmt(e+".Value", t.Elem, depth+1)
+		} else {
+			g.p("for %s := range %s {\n", i, val)
+			g.writeStmt(val+"["+i+"].Key", t.Key, depth+1)
+			g.writeStmt(val+"["+i+"].Value", t.Elem, depth+1)
+		}
 		g.p("}\n")
 	default:
 		panic("gen: no writer for " + t.String())

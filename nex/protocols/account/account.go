@@ -509,8 +509,8 @@ type AccountGetMultiplePublicDataRequest struct {
 // Append appends the parameters in order.
 func (x *AccountGetMultiplePublicDataRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -529,8 +529,8 @@ type AccountGetMultiplePublicDataResponse struct {
 func (x *AccountGetMultiplePublicDataResponse) Append(w *types.Writer) {
 	w.Bool(x.Result)
 	w.Count(len(x.Data))
-	for i0 := range x.Data {
-		w.AnyData(x.Data[i0])
+	for _, e0 := range x.Data {
+		w.AnyData(e0)
 	}
 }
 

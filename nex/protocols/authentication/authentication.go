@@ -117,8 +117,8 @@ func (s *RVConnectionData) Append(w *types.Writer) {
 	m := w.BeginStructure(uint8(rev))
 	w.StationURL(s.MainStation)
 	w.Count(len(s.SpecialProtocols))
-	for i0 := range s.SpecialProtocols {
-		w.U8(s.SpecialProtocols[i0])
+	for _, e0 := range s.SpecialProtocols {
+		w.U8(e0)
 	}
 	w.StationURL(s.SpecialStation)
 	if v >= 30500 {

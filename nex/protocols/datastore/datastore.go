@@ -181,8 +181,8 @@ func (s *DataStoreChangeMetaCompareParam) Append(w *types.Writer) {
 	w.U16(s.Period)
 	w.QBuffer(s.MetaBinary)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.U32(s.ReferredCount)
 	w.U16(s.DataType)
@@ -270,8 +270,8 @@ func (s *DataStoreChangeMetaParam) Append(w *types.Writer) {
 	w.U16(s.Period)
 	w.QBuffer(s.MetaBinary)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.U64(s.UpdatePassword)
 	w.U32(s.ReferredCount)
@@ -354,8 +354,8 @@ func (s *DataStoreChangeMetaParamV1) Append(w *types.Writer) {
 	w.U16(s.Period)
 	w.QBuffer(s.MetaBinary)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.U64(s.UpdatePassword)
 	w.EndStructure(m)
@@ -678,8 +678,8 @@ func (s *DataStoreGetSpecificMetaParam) ClassName() string { return "DataStoreGe
 func (s *DataStoreGetSpecificMetaParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.DataIDs))
-	for i0 := range s.DataIDs {
-		w.U64(s.DataIDs[i0])
+	for _, e0 := range s.DataIDs {
+		w.U64(e0)
 	}
 	w.EndStructure(m)
 }
@@ -716,8 +716,8 @@ func (s *DataStoreGetSpecificMetaParamV1) ClassName() string {
 func (s *DataStoreGetSpecificMetaParamV1) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.DataIDs))
-	for i0 := range s.DataIDs {
-		w.U32(s.DataIDs[i0])
+	for _, e0 := range s.DataIDs {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -821,8 +821,8 @@ func (s *DataStoreMetaInfo) Append(w *types.Writer) {
 	w.DateTime(s.ReferredTime)
 	w.DateTime(s.ExpireTime)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.Count(len(s.Ratings))
 	for i0 := range s.Ratings {
@@ -999,8 +999,8 @@ func (s *DataStorePermission) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(s.Permission)
 	w.Count(len(s.Recipients))
-	for i0 := range s.Recipients {
-		w.PID(s.Recipients[i0])
+	for _, e0 := range s.Recipients {
+		w.PID(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1180,8 +1180,8 @@ func (s *DataStorePrepareGetParam) Append(w *types.Writer) {
 	w.U64(s.AccessPassword)
 	if v >= 30500 {
 		w.Count(len(s.ExtraData))
-		for i0 := range s.ExtraData {
-			w.String(s.ExtraData[i0])
+		for _, e0 := range s.ExtraData {
+			w.String(e0)
 		}
 	}
 	w.EndStructure(m)
@@ -1291,8 +1291,8 @@ func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 	w.U16(s.Period)
 	w.U32(s.ReferDataID)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.Count(len(s.RatingInitParam))
 	for i0 := range s.RatingInitParam {
@@ -1301,8 +1301,8 @@ func (s *DataStorePreparePostParam) Append(w *types.Writer) {
 	s.PersistenceInitParam.Append(w)
 	if v >= 30500 {
 		w.Count(len(s.ExtraData))
-		for i0 := range s.ExtraData {
-			w.String(s.ExtraData[i0])
+		for _, e0 := range s.ExtraData {
+			w.String(e0)
 		}
 	}
 	w.EndStructure(m)
@@ -1381,8 +1381,8 @@ func (s *DataStorePreparePostParamV1) Append(w *types.Writer) {
 	w.U16(s.Period)
 	w.U32(s.ReferDataID)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.Count(len(s.RatingInitParam))
 	for i0 := range s.RatingInitParam {
@@ -1447,8 +1447,8 @@ func (s *DataStorePrepareUpdateParam) Append(w *types.Writer) {
 	w.U64(s.UpdatePassword)
 	if v >= 30500 {
 		w.Count(len(s.ExtraData))
-		for i0 := range s.ExtraData {
-			w.String(s.ExtraData[i0])
+		for _, e0 := range s.ExtraData {
+			w.String(e0)
 		}
 	}
 	w.EndStructure(m)
@@ -2150,13 +2150,13 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 	m := w.BeginStructure(uint8(rev))
 	w.U8(s.SearchTarget)
 	w.Count(len(s.OwnerIDs))
-	for i0 := range s.OwnerIDs {
-		w.PID(s.OwnerIDs[i0])
+	for _, e0 := range s.OwnerIDs {
+		w.PID(e0)
 	}
 	w.U8(s.OwnerType)
 	w.Count(len(s.DestinationIDs))
-	for i0 := range s.DestinationIDs {
-		w.U64(s.DestinationIDs[i0])
+	for _, e0 := range s.DestinationIDs {
+		w.U64(e0)
 	}
 	w.U16(s.DataType)
 	w.DateTime(s.CreatedAfter)
@@ -2165,8 +2165,8 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 	w.DateTime(s.UpdatedBefore)
 	w.U32(s.ReferDataID)
 	w.Count(len(s.Tags))
-	for i0 := range s.Tags {
-		w.String(s.Tags[i0])
+	for _, e0 := range s.Tags {
+		w.String(e0)
 	}
 	w.U8(s.ResultOrderColumn)
 	w.U8(s.ResultOrder)
@@ -2181,16 +2181,16 @@ func (s *DataStoreSearchParam) Append(w *types.Writer) {
 	}
 	if v < 40000 {
 		w.Count(len(s.DataTypes))
-		for i0 := range s.DataTypes {
-			w.U16(s.DataTypes[i0])
+		for _, e0 := range s.DataTypes {
+			w.U16(e0)
 		}
 	}
 	if v >= 40000 {
 		w.Bool(s.UseCache)
 		w.Bool(s.TotalCountEnabled)
 		w.Count(len(s.DataTypes))
-		for i0 := range s.DataTypes {
-			w.U16(s.DataTypes[i0])
+		for _, e0 := range s.DataTypes {
+			w.U16(e0)
 		}
 	}
 	w.EndStructure(m)
@@ -2728,8 +2728,8 @@ type DataStoreDeleteObjectsResponse struct {
 // Append appends the results in order.
 func (x *DataStoreDeleteObjectsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -2775,8 +2775,8 @@ type DataStoreChangeMetasV1Request struct {
 // Append appends the parameters in order.
 func (x *DataStoreChangeMetasV1Request) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	w.Count(len(x.Param))
 	for i0 := range x.Param {
@@ -2800,8 +2800,8 @@ type DataStoreChangeMetasV1Response struct {
 // Append appends the results in order.
 func (x *DataStoreChangeMetasV1Response) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -2849,8 +2849,8 @@ type DataStoreGetMetasRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreGetMetasRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	x.Param.Append(w)
 }
@@ -2874,8 +2874,8 @@ func (x *DataStoreGetMetasResponse) Append(w *types.Writer) {
 		x.Info[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3116,8 +3116,8 @@ type DataStoreGetRatingsRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreGetRatingsRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	w.U64(x.AccessPassword)
 }
@@ -3137,15 +3137,15 @@ type DataStoreGetRatingsResponse struct {
 // Append appends the results in order.
 func (x *DataStoreGetRatingsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Ratings))
-	for i0 := range x.Ratings {
-		w.Count(len(x.Ratings[i0]))
-		for i1 := range x.Ratings[i0] {
-			x.Ratings[i0][i1].Append(w)
+	for _, e0 := range x.Ratings {
+		w.Count(len(e0))
+		for i1 := range e0 {
+			e0[i1].Append(w)
 		}
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3196,8 +3196,8 @@ type DataStoreResetRatingsRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreResetRatingsRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	w.Bool(x.Transactional)
 }
@@ -3216,8 +3216,8 @@ type DataStoreResetRatingsResponse struct {
 // Append appends the results in order.
 func (x *DataStoreResetRatingsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3551,8 +3551,8 @@ type DataStoreGetPersistenceInfosRequest struct {
 func (x *DataStoreGetPersistenceInfosRequest) Append(w *types.Writer) {
 	w.PID(x.OwnerID)
 	w.Count(len(x.SlotIDs))
-	for i0 := range x.SlotIDs {
-		w.U16(x.SlotIDs[i0])
+	for _, e0 := range x.SlotIDs {
+		w.U16(e0)
 	}
 }
 
@@ -3575,8 +3575,8 @@ func (x *DataStoreGetPersistenceInfosResponse) Append(w *types.Writer) {
 		x.Infos[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3720,8 +3720,8 @@ type DataStoreGetPasswordInfosRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreGetPasswordInfosRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 }
 
@@ -3743,8 +3743,8 @@ func (x *DataStoreGetPasswordInfosResponse) Append(w *types.Writer) {
 		x.Infos[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3785,8 +3785,8 @@ func (x *DataStoreGetMetasMultipleParamResponse) Append(w *types.Writer) {
 		x.Infos[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3804,8 +3804,8 @@ type DataStoreCompletePostObjectsRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreCompletePostObjectsRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 }
 
@@ -3863,8 +3863,8 @@ type DataStoreChangeMetasRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreChangeMetasRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	w.Count(len(x.Param))
 	for i0 := range x.Param {
@@ -3888,8 +3888,8 @@ type DataStoreChangeMetasResponse struct {
 // Append appends the results in order.
 func (x *DataStoreChangeMetasResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3941,8 +3941,8 @@ func (x *DataStoreRateObjectsResponse) Append(w *types.Writer) {
 		x.Infos[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3992,8 +3992,8 @@ type DataStorePostMetaBinariesWithDataIdRequest struct {
 // Append appends the parameters in order.
 func (x *DataStorePostMetaBinariesWithDataIdRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 	w.Count(len(x.Param))
 	for i0 := range x.Param {
@@ -4017,8 +4017,8 @@ type DataStorePostMetaBinariesWithDataIdResponse struct {
 // Append appends the results in order.
 func (x *DataStorePostMetaBinariesWithDataIdResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -4115,8 +4115,8 @@ func (x *DataStoreRateObjectsWithPostingResponse) Append(w *types.Writer) {
 		x.Ratings[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -4134,8 +4134,8 @@ type DataStoreGetObjectInfosRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreGetObjectInfosRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 }
 
@@ -4157,8 +4157,8 @@ func (x *DataStoreGetObjectInfosResponse) Append(w *types.Writer) {
 		x.Infos[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 

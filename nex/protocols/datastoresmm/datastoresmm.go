@@ -395,8 +395,8 @@ func (s *DataStoreGetCustomRankingByDataIdParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.ApplicationID)
 	w.Count(len(s.DataIDList))
-	for i0 := range s.DataIDList {
-		w.U64(s.DataIDList[i0])
+	for _, e0 := range s.DataIDList {
+		w.U64(e0)
 	}
 	w.U8(s.ResultOption)
 	w.EndStructure(m)
@@ -486,12 +486,12 @@ func (s *DataStoreGetMetaByOwnerIdParam) ClassName() string { return "DataStoreG
 func (s *DataStoreGetMetaByOwnerIdParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.OwnerIDs))
-	for i0 := range s.OwnerIDs {
-		w.U32(s.OwnerIDs[i0])
+	for _, e0 := range s.OwnerIDs {
+		w.U32(e0)
 	}
 	w.Count(len(s.DataTypes))
-	for i0 := range s.DataTypes {
-		w.U16(s.DataTypes[i0])
+	for _, e0 := range s.DataTypes {
+		w.U16(e0)
 	}
 	w.U8(s.ResultOption)
 	s.ResultRange.Append(w)
@@ -939,8 +939,8 @@ type DataStoreSMMGetObjectInfosRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSMMGetObjectInfosRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDs))
-	for i0 := range x.DataIDs {
-		w.U64(x.DataIDs[i0])
+	for _, e0 := range x.DataIDs {
+		w.U64(e0)
 	}
 }
 
@@ -1094,8 +1094,8 @@ func (x *DataStoreSMMGetCustomRankingResponse) Append(w *types.Writer) {
 		x.RankingResult[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -1133,8 +1133,8 @@ func (x *DataStoreSMMGetCustomRankingByDataIdResponse) Append(w *types.Writer) {
 		x.RankingResult[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -1152,8 +1152,8 @@ type DataStoreSMMDeleteCustomRankingRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSMMDeleteCustomRankingRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDList))
-	for i0 := range x.DataIDList {
-		w.U64(x.DataIDList[i0])
+	for _, e0 := range x.DataIDList {
+		w.U64(e0)
 	}
 }
 
@@ -1217,8 +1217,8 @@ func (x *DataStoreSMMAddToBufferQueuesRequest) Append(w *types.Writer) {
 		x.Params[i0].Append(w)
 	}
 	w.Count(len(x.Buffers))
-	for i0 := range x.Buffers {
-		w.QBuffer(x.Buffers[i0])
+	for _, e0 := range x.Buffers {
+		w.QBuffer(e0)
 	}
 }
 
@@ -1236,8 +1236,8 @@ type DataStoreSMMAddToBufferQueuesResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMAddToBufferQueuesResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -1269,8 +1269,8 @@ type DataStoreSMMGetBufferQueueResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMGetBufferQueueResponse) Append(w *types.Writer) {
 	w.Count(len(x.BufferQueue))
-	for i0 := range x.BufferQueue {
-		w.QBuffer(x.BufferQueue[i0])
+	for _, e0 := range x.BufferQueue {
+		w.QBuffer(e0)
 	}
 }
 
@@ -1306,15 +1306,15 @@ type DataStoreSMMGetBufferQueuesResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMGetBufferQueuesResponse) Append(w *types.Writer) {
 	w.Count(len(x.BufferQueueLst))
-	for i0 := range x.BufferQueueLst {
-		w.Count(len(x.BufferQueueLst[i0]))
-		for i1 := range x.BufferQueueLst[i0] {
-			w.QBuffer(x.BufferQueueLst[i0][i1])
+	for _, e0 := range x.BufferQueueLst {
+		w.Count(len(e0))
+		for _, e1 := range e0 {
+			w.QBuffer(e1)
 		}
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -1350,8 +1350,8 @@ type DataStoreSMMClearBufferQueuesResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMClearBufferQueuesResponse) Append(w *types.Writer) {
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -1462,8 +1462,8 @@ func (x *DataStoreSMMConditionalSearchObjectRequest) Append(w *types.Writer) {
 	w.U32(x.Condition)
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1515,8 +1515,8 @@ type DataStoreSMMGetApplicationConfigResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMGetApplicationConfigResponse) Append(w *types.Writer) {
 	w.Count(len(x.Config))
-	for i0 := range x.Config {
-		w.U32(x.Config[i0])
+	for _, e0 := range x.Config {
+		w.U32(e0)
 	}
 }
 
@@ -1598,8 +1598,8 @@ type DataStoreSMMLatestCourseSearchObjectRequest struct {
 func (x *DataStoreSMMLatestCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1637,8 +1637,8 @@ type DataStoreSMMFollowingsLatestCourseSearchObjectRequest struct {
 func (x *DataStoreSMMFollowingsLatestCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1676,8 +1676,8 @@ type DataStoreSMMRecommendedCourseSearchObjectRequest struct {
 func (x *DataStoreSMMRecommendedCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1715,8 +1715,8 @@ type DataStoreSMMScoreRangeCascadedSearchObjectRequest struct {
 func (x *DataStoreSMMScoreRangeCascadedSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1754,8 +1754,8 @@ type DataStoreSMMSuggestedCourseSearchObjectRequest struct {
 func (x *DataStoreSMMSuggestedCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -1956,8 +1956,8 @@ type DataStoreSMMGetApplicationConfigStringResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMGetApplicationConfigStringResponse) Append(w *types.Writer) {
 	w.Count(len(x.Config))
-	for i0 := range x.Config {
-		w.String(x.Config[i0])
+	for _, e0 := range x.Config {
+		w.String(e0)
 	}
 }
 
@@ -2007,8 +2007,8 @@ type DataStoreSMMGetDeletionReasonRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSMMGetDeletionReasonRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDLst))
-	for i0 := range x.DataIDLst {
-		w.U64(x.DataIDLst[i0])
+	for _, e0 := range x.DataIDLst {
+		w.U64(e0)
 	}
 }
 
@@ -2025,8 +2025,8 @@ type DataStoreSMMGetDeletionReasonResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSMMGetDeletionReasonResponse) Append(w *types.Writer) {
 	w.Count(len(x.DeletionReasons))
-	for i0 := range x.DeletionReasons {
-		w.U32(x.DeletionReasons[i0])
+	for _, e0 := range x.DeletionReasons {
+		w.U32(e0)
 	}
 }
 
@@ -2044,8 +2044,8 @@ type DataStoreSMMSetDeletionReasonRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSMMSetDeletionReasonRequest) Append(w *types.Writer) {
 	w.Count(len(x.DataIDLst))
-	for i0 := range x.DataIDLst {
-		w.U64(x.DataIDLst[i0])
+	for _, e0 := range x.DataIDLst {
+		w.U64(e0)
 	}
 	w.U32(x.DeletionReason)
 }
@@ -2107,8 +2107,8 @@ func (x *DataStoreSMMGetMetasWithCourseRecordResponse) Append(w *types.Writer) {
 		x.CourseResults[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -2186,8 +2186,8 @@ type DataStoreSMMBestScoreRateCourseSearchObjectRequest struct {
 func (x *DataStoreSMMBestScoreRateCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -2225,8 +2225,8 @@ type DataStoreSMMCTRPickUpCourseSearchObjectRequest struct {
 func (x *DataStoreSMMCTRPickUpCourseSearchObjectRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.ExtraData))
-	for i0 := range x.ExtraData {
-		w.String(x.ExtraData[i0])
+	for _, e0 := range x.ExtraData {
+		w.String(e0)
 	}
 }
 
@@ -2265,12 +2265,12 @@ type DataStoreSMMSetCachedRankingRequest struct {
 func (x *DataStoreSMMSetCachedRankingRequest) Append(w *types.Writer) {
 	w.String(x.RankingType)
 	w.Count(len(x.RankingArgs))
-	for i0 := range x.RankingArgs {
-		w.String(x.RankingArgs[i0])
+	for _, e0 := range x.RankingArgs {
+		w.String(e0)
 	}
 	w.Count(len(x.DataIDLst))
-	for i0 := range x.DataIDLst {
-		w.U64(x.DataIDLst[i0])
+	for _, e0 := range x.DataIDLst {
+		w.U64(e0)
 	}
 }
 
@@ -2303,8 +2303,8 @@ type DataStoreSMMDeleteCachedRankingRequest struct {
 func (x *DataStoreSMMDeleteCachedRankingRequest) Append(w *types.Writer) {
 	w.String(x.RankingType)
 	w.Count(len(x.RankingArgs))
-	for i0 := range x.RankingArgs {
-		w.String(x.RankingArgs[i0])
+	for _, e0 := range x.RankingArgs {
+		w.String(e0)
 	}
 }
 

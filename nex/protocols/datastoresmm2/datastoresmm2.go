@@ -400,8 +400,8 @@ func (s *GetCoursesParam) ClassName() string { return "GetCoursesParam" }
 func (s *GetCoursesParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.DataIDs))
-	for i0 := range s.DataIDs {
-		w.U64(s.DataIDs[i0])
+	for _, e0 := range s.DataIDs {
+		w.U64(e0)
 	}
 	w.U32(s.Option)
 	w.EndStructure(m)
@@ -621,8 +621,8 @@ func (s *GetUsersParam) ClassName() string { return "GetUsersParam" }
 func (s *GetUsersParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.PIDs))
-	for i0 := range s.PIDs {
-		w.PID(s.PIDs[i0])
+	for _, e0 := range s.PIDs {
+		w.PID(e0)
 	}
 	w.U32(s.Option)
 	w.EndStructure(m)
@@ -707,8 +707,8 @@ func (s *SearchCoursesPostedByParam) Append(w *types.Writer) {
 	w.U32(s.Option)
 	s.Range.Append(w)
 	w.Count(len(s.PIDs))
-	for i0 := range s.PIDs {
-		w.U64(s.PIDs[i0])
+	for _, e0 := range s.PIDs {
+		w.U64(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1164,8 +1164,8 @@ func (s *SearchCoursesPointRankingParam) Append(w *types.Writer) {
 	s.Range.Append(w)
 	w.U8(s.Difficulty)
 	w.Count(len(s.RejectRegions))
-	for i0 := range s.RejectRegions {
-		w.U8(s.RejectRegions[i0])
+	for _, e0 := range s.RejectRegions {
+		w.U8(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1314,8 +1314,8 @@ func (s *GetWorldMapParam) ClassName() string { return "GetWorldMapParam" }
 func (s *GetWorldMapParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.IDs))
-	for i0 := range s.IDs {
-		w.String(s.IDs[i0])
+	for _, e0 := range s.IDs {
+		w.String(e0)
 	}
 	w.U32(s.Option)
 	w.EndStructure(m)
@@ -1665,25 +1665,25 @@ func (s *CourseInfo) Append(w *types.Writer) {
 	w.U16(s.Unk2)
 	w.QBuffer(s.Unk3)
 	w.Count(len(s.PlayStats))
-	for i0 := range s.PlayStats {
-		w.U8(s.PlayStats[i0].Key)
-		w.U32(s.PlayStats[i0].Value)
+	for _, e0 := range s.PlayStats {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.Ratings))
-	for i0 := range s.Ratings {
-		w.U8(s.Ratings[i0].Key)
-		w.U32(s.Ratings[i0].Value)
+	for _, e0 := range s.Ratings {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.Unk4))
-	for i0 := range s.Unk4 {
-		w.U8(s.Unk4[i0].Key)
-		w.U32(s.Unk4[i0].Value)
+	for _, e0 := range s.Unk4 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	s.TimeStats.Append(w)
 	w.Count(len(s.CommentStats))
-	for i0 := range s.CommentStats {
-		w.U8(s.CommentStats[i0].Key)
-		w.U32(s.CommentStats[i0].Value)
+	for _, e0 := range s.CommentStats {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.U8(s.Unk9)
 	w.U8(s.Unk10)
@@ -1768,13 +1768,13 @@ func (s *WorldMapInfo) Append(w *types.Writer) {
 	w.U8(s.Unk2)
 	w.DateTime(s.Unk3)
 	w.Count(len(s.DataIDs))
-	for i0 := range s.DataIDs {
-		w.U64(s.DataIDs[i0])
+	for _, e0 := range s.DataIDs {
+		w.U64(e0)
 	}
 	w.Count(len(s.Unk4))
-	for i0 := range s.Unk4 {
-		w.U8(s.Unk4[i0].Key)
-		w.U32(s.Unk4[i0].Value)
+	for _, e0 := range s.Unk4 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.U32(s.Unk5)
 	w.U8(s.Unk6)
@@ -1911,13 +1911,13 @@ func (s *EventCourseHistogram) Append(w *types.Writer) {
 	w.U32(s.Unk2)
 	w.U32(s.Unk3)
 	w.Count(len(s.Values))
-	for i0 := range s.Values {
-		w.U32(s.Values[i0])
+	for _, e0 := range s.Values {
+		w.U32(e0)
 	}
 	w.Count(len(s.Medals))
-	for i0 := range s.Medals {
-		w.U8(s.Medals[i0].Key)
-		w.U32(s.Medals[i0].Value)
+	for _, e0 := range s.Medals {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.U32(s.Unk4)
 	w.EndStructure(m)
@@ -2002,9 +2002,9 @@ func (s *EventCourseInfo) Append(w *types.Writer) {
 	w.DateTime(s.UploadTime)
 	s.GetInfo.Append(w)
 	w.Count(len(s.Unk3))
-	for i0 := range s.Unk3 {
-		w.U8(s.Unk3[i0].Key)
-		w.U32(s.Unk3[i0].Value)
+	for _, e0 := range s.Unk3 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	s.Unk4.Append(w)
 	w.U8(s.Unk5)
@@ -2358,43 +2358,43 @@ func (s *UserInfo) Append(w *types.Writer) {
 	w.Bool(s.Unk4)
 	w.Bool(s.Unk5)
 	w.Count(len(s.PlayStats))
-	for i0 := range s.PlayStats {
-		w.U8(s.PlayStats[i0].Key)
-		w.U32(s.PlayStats[i0].Value)
+	for _, e0 := range s.PlayStats {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.MakerStats))
-	for i0 := range s.MakerStats {
-		w.U8(s.MakerStats[i0].Key)
-		w.U32(s.MakerStats[i0].Value)
+	for _, e0 := range s.MakerStats {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.EndlessChallengeHighScores))
-	for i0 := range s.EndlessChallengeHighScores {
-		w.U8(s.EndlessChallengeHighScores[i0].Key)
-		w.U32(s.EndlessChallengeHighScores[i0].Value)
+	for _, e0 := range s.EndlessChallengeHighScores {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.MultiplayerStats))
-	for i0 := range s.MultiplayerStats {
-		w.U8(s.MultiplayerStats[i0].Key)
-		w.U32(s.MultiplayerStats[i0].Value)
+	for _, e0 := range s.MultiplayerStats {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.Unk7))
-	for i0 := range s.Unk7 {
-		w.U8(s.Unk7[i0].Key)
-		w.U32(s.Unk7[i0].Value)
+	for _, e0 := range s.Unk7 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.Badges))
 	for i0 := range s.Badges {
 		s.Badges[i0].Append(w)
 	}
 	w.Count(len(s.Unk8))
-	for i0 := range s.Unk8 {
-		w.U8(s.Unk8[i0].Key)
-		w.U32(s.Unk8[i0].Value)
+	for _, e0 := range s.Unk8 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Count(len(s.Unk9))
-	for i0 := range s.Unk9 {
-		w.U8(s.Unk9[i0].Key)
-		w.U32(s.Unk9[i0].Value)
+	for _, e0 := range s.Unk9 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Bool(s.Unk10)
 	w.DateTime(s.Unk11)
@@ -2402,9 +2402,9 @@ func (s *UserInfo) Append(w *types.Writer) {
 	s.Unk13.Append(w)
 	w.String(s.Unk14)
 	w.Count(len(s.Unk15))
-	for i0 := range s.Unk15 {
-		w.U8(s.Unk15[i0].Key)
-		w.U32(s.Unk15[i0].Value)
+	for _, e0 := range s.Unk15 {
+		w.U8(e0.Key)
+		w.U32(e0.Value)
 	}
 	w.Bool(s.Unk16)
 	w.EndStructure(m)
@@ -2870,8 +2870,8 @@ func (x *DataStoreSMM2GetUsersResponse) Append(w *types.Writer) {
 		x.Users[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -2940,8 +2940,8 @@ func (x *DataStoreSMM2SearchUsersUserPointResponse) Append(w *types.Writer) {
 		x.Users[i0].Append(w)
 	}
 	w.Count(len(x.Ranks))
-	for i0 := range x.Ranks {
-		w.U32(x.Ranks[i0])
+	for _, e0 := range x.Ranks {
+		w.U32(e0)
 	}
 	w.Bool(x.Result)
 }
@@ -3131,8 +3131,8 @@ func (x *DataStoreSMM2GetCoursesResponse) Append(w *types.Writer) {
 		x.Courses[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3171,8 +3171,8 @@ func (x *DataStoreSMM2SearchCoursesPointRankingResponse) Append(w *types.Writer)
 		x.Courses[i0].Append(w)
 	}
 	w.Count(len(x.Ranks))
-	for i0 := range x.Ranks {
-		w.U32(x.Ranks[i0])
+	for _, e0 := range x.Ranks {
+		w.U32(e0)
 	}
 	w.Bool(x.Result)
 }
@@ -3458,8 +3458,8 @@ func (x *DataStoreSMM2GetCoursesEventResponse) Append(w *types.Writer) {
 		x.Courses[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 
@@ -3812,8 +3812,8 @@ func (x *DataStoreSMM2GetWorldMapResponse) Append(w *types.Writer) {
 		x.Maps[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 

@@ -185,8 +185,8 @@ func (s *DataStoreReplayMetaInfo) Append(w *types.Writer) {
 		s.Players[i0].Append(w)
 	}
 	w.Count(len(s.Winners))
-	for i0 := range s.Winners {
-		w.U32(s.Winners[i0])
+	for _, e0 := range s.Winners {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -267,8 +267,8 @@ func (s *DataStorePrepareGetReplayParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U64(s.ReplayID)
 	w.Count(len(s.ExtraData))
-	for i0 := range s.ExtraData {
-		w.String(s.ExtraData[i0])
+	for _, e0 := range s.ExtraData {
+		w.String(e0)
 	}
 	w.EndStructure(m)
 }
@@ -329,13 +329,13 @@ func (s *DataStorePreparePostReplayParam) Append(w *types.Writer) {
 		s.Players[i0].Append(w)
 	}
 	w.Count(len(s.Winners))
-	for i0 := range s.Winners {
-		w.U32(s.Winners[i0])
+	for _, e0 := range s.Winners {
+		w.U32(e0)
 	}
 	w.U16(s.KeyVersion)
 	w.Count(len(s.ExtraData))
-	for i0 := range s.ExtraData {
-		w.String(s.ExtraData[i0])
+	for _, e0 := range s.ExtraData {
+		w.String(e0)
 	}
 	w.EndStructure(m)
 }
@@ -440,8 +440,8 @@ func (s *DataStorePreparePostSharedDataParam) Append(w *types.Writer) {
 	w.String(s.Comment)
 	w.QBuffer(s.MetaBinary)
 	w.Count(len(s.ExtraData))
-	for i0 := range s.ExtraData {
-		w.String(s.ExtraData[i0])
+	for _, e0 := range s.ExtraData {
+		w.String(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1074,8 +1074,8 @@ type DataStoreSSB4GetProfilesRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSSB4GetProfilesRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDList))
-	for i0 := range x.PIDList {
-		w.PID(x.PIDList[i0])
+	for _, e0 := range x.PIDList {
+		w.PID(e0)
 	}
 }
 
@@ -1110,8 +1110,8 @@ type DataStoreSSB4SendPlayReportRequest struct {
 // Append appends the parameters in order.
 func (x *DataStoreSSB4SendPlayReportRequest) Append(w *types.Writer) {
 	w.Count(len(x.PlayReport))
-	for i0 := range x.PlayReport {
-		w.S32(x.PlayReport[i0])
+	for _, e0 := range x.PlayReport {
+		w.S32(e0)
 	}
 }
 
@@ -1152,8 +1152,8 @@ type DataStoreSSB4GetWorldPlayReportResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSSB4GetWorldPlayReportResponse) Append(w *types.Writer) {
 	w.Count(len(x.PlayReport))
-	for i0 := range x.PlayReport {
-		w.S64(x.PlayReport[i0])
+	for _, e0 := range x.PlayReport {
+		w.S64(e0)
 	}
 }
 
@@ -1458,8 +1458,8 @@ type DataStoreSSB4GetApplicationConfigResponse struct {
 // Append appends the results in order.
 func (x *DataStoreSSB4GetApplicationConfigResponse) Append(w *types.Writer) {
 	w.Count(len(x.Config))
-	for i0 := range x.Config {
-		w.String(x.Config[i0])
+	for _, e0 := range x.Config {
+		w.String(e0)
 	}
 }
 

@@ -227,8 +227,8 @@ type DebugGetApiCallsRequest struct {
 // Append appends the parameters in order.
 func (x *DebugGetApiCallsRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.DateTime(x.Start)
 	w.DateTime(x.End)

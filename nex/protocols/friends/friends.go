@@ -507,8 +507,8 @@ func (s *MiiList) Append(w *types.Writer) {
 	w.Bool(s.Unk2)
 	w.U8(s.Unk3)
 	w.Count(len(s.MiiDatas))
-	for i0 := range s.MiiDatas {
-		w.Buffer(s.MiiDatas[i0])
+	for _, e0 := range s.MiiDatas {
+		w.Buffer(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1719,8 +1719,8 @@ type FriendsV1IsActiveGameRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1IsActiveGameRequest) Append(w *types.Writer) {
 	w.Count(len(x.Unk1))
-	for i0 := range x.Unk1 {
-		w.U32(x.Unk1[i0])
+	for _, e0 := range x.Unk1 {
+		w.U32(e0)
 	}
 	x.GameKey.Append(w)
 }
@@ -1739,8 +1739,8 @@ type FriendsV1IsActiveGameResponse struct {
 // Append appends the results in order.
 func (x *FriendsV1IsActiveGameResponse) Append(w *types.Writer) {
 	w.Count(len(x.Unk))
-	for i0 := range x.Unk {
-		w.U32(x.Unk[i0])
+	for _, e0 := range x.Unk {
+		w.U32(e0)
 	}
 }
 
@@ -1759,8 +1759,8 @@ type FriendsV1GetPrincipalIdByLocalFriendCodeRequest struct {
 func (x *FriendsV1GetPrincipalIdByLocalFriendCodeRequest) Append(w *types.Writer) {
 	w.U64(x.Unk1)
 	w.Count(len(x.Unk2))
-	for i0 := range x.Unk2 {
-		w.U64(x.Unk2[i0])
+	for _, e0 := range x.Unk2 {
+		w.U64(e0)
 	}
 }
 
@@ -1796,8 +1796,8 @@ type FriendsV1GetFriendRelationshipsRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1GetFriendRelationshipsRequest) Append(w *types.Writer) {
 	w.Count(len(x.PrincipalIDs))
-	for i0 := range x.PrincipalIDs {
-		w.PID(x.PrincipalIDs[i0])
+	for _, e0 := range x.PrincipalIDs {
+		w.PID(e0)
 	}
 }
 
@@ -1867,8 +1867,8 @@ type FriendsV1AddFriendByPrincipalIdsRequest struct {
 func (x *FriendsV1AddFriendByPrincipalIdsRequest) Append(w *types.Writer) {
 	w.U64(x.Unk)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -1988,8 +1988,8 @@ type FriendsV1UpdateBlackListRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1UpdateBlackListRequest) Append(w *types.Writer) {
 	w.Count(len(x.Unk))
-	for i0 := range x.Unk {
-		w.U32(x.Unk[i0])
+	for _, e0 := range x.Unk {
+		w.U32(e0)
 	}
 }
 
@@ -2021,12 +2021,12 @@ type FriendsV1SyncFriendRequest struct {
 func (x *FriendsV1SyncFriendRequest) Append(w *types.Writer) {
 	w.U64(x.FriendSeed)
 	w.Count(len(x.PrincipalIDs))
-	for i0 := range x.PrincipalIDs {
-		w.PID(x.PrincipalIDs[i0])
+	for _, e0 := range x.PrincipalIDs {
+		w.PID(e0)
 	}
 	w.Count(len(x.Unk))
-	for i0 := range x.Unk {
-		w.U64(x.Unk[i0])
+	for _, e0 := range x.Unk {
+		w.U64(e0)
 	}
 }
 
@@ -2177,8 +2177,8 @@ type FriendsV1GetFriendPresenceRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1GetFriendPresenceRequest) Append(w *types.Writer) {
 	w.Count(len(x.PrincipalIDs))
-	for i0 := range x.PrincipalIDs {
-		w.PID(x.PrincipalIDs[i0])
+	for _, e0 := range x.PrincipalIDs {
+		w.PID(e0)
 	}
 }
 
@@ -2249,8 +2249,8 @@ type FriendsV1GetFriendPictureRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1GetFriendPictureRequest) Append(w *types.Writer) {
 	w.Count(len(x.PrincipalIDs))
-	for i0 := range x.PrincipalIDs {
-		w.PID(x.PrincipalIDs[i0])
+	for _, e0 := range x.PrincipalIDs {
+		w.PID(e0)
 	}
 }
 
@@ -2285,8 +2285,8 @@ type FriendsV1GetFriendPersistentInfoRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1GetFriendPersistentInfoRequest) Append(w *types.Writer) {
 	w.Count(len(x.PrincipalIDs))
-	for i0 := range x.PrincipalIDs {
-		w.PID(x.PrincipalIDs[i0])
+	for _, e0 := range x.PrincipalIDs {
+		w.PID(e0)
 	}
 }
 
@@ -2321,8 +2321,8 @@ type FriendsV1SendInvitationRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV1SendInvitationRequest) Append(w *types.Writer) {
 	w.Count(len(x.Unk))
-	for i0 := range x.Unk {
-		w.U32(x.Unk[i0])
+	for _, e0 := range x.Unk {
+		w.U32(e0)
 	}
 }
 
@@ -4123,8 +4123,8 @@ type FriendsV2MarkFriendRequestsAsReceivedRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV2MarkFriendRequestsAsReceivedRequest) Append(w *types.Writer) {
 	w.Count(len(x.IDs))
-	for i0 := range x.IDs {
-		w.U64(x.IDs[i0])
+	for _, e0 := range x.IDs {
+		w.U64(e0)
 	}
 }
 
@@ -4324,8 +4324,8 @@ type FriendsV2GetBasicInfoRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV2GetBasicInfoRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -4417,8 +4417,8 @@ type FriendsV2GetRequestBlockSettingsRequest struct {
 // Append appends the parameters in order.
 func (x *FriendsV2GetRequestBlockSettingsRequest) Append(w *types.Writer) {
 	w.Count(len(x.Unk))
-	for i0 := range x.Unk {
-		w.U32(x.Unk[i0])
+	for _, e0 := range x.Unk {
+		w.U32(e0)
 	}
 }
 

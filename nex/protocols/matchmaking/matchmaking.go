@@ -151,8 +151,8 @@ func (s *GatheringURLs) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
 	w.Count(len(s.URLs))
-	for i0 := range s.URLs {
-		w.StationURL(s.URLs[i0])
+	for _, e0 := range s.URLs {
+		w.StationURL(e0)
 	}
 	w.EndStructure(m)
 }
@@ -190,8 +190,8 @@ func (s *GatheringStats) Append(w *types.Writer) {
 	w.PID(s.PID)
 	w.U32(s.Flags)
 	w.Count(len(s.Values))
-	for i0 := range s.Values {
-		w.F32(s.Values[i0])
+	for _, e0 := range s.Values {
+		w.F32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -342,9 +342,9 @@ func (s *MatchmakeParam) ClassName() string { return "MatchmakeParam" }
 func (s *MatchmakeParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Param))
-	for i0 := range s.Param {
-		w.String(s.Param[i0].Key)
-		w.Variant(s.Param[i0].Value)
+	for _, e0 := range s.Param {
+		w.String(e0.Key)
+		w.Variant(e0.Value)
 	}
 	w.EndStructure(m)
 }
@@ -418,8 +418,8 @@ func (s *MatchmakeSessionSearchCriteria) Append(w *types.Writer) {
 	rev := matchmakeSessionSearchCriteriaMaxRevision(v)
 	m := w.BeginStructure(uint8(rev))
 	w.Count(len(s.Attribs))
-	for i0 := range s.Attribs {
-		w.String(s.Attribs[i0])
+	for _, e0 := range s.Attribs {
+		w.String(e0)
 	}
 	w.String(s.GameMode)
 	w.String(s.MinParticipants)
@@ -566,8 +566,8 @@ func (s *MatchmakeSession) Append(w *types.Writer) {
 	m := w.BeginStructure(uint8(rev))
 	w.U32(s.GameMode)
 	w.Count(len(s.Attribs))
-	for i0 := range s.Attribs {
-		w.U32(s.Attribs[i0])
+	for _, e0 := range s.Attribs {
+		w.U32(e0)
 	}
 	w.Bool(s.OpenParticipation)
 	w.U32(s.MatchmakeSystem)
@@ -727,8 +727,8 @@ func (s *CreateMatchmakeSessionParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	s.Session.Append(w)
 	w.Count(len(s.AdditionalParticipants))
-	for i0 := range s.AdditionalParticipants {
-		w.PID(s.AdditionalParticipants[i0])
+	for _, e0 := range s.AdditionalParticipants {
+		w.PID(e0)
 	}
 	w.U32(s.GIDForParticipationCheck)
 	w.U32(s.Options)
@@ -790,8 +790,8 @@ func (s *JoinMatchmakeSessionParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.GID)
 	w.Count(len(s.Participants))
-	for i0 := range s.Participants {
-		w.PID(s.Participants[i0])
+	for _, e0 := range s.Participants {
+		w.PID(e0)
 	}
 	w.U32(s.GIDForParticipationCheck)
 	w.U32(s.Options)
@@ -863,8 +863,8 @@ func (s *UpdateMatchmakeSessionParam) Append(w *types.Writer) {
 	w.U32(s.GID)
 	w.U32(s.ModificationFlags)
 	w.Count(len(s.Attributes))
-	for i0 := range s.Attributes {
-		w.U32(s.Attributes[i0])
+	for _, e0 := range s.Attributes {
+		w.U32(e0)
 	}
 	w.Bool(s.OpenParticipation)
 	w.Buffer(s.ApplicationBuffer)
@@ -939,8 +939,8 @@ func (s *AutoMatchmakeParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	s.Session.Append(w)
 	w.Count(len(s.Participants))
-	for i0 := range s.Participants {
-		w.PID(s.Participants[i0])
+	for _, e0 := range s.Participants {
+		w.PID(e0)
 	}
 	w.U32(s.GIDForParticipationCheck)
 	w.U32(s.Options)
@@ -951,8 +951,8 @@ func (s *AutoMatchmakeParam) Append(w *types.Writer) {
 		s.SearchCriteria[i0].Append(w)
 	}
 	w.Count(len(s.TargetGIDs))
-	for i0 := range s.TargetGIDs {
-		w.U32(s.TargetGIDs[i0])
+	for _, e0 := range s.TargetGIDs {
+		w.U32(e0)
 	}
 	s.BlockList.Append(w)
 	w.EndStructure(m)
@@ -1007,8 +1007,8 @@ func (s *FindMatchmakeSessionByParticipantParam) ClassName() string {
 func (s *FindMatchmakeSessionByParticipantParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.PIDs))
-	for i0 := range s.PIDs {
-		w.PID(s.PIDs[i0])
+	for _, e0 := range s.PIDs {
+		w.PID(e0)
 	}
 	w.U32(s.Options)
 	s.BlockList.Append(w)
@@ -1106,8 +1106,8 @@ func (s *PersistentGathering) Append(w *types.Writer) {
 	w.U32(s.Type)
 	w.String(s.Password)
 	w.Count(len(s.Attribs))
-	for i0 := range s.Attribs {
-		w.U32(s.Attribs[i0])
+	for _, e0 := range s.Attribs {
+		w.U32(e0)
 	}
 	w.Buffer(s.ApplicationBuffer)
 	w.DateTime(s.ParticipationStart)
@@ -1326,8 +1326,8 @@ func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 	w.U32(s.PersonalDataCategory)
 	w.U32(s.GID)
 	w.Count(len(s.PIDs))
-	for i0 := range s.PIDs {
-		w.PID(s.PIDs[i0])
+	for _, e0 := range s.PIDs {
+		w.PID(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1809,8 +1809,8 @@ type MatchMakingUnregisterGatheringsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingUnregisterGatheringsRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 }
 
@@ -1875,8 +1875,8 @@ type MatchMakingInviteRequest struct {
 func (x *MatchMakingInviteRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.String(x.Message)
 }
@@ -1980,8 +1980,8 @@ type MatchMakingCancelInvitationRequest struct {
 func (x *MatchMakingCancelInvitationRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.String(x.Message)
 }
@@ -2160,8 +2160,8 @@ type MatchMakingGetParticipantsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingGetParticipantsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Participants))
-	for i0 := range x.Participants {
-		w.PID(x.Participants[i0])
+	for _, e0 := range x.Participants {
+		w.PID(e0)
 	}
 }
 
@@ -2181,8 +2181,8 @@ type MatchMakingAddParticipantsRequest struct {
 func (x *MatchMakingAddParticipantsRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.String(x.Message)
 }
@@ -2265,8 +2265,8 @@ type MatchMakingGetParticipantsURLsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingGetParticipantsURLsResponse) Append(w *types.Writer) {
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -2301,8 +2301,8 @@ type MatchMakingFindByTypeResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByTypeResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2337,8 +2337,8 @@ type MatchMakingFindByDescriptionResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByDescriptionResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2373,8 +2373,8 @@ type MatchMakingFindByDescriptionRegexResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByDescriptionRegexResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2391,8 +2391,8 @@ type MatchMakingFindByIDRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingFindByIDRequest) Append(w *types.Writer) {
 	w.Count(len(x.IDs))
-	for i0 := range x.IDs {
-		w.U32(x.IDs[i0])
+	for _, e0 := range x.IDs {
+		w.U32(e0)
 	}
 }
 
@@ -2409,8 +2409,8 @@ type MatchMakingFindByIDResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByIDResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2478,8 +2478,8 @@ type MatchMakingFindByOwnerResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByOwnerResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2496,8 +2496,8 @@ type MatchMakingFindByParticipantsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingFindByParticipantsRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -2514,8 +2514,8 @@ type MatchMakingFindByParticipantsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByParticipantsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2547,8 +2547,8 @@ type MatchMakingFindInvitationsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindInvitationsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2583,8 +2583,8 @@ type MatchMakingFindBySQLQueryResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindBySQLQueryResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -2805,12 +2805,12 @@ type MatchMakingGetStatsRequest struct {
 func (x *MatchMakingGetStatsRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.Count(len(x.Columns))
-	for i0 := range x.Columns {
-		w.U8(x.Columns[i0])
+	for _, e0 := range x.Columns {
+		w.U8(e0)
 	}
 }
 
@@ -2919,8 +2919,8 @@ type MatchMakingDeleteFromDeletionsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingDeleteFromDeletionsRequest) Append(w *types.Writer) {
 	w.Count(len(x.Deletions))
-	for i0 := range x.Deletions {
-		w.U32(x.Deletions[i0])
+	for _, e0 := range x.Deletions {
+		w.U32(e0)
 	}
 }
 
@@ -2954,8 +2954,8 @@ type MatchMakingMigrateGatheringOwnershipV1Request struct {
 func (x *MatchMakingMigrateGatheringOwnershipV1Request) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PotentialOwners))
-	for i0 := range x.PotentialOwners {
-		w.PID(x.PotentialOwners[i0])
+	for _, e0 := range x.PotentialOwners {
+		w.PID(e0)
 	}
 }
 
@@ -3006,8 +3006,8 @@ type MatchMakingFindByDescriptionLikeResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingFindByDescriptionLikeResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -3056,8 +3056,8 @@ type MatchMakingRegisterLocalURLsRequest struct {
 func (x *MatchMakingRegisterLocalURLsRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -3129,8 +3129,8 @@ type MatchMakingGetSessionURLsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingGetSessionURLsResponse) Append(w *types.Writer) {
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -3213,8 +3213,8 @@ type MatchMakingMigrateGatheringOwnershipRequest struct {
 func (x *MatchMakingMigrateGatheringOwnershipRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.PotentialOwners))
-	for i0 := range x.PotentialOwners {
-		w.PID(x.PotentialOwners[i0])
+	for _, e0 := range x.PotentialOwners {
+		w.PID(e0)
 	}
 	w.Bool(x.ParticipantsOnly)
 }
@@ -5765,8 +5765,8 @@ type MatchMakingExtGetParticipantsResponse struct {
 // Append appends the results in order.
 func (x *MatchMakingExtGetParticipantsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Participants))
-	for i0 := range x.Participants {
-		w.PID(x.Participants[i0])
+	for _, e0 := range x.Participants {
+		w.PID(e0)
 	}
 }
 
@@ -5819,8 +5819,8 @@ type MatchMakingExtGetParticipantsURLsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingExtGetParticipantsURLsRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 }
 
@@ -5889,8 +5889,8 @@ type MatchMakingExtDeleteFromDeletionsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchMakingExtDeleteFromDeletionsRequest) Append(w *types.Writer) {
 	w.Count(len(x.Deletions))
-	for i0 := range x.Deletions {
-		w.U32(x.Deletions[i0])
+	for _, e0 := range x.Deletions {
+		w.U32(e0)
 	}
 	w.PID(x.PID)
 }
@@ -6576,8 +6576,8 @@ type MatchmakeExtensionBrowseMatchmakeSessionResponse struct {
 // Append appends the results in order.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 }
 
@@ -6613,8 +6613,8 @@ type MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse struct {
 // Append appends the results in order.
 func (x *MatchmakeExtensionBrowseMatchmakeSessionWithHostUrlsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Gatherings))
-	for i0 := range x.Gatherings {
-		w.AnyData(x.Gatherings[i0])
+	for _, e0 := range x.Gatherings {
+		w.AnyData(e0)
 	}
 	w.Count(len(x.URLs))
 	for i0 := range x.URLs {
@@ -6848,8 +6848,8 @@ type MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest struct {
 func (x *MatchmakeExtensionUpdateMatchmakeSessionAttributeRequest) Append(w *types.Writer) {
 	w.U32(x.GID)
 	w.Count(len(x.Attribs))
-	for i0 := range x.Attribs {
-		w.U32(x.Attribs[i0])
+	for _, e0 := range x.Attribs {
+		w.U32(e0)
 	}
 }
 
@@ -6879,8 +6879,8 @@ type MatchmakeExtensionGetlstFriendNotificationDataRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionGetlstFriendNotificationDataRequest) Append(w *types.Writer) {
 	w.Count(len(x.Types))
-	for i0 := range x.Types {
-		w.U32(x.Types[i0])
+	for _, e0 := range x.Types {
+		w.U32(e0)
 	}
 }
 
@@ -6981,8 +6981,8 @@ type MatchmakeExtensionGetPlayingSessionRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionGetPlayingSessionRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -7110,8 +7110,8 @@ type MatchmakeExtensionFindCommunityByGatheringIdRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionFindCommunityByGatheringIdRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 }
 
@@ -7260,8 +7260,8 @@ type MatchmakeExtensionGetMyBlackListResponse struct {
 // Append appends the results in order.
 func (x *MatchmakeExtensionGetMyBlackListResponse) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -7278,8 +7278,8 @@ type MatchmakeExtensionAddToBlackListRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionAddToBlackListRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -7308,8 +7308,8 @@ type MatchmakeExtensionRemoveFromBlackListRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionRemoveFromBlackListRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -7471,8 +7471,8 @@ type MatchmakeExtensionGetSimplePlayingSessionRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionGetSimplePlayingSessionRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.Bool(x.IncludeLoginUser)
 }
@@ -7509,8 +7509,8 @@ type MatchmakeExtensionGetSimpleCommunityRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionGetSimpleCommunityRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 }
 
@@ -7547,8 +7547,8 @@ type MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionAutoMatchmakeWithGatheringIdPostponeRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 	w.AnyData(x.Gathering)
 	w.String(x.Message)
@@ -8019,8 +8019,8 @@ type MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionFindMatchmakeSessionByGatheringIdRequest) Append(w *types.Writer) {
 	w.Count(len(x.GIDs))
-	for i0 := range x.GIDs {
-		w.U32(x.GIDs[i0])
+	for _, e0 := range x.GIDs {
+		w.U32(e0)
 	}
 }
 
@@ -11398,8 +11398,8 @@ type MatchmakeRefereeGetRoundParticipantsResponse struct {
 // Append appends the results in order.
 func (x *MatchmakeRefereeGetRoundParticipantsResponse) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -11529,8 +11529,8 @@ func (x *MatchmakeRefereeGetStatsPrimariesResponse) Append(w *types.Writer) {
 		x.Stats[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 

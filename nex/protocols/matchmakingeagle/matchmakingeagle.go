@@ -47,8 +47,8 @@ func (s *MatchmakeRefereeStartRoundParam) Append(w *types.Writer) {
 	w.U32(s.PersonalDataCategory)
 	w.U32(s.GID)
 	w.Count(len(s.PIDs))
-	for i0 := range s.PIDs {
-		w.PID(s.PIDs[i0])
+	for _, e0 := range s.PIDs {
+		w.PID(e0)
 	}
 	w.U8(s.ReportSummaryMode)
 	w.U32(s.EventID)
@@ -446,8 +446,8 @@ type MatchmakeRefereeEagleGetRoundParticipantsResponse struct {
 // Append appends the results in order.
 func (x *MatchmakeRefereeEagleGetRoundParticipantsResponse) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -577,8 +577,8 @@ func (x *MatchmakeRefereeEagleGetStatsPrimariesResponse) Append(w *types.Writer)
 		x.Stats[i0].Append(w)
 	}
 	w.Count(len(x.Results))
-	for i0 := range x.Results {
-		w.Result(x.Results[i0])
+	for _, e0 := range x.Results {
+		w.Result(e0)
 	}
 }
 

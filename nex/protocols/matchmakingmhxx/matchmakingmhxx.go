@@ -322,8 +322,8 @@ type MatchmakeExtensionMHXXGetFriendUserProfilesRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionMHXXGetFriendUserProfilesRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.U64(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.U64(e0)
 	}
 }
 
@@ -388,8 +388,8 @@ type MatchmakeExtensionMHXXAddFriendsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionMHXXAddFriendsRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.U64(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.U64(e0)
 	}
 }
 

@@ -46,8 +46,8 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 	w.U32(s.ID)
 	w.PID(s.Owner)
 	w.Count(len(s.Attributes))
-	for i0 := range s.Attributes {
-		w.U32(s.Attributes[i0])
+	for _, e0 := range s.Attributes {
+		w.U32(e0)
 	}
 	w.QBuffer(s.Metadata)
 	w.U32(s.CommunityID)
@@ -570,8 +570,8 @@ type MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionMK8SearchSimpleSearchObjectByObjectIdsRequest) Append(w *types.Writer) {
 	w.Count(len(x.IDs))
-	for i0 := range x.IDs {
-		w.U32(x.IDs[i0])
+	for _, e0 := range x.IDs {
+		w.U32(e0)
 	}
 }
 

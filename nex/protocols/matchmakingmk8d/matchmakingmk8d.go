@@ -92,8 +92,8 @@ func (s *SimpleSearchObject) Append(w *types.Writer) {
 	w.U32(s.ID)
 	w.PID(s.Owner)
 	w.Count(len(s.Attributes))
-	for i0 := range s.Attributes {
-		w.U32(s.Attributes[i0])
+	for _, e0 := range s.Attributes {
+		w.U32(e0)
 	}
 	w.QBuffer(s.Metadata)
 	w.U32(s.CommunityID)
@@ -623,8 +623,8 @@ type MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsRequest struct {
 // Append appends the parameters in order.
 func (x *MatchmakeExtensionMK8DSearchSimpleSearchObjectByObjectIdsRequest) Append(w *types.Writer) {
 	w.Count(len(x.IDs))
-	for i0 := range x.IDs {
-		w.U32(x.IDs[i0])
+	for _, e0 := range x.IDs {
+		w.U32(e0)
 	}
 }
 

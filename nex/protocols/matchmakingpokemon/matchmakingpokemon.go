@@ -50,8 +50,8 @@ func (s *AttractionStatus) Append(w *types.Writer) {
 	w.U16(s.ActivePlayerInviteParam)
 	w.U16(s.ActivePlayerJoinParam)
 	w.Count(len(s.ExtraParams))
-	for i0 := range s.ExtraParams {
-		w.U32(s.ExtraParams[i0])
+	for _, e0 := range s.ExtraParams {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -93,8 +93,8 @@ func (s *SimpleMatchmakeHostInfo) Append(w *types.Writer) {
 	w.U32(s.PID)
 	w.Buffer(s.SessionKey)
 	w.Count(len(s.StationURLs))
-	for i0 := range s.StationURLs {
-		w.StationURL(s.StationURLs[i0])
+	for _, e0 := range s.StationURLs {
+		w.StationURL(e0)
 	}
 	w.EndStructure(m)
 }

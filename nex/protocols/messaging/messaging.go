@@ -302,12 +302,12 @@ type MessagingDeliverMessageResponse struct {
 func (x *MessagingDeliverMessageResponse) Append(w *types.Writer) {
 	w.AnyData(x.ModifiedMessage)
 	w.Count(len(x.SandboxNodeIDs))
-	for i0 := range x.SandboxNodeIDs {
-		w.U32(x.SandboxNodeIDs[i0])
+	for _, e0 := range x.SandboxNodeIDs {
+		w.U32(e0)
 	}
 	w.Count(len(x.Participants))
-	for i0 := range x.Participants {
-		w.PID(x.Participants[i0])
+	for _, e0 := range x.Participants {
+		w.PID(e0)
 	}
 }
 
@@ -410,8 +410,8 @@ type MessagingRetrieveAllMessagesWithinRangeResponse struct {
 // Append appends the results in order.
 func (x *MessagingRetrieveAllMessagesWithinRangeResponse) Append(w *types.Writer) {
 	w.Count(len(x.Messages))
-	for i0 := range x.Messages {
-		w.AnyData(x.Messages[i0])
+	for _, e0 := range x.Messages {
+		w.AnyData(e0)
 	}
 }
 
@@ -431,8 +431,8 @@ type MessagingRetrieveMessagesRequest struct {
 func (x *MessagingRetrieveMessagesRequest) Append(w *types.Writer) {
 	x.Recipient.Append(w)
 	w.Count(len(x.MessageIDs))
-	for i0 := range x.MessageIDs {
-		w.U32(x.MessageIDs[i0])
+	for _, e0 := range x.MessageIDs {
+		w.U32(e0)
 	}
 	w.Bool(x.LeaveOnServer)
 }
@@ -452,8 +452,8 @@ type MessagingRetrieveMessagesResponse struct {
 // Append appends the results in order.
 func (x *MessagingRetrieveMessagesResponse) Append(w *types.Writer) {
 	w.Count(len(x.Messages))
-	for i0 := range x.Messages {
-		w.AnyData(x.Messages[i0])
+	for _, e0 := range x.Messages {
+		w.AnyData(e0)
 	}
 }
 
@@ -472,8 +472,8 @@ type MessagingDeleteMessagesRequest struct {
 func (x *MessagingDeleteMessagesRequest) Append(w *types.Writer) {
 	x.Recipient.Append(w)
 	w.Count(len(x.MessageIDs))
-	for i0 := range x.MessageIDs {
-		w.U32(x.MessageIDs[i0])
+	for _, e0 := range x.MessageIDs {
+		w.U32(e0)
 	}
 }
 
@@ -534,8 +534,8 @@ type MessagingDeliverMessageMultiTargetRequest struct {
 // Append appends the parameters in order.
 func (x *MessagingDeliverMessageMultiTargetRequest) Append(w *types.Writer) {
 	w.Count(len(x.Targets))
-	for i0 := range x.Targets {
-		w.PID(x.Targets[i0])
+	for _, e0 := range x.Targets {
+		w.PID(e0)
 	}
 	w.AnyData(x.Message)
 }
@@ -557,12 +557,12 @@ type MessagingDeliverMessageMultiTargetResponse struct {
 func (x *MessagingDeliverMessageMultiTargetResponse) Append(w *types.Writer) {
 	w.AnyData(x.ModifiedMessage)
 	w.Count(len(x.SandboxNodeIDs))
-	for i0 := range x.SandboxNodeIDs {
-		w.U32(x.SandboxNodeIDs[i0])
+	for _, e0 := range x.SandboxNodeIDs {
+		w.U32(e0)
 	}
 	w.Count(len(x.Participants))
-	for i0 := range x.Participants {
-		w.PID(x.Participants[i0])
+	for _, e0 := range x.Participants {
+		w.PID(e0)
 	}
 }
 
@@ -1152,8 +1152,8 @@ type MessageDeliveryDeliverMessageMultiTargetRequest struct {
 // Append appends the parameters in order.
 func (x *MessageDeliveryDeliverMessageMultiTargetRequest) Append(w *types.Writer) {
 	w.Count(len(x.Targets))
-	for i0 := range x.Targets {
-		w.PID(x.Targets[i0])
+	for _, e0 := range x.Targets {
+		w.PID(e0)
 	}
 	w.AnyData(x.Message)
 }

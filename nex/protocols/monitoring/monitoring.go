@@ -88,8 +88,8 @@ type MonitoringGetClusterMembersResponse struct {
 // Append appends the results in order.
 func (x *MonitoringGetClusterMembersResponse) Append(w *types.Writer) {
 	w.Count(len(x.Members))
-	for i0 := range x.Members {
-		w.String(x.Members[i0])
+	for _, e0 := range x.Members {
+		w.String(e0)
 	}
 }
 

@@ -66,8 +66,8 @@ type NATTraversalRequestProbeInitiationRequest struct {
 // Append appends the parameters in order.
 func (x *NATTraversalRequestProbeInitiationRequest) Append(w *types.Writer) {
 	w.Count(len(x.TargetURLs))
-	for i0 := range x.TargetURLs {
-		w.StationURL(x.TargetURLs[i0])
+	for _, e0 := range x.TargetURLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -124,8 +124,8 @@ type NATTraversalRequestProbeInitiationExtRequest struct {
 // Append appends the parameters in order.
 func (x *NATTraversalRequestProbeInitiationExtRequest) Append(w *types.Writer) {
 	w.Count(len(x.TargetURLs))
-	for i0 := range x.TargetURLs {
-		w.StationURL(x.TargetURLs[i0])
+	for _, e0 := range x.TargetURLs {
+		w.StationURL(e0)
 	}
 	w.StationURL(x.StationToProbe)
 }

@@ -153,9 +153,9 @@ func (s *NotificationEvent) Append(w *types.Writer) {
 	}
 	if v >= 40000 {
 		w.Count(len(s.Map))
-		for i0 := range s.Map {
-			w.String(s.Map[i0].Key)
-			w.Variant(s.Map[i0].Value)
+		for _, e0 := range s.Map {
+			w.String(e0.Key)
+			w.Variant(e0.Value)
 		}
 	}
 	w.EndStructure(m)

@@ -202,8 +202,8 @@ func (s *RankingRankData) Append(w *types.Writer) {
 	w.U32(s.Category)
 	w.U32(s.Score)
 	w.Count(len(s.Groups))
-	for i0 := range s.Groups {
-		w.U8(s.Groups[i0])
+	for _, e0 := range s.Groups {
+		w.U8(e0)
 	}
 	w.U64(s.Param)
 	w.Buffer(s.CommonData)
@@ -337,8 +337,8 @@ func (s *RankingStats) ClassName() string { return "RankingStats" }
 func (s *RankingStats) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Stats))
-	for i0 := range s.Stats {
-		w.F64(s.Stats[i0])
+	for _, e0 := range s.Stats {
+		w.F64(e0)
 	}
 	w.EndStructure(m)
 }
@@ -380,8 +380,8 @@ func (s *RankingScoreData) Append(w *types.Writer) {
 	w.U8(s.Order)
 	w.U8(s.UpdateMode)
 	w.Count(len(s.Groups))
-	for i0 := range s.Groups {
-		w.U8(s.Groups[i0])
+	for _, e0 := range s.Groups {
+		w.U8(e0)
 	}
 	w.U64(s.Param)
 	w.EndStructure(m)
@@ -423,8 +423,8 @@ func (s *RankingChangeAttributesParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U8(s.Flags)
 	w.Count(len(s.Groups))
-	for i0 := range s.Groups {
-		w.U8(s.Groups[i0])
+	for _, e0 := range s.Groups {
+		w.U8(e0)
 	}
 	w.U64(s.Param)
 	w.EndStructure(m)
@@ -885,8 +885,8 @@ type RankingGetRankingByPIDListRequest struct {
 // Append appends the parameters in order.
 func (x *RankingGetRankingByPIDListRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.U8(x.Mode)
 	w.U32(x.Category)
@@ -930,8 +930,8 @@ type RankingGetRankingByUniqueIdListRequest struct {
 // Append appends the parameters in order.
 func (x *RankingGetRankingByUniqueIdListRequest) Append(w *types.Writer) {
 	w.Count(len(x.IDs))
-	for i0 := range x.IDs {
-		w.U64(x.IDs[i0])
+	for _, e0 := range x.IDs {
+		w.U64(e0)
 	}
 	w.U8(x.Mode)
 	w.U32(x.Category)
@@ -1005,8 +1005,8 @@ type RankingGetCachedTopXRankingsRequest struct {
 // Append appends the parameters in order.
 func (x *RankingGetCachedTopXRankingsRequest) Append(w *types.Writer) {
 	w.Count(len(x.Categories))
-	for i0 := range x.Categories {
-		w.U32(x.Categories[i0])
+	for _, e0 := range x.Categories {
+		w.U32(e0)
 	}
 	w.Count(len(x.Order))
 	for i0 := range x.Order {

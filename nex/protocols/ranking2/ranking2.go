@@ -148,8 +148,8 @@ func (s *Ranking2ChartInfo) Append(w *types.Writer) {
 	w.U32(s.Attribute1)
 	w.U32(s.Attribute2)
 	w.Count(len(s.Quantities))
-	for i0 := range s.Quantities {
-		w.U32(s.Quantities[i0])
+	for _, e0 := range s.Quantities {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -799,8 +799,8 @@ type Ranking2GetRankingByPrincipalIdRequest struct {
 func (x *Ranking2GetRankingByPrincipalIdRequest) Append(w *types.Writer) {
 	x.Param.Append(w)
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 

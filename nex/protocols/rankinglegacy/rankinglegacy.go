@@ -54,8 +54,8 @@ func (s *RankingData) Append(w *types.Writer) {
 	w.U32(s.Order)
 	w.U32(s.Category)
 	w.Count(len(s.Scores))
-	for i0 := range s.Scores {
-		w.U32(s.Scores[i0])
+	for _, e0 := range s.Scores {
+		w.U32(e0)
 	}
 	w.U8(s.Unknown1)
 	w.U32(s.Unknown2)
@@ -153,8 +153,8 @@ func (s *RankingScore) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Category)
 	w.Count(len(s.Scores))
-	for i0 := range s.Scores {
-		w.U32(s.Scores[i0])
+	for _, e0 := range s.Scores {
+		w.U32(e0)
 	}
 	w.U8(s.Unknown1)
 	w.U32(s.Unknown2)
@@ -197,8 +197,8 @@ func (s *RankingScoreWithLimit) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.U32(s.Category)
 	w.Count(len(s.Scores))
-	for i0 := range s.Scores {
-		w.U32(s.Scores[i0])
+	for _, e0 := range s.Scores {
+		w.U32(e0)
 	}
 	w.U8(s.Unknown1)
 	w.U32(s.Unknown2)
@@ -316,8 +316,8 @@ func (x *RankingLegacyUploadScoreRequest) Append(w *types.Writer) {
 	w.U32(x.UniqueID)
 	w.U32(x.Category)
 	w.Count(len(x.Scores))
-	for i0 := range x.Scores {
-		w.U32(x.Scores[i0])
+	for _, e0 := range x.Scores {
+		w.U32(e0)
 	}
 	w.U8(x.Unknown1)
 	w.U32(x.Unknown2)
@@ -606,8 +606,8 @@ type RankingLegacyGetTopScoreResponse struct {
 func (x *RankingLegacyGetTopScoreResponse) Append(w *types.Writer) {
 	w.U16(uint16(x.Status))
 	w.Count(len(x.Scores))
-	for i0 := range x.Scores {
-		w.U32(x.Scores[i0])
+	for _, e0 := range x.Scores {
+		w.U32(e0)
 	}
 }
 
@@ -878,8 +878,8 @@ func (x *RankingLegacyUploadScoreWithLimitRequest) Append(w *types.Writer) {
 	w.U32(x.UniqueID)
 	w.U32(x.Category)
 	w.Count(len(x.Scores))
-	for i0 := range x.Scores {
-		w.U32(x.Scores[i0])
+	for _, e0 := range x.Scores {
+		w.U32(e0)
 	}
 	w.U8(x.Unknown1)
 	w.U32(x.Unknown2)
@@ -962,12 +962,12 @@ func (x *RankingLegacyUnknownMethod0x13Request) Append(w *types.Writer) {
 	w.U32(x.Unknown1)
 	w.U32(x.Unknown2)
 	w.Count(len(x.Unknown3))
-	for i0 := range x.Unknown3 {
-		w.U32(x.Unknown3[i0])
+	for _, e0 := range x.Unknown3 {
+		w.U32(e0)
 	}
 	w.Count(len(x.Unknown4))
-	for i0 := range x.Unknown4 {
-		w.U8(x.Unknown4[i0])
+	for _, e0 := range x.Unknown4 {
+		w.U8(e0)
 	}
 	w.Bool(x.Unknown5)
 	w.U16(x.Unknown6)

@@ -39,8 +39,8 @@ func (s *CompetitionRankingInfo) Append(w *types.Writer) {
 	w.U32(s.ID)
 	w.U32(s.NumParticipants)
 	w.Count(len(s.TeamScores))
-	for i0 := range s.TeamScores {
-		w.U32(s.TeamScores[i0])
+	for _, e0 := range s.TeamScores {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }

@@ -35,8 +35,8 @@ func (s *CommonDataList) ClassName() string { return "CommonDataList" }
 func (s *CommonDataList) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Data))
-	for i0 := range s.Data {
-		w.QBuffer(s.Data[i0])
+	for _, e0 := range s.Data {
+		w.QBuffer(e0)
 	}
 	w.EndStructure(m)
 }
@@ -118,8 +118,8 @@ func (s *CompetitionRankingInfo) Append(w *types.Writer) {
 	w.U32(s.ID)
 	w.U32(s.NumParticipants)
 	w.Count(len(s.TeamScores))
-	for i0 := range s.TeamScores {
-		w.U32(s.TeamScores[i0])
+	for _, e0 := range s.TeamScores {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -263,8 +263,8 @@ func (s *CompetitionRankingScoreInfo) Append(w *types.Writer) {
 	}
 	w.U32(s.NumParticipants)
 	w.Count(len(s.TeamScores))
-	for i0 := range s.TeamScores {
-		w.U32(s.TeamScores[i0])
+	for _, e0 := range s.TeamScores {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -358,8 +358,8 @@ func (s *ScorePack) ClassName() string { return "ScorePack" }
 func (s *ScorePack) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Data))
-	for i0 := range s.Data {
-		w.QBuffer(s.Data[i0])
+	for _, e0 := range s.Data {
+		w.QBuffer(e0)
 	}
 	w.EndStructure(m)
 }
@@ -598,8 +598,8 @@ type RankingMK8DGetScorePackRequest struct {
 // Append appends the parameters in order.
 func (x *RankingMK8DGetScorePackRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 	w.U32(x.Category)
 }
@@ -633,8 +633,8 @@ type RankingMK8DGetCommonDataByPIDListRequest struct {
 // Append appends the parameters in order.
 func (x *RankingMK8DGetCommonDataByPIDListRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 

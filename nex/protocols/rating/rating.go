@@ -83,8 +83,8 @@ func (s *RatingStats) Append(w *types.Writer) {
 	w.U32(s.Category)
 	w.QBuffer(s.ReportData)
 	w.Count(len(s.Values))
-	for i0 := range s.Values {
-		w.F32(s.Values[i0])
+	for _, e0 := range s.Values {
+		w.F32(e0)
 	}
 	w.EndStructure(m)
 }

@@ -136,8 +136,8 @@ type SecureConnectionRegisterRequest struct {
 // Append appends the parameters in order.
 func (x *SecureConnectionRegisterRequest) Append(w *types.Writer) {
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -234,8 +234,8 @@ type SecureConnectionRequestUrlsResponse struct {
 func (x *SecureConnectionRequestUrlsResponse) Append(w *types.Writer) {
 	w.Bool(x.Result)
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 
@@ -254,8 +254,8 @@ type SecureConnectionRegisterExRequest struct {
 // Append appends the parameters in order.
 func (x *SecureConnectionRegisterExRequest) Append(w *types.Writer) {
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 	w.AnyData(x.LoginData)
 }
@@ -319,8 +319,8 @@ type SecureConnectionUpdateURLsRequest struct {
 // Append appends the parameters in order.
 func (x *SecureConnectionUpdateURLsRequest) Append(w *types.Writer) {
 	w.Count(len(x.URLs))
-	for i0 := range x.URLs {
-		w.StationURL(x.URLs[i0])
+	for _, e0 := range x.URLs {
+		w.StationURL(e0)
 	}
 }
 

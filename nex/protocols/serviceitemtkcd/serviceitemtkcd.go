@@ -802,8 +802,8 @@ func (s *ServiceItemPrepurchaseRightInfo) Append(w *types.Writer) {
 	w.U32(s.ExpiryDate)
 	w.U32(s.ExpiredCount)
 	w.Count(len(s.ExpiryCounts))
-	for i0 := range s.ExpiryCounts {
-		w.U32(s.ExpiryCounts[i0])
+	for _, e0 := range s.ExpiryCounts {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -1132,8 +1132,8 @@ func (s *ServiceItemAccountRightConsumption) Append(w *types.Writer) {
 	w.U32(s.UsedCount)
 	w.U32(s.ExpiredCount)
 	w.Count(len(s.ExpiryCounts))
-	for i0 := range s.ExpiryCounts {
-		w.U32(s.ExpiryCounts[i0])
+	for _, e0 := range s.ExpiryCounts {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }
@@ -2068,8 +2068,8 @@ func (s *ServiceItemAcquireServiceItemResponse) Append(w *types.Writer) {
 	w.U32(s.ExpiryDate)
 	w.U32(s.ExpiredCount)
 	w.Count(len(s.ExpiryCounts))
-	for i0 := range s.ExpiryCounts {
-		w.U32(s.ExpiryCounts[i0])
+	for _, e0 := range s.ExpiryCounts {
+		w.U32(e0)
 	}
 	w.EndStructure(m)
 }

@@ -39,8 +39,8 @@ func (s *ShopPostPlayLogParam) ClassName() string { return "ShopPostPlayLogParam
 func (s *ShopPostPlayLogParam) Append(w *types.Writer) {
 	m := w.BeginStructure(0)
 	w.Count(len(s.Unknown1))
-	for i0 := range s.Unknown1 {
-		w.U32(s.Unknown1[i0])
+	for _, e0 := range s.Unknown1 {
+		w.U32(e0)
 	}
 	w.DateTime(s.Timestamp)
 	w.String(s.Unknown2)

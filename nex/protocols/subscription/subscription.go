@@ -253,8 +253,8 @@ type SubscriptionAddTargetRequest struct {
 // Append appends the parameters in order.
 func (x *SubscriptionAddTargetRequest) Append(w *types.Writer) {
 	w.Count(len(x.Targets))
-	for i0 := range x.Targets {
-		w.PID(x.Targets[i0])
+	for _, e0 := range x.Targets {
+		w.PID(e0)
 	}
 }
 
@@ -283,8 +283,8 @@ type SubscriptionDeleteTargetRequest struct {
 // Append appends the parameters in order.
 func (x *SubscriptionDeleteTargetRequest) Append(w *types.Writer) {
 	w.Count(len(x.Targets))
-	for i0 := range x.Targets {
-		w.PID(x.Targets[i0])
+	for _, e0 := range x.Targets {
+		w.PID(e0)
 	}
 }
 
@@ -436,8 +436,8 @@ type SubscriptionGetSubscriptionDataRequest struct {
 // Append appends the parameters in order.
 func (x *SubscriptionGetSubscriptionDataRequest) Append(w *types.Writer) {
 	w.Count(len(x.PIDs))
-	for i0 := range x.PIDs {
-		w.PID(x.PIDs[i0])
+	for _, e0 := range x.PIDs {
+		w.PID(e0)
 	}
 }
 
@@ -472,8 +472,8 @@ type SubscriptionReplaceTargetAndGetSubscriptionDataRequest struct {
 // Append appends the parameters in order.
 func (x *SubscriptionReplaceTargetAndGetSubscriptionDataRequest) Append(w *types.Writer) {
 	w.Count(len(x.Targets))
-	for i0 := range x.Targets {
-		w.PID(x.Targets[i0])
+	for _, e0 := range x.Targets {
+		w.PID(e0)
 	}
 }
 

@@ -285,9 +285,9 @@ type UtilityGetIntegerSettingsResponse struct {
 // Append appends the results in order.
 func (x *UtilityGetIntegerSettingsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Settings))
-	for i0 := range x.Settings {
-		w.U16(x.Settings[i0].Key)
-		w.S32(x.Settings[i0].Value)
+	for _, e0 := range x.Settings {
+		w.U16(e0.Key)
+		w.S32(e0.Value)
 	}
 }
 
@@ -319,9 +319,9 @@ type UtilityGetStringSettingsResponse struct {
 // Append appends the results in order.
 func (x *UtilityGetStringSettingsResponse) Append(w *types.Writer) {
 	w.Count(len(x.Settings))
-	for i0 := range x.Settings {
-		w.U16(x.Settings[i0].Key)
-		w.String(x.Settings[i0].Value)
+	for _, e0 := range x.Settings {
+		w.U16(e0.Key)
+		w.String(e0.Value)
 	}
 }
 

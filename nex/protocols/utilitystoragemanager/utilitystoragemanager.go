@@ -138,8 +138,8 @@ type StorageManagerGetAssociatedNexUniqueIdsResponse struct {
 // Append appends the results in order.
 func (x *StorageManagerGetAssociatedNexUniqueIdsResponse) Append(w *types.Writer) {
 	w.Count(len(x.UniqueIDs))
-	for i0 := range x.UniqueIDs {
-		w.U32(x.UniqueIDs[i0])
+	for _, e0 := range x.UniqueIDs {
+		w.U32(e0)
 	}
 }
 
