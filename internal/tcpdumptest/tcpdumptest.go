@@ -34,6 +34,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,7 +300,7 @@ func (s *Session) copyCapture(r io.Reader) error {
 		if caplen > maxRecord {
 			return fmt.Errorf("pcap record %d: %d bytes (more than %d)", n, caplen, maxRecord)
 		}
-		data = data[:caplen]
+		data = slices.Grow(data[:0], int(caplen))[:caplen]
 		if _, err := io.ReadFull(r, data); err != nil {
 			return fmt.Errorf("pcap record %d: %w", n, err)
 		}

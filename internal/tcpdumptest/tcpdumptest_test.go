@@ -109,11 +109,11 @@ func TestMarkersLeftOut(t *testing.T) {
 		binary.BigEndian.PutUint16(f[12:], 0x0800)
 		ip := make([]byte, 20)
 		ip[0], ip[9] = 0x45, 17
-		binary.BigEndian.PutUint16(ip[2:], uint16(20+8+len(payload)))
+		binary.BigEndian.PutUint16(ip[2:], uint16(min(20+8+len(payload), 0xffff)))
 		udp := make([]byte, 8)
 		binary.BigEndian.PutUint16(udp[0:], src)
 		binary.BigEndian.PutUint16(udp[2:], dst)
-		binary.BigEndian.PutUint16(udp[4:], uint16(8+len(payload)))
+		binary.BigEndian.PutUint16(udp[4:], uint16(min(8+len(payload), 0xffff)))
 		return append(append(append(f, ip...), udp...), payload...)
 	}
 	record := func(f []byte) []byte {
@@ -125,7 +125,7 @@ func TestMarkersLeftOut(t *testing.T) {
 	hdr := make([]byte, 24)
 	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
 	binary.LittleEndian.PutUint32(hdr[20:], 1)
-	keep1 := record(frame(1234, 5678, "hello"))
+	keep1 := record(frame(1234, 5678, string(bytes.Repeat([]byte("large "), 20000)))) // more than the reader's first buffer
 	keep2 := record(frame(port, 5678, markerPrefix+"stop")) // not to itself: not a marker
 	stream := bytes.Join([][]byte{hdr, record(frame(port, port, markerPrefix+"start")), keep1, keep2,
 		record(frame(port, port, markerPrefix+"stop"))}, nil)
