@@ -320,7 +320,10 @@ func TestDoneWhenCapture(t *testing.T) {
 		{text, "text", "(Ranking.UploadScore) score_data={category=16 score=5000 "},
 		{text, "text", "(Ranking.GetRanking) result={data=[{pid=1000 unique_id=0 rank=1 category=16 score=5000"},
 		{text, "text", `(DataStore.PreparePostObject) param={size=777 name="done-when" data_type=1`},
-		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type="NewParticipant" param1=1`},
+		// An enum: its name and number in text and -V, its name in JSON (what nex call reads back).
+		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type=NewParticipant(3001) param1=1`},
+		{tree, "-V", "                type: NewParticipant(3001)\n"},
+		{js, "JSON", `"method":"ProcessNotificationEvent","params":{"event":{"pid":1001,"type":"NewParticipant","param1":1,`},
 		{js, "JSON", `"protocol":"MatchmakeExtension","method":"AutoMatchmake_Postpone","params":{"gathering":{"class":"MatchmakeSession","value":{`},
 		{js, "JSON", `"game_mode":2,`},
 		{js, "JSON", `"method":"UploadScore","params":{"score_data":{"category":16,"score":5000,`},
