@@ -2,17 +2,52 @@ package datastore
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
 // The extension seams: what a game's variant of DataStore (nex/games/smm's
-// DataStore_SMM) builds on without editing this package. The variant embeds
-// Handler for the methods it inherits, runs its calls through PrepareCall and
-// Result as ServeRMC does, and reads objects with the service's permission
-// checks.
+// DataStore_SMM) builds on without editing this package. The variant serves
+// its own methods through ServeVariant (PrepareCall, its dispatch, Result,
+// the service for the rest), calls the service's methods through Handler,
+// and reads objects with the service's permission checks.
+
+// ServeVariant serves a call to a game's variant of DataStore (a protocol
+// declared ": DataStore", e.g. DataStore_SMM) as ServeRMC serves the
+// service's own: PrepareCall first (an unauthenticated peer refused, the NEX
+// version filled in), then own, the variant's dispatch (the generated
+// Serve<V>Own with the variant's handler), whose failure goes through
+// Result; a call own does not handle (a method the variant inherits) goes to
+// the service's ServeRMC. A variant's rmc.Handler is then
+//
+//	func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
+//		return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+//	}
+//
+//	func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+//		return sm.ServeDataStoreSMMOwn(s.own, ctx, c, out)
+//	}
+//
+// own may map its own errors before returning them (a game store's
+// not-found sentinel to DataStore::NotFound, say).
+func (s *Server) ServeVariant(ctx context.Context, c *rmc.Call, out []byte, own func(ctx context.Context, c *rmc.Call, out []byte) (_ []byte, handled bool, err error)) ([]byte, error) {
+	pc, err := s.PrepareCall(c)
+	if err != nil {
+		return out, err
+	}
+	out, handled, err := own(ctx, pc, out)
+	switch {
+	case !handled:
+		return s.ServeRMC(ctx, c, out)
+	case err != nil:
+		return out, s.Result(ctx, c.Method, err)
+	}
+	return out, nil
+}
 
 // Handler returns the Server as the generated DataStore handler, for a
 // variant's handler to embed: the inherited methods answer as the service
@@ -108,4 +143,43 @@ func (s *Server) GetInfo(ctx context.Context, c *rmc.Call, o Object) (ds.DataSto
 func (s *Server) SearchObjects(ctx context.Context, c *rmc.Call, p ds.DataStoreSearchParam) ([]Object, error) {
 	objs, _, err := s.call(ctx, c).searchObjects(searchFrom(p))
 	return objs, err
+}
+
+// MetasByOwner is GetMetaByOwnerId, which games' variants declare (Super
+// Mario Maker's 115.46, Badge Arcade's 115.45; the parameter is
+// datastore_smm's DataStoreGetMetaByOwnerIdParam, whose fields are the
+// arguments): the objects of owners, and of dataTypes when the list is not
+// empty, that the caller may read (as SearchObjects selects them: permissions,
+// friends, expiry), by data id, the page r asks from its offset, at most
+// min(r.Size, MaxSearchResults-1), with meta infos as option asks, and
+// whether more follow. No owners answer an empty list; more than MaxBatch
+// owners or data types are DataStore::InvalidArgument.
+func (s *Server) MetasByOwner(ctx context.Context, c *rmc.Call, owners []uint32, dataTypes []uint16, option uint8, r common.ResultRange) ([]ds.DataStoreMetaInfo, bool, error) {
+	switch {
+	case len(owners) > MaxBatch:
+		return nil, false, fmt.Errorf("%w: %d owner ids (at most %d)", types.DataStoreInvalidArgument, len(owners), MaxBatch)
+	case len(dataTypes) > MaxBatch:
+		return nil, false, fmt.Errorf("%w: %d data types (at most %d)", types.DataStoreInvalidArgument, len(dataTypes), MaxBatch)
+	case len(owners) == 0:
+		return []ds.DataStoreMetaInfo{}, false, nil
+	}
+	size := min(r.Size, MaxSearchResults-1)
+	p := SearchParam{OwnerIDs: make([]types.PID, len(owners)), DataType: AnyDataType, DataTypes: dataTypes,
+		ResultOrderColumn: uint8(OrderDataID), ResultOffset: r.Offset, ResultSize: size + 1} // one more: has_next
+	for i, id := range owners {
+		p.OwnerIDs[i] = types.PID(id)
+	}
+	objs, _, err := s.call(ctx, c).searchObjects(p)
+	if err != nil {
+		return nil, false, err
+	}
+	more := uint32(len(objs)) > size
+	if more {
+		objs = objs[:size]
+	}
+	infos := make([]ds.DataStoreMetaInfo, len(objs))
+	for i, o := range objs {
+		infos[i] = WireMetaInfo(o, option)
+	}
+	return infos, more, nil
 }

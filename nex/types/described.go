@@ -60,12 +60,17 @@ func (r *Reader) wrapVersion(class string, maxRevision, revision int) {
 }
 
 // Count appends a List's or Map's element count, failing when n does not fit.
+// It inlines (the failure is a call of its own), as the U32 of WriteList does.
 func (w *Writer) Count(n int) {
 	if uint64(n) > math.MaxUint32 {
-		w.set(nil, fmt.Errorf("list of %d items: %w", n, ErrTooLong))
+		w.countTooLong(n)
 		return
 	}
 	w.U32(uint32(n))
+}
+
+func (w *Writer) countTooLong(n int) {
+	w.set(nil, fmt.Errorf("list of %d items: %w", n, ErrTooLong))
 }
 
 // Data appends the Data base class level (see AppendData).
@@ -87,18 +92,30 @@ func (w *Writer) F32(v float32) { w.U32(math.Float32bits(v)) }
 // F32 reads a Float.
 func (r *Reader) F32(field string) float32 { return math.Float32frombits(r.U32(field)) }
 
-// BufferCopy reads a Buffer into a fresh slice (nil for an empty one), for values
-// that outlive the input.
-func (r *Reader) BufferCopy(field string) []byte { return cloneBytes(r.Buffer(field)) }
-
-// QBufferCopy reads a qBuffer into a fresh slice (nil for an empty one).
-func (r *Reader) QBufferCopy(field string) []byte { return cloneBytes(r.QBuffer(field)) }
-
-func cloneBytes(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
+// BufferCopy reads a Buffer into a copy (nil for an empty one), for values that
+// outlive the input: bytes of the Reader's arena (arena.go) whose capacity is
+// their length.
+func (r *Reader) BufferCopy(field string) []byte {
+	if r.err == nil && r.limit-r.off >= 4 {
+		if n := uint64(binary.LittleEndian.Uint32(r.b[r.off:])); n <= uint64(r.limit-r.off-4) {
+			start := r.off + 4
+			r.off = start + int(n)
+			return r.copyBytes(r.b[start:r.off])
+		}
 	}
-	return append([]byte(nil), b...)
+	return r.copyBytes(r.Buffer(field)) // Buffer records the failure
+}
+
+// QBufferCopy reads a qBuffer into a copy (nil for an empty one), as BufferCopy.
+func (r *Reader) QBufferCopy(field string) []byte {
+	if r.err == nil && r.limit-r.off >= 2 {
+		if n := int(binary.LittleEndian.Uint16(r.b[r.off:])); n <= r.limit-r.off-2 {
+			start := r.off + 2
+			r.off = start + n
+			return r.copyBytes(r.b[start:r.off])
+		}
+	}
+	return r.copyBytes(r.QBuffer(field)) // QBuffer records the failure
 }
 
 // Object is a structure with a generated codec: its class name, and its levels
@@ -230,7 +247,7 @@ func (r *Reader) AnyData(field, base string) AnyData {
 	}
 	obj, ok := NewData(name)
 	if !ok {
-		a := AnyData{Raw: AnyDataHolder{TypeName: name, Data: append([]byte(nil), r.b[r.off:end]...)}}
+		a := AnyData{Raw: AnyDataHolder{TypeName: name, Data: r.copyBytes(r.b[r.off:end])}}
 		r.off = end
 		return a
 	}

@@ -14,7 +14,10 @@
 //     many bytes it used; byte slices in the result alias b.
 //   - Reader walks a method's parameters in order with a sticky error, so a handler
 //     reads field after field and checks once. Its errors name the field and the
-//     offset where decoding failed.
+//     offset where decoding failed. What it copies out of the input (strings, the
+//     bytes of BufferCopy and QBufferCopy, which generated codecs use because a
+//     server's input buffer is reused after the call) shares one allocation per
+//     Reader, bounded in size; arena.go says how and what a kept value retains.
 //
 // Every length field is checked against the bytes actually present before anything
 // is allocated, so a forged length yields ErrTruncated or ErrBadLength, never a
@@ -94,7 +97,10 @@ type Settings struct {
 // NEXVersion returns the connection's NEX version: Version when set, else what
 // the other settings imply: 4.0 with 8-byte PIDs (Switch), 3.5 with structure
 // headers, 3.4 without (the oldest NEX 3 layout; the 3DS / Wii U default).
-func (s Settings) NEXVersion() Version {
+func (s Settings) NEXVersion() Version { return s.nexVersion() }
+
+// nexVersion is NEXVersion without a copy of the settings.
+func (s *Settings) nexVersion() Version {
 	switch {
 	case s.Version != 0:
 		return s.Version

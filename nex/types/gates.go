@@ -67,7 +67,10 @@ func (g *GateReading) Set(nc bool) { g.nc.Store(nc) }
 // GatesNintendoClients; GatesAuto reads them so only with structure headers
 // below NEX 3.5, which no console has (headers came with 3.5) and
 // NintendoClients turns on from PRUDP minor version 3 whatever its version.
-func (s Settings) NintendoClientsGates() bool {
+func (s Settings) NintendoClientsGates() bool { return s.nintendoClientsGates() }
+
+// nintendoClientsGates is NintendoClientsGates without a copy of the settings.
+func (s *Settings) nintendoClientsGates() bool {
 	if s.Learned != nil {
 		return s.Learned.NintendoClients()
 	}
@@ -75,15 +78,18 @@ func (s Settings) NintendoClientsGates() bool {
 	case GatesNintendoClients:
 		return true
 	case GatesAuto:
-		return s.StructureHeader && s.NEXVersion() < Version3_5
+		return s.StructureHeader && s.nexVersion() < Version3_5
 	}
 	return false
 }
 
 // GateMin is the lower bound of a disputed gate in the settings' reading: console
 // in the consoles' reading, nc in NintendoClients'.
-func (s Settings) GateMin(console, nc Version) Version {
-	if s.NintendoClientsGates() {
+func (s Settings) GateMin(console, nc Version) Version { return s.gateMin(console, nc) }
+
+// gateMin is GateMin without a copy of the settings.
+func (s *Settings) gateMin(console, nc Version) Version {
+	if s.nintendoClientsGates() {
 		return nc
 	}
 	return console

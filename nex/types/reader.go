@@ -10,16 +10,19 @@ import (
 // Reader decodes a sequence of NEX values (a method's parameters or a structure's
 // fields) from one byte slice. The first failure sticks: later reads return zero
 // values and Err reports the first error as an *Error naming the field path and
-// the offset. Byte slices it returns alias the input.
+// the offset. Byte slices it returns alias the input, except those of BufferCopy
+// and QBufferCopy; strings are copies.
 //
 // A Reader is a small value; declare it on the stack with NewReader and pass its
-// address. It never allocates except to copy strings and to build lists.
+// address. It allocates only to build lists and to copy values out of the input:
+// strings and the Copy methods' bytes share one arena chunk per Reader (arena.go).
 type Reader struct {
 	b     []byte
 	off   int
 	limit int // end of the current structure's content (or len(b))
 	s     Settings
 	err   error
+	arena []byte // chunk for copied values; see arena.go
 }
 
 // NewReader returns a Reader over b with the given settings.
@@ -29,6 +32,13 @@ func NewReader(b []byte, s Settings) Reader {
 
 // Settings returns the settings the Reader decodes with.
 func (r *Reader) Settings() Settings { return r.s }
+
+// NEXVersion returns Settings().NEXVersion(), the version that gates fields,
+// without copying the settings (generated decoders ask for it per structure).
+func (r *Reader) NEXVersion() Version { return r.s.nexVersion() }
+
+// GateMin returns Settings().GateMin(console, nc) without copying the settings.
+func (r *Reader) GateMin(console, nc Version) Version { return r.s.gateMin(console, nc) }
 
 // Err returns the first error, or nil.
 func (r *Reader) Err() error { return r.err }
@@ -147,11 +157,11 @@ func (r *Reader) StringBytes(field string) []byte {
 	return nil
 }
 
-// String reads a String.
+// String reads a String. Its bytes are a copy in the Reader's arena (arena.go).
 func (r *Reader) String(field string) string {
-	v, n, err := ParseString(r.rest())
+	v, n, err := ParseStringBytes(r.rest())
 	if r.err == nil && r.use(field, n, err) {
-		return v
+		return r.copyString(v)
 	}
 	return ""
 }
@@ -251,8 +261,28 @@ func (m StructureMark) Revision() int {
 // error messages. Every EnterStructure needs its LeaveStructure.
 func (r *Reader) EnterStructure(field string) StructureMark { return r.enter(field, "", 0) }
 
-// enter is EnterStructure and EnterClass: class "" is an undescribed level.
+// enter is EnterStructure and EnterClass: class "" is an undescribed level. The
+// two common cases (no headers; a header whose revision and length fit) return
+// the mark directly; everything else, failures included, is enterHeader's.
 func (r *Reader) enter(field, class string, maxRevision int) StructureMark {
+	if !r.s.StructureHeader {
+		return StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil, class: class, max: maxRevision}
+	}
+	if r.err == nil && r.limit-r.off >= 5 {
+		h := r.b[r.off : r.off+5]
+		rev, n := int(h[0]), uint64(binary.LittleEndian.Uint32(h[1:]))
+		if (class == "" || rev <= maxRevision) && n <= uint64(r.limit-r.off-5) {
+			prev := r.limit
+			r.off += 5
+			r.limit = r.off + int(n)
+			return StructureMark{Version: rev, field: field, prevLimit: prev, end: r.limit, class: class, max: maxRevision}
+		}
+	}
+	return r.enterHeader(field, class, maxRevision)
+}
+
+// enterHeader is enter's general case.
+func (r *Reader) enterHeader(field, class string, maxRevision int) StructureMark {
 	m := StructureMark{Version: -1, field: field, prevLimit: r.limit, end: -1, hadErr: r.err != nil, class: class, max: maxRevision}
 	if !r.s.StructureHeader || r.err != nil {
 		return m

@@ -2,6 +2,7 @@ package types
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -16,6 +17,13 @@ type Writer struct {
 
 // NewWriter returns a Writer appending to b with settings s.
 func NewWriter(b []byte, s Settings) Writer { return Writer{B: b, S: s} }
+
+// NEXVersion returns S.NEXVersion(), the version that gates fields, without
+// copying the settings (generated encoders ask for it per structure).
+func (w *Writer) NEXVersion() Version { return w.S.nexVersion() }
+
+// GateMin returns S.GateMin(console, nc) without copying the settings.
+func (w *Writer) GateMin(console, nc Version) Version { return w.S.gateMin(console, nc) }
 
 // Err returns the first encoding error.
 func (w *Writer) Err() error { return w.err }
@@ -87,20 +95,38 @@ func (w *Writer) QBuffer(p []byte) {
 	}
 }
 
-// PID appends a PID in the configured width.
+// PID appends a PID in the configured width. It inlines, as U32 does (generated
+// encoders write every PID field with it): no call even on its failures, which
+// record a *pidError built only then.
 func (w *Writer) PID(p PID) {
-	if uint(w.S.PIDSize)&^4|uint(p>>32) != 0 {
-		w.pid(p) // 8-byte PIDs, bad settings or a PID too wide
-		return
+	switch {
+	case p>>32 == 0 && w.S.PIDSize|4 == 4: // 4-byte PIDs (PIDSize 0 or 4)
+		w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p))
+	case w.S.PIDSize == 8:
+		w.B = binary.LittleEndian.AppendUint64(w.B, uint64(p))
+	case w.err == nil: // bad settings or a PID too wide
+		w.err = &pidError{pid: p, size: w.S.PIDSize}
 	}
-	w.B = binary.LittleEndian.AppendUint32(w.B, uint32(p)) // 4-byte PIDs (PIDSize 0 or 4), as U32 does
 }
 
-// pid is PID's general case: 8-byte PIDs, bad settings, a PID too wide.
-func (w *Writer) pid(p PID) {
-	if w.err == nil {
-		w.set(AppendPID(w.B, w.S, p))
+// pidError is Writer.PID's failure, with AppendPID's message.
+type pidError struct {
+	pid  PID
+	size int
+}
+
+func (e *pidError) Error() string {
+	if e.size|4 == 4 {
+		return fmt.Sprintf("PID %d: %v (4-byte PIDs)", e.pid, ErrTooLong)
 	}
+	return fmt.Sprintf("%v (got %d)", ErrBadPIDSize, e.size)
+}
+
+func (e *pidError) Unwrap() error {
+	if e.size|4 == 4 {
+		return ErrTooLong
+	}
+	return ErrBadPIDSize
 }
 
 // StationURL appends a StationURL.

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/nex/datastore"
-	"github.com/gamewire/gamewire/nex/protocols/common"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	dba "github.com/gamewire/gamewire/nex/protocols/datastorebadgearcade"
 	"github.com/gamewire/gamewire/nex/protocols/datastoresmm"
@@ -107,20 +106,16 @@ func Register(mux *rmc.Mux, s *Server) error {
 
 // serveDataStore answers the method DataStore_BadgeArcade declares (115.45)
 // as the DataStore service answers its own methods (authenticated callers,
-// its NEX version, its error mapping) and passes any other to the service.
+// its NEX version, its error mapping) and passes any other to the service
+// (datastore.Server.ServeVariant).
 func (s *Server) serveDataStore(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
-	pc, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
-	}
-	out, handled, err := dba.ServeDataStoreBadgeArcadeOwn(dataStoreHandler{s}, ctx, pc, out)
-	switch {
-	case !handled:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	case err != nil:
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveDataStoreOwn)
+}
+
+// serveDataStoreOwn is the generated dispatch of DataStore_BadgeArcade's
+// method.
+func (s *Server) serveDataStoreOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	return dba.ServeDataStoreBadgeArcadeOwn(dataStoreHandler{s}, ctx, c, out)
 }
 
 // dataStoreHandler is the Server as the generated one-method handler.
@@ -134,34 +129,9 @@ func (dataStoreHandler) ParamError(method uint32, err error) error {
 
 // GetMetaByOwnerId answers the objects of the owners (and, when given, of
 // the data types) the caller may read, by data id, the page result_range
-// asks (at most datastore.MaxSearchResults - 1 objects), and whether more
-// follow.
+// asks, and whether more follow: the DataStore service's MetasByOwner.
 func (h dataStoreHandler) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, p datastoresmm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool, error) {
-	if len(p.OwnerIDs) == 0 {
-		return []ds.DataStoreMetaInfo{}, false, nil
-	}
-	size := min(p.ResultRange.Size, datastore.MaxSearchResults-1)
-	q := ds.NewDataStoreSearchParam()
-	q.CreatedAfter, q.CreatedBefore, q.UpdatedAfter, q.UpdatedBefore = 0, 0, 0, 0
-	q.OwnerIDs = make([]types.PID, len(p.OwnerIDs))
-	for i, id := range p.OwnerIDs {
-		q.OwnerIDs[i] = types.PID(id)
-	}
-	q.DataType, q.DataTypes = datastore.AnyDataType, p.DataTypes
-	q.ResultRange = common.ResultRange{Offset: p.ResultRange.Offset, Size: size + 1} // one more: has_next
-	objs, err := h.s.DataStore.SearchObjects(ctx, c, q)
-	if err != nil {
-		return nil, false, err
-	}
-	more := uint32(len(objs)) > size
-	if more {
-		objs = objs[:size]
-	}
-	infos := make([]ds.DataStoreMetaInfo, len(objs))
-	for i, o := range objs {
-		infos[i] = datastore.WireMetaInfo(o, p.ResultOption)
-	}
-	return infos, more, nil
+	return h.s.DataStore.MetasByOwner(ctx, c, p.OwnerIDs, p.DataTypes, p.ResultOption, p.ResultRange)
 }
 
 // GetMaintenanceStatus answers the configured maintenance status.

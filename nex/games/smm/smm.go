@@ -29,10 +29,11 @@ import (
 )
 
 // Methods are the DataStore_SMM methods the Server answers: the 18 Super
-// Mario Maker's Pretendo server answers, and SetDeletionReason and
-// ResetRateCustomRankingCounter, their counterparts.
+// Mario Maker's Pretendo server answers, SetDeletionReason and
+// ResetRateCustomRankingCounter, their counterparts, and GetMetaByOwnerId
+// (as Badge Arcade's server answers it).
 var Methods = []uint32{
-	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodRateCustomRanking,
+	sm.DataStoreSMMMethodGetObjectInfos, sm.DataStoreSMMMethodGetMetaByOwnerId, sm.DataStoreSMMMethodRateCustomRanking,
 	sm.DataStoreSMMMethodGetCustomRankingByDataId, sm.DataStoreSMMMethodAddToBufferQueues,
 	sm.DataStoreSMMMethodGetBufferQueue, sm.DataStoreSMMMethodCompleteAttachFile,
 	sm.DataStoreSMMMethodPrepareAttachFile, sm.DataStoreSMMMethodGetApplicationConfig,
@@ -149,23 +150,17 @@ func Register(mux *rmc.Mux, s *Server) error {
 // ServeRMC implements rmc.Handler for the whole protocol: the methods
 // DataStore_SMM declares through the generated datastoresmm.ServeDataStoreSMMOwn,
 // within the DataStore service's checks and error mapping, and the
-// inherited ones through the DataStore service.
+// inherited ones through the DataStore service (datastore.Server.ServeVariant).
 func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	pc, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
-	}
-	out, handled, err := sm.ServeDataStoreSMMOwn(s.own, ctx, pc, out)
-	switch {
-	case !handled:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	case err != nil:
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+}
+
+// serveOwn is the generated dispatch of the methods DataStore_SMM declares.
+func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	return sm.ServeDataStoreSMMOwn(s.own, ctx, c, out)
 }
 
 func (s *Server) now() time.Time {
@@ -214,6 +209,13 @@ func (h handler) GetObjectInfos(ctx context.Context, c *rmc.Call, ids []uint64) 
 		out[i] = sm.DataStoreFileServerObjectInfo{DataID: id, GetInfo: info}
 	}
 	return out, nil
+}
+
+// GetMetaByOwnerId answers the courses of the owners (and data types, when
+// given) the caller may read, by data id, a page of them and whether more
+// follow: the DataStore service's MetasByOwner.
+func (h handler) GetMetaByOwnerId(ctx context.Context, c *rmc.Call, p sm.DataStoreGetMetaByOwnerIdParam) ([]ds.DataStoreMetaInfo, bool, error) {
+	return h.s.DataStore.MetasByOwner(ctx, c, p.OwnerIDs, p.DataTypes, p.ResultOption, p.ResultRange)
 }
 
 // RateCustomRanking adds each param's score to its object's score in its

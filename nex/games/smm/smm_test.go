@@ -296,3 +296,117 @@ func TestDeclaredMethods(t *testing.T) {
 	alone := &rmc.InMemory{Handler: f.srv, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}}
 	gametest.CheckDeclared(t, func(c rmc.Caller) any { return sm.NewDataStoreSMMClient(c) }, f.client(1001).C, alone, 45, 87, smm.Methods, sm.DataStoreSMMMethodName)
 }
+
+// friendPair makes a and b friends, and no one else.
+type friendPair [2]types.PID
+
+func (f friendPair) AreFriends(ctx context.Context, a, b types.PID) (bool, error) {
+	return a != b && (a == f[0] || a == f[1]) && (b == f[0] || b == f[1]), nil
+}
+
+func (f friendPair) FriendsOf(ctx context.Context, pid types.PID) ([]types.PID, error) {
+	switch pid {
+	case f[0]:
+		return []types.PID{f[1]}, nil
+	case f[1]:
+		return []types.PID{f[0]}, nil
+	}
+	return nil, nil
+}
+
+// TestGetMetaByOwnerId: method 46 finds the courses a player uploaded
+// through the inherited DataStore methods, by owner, by data id, a page at a
+// time with has_next, only those the caller may read (a private course only
+// to its maker, a friends' course only to friends), filtered by data types;
+// too many owners or data types, a parameter that does not decode and an
+// unauthenticated caller are refused.
+func TestGetMetaByOwnerId(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, smm.Config{})
+	f.srv.DataStore.Friends = friendPair{1001, 1003}
+	maker, stranger, friend := f.client(1001), f.client(1002), f.client(1003)
+	post := func(name string, dataType uint16, perm uint8) uint64 {
+		t.Helper()
+		p := course(name, dataType)
+		p.Permission.Permission = perm
+		id, err := maker.PostMetaBinary(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a := post("a", 7, datastore.PermissionEveryone)
+	b := post("b", 7, datastore.PermissionEveryone)
+	private := post("private", 7, datastore.PermissionOwner)
+	friends := post("friends", 7, datastore.PermissionFriends)
+	other := post("other type", 8, datastore.PermissionEveryone)
+	if _, err := stranger.PostMetaBinary(ctx, course("stranger's", 7)); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(c sm.DataStoreSMMClient, p sm.DataStoreGetMetaByOwnerIdParam) ([]uint64, bool) {
+		t.Helper()
+		metas, more, err := c.GetMetaByOwnerId(ctx, p)
+		if err != nil {
+			t.Fatalf("GetMetaByOwnerId(%+v): %v", p, err)
+		}
+		var out []uint64
+		for _, m := range metas {
+			if m.OwnerID != 1001 {
+				t.Fatalf("GetMetaByOwnerId(%+v): course %d of %d", p, m.DataID, m.OwnerID)
+			}
+			out = append(out, m.DataID)
+		}
+		return out, more
+	}
+	byMaker := func(size uint32, dataTypes ...uint16) sm.DataStoreGetMetaByOwnerIdParam {
+		return sm.DataStoreGetMetaByOwnerIdParam{OwnerIDs: []uint32{1001}, DataTypes: dataTypes, ResultRange: common.ResultRange{Size: size}}
+	}
+	for _, c := range []struct {
+		who  string
+		c    sm.DataStoreSMMClient
+		want []uint64
+	}{
+		{"maker", maker, []uint64{a, b, private, friends, other}},
+		{"stranger", stranger, []uint64{a, b, other}},
+		{"friend", friend, []uint64{a, b, friends, other}},
+	} {
+		if got, more := ids(c.c, byMaker(10)); !slices.Equal(got, c.want) || more {
+			t.Errorf("the %s finds %v (more %v), want %v", c.who, got, more, c.want)
+		}
+	}
+	if got, _ := ids(stranger, byMaker(10, 8)); !slices.Equal(got, []uint64{other}) {
+		t.Errorf("data type 8: %v, want %v", got, []uint64{other})
+	}
+	if got, _ := ids(stranger, byMaker(10, 7, 8)); !slices.Equal(got, []uint64{a, b, other}) {
+		t.Errorf("data types 7 and 8: %v", got)
+	}
+	p := byMaker(1, 7)
+	p.ResultOption = datastore.ResultMetaBinary
+	metas, more, err := stranger.GetMetaByOwnerId(ctx, p)
+	if err != nil || len(metas) != 1 || !more || metas[0].DataID != a || string(metas[0].MetaBinary) != "a" {
+		t.Fatalf("first page: %+v %v %v", metas, more, err)
+	}
+	p.ResultRange.Offset = 1
+	if got, more := ids(stranger, p); !slices.Equal(got, []uint64{b}) || more {
+		t.Errorf("second page: %v (more %v)", got, more)
+	}
+	if got, more := ids(stranger, sm.DataStoreGetMetaByOwnerIdParam{ResultRange: common.ResultRange{Size: 10}}); len(got) != 0 || more {
+		t.Errorf("no owners: %v (more %v)", got, more)
+	}
+
+	many := make([]uint32, datastore.MaxBatch+1)
+	if _, _, err := stranger.GetMetaByOwnerId(ctx, sm.DataStoreGetMetaByOwnerIdParam{OwnerIDs: many, ResultRange: common.ResultRange{Size: 10}}); !errors.Is(err, types.DataStoreInvalidArgument) {
+		t.Errorf("%d owners: %v", len(many), err)
+	}
+	if _, _, err := stranger.GetMetaByOwnerId(ctx, byMaker(10, make([]uint16, datastore.MaxBatch+1)...)); !errors.Is(err, types.DataStoreInvalidArgument) {
+		t.Errorf("%d data types: %v", datastore.MaxBatch+1, err)
+	}
+	in := &rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{PID: 1002, Settings: types.Settings{StructureHeader: true}}}
+	if _, err := in.Call(ctx, ds.DataStoreProtocolID, sm.DataStoreSMMMethodGetMetaByOwnerId, []byte{1, 0, 0}); !errors.Is(err, types.DataStoreInvalidArgument) {
+		t.Errorf("truncated parameter: %v", err)
+	}
+	anon := sm.NewDataStoreSMMClient(&rmc.InMemory{Handler: f.mux, Peer: &rmc.Peer{Settings: types.Settings{StructureHeader: true}}})
+	if _, _, err := anon.GetMetaByOwnerId(ctx, byMaker(10)); !errors.Is(err, types.RendezVousNotAuthenticated) {
+		t.Errorf("unauthenticated: %v", err)
+	}
+}

@@ -217,21 +217,17 @@ func (s *Server) ServeRMC(ctx context.Context, c *rmc.Call, out []byte) ([]byte,
 	if err := s.init(); err != nil {
 		return out, err
 	}
-	pc, err := s.DataStore.PrepareCall(c)
-	if err != nil {
-		return out, err
+	return s.DataStore.ServeVariant(ctx, c, out, s.serveOwn)
+}
+
+// serveOwn is the generated dispatch of the methods DataStore_SSB4 declares;
+// the Store's ErrNotFound is DataStore::NotFound.
+func (s *Server) serveOwn(ctx context.Context, c *rmc.Call, out []byte) ([]byte, bool, error) {
+	out, handled, err := sb.ServeDataStoreSSB4Own(s.own, ctx, c, out)
+	if errors.Is(err, ErrNotFound) && !errors.Is(err, types.DataStoreNotFound) {
+		err = fmt.Errorf("%w: %w", types.DataStoreNotFound, err)
 	}
-	out, handled, err := sb.ServeDataStoreSSB4Own(s.own, ctx, pc, out)
-	switch {
-	case !handled:
-		return s.DataStore.ServeRMC(ctx, c, out)
-	case err != nil:
-		if errors.Is(err, ErrNotFound) && !errors.Is(err, types.DataStoreNotFound) {
-			err = fmt.Errorf("%w: %w", types.DataStoreNotFound, err)
-		}
-		return out, s.DataStore.Result(ctx, c.Method, err)
-	}
-	return out, nil
+	return out, handled, err
 }
 
 func (s *Server) now() time.Time {

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	ds "github.com/gamewire/gamewire/nex/protocols/datastore"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
@@ -89,26 +90,15 @@ func TestSameBytes(t *testing.T) {
 func BenchmarkDecodePreparePostParam(b *testing.B) {
 	post := samplePost()
 	data := encode(b, func(w *types.Writer) { post.append(w, version(settings.Version)) })
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = readPreparePostParam(&r, "param", version(settings.Version), false)
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var p ds.DataStorePreparePostParam
-			p.Read(&r, "param")
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = readPreparePostParam(&r, "param", version(settings.Version), false)
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var p ds.DataStorePreparePostParam
+		p.Read(&r, "param")
+		return r.Done()
 	})
 }
 
@@ -118,39 +108,29 @@ func BenchmarkEncodeMetaInfo(b *testing.B) {
 	r := types.NewReader(encode(b, mi.Append), settings)
 	gm.Read(&r, "info")
 	buf := make([]byte, 0, 1024)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], settings)
-			mi.Append(&w)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], settings)
-			gm.Append(&w)
-		}
+	testutil.BenchPair(b, func() error {
+		w := types.NewWriter(buf[:0], settings)
+		mi.Append(&w)
+		return w.Err()
+	}, func() error {
+		w := types.NewWriter(buf[:0], settings)
+		gm.Append(&w)
+		return w.Err()
 	})
 }
 
 func BenchmarkDecodeSearchParam(b *testing.B) {
 	sp := sampleSearch()
 	data := encode(b, func(w *types.Writer) { sp.append(w, version(settings.Version)) })
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = readSearchParam(&r, "param", version(settings.Version))
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var p ds.DataStoreSearchParam
-			p.Read(&r, "param")
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = readSearchParam(&r, "param", version(settings.Version))
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var p ds.DataStoreSearchParam
+		p.Read(&r, "param")
+		return r.Done()
 	})
 }
 
@@ -158,20 +138,15 @@ func BenchmarkDecodeSearchParam(b *testing.B) {
 func BenchmarkDecodeGetMetaParam(b *testing.B) {
 	p := GetMetaParam{DataID: 77, PersistenceTarget: PersistenceTarget{SlotID: NoPersistenceSlot}, ResultOption: 7}
 	data := encode(b, p.append)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = readGetMetaParam(&r, "param")
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var p ds.DataStoreGetMetaParam
-			p.Read(&r, "param")
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = readGetMetaParam(&r, "param")
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var p ds.DataStoreGetMetaParam
+		p.Read(&r, "param")
+		return r.Done()
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	mm "github.com/gamewire/gamewire/nex/protocols/matchmaking"
 	"github.com/gamewire/gamewire/nex/protocols/notification"
 	"github.com/gamewire/gamewire/nex/types"
@@ -107,26 +108,15 @@ func TestSameBytes(t *testing.T) {
 func benchDecodeSession(b *testing.B, st types.Settings) {
 	ms := sampleSession()
 	data := encode(b, st, func(w *types.Writer) { ms.Append(w, st.Version) })
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, st)
-			_, _ = ReadMatchmakeSession(&r, st.Version)
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, st)
-			var g mm.MatchmakeSession
-			g.Read(&r, "session")
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, st)
+		_, _ = ReadMatchmakeSession(&r, st.Version)
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, st)
+		var g mm.MatchmakeSession
+		g.Read(&r, "session")
+		return r.Done()
 	})
 }
 
@@ -138,39 +128,29 @@ func BenchmarkEncodeMatchmakeSession38(b *testing.B) {
 	var g mm.MatchmakeSession
 	read(b, s38, encode(b, s38, func(w *types.Writer) { ms.Append(w, s38.Version) }), &g)
 	buf := make([]byte, 0, 1024)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], s38)
-			ms.Append(&w, s38.Version)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], s38)
-			g.Append(&w)
-		}
+	testutil.BenchPair(b, func() error {
+		w := types.NewWriter(buf[:0], s38)
+		ms.Append(&w, s38.Version)
+		return w.Err()
+	}, func() error {
+		w := types.NewWriter(buf[:0], s38)
+		g.Append(&w)
+		return w.Err()
 	})
 }
 
 func BenchmarkDecodeSearchCriteria38(b *testing.B) {
 	crit := sampleCriteria()
 	data := encode(b, s38, func(w *types.Writer) { crit.Append(w, s38.Version) })
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, s38)
-			_ = ReadSearchCriteria(&r, "criteria", s38.Version)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, s38)
-			var g mm.MatchmakeSessionSearchCriteria
-			g.Read(&r, "criteria")
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, s38)
+		_ = ReadSearchCriteria(&r, "criteria", s38.Version)
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, s38)
+		var g mm.MatchmakeSessionSearchCriteria
+		g.Read(&r, "criteria")
+		return r.Done()
 	})
 }
 
@@ -179,18 +159,13 @@ func BenchmarkEncodeNotificationEvent34(b *testing.B) {
 	var g notification.NotificationEvent
 	read(b, s34, encode(b, s34, func(w *types.Writer) { ev.Append(w, s34.Version) }), &g)
 	buf := make([]byte, 0, 256)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], s34)
-			ev.Append(&w, s34.Version)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], s34)
-			g.Append(&w)
-		}
+	testutil.BenchPair(b, func() error {
+		w := types.NewWriter(buf[:0], s34)
+		ev.Append(&w, s34.Version)
+		return w.Err()
+	}, func() error {
+		w := types.NewWriter(buf[:0], s34)
+		g.Append(&w)
+		return w.Err()
 	})
 }

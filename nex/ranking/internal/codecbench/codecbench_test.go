@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/gamewire/gamewire/internal/testutil"
 	rk "github.com/gamewire/gamewire/nex/protocols/ranking"
 	"github.com/gamewire/gamewire/nex/types"
 )
@@ -88,46 +89,30 @@ func TestSameBytes(t *testing.T) {
 func BenchmarkDecodeScoreData(b *testing.B) {
 	sd := sampleScore()
 	data := encode(b, sd.Append)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = ReadScoreData(&r, "scoreData")
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var s rk.RankingScoreData
-			s.Read(&r, "score_data")
-			if r.Done() != nil {
-				b.Fatal(r.Err())
-			}
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = ReadScoreData(&r, "scoreData")
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var s rk.RankingScoreData
+		s.Read(&r, "score_data")
+		return r.Done()
 	})
 }
 
 func BenchmarkDecodeOrderParam(b *testing.B) {
 	op := OrderParam{GroupIndex: NoGroup, TimeScope: 2, Length: 10}
 	data := encode(b, op.Append)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = ReadOrderParam(&r, "orderParam")
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var p rk.RankingOrderParam
-			p.Read(&r, "order")
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = ReadOrderParam(&r, "orderParam")
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var p rk.RankingOrderParam
+		p.Read(&r, "order")
+		return r.Done()
 	})
 }
 
@@ -137,38 +122,28 @@ func BenchmarkEncodeResult(b *testing.B) {
 	r := types.NewReader(encode(b, func(w *types.Writer) { res.Append(w, true) }), settings)
 	gr.Read(&r, "result")
 	buf := make([]byte, 0, 4096)
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], settings)
-			res.Append(&w, true)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			w := types.NewWriter(buf[:0], settings)
-			gr.Append(&w)
-		}
+	testutil.BenchPair(b, func() error {
+		w := types.NewWriter(buf[:0], settings)
+		res.Append(&w, true)
+		return w.Err()
+	}, func() error {
+		w := types.NewWriter(buf[:0], settings)
+		gr.Append(&w)
+		return w.Err()
 	})
 }
 
 func BenchmarkDecodeResult(b *testing.B) {
 	res := sampleResult()
 	data := encode(b, func(w *types.Writer) { res.Append(w, true) })
-	b.Run("handwritten", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			_ = ReadResult(&r, "pResult", true)
-		}
-	})
-	b.Run("generated", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r := types.NewReader(data, settings)
-			var res rk.RankingResult
-			res.Read(&r, "result")
-		}
+	testutil.BenchPair(b, func() error {
+		r := types.NewReader(data, settings)
+		_ = ReadResult(&r, "pResult", true)
+		return r.Done()
+	}, func() error {
+		r := types.NewReader(data, settings)
+		var res rk.RankingResult
+		res.Read(&r, "result")
+		return r.Done()
 	})
 }
