@@ -175,7 +175,7 @@ func TestRMCByDescription(t *testing.T) {
 	text, tree := collectText(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}, Descriptions: set}, capture)
 	for _, s := range []string{
 		"RMC request protocol 201 method 1 call 1 (Board.Upload) score={category=5 score=1234 groups=[0 0]} unique_id=9",
-		"(Board.Get) scores=[{category=5 score=1234 groups=[1 2]}] room=Room{name=\"club\" mode=\"Friends\"}",
+		"(Board.Get) scores=[{category=5 score=1234 groups=[1 2]}] room=Room{name=\"club\" mode=Friends(2)}",
 		"[undecoded: unique_id at offset 19",
 		"RMC error protocol 201 method 0 call 3 (Board.Upload) Core::AccessDenied",
 	} {
@@ -183,7 +183,7 @@ func TestRMCByDescription(t *testing.T) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}
 	}
-	for _, s := range []string{"        method: Get\n", "            scores:\n                [0]:\n                    category: 5\n", "                    mode: Friends\n"} {
+	for _, s := range []string{"        method: Get\n", "            scores:\n                [0]:\n                    category: 5\n", "                    mode: Friends(2)\n"} {
 		if !strings.Contains(tree, s) {
 			t.Errorf("-V output lacks %q:\n%s", s, tree)
 		}
