@@ -126,7 +126,7 @@ func TestMarkersLeftOut(t *testing.T) {
 	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
 	binary.LittleEndian.PutUint32(hdr[20:], 1)
 	keep1 := record(frame(1234, 5678, string(bytes.Repeat([]byte("large "), 20000)))) // more than the reader's first buffer
-	keep2 := record(frame(port, 5678, markerPrefix+"stop")) // not to itself: not a marker
+	keep2 := record(frame(port, 5678, markerPrefix+"stop"))                           // not to itself: not a marker
 	stream := bytes.Join([][]byte{hdr, record(frame(port, port, markerPrefix+"start")), keep1, keep2,
 		record(frame(port, port, markerPrefix+"stop"))}, nil)
 	if err := s.copyCapture(bytes.NewReader(stream)); err != nil {
