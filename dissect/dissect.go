@@ -68,7 +68,8 @@ type Config struct {
 	Game *games.Game
 	// Variant, if set, names the game variant of the protocols to prefer (a
 	// protocol name or description file suffix such as "mk8" or "eagle",
-	// comma-separated for several; dyn.SelectProtocol), over the game's.
+	// comma-separated for several; dyn.SelectProtocol), over the game's. A name
+	// no description has selects the root protocols: dyn.CheckVariant checks one.
 	Variant string
 	// NEXVersion, if set, is the NEX version structures are decoded for, over
 	// the game's (the settings' NEXVersion when neither says).

@@ -417,7 +417,7 @@ func addValue(r *Record, k string, v *dyn.Value) {
 		r.addInt(k, v.Int())
 	case desc.KEnum:
 		if n := v.EnumName(); n != "" {
-			r.addString(k, n)
+			r.addEnum(k, n, v.Int())
 		} else {
 			r.addInt(k, v.Int())
 		}

@@ -175,7 +175,7 @@ func TestRMCByDescription(t *testing.T) {
 	text, tree := collectText(t, Config{Keys: &Keys{AccessKeys: []string{"6f599f81"}}, Descriptions: set}, capture)
 	for _, s := range []string{
 		"RMC request protocol 201 method 1 call 1 (Board.Upload) score={category=5 score=1234 groups=[0 0]} unique_id=9",
-		"(Board.Get) scores=[{category=5 score=1234 groups=[1 2]}] room=Room{name=\"club\" mode=\"Friends\"}",
+		"(Board.Get) scores=[{category=5 score=1234 groups=[1 2]}] room=Room{name=\"club\" mode=Friends(2)}",
 		"[undecoded: unique_id at offset 19",
 		"RMC error protocol 201 method 0 call 3 (Board.Upload) Core::AccessDenied",
 	} {
@@ -183,7 +183,7 @@ func TestRMCByDescription(t *testing.T) {
 			t.Errorf("text output lacks %q:\n%s", s, text)
 		}
 	}
-	for _, s := range []string{"        method: Get\n", "            scores:\n                [0]:\n                    category: 5\n", "                    mode: Friends\n"} {
+	for _, s := range []string{"        method: Get\n", "            scores:\n                [0]:\n                    category: 5\n", "                    mode: Friends(2)\n"} {
 		if !strings.Contains(tree, s) {
 			t.Errorf("-V output lacks %q:\n%s", s, tree)
 		}
@@ -320,7 +320,10 @@ func TestDoneWhenCapture(t *testing.T) {
 		{text, "text", "(Ranking.UploadScore) score_data={category=16 score=5000 "},
 		{text, "text", "(Ranking.GetRanking) result={data=[{pid=1000 unique_id=0 rank=1 category=16 score=5000"},
 		{text, "text", `(DataStore.PreparePostObject) param={size=777 name="done-when" data_type=1`},
-		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type="NewParticipant" param1=1`},
+		// An enum: its name and number in text and -V, its name in JSON (what nex call reads back).
+		{text, "text", `(Notification.ProcessNotificationEvent) event={pid=1001 type=NewParticipant(3001) param1=1`},
+		{tree, "-V", "                type: NewParticipant(3001)\n"},
+		{js, "JSON", `"method":"ProcessNotificationEvent","params":{"event":{"pid":1001,"type":"NewParticipant","param1":1,`},
 		{js, "JSON", `"protocol":"MatchmakeExtension","method":"AutoMatchmake_Postpone","params":{"gathering":{"class":"MatchmakeSession","value":{`},
 		{js, "JSON", `"game_mode":2,`},
 		{js, "JSON", `"method":"UploadScore","params":{"score_data":{"category":16,"score":5000,`},

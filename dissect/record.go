@@ -30,6 +30,7 @@ const (
 	FieldObject                   // the next Int fields are this object's members
 	FieldJSON                     // Bytes hold a JSON value copied verbatim
 	FieldArray                    // the next Int fields are this array's items (their keys are ignored in JSON)
+	FieldEnum                     // an enum value with a name: Str the name, Int the number (JSON the name, text Name(n))
 )
 
 // Field is one named value of a record. Fields keep their order, so JSON output
@@ -141,6 +142,8 @@ func appendFieldsText(b []byte, fs []Field, inArray bool) []byte {
 			i += n
 		case FieldString:
 			b = strconv.AppendQuote(b, f.Str)
+		case FieldEnum:
+			b = appendEnumText(b, f)
 		case FieldInt:
 			b = strconv.AppendInt(b, f.Int, 10)
 		case FieldBool:
@@ -172,8 +175,20 @@ func appendFieldsText(b []byte, fs []Field, inArray bool) []byte {
 	return b
 }
 
+// appendEnumText appends an enum field as the text forms show it: Name(n), as
+// nex/desc/dyn's Value.AppendText does.
+func appendEnumText(b []byte, f Field) []byte {
+	b = append(b, f.Str...)
+	b = append(b, '(')
+	b = strconv.AppendInt(b, f.Int, 10)
+	return append(b, ')')
+}
+
 // Add helpers append fields; they return r for chaining.
 func (r *Record) addString(k, v string) { r.Fields = append(r.Fields, Field{Key: k, Str: v}) }
+func (r *Record) addEnum(k, name string, v int64) {
+	r.Fields = append(r.Fields, Field{Key: k, Type: FieldEnum, Str: name, Int: v})
+}
 func (r *Record) addInt(k string, v int64) {
 	r.Fields = append(r.Fields, Field{Key: k, Type: FieldInt, Int: v})
 }
@@ -276,7 +291,7 @@ func appendMembersJSON(b []byte, fs []Field, inArray bool) []byte {
 			b = append(b, ':')
 		}
 		switch f.Type {
-		case FieldString:
+		case FieldString, FieldEnum:
 			b = jsonstr.Append(b, f.Str)
 		case FieldInt:
 			b = strconv.AppendInt(b, f.Int, 10)
@@ -406,6 +421,9 @@ func appendFieldsTree(b []byte, fs []Field, indent int) []byte {
 		case FieldString:
 			b = append(b, ' ')
 			b = append(b, f.Str...)
+		case FieldEnum:
+			b = append(b, ' ')
+			b = appendEnumText(b, f)
 		case FieldInt:
 			b = append(b, ' ')
 			b = strconv.AppendInt(b, f.Int, 10)

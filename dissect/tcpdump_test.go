@@ -1,21 +1,19 @@
 package dissect
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gamewire/gamewire/internal/tcpdumptest"
 	"github.com/gamewire/gamewire/pia"
 	"github.com/gamewire/gamewire/pipboy"
 	"github.com/gamewire/gamewire/prudp"
@@ -30,116 +28,6 @@ import (
 // dissector finds every application message decrypted, in order. CI installs
 // tcpdump; elsewhere they are skipped when tcpdump is missing or may not
 // capture (it needs root or CAP_NET_RAW).
-
-// needTool finds a tool or skips (fails under CI=true).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
-// tcpdumpSession runs tcpdump on lo with a filter until stop is called.
-type tcpdumpSession struct {
-	cmd    *exec.Cmd
-	path   string
-	stderr *bytes.Buffer
-	read   chan struct{} // closed when the stderr reader has finished
-}
-
-func startTcpdump(t *testing.T, filter string) *tcpdumpSession {
-	t.Helper()
-	bin := needTool(t, "tcpdump")
-	path := filepath.Join(t.TempDir(), "capture.pcap")
-	cmd := exec.Command(bin, "-i", "lo", "--immediate-mode", "-B", "65536", "-U", "-n", "-s", "0", "-w", path, filter)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &tcpdumpSession{cmd: cmd, path: path, stderr: &bytes.Buffer{}, read: make(chan struct{})}
-	// Wait for "listening on lo" so no packet is sent before capture starts.
-	ready := make(chan bool, 1)
-	go func() {
-		defer close(s.read)
-		sc := bufio.NewScanner(stderr)
-		sent := false
-		for sc.Scan() {
-			s.stderr.WriteString(sc.Text() + "\n")
-			if !sent && strings.Contains(sc.Text(), "listening on") {
-				ready <- true
-				sent = true
-			}
-		}
-		if !sent {
-			ready <- false
-		}
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			<-s.read
-			cmd.Wait()
-			msg := "tcpdump could not capture on lo: " + s.stderr.String()
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		<-s.read
-		cmd.Wait()
-		t.Fatalf("tcpdump did not start listening within 15 s: %s", s.stderr.String())
-	}
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			s.cmd.Wait()
-		}
-	})
-	return s
-}
-
-// dropped parses tcpdump's "N packets dropped by kernel".
-func (s *tcpdumpSession) dropped() int {
-	for _, line := range strings.Split(s.stderr.String(), "\n") {
-		if n, ok := strings.CutSuffix(strings.TrimSpace(line), " packets dropped by kernel"); ok {
-			v, _ := strconv.Atoi(n)
-			return v
-		}
-	}
-	return 0
-}
-
-// stop lets tcpdump flush and exit, and returns the capture.
-func (s *tcpdumpSession) stop(t *testing.T) []byte {
-	t.Helper()
-	time.Sleep(200 * time.Millisecond) // let the kernel hand over the last packets
-	s.cmd.Process.Signal(syscall.SIGINT)
-	// Read stderr to its end before Wait closes the pipe; the buffer is ours
-	// once the reader is done.
-	select {
-	case <-s.read:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.read
-	}
-	s.cmd.Wait()
-	b, err := os.ReadFile(s.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("tcpdump: %s", strings.ReplaceAll(strings.TrimSpace(s.stderr.String()), "\n", "; "))
-	return b
-}
 
 // captureMessages are the messages the client sends: small, a few
 // fragments, and one of 20 KiB.
@@ -204,14 +92,14 @@ func TestTcpdumpPRUDPDialects(t *testing.T) {
 			// says so); such a capture cannot show every message, so try again.
 			var capture []byte
 			for attempt := 1; ; attempt++ {
-				td := startTcpdump(t, "udp port "+strconv.Itoa(port))
+				td := tcpdumptest.Start(t, "udp port "+strconv.Itoa(port))
 				echoSession(t, port, &cfg)
-				capture = td.stop(t)
-				if td.dropped() == 0 {
+				capture = td.Stop(t)
+				if td.Dropped() == 0 {
 					break
 				}
 				if attempt == 3 {
-					t.Skipf("the kernel dropped packets in 3 captures in a row (machine too busy); tcpdump said: %s", td.stderr.String())
+					t.Skipf("the kernel dropped packets in 3 captures in a row (machine too busy); tcpdump said: %s", td.Stderr())
 				}
 			}
 			if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" && !tc.secure && !tc.compress {
@@ -317,7 +205,7 @@ func TestTcpdumpPipboy(t *testing.T) {
 	var capture []byte
 	var appJSON []byte
 	for attempt := 1; ; attempt++ {
-		td := startTcpdump(t, "tcp port "+strconv.Itoa(port))
+		td := tcpdumptest.Start(t, "tcp port "+strconv.Itoa(port))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		c, err := pipboy.Dial(ctx, "127.0.0.1:"+strconv.Itoa(port), nil)
 		if err != nil {
@@ -331,19 +219,18 @@ func TestTcpdumpPipboy(t *testing.T) {
 		if _, err := c.Send(pipboy.Refresh()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // let the command reach the game before closing
 		c.View(func(db *pipboy.Database) {
 			root, _ := db.Root()
 			appJSON, _ = root.AppendJSON(nil, "")
 		})
 		c.Close()
 		cancel()
-		capture = td.stop(t)
-		if td.dropped() == 0 {
+		capture = td.Stop(t)
+		if td.Dropped() == 0 {
 			break
 		}
 		if attempt == 3 {
-			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.Stderr())
 		}
 	}
 	d := New(Config{Dialects: map[uint16]string{uint16(port): "pipboy"}})
@@ -410,7 +297,7 @@ func TestTcpdumpPia(t *testing.T) {
 	var capture []byte
 	for attempt := 1; ; attempt++ {
 		sent = sent[:0]
-		td := startTcpdump(t, "udp port "+strconv.Itoa(int(b.LocalAddr().Port())))
+		td := tcpdumptest.Start(t, "udp port "+strconv.Itoa(int(b.LocalAddr().Port())))
 		for i := range 10 {
 			p := testMessage(i, 40+i*20)
 			sent = append(sent, hex.EncodeToString(p))
@@ -429,12 +316,12 @@ func TestTcpdumpPia(t *testing.T) {
 				t.Fatal("endpoint B did not receive every message")
 			}
 		}
-		capture = td.stop(t)
-		if td.dropped() == 0 {
+		capture = td.Stop(t)
+		if td.Dropped() == 0 {
 			break
 		}
 		if attempt == 3 {
-			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.Stderr())
 		}
 	}
 	keys, err := ParseKeys(strings.NewReader("pia-network lan\npia-network-id 0x19EC1D90\npia-key " + hex.EncodeToString(key) + "\n"))
@@ -510,7 +397,7 @@ func liteCapture(t *testing.T, scheme string) {
 	msgs := captureMessages()
 	var capture []byte
 	for attempt := 1; ; attempt++ {
-		td := startTcpdump(t, "tcp port "+strconv.Itoa(port))
+		td := tcpdumptest.Start(t, "tcp port "+strconv.Itoa(port))
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		conn, err := lite.DialStream(ctx, scheme+"://127.0.0.1:"+strconv.Itoa(port)+"/", nil)
 		if err != nil {
@@ -553,12 +440,12 @@ func liteCapture(t *testing.T, scheme string) {
 		}
 		conn.Close()
 		cancel()
-		capture = td.stop(t)
-		if td.dropped() == 0 {
+		capture = td.Stop(t)
+		if td.Dropped() == 0 {
 			break
 		}
 		if attempt == 3 {
-			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+			t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.Stderr())
 		}
 	}
 	if dir := os.Getenv("GAMEWIRE_SAVE_CAPTURES"); dir != "" && scheme == "ws" {
@@ -639,26 +526,26 @@ func TestTcpdumpWireDialects(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			go func() { // drain both sockets so nothing is refused
-				buf := make([]byte, 65536)
-				for {
-					if _, _, err := b.ReadFromUDP(buf); err != nil {
-						return
+			// Both sockets are drained (so nothing is refused) and say when a datagram
+			// has arrived: a datagram delivered to its socket has passed the capture,
+			// so waiting for each before sending the next keeps the capture in
+			// sending order.
+			arrived := make(chan struct{}, 1)
+			for _, sock := range []*net.UDPConn{a, b} {
+				go func() {
+					buf := make([]byte, 65536)
+					for {
+						if _, _, err := sock.ReadFromUDP(buf); err != nil {
+							return
+						}
+						arrived <- struct{}{}
 					}
-				}
-			}()
-			go func() {
-				buf := make([]byte, 65536)
-				for {
-					if _, _, err := a.ReadFromUDP(buf); err != nil {
-						return
-					}
-				}
-			}()
+				}()
+			}
 			port := b.LocalAddr().(*net.UDPAddr).Port
 			var capture []byte
 			for attempt := 1; ; attempt++ {
-				td := startTcpdump(t, "udp port "+strconv.Itoa(port))
+				td := tcpdumptest.Start(t, "udp port "+strconv.Itoa(port))
 				for _, f := range c.frames {
 					udp := f[14+20:]
 					payload := udp[8:binary.BigEndian.Uint16(udp[4:6])] // without Ethernet padding
@@ -671,14 +558,18 @@ func TestTcpdumpWireDialects(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					time.Sleep(200 * time.Microsecond) // keep the capture in sending order
+					select {
+					case <-arrived:
+					case <-time.After(10 * time.Second):
+						t.Fatal("a datagram sent on loopback did not arrive within 10 s")
+					}
 				}
-				capture = td.stop(t)
-				if td.dropped() == 0 {
+				capture = td.Stop(t)
+				if td.Dropped() == 0 {
 					break
 				}
 				if attempt == 3 {
-					t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.stderr.String())
+					t.Skipf("the kernel dropped packets in 3 captures in a row: %s", td.Stderr())
 				}
 			}
 			keys, err := ParseKeys(strings.NewReader(tc.keys + "\n"))

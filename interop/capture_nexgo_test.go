@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/gamewire/gamewire/dissect"
+	"github.com/gamewire/gamewire/internal/tcpdumptest"
 	"github.com/gamewire/gamewire/interop/nexgo"
 	"github.com/gamewire/gamewire/interop/rmcframe"
-	"github.com/gamewire/gamewire/interop/tcpdump"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -53,7 +53,7 @@ func TestCaptureNexgo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			td := tcpdump.Start(t, fmt.Sprintf("udp port %d", srv.Port))
+			td := tcpdumptest.Start(t, fmt.Sprintf("udp port %d", srv.Port))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			conn, err := prudp.Dial(ctx, fmt.Sprintf("127.0.0.1:%d", srv.Port),

@@ -28,7 +28,8 @@ func newDecodeCmd() *cobra.Command {
   gamewire decode --hex HEX --pia-version V --pia-network nex|ldn|lan|npln --pia-key HEX ...
   gamewire decode CAPTURE.pcap[ng] [--access-key K | --keys FILE] [--dialect PORT=NAME] [--stats]
                   [-V] [--write-decrypted OUT.pcapng]   (CAPTURE "-" reads standard input)
-                  [--game NAME|ID] [--nex-version V] [--nex-gates auto|console|nintendoclients]
+                  [--game NAME|ID] [--variant SUFFIX] [--nex-version V]
+                  [--nex-gates auto|console|nintendoclients]
                   [--wireshark-plugin OUT.lua] [--proto-dir DIR]
 
 NEX RMC calls in a capture are named and their parameters and return values decoded
@@ -53,6 +54,7 @@ Wireshark to read the --write-decrypted pcapng (docs/dissector.md).`,
 	o.registerPia(f)
 	o.prudp.register(f)
 	o.hookGame(cmd)
+	hookVariantHelp(cmd)
 	return cmd
 }
 

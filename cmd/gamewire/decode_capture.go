@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gamewire/gamewire/dissect"
+	"github.com/gamewire/gamewire/nex/desc"
+	"github.com/gamewire/gamewire/nex/desc/dyn"
 	"github.com/gamewire/gamewire/nex/games"
 )
 
@@ -44,11 +47,34 @@ func (c *captureOptions) register(f *pflag.FlagSet) {
 	f.BoolVarP(&c.quiet, "quiet", "q", false, "do not print records (with --stats: statistics only)")
 	f.StringVar(&c.writeDecrypted, "write-decrypted", "", "write the capture to this pcapng file with decrypted payloads")
 	f.BoolVar(&c.noProgress, "no-progress", false, "never draw a progress bar")
-	f.StringVar(&c.variant, "variant", "", "the protocols' variant to decode NEX calls with (a description suffix: mk8, mk8d, smm, smm2, ssb4, mhxx, miitopia3ds, eagle; comma-separated for several), over --game's")
+	f.StringVar(&c.variant, "variant", "", variantUsage(""))
 	f.StringVar(&c.nexVersion, "nex-version", "", "NEX version the NEX calls' structures are decoded for (3.4, 3.5.1 or 30400), over --game's and the flow's game's (default: the flow's settings: 4.0 with 8-byte PIDs, 3.5 with structure headers, else 3.4)")
 	registerNEXGates(f, &c.nexGates, "each flow starts in the consoles' reading (NintendoClients' with structure headers below NEX 3.5) and switches when a message decodes only in the other one, as serve does per connection")
 	c.descs.register(f)
 	f.StringVar(&c.wiresharkLua, "wireshark-plugin", "", "also write the Wireshark Lua dissector of the NEX descriptions to this file (as gamewire wireshark-plugin does), for the --write-decrypted pcapng")
+}
+
+// variantUsage is --variant's help, with the variant names known when help is shown.
+func variantUsage(known string) string {
+	if known == "" {
+		known = "the suffix of a variant protocol's name, e.g. mk8 or eagle"
+	}
+	return "the protocols' variant to decode NEX calls with (" + known + "; comma-separated for several), over --game's"
+}
+
+// hookVariantHelp fills --variant's help with the variants of the built-in
+// descriptions (dyn.Variants) when help is shown: derived from the descriptions,
+// it cannot omit one, and parsing them costs the other commands nothing.
+func hookVariantHelp(cmd *cobra.Command) {
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if set, err := desc.Builtin(); err == nil {
+			if f := c.Flags().Lookup("variant"); f != nil {
+				f.Usage = variantUsage(strings.Join(dyn.Variants(set), ", "))
+			}
+		}
+		help(c, args)
+	})
 }
 
 // captureOnlyFlags apply to capture files only: with --hex they would do nothing.
@@ -105,6 +131,10 @@ func (o *decodeOptions) decodeCapture(cmd *cobra.Command, path string) (err erro
 	nexVersion, nexGates, err := parseNEXFlags(o.capture.nexVersion, o.capture.nexGates)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
+	}
+	if err := dyn.CheckVariant(descs, o.capture.variant); err != nil {
+		// A name no description has would quietly decode with the base protocols.
+		return fmt.Errorf("decode: --variant %q: %w", o.capture.variant, err)
 	}
 	in, size, closeIn, err := openCaptureInput(cmd, path)
 	if err != nil {

@@ -54,6 +54,38 @@ func TestDecodeRefusesFlagsOfTheOtherInput(t *testing.T) {
 	}
 }
 
+// TestDecodeVariant: --variant refuses a name no description has, naming the flag,
+// the value and the known names; help lists the variants the descriptions have.
+func TestDecodeVariant(t *testing.T) {
+	t.Parallel()
+	stdout, _, err := runDecodeCLI(t, "decode", v0Capture, "--variant", "nosuch")
+	if err == nil || stdout != "" {
+		t.Fatalf("--variant nosuch: err %v, printed %q", err, stdout)
+	}
+	for _, want := range []string{"--variant", `"nosuch"`, "mk8d", "pokemon6", "pokemon7"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("--variant nosuch: %v lacks %q", err, want)
+		}
+	}
+	if _, _, err := runDecodeCLI(t, "decode", v0Capture, "--variant", "pokemon7,mk8", "-q"); err != nil {
+		t.Errorf("--variant pokemon7,mk8: %v", err)
+	}
+	help, _, err := runDecodeCLI(t, "decode", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(help, "--variant string")
+	if i < 0 {
+		t.Fatalf("help lacks --variant:\n%s", help)
+	}
+	line, _, _ := strings.Cut(help[i:], "\n")
+	for _, want := range []string{"eagle", "mk8", "pokemon6", "pokemon7", "smm2"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("--variant's help lacks %q: %s", want, line)
+		}
+	}
+}
+
 // TestDecodeNotACaptureHasNoStats: --stats prints no empty table before the error.
 func TestDecodeNotACaptureHasNoStats(t *testing.T) {
 	t.Parallel()

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/interop/tcpdump"
+	"github.com/gamewire/gamewire/internal/tcpdumptest"
 )
 
 // TestDoneWhenFlow is issue 16's done-when as one run: `gamewire serve` with
@@ -69,10 +69,10 @@ func TestDoneWhenFlow(t *testing.T) {
 	// GAMEWIRE_SAVE_CAPTURES=DIR: tcpdump records the run's PRUDP traffic (the
 	// HTTP bodies are left out) into DIR/nintendoclients-doneflow.pcap, the
 	// dissector's done-when capture (dissect/testdata/captures/README.md).
-	var td *tcpdump.Session
+	var td *tcpdumptest.Session
 	saveDir := os.Getenv("GAMEWIRE_SAVE_CAPTURES")
 	if saveDir != "" {
-		td = tcpdump.Start(t, fmt.Sprintf("udp port %d or udp port %d", port, port+1))
+		td = tcpdumptest.Start(t, fmt.Sprintf("udp port %d or udp port %d", port, port+1))
 	}
 
 	cmd := pyCmd(ctx, dir, python, "nc_doneflow.py", "--port", strconv.Itoa(port),

@@ -117,7 +117,7 @@ type crossplayHandler struct{ nxHandler }
 
 // RequestTicket is Authentication_NX's; the platform type does not change the
 // ticket.
-func (h crossplayHandler) RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source, target types.PID) (types.Result, []byte, string, error) {
+func (h crossplayHandler) RequestTicket(ctx context.Context, c *rmc.Call, platformType PlatformType, source, target types.PID) (types.Result, []byte, string, error) {
 	return h.nxHandler.RequestTicket(ctx, c, source, target)
 }
 

@@ -35,11 +35,15 @@ const (
 	MethodValidateAndRequestTicketWithParam = authproto.AuthenticationNXMethodValidateAndRequestTicketWithParam
 )
 
-// Platform types ("Platform type" in authentication.md).
+// PlatformType is a crossplay user's console family (nintendo-wiki "Ticket
+// Granting (10)", "Platform type"; the description's enum, generated).
+type PlatformType = crossproto.PlatformType
+
+// Platform types.
 const (
-	Platform3DS    uint8 = 1
-	PlatformWiiU   uint8 = 2
-	PlatformSwitch uint8 = 3
+	Platform3DS    = crossproto.PlatformTypeNintendo3DS
+	PlatformWiiU   = crossproto.PlatformTypeWiiU
+	PlatformSwitch = crossproto.PlatformTypeSwitch
 )
 
 // Options are the protocol revisions that change the bytes of its messages.

@@ -79,6 +79,8 @@ var (
 	// integer.
 	crossWikiEnumTypes = map[string]bool{
 		"notification.NotificationType": true, // NotificationEvent.type
+		"nattraversal.NATMapping":       true, // ReportNATProperties' natm ("NEX Types", StationURL)
+		"nattraversal.NATFiltering":     true, // ReportNATProperties' natf
 	}
 	// crossWikiFields are the fields of crossWikiGates structures that only the
 	// nintendo-wiki has (NEX versions NintendoClients does not describe).

@@ -205,8 +205,9 @@ func InitiateProbe(ctx context.Context, hub *notifications.Hub, pid types.PID, p
 
 // ReportNATProperties records the caller's NAT mapping and filtering in its
 // station urls and hands them to OnProperties.
-func (h handler) ReportNATProperties(ctx context.Context, c *rmc.Call, natm, natf, rtt uint32) error {
+func (h handler) ReportNATProperties(ctx context.Context, c *rmc.Call, mapping natproto.NATMapping, filtering natproto.NATFiltering, rtt uint32) error {
 	s := h.s
+	natm, natf := uint32(mapping), uint32(filtering)
 	if !s.Stations.SetNATProperties(c.Peer, natm, natf) {
 		return types.RendezVousNotAuthenticated
 	}
@@ -275,7 +276,7 @@ type Client struct {
 // ReportNATProperties tells the server the caller's NAT mapping and filtering
 // and its round-trip time to the server (milliseconds).
 func (c *Client) ReportNATProperties(ctx context.Context, p Properties) error {
-	return natproto.NewNATTraversalClient(c.RMC).ReportNATProperties(ctx, p.Mapping, p.Filtering, p.RTT)
+	return natproto.NewNATTraversalClient(c.RMC).ReportNATProperties(ctx, natproto.NATMapping(p.Mapping), natproto.NATFiltering(p.Filtering), p.RTT)
 }
 
 // ReportNATTraversalResult tells the server how probing the station with

@@ -1,6 +1,10 @@
 package nattraversal
 
-import "fmt"
+import (
+	"fmt"
+
+	natproto "github.com/gamewire/gamewire/nex/protocols/nattraversal"
+)
 
 // NAT mapping values, as ReportNATProperties' natmapping and the station url's
 // natm carry them (nintendo-wiki "NEX Types", StationURL "NAT Mapping"). The
@@ -8,10 +12,11 @@ import "fmt"
 // keeps one public address and port for every destination; endpoint-dependent
 // mapping (RFC 4787's address-dependent and address-and-port-dependent
 // mapping, a "symmetric" NAT) takes a new one per destination.
+// The values are the description's (nex/desc/defs/nattraversal.nexd, NATMapping).
 const (
-	MappingUnknown             uint32 = 0
-	MappingEndpointIndependent uint32 = 1
-	MappingEndpointDependent   uint32 = 2
+	MappingUnknown             = uint32(natproto.NATMappingUnknown)
+	MappingEndpointIndependent = uint32(natproto.NATMappingEndpointIndependent)
+	MappingEndpointDependent   = uint32(natproto.NATMappingEndpointDependent)
 )
 
 // NAT filtering values, as ReportNATProperties' natfiltering and the station
@@ -20,10 +25,11 @@ const (
 // port of an address the station has sent to (endpoint-independent or
 // address-dependent filtering); port-dependent filtering only from the exact
 // address and port (address-and-port-dependent filtering).
+// The values are the description's (NATFiltering).
 const (
-	FilteringUnknown         uint32 = 0
-	FilteringPortIndependent uint32 = 1
-	FilteringPortDependent   uint32 = 2
+	FilteringUnknown         = uint32(natproto.NATFilteringUnknown)
+	FilteringPortIndependent = uint32(natproto.NATFilteringPortIndependent)
+	FilteringPortDependent   = uint32(natproto.NATFilteringPortDependent)
 )
 
 // maxNATValue is the largest mapping or filtering value the page names.

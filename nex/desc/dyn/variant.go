@@ -1,6 +1,9 @@
 package dyn
 
 import (
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gamewire/gamewire/nex/desc"
@@ -46,13 +49,8 @@ func SelectProtocol(set *desc.Set, id uint16, variant string) *desc.Protocol {
 		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
-		suffix := "_" + strings.ToLower(v)
 		for _, p := range ps {
-			if p.ParentProtocol == nil {
-				continue
-			}
-			if strings.HasSuffix(strings.ToLower(p.Name), suffix) ||
-				p.File != nil && strings.HasSuffix(strings.ToLower(p.File.Name), suffix) {
+			if isVariant(p, v) {
 				return p
 			}
 		}
@@ -64,6 +62,60 @@ func SelectProtocol(set *desc.Set, id uint16, variant string) *desc.Protocol {
 	}
 	if len(ps) > 0 {
 		return ps[0]
+	}
+	return nil
+}
+
+// isVariant reports whether p is a variant protocol (one with a parent) that the
+// variant name v selects: p's name or description file ends in "_"+v, case ignored.
+func isVariant(p *desc.Protocol, v string) bool {
+	if p.ParentProtocol == nil {
+		return false
+	}
+	suffix := "_" + strings.ToLower(v)
+	return strings.HasSuffix(strings.ToLower(p.Name), suffix) ||
+		p.File != nil && strings.HasSuffix(strings.ToLower(p.File.Name), suffix)
+}
+
+// ErrUnknownVariant is the error of a variant name that selects no protocol.
+var ErrUnknownVariant = errors.New("dyn: unknown protocol variant")
+
+// Variants returns the variant names the protocols of set answer to, sorted: the
+// last "_"-separated part of each variant protocol's name, lower-cased
+// (MatchmakeExtension_Pokemon6: "pokemon6"; Authentication_NX: "nx"). SelectProtocol
+// also takes longer suffixes of a name or description file ("miitopia_3ds").
+func Variants(set *desc.Set) []string {
+	if set == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range set.Protocols() {
+		if p.ParentProtocol == nil {
+			continue
+		}
+		if i := strings.LastIndexByte(p.Name, '_'); i >= 0 && i < len(p.Name)-1 {
+			out = append(out, strings.ToLower(p.Name[i+1:]))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// CheckVariant returns an error wrapping ErrUnknownVariant, naming the name and the
+// known ones (Variants), when a name of the comma-separated list variant selects
+// no protocol of set (SelectProtocol would quietly use the root protocols).
+func CheckVariant(set *desc.Set, variant string) error {
+	if set == nil {
+		return nil
+	}
+	protocols := set.Protocols()
+	for _, v := range strings.Split(variant, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if !slices.ContainsFunc(protocols, func(p *desc.Protocol) bool { return isVariant(p, v) }) {
+			return fmt.Errorf("%w %q (known: %s)", ErrUnknownVariant, v, strings.Join(Variants(set), ", "))
+		}
 	}
 	return nil
 }

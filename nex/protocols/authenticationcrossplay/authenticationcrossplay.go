@@ -11,7 +11,7 @@
 // Written for gamewire from public facts: nintendo-wiki "Ticket Granting (10)"
 // (https://github.com/PretendoNetwork/nintendo-wiki, docs/nex/protocols/authentication,
 // MIT): the fields "only present on games with crossplay between Switch and
-// 3DS/Wii U". The other fields and names are NintendoClients'
+// 3DS/Wii U" and the "Platform type" values they carry. The other fields and names are NintendoClients'
 // authentication.proto's (https://github.com/kinnay/NintendoClients, MIT), which
 // does not describe the crossplay form.
 package authenticationcrossplay
@@ -19,14 +19,41 @@ package authenticationcrossplay
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/protocols/authentication"
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
 
+// PlatformType is the console family of a crossplay user (nintendo-wiki "Ticket
+// Granting (10)", "Platform type"). ValidateAndRequestTicketParam's 32-bit
+// platform carries the same values but stays a number: an enum has one width,
+// and the wiki gives the 8-bit fields these names.
+type PlatformType uint8
+
+// Values of PlatformType.
+const (
+	PlatformTypeNintendo3DS PlatformType = 1
+	PlatformTypeWiiU        PlatformType = 2
+	PlatformTypeSwitch      PlatformType = 3
+)
+
+// String returns the value's name, or its number.
+func (v PlatformType) String() string {
+	switch v {
+	case PlatformTypeNintendo3DS:
+		return "Nintendo3DS"
+	case PlatformTypeWiiU:
+		return "WiiU"
+	case PlatformTypeSwitch:
+		return "Switch"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
 // ValidateAndRequestTicketParamCrossplay is ValidateAndRequestTicketParam with
-// the platform type (1 3DS, 2 Wii U, 3 Switch) of the platform_pid to answer.
+// the platform type of the platform_pid to answer.
 type ValidateAndRequestTicketParamCrossplay struct {
 	Platform                   uint32        `nex:"platform"`
 	Username                   string        `nex:"username"`
@@ -34,7 +61,7 @@ type ValidateAndRequestTicketParamCrossplay struct {
 	SkipVersionCheck           bool          `nex:"skip_version_check"`
 	NEXVersion                 uint32        `nex:"nex_version"`
 	ClientVersion              uint32        `nex:"client_version"`
-	PlatformTypeForPlatformPID uint8         `nex:"platform_type_for_platform_pid"`
+	PlatformTypeForPlatformPID PlatformType  `nex:"platform_type_for_platform_pid"`
 }
 
 // ClassName returns "ValidateAndRequestTicketParamCrossplay".
@@ -52,7 +79,7 @@ func (s *ValidateAndRequestTicketParamCrossplay) Append(w *types.Writer) {
 	w.Bool(s.SkipVersionCheck)
 	w.U32(s.NEXVersion)
 	w.U32(s.ClientVersion)
-	w.U8(s.PlatformTypeForPlatformPID)
+	w.U8(uint8(s.PlatformTypeForPlatformPID))
 	w.EndStructure(m)
 }
 
@@ -74,7 +101,7 @@ func readValidateAndRequestTicketParamCrossplay(r *types.Reader, field string) (
 	s.SkipVersionCheck = r.Bool("skip_version_check")
 	s.NEXVersion = r.U32("nex_version")
 	s.ClientVersion = r.U32("client_version")
-	s.PlatformTypeForPlatformPID = r.U8("platform_type_for_platform_pid")
+	s.PlatformTypeForPlatformPID = PlatformType(r.U8("platform_type_for_platform_pid"))
 	r.LeaveStructure(m)
 	return
 }
@@ -179,21 +206,21 @@ func AuthenticationCrossplayMethodName(id uint32) string {
 
 // AuthenticationCrossplayRequestTicketRequest holds the parameters of Authentication_Crossplay.RequestTicket.
 type AuthenticationCrossplayRequestTicketRequest struct {
-	PlatformType uint8     `nex:"platform_type"`
-	Source       types.PID `nex:"source"`
-	Target       types.PID `nex:"target"`
+	PlatformType PlatformType `nex:"platform_type"`
+	Source       types.PID    `nex:"source"`
+	Target       types.PID    `nex:"target"`
 }
 
 // Append appends the parameters in order.
 func (x *AuthenticationCrossplayRequestTicketRequest) Append(w *types.Writer) {
-	w.U8(x.PlatformType)
+	w.U8(uint8(x.PlatformType))
 	w.PID(x.Source)
 	w.PID(x.Target)
 }
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *AuthenticationCrossplayRequestTicketRequest) Read(r *types.Reader) {
-	x.PlatformType = r.U8("platform_type")
+	x.PlatformType = PlatformType(r.U8("platform_type"))
 	x.Source = r.PID("source")
 	x.Target = r.PID("target")
 }
@@ -273,7 +300,7 @@ type AuthenticationCrossplayHandler interface {
 // (NewAuthenticationCrossplayOwnServer, ServeAuthenticationCrossplayOwn); embed UnimplementedAuthenticationCrossplay for the methods it
 // does not answer.
 type AuthenticationCrossplayOwnHandler interface {
-	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
+	RequestTicket(ctx context.Context, c *rmc.Call, platformType PlatformType, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 	ValidateAndRequestTicketWithParam(ctx context.Context, c *rmc.Call, param ValidateAndRequestTicketParamCrossplay) (result ValidateAndRequestTicketResultCrossplay, err error)
 }
 
@@ -283,7 +310,7 @@ type UnimplementedAuthenticationCrossplay struct {
 }
 
 // RequestTicket answers Core::NotImplemented.
-func (UnimplementedAuthenticationCrossplay) RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error) {
+func (UnimplementedAuthenticationCrossplay) RequestTicket(ctx context.Context, c *rmc.Call, platformType PlatformType, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error) {
 	err = types.CoreNotImplemented
 	return
 }
@@ -348,7 +375,7 @@ func ServeAuthenticationCrossplay(h AuthenticationCrossplayHandler, ctx context.
 // ServeAuthenticationCrossplayRequestTicket answers a Authentication_Crossplay.RequestTicket call with h's RequestTicket: the generated decoding and
 // encoding, for AuthenticationCrossplay's server and its variants'.
 func ServeAuthenticationCrossplayRequestTicket(h interface {
-	RequestTicket(ctx context.Context, c *rmc.Call, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
+	RequestTicket(ctx context.Context, c *rmc.Call, platformType PlatformType, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error)
 }, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req AuthenticationCrossplayRequestTicketRequest
@@ -466,7 +493,7 @@ func NewAuthenticationCrossplayClient(c rmc.Caller) AuthenticationCrossplayClien
 }
 
 // RequestTicket calls Authentication_Crossplay.RequestTicket.
-func (c AuthenticationCrossplayClient) RequestTicket(ctx context.Context, platformType uint8, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error) {
+func (c AuthenticationCrossplayClient) RequestTicket(ctx context.Context, platformType PlatformType, source types.PID, target types.PID) (result types.Result, ticket []byte, key string, err error) {
 	w := types.NewWriter(nil, c.C.Settings())
 	req := AuthenticationCrossplayRequestTicketRequest{PlatformType: platformType, Source: source, Target: target}
 	req.Append(&w)

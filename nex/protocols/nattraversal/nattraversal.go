@@ -10,16 +10,69 @@
 // (https://github.com/kinnay/NintendoClients, MIT) for the methods, parameters and
 // structures; nintendo-wiki "NAT Traversal (3)"
 // (https://github.com/PretendoNetwork/nintendo-wiki, docs/nex/protocols/nat-traversal, MIT)
-// for the method names.
+// for the method names; nintendo-wiki "NEX Types" (docs/nex/types), StationURL's "NAT
+// Mapping" and "NAT Filtering", for the values ReportNATProperties' natm and natf
+// carry (the wiki's natmapping and natfiltering; the station url's natm and natf).
 package nattraversal
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gamewire/gamewire/nex/rmc"
 	"github.com/gamewire/gamewire/nex/types"
 )
+
+// NATMapping is how a NAT maps a station's address: endpoint-independent mapping
+// keeps one public address and port for every destination, endpoint-dependent
+// mapping takes a new one per destination (RFC 4787 section 4.1's terms).
+type NATMapping uint32
+
+// Values of NATMapping.
+const (
+	NATMappingUnknown             NATMapping = 0
+	NATMappingEndpointIndependent NATMapping = 1
+	NATMappingEndpointDependent   NATMapping = 2
+)
+
+// String returns the value's name, or its number.
+func (v NATMapping) String() string {
+	switch v {
+	case NATMappingUnknown:
+		return "Unknown"
+	case NATMappingEndpointIndependent:
+		return "EndpointIndependent"
+	case NATMappingEndpointDependent:
+		return "EndpointDependent"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
+
+// NATFiltering is which packets a NAT lets in to a station: from any port of an
+// address it has sent to (port-independent) or only from that address and port
+// (port-dependent).
+type NATFiltering uint32
+
+// Values of NATFiltering.
+const (
+	NATFilteringUnknown         NATFiltering = 0
+	NATFilteringPortIndependent NATFiltering = 1
+	NATFilteringPortDependent   NATFiltering = 2
+)
+
+// String returns the value's name, or its number.
+func (v NATFiltering) String() string {
+	switch v {
+	case NATFilteringUnknown:
+		return "Unknown"
+	case NATFilteringPortIndependent:
+		return "PortIndependent"
+	case NATFilteringPortDependent:
+		return "PortDependent"
+	}
+	return strconv.FormatUint(uint64(v), 10)
+}
 
 // NATTraversalProtocolID is the id of the NATTraversal protocol.
 //
@@ -180,22 +233,22 @@ func (x *NATTraversalReportNATTraversalResultResponse) Read(r *types.Reader) {
 
 // NATTraversalReportNATPropertiesRequest holds the parameters of NATTraversal.ReportNATProperties.
 type NATTraversalReportNATPropertiesRequest struct {
-	Natm uint32 `nex:"natm"`
-	Natf uint32 `nex:"natf"`
-	Rtt  uint32 `nex:"rtt"`
+	Natm NATMapping   `nex:"natm"`
+	Natf NATFiltering `nex:"natf"`
+	Rtt  uint32       `nex:"rtt"`
 }
 
 // Append appends the parameters in order.
 func (x *NATTraversalReportNATPropertiesRequest) Append(w *types.Writer) {
-	w.U32(x.Natm)
-	w.U32(x.Natf)
+	w.U32(uint32(x.Natm))
+	w.U32(uint32(x.Natf))
 	w.U32(x.Rtt)
 }
 
 // Read reads the parameters in order; the caller checks r.Done.
 func (x *NATTraversalReportNATPropertiesRequest) Read(r *types.Reader) {
-	x.Natm = r.U32("natm")
-	x.Natf = r.U32("natf")
+	x.Natm = NATMapping(r.U32("natm"))
+	x.Natf = NATFiltering(r.U32("natf"))
 	x.Rtt = r.U32("rtt")
 }
 
@@ -306,7 +359,7 @@ type NATTraversalHandler interface {
 	ReportNATTraversalResult(ctx context.Context, c *rmc.Call, cid uint32, result bool) (err error)
 	// ReportNATProperties reports the caller's NAT mapping and filtering types and
 	// its round-trip time.
-	ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error)
+	ReportNATProperties(ctx context.Context, c *rmc.Call, natm NATMapping, natf NATFiltering, rtt uint32) (err error)
 	GetRelaySignatureKey(ctx context.Context, c *rmc.Call) (mode int32, time types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error)
 	ReportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, cid uint32, result bool, detail int32, rtt uint32) (err error)
 }
@@ -339,7 +392,7 @@ func (UnimplementedNATTraversal) ReportNATTraversalResult(ctx context.Context, c
 }
 
 // ReportNATProperties answers Core::NotImplemented.
-func (UnimplementedNATTraversal) ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error) {
+func (UnimplementedNATTraversal) ReportNATProperties(ctx context.Context, c *rmc.Call, natm NATMapping, natf NATFiltering, rtt uint32) (err error) {
 	err = types.CoreNotImplemented
 	return
 }
@@ -477,7 +530,7 @@ func ServeNATTraversalReportNATTraversalResult(h interface {
 // ServeNATTraversalReportNATProperties answers a NATTraversal.ReportNATProperties call with h's ReportNATProperties: the generated decoding and
 // encoding, for NATTraversal's server and its variants'.
 func ServeNATTraversalReportNATProperties(h interface {
-	ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error)
+	ReportNATProperties(ctx context.Context, c *rmc.Call, natm NATMapping, natf NATFiltering, rtt uint32) (err error)
 }, ctx context.Context, c *rmc.Call, out []byte) ([]byte, error) {
 	r := c.Reader()
 	var req NATTraversalReportNATPropertiesRequest
@@ -621,7 +674,7 @@ func (c NATTraversalClient) ReportNATTraversalResult(ctx context.Context, cid ui
 
 // ReportNATProperties reports the caller's NAT mapping and filtering types and
 // its round-trip time.
-func (c NATTraversalClient) ReportNATProperties(ctx context.Context, natm uint32, natf uint32, rtt uint32) (err error) {
+func (c NATTraversalClient) ReportNATProperties(ctx context.Context, natm NATMapping, natf NATFiltering, rtt uint32) (err error) {
 	w := types.NewWriter(nil, c.C.Settings())
 	req := NATTraversalReportNATPropertiesRequest{Natm: natm, Natf: natf, Rtt: rtt}
 	req.Append(&w)

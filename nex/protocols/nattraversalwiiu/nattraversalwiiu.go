@@ -113,7 +113,7 @@ type NATTraversalWiiUHandler interface {
 	RequestProbeInitiationExt(ctx context.Context, c *rmc.Call, targetURLs []types.StationURL, stationToProbe types.StationURL) (err error)
 	// ReportNATProperties reports the caller's NAT mapping and filtering types and
 	// its round-trip time.
-	ReportNATProperties(ctx context.Context, c *rmc.Call, natm uint32, natf uint32, rtt uint32) (err error)
+	ReportNATProperties(ctx context.Context, c *rmc.Call, natm nattraversal.NATMapping, natf nattraversal.NATFiltering, rtt uint32) (err error)
 	GetRelaySignatureKey(ctx context.Context, c *rmc.Call) (mode int32, time types.DateTime, address string, port uint16, addressType int32, gameServerID uint32, err error)
 	ReportNATTraversalResultDetail(ctx context.Context, c *rmc.Call, cid uint32, result bool, detail int32, rtt uint32) (err error)
 }
