@@ -111,10 +111,17 @@ func (s *Server) found(ctx context.Context, c *rmc.Call, q Query) ([]MatchmakeSe
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
+	return s.shown(ctx, c.Peer.PID, found)
+}
+
+// shown keeps the sessions pid may see (visible) and conceals them for it
+// (concealAll).
+func (s *Server) shown(ctx context.Context, pid types.PID, found []MatchmakeSession) ([]MatchmakeSession, error) {
+	found, err := s.visible(ctx, pid, found)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.concealAll(ctx, c.Peer.PID, found); err != nil {
+	if err := s.concealAll(ctx, pid, found); err != nil {
 		return nil, err
 	}
 	return found, nil
@@ -514,13 +521,7 @@ func (s *Server) browse(ctx context.Context, c *rmc.Call, g *mm.MatchmakeSession
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	if found, err = s.visible(ctx, c.Peer.PID, found); err != nil {
-		return nil, err
-	}
-	if err := s.concealAll(ctx, c.Peer.PID, found); err != nil {
-		return nil, err
-	}
-	return found, nil
+	return s.shown(ctx, c.Peer.PID, found)
 }
 
 // noRange is the result range of the browse methods without one: the
