@@ -53,28 +53,37 @@ func TestAcrossNodes(t *testing.T) {
 	})
 }
 
-// acrossNodes runs TestAcrossNodes with ex as the nodes' Exchange (nil: the
-// SQLite store's).
-func acrossNodes(t *testing.T, ex nodes.Exchange) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+// sharedStore opens the SQLite store the secure nodes of a cross-node test
+// share, in a temporary directory, with its matchmaking store and an account
+// (password "pw") for each pid; both close when the test ends.
+func sharedStore(t *testing.T, ctx context.Context, pids ...types.PID) (*accounts.Store, *accounts.MatchmakeStore) {
+	t.Helper()
 	store, _, err := accounts.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	if ex == nil {
-		ex = store
-	}
 	mm, err := store.Matchmaking()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mm.Close() })
-	for _, pid := range []types.PID{3100, 3101} {
+	for _, pid := range pids {
 		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return store, mm
+}
+
+// acrossNodes runs TestAcrossNodes with ex as the nodes' Exchange (nil: the
+// SQLite store's).
+func acrossNodes(t *testing.T, ex nodes.Exchange) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	store, mm := sharedStore(t, ctx, 3100, 3101)
+	if ex == nil {
+		ex = store
 	}
 	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"})
 	const beat = 100 * time.Millisecond
@@ -221,21 +230,7 @@ func acrossNodes(t *testing.T, ex nodes.Exchange) {
 func TestAcrossNodesRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mm.Close() })
-	for _, pid := range []types.PID{3200, 3201} {
-		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store, mm := sharedStore(t, ctx, 3200, 3201)
 	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"})
 	const beat = 100 * time.Millisecond
 	regs := map[string]*crashable{}

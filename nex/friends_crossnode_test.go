@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamewire/gamewire/nex/accounts"
 	"github.com/gamewire/gamewire/nex/friends"
 	fp "github.com/gamewire/gamewire/nex/protocols/friends"
-	"github.com/gamewire/gamewire/nex/types"
 	"github.com/gamewire/gamewire/prudp"
 )
 
@@ -19,21 +17,7 @@ import (
 func TestFriendsAcrossNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mm.Close() })
-	for _, pid := range []types.PID{3200, 3201} {
-		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store, mm := sharedStore(t, ctx, 3200, 3201)
 	cfg := fastFail(prudp.Config{Dialect: prudp.NEXV0Friends, AccessKey: "ridfebb9"})
 	const beat = 100 * time.Millisecond
 	for range 2 {

@@ -361,21 +361,7 @@ func TestAutoMatchmakeConcurrentClients(t *testing.T) {
 // 3001, one on each node; both auto-matchmake into one session.
 func twoNodes(t *testing.T, ctx context.Context) (regs []*crashable, nodeAddrs []string, ps []*player, gid uint32) {
 	t.Helper()
-	store, _, err := accounts.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mm.Close() })
-	for _, pid := range []types.PID{3000, 3001} {
-		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store, mm := sharedStore(t, ctx, 3000, 3001)
 	cfg := prudp.Config{Dialect: prudp.NEXV1, AccessKey: "6f599f81"}
 	const beat = 100 * time.Millisecond
 	regs = []*crashable{{Registry: store}, {Registry: store}}

@@ -241,21 +241,7 @@ func TestPokemonRating(t *testing.T) {
 func TestPokemonSubscriptionAcrossNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	store, _, err := accounts.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	mm, err := store.Matchmaking()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mm.Close() })
-	for _, pid := range []types.PID{3100, 3101} {
-		if _, err := store.Add(ctx, accounts.NewAccount{PID: pid, Password: "pw"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	store, mm := sharedStore(t, ctx, 3100, 3101)
 	cfg := fastFail(pokemonConfig)
 	const beat = 100 * time.Millisecond
 	for range 2 {
