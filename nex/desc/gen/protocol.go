@@ -92,12 +92,21 @@ func (g *gen) protocol(p *desc.Protocol) error {
 		}
 		g.p(")\n\n")
 	}
-	g.p("// %sMethodName returns the name of a %s method, \"\" for an unknown id.\n", pn, pn)
-	g.p("func %sMethodName(id uint32) string {\n\tswitch id {\n", pn)
-	for _, m := range all {
-		g.p("\tcase %d:\n\t\treturn %q\n", m.ID, m.Name)
+	// A variant names the methods it declares and asks its parent for the rest.
+	named, fallback := all, `""`
+	if pp := p.ParentProtocol; pp != nil {
+		named, fallback = p.Methods, g.qualify(pp.File, protoName(pp)+"MethodName")+"(id)"
 	}
-	g.p("\t}\n\treturn \"\"\n}\n\n")
+	g.p("// %sMethodName returns the name of a %s method, \"\" for an unknown id.\n", pn, pn)
+	g.p("func %sMethodName(id uint32) string {\n", pn)
+	if len(named) > 0 {
+		g.p("\tswitch id {\n")
+		for _, m := range named {
+			g.p("\tcase %d:\n\t\treturn %q\n", m.ID, m.Name)
+		}
+		g.p("\t}\n")
+	}
+	g.p("\treturn %s\n}\n\n", fallback)
 
 	// Messages of the methods this protocol declares.
 	for _, m := range p.Methods {

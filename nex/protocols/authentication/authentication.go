@@ -972,14 +972,10 @@ func AuthenticationNXMethodName(id uint32) string {
 		return "ValidateAndRequestTicketWithCustomData"
 	case 3:
 		return "RequestTicket"
-	case 4:
-		return "GetPID"
-	case 5:
-		return "GetName"
 	case 6:
 		return "ValidateAndRequestTicketWithParam"
 	}
-	return ""
+	return AuthenticationMethodName(id)
 }
 
 // AuthenticationNXValidateAndRequestTicketRequest holds the parameters of Authentication_NX.ValidateAndRequestTicket.

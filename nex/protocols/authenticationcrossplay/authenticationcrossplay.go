@@ -188,20 +188,12 @@ const (
 // AuthenticationCrossplayMethodName returns the name of a AuthenticationCrossplay method, "" for an unknown id.
 func AuthenticationCrossplayMethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "ValidateAndRequestTicket"
-	case 2:
-		return "ValidateAndRequestTicketWithCustomData"
 	case 3:
 		return "RequestTicket"
-	case 4:
-		return "GetPID"
-	case 5:
-		return "GetName"
 	case 6:
 		return "ValidateAndRequestTicketWithParam"
 	}
-	return ""
+	return authentication.AuthenticationNXMethodName(id)
 }
 
 // AuthenticationCrossplayRequestTicketRequest holds the parameters of Authentication_Crossplay.RequestTicket.

@@ -2657,98 +2657,6 @@ const (
 // DataStoreSMM2MethodName returns the name of a DataStoreSMM2 method, "" for an unknown id.
 func DataStoreSMM2MethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "PrepareGetObjectV1"
-	case 2:
-		return "PreparePostObjectV1"
-	case 3:
-		return "CompletePostObjectV1"
-	case 4:
-		return "DeleteObject"
-	case 5:
-		return "DeleteObjects"
-	case 6:
-		return "ChangeMetaV1"
-	case 7:
-		return "ChangeMetasV1"
-	case 8:
-		return "GetMeta"
-	case 9:
-		return "GetMetas"
-	case 10:
-		return "PrepareUpdateObject"
-	case 11:
-		return "CompleteUpdateObject"
-	case 12:
-		return "SearchObject"
-	case 13:
-		return "GetNotificationUrl"
-	case 14:
-		return "GetNewArrivedNotificationsV1"
-	case 15:
-		return "RateObject"
-	case 16:
-		return "GetRating"
-	case 17:
-		return "GetRatings"
-	case 18:
-		return "ResetRating"
-	case 19:
-		return "ResetRatings"
-	case 20:
-		return "GetSpecificMetaV1"
-	case 21:
-		return "PostMetaBinary"
-	case 22:
-		return "TouchObject"
-	case 23:
-		return "GetRatingWithLog"
-	case 24:
-		return "PreparePostObject"
-	case 25:
-		return "PrepareGetObject"
-	case 26:
-		return "CompletePostObject"
-	case 27:
-		return "GetNewArrivedNotifications"
-	case 28:
-		return "GetSpecificMeta"
-	case 29:
-		return "GetPersistenceInfo"
-	case 30:
-		return "GetPersistenceInfos"
-	case 31:
-		return "PerpetuateObject"
-	case 32:
-		return "UnperpetuateObject"
-	case 33:
-		return "PrepareGetObjectOrMetaBinary"
-	case 34:
-		return "GetPasswordInfo"
-	case 35:
-		return "GetPasswordInfos"
-	case 36:
-		return "GetMetasMultipleParam"
-	case 37:
-		return "CompletePostObjects"
-	case 38:
-		return "ChangeMeta"
-	case 39:
-		return "ChangeMetas"
-	case 40:
-		return "RateObjects"
-	case 41:
-		return "PostMetaBinaryWithDataId"
-	case 42:
-		return "PostMetaBinariesWithDataId"
-	case 43:
-		return "RateObjectWithPosting"
-	case 44:
-		return "RateObjectsWithPosting"
-	case 45:
-		return "GetObjectInfos"
-	case 46:
-		return "SearchObjectLight"
 	case 47:
 		return "RegisterUser"
 	case 48:
@@ -2812,7 +2720,7 @@ func DataStoreSMM2MethodName(id uint32) string {
 	case 162:
 		return "SearchWorldMapPickUp"
 	}
-	return ""
+	return datastore.DataStoreMethodName(id)
 }
 
 // DataStoreSMM2RegisterUserRequest holds the parameters of DataStore_SMM2.RegisterUser.

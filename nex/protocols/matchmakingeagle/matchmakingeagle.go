@@ -279,7 +279,7 @@ func MatchmakeRefereeEagleMethodName(id uint32) string {
 	case 16:
 		return "ResetEventPoint"
 	}
-	return ""
+	return matchmaking.MatchmakeRefereeMethodName(id)
 }
 
 // MatchmakeRefereeEagleStartRoundRequest holds the parameters of MatchmakeReferee_Eagle.StartRound.

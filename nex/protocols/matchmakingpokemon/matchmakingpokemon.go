@@ -187,116 +187,10 @@ const (
 // MatchmakeExtensionPokemon6MethodName returns the name of a MatchmakeExtensionPokemon6 method, "" for an unknown id.
 func MatchmakeExtensionPokemon6MethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "CloseParticipation"
-	case 2:
-		return "OpenParticipation"
-	case 3:
-		return "AutoMatchmake_Postpone"
-	case 4:
-		return "BrowseMatchmakeSession"
-	case 5:
-		return "BrowseMatchmakeSessionWithHostUrls"
-	case 6:
-		return "CreateMatchmakeSession"
-	case 7:
-		return "JoinMatchmakeSession"
-	case 8:
-		return "ModifyCurrentGameAttribute"
-	case 9:
-		return "UpdateNotificationData"
-	case 10:
-		return "GetFriendNotificationData"
-	case 11:
-		return "UpdateApplicationBuffer"
-	case 12:
-		return "UpdateMatchmakeSessionAttribute"
-	case 13:
-		return "GetlstFriendNotificationData"
-	case 14:
-		return "UpdateMatchmakeSession"
-	case 15:
-		return "AutoMatchmakeWithSearchCriteria_Postpone"
-	case 16:
-		return "GetPlayingSession"
-	case 17:
-		return "CreateCommunity"
-	case 18:
-		return "UpdateCommunity"
-	case 19:
-		return "JoinCommunity"
-	case 20:
-		return "FindCommunityByGatheringId"
-	case 21:
-		return "FindOfficialCommunity"
-	case 22:
-		return "FindCommunityByParticipant"
-	case 23:
-		return "UpdatePrivacySetting"
-	case 24:
-		return "GetMyBlackList"
-	case 25:
-		return "AddToBlackList"
-	case 26:
-		return "RemoveFromBlackList"
-	case 27:
-		return "ClearMyBlackList"
-	case 28:
-		return "ReportViolation"
-	case 29:
-		return "IsViolationUser"
-	case 30:
-		return "JoinMatchmakeSessionEx"
-	case 31:
-		return "GetSimplePlayingSession"
-	case 32:
-		return "GetSimpleCommunity"
-	case 33:
-		return "AutoMatchmakeWithGatheringId_Postpone"
 	case 34:
 		return "ClearMyPreviouslyMatchedUserCache"
-	case 35:
-		return "DebugNotifyEvent"
-	case 36:
-		return "GenerateMatchmakeSessionSystemPassword"
-	case 37:
-		return "ClearMatchmakeSessionSystemPassword"
-	case 38:
-		return "CreateMatchmakeSessionWithParam"
-	case 39:
-		return "JoinMatchmakeSessionWithParam"
-	case 40:
-		return "AutoMatchmakeWithParam_Postpone"
-	case 41:
-		return "FindMatchmakeSessionByGatheringIdDetail"
-	case 42:
-		return "BrowseMatchmakeSessionNoHolder"
-	case 43:
-		return "BrowseMatchmakeSessionWithHostUrlsNoHolder"
-	case 44:
-		return "UpdateMatchmakeSessionPart"
-	case 45:
-		return "RequestMatchmaking"
-	case 46:
-		return "WithdrawMatchmaking"
-	case 47:
-		return "WithdrawMatchmakingAll"
-	case 48:
-		return "FindMatchmakeSessionByGatheringId"
-	case 49:
-		return "FindMatchmakeSessionBySingleGatheringId"
-	case 50:
-		return "FindMatchmakeSessionByOwner"
-	case 51:
-		return "FindMatchmakeSessionByParticipant"
-	case 52:
-		return "BrowseMatchmakeSessionNoHolderNoResultRange"
-	case 53:
-		return "BrowseMatchmakeSessionWithHostUrlsNoHolderNoResultRange"
-	case 54:
-		return "FindCommunityByOwner"
 	}
-	return ""
+	return matchmaking.MatchmakeExtensionMethodName(id)
 }
 
 // MatchmakeExtensionPokemon6ClearMyPreviouslyMatchedUserCacheRequest holds the parameters of MatchmakeExtension_Pokemon6.ClearMyPreviouslyMatchedUserCache.
@@ -751,100 +645,6 @@ const (
 // MatchmakeExtensionPokemon7MethodName returns the name of a MatchmakeExtensionPokemon7 method, "" for an unknown id.
 func MatchmakeExtensionPokemon7MethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "CloseParticipation"
-	case 2:
-		return "OpenParticipation"
-	case 3:
-		return "AutoMatchmake_Postpone"
-	case 4:
-		return "BrowseMatchmakeSession"
-	case 5:
-		return "BrowseMatchmakeSessionWithHostUrls"
-	case 6:
-		return "CreateMatchmakeSession"
-	case 7:
-		return "JoinMatchmakeSession"
-	case 8:
-		return "ModifyCurrentGameAttribute"
-	case 9:
-		return "UpdateNotificationData"
-	case 10:
-		return "GetFriendNotificationData"
-	case 11:
-		return "UpdateApplicationBuffer"
-	case 12:
-		return "UpdateMatchmakeSessionAttribute"
-	case 13:
-		return "GetlstFriendNotificationData"
-	case 14:
-		return "UpdateMatchmakeSession"
-	case 15:
-		return "AutoMatchmakeWithSearchCriteria_Postpone"
-	case 16:
-		return "GetPlayingSession"
-	case 17:
-		return "CreateCommunity"
-	case 18:
-		return "UpdateCommunity"
-	case 19:
-		return "JoinCommunity"
-	case 20:
-		return "FindCommunityByGatheringId"
-	case 21:
-		return "FindOfficialCommunity"
-	case 22:
-		return "FindCommunityByParticipant"
-	case 23:
-		return "UpdatePrivacySetting"
-	case 24:
-		return "GetMyBlackList"
-	case 25:
-		return "AddToBlackList"
-	case 26:
-		return "RemoveFromBlackList"
-	case 27:
-		return "ClearMyBlackList"
-	case 28:
-		return "ReportViolation"
-	case 29:
-		return "IsViolationUser"
-	case 30:
-		return "JoinMatchmakeSessionEx"
-	case 31:
-		return "GetSimplePlayingSession"
-	case 32:
-		return "GetSimpleCommunity"
-	case 33:
-		return "AutoMatchmakeWithGatheringId_Postpone"
-	case 34:
-		return "UpdateProgressScore"
-	case 35:
-		return "DebugNotifyEvent"
-	case 36:
-		return "GenerateMatchmakeSessionSystemPassword"
-	case 37:
-		return "ClearMatchmakeSessionSystemPassword"
-	case 38:
-		return "CreateMatchmakeSessionWithParam"
-	case 39:
-		return "JoinMatchmakeSessionWithParam"
-	case 40:
-		return "AutoMatchmakeWithParam_Postpone"
-	case 41:
-		return "FindMatchmakeSessionByGatheringIdDetail"
-	case 42:
-		return "BrowseMatchmakeSessionNoHolder"
-	case 43:
-		return "BrowseMatchmakeSessionWithHostUrlsNoHolder"
-	case 44:
-		return "UpdateMatchmakeSessionPart"
-	case 45:
-		return "RequestMatchmaking"
-	case 46:
-		return "WithdrawMatchmaking"
-	case 47:
-		return "WithdrawMatchmakingAll"
 	case 48:
 		return "ClearMyPreviouslyMatchedUserCache"
 	case 49:
@@ -857,10 +657,8 @@ func MatchmakeExtensionPokemon7MethodName(id uint32) string {
 		return "EntrySimpleMatchmake"
 	case 53:
 		return "CancelSimpleMatchmakeEntry"
-	case 54:
-		return "FindCommunityByOwner"
 	}
-	return ""
+	return matchmaking.MatchmakeExtensionMethodName(id)
 }
 
 // MatchmakeExtensionPokemon7ClearMyPreviouslyMatchedUserCacheRequest holds the parameters of MatchmakeExtension_Pokemon7.ClearMyPreviouslyMatchedUserCache.

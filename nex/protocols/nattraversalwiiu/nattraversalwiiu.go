@@ -45,22 +45,10 @@ const (
 // NATTraversalWiiUMethodName returns the name of a NATTraversalWiiU method, "" for an unknown id.
 func NATTraversalWiiUMethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "RequestProbeInitiation"
-	case 2:
-		return "InitiateProbe"
-	case 3:
-		return "RequestProbeInitiationExt"
 	case 4:
 		return "ReportNATTraversalResult"
-	case 5:
-		return "ReportNATProperties"
-	case 6:
-		return "GetRelaySignatureKey"
-	case 7:
-		return "ReportNATTraversalResultDetail"
 	}
-	return ""
+	return nattraversal.NATTraversalMethodName(id)
 }
 
 // NATTraversalWiiUReportNATTraversalResultRequest holds the parameters of NATTraversal_WiiU.ReportNATTraversalResult.

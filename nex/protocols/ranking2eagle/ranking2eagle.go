@@ -85,30 +85,10 @@ const (
 // Ranking2EagleMethodName returns the name of a Ranking2Eagle method, "" for an unknown id.
 func Ranking2EagleMethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "PutScore"
-	case 2:
-		return "GetCommonData"
-	case 3:
-		return "PutCommonData"
-	case 4:
-		return "DeleteCommonData"
-	case 5:
-		return "GetRanking"
-	case 6:
-		return "GetRankingByPrincipalId"
-	case 7:
-		return "GetCategorySetting"
-	case 8:
-		return "GetRankingChart"
-	case 9:
-		return "GetRankingCharts"
-	case 10:
-		return "GetEstimateScoreRank"
 	case 11:
 		return "GetEstimateMyScoreRank"
 	}
-	return ""
+	return ranking2.Ranking2MethodName(id)
 }
 
 // Ranking2EagleGetEstimateMyScoreRankRequest holds the parameters of Ranking2_Eagle.GetEstimateMyScoreRank.

@@ -194,32 +194,6 @@ const (
 // RankingMK8MethodName returns the name of a RankingMK8 method, "" for an unknown id.
 func RankingMK8MethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "UploadScore"
-	case 2:
-		return "DeleteScore"
-	case 3:
-		return "DeleteAllScores"
-	case 4:
-		return "UploadCommonData"
-	case 5:
-		return "DeleteCommonData"
-	case 6:
-		return "GetCommonData"
-	case 7:
-		return "ChangeAttributes"
-	case 8:
-		return "ChangeAllAttributes"
-	case 9:
-		return "GetRanking"
-	case 10:
-		return "GetApproxOrder"
-	case 11:
-		return "GetStats"
-	case 12:
-		return "GetRankingByPIDList"
-	case 13:
-		return "GetRankingByUniqueIdList"
 	case 14:
 		return "GetCompetitionRankingScore"
 	case 15:
@@ -227,7 +201,7 @@ func RankingMK8MethodName(id uint32) string {
 	case 16:
 		return "GetCompetitionInfo"
 	}
-	return ""
+	return ranking.RankingMethodName(id)
 }
 
 // RankingMK8UploadCompetitionRankingScoreRequest holds the parameters of Ranking_MK8.UploadCompetitionRankingScore.

@@ -415,36 +415,6 @@ const (
 // RankingMK8DMethodName returns the name of a RankingMK8D method, "" for an unknown id.
 func RankingMK8DMethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "UploadScore"
-	case 2:
-		return "DeleteScore"
-	case 3:
-		return "DeleteAllScores"
-	case 4:
-		return "UploadCommonData"
-	case 5:
-		return "DeleteCommonData"
-	case 6:
-		return "GetCommonData"
-	case 7:
-		return "ChangeAttributes"
-	case 8:
-		return "ChangeAllAttributes"
-	case 9:
-		return "GetRanking"
-	case 10:
-		return "GetApproxOrder"
-	case 11:
-		return "GetStats"
-	case 12:
-		return "GetRankingByPIDList"
-	case 13:
-		return "GetRankingByUniqueIdList"
-	case 14:
-		return "GetCachedTopXRanking"
-	case 15:
-		return "GetCachedTopXRankings"
 	case 16:
 		return "GetCompetitionRankingScore"
 	case 17:
@@ -460,7 +430,7 @@ func RankingMK8DMethodName(id uint32) string {
 	case 22:
 		return "GetCommonDataByPIDList"
 	}
-	return ""
+	return ranking.RankingMethodName(id)
 }
 
 // RankingMK8DGetCompetitionRankingScoreRequest holds the parameters of Ranking_MK8D.GetCompetitionRankingScore.

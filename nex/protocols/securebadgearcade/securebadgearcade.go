@@ -47,26 +47,10 @@ const (
 // SecureConnectionBadgeArcadeMethodName returns the name of a SecureConnectionBadgeArcade method, "" for an unknown id.
 func SecureConnectionBadgeArcadeMethodName(id uint32) string {
 	switch id {
-	case 1:
-		return "Register"
-	case 2:
-		return "RequestConnectionData"
-	case 3:
-		return "RequestUrls"
-	case 4:
-		return "RegisterEx"
-	case 5:
-		return "TestConnectivity"
-	case 6:
-		return "UpdateURLs"
-	case 7:
-		return "ReplaceURL"
-	case 8:
-		return "SendReport"
 	case 9:
 		return "GetMaintenanceStatus"
 	}
-	return ""
+	return secure.SecureConnectionMethodName(id)
 }
 
 // SecureConnectionBadgeArcadeGetMaintenanceStatusRequest holds the parameters of SecureConnection_BadgeArcade.GetMaintenanceStatus.

@@ -29,8 +29,6 @@ const ServiceItemProtocolID uint16 = 119
 
 // ServiceItemMethodName returns the name of a ServiceItem method, "" for an unknown id.
 func ServiceItemMethodName(id uint32) string {
-	switch id {
-	}
 	return ""
 }
 

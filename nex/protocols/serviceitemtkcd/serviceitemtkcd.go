@@ -2365,7 +2365,7 @@ func ServiceItemTKCDMethodName(id uint32) string {
 	case 22:
 		return "GetLawMessageResponse"
 	}
-	return ""
+	return serviceitem.ServiceItemMethodName(id)
 }
 
 // ServiceItemTKCDGetEnvironmentRequest holds the parameters of ServiceItem_TKCD.GetEnvironment.

@@ -30,8 +30,6 @@ const ShopProtocolID uint16 = 200
 
 // ShopMethodName returns the name of a Shop method, "" for an unknown id.
 func ShopMethodName(id uint32) string {
-	switch id {
-	}
 	return ""
 }
 

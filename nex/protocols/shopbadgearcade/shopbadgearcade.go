@@ -87,7 +87,7 @@ func ShopBadgeArcadeMethodName(id uint32) string {
 	case 2:
 		return "PostPlayLog"
 	}
-	return ""
+	return shop.ShopMethodName(id)
 }
 
 // ShopBadgeArcadeGetRivTokenRequest holds the parameters of Shop_BadgeArcade.GetRivToken.
