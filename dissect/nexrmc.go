@@ -88,20 +88,8 @@ func disputeWindow(set *desc.Set) (lo, hi types.Version) {
 		hi = max(hi, b)
 	}
 	for _, f := range set.Files() {
-		for _, s := range f.Structs {
-			for _, fl := range s.Fields {
-				cond(fl.Cond)
-			}
-		}
-		for _, p := range f.Protocols {
-			for _, m := range p.Methods {
-				for _, fl := range m.Params {
-					cond(fl.Cond)
-				}
-				for _, fl := range m.Results {
-					cond(fl.Cond)
-				}
-			}
+		for fl := range f.Fields() {
+			cond(fl.Cond)
 		}
 	}
 	return lo, hi

@@ -17,6 +17,7 @@ package desc
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 
@@ -432,6 +433,34 @@ type File struct {
 	Protocols []*Protocol
 	Structs   []*Struct
 	Enums     []*Enum
+}
+
+// Fields yields every field the file declares: its structures' fields, then its
+// protocols' method parameters and results, in declaration order.
+func (f *File) Fields() iter.Seq[*Field] {
+	return func(yield func(*Field) bool) {
+		for _, s := range f.Structs {
+			for _, fl := range s.Fields {
+				if !yield(fl) {
+					return
+				}
+			}
+		}
+		for _, p := range f.Protocols {
+			for _, m := range p.Methods {
+				for _, fl := range m.Params {
+					if !yield(fl) {
+						return
+					}
+				}
+				for _, fl := range m.Results {
+					if !yield(fl) {
+						return
+					}
+				}
+			}
+		}
+	}
 }
 
 // Pos is a place in a description file.

@@ -260,20 +260,8 @@ func addExternalImports(f *File) {
 		walk(t.Elem)
 		walk(t.Key)
 	}
-	for _, s := range f.Structs {
-		for _, fl := range s.Fields {
-			walk(fl.Type)
-		}
-	}
-	for _, pr := range f.Protocols {
-		for _, m := range pr.Methods {
-			for _, fl := range m.Params {
-				walk(fl.Type)
-			}
-			for _, fl := range m.Results {
-				walk(fl.Type)
-			}
-		}
+	for fl := range f.Fields() {
+		walk(fl.Type)
 	}
 	for _, imp := range f.Imports {
 		delete(need, imp)
