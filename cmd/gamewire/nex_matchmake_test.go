@@ -163,18 +163,26 @@ func serveMatchmaking(t *testing.T, ctx context.Context, accountsN int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mm.Close() })
-	addr, secAddr := freeUDPAddr(t), freeUDPAddr(t)
-	srv := &nex.Server{Addr: addr, SecureAddr: secAddr, Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
+	// The test binds both sockets itself (port 0): a port chosen first and
+	// bound later can be taken in between by another test's socket, and the
+	// server would then never answer.
+	var pcs [2]*net.UDPConn
+	for i := range pcs {
+		if pcs[i], err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := &nex.Server{Config: prudp.Config{Dialect: prudp.NEXV1, AccessKey: defaultAccessKey, Port: 1},
 		Accounts: store, Matchmaking: mm}
 	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.ListenAndServe() }()
+	go func() { srvDone <- srv.Serve(pcs[0], pcs[1]) }()
 	t.Cleanup(func() {
 		srv.Close()
 		if err := <-srvDone; err != nil && !errors.Is(err, prudp.ErrServerClosed) {
 			t.Errorf("server: %v", err)
 		}
 	})
-	return addr
+	return pcs[0].LocalAddr().String()
 }
 
 // TestNexMatchmakeGates: nex matchmake --nex-version 3.4 --nex-gates console
